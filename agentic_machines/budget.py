@@ -1,0 +1,109 @@
+"""Deterministic line budgets for harness code and model-written code.
+
+A divergence verdict must not depend on how fast the machine is, so budgets count
+executed Python lines (``sys.settrace`` line events; instructions inside a loop that
+fits on one line, where CPython reports no line events), never seconds. Budgets nest: a
+block of model code run by a harness counts against both the block's budget and the
+harness step's budget. Exhaustion is *sticky*: once a budget is spent, every further
+line raises :class:`~agentic_machines.errors.BudgetExceeded` again, so model code that
+catches ``BaseException`` cannot keep running.
+
+>>> def spin():
+...     while True:
+...         pass
+>>> try:
+...     with LineBudget(1000):
+...         spin()
+... except BudgetExceeded as exc:
+...     print("cut after", exc.args[0], "lines")
+cut after 1000 lines
+"""
+from __future__ import annotations
+
+import dis
+import sys
+from types import CodeType, FrameType, TracebackType
+from typing import Any
+
+from .errors import BudgetExceeded
+
+__all__ = ["LineBudget", "BudgetExceeded"]
+
+_active: list["LineBudget"] = []
+_previous_trace: Any = None
+_one_line_loops: dict[CodeType, bool] = {}
+
+
+class LineBudget:
+    """A context manager that allows at most ``limit`` executed lines inside it."""
+
+    def __init__(self, limit: int) -> None:
+        if limit <= 0:
+            raise ValueError(f"a line budget must be positive, got {limit}")
+        self.limit = limit
+        self.used = 0
+
+    @property
+    def exhausted(self) -> bool:
+        """True once more lines were attempted than the budget allows."""
+        return self.used >= self.limit
+
+    def __enter__(self) -> "LineBudget":
+        global _previous_trace
+        if not _active:
+            _previous_trace = sys.gettrace()
+            sys.settrace(_global_trace)
+        _active.append(self)
+        # settrace does not apply to the frame that is already running; trace the
+        # caller's frame too so that a loop written right inside the `with` is counted.
+        frame = sys._getframe(1)
+        frame.f_trace = _local_trace
+        return self
+
+    def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        global _previous_trace
+        _active.remove(self)
+        if not _active:
+            sys.settrace(_previous_trace)
+            _previous_trace = None
+            frame = sys._getframe(1)
+            frame.f_trace = None
+
+
+def _global_trace(frame: FrameType, event: str, arg: Any) -> Any:
+    if frame.f_code.co_filename == __file__:
+        return None  # our own bookkeeping is not charged to anyone
+    if _has_one_line_loop(frame.f_code):
+        # CPython fires no line event when a loop jumps back to its own line
+        # (`while True: pass`), so such frames are charged per instruction instead.
+        frame.f_trace_opcodes = True
+    return _local_trace
+
+
+def _has_one_line_loop(code: CodeType) -> bool:
+    known = _one_line_loops.get(code)
+    if known is None:
+        known = False
+        line = None
+        offsets: dict[int, int | None] = {}
+        for ins in dis.get_instructions(code):
+            if ins.positions is not None and ins.positions.lineno is not None:
+                line = ins.positions.lineno
+            offsets[ins.offset] = line
+            if ins.opname.startswith("JUMP_BACKWARD") and offsets.get(ins.argval) == line:
+                known = True
+                break
+        _one_line_loops[code] = known
+    return known
+
+
+def _local_trace(frame: FrameType, event: str, arg: Any) -> Any:
+    if (event == "line" or event == "opcode") and _active:
+        over = None
+        for budget in _active:
+            budget.used += 1
+            if budget.used > budget.limit and over is None:
+                over = budget
+        if over is not None:
+            raise BudgetExceeded(over.limit)
+    return _local_trace

@@ -1,0 +1,116 @@
+"""Every exception the package raises, in one place.
+
+Messages say what went wrong *and what to do next*, in the manner of Hypothesis'
+``InvalidArgument``: a user who reads only the message should know how to fix the call.
+"""
+from __future__ import annotations
+
+__all__ = [
+    "AgenticMachinesError",
+    "InvalidMachine",
+    "InvalidEmbedding",
+    "InvalidArgument",
+    "ScriptExhausted",
+    "UnmatchedPrompt",
+    "ReplayMismatch",
+    "ModelError",
+    "Undecided",
+    "ParseError",
+    "EvaluationError",
+    "ReplayDivergence",
+    "BudgetExceeded",
+]
+
+
+class AgenticMachinesError(Exception):
+    """Base class of every error raised on purpose by agentic_machines."""
+
+
+class InvalidArgument(AgenticMachinesError, ValueError):
+    """A public function was called with an argument it cannot use."""
+
+
+class InvalidMachine(AgenticMachinesError, ValueError):
+    """A machine definition is malformed; raised when the machine is built.
+
+    ``problems`` lists every individual problem found, so a table can be fixed in
+    one pass rather than one error at a time.
+    """
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = list(problems or [])
+
+
+class InvalidEmbedding(AgenticMachinesError, ValueError):
+    """An embedding was built from something that is not a mapping of states."""
+
+
+class ScriptExhausted(AgenticMachinesError):
+    """A scripted model was asked for more completions than its script holds."""
+
+    def __init__(self, message: str, *, prompt: str = "", index: int = -1) -> None:
+        super().__init__(message)
+        self.prompt = prompt
+        self.index = index
+
+
+class UnmatchedPrompt(AgenticMachinesError):
+    """A mapping model received a prompt that none of its rules matches."""
+
+    def __init__(self, message: str, *, prompt: str = "") -> None:
+        super().__init__(message)
+        self.prompt = prompt
+
+
+class ReplayMismatch(AgenticMachinesError):
+    """A replayed cassette received a prompt other than the recorded one."""
+
+    def __init__(self, message: str, *, index: int = -1, expected: str = "", got: str = "") -> None:
+        super().__init__(message)
+        self.index = index
+        self.expected = expected
+        self.got = got
+
+
+class ModelError(AgenticMachinesError):
+    """A model backend (for instance an HTTP server) failed in a way retries cannot fix."""
+
+
+class Undecided(AgenticMachinesError):
+    """A deterministic computation ran out of fuel before reaching an answer.
+
+    Raised instead of guessing: the caller may retry with more fuel, or report the
+    question as undecided.
+    """
+
+
+class ParseError(AgenticMachinesError, ValueError):
+    """Program text could not be read. Carries the 1-based ``line`` and ``column``."""
+
+    def __init__(self, message: str, *, line: int = 0, column: int = 0) -> None:
+        super().__init__(f"{message} (line {line}, column {column})" if line else message)
+        self.line = line
+        self.column = column
+        self.reason = message
+
+
+class EvaluationError(AgenticMachinesError):
+    """A program raised a runtime error (unbound variable, bad argument, ...)."""
+
+
+class ReplayDivergence(AgenticMachinesError):
+    """A rerun block called a cached primitive with arguments other than the first run's.
+
+    Blocks are rerun after every model or child call (the REPL-Plan technique); a rerun
+    must repeat the same calls in the same order, so code whose calls depend on
+    something that changes between runs (time, randomness, hidden state) is rejected.
+    """
+
+
+class BudgetExceeded(BaseException):
+    """A deterministic line budget ran out inside harness or model-written code.
+
+    Derived from ``BaseException`` (like ``KeyboardInterrupt``) so that ``except
+    Exception`` in model-written code cannot swallow it.
+    """

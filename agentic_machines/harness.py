@@ -1,0 +1,260 @@
+"""HarnessMachine: a generator function becomes an agentic machine (DESIGN §5.1).
+
+Most agent harnesses are easiest to write as a loop that *yields* a prompt and
+*receives* the completion. :class:`HarnessMachine` turns such a generator function
+into an :class:`~agentic_machines.machine.AgenticMachine` whose states are trace
+states: the tuple of completions fed so far. Because the harness is deterministic, that
+tuple determines everything (the prompt, the environment, the transcript).
+
+>>> def guess(secret):
+...     tries = ()
+...     while True:
+...         c = yield f"Guess the word. Tried: {', '.join(tries) or 'nothing'}."
+...         if c.strip() == secret:
+...             return "found"
+...         tries += (c.strip(),)
+>>> m = HarnessMachine(guess, "owl")
+>>> s1 = m.harness(m.initial, "cat")
+>>> m.prompt(s1)
+'Guess the word. Tried: cat.'
+>>> m.harness(s1, "owl"), m.result(s1, "owl")
+(1, 'found')
+
+Linear runs cost O(1) per step: the live generator of the last state is cached and
+resumed. Branching (a second completion from the same state) replays the generator
+from the start. A harness step that runs more than ``line_budget`` Python lines
+before yielding again is ``DIVERGE`` (counted in lines, never seconds, so the verdict
+is deterministic). Programs must be deterministic and must build any mutable
+environment afresh each time they start, because replays start them again.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Generator
+from typing import Any
+
+from .budget import LineBudget
+from .errors import BudgetExceeded, InvalidArgument, InvalidMachine
+from .machine import DIVERGE, HALT, AgenticMachine, Outcome
+
+__all__ = ["HarnessMachine", "TraceState", "HarnessError"]
+
+Program = Callable[..., Generator[str, str, Any]]
+
+
+class HarnessError(InvalidMachine):
+    """The harness program itself raised; the machine definition has a bug."""
+
+
+class TraceState:
+    """A state of a :class:`HarnessMachine`: the completions fed so far, in order.
+
+    Stored as a persistent linked list with a cached hash, so that extending a state
+    by one completion, hashing it and looking it up are O(1): a linear run of n steps
+    costs O(n), not O(n²). Immutable, hashable, and equal exactly when the completion
+    tuples are equal.
+
+    >>> TraceState().then("a").then("b") == TraceState(("a", "b"))
+    True
+    >>> TraceState(("a", "b")).completions
+    ('a', 'b')
+    """
+
+    __slots__ = ("_parent", "_last", "_len", "_hash")
+
+    def __init__(self, completions: tuple[str, ...] = ()) -> None:
+        node: TraceState | None = None
+        for c in completions:
+            node = _extend(node, c)
+        if node is None:
+            self._parent, self._last, self._len, self._hash = None, None, 0, hash(("TraceState",))
+        else:
+            self._parent, self._last, self._len, self._hash = node._parent, node._last, node._len, node._hash
+
+    def then(self, completion: str) -> "TraceState":
+        """The state after one more completion."""
+        return _extend(self, completion)
+
+    @property
+    def completions(self) -> tuple[str, ...]:
+        """The completions fed so far, oldest first."""
+        out: list[str] = []
+        node: TraceState | None = self
+        while node is not None and node._len:
+            out.append(node._last)  # type: ignore[arg-type]
+            node = node._parent
+        return tuple(reversed(out))
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TraceState):
+            return NotImplemented
+        a: TraceState | None = self
+        b: TraceState | None = other
+        while a is not b:  # iterative: a long trace never recurses
+            if a is None or b is None or a._hash != b._hash or a._len != b._len or a._last != b._last:
+                return False
+            a, b = a._parent, b._parent
+        return True
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if hasattr(self, "_hash"):
+            raise AttributeError("TraceState is immutable")
+        object.__setattr__(self, name, value)
+
+    def __reduce__(self) -> tuple:
+        return (TraceState, (self.completions,))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(repr(c if len(c) <= 24 else c[:23] + "…") for c in self.completions)
+        return f"TraceState({shown})"
+
+
+def _extend(parent: "TraceState | None", completion: str) -> TraceState:
+    node = object.__new__(TraceState)
+    base_hash = hash(("TraceState",)) if parent is None else parent._hash
+    object.__setattr__(node, "_parent", parent if parent is not None and parent._len else None)
+    object.__setattr__(node, "_last", completion)
+    object.__setattr__(node, "_len", (parent._len if parent is not None else 0) + 1)
+    object.__setattr__(node, "_hash", hash((base_hash, completion)))
+    return node
+
+
+class HarnessMachine(AgenticMachine):
+    """The agentic machine of a generator-function harness ``program(*args, **kwargs)``.
+
+    p(s) is the prompt the generator yields after being sent s's completions;
+    h(s, c) is ``s.then(c)``, or ``HALT`` when the generator returns (its return
+    value is kept, see :meth:`result`), or ``DIVERGE`` when one step runs more than
+    ``line_budget`` lines. An exception raised by the program is a bug in the harness:
+    it is re-raised as :class:`HarnessError` (``on_error="raise"``) or, with
+    ``on_error="halt"``, recorded in :meth:`result` and treated as ``HALT``.
+    """
+
+    def __init__(
+        self,
+        program: Program,
+        *args: Any,
+        line_budget: int | None = 1_000_000,
+        on_error: str = "raise",
+        name: str | None = None,
+        cache_size: int = 256,
+        **kwargs: Any,
+    ) -> None:
+        if not callable(program):
+            raise InvalidMachine(f"HarnessMachine needs a generator function, got {program!r}")
+        if on_error not in ("raise", "halt"):
+            raise InvalidArgument(f"on_error must be 'raise' or 'halt', got {on_error!r}")
+        self.program = program
+        self.args = args
+        self.kwargs = kwargs
+        self.line_budget = line_budget
+        self.on_error = on_error
+        self.name = name or getattr(program, "__name__", "harness")
+        self.initial = TraceState(())
+        self._cache_size = cache_size
+        self._live: OrderedDict[TraceState, Generator[str, str, Any]] = OrderedDict()
+        self._prompts: OrderedDict[TraceState, str] = OrderedDict()
+        self._results: OrderedDict[tuple[TraceState, str], Any] = OrderedDict()
+        self._start()  # fail at build time if the program cannot even produce a first prompt
+
+    # -- the machine -----------------------------------------------------------------
+    def prompt(self, state: TraceState) -> str:
+        """p(state): the prompt the program yields after ``state.completions``."""
+        cached = self._prompts.get(state)
+        if cached is not None:
+            self._prompts.move_to_end(state)
+            return cached
+        return self._replay(state)[1]
+
+    def harness(self, state: TraceState, completion: str) -> Outcome:
+        """h(state, completion): resume the program with ``completion``."""
+        if not isinstance(completion, str):
+            raise InvalidArgument(f"completions are strings (C = str), got {completion!r}")
+        gen = self._live.pop(state, None)
+        if gen is None:
+            gen = self._replay(state)[0]
+            self._live.pop(state, None)
+        nxt = state.then(completion)
+        try:
+            prompt = self._advance(gen, completion)
+        except StopIteration as stop:
+            self._remember(self._results, (state, completion), stop.value)
+            return HALT
+        except BudgetExceeded:
+            gen.close()
+            self._remember(self._results, (state, completion), DIVERGE)
+            return DIVERGE
+        except Exception as exc:  # noqa: BLE001 - a harness bug is reported, not hidden
+            if self.on_error == "halt":
+                self._remember(self._results, (state, completion), exc)
+                return HALT
+            raise HarnessError(
+                f"harness program {self.name!r} raised {type(exc).__name__}: {exc} after "
+                f"{len(nxt)} completion(s); make the harness handle every completion string, "
+                "or build the machine with on_error='halt'."
+            ) from exc
+        self._remember(self._live, nxt, gen)
+        self._remember(self._prompts, nxt, prompt)
+        return nxt
+
+    def result(self, state: TraceState, completion: str) -> Any:
+        """The value the program returned when h(state, completion) halted.
+
+        For ``DIVERGE`` it is ``DIVERGE``; with ``on_error='halt'`` it is the exception.
+        """
+        key = (state, completion)
+        if key not in self._results:
+            if self.harness(state, completion) not in (HALT, DIVERGE):
+                raise InvalidArgument(f"h({state!r}, {completion!r}) does not halt; there is no result")
+        return self._results[key]
+
+    # -- replay machinery --------------------------------------------------------------
+    def _start(self) -> tuple[Generator[str, str, Any], str]:
+        gen = self.program(*self.args, **self.kwargs)
+        try:
+            prompt = self._advance(gen, None)
+        except StopIteration:
+            raise InvalidMachine(f"harness program {self.name!r} returned before yielding its first prompt") from None
+        except BudgetExceeded:
+            raise InvalidMachine(
+                f"harness program {self.name!r} ran past its line budget ({self.line_budget}) "
+                "before its first prompt; raise line_budget or fix the loop"
+            ) from None
+        return gen, prompt
+
+    def _replay(self, state: TraceState) -> tuple[Generator[str, str, Any], str]:
+        if not isinstance(state, TraceState):
+            raise InvalidArgument(f"{state!r} is not a state of {self.name!r}; its states are TraceState(...) values")
+        gen, prompt = self._start()
+        for i, c in enumerate(state.completions):
+            try:
+                prompt = self._advance(gen, c)
+            except (StopIteration, BudgetExceeded):
+                raise InvalidArgument(
+                    f"{state!r} is not a state of {self.name!r}: the run ends after completion {i + 1}"
+                ) from None
+        self._remember(self._live, state, gen)
+        self._remember(self._prompts, state, prompt)
+        return gen, prompt
+
+    def _advance(self, gen: Generator[str, str, Any], completion: str | None) -> str:
+        if self.line_budget is None:
+            prompt = next(gen) if completion is None else gen.send(completion)
+        else:
+            with LineBudget(self.line_budget):
+                prompt = next(gen) if completion is None else gen.send(completion)
+        if not isinstance(prompt, str):
+            raise HarnessError(f"harness program {self.name!r} yielded {prompt!r}; it must yield prompt strings (P = str)")
+        return prompt
+
+    def _remember(self, cache: OrderedDict, key: Any, value: Any) -> None:
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > self._cache_size:
+            cache.popitem(last=False)

@@ -1,0 +1,272 @@
+"""Agentic machines X = (S, p, h) (DESIGN §2.1).
+
+A machine has a prompt function ``p: S -> str`` and a deterministic harness
+``h: S x str -> S ∪ {1, ↑}``; one model call per transition. ``HALT`` (printed ``1``)
+and ``DIVERGE`` (printed ``↑``) are the two sentinel outcomes.
+
+>>> m = TableMachine({"a": "say b", "b": "say a"},
+...                  {("a", "b"): "b", ("a", "x"): HALT,
+...                   ("b", "b"): "a", ("b", "x"): DIVERGE})
+>>> m.prompt("a"), m.harness("a", "b"), m.harness("b", "x")
+('say b', 'b', ↑)
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
+from typing import Any, Union
+
+from .errors import InvalidMachine
+
+__all__ = [
+    "HALT",
+    "DIVERGE",
+    "Outcome",
+    "is_sentinel",
+    "AgenticMachine",
+    "TableMachine",
+    "FunctionMachine",
+]
+
+
+class _Sentinel:
+    """A singleton outcome that is not a state. Survives copy and pickle as itself."""
+
+    __slots__ = ("_symbol", "_name")
+
+    def __init__(self, symbol: str, name: str) -> None:
+        self._symbol = symbol
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._symbol
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> str:
+        return self._name
+
+    def __copy__(self) -> "_Sentinel":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "_Sentinel":
+        return self
+
+
+HALT = _Sentinel("1", "HALT")
+"""The halting outcome ``1``: the run ends normally."""
+
+DIVERGE = _Sentinel("↑", "DIVERGE")
+"""The divergence outcome ``↑``: the harness never returns to the model."""
+
+State = Hashable
+Outcome = Union[Hashable, _Sentinel]
+
+
+def is_sentinel(outcome: object) -> bool:
+    """Return True for ``HALT`` and ``DIVERGE``, False for every state.
+
+    >>> is_sentinel(HALT), is_sentinel(DIVERGE), is_sentinel("HALT")
+    (True, True, False)
+    """
+    return outcome is HALT or outcome is DIVERGE
+
+
+class AgenticMachine:
+    """Base class: subclasses define :meth:`prompt` and :meth:`harness`.
+
+    Optional attributes describe what is known about the machine: ``states`` (a finite
+    collection, or ``None`` when the state space is infinite or unknown),
+    ``completions`` (a finite completion alphabet, or ``None`` when every string is a
+    completion), ``initial`` (a start state or ``None``) and ``name``.
+
+    >>> class Echo(AgenticMachine):
+    ...     name = "echo"
+    ...     def prompt(self, state): return state
+    ...     def harness(self, state, completion): return HALT if completion == "stop" else completion
+    >>> Echo().harness("hi", "stop"), Echo().is_finite
+    (1, False)
+    """
+
+    states: Collection[State] | None = None
+    completions: Sequence[str] | None = None
+    initial: State | None = None
+    name: str = "machine"
+
+    def prompt(self, state: State) -> str:
+        """Return p(state), the prompt the model sees in ``state``."""
+        raise NotImplementedError(f"{type(self).__name__} must define prompt(state)")
+
+    def harness(self, state: State, completion: str) -> Outcome:
+        """Return h(state, completion): the next state, ``HALT`` or ``DIVERGE``."""
+        raise NotImplementedError(f"{type(self).__name__} must define harness(state, completion)")
+
+    @property
+    def is_finite(self) -> bool:
+        """True when both the states and the completion alphabet are finite and known."""
+        return self.states is not None and self.completions is not None
+
+    def __repr__(self) -> str:
+        size = f"{len(self.states)} states" if self.states is not None else "infinite"
+        return f"<{type(self).__name__} {self.name!r}: {size}>"
+
+
+def _unique(items: Iterable[Any]) -> tuple[Any, ...]:
+    """Keep the first occurrence of each item, in order (sets would lose the order)."""
+    return tuple(dict.fromkeys(items))
+
+
+class TableMachine(AgenticMachine):
+    """A finite machine given by a prompt table and a transition table.
+
+    ``prompts`` maps each state to its prompt (a string). ``transitions`` maps
+    ``(state, completion)`` to an outcome. The completion alphabet is ``completions``
+    when given, else every completion the table mentions. The table is checked when
+    the machine is built: h must be total on S × C and may only return states of S or
+    a sentinel; every problem is listed in one :class:`InvalidMachine` error.
+
+    >>> TableMachine({0: "*"}, {(0, "a"): 1})
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.InvalidMachine: TableMachine table has 1 problem(s):
+      - transition (0, 'a') -> 1 goes to an unknown state 1
+    Fix: give every state a prompt, add a transition for every (state, completion) pair, and send transitions only to states in `prompts` or to HALT/DIVERGE.
+    """
+
+    def __init__(
+        self,
+        prompts: Mapping[State, str],
+        transitions: Mapping[tuple[State, str], Outcome],
+        *,
+        completions: Iterable[str] | None = None,
+        initial: State | None = None,
+        name: str | None = None,
+    ) -> None:
+        if not isinstance(prompts, Mapping):
+            raise InvalidMachine(
+                f"prompts must be a mapping state -> prompt string, got {type(prompts).__name__}; "
+                "pass a dict such as {'s0': 'prompt text'}."
+            )
+        if not isinstance(transitions, Mapping):
+            raise InvalidMachine(
+                f"transitions must be a mapping (state, completion) -> outcome, got "
+                f"{type(transitions).__name__}; pass a dict such as {{('s0', 'yes'): HALT}}."
+            )
+        self._prompts = dict(prompts)
+        self._table = dict(transitions)
+        self.states = _unique(self._prompts)
+        if completions is None:
+            completions = (key[1] for key in self._table if isinstance(key, tuple) and len(key) == 2)
+        self.completions = _unique(completions)
+        self.initial = initial
+        self.name = name or "table"
+        self._validate()
+
+    def _validate(self) -> None:
+        problems: list[str] = []
+        known = set(self.states)
+        for state, text in self._prompts.items():
+            if not isinstance(text, str):
+                problems.append(f"state {state!r} has prompt {text!r}, which is not a string (P = str)")
+        for c in self.completions:
+            if not isinstance(c, str):
+                problems.append(f"completion {c!r} is not a string (C = str)")
+        for key, outcome in self._table.items():
+            if not (isinstance(key, tuple) and len(key) == 2):
+                problems.append(f"transition key {key!r} is not a (state, completion) pair")
+                continue
+            state, c = key
+            if state not in known:
+                problems.append(f"transition {key!r} starts from state {state!r}, which has no prompt")
+            if not is_sentinel(outcome) and outcome not in known:
+                problems.append(f"transition {key!r} -> {outcome!r} goes to an unknown state {outcome!r}")
+        for state in self.states:
+            for c in self.completions:
+                if (state, c) not in self._table:
+                    problems.append(f"missing transition for ({state!r}, {c!r})")
+        if self.initial is not None and self.initial not in known:
+            problems.append(f"initial state {self.initial!r} is not one of the states")
+        if problems:
+            raise InvalidMachine(
+                f"TableMachine table has {len(problems)} problem(s):\n"
+                + "\n".join(f"  - {p}" for p in problems)
+                + "\nFix: give every state a prompt, add a transition for every (state, completion) "
+                "pair, and send transitions only to states in `prompts` or to HALT/DIVERGE.",
+                problems,
+            )
+
+    def prompt(self, state: State) -> str:
+        """p(state), looked up in the prompt table."""
+        try:
+            return self._prompts[state]
+        except KeyError:
+            raise InvalidMachine(f"{state!r} is not a state of {self.name!r}; its states are {list(self.states)!r}") from None
+
+    def harness(self, state: State, completion: str) -> Outcome:
+        """h(state, completion), looked up in the transition table."""
+        try:
+            return self._table[(state, completion)]
+        except KeyError:
+            if state not in self._prompts:
+                raise InvalidMachine(f"{state!r} is not a state of {self.name!r}") from None
+            raise InvalidMachine(
+                f"{completion!r} is not in the completion alphabet {list(self.completions)!r} of {self.name!r}"
+            ) from None
+
+    @property
+    def prompts(self) -> dict[State, str]:
+        """A copy of the prompt table."""
+        return dict(self._prompts)
+
+    @property
+    def transitions(self) -> dict[tuple[State, str], Outcome]:
+        """A copy of the transition table."""
+        return dict(self._table)
+
+
+class FunctionMachine(AgenticMachine):
+    """A machine from two functions, ``prompt(state)`` and ``harness(state, completion)``.
+
+    Give ``states`` and ``completions`` when they are finite, so the exact checkers can
+    enumerate them; leave them ``None`` for infinite machines.
+
+    >>> parity = FunctionMachine(lambda s: "*", lambda s, c: (s + int(c)) % 2,
+    ...                          states=[0, 1], completions=["0", "1"], name="parity")
+    >>> parity.harness(1, "1"), parity.is_finite
+    (0, True)
+    """
+
+    def __init__(
+        self,
+        prompt: Callable[[State], str],
+        harness: Callable[[State, str], Outcome],
+        *,
+        states: Iterable[State] | None = None,
+        completions: Iterable[str] | None = None,
+        initial: State | None = None,
+        name: str | None = None,
+    ) -> None:
+        if not callable(prompt) or not callable(harness):
+            raise InvalidMachine(
+                "FunctionMachine needs two callables, prompt(state) -> str and "
+                "harness(state, completion) -> outcome; for tables use TableMachine."
+            )
+        self._prompt = prompt
+        self._harness = harness
+        self.states = None if states is None else _unique(states)
+        self.completions = None if completions is None else _unique(completions)
+        if self.completions is not None:
+            bad = [c for c in self.completions if not isinstance(c, str)]
+            if bad:
+                raise InvalidMachine(f"completions must be strings (C = str); got {bad!r}")
+        if initial is not None and self.states is not None and initial not in self.states:
+            raise InvalidMachine(f"initial state {initial!r} is not one of the given states")
+        self.initial = initial
+        self.name = name or getattr(harness, "__name__", "function")
+
+    def prompt(self, state: State) -> str:
+        """p(state), computed by the prompt function."""
+        return self._prompt(state)
+
+    def harness(self, state: State, completion: str) -> Outcome:
+        """h(state, completion), computed by the harness function."""
+        return self._harness(state, completion)

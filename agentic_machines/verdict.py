@@ -1,0 +1,124 @@
+"""Honest verdicts (DESIGN §2.8, §4.3).
+
+A :class:`Verdict` says whether a relation holds (``True``), is refuted (``False``) or
+was not decided (``None``), and *how* it knows: ``"exhaustive"`` (every state and
+completion of a finite machine), ``"fact:F2"`` and friends (a named fact of DESIGN
+§2.6 whose premise was checked), or ``"sampled"`` (N sampled states and completions,
+never called a proof). ``bool(verdict)`` is ``holds is True``, so an undecided verdict
+is never mistaken for a success.
+
+>>> v = Verdict(holds=None, claim="x is an SPE state", method="sampled", checked=0,
+...             reason="no sample states were given")
+>>> bool(v), v.status
+(False, 'undecided')
+>>> print(v)
+Undecided: x is an SPE state. Method: sampled (0 checked). Reason: no sample states were given.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Verdict", "Obstruction", "Witness", "METHODS"]
+
+METHODS = ("exhaustive", "sampled", "fact:F1", "fact:F2", "fact:F3", "fact:F4", "fact:F5", "fact:F6")
+"""Known method names; a method may also be ``"fact:<name>"`` for an architecture invariant."""
+
+
+@dataclass(frozen=True)
+class Obstruction:
+    """Why a relation fails, pinned to a concrete state.
+
+    ``kind`` names the broken condition (``"prompt"``, ``"cardinality"``,
+    ``"injectivity"``, ``"commutation"``, ``"successor"``, ...); ``state`` is the
+    concrete state that exhibits it; ``completion`` the completion involved, if any;
+    ``explanation`` says it in plain words; ``details`` keeps the raw evidence.
+    """
+
+    kind: str
+    state: Any
+    explanation: str
+    completion: Any = None
+    details: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def __str__(self) -> str:
+        return self.explanation
+
+
+@dataclass(frozen=True)
+class Witness:
+    """Evidence that completion-generation holds: an embedding and a loader.
+
+    ``loader`` maps a state s' of the target machine to a completion c with
+    h(x, c) = e(s'); it is a dict on finite machines and a callable otherwise.
+    """
+
+    embedding: Any
+    loader: Mapping[Any, str] | Callable[[Any], str]
+    description: str = ""
+
+    def load(self, state: Any) -> str:
+        """Return the loader completion for ``state``."""
+        return self.loader[state] if isinstance(self.loader, Mapping) else self.loader(state)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The result of a check: ``holds`` is True, False or None (undecided)."""
+
+    holds: bool | None
+    claim: str
+    method: str
+    checked: int = 0
+    witness: Witness | None = None
+    obstruction: Obstruction | None = None
+    reason: str = ""
+    details: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def __bool__(self) -> bool:
+        return self.holds is True
+
+    @property
+    def status(self) -> str:
+        """``"holds"``, ``"refuted"`` or ``"undecided"``."""
+        return {True: "holds", False: "refuted", None: "undecided"}[self.holds]
+
+    @property
+    def certificate(self) -> str:
+        """A one-line summary of the evidence, for tables."""
+        if self.obstruction is not None:
+            return f"{self.obstruction.kind} obstruction at {_short(self.obstruction.state)}"
+        if self.witness is not None:
+            return self.witness.description or "embedding + loader"
+        return self.reason or "-"
+
+    def __str__(self) -> str:
+        head = {True: "Holds", False: "Refuted", None: "Undecided"}[self.holds]
+        how = f"Method: {self.method} ({self.checked} checked)."
+        parts = [f"{head}: {self.claim}.", how]
+        if self.obstruction is not None:
+            parts.append(f"Obstruction ({self.obstruction.kind}): {self.obstruction.explanation}")
+        elif self.witness is not None and self.witness.description:
+            parts.append(f"Witness: {self.witness.description}")
+        if self.reason:
+            parts.append(f"Reason: {self.reason}")
+        if self.method == "sampled" and self.holds is True:
+            parts.append("This is a sampled check, not a proof.")
+        return " ".join(p if p.endswith(".") else p + "." for p in parts)
+
+    def _repr_markdown_(self) -> str:
+        icon = {True: "✅", False: "❌", None: "❔"}[self.holds]
+        lines = [f"**{icon} {self.status}**: {self.claim}", "", f"- method: `{self.method}`", f"- checked: {self.checked}"]
+        if self.obstruction is not None:
+            lines.append(f"- obstruction (`{self.obstruction.kind}`): {self.obstruction.explanation}")
+        if self.witness is not None:
+            lines.append(f"- witness: {self.witness.description or 'embedding + loader'}")
+        if self.reason:
+            lines.append(f"- reason: {self.reason}")
+        return "\n".join(lines)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
