@@ -24,10 +24,4 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
-
-THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
-
-
-def examples(ci: int, thorough: int) -> int:
-    """Example count for a property test: ``ci`` by default, ``thorough`` on demand."""
-    return thorough if THOROUGH else ci
+# Per-test example counts that differ by profile: agentic_machines.strategies.examples.
