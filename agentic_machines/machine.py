@@ -109,6 +109,18 @@ class AgenticMachine:
         size = f"{len(self.states)} states" if self.states is not None else "infinite"
         return f"<{type(self).__name__} {self.name!r}: {size}>"
 
+    def _repr_markdown_(self) -> str:
+        """Jupyter display: the machine's tables (see :mod:`agentic_machines.display`)."""
+        from .display import machine_markdown  # lazy: display imports matplotlib
+
+        return machine_markdown(self)
+
+    def _repr_svg_(self) -> str:
+        """Jupyter display: the machine's state diagram, three steps deep."""
+        from .display import machine_svg
+
+        return machine_svg(self)
+
 
 def _unique(items: Iterable[Any]) -> tuple[Any, ...]:
     """Keep the first occurrence of each item, in order (sets would lose the order)."""
