@@ -47,6 +47,7 @@ def run_markdown(path: Path, tmp_path: Path) -> int:
             if lang == "pycon" or ">>>" in body:
                 test = parser.get_doctest(body, namespace, name, str(path), line)
                 result = runner.run(test, clear_globs=False)
+                namespace.update(test.globs)  # DocTest copies its globals: carry names forward
                 assert result.failed == 0, f"doctest block at {name} failed (see output above)"
             else:
                 exec(compile(body, name, "exec"), namespace)
