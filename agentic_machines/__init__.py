@@ -15,6 +15,7 @@ from .errors import (
 )
 from .harness import HarnessMachine, TraceState
 from .machine import DIVERGE, HALT, AgenticMachine, FunctionMachine, Outcome, TableMachine, is_sentinel
+from .run import Trace, run
 from .verdict import Obstruction, Verdict, Witness
 
 __version__ = "0.1.0"
@@ -29,6 +30,8 @@ __all__ = [
     "FunctionMachine",
     "HarnessMachine",
     "TraceState",
+    "run",
+    "Trace",
     "Verdict",
     "Obstruction",
     "Witness",

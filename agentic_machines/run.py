@@ -1,0 +1,529 @@
+"""Running a machine with a model: ``run`` and the ``Trace`` it returns (DESIGN §4.1).
+
+One model call per transition: in state s the model sees ``machine.prompt(s)``, answers
+c, and the harness moves to ``machine.harness(s, c)``. A :class:`Trace` lists the steps
+``(index, state, prompt, completion, outcome)`` and how the run ended.
+
+>>> from agentic_machines import TableMachine, HALT
+>>> from agentic_machines.models import ScriptedModel
+>>> m = TableMachine({"a": "say b", "b": "say stop"},
+...                  {("a", "b"): "b", ("a", "stop"): HALT, ("b", "b"): "b", ("b", "stop"): HALT},
+...                  initial="a", name="demo")
+>>> trace = run(m, ScriptedModel(["b", "stop"]))
+>>> trace.completions, trace.end
+(['b', 'stop'], 1)
+>>> print(trace)
+Trace of 'demo' from 'a': 2 steps, halted (1).
+  #  state  prompt      completion  outcome
+  0  'a'    'say b'     'b'         'b'
+  1  'b'    'say stop'  'stop'      1
+
+How a run ends (``trace.end``): ``HALT`` or ``DIVERGE`` when the harness returns a
+sentinel; ``"max_steps"`` when the step limit is reached; ``"undecided"`` when the
+machine raises :class:`~agentic_machines.errors.Undecided` (the CEK evaluator does so
+when its fuel runs out; ``trace.message`` keeps the reason); ``"model-error"`` when
+``model.complete`` raises an ``Exception`` (a scripted model that ran out, an HTTP
+failure): the exception is kept in ``trace.error`` and its text in ``trace.message``,
+and it is re-raised instead when ``run(..., raise_errors=True)``. Any other exception
+from the machine is a bug in the machine and propagates. ``"incomplete"`` only appears
+on a loaded trace whose file has no end line (the run was killed).
+
+With ``path=...`` the trace is written as JSON lines while the run goes: a header
+line, one flushed line per completed step, and an end line; a run killed half-way
+leaves every completed step on disk, and :meth:`Trace.load` reads it back.
+
+States are written with :func:`encode_state`. After ``Trace.load`` the states and
+outcomes are *equal* to the original ones when they are built from ``str``, ``int``,
+``float``, ``bool``, ``None``, lists, tuples, frozensets, dicts, ``TraceState``,
+``HALT`` and ``DIVERGE``; any other value is kept as an :class:`Opaque` holding its
+``repr``, which prints the same but is not equal to the original.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from ._jsonl import JsonLinesWriter, read_json_lines
+from .errors import InvalidArgument, ReplayMismatch, Undecided
+from .harness import TraceState
+from .machine import DIVERGE, HALT, AgenticMachine, is_sentinel
+from .models import FunctionModel, Model, ScriptedModel, describe_difference, shorten
+
+__all__ = ["run", "Trace", "Step", "Opaque", "encode_state", "decode_state", "END_REASONS"]
+
+FORMAT = "agentic-machines-trace"
+VERSION = 1
+
+END_REASONS = ("max_steps", "undecided", "model-error", "incomplete")
+"""The string ends of a trace; the other two ends are ``HALT`` and ``DIVERGE``."""
+
+
+class Step(NamedTuple):
+    """One transition: in ``state`` the model saw ``prompt``, said ``completion``; h gave ``outcome``.
+
+    >>> Step(0, "a", "say b", "b", "b").outcome
+    'b'
+    """
+
+    index: int
+    state: Any
+    prompt: str
+    completion: str
+    outcome: Any
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A state that :func:`encode_state` could only save as its ``repr``.
+
+    >>> Opaque("Point(x=1)")
+    Point(x=1)
+    """
+
+    repr: str
+
+    def __repr__(self) -> str:
+        return self.repr
+
+
+@dataclass(eq=True)
+class Trace:
+    """The record of one run. Build it with :func:`run` or :meth:`Trace.load`.
+
+    ``steps`` is a list of :class:`Step`; ``end`` is ``HALT``, ``DIVERGE`` or one of
+    :data:`END_REASONS`; ``message`` explains an ``"undecided"`` or ``"model-error"``
+    end; ``pending`` is the ``(prompt, completion)`` of a model call whose transition
+    did not complete (the harness raised ``Undecided``), kept so that
+    :meth:`to_model` reproduces the run exactly; ``error`` is the model's exception
+    (not saved, and ignored by ``==``).
+
+    >>> from agentic_machines import TableMachine, HALT
+    >>> m = TableMachine({0: "go?"}, {(0, "go"): 0, (0, "stop"): HALT}, initial=0)
+    >>> t = run(m, ScriptedModel(["go", "go", "stop"]))
+    >>> len(t), t.final, t.completions
+    (3, 1, ['go', 'go', 'stop'])
+    >>> run(m, t.to_model()) == t
+    True
+    """
+
+    machine: str
+    start: Any
+    steps: list[Step] = field(default_factory=list)
+    end: Any = "incomplete"
+    message: str | None = None
+    pending: tuple[str, str] | None = None
+    max_steps: int | None = None
+    error: BaseException | None = field(default=None, compare=False, repr=False)
+
+    # -- views ---------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __iter__(self) -> Iterator[Step]:
+        return iter(self.steps)
+
+    def __getitem__(self, index: int) -> Step:
+        return self.steps[index]
+
+    @property
+    def completions(self) -> list[str]:
+        """The completions of the completed steps, in order."""
+        return [step.completion for step in self.steps]
+
+    @property
+    def prompts(self) -> list[str]:
+        """The prompts of the completed steps, in order."""
+        return [step.prompt for step in self.steps]
+
+    @property
+    def states(self) -> list[Any]:
+        """The states visited (the start, then every outcome that is not a sentinel)."""
+        return [self.start] + [s.outcome for s in self.steps if not is_sentinel(s.outcome)]
+
+    @property
+    def final(self) -> Any:
+        """The last outcome: ``HALT``/``DIVERGE`` or the state the run stopped in."""
+        return self.steps[-1].outcome if self.steps else self.start
+
+    # -- reproduction --------------------------------------------------------------------
+    def to_model(self) -> ScriptedModel:
+        """A :class:`ScriptedModel` that makes ``run`` repeat this trace exactly.
+
+        It answers the completions of every step, plus the pending completion of an
+        ``"undecided"`` end. A ``"model-error"`` end repeats because the script runs
+        out at the same call.
+        """
+        extra = [self.pending[1]] if self.pending is not None else []
+        return ScriptedModel(self.completions + extra)
+
+    def replay(self, machine: AgenticMachine, start: Any = None) -> "Trace":
+        """Run ``machine`` again with :meth:`to_model` and check every step is the same.
+
+        Returns the new trace. Raises :class:`ReplayMismatch` at the first step whose
+        prompt, state or outcome differs (for prompts, with the character offset where
+        they diverge), so a changed machine is caught at the step it changed.
+
+        >>> from agentic_machines import TableMachine, HALT
+        >>> m = TableMachine({0: "go?"}, {(0, "go"): 0, (0, "stop"): HALT}, initial=0)
+        >>> t = run(m, ScriptedModel(["go", "stop"]))
+        >>> t.replay(m) == t
+        True
+        >>> changed = TableMachine({0: "go on?"}, {(0, "go"): 0, (0, "stop"): HALT}, initial=0)
+        >>> t.replay(changed)
+        Traceback (most recent call last):
+          ...
+        agentic_machines.errors.ReplayMismatch: step 0: the prompt differs from the recorded one at character 2: recorded 'go?', got 'go on?'. The machine no longer behaves as it did when the trace was recorded.
+        """
+        if start is None:
+            start = self.start
+            if isinstance(start, Opaque):
+                if machine.initial is not None and encode_state(machine.initial) == encode_state(start):
+                    start = machine.initial
+                else:
+                    raise InvalidArgument(
+                        f"the trace's start state {start!r} was saved as its repr only; pass the real "
+                        "start state: trace.replay(machine, start=...)"
+                    )
+        script = self.to_model()
+        expected = self.prompts + ([self.pending[0]] if self.pending is not None else [])
+
+        def checked(prompt: str) -> str:
+            # Compare each prompt before answering, so a changed machine is reported at
+            # the step where it changed rather than wherever it later breaks.
+            index = len(script.calls)
+            if index < len(expected) and prompt != expected[index]:
+                raise ReplayMismatch(
+                    f"step {index}: {describe_difference(expected[index], prompt)}. "
+                    "The machine no longer behaves as it did when the trace was recorded.",
+                    index=index,
+                    expected=expected[index],
+                    got=prompt,
+                )
+            return script.complete(prompt)
+
+        again = run(machine, FunctionModel(checked), start, max_steps=self.max_steps if self.max_steps is not None else 1000)
+        if isinstance(again.error, ReplayMismatch):
+            raise again.error
+        for old, new in zip(self.steps, again.steps):
+            problem = None
+            if encode_state(new.state) != encode_state(old.state):
+                problem = f"the state is {new.state!r}, recorded {old.state!r}"
+            elif encode_state(new.outcome) != encode_state(old.outcome):
+                problem = f"after {old.completion!r} the outcome is {new.outcome!r}, recorded {old.outcome!r}"
+            if problem:
+                raise ReplayMismatch(
+                    f"step {old.index}: {problem}. The machine no longer behaves as it did when the trace was recorded.",
+                    index=old.index,
+                    expected=old.prompt,
+                    got=new.prompt,
+                )
+        if self.end != "incomplete" and (len(again.steps) != len(self.steps) or encode_state(again.end) != encode_state(self.end)):
+            raise ReplayMismatch(
+                f"the replay ended after {len(again.steps)} step(s) with {_describe_end(again)}; the recording "
+                f"ended after {len(self.steps)} step(s) with {_describe_end(self)}.",
+                index=min(len(again.steps), len(self.steps)),
+            )
+        return again
+
+    # -- files ---------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the trace as JSON lines (the format :func:`run` writes while running)."""
+        with _TraceWriter(path, self.machine, self.start, self.max_steps) as out:
+            for step in self.steps:
+                out.step(step)
+            if self.end != "incomplete":
+                out.end(self)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Trace":
+        """Read a trace file; a file without an end line (a killed run) loads with ``end="incomplete"``.
+
+        >>> import os, tempfile
+        >>> from agentic_machines import TableMachine, HALT
+        >>> m = TableMachine({(0, "x"): "go?"}, {((0, "x"), "stop"): HALT}, initial=(0, "x"))
+        >>> path = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+        >>> t = run(m, ScriptedModel(["stop"]), path=path)
+        >>> Trace.load(path) == t
+        True
+        """
+        lines = read_json_lines(path)
+        if not lines or not isinstance(lines[0], dict) or lines[0].get("format") != FORMAT:
+            raise InvalidArgument(f"{os.fspath(path)} is not a trace file written by agentic_machines (no trace header line)")
+        header = lines[0]
+        trace = cls(machine=header.get("machine", "machine"), start=decode_state(header.get("start")), max_steps=header.get("max_steps"))
+        for number, rec in enumerate(lines[1:], start=2):
+            kind = rec.get("kind") if isinstance(rec, dict) else None
+            if kind == "step":
+                trace.steps.append(
+                    Step(rec["index"], decode_state(rec["state"]), rec["prompt"], rec["completion"], decode_state(rec["outcome"]))
+                )
+            elif kind == "end":
+                trace.end = decode_state(rec["end"])
+                trace.message = rec.get("message")
+                trace.pending = tuple(rec["pending"]) if rec.get("pending") is not None else None
+            else:
+                raise InvalidArgument(f"{os.fspath(path)}:{number}: unexpected line {shorten(repr(rec))}; expected a step or end line")
+        return trace
+
+    # -- display -------------------------------------------------------------------------
+    def __str__(self) -> str:
+        head = f"Trace of {self.machine!r} from {self.start!r}: {len(self.steps)} step{'s' * (len(self.steps) != 1)}, {_describe_end(self)}."
+        rows = [["#", "state", "prompt", "completion", "outcome"]] + [r for r in self._rows()]
+        widths = [max(len(r[i]) for r in rows) for i in range(5)]
+        lines = [head] + ["  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+        return "\n".join(lines)
+
+    def _repr_markdown_(self) -> str:
+        head = f"**Trace** of `{self.machine}` from `{self.start!r}`: {len(self.steps)} step(s), {_describe_end(self)}.\n\n"
+        table = ["| # | state | prompt | completion | outcome |", "|---|---|---|---|---|"]
+        for r in self._rows():
+            table.append("| " + " | ".join(cell.replace("|", "\\|") for cell in r) + " |")
+        return head + "\n".join(table)
+
+    def _rows(self, first: int = 20, last: int = 5) -> Iterator[list[str]]:
+        """Table rows; a long trace shows its first and last steps around a gap."""
+        shown = self.steps if len(self.steps) <= first + last + 1 else self.steps[:first] + [None] + self.steps[-last:]
+        for step in shown:
+            if step is None:
+                yield ["…", f"({len(self.steps) - first - last} more steps)", "", "", ""]
+                continue
+            yield [
+                str(step.index),
+                shorten(repr(step.state), 24),
+                repr(shorten(step.prompt, 40)),
+                repr(shorten(step.completion, 24)),
+                shorten(repr(step.outcome), 24),
+            ]
+
+
+def _describe_end(trace: Trace) -> str:
+    end = trace.end
+    if end is HALT:
+        return "halted (1)"
+    if end is DIVERGE:
+        return "diverged (↑)"
+    if end == "max_steps":
+        return f"stopped at max_steps ({trace.max_steps})"
+    if end == "incomplete":
+        return "incomplete (the file has no end line: the run was interrupted)"
+    return f"{end}: {trace.message}"
+
+
+def run(
+    machine: AgenticMachine,
+    model: Model,
+    start: Any = None,
+    *,
+    max_steps: int = 1000,
+    path: str | os.PathLike | None = None,
+    raise_errors: bool = False,
+) -> Trace:
+    """Run ``machine`` from ``start`` (default ``machine.initial``), one model call per step.
+
+    Stops at ``HALT``/``DIVERGE``, after ``max_steps`` steps, when the machine raises
+    ``Undecided``, or when the model raises (end ``"model-error"``; re-raised instead
+    with ``raise_errors=True``). With ``path``, every completed step is on disk as soon
+    as it is done. See the module docstring for the ends and the file format.
+
+    >>> from agentic_machines import TableMachine, HALT
+    >>> loop = TableMachine({0: "again?"}, {(0, "yes"): 0, (0, "no"): HALT}, initial=0)
+    >>> run(loop, ScriptedModel(["yes"] * 10), max_steps=3).end
+    'max_steps'
+    >>> t = run(loop, ScriptedModel(["yes"]))
+    >>> t.end, len(t), type(t.error).__name__
+    ('model-error', 1, 'ScriptExhausted')
+    """
+    if start is None:
+        start = getattr(machine, "initial", None)
+        if start is None:
+            raise InvalidArgument(
+                f"no start state: pass run(machine, model, start) or build {getattr(machine, 'name', 'the machine')!r} with initial=..."
+            )
+    if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 0:
+        raise InvalidArgument(f"max_steps must be an integer >= 0, got {max_steps!r}")
+    if not callable(getattr(model, "complete", None)):
+        raise InvalidArgument(f"{model!r} is not a model: it needs a complete(prompt) -> str method")
+    name = getattr(machine, "name", None) or type(machine).__name__
+    trace = Trace(machine=name, start=start, max_steps=max_steps)
+    writer = _TraceWriter(path, name, start, max_steps) if path is not None else None
+    try:
+        trace = _steps(machine, model, trace, writer, raise_errors)
+        if writer is not None:
+            writer.end(trace)
+    finally:
+        if writer is not None:
+            writer.close()  # without an end line if the run was interrupted: Trace.load says "incomplete"
+    return trace
+
+
+def _steps(machine: AgenticMachine, model: Model, trace: Trace, writer: "_TraceWriter | None", raise_errors: bool) -> Trace:
+    state = trace.start
+    for index in range(trace.max_steps or 0):
+        try:
+            prompt = machine.prompt(state)
+        except Undecided as exc:
+            trace.end, trace.message = "undecided", str(exc)
+            return trace
+        try:
+            completion = model.complete(prompt)
+            if not isinstance(completion, str):
+                raise InvalidArgument(
+                    f"the model answered {completion!r} ({type(completion).__name__}); completions must be strings (C = str)"
+                )
+        except Exception as exc:  # noqa: BLE001 - a model failure ends the run; the trace keeps it
+            if raise_errors:
+                raise
+            trace.end, trace.message, trace.error = "model-error", f"{type(exc).__name__}: {exc}", exc
+            return trace
+        try:
+            outcome = machine.harness(state, completion)
+        except Undecided as exc:
+            trace.end, trace.message, trace.pending = "undecided", str(exc), (prompt, completion)
+            return trace
+        step = Step(index, state, prompt, completion, outcome)
+        trace.steps.append(step)
+        if writer is not None:
+            writer.step(step)
+        if is_sentinel(outcome):
+            trace.end = outcome
+            return trace
+        state = outcome
+    trace.end = "max_steps"
+    return trace
+
+
+class _TraceWriter:
+    """Writes the header at once, then one flushed line per step, then the end line."""
+
+    def __init__(self, path: str | os.PathLike, machine: str, start: Any, max_steps: int | None) -> None:
+        self._out = JsonLinesWriter(path, "w")
+        self._out.write({"format": FORMAT, "version": VERSION, "kind": "header", "machine": machine,
+                         "start": encode_state(start), "max_steps": max_steps})
+
+    def step(self, step: Step) -> None:
+        self._out.write({"kind": "step", "index": step.index, "state": encode_state(step.state), "prompt": step.prompt,
+                         "completion": step.completion, "outcome": encode_state(step.outcome)})
+
+    def end(self, trace: Trace) -> None:
+        self._out.write({"kind": "end", "end": encode_state(trace.end), "steps": len(trace.steps),
+                         "message": trace.message, "pending": list(trace.pending) if trace.pending else None})
+
+    def close(self) -> None:
+        self._out.close()
+
+    def __enter__(self) -> "_TraceWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# -- state encoding ---------------------------------------------------------------------
+
+_MARKERS = ("sentinel", "tuple", "frozenset", "trace", "dict", "repr")
+
+
+def encode_state(state: Any) -> Any:
+    """A JSON value for ``state`` that :func:`decode_state` turns back into an equal value.
+
+    ``str``, ``int``, ``float``, ``bool`` and ``None`` stay as they are; lists stay lists
+    (their items encoded); a tuple becomes ``{"tuple": [...]}``, a frozenset
+    ``{"frozenset": [...]}``, a :class:`~agentic_machines.TraceState` ``{"trace":
+    [completions]}``, ``HALT``/``DIVERGE`` ``{"sentinel": "1"}``/``{"sentinel": "↑"}``;
+    a dict stays a dict when its keys are strings (else ``{"dict": [[k, v], ...]}``);
+    anything else becomes ``{"repr": repr(state)}`` and loads as an :class:`Opaque`.
+    Iterative, so deeply nested states do not hit the recursion limit.
+
+    >>> encode_state(("s", 1, HALT))
+    {'tuple': ['s', 1, {'sentinel': '1'}]}
+    >>> decode_state(encode_state(("s", [1, (2,)], frozenset({3})))) == ("s", [1, (2,)], frozenset({3}))
+    True
+    """
+    return _convert(state, _encode_one)
+
+
+def decode_state(value: Any) -> Any:
+    """The inverse of :func:`encode_state` (``{"repr": r}`` gives ``Opaque(r)``).
+
+    >>> decode_state({"sentinel": "↑"}), decode_state({"trace": ["a"]})
+    (↑, TraceState('a'))
+    """
+    return _convert(value, _decode_one)
+
+
+def _convert(root: Any, one: Any) -> Any:
+    """Apply ``one`` bottom-up without recursion.
+
+    ``one(value)`` returns either ``("leaf", result)`` or ``("node", children, build)``,
+    where ``build(converted_children)`` makes the result.
+    """
+    result: list[Any] = []
+    stack: list[tuple[Any, ...]] = [("visit", root)]
+    while stack:
+        item = stack.pop()
+        if item[0] == "visit":
+            kind, *rest = one(item[1])
+            if kind == "leaf":
+                result.append(rest[0])
+            else:
+                children, build = rest
+                stack.append(("build", len(children), build))
+                stack.extend(("visit", child) for child in reversed(children))
+        else:
+            _, n, build = item
+            args = result[len(result) - n :] if n else []
+            del result[len(result) - n :]
+            result.append(build(args))
+    return result[0]
+
+
+def _encode_one(value: Any) -> tuple:
+    if value is HALT:
+        return ("leaf", {"sentinel": "1"})
+    if value is DIVERGE:
+        return ("leaf", {"sentinel": "↑"})
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return ("leaf", value)
+    if isinstance(value, TraceState):
+        return ("leaf", {"trace": list(value.completions)})
+    if isinstance(value, Opaque):
+        return ("leaf", {"repr": value.repr})
+    if type(value) is list:
+        return ("node", value, list)
+    if type(value) is tuple:
+        return ("node", list(value), lambda items: {"tuple": items})
+    if type(value) is frozenset:
+        return ("node", list(value), lambda items: {"frozenset": items})
+    if type(value) is dict:
+        keys = list(value)
+        if all(isinstance(k, str) for k in keys) and not (len(keys) == 1 and keys[0] in _MARKERS):
+            return ("node", list(value.values()), lambda items: dict(zip(keys, items)))
+        flat = [x for kv in value.items() for x in kv]
+        return ("node", flat, lambda items: {"dict": [items[i : i + 2] for i in range(0, len(items), 2)]})
+    return ("leaf", {"repr": repr(value)})
+
+
+def _decode_one(value: Any) -> tuple:
+    if isinstance(value, list):
+        return ("node", value, list)
+    if not isinstance(value, dict):
+        return ("leaf", value)
+    if len(value) == 1:
+        (key, inner), = value.items()
+        if key == "sentinel":
+            return ("leaf", HALT if inner == "1" else DIVERGE)
+        if key == "trace":
+            return ("leaf", TraceState(tuple(inner)))
+        if key == "repr":
+            return ("leaf", Opaque(inner))
+        if key == "tuple":
+            return ("node", inner, tuple)
+        if key == "frozenset":
+            return ("node", inner, frozenset)
+        if key == "dict":
+            flat = [x for kv in inner for x in kv]
+            return ("node", flat, lambda items: {items[i]: items[i + 1] for i in range(0, len(items), 2)})
+    keys = list(value)
+    return ("node", list(value.values()), lambda items: dict(zip(keys, items)))
