@@ -17,6 +17,8 @@ __all__ = [
     "Undecided",
     "ParseError",
     "EvaluationError",
+    "MalformedProgram",
+    "ProgramDiverged",
     "ReplayDivergence",
     "BudgetExceeded",
 ]
@@ -97,6 +99,15 @@ class ParseError(AgenticMachinesError, ValueError):
 
 class EvaluationError(AgenticMachinesError):
     """A program raised a runtime error (unbound variable, bad argument, ...)."""
+
+
+class MalformedProgram(AgenticMachinesError, ValueError):
+    """A CEK program was read but is not well formed (a bad special form, an unbound
+    variable, a reserved name bound as a variable, a procedure inside quoted code)."""
+
+
+class ProgramDiverged(EvaluationError):
+    """A CEK program provably loops: its deterministic run repeated a state exactly."""
 
 
 class ReplayDivergence(AgenticMachinesError):
