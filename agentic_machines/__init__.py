@@ -13,7 +13,17 @@ from .errors import (
     ScriptExhausted,
     Undecided,
 )
+from .embedding import Embedding, check_embedding, compose, find_embeddings, identity
+from .generation import (
+    cardinality_obstruction,
+    completion_generates,
+    is_spe_state,
+    prompt_obstruction,
+    spe_states,
+    successors,
+)
 from .harness import HarnessMachine, TraceState
+from .kernel import check_kernel_form, kernel, pushforward
 from .machine import DIVERGE, HALT, AgenticMachine, FunctionMachine, Outcome, TableMachine, is_sentinel
 from .run import Trace, run
 from .verdict import Obstruction, Verdict, Witness
@@ -28,6 +38,20 @@ __all__ = [
     "AgenticMachine",
     "TableMachine",
     "FunctionMachine",
+    "Embedding",
+    "identity",
+    "compose",
+    "check_embedding",
+    "find_embeddings",
+    "successors",
+    "completion_generates",
+    "is_spe_state",
+    "spe_states",
+    "prompt_obstruction",
+    "cardinality_obstruction",
+    "kernel",
+    "pushforward",
+    "check_kernel_form",
     "HarnessMachine",
     "TraceState",
     "run",

@@ -7,12 +7,43 @@ runs the larger number.
 
 >>> examples(100, 5000) in (100, 5000)
 True
+
+The machine strategies draw small finite :class:`~agentic_machines.machine.TableMachine`
+objects (states ``0..n-1``, completions ``"0".."k-1"``, prompts from a small pool so
+that prompts collide and embeddings exist), sub-machines with an embedding into a given
+machine, states, completions and finite distributions. A property test of your own:
+
+>>> from hypothesis import given
+>>> from agentic_machines import check_embedding
+>>> @given(embeddings_into_any())
+... def test_restrictions_embed(pair):
+...     sub, e = pair
+...     assert check_embedding(e).holds
+>>> test_restrictions_embed()
 """
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
 
-__all__ = ["examples", "thorough"]
+from hypothesis import strategies as st
+
+from .embedding import Embedding, rank
+from .errors import InvalidArgument
+from .machine import DIVERGE, HALT, AgenticMachine, TableMachine, is_sentinel
+
+__all__ = [
+    "examples",
+    "thorough",
+    "table_machines",
+    "embeddings_into",
+    "embeddings_into_any",
+    "states_of",
+    "completions_of",
+    "distributions",
+]
 
 
 def thorough() -> bool:
@@ -27,3 +58,165 @@ def examples(ci: int, thorough_count: int) -> int:
     10
     """
     return thorough_count if thorough() else ci
+
+
+def alphabet(size: int) -> tuple[str, ...]:
+    """The completion alphabet ``("0", "1", ..., str(size - 1))`` used by :func:`table_machines`.
+
+    >>> alphabet(3)
+    ('0', '1', '2')
+    """
+    return tuple(str(i) for i in range(size))
+
+
+def table_machines(
+    max_states: int = 4,
+    max_completions: int = 3,
+    allow_sentinels: bool = True,
+    *,
+    min_states: int = 1,
+    prompts: Sequence[str] = ("a", "b"),
+    completions: Sequence[str] | None = None,
+) -> st.SearchStrategy[TableMachine]:
+    """Random finite machines: states ``0..n-1``, prompts from ``prompts``, total tables.
+
+    ``completions`` fixes the alphabet (use it to draw several machines over one C);
+    otherwise it is :func:`alphabet` of a drawn size between 1 and ``max_completions``.
+    With ``allow_sentinels`` some transitions halt or diverge.
+
+    >>> from hypothesis import find
+    >>> m = find(table_machines(max_states=3, completions=("x", "y")), lambda m: len(m.states) == 3)
+    >>> sorted(m.states), m.completions
+    ([0, 1, 2], ('x', 'y'))
+    """
+    if min_states < 0 or max_states < min_states:
+        raise InvalidArgument(f"need 0 <= min_states <= max_states, got {min_states} and {max_states}")
+    if not prompts:
+        raise InvalidArgument("prompts must name at least one prompt string")
+
+    @st.composite
+    def build(draw: Any) -> TableMachine:
+        n = draw(st.integers(min_states, max_states))
+        letters = tuple(completions) if completions is not None else alphabet(draw(st.integers(1, max_completions)))
+        ps = {s: draw(st.sampled_from(tuple(prompts))) for s in range(n)}
+        extra = (HALT, DIVERGE) if allow_sentinels else ()
+        choices = tuple(range(n)) + extra
+        table = {}
+        for s in range(n):
+            for c in letters:
+                table[(s, c)] = draw(st.sampled_from(choices)) if choices else HALT
+        return TableMachine(ps, table, completions=letters, name=f"random{n}x{len(letters)}")
+
+    return build()
+
+
+def embeddings_into(machine: AgenticMachine) -> st.SearchStrategy[tuple[TableMachine, Embedding]]:
+    """A sub-machine of the finite ``machine`` and an embedding of it into ``machine``.
+
+    The sub-machine is the part of ``machine`` reachable from a few drawn states (a
+    subset closed under h), relabelled ``"s0", "s1", ...`` in a drawn order so that the
+    embedding is not the identity on labels.
+
+    >>> from hypothesis import find
+    >>> from agentic_machines.fixtures import fixture
+    >>> sub, e = find(embeddings_into(fixture("f2-mul")), lambda pair: len(pair[0].states) == 1)
+    >>> sub.states, e.mapping
+    (('s0',), {'s0': 0})
+    """
+    if not machine.is_finite:
+        raise InvalidArgument(f"embeddings_into needs a finite machine; {machine.name!r} is not finite.")
+    states = sorted(machine.states, key=rank)
+    letters = tuple(machine.completions)
+
+    @st.composite
+    def build(draw: Any) -> tuple[TableMachine, Embedding]:
+        if not states:
+            sub = TableMachine({}, {}, completions=letters, name="empty")
+            return sub, Embedding(sub, machine, {})
+        seeds = draw(st.lists(st.sampled_from(states), min_size=1, max_size=3))
+        closed: dict = {}
+        todo = list(seeds)
+        while todo:  # forward closure, iteratively
+            s = todo.pop()
+            if s in closed:
+                continue
+            closed[s] = None
+            todo.extend(o for o in (machine.harness(s, c) for c in letters) if not is_sentinel(o) and o not in closed)
+        order = draw(st.permutations(sorted(closed, key=rank)))
+        label = {s: f"s{i}" for i, s in enumerate(order)}
+        sub = TableMachine(
+            {label[s]: machine.prompt(s) for s in order},
+            {(label[s], c): (o if is_sentinel(o) else label[o]) for s in order for c in letters
+             for o in (machine.harness(s, c),)},
+            completions=letters,
+            name=f"sub({machine.name})",
+        )
+        return sub, Embedding(sub, machine, {label[s]: s for s in order})
+
+    return build()
+
+
+def embeddings_into_any(max_states: int = 4, max_completions: int = 3) -> st.SearchStrategy[tuple[TableMachine, Embedding]]:
+    """A random machine X (from :func:`table_machines`) and a sub-machine embedded in it.
+
+    ``embedding.target`` is X.
+
+    >>> from hypothesis import find
+    >>> sub, e = find(embeddings_into_any(), lambda pair: True)
+    >>> e.source is sub
+    True
+    """
+    return table_machines(max_states, max_completions).flatmap(embeddings_into)
+
+
+def states_of(machine: AgenticMachine) -> st.SearchStrategy[Any]:
+    """A state of the finite ``machine`` (shrinks towards the smallest in :func:`rank` order).
+
+    >>> from hypothesis import find
+    >>> from agentic_machines.fixtures import fixture
+    >>> find(states_of(fixture("f2-add")), lambda s: True)
+    0
+    """
+    if not machine.states:
+        raise InvalidArgument(f"{machine.name!r} has no finite, non-empty list of states to draw from.")
+    return st.sampled_from(sorted(machine.states, key=rank))
+
+
+def completions_of(machine: AgenticMachine) -> st.SearchStrategy[str]:
+    """A completion of the machine's finite alphabet.
+
+    >>> from hypothesis import find
+    >>> from agentic_machines.fixtures import fixture
+    >>> find(completions_of(fixture("f2-add")), lambda c: c != "0")
+    '1'
+    """
+    if not machine.completions:
+        raise InvalidArgument(f"{machine.name!r} has no finite, non-empty completion alphabet; pass completions yourself.")
+    return st.sampled_from(tuple(machine.completions))
+
+
+def distributions(completions: Sequence[str], *, exact: bool = True, max_weight: int = 5) -> st.SearchStrategy[dict[str, Any]]:
+    """A finite probability distribution over some of ``completions`` (at least one).
+
+    Probabilities are ``Fraction`` (``exact=True``, so kernel equalities are exact) or
+    ``float``; they are positive and sum to 1.
+
+    >>> from hypothesis import find
+    >>> d = find(distributions(["0", "1"]), lambda d: len(d) == 2)
+    >>> sum(d.values())
+    Fraction(1, 1)
+    """
+    letters = tuple(dict.fromkeys(completions))
+    if not letters:
+        raise InvalidArgument("distributions needs at least one completion")
+
+    @st.composite
+    def build(draw: Any) -> dict[str, Any]:
+        support = draw(st.lists(st.sampled_from(letters), min_size=1, max_size=len(letters), unique=True))
+        weights = [draw(st.integers(1, max_weight)) for _ in support]
+        total = sum(weights)
+        if exact:
+            return {c: Fraction(w, total) for c, w in zip(support, weights)}
+        return {c: w / total for c, w in zip(support, weights)}
+
+    return build()

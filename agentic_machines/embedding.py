@@ -1,0 +1,555 @@
+"""Embeddings of agentic machines (DESIGN §2.2, §2.6 F6).
+
+An embedding of X' = (S', p', h') into X = (S, p, h) is an injection e: S' -> S,
+extended by e(1) = 1 and e(↑) = ↑, that keeps prompts, p(e(s')) = p'(s'), and commutes
+with the harness, h(e(s'), c) = e(h'(s', c)) for every completion c. The model cannot
+tell a state from its image.
+
+>>> from agentic_machines.fixtures import fixture
+>>> add = fixture("f2-add")
+>>> swap = Embedding(add, add, {0: 1, 1: 0})
+>>> swap(0), swap(HALT)
+(1, 1)
+>>> print(check_embedding(swap))
+Holds: {0: 1, 1: 0} embeds f2-add into f2-add. Method: exhaustive (4 checked).
+>>> sorted(sorted(e.mapping.items()) for e in find_embeddings(add, add))
+[[(0, 0), (1, 1)], [(0, 1), (1, 0)]]
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from typing import Any
+
+from .errors import InvalidArgument, InvalidEmbedding, InvalidMachine
+from .machine import DIVERGE, HALT, AgenticMachine, Outcome, is_sentinel
+from .verdict import Obstruction, Verdict
+
+__all__ = ["Embedding", "identity", "compose", "check_embedding", "find_embeddings"]
+
+
+class Embedding:
+    """A map of states of ``source`` to states of ``target``, claimed to be an embedding.
+
+    ``mapping`` is a dict (finite machines) or a callable (infinite ones). Calling the
+    embedding maps a state; ``HALT`` and ``DIVERGE`` map to themselves. Building an
+    ``Embedding`` checks nothing: use :func:`check_embedding` for that.
+
+    >>> from agentic_machines.fixtures import fixture
+    >>> m = fixture("f2-mul")
+    >>> e = Embedding(m, m, lambda s: s)
+    >>> e(1), e(DIVERGE), e.mapping is None
+    (1, ↑, True)
+    """
+
+    __slots__ = ("source", "target", "_map", "_fn")
+
+    def __init__(
+        self,
+        source: AgenticMachine,
+        target: AgenticMachine,
+        mapping: Mapping[Hashable, Hashable] | Callable[[Hashable], Hashable],
+    ) -> None:
+        self.source = source
+        self.target = target
+        if isinstance(mapping, Mapping):
+            self._map: dict | None = dict(mapping)
+            self._fn = None
+        elif callable(mapping):
+            self._map = None
+            self._fn = mapping
+        else:
+            raise InvalidEmbedding(
+                f"an embedding needs a dict state -> state or a callable, got {type(mapping).__name__}; "
+                "pass e.g. {s: s for s in machine.states} or lambda s: s."
+            )
+
+    def __call__(self, state: Outcome) -> Outcome:
+        if is_sentinel(state):
+            return state
+        if self._map is None:
+            return self._fn(state)  # type: ignore[misc]
+        try:
+            return self._map[state]
+        except KeyError:
+            raise InvalidEmbedding(
+                f"the embedding has no image for state {state!r}; add it to the mapping "
+                f"(it maps {len(self._map)} states of {self.source.name!r})."
+            ) from None
+
+    @property
+    def mapping(self) -> dict | None:
+        """A copy of the state map when it is a dict, ``None`` when it is a callable."""
+        return None if self._map is None else dict(self._map)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Embedding):
+            return NotImplemented
+        if self._map is None or other._map is None:
+            return self is other
+        return self.source is other.source and self.target is other.target and self._map == other._map
+
+    def __hash__(self) -> int:
+        if self._map is None:
+            return id(self)
+        return hash(frozenset(self._map.items()))
+
+    def __repr__(self) -> str:
+        if self._map is None:
+            return f"Embedding({self.source.name} -> {self.target.name}, {getattr(self._fn, '__name__', 'callable')})"
+        items = sorted(self._map.items(), key=lambda kv: rank(kv[0]))
+        text = "{" + ", ".join(f"{k!r}: {v!r}" for k, v in items) + "}"
+        return text if len(text) <= 80 else text[:79] + "…}"
+
+
+def identity(machine: AgenticMachine) -> Embedding:
+    """The identity embedding of ``machine`` into itself (a dict on finite machines).
+
+    >>> from agentic_machines.fixtures import fixture
+    >>> bool(check_embedding(identity(fixture("f2-const"))))
+    True
+    """
+    if machine.states is not None:
+        return Embedding(machine, machine, {s: s for s in machine.states})
+    return Embedding(machine, machine, _identity_fn)
+
+
+def _identity_fn(state: Hashable) -> Hashable:
+    return state
+
+
+def compose(outer: Embedding, inner: Embedding) -> Embedding:
+    """``outer ∘ inner``: first ``inner`` (X'' -> X'), then ``outer`` (X' -> X).
+
+    >>> from agentic_machines.fixtures import fixture
+    >>> m = fixture("f2-add")
+    >>> swap = Embedding(m, m, {0: 1, 1: 0})
+    >>> compose(swap, swap).mapping
+    {0: 0, 1: 1}
+    """
+    if inner.target is not outer.source:
+        raise InvalidArgument(
+            f"cannot compose: the inner embedding lands in {inner.target.name!r} but the outer one "
+            f"starts from {outer.source.name!r}; compose(outer, inner) applies inner first."
+        )
+    if inner._map is not None:
+        return Embedding(inner.source, outer.target, {s: outer(t) for s, t in inner._map.items()})
+    return Embedding(inner.source, outer.target, lambda s: outer(inner(s)))
+
+
+# ---------------------------------------------------------------------------------------
+# check_embedding
+
+
+def rank(value: Any) -> tuple[int, str]:
+    """A total order on arbitrary states: shorter representations first, then by text.
+
+    Used to report the *smallest* counterexample and to make searches deterministic;
+    for small ints it is the numeric order, for trace states the shortest trace first.
+
+    >>> sorted([10, 2, "b", "a"], key=rank)
+    [2, 10, 'a', 'b']
+    """
+    text = repr(value)
+    return (len(text), text)
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def check_embedding(
+    embedding: Embedding,
+    *,
+    states: Iterable[Hashable] | None = None,
+    completions: Iterable[str] | None = None,
+) -> Verdict:
+    """Check that ``embedding`` is an embedding: injective, prompt-preserving, commuting.
+
+    On a finite source with no ``states``/``completions`` given, every state and
+    completion is checked (method ``"exhaustive"``); otherwise the given sample is
+    checked (method ``"sampled"``). A failure carries the smallest counterexample as an
+    :class:`Obstruction` of kind ``"injectivity"``, ``"prompt"`` or ``"commutation"``
+    (or ``"domain"`` when a state has no image or its image is not a target state);
+    injectivity is reported first, then prompts, then commutation.
+
+    >>> from agentic_machines.fixtures import fixture
+    >>> m = fixture("f2-mul")
+    >>> v = check_embedding(Embedding(m, m, {0: 1, 1: 0}))
+    >>> v.holds, v.obstruction.kind, v.obstruction.state, v.obstruction.completion
+    (False, 'commutation', 0, '0')
+    >>> print(v.obstruction)
+    Commutation breaks at state 0 and completion '0': h(e(0), '0') = h(1, '0') = 0 but e(h'(0, '0')) = e(0) = 1.
+    """
+    source, target = embedding.source, embedding.target
+    claim = f"{embedding!r} embeds {source.name} into {target.name}"
+    exhaustive = states is None and completions is None and source.is_finite
+    state_list = list(source.states) if states is None and source.states is not None else list(states or ())
+    if completions is not None:
+        alphabet = list(completions)
+    elif source.completions is not None:
+        alphabet = list(source.completions)
+    else:
+        alphabet = list(target.completions or ())
+    if not state_list or (not alphabet and not exhaustive):
+        if exhaustive:  # a machine with no states embeds (vacuously) everywhere
+            return Verdict(True, claim, "exhaustive", 0, reason="the source machine has no states")
+        missing = "states=[...]" if not state_list else "completions=[...]"
+        return Verdict(
+            None, claim, "sampled", 0,
+            reason=f"the source machine is infinite and nothing was given to check; pass {missing} to sample it",
+        )
+    state_list = sorted(dict.fromkeys(state_list), key=rank)
+    alphabet = list(dict.fromkeys(alphabet))
+    method = "exhaustive" if exhaustive else "sampled"
+    failure = _first_failure(embedding, state_list, alphabet, exhaustive)
+    checked = len(state_list) * max(len(alphabet), 1)
+    details = {"states": len(state_list), "completions": len(alphabet)}
+    if failure is not None:
+        return Verdict(False, claim, method, checked, obstruction=failure, details=details)
+    return Verdict(True, claim, method, checked, details=details)
+
+
+def _first_failure(e: Embedding, states: list, alphabet: list[str], exhaustive: bool) -> Obstruction | None:
+    source, target = e.source, e.target
+    images: dict[Hashable, Outcome] = {}
+    # Domain: every state needs an image that is a state of the target.
+    for s in states:
+        try:
+            t = e(s)
+        except InvalidEmbedding:
+            return Obstruction("domain", s, f"State {s!r} has no image: the mapping does not define e({s!r}).")
+        if is_sentinel(t) or (target.states is not None and t not in target.states):
+            return Obstruction(
+                "domain", s, f"e({s!r}) = {t!r}, which is not a state of {target.name}; an embedding maps states to states."
+            )
+        images[s] = t
+    # Injectivity: two states with one image. Report the pair whose larger state is smallest.
+    seen: dict[Hashable, Hashable] = {}
+    for s in states:
+        t = images[s]
+        if t in seen:
+            first = seen[t]
+            return Obstruction(
+                "injectivity", s,
+                f"Injectivity breaks: states {first!r} and {s!r} both map to {t!r}.",
+                details={"states": (first, s), "image": t},
+            )
+        seen[t] = s
+    # Prompts: the model must see the same prompt in a state and in its image.
+    for s in states:
+        p_src, p_tgt = source.prompt(s), target.prompt(images[s])
+        if p_src != p_tgt:
+            return Obstruction(
+                "prompt", s,
+                f"Prompt breaks at state {s!r}: p'({s!r}) = {_short(p_src)} but p(e({s!r})) = p({images[s]!r}) = {_short(p_tgt)}.",
+                details={"source_prompt": p_src, "target_prompt": p_tgt},
+            )
+    # Alphabets: on finite machines the two alphabets must be the same set C.
+    if exhaustive and target.completions is not None and set(target.completions) != set(alphabet):
+        extra = sorted(set(target.completions) ^ set(alphabet), key=rank)[0]
+        side = "target" if extra in set(target.completions) else "source"
+        return Obstruction(
+            "commutation", states[0],
+            f"Commutation cannot hold: completion {extra!r} is in the {side}'s alphabet only, so h(e(s'), {extra!r}) "
+            f"and e(h'(s', {extra!r})) are not both defined; embeddings compare machines over one alphabet C.",
+            completion=extra,
+        )
+    # Commutation: h(e(s'), c) = e(h'(s', c)) for every state and completion.
+    for s in states:
+        for c in alphabet:
+            left = target.harness(images[s], c)
+            inner = source.harness(s, c)
+            try:
+                right = e(inner)
+            except InvalidEmbedding:
+                return Obstruction(
+                    "commutation", s,
+                    f"Commutation breaks at state {s!r} and completion {c!r}: h'({s!r}, {c!r}) = {inner!r} has no image under e.",
+                    completion=c,
+                )
+            if left != right or is_sentinel(left) != is_sentinel(right):
+                return Obstruction(
+                    "commutation", s,
+                    f"Commutation breaks at state {s!r} and completion {c!r}: h(e({s!r}), {c!r}) = "
+                    f"h({images[s]!r}, {c!r}) = {left!r} but e(h'({s!r}, {c!r})) = e({inner!r}) = {right!r}.",
+                    completion=c,
+                    details={"left": left, "right": right},
+                )
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# find_embeddings: commutation propagation (F6)
+
+_CODE = {id(HALT): -1, id(DIVERGE): -2}
+_MAX_ROUNDS = 64  # refinement rounds; a partial refinement is still sound, only less sharp
+
+
+def find_embeddings(
+    source: AgenticMachine,
+    target: AgenticMachine,
+    *,
+    into: Iterable[Hashable] | None = None,
+) -> Iterator[Embedding]:
+    """Every embedding of the finite machine ``source`` into ``target``, one at a time.
+
+    With ``into``, only embeddings whose image lies inside ``into`` (then ``target``
+    may be infinite, as long as its completion alphabet is finite). The search picks an
+    image for one unforced state and propagates e(h'(s', c)) = h(e(s'), c) (DESIGN §2.6
+    F6); a conflict (two images, a shared image, a prompt or halting mismatch, an image
+    outside ``into``) prunes the branch. Candidate images are pre-filtered by prompt
+    counts and by a bounded behaviour refinement, which every embedding respects.
+
+    >>> from agentic_machines.fixtures import fixture
+    >>> [e.mapping for e in find_embeddings(fixture("f2-mul"), fixture("f2-mul"))]
+    [{0: 0, 1: 1}]
+    >>> list(find_embeddings(fixture("halt1"), fixture("diverge1")))
+    []
+    """
+    search = _Search(source, target, into)
+    return search.embeddings()
+
+
+class _Search:
+    """Commutation-propagation search; remembers why it failed, for obstructions."""
+
+    def __init__(self, source: AgenticMachine, target: AgenticMachine, into: Iterable[Hashable] | None) -> None:
+        if source.states is None or source.completions is None:
+            raise InvalidArgument(
+                f"find_embeddings needs a finite source machine; {source.name!r} has no finite "
+                "states/completions. Check a given embedding with check_embedding(..., states=...) instead."
+            )
+        if into is None and target.states is None:
+            raise InvalidArgument(
+                f"the target {target.name!r} is infinite; pass into=[...] (a finite set of candidate images)."
+            )
+        self.source, self.target = source, target
+        self.alphabet = list(source.completions)
+        self.failure: tuple[str, Any, str, dict] | None = None
+        self.stats = {"nodes": 0, "conflicts": 0}
+        self.src = sorted(source.states, key=rank)
+        self.src_index = {s: i for i, s in enumerate(self.src)}
+        if target.completions is not None and set(target.completions) != set(self.alphabet):
+            self.ready = False
+            self.failure = ("alphabet", self.src[0] if self.src else None,
+                            "the two machines have different completion alphabets, so no map commutes with both harnesses.", {})
+            return
+        self.ready = True
+        self.src_next = [self._codes(source, s, self.src_index, "source") for s in self.src]
+        self._build_target(into)
+
+    # -- tables ---------------------------------------------------------------------
+
+    def _codes(self, machine: AgenticMachine, s: Hashable, index: dict, role: str) -> list[int]:
+        row = []
+        for c in self.alphabet:
+            o = machine.harness(s, c)
+            if is_sentinel(o):
+                row.append(_CODE[id(o)])
+            elif o in index:
+                row.append(index[o])
+            else:
+                raise InvalidMachine(
+                    f"the {role} machine {machine.name!r} sends ({s!r}, {c!r}) to {o!r}, which is not one of "
+                    "its declared states; add it to `states` or fix the harness."
+                )
+        return row
+
+    def _build_target(self, into: Iterable[Hashable] | None) -> None:
+        target = self.target
+        pool = list(target.states) if into is None else [t for t in into if not is_sentinel(t)]
+        if into is not None and target.states is not None:
+            known = set(target.states)
+            pool = [t for t in pool if t in known]
+        pool = sorted(dict.fromkeys(pool), key=rank)
+        alive = set(pool)
+        # Images are closed under h (h(e(s'), c) = e(h'(s', c))), so keep the largest
+        # subset of the pool whose state successors stay inside it.
+        succ: dict[Hashable, list[Outcome]] = {t: [target.harness(t, c) for c in self.alphabet] for t in pool}
+        preds: dict[Hashable, list[Hashable]] = {t: [] for t in pool}
+        bad = []
+        for t, row in succ.items():
+            for o in row:
+                if is_sentinel(o):
+                    continue
+                if o in preds:
+                    preds[o].append(t)
+                else:
+                    bad.append(t)
+        while bad:
+            t = bad.pop()
+            if t in alive:
+                alive.discard(t)
+                bad.extend(preds[t])
+        self.pool_size = len(pool)
+        self.tgt = [t for t in pool if t in alive]
+        self.tgt_index = {t: i for i, t in enumerate(self.tgt)}
+        self.tgt_next = [
+            [(_CODE[id(o)] if is_sentinel(o) else self.tgt_index[o]) for o in succ[t]] for t in self.tgt
+        ]
+
+    # -- pruning ----------------------------------------------------------------------
+
+    def _refine(self) -> bool:
+        """Colour source and target states by prompt, then by behaviour; False if hopeless."""
+        n, m = len(self.src), len(self.tgt)
+        prompts: dict[str, int] = {}
+        col = [prompts.setdefault(self.source.prompt(s), len(prompts)) for s in self.src]
+        col += [prompts.setdefault(self.target.prompt(t), len(prompts)) for t in self.tgt]
+        if not self._counts_fit(col, 0):
+            return False
+        nxt = self.src_next + [[(i + n if i >= 0 else i) for i in row] for row in self.tgt_next]
+        classes = len(set(col))
+        for rnd in range(1, _MAX_ROUNDS + 1):
+            sigs: dict[tuple, int] = {}
+            new = [
+                sigs.setdefault((col[v], tuple(col[w] if w >= 0 else w for w in nxt[v])), len(sigs))
+                for v in range(n + m)
+            ]
+            col = new
+            if not self._counts_fit(col, rnd):
+                return False
+            if len(sigs) == classes:
+                break
+            classes = len(sigs)
+        self.col_src, self.col_tgt = col[:n], col[n:]
+        return True
+
+    def _counts_fit(self, col: list[int], rnd: int) -> bool:
+        n = len(self.src)
+        need: dict[int, list[int]] = {}
+        have: dict[int, int] = {}
+        for i in range(n):
+            need.setdefault(col[i], []).append(i)
+        for v in range(n, len(col)):
+            have[col[v]] = have.get(col[v], 0) + 1
+        for colour, members in need.items():
+            if len(members) > have.get(colour, 0):
+                s = self.src[members[0]]
+                got = have.get(colour, 0)
+                if rnd == 0:
+                    kind = "prompt" if got == 0 else "cardinality"
+                    text = (
+                        f"state {s!r} has prompt {_short(self.source.prompt(s))}, which no candidate image has"
+                        if got == 0 else
+                        f"{len(members)} states share the prompt {_short(self.source.prompt(s))} (e.g. {s!r}) but only "
+                        f"{got} candidate image(s) have it, so an injective map runs out of images"
+                    )
+                elif got == 0:
+                    kind = "behaviour"
+                    text = (
+                        f"state {s!r}: every candidate image with its prompt reacts differently to some sequence of "
+                        f"at most {rnd} completion(s) (halting, diverging or prompts differ), so commutation fails"
+                    )
+                else:
+                    kind = "cardinality"
+                    text = (
+                        f"{len(members)} states behave like {s!r} for {rnd} step(s) but only {got} candidate "
+                        "image(s) do, so an injective map runs out of images"
+                    )
+                self.failure = (kind, s, text, {"round": rnd, "needed": len(members), "available": got})
+                return False
+        return True
+
+    # -- the search -----------------------------------------------------------------
+
+    def embeddings(self) -> Iterator[Embedding]:
+        if not self.ready or not self._refine():
+            return
+        n = len(self.src)
+        by_colour: dict[int, list[int]] = {}
+        for j, c in enumerate(self.col_tgt):
+            by_colour.setdefault(c, []).append(j)
+        cands = [by_colour.get(self.col_src[i], []) for i in range(n)]
+        order = sorted(range(n), key=lambda i: (len(cands[i]), i))
+        e = [-1] * n
+        inv = [-1] * len(self.tgt)
+        trail: list[int] = []
+        src_next, tgt_next = self.src_next, self.tgt_next
+        col_src, col_tgt = self.col_src, self.col_tgt
+        stats = self.stats
+        found = 0
+        example: str | None = None
+
+        src, tgt = self.src, self.tgt
+        alphabet = self.alphabet
+        conflict: list[str] = []
+
+        def fail(why: str) -> bool:
+            stats["conflicts"] += 1
+            conflict[:] = [why]
+            return False
+
+        def propagate(i: int, t: int) -> bool:
+            work = [(i, t)]
+            while work:
+                a, b = work.pop()
+                if e[a] == b:
+                    continue
+                if e[a] != -1:
+                    return fail(f"it forces e({src[a]!r}) = {tgt[b]!r} while e({src[a]!r}) = {tgt[e[a]]!r} already")
+                if inv[b] != -1:
+                    return fail(f"it forces e({src[a]!r}) = {tgt[b]!r}, the image of {src[inv[b]]!r} already (not injective)")
+                if col_src[a] != col_tgt[b]:
+                    return fail(f"it forces e({src[a]!r}) = {tgt[b]!r}, whose prompt or halting behaviour differs")
+                e[a] = b
+                inv[b] = a
+                trail.append(a)
+                for k, (a2, b2) in enumerate(zip(src_next[a], tgt_next[b])):
+                    if a2 < 0 or b2 < 0:
+                        if a2 != b2:
+                            return fail(f"at completion {alphabet[k]!r} one side halts or diverges and the other does not")
+                    elif e[a2] != b2:
+                        work.append((a2, b2))
+            return True
+
+        def undo(mark: int) -> None:
+            while len(trail) > mark:
+                a = trail.pop()
+                inv[e[a]] = -1
+                e[a] = -1
+
+        def next_free(pos: int) -> int:
+            while pos < n and e[order[pos]] != -1:
+                pos += 1
+            return pos
+
+        pos = next_free(0)
+        if pos == n:
+            yield Embedding(self.source, self.target, {})
+            return
+        stack = [[pos, 0, 0]]  # order position, next candidate index, trail mark
+        while stack:
+            frame = stack[-1]
+            p, ci, mark = frame
+            undo(mark)
+            i = order[p]
+            if ci >= len(cands[i]):
+                stack.pop()
+                continue
+            frame[1] = ci + 1
+            t = cands[i][ci]
+            if inv[t] != -1:
+                continue
+            stats["nodes"] += 1
+            if not propagate(i, t):
+                if len(stack) == 1 and example is None:
+                    example = f"for example, choosing e({src[i]!r}) = {tgt[t]!r} fails: {conflict[0]}"
+                continue
+            q = next_free(p + 1)
+            if q == n:
+                found += 1
+                yield Embedding(self.source, self.target, {self.src[a]: self.tgt[e[a]] for a in range(n)})
+                continue
+            stack.append([q, 0, len(trail)])
+        if not found and self.failure is None:
+            root = self.src[order[pos]]
+            self.failure = (
+                "search", root,
+                f"every one of the {len(cands[order[pos]])} candidate image(s) of state {root!r} leads, by commutation "
+                f"propagation, to a conflict (a state forced to two images, two states forced to one image, or a "
+                f"prompt/halting mismatch); {example + '; ' if example else ''}{stats['nodes']} choices and "
+                f"{stats['conflicts']} conflicts were explored",
+                dict(stats),
+            )

@@ -1,0 +1,491 @@
+"""Successors, completion-generation and SPE states (DESIGN §2.3–§2.6).
+
+(X, x) *completion-generates* X' when some embedding e of X' into X lands inside the
+successors of x: every state s' has a *loader* completion c with h(x, c) = e(s'). x is
+an *SPE state* of X when (X, x) completion-generates X itself.
+
+Finite machines are decided exactly: by F1 (S ⊆ succ(x)) for SPE states, by the
+commutation-propagation search (F6) for completion-generation, after the cheap
+refutations F2 (a prompt no successor has) and F5 (too few successors). Infinite
+machines are checked over a sample when a witness (embedding + loader) is given, or
+refuted by :func:`prompt_obstruction` / :func:`cardinality_obstruction` when their
+premise can be checked; otherwise the verdict is undecided.
+
+>>> from agentic_machines.fixtures import fixture
+>>> mul = fixture("f2-mul")
+>>> successors(mul, 0)
+{'0': 0, '1': 0}
+>>> sorted(spe_states(mul))
+[1]
+>>> print(is_spe_state(mul, 0))
+Refuted: 0 is an SPE state of f2-mul. Method: fact:F1 (2 checked). Obstruction (successor): State 1 is not a successor of 0: no completion c gives h(0, c) = 1 (succ(0) = {0}). By F1 a state of a finite machine is an SPE state only if every state is one of its successors.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import Any
+
+from .embedding import Embedding, _Search, check_embedding, identity, rank
+from .errors import InvalidArgument
+from .machine import AgenticMachine, Outcome, is_sentinel
+from .verdict import Obstruction, Verdict, Witness
+
+__all__ = [
+    "successors",
+    "completion_generates",
+    "is_spe_state",
+    "spe_states",
+    "prompt_obstruction",
+    "cardinality_obstruction",
+]
+
+
+def successors(machine: AgenticMachine, state: Hashable, completions: Iterable[str] | None = None) -> dict[str, Outcome]:
+    """succ(x) as a dict completion -> h(state, completion), over ``completions``.
+
+    ``completions`` defaults to the machine's finite alphabet; on a machine whose
+    alphabet is infinite the successors can only be sampled, so pass them.
+
+    >>> from agentic_machines.fixtures import fixture
+    >>> successors(fixture("halt1"), 0)
+    {'0': 1, '1': 1}
+    """
+    if completions is None:
+        completions = machine.completions
+        if completions is None:
+            raise InvalidArgument(
+                f"{machine.name!r} has no finite completion alphabet, so its successors cannot be listed; "
+                "pass completions=[...] to sample them."
+            )
+    return {c: machine.harness(state, c) for c in completions}
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _set_text(items: Iterable[Any], limit: int = 6) -> str:
+    items = sorted(items, key=rank)
+    shown = ", ".join(_short(i, 20) for i in items[:limit])
+    return "{" + shown + (", …" if len(items) > limit else "") + "}"
+
+
+def _claim(machine: AgenticMachine, state: Hashable, target: AgenticMachine) -> str:
+    if target is machine:
+        return f"{_short(state)} is an SPE state of {machine.name}"
+    return f"({machine.name}, {_short(state)}) completion-generates {target.name}"
+
+
+# ---------------------------------------------------------------------------------------
+# completion_generates
+
+
+def completion_generates(
+    machine: AgenticMachine,
+    state: Hashable,
+    target: AgenticMachine,
+    *,
+    embedding: Embedding | None = None,
+    loader: Mapping[Hashable, str] | Callable[[Hashable], str] | None = None,
+    states: Iterable[Hashable] | None = None,
+    completions: Iterable[str] | None = None,
+) -> Verdict:
+    """Does (machine, state) completion-generate ``target``?
+
+    Exact when ``target`` is finite and ``machine`` has a finite completion alphabet:
+    refuted by F2 (a target prompt that no successor has), by F5 (too few successors
+    with a prompt) or by an exhaustive search for an embedding into succ(x) (F6);
+    proved by the embedding found, with a loader completion for each target state.
+    Otherwise a given ``embedding`` and ``loader`` are checked over the sample
+    ``states`` (and ``completions``): method ``"sampled"``. With no witness the
+    verdict is undecided.
+
+    >>> from agentic_machines.fixtures import fixture
+    >>> v = completion_generates(fixture("f2-add"), 0, fixture("f2-add"))
+    >>> v.holds, v.method, v.witness.loader
+    (True, 'exhaustive', {0: '0', 1: '1'})
+    >>> completion_generates(fixture("f2-add"), 0, fixture("f2-mul")).obstruction.kind
+    'search'
+    >>> v = completion_generates(fixture("diverge1"), 0, fixture("halt1"))
+    >>> v.holds, v.method, v.obstruction.kind, v.obstruction.state
+    (False, 'fact:F2', 'prompt', 0)
+    """
+    claim = _claim(machine, state, target)
+    if machine.states is not None and state not in machine.states:
+        raise InvalidArgument(f"{state!r} is not a state of {machine.name!r}; pick one of its states.")
+    exact = target.is_finite and machine.completions is not None
+    notes = ""
+    if embedding is not None or loader is not None:
+        verdict = _check_witness(machine, state, target, embedding, loader, states, completions, claim)
+        if verdict.holds is not None or not exact or states is not None or completions is not None:
+            return verdict
+        notes = f"the given witness was not accepted ({verdict.reason}); decided by search instead. "
+    if exact and states is None and completions is None:
+        verdict = _decide(machine, state, target, claim)
+        if notes:
+            verdict = Verdict(verdict.holds, claim, verdict.method, verdict.checked, verdict.witness,
+                              verdict.obstruction, notes + verdict.reason, verdict.details)
+        return verdict
+    return Verdict(
+        None, claim, "sampled", 0,
+        reason=(
+            "the machines are not both finite and no witness was given; pass embedding= and loader= with a "
+            "sample of states=, or refute with prompt_obstruction / cardinality_obstruction"
+        ),
+    )
+
+
+def _decide(machine: AgenticMachine, x: Hashable, target: AgenticMachine, claim: str) -> Verdict:
+    """Exact decision: F2, then F5, then the F6 search inside succ(x)."""
+    succ = successors(machine, x)
+    loaders: dict[Hashable, str] = {}
+    for c, y in succ.items():
+        if not is_sentinel(y):
+            loaders.setdefault(y, c)
+    checked = len(succ)
+    targets = sorted(target.states, key=rank)
+    details = {"successor_states": len(loaders), "target_states": len(targets), "completions": len(succ)}
+    # F2: a target prompt that no successor state carries.
+    succ_prompts: dict[str, list[Hashable]] = {}
+    for y in loaders:
+        succ_prompts.setdefault(machine.prompt(y), []).append(y)
+    target_prompts: dict[str, list[Hashable]] = {}
+    for s in targets:
+        target_prompts.setdefault(target.prompt(s), []).append(s)
+    for s in targets:
+        p = target.prompt(s)
+        if p not in succ_prompts:
+            where = (
+                f"the successors of {_short(x)} carry the prompts {_set_text(succ_prompts)}"
+                if succ_prompts else f"{_short(x)} has no successor states at all (every completion halts or diverges)"
+            )
+            return Verdict(
+                False, claim, "fact:F2", checked,
+                obstruction=Obstruction(
+                    "prompt", s,
+                    f"State {_short(s)} of {target.name} has prompt {_short(p)}, but {where}; an embedding keeps "
+                    f"prompts, so no successor can be the image of {_short(s)} (F2).",
+                    details={"prompt": p},
+                ),
+                details=details,
+            )
+    # F5, per prompt: an injective map needs as many successors with a prompt as target states with it.
+    for p, members in target_prompts.items():
+        have = succ_prompts.get(p, [])
+        if len(members) > len(have):
+            s = members[len(have)]
+            return Verdict(
+                False, claim, "fact:F5", checked,
+                obstruction=Obstruction(
+                    "cardinality", s,
+                    f"{target.name} has {len(members)} states with prompt {_short(p)} but only {len(have)} successor(s) "
+                    f"of {_short(x)} have it ({_set_text(have)}); an embedding is injective, so a state such as "
+                    f"{_short(s)} is left without an image in succ({_short(x)}) (F5: |S'| ≤ |succ(x) ∩ S| per prompt).",
+                    details={"prompt": p, "needed": len(members), "available": len(have)},
+                ),
+                details=details,
+            )
+    search = _Search(target, machine, list(loaders))
+    for e in search.embeddings():
+        loader = {s: loaders[e(s)] for s in targets}
+        checked += len(targets) * len(target.completions or ())
+        return Verdict(
+            True, claim, "exhaustive", checked,
+            witness=Witness(
+                e, loader,
+                f"embedding {e!r} into succ({_short(x)}) with loader "
+                + ", ".join(f"{_short(s, 15)}←{c!r}" for s, c in list(loader.items())[:6])
+                + (", …" if len(loader) > 6 else ""),
+            ),
+            details={**details, **search.stats},
+        )
+    kind, s, text, extra = search.failure or ("search", targets[0] if targets else None, "no embedding exists", {})
+    return Verdict(
+        False, claim, "exhaustive", checked,
+        obstruction=Obstruction(
+            kind, s,
+            f"No embedding of {target.name} lands in succ({_short(x)}) = {_set_text(loaders)}: {text}.",
+            details=dict(extra),
+        ),
+        details={**details, **search.stats},
+    )
+
+
+def _check_witness(
+    machine: AgenticMachine,
+    x: Hashable,
+    target: AgenticMachine,
+    embedding: Embedding | None,
+    loader: Mapping[Hashable, str] | Callable[[Hashable], str] | None,
+    states: Iterable[Hashable] | None,
+    completions: Iterable[str] | None,
+    claim: str,
+) -> Verdict:
+    if embedding is None or loader is None:
+        raise InvalidArgument("a witness is an embedding AND a loader; pass both embedding= and loader=.")
+    if embedding.source is not target or embedding.target is not machine:
+        raise InvalidArgument(
+            f"the embedding must go from the target {target.name!r} into {machine.name!r}; "
+            f"it goes from {embedding.source.name!r} into {embedding.target.name!r}."
+        )
+    sample = None if states is None else list(states)
+    if sample is None:
+        if target.states is None:
+            return Verdict(None, claim, "sampled", 0,
+                           reason=f"{target.name} is infinite; pass states=[...] to check the witness on a sample")
+        sample = list(target.states)
+    sample = sorted(dict.fromkeys(sample), key=rank)
+    comp_list = None if completions is None else list(completions)
+    load = loader.__getitem__ if isinstance(loader, Mapping) else loader
+    checked = 0
+    for s in sample:
+        try:
+            c = load(s)
+        except (KeyError, LookupError):
+            return Verdict(None, claim, "sampled", checked, reason=f"the loader gives no completion for state {_short(s)}")
+        y = machine.harness(x, c)
+        image = embedding(s)
+        checked += 1
+        if y != image or is_sentinel(y):
+            return Verdict(
+                None, claim, "sampled", checked,
+                reason=(f"the given loader fails at {_short(s)}: h({_short(x)}, {_short(c)}) = {_short(y)} but "
+                        f"e({_short(s)}) = {_short(image)}; the witness is wrong, the relation itself is undecided"),
+                details={"state": s, "completion": c},
+            )
+    exhaustive = states is None and completions is None and target.is_finite
+    ev = check_embedding(embedding) if exhaustive else check_embedding(embedding, states=sample, completions=comp_list)
+    checked += ev.checked
+    if ev.holds is not True:
+        reason = f"the given embedding is not an embedding: {ev.obstruction}" if ev.obstruction else ev.reason
+        return Verdict(None, claim, ev.method, checked, reason=reason + "; the relation itself is undecided",
+                       details={"embedding_check": ev})
+    method = "exhaustive" if exhaustive and ev.method == "exhaustive" else "sampled"
+    return Verdict(
+        True, claim, method, checked,
+        witness=Witness(embedding, loader, f"given embedding and loader, checked on {len(sample)} state(s)"),
+        details={"states": len(sample), "embedding_check": ev},
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# SPE states
+
+
+def is_spe_state(
+    machine: AgenticMachine,
+    state: Hashable,
+    *,
+    embedding: Embedding | None = None,
+    loader: Mapping[Hashable, str] | Callable[[Hashable], str] | None = None,
+    states: Iterable[Hashable] | None = None,
+    completions: Iterable[str] | None = None,
+) -> Verdict:
+    """Is ``state`` an SPE state of ``machine`` (does (X, x) completion-generate X)?
+
+    On a finite machine decided by F1: x is an SPE state iff every state is a successor
+    of x (witness: the identity with a loader). Otherwise as
+    :func:`completion_generates` with ``target = machine``.
+
+    >>> from agentic_machines.fixtures import fixture
+    >>> v = is_spe_state(fixture("f2-add"), 0)
+    >>> v.holds, v.method, v.witness.loader
+    (True, 'fact:F1', {0: '0', 1: '1'})
+    """
+    hinted = any(v is not None for v in (embedding, loader, states, completions))
+    if not machine.is_finite or hinted:
+        return completion_generates(machine, state, machine, embedding=embedding, loader=loader,
+                                    states=states, completions=completions)
+    if state not in machine.states:
+        raise InvalidArgument(f"{state!r} is not a state of {machine.name!r}; pick one of its states.")
+    claim = _claim(machine, state, machine)
+    succ = successors(machine, state)
+    loaders: dict[Hashable, str] = {}
+    for c, y in succ.items():
+        if not is_sentinel(y):
+            loaders.setdefault(y, c)
+    details = {"premise": "S and C are finite (checked)", "states": len(machine.states), "completions": len(succ)}
+    missing = [s for s in machine.states if s not in loaders]
+    if missing:
+        s = min(missing, key=rank)
+        count = f" |S| = {len(machine.states)} > |C| = {len(succ)}, so this fails for every state." if len(machine.states) > len(succ) else ""
+        return Verdict(
+            False, claim, "fact:F1", len(succ),
+            obstruction=Obstruction(
+                "successor", s,
+                f"State {_short(s)} is not a successor of {_short(state)}: no completion c gives "
+                f"h({_short(state)}, c) = {_short(s)} (succ({_short(state)}) = {_set_text(loaders)}). By F1 a state of "
+                f"a finite machine is an SPE state only if every state is one of its successors.{count}",
+            ),
+            details=details,
+        )
+    loader = {s: loaders[s] for s in machine.states}
+    return Verdict(
+        True, claim, "fact:F1", len(succ),
+        witness=Witness(identity(machine), loader,
+                        f"every state is a successor (F1): the identity embedding with loader "
+                        + ", ".join(f"{_short(s, 15)}←{c!r}" for s, c in list(loader.items())[:6])
+                        + (", …" if len(loader) > 6 else "")),
+        details=details,
+    )
+
+
+def spe_states(machine: AgenticMachine) -> frozenset:
+    """The SPE states of a finite machine, by F1 (x is one iff S ⊆ succ(x)).
+
+    >>> from agentic_machines.fixtures import fixture
+    >>> sorted(spe_states(fixture("f2-add"))), sorted(spe_states(fixture("f2-const")))
+    ([0, 1], [])
+    """
+    if not machine.is_finite:
+        raise InvalidArgument(
+            f"spe_states needs a finite machine; {machine.name!r} has no finite states/completions. "
+            "Use is_spe_state(machine, state, ...) on the states you care about."
+        )
+    states = list(machine.states)
+    alphabet = list(machine.completions)
+    if len(states) > len(alphabet):  # F1: S ⊆ succ(x) needs |S| ≤ |C|
+        return frozenset()
+    everything = set(states)
+    harness = machine.harness
+    result = []
+    for x in states:
+        if {harness(x, c) for c in alphabet} >= everything:
+            result.append(x)
+    return frozenset(result)
+
+
+# ---------------------------------------------------------------------------------------
+# Obstructions for infinite machines, with a premise property-tested on given completions
+
+
+def prompt_obstruction(
+    machine: AgenticMachine,
+    state: Hashable,
+    target: AgenticMachine,
+    target_state: Hashable,
+    *,
+    invariant: Callable[[str, str], bool],
+    invariant_text: str,
+    proof: str,
+    completions: Iterable[str],
+) -> Verdict:
+    """Refute completion-generation by F2 using a successor-prompt invariant.
+
+    The caller claims (and proves in the file ``proof``) that every successor state y
+    of ``state`` satisfies ``invariant(p(state), p(y))``. If ``target_state``'s prompt
+    violates it, no successor can be its image: refuted, method ``"fact:F2"``. The
+    invariant is property-tested on ``completions`` first; a counterexample makes the
+    verdict undecided (premise refuted), as does an invariant that does not exclude
+    ``target_state``.
+
+    >>> from agentic_machines import FunctionMachine
+    >>> grow = FunctionMachine(lambda s: s, lambda s, c: s + c, name="grow")
+    >>> v = prompt_obstruction(grow, "ab", grow, "ab",
+    ...     invariant=lambda p, q: q.startswith(p) and len(q) > len(p),
+    ...     invariant_text="p(x) is a proper prefix of p(y)", proof="proofs/F3_prompt_monotone.md",
+    ...     completions=["a", "b", "xyz"])
+    >>> v.holds, v.method, v.checked, v.obstruction.kind, v.obstruction.state
+    (False, 'fact:F2', 3, 'prompt', 'ab')
+    """
+    claim = _claim(machine, state, target)
+    p_x = machine.prompt(state)
+    p_t = target.prompt(target_state)
+    if invariant(p_x, p_t):
+        return Verdict(
+            None, claim, "fact:F2", 0,
+            reason=(f"the invariant ({invariant_text}) does not exclude state {_short(target_state)}: its prompt "
+                    f"{_short(p_t)} satisfies it, so this obstruction says nothing about that state"),
+        )
+    tested = sentinels = 0
+    for c in completions:
+        tested += 1
+        y = machine.harness(state, c)
+        if is_sentinel(y):
+            sentinels += 1
+            continue
+        p_y = machine.prompt(y)
+        if not invariant(p_x, p_y):
+            return Verdict(
+                None, claim, "fact:F2", tested,
+                reason=(f"premise refuted: completion {_short(c)} leads to {_short(y)} with prompt {_short(p_y)}, "
+                        f"which violates the claimed invariant ({invariant_text}); the obstruction does not apply"),
+                details={"completion": c, "successor": y, "tested": tested},
+            )
+    counts = {"completions_tested": tested, "sentinel_outcomes": sentinels, "successor_states": tested - sentinels}
+    return Verdict(
+        False, claim, "fact:F2", tested,
+        obstruction=Obstruction(
+            "prompt", target_state,
+            f"State {_short(target_state)} of {target.name} has prompt {_short(p_t)}, but every successor y of "
+            f"{_short(state)} satisfies: {invariant_text} (proved in {proof}; property-tested on {tested} "
+            f"completion(s)), which this prompt violates; so no successor can be the image of "
+            f"{_short(target_state)} (F2).",
+            details={"prompt": p_t, "proof": proof, **counts},
+        ),
+        details=counts,
+    )
+
+
+def cardinality_obstruction(
+    machine: AgenticMachine,
+    state: Hashable,
+    target: AgenticMachine,
+    *,
+    reason: str,
+    completions: Iterable[str],
+    target_states: Iterable[Hashable],
+) -> Verdict:
+    """Refute completion-generation by F5 when h(state, ·) is constant.
+
+    The caller claims h(state, ·) is constant (``reason`` says why); this is checked on
+    ``completions``. An injective embedding cannot put two target states on the one
+    successor, so two distinct ``target_states`` refute: method ``"fact:F5"``. Two
+    different outcomes make the verdict undecided (premise refuted).
+
+    >>> from agentic_machines.fixtures import fixture
+    >>> const = fixture("f2-const")
+    >>> v = cardinality_obstruction(const, 0, const, reason="h(a, b) = a ignores b",
+    ...                             completions=["0", "1"], target_states=[0, 1])
+    >>> v.holds, v.method, v.obstruction.kind, v.obstruction.state
+    (False, 'fact:F5', 'cardinality', 1)
+    """
+    claim = _claim(machine, state, target)
+    outcomes: dict[Hashable, str] = {}
+    tested = 0
+    for c in completions:
+        tested += 1
+        y = machine.harness(state, c)
+        outcomes.setdefault(y, c)
+        if len(outcomes) > 1:
+            (y0, c0), (y1, c1) = list(outcomes.items())[:2]
+            return Verdict(
+                None, claim, "fact:F5", tested,
+                reason=(f"premise refuted: h({_short(state)}, ·) is not constant ({reason} was claimed): completion "
+                        f"{_short(c0)} gives {_short(y0)} but {_short(c1)} gives {_short(y1)}"),
+                details={"outcomes": {c0: y0, c1: y1}},
+            )
+    if not outcomes:
+        return Verdict(None, claim, "fact:F5", 0, reason="no completions were given, so the premise was not tested")
+    distinct = sorted(dict.fromkeys(target_states), key=rank)
+    if target.states is not None:
+        distinct = [s for s in distinct if s in target.states]
+    if len(distinct) < 2:
+        return Verdict(None, claim, "fact:F5", tested,
+                       reason=f"need two distinct states of {target.name} to refute; got {len(distinct)}")
+    y = next(iter(outcomes))
+    # If y is itself a target state (the SPE case), the natural preimage of y is y: name another one.
+    s = next((t for t in distinct[1:] + distinct[:1] if not (t == y and target is machine)), distinct[1])
+    other = distinct[0] if s != distinct[0] else distinct[1]
+    return Verdict(
+        False, claim, "fact:F5", tested,
+        obstruction=Obstruction(
+            "cardinality", s,
+            f"h({_short(state)}, ·) is constant ({reason}; checked on {tested} completion(s)): every completion gives "
+            f"{_short(y)}, so succ({_short(state)}) has at most one state. An embedding is injective, so {_short(other)} "
+            f"and {_short(s)} cannot both map into it: state {_short(s)} of {target.name} has no loader (F5).",
+            details={"successor": y, "completions_tested": tested},
+        ),
+        details={"completions_tested": tested, "target_states": len(distinct)},
+    )
