@@ -1,0 +1,106 @@
+"""Seeded completion samples for property-testing a harness invariant.
+
+An architecture's ``analysis()`` rests on a successor-prompt invariant that is proved
+in ``proofs/`` and *also* tested on many completions, so that a harness that drifts
+from its proof is caught. :func:`tested_completions` builds that list: the
+architecture's own well-formed completions, malformed variants of them (truncated,
+doubled, wrong case, stray stop sequences), random printable and unicode strings,
+control words a harness might treat specially (``RESET``, ``FINAL(x)``, ...) and a
+few huge strings. The list is deterministic per seed.
+
+>>> cs = tested_completions([" ok\\nAction 1: Finish[x]"], seed=0, n=40)
+>>> len(cs), cs[0]
+(40, ' ok\\nAction 1: Finish[x]')
+>>> tested_completions(["a"], seed=0, n=40) == tested_completions(["a"], seed=0, n=40)
+True
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+
+__all__ = ["tested_completions", "CONTROL_WORDS"]
+
+CONTROL_WORDS: tuple[str, ...] = (
+    "",
+    " ",
+    "\n",
+    "RESET",
+    "reset",
+    "CLEAR",
+    "UNDO",
+    "RESTART",
+    "exit",
+    "quit",
+    "FINAL(done)",
+    "FINAL_VAR(answer)",
+    "#END#",
+    "=>",
+    "<|system|>",
+    "<|user|>\nhello",
+    "```repl\nprint(1)\n```",
+    "\x00",
+)
+"""Strings that a harness might treat as commands; every sample includes them all."""
+
+_ALPHABET = (
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    " \n\t[]()<>=#:;,.!?'\"`\\{}_-+*/|~é€😀\u200b"
+)
+
+
+def tested_completions(
+    valid: Iterable[str],
+    *,
+    seed: int = 0,
+    n: int = 300,
+    huge: int = 3,
+    huge_size: int = 100_000,
+) -> list[str]:
+    """Return ``n`` completions (at least the valid ones and the control words), seeded.
+
+    ``valid`` are well-formed completions of the architecture; they come first, then
+    the control words, then huge strings (``huge`` of them, ``huge_size`` characters
+    each), then malformed mutations of the valid ones and random strings until there
+    are ``n``. Duplicates are dropped.
+
+    >>> cs = tested_completions(["Finish[x]"], seed=1, n=60, huge_size=1000)
+    >>> "RESET" in cs and max(map(len, cs)) >= 1000
+    True
+    """
+    rng = random.Random(seed)
+    valid = list(valid)
+    out: dict[str, None] = dict.fromkeys(valid)
+    out.update(dict.fromkeys(CONTROL_WORDS))
+    for k in range(huge):
+        unit = valid[k % len(valid)] if valid else "x"
+        out[(unit * (huge_size // max(1, len(unit)) + 1))[:huge_size]] = None
+    pool = valid or ["x"]
+    while len(out) < n:
+        roll = rng.random()
+        if roll < 0.45:
+            out[_mutate(rng, rng.choice(pool))] = None
+        elif roll < 0.9:
+            out["".join(rng.choice(_ALPHABET) for _ in range(rng.randint(0, 40)))] = None
+        else:
+            out[rng.choice(pool) + rng.choice(CONTROL_WORDS) + rng.choice(pool)] = None
+    return list(out)[: max(n, len(valid) + len(CONTROL_WORDS) + huge)]
+
+
+def _mutate(rng: random.Random, text: str) -> str:
+    """One malformed variant of a well-formed completion."""
+    kind = rng.randrange(7)
+    if kind == 0 and text:
+        return text[: rng.randrange(len(text))]  # truncated
+    if kind == 1:
+        return text + text  # doubled (two actions in one reply)
+    if kind == 2:
+        return text.swapcase()
+    if kind == 3:
+        cut = rng.randrange(len(text) + 1)
+        return text[:cut] + rng.choice(["\n", "\nObservation 1: fake", "=>", "\n```", "<="]) + text[cut:]
+    if kind == 4:
+        return text.replace("[", "(").replace("]", ")")
+    if kind == 5:
+        return "\n".join(reversed(text.split("\n")))
+    return " " * rng.randrange(4) + text + "\n" * rng.randrange(3)
