@@ -49,7 +49,7 @@ from ._jsonl import JsonLinesWriter, read_json_lines
 from .errors import InvalidArgument, ReplayMismatch, Undecided
 from .harness import TraceState
 from .machine import DIVERGE, HALT, AgenticMachine, is_sentinel
-from .models import FunctionModel, Model, ScriptedModel, describe_difference, shorten
+from .models import Model, ScriptedModel, describe_difference, shorten
 
 __all__ = ["run", "Trace", "Step", "Opaque", "encode_state", "decode_state", "END_REASONS"]
 
@@ -186,39 +186,10 @@ class Trace:
                         f"the trace's start state {start!r} was saved as its repr only; pass the real "
                         "start state: trace.replay(machine, start=...)"
                     )
-        script = self.to_model()
-        expected = self.prompts + ([self.pending[0]] if self.pending is not None else [])
-
-        def checked(prompt: str) -> str:
-            # Compare each prompt before answering, so a changed machine is reported at
-            # the step where it changed rather than wherever it later breaks.
-            index = len(script.calls)
-            if index < len(expected) and prompt != expected[index]:
-                raise ReplayMismatch(
-                    f"step {index}: {describe_difference(expected[index], prompt)}. "
-                    "The machine no longer behaves as it did when the trace was recorded.",
-                    index=index,
-                    expected=expected[index],
-                    got=prompt,
-                )
-            return script.complete(prompt)
-
-        again = run(machine, FunctionModel(checked), start, max_steps=self.max_steps if self.max_steps is not None else 1000)
-        if isinstance(again.error, ReplayMismatch):
-            raise again.error
-        for old, new in zip(self.steps, again.steps):
-            problem = None
-            if encode_state(new.state) != encode_state(old.state):
-                problem = f"the state is {new.state!r}, recorded {old.state!r}"
-            elif encode_state(new.outcome) != encode_state(old.outcome):
-                problem = f"after {old.completion!r} the outcome is {new.outcome!r}, recorded {old.outcome!r}"
-            if problem:
-                raise ReplayMismatch(
-                    f"step {old.index}: {problem}. The machine no longer behaves as it did when the trace was recorded.",
-                    index=old.index,
-                    expected=old.prompt,
-                    got=new.prompt,
-                )
+        # The checker compares every state, prompt and outcome as the rerun makes them,
+        # so a changed machine is reported at the step where it changed.
+        checker = _ReplayCheck(machine, self)
+        again = run(checker, self.to_model(), start, max_steps=self.max_steps if self.max_steps is not None else 1000)
         if self.end != "incomplete" and (len(again.steps) != len(self.steps) or encode_state(again.end) != encode_state(self.end)):
             raise ReplayMismatch(
                 f"the replay ended after {len(again.steps)} step(s) with {_describe_end(again)}; the recording "
@@ -298,6 +269,49 @@ class Trace:
             ]
 
 
+class _ReplayCheck(AgenticMachine):
+    """``machine`` seen through a recorded trace: any difference raises ReplayMismatch."""
+
+    def __init__(self, machine: AgenticMachine, trace: Trace) -> None:
+        self.machine, self.trace, self.index = machine, trace, 0
+        self.name = _machine_name(machine)
+
+    def prompt(self, state: Any) -> str:
+        prompt = self.machine.prompt(state)
+        steps, i = self.trace.steps, self.index
+        if i < len(steps):
+            if encode_state(state) != encode_state(steps[i].state):
+                self._mismatch(f"the state is {state!r}, recorded {steps[i].state!r}", steps[i].prompt, prompt)
+            expected = steps[i].prompt
+        elif i == len(steps) and self.trace.pending is not None:
+            expected = self.trace.pending[0]
+        else:
+            return prompt
+        if prompt != expected:
+            self._mismatch(describe_difference(expected, prompt), expected, prompt)
+        return prompt
+
+    def harness(self, state: Any, completion: str) -> Any:
+        outcome = self.machine.harness(state, completion)
+        steps, i = self.trace.steps, self.index
+        if i < len(steps) and encode_state(outcome) != encode_state(steps[i].outcome):
+            self._mismatch(f"after {completion!r} the outcome is {outcome!r}, recorded {steps[i].outcome!r}", steps[i].prompt, steps[i].prompt)
+        self.index += 1
+        return outcome
+
+    def _mismatch(self, problem: str, expected: str, got: str) -> None:
+        raise ReplayMismatch(
+            f"step {self.index}: {problem}. The machine no longer behaves as it did when the trace was recorded.",
+            index=self.index,
+            expected=expected,
+            got=got,
+        )
+
+
+def _machine_name(machine: AgenticMachine) -> str:
+    return getattr(machine, "name", None) or type(machine).__name__
+
+
 def _describe_end(trace: Trace) -> str:
     end = trace.end
     if end is HALT:
@@ -345,7 +359,7 @@ def run(
         raise InvalidArgument(f"max_steps must be an integer >= 0, got {max_steps!r}")
     if not callable(getattr(model, "complete", None)):
         raise InvalidArgument(f"{model!r} is not a model: it needs a complete(prompt) -> str method")
-    name = getattr(machine, "name", None) or type(machine).__name__
+    name = _machine_name(machine)
     trace = Trace(machine=name, start=start, max_steps=max_steps)
     writer = _TraceWriter(path, name, start, max_steps) if path is not None else None
     try:

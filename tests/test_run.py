@@ -1,0 +1,361 @@
+"""run() and Trace: ends, JSON-lines files written as the run goes, load, replay."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentic_machines import DIVERGE, HALT, FunctionMachine, HarnessMachine, TableMachine, Trace, TraceState, run
+from agentic_machines.errors import InvalidArgument, ReplayMismatch, ScriptExhausted, Undecided
+from agentic_machines.models import FunctionModel, MappingModel, ScriptedModel
+from agentic_machines.run import Opaque, Step, decode_state, encode_state
+from agentic_machines.strategies import examples
+
+COUNTER = TableMachine(
+    {0: "count 0", 1: "count 1", 2: "count 2"},
+    {(0, "+"): 1, (1, "+"): 2, (2, "+"): 0, (0, "stop"): HALT, (1, "stop"): HALT, (2, "stop"): DIVERGE},
+    initial=0,
+    name="counter",
+)
+
+
+# -- ends -------------------------------------------------------------------------------
+
+
+def test_run_halts_and_records_each_step():
+    t = run(COUNTER, ScriptedModel(["+", "stop"]))
+    assert t.end is HALT and t.final is HALT
+    assert t.steps == [Step(0, 0, "count 0", "+", 1), Step(1, 1, "count 1", "stop", HALT)]
+    assert t.completions == ["+", "stop"] and t.prompts == ["count 0", "count 1"] and t.states == [0, 1]
+    assert list(t) == t.steps and t[1].outcome is HALT and len(t) == 2
+
+
+def test_run_diverges_and_respects_explicit_start():
+    t = run(COUNTER, ScriptedModel(["stop"]), 2)
+    assert t.end is DIVERGE and t.start == 2 and len(t) == 1
+
+
+def test_max_steps_stops_the_run():
+    t = run(COUNTER, ScriptedModel(["+"] * 10), max_steps=4)
+    assert t.end == "max_steps" and len(t) == 4 and t.final == 1
+    assert run(COUNTER, ScriptedModel([]), max_steps=0).end == "max_steps"
+    assert "stopped at max_steps (4)" in str(t)
+    with pytest.raises(InvalidArgument, match="max_steps"):
+        run(COUNTER, ScriptedModel([]), max_steps=-1)
+
+
+def test_start_is_required_when_the_machine_has_no_initial_state():
+    m = TableMachine({0: "p"}, {(0, "x"): HALT}, name="bare")
+    with pytest.raises(InvalidArgument, match="initial="):
+        run(m, ScriptedModel(["x"]))
+    assert run(m, ScriptedModel(["x"]), 0).end is HALT
+
+
+def test_model_error_is_kept_or_reraised():
+    t = run(COUNTER, ScriptedModel(["+"]))
+    assert t.end == "model-error" and len(t) == 1
+    assert isinstance(t.error, ScriptExhausted) and "call index 1" in t.message
+    assert "model-error: ScriptExhausted" in str(t)
+    with pytest.raises(ScriptExhausted):
+        run(COUNTER, ScriptedModel(["+"]), raise_errors=True)
+
+
+def test_a_model_answering_a_non_string_is_a_model_error():
+    class Bad:
+        def complete(self, prompt):
+            return 3
+
+    t = run(COUNTER, Bad())
+    assert t.end == "model-error" and "C = str" in t.message
+
+
+def _fuel_machine():
+    # A harness that runs out of fuel on "think": the CEK evaluator's behaviour.
+    def harness(state, c):
+        if c == "think":
+            raise Undecided("fuel ran out after 100 steps; raise fuel=")
+        return HALT if c == "stop" else state + 1
+
+    return FunctionMachine(lambda s: f"at {s}", harness, initial=0, name="fuel")
+
+
+def test_undecided_ends_the_run_keeping_the_message_and_the_pending_call(tmp_path):
+    t = run(_fuel_machine(), ScriptedModel(["go", "think", "unused"]), path=tmp_path / "t.jsonl")
+    assert t.end == "undecided" and "fuel ran out" in t.message
+    assert len(t) == 1 and t.pending == ("at 1", "think")
+    loaded = Trace.load(tmp_path / "t.jsonl")
+    assert loaded == t
+    assert run(_fuel_machine(), loaded.to_model()) == t
+    assert loaded.replay(_fuel_machine()) == t
+
+
+def test_undecided_from_the_prompt_function():
+    def prompt(s):
+        if s == 2:
+            raise Undecided("cannot render state 2")
+        return "p"
+
+    m = FunctionMachine(prompt, lambda s, c: s + 1, initial=0)
+    t = run(m, ScriptedModel(["a"] * 5))
+    assert t.end == "undecided" and len(t) == 2 and t.pending is None
+
+
+# -- files ------------------------------------------------------------------------------
+
+
+def test_the_file_is_written_as_the_run_goes(tmp_path):
+    path = tmp_path / "run.jsonl"
+    seen = []
+
+    def model(prompt):
+        # At each call, every earlier step is already on disk.
+        seen.append(sum(1 for line in path.read_text().splitlines() if '"kind": "step"' in line))
+        return "+"
+
+    t = run(COUNTER, FunctionModel(model), max_steps=4, path=path)
+    assert seen == [0, 1, 2, 3]
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[0]["kind"] == "header" and lines[0]["machine"] == "counter" and lines[0]["start"] == 0
+    assert [line["kind"] for line in lines[1:]] == ["step"] * 4 + ["end"]
+    assert lines[-1]["end"] == "max_steps"
+    assert Trace.load(path) == t
+
+
+class Killed(BaseException):
+    """Stands for a kill: not an Exception, so run() does not catch it."""
+
+
+def test_a_run_interrupted_after_k_steps_leaves_k_steps_on_disk(tmp_path):
+    path = tmp_path / "run.jsonl"
+    k = 3
+    count = 0
+
+    def model(prompt):
+        nonlocal count
+        if count == k:
+            raise Killed()
+        count += 1
+        return "+"
+
+    with pytest.raises(Killed):
+        run(COUNTER, FunctionModel(model), path=path)
+    loaded = Trace.load(path)
+    assert loaded.end == "incomplete" and len(loaded) == k
+    assert loaded.steps == run(COUNTER, ScriptedModel(["+"] * k), max_steps=k).steps
+    assert "incomplete" in str(loaded)
+    assert loaded.replay(COUNTER).steps == loaded.steps  # an incomplete trace replays its steps
+
+
+def test_a_process_killed_half_way_leaves_its_steps(tmp_path):
+    # os._exit skips every Python cleanup (no buffered write survives it): what is on
+    # disk is what run() flushed step by step.
+    path = tmp_path / "killed.jsonl"
+    script = f"""
+import os
+from agentic_machines import TableMachine, HALT, run
+from agentic_machines.models import FunctionModel
+m = TableMachine({{0: "p0", 1: "p1"}}, {{(0, "a"): 1, (1, "a"): 0, (0, "b"): HALT, (1, "b"): HALT}}, initial=0)
+calls = []
+def model(prompt):
+    if len(calls) == 5:
+        os._exit(9)
+    calls.append(prompt)
+    return "a"
+run(m, FunctionModel(model), path={str(path)!r})
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 9, proc.stderr
+    loaded = Trace.load(path)
+    assert loaded.end == "incomplete"
+    assert loaded.completions == ["a"] * 5 and loaded.prompts == ["p0", "p1", "p0", "p1", "p0"]
+
+
+def test_a_cut_off_last_line_is_ignored(tmp_path):
+    path = tmp_path / "t.jsonl"
+    run(COUNTER, ScriptedModel(["+", "+", "stop"]), path=path)
+    text = path.read_text()
+    lines = text.splitlines(keepends=True)
+    path.write_text("".join(lines[:3]) + lines[3][:10])  # header, 2 steps, half a third step
+    loaded = Trace.load(path)
+    assert len(loaded) == 2 and loaded.end == "incomplete"
+
+
+def test_load_rejects_files_that_are_not_traces(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"prompt": "p", "completion": "c"}\n')
+    with pytest.raises(InvalidArgument, match="not a trace file"):
+        Trace.load(path)
+
+
+def test_harness_machine_traces_round_trip(tmp_path):
+    def guess(secret):
+        tried = []
+        while True:
+            c = yield f"Guess. Tried: {tried}"
+            if c == secret:
+                return "found"
+            tried.append(c)
+
+    m = HarnessMachine(guess, "owl")
+    t = run(m, MappingModel({"[]": "cat", "'cat']": "owl"}), path=tmp_path / "g.jsonl")
+    assert t.end is HALT and t.states == [TraceState(()), TraceState(("cat",))]
+    loaded = Trace.load(tmp_path / "g.jsonl")
+    assert loaded == t and isinstance(loaded.steps[1].state, TraceState)
+    assert loaded.replay(HarnessMachine(guess, "owl")) == t
+
+
+@dataclass(frozen=True)
+class Point:
+    x: int
+
+
+def test_unencodable_states_load_as_their_repr_and_replay_needs_the_start(tmp_path):
+    m = FunctionMachine(lambda s: f"at {s.x}", lambda s, c: HALT if c == "stop" else Point(s.x + 1), initial=Point(0))
+    t = run(m, ScriptedModel(["go", "stop"]))
+    t.save(tmp_path / "p.jsonl")
+    loaded = Trace.load(tmp_path / "p.jsonl")
+    assert loaded.start == Opaque("Point(x=0)") and repr(loaded.steps[1].state) == "Point(x=1)"
+    assert loaded != t  # documented: repr-only values are not equal to the originals
+    assert loaded.replay(m) == t  # the machine's initial state has the same encoding
+    m.initial = None
+    with pytest.raises(InvalidArgument, match="start="):
+        loaded.replay(m)
+    assert loaded.replay(m, start=Point(0)) == t
+
+
+# -- replay -----------------------------------------------------------------------------
+
+
+def test_replay_reports_a_changed_outcome_at_its_step():
+    t = run(COUNTER, ScriptedModel(["+", "+", "stop"]))
+    changed = TableMachine(
+        COUNTER.prompts, {**COUNTER.transitions, (1, "+"): 0}, initial=0, name="counter"
+    )
+    with pytest.raises(ReplayMismatch) as info:
+        t.replay(changed)
+    assert info.value.index == 1 and "outcome is 0, recorded 2" in str(info.value)
+
+
+def test_replay_reports_a_changed_prompt_before_the_machine_can_break():
+    t = run(COUNTER, ScriptedModel(["+", "+", "stop"]))
+    prompts = {**COUNTER.prompts, 2: "count two"}
+    changed = TableMachine(prompts, COUNTER.transitions, initial=0)
+    with pytest.raises(ReplayMismatch, match="step 2: .* at character 6"):
+        t.replay(changed)
+
+
+def test_replay_reports_a_different_end():
+    t = run(COUNTER, ScriptedModel(["stop"]))
+    changed = TableMachine(COUNTER.prompts, {**COUNTER.transitions, (0, "stop"): DIVERGE}, initial=0)
+    with pytest.raises(ReplayMismatch):
+        t.replay(changed)
+
+
+# -- display ----------------------------------------------------------------------------
+
+
+def test_str_and_markdown():
+    t = run(COUNTER, ScriptedModel(["+", "stop"]))
+    text = str(t)
+    assert text.splitlines()[0] == "Trace of 'counter' from 0: 2 steps, halted (1)."
+    assert "'count 0'" in text and "completion" in text
+    md = t._repr_markdown_()
+    assert md.startswith("**Trace**") and "| 1 | 1 | 'count 1' | 'stop' | 1 |" in md
+
+
+def test_long_traces_are_shortened_in_display():
+    t = run(COUNTER, ScriptedModel(["+"] * 100), max_steps=100)
+    text = str(t)
+    assert "(75 more steps)" in text and len(text.splitlines()) < 30
+    long_prompt = TableMachine({0: "x" * 500}, {(0, "c" * 300): HALT}, initial=0)
+    line = str(run(long_prompt, ScriptedModel(["c" * 300]))).splitlines()[2]
+    assert len(line) < 120
+
+
+def test_pipes_are_escaped_in_markdown():
+    m = TableMachine({0: "a|b"}, {(0, "x"): HALT}, initial=0)
+    assert "'a\\|b'" in run(m, ScriptedModel(["x"]))._repr_markdown_()
+
+
+# -- state encoding ---------------------------------------------------------------------
+
+json_leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5))
+hashable = st.recursive(
+    st.one_of(json_leaves, st.sampled_from([HALT, DIVERGE]), st.lists(st.text(max_size=3), max_size=3).map(lambda cs: TraceState(tuple(cs)))),
+    lambda inner: st.one_of(st.tuples(inner, inner), st.frozensets(inner, max_size=3)),
+    max_leaves=8,
+)
+values = st.recursive(
+    hashable,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from(["a", "tuple", "sentinel", "repr", "dict", "trace"]), inner, max_size=2),
+        st.dictionaries(st.integers(), inner, max_size=2),
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=examples(100, 2000))
+@given(values)
+def test_encode_decode_round_trip(value):
+    encoded = encode_state(value)
+    assert json.loads(json.dumps(encoded)) == encoded
+    decoded = decode_state(json.loads(json.dumps(encoded)))
+    assert decoded == value
+    assert type(decoded) is type(value)
+
+
+def test_deep_states_do_not_recurse():
+    deep = ()
+    for i in range(20_000):
+        deep = (i, [deep])
+    node = decode_state(encode_state(deep))  # (json and == are themselves recursive: walk it)
+    for i in reversed(range(20_000)):
+        assert type(node) is tuple and node[0] == i and type(node[1]) is list
+        node = node[1][0]
+    assert node == ()
+
+
+# -- the round-trip property ------------------------------------------------------------
+
+STATE_POOL = [0, 1, 2, "a", "b", ("t", 1), ("t", ("u", "v")), frozenset({1, 2}), -7, "", None]
+ALPHABET = ["x", "y", "z", "x\ny"]
+
+
+@st.composite
+def table_machines(draw):
+    """A small random TableMachine with a start state (local: shared strategies are elsewhere)."""
+    states = draw(st.lists(st.sampled_from([s for s in STATE_POOL if s is not None]), min_size=1, max_size=5, unique=True))
+    completions = draw(st.lists(st.sampled_from(ALPHABET), min_size=1, max_size=4, unique=True))
+    prompts = {s: draw(st.sampled_from(["p", "q", "p|q", "ünï", ""])) + str(i) for i, s in enumerate(states)}
+    outcomes = st.sampled_from(states + [HALT, DIVERGE])
+    transitions = {(s, c): draw(outcomes) for s in states for c in completions}
+    start = draw(st.sampled_from(states))
+    return TableMachine(prompts, transitions, initial=start, name=draw(st.sampled_from(["m", "table ✓"])))
+
+
+@settings(max_examples=examples(100, 2000))
+@given(table_machines(), st.data())
+def test_run_save_load_to_model_run_gives_the_same_trace(machine, data):
+    script = data.draw(st.lists(st.sampled_from(list(machine.completions)), max_size=12))
+    max_steps = data.draw(st.integers(0, 10))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "run.jsonl")
+        first = run(machine, ScriptedModel(script), max_steps=max_steps, path=path)
+        loaded = Trace.load(path)
+        assert loaded == first
+        again = run(machine, loaded.to_model(), loaded.start, max_steps=loaded.max_steps)
+        assert again == first
+        assert again.message == first.message
+        saved = os.path.join(tmp, "saved.jsonl")
+        first.save(saved)
+        assert Trace.load(saved) == first
+        assert loaded.replay(machine) == first
