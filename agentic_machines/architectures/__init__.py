@@ -1,0 +1,40 @@
+"""Agent architectures as agentic machines (DESIGN §7).
+
+Each architecture is a module with the same small interface: ``machine(...)`` (an
+:class:`~agentic_machines.machine.AgenticMachine` on a default toy environment and task),
+``initial`` (the initial state of the default machine), ``scripted_model()`` (a model
+that solves the default task), ``analysis()`` (a :class:`~agentic_machines.verdict.Verdict`
+on "is the initial state an SPE state?", with a certificate) and
+``diagram_completions(prompt)`` (a small completion alphabet for diagrams).
+
+``ARCHITECTURES`` maps each name to its module. It is built on first use, so importing
+one architecture does not import the others (the SPE row pulls in the CEK evaluator). To
+add an architecture, add its module name to ``ARCHITECTURE_NAMES``.
+
+>>> from agentic_machines.architectures import ARCHITECTURES
+>>> "react" in ARCHITECTURES and ARCHITECTURES["react"].__name__
+'agentic_machines.architectures.react'
+"""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any
+
+__all__ = ["ARCHITECTURES", "ARCHITECTURE_NAMES"]
+
+ARCHITECTURE_NAMES: tuple[str, ...] = ("react", "thread")
+"""Module names (inside this package) of the architectures, in table order."""
+
+_registry: dict[str, ModuleType] | None = None
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: ARCHITECTURES is imported lazily; any other unknown name is a real
+    # AttributeError so that `from . import react` still falls back to the submodule.
+    global _registry
+    if name == "ARCHITECTURES":
+        if _registry is None:
+            _registry = {n: importlib.import_module(f"{__name__}.{n}") for n in ARCHITECTURE_NAMES}
+        return _registry
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,312 @@
+"""ReAct (HotpotQA loop) as an agentic machine (DESIGN §7.1).
+
+Source: Yao et al., *ReAct* (ICLR 2023), code ``ysymyth/ReAct`` ``hotpotqa.ipynb::webthink``;
+summarised in ``reference/rlm_react.md`` §B.3 and §D.1.
+
+Faithful:
+
+- the prompt is one string: instruction header + worked examples + ``Question: q`` +
+  transcript + ``Thought i:``;
+- the completion is cut at the stop sequence ``\\nObservation i:`` (by the harness,
+  so a model cannot write its own observation) and split at ``\\nAction i: ``;
+- an unparseable completion (no action line, or several) triggers the original's
+  fallback: keep the first line as the thought and make a *second* model call with
+  prompt ``... Thought i: <thought>\\nAction i:`` whose completion is cut at ``\\n``;
+- the action goes to the environment with its first letter lower-cased; literal
+  ``\\\\n`` sequences are removed from the observation; the harness appends
+  ``Thought i: ...\\nAction i: ...\\nObservation i: ...\\n``;
+- ``Finish[x]`` ends the episode (``HALT``); after 7 steps the harness forces
+  ``finish[]`` without a model call (``HALT`` with an empty answer).
+
+Simplified:
+
+- the environment is the toy wiki of :mod:`agentic_machines.architectures.wiki`
+  (six pages, exact title search) instead of HTTP Wikipedia;
+- one worked example (written for this toolkit) instead of the six of
+  ``webthink_simple6``; the header is paraphrased;
+- an empty action crashes the original (``IndexError``); here the run ends (``HALT``)
+  and :class:`ReactResult` records the crash;
+- ``max_tokens`` is not modelled; the stop list is applied by the harness, so the
+  prompt is a plain string (P = str).
+
+The SPE question (:func:`analysis`): every successor prompt strictly extends the
+current one and its trailing step label advances by at most one
+(``proofs/react_invariant.md``), so by F2 the initial state is not an SPE state.
+
+>>> m = machine()
+>>> m.prompt(initial).endswith("Question: " + TOY_QUESTION + "\\nThought 1:")
+True
+>>> s = m.harness(initial, " Look it up.\\nAction 1: Search[Eiffel Tower]\\nObservation 1: fake")
+>>> m.prompt(s).splitlines()[-3:]
+['Action 1: Search[Eiffel Tower]', 'Observation 1: The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars. It is named after the engineer Gustave Eiffel. The Eiffel Tower stands in Paris. It was the tallest structure in the world from 1889 to 1930. Locally it is nicknamed La dame de fer.', 'Thought 2:']
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass
+
+from ..harness import HarnessMachine, TraceState
+from ..verdict import Verdict
+from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
+
+__all__ = [
+    "machine",
+    "initial",
+    "react_program",
+    "ReactResult",
+    "scripted_model",
+    "SCRIPT",
+    "analysis",
+    "successor_invariant",
+    "INVARIANT_TEXT",
+    "diagram_completions",
+    "HEADER",
+    "EXAMPLES",
+    "TOY_QUESTION",
+    "TOY_ANSWER",
+]
+
+HEADER = (
+    "Answer a question by interleaving Thought, Action and Observation steps. A Thought "
+    "reasons about the current situation. An Action is one of three kinds:\n"
+    "(1) Search[entity]: look the entity up in the wiki and show the first paragraph of its "
+    "page, or some similar titles if there is no such page.\n"
+    "(2) Lookup[keyword]: show the next sentence of the current page that contains the keyword.\n"
+    "(3) Finish[answer]: give the answer and end the task.\n"
+    "Here is an example.\n"
+)
+"""The instruction header (paraphrasing the original's)."""
+
+EXAMPLES = (
+    "Question: Which city is the engineer who designed the Statue of Liberty's frame from?\n"
+    "Thought 1: I need to find who designed the frame of the Statue of Liberty.\n"
+    "Action 1: Search[Statue of Liberty]\n"
+    "Observation 1: The Statue of Liberty is a colossal statue in New York Harbor. Its "
+    "metal frame was designed by Gustave Eiffel.\n"
+    "Thought 2: Gustave Eiffel designed the frame. I need to find where he was from.\n"
+    "Action 2: Search[Gustave Eiffel]\n"
+    "Observation 2: Gustave Eiffel was a French civil engineer born in Dijon.\n"
+    "Thought 3: Gustave Eiffel was born in Dijon, so the answer is Dijon.\n"
+    "Action 3: Finish[Dijon]\n"
+    "\n"
+)
+"""One worked example, in the original's layout."""
+
+SCRIPT: tuple[str, ...] = (
+    " I need to find the city where the Eiffel Tower stands.\nAction 1: Search[Eiffel Tower]",
+    " The Eiffel Tower stands in Paris. Now I need the river that flows through Paris.\n"
+    "Action 2: Search[Paris]",
+    " The first paragraph does not name a river. I will look up river on the page.\n"
+    "Action 3: Lookup[river]",
+    " The Seine flows through Paris, so the answer is the Seine.\nAction 4: Finish[Seine]",
+)
+"""The scripted completions that solve the default task (four model calls)."""
+
+initial = TraceState(())
+"""The initial state of :func:`machine` (no completions yet)."""
+
+INVARIANT_TEXT = (
+    "every successor prompt strictly extends the current prompt, and its trailing step "
+    "label ('Thought k:' or 'Action k:') is at most one more than the current one"
+)
+
+
+@dataclass(frozen=True)
+class ReactResult:
+    """What a ReAct run returns when it halts.
+
+    ``answer`` is the ``Finish`` argument ("" when the step limit forced ``finish[]``,
+    ``None`` after a crash); ``reward`` is exact match against the gold answer;
+    ``steps`` counts Thought/Action/Observation steps; ``error`` names a crash.
+    """
+
+    answer: str | None
+    reward: int
+    steps: int
+    forced: bool = False
+    error: str = ""
+
+
+def react_program(
+    question: str = TOY_QUESTION,
+    pages: Mapping[str, str] = TOY_PAGES,
+    *,
+    gold: str | None = TOY_ANSWER,
+    header: str = HEADER,
+    examples: str = EXAMPLES,
+    max_steps: int = 7,
+    reset: str | None = None,
+) -> Generator[str, str, ReactResult]:
+    """The ReAct harness as a generator: yields prompts, receives completions.
+
+    ``reset`` plants a bug on purpose (for the quality test of :func:`analysis`): a
+    completion equal to ``reset`` throws the transcript away and starts again.
+
+    >>> g = react_program()
+    >>> next(g).endswith("Thought 1:")
+    True
+    """
+    env = WikiEnv(pages, gold=gold)  # fresh per start: replays restart the generator
+    start = header + examples + f"Question: {question}\n"
+    transcript = start
+    i = 1
+    while i <= max_steps:
+        raw = yield transcript + f"Thought {i}:"
+        if reset is not None and raw.strip() == reset:
+            env, transcript, i = WikiEnv(pages, gold=gold), start, 1
+            continue
+        reply = _cut(raw, f"\nObservation {i}:").strip()
+        parts = reply.split(f"\nAction {i}: ")
+        if len(parts) == 2:
+            thought, action = parts
+        else:
+            # The original's fallback: keep the first line, ask again for the action alone.
+            thought = reply.split("\n")[0]
+            raw_action = yield transcript + f"Thought {i}: {thought}\nAction {i}:"
+            action = _cut(raw_action, "\n").strip()
+        if not action:
+            return ReactResult(None, 0, i, error="empty action (the original raises IndexError here)")
+        observation, done = env.step(action[0].lower() + action[1:])
+        observation = observation.replace("\\n", "")
+        transcript += f"Thought {i}: {thought}\nAction {i}: {action}\nObservation {i}: {observation}\n"
+        if done:
+            return ReactResult(env.answer, env.reward, i)
+        i += 1
+    env.step("finish[]")
+    return ReactResult("", env.reward, max_steps, forced=True)
+
+
+def machine(
+    question: str = TOY_QUESTION,
+    pages: Mapping[str, str] = TOY_PAGES,
+    *,
+    gold: str | None = TOY_ANSWER,
+    max_steps: int = 7,
+    reset: str | None = None,
+) -> HarnessMachine:
+    """The ReAct machine on a question and a wiki (default: the toy two-hop question).
+
+    ``reset="RESET"`` builds the planted-bug variant used by the quality test.
+
+    >>> machine().name
+    'react'
+    """
+    return HarnessMachine(
+        react_program, question, pages, gold=gold, max_steps=max_steps, reset=reset,
+        name="react" if reset is None else "react+reset",
+    )
+
+
+def scripted_model():
+    """A :class:`~agentic_machines.models.ScriptedModel` that solves the default task.
+
+    >>> scripted_model().complete(machine().prompt(initial)) == SCRIPT[0]
+    True
+    """
+    from ..models import ScriptedModel
+
+    return ScriptedModel(SCRIPT)
+
+
+_LABEL = re.compile(r"(?:Thought|Action) (\d+):$")
+
+
+def step_label(prompt: str) -> int | None:
+    """The step number of the trailing ``Thought k:`` / ``Action k:`` label, if any.
+
+    >>> step_label("...Observation 2: x\\nThought 3:"), step_label("no label")
+    (3, None)
+    """
+    match = _LABEL.search(prompt)
+    return int(match.group(1)) if match else None
+
+
+def successor_invariant(prompt: str, successor_prompt: str) -> bool:
+    """The proved successor-prompt invariant of ReAct (``proofs/react_invariant.md``).
+
+    True iff ``successor_prompt`` strictly extends ``prompt`` and its trailing step
+    label is at most one more than that of ``prompt``.
+
+    >>> p = machine().prompt(initial)
+    >>> successor_invariant(p, p + " x\\nAction 1:"), successor_invariant(p, p)
+    (True, False)
+    """
+    if len(successor_prompt) <= len(prompt) or not successor_prompt.startswith(prompt):
+        return False
+    k, k2 = step_label(prompt), step_label(successor_prompt)
+    return k is not None and k2 is not None and k2 <= k + 1
+
+
+def valid_completions(step: int = 1) -> list[str]:
+    """Well-formed completions at step ``step``: one per action kind, plus fallbacks.
+
+    >>> valid_completions()[0]
+    ' I should search.\\nAction 1: Search[Eiffel Tower]'
+    """
+    actions = ["Search[Eiffel Tower]", "Search[Paris]", "Search[Atlantis]", "Lookup[river]",
+               "Finish[Seine]", "Finish[]", "Think[hmm]", "Dance[now]"]
+    out = [f" I should {a.split('[')[0].lower()}.\nAction {step}: {a}" for a in actions]
+    out += [" I am not sure what to do.", f" Two actions.\nAction {step}: Search[a]\nAction {step}: Search[b]",
+            " Search[Paris]", f"\nAction {step}: "]
+    return out
+
+
+def diagram_completions(prompt: str) -> list[str]:
+    """A small completion alphabet for diagrams: two actions, or a fallback, per prompt.
+
+    >>> diagram_completions("... Thought 1: hm\\nAction 1:")
+    [' Search[Paris]', ' Finish[Seine]']
+    >>> len(diagram_completions("... Thought 2:"))
+    3
+    """
+    k = step_label(prompt) or 1
+    if prompt.endswith(f"Action {k}:"):
+        return [" Search[Paris]", " Finish[Seine]"]
+    return [f" Search.\nAction {k}: Search[Paris]", f" Done.\nAction {k}: Finish[Seine]", " hmm"]
+
+
+def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 300) -> Verdict:
+    """Is the initial state of ReAct an SPE state? Refuted by F2 with a concrete state.
+
+    The obstruction state is reached from the initial state by two scripted steps
+    (``Search[Eiffel Tower]``, then ``Search[Paris]``): its prompt ends with
+    ``Thought 3:``, which no successor prompt of the initial state (ending with
+    ``Thought 2:`` or ``Action 1:``) can. The invariant is property-tested on ``n``
+    seeded completions; if it fails on one, the verdict is undecided.
+    ``details["initial_state"]`` holds the same check for the initial state itself
+    (its prompt is not a strict extension of itself).
+
+    >>> v = analysis(n=60)
+    >>> v.status, v.method
+    ('refuted', 'fact:F2')
+    """
+    from ._invariants import refute_by_invariant
+
+    m = m if m is not None else machine()
+    return refute_by_invariant(
+        m,
+        m.initial,
+        deep_script=SCRIPT[:2],
+        invariant=successor_invariant,
+        invariant_text=INVARIANT_TEXT,
+        proof="proofs/react_invariant.md",
+        completions=tested_completions_for_react(seed=seed, n=n),
+    )
+
+
+def tested_completions_for_react(*, seed: int = 0, n: int = 300) -> list[str]:
+    """The seeded completions on which :func:`analysis` tests the invariant.
+
+    >>> len(tested_completions_for_react(n=50))
+    50
+    """
+    from .sampling import tested_completions
+
+    return tested_completions(valid_completions(1) + list(SCRIPT), seed=seed, n=n)
+
+
+def _cut(text: str, stop: str) -> str:
+    """Apply a stop sequence: everything before its first occurrence."""
+    at = text.find(stop)
+    return text if at < 0 else text[:at]

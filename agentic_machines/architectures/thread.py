@@ -1,0 +1,311 @@
+"""THREAD (recursive spawning) as an agentic machine (DESIGN §7.4).
+
+Source: Schroeder et al., *THREAD: Thinking Deeper with Recursive Spawning* (NAACL
+2025), official code ``philipmit/thread`` (``run_*.py``: ``Y = Y + psi(thread(phi(Y), ''))``);
+summarised in ``reference/repl_plan.md`` §4.1 and §7.1.
+
+Faithful:
+
+- the prompt of a thread with context ``c`` and response so far ``Y`` is
+  ``examples + "\\n\\n\\n\\n\\n\\nPrompt:\\n" + c + "\\n\\n\\nResponse:\\n#START#\\n" + Y``;
+- a generation stops at ``=>`` or at the end-marker prefix ``#EN`` (the harness cuts
+  the completion there) and is appended to ``Y``; then the last line of ``Y`` decides:
+  **end** if ``Y`` ends with a newline (the thread returns ``Y``); **action** if the last
+  line starts with ``>`` (or ``# >``) and does not end with ``<=``: the action is
+  executed and ``=>observation<=\\n\\n`` is spliced back; **spawn** otherwise: the last
+  line is a sub-task, a child thread starts from ``φ(Y)`` = that line + ``=>`` with an
+  empty response, runs to completion (join), and ``ψ(child)`` =
+  ``=>text<=\\n\\n`` is spliced back, where text is what the child's final
+  ``print(...)`` line prints;
+- one global call counter shared by all threads (``t_max``); running out stops every
+  thread; the environment's ``done`` flag stops every thread too.
+
+Simplified:
+
+- no Python variables: the original ``exec``\\ s ``x = ...`` lines into a shared
+  namespace and fills ``{var}`` placeholders; here ``print(...)`` of a literal is
+  evaluated (``ast.literal_eval``) and any other final line is returned as text;
+- the environment is the toy wiki (:mod:`agentic_machines.architectures.wiki`), whose
+  ``finish[x]`` sets ``done``;
+- one worked example pair written for this toolkit instead of the original few-shot files.
+
+The SPE question (:func:`analysis`): from a state of the root thread, every successor
+prompt strictly extends the current one or is the fresh prompt of a child thread
+(``proofs/thread_invariant.md``), so by F2 the initial state is not an SPE state.
+
+>>> m = machine()
+>>> s = m.harness(initial, "Find the city where the Eiffel Tower stands=>")
+>>> m.prompt(s).endswith("Prompt:\\nFind the city where the Eiffel Tower stands=>\\n\\n\\nResponse:\\n#START#\\n")
+True
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass
+
+from ..harness import HarnessMachine, TraceState
+from ..verdict import Verdict
+from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
+
+__all__ = [
+    "machine",
+    "initial",
+    "thread_program",
+    "thread_prompt",
+    "ThreadResult",
+    "scripted_model",
+    "SCRIPT",
+    "analysis",
+    "successor_invariant",
+    "is_fresh_child_prompt",
+    "INVARIANT_TEXT",
+    "diagram_completions",
+    "EXAMPLES",
+    "START",
+]
+
+START = "#START#"
+"""The marker that opens the model's part of a thread prompt."""
+
+STOPS = ("=>", "#EN")
+"""Generation stops (the harness cuts a completion at the first of them)."""
+
+EXAMPLES = (
+    "Answer the task. Each line of the response is an action '> search[entity]' or "
+    "'> lookup[keyword]' (its result comes back as =>result<=), a sub-task written as a "
+    "sentence (a helper solves it and its result comes back as =>result<=), or the final "
+    "line print(answer).\n"
+    "\n\n\n\n\n\nPrompt:\n"
+    "Which country is the designer of the Statue of Liberty from?\n"
+    "\n\nResponse:\n"
+    "#START#\n"
+    "Find who designed the Statue of Liberty=>Frédéric Auguste Bartholdi<=\n\n"
+    "> search[Frédéric Auguste Bartholdi]=>Frédéric Auguste Bartholdi was a French sculptor.<=\n\n"
+    'print("France")\n'
+    "#END#"
+    "\n\n\n\n\n\nPrompt:\n"
+    "Find who designed the Statue of Liberty=>\n"
+    "\n\nResponse:\n"
+    "#START#\n"
+    "> search[Statue of Liberty]=>The Statue of Liberty was designed by Frédéric Auguste Bartholdi.<=\n\n"
+    'print("Frédéric Auguste Bartholdi")\n'
+    "#END#"
+)
+"""The few-shot examples (a parent thread and the child thread it spawned)."""
+
+SCRIPT: tuple[str, ...] = (
+    "Find the city where the Eiffel Tower stands=>",
+    "> search[Eiffel Tower]=>",
+    'print("Paris")\n#END#',
+    "> search[Paris]=>",
+    "> lookup[river]=>",
+    'print("Seine")\n#END#',
+)
+"""Scripted completions solving the default task: the root spawns one child thread."""
+
+DEFAULT_MAX_CALLS = 30
+"""The default global call budget (the original uses ``t_max = 200``)."""
+
+initial = TraceState(())
+"""The initial state of :func:`machine`: the root thread, before its first generation."""
+
+INVARIANT_TEXT = (
+    "from a state of the root thread, every successor prompt either strictly extends the "
+    "current prompt, or is the fresh prompt of a child thread (empty response, a one-line "
+    "context ending in '=>')"
+)
+
+
+@dataclass(frozen=True)
+class ThreadResult:
+    """What a THREAD run returns: the answer (the root's printed text, or ``finish[x]``),
+    why it stopped (``"end"``, ``"done"`` or ``"budget"``) and the model calls used."""
+
+    answer: str | None
+    reason: str
+    calls: int
+
+
+class _Stop(Exception):
+    """Unwinds every thread at once (budget spent, or the environment is done)."""
+
+
+def thread_prompt(context: str, response: str = "", *, examples: str = EXAMPLES) -> str:
+    """The prompt of a thread with context ``context`` and response so far ``response``.
+
+    >>> thread_prompt("Do x=>", examples="").splitlines()
+    ['', '', '', '', '', '', 'Prompt:', 'Do x=>', '', '', 'Response:', '#START#']
+    """
+    return examples + "\n\n\n\n\n\nPrompt:\n" + context + "\n\n\nResponse:\n" + START + "\n" + response
+
+
+def thread_program(
+    task: str = TOY_QUESTION,
+    pages: Mapping[str, str] = TOY_PAGES,
+    *,
+    gold: str | None = TOY_ANSWER,
+    examples: str = EXAMPLES,
+    max_calls: int = DEFAULT_MAX_CALLS,
+) -> Generator[str, str, ThreadResult]:
+    """The THREAD harness as a generator: the root thread on ``task``, children inside it.
+
+    >>> g = thread_program()
+    >>> next(g).endswith("Prompt:\\n" + TOY_QUESTION + "\\n\\n\\nResponse:\\n#START#\\n")
+    True
+    """
+    env = WikiEnv(pages, gold=gold)  # fresh per start: replays restart the generator
+    calls = [0]
+    stop_type = _Stop  # a local: module globals may be gone when a cached generator is closed at exit
+
+    def run_thread(context: str) -> Generator[str, str, str]:
+        response = ""
+        while True:
+            if calls[0] >= max_calls:
+                raise _Stop("budget")
+            calls[0] += 1
+            response += _cut(((yield thread_prompt(context, response, examples=examples))))
+            if response.endswith("\n"):
+                return response  # stopped at the end marker, after the final print line
+            last = response.rsplit("\n", 1)[-1]
+            if (last.startswith(">") or last.startswith("# >")) and not last.endswith("<="):
+                observation, done = env.step(last.split(">", 1)[1].strip())
+                response += "=>" + observation + "<=\n\n"
+                if done:
+                    raise _Stop("done")
+            else:
+                # Join: the child runs to completion inside this step of the parent.
+                child = yield from run_thread(last + "=>")  # φ
+                response += "=>" + printed(child) + "<=\n\n"  # ψ
+
+    try:
+        root = yield from run_thread(task)
+    except stop_type as stop:
+        reason = str(stop)
+        return ThreadResult(env.answer if reason == "done" else None, reason, calls[0])
+    return ThreadResult(printed(root), "end", calls[0])
+
+
+def printed(response: str) -> str:
+    """ψ's text: what the final line of a thread's response prints.
+
+    >>> printed('> a=>b<=\\n\\nprint("Paris")\\n'), printed("just text\\n"), printed("")
+    ('Paris', 'just text', '')
+    """
+    lines = [line for line in response.split("\n") if line.strip()]
+    if not lines:
+        return ""
+    last = lines[-1].strip()
+    if last.startswith("print(") and last.endswith(")"):
+        try:
+            return str(ast.literal_eval(last[len("print("):-1]))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return last[len("print("):-1]
+    return last
+
+
+def machine(
+    task: str = TOY_QUESTION,
+    pages: Mapping[str, str] = TOY_PAGES,
+    *,
+    gold: str | None = TOY_ANSWER,
+    max_calls: int = DEFAULT_MAX_CALLS,
+) -> HarnessMachine:
+    """The THREAD machine on a task and a wiki (default: the toy two-hop question).
+
+    >>> machine().name
+    'thread'
+    """
+    return HarnessMachine(thread_program, task, pages, gold=gold, max_calls=max_calls, name="thread")
+
+
+def scripted_model():
+    """A :class:`~agentic_machines.models.ScriptedModel` that solves the default task.
+
+    >>> scripted_model().complete("any prompt") == SCRIPT[0]
+    True
+    """
+    from ..models import ScriptedModel
+
+    return ScriptedModel(SCRIPT)
+
+
+def is_fresh_child_prompt(prompt: str, *, examples: str = EXAMPLES) -> bool:
+    """True iff ``prompt`` is a child thread's first prompt: empty response, and a
+    one-line context ending in ``=>`` (φ of the parent's response).
+
+    >>> is_fresh_child_prompt(thread_prompt("Find x=>")), is_fresh_child_prompt(thread_prompt("Find x=>", "y"))
+    (True, False)
+    """
+    head = examples + "\n\n\n\n\n\nPrompt:\n"
+    tail = "\n\n\nResponse:\n" + START + "\n"
+    if not (prompt.startswith(head) and prompt.endswith(tail)) or len(prompt) < len(head) + len(tail):
+        return False
+    context = prompt[len(head): len(prompt) - len(tail)]
+    return "\n" not in context and context.endswith("=>")
+
+
+def successor_invariant(prompt: str, successor_prompt: str) -> bool:
+    """The proved successor-prompt invariant of root-thread states (``proofs/thread_invariant.md``).
+
+    >>> p = machine().prompt(initial)
+    >>> successor_invariant(p, p + "> search[x]=>y<=\\n\\n"), successor_invariant(p, p)
+    (True, False)
+    """
+    extends = len(successor_prompt) > len(prompt) and successor_prompt.startswith(prompt)
+    return extends or is_fresh_child_prompt(successor_prompt)
+
+
+def valid_completions() -> list[str]:
+    """Well-formed completions: actions, sub-tasks, final prints, and edge cases.
+
+    >>> valid_completions()[0]
+    '> search[Eiffel Tower]=>'
+    """
+    return [
+        "> search[Eiffel Tower]=>", "> lookup[river]=>", "> finish[Seine]=>", "> dance=>",
+        "# > search[Paris]=>", "> search[x]<=", "Find the city where the Eiffel Tower stands=>",
+        "Find the river=>ignored", 'print("Seine")\n#END#', "print(x)\n", "=>", "#END#",
+        "line one\nline two=>", "> search[Paris]", "no stop at all",
+    ]
+
+
+def diagram_completions(prompt: str) -> list[str]:
+    """A small completion alphabet for diagrams: act, spawn a sub-task, or finish.
+
+    >>> diagram_completions("...")
+    ['> search[Paris]=>', 'Find the river of Paris=>', 'print("Seine")\\n#END#']
+    """
+    return ["> search[Paris]=>", "Find the river of Paris=>", 'print("Seine")\n#END#']
+
+
+def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 300) -> Verdict:
+    """Is the initial state of THREAD an SPE state? Refuted by F2 with a concrete state.
+
+    The obstruction state is a child thread after one action (two scripted steps: the
+    root spawns ``Find the city where the Eiffel Tower stands``, the child searches):
+    its prompt neither extends the root's prompt nor is a fresh child prompt.
+
+    >>> v = analysis(n=60)
+    >>> v.status, v.method
+    ('refuted', 'fact:F2')
+    """
+    from ._invariants import refute_by_invariant
+    from .sampling import tested_completions
+
+    m = m if m is not None else machine()
+    return refute_by_invariant(
+        m,
+        m.initial,
+        deep_script=SCRIPT[:2],
+        invariant=successor_invariant,
+        invariant_text=INVARIANT_TEXT,
+        proof="proofs/thread_invariant.md",
+        completions=tested_completions(valid_completions() + list(SCRIPT), seed=seed, n=n),
+    )
+
+
+def _cut(text: str) -> str:
+    """Apply THREAD's stop sequences: keep what precedes the first of them."""
+    at = min((i for i in (text.find(s) for s in STOPS) if i >= 0), default=len(text))
+    return text[:at]

@@ -1,0 +1,123 @@
+"""ReAct as an agentic machine: prompts, the solved trace, the invariant, the verdict.
+
+Golden files live in tests/golden/react/; regenerate them with
+``AGENTIC_MACHINES_UPDATE_GOLDEN=1 python -m pytest tests/test_react.py``.
+"""
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentic_machines import DIVERGE, HALT, TraceState, is_sentinel
+from agentic_machines.architectures import react
+from agentic_machines.architectures.goldens import check_golden, render_trace
+from agentic_machines.architectures.sampling import CONTROL_WORDS
+from agentic_machines.models import ScriptedModel
+from agentic_machines.run import run
+from agentic_machines.strategies import examples
+
+GOLDEN = Path(__file__).parent / "golden" / "react"
+M = react.machine()
+
+
+def completions_at(step: int) -> st.SearchStrategy[str]:
+    valid = react.valid_completions(step) + list(react.SCRIPT)
+    return st.one_of(
+        st.sampled_from(valid),
+        st.sampled_from(CONTROL_WORDS),
+        st.text(max_size=60),
+        st.builds(lambda a, b: a + b, st.sampled_from(valid), st.text(max_size=20)),
+        st.builds(lambda a, k: a[:k], st.sampled_from(valid), st.integers(0, 60)),
+        st.sampled_from(["x" * 50_000, "\nObservation 1:" * 100]),
+    )
+
+
+@st.composite
+def reachable_states(draw):
+    """A state reached from the initial state by 0..9 drawn completions."""
+    state = react.initial
+    for _ in range(draw(st.integers(0, 9))):
+        k = react.step_label(M.prompt(state)) or 1
+        nxt = M.harness(state, draw(completions_at(k)))
+        if is_sentinel(nxt):
+            break
+        state = nxt
+    return state
+
+
+def test_initial_and_fallback_prompts_are_golden():
+    p0 = M.prompt(react.initial)
+    fix = M.harness(react.initial, " I am not sure.\nno action here")
+    text = "== initial prompt ==\n" + p0 + "\n== fallback prompt after ' I am not sure.\\nno action here' ==\n" + M.prompt(fix)
+    check_golden(GOLDEN / "prompts.txt", text)
+    assert M.prompt(fix) == p0 + " I am not sure.\nAction 1:"
+
+
+def test_scripted_model_solves_the_task_golden_trace():
+    trace = run(M, react.scripted_model())
+    assert trace.end is HALT and len(trace) == len(react.SCRIPT)
+    last = trace.steps[-1]
+    result = M.result(last.state, last.completion)
+    assert result == react.ReactResult("Seine", 1, 4)
+    check_golden(GOLDEN / "trace.txt", render_trace(trace, result))
+
+
+def test_stop_sequence_drops_model_written_observations():
+    s = M.harness(react.initial, " go\nAction 1: Search[Seine]\nObservation 1: I made this up")
+    assert "I made this up" not in M.prompt(s)
+    assert "Observation 1: The Seine is a river in northern France." in M.prompt(s)
+
+
+def test_fallback_makes_a_second_call_cut_at_newline():
+    fix = M.harness(react.initial, "thinking\nmore thinking")
+    s = M.harness(fix, " Search[Paris]\nignored line")
+    assert "Thought 1: thinking\nAction 1: Search[Paris]\nObservation 1: Paris is the capital" in M.prompt(s)
+    assert "ignored line" not in M.prompt(s)
+
+
+def test_seven_steps_then_forced_finish():
+    script = [f" step\nAction {i}: Search[Paris]" for i in range(1, 8)]
+    trace = run(M, ScriptedModel(script))
+    assert trace.end is HALT and len(trace) == 7
+    assert M.result(trace.steps[-1].state, script[-1]) == react.ReactResult("", 0, 7, forced=True)
+
+
+def test_empty_action_ends_the_run_with_the_crash_recorded():
+    fix = M.harness(react.initial, "no action")
+    assert M.harness(fix, "   ") is HALT
+    assert "IndexError" in M.result(fix, "   ").error
+
+
+def test_wrong_answer_gets_reward_zero():
+    s = M.harness(react.initial, " guess\nAction 1: Finish[Thames]")
+    assert s is HALT and M.result(react.initial, " guess\nAction 1: Finish[Thames]").reward == 0
+
+
+@settings(max_examples=examples(100, 2000))
+@given(reachable_states(), st.data())
+def test_successor_prompt_invariant_and_totality(state, data):
+    prompt = M.prompt(state)
+    c = data.draw(completions_at(react.step_label(prompt) or 1))
+    nxt = M.harness(state, c)  # total: never raises
+    assert nxt is HALT or nxt is DIVERGE or isinstance(nxt, TraceState)
+    if not is_sentinel(nxt):
+        assert react.successor_invariant(prompt, M.prompt(nxt))
+
+
+def test_analysis_refutes_with_a_reachable_state():
+    v = react.analysis()
+    assert v.holds is False and v.method == "fact:F2" and v.checked == 300
+    s = v.obstruction.state
+    assert s == react.initial.then(react.SCRIPT[0]).then(react.SCRIPT[1])
+    assert M.prompt(s).endswith("Thought 3:")
+    assert "proofs/react_invariant.md" in v.obstruction.explanation
+    at_x = v.details["initial_state"]
+    assert at_x.holds is False and at_x.obstruction.state == react.initial
+
+
+def test_quality_reset_variant_is_not_wrongly_refuted():
+    broken = react.machine(reset="RESET")
+    assert broken.harness(broken.harness(broken.initial, " a\nAction 1: Search[Paris]"), "RESET") == TraceState(
+        (" a\nAction 1: Search[Paris]", "RESET"))
+    v = react.analysis(broken)
+    assert v.holds is None and "premise refuted" in v.reason
