@@ -369,14 +369,17 @@ class _Search:
         succ: dict[Hashable, list[Outcome]] = {t: [target.harness(t, c) for c in self.alphabet] for t in pool}
         preds: dict[Hashable, list[Hashable]] = {t: [] for t in pool}
         bad = []
+        self.escape: tuple | None = None  # one (state, completion, outcome) that leaves the pool
         for t, row in succ.items():
-            for o in row:
+            for c, o in zip(self.alphabet, row):
                 if is_sentinel(o):
                     continue
                 if o in preds:
                     preds[o].append(t)
                 else:
                     bad.append(t)
+                    if self.escape is None:
+                        self.escape = (t, c, o)
         while bad:
             t = bad.pop()
             if t in alive:
@@ -447,6 +450,15 @@ class _Search:
                     text = (
                         f"{len(members)} states behave like {s!r} for {rnd} step(s) but only {got} candidate "
                         "image(s) do, so an injective map runs out of images"
+                    )
+                dropped = self.pool_size - len(self.tgt)
+                if dropped and self.escape is not None:
+                    if rnd == 0 and got == 0:
+                        kind = "closure"
+                    t, c, o = self.escape
+                    text += (
+                        f" ({dropped} of the {self.pool_size} allowed images were ruled out because images are closed "
+                        f"under h and a completion leads from them out of the allowed set, e.g. h({t!r}, {c!r}) = {_short(o)})"
                     )
                 self.failure = (kind, s, text, {"round": rnd, "needed": len(members), "available": got})
                 return False
