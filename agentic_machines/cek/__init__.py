@@ -1,0 +1,36 @@
+"""The CEK agentic evaluator (DESIGN §6): a small Lisp whose ``llm`` calls are the
+boundary states of an agentic machine, and the executable SPE theorem.
+
+>>> from agentic_machines.cek import evaluate, seed_state, loader, first_boundary, AgenticEvaluator
+>>> evaluate("(let ((x 20)) (+ x 22))")
+42
+>>> beta = first_boundary('(string-append "Dear " (llm "name?"))')
+>>> AgenticEvaluator().harness(seed_state(), loader(beta)) == beta
+True
+"""
+from ..errors import EvaluationError, MalformedProgram, ParseError, ProgramDiverged, Undecided
+from .evaluator import AgenticEvaluator, ProgramRun, RunRecord, evaluate, first_boundary, run_program
+from .machine import Boundary
+from .reader import parse, unparse
+from .theorem import loader, reify, seed_program, seed_state
+
+__all__ = [
+    "parse",
+    "unparse",
+    "evaluate",
+    "run_program",
+    "ProgramRun",
+    "RunRecord",
+    "AgenticEvaluator",
+    "Boundary",
+    "first_boundary",
+    "seed_program",
+    "seed_state",
+    "loader",
+    "reify",
+    "ParseError",
+    "MalformedProgram",
+    "EvaluationError",
+    "ProgramDiverged",
+    "Undecided",
+]

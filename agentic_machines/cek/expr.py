@@ -1,0 +1,659 @@
+"""Expressions of the CEK language: compiled from data, printed back to data.
+
+A program is read as data (:mod:`.reader`), then :func:`compile_program` turns the data
+into expression nodes. Each node knows its free variables ``fv`` (a sorted tuple of
+names) and carries *selectors* that cut an environment down to what a sub-expression
+may use. An environment is just a tuple of values aligned with the ``fv`` of the
+expression it serves, which is what makes CEK states canonical: an environment holds
+exactly the free variables of its expression, no more.
+
+Rules of the language that the compiler enforces (each violation raises
+:class:`~agentic_machines.errors.MalformedProgram`):
+
+- special forms: ``(quote d)``, ``(lambda (x ...) e)``, ``(let ((x e) ...) e)`` (compiled
+  to ``((lambda (x ...) e) e ...)``), ``(letrec ((f (lambda ...)) ...) e)``,
+  ``(if e e e)``, ``(begin e ...)``, ``(llm e)``, ``(eval e)``;
+- the names of special forms and primitives are reserved: they cannot be bound, so a
+  primitive name always means the primitive (this keeps reified values closed and
+  hygienic without renaming);
+- programs are closed: a variable must be bound by an enclosing form.
+
+>>> from agentic_machines.cek.reader import parse
+>>> e = compile_program(parse("(let ((x 1)) (lambda (y) (+ x y)))"))
+>>> type(e).__name__, e.fv
+('App', ())
+>>> to_datum(e) == parse("((lambda (x) (lambda (y) (+ x y))) 1)")
+True
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from operator import itemgetter
+from typing import Any
+
+from ..errors import MalformedProgram
+from .syntax import NIL, Bool, Nil, Node, Pair, Symbol, from_items, iter_list
+from .values import PRIMITIVES, Prim
+
+__all__ = [
+    "Expr",
+    "Const",
+    "Quote",
+    "Var",
+    "PrimRef",
+    "Lambda",
+    "Group",
+    "Seq",
+    "EMPTY_SEQ",
+    "seq_of",
+    "App",
+    "If",
+    "Branches",
+    "Begin",
+    "Letrec",
+    "Llm",
+    "EvalForm",
+    "SPECIAL_FORMS",
+    "RESERVED",
+    "compile_program",
+    "to_datum",
+    "check_datum",
+]
+
+SPECIAL_FORMS = frozenset({"quote", "lambda", "let", "letrec", "if", "begin", "llm", "eval"})
+RESERVED = SPECIAL_FORMS | frozenset(PRIMITIVES)
+
+
+# ---------------------------------------------------------------- environments
+
+
+def _union(*fvs: Sequence[str]) -> tuple[str, ...]:
+    names: set[str] = set()
+    for fv in fvs:
+        names.update(fv)
+    return tuple(sorted(names))
+
+
+def _identity(env: tuple) -> tuple:
+    return env
+
+
+def _empty(env: tuple) -> tuple:
+    return ()
+
+
+def _selector(source: Sequence[str], target: Sequence[str]) -> Callable[[tuple], tuple]:
+    """A function that maps an environment aligned with ``source`` to one aligned with ``target``.
+
+    The first occurrence of a name in ``source`` wins (parameters shadow captured names).
+    """
+    if tuple(source) == tuple(target):
+        return _identity
+    if not target:
+        return _empty
+    position: dict[str, int] = {}
+    for i, name in enumerate(source):
+        position.setdefault(name, i)
+    index = [position[name] for name in target]
+    if len(index) == 1:
+        i = index[0]
+        return lambda env: (env[i],)
+    return itemgetter(*index)
+
+
+# ---------------------------------------------------------------- expression nodes
+
+
+class Expr(Node):
+    """Base class of expression nodes; ``fv`` is the sorted tuple of free variables."""
+
+    __slots__ = ("fv",)
+    atomic = False
+    """Atomic expressions (constants, variables, quotes, primitive names, lambdas) have
+    no effect and cannot fail, so the machine evaluates them on the spot (see step)."""
+
+    def __repr__(self) -> str:
+        from .reader import unparse
+
+        text = unparse(self)
+        return f"<{type(self).__name__} {text if len(text) <= 60 else text[:57] + '...'}>"
+
+
+class Const(Expr):
+    """A self-evaluating literal: an integer, a string, ``#t``/``#f`` or ``nil``."""
+
+    __slots__ = ("value",)
+    _fields = ("value",)
+    atomic = True
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self.fv = ()
+        self._hash = hash(("Const", type(value).__name__, value))
+
+
+class Quote(Expr):
+    """``(quote d)``: the datum ``d`` itself."""
+
+    __slots__ = ("datum",)
+    _fields = ("datum",)
+    atomic = True
+
+    def __init__(self, datum: Any) -> None:
+        self.datum = datum
+        self.fv = ()
+        self._hash = hash(("Quote", type(datum).__name__, datum))
+
+
+class Var(Expr):
+    """A variable reference; its environment is the one-tuple of its value."""
+
+    __slots__ = ("name",)
+    _fields = ("name",)
+    atomic = True
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.fv = (name,)
+        self._hash = hash(("Var", name))
+
+
+class PrimRef(Expr):
+    """A reference to a primitive procedure (primitive names cannot be rebound)."""
+
+    __slots__ = ("name", "prim")
+    _fields = ("name",)
+    atomic = True
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.fv = ()
+        self._hash = hash(("PrimRef", name))
+        self.prim = Prim(name)
+
+
+class Lambda(Expr):
+    """``(lambda (x ...) body)``. ``group`` is its one-member :class:`Group`."""
+
+    __slots__ = ("params", "body", "group")
+    _fields = ("params", "body")
+    atomic = True
+
+    def __init__(self, params: tuple[str, ...], body: Expr) -> None:
+        self.params = tuple(params)
+        self.body = body
+        self.fv = tuple(n for n in body.fv if n not in self.params)
+        self._hash = hash(("Lambda", self.params, body))
+        self.group = Group((), (self,))
+
+
+class Plan:
+    """How to build a lambda body's environment from ``args + captured + recursive``."""
+
+    __slots__ = ("arity", "body", "rec", "select", "index")
+
+    def __init__(self, arity: int, body: Expr, rec: tuple[int, ...], select: Callable, index: int) -> None:
+        self.arity = arity
+        self.body = body
+        self.rec = rec
+        self.select = select
+        self.index = index
+
+
+class Group(Node):
+    """A group of lambdas closed together: ``names`` are bound to ``lams`` recursively.
+
+    A plain lambda is a group with no names. A closure is (group, index, environment);
+    it never contains itself: calling member i re-creates the closures of the members
+    its body uses, from the group's source and its environment. So closures are finite
+    trees that print back as source.
+    """
+
+    __slots__ = ("names", "lams", "fv", "plans")
+    _fields = ("names", "lams")
+
+    def __init__(self, names: tuple[str, ...], lams: tuple[Lambda, ...]) -> None:
+        self.names = tuple(names)
+        self.lams = tuple(lams)
+        self._hash = hash(("Group", self.names, self.lams))
+        bound = set(self.names)
+        self.fv = tuple(n for n in _union(*(lam.fv for lam in self.lams)) if n not in bound)
+        plans = []
+        for lam in self.lams:
+            rec = tuple(j for j, n in enumerate(self.names) if n in lam.body.fv and n not in lam.params)
+            source = list(lam.params) + list(self.fv) + [self.names[j] for j in rec]
+            # Priority: parameters, then the group's own names, then captured names.
+            position: dict[str, int] = {}
+            for i, n in enumerate(lam.params):
+                position.setdefault(n, i)
+            base = len(lam.params) + len(self.fv)
+            for k, j in enumerate(rec):
+                position.setdefault(self.names[j], base + k)
+            for i, n in enumerate(self.fv):
+                position.setdefault(n, len(lam.params) + i)
+            ordered = [""] * len(source)
+            for n, i in position.items():
+                ordered[i] = n
+            plans.append(Plan(len(lam.params), lam.body, rec, _selector(ordered, lam.body.fv), len(plans)))
+        self.plans = tuple(plans)
+
+
+class Seq(Node):
+    """A sequence of expressions as a linked list (``head``, ``tail``); empty: :data:`EMPTY_SEQ`.
+
+    Continuation frames keep the *pending* part of an application or ``begin`` as a
+    ``Seq``, never the whole form, so a frame does not remember source code that has
+    already been evaluated.
+    """
+
+    __slots__ = ("head", "tail", "fv", "head_sel", "tail_sel", "size")
+    _fields = ("head", "tail")
+
+    def __init__(self, head: Expr | None, tail: "Seq | None") -> None:
+        self.head = head
+        self.tail = tail
+        if head is None:
+            self.fv = ()
+            self.size = 0
+            self._hash = hash("Seq")
+            return
+        assert tail is not None
+        self.fv = _union(head.fv, tail.fv) if tail.fv else head.fv
+        self.size = tail.size + 1
+        self._hash = hash(("Seq", head, tail))
+        self.head_sel = _selector(self.fv, head.fv)
+        self.tail_sel = _selector(self.fv, tail.fv)
+
+    def items(self) -> list[Expr]:
+        """The expressions in order."""
+        out = []
+        seq = self
+        while seq.head is not None:
+            out.append(seq.head)
+            seq = seq.tail  # type: ignore[assignment]
+        return out
+
+
+EMPTY_SEQ = Seq(None, None)
+
+
+def seq_of(items: Sequence[Expr]) -> Seq:
+    """Build a :class:`Seq` from a Python sequence of expressions (last first)."""
+    seq = EMPTY_SEQ
+    for item in reversed(items):
+        seq = Seq(item, seq)
+    return seq
+
+
+class App(Expr):
+    """``(f a ...)``: evaluate the parts left to right, then apply the first to the rest."""
+
+    __slots__ = ("seq",)
+    _fields = ("seq",)
+
+    def __init__(self, seq: Seq) -> None:
+        self.seq = seq
+        self.fv = seq.fv
+        self._hash = hash(("App", seq))
+
+
+class Branches(Node):
+    """The two pending branches of an ``if`` (what its frame keeps)."""
+
+    __slots__ = ("then", "orelse", "fv", "then_sel", "else_sel")
+    _fields = ("then", "orelse")
+
+    def __init__(self, then: Expr, orelse: Expr) -> None:
+        self.then = then
+        self.orelse = orelse
+        self.fv = _union(then.fv, orelse.fv)
+        self._hash = hash(("Branches", then, orelse))
+        self.then_sel = _selector(self.fv, then.fv)
+        self.else_sel = _selector(self.fv, orelse.fv)
+
+
+class If(Expr):
+    """``(if test then else)``: only ``#f`` is false."""
+
+    __slots__ = ("test", "branches", "test_sel", "branches_sel")
+    _fields = ("test", "branches")
+
+    def __init__(self, test: Expr, branches: Branches) -> None:
+        self.test = test
+        self.branches = branches
+        self.fv = _union(test.fv, branches.fv)
+        self._hash = hash(("If", test, branches))
+        self.test_sel = _selector(self.fv, test.fv)
+        self.branches_sel = _selector(self.fv, branches.fv)
+
+
+class Begin(Expr):
+    """``(begin e ...)``: evaluate in order, the value of the last (in tail position)."""
+
+    __slots__ = ("seq",)
+    _fields = ("seq",)
+
+    def __init__(self, seq: Seq) -> None:
+        self.seq = seq
+        self.fv = seq.fv
+        self._hash = hash(("Begin", seq))
+
+
+class Letrec(Expr):
+    """``(letrec ((f (lambda ...)) ...) body)``: mutually recursive lambdas."""
+
+    __slots__ = ("group", "body", "group_sel", "rec", "body_sel")
+    _fields = ("group", "body")
+
+    def __init__(self, group: Group, body: Expr) -> None:
+        self.group = group
+        self.body = body
+        names = set(group.names)
+        self.fv = _union(group.fv, [n for n in body.fv if n not in names])
+        self._hash = hash(("Letrec", group, body))
+        self.group_sel = _selector(self.fv, group.fv)
+        self.rec = tuple(j for j, n in enumerate(group.names) if n in body.fv)
+        source = list(self.fv) + [group.names[j] for j in self.rec]
+        self.body_sel = _selector(source, body.fv)
+
+
+class Llm(Expr):
+    """``(llm e)``: the only model call; ``e`` must evaluate to a string."""
+
+    __slots__ = ("arg",)
+    _fields = ("arg",)
+
+    def __init__(self, arg: Expr) -> None:
+        self.arg = arg
+        self.fv = arg.fv
+        self._hash = hash(("Llm", arg))
+
+
+class EvalForm(Expr):
+    """``(eval e)``: run a string of program text or a quoted datum, closed, in tail position."""
+
+    __slots__ = ("arg",)
+    _fields = ("arg",)
+
+    def __init__(self, arg: Expr) -> None:
+        self.arg = arg
+        self.fv = arg.fv
+        self._hash = hash(("EvalForm", arg))
+
+
+# ---------------------------------------------------------------- compiling data to expressions
+
+_Build = Callable[[list[Expr]], Expr]
+
+
+def compile_program(datum: Any) -> Expr:
+    """Compile a datum (as returned by :func:`~agentic_machines.cek.reader.read`) into a
+    closed expression; raise :class:`MalformedProgram` with a fix if it is not one.
+
+    >>> from agentic_machines.cek.reader import parse
+    >>> compile_program(parse("(f 1)"))
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.MalformedProgram: unbound variable `f`: bind it with let, lambda or letrec, or use a primitive (+, car, string-append, ...)
+    """
+    expr = _compile(datum)
+    if expr.fv:
+        raise MalformedProgram(
+            f"unbound variable `{expr.fv[0]}`: bind it with let, lambda or letrec, "
+            "or use a primitive (+, car, string-append, ...)"
+        )
+    return expr
+
+
+def _compile(datum: Any) -> Expr:
+    # Explicit work stack: ("visit", datum) expands a form; (builder, n) pops n results.
+    tasks: list[tuple] = [(None, datum)]
+    results: list[Expr] = []
+    while tasks:
+        build, item = tasks.pop()
+        if build is not None:
+            n = item
+            args = results[len(results) - n:] if n else []
+            del results[len(results) - n:]
+            results.append(build(args))
+            continue
+        outcome = _visit(item)
+        if isinstance(outcome, Expr):
+            results.append(outcome)
+        else:
+            build, children = outcome
+            tasks.append((build, len(children)))
+            for child in reversed(children):
+                tasks.append((None, child))
+    return results[0]
+
+
+def _visit(d: Any) -> "Expr | tuple[_Build, list]":
+    t = type(d)
+    if t is int or t is str or t is Bool or t is Nil:
+        return Const(d)
+    if t is Symbol:
+        name = d.name
+        if name in SPECIAL_FORMS:
+            raise MalformedProgram(f"`{name}` is a special form, not a value: write it as the head of a list, e.g. {_USAGE[name]}")
+        if name in PRIMITIVES:
+            return PrimRef(name)
+        return Var(name)
+    if t is not Pair:
+        raise MalformedProgram(
+            f"a {type(d).__name__} value cannot appear in program text; only numbers, strings, "
+            "#t/#f, nil, symbols and lists are code"
+        )
+    items = list(iter_list(d))
+    head = items[0]
+    if type(head) is Symbol and head.name in SPECIAL_FORMS:
+        return _FORMS[head.name](items)
+    return (lambda xs: App(seq_of(xs))), items
+
+
+_USAGE = {
+    "quote": "(quote datum) or 'datum",
+    "lambda": "(lambda (x y) body)",
+    "let": "(let ((x 1) (y 2)) body)",
+    "letrec": "(letrec ((f (lambda (n) ...))) (f 3))",
+    "if": "(if test then else)",
+    "begin": "(begin e1 e2 ... en)",
+    "llm": '(llm "prompt")',
+    "eval": '(eval "(+ 1 2)") or (eval \'(+ 1 2))',
+}
+
+
+def _shape(form: str, ok: bool, what: str) -> None:
+    if not ok:
+        raise MalformedProgram(f"bad ({form} ...): {what}; write it as {_USAGE[form]}")
+
+
+def _binder(form: str, d: Any) -> str:
+    if type(d) is not Symbol:
+        raise MalformedProgram(f"bad ({form} ...): {_describe(d)} cannot be bound; variable names are symbols, as in {_USAGE[form]}")
+    if d.name in RESERVED:
+        raise MalformedProgram(
+            f"bad ({form} ...): `{d.name}` is reserved (a special form or primitive) and cannot be bound; pick another name"
+        )
+    return d.name
+
+
+def _distinct(form: str, names: list[str]) -> tuple[str, ...]:
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise MalformedProgram(f"bad ({form} ...): `{n}` is bound twice; give each variable its own name")
+        seen.add(n)
+    return tuple(names)
+
+
+def _describe(d: Any) -> str:
+    from .reader import unparse
+
+    text = unparse(d)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _form_quote(items: list) -> Expr:
+    _shape("quote", len(items) == 2, "it takes exactly one datum")
+    check_datum(items[1])
+    return Quote(items[1])
+
+
+def _params(form: str, d: Any) -> tuple[str, ...]:
+    _shape(form, d is NIL or type(d) is Pair, "the parameters must be a list of names")
+    return _distinct(form, [_binder(form, p) for p in iter_list(d)])
+
+
+def _form_lambda(items: list) -> tuple:
+    _shape("lambda", len(items) == 3, "it takes a parameter list and exactly one body expression (use begin for more)")
+    params = _params("lambda", items[1])
+    return (lambda xs: Lambda(params, xs[0])), [items[2]]
+
+
+def _bindings(form: str, d: Any) -> tuple[tuple[str, ...], list]:
+    _shape(form, d is NIL or type(d) is Pair, "the bindings must be a list of (name expression) pairs")
+    names, inits = [], []
+    for b in iter_list(d):
+        pair = list(iter_list(b)) if type(b) is Pair else None
+        _shape(form, pair is not None and len(pair) == 2, f"the binding {_describe(b)} is not a (name expression) pair")
+        names.append(_binder(form, pair[0]))
+        inits.append(pair[1])
+    return _distinct(form, names), inits
+
+
+def _form_let(items: list) -> tuple:
+    _shape("let", len(items) == 3, "it takes a binding list and exactly one body expression")
+    names, inits = _bindings("let", items[1])
+    # let is sugar for applying a lambda (DESIGN §6.1).
+    return (lambda xs: App(seq_of([Lambda(names, xs[-1])] + xs[:-1]))), inits + [items[2]]
+
+
+def _form_letrec(items: list) -> tuple:
+    _shape("letrec", len(items) == 3, "it takes a binding list and exactly one body expression")
+    names, inits = _bindings("letrec", items[1])
+    for init in inits:
+        _shape(
+            "letrec",
+            type(init) is Pair and type(init.car) is Symbol and init.car.name == "lambda",
+            f"every letrec binding must be a lambda, not {_describe(init)}",
+        )
+    return (lambda xs: Letrec(Group(names, tuple(xs[:-1])), xs[-1])), inits + [items[2]]  # type: ignore[arg-type]
+
+
+def _form_if(items: list) -> tuple:
+    _shape("if", len(items) == 4, "it takes a test, a then-branch and an else-branch")
+    return (lambda xs: If(xs[0], Branches(xs[1], xs[2]))), items[1:]
+
+
+def _form_begin(items: list) -> tuple:
+    _shape("begin", len(items) >= 2, "it needs at least one expression")
+    return (lambda xs: Begin(seq_of(xs))), items[1:]
+
+
+def _form_llm(items: list) -> tuple:
+    _shape("llm", len(items) == 2, "it takes exactly one prompt expression")
+    return (lambda xs: Llm(xs[0])), items[1:]
+
+
+def _form_eval(items: list) -> tuple:
+    _shape("eval", len(items) == 2, "it takes exactly one expression (program text or a quoted datum)")
+    return (lambda xs: EvalForm(xs[0])), items[1:]
+
+
+_FORMS: dict[str, Callable[[list], Any]] = {
+    "quote": _form_quote,
+    "lambda": _form_lambda,
+    "let": _form_let,
+    "letrec": _form_letrec,
+    "if": _form_if,
+    "begin": _form_begin,
+    "llm": _form_llm,
+    "eval": _form_eval,
+}
+
+
+def check_datum(d: Any) -> None:
+    """Raise :class:`MalformedProgram` unless ``d`` is pure data (no procedures inside).
+
+    >>> check_datum(from_items([1, "a", NIL]))
+    """
+    stack = [d]
+    while stack:
+        x = stack.pop()
+        t = type(x)
+        if t is Pair:
+            stack.append(x.car)
+            stack.append(x.cdr)
+        elif not (t is int or t is str or t is Bool or t is Nil or t is Symbol):
+            raise MalformedProgram(
+                f"a {t.__name__} value cannot appear inside quoted code; quote only numbers, "
+                "strings, #t/#f, nil, symbols and lists"
+            )
+
+
+# ---------------------------------------------------------------- expressions back to data
+
+
+def to_datum(expr: Expr) -> Any:
+    """The datum an expression was compiled from (``let`` comes back as a lambda application).
+
+    >>> from agentic_machines.cek.reader import parse
+    >>> d = parse("(letrec ((f (lambda (n) (if (= n 0) 'done (f (- n 1)))))) (f 2))")
+    >>> to_datum(compile_program(d)) == d
+    True
+    """
+    tasks: list[tuple] = [(None, expr)]
+    results: list[Any] = []
+    while tasks:
+        build, item = tasks.pop()
+        if build is not None:
+            n = item
+            args = results[len(results) - n:] if n else []
+            del results[len(results) - n:]
+            results.append(build(args))
+            continue
+        t = type(item)
+        if t is Const:
+            results.append(item.value)
+            continue
+        if t is Var or t is PrimRef:
+            results.append(Symbol(item.name))
+            continue
+        if t is Quote:
+            results.append(from_items([Symbol("quote"), item.datum]))
+            continue
+        build, children = _UNBUILD[t](item)
+        tasks.append((build, len(children)))
+        for child in reversed(children):
+            tasks.append((None, child))
+    return results[0]
+
+
+def _sym_list(names: Sequence[str]) -> Any:
+    return from_items([Symbol(n) for n in names])
+
+
+def _unbuild_lambda(e: Lambda) -> tuple:
+    return (lambda xs: from_items([Symbol("lambda"), _sym_list(e.params), xs[0]])), [e.body]
+
+
+def _unbuild_letrec(e: Letrec) -> tuple:
+    names = e.group.names
+
+    def build(xs: list) -> Any:
+        bindings = from_items([from_items([Symbol(n), x]) for n, x in zip(names, xs)])
+        return from_items([Symbol("letrec"), bindings, xs[-1]])
+
+    return build, list(e.group.lams) + [e.body]
+
+
+_UNBUILD: dict[type, Callable[[Any], tuple]] = {
+    Lambda: _unbuild_lambda,
+    App: lambda e: ((lambda xs: from_items(xs)), e.seq.items()),
+    If: lambda e: ((lambda xs: from_items([Symbol("if")] + xs)), [e.test, e.branches.then, e.branches.orelse]),
+    Begin: lambda e: ((lambda xs: from_items([Symbol("begin")] + xs)), e.seq.items()),
+    Letrec: _unbuild_letrec,
+    Llm: lambda e: ((lambda xs: from_items([Symbol("llm"), xs[0]])), [e.arg]),
+    EvalForm: lambda e: ((lambda xs: from_items([Symbol("eval"), xs[0]])), [e.arg]),
+}

@@ -1,0 +1,490 @@
+"""The CEK machine: states, continuation frames, and one ``step`` function.
+
+A state is one of
+
+- ``Eval(expr, env, kont)``: evaluate ``expr`` in ``env`` (a tuple aligned with
+  ``expr.fv``), then hand the value to ``kont``;
+- ``Ret(value, kont)``: hand ``value`` to the innermost frame of ``kont``;
+- ``Boundary(prompt, kont)``: the control is ``(llm prompt)`` with ``prompt`` an
+  evaluated string; the model's completion is handed to ``kont`` (DESIGN §6.3).
+
+Runs end in ``Halted(value)`` or ``Failed(error)``. The continuation is a linked list of
+frames ending in :data:`HALT_K`, so deep recursion in the object program grows a heap
+structure and never the Python stack. Every state and frame is immutable with a
+cached hash, so a whole state compares and hashes without recursion, and :func:`run`
+can detect a repeated state exactly with Brent's algorithm in constant memory.
+
+Frames keep only what is still to be done (the *pending* expressions and the
+environment they need), so the same computation reached by different source always
+gives equal states.
+
+>>> from agentic_machines.cek.reader import parse
+>>> from agentic_machines.cek.expr import compile_program
+>>> start = Eval(compile_program(parse("(+ 1 (llm \\"q\\"))")), (), HALT_K)
+>>> b, steps = run(start, fuel=100)
+>>> type(b).__name__, b.prompt, steps
+('Boundary', 'q', 8)
+>>> run(Ret("41", b.kont), fuel=100)[0]
+Failed(EvaluationError('+: expected an integer, got "41" (string)'))
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import EvaluationError, MalformedProgram, ParseError, Undecided
+from .expr import (
+    App,
+    Begin,
+    Branches,
+    Const,
+    EvalForm,
+    Expr,
+    If,
+    Lambda,
+    Letrec,
+    Llm,
+    PrimRef,
+    Quote,
+    Seq,
+    Var,
+    compile_program,
+)
+from .syntax import FALSE, Node
+from .values import Closure, Prim, type_name
+
+__all__ = [
+    "Frame",
+    "ArgsK",
+    "IfK",
+    "BeginK",
+    "LlmK",
+    "EvalK",
+    "HaltK",
+    "HALT_K",
+    "Eval",
+    "Ret",
+    "Boundary",
+    "Halted",
+    "Failed",
+    "Cycle",
+    "step",
+    "run",
+    "kont_depth",
+    "program_value",
+]
+
+
+# ---------------------------------------------------------------- continuation frames
+
+
+class Frame(Node):
+    """A continuation frame; ``next`` is the rest of the continuation."""
+
+    __slots__ = ("next",)
+
+
+class HaltK(Frame):
+    """The empty continuation: a value returned here ends the run. Use :data:`HALT_K`."""
+
+    __slots__ = ()
+    _fields = ()
+
+    def __init__(self) -> None:
+        self.next = None
+        self._hash = hash("HaltK")
+
+    def __repr__(self) -> str:
+        return "HALT_K"
+
+    def __reduce__(self) -> str:
+        return "HALT_K"
+
+
+HALT_K = HaltK()
+
+
+class ArgsK(Frame):
+    """Evaluating an application: ``done`` holds the values so far (operator first),
+    ``rest`` the parts still to evaluate, ``env`` their environment (aligned with ``rest.fv``).
+    Source context: ``(v0 ... HOLE e ...)``."""
+
+    __slots__ = ("done", "rest", "env")
+    _fields = ("done", "rest", "env", "next")
+
+    def __init__(self, done: tuple, rest: Seq, env: tuple, next: Frame) -> None:
+        self.done = done
+        self.rest = rest
+        self.env = env
+        self.next = next
+        self._hash = hash((1, done, rest._hash, env, next._hash))
+
+
+class IfK(Frame):
+    """Waiting for the test of an ``if``. Source context: ``(if HOLE then else)``."""
+
+    __slots__ = ("branches", "env")
+    _fields = ("branches", "env", "next")
+
+    def __init__(self, branches: Branches, env: tuple, next: Frame) -> None:
+        self.branches = branches
+        self.env = env
+        self.next = next
+        self._hash = hash((2, branches._hash, env, next._hash))
+
+
+class BeginK(Frame):
+    """Inside ``begin``: ``rest`` (non-empty) comes next. Source context: ``(begin HOLE e ...)``."""
+
+    __slots__ = ("rest", "env")
+    _fields = ("rest", "env", "next")
+
+    def __init__(self, rest: Seq, env: tuple, next: Frame) -> None:
+        self.rest = rest
+        self.env = env
+        self.next = next
+        self._hash = hash((3, rest._hash, env, next._hash))
+
+
+class LlmK(Frame):
+    """Waiting for the prompt of ``llm``. Source context: ``(llm HOLE)``."""
+
+    __slots__ = ()
+    _fields = ("next",)
+
+    def __init__(self, next: Frame) -> None:
+        self.next = next
+        self._hash = hash((4, next._hash))
+
+
+class EvalK(Frame):
+    """Waiting for the argument of ``eval``. Source context: ``(eval HOLE)``."""
+
+    __slots__ = ()
+    _fields = ("next",)
+
+    def __init__(self, next: Frame) -> None:
+        self.next = next
+        self._hash = hash((5, next._hash))
+
+
+# ---------------------------------------------------------------- states and endings
+
+
+class Eval(Node):
+    """Evaluate ``expr`` in ``env`` (aligned with ``expr.fv``), continue with ``kont``."""
+
+    __slots__ = ("expr", "env", "kont")
+    _fields = ("expr", "env", "kont")
+
+    def __init__(self, expr: Expr, env: tuple, kont: Frame) -> None:
+        self.expr = expr
+        self.env = env
+        self.kont = kont
+        self._hash = hash((6, expr._hash, env, kont._hash))
+
+    def __repr__(self) -> str:
+        return f"Eval({self.expr!r}, depth={kont_depth(self.kont)})"
+
+
+class Ret(Node):
+    """Return ``value`` to the continuation ``kont``."""
+
+    __slots__ = ("value", "kont")
+    _fields = ("value", "kont")
+
+    def __init__(self, value: Any, kont: Frame) -> None:
+        self.value = value
+        self.kont = kont
+        self._hash = hash((7, value, kont._hash))
+
+    def __repr__(self) -> str:
+        return f"Ret({_short(self.value)}, depth={kont_depth(self.kont)})"
+
+
+class Boundary(Node):
+    """A boundary state: control ``(llm prompt)`` with ``prompt`` evaluated, continuation ``kont``.
+
+    These are the states of the agentic evaluator: p(β) = ``prompt``, and h(β, c) hands
+    the completion ``c`` to ``kont``.
+    """
+
+    __slots__ = ("prompt", "kont")
+    _fields = ("prompt", "kont")
+
+    def __init__(self, prompt: str, kont: Frame) -> None:
+        self.prompt = prompt
+        self.kont = kont
+        self._hash = hash((8, prompt, kont._hash))
+
+    def __repr__(self) -> str:
+        return f"Boundary(prompt={_short(self.prompt)}, depth={kont_depth(self.kont)})"
+
+
+class Halted(Node):
+    """The run ended normally with ``value``."""
+
+    __slots__ = ("value",)
+    _fields = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self._hash = hash(("Halted", type(value).__name__, value))
+
+    def __repr__(self) -> str:
+        return f"Halted({_short(self.value)})"
+
+
+class Failed(Node):
+    """The run ended with a run-time error (kept as the exception object)."""
+
+    __slots__ = ("error",)
+    _fields = ("message",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+        self._hash = hash(("Failed", str(error)))
+
+    @property
+    def message(self) -> str:
+        return str(self.error)
+
+    def __repr__(self) -> str:
+        return f"Failed({self.error!r})"
+
+
+class Cycle(Node):
+    """The run repeated a state: it diverges. ``period`` is the length of the cycle."""
+
+    __slots__ = ("period",)
+    _fields = ("period",)
+
+    def __init__(self, period: int) -> None:
+        self.period = period
+        self._hash = hash(("Cycle", period))
+
+    def __repr__(self) -> str:
+        return f"Cycle(period={self.period})"
+
+
+def _short(v: Any) -> str:
+    from .reader import unparse
+
+    text = unparse(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def kont_depth(kont: Frame) -> int:
+    """The number of frames above :data:`HALT_K`.
+
+    >>> kont_depth(LlmK(EvalK(HALT_K)))
+    2
+    """
+    n = 0
+    while kont is not HALT_K and kont is not None:
+        n += 1
+        kont = kont.next
+    return n
+
+
+# ---------------------------------------------------------------- the step function
+
+
+def step(state: Node) -> Node:
+    """One CEK transition. ``Boundary``, ``Halted`` and ``Failed`` do not step.
+
+    Raises ``EvaluationError``, ``MalformedProgram`` or ``ParseError`` on a run-time
+    error; :func:`run` turns those into ``Failed``.
+    """
+    t = type(state)
+    if t is Eval:
+        e, env, k = state.expr, state.env, state.kont
+        te = type(e)
+        if te is Var:
+            # <x, ρ, κ>  ->  <ρ(x), κ>          (ρ holds exactly x)
+            return Ret(env[0], k)
+        if te is App:
+            # <(f a ...), ρ, κ>  ->  evaluate the parts left to right (see _parts)
+            return _parts((), e.seq, env, k)
+        if te is Const:
+            # <c, ρ, κ>  ->  <c, κ>
+            return Ret(e.value, k)
+        if te is If:
+            # <(if t a b), ρ, κ>  ->  <t, ρ|t, IfK(a b, ρ|ab, κ)>;  an atomic t is decided on the spot
+            test = e.test
+            if test.atomic:
+                return _branch(_atom(test, e.test_sel(env)), e.branches, e.branches_sel(env), k)
+            return Eval(test, e.test_sel(env), IfK(e.branches, e.branches_sel(env), k))
+        if te is PrimRef:
+            # <p, ρ, κ>  ->  <primitive p, κ>
+            return Ret(e.prim, k)
+        if te is Lambda:
+            # <(lambda (x ...) b), ρ, κ>  ->  <closure(λ, ρ), κ>   (ρ holds exactly fv(λ))
+            return Ret(Closure(e.group, 0, env), k)
+        if te is Quote:
+            # <'d, ρ, κ>  ->  <d, κ>
+            return Ret(e.datum, k)
+        if te is Begin:
+            # <(begin e1 e ...), ρ, κ>  ->  <e1, ρ|e1, BeginK((e ...), ρ|(e ...), κ)>;  a lone e1 is in tail position
+            seq = e.seq
+            if seq.tail.head is None:
+                return Eval(seq.head, env, k)
+            return Eval(seq.head, seq.head_sel(env), BeginK(seq.tail, seq.tail_sel(env), k))
+        if te is Letrec:
+            # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + {f: closure(group, i, ρ|group)}, κ>
+            group = e.group
+            genv = e.group_sel(env)
+            vals = env + tuple(Closure(group, j, genv) for j in e.rec) if e.rec else env
+            return Eval(e.body, e.body_sel(vals), k)
+        if te is Llm:
+            # <(llm a), ρ, κ>  ->  <a, ρ, LlmK(κ)>
+            return Eval(e.arg, env, LlmK(k))
+        if te is EvalForm:
+            # <(eval a), ρ, κ>  ->  <a, ρ, EvalK(κ)>
+            return Eval(e.arg, env, EvalK(k))
+        raise TypeError(f"step: unknown expression node {te.__name__}")
+    if t is Ret:
+        v, k = state.value, state.kont
+        tk = type(k)
+        if tk is ArgsK:
+            # <v, ArgsK(done, rest, ρ, κ)>  ->  continue the application with done + v (see _parts)
+            return _parts(k.done + (v,), k.rest, k.env, k.next)
+        if tk is IfK:
+            # <#f, IfK(a b, ρ, κ)>  ->  <b, ρ|b, κ>;   <v, IfK(a b, ρ, κ)>  ->  <a, ρ|a, κ>
+            return _branch(v, k.branches, k.env, k.next)
+        if tk is BeginK:
+            # <v, BeginK((e), ρ, κ)>  ->  <e, ρ, κ>;   <v, BeginK((e e' ...), ρ, κ)>  ->  <e, ρ|e, BeginK((e' ...), ..., κ)>
+            rest = k.rest
+            if rest.tail.head is None:
+                return Eval(rest.head, k.env, k.next)
+            return Eval(rest.head, rest.head_sel(k.env), BeginK(rest.tail, rest.tail_sel(k.env), k.next))
+        if tk is LlmK:
+            # <q, LlmK(κ)>  ->  boundary (llm q, κ)   when q is a string
+            if type(v) is not str:
+                raise EvaluationError(f"llm: the prompt must be a string, got {_short(v)} ({type_name(v)})")
+            return Boundary(v, k.next)
+        if tk is EvalK:
+            # <text or datum, EvalK(κ)>  ->  <program, {}, κ>   (closed program, tail position)
+            return Eval(program_value(v), (), k.next)
+        if tk is HaltK:
+            # <v, HALT_K>  ->  halted with v
+            return Halted(v)
+        raise TypeError(f"step: unknown frame {tk.__name__}")
+    raise TypeError(f"step: {t.__name__} is not a running state (Eval or Ret)")
+
+
+def _atom(e: Expr, env: tuple) -> Any:
+    """The value of an atomic expression (no effect, cannot fail), without a step."""
+    t = type(e)
+    if t is Var:
+        return env[0]
+    if t is Const:
+        return e.value
+    if t is PrimRef:
+        return e.prim
+    if t is Lambda:
+        return Closure(e.group, 0, env)
+    return e.datum  # Quote
+
+
+def _parts(done: tuple, seq: Seq, env: tuple, k: Frame) -> Node:
+    # Application rule, one part at a time (ρ is aligned with seq.fv):
+    #   atomic part a:    done, (a e ...), ρ   ->  done + value(a), (e ...), ρ|(e ...)
+    #   compound part e:  <e, ρ|e, ArgsK(done, (e' ...), ρ|(e' ...), κ)>
+    #   no part left:     apply done[0] to done[1:]
+    while seq.head is not None:
+        head = seq.head
+        if not head.atomic:
+            return Eval(head, seq.head_sel(env), ArgsK(done, seq.tail, seq.tail_sel(env), k))
+        done = done + (_atom(head, seq.head_sel(env)),)
+        env = seq.tail_sel(env)
+        seq = seq.tail  # type: ignore[assignment]
+    return _apply(done[0], done[1:], k)
+
+
+def _branch(v: Any, br: Branches, env: tuple, k: Frame) -> Node:
+    # if rule: only #f is false.
+    if v is FALSE:
+        return Eval(br.orelse, br.else_sel(env), k)
+    return Eval(br.then, br.then_sel(env), k)
+
+
+def _apply(f: Any, args: tuple, k: Frame) -> Node:
+    tf = type(f)
+    if tf is Closure:
+        # apply closure(group, i, ρ) to args  ->  <body_i, {params: args} + ρ + recursive members, κ>
+        group = f.group
+        plan = group.plans[f.index]
+        if len(args) != plan.arity:
+            raise EvaluationError(
+                f"a procedure of {plan.arity} argument{'s' if plan.arity != 1 else ''} was called with {len(args)}"
+            )
+        vals = args + f.env
+        if plan.rec:
+            genv = f.env
+            vals = vals + tuple(Closure(group, j, genv) for j in plan.rec)
+        return Eval(plan.body, plan.select(vals), k)
+    if tf is Prim:
+        # apply primitive p to args  ->  <p(args), κ>
+        return Ret(f.fn(*args), k)
+    raise EvaluationError(f"{_short(f)} ({type_name(f)}) is not a procedure and cannot be applied")
+
+
+def program_value(v: Any) -> Expr:
+    """The closed expression that ``(eval v)`` runs: ``v`` is program text or a quoted datum.
+
+    >>> program_value("(+ 1 2)")
+    <App (+ 1 2)>
+    """
+    if type(v) is str:
+        from .reader import parse
+
+        return compile_program(parse(v))
+    return compile_program(v)
+
+
+# ---------------------------------------------------------------- running
+
+
+_STOP = (Boundary, Halted, Failed)
+
+
+def run(state: Node, *, fuel: int, detect_cycles: bool = True) -> tuple[Node, int]:
+    """Run from ``state`` to the first ``Boundary``, ``Halted``, ``Failed`` or ``Cycle``.
+
+    Returns ``(outcome, steps)``. A repeated state is detected exactly with Brent's
+    algorithm (constant memory: one saved state). Raises :class:`Undecided` when
+    ``fuel`` steps pass first.
+
+    >>> from agentic_machines.cek.reader import parse
+    >>> loop = compile_program(parse("(letrec ((f (lambda () (f)))) (f))"))
+    >>> run(Eval(loop, (), HALT_K), fuel=1000)[0]
+    Cycle(period=1)
+    """
+    s = state
+    if type(s) in _STOP:
+        return s, 0
+    tortoise, t_hash = s, s._hash
+    power = lam = 1
+    steps = 0
+    while True:
+        if steps >= fuel:
+            raise Undecided(
+                f"the run used all {fuel} steps of fuel without reaching an llm call, the end, "
+                "or a repeated state; pass a larger fuel= to decide it"
+            )
+        try:
+            s = step(s)
+        except (EvaluationError, MalformedProgram, ParseError) as err:
+            return Failed(err), steps + 1
+        steps += 1
+        ts = type(s)
+        if ts is Boundary or ts is Halted or ts is Failed:
+            return s, steps
+        if detect_cycles:
+            if s._hash == t_hash and s == tortoise:
+                return Cycle(lam), steps
+            if power == lam:
+                tortoise, t_hash = s, s._hash
+                power <<= 1
+                lam = 0
+            lam += 1

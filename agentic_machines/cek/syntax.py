@@ -1,0 +1,234 @@
+"""Data of the CEK language: symbols, booleans, lists, and immutable nodes.
+
+Every value that can nest (lists, closures, expressions, continuation frames, states)
+is a :class:`Node`: an immutable slotted object whose hash is computed once, when it is
+built, from the already cached hashes of its parts. Equality walks both structures with
+an explicit stack (:func:`deep_equal`), so comparing or hashing a 100 000-deep value
+never touches the Python call stack.
+
+Lists are proper lists only: ``cons`` requires a list as its second argument, so there
+is no dotted-pair syntax and every list prints back as it was read.
+
+>>> xs = from_items([1, "a", Symbol("b")])
+>>> xs == from_items([1, "a", Symbol("b")]), len(to_items(xs))
+(True, 3)
+>>> TRUE == 1, TRUE == TRUE
+(False, True)
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+__all__ = [
+    "Node",
+    "deep_equal",
+    "Symbol",
+    "Bool",
+    "TRUE",
+    "FALSE",
+    "Nil",
+    "NIL",
+    "Pair",
+    "from_items",
+    "to_items",
+    "iter_list",
+    "is_list",
+]
+
+
+class Node:
+    """Base of every immutable nested value: cached hash, iterative equality.
+
+    Subclasses list the fields that take part in equality in ``_fields`` and set
+    ``self._hash`` in ``__init__`` from those fields. Objects are immutable by
+    convention (slots, no setters); plain slots instead of ``dataclass(frozen=True)``
+    keep construction cheap in the CEK step loop, where a frozen dataclass costs a
+    ``object.__setattr__`` call per field.
+
+    >>> Symbol("x") == Symbol("x"), hash(Symbol("x")) == hash(Symbol("x"))
+    (True, True)
+    """
+
+    __slots__ = ("_hash",)
+    _fields: tuple[str, ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(other) is not type(self) or other._hash != self._hash:  # type: ignore[attr-defined]
+            return False
+        return deep_equal(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple:
+        return (type(self), tuple(getattr(self, f) for f in self._fields))
+
+
+def deep_equal(a: Any, b: Any) -> bool:
+    """Structural equality of nested nodes and tuples, with an explicit stack.
+
+    Leaves (ints, strings) are compared with ``==`` only when their types agree, so
+    the integer ``1`` never equals the boolean ``#t``.
+
+    >>> deep_equal((1, (2, "x")), (1, (2, "x"))), deep_equal(1, TRUE)
+    (True, False)
+    """
+    stack = [(a, b)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        x, y = pop()
+        if x is y:
+            continue
+        tx = type(x)
+        if tx is not type(y):
+            return False
+        if tx is tuple:
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y))
+        elif isinstance(x, Node):
+            if x._hash != y._hash:
+                return False
+            for name in tx._fields:
+                push((getattr(x, name), getattr(y, name)))
+        elif x != y:
+            return False
+    return True
+
+
+class Symbol(Node):
+    """A symbol: a variable name in code, an atom in quoted data.
+
+    >>> Symbol("foo")
+    Symbol('foo')
+    """
+
+    __slots__ = ("name",)
+    _fields = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._hash = hash(("Symbol", name))
+
+    def __repr__(self) -> str:
+        return f"Symbol({self.name!r})"
+
+
+class Bool(Node):
+    """The booleans ``#t`` and ``#f``; use the singletons :data:`TRUE` and :data:`FALSE`.
+
+    A separate type (not Python's ``bool``) because ``True == 1`` in Python, and the
+    language must keep ``#t`` and ``1`` apart (in ``equal?`` and in state equality).
+
+    >>> TRUE, FALSE
+    (#t, #f)
+    """
+
+    __slots__ = ("value",)
+    _fields = ("value",)
+
+    def __init__(self, value: bool) -> None:
+        self.value = bool(value)
+        self._hash = hash(("Bool", self.value))
+
+    def __repr__(self) -> str:
+        return "#t" if self.value else "#f"
+
+    def __reduce__(self) -> str:
+        # Stay a singleton through pickle and copy: the machine tests ``x is FALSE``.
+        return "TRUE" if self.value else "FALSE"
+
+
+TRUE = Bool(True)
+FALSE = Bool(False)
+
+
+class Nil(Node):
+    """The empty list, read from ``nil`` or ``()``; use the singleton :data:`NIL`.
+
+    >>> NIL, len(to_items(NIL))
+    (nil, 0)
+    """
+
+    __slots__ = ()
+    _fields = ()
+
+    def __init__(self) -> None:
+        self._hash = hash("Nil")
+
+    def __repr__(self) -> str:
+        return "nil"
+
+    def __reduce__(self) -> str:
+        return "NIL"
+
+
+NIL = Nil()
+
+
+class Pair(Node):
+    """A non-empty list cell: ``car`` is the first item, ``cdr`` the rest (a list).
+
+    >>> Pair(1, NIL) == from_items([1])
+    True
+    """
+
+    __slots__ = ("car", "cdr")
+    _fields = ("car", "cdr")
+
+    def __init__(self, car: Any, cdr: "Pair | Nil") -> None:
+        self.car = car
+        self.cdr = cdr
+        self._hash = hash(("Pair", car, cdr))
+
+    def __repr__(self) -> str:
+        from .reader import unparse
+
+        return f"<list {unparse(self)}>"
+
+
+def from_items(items: Iterable[Any]) -> "Pair | Nil":
+    """Build a list from Python items (last item first, so no recursion).
+
+    >>> from_items([])
+    nil
+    """
+    result: Pair | Nil = NIL
+    for item in reversed(list(items)):
+        result = Pair(item, result)
+    return result
+
+
+def iter_list(lst: "Pair | Nil") -> Iterator[Any]:
+    """Iterate the items of a proper list.
+
+    >>> list(iter_list(from_items([1, 2])))
+    [1, 2]
+    """
+    while type(lst) is Pair:
+        yield lst.car
+        lst = lst.cdr
+
+
+def to_items(lst: "Pair | Nil") -> list[Any]:
+    """The items of a proper list as a Python list.
+
+    >>> to_items(from_items("ab"))
+    ['a', 'b']
+    """
+    return list(iter_list(lst))
+
+
+def is_list(value: Any) -> bool:
+    """True for ``nil`` and for pairs (every pair is a proper list by construction).
+
+    >>> is_list(NIL), is_list(5)
+    (True, False)
+    """
+    return type(value) is Pair or value is NIL
