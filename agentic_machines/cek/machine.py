@@ -23,7 +23,7 @@ gives equal states.
 >>> start = Eval(compile_program(parse("(+ 1 (llm \\"q\\"))")), (), HALT_K)
 >>> b, steps = run(start, fuel=100)
 >>> type(b).__name__, b.prompt, steps
-('Boundary', 'q', 8)
+('Boundary', 'q', 4)
 >>> run(Ret("41", b.kont), fuel=100)[0]
 Failed(EvaluationError('+: expected an integer, got "41" (string)'))
 """
