@@ -1,0 +1,158 @@
+"""The machine-checked contrast of agent architectures (DESIGN §7.6).
+
+One row per architecture in :data:`~agentic_machines.architectures.ARCHITECTURES`: is
+its initial state an SPE state, by which method, with which certificate, and on how
+many states or completions it was checked. Then rows for what the SPE seed x*
+completion-generates (a finite machine through ``realize``, the toy ReAct through its
+hand-written realization) and for a state inside the SPE machine that is *not* an SPE
+state. :func:`render_table` prints the rows for a terminal, :func:`to_markdown` for
+``docs/contrast.md``.
+
+>>> rows = [Row("toy", "refuted", "fact:F2", "prompt obstruction at s", "3 completions")]
+>>> print(to_markdown(rows))
+| machine | question | verdict | method | certificate | checked |
+|---|---|---|---|---|---|
+| toy | initial state SPE? | refuted | fact:F2 | prompt obstruction at s | 3 completions |
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .machine import is_sentinel
+from .verdict import Verdict
+
+__all__ = ["Row", "contrast_rows", "architecture_row", "render_table", "to_markdown", "SPE_QUESTION"]
+
+SPE_QUESTION = "initial state SPE?"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the contrast table.
+
+    ``status`` is the verdict's status (``holds``, ``refuted``, ``undecided``);
+    ``certificate`` says in one line why; ``checked`` says what was checked;
+    ``question`` is what the row answers; ``verdict`` keeps the full verdict.
+    """
+
+    name: str
+    status: str
+    method: str
+    certificate: str
+    checked: str
+    question: str = SPE_QUESTION
+    verdict: Verdict | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, name: str, verdict: Verdict, *, question: str = SPE_QUESTION,
+           certificate: str | None = None, checked: str | None = None) -> "Row":
+        """A row from a verdict (certificate and checked count derived when not given).
+
+        >>> Row.of("x", Verdict(True, "c", "sampled", 4, reason="loader checked")).checked
+        '4 checked'
+        """
+        return cls(name, verdict.status, verdict.method,
+                   certificate if certificate is not None else _one_line(verdict.certificate),
+                   checked if checked is not None else f"{verdict.checked} checked",
+                   question, verdict)
+
+
+def architecture_row(name: str, module: Any) -> Row:
+    """The row of one architecture module: its ``analysis()`` verdict, summarised.
+
+    >>> from agentic_machines.architectures import react
+    >>> row = architecture_row("react", react)
+    >>> row.status, row.method, row.checked
+    ('refuted', 'fact:F2', '300 completions')
+    """
+    v: Verdict = module.analysis()
+    details = dict(v.details)
+    if v.obstruction is not None and v.method.startswith("fact:"):
+        state = v.obstruction.state
+        path = details.get("path")
+        where = f"state {len(path)} steps from x" if path is not None else f"state {_short(state)}"
+        machine = module.machine()
+        tail = _tail(machine.prompt(state))
+        proof = details.get("proof") or v.obstruction.details.get("proof", "")
+        also = details.get("initial_state")
+        also_text = ", also at x" if isinstance(also, Verdict) and also.holds is False else ""
+        cert = f"{v.obstruction.kind} obstruction at {where} (prompt ends {tail!r}){also_text}; {proof}"
+        return Row.of(name, v, certificate=cert, checked=f"{v.checked} completions")
+    if v.holds is None:
+        return Row.of(name, v, certificate=_one_line(v.reason or "undecided"),
+                      checked=f"{v.checked} completions")
+    return Row.of(name, v, checked=_checked_text(v))
+
+
+def contrast_rows(names: Iterable[str] | None = None) -> list[Row]:
+    """All rows: one per architecture (or per name in ``names``), then the SPE extras.
+
+    The extras (rows whose question is not the SPE question) come from
+    ``spe.contrast_extras()`` when the SPE architecture is in the table.
+    """
+    from .architectures import ARCHITECTURES
+
+    chosen = list(ARCHITECTURES) if names is None else list(names)
+    rows = [architecture_row(n, ARCHITECTURES[n]) for n in chosen]
+    if "spe" in chosen:
+        extras: Callable[[], list[tuple[str, str, Verdict]]] = getattr(ARCHITECTURES["spe"], "contrast_extras")
+        for name, question, verdict in extras():
+            rows.append(Row.of(name, verdict, question=question, checked=_checked_text(verdict)))
+    return rows
+
+
+def render_table(rows: Sequence[Row], *, width: int = 130) -> str:
+    """The rows as a plain-text table for a terminal (long cells shortened to ``width``).
+
+    >>> print(render_table([Row("a", "holds", "sampled", "loader checked", "5 checked")]))
+    machine  question            verdict  method   certificate     checked
+    -------  ------------------  -------  -------  --------------  ---------
+    a        initial state SPE?  holds    sampled  loader checked  5 checked
+    """
+    header = ("machine", "question", "verdict", "method", "certificate", "checked")
+    cells = [header] + [tuple(_clip(x, width) for x in (r.name, r.question, r.status, r.method, r.certificate, r.checked))
+                        for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def to_markdown(rows: Sequence[Row]) -> str:
+    """The rows as a Markdown table (``|`` in cells escaped)."""
+    out = ["| machine | question | verdict | method | certificate | checked |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append("| " + " | ".join(_md(x) for x in (r.name, r.question, r.status, r.method, r.certificate, r.checked)) + " |")
+    return "\n".join(out)
+
+
+def _checked_text(v: Verdict) -> str:
+    details = dict(v.details)
+    states, completions = details.get("states_checked"), details.get("completions_checked")
+    if states is not None and completions is not None:
+        return f"{states} states x {completions} completions"
+    return f"{v.checked} checked"
+
+
+def _tail(prompt: str, n: int = 16) -> str:
+    return prompt[-n:]
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = repr(value) if not is_sentinel(value) else str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _clip(text: str, width: int) -> str:
+    text = _one_line(text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _md(text: str) -> str:
+    return _one_line(text).replace("|", "\\|")

@@ -1,0 +1,63 @@
+"""The contrast table: one row per architecture, honest statuses, renderings."""
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from agentic_machines.architectures import ARCHITECTURES
+from agentic_machines.contrast import SPE_QUESTION, Row, contrast_rows, render_table, to_markdown
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return contrast_rows()
+
+
+def test_one_spe_row_per_architecture(rows):
+    spe_rows = [r for r in rows if r.question == SPE_QUESTION]
+    assert [r.name for r in spe_rows] == list(ARCHITECTURES)
+
+
+def test_only_spe_holds_and_the_others_are_refuted_by_f2(rows):
+    for r in rows:
+        if r.question != SPE_QUESTION:
+            continue
+        if r.name == "spe":
+            assert (r.status, r.method) == ("holds", "sampled")
+            assert "states" in r.checked
+        else:
+            assert (r.status, r.method) == ("refuted", "fact:F2"), r
+            assert r.checked.endswith("completions") and "proofs/" in r.certificate
+
+
+def test_extra_rows_when_spe_is_present(rows):
+    if "spe" not in ARCHITECTURES:
+        pytest.skip("the SPE architecture is not registered")
+    extras = [r for r in rows if r.question != SPE_QUESTION]
+    assert any(r.status == "refuted" and r.method == "fact:F5" for r in extras)
+
+
+def test_renderings_have_every_row_on_one_line(rows):
+    table = render_table(rows)
+    assert len(table.splitlines()) == len(rows) + 2
+    md = to_markdown(rows)
+    assert len(md.splitlines()) == len(rows) + 2
+    assert all(line.startswith("| ") and line.endswith(" |") for line in md.splitlines()[2:])
+
+
+def test_markdown_escapes_pipes():
+    md = to_markdown([Row("a|b", "holds", "sampled", "x | y", "1 checked")])
+    assert "a\\|b" in md and "x \\| y" in md
+
+
+def test_experiment_writes_the_markdown(tmp_path, capsys):
+    spec = importlib.util.spec_from_file_location("contrast_experiment", ROOT / "experiments" / "contrast.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "contrast.md"
+    assert module.main(["--out", str(out)]) == 0
+    text = out.read_text()
+    assert text.startswith("# The contrast") and "| react |" in text
+    assert "initial state SPE?" in capsys.readouterr().out
