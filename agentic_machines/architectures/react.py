@@ -253,17 +253,18 @@ def valid_completions(step: int = 1) -> list[str]:
 
 
 def diagram_completions(prompt: str) -> list[str]:
-    """A small completion alphabet for diagrams: two actions, or a fallback, per prompt.
+    """A small completion alphabet for diagrams: the scripted step (so the solving path
+    and the obstruction state are drawn) and an unparseable reply (the fallback).
 
     >>> diagram_completions("... Thought 1: hm\\nAction 1:")
-    [' Search[Paris]', ' Finish[Seine]']
-    >>> len(diagram_completions("... Thought 2:"))
-    3
+    [' Finish[Seine]']
+    >>> diagram_completions("... Thought 2:") == [SCRIPT[1], " hmm"]
+    True
     """
     k = step_label(prompt) or 1
     if prompt.endswith(f"Action {k}:"):
-        return [" Search[Paris]", " Finish[Seine]"]
-    return [f" Search.\nAction {k}: Search[Paris]", f" Done.\nAction {k}: Finish[Seine]", " hmm"]
+        return [" Finish[Seine]"]
+    return ([SCRIPT[k - 1]] if k <= len(SCRIPT) else []) + [" hmm"]
 
 
 def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 300) -> Verdict:
@@ -291,19 +292,19 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 300) ->
         invariant=successor_invariant,
         invariant_text=INVARIANT_TEXT,
         proof="proofs/react_invariant.md",
-        completions=tested_completions_for_react(seed=seed, n=n),
+        completions=react_completion_sample(seed=seed, n=n),
     )
 
 
-def tested_completions_for_react(*, seed: int = 0, n: int = 300) -> list[str]:
+def react_completion_sample(*, seed: int = 0, n: int = 300) -> list[str]:
     """The seeded completions on which :func:`analysis` tests the invariant.
 
-    >>> len(tested_completions_for_react(n=50))
+    >>> len(react_completion_sample(n=50))
     50
     """
-    from .sampling import tested_completions
+    from .sampling import completion_sample
 
-    return tested_completions(valid_completions(1) + list(SCRIPT), seed=seed, n=n)
+    return completion_sample(valid_completions(1) + list(SCRIPT), seed=seed, n=n)
 
 
 def _cut(text: str, stop: str) -> str:

@@ -2,16 +2,16 @@
 
 An architecture's ``analysis()`` rests on a successor-prompt invariant that is proved
 in ``proofs/`` and *also* tested on many completions, so that a harness that drifts
-from its proof is caught. :func:`tested_completions` builds that list: the
+from its proof is caught. :func:`completion_sample` builds that list: the
 architecture's own well-formed completions, malformed variants of them (truncated,
 doubled, wrong case, stray stop sequences), random printable and unicode strings,
 control words a harness might treat specially (``RESET``, ``FINAL(x)``, ...) and a
 few huge strings. The list is deterministic per seed.
 
->>> cs = tested_completions([" ok\\nAction 1: Finish[x]"], seed=0, n=40)
+>>> cs = completion_sample([" ok\\nAction 1: Finish[x]"], seed=0, n=40)
 >>> len(cs), cs[0]
 (40, ' ok\\nAction 1: Finish[x]')
->>> tested_completions(["a"], seed=0, n=40) == tested_completions(["a"], seed=0, n=40)
+>>> completion_sample(["a"], seed=0, n=40) == completion_sample(["a"], seed=0, n=40)
 True
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 
-__all__ = ["tested_completions", "CONTROL_WORDS"]
+__all__ = ["completion_sample", "CONTROL_WORDS"]
 
 CONTROL_WORDS: tuple[str, ...] = (
     "",
@@ -49,7 +49,7 @@ _ALPHABET = (
 )
 
 
-def tested_completions(
+def completion_sample(
     valid: Iterable[str],
     *,
     seed: int = 0,
@@ -64,7 +64,7 @@ def tested_completions(
     each), then malformed mutations of the valid ones and random strings until there
     are ``n``. Duplicates are dropped.
 
-    >>> cs = tested_completions(["Finish[x]"], seed=1, n=60, huge_size=1000)
+    >>> cs = completion_sample(["Finish[x]"], seed=1, n=60, huge_size=1000)
     >>> "RESET" in cs and max(map(len, cs)) >= 1000
     True
     """

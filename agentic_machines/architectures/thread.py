@@ -271,12 +271,13 @@ def valid_completions() -> list[str]:
 
 
 def diagram_completions(prompt: str) -> list[str]:
-    """A small completion alphabet for diagrams: act, spawn a sub-task, or finish.
+    """A small completion alphabet for diagrams: spawn a sub-task, act, or finish (the
+    first two steps of the script, so the obstruction state is drawn).
 
-    >>> diagram_completions("...")
-    ['> search[Paris]=>', 'Find the river of Paris=>', 'print("Seine")\\n#END#']
+    >>> diagram_completions("...") == [SCRIPT[0], SCRIPT[1], 'print("Paris")\\n#END#']
+    True
     """
-    return ["> search[Paris]=>", "Find the river of Paris=>", 'print("Seine")\n#END#']
+    return [SCRIPT[0], SCRIPT[1], 'print("Paris")\n#END#']
 
 
 def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 300) -> Verdict:
@@ -291,7 +292,7 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 300) ->
     ('refuted', 'fact:F2')
     """
     from ._invariants import refute_by_invariant
-    from .sampling import tested_completions
+    from .sampling import completion_sample
 
     m = m if m is not None else machine()
     return refute_by_invariant(
@@ -301,7 +302,7 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 300) ->
         invariant=successor_invariant,
         invariant_text=INVARIANT_TEXT,
         proof="proofs/thread_invariant.md",
-        completions=tested_completions(valid_completions() + list(SCRIPT), seed=seed, n=n),
+        completions=completion_sample(valid_completions() + list(SCRIPT), seed=seed, n=n),
     )
 
 
