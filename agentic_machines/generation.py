@@ -118,10 +118,10 @@ def completion_generates(
     notes = ""
     if embedding is not None or loader is not None:
         verdict = _check_witness(machine, state, target, embedding, loader, states, completions, claim)
-        if verdict.holds is not None or not exact or states is not None or completions is not None:
+        if verdict.holds is not None or not exact:
             return verdict
         notes = f"the given witness was not accepted ({verdict.reason}); decided by search instead. "
-    if exact and states is None and completions is None:
+    if exact:  # a sample is irrelevant here: the exact decision looks at everything
         verdict = _decide(machine, state, target, claim)
         if notes:
             verdict = Verdict(verdict.holds, claim, verdict.method, verdict.checked, verdict.witness,
