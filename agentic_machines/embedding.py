@@ -445,6 +445,9 @@ class _Search:
                         f"state {s!r}: every candidate image with its prompt reacts differently to some sequence of "
                         f"at most {rnd} completion(s) (halting, diverging or prompts differ), so commutation fails"
                     )
+                    example = self._distinguish(members[0])
+                    if example:
+                        text += f"; for example {example}"
                 else:
                     kind = "cardinality"
                     text = (
@@ -463,6 +466,37 @@ class _Search:
                 self.failure = (kind, s, text, {"round": rnd, "needed": len(members), "available": got})
                 return False
         return True
+
+    def _distinguish(self, i: int) -> str:
+        """A shortest completion sequence on which source state i and a same-prompt candidate part ways."""
+        prompt = self.source.prompt(self.src[i])
+        j = next((j for j, t in enumerate(self.tgt) if self.target.prompt(t) == prompt), None)
+        if j is None:
+            return ""
+        seen = {(i, j)}
+        frontier: list[tuple[int, int, tuple[str, ...]]] = [(i, j, ())]
+        while frontier:  # breadth-first over pairs, so the first difference found is a shortest one
+            nxt = []
+            for a, b, path in frontier:
+                for k, c in enumerate(self.alphabet):
+                    a2, b2, w = self.src_next[a][k], self.tgt_next[b][k], path + (c,)
+                    if a2 < 0 or b2 < 0 or self.source.prompt(self.src[a2]) != self.target.prompt(self.tgt[b2]):
+                        left = "HALT (1)" if a2 == -1 else "DIVERGE (↑)" if a2 == -2 else f"a state with prompt {_short(self.source.prompt(self.src[a2]))}"
+                        right = "HALT (1)" if b2 == -1 else "DIVERGE (↑)" if b2 == -2 else f"a state with prompt {_short(self.target.prompt(self.tgt[b2]))}"
+                        if left == right:
+                            if (a2, b2) not in seen and a2 >= 0:
+                                seen.add((a2, b2))
+                                nxt.append((a2, b2, w))
+                            continue
+                        return (
+                            f"after the completions {list(w)!r}, {self.src[i]!r} of {self.source.name} reaches {left} "
+                            f"while the candidate {self.tgt[j]!r} of {self.target.name} reaches {right}"
+                        )
+                    if (a2, b2) not in seen:
+                        seen.add((a2, b2))
+                        nxt.append((a2, b2, w))
+            frontier = nxt
+        return ""
 
     # -- the search -----------------------------------------------------------------
 

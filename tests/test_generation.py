@@ -66,6 +66,8 @@ def assert_certified(v, machine, x, target):
     else:
         assert v.obstruction is not None and v.obstruction.state in target.states
         assert repr(v.obstruction.state) in v.obstruction.explanation
+        if v.obstruction.kind == "behaviour":  # a concrete distinguishing sequence is named
+            assert "for example after the completions" in v.obstruction.explanation
 
 
 # -- SPE states: F1 and brute force -----------------------------------------------------
