@@ -18,12 +18,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .machine import is_sentinel
 from .verdict import Verdict
 
-__all__ = ["Row", "contrast_rows", "architecture_row", "render_table", "to_markdown", "SPE_QUESTION"]
+__all__ = [
+    "Row",
+    "contrast_rows",
+    "architecture_row",
+    "render_table",
+    "to_markdown",
+    "explore_architecture",
+    "write_diagrams",
+    "SPE_QUESTION",
+]
 
 SPE_QUESTION = "initial state SPE?"
 
@@ -97,9 +107,10 @@ def contrast_rows(names: Iterable[str] | None = None) -> list[Row]:
     chosen = list(ARCHITECTURES) if names is None else list(names)
     rows = [architecture_row(n, ARCHITECTURES[n]) for n in chosen]
     if "spe" in chosen:
-        extras: Callable[[], list[tuple[str, str, Verdict]]] = getattr(ARCHITECTURES["spe"], "contrast_extras")
-        for name, question, verdict in extras():
-            rows.append(Row.of(name, verdict, question=question, checked=_checked_text(verdict)))
+        extras: Callable[[], list[tuple[str, str, Verdict, str]]] = getattr(ARCHITECTURES["spe"], "contrast_extras")
+        for name, question, verdict, certificate in extras():
+            rows.append(Row.of(name, verdict, question=question, certificate=certificate,
+                               checked=_checked_text(verdict)))
     return rows
 
 
@@ -126,6 +137,63 @@ def to_markdown(rows: Sequence[Row]) -> str:
     for r in rows:
         out.append("| " + " | ".join(_md(x) for x in (r.name, r.question, r.status, r.method, r.certificate, r.checked)) + " |")
     return "\n".join(out)
+
+
+def explore_architecture(name: str, *, depth: int = 2, max_states: int = 80) -> Any:
+    """The explored state graph of one architecture from its initial state.
+
+    Uses the module's ``diagram_completions`` alphabet (a few completions per prompt,
+    including the scripted path, so the obstruction state of ``analysis()`` is drawn).
+
+    >>> g = explore_architecture("react", depth=1)
+    >>> g.graph["stats"]["states"]
+    3
+    """
+    from .architectures import ARCHITECTURES
+    from .explore import explore
+
+    module = ARCHITECTURES[name]
+    machine = module.machine()
+    return explore(machine, machine.initial, module.diagram_completions, max_depth=depth,
+                   max_states=max_states, progress=False)
+
+
+def write_diagrams(out_dir: str | Path, names: Iterable[str] | None = None, *, depth: int = 2,
+                   verdicts: dict[str, Verdict] | None = None) -> list[Path]:
+    """Write ``<name>.png`` and ``<name>.mmd`` (Mermaid) for each architecture.
+
+    The initial state, its successors and the obstruction state of the architecture's
+    verdict (from ``verdicts``, else from ``analysis()``) are highlighted. Returns the
+    written paths.
+    """
+    from .architectures import ARCHITECTURES
+    from .diagrams import draw, to_mermaid
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for name in (list(ARCHITECTURES) if names is None else list(names)):
+        graph = explore_architecture(name, depth=depth)
+        verdict = (verdicts or {}).get(name) or ARCHITECTURES[name].analysis()
+        start = graph.graph["start"]
+        marks: dict[str, Any] = {"successors_of": start}
+        if verdict.obstruction is not None and verdict.obstruction.state in graph:
+            marks["obstruction"] = verdict.obstruction.state
+        title = f"{name}: initial state {verdict.status} ({verdict.method})"
+        png = out / f"{name}.png"
+        fig = draw(graph, png, title=title, **marks)
+        _close(fig)
+        mmd = out / f"{name}.mmd"
+        mmd.write_text(to_mermaid(graph, **marks) + "\n", encoding="utf-8")
+        written += [png, mmd]
+    return written
+
+
+def _close(fig: Any) -> None:
+    # Figures made without pyplot are freed with the object; drop references promptly.
+    clear = getattr(fig, "clear", None)
+    if callable(clear):
+        clear()
 
 
 def _checked_text(v: Verdict) -> str:

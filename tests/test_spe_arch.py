@@ -1,0 +1,71 @@
+"""SPE as an architecture: the seed prompt, the solved trace, totality, the verdicts.
+
+Golden files live in tests/golden/spe/; regenerate them with
+``AGENTIC_MACHINES_UPDATE_GOLDEN=1 python -m pytest tests/test_spe_arch.py``.
+"""
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentic_machines import DIVERGE, HALT
+from agentic_machines.architectures import spe
+from agentic_machines.architectures.goldens import check_golden, render_trace
+from agentic_machines.architectures.sampling import CONTROL_WORDS
+from agentic_machines.cek import Boundary, first_boundary, loader
+from agentic_machines.run import run
+from agentic_machines.strategies import examples
+
+GOLDEN = Path(__file__).parent / "golden" / "spe"
+M = spe.machine()
+
+completions = st.one_of(
+    st.sampled_from(list(spe.SAMPLE_COMPLETIONS) + list(spe.SAMPLE_PROGRAMS) + list(spe.SCRIPT)),
+    st.sampled_from(CONTROL_WORDS),
+    st.text(max_size=40),
+    st.builds(lambda p, k: p[:k], st.sampled_from(spe.SAMPLE_PROGRAMS), st.integers(0, 80)),
+)
+
+
+def test_prompts_are_golden():
+    beta = M.harness(spe.initial, spe.SCRIPT[0])
+    check_golden(GOLDEN / "prompts.txt", "== x* ==\n" + M.prompt(spe.initial) + "\n== after the first completion ==\n"
+                 + M.prompt(beta))
+
+
+def test_scripted_model_solves_the_task_golden_trace():
+    trace = run(M, spe.scripted_model())
+    assert trace.end is HALT and len(trace) == 2
+    record = M.last_record
+    assert record.value == "The river is the Seine"
+    check_golden(GOLDEN / "trace.txt", render_trace(trace, record.value))
+
+
+@settings(max_examples=examples(100, 2000))
+@given(st.sampled_from(spe.sample_states(depth=1)), completions)
+def test_harness_is_total(state, c):
+    y = M.harness(state, c)
+    assert y is HALT or y is DIVERGE or type(y) is Boundary
+
+
+@settings(max_examples=examples(60, 1000))
+@given(st.sampled_from(spe.sample_states()))
+def test_loader_loads_every_sampled_state_from_the_seed(beta):
+    assert M.harness(spe.initial, loader(beta)) == beta
+
+
+def test_seed_program_loads_the_seed_itself():
+    assert M.harness(spe.initial, spe.diagram_completions("")[-1]) == spe.initial
+
+
+def test_analysis_holds_sampled_with_a_witness():
+    v = spe.analysis()
+    assert v.holds is True and v.method == "sampled" and v.witness is not None
+    assert v.details["states_checked"] >= 40
+
+
+def test_non_spe_state_inside_spe_is_refuted_by_cardinality():
+    v = spe.non_spe_state()
+    assert v.holds is False and v.method == "fact:F5"
+    assert v.obstruction.kind == "cardinality"
+    assert first_boundary(spe.NON_SPE_PROGRAM).prompt == "a"
