@@ -20,6 +20,7 @@ __all__ = [
     "MalformedProgram",
     "ProgramDiverged",
     "ReplayDivergence",
+    "UnknownMachine",
     "BudgetExceeded",
 ]
 
@@ -117,6 +118,10 @@ class ReplayDivergence(AgenticMachinesError):
     must repeat the same calls in the same order, so code whose calls depend on
     something that changes between runs (time, randomness, hidden state) is rejected.
     """
+
+
+class UnknownMachine(AgenticMachinesError, LookupError):
+    """A machine name (command line, catalog) matches no fixture or architecture."""
 
 
 class BudgetExceeded(BaseException):

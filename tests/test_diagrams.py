@@ -1,0 +1,152 @@
+"""diagrams: PNG/SVG pictures with matplotlib, and DOT, Mermaid and JSON exports."""
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import networkx as nx
+import pytest
+
+from agentic_machines import DIVERGE, HALT, FunctionMachine, HarnessMachine, TableMachine
+from agentic_machines.diagrams import draw, draw_embedding, node_names, to_dot, to_json, to_mermaid
+from agentic_machines.errors import InvalidArgument
+from agentic_machines.explore import explore
+from agentic_machines.fixtures import fixture
+from agentic_machines.verdict import Obstruction
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def busy() -> nx.DiGraph:
+    """States, both sentinels, a self-loop, opposite edges, merged completions, nasty text."""
+    m = TableMachine(
+        {"a": 'say "hi" | <b> #1', "b": "pick\nnext", "c": "x" * 80},
+        {("a", "x"): "b", ("a", "y"): HALT, ("b", "x"): "a", ("b", "y"): "c",
+         ("c", "x"): DIVERGE, ("c", "y"): "c", ("a", "z"): "b", ("b", "z"): "b", ("c", "z"): "a"},
+        initial="a", name="busy",
+    )
+    return explore(m)
+
+
+def test_png_and_svg_files(tmp_path):
+    g = busy()
+    png, svg = tmp_path / "g.png", tmp_path / "g.svg"
+    draw(g, png, highlight="b", successors_of="a", spe_states=["a"], obstruction="c", embedding_image=["b"], title="t")
+    draw(g, svg)
+    assert png.read_bytes()[:8] == PNG
+    root = ET.parse(svg).getroot()
+    assert root.tag.endswith("svg")
+    text = svg.read_text()
+    for label in ("1 halt", "↑ diverge", "x, z"):
+        assert label in text, label  # SVG keeps text as text: the labels are drawn
+
+
+def test_format_argument_and_bad_format(tmp_path):
+    out = tmp_path / "noext"
+    draw(busy(), out, format="svg")
+    assert out.read_text().lstrip().startswith("<?xml")
+    with pytest.raises(InvalidArgument, match="to_mermaid"):
+        draw(busy(), tmp_path / "g.mmd")
+    with pytest.raises(InvalidArgument, match="layout"):
+        draw(busy(), layout="nope")
+
+
+def test_every_layout_and_the_returned_figure():
+    g = busy()
+    for layout in ("auto", "layered", "spring", "circular", "shell", {n: (i, 0) for i, n in enumerate(g)}):
+        fig = draw(g, layout=layout)
+        assert fig.axes and fig.axes[0].get_title() == "busy"
+
+
+def test_roles_accept_verdict_like_objects_and_note_missing_states(tmp_path):
+    g = busy()
+    obstruction = Obstruction(kind="prompt", state="c", explanation="no successor has p(c)")
+    fig = draw(g, obstruction=obstruction, spe_states=["zzz"])
+    notes = [t.get_text() for t in fig.texts]
+    assert any("not in this graph" in t and "zzz" in t for t in notes)
+
+
+def test_unexpanded_states_and_truncation_note():
+    counter = FunctionMachine(lambda n: f"at {n}", lambda n, c: n + 1, initial=0)
+    g = explore(counter, completions=["+1"], max_depth=2)
+    fig = draw(g)
+    assert any("truncated" in t.get_text() for t in fig.texts)
+    assert "style=\"filled,dashed\"" in to_dot(g)
+
+
+def test_node_names_are_stable_unique_and_short():
+    m = TableMachine({"1": "*", 1: "*"}, {("1", "a"): 1, (1, "a"): HALT}, initial="1")
+    names = node_names(explore(m))
+    assert [i for i, _ in names.values()] == ["s0", "s1", "HALT"]
+    labels = [label for _, label in names.values()]
+    assert len(set(labels)) == 3  # the string "1", the int 1 and HALT stay distinguishable
+
+    def prog():
+        c = yield "p"
+        yield "q" + c
+
+    h = HarnessMachine(prog)
+    g = explore(h, completions=["x", "a long completion that is much too long"], max_depth=1)
+    assert [label for _, label in node_names(g).values()] == ["⟨⟩", "⟨x⟩", "s2"]
+
+
+def test_mermaid_is_valid_and_escaped():
+    g = busy()
+    text = to_mermaid(g, successors_of="a", obstruction="c")
+    lines = text.splitlines()
+    assert lines[0] == "flowchart TD"
+    node_line = re.compile(r'^  (s\d+|HALT|DIVERGE)(\(\[".*"\]\)|\["[^"]*"\]|\{\{"[^"]*"\}\})$')
+    edge_line = re.compile(r'^  (s\d+|HALT|DIVERGE) -->\|"[^"|]*"\| (s\d+|HALT|DIVERGE)$')
+    class_line = re.compile(r"^  (classDef \w+ [\w:#,.-]+|class [\w,]+ \w+)$")
+    for line in lines[1:]:
+        assert node_line.match(line) or edge_line.match(line) or class_line.match(line), line
+    # every node and every edge label is there; the nasty prompt is escaped
+    assert all(f"  {n}" in text for n in ("s0", "s1", "s2", "HALT", "DIVERGE"))
+    assert '-->|"x, z"|' in text and "#quot;hi#quot; #124; #lt;b#gt; #35;1" in text
+    assert "pick⏎next" in text  # prompts are shown on one line
+    assert "class s2 obstruction" in text and "class s0 initial" in text
+
+
+def test_mermaid_direction():
+    assert to_mermaid(busy(), direction="LR").startswith("flowchart LR")
+    with pytest.raises(InvalidArgument):
+        to_mermaid(busy(), direction="sideways")
+
+
+def test_dot_escapes_and_styles():
+    text = to_dot(busy(), successors_of="a")
+    assert text.startswith('digraph "busy" {') and text.rstrip().endswith("}")
+    assert '\\"hi\\"' in text and "a\\nsay" in text
+    assert '"HALT" [label="1 halt", shape=box' in text and "shape=diamond" in text
+    assert '"s0" -> "s1" [label="x, z", color=' in text
+
+
+def test_json_round_trip():
+    g = busy()
+    data = json.loads(to_json(g))
+    back = nx.node_link_graph(data, directed=True, multigraph=False, edges="edges")
+    names = node_names(g)
+    assert set(back.nodes) == {i for i, _ in names.values()}
+    for u, v, a in g.edges(data=True):
+        assert back.edges[names[u][0], names[v][0]]["completions"] == a["completions"]
+    for n, a in g.nodes(data=True):
+        b = back.nodes[names[n][0]]
+        assert (b["prompt"], b["kind"], b["depth"], b["state"]) == (a["prompt"], a["kind"], a["depth"], repr(n))
+    assert back.graph["start"] == "s0" and back.graph["stats"]["states"] == 3
+
+
+def test_json_is_safe_for_odd_states():
+    m = FunctionMachine(lambda s: "*", lambda s, c: HALT, initial=frozenset({1}), completions=["c"])
+    data = json.loads(to_json(explore(m)))
+    assert data["nodes"][0]["state"] == "frozenset({1})"
+
+
+def test_draw_embedding(tmp_path):
+    add = fixture("f2-add")
+    g = explore(add, roots=add.states)
+    path = tmp_path / "emb.png"
+    fig = draw_embedding(g, g, {0: 1, 1: 0}, path, title="swap")
+    assert path.read_bytes()[:8] == PNG and len(fig.axes) == 2
+    dashed = [a for a in fig.artists if type(a).__name__ == "ConnectionPatch"]
+    assert len(dashed) == 2
