@@ -62,6 +62,7 @@ __all__ = [
 
 SPECIAL_FORMS = frozenset({"quote", "lambda", "let", "letrec", "if", "begin", "llm", "eval"})
 RESERVED = SPECIAL_FORMS | frozenset(PRIMITIVES)
+_PRIM_VALUES = {name: Prim(name) for name in PRIMITIVES}
 
 
 # ---------------------------------------------------------------- environments
@@ -87,10 +88,10 @@ def _selector(source: Sequence[str], target: Sequence[str]) -> Callable[[tuple],
 
     The first occurrence of a name in ``source`` wins (parameters shadow captured names).
     """
-    if tuple(source) == tuple(target):
-        return _identity
     if not target:
         return _empty
+    if source == target:
+        return _identity
     position: dict[str, int] = {}
     for i, name in enumerate(source):
         position.setdefault(name, i)
@@ -169,7 +170,7 @@ class PrimRef(Expr):
         self.name = name
         self.fv = ()
         self._hash = hash(("PrimRef", name))
-        self.prim = Prim(name)
+        self.prim = _PRIM_VALUES[name]
 
 
 class Lambda(Expr):
@@ -183,7 +184,7 @@ class Lambda(Expr):
         self.params = tuple(params)
         self.body = body
         self.fv = tuple(n for n in body.fv if n not in self.params)
-        self._hash = hash(("Lambda", self.params, body))
+        self._hash = hash((13, self.params, body._hash))
         self.group = Group((), (self,))
 
 
@@ -260,7 +261,7 @@ class Seq(Node):
         assert tail is not None
         self.fv = _union(head.fv, tail.fv) if tail.fv else head.fv
         self.size = tail.size + 1
-        self._hash = hash(("Seq", head, tail))
+        self._hash = hash((11, head._hash, tail._hash))
         self.head_sel = _selector(self.fv, head.fv)
         self.tail_sel = _selector(self.fv, tail.fv)
 
@@ -294,7 +295,7 @@ class App(Expr):
     def __init__(self, seq: Seq) -> None:
         self.seq = seq
         self.fv = seq.fv
-        self._hash = hash(("App", seq))
+        self._hash = hash((12, seq._hash))
 
 
 class Branches(Node):
@@ -307,7 +308,7 @@ class Branches(Node):
         self.then = then
         self.orelse = orelse
         self.fv = _union(then.fv, orelse.fv)
-        self._hash = hash(("Branches", then, orelse))
+        self._hash = hash((15, then._hash, orelse._hash))
         self.then_sel = _selector(self.fv, then.fv)
         self.else_sel = _selector(self.fv, orelse.fv)
 
@@ -322,7 +323,7 @@ class If(Expr):
         self.test = test
         self.branches = branches
         self.fv = _union(test.fv, branches.fv)
-        self._hash = hash(("If", test, branches))
+        self._hash = hash((14, test._hash, branches._hash))
         self.test_sel = _selector(self.fv, test.fv)
         self.branches_sel = _selector(self.fv, branches.fv)
 
@@ -336,7 +337,7 @@ class Begin(Expr):
     def __init__(self, seq: Seq) -> None:
         self.seq = seq
         self.fv = seq.fv
-        self._hash = hash(("Begin", seq))
+        self._hash = hash((16, seq._hash))
 
 
 class Letrec(Expr):
@@ -350,7 +351,7 @@ class Letrec(Expr):
         self.body = body
         names = set(group.names)
         self.fv = _union(group.fv, [n for n in body.fv if n not in names])
-        self._hash = hash(("Letrec", group, body))
+        self._hash = hash((19, group._hash, body._hash))
         self.group_sel = _selector(self.fv, group.fv)
         self.rec = tuple(j for j, n in enumerate(group.names) if n in body.fv)
         source = list(self.fv) + [group.names[j] for j in self.rec]
@@ -366,7 +367,7 @@ class Llm(Expr):
     def __init__(self, arg: Expr) -> None:
         self.arg = arg
         self.fv = arg.fv
-        self._hash = hash(("Llm", arg))
+        self._hash = hash((17, arg._hash))
 
 
 class EvalForm(Expr):
@@ -378,7 +379,7 @@ class EvalForm(Expr):
     def __init__(self, arg: Expr) -> None:
         self.arg = arg
         self.fv = arg.fv
-        self._hash = hash(("EvalForm", arg))
+        self._hash = hash((18, arg._hash))
 
 
 # ---------------------------------------------------------------- compiling data to expressions
@@ -448,7 +449,11 @@ def _visit(d: Any) -> "Expr | tuple[_Build, list]":
     head = items[0]
     if type(head) is Symbol and head.name in SPECIAL_FORMS:
         return _FORMS[head.name](items)
-    return (lambda xs: App(seq_of(xs))), items
+    return _build_app, items
+
+
+def _build_app(xs: list[Expr]) -> Expr:
+    return App(seq_of(xs))
 
 
 _USAGE = {

@@ -21,7 +21,7 @@ import re
 from typing import Any
 
 from ..errors import ParseError
-from .syntax import FALSE, NIL, TRUE, Bool, Nil, Node, Pair, Symbol, from_items, iter_list
+from .syntax import FALSE, NIL, TRUE, Bool, Nil, Pair, Symbol, from_items, iter_list
 from .values import INT_LIMIT, Closure, Prim
 
 __all__ = ["parse", "unparse", "escape_string"]
@@ -162,6 +162,20 @@ def escape_string(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r") + '"'
 
 
+def _pure(x: Any) -> bool:
+    """True when ``x`` is program data (no procedure inside)."""
+    stack = [x]
+    while stack:
+        y = stack.pop()
+        t = type(y)
+        if t is Pair:
+            stack.append(y.car)
+            stack.append(y.cdr)
+        elif t is Closure or t is Prim:
+            return False
+    return True
+
+
 _CLOSE = object()
 _SPACE = object()
 
@@ -169,9 +183,10 @@ _SPACE = object()
 def unparse(x: Any) -> str:
     """Print a datum, an expression or a value as program text.
 
-    Data print so that ``parse(unparse(d)) == d``; expressions print as the datum they
-    were compiled from; procedures print as source that evaluates back to them (a
-    closure as a lambda or letrec wrapped around its captured values).
+    Data print so that ``parse(unparse(d)) == d`` (and ``(quote d)`` evaluates to them);
+    expressions print as the datum they were compiled from; a value with procedures
+    inside prints as source that evaluates back to it (a closure as a lambda or letrec
+    wrapped around its captured values, a list of them as ``(list ...)``).
 
     >>> unparse(parse("(a (b \\"c\\") '() #f)"))
     '(a (b "c") \\'nil #f)'
@@ -180,6 +195,11 @@ def unparse(x: Any) -> str:
 
     if isinstance(x, Expr):
         x = to_datum(x)
+    elif not _pure(x):
+        from .theorem import reify
+
+        # A value with procedures inside prints as the source that rebuilds it.
+        x = to_datum(reify(x))
     out: list[str] = []
     stack: list[Any] = [x]
     while stack:
@@ -213,13 +233,6 @@ def unparse(x: Any) -> str:
             out.append("#t" if x.value else "#f")
         elif t is Nil:
             out.append("nil")
-        elif t is Closure or t is Prim:
-            from .theorem import reify
-
-            # reify returns pure data wrapped in code, so this nests at most once.
-            out.append(unparse(reify(x)))
-        elif isinstance(x, Node) and hasattr(x, "fv"):
-            out.append(unparse(x))
         else:
             raise TypeError(f"unparse: cannot print {type(x).__name__}; expected program data, an expression or a value")
     return "".join(out)

@@ -1,0 +1,146 @@
+"""The CEK machine: canonical states, acyclic closures, deep recursion, cycles, fuel."""
+import pickle
+
+import pytest
+
+from agentic_machines import DIVERGE, HALT, AgenticMachine
+from agentic_machines.cek import (
+    AgenticEvaluator,
+    Boundary,
+    EvaluationError,
+    ProgramDiverged,
+    Undecided,
+    evaluate,
+    first_boundary,
+    loader,
+    unparse,
+)
+from agentic_machines.cek.machine import ArgsK, BeginK, EvalK, IfK, LlmK, kont_depth
+from agentic_machines.cek.values import Closure
+from agentic_machines.models import ScriptedModel
+
+DEEP = 100_000
+
+
+def test_states_of_the_same_computation_are_equal():
+    # Unused bindings and already-evaluated source leave no trace in the state.
+    a = first_boundary('(let ((x 1) (unused "zzz")) (+ x (string-length (llm "q"))))')
+    b = first_boundary('(+ ((lambda (y) y) 1) (string-length (llm "q")))')
+    c = first_boundary('(+ 1 (string-length (llm (string-append "" "q"))))')
+    assert a == b == c and hash(a) == hash(b) == hash(c)
+    assert loader(a) == loader(b) == '(+ 1 (string-length (llm "q")))'
+
+
+def test_closures_capture_only_their_free_variables():
+    f = evaluate('(let ((a 1) (b "big unused value")) (lambda (x) (+ x a)))')
+    assert isinstance(f, Closure) and f.env == (1,) and f.group.fv == ("a",)
+    g = evaluate('(let ((a 1)) (lambda (x) (+ x a)))')
+    assert f == g
+
+
+def test_recursive_closures_are_acyclic_and_print_back_as_source():
+    f = evaluate("(letrec ((even (lambda (n) (if (= n 0) #t (odd (- n 1))))) (odd (lambda (n) (if (= n 0) #f (even (- n 1)))))) odd)")
+    text = unparse(f)
+    assert text.startswith("(letrec ((even (lambda (n)") and text.endswith(" odd)")
+    assert evaluate(text) == f
+    assert pickle.loads(pickle.dumps(f)) == f  # no cycle to trip over
+    # calling the printed closure works
+    assert unparse(evaluate(f"({text} 7)")) == "#t"
+
+
+def test_values_with_procedures_inside_lists_print_back():
+    v = evaluate("(let ((k 5)) (list 1 (lambda (x) (+ x k)) car '(a)))")
+    assert evaluate(unparse(v)) == v
+
+
+def test_a_100000_deep_recursion_runs():
+    program = f"(letrec ((f (lambda (n) (if (= n 0) 0 (+ 1 (f (- n 1))))))) (f {DEEP}))"
+    assert evaluate(program) == DEEP
+
+
+def test_a_boundary_100000_frames_deep_is_loaded_exactly():
+    program = f'(letrec ((f (lambda (n) (if (= n 0) (llm "bottom") (+ 1 (f (- n 1))))))) (f {DEEP}))'
+    beta = first_boundary(program, fuel=10 * DEEP)
+    assert type(beta) is Boundary and kont_depth(beta.kont) == DEEP
+    text = loader(beta)
+    assert text == "(+ 1 " * DEEP + '(llm "bottom")' + ")" * DEEP
+    from agentic_machines.cek import seed_state
+
+    again = AgenticEvaluator(fuel=10 * DEEP).harness(seed_state(), text)
+    assert again == beta and again is not beta and hash(again) == hash(beta)
+    assert AgenticEvaluator(fuel=10 * DEEP).harness(beta, "x") is HALT  # (+ 1 "x") fails: HALT
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "(letrec ((f (lambda () (f)))) (f))",
+        "(letrec ((f (lambda (x) (g x))) (g (lambda (x) (f x)))) (f 1))",
+        "(letrec ((f (lambda (a b) (f b a)))) (f 1 2))",
+        '(letrec ((f (lambda () (eval "(letrec ((g (lambda () (g)))) (g))")))) (f))',
+        "(letrec ((f (lambda (n) (if (< n 3) (f (+ n 1)) (f 0))))) (f 0))",
+    ],
+)
+def test_loops_that_repeat_a_state_are_detected_exactly(program):
+    with pytest.raises(ProgramDiverged):
+        evaluate(program, fuel=100_000)
+    assert first_boundary(program) is DIVERGE
+
+
+def test_a_loop_after_a_boundary_is_divergence_of_the_harness():
+    ev = AgenticEvaluator(fuel=10_000)
+    beta = first_boundary('(begin (llm "go") (letrec ((f (lambda () (f)))) (f)))')
+    assert ev.harness(beta, "anything") is DIVERGE
+
+
+def test_growing_computations_run_out_of_fuel_as_undecided():
+    with pytest.raises(Undecided, match="fuel"):
+        evaluate("(letrec ((f (lambda (n) (f (+ n 1))))) (f 0))", fuel=5_000)
+    ev = AgenticEvaluator(fuel=5_000)
+    beta = first_boundary('(eval (llm "program?"))')
+    with pytest.raises(Undecided):
+        ev.harness(beta, "(letrec ((f (lambda (n) (+ 1 (f n))))) (f 0))")
+
+
+def test_evaluate_with_a_model_and_without_one():
+    program = '(string-append (llm "first?") "+" (llm "second?"))'
+    model = ScriptedModel(["a", "b"])
+    assert evaluate(program, model) == "a+b"
+    with pytest.raises(EvaluationError, match="no model was given"):
+        evaluate(program)
+
+
+def test_the_evaluator_is_an_agentic_machine_on_boundary_states():
+    ev = AgenticEvaluator()
+    assert isinstance(ev, AgenticMachine) and ev.states is None and ev.completions is None
+    beta = first_boundary('(let ((n (llm "n?"))) (if (string=? n "again") (llm "n?") n))')
+    assert ev.prompt(beta) == "n?"
+    assert ev.harness(beta, "stop") is HALT and ev.last_record.value == "stop"
+    nxt = ev.harness(beta, "again")
+    assert type(nxt) is Boundary and ev.prompt(nxt) == "n?"
+    # the error behind a HALT is kept in the run record, not in the outcome
+    b2 = first_boundary('(+ 1 (llm "number?"))')
+    assert ev.harness(b2, "x") is HALT
+    assert isinstance(ev.last_record.error, EvaluationError) and ev.last_record.value is None
+    with pytest.raises(TypeError):
+        ev.harness("not a state", "c")
+
+
+@pytest.mark.parametrize(
+    "program, frame, context",
+    [
+        ('(string-append "a" (llm "q") "b")', ArgsK, '(string-append "a" (llm "q") "b")'),
+        ('((llm "q") 1)', ArgsK, '((llm "q") 1)'),
+        ('(if (llm "q") 1 2)', IfK, '(if (llm "q") 1 2)'),
+        ('(begin (llm "q") 2)', BeginK, '(begin (llm "q") 2)'),
+        ('(llm (llm "q"))', LlmK, '(llm (llm "q"))'),
+        ('(eval (llm "q"))', EvalK, '(eval (llm "q"))'),
+        ('(let ((k 7)) (if (llm "q") k 0))', IfK, '((lambda (k) (if (llm "q") k 0)) 7)'),
+    ],
+)
+def test_each_frame_is_rebuilt_by_its_source_context(program, frame, context):
+    beta = first_boundary(program)
+    assert type(beta.kont) is frame
+    assert loader(beta) == context
+    assert first_boundary(loader(beta)) == beta
+
