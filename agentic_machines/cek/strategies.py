@@ -129,9 +129,12 @@ def _is_symbol(name: str) -> bool:
 class _Gen:
     """Typed random expressions; ``scope`` maps variable names to types (str, int, bool, list)."""
 
-    def __init__(self, draw: Any) -> None:
+    def __init__(self, draw: Any, prefix: str = "q") -> None:
         self.draw = draw
         self.fresh = 0
+        # literal prompts start with the prefix: "q" at top level, "e" inside eval'd code,
+        # so a test can tell where a boundary came from
+        self.prefix = prefix
 
     def name(self) -> str:
         self.fresh += 1
@@ -154,7 +157,7 @@ class _Gen:
     def prompt(self, scope: dict[str, str], depth: int) -> str:
         # A prompt is any string expression; usually a literal so prompts are readable.
         if depth <= 0 or self.draw(st.booleans()):
-            return escape_string("q" + str(self.draw(st.integers(0, 9))))
+            return escape_string(self.prefix + str(self.draw(st.integers(0, 9))))
         return self.expr("str", scope, depth - 1)
 
     def expr(self, ty: str, scope: dict[str, str], depth: int) -> str:
@@ -265,10 +268,18 @@ class _Gen:
 
     def k_eval_quote(self, ty: str, scope: dict, n: int) -> str:
         # wrapped so that the quoted datum is code, not a bare string (a string is program text)
-        return f"(eval (quote (string-append \"\" {self.expr('str', {}, n)})))"
+        return f"(eval (quote (string-append \"\" {self.inner(n)})))"
 
     def k_eval_text(self, ty: str, scope: dict, n: int) -> str:
-        return f"(eval {escape_string(self.expr('str', {}, n))})"
+        return f"(eval {escape_string(self.inner(n))})"
+
+    def inner(self, n: int) -> str:
+        # a closed program for eval, with its own prompt prefix
+        sub = _Gen(self.draw, "e")
+        sub.fresh = self.fresh
+        text = sub.expr("str", {}, n)
+        self.fresh = sub.fresh
+        return text
 
     def k_eval_llm(self, ty: str, scope: dict, n: int) -> str:
         # the completion itself is run as a program (and may be anything)
