@@ -1,0 +1,706 @@
+"""Running model-written Python inside a harness (DESIGN §5.2): one implementation.
+
+Harnesses such as REPL-Plan and RLM let the model write Python blocks that run in a
+persistent namespace and call back into the harness (``act``, ``get_obs``,
+``llm_query``, a child REPL). A harness is a *generator* (it yields prompts and receives
+completions), but model code is ordinary synchronous Python run with ``exec``. This
+module bridges the two with the REPL-Plan *rerun with cached calls* technique:
+
+* every call that reaches the model or the environment goes through the block's **call
+  log**, in order. While the log holds a record for the call's position, the recorded
+  result is returned (after checking that the kind and the arguments are the same, else
+  :class:`~agentic_machines.errors.ReplayDivergence`), so **no side effect happens twice**;
+* an *effect* (``effect_function``, e.g. ``act``) the block can perform itself runs
+  once, live, and is recorded;
+* a *request* (``request_function``, e.g. a model prompt or a child REPL) interrupts the
+  block with :class:`Interrupt`, a control signal carrying a :class:`Request`. The
+  driver :func:`run_block` restores the namespace to its state before the block, runs
+  ``yield from handle(request)`` (which may yield prompts), records the result and runs
+  the block again from the top; this time the call is a cache hit;
+* :func:`finish` ends the block at once with a value (REPL-Plan's ``answer``).
+
+So a harness writes ``result = yield from run_block(code, namespace, handle=...)``.
+
+>>> spoken = []
+>>> ns = Namespace({"say": effect_function("say", spoken.append),
+...                 "ask": request_function("ask")})
+>>> def handle(request):                     # a harness-side generator
+...     reply = yield f"Q: {request.args[0]}"
+...     return reply.strip()
+>>> gen = run_block("say('hi')\\nname = ask('your name?')\\nprint('hello', name)", ns, handle=handle)
+>>> next(gen)
+'Q: your name?'
+>>> result = drive_rest(gen, "Ada")
+>>> result.status, result.stdout, spoken, result.attempts
+('ok', 'hello Ada\\n', ['hi'], 2)
+
+The second attempt re-ran ``say('hi')`` from the log, so ``spoken`` has it once.
+
+Control signals cannot be caught by model code. They derive from ``BaseException``,
+so ``except Exception`` lets them through; against bare ``except:`` / ``except
+BaseException`` / ``finally: return`` the block is rewritten before it runs: the first
+statement of every ``except`` handler, every ``finally`` body and every ``__exit__``
+method defined in the block is a checkpoint that re-raises a pending signal (or an
+exhausted line budget). Once a signal is pending, every further call of a primitive
+re-raises it and performs nothing, and after ``exec`` returns a pending signal is
+acted on however the block ended. Tested in ``tests/test_codeexec.py``.
+
+Model code runs with :func:`safe_builtins`: no ``open``, ``eval``, ``exec``,
+``compile``, ``input``, ``globals``/``locals``/``vars``, ``breakpoint``, ``exit``; and
+``import`` only of the pure modules in :data:`SAFE_MODULES` (no ``os``, ``sys``,
+``subprocess``, ``random``, ``time``). This keeps honest model code deterministic; it
+is **not** a security boundary (Python cannot be sandboxed in-process).
+
+Exceptions raised by the block are never raised to the harness: they become a
+traceback-like text in ``stderr`` (frames of the block only, deterministic). A block
+that runs more than ``line_budget`` lines (per attempt, counted by
+:class:`~agentic_machines.budget.LineBudget`) stops with status ``"budget"``; the
+stdout it printed so far is kept.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+import sys
+import traceback
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field
+from types import CodeType, FrameType
+from typing import Any, NoReturn
+
+from . import budget as _budget
+from .budget import LineBudget
+from .errors import BudgetExceeded, InvalidArgument, ReplayDivergence
+
+__all__ = [
+    "run_block",
+    "drive",
+    "drive_rest",
+    "iter_result",
+    "BlockResult",
+    "Request",
+    "CallRecord",
+    "Namespace",
+    "ControlSignal",
+    "Interrupt",
+    "Finish",
+    "effect_function",
+    "request_function",
+    "call",
+    "finish",
+    "safe_builtins",
+    "SAFE_MODULES",
+]
+
+Handler = Callable[["Request"], Generator[str, str, Any]]
+
+SAFE_MODULES = frozenset(
+    {
+        "math", "re", "json", "string", "itertools", "functools", "collections", "operator",
+        "statistics", "textwrap", "heapq", "bisect", "fractions", "decimal", "copy",
+        "dataclasses", "typing", "enum", "difflib", "unicodedata",
+    }
+)
+"""Modules model code may import: pure, deterministic, no access to files or processes."""
+
+_CHECKPOINT = "__am_checkpoint__"
+
+
+# --------------------------------------------------------------------------------------
+# values
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Request:
+    """A call the block cannot perform itself: the harness must fulfil it.
+
+    >>> Request("llm_query", ("hi",), {})
+    Request(kind='llm_query', args=('hi',), kwargs={})
+    """
+
+    kind: str
+    args: tuple = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One entry of a block's call log: what was called and what came back.
+
+    ``error`` is set when the call raised (an effect that failed, or a request whose
+    handler raised an ``Exception``): replaying the record raises it again.
+
+    >>> CallRecord("act", ("1",), {}, "You said 1.").result
+    'You said 1.'
+    """
+
+    kind: str
+    args: tuple
+    kwargs: Mapping[str, Any]
+    result: Any = None
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True)
+class BlockResult:
+    """What running one block produced.
+
+    ``status`` is ``"ok"`` (ran to the end), ``"error"`` (an exception, shown in
+    ``stderr``), ``"finished"`` (:func:`finish` was called; its argument is ``value``),
+    ``"budget"`` (the line budget ran out; partial ``stdout`` kept) or ``"diverged"``
+    (a rerun made a different call than the recorded one; see ``stderr``).
+    ``attempts`` counts executions (1 + the number of fulfilled requests); ``calls``
+    is the final call log; ``hits`` the ``(kind, index)`` cache hits of the last
+    attempt.
+
+    >>> BlockResult("x = 1", "", "", "ok").status
+    'ok'
+    """
+
+    code: str
+    stdout: str
+    stderr: str
+    status: str
+    value: Any = None
+    error: str = ""
+    attempts: int = 1
+    calls: tuple[CallRecord, ...] = ()
+    hits: tuple[tuple[str, int], ...] = ()
+
+
+class ControlSignal(BaseException):
+    """Base of the signals that end an attempt; model code cannot catch them."""
+
+
+class Interrupt(ControlSignal):
+    """The block needs the harness: carries the :class:`Request` to fulfil."""
+
+    def __init__(self, request: Request) -> None:
+        super().__init__(request)
+        self.request = request
+
+
+class Finish(ControlSignal):
+    """The block ended on purpose with ``value`` (REPL-Plan's ``answer(v)``)."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__(value)
+        self.value = value
+
+
+# --------------------------------------------------------------------------------------
+# the running attempt (one ``exec`` of a block)
+# --------------------------------------------------------------------------------------
+class _Attempt:
+    __slots__ = ("log", "cursor", "pending", "budget", "stdout", "max_output", "filename", "callees", "hits")
+
+    def __init__(self, log: list[CallRecord], filename: str, callees: frozenset, max_output: int) -> None:
+        self.log = log
+        self.cursor = 0
+        self.pending: BaseException | None = None
+        self.budget: LineBudget | None = None
+        self.stdout: list[str] = []
+        self.max_output = max_output
+        self.filename = filename
+        self.callees = callees
+        self.hits: list[tuple[str, int]] = []
+
+    def write(self, text: str) -> None:
+        used = sum(map(len, self.stdout))
+        if used < self.max_output:
+            room = self.max_output - used
+            self.stdout.append(text if len(text) <= room else text[:room] + "\n[output truncated]\n")
+
+    def signal(self, exc: BaseException) -> NoReturn:
+        # Remember the first signal: later checkpoints and primitive calls re-raise it.
+        if self.pending is None:
+            self.pending = exc
+        raise self.pending
+
+
+_ACTIVE: list[_Attempt] = []
+
+
+def _attempt() -> _Attempt:
+    if not _ACTIVE:
+        raise InvalidArgument(
+            "a code-execution primitive was called outside a running block; call it from "
+            "code run by agentic_machines.codeexec.run_block"
+        )
+    return _ACTIVE[-1]
+
+
+# --------------------------------------------------------------------------------------
+# primitives
+# --------------------------------------------------------------------------------------
+def call(kind: str, args: tuple = (), kwargs: Mapping[str, Any] | None = None,
+         perform: Callable[[], Any] | None = None) -> Any:
+    """Route one call of the running block through its call log.
+
+    A call at a logged position returns the logged result (or re-raises the logged
+    error) once its kind and arguments match; otherwise ``ReplayDivergence``. A new
+    call runs ``perform()`` once and logs it, or, when ``perform`` is None, interrupts
+    the block with a :class:`Request` for the harness. Used by :func:`effect_function`
+    and :func:`request_function`; call it directly for a primitive with custom logic.
+
+    >>> gen = run_block("print(call('double', (2,), perform=lambda: 4))", Namespace({"call": call}))
+    >>> drive_rest(gen, None).stdout
+    '4\\n'
+    """
+    att = _attempt()
+    if att.pending is not None:
+        raise att.pending  # a swallowed signal: do nothing more in this attempt
+    kwargs = dict(kwargs or {})
+    index = att.cursor
+    att.cursor += 1
+    if index < len(att.log):
+        rec = att.log[index]
+        if rec.kind != kind or not _same(rec.args, args) or not _same(rec.kwargs, kwargs):
+            att.signal(ReplayDivergence(
+                f"call #{index} of this block was {_show_call(rec.kind, rec.args, rec.kwargs)} when it first "
+                f"ran, but the rerun made {_show_call(kind, args, kwargs)}; make the code before it "
+                "deterministic (no randomness, time, or hidden state) so reruns repeat the same calls"
+            ))
+        att.hits.append((kind, index))
+        if rec.error is not None:
+            raise rec.error
+        return rec.result
+    if perform is None:
+        att.signal(Interrupt(Request(kind, tuple(args), kwargs)))
+    try:
+        result = perform()
+    except Exception as exc:  # the effect happened (or failed) once: replay the failure too
+        att.log.append(CallRecord(kind, tuple(args), kwargs, None, exc))
+        raise
+    att.log.append(CallRecord(kind, tuple(args), kwargs, result))
+    return result
+
+
+def effect_function(kind: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A namespace function that performs ``fn(*args, **kwargs)`` once per logged call.
+
+    Reruns of the block get the recorded result instead of calling ``fn`` again.
+
+    >>> log = []
+    >>> act = effect_function("act", lambda a: log.append(a) or f"did {a}")
+    >>> drive_rest(run_block("print(act('x'))", Namespace({"act": act})), None).stdout, log
+    ('did x\\n', ['x'])
+    """
+
+    def primitive(*args: Any, **kwargs: Any) -> Any:
+        return call(kind, args, kwargs, perform=lambda: fn(*args, **kwargs))
+
+    primitive.__name__ = primitive.__qualname__ = kind
+    return primitive
+
+
+def request_function(kind: str) -> Callable[..., Any]:
+    """A namespace function whose calls are fulfilled by the harness's ``handle``.
+
+    >>> ask = request_function("ask")
+    >>> gen = run_block("x = ask(1) + ask(2)", Namespace({"ask": ask}),
+    ...                 handle=lambda r: iter_result(r.args[0] * 10))
+    >>> drive_rest(gen, None).attempts
+    3
+    """
+
+    def primitive(*args: Any, **kwargs: Any) -> Any:
+        return call(kind, args, kwargs)
+
+    primitive.__name__ = primitive.__qualname__ = kind
+    return primitive
+
+
+def finish(value: Any = None) -> NoReturn:
+    """End the running block at once with ``value`` (status ``"finished"``).
+
+    >>> r = drive_rest(run_block("finish(7)\\nprint('never')", Namespace({"finish": finish})), None)
+    >>> r.status, r.value, r.stdout
+    ('finished', 7, '')
+    """
+    _attempt().signal(Finish(value))
+
+
+# --------------------------------------------------------------------------------------
+# namespaces and builtins
+# --------------------------------------------------------------------------------------
+class Namespace(dict):
+    """The one dict used as globals and locals of every block of a REPL.
+
+    It resolves builtins from :func:`safe_builtins` and treats unknown names by how
+    they are used: an undefined name used as the callee of a call (``helper(x)``) is
+    resolved by ``on_undefined_call(name)`` when given (REPL-Plan spawns a child REPL
+    there); any other use raises ``name_error`` (default ``NameError``). The check is
+    exact: it looks up the position of the failing load in the block's syntax tree.
+
+    >>> ns = Namespace(on_undefined_call=lambda name: (lambda *a: f"{name}{a}"))
+    >>> r = drive_rest(run_block("print(helper(1))\\nprint(missing)", ns), None)
+    >>> r.stdout, r.stderr.splitlines()[-1]
+    ('helper(1,)\\n', "NameError: name 'missing' is not defined")
+    """
+
+    def __init__(self, values: Mapping[str, Any] | None = None, *,
+                 on_undefined_call: Callable[[str], Callable[..., Any]] | None = None,
+                 name_error: type[NameError] = NameError) -> None:
+        super().__init__(values or {})
+        self.setdefault("__builtins__", safe_builtins())
+        self.setdefault("__name__", "__repl__")
+        self.on_undefined_call = on_undefined_call
+        self.name_error = name_error
+
+    def __missing__(self, name: str) -> Any:
+        builtins = dict.get(self, "__builtins__", {})
+        if isinstance(builtins, dict) and name in builtins:
+            return builtins[name]
+        if self.on_undefined_call is not None and _ACTIVE and _is_callee(_ACTIVE[-1], sys._getframe(1)):
+            return self.on_undefined_call(name)
+        raise self.name_error(f"name {name!r} is not defined", name=name)
+
+    # Namespaces are values of the REPL, not of the harness: copying one copies its data.
+    def __reduce__(self) -> Any:  # pragma: no cover - pickling is not used
+        return (dict, (dict(self),))
+
+
+_positions_cache: dict[CodeType, list] = {}
+
+
+def _is_callee(att: _Attempt, frame: FrameType) -> bool:
+    code = frame.f_code
+    if code.co_filename != att.filename:
+        return False
+    positions = _positions_cache.get(code)
+    if positions is None:
+        positions = _positions_cache[code] = list(code.co_positions())
+    index = frame.f_lasti // 2
+    return 0 <= index < len(positions) and positions[index] in att.callees
+
+
+def safe_builtins() -> dict[str, Any]:
+    """The builtins model code sees: pure functions, types and exceptions.
+
+    ``print`` writes to the block's captured stdout; ``__import__`` admits only
+    :data:`SAFE_MODULES`.
+
+    >>> b = safe_builtins()
+    >>> "len" in b, "open" in b, "eval" in b, "exec" in b
+    (True, False, False, False)
+    """
+    import builtins as _b
+
+    names = (
+        "abs all any ascii bin bool bytearray bytes callable chr classmethod complex dict "
+        "divmod enumerate filter float format frozenset getattr hasattr hash hex id int "
+        "isinstance issubclass iter len list map max min next object oct ord pow property "
+        "range repr reversed round set setattr slice sorted staticmethod str sum super tuple "
+        "type zip __build_class__ "
+        "BaseException Exception ArithmeticError AssertionError AttributeError IndexError KeyError LookupError "
+        "NameError NotImplementedError OverflowError RecursionError RuntimeError StopIteration "
+        "TypeError ValueError ZeroDivisionError UnicodeError "
+        "True False None NotImplemented Ellipsis"
+    ).split()
+    out = {name: getattr(_b, name) for name in names}
+    out["print"] = _print
+    out["__import__"] = _import
+    out[_CHECKPOINT] = _checkpoint
+    return out
+
+
+def _print(*values: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None, flush: bool = False) -> None:
+    text = (" " if sep is None else sep).join(map(str, values)) + ("\n" if end is None else end)
+    if file is not None and hasattr(file, "write"):
+        file.write(text)
+    elif _ACTIVE:
+        _ACTIVE[-1].write(text)
+    else:  # a function defined in a block, called outside any block
+        sys.stdout.write(text)
+
+
+def _import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+    if level != 0 or name.split(".")[0] not in SAFE_MODULES:
+        raise ImportError(
+            f"import of {name!r} is not allowed in model code; allowed modules: {', '.join(sorted(SAFE_MODULES))}"
+        )
+    return __import__(name, None, None, fromlist, 0)
+
+
+def _checkpoint() -> None:
+    # Inserted at the top of every handler that could swallow a control signal.
+    if _ACTIVE:
+        att = _ACTIVE[-1]
+        if att.pending is not None:
+            raise att.pending
+        if att.budget is not None and att.budget.exhausted:
+            raise BudgetExceeded(att.budget.limit)
+
+
+# --------------------------------------------------------------------------------------
+# the driver
+# --------------------------------------------------------------------------------------
+def run_block(code: str, namespace: dict, *, handle: Handler | None = None, line_budget: int = 20_000,
+              filename: str = "<block>", max_output: int = 20_000) -> Generator[str, str, BlockResult]:
+    """Run one model-written block; yields the prompts its requests need.
+
+    ``handle(request)`` is a generator: it yields prompts, receives completions and
+    returns the value the interrupted call should return (or raises an ``Exception``,
+    which the call then raises inside the block, e.g. a depth limit). Before ``handle``
+    runs, ``namespace`` is restored to what it was before the block; names ``handle``
+    binds in it survive, and the block reruns from the top with the call log. A
+    ``BaseException`` from ``handle`` (not an ``Exception``) propagates to the caller:
+    use it to abort the whole harness. ``line_budget`` is per attempt.
+
+    >>> ns = Namespace()
+    >>> r = drive_rest(run_block("while True:\\n    print('tick')", ns, line_budget=200), None)
+    >>> r.status, r.stdout.count("tick") > 10
+    ('budget', True)
+    """
+    if line_budget <= 0:
+        raise InvalidArgument(f"line_budget must be positive, got {line_budget}")
+    lines = code.splitlines()
+    try:
+        tree = ast.parse(code, filename, "exec")
+    except (SyntaxError, ValueError) as exc:  # ValueError: source with NUL bytes
+        return BlockResult(code, "", _format_syntax_error(exc), "error", error=type(exc).__name__, attempts=0)
+    callees = frozenset(_callee_positions(tree))
+    _Instrument().visit(tree)
+    ast.fix_missing_locations(tree)
+    compiled = compile(tree, filename, "exec")
+    log: list[CallRecord] = []
+    snapshot = _snapshot(namespace)
+    attempts = 0
+    while True:
+        attempts += 1
+        att = _Attempt(log, filename, callees, max_output)
+        raised = _execute(att, compiled, namespace, line_budget)
+        signal = att.pending
+        stdout = "".join(att.stdout)
+        common = dict(attempts=attempts, calls=tuple(log), hits=tuple(att.hits))
+        if isinstance(signal, Interrupt):
+            if handle is None:
+                raise InvalidArgument(
+                    f"the block requested {signal.request.kind!r} but run_block got no handle; pass "
+                    "handle=<generator function> to fulfil requests"
+                )
+            _restore(namespace, snapshot)
+            request = signal.request
+            try:
+                value = yield from handle(request)
+            except Exception as exc:  # the call raises it inside the block on the rerun
+                log.append(CallRecord(request.kind, request.args, request.kwargs, None, exc))
+            else:
+                log.append(CallRecord(request.kind, request.args, request.kwargs, value))
+            snapshot = _snapshot(namespace)
+            continue
+        if isinstance(signal, Finish):
+            return BlockResult(code, stdout, "", "finished", signal.value, **common)
+        if isinstance(signal, ReplayDivergence):
+            return BlockResult(code, stdout, _format_exception(signal, filename, lines), "diverged",
+                               error="ReplayDivergence", **common)
+        if isinstance(raised, BudgetExceeded):
+            stderr = f"BudgetExceeded: the block ran more than {line_budget} lines and was stopped\n"
+            return BlockResult(code, stdout, stderr, "budget", error="BudgetExceeded", **common)
+        if raised is not None:
+            return BlockResult(code, stdout, _format_exception(raised, filename, lines), "error",
+                               error=type(raised).__name__, **common)
+        return BlockResult(code, stdout, "", "ok", **common)
+
+
+def _execute(att: _Attempt, compiled: CodeType, namespace: dict, line_budget: int) -> BaseException | None:
+    _ACTIVE.append(att)
+    try:
+        try:
+            with LineBudget(line_budget) as budget:
+                att.budget = budget
+                exec(compiled, namespace)
+        finally:
+            _ACTIVE.pop()
+            _retrace()
+    except BudgetExceeded as exc:
+        if att.budget is None or not att.budget.exhausted:
+            raise  # an enclosing budget (the harness step's) ran out: not ours to report
+        return exc
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - model code may raise anything; it is reported
+        return exc
+    return None
+
+
+def _retrace() -> None:
+    # CPython turns tracing off when a trace function raises (as LineBudget does when a
+    # block's budget runs out). An enclosing budget (the harness step's) must keep
+    # counting, so put the tracer back.
+    if _budget._active and sys.gettrace() is None:
+        sys.settrace(_budget._global_trace)
+
+
+def drive(gen: Generator[str, str, Any], respond: Callable[[str], str]) -> Any:
+    """Run a prompt-yielding generator to its end, answering each prompt with ``respond``.
+
+    >>> def g():
+    ...     a = yield "first?"
+    ...     b = yield "second?"
+    ...     return a + b
+    >>> drive(g(), lambda p: p[0])
+    'fs'
+    """
+    try:
+        prompt = next(gen)
+        while True:
+            prompt = gen.send(respond(prompt))
+    except StopIteration as stop:
+        return stop.value
+
+
+def drive_rest(gen: Generator[str, str, Any], completion: Any) -> Any:
+    """Send ``completion`` to a started generator (or start it, if it is fresh) and
+    finish it, failing if it asks for more prompts. Handy in tests and doctests.
+
+    >>> drive_rest(iter_result(5), None)
+    5
+    """
+    try:
+        if inspect.getgeneratorstate(gen) == inspect.GEN_CREATED:
+            next(gen)
+        else:
+            gen.send(completion)
+    except StopIteration as stop:
+        return stop.value
+    raise InvalidArgument("the generator asked for another prompt; use drive() to answer several")
+
+
+def iter_result(value: Any) -> Generator[str, str, Any]:
+    """A generator that yields nothing and returns ``value`` (a trivial handler).
+
+    >>> drive(iter_result(3), str)
+    3
+    """
+    return value
+    yield  # pragma: no cover
+
+
+# --------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------
+def _callee_positions(tree: ast.AST) -> set[tuple]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            f = node.func
+            out.add((f.lineno, f.end_lineno, f.col_offset, f.end_col_offset))
+    return out
+
+
+class _Instrument(ast.NodeTransformer):
+    """Put a checkpoint first in every place that could swallow a control signal."""
+
+    @staticmethod
+    def _guard(body: list[ast.stmt]) -> list[ast.stmt]:
+        if not body:
+            return body
+        first = body[0]
+        call_ = ast.Expr(ast.Call(ast.Name(_CHECKPOINT, ast.Load()), [], []))
+        # Same line as the statement it guards: adds no line events to the budget.
+        for node in (call_, call_.value, call_.value.func):
+            ast.copy_location(node, first)
+        return [call_, *body]
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.AST:
+        self.generic_visit(node)
+        node.body = self._guard(node.body)
+        return node
+
+    def visit_Try(self, node: ast.Try) -> ast.AST:
+        self.generic_visit(node)
+        node.finalbody = self._guard(node.finalbody)
+        return node
+
+    visit_TryStar = visit_Try
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        self.generic_visit(node)
+        if node.name in ("__exit__", "__aexit__", "__del__"):
+            node.body = self._guard(node.body)
+        return node
+
+
+_PLAIN = (list, dict, set, tuple, frozenset, bytearray)
+
+
+def _snapshot(namespace: dict) -> dict:
+    # Containers and instances of classes defined in model code are deep-copied so that
+    # in-place mutations made before an interrupt are undone; functions, classes,
+    # modules and harness objects are kept by reference (they are not mutated by
+    # ordinary block code, and harness objects must stay shared).
+    memo: dict = {}
+    model_module = dict.get(namespace, "__name__", "__repl__")
+    out = {}
+    for key, value in dict.items(namespace):
+        if isinstance(value, _PLAIN) or getattr(type(value), "__module__", None) == model_module:
+            try:
+                value = copy.deepcopy(value, memo)
+            except Exception:  # noqa: BLE001 - an uncopyable value is kept as it is
+                pass
+        out[key] = value
+    return out
+
+
+def _restore(namespace: dict, snapshot: dict) -> None:
+    dict.clear(namespace)
+    dict.update(namespace, snapshot)  # in place: functions of the block hold this dict
+
+
+def _same(a: Any, b: Any) -> bool:
+    # Reruns recreate functions and objects defined in the block, so equality falls back
+    # to "same code" for functions and to equal reprs for other objects.
+    if a is b:
+        return True
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if callable(a) and callable(b) and hasattr(a, "__code__") and hasattr(b, "__code__"):
+        return a.__code__ == b.__code__
+    try:
+        if a == b:
+            return True
+    except Exception:  # noqa: BLE001
+        pass
+    return type(a).__name__ == type(b).__name__ and _safe_repr(a) == _safe_repr(b)
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception:  # noqa: BLE001
+        return f"<{type(value).__name__}>"
+
+
+def _show_call(kind: str, args: tuple, kwargs: Mapping[str, Any]) -> str:
+    parts = [_safe_repr(a) for a in args] + [f"{k}={_safe_repr(v)}" for k, v in kwargs.items()]
+    text = f"{kind}({', '.join(parts)})"
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _format_exception(exc: BaseException, filename: str, lines: list[str]) -> str:
+    out = ["Traceback (most recent call last):"]
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename != filename:
+            continue  # harness frames are not the model's business
+        name = "<module>" if frame.name == "<module>" else frame.name
+        out.append(f'  File "{filename}", line {frame.lineno}, in {name}')
+        if frame.lineno and 0 < frame.lineno <= len(lines):
+            out.append("    " + lines[frame.lineno - 1].strip())
+    message = _safe_str(exc)
+    out.append(f"{type(exc).__name__}: {message}" if message else type(exc).__name__)
+    return "\n".join(out) + "\n"
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001
+        return "<unprintable>"
+
+
+def _format_syntax_error(exc: BaseException) -> str:
+    return "".join(traceback.format_exception_only(type(exc), exc))

@@ -1,0 +1,229 @@
+"""Tests of the shared code-execution machinery (DESIGN §5.2): agentic_machines.codeexec."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentic_machines.budget import LineBudget
+from agentic_machines.codeexec import (
+    Namespace,
+    drive,
+    drive_rest,
+    effect_function,
+    finish,
+    iter_result,
+    request_function,
+    run_block,
+)
+from agentic_machines.errors import BudgetExceeded
+from agentic_machines.strategies import examples
+
+
+def _ns(log=None, **extra):
+    log = [] if log is None else log
+    values = {
+        "act": effect_function("act", lambda a: log.append(a) or f"obs {len(log)}"),
+        "ask": request_function("ask"),
+        "finish": finish,
+    }
+    values.update(extra)
+    return Namespace(values)
+
+
+def _answering(prefix="A"):
+    def handle(request):
+        reply = yield f"{request.kind}: {request.args!r}"
+        return f"{prefix}{reply}"
+
+    return handle
+
+
+def _run(code, ns, replies=(), **kw):
+    it = iter(replies)
+    return drive(run_block(code, ns, handle=kw.pop("handle", _answering()), **kw), lambda p: next(it))
+
+
+def test_effects_happen_once_and_only_the_last_attempt_prints():
+    log = []
+    ns = _ns(log)
+    r = _run("print('start')\nact('a')\nx = ask('q')\nact('b')\ny = ask('r')\nprint(x, y)", ns, ["1", "2"])
+    assert log == ["a", "b"]
+    assert r.status == "ok" and r.attempts == 3
+    assert r.stdout == "start\nA1 A2\n"
+    assert [c.kind for c in r.calls] == ["act", "ask", "act", "ask"]
+    assert r.hits == (("act", 0), ("ask", 1), ("act", 2), ("ask", 3))
+
+
+def test_cached_observation_is_the_one_seen_first():
+    state = {"n": 0}
+
+    def observe():
+        state["n"] += 1
+        return f"obs{state['n']}"
+
+    ns = _ns(get_obs=effect_function("get_obs", observe))
+    r = _run("a = get_obs()\nq = ask(a)\nprint(a, get_obs())", ns, ["x"])
+    assert r.stdout == "obs1 obs2\n"
+
+
+def test_rerun_with_other_arguments_is_a_replay_divergence():
+    counter = {"n": 0}
+
+    def tick():  # hidden state the block reads through a non-logged path
+        counter["n"] += 1
+        return counter["n"]
+
+    log = []
+    ns = _ns(log, tick=tick)
+    r = _run("act(str(tick()))\nask('q')", ns, ["x"])
+    assert r.status == "diverged" and "ReplayDivergence" in r.stderr
+    assert log == ["1"]  # the divergent call performed nothing
+
+
+def test_namespace_is_restored_before_a_rerun():
+    ns = _ns(items=[1])
+    r = _run("items.append(2)\nn = ask('q')\nprint(items)", ns, ["x"])
+    assert r.stdout == "[1, 2]\n" and ns["items"] == [1, 2]
+
+
+def test_handler_bindings_survive_the_restore():
+    ns = _ns()
+
+    def handle(request):
+        ns["bound"] = 41
+        return (yield "p")
+
+    r = _run("v = ask()\nprint(bound + 1, v)", ns, ["c"], handle=handle)
+    assert r.stdout == "42 c\n"
+
+
+def test_handler_exception_is_raised_at_the_call_site():
+    def handle(request):
+        raise ValueError("too deep")
+        yield  # pragma: no cover
+
+    r = _run("print('a')\nask('q')", _ns(), handle=handle)
+    assert r.status == "error" and r.stdout == "a\n"
+    assert r.stderr.splitlines()[-2:] == ["    ask('q')", "ValueError: too deep"]
+
+
+def test_handler_base_exception_propagates():
+    class Abort(BaseException):
+        pass
+
+    def handle(request):
+        raise Abort()
+        yield  # pragma: no cover
+
+    with pytest.raises(Abort):
+        _run("ask('q')", _ns(), handle=handle)
+
+
+CATCHERS = [
+    "try:\n    {call}\nexcept Exception:\n    pass\n",
+    "try:\n    {call}\nexcept:\n    pass\n",
+    "try:\n    {call}\nexcept BaseException as e:\n    print('caught', e)\n",
+    "def f():\n    try:\n        {call}\n    finally:\n        return 0\nf()\n",
+    "class S:\n    def __enter__(self):\n        return self\n    def __exit__(self, *a):\n        return True\nwith S():\n    {call}\n",
+    "for _ in range(3):\n    try:\n        {call}\n    except:\n        continue\n",
+]
+
+
+@pytest.mark.parametrize("catcher", CATCHERS)
+def test_finish_cannot_be_caught(catcher):
+    log = []
+    r = _run(catcher.format(call="finish(5)") + "act('after')\nprint('after')", _ns(log))
+    assert r.status == "finished" and r.value == 5
+    assert log == [] and "after" not in r.stdout and "caught" not in r.stdout
+
+
+@pytest.mark.parametrize("catcher", CATCHERS)
+def test_interrupt_cannot_be_caught(catcher):
+    log = []
+    r = _run(catcher.format(call="act(ask('q'))"), _ns(log), ["1", "2", "3"])
+    # every request was fulfilled, then the rerun got its value and acted on it once
+    asks = [c for c in r.calls if c.kind == "ask"]
+    assert r.status == "ok" and r.attempts == 1 + len(asks) and log == [c.result for c in asks]
+
+
+def test_line_budget_keeps_partial_stdout_and_effects():
+    log = []
+    r = _run("act('x')\ni = 0\nwhile True:\n    i += 1\n    print(i)", _ns(log), line_budget=300)
+    assert r.status == "budget" and "BudgetExceeded" in r.stderr
+    assert r.stdout.startswith("1\n2\n3\n") and log == ["x"]
+
+
+@pytest.mark.parametrize("src", ["while True: pass", "while True:\n    try:\n        pass\n    except:\n        pass"])
+def test_line_budget_against_swallowing_loops(src):
+    assert _run(src, _ns(), line_budget=200).status == "budget"
+
+
+def test_enclosing_budget_keeps_counting_after_a_block_budget_runs_out():
+    with pytest.raises(BudgetExceeded):
+        with LineBudget(20_000) as outer:
+            r = _run("while True:\n    pass", _ns(), line_budget=100)
+            assert r.status == "budget"
+            while True:  # the harness itself runs away: the outer budget must stop it
+                pass
+    assert outer.exhausted
+
+
+def test_exceptions_become_tracebacks_of_block_frames_only():
+    r = _run("def f(x):\n    return 1 / x\nprint('a')\nf(0)", _ns())
+    assert r.status == "error" and r.stdout == "a\n"
+    assert r.stderr == (
+        "Traceback (most recent call last):\n"
+        '  File "<block>", line 4, in <module>\n    f(0)\n'
+        '  File "<block>", line 2, in f\n    return 1 / x\n'
+        "ZeroDivisionError: division by zero\n"
+    )
+
+
+def test_syntax_error_is_reported():
+    r = _run("x = 'unterminated", _ns())
+    assert r.status == "error" and r.error == "SyntaxError" and "SyntaxError" in r.stderr
+
+
+def test_undefined_callee_versus_undefined_value():
+    seen = []
+    ns = Namespace(on_undefined_call=lambda name: seen.append(name) or (lambda *a: len(a)))
+    r = _run("print(helper(1, 2))\ny = other\n", ns)
+    assert r.stdout == "2\n" and seen == ["helper"] and "name 'other' is not defined" in r.stderr
+    r = _run("g = helper2\n", ns)
+    assert seen == ["helper"] and "NameError" in r.stderr
+    r = _run("obj.method()\n", ns)
+    assert seen == ["helper"] and "NameError" in r.stderr
+
+
+def test_recursive_helper_defined_in_a_block_spawns_nothing():
+    seen = []
+    ns = Namespace(on_undefined_call=lambda name: seen.append(name) or (lambda *a: 0))
+    r = _run("def fact(n):\n    return 1 if n < 2 else n * fact(n - 1)\nprint(fact(5), [fact(i) for i in range(3)])", ns)
+    assert r.stdout == "120 [1, 1, 2]\n" and seen == []
+
+
+def test_restricted_builtins():
+    r = _run("import math\nprint(math.sqrt(16))\nprint(sorted({3, 1}))", _ns())
+    assert r.stdout == "4.0\n[1, 3]\n"
+    for src in ["import os", "import subprocess", "from sys import modules", "open('x')", "eval('1')", "exec('1')"]:
+        r = _run(src, _ns())
+        assert r.status == "error", src
+
+
+@settings(max_examples=examples(25, 300))
+@given(st.lists(st.sampled_from(["act", "ask", "pure"]), max_size=8))
+def test_every_effect_once_in_order(kinds):
+    log = []
+    lines = []
+    for i, k in enumerate(kinds):
+        lines.append({"act": f"act('e{i}')", "ask": f"v{i} = ask({i})", "pure": f"p{i} = {i} * 2"}[k])
+    lines.append("print('end')")
+    r = _run("\n".join(lines), _ns(log), [str(i) for i in range(len(kinds))])
+    assert log == [f"e{i}" for i, k in enumerate(kinds) if k == "act"]
+    assert r.attempts == 1 + kinds.count("ask") and r.stdout == "end\n"
+
+
+def test_drive_helpers():
+    assert drive(iter_result(3), str) == 3
+    assert drive_rest(run_block("x = 1", Namespace()), None).status == "ok"
