@@ -213,13 +213,14 @@ def check_embedding(
 def _first_failure(e: Embedding, states: list, alphabet: list[str], exhaustive: bool) -> Obstruction | None:
     source, target = e.source, e.target
     images: dict[Hashable, Outcome] = {}
+    known = None if target.states is None else set(target.states)
     # Domain: every state needs an image that is a state of the target.
     for s in states:
         try:
             t = e(s)
         except InvalidEmbedding:
             return Obstruction("domain", s, f"State {s!r} has no image: the mapping does not define e({s!r}).")
-        if is_sentinel(t) or (target.states is not None and t not in target.states):
+        if is_sentinel(t) or (known is not None and t not in known):
             return Obstruction(
                 "domain", s, f"e({s!r}) = {t!r}, which is not a state of {target.name}; an embedding maps states to states."
             )

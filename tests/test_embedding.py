@@ -183,3 +183,12 @@ def test_search_on_a_larger_machine_is_exact():
         return TableMachine({i: "p" for i in range(n)}, {(i, "a"): (i + 1) % n for i in range(n)}, completions=["a"])
     assert len(list(find_embeddings(cycle(12), cycle(12)))) == 12
     assert list(find_embeddings(cycle(12), cycle(6))) == []
+
+
+def test_function_machines_with_finite_states_are_searched_and_checked_exactly():
+    parity = FunctionMachine(lambda s: "⋆", lambda s, c: (s + int(c)) % 2, states=[0, 1], completions=["0", "1"])
+    assert len(searched(parity, fixture("f2-add"))) == 2
+    assert check_embedding(Embedding(parity, fixture("f2-add"), {0: 1, 1: 0})).method == "exhaustive"
+    leaky = FunctionMachine(lambda s: "⋆", lambda s, c: s + int(c), states=[0, 1], completions=["0", "1"])
+    with pytest.raises(Exception, match="not one of its declared states"):
+        list(find_embeddings(leaky, fixture("f2-add")))
