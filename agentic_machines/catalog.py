@@ -24,10 +24,13 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from .errors import UnknownMachine
+from .errors import InvalidArgument, UnknownMachine
 from .machine import AgenticMachine
 
-__all__ = ["Entry", "resolve", "names", "fixture_names", "architecture_names", "UnknownMachine"]
+__all__ = ["Entry", "resolve", "names", "fixture_names", "architecture_names", "UnknownMachine", "DEFAULT_DEPTH"]
+
+DEFAULT_DEPTH = 2
+"""Exploration depth for diagrams of machines with infinitely many states."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,47 @@ class Entry:
         """The alphabet for diagrams: the architecture's ``diagram_completions``, else the machine's."""
         chooser = getattr(self.module, "diagram_completions", None) if self.module is not None else None
         return chooser if chooser is not None else machine.completions
+
+    def explore(self, machine: AgenticMachine | None = None, *, depth: int | None = None,
+                max_states: int = 200) -> Any:
+        """The state graph to draw: a whole finite machine, or an architecture to ``depth``.
+
+        >>> g = resolve("f2-mul").explore()
+        >>> sorted(n for n in g if g.nodes[n]["kind"] == "state")
+        [0, 1]
+        """
+        from .explore import explore
+
+        machine = machine if machine is not None else self.machine()
+        if depth is None and machine.states is None:
+            depth = DEFAULT_DEPTH
+        completions = self.completions(machine)
+        if completions is None:
+            raise InvalidArgument(
+                f"{self.name!r} has no finite completion alphabet and its module gives no "
+                "diagram_completions(prompt); add one to draw it"
+            )
+        return explore(machine, self.start(machine), completions, roots=self.roots(machine),
+                       max_depth=depth, max_states=max_states)
+
+    def highlights(self, machine: AgenticMachine, graph: Any) -> dict[str, Any]:
+        """The roles to mark in a diagram (keyword arguments of ``diagrams.draw``).
+
+        Finite machines: their SPE states, decided exactly. Architectures: the initial
+        state's successors and the obstruction state of ``analysis()``, when drawn.
+        """
+        if self.module is None:
+            if machine.states is None or machine.completions is None:
+                return {}
+            from .generation import spe_states
+
+            return {"spe_states": spe_states(machine)}
+        marks: dict[str, Any] = {"successors_of": self.start(machine)}
+        verdict = self.module.analysis()
+        obstruction = getattr(verdict, "obstruction", None)
+        if obstruction is not None and obstruction.state in graph:
+            marks["obstruction"] = obstruction.state
+        return marks
 
 
 def fixture_names() -> list[str]:

@@ -1,0 +1,52 @@
+"""The glossary behind `explain`: every example runs, every term can be found."""
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+
+from agentic_machines.errors import InvalidArgument
+from agentic_machines.glossary import TERMS, lookup, render, suggest, term_names
+
+REQUIRED = [
+    "agentic machine", "prompt function", "harness", "HALT", "DIVERGE", "transition kernel", "embedding",
+    "successors", "completion-generation", "loader", "SPE state", "F1", "F2", "F3", "F4", "F5", "F6",
+    "boundary state", "seed state", "CEK machine", "HarnessMachine", "trace state",
+]
+
+
+def test_every_required_term_is_there():
+    assert set(REQUIRED) <= set(term_names())
+
+
+@pytest.mark.parametrize("term", TERMS, ids=lambda t: t.name)
+def test_example_runs_and_prints(term):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(term.example, f"<glossary: {term.name}>", "exec"), {"__name__": "glossary_example"})
+    assert out.getvalue().strip(), f"the example of {term.name!r} prints nothing"
+    assert term.symbols and len(term.words) > 40
+    assert render(term).startswith(term.name)
+
+
+def test_examples_show_what_they_claim():
+    def run(name):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(lookup(name).example, {})
+        return out.getvalue()
+
+    assert run("SPE state").strip() == "[1] False"  # f2-mul: 1 is SPE, 0 is not
+    assert run("F5").strip() == "False"
+    assert run("seed state").strip() == "True"
+
+
+def test_lookup_is_forgiving_and_unknown_terms_suggest():
+    assert lookup("spe-state").name == lookup("SPE_STATE").name == "SPE state"
+    assert lookup("x*").name == "seed state" and lookup("TraceState").name == "trace state"
+    assert suggest("kernal")[0] == "transition kernel"
+    with pytest.raises(InvalidArgument, match="did you mean"):
+        lookup("sucessors")
+    with pytest.raises(InvalidArgument, match="agentic machine"):
+        lookup("qqqq")
