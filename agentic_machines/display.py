@@ -22,10 +22,9 @@ True
 from __future__ import annotations
 
 import io
-from collections import deque
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Iterable
 
-from .machine import AgenticMachine, is_sentinel
+from .machine import AgenticMachine
 
 __all__ = ["machine_markdown", "machine_svg", "MAX_ROWS"]
 
@@ -76,81 +75,34 @@ def machine_svg(
     machine: AgenticMachine,
     *,
     depth: int = 3,
-    completions: Iterable[str] | None = None,
+    completions: Iterable[str] | Callable[[str], Iterable[str]] | None = None,
     max_states: int = MAX_ROWS,
 ) -> str:
     """An SVG state diagram of ``machine``, explored breadth-first to ``depth`` steps.
 
-    Starts from ``machine.initial`` (or every state of a finite machine when there is
-    no initial state) and follows ``completions`` (default: the machine's alphabet;
-    an infinite-alphabet machine needs them, else only the start states are drawn).
-    Edges are labelled with the completions that take them; ``1`` and ``↑`` are drawn
-    as square nodes.
+    Explores from ``machine.initial`` (or every state of a finite machine without an
+    initial state) with :func:`agentic_machines.explore.explore`, following
+    ``completions`` (default: the machine's alphabet; a machine whose alphabet is every
+    string needs a list, or a function prompt -> completions), and draws the graph with
+    :func:`agentic_machines.diagrams.draw`: the picture is the one the gallery and the
+    command line draw.
 
     >>> from agentic_machines import FunctionMachine
     >>> m = FunctionMachine(lambda s: "*", lambda s, c: (s + 1) % 3, initial=0, name="cycle")
     >>> "<svg" in machine_svg(m, completions=["tick"])
     True
     """
-    import matplotlib
+    from .diagrams import draw
+    from .explore import explore
 
-    matplotlib.use("Agg")  # display never opens a window, also outside notebooks
-    import matplotlib.pyplot as plt
-    import networkx as nx
-
-    comps = list(completions) if completions is not None else list(machine.completions or ())
-    graph = _explore(machine, comps, depth, max_states)
-    fig, ax = plt.subplots(figsize=(max(3.0, 1.2 * graph.number_of_nodes() ** 0.5 * 2), 3.5))
-    pos = nx.spring_layout(graph, seed=0) if graph.number_of_nodes() > 1 else {n: (0, 0) for n in graph}
-    states = [n for n in graph if not is_sentinel(n)]
-    ends = [n for n in graph if is_sentinel(n)]
-    nx.draw_networkx_nodes(graph, pos, nodelist=states, node_color="#cfe2f3", node_size=900, ax=ax)
-    nx.draw_networkx_nodes(graph, pos, nodelist=ends, node_color="#f4cccc", node_shape="s", node_size=700, ax=ax)
-    nx.draw_networkx_labels(graph, pos, labels={n: _short(n) for n in graph}, font_size=8, ax=ax)
-    nx.draw_networkx_edges(graph, pos, ax=ax, arrows=True, connectionstyle="arc3,rad=0.15", node_size=900)
-    labels = {(u, v): ",".join(d["completions"]) for u, v, d in graph.edges(data=True)}
-    nx.draw_networkx_edge_labels(graph, pos, edge_labels=labels, font_size=7, ax=ax, connectionstyle="arc3,rad=0.15")
-    ax.set_title(machine.name, fontsize=9)
-    ax.axis("off")
+    if completions is None and machine.completions is None:
+        completions = []  # nothing to follow: draw the start state alone
+    graph = explore(machine, completions=completions, max_depth=depth, max_states=max_states, progress=False)
+    fig = draw(graph, None, title=machine.name)
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
+    fig.clear()
     return buf.getvalue()
-
-
-def _explore(machine: AgenticMachine, comps: list[str], depth: int, max_states: int):
-    import networkx as nx
-
-    graph = nx.DiGraph()
-    if machine.initial is not None:
-        starts: list[Hashable] = [machine.initial]
-    else:
-        starts = list(machine.states or ())[:max_states]
-    queue = deque((s, 0) for s in starts)
-    for s in starts:
-        graph.add_node(s)
-    seen = set(starts)
-    while queue:
-        s, d = queue.popleft()
-        if d >= depth:
-            continue
-        for c in comps:
-            t = machine.harness(s, c)
-            if t not in graph and graph.number_of_nodes() >= max_states:
-                continue
-            if graph.has_edge(s, t):
-                graph[s][t]["completions"].append(_short(c, 12))
-            else:
-                graph.add_edge(s, t, completions=[_short(c, 12)])
-            if not is_sentinel(t) and t not in seen:
-                seen.add(t)
-                queue.append((t, d + 1))
-    return graph
-
-
-def _short(value: object, limit: int = 18) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _code(value: object, limit: int = 40) -> str:

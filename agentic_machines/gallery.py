@@ -1,0 +1,177 @@
+"""The diagrams gallery: every picture of ``docs/gallery.md``, written by one call.
+
+:func:`write_gallery` writes each picture as a PNG and as Mermaid text (``.mmd``) into
+one folder; ``python experiments/gallery.py`` and ``agentic-machines gallery DIR`` both
+call it. The pictures (``PICTURES``, in order):
+
+- ``fixtures``: the state diagrams of the F2 fixtures (Example A.3.4), SPE states in gold;
+- ``embedding``: an embedding drawn as two graphs with the mapping as dashed lines;
+- ``fans``: the successor fan of the SPE seed state x* next to ReAct's initial state;
+- ``architectures``: each architecture's explored graph with the obstruction state of
+  its verdict marked (delegated to :func:`agentic_machines.contrast.write_diagrams`);
+
+Every picture is drawn by :mod:`agentic_machines.diagrams` from a graph made by
+:func:`agentic_machines.explore.explore`, so the gallery shows exactly what the
+toolkit computes.
+
+>>> import tempfile
+>>> paths = write_gallery(tempfile.mkdtemp(), only=["fixtures"])
+>>> sorted(p.name for p in paths)[:3]
+['f2-add.mmd', 'f2-add.png', 'f2-const.mmd']
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidArgument
+from .machine import HALT, TableMachine
+
+__all__ = ["write_gallery", "PICTURES", "menu_and_loop", "fixture_pictures", "embedding_picture",
+           "fan_pictures", "architecture_pictures", "repl_plan_picture"]
+
+
+def menu_and_loop() -> tuple[TableMachine, TableMachine]:
+    """The two machines of tutorial chapter 2: ``loop`` embeds into ``menu`` twice.
+
+    >>> menu, loop = menu_and_loop()
+    >>> menu.prompt("a") == loop.prompt("q")
+    True
+    """
+    menu = TableMachine(
+        {"s0": "menu", "a": "continue?", "b": "continue?"},
+        {("s0", "yes"): "a", ("s0", "no"): "b",
+         ("a", "yes"): "a", ("a", "no"): HALT,
+         ("b", "yes"): "b", ("b", "no"): HALT},
+        initial="s0", name="menu",
+    )
+    loop = TableMachine({"q": "continue?"}, {("q", "yes"): "q", ("q", "no"): HALT}, initial="q", name="loop")
+    return menu, loop
+
+
+def fixture_pictures(out: Path) -> list[Path]:
+    """``f2-add``, ``f2-mul``, ``f2-const``: every state drawn, SPE states in gold."""
+    from .diagrams import draw, to_mermaid
+    from .explore import explore
+    from .fixtures import fixture
+    from .generation import spe_states
+
+    written: list[Path] = []
+    for name in ("f2-add", "f2-mul", "f2-const"):
+        m = fixture(name)
+        graph = explore(m, roots=m.states, progress=False)
+        spe = sorted(spe_states(m))
+        title = f"{name}: SPE states {spe if spe else 'none'}"
+        written += _both(out, name, graph, title, draw, to_mermaid, spe_states=spe)
+    return written
+
+
+def embedding_picture(out: Path) -> list[Path]:
+    """``loop`` embedded into ``menu`` (q ↦ a): two graphs and the mapping."""
+    from .diagrams import draw_embedding, to_mermaid
+    from .embedding import find_embeddings
+    from .explore import explore
+
+    menu, loop = menu_and_loop()
+    e = next(find_embeddings(loop, menu))
+    source, target = explore(loop, progress=False), explore(menu, progress=False)
+    png = out / "embedding.png"
+    _close(draw_embedding(source, target, e.mapping, png, title=f"an embedding of loop into menu: {e.mapping}"))
+    src_mmd, tgt_mmd = out / "embedding-source.mmd", out / "embedding-target.mmd"
+    src_mmd.write_text(to_mermaid(source) + "\n", encoding="utf-8")
+    tgt_mmd.write_text(to_mermaid(target, embedding_image=list(e.mapping.values())) + "\n", encoding="utf-8")
+    return [png, src_mmd, tgt_mmd]
+
+
+def fan_pictures(out: Path) -> list[Path]:
+    """One step from the SPE seed x* and from ReAct's initial state, side by side."""
+    from .contrast import explore_architecture
+    from .diagrams import draw, to_mermaid
+
+    written: list[Path] = []
+    figures = []
+    for name in ("spe", "react"):
+        graph = explore_architecture(name, depth=1)
+        start = graph.graph["start"]
+        title = f"{name}: the successors of the initial state"
+        fig = draw(graph, None, successors_of=start, title=title)
+        figures.append(fig)
+        png = out / f"fan-{name}.png"
+        fig.savefig(png, format="png", bbox_inches="tight", dpi=120)
+        mmd = out / f"fan-{name}.mmd"
+        mmd.write_text(to_mermaid(graph, successors_of=start) + "\n", encoding="utf-8")
+        written += [png, mmd]
+    side = out / "fans.png"
+    _side_by_side([p for p in written if p.suffix == ".png"], side)
+    for fig in figures:
+        _close(fig)
+    return written + [side]
+
+
+def architecture_pictures(out: Path) -> list[Path]:
+    """Each architecture's explored graph, the obstruction state of its verdict marked."""
+    from .contrast import write_diagrams
+
+    return list(write_diagrams(out))
+
+
+PICTURES: dict[str, Callable[[Path], list[Path]]] = {
+    "fixtures": fixture_pictures,
+    "embedding": embedding_picture,
+    "fans": fan_pictures,
+    "architectures": architecture_pictures,
+}
+"""Picture group name -> the function that writes it into a folder."""
+
+
+def write_gallery(out_dir: str | Path, *, only: Iterable[str] | None = None, verbose: bool = False) -> list[Path]:
+    """Write every gallery picture (PNG and Mermaid) into ``out_dir``; return the paths.
+
+    ``only`` restricts to some of the groups in ``PICTURES`` (for quick tests).
+    """
+    names = list(PICTURES) if only is None else list(only)
+    unknown = [n for n in names if n not in PICTURES]
+    if unknown:
+        raise InvalidArgument(f"unknown gallery picture(s) {unknown}; choose from {list(PICTURES)}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for name in names:
+        began = time.perf_counter()
+        paths = PICTURES[name](out)
+        if verbose:
+            print(f"{name}: {len(paths)} file(s) in {time.perf_counter() - began:.1f}s")
+        written += paths
+    return written
+
+
+# ------------------------------------------------------------------------ helpers
+def _both(out: Path, stem: str, graph: Any, title: str, draw: Callable, to_mermaid: Callable, **marks: Any) -> list[Path]:
+    png, mmd = out / f"{stem}.png", out / f"{stem}.mmd"
+    _close(draw(graph, png, title=title, **marks))
+    mmd.write_text(to_mermaid(graph, **marks) + "\n", encoding="utf-8")
+    return [png, mmd]
+
+
+def _side_by_side(pngs: list[Path], path: Path) -> None:
+    from matplotlib.figure import Figure
+    from matplotlib.image import imread
+
+    images = [imread(p) for p in pngs]
+    height = max(img.shape[0] for img in images) / 120
+    width = sum(img.shape[1] for img in images) / 120
+    fig = Figure(figsize=(width, height))
+    for i, img in enumerate(images):
+        ax = fig.add_subplot(1, len(images), i + 1)
+        ax.imshow(img)
+        ax.axis("off")
+    fig.savefig(path, format="png", bbox_inches="tight", dpi=120)
+    _close(fig)
+
+
+def _close(fig: Any) -> None:
+    clear = getattr(fig, "clear", None)
+    if callable(clear):
+        clear()

@@ -1,0 +1,39 @@
+"""The gallery command writes its pictures, and docs/gallery.md embeds pictures that exist."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from agentic_machines.errors import InvalidArgument
+from agentic_machines.gallery import PICTURES, write_gallery
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_reduced_gallery_writes_png_and_mermaid(tmp_path: Path) -> None:
+    paths = write_gallery(tmp_path, only=["fixtures", "embedding"])
+    names = {p.name for p in paths}
+    assert {"f2-add.png", "f2-add.mmd", "f2-mul.png", "f2-const.png", "embedding.png"} <= names
+    for p in paths:
+        assert p.exists() and p.stat().st_size > 0
+        if p.suffix == ".png":
+            assert p.read_bytes()[:4] == b"\x89PNG"
+        else:
+            assert p.read_text(encoding="utf-8").startswith("flowchart")
+
+
+def test_unknown_picture_names_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(InvalidArgument, match="choose from"):
+        write_gallery(tmp_path, only=["nope"])
+
+
+def test_gallery_page_embeds_existing_pictures() -> None:
+    page = (ROOT / "docs" / "gallery.md").read_text(encoding="utf-8")
+    images = re.findall(r"!\[[^\]]*\]\((gallery/[^)]+)\)", page)
+    assert images, "docs/gallery.md should embed the pictures"
+    for rel in images:
+        assert (ROOT / "docs" / rel).exists(), f"{rel} is missing; run python experiments/gallery.py"
+    for group in PICTURES:
+        assert group in page, f"docs/gallery.md does not mention the {group!r} pictures"
