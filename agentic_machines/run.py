@@ -30,7 +30,11 @@ on a loaded trace whose file has no end line (the run was killed).
 
 With ``path=...`` the trace is written as JSON lines while the run goes: a header
 line, one flushed line per completed step, and an end line; a run killed half-way
-leaves every completed step on disk, and :meth:`Trace.load` reads it back.
+leaves every completed step on disk, and :meth:`Trace.load` reads it back. A step
+line whose state is a ``TraceState`` equal to the previous outcome says
+``"same_state": true`` instead of repeating it, and one whose outcome is that state
+plus the step's completion says ``"outcome_then": true``, so a long ``HarnessMachine``
+run writes a file linear in its length.
 
 States are written with :func:`encode_state`. After ``Trace.load`` the states and
 outcomes are *equal* to the original ones when they are built from ``str``, ``int``,
@@ -227,9 +231,9 @@ class Trace:
         for number, rec in enumerate(lines[1:], start=2):
             kind = rec.get("kind") if isinstance(rec, dict) else None
             if kind == "step":
-                trace.steps.append(
-                    Step(rec["index"], decode_state(rec["state"]), rec["prompt"], rec["completion"], decode_state(rec["outcome"]))
-                )
+                state = trace.final if rec.get("same_state") else decode_state(rec["state"])
+                outcome = state.then(rec["completion"]) if rec.get("outcome_then") else decode_state(rec["outcome"])
+                trace.steps.append(Step(rec["index"], state, rec["prompt"], rec["completion"], outcome))
             elif kind == "end":
                 trace.end = decode_state(rec["end"])
                 trace.message = rec.get("message")
@@ -415,10 +419,25 @@ class _TraceWriter:
         self._out = JsonLinesWriter(path, "w")
         self._out.write({"format": FORMAT, "version": VERSION, "kind": "header", "machine": machine,
                          "start": encode_state(start), "max_steps": max_steps})
+        self._previous = start
 
     def step(self, step: Step) -> None:
-        self._out.write({"kind": "step", "index": step.index, "state": encode_state(step.state), "prompt": step.prompt,
-                         "completion": step.completion, "outcome": encode_state(step.outcome)})
+        line: dict[str, Any] = {"kind": "step", "index": step.index}
+        # A TraceState holds every completion so far; writing it in full on every line
+        # would make the file quadratic in the run's length. When it is the previous
+        # outcome (or the start), and when the outcome is the state plus this
+        # completion, the line says so instead; Trace.load rebuilds both.
+        if isinstance(step.state, TraceState) and step.state == self._previous:
+            line["same_state"] = True
+        else:
+            line["state"] = encode_state(step.state)
+        line["prompt"], line["completion"] = step.prompt, step.completion
+        if isinstance(step.state, TraceState) and isinstance(step.outcome, TraceState) and step.outcome == step.state.then(step.completion):
+            line["outcome_then"] = True
+        else:
+            line["outcome"] = encode_state(step.outcome)
+        self._out.write(line)
+        self._previous = step.outcome
 
     def end(self, trace: Trace) -> None:
         self._out.write({"kind": "end", "end": encode_state(trace.end), "steps": len(trace.steps),

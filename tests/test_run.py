@@ -211,6 +211,34 @@ def test_harness_machine_traces_round_trip(tmp_path):
     assert loaded.replay(HarnessMachine(guess, "owl")) == t
 
 
+def counting(n):
+    i = 0
+    while True:
+        c = yield f"step {i}"
+        i += 1
+        if c == "stop" or i >= n:
+            return i
+
+
+def test_long_harness_runs_write_files_linear_in_length(tmp_path):
+    path = tmp_path / "long.jsonl"
+    t = run(HarnessMachine(counting, 10**6), ScriptedModel(["go"] * 2000), max_steps=2000, path=path)
+    lines = path.read_text().splitlines()
+    assert max(len(line) for line in lines) < 200  # no line repeats the growing completion list
+    loaded = Trace.load(path)
+    assert loaded == t and loaded.steps[-1].state == TraceState(("go",) * 1999)
+
+
+def test_saved_harness_traces_that_jump_between_states_load_back(tmp_path):
+    m = HarnessMachine(counting, 5)
+    s1 = m.harness(m.initial, "a")
+    s2 = m.harness(s1, "b")
+    # Hand-built, not from run(): states that are not the previous outcome.
+    t = Trace("counting", m.initial, [Step(0, s2, "step 2", "c", s2.then("c")), Step(1, s1, "step 1", "stop", HALT)], end=HALT)
+    t.save(tmp_path / "t.jsonl")
+    assert Trace.load(tmp_path / "t.jsonl") == t
+
+
 @dataclass(frozen=True)
 class Point:
     x: int
