@@ -39,6 +39,11 @@ class Entry:
 
     ``kind`` is ``"fixture"`` or ``"architecture"``; ``module`` is the architecture's
     module (with ``analysis()`` and ``scripted_model()``), ``None`` for fixtures.
+
+    >>> e = resolve("halt1")
+    >>> m = e.machine()
+    >>> e.start(m), e.roots(m), e.completions(m)
+    (0, [0], ('0', '1'))
     """
 
     name: str
@@ -96,6 +101,10 @@ class Entry:
 
         Finite machines: their SPE states, decided exactly. Architectures: the initial
         state's successors and the obstruction state of ``analysis()``, when drawn.
+
+        >>> e = resolve("f2-mul")
+        >>> e.highlights(e.machine(), e.explore())
+        {'spe_states': frozenset({1})}
         """
         if self.module is None:
             if machine.states is None or machine.completions is None:
@@ -123,7 +132,11 @@ def fixture_names() -> list[str]:
 
 
 def architecture_names() -> list[str]:
-    """Names of the architectures that are registered (none when the registry is absent)."""
+    """Names of the architectures that are registered (none when the registry is absent).
+
+    >>> "react" in architecture_names()
+    True
+    """
     try:
         from . import architectures
     except ImportError:  # pragma: no cover - the package is part of the distribution
@@ -135,12 +148,20 @@ def architecture_names() -> list[str]:
 
 
 def names() -> list[str]:
-    """Every name :func:`resolve` accepts: fixtures first, then architectures."""
+    """Every name :func:`resolve` accepts: fixtures first, then architectures.
+
+    >>> names()[:2]
+    ['f2-add', 'f2-mul']
+    """
     return fixture_names() + [n for n in architecture_names() if n not in fixture_names()]
 
 
 def resolve(name: str) -> Entry:
-    """The :class:`Entry` called ``name``; :class:`UnknownMachine` lists every known name."""
+    """The :class:`Entry` called ``name``; :class:`UnknownMachine` lists every known name.
+
+    >>> resolve("react").kind
+    'architecture'
+    """
     from .fixtures import FIXTURES
 
     if name in FIXTURES:

@@ -1,7 +1,7 @@
 """The ``agentic-machines`` command (also ``python -m agentic_machines``), DESIGN §8.
 
 Subcommands: ``demo``, ``check NAME``, ``diagram NAME``, ``run NAME --script FILE``,
-``eval PROGRAM``, ``explain [TERM]``; ``--help`` on each. Bad input (an unknown machine,
+``eval PROGRAM``, ``explain [TERM]``, ``gallery DIR``; ``--help`` on each. Bad input (an unknown machine,
 an unreadable file, a bad program, a bad format) prints one line,
 ``agentic-machines: error: ...``, on stderr and exits with status 2, never a traceback.
 
@@ -40,7 +40,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the command, with a subparser per subcommand."""
+    """The argument parser of the command, with a subparser per subcommand.
+
+    >>> build_parser().parse_args(["diagram", "f2-mul", "--format", "mermaid"]).format
+    'mermaid'
+    """
     from . import __version__
 
     parser = _Parser(
@@ -100,11 +104,22 @@ def build_parser() -> argparse.ArgumentParser:
                        "example. Without TERM, list the terms.")
     p.add_argument("term", nargs="*", metavar="TERM", help="e.g. 'SPE state', embedding, F2")
     p.set_defaults(func=_explain)
+
+    p = sub.add_parser("gallery", help="write every gallery picture (PNG and Mermaid) into DIR",
+                       description="Draw the pictures of docs/gallery.md: the F2 fixtures, an "
+                       "embedding, the successor fans of SPE and ReAct, and each architecture with "
+                       "its obstruction state marked, as PNG and Mermaid files.")
+    p.add_argument("dir", metavar="DIR", help="the folder to write (created if missing)")
+    p.set_defaults(func=_gallery)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    """Run the command with ``argv`` (default: ``sys.argv[1:]``); return the exit status.
+
+    >>> main(["check", "no-such-machine"])  # the error line goes to stderr
+    2
+    """
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -260,6 +275,14 @@ def _eval(args: argparse.Namespace) -> int:
         _fail(result.error)
         return 2
     print(unparse(result.value))
+    return 0
+
+
+def _gallery(args: argparse.Namespace) -> int:
+    from .gallery import write_gallery
+
+    paths = write_gallery(args.dir, verbose=True)
+    print(f"wrote {len(paths)} files to {args.dir}")
     return 0
 
 

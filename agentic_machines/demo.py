@@ -25,7 +25,14 @@ Section = Callable[[Path, TextIO], None]
 
 
 def f2_fixtures(out_dir: Path, stream: TextIO) -> None:
-    """The F2 fixtures of DESIGN §2.7: every state's SPE verdict, and a diagram per fixture."""
+    """The F2 fixtures of DESIGN §2.7: every state's SPE verdict, and a diagram per fixture.
+
+    >>> import io, tempfile
+    >>> out = io.StringIO()
+    >>> f2_fixtures(Path(tempfile.mkdtemp()), out)
+    >>> "state 1: holds" in out.getvalue()
+    True
+    """
     from .catalog import resolve
     from .diagrams import draw, to_mermaid
     from .fixtures import FIXTURES

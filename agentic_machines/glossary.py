@@ -24,7 +24,11 @@ __all__ = ["Term", "TERMS", "lookup", "suggest", "render", "term_names"]
 
 @dataclass(frozen=True)
 class Term:
-    """One glossary entry: ``symbols`` (formal), ``words`` (plain) and a runnable ``example``."""
+    """One glossary entry: ``symbols`` (formal), ``words`` (plain) and a runnable ``example``.
+
+    >>> lookup("F5").symbols
+    "(X, x) ⊢ X'  ⇒  |S'| ≤ |succ(x) ∩ S|"
+    """
 
     name: str
     symbols: str
@@ -369,7 +373,11 @@ def suggest(text: str, n: int = 3) -> list[str]:
 
 
 def lookup(text: str) -> Term:
-    """The term named ``text`` (or one of its aliases); ``InvalidArgument`` with suggestions."""
+    """The term named ``text`` (or one of its aliases); ``InvalidArgument`` with suggestions.
+
+    >>> lookup("completion generates").name
+    'completion-generation'
+    """
     term = _INDEX.get(_key(text))
     if term is not None:
         return term
