@@ -37,3 +37,13 @@ def test_gallery_page_embeds_existing_pictures() -> None:
         assert (ROOT / "docs" / rel).exists(), f"{rel} is missing; run python experiments/gallery.py"
     for group in PICTURES:
         assert group in page, f"docs/gallery.md does not mention the {group!r} pictures"
+
+
+def test_the_cli_gallery_command_writes_the_pictures(tmp_path: Path, monkeypatch, capsys) -> None:
+    from agentic_machines import gallery
+    from agentic_machines.cli import main
+
+    monkeypatch.setattr(gallery, "PICTURES", {"fixtures": gallery.PICTURES["fixtures"]})  # keep the test quick
+    assert main(["gallery", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / "f2-mul.png").exists()
+    assert "wrote 6 files" in capsys.readouterr().out
