@@ -1,0 +1,56 @@
+"""`agentic-machines eval PROGRAM [--script FILE]`: value, boundaries passed, clean errors."""
+import json
+
+from agentic_machines.cli import main
+
+
+def run_cli(capsys, *argv):
+    status = main(["eval", *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_eval_prints_the_value(capsys):
+    status, out, err = run_cli(capsys, "(letrec ((f (lambda (n) (if (= n 0) 1 (* n (f (- n 1))))))) (f 5))")
+    assert (status, out.strip(), err) == (0, "120", "")
+
+
+def test_eval_prints_the_boundaries_and_the_value(capsys, tmp_path):
+    script = tmp_path / "script.txt"
+    script.write_text("Ada\nLovelace\n", encoding="utf-8")
+    program = '(string-append (llm "first name?") " " (llm "last name?"))'
+    status, out, err = run_cli(capsys, program, "--script", str(script))
+    lines = out.strip().splitlines()
+    assert status == 0 and err == ""
+    assert "first name?" in lines[0] and "Ada" in lines[0]
+    assert "last name?" in lines[1] and "Lovelace" in lines[1]
+    assert lines[-1] == '"Ada Lovelace"'
+
+
+def test_eval_runs_a_completion_as_a_program_through_the_seed(capsys, tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(['(string-append "got " (llm "again?"))', "it"]), encoding="utf-8")
+    status, out, _ = run_cli(capsys, '(let ((y (llm "program?"))) (eval y))', "--script", str(script))
+    assert status == 0 and out.strip().splitlines()[-1] == '"got it"'
+    assert "again?" in out
+
+
+def test_eval_reads_a_program_file(capsys, tmp_path):
+    path = tmp_path / "prog.lisp"
+    path.write_text("; a comment\n(list 1 'two \"three\")\n", encoding="utf-8")
+    status, out, _ = run_cli(capsys, str(path))
+    assert (status, out.strip()) == (0, '(1 two "three")')
+
+
+def test_bad_programs_and_runtime_errors_are_one_line_with_status_2(capsys):
+    for program, words in [
+        ("(+ 1", "unclosed"),
+        ("(car nil)", "car"),
+        ("(undefined 1)", "unbound variable"),
+        ('(llm "q")', "script"),
+        ("(letrec ((f (lambda () (f)))) (f))", "loops forever"),
+    ]:
+        status, out, err = run_cli(capsys, program)
+        assert status == 2, program
+        assert err.count("\n") == 1 and "error" in err and words in err, (program, err)
+        assert "Traceback" not in err
