@@ -21,6 +21,10 @@ __all__ = [
     "ProgramDiverged",
     "ReplayDivergence",
     "UnknownMachine",
+    "REPLNameError",
+    "DepthExceeded",
+    "BlocksExceeded",
+    "ModelCallsExceeded",
     "BudgetExceeded",
 ]
 
@@ -122,6 +126,34 @@ class ReplayDivergence(AgenticMachinesError):
 
 class UnknownMachine(AgenticMachinesError, LookupError):
     """A machine name (command line, catalog) matches no fixture or architecture."""
+
+
+class REPLNameError(NameError):
+    """REPL-Plan: an undefined name was used as a value (not called), so nothing was spawned.
+
+    Shown to the model in the block's stderr; calling an undefined name instead spawns a
+    child REPL of that name.
+    """
+
+
+class DepthExceeded(AgenticMachinesError):
+    """REPL-Plan: calling a child REPL would nest REPLs deeper than ``max_depth``.
+
+    Raised at the call site inside the caller's block (so the model sees it in stderr);
+    solve the sub-task in the current REPL or raise ``max_depth``.
+    """
+
+
+class BlocksExceeded(AgenticMachinesError):
+    """REPL-Plan: a REPL wrote ``max_blocks`` blocks in one invocation without answering.
+
+    For a child it is raised at the call site in the caller's block; for ``main`` it
+    ends the episode as a failure. Raise ``max_blocks`` or make the REPL call answer().
+    """
+
+
+class ModelCallsExceeded(AgenticMachinesError):
+    """REPL-Plan: the episode used all ``max_model_calls`` model calls; it ends as a failure."""
 
 
 class BudgetExceeded(BaseException):
