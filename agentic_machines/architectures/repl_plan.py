@@ -1,0 +1,739 @@
+"""REPL-Plan: LLM-REPLs with recursive child REPLs, as a runtime and an agentic machine.
+
+Source: A. Z. Liu et al., "Interactive and Expressive Code-Augmented Planning with Large
+Language Models" (arXiv 2411.13826, ACL 2025), summarised in
+``reference/repl_plan.md``. The paper's full text and code were not available; the
+algorithm below is the reconstruction of that note (§3), checked against every
+constraint it lists.
+
+**Faithful.** The model plans by writing code into a REPL one block per model call;
+each block runs and its stdout/stderr join the REPL's history, which the next prompt
+shows. Every REPL's namespace starts with ``act``, ``get_obs``, ``get_args`` and
+``answer`` (C1). An undefined name used as a *callee* spawns a child LLM-REPL named
+after it, whose one-line task description the model writes in a separate call (C3,
+C6); calling the name again reuses that REPL and its history grows (C5); a pool of
+demonstration REPLs can be given (a pooled name is *injected*: no description call,
+its demonstrations appear in the child's prompt). An undefined name used any other way
+is a ``REPLNameError`` shown to the model and spawns nothing (C3). Children share no
+variables with their parent: only ``get_args()`` in and ``answer(v)`` out (C4).
+``answer(v)`` ends the block at once and cannot be caught by model code. After a child
+answers, the parent's block reruns from the top with per-block cached calls (C7): no
+``act``, ``get_obs`` value or child call is repeated, and a rerun that calls with
+different arguments fails with ``ReplayDivergence``. History records code, stdout and
+stderr of the *last* attempt of each block (C8); prompts use ``#START#``.
+
+**Choices** (``reference/repl_plan.md`` §9.5, unknown from the paper):
+
+- *variant B*: the child runs when the interrupted call is reached (its arguments come
+  from the call itself), its answer is stored as that call's cached return, then the
+  parent reruns (the literal reading of "rerun after the child answers");
+- the child's description comes from an explicit model call whose prompt starts with
+  ``DESCRIBE: <name>``;
+- the episode ends when ``main`` calls ``answer(v)``, or when the environment reports
+  ``done`` after a block of ``main``;
+- layout: ``REPL: <name>``, demonstrations (``#DEMO#`` ... ``#END#``),
+  ``Description:``, ``#START#``, then the transcript: ``#CALL# name(args)`` per
+  invocation, blocks as ``>>> `` / ``... `` lines followed by stdout and stderr,
+  ``#ANSWER# value``; the prompt ends with ``>>> `` (frozen by golden files under
+  ``tests/golden/repl_plan/``);
+- ``get_args()`` returns the positional arguments as a tuple (keyword arguments, if
+  any, as a final dict); ``main`` gets ``()``;
+- ``main`` cannot be called as a child (``REPLNameError``); REPL names are global to
+  the episode, so any REPL calling ``f`` reuses the one ``f`` REPL.
+
+**Simplified.** Toy text environments (:mod:`.environments`) instead of ALFWorld and
+WebShop; scripted models instead of GPT; budgets (blocks per invocation, nesting depth,
+total model calls, lines per block attempt) are ours: exceeding one is a typed failure
+in the trace (``BlocksExceeded``, ``DepthExceeded``, ``ModelCallsExceeded``,
+``BudgetExceeded``), never a hang. Model code runs in-process with restricted
+builtins (:mod:`agentic_machines.codeexec`), which is not a sandbox.
+
+The SPE question (:func:`analysis`): every successor prompt of the initial state is the
+main prompt strictly extended, a ``DESCRIBE:`` prompt, or the *first-invocation*
+prompt of a child REPL (``proofs/repl_plan_invariant.md``); the prompt of
+``count_even``'s second invocation is none of these, so by F2 the initial state is not
+an SPE state.
+
+>>> r = solve(TASK, scripted_model(), CountEnv(4))
+>>> r.actions, r.status, r.model_calls
+(('1', '2', '3', '4'), 'done', 4)
+>>> r.repls["count_even"].invocations
+2
+"""
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..codeexec import Namespace, effect_function, finish, request_function, run_block
+from ..errors import (
+    BlocksExceeded,
+    DepthExceeded,
+    InvalidArgument,
+    ModelCallsExceeded,
+    REPLNameError,
+    ScriptExhausted,
+    UnmatchedPrompt,
+)
+from ..harness import HarnessMachine, TraceState
+from ..verdict import Verdict
+from .environments import CountEnv, Environment
+
+__all__ = [
+    "TASK",
+    "MAIN",
+    "SCRIPT",
+    "COUNT_BLOCKS",
+    "COUNT_DESCRIPTIONS",
+    "initial",
+    "Demo",
+    "Block",
+    "Event",
+    "TraceEntry",
+    "REPLRecord",
+    "Result",
+    "repl_plan_program",
+    "solve",
+    "machine",
+    "scripted_model",
+    "RoutedModel",
+    "render_call",
+    "repl_name",
+    "is_first_invocation",
+    "successor_invariant",
+    "INVARIANT_TEXT",
+    "diagram_completions",
+    "valid_completions",
+    "analysis",
+]
+
+MAIN = "main"
+"""The name of the top-level REPL."""
+
+TASK = "Count from 1 to 4: say each number with act(str(n)), in order. Hand even numbers to a helper."
+"""The default task (REPL-Plan's Figure 4, count to four)."""
+
+M1 = "for i in range(1, 5):\n    if i % 2:\n        act(str(i))\n    else:\n        count_even(i)"
+C1 = "n = get_args()[0]\nact(str(n))\nanswer(None)"
+COUNT_BLOCKS: dict[str, list[str]] = {MAIN: [M1], "count_even": [C1, C1]}
+"""The count-to-four script, per REPL (``reference/repl_plan.md`` §5.3)."""
+COUNT_DESCRIPTIONS: dict[str, str] = {"count_even": "say the given even number"}
+SCRIPT: tuple[str, ...] = (M1, COUNT_DESCRIPTIONS["count_even"], C1, C1)
+"""The same script as the sequence of completions the default machine receives."""
+
+initial = TraceState(())
+"""The initial state of :func:`machine` (no completions yet)."""
+
+_CALL_ARG_LIMIT = 300  # characters of one argument shown in a #CALL# line
+
+
+# --------------------------------------------------------------------------------------
+# values
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Demo:
+    """A pooled REPL: its description and demonstration transcripts (the text after ``#START#``).
+
+    Take them from a solved run: ``Demo.from_record(result.repls["check"])``.
+
+    >>> Demo("say n", ("#CALL# say(2)\\n>>> act('2')\\n",)).description
+    'say n'
+    """
+
+    description: str
+    transcripts: tuple[str, ...] = ()
+
+    @classmethod
+    def from_record(cls, record: "REPLRecord") -> "Demo":
+        """The demo of a REPL from a finished run (its description and whole transcript)."""
+        return cls(record.description, (record.transcript,))
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something the runtime did while running a block.
+
+    ``kind``: ``spawned`` (a new child REPL; ``detail`` is its description),
+    ``injected`` (a pooled REPL), ``reused`` (an existing REPL bound in a new
+    namespace), ``rerun`` (the block ran again; ``detail`` = attempt number),
+    ``cache_hit`` (a logged call replayed; ``detail`` = ``"#index"``),
+    ``name_error`` (a ``REPLNameError``), ``failed`` (a budget ran out).
+    """
+
+    kind: str
+    name: str = ""
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of a REPL's history: the code and the output of its last attempt."""
+
+    code: str
+    stdout: str
+    stderr: str
+    status: str
+    events: tuple[Event, ...] = ()
+
+
+@dataclass(frozen=True)
+class TraceEntry:
+    """One line of an episode trace: ``kind`` is ``prompt``, ``completion``, ``spawned``,
+    ``injected``, ``reused``, ``block``, ``answer`` or ``failed``."""
+
+    repl: str
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True)
+class REPLRecord:
+    """A REPL at the end of an episode: history, transcript and the names it defined."""
+
+    name: str
+    description: str
+    invocations: int
+    history: tuple[Any, ...]
+    transcript: str
+    variables: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Result:
+    """What an episode returns: ``actions`` (the environment's action log), ``answer``
+    (main's ``answer`` value, or None), ``trace``, ``status`` (``answered``,
+    ``done`` or ``failed``), ``failure`` (the typed reason), ``model_calls``,
+    ``repls`` (name -> :class:`REPLRecord`), ``prompts`` and the final ``env``."""
+
+    actions: tuple[str, ...]
+    answer: Any
+    trace: tuple[TraceEntry, ...]
+    status: str
+    failure: str = ""
+    model_calls: int = 0
+    repls: Mapping[str, REPLRecord] = field(default_factory=dict)
+    prompts: tuple[str, ...] = ()
+    env: Any = None
+
+    @property
+    def reward(self) -> float:
+        """The environment's reward at the end."""
+        return float(getattr(self.env, "reward", 0.0))
+
+    @property
+    def success(self) -> bool:
+        """The environment's success flag at the end."""
+        return bool(getattr(self.env, "success", False))
+
+
+# --------------------------------------------------------------------------------------
+# rendering
+# --------------------------------------------------------------------------------------
+def _one_line(text: str) -> str:
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def _short_repr(value: Any, limit: int = _CALL_ARG_LIMIT) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a model-made object with a broken __repr__
+        text = f"<{type(value).__name__}>"
+    text = _one_line(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def render_call(name: str, args: tuple, kwargs: Mapping[str, Any]) -> str:
+    """The ``#CALL#`` line of an invocation: always one line (newlines escaped).
+
+    >>> render_call("count_even", (2,), {})
+    '#CALL# count_even(2)\\n'
+    >>> render_call("f", ("a\\nb",), {"k": 1})
+    "#CALL# f('a\\\\nb', k=1)\\n"
+    """
+    parts = [_short_repr(a) for a in args] + [f"{k}={_short_repr(v)}" for k, v in kwargs.items()]
+    return f"#CALL# {name}({', '.join(parts)})\n"
+
+
+def _render_block(block: Block) -> str:
+    lines = block.code.split("\n")
+    out = ">>> " + lines[0] + "".join("\n... " + line for line in lines[1:]) + "\n"
+    for text in (block.stdout, block.stderr):
+        if text:
+            out += text if text.endswith("\n") else text + "\n"
+    return out
+
+
+def _render_item(item: Any) -> str:
+    if isinstance(item, Block):
+        return _render_block(item)
+    return item  # markers are stored already rendered
+
+
+def _clean_code(completion: str) -> str:
+    # A model may run on past the block: "#END#" (the demonstrations' block end) cuts it.
+    at = completion.find("#END#")
+    code = completion if at < 0 else completion[:at]
+    return code.rstrip()
+
+
+# --------------------------------------------------------------------------------------
+# the runtime
+# --------------------------------------------------------------------------------------
+class _REPL:
+    """A live REPL during an episode (internal; the public view is :class:`REPLRecord`)."""
+
+    def __init__(self, name: str, description: str, demos: tuple[str, ...], runtime: "_Runtime") -> None:
+        self.name = name
+        self.description = _one_line(description.strip()) or f"(no description for {name})"
+        self.demos = demos
+        self.history: list[Any] = []
+        self.transcript = ""
+        self.invocations = 0
+        self.arg_stack: list[tuple] = []
+        self.ns = Namespace(
+            {
+                "act": effect_function("act", runtime.env.step),
+                "get_obs": effect_function("get_obs", runtime.env.observation),
+                "get_args": self._get_args,
+                "answer": finish,
+            },
+            on_undefined_call=request_function,
+            name_error=REPLNameError,
+        )
+        self._primitives = frozenset(self.ns)
+
+    def _get_args(self) -> tuple:
+        """The arguments of the current invocation of this REPL."""
+        return copy.deepcopy(self.arg_stack[-1]) if self.arg_stack else ()
+
+    def append(self, item: Any) -> None:
+        self.history.append(item)
+        self.transcript += _render_item(item)
+
+    def prompt(self) -> str:
+        head = f"REPL: {self.name}\n"
+        demos = "".join(f"#DEMO#\n{d}{'' if d.endswith(chr(10)) or not d else chr(10)}#END#\n" for d in self.demos)
+        return f"{head}{demos}Description: {self.description}\n#START#\n{self.transcript}>>> "
+
+    def record(self) -> REPLRecord:
+        names = tuple(sorted(k for k in dict.keys(self.ns) if k not in self._primitives and not k.startswith("__")))
+        return REPLRecord(self.name, self.description, self.invocations, tuple(self.history), self.transcript, names)
+
+
+class _Abort(BaseException):
+    """Ends the whole episode from any depth (a BaseException, so that run_block lets it through)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+class _Runtime:
+    def __init__(self, env: Any, pool: Mapping[str, Demo], *, max_blocks: int, max_depth: int,
+                 max_model_calls: int, block_lines: int, max_output: int) -> None:
+        self.env = env
+        self.pool = dict(pool)
+        self.max_blocks = max_blocks
+        self.max_depth = max_depth
+        self.max_model_calls = max_model_calls
+        self.block_lines = block_lines
+        self.max_output = max_output
+        self.repls: dict[str, _REPL] = {}
+        self.trace: list[TraceEntry] = []
+        self.prompts: list[str] = []
+
+    def note(self, repl: str, kind: str, text: str) -> None:
+        self.trace.append(TraceEntry(repl, kind, text))
+
+    def ask(self, repl: str, prompt: str) -> Generator[str, str, str]:
+        if len(self.prompts) >= self.max_model_calls:
+            raise _Abort(ModelCallsExceeded(
+                f"the episode used all {self.max_model_calls} model calls; raise max_model_calls"
+            ))
+        self.prompts.append(prompt)
+        self.note(repl, "prompt", prompt)
+        completion = yield prompt
+        completion = completion if isinstance(completion, str) else str(completion)
+        self.note(repl, "completion", completion)
+        return completion
+
+    def new_repl(self, name: str, description: str, demos: tuple[str, ...] = ()) -> _REPL:
+        repl = _REPL(name, description, demos, self)
+        self.repls[name] = repl
+        return repl
+
+    def invoke(self, repl: _REPL, args: tuple, kwargs: Mapping[str, Any], depth: int) -> Generator[str, str, Any]:
+        """Run ``repl`` on one call until it answers (or, for main, the env is done)."""
+        try:
+            call_args = copy.deepcopy(tuple(args) + ((dict(kwargs),) if kwargs else ()))
+        except Exception:  # noqa: BLE001 - an uncopyable argument is passed as it is
+            call_args = tuple(args) + ((dict(kwargs),) if kwargs else ())
+        repl.invocations += 1
+        repl.append(render_call(repl.name, tuple(args), kwargs))
+        repl.arg_stack.append(call_args)
+        try:
+            for _ in range(self.max_blocks):
+                completion = yield from self.ask(repl.name, repl.prompt())
+                code = _clean_code(completion)
+                events: list[Event] = []
+                handle = self._handler(repl, depth, code, events)
+                result = yield from run_block(code, repl.ns, handle=handle, line_budget=self.block_lines,
+                                              filename=f"<{repl.name}>", max_output=self.max_output)
+                events += [Event("rerun", repl.name, str(k)) for k in range(2, result.attempts + 1)]
+                events += [Event("cache_hit", kind, f"#{i}") for kind, i in result.hits]
+                m = re.search(r"REPLNameError: name '([^']*)'", result.stderr)
+                if m:
+                    events.append(Event("name_error", m.group(1)))
+                block = Block(code, result.stdout, result.stderr, result.status, tuple(events))
+                repl.append(block)
+                self.note(repl.name, "block", f"{result.status} after {result.attempts} attempt(s)")
+                if result.status == "finished":
+                    repl.append(f"#ANSWER# {_short_repr(result.value)}\n")
+                    self.note(repl.name, "answer", _short_repr(result.value))
+                    return result.value
+                if repl.name == MAIN and getattr(self.env, "done", False):
+                    return None
+            error = BlocksExceeded(
+                f"REPL {repl.name!r} wrote {self.max_blocks} blocks without calling answer(); raise max_blocks "
+                "or make it answer"
+            )
+            repl.append(f"#FAILED# {error}\n")
+            self.note(repl.name, "failed", str(error))
+            raise error
+        finally:
+            repl.arg_stack.pop()
+
+    def _handler(self, parent: _REPL, depth: int, code: str, events: list[Event]):
+        def handle(request):
+            name = request.kind
+            if name == MAIN:
+                raise REPLNameError(f"name {MAIN!r} is the top-level REPL and cannot be called", name=MAIN)
+            if depth + 1 > self.max_depth:
+                error = DepthExceeded(
+                    f"calling {name!r} would nest REPLs {depth + 1} deep, above max_depth={self.max_depth}; "
+                    "solve this sub-task in the current REPL"
+                )
+                events.append(Event("failed", name, str(error)))
+                self.note(parent.name, "failed", str(error))
+                raise error
+            child = self.repls.get(name)
+            if child is None:
+                if name in self.pool:
+                    demo = self.pool[name]
+                    child = self.new_repl(name, demo.description, tuple(demo.transcripts))
+                    events.append(Event("injected", name, child.description))
+                    self.note(parent.name, "injected", name)
+                else:
+                    prompt = _describe_prompt(parent, name, request.args, request.kwargs, code)
+                    text = yield from self.ask(name, prompt)
+                    lines = text.strip().splitlines()
+                    child = self.new_repl(name, lines[0] if lines else "")
+                    events.append(Event("spawned", name, child.description))
+                    self.note(parent.name, "spawned", f"{name}: {child.description}")
+            elif dict.get(parent.ns, name) is None:
+                events.append(Event("reused", name))
+                self.note(parent.name, "reused", name)
+            # Bind the name in the caller (after run_block restored its namespace, so it stays).
+            dict.__setitem__(parent.ns, name, request_function(name))
+            return (yield from self.invoke(child, request.args, request.kwargs, depth + 1))
+
+        return handle
+
+
+def _describe_prompt(parent: _REPL, name: str, args: tuple, kwargs: Mapping[str, Any], code: str) -> str:
+    return (
+        f"DESCRIBE: {name}\n"
+        f"REPL {parent.name} called {name}, which is not defined, so a new REPL named {name} will handle it: "
+        "it reads the arguments with get_args() and returns a value with answer(v).\n"
+        f"Call: {render_call(name, args, kwargs)[len('#CALL# '):]}"
+        "Write a one-line description of its task.\n"
+        f"#CALLER#\n{parent.prompt()[:-len('>>> ')]}{_render_block(Block(code, '', '', ''))}"
+    )
+
+
+def repl_plan_program(
+    task: str = TASK,
+    env: Any = None,
+    *,
+    pool: Mapping[str, Demo] | None = None,
+    max_blocks: int = 8,
+    max_depth: int = 3,
+    max_model_calls: int = 60,
+    block_lines: int = 20_000,
+    max_output: int = 4_000,
+) -> Generator[str, str, Result]:
+    """The whole REPL-Plan episode as one generator: yields prompts, receives completions.
+
+    ``env`` is a template: the program starts from a deep copy (``fresh()``), so it
+    can be replayed from the start (HarnessMachine branching) and the caller's env is
+    never touched. Budgets: ``max_blocks`` per invocation, ``max_depth`` nesting of
+    children below main, ``max_model_calls`` in total, ``block_lines`` per block
+    attempt, ``max_output`` characters of stdout kept per block.
+
+    >>> g = repl_plan_program()
+    >>> next(g).splitlines()
+    ['REPL: main', 'Description: Count from 1 to 4: say each number with act(str(n)), in order. Hand even numbers to a helper.', '#START#', '#CALL# main()', '>>> ']
+    """
+    env = CountEnv(4) if env is None else env
+    env = env.fresh() if hasattr(env, "fresh") else copy.deepcopy(env)
+    for name, value in (("max_blocks", max_blocks), ("max_depth", max_depth), ("max_model_calls", max_model_calls),
+                        ("block_lines", block_lines), ("max_output", max_output)):
+        if not isinstance(value, int) or value < (0 if name == "max_depth" else 1):
+            raise InvalidArgument(f"{name} must be a positive integer, got {value!r}")
+    pool = dict(pool or {})
+    rt = _Runtime(env, pool, max_blocks=max_blocks, max_depth=max_depth, max_model_calls=max_model_calls,
+                  block_lines=block_lines, max_output=max_output)
+    main_demo = pool.pop(MAIN, None)
+    rt.pool = pool
+    main = rt.new_repl(MAIN, task, tuple(main_demo.transcripts) if main_demo else ())
+    answer, status, failure = None, "failed", ""
+    try:
+        answer = yield from rt.invoke(main, (), {}, 0)
+        finished = main.history and isinstance(main.history[-1], str) and main.history[-1].startswith("#ANSWER#")
+        status = "answered" if finished else "done"
+    except BlocksExceeded as exc:
+        failure = f"BlocksExceeded: {exc}"
+    except _Abort as abort:
+        failure = f"{type(abort.error).__name__}: {abort.error}"
+        rt.note(MAIN, "failed", failure)
+    return Result(
+        actions=tuple(env.action_log),
+        answer=answer,
+        trace=tuple(rt.trace),
+        status=status,
+        failure=failure,
+        model_calls=len(rt.prompts),
+        repls={name: r.record() for name, r in rt.repls.items()},
+        prompts=tuple(rt.prompts),
+        env=env,
+    )
+
+
+def solve(task: str, model: Any, env: Any, *, pool: Mapping[str, Demo] | None = None, **budgets: int) -> Result:
+    """Run REPL-Plan on ``task`` in (a copy of) ``env`` with ``model`` (anything with
+    ``complete(prompt) -> str``, or a plain function). Errors of the model (e.g.
+    ``ScriptExhausted``) propagate.
+
+    >>> solve(TASK, scripted_model(), CountEnv(4)).actions
+    ('1', '2', '3', '4')
+    """
+    complete = getattr(model, "complete", model)
+    gen = repl_plan_program(task, env, pool=pool, **budgets)
+    try:
+        prompt = next(gen)
+        while True:
+            prompt = gen.send(complete(prompt))
+    except StopIteration as stop:
+        return stop.value
+
+
+def machine(task: str = TASK, env: Any = None, *, pool: Mapping[str, Demo] | None = None,
+            line_budget: int | None = 2_000_000, **budgets: int) -> HarnessMachine:
+    """REPL-Plan as an agentic machine on trace states (default: count to four).
+
+    ``line_budget`` is the HarnessMachine's per-step budget (a step runs at most a few
+    blocks plus the runtime); the REPL budgets are ``max_blocks``, ``max_depth``,
+    ``max_model_calls``, ``block_lines`` and ``max_output``.
+
+    >>> m = machine()
+    >>> m.prompt(initial).splitlines()[0], m.name
+    ('REPL: main', 'repl_plan')
+    """
+    return HarnessMachine(repl_plan_program, task, CountEnv(4) if env is None else env, pool=pool,
+                          line_budget=line_budget, name="repl_plan", **budgets)
+
+
+# --------------------------------------------------------------------------------------
+# scripted models
+# --------------------------------------------------------------------------------------
+def repl_name(prompt: str) -> str | None:
+    """The REPL a prompt belongs to (its first line ``REPL: <name>``), else None.
+
+    >>> repl_name("REPL: main\\n..."), repl_name("DESCRIBE: f\\n...")
+    ('main', None)
+    """
+    first = prompt.split("\n", 1)[0]
+    return first[len("REPL: "):] if first.startswith("REPL: ") else None
+
+
+class RoutedModel:
+    """A scripted model that routes each prompt by its first line.
+
+    ``REPL: <name>`` gets the next block of ``blocks[name]``; ``DESCRIBE: <name>`` gets
+    ``descriptions[name]`` (default: the name with spaces). A list that runs out raises
+    :class:`~agentic_machines.errors.ScriptExhausted` naming the REPL. Records
+    ``.calls`` as (prompt, completion) pairs.
+    """
+
+    def __init__(self, blocks: Mapping[str, list[str]], descriptions: Mapping[str, str]) -> None:
+        self.blocks = {k: list(v) for k, v in blocks.items()}
+        self.descriptions = dict(descriptions)
+        self.used: dict[str, int] = {}
+        self.calls: list[tuple[str, str]] = []
+
+    def complete(self, prompt: str) -> str:
+        """The routed completion for ``prompt``."""
+        first = prompt.split("\n", 1)[0]
+        if first.startswith("DESCRIBE: "):
+            name = first[len("DESCRIBE: "):]
+            out = self.descriptions.get(name, name.replace("_", " "))
+        elif first.startswith("REPL: "):
+            name = first[len("REPL: "):]
+            script = self.blocks.get(name, [])
+            k = self.used.get(name, 0)
+            if k >= len(script):
+                raise ScriptExhausted(
+                    f"scripted_model has {len(script)} block(s) for REPL {name!r} and was asked for block {k + 1}; "
+                    f"add a block to blocks[{name!r}] or check why the run needs more",
+                    prompt=prompt, index=k,
+                )
+            self.used[name] = k + 1
+            out = script[k]
+        else:
+            raise UnmatchedPrompt(f"the prompt starts with {first[:60]!r}, not 'REPL: ' or 'DESCRIBE: '", prompt=prompt)
+        self.calls.append((prompt, out))
+        return out
+
+
+def scripted_model(blocks: Mapping[str, list[str]] | None = None,
+                   descriptions: Mapping[str, str] | None = None) -> RoutedModel:
+    """A model routing prompts to per-REPL scripts; with no arguments, count-to-four.
+
+    >>> m = scripted_model({"main": ["answer(1)"]})
+    >>> m.complete("REPL: main\\n...")
+    'answer(1)'
+    >>> m.complete("REPL: main\\n...")
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.ScriptExhausted: scripted_model has 1 block(s) for REPL 'main' and was asked for block 2; add a block to blocks['main'] or check why the run needs more
+    """
+    if blocks is None and descriptions is None:
+        blocks, descriptions = COUNT_BLOCKS, COUNT_DESCRIPTIONS
+    return RoutedModel(blocks or {}, descriptions or {})
+
+
+# --------------------------------------------------------------------------------------
+# the SPE question
+# --------------------------------------------------------------------------------------
+INVARIANT_TEXT = (
+    "a successor prompt is a DESCRIBE: prompt, or the prompt of the same REPL strictly extended, or the "
+    "first-invocation prompt of another REPL (after its last '#START#' line comes exactly one '#CALL#' line "
+    "and the final '>>> ')"
+)
+
+_FIRST_TAIL = re.compile(r"#CALL# [^\n]*\n>>> \Z")
+
+
+def is_first_invocation(prompt: str) -> bool:
+    """True when ``prompt`` is a REPL prompt whose own transcript is a single ``#CALL#`` line.
+
+    >>> is_first_invocation("REPL: f\\nDescription: d\\n#START#\\n#CALL# f(1)\\n>>> ")
+    True
+    >>> is_first_invocation("REPL: f\\nDescription: d\\n#START#\\n#CALL# f(1)\\n>>> x\\n#ANSWER# None\\n#CALL# f(2)\\n>>> ")
+    False
+    """
+    if repl_name(prompt) is None:
+        return False
+    at = prompt.rfind("\n#START#\n")
+    return at >= 0 and _FIRST_TAIL.fullmatch(prompt[at + len("\n#START#\n"):]) is not None
+
+
+def successor_invariant(prompt: str, successor_prompt: str) -> bool:
+    """The successor-prompt invariant of REPL-Plan at a REPL prompt (``proofs/repl_plan_invariant.md``).
+
+    >>> p = machine().prompt(initial)
+    >>> successor_invariant(p, p + "act('1')\\n>>> "), successor_invariant(p, p)
+    (True, False)
+    >>> successor_invariant(p, "DESCRIBE: count_even\\n...")
+    True
+    """
+    if successor_prompt.startswith("DESCRIBE: "):
+        return True
+    name, next_name = repl_name(prompt), repl_name(successor_prompt)
+    if next_name is None:
+        return False
+    if next_name == name:
+        return len(successor_prompt) > len(prompt) and successor_prompt.startswith(prompt)
+    return is_first_invocation(successor_prompt)
+
+
+def valid_completions() -> list[str]:
+    """Well-formed main blocks of every kind: acting, spawning, erroring, answering, looping.
+
+    >>> len(valid_completions()) > 10
+    True
+    """
+    return [
+        M1,
+        "act('1')",
+        "print(get_obs())",
+        "answer('done')",
+        "try:\n    answer(1)\nexcept Exception:\n    pass",
+        "helper(1)",
+        "x = helper(1)\nact(str(x))",
+        "main()",
+        "print(undefined_variable)",
+        "count_evn(2)",
+        "def f(n):\n    return 1 if n < 1 else f(n - 1)\nprint(f(3))",
+        "while True:\n    pass",
+        "while True:\n    try:\n        pass\n    except:\n        pass",
+        "for i in range(1, 5):\n    act(str(i))",
+        "x = 'unterminated",
+        "import os",
+        "raise SystemExit",
+        "get_args()",
+        "act(get_args())",
+        "#END#",
+    ]
+
+
+def diagram_completions(prompt: str) -> list[str]:
+    """A small completion alphabet for diagrams: the count-to-four step, plus one that
+    errors (main) or answers at once (children).
+
+    >>> diagram_completions("DESCRIBE: count_even\\n...")
+    ['say the given even number']
+    >>> diagram_completions("REPL: main\\n...") == [M1, "print(x)"]
+    True
+    """
+    if prompt.startswith("DESCRIBE: "):
+        return [COUNT_DESCRIPTIONS.get(prompt.split("\n", 1)[0][len("DESCRIBE: "):], "do the sub-task")]
+    name = repl_name(prompt)
+    if name == MAIN:
+        return [M1, "print(x)"]
+    if name == "count_even":
+        return [C1, "answer(None)"]
+    return ["answer(None)"]
+
+
+def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 200) -> Verdict:
+    """Is the initial state of REPL-Plan an SPE state? Refuted by F2 with a concrete state.
+
+    The obstruction state is reached by the count-to-four script's first three
+    completions (main's block, the description, ``count_even``'s first block): its
+    prompt is ``count_even``'s *second* invocation (it contains the first one's code),
+    which is neither main's prompt extended, nor a ``DESCRIBE:`` prompt, nor a
+    first-invocation prompt. The invariant is property-tested on ``n`` seeded
+    completions (well-formed and malformed); a counterexample makes the verdict
+    undecided. ``details["initial_state"]`` has the same check at the initial state.
+
+    >>> v = analysis(n=40)
+    >>> v.status, v.method
+    ('refuted', 'fact:F2')
+    """
+    from ._invariants import refute_by_invariant
+    from .sampling import completion_sample
+
+    m = m if m is not None else machine()
+    return refute_by_invariant(
+        m,
+        m.initial,
+        deep_script=SCRIPT[:3],
+        invariant=successor_invariant,
+        invariant_text=INVARIANT_TEXT,
+        proof="proofs/repl_plan_invariant.md",
+        completions=completion_sample(valid_completions(), seed=seed, n=n, huge_size=20_000),
+    )
