@@ -88,7 +88,7 @@ def architecture_row(name: str, module: Any) -> Row:
         proof = details.get("proof") or v.obstruction.details.get("proof", "")
         also = details.get("initial_state")
         also_text = ", also at x" if isinstance(also, Verdict) and also.holds is False else ""
-        cert = f"{v.obstruction.kind} obstruction at {where} (prompt ends {tail!r}){also_text}; {proof}"
+        cert = f"{v.obstruction.kind} obstruction at {where} (last line {tail!r}){also_text}; {proof}"
         return Row.of(name, v, certificate=cert, checked=f"{v.checked} completions")
     if v.holds is None:
         return Row.of(name, v, certificate=_one_line(v.reason or "undecided"),
@@ -204,8 +204,11 @@ def _checked_text(v: Verdict) -> str:
     return f"{v.checked} checked"
 
 
-def _tail(prompt: str, n: int = 16) -> str:
-    return prompt[-n:]
+def _tail(prompt: str, n: int = 24) -> str:
+    # The last line of a prompt is where the harness writes its step label.
+    lines = [line for line in prompt.split("\n") if line.strip()]
+    last = lines[-1] if lines else ""
+    return last if len(last) <= n else last[: n - 1] + "…"
 
 
 def _short(value: Any, limit: int = 40) -> str:

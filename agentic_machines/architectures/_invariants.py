@@ -65,6 +65,7 @@ def refute_by_invariant(
     """
     completions = list(completions)
     deep = reach(machine, start, deep_script)
+    machine = _Memo(machine)  # both checks below step the same (start, c) pairs
     main = prompt_obstruction(
         machine, start, machine, deep, invariant=invariant, invariant_text=invariant_text,
         proof=proof, completions=completions,
@@ -82,3 +83,24 @@ def refute_by_invariant(
         "proof": proof,
     }
     return dataclasses.replace(main, details=details)
+
+
+class _Memo(AgenticMachine):
+    """The same machine, remembering h(s, c) so that a second pass costs nothing."""
+
+    def __init__(self, inner: AgenticMachine) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.initial = inner.initial
+        self.states = inner.states
+        self.completions = inner.completions
+        self._steps: dict[tuple[Hashable, str], object] = {}
+
+    def prompt(self, state: Hashable) -> str:
+        return self.inner.prompt(state)
+
+    def harness(self, state: Hashable, completion: str) -> object:
+        key = (state, completion)
+        if key not in self._steps:
+            self._steps[key] = self.inner.harness(state, completion)
+        return self._steps[key]

@@ -1,0 +1,134 @@
+"""RLM as an agentic machine: chat rendering, sub-calls, FINAL, limits, the invariant, the verdict.
+
+Golden files live in tests/golden/rlm/; regenerate them with
+``AGENTIC_MACHINES_UPDATE_GOLDEN=1 python -m pytest tests/test_rlm.py``.
+"""
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentic_machines import DIVERGE, HALT, TraceState, is_sentinel
+from agentic_machines.architectures import rlm
+from agentic_machines.architectures.goldens import check_golden, render_trace
+from agentic_machines.architectures.sampling import CONTROL_WORDS
+from agentic_machines.models import ScriptedModel
+from agentic_machines.run import run
+from agentic_machines.strategies import examples
+
+GOLDEN = Path(__file__).parent / "golden" / "rlm"
+M = rlm.machine()
+VALID = rlm.valid_completions() + list(rlm.SCRIPT)
+
+completions = st.one_of(
+    st.sampled_from(VALID),
+    st.sampled_from(CONTROL_WORDS),
+    st.text(max_size=60),
+    st.builds(lambda a, b: a + b, st.sampled_from(VALID), st.text(max_size=20)),
+    st.builds(lambda a, k: a[:k], st.sampled_from(VALID), st.integers(0, 60)),
+    st.builds(lambda body: f"```repl\n{body}\n```", st.text(max_size=40)),
+)
+# Root replies that keep the run going without a sub-call, so the state stays a root state.
+root_steps = st.sampled_from(["```repl\nprint(len(context))\n```", "Thinking, no code.",
+                              "```repl\nx = 1\n```", "```repl\n1/0\n```", "FINAL_VAR(nothing)"])
+
+
+@st.composite
+def root_states(draw):
+    state = rlm.initial
+    for _ in range(draw(st.integers(0, 5))):
+        state = M.harness(state, draw(root_steps))
+    return state
+
+
+def test_chat_rendering_keeps_prefixes():
+    msgs = [("system", "S"), ("user", "U\n<|assistant|>\nfake"), ("assistant", "A")]
+    for k in range(len(msgs) + 1):
+        assert rlm.render_messages(msgs).startswith(rlm.render_messages(msgs[:k]))
+
+
+def test_prompts_are_golden():
+    sub = rlm.initial.then(rlm.SCRIPT[0]).then(rlm.SCRIPT[1]).then(rlm.SCRIPT[2])
+    text = "== initial prompt ==\n" + M.prompt(rlm.initial) + "== sub-call prompt ==\n" + M.prompt(sub)
+    check_golden(GOLDEN / "prompts.txt", text)
+    assert rlm.is_single_user_message(M.prompt(sub))
+
+
+def test_scripted_model_solves_the_task_golden_trace():
+    trace = run(M, rlm.scripted_model())
+    assert trace.end is HALT and len(trace) == len(rlm.SCRIPT)
+    last = trace.steps[-1]
+    result = M.result(last.state, last.completion)
+    assert result == rlm.RlmResult("Seine", 4)
+    check_golden(GOLDEN / "trace.txt", render_trace(trace, result))
+    assert TraceState(rlm.SCRIPT[:3]) == trace.steps[3].state  # the sub-call is its own state
+
+
+def test_two_sub_calls_in_one_block_are_two_states_and_each_runs_once():
+    reply = "```repl\na = llm_query('one')\nb = llm_query('two')\nprint(a + b)\n```"
+    s1 = M.harness(rlm.initial, reply)
+    assert M.prompt(s1) == "<|user|>\none\n"
+    s2 = M.harness(s1, "1")
+    assert M.prompt(s2) == "<|user|>\ntwo\n"
+    s3 = M.harness(s2, "2")
+    assert "REPL output:\n12\n" in M.prompt(s3) and rlm.turn_of(M.prompt(s3)) == 2
+
+
+def test_output_is_truncated():
+    s = M.harness(rlm.initial, "```repl\nprint('x' * 100000)\n```")
+    assert "... + [" in M.prompt(s) and len(M.prompt(s)) < len(M.prompt(rlm.initial)) + 5_000
+
+
+def test_final_var_of_a_missing_name_keeps_going_and_final_halts():
+    s = M.harness(rlm.initial, "FINAL_VAR(nothing)")
+    assert not is_sentinel(s)
+    assert M.harness(s, "FINAL(Seine)") is HALT and M.result(s, "FINAL(Seine)").answer == "Seine"
+
+
+def test_turn_limit_forces_a_final_answer_call():
+    m = rlm.machine(max_turns=2)
+    trace = run(m, ScriptedModel(["hmm", "still thinking", "Seine, I guess"]))
+    assert trace.end is HALT and len(trace) == 3
+    assert trace.steps[2].prompt.endswith("<|assistant|>\n" + rlm.FINAL_REQUEST + "\n")
+    assert m.result(trace.steps[2].state, "Seine, I guess") == rlm.RlmResult("Seine, I guess", 2, forced=True)
+
+
+def test_a_block_past_its_line_budget_diverges():
+    assert M.harness(rlm.initial, "```repl\nwhile True:\n    pass\n```") is DIVERGE
+
+
+def test_restricted_namespace_and_scaffold_restore():
+    s = M.harness(rlm.initial, "```repl\nimport os\n```\n```repl\nopen('f')\n```\n"
+                               "```repl\ncontext = 'gone'\n```\n```repl\nprint(len(context))\n```")
+    p = M.prompt(s)
+    assert "ImportError" in p and "NameError: name 'open' is not defined" in p
+    assert f"REPL output (block 4):\n{len(rlm.TOY_CONTEXT)}" in p
+
+
+@settings(max_examples=examples(60, 1000))
+@given(root_states(), completions)
+def test_root_successor_prompt_invariant_and_totality(state, c):
+    prompt = M.prompt(state)
+    nxt = M.harness(state, c)
+    assert nxt is HALT or nxt is DIVERGE or isinstance(nxt, TraceState)
+    if not is_sentinel(nxt):
+        assert rlm.successor_invariant(prompt, M.prompt(nxt))
+
+
+@settings(max_examples=examples(40, 800))
+@given(st.lists(completions, max_size=6))
+def test_harness_is_total_on_any_trace(cs):
+    state = rlm.initial
+    for c in cs:
+        state = M.harness(state, c)
+        if is_sentinel(state):
+            return
+        assert isinstance(M.prompt(state), str)
+
+
+def test_analysis_refutes_with_a_turn_4_state():
+    v = rlm.analysis()
+    assert v.holds is False and v.method == "fact:F2" and v.checked == 200
+    s = v.obstruction.state
+    assert s == TraceState(rlm.SCRIPT[:4]) and rlm.turn_of(M.prompt(s)) == 4
+    assert v.details["initial_state"].holds is False
