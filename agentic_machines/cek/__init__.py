@@ -12,6 +12,7 @@ from ..errors import EvaluationError, MalformedProgram, ParseError, ProgramDiver
 from .evaluator import AgenticEvaluator, ProgramRun, RunRecord, evaluate, first_boundary, run_program
 from .machine import Boundary
 from .reader import parse, unparse
+from .realize import Realization, react_toy, realize, realize_react_toy, realize_with
 from .theorem import loader, reify, seed_program, seed_state
 
 __all__ = [
@@ -28,6 +29,11 @@ __all__ = [
     "seed_state",
     "loader",
     "reify",
+    "realize",
+    "realize_with",
+    "realize_react_toy",
+    "react_toy",
+    "Realization",
     "ParseError",
     "MalformedProgram",
     "EvaluationError",

@@ -252,7 +252,7 @@ class AgenticEvaluator(AgenticMachine):
         if type(state) is not Boundary:
             raise TypeError(f"{state!r} is not a boundary state; states of the agentic evaluator come from first_boundary/seed_state")
         if type(completion) is not str:
-            completion = str(completion)
+            raise TypeError(f"completions are strings (C = str); got {type(completion).__name__}: pass str(completion)")
         result, steps = run(Ret(completion, state.kont), fuel=self.fuel)
         t = type(result)
         self.last_record = RunRecord(
