@@ -9,6 +9,7 @@ call it. The pictures (``PICTURES``, in order):
 - ``fans``: the successor fan of the SPE seed state x* next to ReAct's initial state;
 - ``architectures``: each architecture's explored graph with the obstruction state of
   its verdict marked (delegated to :func:`agentic_machines.contrast.write_diagrams`);
+- ``repl_plan``: the tree of REPLs that REPL-Plan builds for count-to-four.
 
 Every picture is drawn by :mod:`agentic_machines.diagrams` from a graph made by
 :func:`agentic_machines.explore.explore`, so the gallery shows exactly what the
@@ -117,11 +118,58 @@ def architecture_pictures(out: Path) -> list[Path]:
     return list(write_diagrams(out))
 
 
+def repl_tree(result: Any) -> Any:
+    """The tree of REPLs of a finished REPL-Plan episode, as a graph :mod:`.diagrams` draws.
+
+    One node per REPL (its ``prompt`` attribute is the REPL's description, ``depth`` its
+    nesting level), one edge from a REPL to each child it spawned, injected or reused,
+    labelled by every call the child served (its ``#CALL#`` lines, in order).
+
+    >>> from agentic_machines.architectures import repl_plan as rp
+    >>> from agentic_machines.architectures.environments import CountEnv
+    >>> g = repl_tree(rp.solve(rp.TASK, rp.scripted_model(), CountEnv(4)))
+    >>> list(g), g.edges["main", "count_even"]["completions"]
+    (['main', 'count_even'], ['count_even(2)', 'count_even(4)'])
+    """
+    import networkx as nx
+
+    from .architectures.repl_plan import MAIN
+
+    graph = nx.DiGraph(name="REPL-Plan: the tree of REPLs", start=MAIN, roots=[MAIN])
+    graph.add_node(MAIN, kind="state", prompt=result.repls[MAIN].description, depth=0, expanded=True)
+    for entry in result.trace:
+        if entry.kind in ("spawned", "injected", "reused"):
+            child = entry.text.split(":", 1)[0].strip()
+            if child not in graph:
+                record = result.repls[child]
+                depth = graph.nodes[entry.repl]["depth"] + 1
+                graph.add_node(child, kind="state", prompt=record.description, depth=depth, expanded=True)
+            if not graph.has_edge(entry.repl, child):
+                calls = [line[len("#CALL# "):] for line in result.repls[child].transcript.splitlines()
+                         if line.startswith("#CALL# ")]
+                graph.add_edge(entry.repl, child, completions=calls, label=", ".join(calls))
+    return graph
+
+
+def repl_plan_picture(out: Path) -> list[Path]:
+    """The tree of REPLs REPL-Plan builds for count-to-four, with the actions it took."""
+    from .architectures import repl_plan as rp
+    from .architectures.environments import CountEnv
+    from .diagrams import draw, to_mermaid
+
+    result = rp.solve(rp.TASK, rp.scripted_model(), CountEnv(4))
+    graph = repl_tree(result)
+    title = (f"count to four: actions {' '.join(result.actions)}, {result.model_calls} model calls, "
+             f"status {result.status}")
+    return _both(out, "repl-plan-tree", graph, title, draw, to_mermaid)
+
+
 PICTURES: dict[str, Callable[[Path], list[Path]]] = {
     "fixtures": fixture_pictures,
     "embedding": embedding_picture,
     "fans": fan_pictures,
     "architectures": architecture_pictures,
+    "repl_plan": repl_plan_picture,
 }
 """Picture group name -> the function that writes it into a folder."""
 
