@@ -137,7 +137,12 @@ def first_boundary(program: "str | Any", *, fuel: int = HARNESS_FUEL) -> Outcome
 class ProgramRun:
     """What :func:`run_program` saw: ``value`` (``None`` if the run did not end normally),
     ``boundaries`` (the boundary states passed, in order), ``error`` (the exception that
-    stopped the run, or ``None``), ``steps`` (CEK steps taken)."""
+    stopped the run, or ``None``), ``steps`` (CEK steps taken).
+
+    >>> print(run_program('(llm "q")', ["a"]).describe())
+    boundary 1: (llm "q")
+    value: "a"
+    """
 
     value: Any
     boundaries: tuple[Boundary, ...]
@@ -204,7 +209,13 @@ def run_program(text: str, completions: Sequence[str] = (), *, fuel: int = DEFAU
 @dataclass(frozen=True)
 class RunRecord:
     """The record of one harness call h(β, c): the formal ``outcome`` plus what the run
-    returned (``value``) or the run-time error that ended it (``error``), and ``steps``."""
+    returned (``value``) or the run-time error that ended it (``error``), and ``steps``.
+
+    >>> from agentic_machines.cek.theorem import seed_state
+    >>> ev = AgenticEvaluator()
+    >>> ev.harness(seed_state(), "(+ 1 2)"), ev.last_record.value, ev.last_record.steps
+    (1, 3, 6)
+    """
 
     state: Boundary
     completion: str

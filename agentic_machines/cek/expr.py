@@ -106,7 +106,12 @@ def _selector(source: Sequence[str], target: Sequence[str]) -> Callable[[tuple],
 
 
 class Expr(Node):
-    """Base class of expression nodes; ``fv`` is the sorted tuple of free variables."""
+    """Base class of expression nodes; ``fv`` is the sorted tuple of free variables.
+
+    >>> from agentic_machines.cek.reader import parse
+    >>> compile_program(parse("(+ 1 2)")).fv
+    ()
+    """
 
     __slots__ = ("fv",)
     atomic = False
@@ -121,7 +126,11 @@ class Expr(Node):
 
 
 class Const(Expr):
-    """A self-evaluating literal: an integer, a string, ``#t``/``#f`` or ``nil``."""
+    """A self-evaluating literal: an integer, a string, ``#t``/``#f`` or ``nil``.
+
+    >>> Const(5).value, Const("a") == Const("a")
+    (5, True)
+    """
 
     __slots__ = ("value",)
     _fields = ("value",)
@@ -134,7 +143,11 @@ class Const(Expr):
 
 
 class Quote(Expr):
-    """``(quote d)``: the datum ``d`` itself."""
+    """``(quote d)``: the datum ``d`` itself.
+
+    >>> Quote(Symbol("a")).datum
+    Symbol('a')
+    """
 
     __slots__ = ("datum",)
     _fields = ("datum",)
@@ -147,7 +160,11 @@ class Quote(Expr):
 
 
 class Var(Expr):
-    """A variable reference; its environment is the one-tuple of its value."""
+    """A variable reference; its environment is the one-tuple of its value.
+
+    >>> Var("x").fv
+    ('x',)
+    """
 
     __slots__ = ("name",)
     _fields = ("name",)
@@ -160,7 +177,11 @@ class Var(Expr):
 
 
 class PrimRef(Expr):
-    """A reference to a primitive procedure (primitive names cannot be rebound)."""
+    """A reference to a primitive procedure (primitive names cannot be rebound).
+
+    >>> PrimRef("car").prim
+    <primitive car>
+    """
 
     __slots__ = ("name", "prim")
     _fields = ("name",)
@@ -174,7 +195,11 @@ class PrimRef(Expr):
 
 
 class Lambda(Expr):
-    """``(lambda (x ...) body)``. ``group`` is its one-member :class:`Group`."""
+    """``(lambda (x ...) body)``. ``group`` is its one-member :class:`Group`.
+
+    >>> Lambda(("x",), App(seq_of([PrimRef("+"), Var("x"), Var("k")]))).fv
+    ('k',)
+    """
 
     __slots__ = ("params", "body", "group")
     _fields = ("params", "body")
@@ -208,6 +233,11 @@ class Group(Node):
     it never contains itself: calling member i re-creates the closures of the members
     its body uses, from the group's source and its environment. So closures are finite
     trees that print back as source.
+
+    >>> from agentic_machines.cek.reader import parse
+    >>> e = compile_program(parse("(letrec ((f (lambda (n) (g n))) (g (lambda (n) n))) f)"))
+    >>> e.group.names, e.group.fv
+    (('f', 'g'), ())
     """
 
     __slots__ = ("names", "lams", "fv", "plans")
@@ -245,6 +275,10 @@ class Seq(Node):
     Continuation frames keep the *pending* part of an application or ``begin`` as a
     ``Seq``, never the whole form, so a frame does not remember source code that has
     already been evaluated.
+
+    >>> s = seq_of([Var("a"), Const(1), Var("b")])
+    >>> s.size, s.fv, s.tail.fv
+    (3, ('a', 'b'), ('b',))
     """
 
     __slots__ = ("head", "tail", "fv", "head_sel", "tail_sel", "size")
@@ -279,7 +313,11 @@ EMPTY_SEQ = Seq(None, None)
 
 
 def seq_of(items: Sequence[Expr]) -> Seq:
-    """Build a :class:`Seq` from a Python sequence of expressions (last first)."""
+    """Build a :class:`Seq` from a Python sequence of expressions (last first).
+
+    >>> seq_of([]) is EMPTY_SEQ
+    True
+    """
     seq = EMPTY_SEQ
     for item in reversed(items):
         seq = Seq(item, seq)
@@ -287,7 +325,12 @@ def seq_of(items: Sequence[Expr]) -> Seq:
 
 
 class App(Expr):
-    """``(f a ...)``: evaluate the parts left to right, then apply the first to the rest."""
+    """``(f a ...)``: evaluate the parts left to right, then apply the first to the rest.
+
+    >>> from agentic_machines.cek.reader import parse
+    >>> compile_program(parse("(car '(1))")).seq.size
+    2
+    """
 
     __slots__ = ("seq",)
     _fields = ("seq",)
@@ -299,7 +342,11 @@ class App(Expr):
 
 
 class Branches(Node):
-    """The two pending branches of an ``if`` (what its frame keeps)."""
+    """The two pending branches of an ``if`` (what its frame keeps).
+
+    >>> Branches(Var("a"), Const(0)).fv
+    ('a',)
+    """
 
     __slots__ = ("then", "orelse", "fv", "then_sel", "else_sel")
     _fields = ("then", "orelse")
@@ -314,7 +361,11 @@ class Branches(Node):
 
 
 class If(Expr):
-    """``(if test then else)``: only ``#f`` is false."""
+    """``(if test then else)``: only ``#f`` is false.
+
+    >>> If(Var("t"), Branches(Var("a"), Const(0))).fv
+    ('a', 't')
+    """
 
     __slots__ = ("test", "branches", "test_sel", "branches_sel")
     _fields = ("test", "branches")
@@ -329,7 +380,12 @@ class If(Expr):
 
 
 class Begin(Expr):
-    """``(begin e ...)``: evaluate in order, the value of the last (in tail position)."""
+    """``(begin e ...)``: evaluate in order, the value of the last (in tail position).
+
+    >>> from agentic_machines.cek.reader import parse
+    >>> compile_program(parse("(begin 1 2)")).seq.size
+    2
+    """
 
     __slots__ = ("seq",)
     _fields = ("seq",)
@@ -341,7 +397,13 @@ class Begin(Expr):
 
 
 class Letrec(Expr):
-    """``(letrec ((f (lambda ...)) ...) body)``: mutually recursive lambdas."""
+    """``(letrec ((f (lambda ...)) ...) body)``: mutually recursive lambdas.
+
+    >>> from agentic_machines.cek.reader import parse
+    >>> e = compile_program(parse("(let ((k 1)) (letrec ((f (lambda () k))) f))"))
+    >>> e.seq.head.body.fv
+    ('k',)
+    """
 
     __slots__ = ("group", "body", "group_sel", "rec", "body_sel")
     _fields = ("group", "body")
@@ -359,7 +421,11 @@ class Letrec(Expr):
 
 
 class Llm(Expr):
-    """``(llm e)``: the only model call; ``e`` must evaluate to a string."""
+    """``(llm e)``: the only model call; ``e`` must evaluate to a string.
+
+    >>> Llm(Var("q")).fv
+    ('q',)
+    """
 
     __slots__ = ("arg",)
     _fields = ("arg",)
@@ -371,7 +437,11 @@ class Llm(Expr):
 
 
 class EvalForm(Expr):
-    """``(eval e)``: run a string of program text or a quoted datum, closed, in tail position."""
+    """``(eval e)``: run a string of program text or a quoted datum, closed, in tail position.
+
+    >>> EvalForm(Const("(+ 1 2)")).fv
+    ()
+    """
 
     __slots__ = ("arg",)
     _fields = ("arg",)

@@ -78,13 +78,21 @@ __all__ = [
 
 
 class Frame(Node):
-    """A continuation frame; ``next`` is the rest of the continuation."""
+    """A continuation frame; ``next`` is the rest of the continuation.
+
+    >>> LlmK(HALT_K).next is HALT_K
+    True
+    """
 
     __slots__ = ("next",)
 
 
 class HaltK(Frame):
-    """The empty continuation: a value returned here ends the run. Use :data:`HALT_K`."""
+    """The empty continuation: a value returned here ends the run. Use :data:`HALT_K`.
+
+    >>> kont_depth(HALT_K)
+    0
+    """
 
     __slots__ = ()
     _fields = ()
@@ -106,7 +114,13 @@ HALT_K = HaltK()
 class ArgsK(Frame):
     """Evaluating an application: ``done`` holds the values so far (operator first),
     ``rest`` the parts still to evaluate, ``env`` their environment (aligned with ``rest.fv``).
-    Source context: ``(v0 ... HOLE e ...)``."""
+    Source context: ``(v0 ... HOLE e ...)``.
+
+    >>> from agentic_machines.cek import first_boundary
+    >>> k = first_boundary('(string-append "a" (llm "q") "b")').kont
+    >>> type(k).__name__, k.done[1], k.rest.size
+    ('ArgsK', 'a', 1)
+    """
 
     __slots__ = ("done", "rest", "env")
     _fields = ("done", "rest", "env", "next")
@@ -120,7 +134,12 @@ class ArgsK(Frame):
 
 
 class IfK(Frame):
-    """Waiting for the test of an ``if``. Source context: ``(if HOLE then else)``."""
+    """Waiting for the test of an ``if``. Source context: ``(if HOLE then else)``.
+
+    >>> from agentic_machines.cek import first_boundary
+    >>> type(first_boundary('(if (llm "q") 1 2)').kont).__name__
+    'IfK'
+    """
 
     __slots__ = ("branches", "env")
     _fields = ("branches", "env", "next")
@@ -133,7 +152,12 @@ class IfK(Frame):
 
 
 class BeginK(Frame):
-    """Inside ``begin``: ``rest`` (non-empty) comes next. Source context: ``(begin HOLE e ...)``."""
+    """Inside ``begin``: ``rest`` (non-empty) comes next. Source context: ``(begin HOLE e ...)``.
+
+    >>> from agentic_machines.cek import first_boundary
+    >>> type(first_boundary('(begin (llm "q") 2)').kont).__name__
+    'BeginK'
+    """
 
     __slots__ = ("rest", "env")
     _fields = ("rest", "env", "next")
@@ -146,7 +170,12 @@ class BeginK(Frame):
 
 
 class LlmK(Frame):
-    """Waiting for the prompt of ``llm``. Source context: ``(llm HOLE)``."""
+    """Waiting for the prompt of ``llm``. Source context: ``(llm HOLE)``.
+
+    >>> from agentic_machines.cek import first_boundary
+    >>> type(first_boundary('(llm (llm "q"))').kont).__name__
+    'LlmK'
+    """
 
     __slots__ = ()
     _fields = ("next",)
@@ -157,7 +186,12 @@ class LlmK(Frame):
 
 
 class EvalK(Frame):
-    """Waiting for the argument of ``eval``. Source context: ``(eval HOLE)``."""
+    """Waiting for the argument of ``eval``. Source context: ``(eval HOLE)``.
+
+    >>> from agentic_machines.cek import first_boundary
+    >>> type(first_boundary('(eval (llm "q"))').kont).__name__
+    'EvalK'
+    """
 
     __slots__ = ()
     _fields = ("next",)
@@ -171,7 +205,11 @@ class EvalK(Frame):
 
 
 class Eval(Node):
-    """Evaluate ``expr`` in ``env`` (aligned with ``expr.fv``), continue with ``kont``."""
+    """Evaluate ``expr`` in ``env`` (aligned with ``expr.fv``), continue with ``kont``.
+
+    >>> step(Eval(Const(1), (), HALT_K))
+    Ret(1, depth=0)
+    """
 
     __slots__ = ("expr", "env", "kont")
     _fields = ("expr", "env", "kont")
@@ -187,7 +225,11 @@ class Eval(Node):
 
 
 class Ret(Node):
-    """Return ``value`` to the continuation ``kont``."""
+    """Return ``value`` to the continuation ``kont``.
+
+    >>> step(Ret(1, HALT_K))
+    Halted(1)
+    """
 
     __slots__ = ("value", "kont")
     _fields = ("value", "kont")
@@ -206,6 +248,11 @@ class Boundary(Node):
 
     These are the states of the agentic evaluator: p(β) = ``prompt``, and h(β, c) hands
     the completion ``c`` to ``kont``.
+
+    >>> from agentic_machines.cek import first_boundary
+    >>> b = first_boundary('(+ 1 (string-length (llm "word?")))')
+    >>> b.prompt, kont_depth(b.kont), b == first_boundary('(+ 1 (string-length (llm "word?")))')
+    ('word?', 2, True)
     """
 
     __slots__ = ("prompt", "kont")
@@ -221,7 +268,11 @@ class Boundary(Node):
 
 
 class Halted(Node):
-    """The run ended normally with ``value``."""
+    """The run ended normally with ``value``.
+
+    >>> Halted(1) == Halted(1)
+    True
+    """
 
     __slots__ = ("value",)
     _fields = ("value",)
@@ -235,7 +286,11 @@ class Halted(Node):
 
 
 class Failed(Node):
-    """The run ended with a run-time error (kept as the exception object)."""
+    """The run ended with a run-time error (kept as the exception object).
+
+    >>> Failed(EvaluationError("bad")).message
+    'bad'
+    """
 
     __slots__ = ("error",)
     _fields = ("message",)
@@ -253,7 +308,11 @@ class Failed(Node):
 
 
 class Cycle(Node):
-    """The run repeated a state: it diverges. ``period`` is the length of the cycle."""
+    """The run repeated a state: it diverges. ``period`` is the length of the cycle.
+
+    >>> Cycle(2).period
+    2
+    """
 
     __slots__ = ("period",)
     _fields = ("period",)
@@ -294,6 +353,12 @@ def step(state: Node) -> Node:
 
     Raises ``EvaluationError``, ``MalformedProgram`` or ``ParseError`` on a run-time
     error; :func:`run` turns those into ``Failed``.
+
+    >>> s = Eval(Llm(Const("q")), (), HALT_K)
+    >>> s = step(s); s
+    Eval(<Const "q">, depth=1)
+    >>> step(step(s))
+    Boundary(prompt="q", depth=0)
     """
     t = type(state)
     if t is Eval:

@@ -57,6 +57,11 @@ class Realization:
     :class:`~agentic_machines.embedding.Embedding` from ``machine`` into ``evaluator``);
     ``loader(s)`` is the text of E_s, the completion that loads e(s) from ``seed``;
     ``program`` is the Lisp text of the Loop (a letrec whose value is ``loop``).
+
+    >>> from agentic_machines import TableMachine, HALT
+    >>> r = realize(TableMachine({0: "go?"}, {(0, "y"): 0, (0, "n"): HALT}))
+    >>> r.loader(0).startswith("(let ((z (eval (quote 0))))"), r.evaluator.prompt(r.embedding(0))
+    (True, 'go?')
     """
 
     machine: AgenticMachine

@@ -33,7 +33,13 @@ MAX_STRING = 1_000_000
 
 
 class Closure(Node):
-    """Member ``index`` of the lambda group ``group``, closed over ``env`` (aligned with ``group.fv``)."""
+    """Member ``index`` of the lambda group ``group``, closed over ``env`` (aligned with ``group.fv``).
+
+    >>> from agentic_machines.cek import evaluate
+    >>> f = evaluate("(let ((k 1) (unused 2)) (lambda (x) (+ x k)))")
+    >>> f.env, f.group.fv
+    ((1,), ('k',))
+    """
 
     __slots__ = ("group", "index", "env")
     _fields = ("group", "index", "env")
@@ -52,7 +58,11 @@ class Closure(Node):
 
 
 class Prim(Node):
-    """A primitive procedure, referred to by its name."""
+    """A primitive procedure, referred to by its name.
+
+    >>> Prim("car").fn(from_items([1, 2]))
+    1
+    """
 
     __slots__ = ("name", "fn")
     _fields = ("name",)
