@@ -494,6 +494,8 @@ def repl_plan_program(
         answer = yield from rt.invoke(main, (), {}, 0)
         finished = main.history and isinstance(main.history[-1], str) and main.history[-1].startswith("#ANSWER#")
         status = "answered" if finished else "done"
+    except GeneratorExit:  # first: at interpreter exit the module's classes may be gone
+        raise
     except BlocksExceeded as exc:
         failure = f"BlocksExceeded: {exc}"
     except _Abort as abort:

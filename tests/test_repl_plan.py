@@ -1,0 +1,306 @@
+"""REPL-Plan: golden count-to-four, invariants I1–I10 (reference/repl_plan.md §9.3), budgets,
+solve/run agreement, the analysis invariant and harness totality."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentic_machines import DIVERGE, HALT
+from agentic_machines.architectures import repl_plan as rp
+from agentic_machines.architectures.environments import CountEnv
+from agentic_machines.architectures.goldens import check_golden, render_trace
+from agentic_machines.errors import ScriptExhausted
+from agentic_machines.machine import is_sentinel
+from agentic_machines.run import run
+from agentic_machines.strategies import examples
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = Path(__file__).parent / "golden" / "repl_plan"
+
+
+def _solve(blocks, descriptions=None, env=None, **budgets):
+    return rp.solve("test task", rp.scripted_model(blocks, descriptions or {}), env or CountEnv(10_000), **budgets)
+
+
+def _blocks(result, name):
+    return [h for h in result.repls[name].history if isinstance(h, rp.Block)]
+
+
+# -- the golden count-to-four trace (reference/repl_plan.md §5.3) -----------------------------
+def test_count_to_four_golden():
+    r = rp.solve(rp.TASK, rp.scripted_model(), CountEnv(4))
+    assert r.actions == ("1", "2", "3", "4") and r.env.success
+    assert set(r.repls) == {"main", "count_even"}  # one child REPL ...
+    assert r.repls["count_even"].invocations == 2  # ... invoked twice
+    child_prompts = [p for p in r.prompts if p.startswith("REPL: count_even")]
+    assert len(child_prompts) == 2 and rp.C1 not in child_prompts[0]
+    assert ">>> n = get_args()[0]\n... act(str(n))\n... answer(None)\n" in child_prompts[1]  # the first invocation's code
+    (m1,) = _blocks(r, "main")
+    kinds = [(e.kind, e.name, e.detail) for e in m1.events]
+    # the reruns replayed act('1') and act('3') from the cache: nothing was sent twice
+    assert ("cache_hit", "act", "#0") in kinds and ("cache_hit", "act", "#2") in kinds
+    assert [k for k in kinds if k[0] == "rerun"] == [("rerun", "main", "2"), ("rerun", "main", "3")]
+    assert [k for k in kinds if k[0] == "spawned"] == [("spawned", "count_even", "say the given even number")]
+    # the child never saw i: not in its namespace, not in any of its prompts
+    assert "i" not in r.repls["count_even"].variables and r.repls["count_even"].variables == ("n",)
+    assert all("i %" not in p and "range(" not in p for p in child_prompts)
+    for k, prompt in enumerate(r.prompts, 1):
+        check_golden(GOLDEN / f"count_to_four_prompt_{k}.txt", prompt)
+    trace = run(rp.machine(), rp.scripted_model())
+    check_golden(GOLDEN / "count_to_four_trace.txt", render_trace(trace))
+
+
+def test_child_reading_a_parent_variable_gets_repl_name_error():
+    r = _solve({"main": ["i = 7\nx = peek()\nanswer(x)"], "peek": ["answer(i)", "answer(get_args())"]})
+    (b1, b2) = _blocks(r, "peek")
+    assert "REPLNameError: name 'i' is not defined" in b1.stderr
+    assert r.answer == () and r.status == "answered"
+
+
+# -- I1: no repeated side effects ---------------------------------------------------------
+@settings(max_examples=examples(20, 200))
+@given(st.integers(0, 4), st.integers(0, 4), st.integers(0, 4))
+def test_i1_k_live_acts_callee_m_more_child_r(k, m, r):
+    main = "\n".join([f"act('a{i}')" for i in range(k)] + ["v = helper(1)"] + [f"act('b{i}')" for i in range(m)]
+                     + ["answer(v)"])
+    child = "\n".join([f"act('c{i}')" for i in range(r)] + ["answer('ok')"])
+    res = _solve({"main": [main], "helper": [child]})
+    assert res.actions == tuple([f"a{i}" for i in range(k)] + [f"c{i}" for i in range(r)] + [f"b{i}" for i in range(m)])
+    assert res.answer == "ok"
+
+
+def test_i1_cached_get_obs_is_the_observation_at_the_time():
+    main = "before = get_obs()\nact('x')\nhelper()\nafter = get_obs()\nanswer((before, after))"
+    res = _solve({"main": [main], "helper": ["act('y')\nanswer(None)"]}, env=CountEnv(100))
+    assert res.answer == (CountEnv(100).instruction, "You said y.") and res.actions == ("x", "y")
+
+
+# -- I2: faithful replay --------------------------------------------------------------------
+def test_i2_rerun_with_other_arguments_is_replay_divergence():
+    b1 = "def tick():\n    tick.n = getattr(tick, 'n', 0) + 1\n    return tick.n"
+    b2 = "act(str(tick()))\nhelper()\nprint('unreachable')"
+    res = _solve({"main": [b1, b2, "answer('end')"], "helper": ["answer(None)"]})
+    blk = _blocks(res, "main")[1]
+    assert blk.status == "diverged" and "ReplayDivergence" in blk.stderr and "act('1')" in blk.stderr
+    assert res.actions == ("1",)  # the divergent rerun performed nothing
+
+
+# -- I3: cache scope ------------------------------------------------------------------------
+def test_i3_a_later_block_acts_live():
+    res = _solve({"main": ["act('x')", "act('x')\nanswer(1)"]})
+    assert res.actions == ("x", "x")
+
+
+# -- I4: isolation --------------------------------------------------------------------------
+def test_i4_parent_cannot_read_child_variables():
+    res = _solve({"main": ["helper()\nprint(secret)", "answer(0)"], "helper": ["secret = 1\nanswer(None)"]})
+    assert "REPLNameError: name 'secret' is not defined" in _blocks(res, "main")[0].stderr
+    assert "secret" in res.repls["helper"].variables and "secret" not in res.repls["main"].variables
+
+
+# -- I5: get_args fidelity ------------------------------------------------------------------
+@settings(max_examples=examples(15, 200))
+@given(st.lists(st.lists(st.integers(-5, 5), max_size=3), min_size=1, max_size=3))
+def test_i5_get_args_returns_each_calls_arguments(calls):
+    main = "\n".join(f"r{j} = helper(*{args!r})" for j, args in enumerate(calls))
+    main += "\nanswer([" + ", ".join(f"r{j}" for j in range(len(calls))) + "])"
+    res = _solve({"main": [main], "helper": ["answer(get_args())"] * len(calls)})
+    assert res.answer == [tuple(a) for a in calls]
+
+
+def test_i5_child_cannot_mutate_the_parents_arguments():
+    res = _solve({"main": ["xs = [1]\nhelper(xs)\nanswer(xs)"], "helper": ["get_args()[0].append(2)\nanswer(None)"]})
+    assert res.answer == [1]
+
+
+# -- I6: answer ends the block and cannot be caught ------------------------------------------
+@pytest.mark.parametrize("wrap", [
+    "try:\n    answer(1)\nexcept Exception:\n    pass\nact('after')",
+    "try:\n    answer(1)\nexcept:\n    act('caught')\nact('after')",
+    "for _ in range(3):\n    try:\n        answer(1)\n    except BaseException:\n        continue\nact('after')",
+])
+def test_i6_answer_in_try_still_returns(wrap):
+    res = _solve({"main": ["v = helper()\nanswer(v)"], "helper": [wrap]})
+    assert res.answer == 1 and res.actions == ()
+
+
+# -- I7: the spawn rule ---------------------------------------------------------------------
+def test_i7_undefined_value_spawns_nothing_and_builtins_are_not_undefined():
+    res = _solve({"main": ["print(len('ab'), undefined_var)", "f = undefined_fn", "answer(0)"]})
+    b1, b2, _ = _blocks(res, "main")
+    assert "REPLNameError: name 'undefined_var' is not defined" in b1.stderr and b1.stdout == ""
+    assert "REPLNameError" in b2.stderr and set(res.repls) == {"main"}
+    assert not any(p.startswith("DESCRIBE") for p in res.prompts)
+    assert [e.name for e in b1.events if e.kind == "name_error"] == ["undefined_var"]
+
+
+def test_i7_misspelt_helper_spawns_a_new_repl_shown_in_the_trace():
+    main = ["count_even(2)", "count_evn(4)", "answer('x')"]
+    res = _solve({"main": main, "count_even": ["answer(act('2'))"], "count_evn": ["answer(act('4'))"]})
+    assert set(res.repls) == {"main", "count_even", "count_evn"}
+    spawned = [e.text for e in res.trace if e.kind == "spawned"]
+    assert spawned == ["count_even: count even", "count_evn: count evn"]
+    assert [p.split("\n")[0] for p in res.prompts if p.startswith("DESCRIBE")] == ["DESCRIBE: count_even",
+                                                                                   "DESCRIBE: count_evn"]
+
+
+def test_i7_recursive_helper_defined_with_def_spawns_nothing():
+    code = "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\nprint([fib(i) for i in range(8)])\nanswer(fib(10))"
+    res = _solve({"main": [code]})
+    assert res.answer == 55 and set(res.repls) == {"main"} and res.model_calls == 1
+    assert _blocks(res, "main")[0].stdout == "[0, 1, 1, 2, 3, 5, 8, 13]\n"
+
+
+def test_i7_pooled_name_is_injected_without_a_describe_call():
+    pool = {"helper": rp.Demo("double the number", ("#CALL# helper(1)\n>>> answer(2)\n#ANSWER# 2\n",))}
+    res = rp.solve("t", rp.scripted_model({"main": ["answer(helper(3))"], "helper": ["answer(get_args()[0] * 2)"]}),
+                   CountEnv(10), pool=pool)
+    assert res.answer == 6 and not any(p.startswith("DESCRIBE") for p in res.prompts)
+    child_prompt = next(p for p in res.prompts if p.startswith("REPL: helper"))
+    assert child_prompt.startswith("REPL: helper\n#DEMO#\n#CALL# helper(1)\n>>> answer(2)\n#ANSWER# 2\n#END#\n")
+    assert "Description: double the number\n" in child_prompt
+    assert [e.kind for e in res.trace if e.kind in ("injected", "spawned")] == ["injected"]
+
+
+def test_i7_main_cannot_be_called():
+    res = _solve({"main": ["main()", "answer(1)"]})
+    assert "REPLNameError" in _blocks(res, "main")[0].stderr and set(res.repls) == {"main"}
+
+
+# -- I8: history ----------------------------------------------------------------------------
+def test_i8_one_block_per_completion_and_last_attempt_stdout():
+    res = _solve({"main": ["print('before')\nx = helper()\nprint('after', x)", "answer(0)"],
+                  "helper": ["print('child')\nanswer(5)"]})
+    b1, b2 = _blocks(res, "main")
+    assert b1.stdout == "before\nafter 5\n" and _blocks(res, "helper")[0].stdout == "child\n"
+    assert res.model_calls == 4 and len(_blocks(res, "main")) + len(_blocks(res, "helper")) == 3
+
+
+# -- I9: termination and budgets --------------------------------------------------------------
+def test_i9_never_answering_child_fails_after_max_blocks():
+    res = _solve({"main": ["helper()", "answer('gave up')"], "helper": ["act('x')"] * 3}, max_blocks=3)
+    assert res.actions == ("x", "x", "x") and res.answer == "gave up"
+    assert "BlocksExceeded" in _blocks(res, "main")[0].stderr
+
+
+def test_i9_main_block_budget_is_a_typed_failure():
+    res = _solve({"main": ["x = 1"] * 2}, max_blocks=2)
+    assert res.status == "failed" and res.failure.startswith("BlocksExceeded")
+
+
+def test_i9_depth_limit_and_self_recursion():
+    rec = "n = get_args()[0]\nanswer(0 if n == 0 else f(n - 1))"
+    res = _solve({"main": ["answer(f(3))"], "f": [rec, rec, "answer(-1)"]}, max_depth=2)
+    f_blocks = _blocks(res, "f")
+    # f (depth 1) -> f (depth 2) -> f (depth 3 > max_depth): the call fails in the depth-2 block
+    assert sum("DepthExceeded" in b.stderr for b in f_blocks) == 1 and res.answer == -1
+    assert res.repls["f"].invocations == 2
+    assert any(e.kind == "failed" and "DepthExceeded" not in e.text and "deep" in e.text for e in res.trace)
+    res0 = _solve({"main": ["helper()", "answer(1)"]}, max_depth=0)
+    assert "DepthExceeded" in _blocks(res0, "main")[0].stderr and set(res0.repls) == {"main"}
+
+
+def test_i9_model_call_budget_ends_the_episode():
+    res = _solve({"main": ["act('x')"] * 10}, max_model_calls=3)
+    assert res.status == "failed" and res.failure.startswith("ModelCallsExceeded") and res.model_calls == 3
+    assert res.actions == ("x", "x", "x")
+
+
+def test_i9_infinite_loop_cut_by_line_budget_keeps_partial_stdout():
+    res = _solve({"main": ["act('x')\ni = 0\nwhile True:\n    print(i)\n    i += 1", "answer(i > 0)"]},
+                 block_lines=2_000)
+    (b1, _) = _blocks(res, "main")
+    assert b1.status == "budget" and b1.stdout.startswith("0\n1\n2\n") and "BudgetExceeded" in b1.stderr
+    assert res.actions == ("x",) and res.answer is True
+
+
+# -- I10: determinism -----------------------------------------------------------------------
+def test_i10_same_script_same_everything():
+    a = rp.solve(rp.TASK, rp.scripted_model(), CountEnv(4))
+    b = rp.solve(rp.TASK, rp.scripted_model(), CountEnv(4))
+    assert a.prompts == b.prompts and a.trace == b.trace and a.actions == b.actions
+    assert {k: v.transcript for k, v in a.repls.items()} == {k: v.transcript for k, v in b.repls.items()}
+
+
+# -- scripted models --------------------------------------------------------------------------
+def test_script_exhausted_names_the_repl():
+    with pytest.raises(ScriptExhausted, match="REPL 'count_even'"):
+        rp.solve(rp.TASK, rp.scripted_model({"main": [rp.M1], "count_even": [rp.C1]}), CountEnv(4))
+
+
+def test_the_env_passed_to_solve_is_a_template():
+    env = CountEnv(4)
+    rp.solve(rp.TASK, rp.scripted_model(), env)
+    assert env.action_log == []
+
+
+# -- solve and run(machine) agree, on every example -------------------------------------------
+def _load(name):
+    spec = importlib.util.spec_from_file_location(f"_exp_{name}", ROOT / "experiments" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["count_to_four", "household", "shop"])
+def test_solve_and_run_machine_agree(name):
+    ex = _load(name)
+    res = rp.solve(ex.TASK, ex.model(), ex.env(), pool=ex.POOL)
+    assert res.env.success, res.failure
+    m = rp.machine(ex.TASK, ex.env(), pool=ex.POOL)
+    trace = run(m, ex.model())
+    assert trace.end is HALT
+    last = trace.steps[-1]
+    via_machine = m.result(last.state, last.completion)
+    assert via_machine.actions == res.actions and via_machine.answer == res.answer
+    assert list(trace.prompts) == list(res.prompts)
+
+
+# -- the SPE analysis and harness totality ------------------------------------------------------
+def test_analysis_refutes_at_the_second_invocation_of_count_even():
+    v = rp.analysis(n=60)
+    assert v.status == "refuted" and v.method == "fact:F2" and v.checked == 60
+    state = v.obstruction.state
+    assert rp.machine().prompt(state).startswith("REPL: count_even") and not rp.is_first_invocation(
+        rp.machine().prompt(state))
+    assert v.details["initial_state"].status == "refuted"
+
+
+_FRAGMENTS = st.sampled_from([
+    "act('1')", "helper(1)", "x = helper(2)", "answer(1)", "print(get_obs())", "count_even(2)", "main()",
+    "undefined", "try:\n    answer(2)\nexcept:\n    pass", "while True:\n    pass", "def f(n):\n    return f(n)",
+    "f(1)", "import os", "raise SystemExit", "get_args()", "'unterminated", "#END#", "\x00", "    ", "for i in range(3):",
+    "    act(str(i))", "print('#START#\\n#CALL# x()')",
+])
+_COMPLETIONS = st.one_of(
+    st.lists(_FRAGMENTS, max_size=4).map("\n".join),
+    st.text(max_size=40),
+)
+_M = rp.machine(block_lines=3_000)
+_DEEP = [_M.initial, _M.harness(_M.initial, rp.M1)]
+_DEEP.append(_M.harness(_DEEP[1], "say it"))
+
+
+@settings(max_examples=examples(60, 1000), suppress_health_check=[HealthCheck.too_slow])
+@given(_COMPLETIONS)
+def test_invariant_holds_on_random_completions(c):
+    p0 = _M.prompt(_M.initial)
+    y = _M.harness(_M.initial, c)
+    if not is_sentinel(y):
+        assert rp.successor_invariant(p0, _M.prompt(y)), (c, _M.prompt(y))
+
+
+@settings(max_examples=examples(40, 600), suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(range(3)), st.lists(_COMPLETIONS, min_size=1, max_size=3))
+def test_harness_is_total(start, cs):
+    state = _DEEP[start]
+    for c in cs:
+        out = _M.harness(state, c)
+        assert out is HALT or out is DIVERGE or isinstance(_M.prompt(out), str)
+        if is_sentinel(out):
+            break
+        state = out
