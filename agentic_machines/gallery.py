@@ -53,19 +53,23 @@ def menu_and_loop() -> tuple[TableMachine, TableMachine]:
 
 
 def fixture_pictures(out: Path) -> list[Path]:
-    """``f2-add``, ``f2-mul``, ``f2-const``: every state drawn, SPE states in gold."""
+    """``f2-add``, ``f2-mul``, ``f2-const``: every state drawn, SPE states in gold.
+
+    The same graphs and marks as ``agentic-machines diagram f2-add`` (both go through
+    :mod:`agentic_machines.catalog`).
+    """
+    from .catalog import resolve
     from .diagrams import draw, to_mermaid
-    from .explore import explore
-    from .fixtures import fixture
-    from .generation import spe_states
 
     written: list[Path] = []
     for name in ("f2-add", "f2-mul", "f2-const"):
-        m = fixture(name)
-        graph = explore(m, roots=m.states, progress=False)
-        spe = sorted(spe_states(m))
+        entry = resolve(name)
+        m = entry.machine()
+        graph = entry.explore(m)
+        marks = entry.highlights(m, graph)
+        spe = sorted(marks.get("spe_states", ()))
         title = f"{name}: SPE states {spe if spe else 'none'}"
-        written += _both(out, name, graph, title, draw, to_mermaid, spe_states=spe)
+        written += _both(out, name, graph, title, draw, to_mermaid, **marks)
     return written
 
 
@@ -88,13 +92,14 @@ def embedding_picture(out: Path) -> list[Path]:
 
 def fan_pictures(out: Path) -> list[Path]:
     """One step from the SPE seed x* and from ReAct's initial state, side by side."""
-    from .contrast import explore_architecture
+    from .catalog import resolve
     from .diagrams import draw, to_mermaid
 
     written: list[Path] = []
     figures = []
     for name in ("spe", "react"):
-        graph = explore_architecture(name, depth=1)
+        entry = resolve(name)
+        graph = entry.explore(entry.machine(), depth=1)
         start = graph.graph["start"]
         title = f"{name}: the successors of the initial state"
         fig = draw(graph, None, successors_of=start, title=title)
