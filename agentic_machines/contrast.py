@@ -30,7 +30,6 @@ __all__ = [
     "architecture_row",
     "render_table",
     "to_markdown",
-    "explore_architecture",
     "write_diagrams",
     "SPE_QUESTION",
 ]
@@ -139,61 +138,34 @@ def to_markdown(rows: Sequence[Row]) -> str:
     return "\n".join(out)
 
 
-def explore_architecture(name: str, *, depth: int = 2, max_states: int = 80) -> Any:
-    """The explored state graph of one architecture from its initial state.
-
-    Uses the module's ``diagram_completions`` alphabet (a few completions per prompt,
-    including the scripted path, so the obstruction state of ``analysis()`` is drawn).
-
-    >>> g = explore_architecture("react", depth=1)
-    >>> g.graph["stats"]["states"]
-    3
-    """
-    from .architectures import ARCHITECTURES
-    from .explore import explore
-
-    module = ARCHITECTURES[name]
-    machine = module.machine()
-    return explore(machine, machine.initial, module.diagram_completions, max_depth=depth,
-                   max_states=max_states, progress=False)
-
-
-def write_diagrams(out_dir: str | Path, names: Iterable[str] | None = None, *, depth: int = 2,
-                   verdicts: dict[str, Verdict] | None = None) -> list[Path]:
+def write_diagrams(out_dir: str | Path, names: Iterable[str] | None = None, *, depth: int | None = None) -> list[Path]:
     """Write ``<name>.png`` and ``<name>.mmd`` (Mermaid) for each architecture.
 
-    The initial state, its successors and the obstruction state of the architecture's
-    verdict (from ``verdicts``, else from ``analysis()``) are highlighted. Returns the
-    written paths.
+    The graph is explored from the initial state over the architecture's
+    ``diagram_completions`` (which follow its scripted path), with the initial state,
+    its successors and the obstruction state of ``analysis()`` highlighted: the same
+    picture as ``agentic-machines diagram NAME`` (both use :mod:`agentic_machines.catalog`).
+    Returns the written paths.
     """
     from .architectures import ARCHITECTURES
+    from .catalog import resolve
     from .diagrams import draw, to_mermaid
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for name in (list(ARCHITECTURES) if names is None else list(names)):
-        graph = explore_architecture(name, depth=depth)
-        verdict = (verdicts or {}).get(name) or ARCHITECTURES[name].analysis()
-        start = graph.graph["start"]
-        marks: dict[str, Any] = {"successors_of": start}
-        if verdict.obstruction is not None and verdict.obstruction.state in graph:
-            marks["obstruction"] = verdict.obstruction.state
-        title = f"{name}: initial state {verdict.status} ({verdict.method})"
-        png = out / f"{name}.png"
+        entry = resolve(name)
+        machine = entry.machine()
+        graph = entry.explore(machine, depth=depth)
+        marks = entry.highlights(machine, graph)
+        png, mmd = out / f"{name}.png", out / f"{name}.mmd"
+        title = f"{name}: initial state, its successors" + (" and the obstruction state" if "obstruction" in marks else "")
         fig = draw(graph, png, title=title, **marks)
-        _close(fig)
-        mmd = out / f"{name}.mmd"
+        fig.clear()  # made without pyplot: clearing frees it now rather than at collection
         mmd.write_text(to_mermaid(graph, **marks) + "\n", encoding="utf-8")
         written += [png, mmd]
     return written
-
-
-def _close(fig: Any) -> None:
-    # Figures made without pyplot are freed with the object; drop references promptly.
-    clear = getattr(fig, "clear", None)
-    if callable(clear):
-        clear()
 
 
 def _checked_text(v: Verdict) -> str:

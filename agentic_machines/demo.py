@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-__all__ = ["demo", "SECTIONS", "f2_fixtures"]
+__all__ = ["demo", "SECTIONS", "f2_fixtures", "contrast"]
 
 Section = Callable[[Path, TextIO], None]
 
@@ -55,7 +55,24 @@ def f2_fixtures(out_dir: Path, stream: TextIO) -> None:
     print(f"\ndiverge1 from 0 completion-generates halt1? {verdict.status}: {verdict}", file=stream)
 
 
-SECTIONS: list[Section] = [f2_fixtures]
+def contrast(out_dir: Path, stream: TextIO) -> None:
+    """The contrast of DESIGN §7.6: the table with its certificates, and each
+    architecture's explored diagram (initial state, its successors, obstruction state).
+
+    The table is also written as ``contrast.md`` into ``out_dir``.
+    """
+    from .contrast import contrast_rows, render_table, to_markdown, write_diagrams
+
+    print("The contrast (DESIGN §7.6): is each architecture's initial state an SPE state?\n", file=stream)
+    rows = contrast_rows()
+    print(render_table(rows), file=stream)
+    (out_dir / "contrast.md").write_text(to_markdown(rows) + "\n", encoding="utf-8")
+    paths = write_diagrams(out_dir, dict.fromkeys(r.name for r in rows))
+    print(f"\n  table: {out_dir / 'contrast.md'}", file=stream)
+    print(f"  diagrams: {', '.join(p.name for p in paths)}", file=stream)
+
+
+SECTIONS: list[Section] = [f2_fixtures, contrast]
 """The parts of the demo, in order."""
 
 

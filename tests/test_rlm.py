@@ -126,9 +126,9 @@ def test_harness_is_total_on_any_trace(cs):
         assert isinstance(M.prompt(state), str)
 
 
-def test_analysis_refutes_with_a_turn_4_state():
+def test_analysis_refutes_with_a_turn_3_state():
     v = rlm.analysis()
     assert v.holds is False and v.method == "fact:F2" and v.checked == 200
     s = v.obstruction.state
-    assert s == TraceState(rlm.SCRIPT[:4]) and rlm.turn_of(M.prompt(s)) == 4
+    assert s == TraceState(rlm.SCRIPT[:2]) and rlm.turn_of(M.prompt(s)) == 3
     assert v.details["initial_state"].holds is False

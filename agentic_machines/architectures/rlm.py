@@ -448,30 +448,37 @@ def valid_completions() -> list[str]:
     ]
 
 
+SUB_CALL_REPLY = "```repl\nprint(llm_query('Summarise this: ' + context[:80]))\n```"
+"""A reply whose block makes a sub-call (used in diagrams: a successor that is a single user message)."""
+
+
 def diagram_completions(prompt: str) -> list[str]:
-    """A small completion alphabet for diagrams: the next scripted reply (so the solving
-    path and the obstruction state are drawn), a reply without code, and ``FINAL``.
+    """A small completion alphabet for diagrams. At turn 1: the scripted reply, a reply
+    that makes a sub-call, and ``FINAL``; later: the next scripted reply; at a sub-call:
+    its scripted answer. So the initial state's fan shows both kinds of successor, and
+    the obstruction state of :func:`analysis` is drawn.
 
     >>> diagram_completions("<|user|>\\nWhich river?\\n")
     ['Seine']
-    >>> diagram_completions(machine().prompt(initial))[0] == SCRIPT[0]
+    >>> diagram_completions(machine().prompt(initial)) == [SCRIPT[0], SUB_CALL_REPLY, "FINAL(Seine)"]
     True
     """
     if is_single_user_message(prompt):
         return [SCRIPT[3]]
     k = turn_of(prompt) or 1
-    scripted = {1: SCRIPT[0], 2: SCRIPT[1], 3: SCRIPT[2], 4: SCRIPT[4]}
-    return ([scripted[k]] if k in scripted else []) + ["Thinking, no code.", "FINAL(Seine)"]
+    if k == 1:
+        return [SCRIPT[0], SUB_CALL_REPLY, "FINAL(Seine)"]
+    scripted = {2: SCRIPT[1], 3: SCRIPT[2], 4: SCRIPT[4]}
+    return [scripted[k]] if k in scripted else ["FINAL(Seine)"]
 
 
 def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 200) -> Verdict:
     """Is the initial state of RLM an SPE state? Refuted by F2 with a concrete state.
 
-    The obstruction state is the root state of turn 4, reached by three root replies
-    and one sub-call answer (the first four scripted completions): its prompt extends
-    the initial prompt but ends with the turn-4 message, while every root successor of
-    the initial state ends with the turn-2 message, and every other successor is a
-    single user message.
+    The obstruction state is the root state of turn 3, reached by two scripted root
+    replies: its prompt extends the initial prompt but ends with the turn-3 message,
+    while every root successor of the initial state ends with the turn-2 message, and
+    every other successor is a single user message.
 
     >>> v = analysis(n=40)
     >>> v.status, v.method
@@ -484,7 +491,7 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 200) ->
     return refute_by_invariant(
         m,
         m.initial,
-        deep_script=SCRIPT[:4],
+        deep_script=SCRIPT[:2],
         invariant=successor_invariant,
         invariant_text=INVARIANT_TEXT,
         proof="proofs/rlm_obstruction.md",
