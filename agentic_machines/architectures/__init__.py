@@ -23,7 +23,7 @@ from typing import Any
 
 __all__ = ["ARCHITECTURES", "ARCHITECTURE_NAMES"]
 
-ARCHITECTURE_NAMES: tuple[str, ...] = ("react", "rlm", "thread", "spe")
+ARCHITECTURE_NAMES: tuple[str, ...] = ("react", "rlm", "repl_plan", "thread", "spe")
 """Module names (inside this package) of the architectures, in table order."""
 
 _registry: dict[str, ModuleType] | None = None
