@@ -61,3 +61,13 @@ def test_experiment_writes_the_markdown(tmp_path, capsys):
     text = out.read_text()
     assert text.startswith("# The contrast") and "| react |" in text
     assert "initial state SPE?" in capsys.readouterr().out
+
+
+def test_write_diagrams_marks_the_obstruction_state(tmp_path):
+    from agentic_machines.contrast import write_diagrams
+
+    paths = write_diagrams(tmp_path, ["react"])
+    assert [p.name for p in paths] == ["react.png", "react.mmd"]
+    assert paths[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    mermaid = paths[1].read_text()
+    assert mermaid.startswith("flowchart") and "obstruction" in mermaid.lower()
