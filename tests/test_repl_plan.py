@@ -3,6 +3,7 @@ solve/run agreement, the analysis invariant and harness totality."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -242,6 +243,7 @@ def test_the_env_passed_to_solve_is_a_template():
 def _load(name):
     spec = importlib.util.spec_from_file_location(f"_exp_{name}", ROOT / "experiments" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses in the script look their module up
     spec.loader.exec_module(module)
     return module
 
@@ -304,3 +306,23 @@ def test_harness_is_total(start, cs):
         if is_sentinel(out):
             break
         state = out
+
+
+# -- the ablation experiment ----------------------------------------------------------------------
+def test_ablation_writes_its_table(tmp_path):
+    ablation = _load("repl_plan_ablation")
+    out = tmp_path / "ablation.md"
+    assert ablation.main(["--tasks", "3", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "not a reproduction of the paper's numbers" in text
+    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| variant")]
+    assert len(rows) == 6 and all(" 3 | " in r for r in rows)
+    assert (ROOT / "docs" / "repl_plan_ablation.md").exists()
+
+
+def test_buggy_demonstrations_are_fixed_from_the_error_output():
+    shop = _load("shop")
+    for bug, error in [("unescaped", "SyntaxError"), ("undefined", "REPLNameError: name 'qeury'")]:
+        res = rp.solve(shop.TASK, shop.ShopPolicy("children", bug=bug), shop.env(3))
+        first, second = _blocks(res, "main")[:2]
+        assert error in first.stderr and second.status == "ok" and res.success
