@@ -111,10 +111,18 @@ def _state_text(state: Any, ident: str, limit: int = 18) -> str:
 
 
 def _prompt_text(prompt: str | None, limit: int = 22) -> str:
-    """The *end* of a prompt: long prompts share their beginning, their end differs."""
+    """The *end* of a prompt: long prompts share their beginning, their end differs.
+
+    Trailing blank lines are dropped and runs of newlines shown as one ``⏎``.
+
+    >>> _prompt_text("Question: where?\\n\\nThought 1:\\n\\n", 16)
+    '…ere?⏎Thought 1:'
+    """
     if not prompt:
         return ""
-    one_line = short_text(prompt, 10**9)
+    one_line = short_text(prompt.rstrip() or prompt, 10**9)
+    while "⏎⏎" in one_line:
+        one_line = one_line.replace("⏎⏎", "⏎")
     return one_line if len(one_line) <= limit else "…" + one_line[-(limit - 1):]
 
 
@@ -297,7 +305,7 @@ def draw(
         ax.set_title(str(heading), fontsize=10)
     note = _note(graph, roles)
     if note:
-        fig.text(0.01, 0.01, note, fontsize=7, color="#555555", ha="left", va="bottom", wrap=True)
+        ax.text(0.0, 0.0, note, transform=ax.transAxes, fontsize=7, color="#555555", ha="left", va="top", wrap=True)
     if path is not None:
         fig.savefig(path, format=fmt, bbox_inches="tight", dpi=120)
     return fig
@@ -355,12 +363,14 @@ def _draw_graph(ax: Any, graph: nx.DiGraph, pos: dict, roles: _Roles, size: floa
             )
             if dashed:
                 coll.set_linestyle("--")
-    labels = {}
-    for n, a in graph.nodes(data=True):
-        text = names[n][1]
-        prompt = _prompt_text(a.get("prompt"))
-        labels[n] = f"{text}\n{prompt}" if small and prompt else text
-    nx.draw_networkx_labels(graph, pos, labels=labels, font_size=8 if small else 6, ax=ax)
+    prompts = {n: _prompt_text(a.get("prompt"), 18) for n, a in graph.nodes(data=True) if a.get("prompt")} if small else {}
+    for above, nodes in ((True, [n for n in graph if n in prompts]), (False, [n for n in graph if n not in prompts])):
+        if nodes:  # a name with a prompt under it sits above the centre; alone, on it
+            nx.draw_networkx_labels(graph, pos, labels={n: names[n][1] for n in nodes}, font_size=8 if small else 6,
+                                    verticalalignment="bottom" if above else "center", ax=ax)
+    if prompts:  # the prompt's end under the state's name, smaller
+        nx.draw_networkx_labels(graph, pos, labels=prompts, font_size=6.5, font_color="#333333",
+                                verticalalignment="top", ax=ax)
     _draw_edges(ax, graph, pos, roles, size, small)
     ax.set_axis_off()
     _limits(ax, pos)
@@ -373,10 +383,12 @@ def _limits(ax: Any, pos: dict) -> None:
         return
     xs = [p[0] for p in pos.values()]
     ys = [p[1] for p in pos.values()]
-    span = max(max(xs) - min(xs), max(ys) - min(ys), 1.0)
-    pad = 0.45 * span if len(pos) > 1 else 1.0
-    ax.set_xlim(min(xs) - pad, max(xs) + pad)
-    ax.set_ylim(min(ys) - pad * 0.8, max(ys) + pad * 0.8)
+    width, height = max(xs) - min(xs), max(ys) - min(ys)
+    # Room for a node, its labels and a self-loop (about 0.9 inch) around the outer nodes.
+    pad_x = max(0.9, 0.2 * width)
+    pad_y = max(0.8, 0.2 * height)
+    ax.set_xlim(min(xs) - pad_x, max(xs) + pad_x)
+    ax.set_ylim(min(ys) - pad_y, max(ys) + pad_y)
 
 
 def _draw_edges(ax: Any, graph: nx.DiGraph, pos: dict, roles: _Roles, size: float, small: bool) -> None:
@@ -392,6 +404,7 @@ def _draw_edges(ax: Any, graph: nx.DiGraph, pos: dict, roles: _Roles, size: floa
     width = {e: 2.2 if e in roles.successor_edges else 1.1 for e in graph.edges}
     font = 7 if small else 5
     box = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85}
+    text = {e: _edge_text(graph.edges[e], compact=len(graph) > 8) for e in graph.edges}
     for edges, style in ((straight, "arc3"), (curved, "arc3,rad=0.18"), (long, "arc3,rad=0.3")):
         if not edges:
             continue
@@ -399,14 +412,28 @@ def _draw_edges(ax: Any, graph: nx.DiGraph, pos: dict, roles: _Roles, size: floa
             graph, pos, edgelist=edges, ax=ax, arrows=True, arrowsize=14, node_size=size,
             connectionstyle=style, edge_color=[color[e] for e in edges], width=[width[e] for e in edges],
         )
-        nx.draw_networkx_edge_labels(
-            graph, pos, edge_labels={e: graph.edges[e].get("label", "") for e in edges}, ax=ax,
-            font_size=font, connectionstyle=style, node_size=size, rotate=False, bbox=box,
-        )
+        # Labels of edges leaving one row all sit at mid-height: stagger them along
+        # their edges so that neighbours do not print on top of each other.
+        for k, where in enumerate((0.5, 0.32, 0.68)):
+            group = edges[k::3]
+            if group:
+                nx.draw_networkx_edge_labels(
+                    graph, pos, edge_labels={e: text[e] for e in group}, label_pos=where, ax=ax,
+                    font_size=font, connectionstyle=style, node_size=size, rotate=False, bbox=box,
+                )
     for e in loops:
         n = e[0]
         others = [pos[m] for m in (*graph.successors(n), *graph.predecessors(n)) if m != n]
-        _self_loop(ax, pos[n], graph.edges[e].get("label", ""), size, color[e], width[e], font, box, _free_side(pos[n], others))
+        _self_loop(ax, pos[n], text[e], size, color[e], width[e], font, box, _free_side(pos[n], others))
+
+
+def _edge_text(attrs: Mapping[str, Any], compact: bool) -> str:
+    """An edge's label in a picture: when crowded or long, the first completion and a count."""
+    cs = attrs.get("completions")
+    label = attrs.get("label", "")
+    if not cs or (not compact and len(label) <= 24):
+        return label
+    return short_text(cs[0], 14) + (f" +{len(cs) - 1}" if len(cs) > 1 else "")
 
 
 def _skips(a: tuple[float, float], b: tuple[float, float]) -> bool:

@@ -63,7 +63,7 @@ def test_roles_accept_verdict_like_objects_and_note_missing_states(tmp_path):
     g = busy()
     obstruction = Obstruction(kind="prompt", state="c", explanation="no successor has p(c)")
     fig = draw(g, obstruction=obstruction, spe_states=["zzz"])
-    notes = [t.get_text() for t in fig.texts]
+    notes = [t.get_text() for t in fig.axes[0].texts]
     assert any("not in this graph" in t and "zzz" in t for t in notes)
 
 
@@ -71,7 +71,7 @@ def test_unexpanded_states_and_truncation_note():
     counter = FunctionMachine(lambda n: f"at {n}", lambda n, c: n + 1, initial=0)
     g = explore(counter, completions=["+1"], max_depth=2)
     fig = draw(g)
-    assert any("truncated" in t.get_text() for t in fig.texts)
+    assert any("truncated" in t.get_text() for t in fig.axes[0].texts)
     assert "style=\"filled,dashed\"" in to_dot(g)
 
 
