@@ -130,12 +130,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         return args.func(args)
+    except BrokenPipeError:  # e.g. `agentic-machines diagram react --format mermaid | head`
+        _silence_stdout()
+        return 0
     except (AgenticMachinesError, OSError, ValueError) as exc:
         _fail(exc)
         return 2
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+
+
+def _silence_stdout() -> None:
+    # The reader went away; point stdout at devnull so the interpreter's final flush
+    # does not print a second BrokenPipeError.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _fail(exc: BaseException) -> None:
