@@ -192,17 +192,15 @@ class Finish(ControlSignal):
 # the running attempt (one ``exec`` of a block)
 # --------------------------------------------------------------------------------------
 class _Attempt:
-    __slots__ = ("log", "cursor", "pending", "budget", "stdout", "max_output", "filename", "callees", "hits")
+    __slots__ = ("log", "cursor", "pending", "budget", "stdout", "max_output", "hits")
 
-    def __init__(self, log: list[CallRecord], filename: str, callees: frozenset, max_output: int) -> None:
+    def __init__(self, log: list[CallRecord], max_output: int) -> None:
         self.log = log
         self.cursor = 0
         self.pending: BaseException | None = None
         self.budget: LineBudget | None = None
         self.stdout: list[str] = []
         self.max_output = max_output
-        self.filename = filename
-        self.callees = callees
         self.hits: list[tuple[str, int]] = []
 
     def write(self, text: str) -> None:
@@ -347,12 +345,15 @@ class Namespace(dict):
         self.setdefault("__name__", "__repl__")
         self.on_undefined_call = on_undefined_call
         self.name_error = name_error
+        # Code objects of every block run here (and of the functions they define) -> their
+        # source facts, so that a function from an earlier block is judged by its own source.
+        self._code_info: dict[CodeType, _CodeInfo] = {}
 
     def __missing__(self, name: str) -> Any:
         builtins = dict.get(self, "__builtins__", {})
         if isinstance(builtins, dict) and name in builtins:
             return builtins[name]
-        if self.on_undefined_call is not None and _ACTIVE and _is_callee(_ACTIVE[-1], sys._getframe(1)):
+        if self.on_undefined_call is not None and _ACTIVE and _is_callee(self._code_info, sys._getframe(1)):
             return self.on_undefined_call(name)
         raise self.name_error(f"name {name!r} is not defined", name=name)
 
@@ -361,18 +362,34 @@ class Namespace(dict):
         return (dict, (dict(self),))
 
 
-_positions_cache: dict[CodeType, list] = {}
+class _CodeInfo:
+    """What a block's code object needs at run time: its source lines and callee positions."""
+
+    __slots__ = ("lines", "callees", "positions")
+
+    def __init__(self, lines: list[str], callees: frozenset) -> None:
+        self.lines = lines
+        self.callees = callees
+        self.positions: list | None = None
 
 
-def _is_callee(att: _Attempt, frame: FrameType) -> bool:
-    code = frame.f_code
-    if code.co_filename != att.filename:
-        return False
-    positions = _positions_cache.get(code)
-    if positions is None:
-        positions = _positions_cache[code] = list(code.co_positions())
+def _is_callee(code_info: dict[CodeType, _CodeInfo], frame: FrameType) -> bool:
+    info = code_info.get(frame.f_code)
+    if info is None:
+        return False  # not model code of this namespace
+    if info.positions is None:
+        info.positions = list(frame.f_code.co_positions())
     index = frame.f_lasti // 2
-    return 0 <= index < len(positions) and positions[index] in att.callees
+    return 0 <= index < len(info.positions) and info.positions[index] in info.callees
+
+
+def _code_objects(code: CodeType) -> list[CodeType]:
+    out, todo = [], [code]
+    while todo:  # iterative: nesting depth is the model's choice
+        c = todo.pop()
+        out.append(c)
+        todo.extend(k for k in c.co_consts if isinstance(k, CodeType))
+    return out
 
 
 def safe_builtins() -> dict[str, Any]:
@@ -464,12 +481,16 @@ def run_block(code: str, namespace: dict, *, handle: Handler | None = None, line
     _Instrument().visit(tree)
     ast.fix_missing_locations(tree)
     compiled = compile(tree, filename, "exec")
+    code_info = namespace._code_info if isinstance(namespace, Namespace) else {}
+    info = _CodeInfo(lines, callees)
+    for c in _code_objects(compiled):
+        code_info[c] = info
     log: list[CallRecord] = []
     snapshot = _snapshot(namespace)
     attempts = 0
     while True:
         attempts += 1
-        att = _Attempt(log, filename, callees, max_output)
+        att = _Attempt(log, max_output)
         raised = _execute(att, compiled, namespace, line_budget)
         signal = att.pending
         stdout = "".join(att.stdout)
@@ -493,13 +514,13 @@ def run_block(code: str, namespace: dict, *, handle: Handler | None = None, line
         if isinstance(signal, Finish):
             return BlockResult(code, stdout, "", "finished", signal.value, **common)
         if isinstance(signal, ReplayDivergence):
-            return BlockResult(code, stdout, _format_exception(signal, filename, lines), "diverged",
+            return BlockResult(code, stdout, _format_exception(signal, filename, code_info), "diverged",
                                error="ReplayDivergence", **common)
         if isinstance(raised, BudgetExceeded):
             stderr = f"BudgetExceeded: the block ran more than {line_budget} lines and was stopped\n"
             return BlockResult(code, stdout, stderr, "budget", error="BudgetExceeded", **common)
         if raised is not None:
-            return BlockResult(code, stdout, _format_exception(raised, filename, lines), "error",
+            return BlockResult(code, stdout, _format_exception(raised, filename, code_info), "error",
                                error=type(raised).__name__, **common)
         return BlockResult(code, stdout, "", "ok", **common)
 
@@ -681,15 +702,15 @@ def _show_call(kind: str, args: tuple, kwargs: Mapping[str, Any]) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-def _format_exception(exc: BaseException, filename: str, lines: list[str]) -> str:
+def _format_exception(exc: BaseException, filename: str, code_info: dict[CodeType, _CodeInfo]) -> str:
     out = ["Traceback (most recent call last):"]
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if frame.filename != filename:
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        info = code_info.get(frame.f_code)
+        if info is None:
             continue  # harness frames are not the model's business
-        name = "<module>" if frame.name == "<module>" else frame.name
-        out.append(f'  File "{filename}", line {frame.lineno}, in {name}')
-        if frame.lineno and 0 < frame.lineno <= len(lines):
-            out.append("    " + lines[frame.lineno - 1].strip())
+        out.append(f'  File "{frame.f_code.co_filename}", line {lineno}, in {frame.f_code.co_name}')
+        if lineno and 0 < lineno <= len(info.lines):
+            out.append("    " + info.lines[lineno - 1].strip())
     message = _safe_str(exc)
     out.append(f"{type(exc).__name__}: {message}" if message else type(exc).__name__)
     return "\n".join(out) + "\n"

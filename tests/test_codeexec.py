@@ -227,3 +227,17 @@ def test_every_effect_once_in_order(kinds):
 def test_drive_helpers():
     assert drive(iter_result(3), str) == 3
     assert drive_rest(run_block("x = 1", Namespace()), None).status == "ok"
+
+
+def test_functions_from_earlier_blocks_keep_their_own_source():
+    seen = []
+    ns = Namespace(on_undefined_call=lambda name: seen.append(name) or (lambda *a: "spawned"))
+    _run("def go():\n    return helper(1)\ndef bad():\n    x = 1\n    return x / 0", ns)
+    r = _run("print(go())\nbad()", ns)
+    assert seen == ["helper"] and r.stdout == "spawned\n"
+    assert r.stderr == (
+        "Traceback (most recent call last):\n"
+        '  File "<block>", line 2, in <module>\n    bad()\n'
+        '  File "<block>", line 5, in bad\n    return x / 0\n'
+        "ZeroDivisionError: division by zero\n"
+    )
