@@ -1,0 +1,80 @@
+"""Benchmark REPL-Plan and the shared code-execution machinery (issue 6, issue 4 item 2).
+
+Run: ``python benchmarks/bench_repl_plan.py``. Reports ratios against baselines run in
+the same process:
+
+- ``run_block`` on a pure loop block vs a bare ``exec`` of the same code (the cost of the
+  line budget, the AST rewrite and the capture);
+- a block with k interrupts (k child calls, so k + 1 attempts) vs the same block with
+  none (the cost of rerunning with cached calls grows with k);
+- ``solve`` of each example vs the same episode driven through ``run(machine(...))``;
+- ``analysis()`` time and the number of completions it checked.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "experiments"))
+
+import count_to_four  # noqa: E402
+import household  # noqa: E402
+import shop  # noqa: E402
+
+from agentic_machines.architectures import repl_plan as rp  # noqa: E402
+from agentic_machines.codeexec import Namespace, drive, iter_result, request_function, run_block  # noqa: E402
+from agentic_machines.run import run  # noqa: E402
+
+
+def best(fn, repeat: int = 10) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+LOOP = "s = 0\nfor i in range(2000):\n    s += i * i\n"
+
+
+def bare_exec() -> None:
+    exec(compile(LOOP, "<b>", "exec"), {})
+
+
+def managed_exec() -> None:
+    drive(run_block(LOOP, Namespace(), line_budget=100_000), str)
+
+
+def interrupts(k: int):
+    code = LOOP + "".join(f"v{j} = ask({j})\n" for j in range(k))
+
+    def go() -> None:
+        drive(run_block(code, Namespace({"ask": request_function("ask")}), line_budget=1_000_000,
+                        handle=lambda r: iter_result(r.args[0])), str)
+
+    return go
+
+
+def main() -> None:
+    base = best(bare_exec)
+    print(f"run_block / bare exec, pure 2000-iteration loop: {best(managed_exec) / base:6.1f}x  "
+          f"(baseline {base * 1e3:.2f} ms)")
+    zero = best(interrupts(0))
+    for k in (1, 4, 16):
+        print(f"block with {k:2d} interrupt(s) / with none:           {best(interrupts(k)) / zero:6.1f}x")
+    for ex in (count_to_four, household, shop):
+        solo = best(lambda: rp.solve(ex.TASK, ex.model(), ex.env(), pool=ex.POOL))
+        mach = best(lambda: run(rp.machine(ex.TASK, ex.env(), pool=ex.POOL), ex.model()))
+        name = ex.__name__
+        print(f"{name:14s} run(machine) / solve: {mach / solo:6.1f}x  (solve {solo * 1e3:.1f} ms)")
+    t = time.perf_counter()
+    v = rp.analysis()
+    print(f"analysis(): {time.perf_counter() - t:.2f} s, {v.checked} completions, {v.status}")
+
+
+if __name__ == "__main__":
+    main()
