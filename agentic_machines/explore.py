@@ -63,12 +63,14 @@ def explore(
     (default: ``machine.completions``).
 
     The graph has, per node, ``kind`` (``"state"``, ``"halt"`` or ``"diverge"``),
-    ``prompt`` (``None`` for the sentinels), ``depth`` (shortest distance from a root)
-    and ``expanded`` (False when a bound stopped the search before its successors were
-    recorded); per edge, ``completions`` (every completion that takes it, in order) and
-    ``label`` (the same, joined and shortened). A completion for which the harness
-    raised :class:`~agentic_machines.errors.Undecided` gives no edge; it is listed in
-    the source node's ``undecided`` attribute (and the error in ``undecided_reason``).
+    ``prompt`` (``None`` for the sentinels), ``depth`` (shortest distance from a root),
+    ``expanded`` (False when a bound stopped the search before its successors were
+    recorded) and, when the machine has a ``state_label(state)`` method, ``label`` (a
+    compact name for diagrams); per edge, ``completions`` (every completion that takes
+    it, in order) and ``label`` (the same, joined and shortened). A completion for
+    which the harness raised :class:`~agentic_machines.errors.Undecided` gives no edge;
+    it is listed in the source node's ``undecided`` attribute (and the error in
+    ``undecided_reason``).
     ``graph.graph`` holds ``start``, ``roots``, ``machine`` (its name) and ``stats``:
     ``states``, ``edges``, ``transitions``, ``undecided``, ``depth``, ``seconds``,
     ``states_per_second``, ``truncated`` and ``truncated_reason``.
@@ -223,6 +225,11 @@ def _search(
             report.tick(lambda: _stats(nodes, succ, n_states, -1, undecided, began, None, len(queue)))
     if truncated_reason is None and depth_cut:
         truncated_reason = f"max_depth={max_depth}: states at depth {max_depth} were not expanded"
+    labeller = getattr(machine, "state_label", None)
+    if callable(labeller):  # a machine may name its states compactly for diagrams (DESIGN §5.1)
+        for n, a in nodes.items():
+            if a["kind"] == "state":
+                a["label"] = str(labeller(n))
     transitions = _build(graph, nodes, succ)
     graph.graph.update(
         name=getattr(machine, "name", "machine"),

@@ -201,3 +201,13 @@ def test_explore_agrees_with_a_plain_bfs(data):
             for c in "ab":
                 assert c in g.edges[s, m.harness(s, c)]["completions"]
     assert sum(len(d["completions"]) for _, _, d in g.edges(data=True)) == 2 * g.graph["stats"]["states"]
+
+
+def test_machine_state_labels_are_used():
+    class Named(FunctionMachine):
+        def state_label(self, state):
+            return f"step {state}"
+
+    m = Named(lambda n: "go", lambda n, c: n + 1 if n < 2 else HALT, initial=0)
+    g = explore(m, completions=["c"])
+    assert [g.nodes[n].get("label") for n in g] == ["step 0", "step 1", "step 2", None]
