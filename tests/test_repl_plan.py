@@ -326,3 +326,18 @@ def test_buggy_demonstrations_are_fixed_from_the_error_output():
         res = rp.solve(shop.TASK, shop.ShopPolicy("children", bug=bug), shop.env(3))
         first, second = _blocks(res, "main")[:2]
         assert error in first.stderr and second.status == "ok" and res.success
+
+
+def test_a_repl_spawned_by_one_caller_is_reused_by_another():
+    res = _solve({"main": ["a = f(1)\nb = g(2)\nanswer((a, b))"], "f": ["answer(get_args()[0] * 10)"] * 2,
+                  "g": ["answer(f(get_args()[0]))"]})
+    assert res.answer == (10, 20) and res.repls["f"].invocations == 2
+    assert [e.text for e in res.trace if e.kind == "reused"] == ["f"]
+    assert sum(p.startswith("DESCRIBE: f") for p in res.prompts) == 1
+
+
+def test_pooled_main_demonstrations_appear_in_mains_prompt():
+    pool = {"main": rp.Demo("ignored", ("#CALL# main()\n>>> answer(42)\n#ANSWER# 42\n",))}
+    res = rp.solve("say hi", rp.scripted_model({"main": ["answer('hi')"]}), CountEnv(2), pool=pool)
+    assert res.prompts[0].startswith("REPL: main\n#DEMO#\n#CALL# main()\n>>> answer(42)\n")
+    assert "Description: say hi\n" in res.prompts[0] and res.answer == "hi"
