@@ -91,7 +91,11 @@ def embedding_picture(out: Path) -> list[Path]:
 
 
 def fan_pictures(out: Path) -> list[Path]:
-    """One step from the SPE seed x* and from ReAct's initial state, side by side."""
+    """One step from the SPE seed x* and from ReAct's initial state, side by side.
+
+    x* is drawn with the loaders of a few sampled boundary states (any boundary state
+    has one, so the real fan is every state); ReAct with its diagram alphabet.
+    """
     from .catalog import resolve
     from .diagrams import draw, to_mermaid
 
@@ -99,7 +103,10 @@ def fan_pictures(out: Path) -> list[Path]:
     figures = []
     for name in ("spe", "react"):
         entry = resolve(name)
-        graph = entry.explore(entry.machine(), depth=1)
+        if name == "spe":
+            graph = _seed_fan(entry.machine())
+        else:
+            graph = entry.explore(entry.machine(), depth=1)
         start = graph.graph["start"]
         title = f"{name}: the successors of the initial state"
         fig = draw(graph, None, successors_of=start, title=title)
@@ -114,6 +121,18 @@ def fan_pictures(out: Path) -> list[Path]:
     for fig in figures:
         _close(fig)
     return written + [side]
+
+
+def _seed_fan(machine: Any, width: int = 8) -> Any:
+    """x* and one step: the loaders of ``width`` sampled boundary states, x*'s own, a halt."""
+    from .architectures import spe
+    from .cek import loader
+    from .explore import explore
+
+    seed = spe.initial
+    targets = list(dict.fromkeys(s for s in spe.sample_states(depth=1) if s != seed))[:width]
+    completions = [loader(t) for t in targets] + [loader(seed), '"done"']
+    return explore(machine, seed, completions, max_depth=1, progress=False)
 
 
 def architecture_pictures(out: Path) -> list[Path]:
@@ -209,15 +228,17 @@ def _both(out: Path, stem: str, graph: Any, title: str, draw: Callable, to_merma
 
 
 def _side_by_side(pngs: list[Path], path: Path) -> None:
+    """Stack pictures one above the other (the fans are wide), each at its own size."""
     from matplotlib.figure import Figure
     from matplotlib.image import imread
 
     images = [imread(p) for p in pngs]
-    height = max(img.shape[0] for img in images) / 120
-    width = sum(img.shape[1] for img in images) / 120
+    width = max(img.shape[1] for img in images) / 120
+    height = sum(img.shape[0] for img in images) / 120
     fig = Figure(figsize=(width, height))
+    grid = fig.add_gridspec(len(images), 1, height_ratios=[img.shape[0] for img in images])
     for i, img in enumerate(images):
-        ax = fig.add_subplot(1, len(images), i + 1)
+        ax = fig.add_subplot(grid[i, 0])
         ax.imshow(img)
         ax.axis("off")
     fig.savefig(path, format="png", bbox_inches="tight", dpi=120)
