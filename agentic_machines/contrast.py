@@ -31,6 +31,7 @@ __all__ = [
     "render_table",
     "to_markdown",
     "write_diagrams",
+    "architecture_graph",
     "SPE_QUESTION",
 ]
 
@@ -138,27 +139,39 @@ def to_markdown(rows: Sequence[Row]) -> str:
     return "\n".join(out)
 
 
-def write_diagrams(out_dir: str | Path, names: Iterable[str] | None = None, *, depth: int | None = None) -> list[Path]:
-    """Write ``<name>.png`` and ``<name>.mmd`` (Mermaid) for each architecture.
+def architecture_graph(name: str, *, depth: int | None = None) -> tuple[Any, dict[str, Any]]:
+    """The explored graph of one architecture and the roles to highlight in it.
 
     The graph is explored from the initial state over the architecture's
-    ``diagram_completions`` (which follow its scripted path), with the initial state,
-    its successors and the obstruction state of ``analysis()`` highlighted: the same
-    picture as ``agentic-machines diagram NAME`` (both use :mod:`agentic_machines.catalog`).
-    Returns the written paths.
+    ``diagram_completions`` (which follow its scripted path); the roles are the initial
+    state's successors and the obstruction state of ``analysis()`` (keyword arguments of
+    :func:`agentic_machines.diagrams.draw` and ``to_mermaid``). The same picture as
+    ``agentic-machines diagram NAME``: both use :mod:`agentic_machines.catalog`.
+
+    >>> graph, marks = architecture_graph("react", depth=2)
+    >>> marks["obstruction"] in graph, graph.graph["stats"]["states"]
+    (True, 5)
+    """
+    from .catalog import resolve
+
+    entry = resolve(name)
+    machine = entry.machine()
+    graph = entry.explore(machine, depth=depth)
+    return graph, entry.highlights(machine, graph)
+
+
+def write_diagrams(out_dir: str | Path, names: Iterable[str] | None = None, *, depth: int | None = None) -> list[Path]:
+    """Write ``<name>.png`` and ``<name>.mmd`` (Mermaid) for each architecture
+    (see :func:`architecture_graph`); return the written paths.
     """
     from .architectures import ARCHITECTURES
-    from .catalog import resolve
     from .diagrams import draw, to_mermaid
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for name in (list(ARCHITECTURES) if names is None else list(names)):
-        entry = resolve(name)
-        machine = entry.machine()
-        graph = entry.explore(machine, depth=depth)
-        marks = entry.highlights(machine, graph)
+        graph, marks = architecture_graph(name, depth=depth)
         png, mmd = out / f"{name}.png", out / f"{name}.mmd"
         title = f"{name}: initial state, its successors" + (" and the obstruction state" if "obstruction" in marks else "")
         fig = draw(graph, png, title=title, **marks)

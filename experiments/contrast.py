@@ -15,7 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-from agentic_machines.contrast import contrast_rows, render_table, to_markdown
+from agentic_machines.architectures import ARCHITECTURES
+from agentic_machines.contrast import architecture_graph, contrast_rows, render_table, to_markdown
+from agentic_machines.diagrams import to_mermaid
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "contrast.md"
 
@@ -58,6 +60,20 @@ print(render_table(rows))
 """
 
 
+def diagrams() -> str:
+    """One Mermaid graph per architecture: the initial state, its successors (green) and
+    the obstruction state (red), explored to depth 2 over its diagram alphabet."""
+    out = ["\n## The explored graphs\n",
+           "Each graph starts at the initial state and follows a few completions per prompt "
+           "(the module's `diagram_completions`, which include the scripted solution). The "
+           "initial state's successors are green; the obstruction state named in the table is "
+           "red. `agentic-machines demo` writes the same graphs as PNG.\n"]
+    for name in ARCHITECTURES:
+        graph, marks = architecture_graph(name)
+        out.append(f"\n### {name}\n\n```mermaid\n{to_mermaid(graph, **marks)}\n```\n")
+    return "".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true", help="print the table without writing docs/contrast.md")
@@ -69,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{len(rows)} rows in {time.perf_counter() - start:.1f} s")
     if not args.no_write:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(INTRO + to_markdown(rows) + "\n" + CHECK, encoding="utf-8")
+        args.out.write_text(INTRO + to_markdown(rows) + "\n" + diagrams() + CHECK, encoding="utf-8")
         print(f"wrote {args.out}")
     return 0
 
