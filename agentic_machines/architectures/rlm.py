@@ -20,7 +20,8 @@ Faithful:
   system prompt); the answer is returned to the code (DESIGN §5.2: the block is
   interrupted at the call, the answer cached, the block rerun from the namespace it
   started with, so no call is made twice);
-- exceptions in model code become stderr ``Type: message`` and the turn goes on;
+- exceptions in model code become stderr (a short traceback ending ``Type: message``) and
+  the turn goes on;
 - the run ends on ``FINAL_VAR(name)`` (checked first; a missing name means "keep going")
   or ``FINAL(answer)`` at the start of a line of the reply, parsed after the blocks ran
   (the paper-era protocol); after ``max_turns`` turns one more call is made with the
@@ -29,10 +30,15 @@ Faithful:
 
 Simplified:
 
-- model code runs with restricted builtins (no ``__import__``, ``open``, ``eval``,
-  ``exec``, ``compile``, ``input``, ``globals``, ``locals``; the original keeps
-  ``__import__`` and ``open``, see §A.5) and a deterministic line budget per block:
-  a block that runs past it is ``DIVERGE`` (the original hangs);
+- model code runs through :mod:`agentic_machines.codeexec` with restricted builtins (no
+  ``open``, ``eval``, ``exec``, ``compile``, ``input``, ``globals``, ``locals``; imports
+  only of pure modules such as ``re`` and ``json``; the original keeps ``__import__`` and
+  ``open``, see §A.5) and a deterministic line budget per block: a block that runs past
+  it is ``DIVERGE`` (the original has no cell timeout and hangs);
+- the history format mixes eras: the whole history is kept as at HEAD (so root prompts
+  extend each other), while the run ends on the paper era's ``FINAL``/``FINAL_VAR``
+  (HEAD ends on ``answer["ready"] = True``); the scaffold (``context``, ``llm_query``) is
+  restored after every block, as at HEAD;
 - depth 1 only (sub-calls are plain model calls, as in the paper's experiments); no
   batched calls, compaction, cost or time limits;
 - a small ``max_turns`` and ``max_output`` for the toy task; the prompts are paraphrased.
