@@ -136,10 +136,22 @@ def _seed_fan(machine: Any, width: int = 8) -> Any:
 
 
 def architecture_pictures(out: Path) -> list[Path]:
-    """Each architecture's explored graph, the obstruction state of its verdict marked."""
+    """Each architecture's explored graph, the obstruction state of its verdict marked.
+
+    Drawn by :func:`agentic_machines.contrast.write_diagrams` (the picture of
+    ``agentic-machines diagram NAME``), deep enough to reach the obstruction state: at
+    least two steps, more when the obstruction lies deeper (REPL-Plan's is three
+    completions away).
+    """
+    from .architectures import ARCHITECTURES
     from .contrast import write_diagrams
 
-    return list(write_diagrams(out))
+    written: list[Path] = []
+    for name, module in ARCHITECTURES.items():
+        obstruction = module.analysis().obstruction
+        steps = len(getattr(getattr(obstruction, "state", None), "completions", ()))
+        written += write_diagrams(out, [name], depth=max(2, steps))
+    return written
 
 
 def repl_tree(result: Any) -> Any:
