@@ -441,13 +441,15 @@ def _import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = 
 
 
 def _checkpoint() -> None:
-    # Inserted at the top of every handler that could swallow a control signal.
+    # Inserted at the top of every handler that could swallow a control signal. Any
+    # exhausted budget counts, the block's or an enclosing one (the harness step's).
     if _ACTIVE:
         att = _ACTIVE[-1]
         if att.pending is not None:
             raise att.pending
-        if att.budget is not None and att.budget.exhausted:
-            raise BudgetExceeded(att.budget.limit)
+    for budget in _budget._active:
+        if budget.exhausted:
+            raise BudgetExceeded(budget.limit)
 
 
 # --------------------------------------------------------------------------------------

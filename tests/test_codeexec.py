@@ -241,3 +241,10 @@ def test_functions_from_earlier_blocks_keep_their_own_source():
         '  File "<block>", line 5, in bad\n    return x / 0\n'
         "ZeroDivisionError: division by zero\n"
     )
+
+
+def test_an_enclosing_budget_cannot_be_swallowed_by_model_code():
+    src = "while True:\n    try:\n        x = 1\n    except:\n        pass"
+    with pytest.raises(BudgetExceeded):
+        with LineBudget(3_000):
+            _run(src, _ns(), line_budget=1_000_000)
