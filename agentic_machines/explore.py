@@ -280,7 +280,7 @@ def _chosen(choose: Callable[[str], Iterable[str]], prompt: str, state: Any) -> 
             f"the completions function returned the single string {comps!r} for the prompt of {state!r}; "
             "it must return a list of completion strings"
         )
-    return list(comps)
+    return list(dict.fromkeys(comps))  # a repeated completion would be counted twice
 
 
 def _stats(

@@ -73,6 +73,7 @@ def test_completions_as_function_of_prompt():
 
     g = explore(m, completions=alphabet)
     assert g.graph["stats"]["states"] == 3 and HALT in g
+    assert explore(m, completions=lambda p: ["a", "a", "stop"]).graph["stats"]["transitions"] == 6
     assert seen_prompts[0] == "choose a or b" and len(seen_prompts) == 3
 
 
