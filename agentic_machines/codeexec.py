@@ -641,7 +641,7 @@ class _Instrument(ast.NodeTransformer):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
         self.generic_visit(node)
-        if node.name in ("__exit__", "__aexit__", "__del__"):
+        if node.name in ("__exit__", "__aexit__"):
             node.body = self._guard(node.body)
         return node
 

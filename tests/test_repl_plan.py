@@ -63,7 +63,7 @@ def test_child_reading_a_parent_variable_gets_repl_name_error():
 
 
 # -- I1: no repeated side effects ---------------------------------------------------------
-@settings(max_examples=examples(20, 200))
+@settings(max_examples=examples(40, 400))
 @given(st.integers(0, 4), st.integers(0, 4), st.integers(0, 4))
 def test_i1_k_live_acts_callee_m_more_child_r(k, m, r):
     main = "\n".join([f"act('a{i}')" for i in range(k)] + ["v = helper(1)"] + [f"act('b{i}')" for i in range(m)]
@@ -287,7 +287,7 @@ _DEEP = [_M.initial, _M.harness(_M.initial, rp.M1)]
 _DEEP.append(_M.harness(_DEEP[1], "say it"))
 
 
-@settings(max_examples=examples(60, 1000), suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150, 2000), suppress_health_check=[HealthCheck.too_slow])
 @given(_COMPLETIONS)
 def test_invariant_holds_on_random_completions(c):
     p0 = _M.prompt(_M.initial)
@@ -296,7 +296,7 @@ def test_invariant_holds_on_random_completions(c):
         assert rp.successor_invariant(p0, _M.prompt(y)), (c, _M.prompt(y))
 
 
-@settings(max_examples=examples(40, 600), suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100, 1000), suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(range(3)), st.lists(_COMPLETIONS, min_size=1, max_size=3))
 def test_harness_is_total(start, cs):
     state = _DEEP[start]
