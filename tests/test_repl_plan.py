@@ -145,6 +145,7 @@ def test_i7_misspelt_helper_spawns_a_new_repl_shown_in_the_trace():
     assert set(res.repls) == {"main", "count_even", "count_evn"}
     spawned = [e.text for e in res.trace if e.kind == "spawned"]
     assert spawned == ["count_even: count even", "count_evn: count evn"]
+    assert [e.text for e in res.trace if e.kind == "near_miss"] == ["count_evn is a new REPL, but 'count_even' exists"]
     assert [p.split("\n")[0] for p in res.prompts if p.startswith("DESCRIBE")] == ["DESCRIBE: count_even",
                                                                                    "DESCRIBE: count_evn"]
 

@@ -63,6 +63,7 @@ an SPE state.
 from __future__ import annotations
 
 import copy
+import difflib
 import re
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
@@ -160,7 +161,9 @@ class Event:
     ``injected`` (a pooled REPL), ``reused`` (an existing REPL bound in a new
     namespace), ``rerun`` (the block ran again; ``detail`` = attempt number),
     ``cache_hit`` (a logged call replayed; ``detail`` = ``"#index"``),
-    ``name_error`` (a ``REPLNameError``), ``failed`` (a budget ran out).
+    ``name_error`` (a ``REPLNameError``), ``failed`` (a budget ran out),
+    ``near_miss`` (a new REPL whose name is close to an existing one: a likely typo;
+    ``detail`` is the existing name).
     """
 
     kind: str
@@ -182,7 +185,7 @@ class Block:
 @dataclass(frozen=True)
 class TraceEntry:
     """One line of an episode trace: ``kind`` is ``prompt``, ``completion``, ``spawned``,
-    ``injected``, ``reused``, ``block``, ``answer`` or ``failed``."""
+    ``near_miss``, ``injected``, ``reused``, ``block``, ``answer`` or ``failed``."""
 
     repl: str
     kind: str
@@ -433,6 +436,10 @@ class _Runtime:
                     child = self.new_repl(name, lines[0] if lines else "")
                     events.append(Event("spawned", name, child.description))
                     self.note(parent.name, "spawned", f"{name}: {child.description}")
+                    near = _near_miss(name, [n for n in (*self.repls, *self.pool) if n not in (name, MAIN)])
+                    if near:  # implicit spawning turns typos into new REPLs: say so (§8)
+                        events.append(Event("near_miss", name, near))
+                        self.note(parent.name, "near_miss", f"{name} is a new REPL, but {near!r} exists")
             elif dict.get(parent.ns, name) is None:
                 events.append(Event("reused", name))
                 self.note(parent.name, "reused", name)
@@ -441,6 +448,11 @@ class _Runtime:
             return (yield from self.invoke(child, request.args, request.kwargs, depth + 1))
 
         return handle
+
+
+def _near_miss(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+    return close[0] if close else ""
 
 
 def _describe_prompt(parent: _REPL, name: str, args: tuple, kwargs: Mapping[str, Any], code: str) -> str:
