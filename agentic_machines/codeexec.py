@@ -21,6 +21,12 @@ module bridges the two with the REPL-Plan *rerun with cached calls* technique:
 
 So a harness writes ``result = yield from run_block(code, namespace, handle=...)``.
 
+The snapshot taken before a block deep-copies containers (list, dict, set, tuple,
+...) and instances of classes defined in model code, so in-place mutations made before
+an interrupt are undone on the rerun; functions, classes, modules, generators and
+harness objects are kept by reference (a generator half-consumed before an interrupt
+stays half-consumed, and the rerun may then diverge).
+
 >>> spoken = []
 >>> ns = Namespace({"say": effect_function("say", spoken.append),
 ...                 "ask": request_function("ask")})
