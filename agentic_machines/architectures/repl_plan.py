@@ -35,7 +35,8 @@ stderr of the *last* attempt of each block (C8); prompts use ``#START#``.
   ``Description:``, ``#START#``, then the transcript: ``#CALL# name(args)`` per
   invocation, blocks as ``>>> `` / ``... `` lines followed by stdout and stderr,
   ``#ANSWER# value``; the prompt ends with ``>>> `` (frozen by golden files under
-  ``tests/golden/repl_plan/``);
+  ``tests/golden/repl_plan/``); a block completion is cut at ``#END#`` (the end
+  marker of demonstrations, where a model would run on) and trailing whitespace dropped;
 - ``get_args()`` returns the positional arguments as a tuple (keyword arguments, if
   any, as a final dict); ``main`` gets ``()``;
 - ``main`` cannot be called as a child (``REPLNameError``); REPL names are global to
