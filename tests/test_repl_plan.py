@@ -342,3 +342,12 @@ def test_pooled_main_demonstrations_appear_in_mains_prompt():
     res = rp.solve("say hi", rp.scripted_model({"main": ["answer('hi')"]}), CountEnv(2), pool=pool)
     assert res.prompts[0].startswith("REPL: main\n#DEMO#\n#CALL# main()\n>>> answer(42)\n")
     assert "Description: say hi\n" in res.prompts[0] and res.answer == "hi"
+
+
+def test_count_to_four_experiment_writes_the_trace(tmp_path, capsys):
+    ex = _load("count_to_four")
+    out = tmp_path / "c4.md"
+    res = ex.main(["--out", str(out)])
+    assert res.actions == ("1", "2", "3", "4")
+    assert out.read_text() == ex.to_markdown() and "#CALL# count_even(4)" in out.read_text()
+    assert (ROOT / "docs" / "repl_plan_count_to_four.md").read_text() == out.read_text()
