@@ -11,7 +11,12 @@ True
 The machine strategies draw small finite :class:`~agentic_machines.machine.TableMachine`
 objects (states ``0..n-1``, completions ``"0".."k-1"``, prompts from a small pool so
 that prompts collide and embeddings exist), sub-machines with an embedding into a given
-machine, states, completions and finite distributions. A property test of your own:
+machine, states, completions and finite distributions. For the CEK evaluator,
+``programs()`` draws closed, terminating programs that reach boundary states in every
+kind of context, ``program_completions()`` draws completions (random strings, valid
+program texts, invalid ones) and ``data()`` draws quoted data; they live in
+:mod:`agentic_machines.cek.strategies` and are re-exported here. A property test of
+your own:
 
 >>> from hypothesis import given
 >>> from agentic_machines import check_embedding
@@ -30,6 +35,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from .cek.strategies import completions as program_completions
+from .cek.strategies import data, programs
 from .embedding import Embedding, rank
 from .errors import InvalidArgument
 from .machine import DIVERGE, HALT, AgenticMachine, TableMachine, is_sentinel
@@ -43,6 +50,9 @@ __all__ = [
     "states_of",
     "completions_of",
     "distributions",
+    "programs",
+    "program_completions",
+    "data",
 ]
 
 
