@@ -4,9 +4,14 @@ A divergence verdict must not depend on how fast the machine is, so budgets coun
 executed Python lines (``sys.settrace`` line events; instructions inside a loop that
 fits on one line, where CPython reports no line events), never seconds. Budgets nest: a
 block of model code run by a harness counts against both the block's budget and the
-harness step's budget. Exhaustion is *sticky*: once a budget is spent, every further
-line raises :class:`~agentic_machines.errors.BudgetExceeded` again, so model code that
-catches ``BaseException`` cannot keep running.
+harness step's budget.
+
+Exhaustion is recorded, but CPython switches a trace function off for good once it
+raises, so the tracer alone cannot stop code that catches ``BaseException`` and loops
+on. Two public hooks close that gap: :func:`checkpoint` raises again for any spent
+budget, and :func:`restore_tracing` switches counting back on after a raise.
+:mod:`agentic_machines.codeexec` puts a checkpoint at the top of every ``except``,
+``finally`` and ``__exit__`` in model-written code, so such code cannot keep running.
 
 >>> def spin():
 ...     while True:
@@ -27,7 +32,7 @@ from typing import Any
 
 from .errors import BudgetExceeded
 
-__all__ = ["LineBudget", "BudgetExceeded"]
+__all__ = ["LineBudget", "BudgetExceeded", "checkpoint", "restore_tracing"]
 
 _active: list["LineBudget"] = []
 _previous_trace: Any = None
@@ -68,6 +73,39 @@ class LineBudget:
             _previous_trace = None
             frame = sys._getframe(1)
             frame.f_trace = None
+
+
+def checkpoint() -> None:
+    """Raise ``BudgetExceeded`` if any active budget is spent; do nothing otherwise.
+
+    >>> checkpoint()  # no budget is active
+    >>> try:
+    ...     with LineBudget(5) as b:
+    ...         try:
+    ...             while True:
+    ...                 pass
+    ...         except BaseException:
+    ...             checkpoint()  # the handler cannot swallow the spent budget
+    ... except BudgetExceeded:
+    ...     print("still stopped")
+    still stopped
+    """
+    for budget in _active:
+        if budget.exhausted:
+            raise BudgetExceeded(budget.limit)
+
+
+def restore_tracing() -> None:
+    """Switch line counting back on if budgets are active but CPython turned tracing off.
+
+    CPython unsets a trace function that raises, which the tracer does when a budget
+    runs out; an enclosing budget (a harness step around a block of model code) must
+    keep counting after an inner one was spent.
+
+    >>> restore_tracing()  # no budget is active: nothing to do
+    """
+    if _active and sys.gettrace() is None:
+        sys.settrace(_global_trace)
 
 
 def _global_trace(frame: FrameType, event: str, arg: Any) -> Any:

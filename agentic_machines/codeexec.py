@@ -66,17 +66,19 @@ stdout it printed so far is kept.
 from __future__ import annotations
 
 import ast
+import contextlib
 import copy
 import inspect
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import CodeType, FrameType
 from typing import Any, NoReturn
 
-from . import budget as _budget
-from .budget import LineBudget
+from .budget import LineBudget, checkpoint, restore_tracing
 from .errors import BudgetExceeded, InvalidArgument, ReplayDivergence
 
 __all__ = [
@@ -453,9 +455,7 @@ def _checkpoint() -> None:
         att = _ACTIVE[-1]
         if att.pending is not None:
             raise att.pending
-    for budget in _budget._active:
-        if budget.exhausted:
-            raise BudgetExceeded(budget.limit)
+    checkpoint()
 
 
 # --------------------------------------------------------------------------------------
@@ -533,33 +533,57 @@ def run_block(code: str, namespace: dict, *, handle: Handler | None = None, line
         return BlockResult(code, stdout, "", "ok", **common)
 
 
+@contextlib.contextmanager
+def _real_interrupts() -> Iterator[list[bool]]:
+    """Tell a real Ctrl-C apart from a KeyboardInterrupt that model code raises itself.
+
+    Model code can reach ``KeyboardInterrupt`` (e.g. through ``BaseException.__subclasses__()``);
+    letting it escape would break the totality of the harness. While a block runs, SIGINT
+    sets a flag before raising, so only a real interrupt propagates. Off the main
+    thread signals cannot be hooked; there every KeyboardInterrupt counts as real.
+    """
+    flag: list[bool] = []
+    if threading.current_thread() is not threading.main_thread():
+        flag.append(True)
+        yield flag
+        return
+
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        flag.append(True)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _execute(att: _Attempt, compiled: CodeType, namespace: dict, line_budget: int) -> BaseException | None:
     _ACTIVE.append(att)
+    interrupted = [True]  # until the hook is installed, any interrupt is the user's
     try:
         try:
-            with LineBudget(line_budget) as budget:
+            with LineBudget(line_budget) as budget, _real_interrupts() as interrupted:
                 att.budget = budget
                 exec(compiled, namespace)
         finally:
             _ACTIVE.pop()
-            _retrace()
+            # a spent block budget switched the tracer off; an enclosing budget (the
+            # harness step's) must keep counting
+            restore_tracing()
     except BudgetExceeded as exc:
         if att.budget is None or not att.budget.exhausted:
             raise  # an enclosing budget (the harness step's) ran out: not ours to report
         return exc
-    except KeyboardInterrupt:
-        raise
+    except KeyboardInterrupt as exc:
+        if interrupted:
+            raise  # the user pressed Ctrl-C: stop everything
+        return exc  # model code raised it itself: an ordinary error of the block
     except BaseException as exc:  # noqa: BLE001 - model code may raise anything; it is reported
         return exc
     return None
 
-
-def _retrace() -> None:
-    # CPython turns tracing off when a trace function raises (as LineBudget does when a
-    # block's budget runs out). An enclosing budget (the harness step's) must keep
-    # counting, so put the tracer back.
-    if _budget._active and sys.gettrace() is None:
-        sys.settrace(_budget._global_trace)
 
 
 def drive(gen: Generator[str, str, Any], respond: Callable[[str], str]) -> Any:

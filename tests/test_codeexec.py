@@ -248,3 +248,27 @@ def test_an_enclosing_budget_cannot_be_swallowed_by_model_code():
     with pytest.raises(BudgetExceeded):
         with LineBudget(3_000):
             _run(src, _ns(), line_budget=1_000_000)
+
+
+def test_model_raised_keyboard_interrupt_is_an_ordinary_block_error():
+    # Model code can reach KeyboardInterrupt without it being in its builtins; only a
+    # real Ctrl-C may escape the harness, so this must be reported, not raised.
+    from agentic_machines.codeexec import drive_rest, run_block
+
+    for code in ("raise KeyboardInterrupt('x')",
+                 "[c for c in BaseException.__subclasses__() if c.__name__ == 'KeyboardInterrupt'][0]()"
+                 " and (_ for _ in ()).throw([c for c in BaseException.__subclasses__()"
+                 " if c.__name__ == 'KeyboardInterrupt'][0]())"):
+        result = drive_rest(run_block(code, {}, line_budget=1_000), None)
+        assert result.status == "error" and "KeyboardInterrupt" in result.stderr
+
+
+def test_a_real_sigint_during_a_block_still_interrupts():
+    import os
+    import signal
+
+    from agentic_machines.codeexec import drive_rest, run_block
+
+    with pytest.raises(KeyboardInterrupt):
+        drive_rest(run_block("kill(pid, sig)\nwhile True:\n    pass", {"kill": os.kill, "pid": os.getpid(),
+                                                                     "sig": signal.SIGINT}, line_budget=10_000_000), None)
