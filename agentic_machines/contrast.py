@@ -84,11 +84,13 @@ def architecture_row(name: str, module: Any) -> Row:
         path = details.get("path")
         where = f"state {len(path)} steps from x" if path is not None else f"state {_short(state)}"
         machine = module.machine()
-        tail = _tail(machine.prompt(state))
+        # an architecture may say what identifies a prompt; by default it is the last
+        # line, where most harnesses write their step label
+        label = getattr(module, "prompt_summary", _tail)(machine.prompt(state))
         proof = details.get("proof") or v.obstruction.details.get("proof", "")
         also = details.get("initial_state")
         also_text = ", also at x" if isinstance(also, Verdict) and also.holds is False else ""
-        cert = f"{v.obstruction.kind} obstruction at {where} (last line {tail!r}){also_text}; {proof}"
+        cert = f"{v.obstruction.kind} obstruction at {where} ({label}){also_text}; {proof}"
         return Row.of(name, v, certificate=cert, checked=f"{v.checked} completions")
     if v.holds is None:
         return Row.of(name, v, certificate=_one_line(v.reason or "undecided"),
@@ -190,10 +192,9 @@ def _checked_text(v: Verdict) -> str:
 
 
 def _tail(prompt: str, n: int = 24) -> str:
-    # The last line of a prompt is where the harness writes its step label.
     lines = [line for line in prompt.split("\n") if line.strip()]
     last = lines[-1] if lines else ""
-    return last if len(last) <= n else last[: n - 1] + "…"
+    return "last line " + repr(last if len(last) <= n else last[: n - 1] + "…")
 
 
 def _short(value: Any, limit: int = 40) -> str:

@@ -705,6 +705,24 @@ def valid_completions() -> list[str]:
     ]
 
 
+def prompt_summary(prompt: str) -> str:
+    r"""What identifies a REPL-Plan prompt: its REPL and the invocation it is working on.
+
+    Every prompt of one REPL ends with the same ``>>> `` marker, so the contrast table
+    names the REPL (first line) and its latest ``#CALL#`` line instead.
+
+    >>> prompt_summary("REPL: count_even\nDescription: d\n#START#\n#CALL# count_even(4)\n>>> ")
+    'REPL count_even at #CALL# count_even(4)'
+    >>> prompt_summary("REPL: main\n#START#\n>>> ")
+    'REPL main'
+    """
+    lines = prompt.split("\n")
+    name = lines[0].split(":", 1)[1].strip() if lines and ":" in lines[0] else lines[0]
+    head = f"{lines[0].split(':', 1)[0]} {name}"
+    calls = [line for line in lines if line.startswith("#CALL#")]
+    return head + (f" at {calls[-1]}" if calls else "")
+
+
 def diagram_completions(prompt: str) -> list[str]:
     """A small completion alphabet for diagrams: the count-to-four step, plus one that
     errors (main) or answers at once (children).
