@@ -97,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "are answered by the script.")
     p.add_argument("program", metavar="PROGRAM", help="program text, or the path of a .lisp file")
     p.add_argument("--script", metavar="FILE", help="completions for llm calls: one per line, or a JSON list")
+    p.add_argument("--fuel", type=_positive, default=None, metavar="N",
+                   help="most machine steps before the run is reported undecided (default: 10 000 000)")
     p.set_defaults(func=_eval)
 
     p = sub.add_parser("explain", help="print a definition with a runnable example",
@@ -280,7 +282,7 @@ def _eval(args: argparse.Namespace) -> int:
     if program.endswith(".lisp") or os.path.isfile(program):
         program = Path(program).read_text(encoding="utf-8")
     completions = read_script(args.script) if args.script else []
-    result = run_program(program, completions)
+    result = run_program(program, completions) if args.fuel is None else run_program(program, completions, fuel=args.fuel)
     for i, b in enumerate(result.boundaries, 1):
         answer = repr(completions[i - 1]) if i <= len(completions) else "(no completion left)"
         print(f"llm call {i}: {unparse(b.prompt)} -> {answer}")

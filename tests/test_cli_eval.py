@@ -54,3 +54,13 @@ def test_bad_programs_and_runtime_errors_are_one_line_with_status_2(capsys):
         assert status == 2, program
         assert err.count("\n") == 1 and "error" in err and words in err, (program, err)
         assert "Traceback" not in err
+
+
+def test_eval_fuel_bounds_the_run(capsys):
+    from agentic_machines.cli import main
+
+    assert main(["eval", "(letrec ((f (lambda (n) (if (= n 0) 0 (f (- n 1)))))) (f 100000))", "--fuel", "100"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "fuel" in err[0]
+    assert main(["eval", "(+ 1 2)", "--fuel", "1000"]) == 0
+    assert capsys.readouterr().out.strip() == "3"
