@@ -57,6 +57,18 @@ Model code runs with :func:`safe_builtins`: no ``open``, ``eval``, ``exec``,
 ``subprocess``, ``random``, ``time``). This keeps honest model code deterministic; it
 is **not** a security boundary (Python cannot be sandboxed in-process).
 
+Totality, and where it stops. Whatever model code raises (``SystemExit``,
+``KeyboardInterrupt`` or ``GeneratorExit`` reached through
+``BaseException.__subclasses__()``, forged control signals) is reported as a block
+error, and model-defined methods the harness calls after a block (``__str__`` of an
+exception or an answer, ``__deepcopy__`` in the snapshot, ``__hash__``/``__eq__`` of a key
+smuggled into the namespace) run inside :func:`contained`. Three things are out of
+reach in-process and are *not* turned into ``DIVERGE``: a single long C-level call (no
+Python lines run, e.g. ``sum(range(10**12))`` or ``10**10**9``) takes as long as it
+takes; code that reaches ``sys`` through introspection can switch the line counter off
+(``sys.settrace(None)``) and then loop for ever; and it can end the process
+(``os._exit``). Run untrusted model code in a separate process with a timeout.
+
 Exceptions raised by the block are never raised to the harness: they become a
 traceback-like text in ``stderr`` (frames of the block only, deterministic). A block
 that runs more than ``line_budget`` lines (per attempt, counted by
@@ -69,6 +81,7 @@ import ast
 import contextlib
 import copy
 import inspect
+import re
 import signal
 import sys
 import threading
@@ -99,6 +112,7 @@ __all__ = [
     "finish",
     "safe_builtins",
     "SAFE_MODULES",
+    "contained",
 ]
 
 Handler = Callable[["Request"], Generator[str, str, Any]]
@@ -270,15 +284,17 @@ def call(kind: str, args: tuple = (), kwargs: Mapping[str, Any] | None = None,
         att.hits.append((kind, index))
         if rec.error is not None:
             raise rec.error
-        return rec.result
+        return _private(rec.result)  # a copy: the block may mutate it before the next rerun
     if perform is None:
         att.signal(Interrupt(Request(kind, tuple(args), kwargs)))
     try:
         result = perform()
     except Exception as exc:  # the effect happened (or failed) once: replay the failure too
-        att.log.append(CallRecord(kind, tuple(args), kwargs, None, exc))
+        att.log.append(CallRecord(kind, _private(tuple(args)), _private(kwargs), None, exc))
         raise
-    att.log.append(CallRecord(kind, tuple(args), kwargs, result))
+    # The log keeps private copies: later in-place mutations by the block must not change
+    # what a rerun compares against or replays.
+    att.log.append(CallRecord(kind, _private(tuple(args)), _private(kwargs), _private(result)))
     return result
 
 
@@ -516,7 +532,7 @@ def run_block(code: str, namespace: dict, *, handle: Handler | None = None, line
             except Exception as exc:  # the call raises it inside the block on the rerun
                 log.append(CallRecord(request.kind, request.args, request.kwargs, None, exc))
             else:
-                log.append(CallRecord(request.kind, request.args, request.kwargs, value))
+                log.append(CallRecord(request.kind, request.args, request.kwargs, _private(value)))
             snapshot = _snapshot(namespace)
             continue
         if isinstance(signal, Finish):
@@ -524,12 +540,13 @@ def run_block(code: str, namespace: dict, *, handle: Handler | None = None, line
         if isinstance(signal, ReplayDivergence):
             return BlockResult(code, stdout, _format_exception(signal, filename, code_info), "diverged",
                                error="ReplayDivergence", **common)
-        if isinstance(raised, BudgetExceeded):
+        # issubclass(type(x)), not isinstance(x): isinstance may read a model-defined __class__
+        if issubclass(type(raised), BudgetExceeded):
             stderr = f"BudgetExceeded: the block ran more than {line_budget} lines and was stopped\n"
             return BlockResult(code, stdout, stderr, "budget", error="BudgetExceeded", **common)
         if raised is not None:
             return BlockResult(code, stdout, _format_exception(raised, filename, code_info), "error",
-                               error=type(raised).__name__, **common)
+                               error=_type_name(raised), **common)
         return BlockResult(code, stdout, "", "ok", **common)
 
 
@@ -572,9 +589,15 @@ def _execute(att: _Attempt, compiled: CodeType, namespace: dict, line_budget: in
             # a spent block budget switched the tracer off; an enclosing budget (the
             # harness step's) must keep counting
             restore_tracing()
+            _keep_names(namespace)
     except BudgetExceeded as exc:
         if att.budget is None or not att.budget.exhausted:
-            raise  # an enclosing budget (the harness step's) ran out: not ours to report
+            try:
+                checkpoint()
+            except BudgetExceeded:
+                raise exc from None  # an enclosing budget (the harness step's) ran out: not ours to report
+            # no budget is spent: model code raised BudgetExceeded itself (it can reach the
+            # class through BaseException.__subclasses__()): an ordinary error of the block
         return exc
     except KeyboardInterrupt as exc:
         if interrupted:
@@ -583,6 +606,42 @@ def _execute(att: _Attempt, compiled: CodeType, namespace: dict, line_budget: in
     except BaseException as exc:  # noqa: BLE001 - model code may raise anything; it is reported
         return exc
     return None
+
+
+def contained(fn: Callable[[], Any], fallback: Callable[[BaseException], Any]) -> Any:
+    """Run harness-side code that may call methods model code defined, and contain them.
+
+    After a block ends, the harness still touches the block's values: it copies them
+    (``__deepcopy__``), shows exceptions (``__str__``), converts an answer to text. Those
+    methods are model code and may raise anything, ``SystemExit`` and
+    ``KeyboardInterrupt`` included; whatever they raise becomes ``fallback(exc)`` so the
+    harness stays total. A spent line budget (the harness step's) and a real Ctrl-C still
+    propagate.
+
+    >>> class Loud:
+    ...     def __str__(self):
+    ...         raise SystemExit("no")
+    >>> contained(lambda: str(Loud()), lambda exc: f"<{type(exc).__name__}>")
+    '<SystemExit>'
+    """
+    interrupted = [True]  # until the hook is installed, any interrupt is the user's
+    try:
+        with _real_interrupts() as interrupted:
+            return fn()
+    except BudgetExceeded:
+        raise
+    except KeyboardInterrupt as exc:
+        if interrupted:
+            raise
+        return fallback(exc)
+    except BaseException as exc:  # noqa: BLE001 - model-defined methods may raise anything
+        return fallback(exc)
+
+
+def _type_name(value: Any) -> str:
+    # Read the name through type's own descriptor: a model-defined metaclass may turn
+    # `__name__` into a property that raises.
+    return type.__dict__["__name__"].__get__(type(value), type)
 
 
 
@@ -683,18 +742,33 @@ def _snapshot(namespace: dict) -> dict:
     # Containers and instances of classes defined in model code are deep-copied so that
     # in-place mutations made before an interrupt are undone; functions, classes,
     # modules and harness objects are kept by reference (they are not mutated by
-    # ordinary block code, and harness objects must stay shared).
+    # ordinary block code, and harness objects must stay shared). Only names (exact str
+    # keys) are kept: a key model code smuggled in through `f.__globals__` could run its
+    # own __hash__/__eq__ in the harness.
     memo: dict = {}
     model_module = dict.get(namespace, "__name__", "__repl__")
     out = {}
-    for key, value in dict.items(namespace):
-        if isinstance(value, _PLAIN) or getattr(type(value), "__module__", None) == model_module:
-            try:
-                value = copy.deepcopy(value, memo)
-            except Exception:  # noqa: BLE001 - an uncopyable value is kept as it is
-                pass
-        out[key] = value
+    for key, value in list(dict.items(namespace)):
+        if type(key) is str:
+            out[key] = contained(lambda v=value: _copy_value(v, memo, model_module), lambda exc, v=value: v)
     return out
+
+
+def _copy_value(value: Any, memo: dict, model_module: Any) -> Any:
+    kind = type(value)
+    if issubclass(kind, _PLAIN) or type.__dict__["__module__"].__get__(kind, type) == model_module:
+        return copy.deepcopy(value, memo)  # an uncopyable value is kept as it is (contained)
+    return value
+
+
+def _keep_names(namespace: dict) -> None:
+    # Names are exact str keys. Model code can smuggle other keys in (through a
+    # function's __globals__); their __hash__/__eq__ would run whenever the harness
+    # touches the namespace, so they are dropped after every attempt.
+    if any(type(k) is not str for k in dict.keys(namespace)):
+        names = [(k, v) for k, v in dict.items(namespace) if type(k) is str]
+        dict.clear(namespace)
+        dict.update(namespace, names)
 
 
 def _restore(namespace: dict, snapshot: dict) -> None:
@@ -702,15 +776,29 @@ def _restore(namespace: dict, snapshot: dict) -> None:
     dict.update(namespace, snapshot)  # in place: functions of the block hold this dict
 
 
-def _same(a: Any, b: Any) -> bool:
+def _private(value: Any) -> Any:
+    # A deep copy when one can be made (an uncopyable value is kept as it is).
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # noqa: BLE001
+        return value
+
+
+def _same(a: Any, b: Any, seen: set | None = None) -> bool:
     # Reruns recreate functions and objects defined in the block, so equality falls back
-    # to "same code" for functions and to equal reprs for other objects.
+    # to "same code" for functions, "same fields" for instances of model-defined classes
+    # and equal reprs (memory addresses left out) for anything else, e.g. generators.
+    # A pair already under comparison counts as equal, so cyclic values terminate.
     if a is b:
         return True
+    seen = set() if seen is None else seen
+    if (id(a), id(b)) in seen:
+        return True
+    seen.add((id(a), id(b)))
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y, seen) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(_same(a[k], b[k], seen) for k in a)
     if callable(a) and callable(b) and hasattr(a, "__code__") and hasattr(b, "__code__"):
         return a.__code__ == b.__code__
     try:
@@ -718,12 +806,22 @@ def _same(a: Any, b: Any) -> bool:
             return True
     except Exception:  # noqa: BLE001
         pass
-    return type(a).__name__ == type(b).__name__ and _safe_repr(a) == _safe_repr(b)
+    if type(a).__name__ != type(b).__name__:
+        return False
+    if not isinstance(a, type) and isinstance(getattr(a, "__dict__", None), dict) \
+            and isinstance(getattr(b, "__dict__", None), dict):
+        return _same(a.__dict__, b.__dict__, seen)
+    return _safe_repr(a) == _safe_repr(b)
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def _safe_repr(value: Any) -> str:
+    # Memory addresses ("<object at 0x7f...>") differ between runs: left out, so that
+    # messages and comparisons are deterministic.
     try:
-        return repr(value)
+        return _ADDRESS.sub("", repr(value))
     except Exception:  # noqa: BLE001
         return f"<{type(value).__name__}>"
 
@@ -735,6 +833,12 @@ def _show_call(kind: str, args: tuple, kwargs: Mapping[str, Any]) -> str:
 
 
 def _format_exception(exc: BaseException, filename: str, code_info: dict[CodeType, _CodeInfo]) -> str:
+    # The exception is a model value: its __str__, even its __traceback__, may be model code.
+    return contained(lambda: _format_exception_unsafe(exc, filename, code_info),
+                     lambda err: f"{_type_name(exc)}: <could not be shown: showing it raised {_type_name(err)}>\n")
+
+
+def _format_exception_unsafe(exc: BaseException, filename: str, code_info: dict[CodeType, _CodeInfo]) -> str:
     out = ["Traceback (most recent call last):"]
     for frame, lineno in traceback.walk_tb(exc.__traceback__):
         info = code_info.get(frame.f_code)
@@ -743,16 +847,9 @@ def _format_exception(exc: BaseException, filename: str, code_info: dict[CodeTyp
         out.append(f'  File "{frame.f_code.co_filename}", line {lineno}, in {frame.f_code.co_name}')
         if lineno and 0 < lineno <= len(info.lines):
             out.append("    " + info.lines[lineno - 1].strip())
-    message = _safe_str(exc)
-    out.append(f"{type(exc).__name__}: {message}" if message else type(exc).__name__)
+    message = contained(lambda: str(exc), lambda err: "<unprintable>")
+    out.append(f"{_type_name(exc)}: {message}" if message else _type_name(exc))
     return "\n".join(out) + "\n"
-
-
-def _safe_str(exc: BaseException) -> str:
-    try:
-        return str(exc)
-    except Exception:  # noqa: BLE001
-        return "<unprintable>"
 
 
 def _format_syntax_error(exc: BaseException) -> str:

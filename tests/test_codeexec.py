@@ -272,3 +272,34 @@ def test_a_real_sigint_during_a_block_still_interrupts():
     with pytest.raises(KeyboardInterrupt):
         drive_rest(run_block("kill(pid, sig)\nwhile True:\n    pass", {"kill": os.kill, "pid": os.getpid(),
                                                                      "sig": signal.SIGINT}, line_budget=10_000_000), None)
+
+
+_SYSTEM_EXIT = "SE = [c for c in BaseException.__subclasses__() if c.__name__ == 'SystemExit'][0]\n"
+
+
+@pytest.mark.parametrize("code", [
+    # the harness shows an exception whose __str__ raises SystemExit
+    _SYSTEM_EXIT + "class E(Exception):\n    def __str__(self):\n        raise SE\nraise E()",
+    # ... whose class name is a metaclass property that raises
+    _SYSTEM_EXIT + "class M(type):\n    @property\n    def __name__(cls):\n        raise SE\n"
+    "class E(Exception, metaclass=M):\n    pass\nraise E()",
+    # ... whose __traceback__ is a property that raises
+    _SYSTEM_EXIT + "class E(Exception):\n    @property\n    def __traceback__(self):\n        raise SE\nraise E()",
+    # a namespace key smuggled in through __globals__ whose __hash__/__eq__ raise
+    _SYSTEM_EXIT + "class K(str):\n    def __hash__(self):\n        return hash('x')\n    def __eq__(self, o):\n"
+    "        raise SE\ndef f():\n    pass\nf.__globals__[K('x')] = 1",
+])
+def test_model_methods_the_harness_calls_cannot_escape(code):
+    ns = _ns()
+    r = _run(code, ns)
+    assert r.status in ("ok", "error")
+    assert all(type(k) is str for k in ns)  # smuggled keys are dropped after the attempt
+    ns["x"] = 2  # touching the namespace runs no model code
+    assert _run("print(x)", ns).stdout == "2\n"
+
+
+def test_a_value_whose_deepcopy_raises_is_kept_by_reference_across_a_rerun():
+    ns = _ns()
+    _run(_SYSTEM_EXIT + "class A:\n    def __deepcopy__(self, memo):\n        raise SE\nkeep = A()", ns)
+    r = _run("v = ask(1)\nprint(type(keep).__name__, v)", ns, ["yes"])
+    assert r.status == "ok" and r.stdout == "A Ayes\n" and r.attempts == 2

@@ -132,3 +132,33 @@ def test_analysis_refutes_with_a_turn_3_state():
     s = v.obstruction.state
     assert s == TraceState(rlm.SCRIPT[:2]) and rlm.turn_of(M.prompt(s)) == 3
     assert v.details["initial_state"].holds is False
+
+
+_SE = "SE = [c for c in BaseException.__subclasses__() if c.__name__ == 'SystemExit'][0]\n"
+HOSTILE = [
+    "```repl\n" + _SE + "class A:\n    def __str__(self):\n        raise SE\na = A()\n```\nFINAL_VAR(a)",
+    "```repl\nclass A:\n    def __str__(self):\n        raise ValueError('no')\na = A()\n```\nFINAL_VAR(a)",
+    "```repl\n" + _SE + "class S(str):\n    def __format__(self, spec):\n        raise SE\n"
+    "    def __eq__(self, o):\n        raise SE\n    __hash__ = str.__hash__\nx = llm_query(S('hi'))\n```",
+    "```repl\n" + _SE + "class A:\n    def __deepcopy__(self, memo):\n        raise SE\nkeep = [A()]\n```\n"
+    "```repl\nx = llm_query('q')\n```",
+    "```repl\n" + _SE + "class E(Exception):\n    def __str__(self):\n        raise SE\nraise E()\n```",
+    "```repl\nw = [c for c in object.__subclasses__() if c.__name__ == 'catch_warnings'][0]()._module\n"
+    "w.sys.exit(4)\n```",
+    "```repl\nraise [c for c in BaseException.__subclasses__() if c.__name__ == 'KeyboardInterrupt'][0]\n```",
+    "```repl\ndef f(n):\n    return f(n + 1)\nf(0)\n```",
+    "```repl\nfor i in range(300):\n    print('y' * 10000)\n```",
+    "```repl\nprint('\\ud800', 'é€😀')\n```\n\ud800",
+]
+
+
+def test_hostile_replies_give_a_state_halt_or_diverge():
+    # Model code that reaches SystemExit/KeyboardInterrupt through introspection, or whose
+    # methods the harness calls afterwards (__str__, __deepcopy__, __format__), is contained.
+    for reply in HOSTILE:
+        state = M.harness(rlm.initial, reply)
+        if not is_sentinel(state) and rlm.is_single_user_message(M.prompt(state)):
+            state = M.harness(state, "an answer")
+        assert state is HALT or state is DIVERGE or isinstance(state, TraceState), reply
+        if not is_sentinel(state):
+            assert rlm.successor_invariant(M.prompt(rlm.initial), M.prompt(state))

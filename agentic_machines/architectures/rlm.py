@@ -58,7 +58,7 @@ from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..codeexec import Namespace, Request, run_block, request_function
+from ..codeexec import Namespace, Request, contained, run_block, request_function
 from ..errors import BudgetExceeded
 from ..harness import HarnessMachine, TraceState
 from ..verdict import Verdict
@@ -155,8 +155,9 @@ def find_code_blocks(reply: str) -> list[str]:
 def find_final(reply: str, namespace: dict) -> str | None:
     """The final answer a reply gives, or None to keep going (checked after the blocks ran).
 
-    ``FINAL_VAR(name)`` is checked first: the value of ``name`` in the namespace (a missing
-    name means "keep going"); then ``FINAL(answer)``; both must start a line.
+    ``FINAL_VAR(name)`` is checked first: the value of ``name`` in the namespace as text (a
+    missing name, or a value whose ``__str__`` raises, means "keep going"); then
+    ``FINAL(answer)``; both must start a line.
 
     >>> find_final("FINAL_VAR(ans)", {"ans": 42}), find_final("FINAL_VAR(nope)", {})
     ('42', None)
@@ -167,7 +168,10 @@ def find_final(reply: str, namespace: dict) -> str | None:
     if match is not None:
         name = match.group(1).strip().strip("\"'")
         if name in namespace:
-            return str(namespace[name])
+            # str() of a model value runs model code: whatever it raises means "keep going"
+            text = contained(lambda: str(namespace[name]), lambda exc: None)
+            if text is not None:
+                return text
     match = _FINAL.search(reply)
     if match is not None:
         return match.group(1).strip()
@@ -325,13 +329,22 @@ def _sub_call(request: Request) -> Generator[str, str, str]:
     """Fulfil ``llm_query(prompt, model=None)``: one model call on a single user message."""
     if request.kind != "llm_query":
         raise NameError(f"unknown request {request.kind!r}")
-    args, kwargs = list(request.args), dict(request.kwargs)
-    prompt = args.pop(0) if args else kwargs.pop("prompt", None)
-    kwargs.pop("model", None)  # one model here: the name is accepted and ignored
-    if args or kwargs or not isinstance(prompt, str):
+    # The arguments are model values (a str subclass may override anything): read them
+    # without running model code, or contain what runs.
+    prompt = contained(lambda: _sub_call_prompt(request), lambda exc: None)
+    if prompt is None:
         raise TypeError("llm_query(prompt) takes one string prompt (and an optional model name)")
     answer = yield render_messages([("user", prompt)])
     return answer
+
+
+def _sub_call_prompt(request: Request) -> str | None:
+    args, kwargs = list(request.args), dict(request.kwargs)
+    prompt = args.pop(0) if args else kwargs.pop("prompt", None)
+    kwargs.pop("model", None)  # one model here: the name is accepted and ignored
+    if args or kwargs or not issubclass(type(prompt), str):
+        return None
+    return str.__str__(prompt)  # an exact str, whatever subclass the model passed
 
 
 def _fresh_namespace(context: str) -> Namespace:
@@ -345,8 +358,9 @@ def _restore_scaffold(namespace: dict, context: str) -> None:
 
 
 def _variables(namespace: dict) -> list[str]:
+    # type checks that run no model code (isinstance may read a model-defined __class__)
     return [k for k, v in dict.items(namespace)
-            if not k.startswith("_") and k != "llm_query" and isinstance(v, _SIMPLE)]
+            if type(k) is str and not k.startswith("_") and k != "llm_query" and issubclass(type(v), _SIMPLE)]
 
 
 def _outputs_message(outputs: list[str]) -> str:
