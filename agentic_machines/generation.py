@@ -98,8 +98,12 @@ def completion_generates(
     with a prompt) or by an exhaustive search for an embedding into succ(x) (F6);
     proved by the embedding found, with a loader completion for each target state.
     Otherwise a given ``embedding`` and ``loader`` are checked over the sample
-    ``states`` (and ``completions``): method ``"sampled"``. With no witness the
-    verdict is undecided.
+    ``states`` (and ``completions``): method ``"sampled"``, never ``"exhaustive"``
+    (only a finite target with no sample is checked in full, on its own alphabet).
+    Without an accepted witness, F2 and F5 are still tried when ``machine`` has a
+    finite completion alphabet (so succ(x) can be listed) against the target states
+    known (``states`` or a finite target's states); if they do not refute, the
+    verdict is undecided (``holds=None``) and its reason says what to pass.
 
     >>> from agentic_machines.fixtures import fixture
     >>> v = completion_generates(fixture("f2-add"), 0, fixture("f2-add"))
@@ -110,49 +114,108 @@ def completion_generates(
     >>> v = completion_generates(fixture("diverge1"), 0, fixture("halt1"))
     >>> v.holds, v.method, v.obstruction.kind, v.obstruction.state
     (False, 'fact:F2', 'prompt', 0)
+
+    An infinite target, refuted by F2 on a sampled state, or left undecided:
+
+    >>> from agentic_machines import FunctionMachine
+    >>> words = FunctionMachine(lambda w: "say " + w, lambda w, c: w + c, name="words")
+    >>> v = completion_generates(fixture("f2-add"), 0, words, states=["", "a"])
+    >>> v.holds, v.method, v.obstruction.state
+    (False, 'fact:F2', '')
+    >>> completion_generates(words, "", fixture("f2-add")).holds is None
+    True
     """
     claim = _claim(machine, state, target)
     if machine.states is not None and state not in machine.states:
         raise InvalidArgument(f"{state!r} is not a state of {machine.name!r}; pick one of its states.")
     exact = target.is_finite and machine.completions is not None
-    notes = ""
+    rejected: Verdict | None = None  # an undecided witness check, kept for its reason
     if embedding is not None or loader is not None:
         verdict = _check_witness(machine, state, target, embedding, loader, states, completions, claim)
-        if verdict.holds is not None or not exact:
+        if verdict.holds is not None:
             return verdict
-        notes = f"the given witness was not accepted ({verdict.reason}); decided by search instead. "
+        rejected = verdict
     if exact:  # a sample is irrelevant here: the exact decision looks at everything
-        verdict = _decide(machine, state, target, claim)
-        if notes:
-            verdict = Verdict(verdict.holds, claim, verdict.method, verdict.checked, verdict.witness,
-                              verdict.obstruction, notes + verdict.reason, verdict.details)
-        return verdict
+        return _with_note(_decide(machine, state, target, claim), rejected)
+    # Not decidable exactly, but F2 and F5 still refute when every successor of x can be
+    # listed (a finite completion alphabet) and some target states are known.
+    if states is not None:
+        sample = list(dict.fromkeys(states))
+        if target.states is not None:
+            unknown = [s for s in sample if s not in target.states]
+            if unknown:
+                raise InvalidArgument(f"{_short(unknown[0])} is not a state of {target.name!r}; sample only its states.")
+    else:
+        sample = [] if target.states is None else list(target.states)
+    checked = 0
+    if machine.completions is None:
+        why = (f"{machine.name} has no finite completion alphabet, so succ({_short(state)}) cannot be listed and "
+               "F2/F5 cannot be checked here; refute with prompt_obstruction or cardinality_obstruction and a proved "
+               "invariant")
+    elif not sample:
+        why = (f"{target.name} is infinite and no states=[...] were given, so F2/F5 have no target state to test; "
+               "pass a sample of its states")
+    else:
+        succ = successors(machine, state)
+        loaders = _successor_loaders(succ)
+        targets = sorted(sample, key=rank)
+        checked = len(succ)
+        details = {"successor_states": len(loaders), "target_states_sampled": len(targets), "completions": len(succ),
+                   "premise": f"succ({_short(state)}) listed over the whole finite alphabet"}
+        refuted = _refute_by_prompts(machine, state, target, targets, loaders, checked, claim, details)
+        if refuted is not None:
+            return _with_note(refuted, rejected)
+        why = (f"F2 and F5 do not refute it: every successor of {_short(state)} was listed ({len(loaders)} state(s)) "
+               f"and the {len(targets)} sampled state(s) of {target.name} find enough successors with their prompts")
+    if rejected is not None:
+        return Verdict(None, claim, rejected.method, rejected.checked + checked,
+                       reason=f"{rejected.reason}; {why}", details=rejected.details)
     return Verdict(
-        None, claim, "sampled", 0,
-        reason=(
-            "the machines are not both finite and no witness was given; pass embedding= and loader= with a "
-            "sample of states=, or refute with prompt_obstruction / cardinality_obstruction"
-        ),
+        None, claim, "sampled", checked,
+        reason=f"no witness was given (pass embedding= and loader= with a sample states=) and {why}",
     )
 
 
-def _decide(machine: AgenticMachine, x: Hashable, target: AgenticMachine, claim: str) -> Verdict:
-    """Exact decision: F2, then F5, then the F6 search inside succ(x)."""
-    succ = successors(machine, x)
+def _with_note(verdict: Verdict, rejected: Verdict | None) -> Verdict:
+    """Prefix the reason of a decided verdict with why a given witness was not used."""
+    if rejected is None:
+        return verdict
+    note = f"the given witness was not accepted ({rejected.reason}); decided without it. "
+    return Verdict(verdict.holds, verdict.claim, verdict.method, verdict.checked, verdict.witness,
+                   verdict.obstruction, note + verdict.reason, verdict.details)
+
+def _successor_loaders(succ: Mapping[str, Outcome]) -> dict[Hashable, str]:
+    """Each successor state (sentinels left out) with the first completion that reaches it."""
     loaders: dict[Hashable, str] = {}
     for c, y in succ.items():
         if not is_sentinel(y):
             loaders.setdefault(y, c)
-    checked = len(succ)
-    targets = sorted(target.states, key=rank)
-    details = {"successor_states": len(loaders), "target_states": len(targets), "completions": len(succ)}
-    # F2: a target prompt that no successor state carries.
+    return loaders
+
+
+def _refute_by_prompts(
+    machine: AgenticMachine,
+    x: Hashable,
+    target: AgenticMachine,
+    targets: list,
+    loaders: Mapping[Hashable, str],
+    checked: int,
+    claim: str,
+    details: Mapping[str, Any],
+) -> Verdict | None:
+    """F2, then F5 per prompt, for ``targets`` against the whole of succ(x) (``loaders``).
+
+    Sound whenever ``loaders`` lists *every* successor state of x (a finite completion
+    alphabet) and ``targets`` are distinct states of ``target``: a sample of target
+    states is enough to refute, because each of them needs its own image.
+    """
     succ_prompts: dict[str, list[Hashable]] = {}
     for y in loaders:
         succ_prompts.setdefault(machine.prompt(y), []).append(y)
     target_prompts: dict[str, list[Hashable]] = {}
     for s in targets:
         target_prompts.setdefault(target.prompt(s), []).append(s)
+    # F2: a target prompt that no successor state carries.
     for s in targets:
         p = target.prompt(s)
         if p not in succ_prompts:
@@ -186,6 +249,19 @@ def _decide(machine: AgenticMachine, x: Hashable, target: AgenticMachine, claim:
                 ),
                 details=details,
             )
+    return None
+
+
+def _decide(machine: AgenticMachine, x: Hashable, target: AgenticMachine, claim: str) -> Verdict:
+    """Exact decision: F2, then F5, then the F6 search inside succ(x)."""
+    succ = successors(machine, x)
+    loaders = _successor_loaders(succ)
+    checked = len(succ)
+    targets = sorted(target.states, key=rank)
+    details = {"successor_states": len(loaders), "target_states": len(targets), "completions": len(succ)}
+    refuted = _refute_by_prompts(machine, x, target, targets, loaders, checked, claim, details)
+    if refuted is not None:
+        return refuted
     search = _Search(target, machine, list(loaders))
     for e in search.embeddings():
         loader = {s: loaders[e(s)] for s in targets}
@@ -262,9 +338,15 @@ def _check_witness(
         return Verdict(None, claim, ev.method, checked, reason=reason + "; the relation itself is undecided",
                        details={"embedding_check": ev})
     method = "exhaustive" if exhaustive and ev.method == "exhaustive" else "sampled"
+    if method == "exhaustive":
+        scope = f"every state of {target.name} and every completion of its alphabet"
+        if machine.completions is None:  # the claim is about the target's alphabet only
+            scope += f" (commutation is claimed on that alphabet; {machine.name} accepts every string)"
+    else:
+        scope = f"a sample of {len(sample)} state(s)"
     return Verdict(
         True, claim, method, checked,
-        witness=Witness(embedding, loader, f"given embedding and loader, checked on {len(sample)} state(s)"),
+        witness=Witness(embedding, loader, f"the given embedding and loader, checked on {scope}"),
         details={"states": len(sample), "embedding_check": ev},
     )
 
@@ -301,10 +383,7 @@ def is_spe_state(
         raise InvalidArgument(f"{state!r} is not a state of {machine.name!r}; pick one of its states.")
     claim = _claim(machine, state, machine)
     succ = successors(machine, state)
-    loaders: dict[Hashable, str] = {}
-    for c, y in succ.items():
-        if not is_sentinel(y):
-            loaders.setdefault(y, c)
+    loaders = _successor_loaders(succ)
     details = {"premise": "S and C are finite (checked)", "states": len(machine.states), "completions": len(succ)}
     missing = [s for s in machine.states if s not in loaders]
     if missing:

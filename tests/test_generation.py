@@ -201,3 +201,50 @@ def test_a_wrong_witness_on_a_finite_machine_falls_back_to_the_search():
     m = fixture("f2-add")
     v = completion_generates(m, 0, m, embedding=Embedding(m, m, {0: 1, 1: 0}), loader={0: "0", 1: "1"})
     assert v.holds is True and "witness was not accepted" in v.reason
+
+
+# -- infinite targets: F2 and F5 refute when succ(x) can be listed ----------------------
+
+# An infinite target: every word is a state, its prompt is '⋆' for words of length < 2.
+words = FunctionMachine(lambda w: "⋆" if len(w) < 2 else "say " + w, lambda w, c: w + c, name="words")
+
+
+def test_infinite_target_refuted_by_f2_on_a_sampled_state():
+    v = completion_generates(fixture("f2-add"), 0, words, states=["a", "abc"])
+    assert v.holds is False and v.method == "fact:F2"
+    assert v.obstruction.kind == "prompt" and v.obstruction.state == "abc" and "'abc'" in v.obstruction.explanation
+
+
+def test_infinite_target_refuted_by_f5_when_too_few_successors_share_a_prompt():
+    # f2-mul: succ(0) = {0}, one state with prompt '⋆'; three sampled words need three images.
+    v = completion_generates(fixture("f2-mul"), 0, words, states=["", "a", "b"])
+    assert v.holds is False and v.method == "fact:F5" and v.obstruction.kind == "cardinality"
+    assert v.obstruction.state in ("", "a", "b")
+    # f2-add: succ(0) = {0, 1}, so two sampled words are not enough to refute: undecided.
+    v = completion_generates(fixture("f2-add"), 0, words, states=["", "a"])
+    assert v.holds is None and "do not refute" in v.reason
+    assert completion_generates(fixture("f2-add"), 0, words).holds is None  # no sample: nothing to test
+
+
+def test_infinite_alphabet_host_is_undecided_and_says_what_to_pass():
+    v = completion_generates(stack, (), fixture("halt1"))
+    assert v.holds is None and v.method == "sampled"
+    assert "prompt_obstruction" in v.reason and "embedding=" in v.reason
+
+
+def test_a_rejected_witness_on_an_infinite_target_still_refutes_by_f2():
+    m = fixture("f2-add")
+    e = Embedding(words, m, lambda w: len(w) % 2)
+    v = completion_generates(m, 0, words, embedding=e, loader=lambda w: "0", states=["a", "abc"])
+    assert v.holds is False and v.method == "fact:F2" and "witness was not accepted" in v.reason
+
+
+def test_a_witness_into_an_infinite_host_is_sampled_unless_the_whole_finite_target_is_checked():
+    # stack is infinite and accepts every string; the finite target is its empty-stack state alone.
+    tiny = FunctionMachine(lambda s: "stack ", lambda s, c: HALT, states=[()], completions=["pop"], name="tiny")
+    e = Embedding(tiny, stack, {(): ()})
+    full = completion_generates(stack, (), tiny, embedding=e, loader={(): "load:"})
+    assert full.holds is True and full.method == "exhaustive"
+    assert "claimed on that alphabet" in full.witness.description
+    part = completion_generates(stack, (), tiny, embedding=e, loader={(): "load:"}, states=[()])
+    assert part.holds is True and part.method == "sampled" and "not a proof" in str(part)
