@@ -5,6 +5,7 @@ Golden files live in tests/golden/react/; regenerate them with
 """
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -121,3 +122,32 @@ def test_quality_reset_variant_is_not_wrongly_refuted():
         (" a\nAction 1: Search[Paris]", "RESET"))
     v = react.analysis(broken)
     assert v.holds is None and "premise refuted" in v.reason
+
+
+@pytest.mark.parametrize("word", ["please start over", "xyzzy"])
+def test_quality_reset_word_outside_the_control_words_is_found(word):
+    # Random strings would not hit an arbitrary trigger word; the sample adds the harness's
+    # own string constants (its code and its arguments), so the planted reset is tried.
+    assert word not in CONTROL_WORDS
+    v = react.analysis(react.machine(reset=word))
+    assert v.holds is None and "premise refuted" in v.reason and repr(word) in v.reason
+
+
+def test_quality_reset_literal_in_the_harness_code_is_found():
+    from agentic_machines import HarnessMachine
+    from agentic_machines.architectures._invariants import refute_by_invariant
+    from agentic_machines.architectures.sampling import completion_sample, harness_strings
+
+    def program():
+        transcript = "Q\n"
+        while True:
+            c = yield transcript + "A:"
+            transcript = "Q\n" if c == "begin anew" else transcript + "A:" + c + "\n"
+
+    m = HarnessMachine(program, name="grow+reset")
+    grows = lambda p, q: len(q) > len(p) and q.startswith(p)  # noqa: E731
+    kwargs = dict(deep_script=[], invariant=grows, invariant_text="grows", proof="proofs/F3_prompt_monotone.md")
+    blind = refute_by_invariant(m, m.initial, completions=completion_sample(["x"], n=80), **kwargs)
+    assert blind.holds is False  # what the fixed sample alone would claim: wrongly refuted
+    v = refute_by_invariant(m, m.initial, completions=completion_sample(["x"] + harness_strings(m), n=80), **kwargs)
+    assert v.holds is None and "'begin anew'" in v.reason

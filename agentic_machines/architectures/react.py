@@ -292,19 +292,24 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 300) ->
         invariant=successor_invariant,
         invariant_text=INVARIANT_TEXT,
         proof="proofs/react_invariant.md",
-        completions=react_completion_sample(seed=seed, n=n),
+        completions=react_completion_sample(seed=seed, n=n, m=m),
     )
 
 
-def react_completion_sample(*, seed: int = 0, n: int = 300) -> list[str]:
-    """The seeded completions on which :func:`analysis` tests the invariant.
+def react_completion_sample(*, seed: int = 0, n: int = 300, m: HarnessMachine | None = None) -> list[str]:
+    """The seeded completions on which :func:`analysis` tests the invariant: well-formed
+    and malformed ones, control words, and the string constants of the harness of ``m``
+    (:func:`~agentic_machines.architectures.sampling.harness_strings`).
 
-    >>> len(react_completion_sample(n=50))
-    50
+    >>> len(react_completion_sample(n=100))
+    100
+    >>> "xyzzy" in react_completion_sample(n=100, m=machine(reset="xyzzy"))
+    True
     """
-    from .sampling import completion_sample
+    from .sampling import completion_sample, harness_strings
 
-    return completion_sample(valid_completions(1) + list(SCRIPT), seed=seed, n=n)
+    extra = harness_strings(m if m is not None else machine())
+    return completion_sample(valid_completions(1) + list(SCRIPT) + extra, seed=seed, n=n)
 
 
 def _cut(text: str, stop: str) -> str:

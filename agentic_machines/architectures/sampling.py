@@ -8,6 +8,13 @@ doubled, wrong case, stray stop sequences), random printable and unicode strings
 control words a harness might treat specially (``RESET``, ``FINAL(x)``, ...) and a
 few huge strings. The list is deterministic per seed.
 
+A harness may also treat a word of its own specially (a planted "reset" trigger, a
+command keyword). Random strings will not find it, so :func:`harness_strings` harvests
+the string constants of a :class:`~agentic_machines.harness.HarnessMachine`'s program
+and its arguments (a fuzzing dictionary) and the analyses add them to the sample. A
+trigger that is computed, or that lives in a helper the program calls, is still out of
+reach: sampling never proves the invariant, ``proofs/`` does.
+
 >>> cs = completion_sample([" ok\\nAction 1: Finish[x]"], seed=0, n=40)
 >>> len(cs), cs[0]
 (40, ' ok\\nAction 1: Finish[x]')
@@ -18,8 +25,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
+from types import CodeType
+from typing import Any
 
-__all__ = ["completion_sample", "CONTROL_WORDS"]
+__all__ = ["completion_sample", "harness_strings", "CONTROL_WORDS"]
 
 CONTROL_WORDS: tuple[str, ...] = (
     "",
@@ -85,6 +94,48 @@ def completion_sample(
         else:
             out[rng.choice(pool) + rng.choice(CONTROL_WORDS) + rng.choice(pool)] = None
     return list(out)[: max(n, len(valid) + len(CONTROL_WORDS) + huge)]
+
+
+def harness_strings(machine: Any, *, max_len: int = 500, limit: int = 100) -> list[str]:
+    """String constants of a harness program (its code, nested functions included) and of
+    the arguments it was built with: candidate trigger words for the sample.
+
+    Strings longer than ``max_len`` are left out, and at most ``limit`` are returned, in
+    a fixed order (arguments first, then code constants). A machine that is not a
+    :class:`~agentic_machines.harness.HarnessMachine` gives ``[]``.
+
+    >>> from agentic_machines import HarnessMachine
+    >>> def echo(stop):
+    ...     c = yield "say something"
+    ...     while c != "xyzzy":
+    ...         c = yield "again: " + c
+    >>> harness_strings(HarnessMachine(echo, "halt"))
+    ['halt', 'say something', 'xyzzy', 'again: ']
+    """
+    program = getattr(machine, "program", None)
+    if program is None:
+        return []
+    out: dict[str, None] = {}
+    values: list[Any] = [getattr(machine, "args", ()), getattr(machine, "kwargs", {})]
+    while values:  # iterative: arguments may nest
+        v = values.pop(0)
+        if isinstance(v, str):
+            out[v] = None
+        elif isinstance(v, dict):
+            values.extend([*v.keys(), *v.values()])
+        elif isinstance(v, (list, tuple, set, frozenset)):
+            values.extend(sorted(v, key=repr) if isinstance(v, (set, frozenset)) else v)
+    code = getattr(program, "__code__", None)
+    todo = [code] if isinstance(code, CodeType) else []
+    while todo:
+        c = todo.pop(0)
+        for k in c.co_consts:
+            if isinstance(k, str):
+                out[k] = None
+            elif isinstance(k, CodeType):
+                todo.append(k)
+    doc = getattr(program, "__doc__", None)
+    return [t for t in out if len(t) <= max_len and t != doc][:limit]
 
 
 def _mutate(rng: random.Random, text: str) -> str:

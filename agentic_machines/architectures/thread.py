@@ -292,7 +292,7 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 300) ->
     ('refuted', 'fact:F2')
     """
     from ._invariants import refute_by_invariant
-    from .sampling import completion_sample
+    from .sampling import completion_sample, harness_strings
 
     m = m if m is not None else machine()
     return refute_by_invariant(
@@ -302,7 +302,7 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 300) ->
         invariant=successor_invariant,
         invariant_text=INVARIANT_TEXT,
         proof="proofs/thread_invariant.md",
-        completions=completion_sample(valid_completions() + list(SCRIPT), seed=seed, n=n),
+        completions=completion_sample(valid_completions() + list(SCRIPT) + harness_strings(m), seed=seed, n=n),
     )
 
 
