@@ -11,7 +11,7 @@ tell a state from its image.
 >>> swap(0), swap(HALT)
 (1, 1)
 >>> print(check_embedding(swap))
-Holds: {0: 1, 1: 0} embeds f2-add into f2-add. Method: exhaustive (4 checked).
+Holds: {0: 1, 1: 0} embeds f2-add into f2-add. Method: exhaustive, every state and completion checked (4 checks).
 >>> sorted(sorted(e.mapping.items()) for e in find_embeddings(add, add))
 [[(0, 0), (1, 1)], [(0, 1), (1, 0)]]
 """
@@ -528,18 +528,25 @@ class _Search:
             conflict[:] = [why]
             return False
 
+        def why(via: tuple[int, int] | None) -> str:
+            """Which commutation step forced the choice (a short phrase for conflicts)."""
+            if via is None:
+                return "it"
+            a0, k = via
+            return f"commutation at e({src[a0]!r}) with completion {alphabet[k]!r}"
+
         def propagate(i: int, t: int) -> bool:
-            work = [(i, t)]
+            work: list[tuple[int, int, tuple[int, int] | None]] = [(i, t, None)]
             while work:
-                a, b = work.pop()
+                a, b, via = work.pop()
                 if e[a] == b:
                     continue
                 if e[a] != -1:
-                    return fail(f"it forces e({src[a]!r}) = {tgt[b]!r} while e({src[a]!r}) = {tgt[e[a]]!r} already")
+                    return fail(f"{why(via)} forces e({src[a]!r}) = {tgt[b]!r} while e({src[a]!r}) = {tgt[e[a]]!r} already")
                 if inv[b] != -1:
-                    return fail(f"it forces e({src[a]!r}) = {tgt[b]!r}, the image of {src[inv[b]]!r} already (not injective)")
+                    return fail(f"{why(via)} forces e({src[a]!r}) = {tgt[b]!r}, the image of {src[inv[b]]!r} already (not injective)")
                 if col_src[a] != col_tgt[b]:
-                    return fail(f"it forces e({src[a]!r}) = {tgt[b]!r}, whose prompt or halting behaviour differs")
+                    return fail(f"{why(via)} forces e({src[a]!r}) = {tgt[b]!r}, whose prompt or halting behaviour differs")
                 e[a] = b
                 inv[b] = a
                 trail.append(a)
@@ -548,7 +555,7 @@ class _Search:
                         if a2 != b2:
                             return fail(f"at completion {alphabet[k]!r} one side halts or diverges and the other does not")
                     elif e[a2] != b2:
-                        work.append((a2, b2))
+                        work.append((a2, b2, (a, k)))
             return True
 
         def undo(mark: int) -> None:

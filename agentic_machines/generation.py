@@ -18,7 +18,7 @@ premise can be checked; otherwise the verdict is undecided.
 >>> sorted(spe_states(mul))
 [1]
 >>> print(is_spe_state(mul, 0))
-Refuted: 0 is an SPE state of f2-mul. Method: fact:F1 (2 checked). Obstruction (successor): State 1 is not a successor of 0: no completion c gives h(0, c) = 1 (succ(0) = {0}). By F1 a state of a finite machine is an SPE state only if every state is one of its successors.
+Refuted: it is not true that 0 is an SPE state of f2-mul. Method: fact F1, the finite characterisation (2 checks). Obstruction (successor): State 1 is not a successor of 0: no completion c gives h(0, c) = 1 (succ(0) = {0}). By F1 a state of a finite machine is an SPE state only if every state is one of its successors.
 """
 from __future__ import annotations
 
@@ -403,7 +403,8 @@ def is_spe_state(
     return Verdict(
         True, claim, "fact:F1", len(succ),
         witness=Witness(identity(machine), loader,
-                        f"every state is a successor (F1): the identity embedding with loader "
+                        f"every state is a successor of {_short(state)} (F1), so the identity embedding works, "
+                        f"with loader completions "
                         + ", ".join(f"{_short(s, 15)}←{c!r}" for s, c in list(loader.items())[:6])
                         + (", …" if len(loader) > 6 else "")),
         details=details,

@@ -12,7 +12,7 @@ is never mistaken for a success.
 >>> bool(v), v.status
 (False, 'undecided')
 >>> print(v)
-Undecided: x is an SPE state. Method: sampled (0 checked). Reason: no sample states were given.
+Undecided: it is not known whether x is an SPE state. Method: sampled (0 checks). Reason: no sample states were given.
 """
 from __future__ import annotations
 
@@ -94,9 +94,8 @@ class Verdict:
         return self.reason or "-"
 
     def __str__(self) -> str:
-        head = {True: "Holds", False: "Refuted", None: "Undecided"}[self.holds]
-        how = f"Method: {self.method} ({self.checked} checked)."
-        parts = [f"{head}: {self.claim}.", how]
+        """Two or three plain sentences: the result, how it is known, and the evidence."""
+        parts = [_HEADLINE[self.holds].format(claim=self.claim), f"Method: {self.how}."]
         if self.obstruction is not None:
             parts.append(f"Obstruction ({self.obstruction.kind}): {self.obstruction.explanation}")
         elif self.witness is not None and self.witness.description:
@@ -106,6 +105,24 @@ class Verdict:
         if self.method == "sampled" and self.holds is True:
             parts.append("This is a sampled check, not a proof.")
         return " ".join(p if p.endswith(".") else p + "." for p in parts)
+
+    @property
+    def how(self) -> str:
+        """The method in plain words, with the number of checks.
+
+        >>> Verdict(False, "x is an SPE state", "fact:F1", 2).how
+        'fact F1, the finite characterisation (2 checks)'
+        """
+        checks = f"{self.checked} check{'' if self.checked == 1 else 's'}"
+        if self.method == "exhaustive":
+            return f"exhaustive, every state and completion checked ({checks})"
+        if self.method == "sampled":
+            return f"sampled ({checks})"
+        if self.method.startswith("fact:"):
+            name = self.method[5:]
+            gloss = _FACTS.get(name)
+            return f"fact {name}, {gloss} ({checks})" if gloss else f"fact {name} ({checks})"
+        return f"{self.method} ({checks})"
 
     def _repr_markdown_(self) -> str:
         icon = {True: "✅", False: "❌", None: "❔"}[self.holds]
@@ -117,6 +134,23 @@ class Verdict:
         if self.reason:
             lines.append(f"- reason: {self.reason}")
         return "\n".join(lines)
+
+
+_HEADLINE = {
+    True: "Holds: {claim}.",
+    False: "Refuted: it is not true that {claim}.",
+    None: "Undecided: it is not known whether {claim}.",
+}
+
+# The facts of DESIGN §2.6, named as the proofs/ files name them.
+_FACTS = {
+    "F1": "the finite characterisation",
+    "F2": "the prompt obstruction",
+    "F3": "prompt-monotone machines have no SPE states",
+    "F4": "invariance under embeddings",
+    "F5": "the cardinality bound",
+    "F6": "commutation propagation",
+}
 
 
 def _short(value: Any, limit: int = 60) -> str:
