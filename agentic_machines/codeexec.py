@@ -86,6 +86,7 @@ import signal
 import sys
 import threading
 import traceback
+import warnings
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import CodeType, FrameType
@@ -498,13 +499,12 @@ def run_block(code: str, namespace: dict, *, handle: Handler | None = None, line
         raise InvalidArgument(f"line_budget must be positive, got {line_budget}")
     lines = code.splitlines()
     try:
-        tree = ast.parse(code, filename, "exec")
+        compiled, callees = _compile(code, filename)
     except (SyntaxError, ValueError) as exc:  # ValueError: source with NUL bytes
         return BlockResult(code, "", _format_syntax_error(exc), "error", error=type(exc).__name__, attempts=0)
-    callees = frozenset(_callee_positions(tree))
-    _Instrument().visit(tree)
-    ast.fix_missing_locations(tree)
-    compiled = compile(tree, filename, "exec")
+    except (RecursionError, MemoryError) as exc:  # `1+1+...+1` nested too deeply for the parser
+        stderr = f"{type(exc).__name__}: the block is nested too deeply to compile; split the expression\n"
+        return BlockResult(code, "", stderr, "error", error=type(exc).__name__, attempts=0)
     code_info = namespace._code_info if isinstance(namespace, Namespace) else {}
     info = _CodeInfo(lines, callees)
     for c in _code_objects(compiled):
@@ -541,13 +541,25 @@ def run_block(code: str, namespace: dict, *, handle: Handler | None = None, line
             return BlockResult(code, stdout, _format_exception(signal, filename, code_info), "diverged",
                                error="ReplayDivergence", **common)
         # issubclass(type(x)), not isinstance(x): isinstance may read a model-defined __class__
-        if issubclass(type(raised), BudgetExceeded):
+        if issubclass(type(raised), BudgetExceeded) and att.budget is not None and att.budget.exhausted:
             stderr = f"BudgetExceeded: the block ran more than {line_budget} lines and was stopped\n"
             return BlockResult(code, stdout, stderr, "budget", error="BudgetExceeded", **common)
         if raised is not None:
             return BlockResult(code, stdout, _format_exception(raised, filename, code_info), "error",
                                error=_type_name(raised), **common)
         return BlockResult(code, stdout, "", "ok", **common)
+
+
+def _compile(code: str, filename: str) -> tuple[CodeType, frozenset]:
+    # Compiler warnings (`x is 1`) are silenced: under `-W error` they would turn a
+    # block that runs into a SyntaxError, so the outcome would depend on warning filters.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tree = ast.parse(code, filename, "exec")
+        callees = frozenset(_callee_positions(tree))
+        _Instrument().visit(tree)
+        ast.fix_missing_locations(tree)
+        return compile(tree, filename, "exec"), callees
 
 
 @contextlib.contextmanager

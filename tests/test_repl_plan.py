@@ -351,3 +351,221 @@ def test_count_to_four_experiment_writes_the_trace(tmp_path, capsys):
     assert res.actions == ("1", "2", "3", "4")
     assert out.read_text() == ex.to_markdown() and "#CALL# count_even(4)" in out.read_text()
     assert (ROOT / "docs" / "repl_plan_count_to_four.md").read_text() == out.read_text()
+
+
+# -- property tests over random episodes: I1, I3-I8, I10 together ----------------------------
+# A random episode: main's first block is a list of operations (act, print, a call of helper f
+# or g); each helper invocation is a block that acts, sets a variable, maybe calls g (from f
+# only, so nesting stays finite) and answers inside a random catcher. The test simulates the
+# episode by hand and compares: actions in order (I1), a second main block acting live (I3),
+# variables (I4), get_args (I5), answers through catchers (I6), spawn/reuse counts (I7),
+# blocks and stdout of the last attempt (I8), and a byte-for-byte rerun (I10).
+_CATCH = [
+    "{x}",
+    "try:\n    {x}\nexcept Exception:\n    act('caught')",
+    "try:\n    {x}\nexcept:\n    act('caught')",
+    "try:\n    {x}\nexcept BaseException:\n    pass\nact('after')",
+]
+_MAIN_OP = st.one_of(
+    st.tuples(st.just("act")), st.tuples(st.just("print")),
+    st.tuples(st.just("call"), st.sampled_from("fg"), st.integers(0, 9)),
+)
+_CHILD = st.tuples(st.integers(0, 2), st.booleans(), st.sampled_from(range(len(_CATCH))))
+
+
+def _episode(main_ops, child_plans, repeat):
+    """Scripts and the expected actions/answers, by simulation."""
+    blocks = {"main": [], "f": [], "g": []}
+    expected, outs, calls, k = [], [], [], 0
+    plans = iter(child_plans)
+
+    def child(name, arg):  # one invocation of `name`: its block and its effects
+        n_acts, nested, catcher = next(plans, (0, False, 0))
+        lines = ["args = get_args()", f"mine_{name} = 1"]
+        for j in range(n_acts):
+            lines.append(f"act('{name}{len(blocks[name])}.{j}')")
+            expected.append(f"{name}{len(blocks[name])}.{j}")
+        slot = len(blocks[name])
+        blocks[name].append(None)  # reserve: nested invocations append after this one
+        value = (name, (arg,))
+        if name == "f" and nested:
+            lines.append("inner = g(args[0] + 100)")
+            value = (name, (arg,), child("g", arg + 100))
+        lines.append(_CATCH[catcher].format(x="answer((%r,) + tuple(args)%s)" % (
+            name, " + (inner,)" if name == "f" and nested else "")).replace("tuple(args)", "(args,)"))
+        blocks[name][slot] = "\n".join(lines)
+        return (name, (arg,)) + ((value[2],) if len(value) == 3 else ())
+
+    main_lines = ["mine_main = 1"]
+    for op in main_ops:
+        if op[0] == "act":
+            main_lines.append(f"act('m{k}')")
+            expected.append(f"m{k}")
+        elif op[0] == "print":
+            main_lines.append(f"print('p{k}')")
+            outs.append(f"p{k}")
+        else:
+            main_lines.append(f"r{k} = {op[1]}({op[2]})\nresults.append(r{k})")
+            calls.append(child(op[1], op[2]))
+        k += 1
+    blocks["main"].append("results = []\n" + "\n".join(main_lines))
+    second = [f"act('m{j}')" for j in range(repeat)]
+    blocks["main"].append("\n".join(second + ["answer(results)"]))
+    expected += [f"m{j}" for j in range(repeat)]
+    return blocks, expected, outs, calls
+
+
+@settings(max_examples=examples(40, 400), suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_MAIN_OP, max_size=6), st.lists(_CHILD, min_size=12, max_size=12), st.integers(0, 2))
+def test_random_episodes_keep_the_invariants(main_ops, child_plans, repeat):
+    blocks, expected, outs, calls = _episode(main_ops, child_plans, repeat)
+    res = _solve(blocks)
+    assert res.status == "answered", res.failure
+    assert list(res.actions) == expected  # I1 and I3
+    # I5/I6: every answer came back through its catcher, with exactly the call's arguments
+    assert res.answer == [_as_answer(c) for c in calls]
+    used = {n for n in "fg" if blocks[n]}
+    assert set(res.repls) == {"main"} | used  # I7: one REPL per name, reused
+    assert sum(p.startswith("DESCRIBE: ") for p in res.prompts) == len(used)
+    for name in used:
+        assert res.repls[name].invocations == len(blocks[name])
+        own = set(res.repls[name].variables) - set(res.repls)  # bound child functions aside
+        assert own == {"args", f"mine_{name}"} | (
+            {"inner"} if name == "f" and any("inner" in b for b in blocks[name]) else set())  # I4
+    assert "results" in res.repls["main"].variables and not any(
+        v.startswith("mine_") and v != "mine_main" for v in res.repls["main"].variables)  # I4
+    # I8: one Block per block completion, stdout of the last attempt only
+    n_blocks = sum(len(_blocks(res, n)) for n in res.repls)
+    assert n_blocks == res.model_calls - len(used) == sum(len(b) for b in blocks.values())
+    assert _blocks(res, "main")[0].stdout == "".join(o + "\n" for o in outs)
+    again = _solve(blocks)  # I10
+    assert (again.prompts, again.trace, again.actions) == (res.prompts, res.trace, res.actions)
+
+
+def _as_answer(call):
+    return call[:2] + ((_as_answer(call[2]),) if len(call) == 3 else ())
+
+
+# -- I2 as properties: cached observations are those of their time; hidden state diverges ----------
+@settings(max_examples=examples(25, 250))
+@given(st.lists(st.sampled_from(["act", "obs"]), max_size=5), st.integers(0, 3))
+def test_i2_cached_observations_are_those_of_their_time(ops, r):
+    env = CountEnv(10_000)
+    lines, want, last = [], [], env.instruction
+    for j, op in enumerate(ops):
+        if op == "act":
+            lines.append(f"act('a{j}')")
+            last = f"You said a{j}."
+        else:
+            lines.append(f"seen.append(get_obs())")
+            want.append(last)
+    main = "seen = []\n" + "\n".join(lines) + "\nhelper()\nseen.append(get_obs())\nanswer(seen)"
+    child = "\n".join([f"act('c{j}')" for j in range(r)] + ["answer(None)"])
+    res = _solve({"main": [main], "helper": [child]}, env=env)
+    assert res.answer == want + [f"You said c{r - 1}." if r else last]
+
+
+@settings(max_examples=examples(15, 150))
+@given(st.integers(0, 3), st.integers(0, 2))
+def test_i2_hidden_state_before_a_child_call_is_replay_divergence(k, r):
+    tick = "def tick():\n    tick.n = getattr(tick, 'n', 0) + 1\n    return tick.n"
+    body = "\n".join([f"act('a{j}')" for j in range(k)] + ["act(str(tick()))", "helper()", "act('never')"])
+    child = "\n".join([f"act('c{j}')" for j in range(r)] + ["answer(None)"])
+    res = _solve({"main": [tick, body, "answer(0)"], "helper": [child]})
+    blk = _blocks(res, "main")[1]
+    assert blk.status == "diverged" and "ReplayDivergence" in blk.stderr
+    assert list(res.actions) == [f"a{j}" for j in range(k)] + ["1"] + [f"c{j}" for j in range(r)]
+
+
+# -- I9 as properties: every budget ends the episode with a typed failure -------------------------
+@settings(max_examples=examples(20, 200))
+@given(st.integers(0, 4), st.integers(0, 4))
+def test_i9_self_recursion_stops_at_max_depth(n, depth):
+    rec = "n = get_args()[0]\nanswer(0 if n == 0 else f(n - 1))"
+    script = [rec] * min(n + 1, depth) + ["answer(-1)"]
+    res = _solve({"main": ["answer(f(%d))" % n, "answer('no f')"], "f": script}, max_depth=depth)
+    if depth == 0:
+        assert res.answer == "no f" and "DepthExceeded" in _blocks(res, "main")[0].stderr
+    else:
+        assert res.answer == (0 if n + 1 <= depth else -1)
+        assert res.repls["f"].invocations == min(n + 1, depth)
+        assert sum("DepthExceeded" in b.stderr for b in _blocks(res, "f")) == (0 if n + 1 <= depth else 1)
+
+
+@settings(max_examples=examples(15, 150))
+@given(st.integers(2, 6), st.integers(1, 6))  # main needs two blocks
+def test_i9_block_and_call_budgets(max_blocks, max_calls):
+    res = _solve({"main": ["helper()", "answer('gave up')"], "helper": ["act('y')"] * max_blocks},
+                 max_blocks=max_blocks)
+    assert res.actions == ("y",) * max_blocks and res.answer == "gave up"
+    assert "BlocksExceeded" in _blocks(res, "main")[0].stderr
+    res = _solve({"main": ["act('x')"] * 10}, max_model_calls=max_calls)
+    assert (res.status, res.model_calls, res.actions) == ("failed", max_calls, ("x",) * max_calls)
+    assert res.failure.startswith("ModelCallsExceeded") and res.trace[-1].kind == "failed"
+
+
+# -- nasty blocks -----------------------------------------------------------------------------------
+def test_a_cached_child_answer_mutated_by_the_block_is_replayed_unchanged():
+    res = _solve({"main": ["xs = h1()\nxs.append(1)\nh2()\nh3()\nanswer(xs)"],
+                  "h1": ["answer([0])"], "h2": ["answer(2)"], "h3": ["answer(3)"]})
+    assert res.answer == [0, 1]
+
+
+def test_a_child_answer_is_not_shared_with_the_childs_namespace():
+    res = _solve({"main": ["a = h()\nb = h()\nanswer((a, b))"],
+                  "h": ["xs = [1]\nanswer(xs)", "xs.append(2)\nanswer(0)"]})
+    assert res.answer == ([1], 0)
+
+
+@pytest.mark.parametrize("setup, arg", [
+    ("class P:\n    def __init__(self):\n        self.v = [1]\np = P()", "p"),
+    ("g = (x for x in range(3))", "g"),
+    ("xs = []\nxs.append(xs)", "xs"),
+    ("", "lambda x: x + 1"),
+])
+def test_objects_recreated_by_a_rerun_do_not_diverge(setup, arg):
+    res = _solve({"main": [f"{setup}\nr = h({arg})\ns = h({arg})\nanswer((r, s))"],
+                  "h": ["a = get_args()\nanswer(1)", "answer(2)"]})
+    assert res.answer == (1, 2), _blocks(res, "main")[0].stderr
+    assert " at 0x" not in "".join(res.prompts)  # no memory address reaches a prompt (I10)
+
+
+def test_deleting_a_primitive_spawns_nothing():
+    res = _solve({"main": ["del answer\ndel act", "act('x')\nanswer(1)"]})
+    assert res.answer == 1 and res.actions == ("x",) and set(res.repls) == {"main"}
+
+
+def test_model_code_raising_budget_exceeded_is_an_ordinary_error():
+    find = "[c for c in BaseException.__subclasses__() if c.__name__ == 'BudgetExceeded'][0]"
+    res = _solve({"main": [f"raise {find}(5)", "answer(1)"]})
+    b = _blocks(res, "main")[0]
+    assert b.status == "error" and res.answer == 1
+
+
+def test_huge_stderr_is_cut_and_keeps_the_error_line():
+    res = _solve({"main": ["raise ValueError('x' * 10**6)", "answer(1)"]}, max_output=2_000)
+    err = _blocks(res, "main")[0].stderr
+    assert len(err) < 2_100 and "characters cut" in err and err.rstrip().endswith("x")
+    res = _solve({"main": ["def f(n):\n    return f(n + 1)\nf(0)", "answer(1)"]}, max_output=2_000)
+    assert _blocks(res, "main")[0].stderr.rstrip().endswith("RecursionError: maximum recursion depth exceeded")
+
+
+def test_a_model_defined_repr_that_never_returns_does_not_hang_the_harness():
+    evil = "class E:\n    def __repr__(self):\n        while True:\n            pass\n"
+    res = _solve({"main": [evil + "h(E())\nanswer(E())"], "h": ["answer(1)"]})
+    assert res.status == "answered" and "#CALL# h(<E: its __repr__ ran too long>)" in res.repls["h"].transcript
+
+
+def test_catching_base_exception_around_a_child_call_still_gets_its_answer():
+    res = _solve({"main": ["try:\n    x = h()\nexcept BaseException:\n    x = 'caught'\nanswer(x)"],
+                  "h": ["act('c')\nanswer(5)"]})
+    assert res.answer == 5 and res.actions == ("c",)
+
+
+def test_pooled_prompt_layout_golden():
+    pool = {"helper": rp.Demo("double the number", ("#CALL# helper(1)\n>>> answer(2)\n#ANSWER# 2\n",)),
+            "main": rp.Demo("ignored", ("#CALL# main()\n>>> answer(helper(1))\n#ANSWER# 2\n",))}
+    res = rp.solve("Double 3.", rp.scripted_model({"main": ["print('hi')", "answer(helper(3))"],
+                                                   "helper": ["answer(get_args()[0] * 2)"]}), CountEnv(10), pool=pool)
+    assert res.answer == 6
+    check_golden(GOLDEN / "pooled_prompts.txt", "\n=====\n".join(res.prompts))

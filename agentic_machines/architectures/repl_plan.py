@@ -70,9 +70,11 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..budget import LineBudget, restore_tracing
 from ..codeexec import Namespace, effect_function, finish, request_function, run_block
 from ..errors import (
     BlocksExceeded,
+    BudgetExceeded,
     DepthExceeded,
     InvalidArgument,
     ModelCallsExceeded,
@@ -240,13 +242,35 @@ def _one_line(text: str) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_REPR_LINES = 100_000  # lines a model-defined __repr__ may run before it is cut off
+
+
 def _short_repr(value: Any, limit: int = _CALL_ARG_LIMIT) -> str:
+    # The value may be a model-made object whose __repr__ raises or never returns: it runs
+    # under its own line budget (builtin reprs run no Python lines and cost nothing).
+    # Memory addresses differ from run to run: left out, so prompts are deterministic (I10).
+    budget = LineBudget(_REPR_LINES)
     try:
-        text = repr(value)
+        with budget:
+            text = repr(value)
+    except BudgetExceeded:
+        restore_tracing()
+        if not budget.exhausted:
+            raise  # an enclosing budget (the harness step's) ran out
+        text = f"<{type(value).__name__}: its __repr__ ran too long>"
     except Exception:  # noqa: BLE001 - a model-made object with a broken __repr__
         text = f"<{type(value).__name__}>"
-    text = _one_line(text)
+    text = _one_line(_ADDRESS.sub("", text))
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _clip(text: str, limit: int) -> str:
+    # Head and tail: a traceback's last line (the error itself) matters most.
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
 
 
 def render_call(name: str, args: tuple, kwargs: Mapping[str, Any]) -> str:
@@ -297,21 +321,26 @@ class _REPL:
         self.transcript = ""
         self.invocations = 0
         self.arg_stack: list[tuple] = []
-        self.ns = Namespace(
-            {
-                "act": effect_function("act", runtime.env.step),
-                "get_obs": effect_function("get_obs", runtime.env.observation),
-                "get_args": self._get_args,
-                "answer": finish,
-            },
-            on_undefined_call=request_function,
-            name_error=REPLNameError,
-        )
+        primitives = {
+            "act": effect_function("act", runtime.env.step),
+            "get_obs": effect_function("get_obs", runtime.env.observation),
+            "get_args": self._get_args,
+            "answer": finish,
+        }
+        self.ns = Namespace(primitives, on_undefined_call=request_function, name_error=REPLNameError)
+        # The primitives are builtins too: model code may shadow or `del` a name, but a
+        # primitive is never an undefined name (I7), so `del answer` spawns no REPL.
+        self.ns["__builtins__"].update(primitives)
         self._primitives = frozenset(self.ns)
 
     def _get_args(self) -> tuple:
         """The arguments of the current invocation of this REPL."""
-        return copy.deepcopy(self.arg_stack[-1]) if self.arg_stack else ()
+        if not self.arg_stack:
+            return ()
+        try:
+            return copy.deepcopy(self.arg_stack[-1])
+        except Exception:  # noqa: BLE001 - an uncopyable argument (a generator) is passed as it is
+            return self.arg_stack[-1]
 
     def append(self, item: Any) -> None:
         self.history.append(item)
@@ -391,7 +420,9 @@ class _Runtime:
                 m = re.search(r"REPLNameError: name '([^']*)'", result.stderr)
                 if m:
                     events.append(Event("name_error", m.group(1)))
-                block = Block(code, result.stdout, result.stderr, result.status, tuple(events))
+                # stdout is already cut at max_output; a huge traceback message is cut too
+                block = Block(code, result.stdout, _clip(result.stderr, self.max_output), result.status,
+                              tuple(events))
                 repl.append(block)
                 self.note(repl.name, "block", f"{result.status} after {result.attempts} attempt(s)")
                 if result.status == "finished":
