@@ -547,7 +547,8 @@ def test_huge_stderr_is_cut_and_keeps_the_error_line():
     err = _blocks(res, "main")[0].stderr
     assert len(err) < 2_100 and "characters cut" in err and err.rstrip().endswith("x")
     res = _solve({"main": ["def f(n):\n    return f(n + 1)\nf(0)", "answer(1)"]}, max_output=2_000)
-    assert _blocks(res, "main")[0].stderr.rstrip().endswith("RecursionError: maximum recursion depth exceeded")
+    last = _blocks(res, "main")[0].stderr.rstrip().splitlines()[-1]
+    assert last.startswith("RecursionError: maximum recursion depth exceeded")
 
 
 def test_a_model_defined_repr_that_never_returns_does_not_hang_the_harness():
