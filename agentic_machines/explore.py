@@ -169,14 +169,17 @@ def _search(
     h, p = machine.harness, machine.prompt
     graph = nx.DiGraph()
     nodes: dict[Any, dict[str, Any]] = {}  # node -> attribute dict: also the seen-set
-    succ: dict[Any, dict[Any, Any]] = {}  # node -> {outcome: completions}, later edge attributes
+    succ: dict[Any, dict[Any, dict[str, Any]]] = {}  # node -> {outcome: edge attribute dict}
     for s in starts:
         nodes[s] = {"kind": "state", "prompt": p(s), "depth": 0, "expanded": False}
         succ[s] = {}
     n_states = len(starts)
     limit = max_states if max_states is not None else float("inf")
+    labels: dict[str, str] = {}  # completion -> its edge label: computed once per completion
+    pairs = None if fixed is None else _labelled(fixed, labels)
+    merged: list[dict[str, Any]] = []  # edges taken by several completions: relabelled at the end
     queue = deque(starts)
-    transitions = undecided = expansions = 0
+    undecided = expansions = repeats = 0
     truncated_reason: str | None = None
     depth_cut = False
     while queue:
@@ -186,11 +189,13 @@ def _search(
         if max_depth is not None and depth >= max_depth:
             depth_cut = True
             continue
-        comps = fixed if fixed is not None else _chosen(choose, attrs["prompt"], s)
-        out = succ[s]  # outcome -> completions that reach it; edge attributes come later
+        comps = pairs if pairs is not None else _labelled(_chosen(choose, attrs["prompt"], s), labels)
+        out = succ[s]
         nd = depth + 1
         full = False
-        for c in comps:
+        # The edge attribute dict is made here, once, when the edge is first seen: a
+        # second pass over every edge to build it would cost as much as the search.
+        for c, label in comps:
             try:
                 t = h(s, c)
             except Undecided as exc:
@@ -198,9 +203,12 @@ def _search(
                 attrs.setdefault("undecided", []).append(c)
                 attrs.setdefault("undecided_reason", str(exc))
                 continue
-            taken = out.get(t)
-            if taken is not None:  # another completion with the same outcome: one edge
+            if t in out:  # another completion with the same outcome: one edge
+                taken = out[t]["completions"]
+                if len(taken) == 1:
+                    merged.append(out[t])
                 taken.append(c)
+                repeats += 1
                 continue
             if t not in nodes:
                 if t is HALT:
@@ -215,7 +223,7 @@ def _search(
                     nodes[t] = {"kind": "state", "prompt": p(t), "depth": nd, "expanded": False}
                     queue.append(t)
                 succ[t] = {}
-            out[t] = [c]
+            out[t] = {"completions": [c], "label": label}
         if full:
             truncated_reason = f"max_states={max_states}: the search stopped when the graph held {n_states} states"
             break
@@ -225,44 +233,39 @@ def _search(
             report.tick(lambda: _stats(nodes, succ, n_states, -1, undecided, began, None, len(queue)))
     if truncated_reason is None and depth_cut:
         truncated_reason = f"max_depth={max_depth}: states at depth {max_depth} were not expanded"
+    for edge in merged:
+        edge["label"] = edge_label(edge["completions"])
     labeller = getattr(machine, "state_label", None)
     if callable(labeller):  # a machine may name its states compactly for diagrams (DESIGN §5.1)
         for n, a in nodes.items():
             if a["kind"] == "state":
                 a["label"] = str(labeller(n))
-    transitions = _build(graph, nodes, succ)
+    _build(graph, nodes, succ)
+    n_edges = sum(map(len, succ.values()))
     graph.graph.update(
         name=getattr(machine, "name", "machine"),
         machine=getattr(machine, "name", "machine"),
         start=starts[0],
         roots=starts,
-        stats=_stats(nodes, succ, n_states, transitions, undecided, began, truncated_reason, len(queue)),
+        stats=_stats(nodes, succ, n_states, n_edges + repeats, undecided, began, truncated_reason, len(queue)),
     )
     return graph
 
 
-def _build(graph: nx.DiGraph, nodes: dict, succ: dict) -> int:
-    """Turn the search's dicts into the graph's edges; return the number of transitions.
+def _build(graph: nx.DiGraph, nodes: dict, succ: dict) -> None:
+    """Enter the search's dicts into ``graph`` as its nodes and edges.
 
-    The search keeps, per node, ``{outcome: [completions]}``; here each list becomes an
-    edge attribute dict, shared by the successor and predecessor maps exactly as
-    ``DiGraph.add_edge`` would share it. Filling networkx's adjacency dicts directly
-    costs half of ``add_edges_from``, which re-checks every node of every edge.
+    The search already holds networkx's successor map (``{node: {outcome: edge
+    attributes}}``); here the predecessor map is derived from it, sharing each edge's
+    attribute dict exactly as ``DiGraph.add_edge`` would. Filling networkx's adjacency
+    dicts directly costs a fraction of ``add_edges_from``, which re-checks both nodes
+    and copies the attributes of every edge; building the predecessor map in a pass of
+    its own, in successor order, is faster than growing it during the search.
     """
-    labels: dict[str, str] = {}
     pred: dict[Any, dict[Any, dict[str, Any]]] = {n: {} for n in nodes}
-    transitions = 0
     for s, out in succ.items():
-        for t, cs in out.items():
-            transitions += len(cs)
-            if len(cs) == 1:
-                c = cs[0]
-                label = labels.get(c)
-                if label is None:
-                    label = labels[c] = short_text(c, 16)
-            else:
-                label = edge_label(cs)
-            out[t] = pred[t][s] = {"completions": cs, "label": label}
+        for t, edge in out.items():
+            pred[t][s] = edge
     if type(graph) is nx.DiGraph and not graph._node and not graph._adj:  # noqa: SLF001
         graph._node.update(nodes)  # noqa: SLF001
         graph._adj.update(succ)  # noqa: SLF001 - _adj is _succ on a DiGraph
@@ -270,7 +273,17 @@ def _build(graph: nx.DiGraph, nodes: dict, succ: dict) -> int:
     else:  # pragma: no cover - a future networkx without these dicts: the public way
         graph.add_nodes_from(nodes.items())
         graph.add_edges_from((s, t, e) for s, out in succ.items() for t, e in out.items())
-    return transitions
+
+
+def _labelled(comps: list[str], labels: dict[str, str]) -> list[tuple[str, str]]:
+    """Pair each completion with its edge label (``short_text``), cached in ``labels``."""
+    pairs = []
+    for c in comps:
+        label = labels.get(c)
+        if label is None:
+            label = labels[c] = short_text(c, 16)
+        pairs.append((c, label))
+    return pairs
 
 
 def _chosen(choose: Callable[[str], Iterable[str]], prompt: str, state: Any) -> list[str]:
