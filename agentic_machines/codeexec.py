@@ -557,8 +557,7 @@ def _compile(code: str, filename: str) -> tuple[CodeType, frozenset]:
         warnings.simplefilter("ignore")
         tree = ast.parse(code, filename, "exec")
         callees = frozenset(_callee_positions(tree))
-        _Instrument().visit(tree)
-        ast.fix_missing_locations(tree)
+        _instrument(tree)
         return compile(tree, filename, "exec"), callees
 
 
@@ -714,37 +713,31 @@ def _callee_positions(tree: ast.AST) -> set[tuple]:
     return out
 
 
-class _Instrument(ast.NodeTransformer):
-    """Put a checkpoint first in every place that could swallow a control signal."""
+def _instrument(tree: ast.AST) -> None:
+    """Put a checkpoint first in every place that could swallow a control signal.
 
-    @staticmethod
-    def _guard(body: list[ast.stmt]) -> list[ast.stmt]:
-        if not body:
-            return body
-        first = body[0]
-        call_ = ast.Expr(ast.Call(ast.Name(_CHECKPOINT, ast.Load()), [], []))
-        # Same line as the statement it guards: adds no line events to the budget.
-        for node in (call_, call_.value, call_.value.func):
-            ast.copy_location(node, first)
-        return [call_, *body]
+    Iterative (``ast.walk``), not a recursive ``NodeTransformer``: a long expression such
+    as ``1+1+...+1`` is a deep tree, and the model chooses its depth.
+    """
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ExceptHandler):
+            node.body = _guard(node.body)
+        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            node.finalbody = _guard(node.finalbody)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ("__exit__", "__aexit__"):
+            node.body = _guard(node.body)
 
-    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.AST:
-        self.generic_visit(node)
-        node.body = self._guard(node.body)
-        return node
 
-    def visit_Try(self, node: ast.Try) -> ast.AST:
-        self.generic_visit(node)
-        node.finalbody = self._guard(node.finalbody)
-        return node
-
-    visit_TryStar = visit_Try
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-        self.generic_visit(node)
-        if node.name in ("__exit__", "__aexit__"):
-            node.body = self._guard(node.body)
-        return node
+def _guard(body: list[ast.stmt]) -> list[ast.stmt]:
+    if not body:
+        return body
+    first = body[0]
+    call_ = ast.Expr(ast.Call(ast.Name(_CHECKPOINT, ast.Load()), [], []))
+    # Same line as the statement it guards: adds no line events to the budget. Every new
+    # node gets its location here, so no (recursive) fix_missing_locations pass is needed.
+    for node in (call_, call_.value, call_.value.func):
+        ast.copy_location(node, first)
+    return [call_, *body]
 
 
 _PLAIN = (list, dict, set, tuple, frozenset, bytearray)

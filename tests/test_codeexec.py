@@ -303,3 +303,23 @@ def test_a_value_whose_deepcopy_raises_is_kept_by_reference_across_a_rerun():
     _run(_SYSTEM_EXIT + "class A:\n    def __deepcopy__(self, memo):\n        raise SE\nkeep = A()", ns)
     r = _run("v = ask(1)\nprint(type(keep).__name__, v)", ns, ["yes"])
     assert r.status == "ok" and r.stdout == "A Ayes\n" and r.attempts == 2
+
+
+@pytest.mark.parametrize("code", ["x = " + "+".join(["1"] * 100_000), "x = " + "-" * 100_000 + "1",
+                                  "x = " + "not " * 5_000 + "1"])
+def test_a_block_too_deep_to_compile_is_a_block_error(code):
+    r = _run(code, _ns())
+    assert r.status == "error" and "nested too deeply" in r.stderr
+
+
+def test_a_long_flat_expression_compiles_and_runs():
+    # the instrumentation walks the tree iteratively: no RecursionError of our own
+    assert _run("x = " + "+".join(["1"] * 900) + "\nprint(x)", _ns()).stdout == "900\n"
+
+
+def test_compiler_warnings_do_not_change_the_outcome():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # e.g. pytest -W error
+        assert _run("x = 1\nprint(x is 1)", _ns()).stdout == "True\n"
