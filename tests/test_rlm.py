@@ -149,6 +149,8 @@ HOSTILE = [
     "```repl\ndef f(n):\n    return f(n + 1)\nf(0)\n```",
     "```repl\nfor i in range(300):\n    print('y' * 10000)\n```",
     "```repl\nprint('\\ud800', 'é€😀')\n```\n\ud800",
+    "```repl\nx = " + "+".join(["1"] * 100_000) + "\n```",
+    "```repl\nimport json\nprint(json.loads('[' * 100000))\n```",
 ]
 
 
