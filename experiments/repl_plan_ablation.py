@@ -6,9 +6,10 @@ The same scripted policy (experiments/shop.py) runs every task in several varian
   check_requirements, buy_best_product);
 - **no child REPLs**: the whole task in one REPL (main prints pages and decides), so
   its prompt grows with every page it reads;
-- **buggy demo (unescaped string)** / **buggy demo (undefined variable)**: main's first
-  block carries a bug as if copied from a buggy demonstration; the policy reads the
-  error in the next prompt and writes a fixed block;
+- **buggy demo (unescaped string)** / **buggy demo (undefined variable)**: the pool holds
+  a demonstration for ``main`` whose code had a bug injected (``shop.buggy_pool``); the
+  policy imitates it, so main's first block carries the bug, then reads the error in the
+  next prompt and writes a fixed block;
 - **pooled check_requirements**: a k-shot pool holds a ``check_requirements`` REPL
   from a solved task outside the test set, injected instead of described.
 
@@ -67,8 +68,8 @@ def variants() -> list[tuple[str, shop.ShopPolicy, dict, dict]]:
         ("child REPLs", shop.ShopPolicy("children"), {}, BUDGETS),
         ("no child REPLs (one REPL)", shop.ShopPolicy("flat"), {}, BUDGETS),
         ("no child REPLs, default max_blocks=8", shop.ShopPolicy("flat"), {}, {**BUDGETS, "max_blocks": 8}),
-        ("buggy demo: unescaped string", shop.ShopPolicy("children", bug="unescaped"), {}, BUDGETS),
-        ("buggy demo: undefined variable", shop.ShopPolicy("children", bug="undefined"), {}, BUDGETS),
+        ("buggy demo: unescaped string", shop.ShopPolicy("children"), shop.buggy_pool("unescaped"), BUDGETS),
+        ("buggy demo: undefined variable", shop.ShopPolicy("children"), shop.buggy_pool("undefined"), BUDGETS),
         ("pooled check_requirements", shop.ShopPolicy("children"), pooled_demo(), BUDGETS),
     ]
 
@@ -117,7 +118,8 @@ def to_markdown(rows: list[Row]) -> str:
         "the first candidates (`BlocksExceeded`). With child REPLs each prompt holds one sub-task and a "
         "loop over candidates is one block, at the price of more model calls (descriptions and one call "
         "per helper block). The "
-        "buggy-demo rows cost one extra model call each: the policy reads the `SyntaxError` or "
+        "buggy-demo rows put a demonstration of `main` with an injected bug in main's prompt; the policy "
+        "copies its code, so they cost one extra model call each: the policy reads the `SyntaxError` or "
         "`REPLNameError` in the next prompt and writes a fixed block. The pooled row saves the "
         "description call for `check_requirements` and shows its demonstration in every one of its prompts.",
         "",

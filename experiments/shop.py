@@ -32,7 +32,8 @@ MAIN_BLOCK = (
     "best = select_best_product(results, instruction)\n"
     "print(buy_best_product(best, instruction))"
 )
-# Demonstration bugs (ablation): an unescaped quote, and a misspelt variable.
+# Demonstration bugs (ablation, as in the paper: bugs injected into demonstration code): an
+# unescaped quote, and a misspelt variable. See buggy_pool().
 BUGGY_UNESCAPED = MAIN_BLOCK.replace("query = generate_query", "note = 'the shopper's request'\nquery = generate_query")
 BUGGY_UNDEFINED = MAIN_BLOCK.replace('act(f"search[{query}]")', 'act(f"search[{qeury}]")')
 FIX_UNDEFINED = MAIN_BLOCK.split("\n", 2)[2]  # continue after the failing line: query exists already
@@ -109,13 +110,41 @@ def _own_transcript(prompt: str) -> str:
     return prompt[prompt.rfind("\n#START#\n") + len("\n#START#\n"):]
 
 
+def buggy_pool(bug: str) -> dict[str, rp.Demo]:
+    """A k-shot pool whose ``main`` demonstration is a solved trajectory with a bug injected
+    into its code: ``"unescaped"`` (an unescaped quote) or ``"undefined"`` (a misspelt variable)."""
+    code = {"unescaped": BUGGY_UNESCAPED, "undefined": BUGGY_UNDEFINED}[bug]
+    lines = code.split("\n")
+    block = ">>> " + lines[0] + "".join("\n... " + line for line in lines[1:]) + "\n"
+    return {"main": rp.Demo("buy the product the instruction asks for", (f"#CALL# main()\n{block}#ANSWER# None\n",))}
+
+
+def demo_first_block(prompt: str) -> str | None:
+    """The code of the first block of the first demonstration in ``prompt`` (None without one)."""
+    start = prompt.find("\n#DEMO#\n")
+    if start < 0:
+        return None
+    demo = prompt[start:prompt.find("\n#END#\n", start)].split("\n")
+    first = next((k for k, line in enumerate(demo) if line.startswith(">>> ")), None)
+    if first is None:
+        return None
+    code = [demo[first][4:]]
+    for line in demo[first + 1:]:
+        if not line.startswith("... "):
+            break
+        code.append(line[4:])
+    return "\n".join(code)
+
+
 class ShopPolicy:
     """The scripted shop model: ``mode`` is ``"children"`` (the paper's decomposition) or
-    ``"flat"`` (one REPL, no helpers); ``bug`` is ``None``, ``"unescaped"`` or
-    ``"undefined"`` (main's first block is buggy; the policy fixes it from stderr)."""
+    ``"flat"`` (one REPL, no helpers). With child REPLs, main's first block copies the
+    first block of main's demonstration when the prompt shows one (a capable model
+    imitates its k-shot examples), bugs included (:func:`buggy_pool`); the policy then
+    fixes the bug from the error it reads in the next prompt."""
 
-    def __init__(self, mode: str = "children", bug: str | None = None) -> None:
-        self.mode, self.bug = mode, bug
+    def __init__(self, mode: str = "children") -> None:
+        self.mode = mode
         self.calls: list[tuple[str, str]] = []
 
     def complete(self, prompt: str) -> str:
@@ -160,7 +189,7 @@ class ShopPolicy:
         own = _own_transcript(prompt)
         n_blocks = sum(1 for line in own.split("\n") if line.startswith(">>> ")) - 1
         if n_blocks == 0:
-            return {"unescaped": BUGGY_UNESCAPED, "undefined": BUGGY_UNDEFINED}.get(self.bug, MAIN_BLOCK)
+            return demo_first_block(prompt) or MAIN_BLOCK
         if "SyntaxError" in own and n_blocks == 1:
             return MAIN_BLOCK
         if "REPLNameError" in own and n_blocks == 1:
@@ -170,7 +199,7 @@ class ShopPolicy:
     def _flat(self, prompt: str) -> str:
         own = _own_transcript(prompt)
         if "\n>>> " not in "\n" + own[:-4]:
-            return {"unescaped": "note = 'the shopper's request'\nprint(get_obs())"}.get(self.bug, "print(get_obs())")
+            return "print(get_obs())"
         last = own[: -len(">>> ")]
         last = last[last.rfind("\n>>> ") + 1:] if "\n>>> " in last else last
         m = re.search(r"Instruction: (.*)", own)

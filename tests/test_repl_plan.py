@@ -324,8 +324,10 @@ def test_ablation_writes_its_table(tmp_path):
 def test_buggy_demonstrations_are_fixed_from_the_error_output():
     shop = _load("shop")
     for bug, error in [("unescaped", "SyntaxError"), ("undefined", "REPLNameError: name 'qeury'")]:
-        res = rp.solve(shop.TASK, shop.ShopPolicy("children", bug=bug), shop.env(3))
+        res = rp.solve(shop.TASK, shop.ShopPolicy("children"), shop.env(3), pool=shop.buggy_pool(bug))
+        assert res.prompts[0].startswith("REPL: main\n#DEMO#\n#CALL# main()\n>>> ")  # the bug is in the demo
         first, second = _blocks(res, "main")[:2]
+        assert first.code == shop.demo_first_block(res.prompts[0]) != shop.MAIN_BLOCK
         assert error in first.stderr and second.status == "ok" and res.success
 
 
@@ -570,3 +572,18 @@ def test_pooled_prompt_layout_golden():
                                                    "helper": ["answer(get_args()[0] * 2)"]}), CountEnv(10), pool=pool)
     assert res.answer == 6
     check_golden(GOLDEN / "pooled_prompts.txt", "\n=====\n".join(res.prompts))
+
+
+def test_solve_and_run_machine_agree_on_every_ablation_variant():
+    ablation = _load("repl_plan_ablation")
+    shop = _load("shop")
+    for name, policy, pool, budgets in ablation.variants():
+        for seed in (0, 5):
+            res = rp.solve(shop.TASK, policy, shop.env(seed), pool=pool, **budgets)
+            m = rp.machine(shop.TASK, shop.env(seed), pool=pool, **budgets)
+            trace = run(m, policy)
+            assert trace.end is HALT, name
+            last = trace.steps[-1]
+            via = m.result(last.state, last.completion)
+            assert (via.actions, via.answer, via.status) == (res.actions, res.answer, res.status), (name, seed)
+            assert list(trace.prompts) == list(res.prompts)

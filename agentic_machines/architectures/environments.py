@@ -45,6 +45,9 @@ class Environment:
 
     Subclasses implement :meth:`_step` and :meth:`observation`; :meth:`step` logs the
     action first, so ``action_log`` holds every action exactly once, in order.
+
+    >>> env = CountEnv(1); _ = env.step("1"); env.step("2"), env.action_log
+    ('The episode is over; no action has any effect.', ['1', '2'])
     """
 
     instruction: str = ""
@@ -67,7 +70,11 @@ class Environment:
         return self._last
 
     def observation(self) -> str:
-        """The current observation: the last one returned, or the instruction at the start."""
+        """The current observation: the last one returned, or the instruction at the start.
+
+        >>> env = CountEnv(3); _ = env.step("1"); env.observation()
+        'You said 1.'
+        """
         return getattr(self, "_last", self.instruction)
 
     def fresh(self) -> "Environment":
@@ -203,13 +210,21 @@ class Household(Environment):
         return f"On the {rec}, you see {self._list(self.contents[rec])}."
 
     def look(self) -> str:
-        """The text of ``look``."""
+        """The text of ``look``.
+
+        >>> default_household().look()
+        'You are in the kitchen. Looking quickly around you, you see a countertop 1, a cabinet 1, a cabinet 2, a fridge 1, a microwave 1, and a sinkbasin 1.'
+        """
         where = f" You are facing the {self.at}." if self.at else ""
         return (f"You are in the {self.room}.{where} Looking quickly around you, you see "
                 f"{self._list(self.rooms[self.room])}.")
 
     def goal_met(self) -> bool:
-        """True when every goal item is satisfied."""
+        """True when every goal item is satisfied.
+
+        >>> default_household().goal_met()
+        False
+        """
         for g in self.goal:
             have = [o for o in self.contents.get(g.receptacle, [])
                     if o.split()[0] == g.kind and (g.state is None or g.state in self.states.get(o, ()))]
@@ -314,7 +329,11 @@ def default_household() -> Household:
 # ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Product:
-    """A product of the toy shop; ``options`` maps an option type to its values."""
+    """A product of the toy shop; ``options`` maps an option type to its values.
+
+    >>> Product("B01", "Acme vegan shampoo", 9.5, "shampoo", ("vegan",), (("size", ("8 ounce",)),)).price
+    9.5
+    """
 
     asin: str
     title: str
@@ -327,7 +346,11 @@ class Product:
 
 @dataclass(frozen=True)
 class ShopGoal:
-    """What the instruction asks for; the reward compares the bought product with it."""
+    """What the instruction asks for; the reward compares the bought product with it.
+
+    >>> make_shop_task(0).goal.max_price > 0
+    True
+    """
 
     instruction: str
     category: str
@@ -392,7 +415,12 @@ class Shop(Environment):
         return "\n".join(lines)
 
     def search(self, query: str) -> list[Product]:
-        """Products ranked by how many query words their title and features contain."""
+        """Products ranked by how many query words their title and features contain.
+
+        >>> env = make_shop_task(0)
+        >>> all(env.goal.category in p.title for p in env.search(env.goal.category)), env.search("xyzzy")
+        (True, [])
+        """
         words = set(re.findall(r"[a-z0-9]+", query.lower()))
         scored = []
         for p in self.products.values():

@@ -167,6 +167,10 @@ class Event:
     ``name_error`` (a ``REPLNameError``), ``failed`` (a budget ran out),
     ``near_miss`` (a new REPL whose name is close to an existing one: a likely typo;
     ``detail`` is the existing name).
+
+    >>> r = solve(TASK, scripted_model(), CountEnv(4))
+    >>> r.repls["main"].history[1].events[0]
+    Event(kind='spawned', name='count_even', detail='say the given even number')
     """
 
     kind: str
@@ -176,7 +180,13 @@ class Event:
 
 @dataclass(frozen=True)
 class Block:
-    """One block of a REPL's history: the code and the output of its last attempt."""
+    """One block of a REPL's history: the code and the output of its last attempt.
+
+    >>> r = solve("t", scripted_model({"main": ["print(1)\\nprint(x)", "answer(0)"]}), CountEnv(4))
+    >>> b = r.repls["main"].history[1]
+    >>> b.stdout, b.status, b.stderr.splitlines()[-1]
+    ('1\\n', 'error', "REPLNameError: name 'x' is not defined")
+    """
 
     code: str
     stdout: str
@@ -188,7 +198,11 @@ class Block:
 @dataclass(frozen=True)
 class TraceEntry:
     """One line of an episode trace: ``kind`` is ``prompt``, ``completion``, ``spawned``,
-    ``near_miss``, ``injected``, ``reused``, ``block``, ``answer`` or ``failed``."""
+    ``near_miss``, ``injected``, ``reused``, ``block``, ``answer`` or ``failed``.
+
+    >>> [e.kind for e in solve(TASK, scripted_model(), CountEnv(4)).trace][:4]
+    ['prompt', 'completion', 'prompt', 'completion']
+    """
 
     repl: str
     kind: str
@@ -197,7 +211,12 @@ class TraceEntry:
 
 @dataclass(frozen=True)
 class REPLRecord:
-    """A REPL at the end of an episode: history, transcript and the names it defined."""
+    """A REPL at the end of an episode: history, transcript and the names it defined.
+
+    >>> rec = solve(TASK, scripted_model(), CountEnv(4)).repls["count_even"]
+    >>> rec.invocations, rec.variables, rec.transcript.splitlines()[0]
+    (2, ('n',), '#CALL# count_even(2)')
+    """
 
     name: str
     description: str
@@ -212,7 +231,12 @@ class Result:
     """What an episode returns: ``actions`` (the environment's action log), ``answer``
     (main's ``answer`` value, or None), ``trace``, ``status`` (``answered``,
     ``done`` or ``failed``), ``failure`` (the typed reason), ``model_calls``,
-    ``repls`` (name -> :class:`REPLRecord`), ``prompts`` and the final ``env``."""
+    ``repls`` (name -> :class:`REPLRecord`), ``prompts`` and the final ``env``.
+
+    >>> r = solve("t", scripted_model({"main": ["act('1')\\nanswer('ok')"]}), CountEnv(4))
+    >>> r.actions, r.answer, r.status, r.model_calls, r.success
+    (('1',), 'ok', 'answered', 1, False)
+    """
 
     actions: tuple[str, ...]
     answer: Any
@@ -612,6 +636,10 @@ class RoutedModel:
     ``descriptions[name]`` (default: the name with spaces). A list that runs out raises
     :class:`~agentic_machines.errors.ScriptExhausted` naming the REPL. Records
     ``.calls`` as (prompt, completion) pairs.
+
+    >>> m = RoutedModel({"main": ["act('1')"]}, {"helper": "say one"})
+    >>> m.complete("REPL: main\\n..."), m.complete("DESCRIBE: helper\\n..."), m.complete("DESCRIBE: other_fn\\n...")
+    ("act('1')", 'say one', 'other fn')
     """
 
     def __init__(self, blocks: Mapping[str, list[str]], descriptions: Mapping[str, str]) -> None:
