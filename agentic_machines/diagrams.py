@@ -34,9 +34,12 @@ import math
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
+
+if TYPE_CHECKING:  # matplotlib is imported lazily, when a picture is drawn
+    from matplotlib.figure import Figure
 
 from .errors import InvalidArgument
 from .explore import short_text
@@ -274,7 +277,7 @@ def draw(
     title: str | None = None,
     format: str | None = None,
     layout: str | Mapping[Any, tuple[float, float]] = "auto",
-):
+) -> Figure:
     """Draw an explored graph with matplotlib; save it to ``path`` when given.
 
     ``format`` is ``"png"``, ``"svg"`` or ``"pdf"`` (default: from the file suffix, else
@@ -531,7 +534,7 @@ def draw_embedding(
     *,
     title: str | None = None,
     format: str | None = None,
-):
+) -> Figure:
     """Draw two graphs side by side with an embedding as dashed lines between them.
 
     ``mapping`` is a dict, a function or an :class:`~agentic_machines.embedding.Embedding`;

@@ -140,7 +140,7 @@ def completion_generates(
     # Not decidable exactly, but F2 and F5 still refute when every successor of x can be
     # listed (a finite completion alphabet) and some target states are known.
     if states is not None:
-        sample = list(dict.fromkeys(states))
+        sample = [s for s in dict.fromkeys(states) if not is_sentinel(s)]  # sentinels are outcomes, not states
         if target.states is not None:
             unknown = [s for s in sample if s not in target.states]
             if unknown:

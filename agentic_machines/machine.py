@@ -141,7 +141,7 @@ class TableMachine(AgenticMachine):
       ...
     agentic_machines.errors.InvalidMachine: TableMachine table has 1 problem(s):
       - transition (0, 'a') -> 1 goes to an unknown state 1
-    Fix: give every state a prompt, add a transition for every (state, completion) pair, and send transitions only to states in `prompts` or to HALT/DIVERGE.
+    Fix: give every state a prompt, add a transition for every (state, completion) pair, use only completions of the alphabet, and send transitions only to states in `prompts` or to HALT/DIVERGE.
     """
 
     def __init__(
@@ -166,6 +166,11 @@ class TableMachine(AgenticMachine):
         self._prompts = dict(prompts)
         self._table = dict(transitions)
         self.states = _unique(self._prompts)
+        if isinstance(completions, str):
+            raise InvalidMachine(
+                f"completions must be a list of completion strings, got the single string {completions!r}; "
+                f"pass e.g. [{completions!r}] (a string would be split into its characters)."
+            )
         if completions is None:
             completions = (key[1] for key in self._table if isinstance(key, tuple) and len(key) == 2)
         self.completions = _unique(completions)
@@ -176,6 +181,7 @@ class TableMachine(AgenticMachine):
     def _validate(self) -> None:
         problems: list[str] = []
         known = set(self.states)
+        alphabet = set(self.completions)
         for state, text in self._prompts.items():
             if not isinstance(text, str):
                 problems.append(f"state {state!r} has prompt {text!r}, which is not a string (P = str)")
@@ -189,6 +195,10 @@ class TableMachine(AgenticMachine):
             state, c = key
             if state not in known:
                 problems.append(f"transition {key!r} starts from state {state!r}, which has no prompt")
+            if c not in alphabet:
+                problems.append(
+                    f"transition {key!r} uses completion {c!r}, which is not in completions={list(self.completions)!r}"
+                )
             if not is_sentinel(outcome) and outcome not in known:
                 problems.append(f"transition {key!r} -> {outcome!r} goes to an unknown state {outcome!r}")
         for state in self.states:
@@ -202,7 +212,8 @@ class TableMachine(AgenticMachine):
                 f"TableMachine table has {len(problems)} problem(s):\n"
                 + "\n".join(f"  - {p}" for p in problems)
                 + "\nFix: give every state a prompt, add a transition for every (state, completion) "
-                "pair, and send transitions only to states in `prompts` or to HALT/DIVERGE.",
+                "pair, use only completions of the alphabet, and send transitions only to states in `prompts` "
+                "or to HALT/DIVERGE.",
                 problems,
             )
 

@@ -326,7 +326,7 @@ def _describe_end(trace: Trace) -> str:
         return f"stopped at max_steps ({trace.max_steps})"
     if end == "incomplete":
         return "incomplete (the file has no end line: the run was interrupted)"
-    return f"{end}: {trace.message}"
+    return f"{end}: {trace.message}".rstrip(".")  # callers end the sentence themselves
 
 
 def run(
@@ -378,15 +378,21 @@ def run(
 
 def _steps(machine: AgenticMachine, model: Model, trace: Trace, writer: "_TraceWriter | None", raise_errors: bool) -> Trace:
     state = trace.start
+    # Bound once: on a cheap machine the attribute lookups and Step's Python-level
+    # __new__ cost more than the machine itself (benchmarks/bench_run.py).
+    prompt_of, complete, harness = machine.prompt, model.complete, machine.harness
+    record = trace.steps.append
+    write = writer.step if writer is not None else None
+    make_step = tuple.__new__  # what Step(...) does, without the generated wrapper
     for index in range(trace.max_steps or 0):
         try:
-            prompt = machine.prompt(state)
+            prompt = prompt_of(state)
         except Undecided as exc:
             trace.end, trace.message = "undecided", str(exc)
             return trace
         try:
-            completion = model.complete(prompt)
-            if not isinstance(completion, str):
+            completion = complete(prompt)
+            if type(completion) is not str and not isinstance(completion, str):
                 raise InvalidArgument(
                     f"the model answered {completion!r} ({type(completion).__name__}); completions must be strings (C = str)"
                 )
@@ -396,15 +402,15 @@ def _steps(machine: AgenticMachine, model: Model, trace: Trace, writer: "_TraceW
             trace.end, trace.message, trace.error = "model-error", f"{type(exc).__name__}: {exc}", exc
             return trace
         try:
-            outcome = machine.harness(state, completion)
+            outcome = harness(state, completion)
         except Undecided as exc:
             trace.end, trace.message, trace.pending = "undecided", str(exc), (prompt, completion)
             return trace
-        step = Step(index, state, prompt, completion, outcome)
-        trace.steps.append(step)
-        if writer is not None:
-            writer.step(step)
-        if is_sentinel(outcome):
+        step = make_step(Step, (index, state, prompt, completion, outcome))
+        record(step)
+        if write is not None:
+            write(step)  # flushed before the next model call: a kill loses no completed step
+        if outcome is HALT or outcome is DIVERGE:
             trace.end = outcome
             return trace
         state = outcome
@@ -474,7 +480,16 @@ def encode_state(state: Any) -> Any:
     >>> decode_state(encode_state(("s", [1, (2,)], frozenset({3})))) == ("s", [1, (2,)], frozenset({3}))
     True
     """
+    kind = type(state)
+    if kind in _PLAIN:  # the common states need no walk
+        return state
+    if kind is TraceState:
+        return {"trace": list(state.completions)}
     return _convert(state, _encode_one)
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+"""Exact types that :func:`encode_state` returns as they are (subclasses take the long way)."""
 
 
 def decode_state(value: Any) -> Any:

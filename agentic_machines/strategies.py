@@ -57,7 +57,11 @@ __all__ = [
 
 
 def thorough() -> bool:
-    """True when the ``thorough`` Hypothesis profile is selected (``HYPOTHESIS_PROFILE``)."""
+    """True when the ``thorough`` Hypothesis profile is selected (``HYPOTHESIS_PROFILE``).
+
+    >>> thorough() in (True, False)
+    True
+    """
     return os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
 
 

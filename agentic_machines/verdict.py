@@ -34,6 +34,10 @@ class Obstruction:
     ``"injectivity"``, ``"commutation"``, ``"successor"``, ...); ``state`` is the
     concrete state that exhibits it; ``completion`` the completion involved, if any;
     ``explanation`` says it in plain words; ``details`` keeps the raw evidence.
+
+    >>> o = Obstruction("prompt", 3, "State 3 has prompt 'stop?', which no successor has.")
+    >>> o.kind, o.state, str(o)
+    ('prompt', 3, "State 3 has prompt 'stop?', which no successor has.")
     """
 
     kind: str
@@ -52,6 +56,9 @@ class Witness:
 
     ``loader`` maps a state s' of the target machine to a completion c with
     h(x, c) = e(s'); it is a dict on finite machines and a callable otherwise.
+
+    >>> Witness(None, {0: "0", 1: "1"}).load(1), Witness(None, lambda s: f"load:{s}").load(7)
+    ('1', 'load:7')
     """
 
     embedding: Any
@@ -65,7 +72,15 @@ class Witness:
 
 @dataclass(frozen=True)
 class Verdict:
-    """The result of a check: ``holds`` is True, False or None (undecided)."""
+    """The result of a check: ``holds`` is True, False or None (undecided).
+
+    >>> v = Verdict(True, "1 is an SPE state of f2-mul", "fact:F1", 2,
+    ...             witness=Witness(None, {0: "0", 1: "1"}, "the identity, loaded by '0' and '1'"))
+    >>> bool(v), v.status, v.certificate
+    (True, 'holds', "the identity, loaded by '0' and '1'")
+    >>> print(v)
+    Holds: 1 is an SPE state of f2-mul. Method: fact F1, the finite characterisation (2 checks). Witness: the identity, loaded by '0' and '1'.
+    """
 
     holds: bool | None
     claim: str

@@ -29,6 +29,16 @@ def test_table_machine_names_every_problem():
     assert "Fix:" in str(info.value)
 
 
+def test_table_machine_names_completions_outside_the_given_alphabet():
+    with pytest.raises(InvalidMachine) as info:
+        TableMachine({"a": "p"}, {("a", "x"): "a", ("a", "z"): HALT}, completions=["x", "y"])
+    problems = "\n".join(info.value.problems)
+    assert "uses completion 'z', which is not in completions=['x', 'y']" in problems
+    assert "missing transition for ('a', 'y')" in problems and len(info.value.problems) == 2
+    with pytest.raises(InvalidMachine, match=r"pass e.g. \['xy'\]"):
+        TableMachine({"a": "p"}, {("a", "xy"): "a"}, completions="xy")
+
+
 def test_table_machine_rejects_non_string_completions():
     with pytest.raises(InvalidMachine, match="not a string"):
         TableMachine({0: "*"}, {(0, 1): 0})
