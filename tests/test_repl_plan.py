@@ -587,3 +587,14 @@ def test_solve_and_run_machine_agree_on_every_ablation_variant():
             via = m.result(last.state, last.completion)
             assert (via.actions, via.answer, via.status) == (res.actions, res.answer, res.status), (name, seed)
             assert list(trace.prompts) == list(res.prompts)
+
+
+def test_a_model_method_that_never_returns_outside_a_block_is_a_typed_failure():
+    # The snapshot before the next block deep-copies `e`: model code the runtime runs outside
+    # any block budget. solve stops it with its per-step budget, as the machine does (↑).
+    evil = "class E:\n    def __deepcopy__(self, memo):\n        while True:\n            pass\ne = E()"
+    res = _solve({"main": [evil, "act('x')", "answer(0)"]}, line_budget=100_000)
+    assert res.status == "failed" and res.failure.startswith("BudgetExceeded") and res.trace[-1].kind == "failed"
+    assert res.model_calls == 2 and res.actions == ()
+    m = rp.machine("t", CountEnv(10), line_budget=100_000)
+    assert m.harness(m.harness(m.initial, evil), "act('x')") is DIVERGE

@@ -46,7 +46,8 @@ stderr of the *last* attempt of each block (C8); prompts use ``#START#``.
 WebShop; scripted models instead of GPT; budgets (blocks per invocation, nesting depth,
 total model calls, lines per block attempt) are ours: exceeding one is a typed failure
 in the trace (``BlocksExceeded``, ``DepthExceeded``, ``ModelCallsExceeded``,
-``BudgetExceeded``), never a hang. Model code runs in-process with restricted
+``BudgetExceeded``), never a hang; the runtime between two model calls has a line
+budget too (``line_budget`` of :func:`solve` and :func:`machine`). Model code runs in-process with restricted
 builtins (:mod:`agentic_machines.codeexec`), which is not a sandbox.
 
 The SPE question (:func:`analysis`): every successor prompt of the initial state is the
@@ -65,6 +66,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import inspect
 import re
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
@@ -545,6 +547,13 @@ def repl_plan_program(
     >>> next(g).splitlines()
     ['REPL: main', 'Description: Count from 1 to 4: say each number with act(str(n)), in order. Hand even numbers to a helper.', '#START#', '#CALL# main()', '>>> ']
     """
+    rt, main = _prepare(task, env, pool, max_blocks=max_blocks, max_depth=max_depth,
+                        max_model_calls=max_model_calls, block_lines=block_lines, max_output=max_output)
+    return (yield from _episode(rt, main))
+
+
+def _prepare(task: str, env: Any, pool: Mapping[str, Demo] | None, *, max_blocks: int, max_depth: int,
+             max_model_calls: int, block_lines: int, max_output: int) -> tuple[_Runtime, _REPL]:
     env = CountEnv(4) if env is None else env
     env = env.fresh() if hasattr(env, "fresh") else copy.deepcopy(env)
     for name, value in (("max_blocks", max_blocks), ("max_depth", max_depth), ("max_model_calls", max_model_calls),
@@ -557,6 +566,10 @@ def repl_plan_program(
     main_demo = pool.pop(MAIN, None)
     rt.pool = pool
     main = rt.new_repl(MAIN, task, tuple(main_demo.transcripts) if main_demo else ())
+    return rt, main
+
+
+def _episode(rt: _Runtime, main: _REPL) -> Generator[str, str, Result]:
     answer, status, failure = None, "failed", ""
     try:
         answer = yield from rt.invoke(main, (), {}, 0)
@@ -569,6 +582,11 @@ def repl_plan_program(
     except _Abort as abort:
         failure = f"{type(abort.error).__name__}: {abort.error}"
         rt.note(MAIN, "failed", failure)
+    return _result(rt, answer, status, failure)
+
+
+def _result(rt: _Runtime, answer: Any, status: str, failure: str) -> Result:
+    env = rt.env
     return Result(
         actions=tuple(env.action_log),
         answer=answer,
@@ -582,22 +600,50 @@ def repl_plan_program(
     )
 
 
-def solve(task: str, model: Any, env: Any, *, pool: Mapping[str, Demo] | None = None, **budgets: int) -> Result:
+def solve(task: str, model: Any, env: Any, *, pool: Mapping[str, Demo] | None = None,
+          line_budget: int | None = 2_000_000, **budgets: int) -> Result:
     """Run REPL-Plan on ``task`` in (a copy of) ``env`` with ``model`` (anything with
     ``complete(prompt) -> str``, or a plain function). Errors of the model (e.g.
     ``ScriptExhausted``) propagate.
 
+    ``line_budget`` bounds the Python lines between two model calls, as in
+    :func:`machine` (where a step past it is ``↑``): model code can define methods the
+    runtime calls outside any block (``__deepcopy__`` of a value it keeps, say) that never
+    return; past the budget the episode ends with status ``failed`` and a
+    ``BudgetExceeded`` failure instead of hanging. ``None`` turns it off (faster).
+
     >>> solve(TASK, scripted_model(), CountEnv(4)).actions
     ('1', '2', '3', '4')
     """
+    # the budgets and their defaults are repl_plan_program's keyword-only parameters (one source)
+    defaults = {k: p.default for k, p in inspect.signature(repl_plan_program).parameters.items()
+                if p.kind is p.KEYWORD_ONLY and k != "pool"}
+    unknown = sorted(set(budgets) - set(defaults))
+    if unknown:
+        raise InvalidArgument(f"solve() got unknown budget(s) {unknown}; the budgets are {', '.join(defaults)}")
+    rt, main = _prepare(task, env, pool, **{**defaults, **budgets})
     complete = getattr(model, "complete", model)
-    gen = repl_plan_program(task, env, pool=pool, **budgets)
+    gen = _episode(rt, main)
     try:
-        prompt = next(gen)
+        prompt = _step(gen, None, line_budget)
         while True:
-            prompt = gen.send(complete(prompt))
+            prompt = _step(gen, complete(prompt), line_budget)
     except StopIteration as stop:
         return stop.value
+    except BudgetExceeded:
+        restore_tracing()
+        failure = (f"BudgetExceeded: the runtime ran more than {line_budget} lines between two model calls "
+                   "(model code may define a method the runtime calls, e.g. __deepcopy__, that never returns)")
+        rt.note(MAIN, "failed", failure)
+        return _result(rt, None, "failed", failure)
+
+
+def _step(gen: Generator[str, str, Result], completion: str | None, line_budget: int | None) -> str:
+    # The model call stays outside the budget, as in HarnessMachine: only the runtime is counted.
+    if line_budget is None:
+        return next(gen) if completion is None else gen.send(completion)
+    with LineBudget(line_budget):
+        return next(gen) if completion is None else gen.send(completion)
 
 
 def machine(task: str = TASK, env: Any = None, *, pool: Mapping[str, Demo] | None = None,
