@@ -38,6 +38,22 @@ def test_closures_capture_only_their_free_variables():
     assert f == g
 
 
+def test_letrec_closures_do_not_carry_siblings_they_cannot_reach():
+    # g is dead once f is chosen: its captured b must not make the states differ.
+    a = first_boundary('(let ((a 1) (b 2)) (letrec ((f (lambda () a)) (g (lambda () b))) (f (llm "q"))))')
+    b = first_boundary('(let ((a 1) (b 3)) (letrec ((f (lambda () a)) (g (lambda () b))) (f (llm "q"))))')
+    c = first_boundary('(let ((a 1)) (letrec ((f (lambda () a))) (f (llm "q"))))')
+    assert a == b == c and hash(a) == hash(c)
+    # mutual recursion keeps the members it reaches, and only those
+    pair = evaluate(
+        "(let ((a 1) (b 2)) (letrec ((e (lambda (n) (if (= n 0) a (o (- n 1))))) "
+        "(o (lambda (n) (if (= n 0) b (e (- n 1))))) (h (lambda () (e 3))) (dead (lambda () 0))) (list e h)))"
+    )
+    e, h = pair.car, pair.cdr.car
+    assert e.group.names == ("e", "o") and h.group.names == ("e", "o", "h") and e.env == h.env == (1, 2)
+    assert evaluate(unparse(pair)) == pair and evaluate(f"((car (cdr {unparse(pair)})))") == 2
+
+
 def test_recursive_closures_are_acyclic_and_print_back_as_source():
     f = evaluate("(letrec ((even (lambda (n) (if (= n 0) #t (odd (- n 1))))) (odd (lambda (n) (if (= n 0) #f (even (- n 1)))))) odd)")
     text = unparse(f)
@@ -144,3 +160,23 @@ def test_each_frame_is_rebuilt_by_its_source_context(program, frame, context):
     assert loader(beta) == context
     assert first_boundary(loader(beta)) == beta
 
+
+
+def test_purity_of_lists_is_cached_so_nested_eval_of_quoted_code_stays_linear():
+    from agentic_machines.cek import parse
+
+    assert parse("(1 (a \"s\") #t nil)").pure is True
+    assert evaluate("(list 1 (list (lambda (x) x)))").pure is False
+    assert evaluate("(cons 1 (list car))").pure is False and evaluate("(cdr (list car 1))").pure is True
+    # each level compiles only its own list: O(depth) overall, not O(depth²)
+    assert evaluate("(eval '" * 20_000 + "7" + ")" * 20_000) == 7
+    assert evaluate('(eval "' + "(eval '" * 20_000 + "7" + ")" * 20_000 + '")') == 7
+
+
+def test_deep_values_copy_as_themselves():
+    import copy
+
+    from agentic_machines.cek import parse
+
+    v = parse("(" * DEEP + ")" * DEEP)  # deeper than the recursion limit
+    assert copy.deepcopy(v) is v and copy.copy(v) is v

@@ -33,7 +33,7 @@ from typing import Any
 
 from ..errors import MalformedProgram
 from .syntax import NIL, Bool, Nil, Node, Pair, Symbol, from_items, iter_list
-from .values import PRIMITIVES, Prim
+from .values import PRIMITIVES, Closure, Prim
 
 __all__ = [
     "Expr",
@@ -234,21 +234,27 @@ class Group(Node):
     its body uses, from the group's source and its environment. So closures are finite
     trees that print back as source.
 
+    A member's closure is built over the *sub-group* of the members it can reach
+    (``members[i]``), not the whole letrec: a closure never carries a sibling it cannot
+    call or that sibling's captured values, so the same computation gives equal states
+    whatever dead siblings its letrec had (DESIGN §6.2, canonical states).
+
     >>> from agentic_machines.cek.reader import parse
     >>> e = compile_program(parse("(letrec ((f (lambda (n) (g n))) (g (lambda (n) n))) f)"))
-    >>> e.group.names, e.group.fv
-    (('f', 'g'), ())
+    >>> e.group.names, e.group.fv, e.group.members[1][0].names
+    (('f', 'g'), (), ('g',))
     """
 
-    __slots__ = ("names", "lams", "fv", "plans")
+    __slots__ = ("names", "lams", "fv", "plans", "members")
     _fields = ("names", "lams")
 
-    def __init__(self, names: tuple[str, ...], lams: tuple[Lambda, ...]) -> None:
+    def __init__(self, names: tuple[str, ...], lams: tuple[Lambda, ...], _smaller: "dict | None" = None) -> None:
         self.names = tuple(names)
         self.lams = tuple(lams)
         self._hash = hash(("Group", self.names, self.lams))
         bound = set(self.names)
         self.fv = tuple(n for n in _union(*(lam.fv for lam in self.lams)) if n not in bound)
+        self.members = self._members({} if _smaller is None else _smaller)
         plans = []
         for lam in self.lams:
             rec = tuple(j for j, n in enumerate(self.names) if n in lam.body.fv and n not in lam.params)
@@ -267,6 +273,53 @@ class Group(Node):
                 ordered[i] = n
             plans.append(Plan(len(lam.params), lam.body, rec, _selector(ordered, lam.body.fv), len(plans)))
         self.plans = tuple(plans)
+
+    def _members(self, smaller: dict) -> tuple:
+        """For each member i: (sub-group of the members i reaches, i's index in it, a
+        selector from this group's environment to the sub-group's, or None for the same).
+
+        ``smaller`` maps a name tuple to a sub-group already built for the same letrec; the
+        sub-groups are built smallest first, so building one never recurses further.
+        """
+        n = len(self.lams)
+        if n == 1:  # a plain lambda, or a letrec of one: it reaches the whole group
+            return ((self, 0, None),)
+        refs = [[k for k, name in enumerate(self.names) if name in lam.fv] for lam in self.lams]
+        reach: list[tuple[int, ...]] = []
+        for i in range(n):
+            seen = {i}
+            todo = [i]
+            while todo:
+                for k in refs[todo.pop()]:
+                    if k not in seen:
+                        seen.add(k)
+                        todo.append(k)
+            reach.append(tuple(sorted(seen)))
+        for r in sorted(set(reach), key=len):
+            key = tuple(self.names[k] for k in r)
+            if len(r) < n and key not in smaller:
+                smaller[key] = Group(key, tuple(self.lams[k] for k in r), smaller)
+        members = []
+        for i, r in enumerate(reach):
+            if len(r) == n:
+                members.append((self, i, None))
+                continue
+            sub = smaller[tuple(self.names[k] for k in r)]
+            select = None if sub.fv == self.fv else _selector(self.fv, sub.fv)
+            members.append((sub, r.index(i), select))
+        return tuple(members)
+
+    def closure(self, index: int, env: tuple) -> Any:
+        """The closure of member ``index`` with this group's environment ``env`` (canonical:
+        over the sub-group that member reaches).
+
+        >>> from agentic_machines.cek.reader import parse
+        >>> e = compile_program(parse("(letrec ((f (lambda () 1)) (g (lambda () (f)))) g)"))
+        >>> e.group.closure(0, ()).group.names
+        ('f',)
+        """
+        sub, i, select = self.members[index]
+        return Closure(sub, i, env if select is None else select(env))
 
 
 class Seq(Node):
@@ -653,6 +706,8 @@ def check_datum(d: Any) -> None:
 
     >>> check_datum(from_items([1, "a", NIL]))
     """
+    if type(d) is Pair and d.pure:  # the common case, O(1): purity is cached in each pair
+        return
     stack = [d]
     while stack:
         x = stack.pop()

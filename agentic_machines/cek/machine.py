@@ -395,10 +395,10 @@ def step(state: Node) -> Node:
                 return Eval(seq.head, env, k)
             return Eval(seq.head, seq.head_sel(env), BeginK(seq.tail, seq.tail_sel(env), k))
         if te is Letrec:
-            # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + {f: closure(group, i, ρ|group)}, κ>
+            # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + {f: closure(group, i, ρ|group)}, κ>   (closure over the members f reaches)
             group = e.group
             genv = e.group_sel(env)
-            vals = env + tuple(Closure(group, j, genv) for j in e.rec) if e.rec else env
+            vals = env + tuple(group.closure(j, genv) for j in e.rec) if e.rec else env
             return Eval(e.body, e.body_sel(vals), k)
         if te is Llm:
             # <(llm a), ρ, κ>  ->  <a, ρ, LlmK(κ)>
@@ -486,7 +486,7 @@ def _apply(f: Any, args: tuple, k: Frame) -> Node:
         vals = args + f.env
         if plan.rec:
             genv = f.env
-            vals = vals + tuple(Closure(group, j, genv) for j in plan.rec)
+            vals = vals + tuple(group.closure(j, genv) for j in plan.rec)
         return Eval(plan.body, plan.select(vals), k)
     if tf is Prim:
         # apply primitive p to args  ->  <p(args), κ>

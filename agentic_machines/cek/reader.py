@@ -164,16 +164,10 @@ def escape_string(s: str) -> str:
 
 def _pure(x: Any) -> bool:
     """True when ``x`` is program data (no procedure inside)."""
-    stack = [x]
-    while stack:
-        y = stack.pop()
-        t = type(y)
-        if t is Pair:
-            stack.append(y.car)
-            stack.append(y.cdr)
-        elif t is Closure or t is Prim:
-            return False
-    return True
+    t = type(x)
+    if t is Pair:
+        return x.pure  # cached when the pair was built
+    return t is not Closure and t is not Prim
 
 
 _CLOSE = object()
