@@ -192,11 +192,19 @@ class BlockResult:
 
 
 class ControlSignal(BaseException):
-    """Base of the signals that end an attempt; model code cannot catch them."""
+    """Base of the signals that end an attempt; model code cannot catch them.
+
+    >>> issubclass(ControlSignal, Exception), issubclass(ControlSignal, BaseException)
+    (False, True)
+    """
 
 
 class Interrupt(ControlSignal):
-    """The block needs the harness: carries the :class:`Request` to fulfil."""
+    """The block needs the harness: carries the :class:`Request` to fulfil.
+
+    >>> Interrupt(Request("ask", ("q",))).request.kind
+    'ask'
+    """
 
     def __init__(self, request: Request) -> None:
         super().__init__(request)
@@ -204,7 +212,11 @@ class Interrupt(ControlSignal):
 
 
 class Finish(ControlSignal):
-    """The block ended on purpose with ``value`` (REPL-Plan's ``answer(v)``)."""
+    """The block ended on purpose with ``value`` (REPL-Plan's ``answer(v)``).
+
+    >>> Finish(7).value
+    7
+    """
 
     def __init__(self, value: Any) -> None:
         super().__init__(value)

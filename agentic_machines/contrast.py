@@ -45,6 +45,9 @@ class Row:
     ``status`` is the verdict's status (``holds``, ``refuted``, ``undecided``);
     ``certificate`` says in one line why; ``checked`` says what was checked;
     ``question`` is what the row answers; ``verdict`` keeps the full verdict.
+
+    >>> Row("toy", "holds", "exhaustive", "identity", "4 checked").question
+    'initial state SPE?'
     """
 
     name: str
@@ -103,6 +106,9 @@ def contrast_rows(names: Iterable[str] | None = None) -> list[Row]:
 
     The extras (rows whose question is not the SPE question) come from
     ``spe.contrast_extras()`` when the SPE architecture is in the table.
+
+    >>> [(r.name, r.status, r.method) for r in contrast_rows(["react", "thread"])]
+    [('react', 'refuted', 'fact:F2'), ('thread', 'refuted', 'fact:F2')]
     """
     from .architectures import ARCHITECTURES
 
@@ -134,7 +140,11 @@ def render_table(rows: Sequence[Row], *, width: int = 130) -> str:
 
 
 def to_markdown(rows: Sequence[Row]) -> str:
-    """The rows as a Markdown table (``|`` in cells escaped)."""
+    """The rows as a Markdown table (``|`` in cells escaped).
+
+    >>> print(to_markdown([Row("a|b", "holds", "sampled", "x", "1 checked")]).splitlines()[-1])
+    | a\\|b | initial state SPE? | holds | sampled | x | 1 checked |
+    """
     out = ["| machine | question | verdict | method | certificate | checked |", "|---|---|---|---|---|---|"]
     for r in rows:
         out.append("| " + " | ".join(_md(x) for x in (r.name, r.question, r.status, r.method, r.certificate, r.checked)) + " |")
@@ -165,6 +175,10 @@ def architecture_graph(name: str, *, depth: int | None = None) -> tuple[Any, dic
 def write_diagrams(out_dir: str | Path, names: Iterable[str] | None = None, *, depth: int | None = None) -> list[Path]:
     """Write ``<name>.png`` and ``<name>.mmd`` (Mermaid) for each architecture
     (see :func:`architecture_graph`); return the written paths.
+
+    >>> import tempfile
+    >>> [p.name for p in write_diagrams(tempfile.mkdtemp(), ["react"], depth=1)]
+    ['react.png', 'react.mmd']
     """
     from .architectures import ARCHITECTURES
     from .diagrams import draw, to_mermaid

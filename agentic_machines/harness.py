@@ -43,7 +43,18 @@ Program = Callable[..., Generator[str, str, Any]]
 
 
 class HarnessError(InvalidMachine):
-    """The harness program itself raised; the machine definition has a bug."""
+    """The harness program itself raised; the machine definition has a bug.
+
+    >>> def broken():
+    ...     c = yield "go"
+    ...     raise ValueError(c)
+    >>> m = HarnessMachine(broken)
+    >>> try:
+    ...     m.harness(m.initial, "x")
+    ... except HarnessError as exc:
+    ...     print(type(exc.__cause__).__name__)
+    ValueError
+    """
 
 
 class TraceState:
@@ -134,6 +145,17 @@ class HarnessMachine(AgenticMachine):
     ``line_budget`` lines. An exception raised by the program is a bug in the harness:
     it is re-raised as :class:`HarnessError` (``on_error="raise"``) or, with
     ``on_error="halt"``, recorded in :meth:`result` and treated as ``HALT``.
+
+    >>> def count(limit):
+    ...     n = 0
+    ...     while n < limit:
+    ...         c = yield f"n = {n}; say 'up'"
+    ...         n += c == "up"
+    ...     return n
+    >>> m = HarnessMachine(count, 2)
+    >>> s = m.harness(m.initial, "up")
+    >>> s, m.prompt(s), m.harness(s, "up"), m.result(s, "up")
+    (TraceState('up'), "n = 1; say 'up'", 1, 2)
     """
 
     def __init__(

@@ -42,6 +42,12 @@ def render_trace(trace: Any, result: Any = None) -> str:
 
     ``result`` (the machine's return value, e.g. ``machine.result(state, completion)``)
     is appended when given.
+
+    >>> from agentic_machines.architectures import react
+    >>> from agentic_machines.run import run
+    >>> text = render_trace(run(react.machine(), react.scripted_model()))
+    >>> text.splitlines()[0]
+    '# trace of react: 4 step(s), end 1'
     """
     out = [f"# trace of {trace.machine}: {len(trace.steps)} step(s), end {trace.end}"]
     previous: str | None = None
@@ -69,6 +75,16 @@ def check_golden(path: str | os.PathLike, text: str) -> None:
     """Assert that ``text`` equals the file at ``path`` (or write it, when updating).
 
     Raises ``AssertionError`` naming the first differing line and how to regenerate.
+
+    >>> import tempfile, pathlib
+    >>> golden = pathlib.Path(tempfile.mkdtemp()) / "g.txt"
+    >>> _ = golden.write_text("a\\nb", encoding="utf-8")
+    >>> check_golden(golden, "a\\nb")
+    >>> try:
+    ...     check_golden(golden, "a\\nc")
+    ... except AssertionError as exc:
+    ...     print(str(exc).splitlines()[1:3])
+    ["  golden: 'b'", "  now:    'c'"]
     """
     path = Path(path)
     if os.environ.get(UPDATE_VARIABLE) == "1":

@@ -45,10 +45,14 @@ from __future__ import annotations
 import re
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
+
+if TYPE_CHECKING:
+    from ..models import ScriptedModel
 
 __all__ = [
     "machine",
@@ -119,6 +123,9 @@ class ReactResult:
     ``answer`` is the ``Finish`` argument ("" when the step limit forced ``finish[]``,
     ``None`` after a crash); ``reward`` is exact match against the gold answer;
     ``steps`` counts Thought/Action/Observation steps; ``error`` names a crash.
+
+    >>> ReactResult("Seine", 1, 4).forced
+    False
     """
 
     answer: str | None
@@ -198,7 +205,7 @@ def machine(
     )
 
 
-def scripted_model():
+def scripted_model() -> "ScriptedModel":
     """A :class:`~agentic_machines.models.ScriptedModel` that solves the default task.
 
     >>> scripted_model().complete(machine().prompt(initial)) == SCRIPT[0]

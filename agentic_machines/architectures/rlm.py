@@ -56,12 +56,15 @@ from __future__ import annotations
 import re
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..codeexec import Namespace, Request, contained, run_block, request_function
 from ..errors import BudgetExceeded
 from ..harness import HarnessMachine, TraceState
 from ..verdict import Verdict
+
+if TYPE_CHECKING:
+    from ..models import ScriptedModel
 
 __all__ = [
     "machine",
@@ -280,7 +283,11 @@ initial = TraceState(())
 @dataclass(frozen=True)
 class RlmResult:
     """What an RLM run returns: the final answer, the root turns used, and whether the
-    turn limit forced the answer (``forced``)."""
+    turn limit forced the answer (``forced``).
+
+    >>> RlmResult("Seine", 4).forced
+    False
+    """
 
     answer: str
     turns: int
@@ -386,7 +393,7 @@ def machine(
                           block_lines=block_lines, name="rlm")
 
 
-def scripted_model():
+def scripted_model() -> "ScriptedModel":
     """A :class:`~agentic_machines.models.ScriptedModel` that solves the default task.
 
     >>> scripted_model().complete("any") == SCRIPT[0]

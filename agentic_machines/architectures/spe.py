@@ -25,11 +25,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ..cek import AgenticEvaluator, Boundary, first_boundary, loader, seed_program, seed_state
 from ..cek.theorem import SEED_PROMPT
 from ..machine import is_sentinel
 from ..verdict import Verdict
+
+if TYPE_CHECKING:
+    from ..models import ScriptedModel
 
 __all__ = [
     "machine",
@@ -89,7 +93,7 @@ def machine(fuel: int = FUEL) -> AgenticEvaluator:
     return AgenticEvaluator(fuel=fuel, initial=initial)
 
 
-def scripted_model():
+def scripted_model() -> "ScriptedModel":
     """A :class:`~agentic_machines.models.ScriptedModel` that solves the default task.
 
     >>> scripted_model().complete("Write a program.") == SCRIPT[0]
@@ -197,7 +201,7 @@ def contrast_extras() -> list[tuple[str, str, Verdict, str]]:
 
     finite = fixture("f2-mul")
     toy = realize_react_toy()
-    loop = "Loop realization: e(s) = first boundary of E_s, loader(s) = E_s; checked on every state and every completion of its alphabet"
+    loop = "Loop realization: e(s) = first boundary of E_s, loader(s) = E_s; checked on every state of the target and every completion of the target's finite alphabet (x* accepts every string; commutation is claimed on that alphabet only)"
     return [
         ("spe", f"x* completion-generates {finite.name} (realize)?", realize(finite).check(), loop),
         ("spe", f"x* completion-generates {toy.machine.name} (realize_react_toy)?", toy.check(), loop),

@@ -43,10 +43,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
+
+if TYPE_CHECKING:
+    from ..models import ScriptedModel
 
 __all__ = [
     "machine",
@@ -120,7 +124,11 @@ INVARIANT_TEXT = (
 @dataclass(frozen=True)
 class ThreadResult:
     """What a THREAD run returns: the answer (the root's printed text, or ``finish[x]``),
-    why it stopped (``"end"``, ``"done"`` or ``"budget"``) and the model calls used."""
+    why it stopped (``"end"``, ``"done"`` or ``"budget"``) and the model calls used.
+
+    >>> ThreadResult("Seine", "end", 6).reason
+    'end'
+    """
 
     answer: str | None
     reason: str
@@ -219,7 +227,7 @@ def machine(
     return HarnessMachine(thread_program, task, pages, gold=gold, max_calls=max_calls, name="thread")
 
 
-def scripted_model():
+def scripted_model() -> "ScriptedModel":
     """A :class:`~agentic_machines.models.ScriptedModel` that solves the default task.
 
     >>> scripted_model().complete("any prompt") == SCRIPT[0]
