@@ -12,7 +12,7 @@ spawned as a child REPL (reference/repl_plan.md §5.4):
 The model is a scripted *policy*: a function of the prompt that writes what a capable
 model would write (it reads the instruction from the ``#CALL#`` line, like an LLM
 reading its prompt). :class:`ShopPolicy` is also used by
-``experiments/repl_plan_ablation.py``. Run: ``python experiments/shop.py``.
+``experiments/repl_plan_ablations.py``. Run: ``python experiments/shop.py``.
 """
 from __future__ import annotations
 

@@ -311,7 +311,7 @@ def test_harness_is_total(start, cs):
 
 # -- the ablation experiment ----------------------------------------------------------------------
 def test_ablation_writes_its_table(tmp_path):
-    ablation = _load("repl_plan_ablation")
+    ablation = _load("repl_plan_ablations")
     out = tmp_path / "ablation.md"
     assert ablation.main(["--tasks", "3", "--out", str(out)]) == 0
     text = out.read_text()
@@ -575,7 +575,7 @@ def test_pooled_prompt_layout_golden():
 
 
 def test_solve_and_run_machine_agree_on_every_ablation_variant():
-    ablation = _load("repl_plan_ablation")
+    ablation = _load("repl_plan_ablations")
     shop = _load("shop")
     for name, policy, pool, budgets in ablation.variants():
         for seed in (0, 5):

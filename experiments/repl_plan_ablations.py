@@ -17,7 +17,7 @@ It reports success, reward, model calls and prompt sizes, and writes the table t
 ``docs/repl_plan_ablation.md``. These are measurements of this implementation on toy
 tasks with scripted models, not a reproduction of the paper's numbers.
 
-Run: ``python experiments/repl_plan_ablation.py [--tasks N] [--out PATH]``.
+Run: ``python experiments/repl_plan_ablations.py [--tasks N] [--out PATH]``.
 """
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def to_markdown(rows: list[Row]) -> str:
     lines = [
         "# REPL-Plan ablations on toy shop tasks",
         "",
-        f"{NOTE} Produced by `python experiments/repl_plan_ablation.py`.",
+        f"{NOTE} Produced by `python experiments/repl_plan_ablations.py`.",
         "",
         "Each task is a generated WebShop-like catalogue (`make_shop_task(seed)`, seeds 0 to "
         f"{rows[0].tasks - 1}) with one product that meets every attribute, option and the price bound. "
