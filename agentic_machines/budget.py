@@ -38,15 +38,35 @@ _active: list["LineBudget"] = []
 _previous_trace: Any = None
 _one_line_loops: dict[CodeType, bool] = {}
 
+# One counter of traced lines serves every budget: a budget remembers the count when
+# it was entered, so the tracer does one increment and one comparison per line however
+# many budgets are nested (charging each budget in a loop cost more than the line).
+_lines = 0
+_deadline: float = float("inf")  # the count past which the first active budget is spent
+
 
 class LineBudget:
-    """A context manager that allows at most ``limit`` executed lines inside it."""
+    """A context manager that allows at most ``limit`` executed lines inside it.
+
+    ``used`` counts the lines charged so far (it keeps counting on a re-entry).
+
+    >>> with LineBudget(100) as b:
+    ...     x = sum(range(3))
+    >>> 0 < b.used < 100, b.exhausted
+    (True, False)
+    """
 
     def __init__(self, limit: int) -> None:
         if limit <= 0:
             raise ValueError(f"a line budget must be positive, got {limit}")
         self.limit = limit
-        self.used = 0
+        self._used = 0
+        self._base: int | None = None  # the line count when entered minus the lines used before
+
+    @property
+    def used(self) -> int:
+        """Lines charged to this budget (a live count while it is active)."""
+        return self._used if self._base is None else _lines - self._base
 
     @property
     def exhausted(self) -> bool:
@@ -58,7 +78,9 @@ class LineBudget:
         if not _active:
             _previous_trace = sys.gettrace()
             sys.settrace(_global_trace)
+        self._base = _lines - self._used
         _active.append(self)
+        _set_deadline()
         # settrace does not apply to the frame that is already running; trace the
         # caller's frame too so that a loop written right inside the `with` is counted.
         frame = sys._getframe(1)
@@ -67,12 +89,20 @@ class LineBudget:
 
     def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         global _previous_trace
+        self._used = self.used
+        self._base = None
         _active.remove(self)
+        _set_deadline()
         if not _active:
             sys.settrace(_previous_trace)
             _previous_trace = None
             frame = sys._getframe(1)
             frame.f_trace = None
+
+
+def _set_deadline() -> None:
+    global _deadline
+    _deadline = min((b._base + b.limit for b in _active if b._base is not None), default=float("inf"))
 
 
 def checkpoint() -> None:
@@ -109,9 +139,13 @@ def restore_tracing() -> None:
 
 
 def _global_trace(frame: FrameType, event: str, arg: Any) -> Any:
-    if frame.f_code.co_filename == __file__:
+    code = frame.f_code
+    if code.co_filename == __file__:
         return None  # our own bookkeeping is not charged to anyone
-    if _has_one_line_loop(frame.f_code):
+    one_line_loop = _one_line_loops.get(code)
+    if one_line_loop is None:
+        one_line_loop = _has_one_line_loop(code)
+    if one_line_loop:
         # CPython fires no line event when a loop jumps back to its own line
         # (`while True: pass`), so such frames are charged per instruction instead.
         frame.f_trace_opcodes = True
@@ -136,12 +170,16 @@ def _has_one_line_loop(code: CodeType) -> bool:
 
 
 def _local_trace(frame: FrameType, event: str, arg: Any) -> Any:
-    if (event == "line" or event == "opcode") and _active:
-        over = None
-        for budget in _active:
-            budget.used += 1
-            if budget.used > budget.limit and over is None:
-                over = budget
-        if over is not None:
-            raise BudgetExceeded(over.limit)
+    global _lines
+    if event == "line" or event == "opcode":
+        _lines += 1
+        if _lines > _deadline:  # never true while no budget is active (the deadline is infinite)
+            _spent()
     return _local_trace
+
+
+def _spent() -> None:
+    """Raise for the outermost spent budget (the one whose limit the error names)."""
+    for budget in _active:
+        if budget.used > budget.limit:
+            raise BudgetExceeded(budget.limit)
