@@ -151,6 +151,8 @@ HOSTILE = [
     "```repl\nprint('\\ud800', 'é€😀')\n```\n\ud800",
     "```repl\nx = " + "+".join(["1"] * 100_000) + "\n```",
     "```repl\nimport json\nprint(json.loads('[' * 100000))\n```",
+    # many unclosed starts: quadratic for the reference's backtracking regexes
+    "```repl\nA" * 20_000, "\nFINAL_VAR(" * 20_000, "\nFINAL(" * 20_000,
 ]
 
 
@@ -164,3 +166,18 @@ def test_hostile_replies_give_a_state_halt_or_diverge():
         assert state is HALT or state is DIVERGE or isinstance(state, TraceState), reply
         if not is_sentinel(state):
             assert rlm.successor_invariant(M.prompt(rlm.initial), M.prompt(state))
+
+
+_REPLY_ATOMS = st.sampled_from(["```repl", "```", "`", "\n", " ", "\t", "\r", "\u2028", "x", "FINAL(", "FINAL_VAR(",
+                                ")", "(", "\n```", "a"])
+
+
+@settings(max_examples=examples(300, 5000))
+@given(st.lists(_REPLY_ATOMS, max_size=14).map("".join))
+def test_linear_parsers_agree_with_the_reference_regexes(reply):
+    assert rlm.find_code_blocks(reply) == [m.group(1).strip() for m in rlm.BLOCK_PATTERN.finditer(reply)]
+    var = rlm.FINAL_VAR_PATTERN.search(reply)
+    names = {} if var is None else {var.group(1).strip().strip("\"'"): "V"}
+    fin = rlm.FINAL_PATTERN.search(reply)
+    expected = "V" if names else (None if fin is None else fin.group(1).strip())
+    assert rlm.find_final(reply, names) == expected

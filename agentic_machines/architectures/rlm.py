@@ -141,18 +141,80 @@ SAFEGUARD = (
 FINAL_REQUEST = "Please provide a final answer to the user's question based on the information provided."
 """The assistant-role message the harness writes after the last turn (as the original does)."""
 
-_BLOCK = re.compile(r"```repl\s*\n(.*?)\n```", re.DOTALL)
-_FINAL_VAR = re.compile(r"^\s*FINAL_VAR\((.*?)\)", re.MULTILINE | re.DOTALL)
-_FINAL = re.compile(r"^\s*FINAL\((.*)\)\s*$", re.MULTILINE | re.DOTALL)
+# The reference implementation's patterns (rlm_react.md §A.2.1, §A.3). They are the
+# specification: the functions below give the same answers in linear time, because on a
+# long reply with many unclosed starts (say "```repl\nA" repeated) these backtracking
+# patterns take quadratic time, minutes for a megabyte, which no line budget can stop.
+# tests/test_rlm.py checks the equivalence on random replies.
+BLOCK_PATTERN = re.compile(r"```repl\s*\n(.*?)\n```", re.DOTALL)
+FINAL_VAR_PATTERN = re.compile(r"^\s*FINAL_VAR\((.*?)\)", re.MULTILINE | re.DOTALL)
+FINAL_PATTERN = re.compile(r"^\s*FINAL\((.*)\)\s*$", re.MULTILINE | re.DOTALL)
+_LINE_START_FINAL_VAR = re.compile(r"^[^\S\n]*FINAL_VAR\(", re.MULTILINE)  # linear: a bounded try per line
+_LINE_START_FINAL = re.compile(r"^[^\S\n]*FINAL\(", re.MULTILINE)
 
 
 def find_code_blocks(reply: str) -> list[str]:
     """The ``repl``-tagged code blocks of a reply, stripped, in order (other fences never run).
 
+    The same blocks as ``BLOCK_PATTERN.finditer`` (the reference's regex), found in linear time.
+
     >>> find_code_blocks("a\\n```repl\\nx = 1\\n```\\n```python\\ny = 2\\n```\\n```repl\\nprint(x)\\n```")
     ['x = 1', 'print(x)']
     """
-    return [m.group(1).strip() for m in _BLOCK.finditer(reply)]
+    out: list[str] = []
+    n, pos = len(reply), 0
+    while True:
+        start = reply.find("```repl", pos)
+        if start < 0:
+            return out
+        run_start = run_end = start + len("```repl")
+        while run_end < n and reply[run_end].isspace():
+            run_end += 1
+        last_nl = reply.rfind("\n", run_start, run_end)
+        if last_nl < 0:  # `\s*\n` needs a newline right after the tag: try the next tag
+            pos = start + 1
+            continue
+        close = reply.find("\n```", last_nl + 1)
+        if close >= 0:  # greedy \s* ends at the last newline; lazy (.*?) stops at the first close
+            out.append(reply[last_nl + 1:close].strip())
+            pos = close + 4
+            continue
+        # Backtracking: the close may be the run's own last newline, with the body starting
+        # after an earlier newline of the run (an empty, blank body).
+        earlier = reply.rfind("\n", run_start, last_nl)
+        if last_nl == run_end - 1 and reply.startswith("```", run_end) and earlier >= 0:
+            out.append(reply[earlier + 1:last_nl].strip())
+            pos = last_nl + 4
+            continue
+        return out  # no close after this tag, so none after any later tag either
+
+
+def _final_var_name(reply: str) -> str | None:
+    # FINAL_VAR_PATTERN.search: the first FINAL_VAR( that starts a line (after blanks),
+    # up to the first ")" after it; without one, no later FINAL_VAR( has one either.
+    match = _LINE_START_FINAL_VAR.search(reply)
+    if match is None:
+        return None
+    close = reply.find(")", match.end())
+    return None if close < 0 else reply[match.end():close]
+
+
+def _final_text(reply: str) -> str | None:
+    # FINAL_PATTERN.search: the first FINAL( that starts a line, up to the *last* ")"
+    # followed only by blanks up to a newline or the end (greedy (.*), then \)\s*$).
+    match = _LINE_START_FINAL.search(reply)
+    if match is None:
+        return None
+    close = len(reply)
+    while True:
+        close = reply.rfind(")", match.end(), close)
+        if close < 0:
+            return None
+        k = close + 1
+        while k < len(reply) and reply[k] != "\n" and reply[k].isspace():
+            k += 1
+        if k == len(reply) or reply[k] == "\n":
+            return reply[match.end():close]
 
 
 def find_final(reply: str, namespace: dict) -> str | None:
@@ -160,25 +222,24 @@ def find_final(reply: str, namespace: dict) -> str | None:
 
     ``FINAL_VAR(name)`` is checked first: the value of ``name`` in the namespace as text (a
     missing name, or a value whose ``__str__`` raises, means "keep going"); then
-    ``FINAL(answer)``; both must start a line.
+    ``FINAL(answer)``; both must start a line. Matches as ``FINAL_VAR_PATTERN`` and
+    ``FINAL_PATTERN`` (the reference's regexes) do, in linear time.
 
     >>> find_final("FINAL_VAR(ans)", {"ans": 42}), find_final("FINAL_VAR(nope)", {})
     ('42', None)
     >>> find_final("Done.\\nFINAL(the Seine)", {}), find_final("no answer yet", {})
     ('the Seine', None)
     """
-    match = _FINAL_VAR.search(reply)
-    if match is not None:
-        name = match.group(1).strip().strip("\"'")
+    raw = _final_var_name(reply)
+    if raw is not None:
+        name = raw.strip().strip("\"'")
         if name in namespace:
             # str() of a model value runs model code: whatever it raises means "keep going"
             text = contained(lambda: str(namespace[name]), lambda exc: None)
             if text is not None:
                 return text
-    match = _FINAL.search(reply)
-    if match is not None:
-        return match.group(1).strip()
-    return None
+    text = _final_text(reply)
+    return None if text is None else text.strip()
 
 
 def truncate(text: str, limit: int) -> str:
