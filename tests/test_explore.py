@@ -212,3 +212,29 @@ def test_machine_state_labels_are_used():
     m = Named(lambda n: "go", lambda n, c: n + 1 if n < 2 else HALT, initial=0)
     g = explore(m, completions=["c"])
     assert [g.nodes[n].get("label") for n in g] == ["step 0", "step 1", "step 2", None]
+
+
+@settings(max_examples=examples(60, 1000))
+@given(machines, st.sampled_from(["ab", "aab", "abc"]), st.sampled_from([None, 1, 2, 3]))
+def test_explore_fills_networkx_like_its_public_api(data, alphabet, max_states):
+    # explore fills networkx's adjacency dicts directly (benchmarks/bench_explore.py):
+    # the result must be the graph add_node/add_edge would build, with each edge's
+    # attribute dict shared by the successor and predecessor maps, and exact stats.
+    n, outs = data
+    table = {(s, c): outs[(2 * s + i) % len(outs)] for s in range(n) for i, c in enumerate("abc")}
+    m = TableMachine({s: f"p{s}" for s in range(n)}, table, initial=0)
+    g = explore(m, completions=list(alphabet), max_states=max_states)
+    h = nx.DiGraph(**g.graph)
+    h.add_nodes_from(g.nodes(data=True))
+    h.add_edges_from(g.edges(data=True))
+    assert nx.utils.graphs_equal(g, h)
+    for s, t, d in g.edges(data=True):
+        assert g.succ[s][t] is g.pred[t][s]
+        cs = d["completions"]
+        assert d["label"] == (edge_label(cs) if len(cs) > 1 else short_text(cs[0], 16))
+        if g.nodes[s]["expanded"]:
+            assert cs == [c for c in dict.fromkeys(alphabet) if m.harness(s, c) == t]
+    stats = g.graph["stats"]
+    assert stats["edges"] == g.number_of_edges()
+    assert stats["transitions"] == sum(len(d["completions"]) for _, _, d in g.edges(data=True))
+    assert stats["states"] == sum(1 for v in g if g.nodes[v]["kind"] == "state")
