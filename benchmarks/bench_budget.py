@@ -1,0 +1,80 @@
+"""Cost of line-budget tracing against the same code run untraced.
+
+Run: ``python benchmarks/bench_budget.py``. Every loop runs in this process; the
+ratios (traced time / untraced time) matter, not the absolute numbers. A
+``LineBudget`` counts executed lines with ``sys.settrace``, so CPython calls a Python
+function for every line, call and return of the code under it; this is the price of
+a deterministic ``DIVERGE`` verdict, and the reason ``HarnessMachine`` runs (and the
+architectures) are slower than the bare generator.
+
+- ``lines``: a loop of plain statements (three line events per iteration);
+- ``calls``: a loop calling a small function (a call and a return event per line);
+- each under one budget and under two nested budgets (a harness step around a block
+  of model code, as :mod:`agentic_machines.codeexec` runs it).
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agentic_machines.budget import LineBudget  # noqa: E402
+
+N = 100_000
+
+
+def lines(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i
+        if total < 0:
+            total = 0
+    return total
+
+
+def _step(x: int) -> int:
+    return x + 1
+
+
+def calls(n: int) -> int:
+    total = 0
+    for _ in range(n):
+        total = _step(total)
+    return total
+
+
+def best(fn, repeats: int = 7) -> float:
+    """The best of ``repeats`` runs: the machine this runs on is shared and noisy."""
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def under(budgets: int, fn, n: int):
+    def go() -> None:
+        with LineBudget(10**9):
+            if budgets == 2:
+                with LineBudget(10**9):
+                    fn(n)
+            else:
+                fn(n)
+
+    return go
+
+
+def main() -> None:
+    print(f"{'loop':<6} {'bare s':>8} {'1 budget':>9} {'2 budgets':>10}")
+    for fn in (lines, calls):
+        bare = best(lambda: fn(N))
+        one, two = best(under(1, fn, N)), best(under(2, fn, N))
+        print(f"{fn.__name__:<6} {bare:8.4f} {one / bare:8.1f}x {two / bare:9.1f}x")
+    print("ratio = time under the budget(s) / the same loop untraced")
+
+
+if __name__ == "__main__":
+    main()
