@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from agentic_machines import DIVERGE, HALT
 from agentic_machines.cek import AgenticEvaluator, Boundary, Undecided, first_boundary, loader, parse, seed_state
 from agentic_machines.cek.expr import compile_program
-from agentic_machines.cek.machine import HALT_K, ArgsK, BeginK, EvalK, IfK, LlmK
+from agentic_machines.cek.machine import HALT_K, ArgsK, BeginK, EvalK, IfK, LlmK, kont_depth
 from agentic_machines.cek.strategies import ERRORING_PROGRAMS, LOOPING_PROGRAMS, completions, programs
 from agentic_machines.cek.values import Closure
 from agentic_machines.embedding import identity
@@ -47,11 +47,48 @@ def check_loader(beta):
     assert EV.harness(SEED, text) == beta
 
 
-@settings(max_examples=examples(500, 20_000))
-@given(programs(), st.lists(completions(), max_size=5))
-def test_the_loader_loads_every_reached_boundary_state_from_the_seed(program, script):
-    for beta in boundaries(program, script):
-        check_loader(beta)
+def test_the_loader_loads_every_reached_boundary_state_from_the_seed():
+    """The central property: h(x*, loader(β)) == β for every boundary state β reached by a
+    generated program under generated completions; then the same states, in every context,
+    feed is_spe_state with the loader as witness."""
+    reached: dict = {}  # boundary state -> None, in the order first reached
+    seen: set = set()
+
+    # completions of every kind, plus programs that call llm again (boundaries inside eval)
+    @settings(max_examples=examples(500, 20_000))
+    @given(programs(), st.lists(st.one_of(completions(), programs(max_depth=2)), max_size=5))
+    def loads(program, script):
+        before = None
+        for i, beta in enumerate(boundaries(program, script)):
+            check_loader(beta)
+            reached.setdefault(beta)
+            seen.update(name for name, predicate in CONTEXTS.items() if predicate(beta, i))
+            if before is not None and _inside_evaluated_completion(before, beta):
+                seen.add("inside eval (a completion)")
+            before = beta
+
+    loads()
+    assert sorted(set(CONTEXTS) - seen) == [], "the generated programs missed these contexts"
+    # every 1 in k states, at most ~1000, keeps the verdict cheap under the thorough profile
+    states = list(reached)[:: max(1, len(reached) // 1000)]
+    verdict = is_spe_state(EV, SEED, embedding=identity(EV), loader=loader, states=states, completions=["x", "(car nil)"])
+    assert verdict.holds is True and verdict.method == "sampled", verdict
+    assert verdict.checked >= len(states) >= 200 and verdict.witness.loader is loader
+
+
+def _inside_evaluated_completion(before, beta):
+    """β was reached inside the program text of the completion that resumed ``before``:
+    ``before`` hands its completion to eval, and β's continuation still ends in what was
+    under that eval (eval runs in tail position, so the program's frames sit on top)."""
+    if type(before.kont) is not EvalK:
+        return False
+    rest, k = before.kont.next, beta.kont
+    extra = kont_depth(k) - kont_depth(rest)
+    if extra < 0:
+        return False
+    for _ in range(extra):
+        k = k.next
+    return k == rest
 
 
 def test_the_seed_loads_itself_and_states_from_completed_programs():

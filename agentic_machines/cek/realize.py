@@ -82,8 +82,11 @@ class Realization:
     def check(self, *, states: Any = None, completions: Any = None) -> Verdict:
         """``completion_generates(evaluator, seed, machine)`` with this witness.
 
-        Exhaustive over a finite machine's states and completion alphabet; otherwise
-        over the given sample.
+        On a finite machine the method is ``"exhaustive"`` in this sense: every state of
+        the *target* machine and every completion of the *target's* finite alphabet. The
+        evaluator accepts every string, and a machine compiled by :func:`realize` halts on
+        strings outside the alphabet, so the claim (commutation) is about that alphabet
+        only. Otherwise the check runs over the given sample (method ``"sampled"``).
         """
         from ..generation import completion_generates
 
@@ -276,7 +279,9 @@ def realize_react_toy(max_steps: int = 3, *, q: str = SEED_PROMPT) -> Realizatio
     """The hand-written Lisp realization of :func:`react_toy` (enc(s) = the list of keys).
 
     Commutation holds for every string, not only the sample alphabet, because the Lisp
-    ``step`` parses actions exactly as the Python harness does.
+    ``step`` parses actions exactly as the Python harness does. That is an argument plus
+    a property test on random strings; :meth:`Realization.check` enumerates only the
+    machine's eight sample completions (its ``"exhaustive"`` is over that alphabet).
 
     >>> r = realize_react_toy()
     >>> s = ("Hamlet", "?missing")

@@ -226,8 +226,11 @@ class _Gen:
         if self.draw(st.booleans()):
             inner.update(scope)
         body = self.expr(ty, inner, n)
+        if cap not in body:  # make sure the closure captures cap (a value, not a name)
+            body = f"(begin {cap} {body})"
+        arg = f"(llm {self.prompt(scope, n)})" if self.draw(st.booleans()) else self.expr("str", scope, n)
         return (f"(let (({g} (let (({cap} {self.expr('str', scope, n)})) (lambda ({a}) {body})))) "
-                f"({g} {self.expr('str', scope, n)}))")
+                f"({g} {arg}))")
 
     def k_loop(self, ty: str, scope: dict, n: int) -> str:
         # letrec recursion with a literal bound; the body may call llm at each level
@@ -322,7 +325,7 @@ class _Gen:
 
 
 _KINDS_ANY = ("lit", "if", "let", "let2", "begin", "apply", "operator", "closure", "loop", "mutual")
-_KINDS_STR = ("llm", "llm", "append", "append", "numstr", "eval_quote", "eval_text", "eval_llm", "car")
+_KINDS_STR = ("llm", "llm", "append", "append", "numstr", "eval_quote", "eval_text", "eval_llm", "eval_llm", "eval_llm", "car")
 _KINDS_INT = ("length", "length", "arith")
 _KINDS_BOOL = ("compare", "streq", "streq", "not", "listp")
 _KINDS_LIST = ("list", "cons", "cdr")
