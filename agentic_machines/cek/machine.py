@@ -11,7 +11,8 @@ A state is one of
 Runs end in ``Halted(value)`` or ``Failed(error)``. The continuation is a linked list of
 frames ending in :data:`HALT_K`, so deep recursion in the object program grows a heap
 structure and never the Python stack. Every state and frame is immutable with a
-cached hash, so a whole state compares and hashes without recursion, and :func:`run`
+cached hash (a slotted :class:`~agentic_machines.cek.syntax.Node`, not a frozen dataclass:
+see there why), so a whole state compares and hashes without recursion, and :func:`run`
 can detect a repeated state exactly with Brent's algorithm in constant memory.
 
 Frames keep only what is still to be done (the *pending* expressions and the
