@@ -54,19 +54,23 @@ acted on however the block ended. Tested in ``tests/test_codeexec.py``.
 Model code runs with :func:`safe_builtins`: no ``open``, ``eval``, ``exec``,
 ``compile``, ``input``, ``globals``/``locals``/``vars``, ``breakpoint``, ``exit``; and
 ``import`` only of the pure modules in :data:`SAFE_MODULES` (no ``os``, ``sys``,
-``subprocess``, ``random``, ``time``). This keeps honest model code deterministic; it
-is **not** a security boundary (Python cannot be sandboxed in-process).
+``subprocess``, ``random``, ``time``), seen through a view without the modules they
+import themselves (``dataclasses.sys`` is not there). The introspection attributes of
+:data:`BLOCKED_ATTRIBUTES` (``__class__``, ``__subclasses__``, ``__globals__``,
+``gi_frame``, ...) and the name ``__builtins__`` are refused when a block is compiled and
+by the ``getattr`` model code sees. This keeps honest model code deterministic and
+closes the usual paths to the harness; it is **not** a security boundary (Python cannot
+be sandboxed in-process).
 
 Totality, and where it stops. Whatever model code raises (``SystemExit``,
-``KeyboardInterrupt`` or ``GeneratorExit`` reached through
-``BaseException.__subclasses__()``, forged control signals) is reported as a block
-error, and model-defined methods the harness calls after a block (``__str__`` of an
+``KeyboardInterrupt`` or ``GeneratorExit`` however it got hold of them, forged control
+signals) is reported as a block error, and model-defined methods the harness calls after a block (``__str__`` of an
 exception or an answer, ``__deepcopy__`` in the snapshot, ``__hash__``/``__eq__`` of a key
 smuggled into the namespace) run inside :func:`contained`. Three things are out of
 reach in-process and are *not* turned into ``DIVERGE``: a single long C-level call (no
 Python lines run, e.g. ``sum(range(10**12))`` or ``10**10**9``) takes as long as it
-takes; code that reaches ``sys`` through introspection can switch the line counter off
-(``sys.settrace(None)``) and then loop for ever; and it can end the process
+takes; code that still finds a path to ``sys`` past the blocked attributes could switch
+the line counter off (``sys.settrace(None)``) and then loop for ever, or end the process
 (``os._exit``). Run untrusted model code in a separate process with a timeout.
 
 Exceptions raised by the block are never raised to the harness: they become a
@@ -86,6 +90,7 @@ import signal
 import sys
 import threading
 import traceback
+import types
 import warnings
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -113,6 +118,7 @@ __all__ = [
     "finish",
     "safe_builtins",
     "SAFE_MODULES",
+    "BLOCKED_ATTRIBUTES",
     "contained",
 ]
 
@@ -128,6 +134,19 @@ SAFE_MODULES = frozenset(
 """Modules model code may import: pure, deterministic, no access to files or processes."""
 
 _CHECKPOINT = "__am_checkpoint__"
+
+BLOCKED_ATTRIBUTES = frozenset(
+    """__class__ __base__ __bases__ __mro__ __subclasses__ __globals__ __builtins__ __dict__
+    __code__ __closure__ __func__ __self__ __module__ __getattribute__ __reduce__ __reduce_ex__
+    __import__ __loader__ __spec__ __traceback__ __context__ __cause__ __init_subclass__
+    __objclass__ __wrapped__ __kwdefaults__ __defaults__ mro gi_frame gi_code cr_frame cr_code ag_frame
+    ag_code f_back f_globals f_locals f_builtins f_code tb_frame tb_next co_consts""".split()
+)
+"""Attributes model code may not name: the introspection paths from an ordinary object to
+the harness's modules, frames and real builtins (``().__class__.__base__.__subclasses__()``,
+``f.__globals__``, ``g.gi_frame.f_back``). They are refused when a block is compiled and
+by the ``getattr``/``hasattr``/``setattr`` model code sees. Defining and calling methods
+such as ``__init__`` or ``__str__`` stays allowed."""
 
 
 # --------------------------------------------------------------------------------------
@@ -453,10 +472,29 @@ def safe_builtins() -> dict[str, Any]:
         "True False None NotImplemented Ellipsis"
     ).split()
     out = {name: getattr(_b, name) for name in names}
+    out["getattr"], out["hasattr"], out["setattr"] = _getattr, _hasattr, _setattr
     out["print"] = _print
     out["__import__"] = _import
     out[_CHECKPOINT] = _checkpoint
     return out
+
+
+def _attribute_name(name: Any) -> Any:
+    if isinstance(name, str) and name in BLOCKED_ATTRIBUTES:
+        raise AttributeError(f"{name} is not available to model code (introspection of the harness is blocked)")
+    return name
+
+
+def _getattr(obj: Any, name: str, *default: Any) -> Any:
+    return getattr(obj, _attribute_name(name), *default)
+
+
+def _hasattr(obj: Any, name: str) -> bool:
+    return hasattr(obj, _attribute_name(name))
+
+
+def _setattr(obj: Any, name: str, value: Any) -> None:
+    setattr(obj, _attribute_name(name), value)
 
 
 def _print(*values: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None, flush: bool = False) -> None:
@@ -474,7 +512,34 @@ def _import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = 
         raise ImportError(
             f"import of {name!r} is not allowed in model code; allowed modules: {', '.join(sorted(SAFE_MODULES))}"
         )
-    return __import__(name, None, None, fromlist, 0)
+    return _public_view(__import__(name, None, None, fromlist, 0))
+
+
+_VIEWS: dict[str, types.ModuleType] = {}
+
+
+def _public_view(module: types.ModuleType) -> types.ModuleType:
+    """A copy of a safe module with only its public, non-module attributes.
+
+    Stdlib modules hold other modules as attributes (``dataclasses.sys``,
+    ``typing.sys``); a view leaves those out, keeping submodules of the same safe
+    package (``collections.abc``) as views in their turn.
+    """
+    view = _VIEWS.get(module.__name__)
+    if view is not None:
+        return view
+    view = types.ModuleType(module.__name__, module.__doc__)
+    _VIEWS[module.__name__] = view
+    top = module.__name__.split(".")[0]
+    for attr, value in vars(module).items():
+        if attr.startswith("_"):
+            continue
+        if isinstance(value, types.ModuleType):
+            if value.__name__.split(".")[0] == top and value.__name__.startswith(module.__name__ + "."):
+                setattr(view, attr, _public_view(value))
+            continue
+        setattr(view, attr, value)
+    return view
 
 
 def _checkpoint() -> None:
@@ -568,6 +633,7 @@ def _compile(code: str, filename: str) -> tuple[CodeType, frozenset]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tree = ast.parse(code, filename, "exec")
+        _refuse_introspection(tree, filename)
         callees = frozenset(_callee_positions(tree))
         _instrument(tree)
         return compile(tree, filename, "exec"), callees
@@ -723,6 +789,20 @@ def _callee_positions(tree: ast.AST) -> set[tuple]:
             f = node.func
             out.add((f.lineno, f.end_lineno, f.col_offset, f.end_col_offset))
     return out
+
+
+def _refuse_introspection(tree: ast.AST, filename: str) -> None:
+    # A SyntaxError is reported to the model like any other error in its block.
+    for node in ast.walk(tree):
+        name = None
+        if isinstance(node, ast.Attribute) and node.attr in BLOCKED_ATTRIBUTES:
+            name = "." + node.attr
+        elif isinstance(node, ast.Name) and node.id in ("__builtins__", _CHECKPOINT):
+            name = node.id
+        if name is not None:
+            err = SyntaxError(f"{name} is not available to model code (introspection of the harness is blocked)")
+            err.filename, err.lineno, err.offset = filename, node.lineno, node.col_offset + 1
+            raise err
 
 
 def _instrument(tree: ast.AST) -> None:

@@ -26,6 +26,7 @@ def _ns(log=None, **extra):
         "act": effect_function("act", lambda a: log.append(a) or f"obs {len(log)}"),
         "ask": request_function("ask"),
         "finish": finish,
+        "SE_GIVEN": SystemExit,
     }
     values.update(extra)
     return Namespace(values)
@@ -255,11 +256,9 @@ def test_model_raised_keyboard_interrupt_is_an_ordinary_block_error():
     # real Ctrl-C may escape the harness, so this must be reported, not raised.
     from agentic_machines.codeexec import drive_rest, run_block
 
-    for code in ("raise KeyboardInterrupt('x')",
-                 "[c for c in BaseException.__subclasses__() if c.__name__ == 'KeyboardInterrupt'][0]()"
-                 " and (_ for _ in ()).throw([c for c in BaseException.__subclasses__()"
-                 " if c.__name__ == 'KeyboardInterrupt'][0]())"):
-        result = drive_rest(run_block(code, {}, line_budget=1_000), None)
+    for code in ("raise KeyboardInterrupt('x')", "raise KI('x')",
+                 "def g():\n    yield 1\nit = g()\nnext(it)\nit.throw(KI())"):
+        result = drive_rest(run_block(code, Namespace({"KI": KeyboardInterrupt}), line_budget=1_000), None)
         assert result.status == "error" and "KeyboardInterrupt" in result.stderr
 
 
@@ -274,7 +273,9 @@ def test_a_real_sigint_during_a_block_still_interrupts():
                                                                      "sig": signal.SIGINT}, line_budget=10_000_000), None)
 
 
-_SYSTEM_EXIT = "SE = [c for c in BaseException.__subclasses__() if c.__name__ == 'SystemExit'][0]\n"
+# Model code can no longer reach SystemExit by introspection (BLOCKED_ATTRIBUTES), but the
+# harness must contain it even if some other path exists: hand it over directly.
+_SYSTEM_EXIT = "SE = SE_GIVEN\n"
 
 
 @pytest.mark.parametrize("code", [
@@ -323,3 +324,25 @@ def test_compiler_warnings_do_not_change_the_outcome():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # e.g. pytest -W error
         assert _run("x = 1\nprint(x is 1)", _ns()).stdout == "True\n"
+
+
+@pytest.mark.parametrize("code, blocked", [
+    ("print(().__class__.__base__.__subclasses__())", "__subclasses__"),
+    ("del __builtins__", "__builtins__"),
+    ("def f():\n    pass\nprint(f.__globals__)", "__globals__"),
+    ("def g():\n    yield 1\nprint(g().gi_frame)", "gi_frame"),
+    ("print(getattr((), '__cl' + 'ass__'))", "__class__"),
+    ("import dataclasses\nprint(dataclasses.sys)", "has no attribute 'sys'"),
+    ("from typing import sys", "cannot import name 'sys'"),
+])
+def test_model_code_cannot_reach_the_harness_by_introspection(code, blocked):
+    r = _run(code, _ns())
+    assert r.status == "error" and blocked in r.stderr
+
+
+def test_ordinary_model_code_keeps_methods_and_safe_modules():
+    code = ("import collections.abc, json\nfrom math import sqrt\n"
+            "class A:\n    def __init__(self, x):\n        self.x = x\n    def __str__(self):\n        return f'A{self.x}'\n"
+            "print(A(2), sqrt(4), json.dumps([1]), isinstance({}, collections.abc.Mapping), getattr(A(3), 'x'))")
+    r = _run(code, _ns())
+    assert r.status == "ok" and r.stdout == "A2 2.0 [1] True 3\n"
