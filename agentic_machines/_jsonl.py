@@ -22,6 +22,9 @@ from .errors import InvalidArgument
 
 __all__ = ["JsonLinesWriter", "read_json_lines", "dump_line"]
 
+# One encoder for every line: json.dumps with options builds a new encoder per call.
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+
 
 def dump_line(obj: Any) -> str:
     r"""One JSON line, newline included. ``json`` escapes newlines inside strings.
@@ -29,7 +32,7 @@ def dump_line(obj: Any) -> str:
     >>> dump_line({"p": "a\nb"})
     '{"p": "a\\nb"}\n'
     """
-    return json.dumps(obj, ensure_ascii=False) + "\n"
+    return _ENCODE(obj) + "\n"
 
 
 class JsonLinesWriter:

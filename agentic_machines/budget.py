@@ -37,6 +37,7 @@ __all__ = ["LineBudget", "BudgetExceeded", "checkpoint", "restore_tracing"]
 _active: list["LineBudget"] = []
 _previous_trace: Any = None
 _one_line_loops: dict[CodeType, bool] = {}
+_ONE_LINE_LOOPS_MAX = 20_000  # model-written blocks are new code objects: keep the cache bounded
 
 # One counter of traced lines serves every budget: a budget remembers the count when
 # it was entered, so the tracer does one increment and one comparison per line however
@@ -165,6 +166,8 @@ def _has_one_line_loop(code: CodeType) -> bool:
             if ins.opname.startswith("JUMP_BACKWARD") and offsets.get(ins.argval) == line:
                 known = True
                 break
+        if len(_one_line_loops) >= _ONE_LINE_LOOPS_MAX:
+            _one_line_loops.clear()  # a cache: dropping it costs only re-reading bytecode
         _one_line_loops[code] = known
     return known
 
