@@ -636,7 +636,9 @@ def _compile(code: str, filename: str) -> tuple[CodeType, frozenset]:
         _refuse_introspection(tree, filename)
         callees = frozenset(_callee_positions(tree))
         _instrument(tree)
-        return compile(tree, filename, "exec"), callees
+        # dont_inherit: this module's `from __future__ import annotations` must not change
+        # how model code is compiled (string annotations broke @dataclass in blocks)
+        return compile(tree, filename, "exec", dont_inherit=True), callees
 
 
 @contextlib.contextmanager

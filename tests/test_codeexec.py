@@ -346,3 +346,10 @@ def test_ordinary_model_code_keeps_methods_and_safe_modules():
             "print(A(2), sqrt(4), json.dumps([1]), isinstance({}, collections.abc.Mapping), getattr(A(3), 'x'))")
     r = _run(code, _ns())
     assert r.status == "ok" and r.stdout == "A2 2.0 [1] True 3\n"
+
+
+def test_model_code_is_compiled_as_plain_python_not_with_our_future_imports():
+    # codeexec.py has `from __future__ import annotations`; model code must not inherit it
+    code = "from dataclasses import dataclass\n@dataclass\nclass P:\n    x: int\nprint(P(1), P.__annotations__['x'] is int)"
+    r = _run(code, _ns())
+    assert r.status == "ok" and r.stdout == "P(x=1) True\n"

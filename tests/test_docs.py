@@ -50,7 +50,7 @@ def run_markdown(path: Path, tmp_path: Path) -> int:
                 namespace.update(test.globs)  # DocTest copies its globals: carry names forward
                 assert result.failed == 0, f"doctest block at {name} failed (see output above)"
             else:
-                exec(compile(body, name, "exec"), namespace)
+                exec(compile(body, name, "exec", dont_inherit=True), namespace)  # run as a reader would
             ran += 1
     finally:
         os.chdir(cwd)

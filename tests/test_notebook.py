@@ -26,10 +26,10 @@ def run_notebook(path: Path) -> list[tuple[str, str]]:
         source = "".join(cell["source"])
         tree = ast.parse(source, filename=f"{path.name}[{n}]")
         last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-        exec(compile(tree, f"{path.name}[{n}]", "exec"), namespace)
+        exec(compile(tree, f"{path.name}[{n}]", "exec", dont_inherit=True), namespace)
         if last is None:
             continue
-        value = eval(compile(ast.Expression(last.value), f"{path.name}[{n}]", "eval"), namespace)
+        value = eval(compile(ast.Expression(last.value), f"{path.name}[{n}]", "eval", dont_inherit=True), namespace)
         for method, mime in (("_repr_markdown_", "text/markdown"), ("_repr_svg_", "image/svg+xml")):
             render = getattr(value, method, None)
             if render is not None:
