@@ -16,9 +16,10 @@ Every picture is drawn by :mod:`agentic_machines.diagrams` from a graph made by
 toolkit computes.
 
 >>> import tempfile
->>> paths = write_gallery(tempfile.mkdtemp(), only=["fixtures"])
->>> sorted(p.name for p in paths)[:3]
-['f2-add.mmd', 'f2-add.png', 'f2-const.mmd']
+>>> with tempfile.TemporaryDirectory() as d:
+...     paths = write_gallery(d, only=["repl_plan"])
+>>> sorted(p.name for p in paths)
+['repl-plan-tree.mmd', 'repl-plan-tree.png']
 """
 from __future__ import annotations
 
@@ -57,6 +58,11 @@ def fixture_pictures(out: Path) -> list[Path]:
 
     The same graphs and marks as ``agentic-machines diagram f2-add`` (both go through
     :mod:`agentic_machines.catalog`).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     [p.name for p in fixture_pictures(Path(d))]
+    ['f2-add.png', 'f2-add.mmd', 'f2-mul.png', 'f2-mul.mmd', 'f2-const.png', 'f2-const.mmd']
     """
     from .catalog import resolve
     from .diagrams import draw, to_mermaid
@@ -74,7 +80,13 @@ def fixture_pictures(out: Path) -> list[Path]:
 
 
 def embedding_picture(out: Path) -> list[Path]:
-    """``loop`` embedded into ``menu`` (q ↦ a): two graphs and the mapping."""
+    """``loop`` embedded into ``menu`` (q ↦ a): two graphs and the mapping.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     [p.name for p in embedding_picture(Path(d))]
+    ['embedding.png', 'embedding-source.mmd', 'embedding-target.mmd']
+    """
     from .diagrams import draw_embedding, to_mermaid
     from .embedding import find_embeddings
     from .explore import explore
@@ -91,10 +103,16 @@ def embedding_picture(out: Path) -> list[Path]:
 
 
 def fan_pictures(out: Path) -> list[Path]:
-    """One step from the SPE seed x* and from ReAct's initial state, side by side.
+    """One step from the SPE seed x* and from ReAct's initial state, in one picture.
 
     x* is drawn with the loaders of a few sampled boundary states (any boundary state
-    has one, so the real fan is every state); ReAct with its diagram alphabet.
+    has one, so the real fan is every state); ReAct with its diagram alphabet. Each fan
+    is written on its own, and ``fans.png`` stacks the two (x* on top: its fan is wide).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     [p.name for p in fan_pictures(Path(d))]
+    ['fan-spe.png', 'fan-spe.mmd', 'fan-react.png', 'fan-react.mmd', 'fans.png']
     """
     from .catalog import resolve
     from .diagrams import draw, to_mermaid
@@ -142,6 +160,11 @@ def architecture_pictures(out: Path) -> list[Path]:
     ``agentic-machines diagram NAME``), deep enough to reach the obstruction state: at
     least two steps, more when the obstruction lies deeper (REPL-Plan's is three
     completions away).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     sorted(p.name for p in architecture_pictures(Path(d)) if p.suffix == ".png")
+    ['react.png', 'repl_plan.png', 'rlm.png', 'spe.png', 'thread.png']
     """
     from .architectures import ARCHITECTURES
     from .contrast import write_diagrams
@@ -188,7 +211,13 @@ def repl_tree(result: Any) -> Any:
 
 
 def repl_plan_picture(out: Path) -> list[Path]:
-    """The tree of REPLs REPL-Plan builds for count-to-four, with the actions it took."""
+    """The tree of REPLs REPL-Plan builds for count-to-four, with the actions it took.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     [p.name for p in repl_plan_picture(Path(d))]
+    ['repl-plan-tree.png', 'repl-plan-tree.mmd']
+    """
     from .architectures import repl_plan as rp
     from .architectures.environments import CountEnv
     from .diagrams import draw, to_mermaid
@@ -213,7 +242,13 @@ PICTURES: dict[str, Callable[[Path], list[Path]]] = {
 def write_gallery(out_dir: str | Path, *, only: Iterable[str] | None = None, verbose: bool = False) -> list[Path]:
     """Write every gallery picture (PNG and Mermaid) into ``out_dir``; return the paths.
 
-    ``only`` restricts to some of the groups in ``PICTURES`` (for quick tests).
+    ``only`` restricts to some of the groups in ``PICTURES`` (for quick tests); an
+    unknown group name is refused before anything is drawn.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     [p.name for p in write_gallery(d, only=["embedding"])]
+    ['embedding.png', 'embedding-source.mmd', 'embedding-target.mmd']
     """
     names = list(PICTURES) if only is None else list(only)
     unknown = [n for n in names if n not in PICTURES]
