@@ -115,8 +115,17 @@ class AgenticMachine:
 
         return machine_markdown(self)
 
-    def _repr_svg_(self) -> str:
-        """Jupyter display: the machine's state diagram, three steps deep."""
+    def _repr_svg_(self) -> str | None:
+        """Jupyter display: the machine's state diagram, three steps deep.
+
+        ``None`` (Jupyter's "no picture", so the Markdown tables show alone) when there is
+        no state to draw from: no initial state and no finite, non-empty state list.
+
+        >>> FunctionMachine(lambda s: "*", lambda s, c: s + 1)._repr_svg_() is None
+        True
+        """
+        if self.initial is None and not self.states:
+            return None
         from .display import machine_svg
 
         return machine_svg(self)
