@@ -110,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("gallery", help="write every gallery picture (PNG and Mermaid) into DIR",
                        description="Draw the pictures of docs/gallery.md: the F2 fixtures, an "
                        "embedding, the successor fans of SPE and ReAct, and each architecture with "
-                       "its obstruction state marked, as PNG and Mermaid files.")
+                       "its obstruction state marked, and REPL-Plan's tree of REPLs for count-to-four, "
+                       "as PNG and Mermaid files.")
     p.add_argument("dir", metavar="DIR", help="the folder to write (created if missing)")
     p.set_defaults(func=_gallery)
     return parser
