@@ -21,7 +21,11 @@ def test_a_reduced_gallery_writes_png_and_mermaid(tmp_path: Path) -> None:
         if p.suffix == ".png":
             assert p.read_bytes()[:4] == b"\x89PNG"
         else:
-            assert p.read_text(encoding="utf-8").startswith("flowchart")
+            text = p.read_text(encoding="utf-8")
+            assert text.startswith("flowchart")
+            # the committed gallery is what the code draws now (else: python experiments/gallery.py)
+            assert (ROOT / "docs" / "gallery" / p.name).read_text(encoding="utf-8") == text, (
+                f"docs/gallery/{p.name} is stale; run python experiments/gallery.py")
 
 
 def test_unknown_picture_names_are_refused(tmp_path: Path) -> None:
