@@ -46,13 +46,13 @@ def machine_markdown(machine: AgenticMachine, *, max_rows: int = MAX_ROWS) -> st
     - initial state `0` with prompt `'step 0'`
     """
     kind = type(machine).__name__
-    n_states = "infinite" if machine.states is None else str(len(machine.states))
+    n_states = "infinite states" if machine.states is None else _count(len(machine.states), "state")
     n_comp = (
         "every string is a completion"
         if machine.completions is None
-        else f"{len(machine.completions)} completions"
+        else _count(len(machine.completions), "completion")
     )
-    head = f"**{kind} `{machine.name}`**: {n_states} states, {n_comp}"
+    head = f"**{kind} `{machine.name}`**: {n_states}, {n_comp}"
     lines = [head, ""]
     if machine.states is not None and machine.completions is not None:
         comps = list(machine.completions)
@@ -110,3 +110,7 @@ def _code(value: object, limit: int = 40) -> str:
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return "`" + text.replace("`", "ˋ").replace("|", "\\|").replace("\n", "\\n") + "`"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
