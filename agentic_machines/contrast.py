@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .machine import is_sentinel
 from .verdict import Verdict
+from .verdict import short_repr as _short
 
 __all__ = [
     "Row",
@@ -209,11 +209,6 @@ def _tail(prompt: str, n: int = 24) -> str:
     lines = [line for line in prompt.split("\n") if line.strip()]
     last = lines[-1] if lines else ""
     return "last line " + repr(last if len(last) <= n else last[: n - 1] + "…")
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = repr(value) if not is_sentinel(value) else str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _one_line(text: str) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 from .errors import InvalidArgument, InvalidEmbedding, InvalidMachine
 from .machine import DIVERGE, HALT, AgenticMachine, Outcome, is_sentinel
 from .verdict import Obstruction, Verdict
+from .verdict import short_repr as _short
 
 __all__ = ["Embedding", "identity", "compose", "check_embedding", "find_embeddings"]
 
@@ -151,11 +152,6 @@ def rank(value: Any) -> tuple[int, str]:
     """
     text = repr(value)
     return (len(text), text)
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def check_embedding(

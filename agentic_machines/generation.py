@@ -29,6 +29,7 @@ from .embedding import Embedding, _Search, check_embedding, identity, rank
 from .errors import InvalidArgument
 from .machine import AgenticMachine, Outcome, is_sentinel
 from .verdict import Obstruction, Verdict, Witness
+from .verdict import short_repr as _short
 
 __all__ = [
     "successors",
@@ -58,11 +59,6 @@ def successors(machine: AgenticMachine, state: Hashable, completions: Iterable[s
                 "pass completions=[...] to sample them."
             )
     return {c: machine.harness(state, c) for c in completions}
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _set_text(items: Iterable[Any], limit: int = 6) -> str:

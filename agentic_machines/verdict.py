@@ -103,7 +103,7 @@ class Verdict:
     def certificate(self) -> str:
         """A one-line summary of the evidence, for tables."""
         if self.obstruction is not None:
-            return f"{self.obstruction.kind} obstruction at {_short(self.obstruction.state)}"
+            return f"{self.obstruction.kind} obstruction at {short_repr(self.obstruction.state, 60)}"
         if self.witness is not None:
             return self.witness.description or "embedding + loader"
         return self.reason or "-"
@@ -168,6 +168,13 @@ _FACTS = {
 }
 
 
-def _short(value: Any, limit: int = 60) -> str:
+def short_repr(value: Any, limit: int = 40) -> str:
+    """``repr(value)`` cut to ``limit`` characters with an ellipsis: states in explanations.
+
+    Shared by every module that names states in sentences, so they are cut alike.
+
+    >>> short_repr("a" * 50, 8), short_repr(3)
+    ("'aaaaaa…", '3')
+    """
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
