@@ -1,11 +1,28 @@
 """agentic-machines: the formal theory of LLM agents, executable.
 
-The public API of DESIGN §4.1. Import everything from here:
+Layout, one folder per layer (``docs/design.md`` says what flows between them):
+
+- this folder, the formal core: ``machine`` (agentic machines, HALT, DIVERGE),
+  ``embedding``, ``generation`` (completion-generation, SPE states), ``kernel``,
+  ``verdict``, ``errors``, ``fixtures`` and the Hypothesis ``strategies``;
+- ``runtime/``: models, ``run`` and traces, ``explore``, generator harnesses as machines;
+- ``execution/``: running model-written code (line budgets, the executor);
+- ``cek/``: the CEK agentic evaluator (reader, syntax, values, machine, theorem);
+- ``architectures/``: ReAct, RLM, REPL-Plan, THREAD and SPE as agentic machines;
+- ``drawing/``: diagrams, notebook display, the gallery;
+- ``cli/``: the ``agentic-machines`` command, the catalog, demo, glossary and contrast.
+
+Layers import downwards only: the core imports nothing above it; ``cli`` may import
+everything. Import the public API from here:
 
 >>> from agentic_machines import TableMachine, HALT, DIVERGE
 >>> HALT, DIVERGE
 (1, ↑)
 """
+
+import sys as _sys
+
+from .embedding import Embedding, check_embedding, compose, find_embeddings, identity
 from .errors import (
     AgenticMachinesError,
     InvalidArgument,
@@ -13,7 +30,6 @@ from .errors import (
     ScriptExhausted,
     Undecided,
 )
-from .embedding import Embedding, check_embedding, compose, find_embeddings, identity
 from .generation import (
     cardinality_obstruction,
     completion_generates,
@@ -22,11 +38,24 @@ from .generation import (
     spe_states,
     successors,
 )
-from .harness import HarnessMachine, TraceState
 from .kernel import check_kernel_form, kernel, pushforward
-from .machine import DIVERGE, HALT, AgenticMachine, FunctionMachine, Outcome, TableMachine, is_sentinel
-from .run import Trace, run
+from .machine import (
+    DIVERGE,
+    HALT,
+    AgenticMachine,
+    FunctionMachine,
+    Outcome,
+    TableMachine,
+    is_sentinel,
+)
+from .runtime import models
+from .runtime.harness import HarnessMachine, TraceState
+from .runtime.run import Trace, run
 from .verdict import Obstruction, Verdict, Witness
+
+# ``agentic_machines.models`` is the documented home of the models; the module lives in the
+# runtime layer, and this alias keeps ``from agentic_machines.models import ...`` working.
+_sys.modules[f"{__name__}.models"] = models
 
 __version__ = "0.1.0"
 

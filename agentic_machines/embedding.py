@@ -15,6 +15,7 @@ Holds: {0: 1, 1: 0} embeds f2-add into f2-add. Method: exhaustive, every state a
 >>> sorted(sorted(e.mapping.items()) for e in find_embeddings(add, add))
 [[(0, 0), (1, 1)], [(0, 1), (1, 0)]]
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
@@ -87,7 +88,9 @@ class Embedding:
             return NotImplemented
         if self._map is None or other._map is None:
             return self is other
-        return self.source is other.source and self.target is other.target and self._map == other._map
+        return (
+            self.source is other.source and self.target is other.target and self._map == other._map
+        )
 
     def __hash__(self) -> int:
         if self._map is None:
@@ -180,7 +183,9 @@ def check_embedding(
     source, target = embedding.source, embedding.target
     claim = f"{embedding!r} embeds {source.name} into {target.name}"
     exhaustive = states is None and completions is None and source.is_finite
-    state_list = list(source.states) if states is None and source.states is not None else list(states or ())
+    state_list = (
+        list(source.states) if states is None and source.states is not None else list(states or ())
+    )
     if completions is not None:
         alphabet = list(completions)
     elif source.completions is not None:
@@ -192,7 +197,10 @@ def check_embedding(
             return Verdict(True, claim, "exhaustive", 0, reason="the source machine has no states")
         missing = "states=[...]" if not state_list else "completions=[...]"
         return Verdict(
-            None, claim, "sampled", 0,
+            None,
+            claim,
+            "sampled",
+            0,
             reason=f"the source machine is infinite and nothing was given to check; pass {missing} to sample it",
         )
     state_list = sorted(dict.fromkeys(state_list), key=rank)
@@ -206,7 +214,9 @@ def check_embedding(
     return Verdict(True, claim, method, checked, details=details)
 
 
-def _first_failure(e: Embedding, states: list, alphabet: list[str], exhaustive: bool) -> Obstruction | None:
+def _first_failure(
+    e: Embedding, states: list, alphabet: list[str], exhaustive: bool
+) -> Obstruction | None:
     source, target = e.source, e.target
     images: dict[Hashable, Outcome] = {}
     known = None if target.states is None else set(target.states)
@@ -215,10 +225,14 @@ def _first_failure(e: Embedding, states: list, alphabet: list[str], exhaustive: 
         try:
             t = e(s)
         except InvalidEmbedding:
-            return Obstruction("domain", s, f"State {s!r} has no image: the mapping does not define e({s!r}).")
+            return Obstruction(
+                "domain", s, f"State {s!r} has no image: the mapping does not define e({s!r})."
+            )
         if is_sentinel(t) or (known is not None and t not in known):
             return Obstruction(
-                "domain", s, f"e({s!r}) = {t!r}, which is not a state of {target.name}; an embedding maps states to states."
+                "domain",
+                s,
+                f"e({s!r}) = {t!r}, which is not a state of {target.name}; an embedding maps states to states.",
             )
         images[s] = t
     # Injectivity: two states with one image. Report the pair whose larger state is smallest.
@@ -228,7 +242,8 @@ def _first_failure(e: Embedding, states: list, alphabet: list[str], exhaustive: 
         if t in seen:
             first = seen[t]
             return Obstruction(
-                "injectivity", s,
+                "injectivity",
+                s,
                 f"Injectivity breaks: states {first!r} and {s!r} both map to {t!r}.",
                 details={"states": (first, s), "image": t},
             )
@@ -238,7 +253,8 @@ def _first_failure(e: Embedding, states: list, alphabet: list[str], exhaustive: 
         p_src, p_tgt = source.prompt(s), target.prompt(images[s])
         if p_src != p_tgt:
             return Obstruction(
-                "prompt", s,
+                "prompt",
+                s,
                 f"Prompt breaks at state {s!r}: p'({s!r}) = {_short(p_src)} but p(e({s!r})) = p({images[s]!r}) = {_short(p_tgt)}.",
                 details={"source_prompt": p_src, "target_prompt": p_tgt},
             )
@@ -247,7 +263,8 @@ def _first_failure(e: Embedding, states: list, alphabet: list[str], exhaustive: 
         extra = sorted(set(target.completions) ^ set(alphabet), key=rank)[0]
         side = "target" if extra in set(target.completions) else "source"
         return Obstruction(
-            "commutation", states[0],
+            "commutation",
+            states[0],
             f"Commutation cannot hold: completion {extra!r} is in the {side}'s alphabet only, so h(e(s'), {extra!r}) "
             f"and e(h'(s', {extra!r})) are not both defined; embeddings compare machines over one alphabet C.",
             completion=extra,
@@ -261,13 +278,15 @@ def _first_failure(e: Embedding, states: list, alphabet: list[str], exhaustive: 
                 right = e(inner)
             except InvalidEmbedding:
                 return Obstruction(
-                    "commutation", s,
+                    "commutation",
+                    s,
                     f"Commutation breaks at state {s!r} and completion {c!r}: h'({s!r}, {c!r}) = {inner!r} has no image under e.",
                     completion=c,
                 )
             if left != right or is_sentinel(left) != is_sentinel(right):
                 return Obstruction(
-                    "commutation", s,
+                    "commutation",
+                    s,
                     f"Commutation breaks at state {s!r} and completion {c!r}: h(e({s!r}), {c!r}) = "
                     f"h({images[s]!r}, {c!r}) = {left!r} but e(h'({s!r}, {c!r})) = e({inner!r}) = {right!r}.",
                     completion=c,
@@ -311,7 +330,9 @@ def find_embeddings(
 class _Search:
     """Commutation-propagation search; remembers why it failed, for obstructions."""
 
-    def __init__(self, source: AgenticMachine, target: AgenticMachine, into: Iterable[Hashable] | None) -> None:
+    def __init__(
+        self, source: AgenticMachine, target: AgenticMachine, into: Iterable[Hashable] | None
+    ) -> None:
         if source.states is None or source.completions is None:
             raise InvalidArgument(
                 f"find_embeddings needs a finite source machine; {source.name!r} has no finite "
@@ -329,8 +350,12 @@ class _Search:
         self.src_index = {s: i for i, s in enumerate(self.src)}
         if target.completions is not None and set(target.completions) != set(self.alphabet):
             self.ready = False
-            self.failure = ("alphabet", self.src[0] if self.src else None,
-                            "the two machines have different completion alphabets, so no map commutes with both harnesses.", {})
+            self.failure = (
+                "alphabet",
+                self.src[0] if self.src else None,
+                "the two machines have different completion alphabets, so no map commutes with both harnesses.",
+                {},
+            )
             return
         self.ready = True
         self.src_next = [self._codes(source, s, self.src_index, "source") for s in self.src]
@@ -363,7 +388,9 @@ class _Search:
         alive = set(pool)
         # Images are closed under h (h(e(s'), c) = e(h'(s', c))), so keep the largest
         # subset of the pool whose state successors stay inside it.
-        succ: dict[Hashable, list[Outcome]] = {t: [target.harness(t, c) for c in self.alphabet] for t in pool}
+        succ: dict[Hashable, list[Outcome]] = {
+            t: [target.harness(t, c) for c in self.alphabet] for t in pool
+        }
         preds: dict[Hashable, list[Hashable]] = {t: [] for t in pool}
         bad = []
         self.escape: tuple | None = None  # one (state, completion, outcome) that leaves the pool
@@ -386,7 +413,8 @@ class _Search:
         self.tgt = [t for t in pool if t in alive]
         self.tgt_index = {t: i for i, t in enumerate(self.tgt)}
         self.tgt_next = [
-            [(_CODE[id(o)] if is_sentinel(o) else self.tgt_index[o]) for o in succ[t]] for t in self.tgt
+            [(_CODE[id(o)] if is_sentinel(o) else self.tgt_index[o]) for o in succ[t]]
+            for t in self.tgt
         ]
 
     # -- pruning ----------------------------------------------------------------------
@@ -432,8 +460,8 @@ class _Search:
                     kind = "prompt" if got == 0 else "cardinality"
                     text = (
                         f"state {s!r} has prompt {_short(self.source.prompt(s))}, which no candidate image has"
-                        if got == 0 else
-                        f"{len(members)} states share the prompt {_short(self.source.prompt(s))} (e.g. {s!r}) but only "
+                        if got == 0
+                        else f"{len(members)} states share the prompt {_short(self.source.prompt(s))} (e.g. {s!r}) but only "
                         f"{got} candidate image(s) have it, so an injective map runs out of images"
                     )
                 elif got == 0:
@@ -460,7 +488,12 @@ class _Search:
                         f" ({dropped} of the {self.pool_size} allowed images were ruled out because images are closed "
                         f"under h and a completion leads from them out of the allowed set, e.g. h({t!r}, {c!r}) = {_short(o)})"
                     )
-                self.failure = (kind, s, text, {"round": rnd, "needed": len(members), "available": got})
+                self.failure = (
+                    kind,
+                    s,
+                    text,
+                    {"round": rnd, "needed": len(members), "available": got},
+                )
                 return False
         return True
 
@@ -477,9 +510,25 @@ class _Search:
             for a, b, path in frontier:
                 for k, c in enumerate(self.alphabet):
                     a2, b2, w = self.src_next[a][k], self.tgt_next[b][k], path + (c,)
-                    if a2 < 0 or b2 < 0 or self.source.prompt(self.src[a2]) != self.target.prompt(self.tgt[b2]):
-                        left = "HALT (1)" if a2 == -1 else "DIVERGE (↑)" if a2 == -2 else f"a state with prompt {_short(self.source.prompt(self.src[a2]))}"
-                        right = "HALT (1)" if b2 == -1 else "DIVERGE (↑)" if b2 == -2 else f"a state with prompt {_short(self.target.prompt(self.tgt[b2]))}"
+                    if (
+                        a2 < 0
+                        or b2 < 0
+                        or self.source.prompt(self.src[a2]) != self.target.prompt(self.tgt[b2])
+                    ):
+                        left = (
+                            "HALT (1)"
+                            if a2 == -1
+                            else "DIVERGE (↑)"
+                            if a2 == -2
+                            else f"a state with prompt {_short(self.source.prompt(self.src[a2]))}"
+                        )
+                        right = (
+                            "HALT (1)"
+                            if b2 == -1
+                            else "DIVERGE (↑)"
+                            if b2 == -2
+                            else f"a state with prompt {_short(self.target.prompt(self.tgt[b2]))}"
+                        )
                         if left == right:
                             if (a2, b2) not in seen and a2 >= 0:
                                 seen.add((a2, b2))
@@ -538,18 +587,26 @@ class _Search:
                 if e[a] == b:
                     continue
                 if e[a] != -1:
-                    return fail(f"{why(via)} forces e({src[a]!r}) = {tgt[b]!r} while e({src[a]!r}) = {tgt[e[a]]!r} already")
+                    return fail(
+                        f"{why(via)} forces e({src[a]!r}) = {tgt[b]!r} while e({src[a]!r}) = {tgt[e[a]]!r} already"
+                    )
                 if inv[b] != -1:
-                    return fail(f"{why(via)} forces e({src[a]!r}) = {tgt[b]!r}, the image of {src[inv[b]]!r} already (not injective)")
+                    return fail(
+                        f"{why(via)} forces e({src[a]!r}) = {tgt[b]!r}, the image of {src[inv[b]]!r} already (not injective)"
+                    )
                 if col_src[a] != col_tgt[b]:
-                    return fail(f"{why(via)} forces e({src[a]!r}) = {tgt[b]!r}, whose prompt or halting behaviour differs")
+                    return fail(
+                        f"{why(via)} forces e({src[a]!r}) = {tgt[b]!r}, whose prompt or halting behaviour differs"
+                    )
                 e[a] = b
                 inv[b] = a
                 trail.append(a)
                 for k, (a2, b2) in enumerate(zip(src_next[a], tgt_next[b])):
                     if a2 < 0 or b2 < 0:
                         if a2 != b2:
-                            return fail(f"at completion {alphabet[k]!r} one side halts or diverges and the other does not")
+                            return fail(
+                                f"at completion {alphabet[k]!r} one side halts or diverges and the other does not"
+                            )
                     elif e[a2] != b2:
                         work.append((a2, b2, (a, k)))
             return True
@@ -585,18 +642,23 @@ class _Search:
             stats["nodes"] += 1
             if not propagate(i, t):
                 if len(stack) == 1 and example is None:
-                    example = f"for example, choosing e({src[i]!r}) = {tgt[t]!r} fails: {conflict[0]}"
+                    example = (
+                        f"for example, choosing e({src[i]!r}) = {tgt[t]!r} fails: {conflict[0]}"
+                    )
                 continue
             q = next_free(p + 1)
             if q == n:
                 found += 1
-                yield Embedding(self.source, self.target, {self.src[a]: self.tgt[e[a]] for a in range(n)})
+                yield Embedding(
+                    self.source, self.target, {self.src[a]: self.tgt[e[a]] for a in range(n)}
+                )
                 continue
             stack.append([q, 0, len(trail)])
         if not found and self.failure is None:
             root = self.src[order[pos]]
             self.failure = (
-                "search", root,
+                "search",
+                root,
                 f"every one of the {len(cands[order[pos]])} candidate image(s) of state {root!r} leads, by commutation "
                 f"propagation, to a conflict (a state forced to two images, two states forced to one image, or a "
                 f"prompt/halting mismatch); {example + '; ' if example else ''}{stats['nodes']} choices and "

@@ -3,6 +3,7 @@
 Messages say what went wrong *and what to do next*, in the manner of Hypothesis'
 ``InvalidArgument``: a user who reads only the message should know how to fix the call.
 """
+
 from __future__ import annotations
 
 __all__ = [

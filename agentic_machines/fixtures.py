@@ -16,6 +16,7 @@ completions {"0", "1"}) that halt, respectively diverge, on every completion.
 >>> sorted(FIXTURES)
 ['diverge1', 'f2-add', 'f2-const', 'f2-mul', 'halt1']
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -58,12 +59,16 @@ def f2_const() -> TableMachine:
 
 def halt1() -> TableMachine:
     """One state that halts on every completion."""
-    return TableMachine({0: STAR}, {(0, b): HALT for b in _BITS}, completions=_BITS, initial=0, name="halt1")
+    return TableMachine(
+        {0: STAR}, {(0, b): HALT for b in _BITS}, completions=_BITS, initial=0, name="halt1"
+    )
 
 
 def diverge1() -> TableMachine:
     """One state that diverges on every completion."""
-    return TableMachine({0: STAR}, {(0, b): DIVERGE for b in _BITS}, completions=_BITS, initial=0, name="diverge1")
+    return TableMachine(
+        {0: STAR}, {(0, b): DIVERGE for b in _BITS}, completions=_BITS, initial=0, name="diverge1"
+    )
 
 
 FIXTURES: dict[str, Callable[[], AgenticMachine]] = {
@@ -89,5 +94,7 @@ def fixture(name: str) -> AgenticMachine:
     try:
         build = FIXTURES[name]
     except KeyError:
-        raise InvalidArgument(f"unknown fixture {name!r}; known fixtures: {', '.join(sorted(FIXTURES))}") from None
+        raise InvalidArgument(
+            f"unknown fixture {name!r}; known fixtures: {', '.join(sorted(FIXTURES))}"
+        ) from None
     return build()

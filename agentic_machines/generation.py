@@ -20,6 +20,7 @@ premise can be checked; otherwise the verdict is undecided.
 >>> print(is_spe_state(mul, 0))
 Refuted: it is not true that 0 is an SPE state of f2-mul. Method: fact F1, the finite characterisation (2 checks). Obstruction (successor): State 1 is not a successor of 0: no completion c gives h(0, c) = 1 (succ(0) = {0}). By F1 a state of a finite machine is an SPE state only if every state is one of its successors.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping
@@ -41,7 +42,9 @@ __all__ = [
 ]
 
 
-def successors(machine: AgenticMachine, state: Hashable, completions: Iterable[str] | None = None) -> dict[str, Outcome]:
+def successors(
+    machine: AgenticMachine, state: Hashable, completions: Iterable[str] | None = None
+) -> dict[str, Outcome]:
     """succ(x) as a dict completion -> h(state, completion), over ``completions``.
 
     ``completions`` defaults to the machine's finite alphabet; on a machine whose
@@ -123,11 +126,15 @@ def completion_generates(
     """
     claim = _claim(machine, state, target)
     if machine.states is not None and state not in machine.states:
-        raise InvalidArgument(f"{state!r} is not a state of {machine.name!r}; pick one of its states.")
+        raise InvalidArgument(
+            f"{state!r} is not a state of {machine.name!r}; pick one of its states."
+        )
     exact = target.is_finite and machine.completions is not None
     rejected: Verdict | None = None  # an undecided witness check, kept for its reason
     if embedding is not None or loader is not None:
-        verdict = _check_witness(machine, state, target, embedding, loader, states, completions, claim)
+        verdict = _check_witness(
+            machine, state, target, embedding, loader, states, completions, claim
+        )
         if verdict.holds is not None:
             return verdict
         rejected = verdict
@@ -136,38 +143,63 @@ def completion_generates(
     # Not decidable exactly, but F2 and F5 still refute when every successor of x can be
     # listed (a finite completion alphabet) and some target states are known.
     if states is not None:
-        sample = [s for s in dict.fromkeys(states) if not is_sentinel(s)]  # sentinels are outcomes, not states
+        sample = [
+            s for s in dict.fromkeys(states) if not is_sentinel(s)
+        ]  # sentinels are outcomes, not states
         if target.states is not None:
             unknown = [s for s in sample if s not in target.states]
             if unknown:
-                raise InvalidArgument(f"{_short(unknown[0])} is not a state of {target.name!r}; sample only its states.")
+                raise InvalidArgument(
+                    f"{_short(unknown[0])} is not a state of {target.name!r}; sample only its states."
+                )
     else:
         sample = [] if target.states is None else list(target.states)
     checked = 0
     if machine.completions is None:
-        why = (f"{machine.name} has no finite completion alphabet, so succ({_short(state)}) cannot be listed and "
-               "F2/F5 cannot be checked here; refute with prompt_obstruction or cardinality_obstruction and a proved "
-               "invariant")
+        why = (
+            f"{machine.name} has no finite completion alphabet, so succ({_short(state)}) cannot be listed and "
+            "F2/F5 cannot be checked here; refute with prompt_obstruction or cardinality_obstruction and a proved "
+            "invariant"
+        )
     elif not sample:
-        why = (f"{target.name} is infinite and no states=[...] were given, so F2/F5 have no target state to test; "
-               "pass a sample of its states")
+        why = (
+            f"{target.name} is infinite and no states=[...] were given, so F2/F5 have no target state to test; "
+            "pass a sample of its states"
+        )
     else:
         succ = successors(machine, state)
         loaders = _successor_loaders(succ)
         targets = sorted(sample, key=rank)
         checked = len(succ)
-        details = {"successor_states": len(loaders), "target_states_sampled": len(targets), "completions": len(succ),
-                   "premise": f"succ({_short(state)}) listed over the whole finite alphabet"}
-        refuted = _refute_by_prompts(machine, state, target, targets, loaders, checked, claim, details)
+        details = {
+            "successor_states": len(loaders),
+            "target_states_sampled": len(targets),
+            "completions": len(succ),
+            "premise": f"succ({_short(state)}) listed over the whole finite alphabet",
+        }
+        refuted = _refute_by_prompts(
+            machine, state, target, targets, loaders, checked, claim, details
+        )
         if refuted is not None:
             return _with_note(refuted, rejected)
-        why = (f"F2 and F5 do not refute it: every successor of {_short(state)} was listed ({len(loaders)} state(s)) "
-               f"and the {len(targets)} sampled state(s) of {target.name} find enough successors with their prompts")
+        why = (
+            f"F2 and F5 do not refute it: every successor of {_short(state)} was listed ({len(loaders)} state(s)) "
+            f"and the {len(targets)} sampled state(s) of {target.name} find enough successors with their prompts"
+        )
     if rejected is not None:
-        return Verdict(None, claim, rejected.method, rejected.checked + checked,
-                       reason=f"{rejected.reason}; {why}", details=rejected.details)
+        return Verdict(
+            None,
+            claim,
+            rejected.method,
+            rejected.checked + checked,
+            reason=f"{rejected.reason}; {why}",
+            details=rejected.details,
+        )
     return Verdict(
-        None, claim, "sampled", checked,
+        None,
+        claim,
+        "sampled",
+        checked,
         reason=f"no witness was given (pass embedding= and loader= with a sample states=) and {why}",
     )
 
@@ -177,8 +209,17 @@ def _with_note(verdict: Verdict, rejected: Verdict | None) -> Verdict:
     if rejected is None:
         return verdict
     note = f"the given witness was not accepted ({rejected.reason}); decided without it. "
-    return Verdict(verdict.holds, verdict.claim, verdict.method, verdict.checked, verdict.witness,
-                   verdict.obstruction, note + verdict.reason, verdict.details)
+    return Verdict(
+        verdict.holds,
+        verdict.claim,
+        verdict.method,
+        verdict.checked,
+        verdict.witness,
+        verdict.obstruction,
+        note + verdict.reason,
+        verdict.details,
+    )
+
 
 def _successor_loaders(succ: Mapping[str, Outcome]) -> dict[Hashable, str]:
     """Each successor state (sentinels left out) with the first completion that reaches it."""
@@ -217,12 +258,17 @@ def _refute_by_prompts(
         if p not in succ_prompts:
             where = (
                 f"the successors of {_short(x)} carry the prompts {_set_text(succ_prompts)}"
-                if succ_prompts else f"{_short(x)} has no successor states at all (every completion halts or diverges)"
+                if succ_prompts
+                else f"{_short(x)} has no successor states at all (every completion halts or diverges)"
             )
             return Verdict(
-                False, claim, "fact:F2", checked,
+                False,
+                claim,
+                "fact:F2",
+                checked,
                 obstruction=Obstruction(
-                    "prompt", s,
+                    "prompt",
+                    s,
                     f"State {_short(s)} of {target.name} has prompt {_short(p)}, but {where}; an embedding keeps "
                     f"prompts, so no successor can be the image of {_short(s)} (F2).",
                     details={"prompt": p},
@@ -235,9 +281,13 @@ def _refute_by_prompts(
         if len(members) > len(have):
             s = members[len(have)]
             return Verdict(
-                False, claim, "fact:F5", checked,
+                False,
+                claim,
+                "fact:F5",
+                checked,
                 obstruction=Obstruction(
-                    "cardinality", s,
+                    "cardinality",
+                    s,
                     f"{target.name} has {len(members)} states with prompt {_short(p)} but only {len(have)} successor(s) "
                     f"of {_short(x)} have it ({_set_text(have)}); an embedding is injective, so a state such as "
                     f"{_short(s)} is left without an image in succ({_short(x)}) (F5: |S'| ≤ |succ(x) ∩ S| per prompt).",
@@ -254,7 +304,11 @@ def _decide(machine: AgenticMachine, x: Hashable, target: AgenticMachine, claim:
     loaders = _successor_loaders(succ)
     checked = len(succ)
     targets = sorted(target.states, key=rank)
-    details = {"successor_states": len(loaders), "target_states": len(targets), "completions": len(succ)}
+    details = {
+        "successor_states": len(loaders),
+        "target_states": len(targets),
+        "completions": len(succ),
+    }
     refuted = _refute_by_prompts(machine, x, target, targets, loaders, checked, claim, details)
     if refuted is not None:
         return refuted
@@ -263,20 +317,33 @@ def _decide(machine: AgenticMachine, x: Hashable, target: AgenticMachine, claim:
         loader = {s: loaders[e(s)] for s in targets}
         checked += len(targets) * len(target.completions or ())
         return Verdict(
-            True, claim, "exhaustive", checked,
+            True,
+            claim,
+            "exhaustive",
+            checked,
             witness=Witness(
-                e, loader,
+                e,
+                loader,
                 f"embedding {e!r} into succ({_short(x)}) with loader "
                 + ", ".join(f"{_short(s, 15)}←{c!r}" for s, c in list(loader.items())[:6])
                 + (", …" if len(loader) > 6 else ""),
             ),
             details={**details, **search.stats},
         )
-    kind, s, text, extra = search.failure or ("search", targets[0] if targets else None, "no embedding exists", {})
+    kind, s, text, extra = search.failure or (
+        "search",
+        targets[0] if targets else None,
+        "no embedding exists",
+        {},
+    )
     return Verdict(
-        False, claim, "exhaustive", checked,
+        False,
+        claim,
+        "exhaustive",
+        checked,
         obstruction=Obstruction(
-            kind, s,
+            kind,
+            s,
             f"No embedding of {target.name} lands in succ({_short(x)}) = {_set_text(loaders)}: {text}.",
             details=dict(extra),
         ),
@@ -295,7 +362,9 @@ def _check_witness(
     claim: str,
 ) -> Verdict:
     if embedding is None or loader is None:
-        raise InvalidArgument("a witness is an embedding AND a loader; pass both embedding= and loader=.")
+        raise InvalidArgument(
+            "a witness is an embedding AND a loader; pass both embedding= and loader=."
+        )
     if embedding.source is not target or embedding.target is not machine:
         raise InvalidArgument(
             f"the embedding must go from the target {target.name!r} into {machine.name!r}; "
@@ -304,8 +373,13 @@ def _check_witness(
     sample = None if states is None else list(states)
     if sample is None:
         if target.states is None:
-            return Verdict(None, claim, "sampled", 0,
-                           reason=f"{target.name} is infinite; pass states=[...] to check the witness on a sample")
+            return Verdict(
+                None,
+                claim,
+                "sampled",
+                0,
+                reason=f"{target.name} is infinite; pass states=[...] to check the witness on a sample",
+            )
         sample = list(target.states)
     sample = sorted(dict.fromkeys(sample), key=rank)
     comp_list = None if completions is None else list(completions)
@@ -315,33 +389,63 @@ def _check_witness(
         try:
             c = load(s)
         except (KeyError, LookupError):
-            return Verdict(None, claim, "sampled", checked, reason=f"the loader gives no completion for state {_short(s)}")
+            return Verdict(
+                None,
+                claim,
+                "sampled",
+                checked,
+                reason=f"the loader gives no completion for state {_short(s)}",
+            )
         y = machine.harness(x, c)
         image = embedding(s)
         checked += 1
         if y != image or is_sentinel(y):
             return Verdict(
-                None, claim, "sampled", checked,
-                reason=(f"the given loader fails at {_short(s)}: h({_short(x)}, {_short(c)}) = {_short(y)} but "
-                        f"e({_short(s)}) = {_short(image)}; the witness is wrong, the relation itself is undecided"),
+                None,
+                claim,
+                "sampled",
+                checked,
+                reason=(
+                    f"the given loader fails at {_short(s)}: h({_short(x)}, {_short(c)}) = {_short(y)} but "
+                    f"e({_short(s)}) = {_short(image)}; the witness is wrong, the relation itself is undecided"
+                ),
                 details={"state": s, "completion": c},
             )
     exhaustive = states is None and completions is None and target.is_finite
-    ev = check_embedding(embedding) if exhaustive else check_embedding(embedding, states=sample, completions=comp_list)
+    ev = (
+        check_embedding(embedding)
+        if exhaustive
+        else check_embedding(embedding, states=sample, completions=comp_list)
+    )
     checked += ev.checked
     if ev.holds is not True:
-        reason = f"the given embedding is not an embedding: {ev.obstruction}" if ev.obstruction else ev.reason
-        return Verdict(None, claim, ev.method, checked, reason=reason + "; the relation itself is undecided",
-                       details={"embedding_check": ev})
+        reason = (
+            f"the given embedding is not an embedding: {ev.obstruction}"
+            if ev.obstruction
+            else ev.reason
+        )
+        return Verdict(
+            None,
+            claim,
+            ev.method,
+            checked,
+            reason=reason + "; the relation itself is undecided",
+            details={"embedding_check": ev},
+        )
     method = "exhaustive" if exhaustive and ev.method == "exhaustive" else "sampled"
     if method == "exhaustive":
         scope = f"every state of {target.name} and every completion of its alphabet"
         if machine.completions is None:  # the claim is about the target's alphabet only
-            scope += f" (commutation is claimed on that alphabet; {machine.name} accepts every string)"
+            scope += (
+                f" (commutation is claimed on that alphabet; {machine.name} accepts every string)"
+            )
     else:
         scope = f"a sample of {len(sample)} state(s)"
     return Verdict(
-        True, claim, method, checked,
+        True,
+        claim,
+        method,
+        checked,
         witness=Witness(embedding, loader, f"the given embedding and loader, checked on {scope}"),
         details={"states": len(sample), "embedding_check": ev},
     )
@@ -373,22 +477,43 @@ def is_spe_state(
     """
     hinted = any(v is not None for v in (embedding, loader, states, completions))
     if not machine.is_finite or hinted:
-        return completion_generates(machine, state, machine, embedding=embedding, loader=loader,
-                                    states=states, completions=completions)
+        return completion_generates(
+            machine,
+            state,
+            machine,
+            embedding=embedding,
+            loader=loader,
+            states=states,
+            completions=completions,
+        )
     if state not in machine.states:
-        raise InvalidArgument(f"{state!r} is not a state of {machine.name!r}; pick one of its states.")
+        raise InvalidArgument(
+            f"{state!r} is not a state of {machine.name!r}; pick one of its states."
+        )
     claim = _claim(machine, state, machine)
     succ = successors(machine, state)
     loaders = _successor_loaders(succ)
-    details = {"premise": "S and C are finite (checked)", "states": len(machine.states), "completions": len(succ)}
+    details = {
+        "premise": "S and C are finite (checked)",
+        "states": len(machine.states),
+        "completions": len(succ),
+    }
     missing = [s for s in machine.states if s not in loaders]
     if missing:
         s = min(missing, key=rank)
-        count = f" |S| = {len(machine.states)} > |C| = {len(succ)}, so this fails for every state." if len(machine.states) > len(succ) else ""
+        count = (
+            f" |S| = {len(machine.states)} > |C| = {len(succ)}, so this fails for every state."
+            if len(machine.states) > len(succ)
+            else ""
+        )
         return Verdict(
-            False, claim, "fact:F1", len(succ),
+            False,
+            claim,
+            "fact:F1",
+            len(succ),
             obstruction=Obstruction(
-                "successor", s,
+                "successor",
+                s,
                 f"State {_short(s)} is not a successor of {_short(state)}: no completion c gives "
                 f"h({_short(state)}, c) = {_short(s)} (succ({_short(state)}) = {_set_text(loaders)}). By F1 a state of "
                 f"a finite machine is an SPE state only if every state is one of its successors.{count}",
@@ -397,12 +522,18 @@ def is_spe_state(
         )
     loader = {s: loaders[s] for s in machine.states}
     return Verdict(
-        True, claim, "fact:F1", len(succ),
-        witness=Witness(identity(machine), loader,
-                        f"every state is a successor of {_short(state)} (F1), so the identity embedding works, "
-                        f"with loader completions "
-                        + ", ".join(f"{_short(s, 15)}←{c!r}" for s, c in list(loader.items())[:6])
-                        + (", …" if len(loader) > 6 else "")),
+        True,
+        claim,
+        "fact:F1",
+        len(succ),
+        witness=Witness(
+            identity(machine),
+            loader,
+            f"every state is a successor of {_short(state)} (F1), so the identity embedding works, "
+            f"with loader completions "
+            + ", ".join(f"{_short(s, 15)}←{c!r}" for s, c in list(loader.items())[:6])
+            + (", …" if len(loader) > 6 else ""),
+        ),
         details=details,
     )
 
@@ -470,9 +601,14 @@ def prompt_obstruction(
     p_t = target.prompt(target_state)
     if invariant(p_x, p_t):
         return Verdict(
-            None, claim, "fact:F2", 0,
-            reason=(f"the invariant ({invariant_text}) does not exclude state {_short(target_state)}: its prompt "
-                    f"{_short(p_t)} satisfies it, so this obstruction says nothing about that state"),
+            None,
+            claim,
+            "fact:F2",
+            0,
+            reason=(
+                f"the invariant ({invariant_text}) does not exclude state {_short(target_state)}: its prompt "
+                f"{_short(p_t)} satisfies it, so this obstruction says nothing about that state"
+            ),
         )
     tested = sentinels = 0
     for c in completions:
@@ -484,16 +620,29 @@ def prompt_obstruction(
         p_y = machine.prompt(y)
         if not invariant(p_x, p_y):
             return Verdict(
-                None, claim, "fact:F2", tested,
-                reason=(f"premise refuted: completion {_short(c)} leads to {_short(y)} with prompt {_short(p_y)}, "
-                        f"which violates the claimed invariant ({invariant_text}); the obstruction does not apply"),
+                None,
+                claim,
+                "fact:F2",
+                tested,
+                reason=(
+                    f"premise refuted: completion {_short(c)} leads to {_short(y)} with prompt {_short(p_y)}, "
+                    f"which violates the claimed invariant ({invariant_text}); the obstruction does not apply"
+                ),
                 details={"completion": c, "successor": y, "tested": tested},
             )
-    counts = {"completions_tested": tested, "sentinel_outcomes": sentinels, "successor_states": tested - sentinels}
+    counts = {
+        "completions_tested": tested,
+        "sentinel_outcomes": sentinels,
+        "successor_states": tested - sentinels,
+    }
     return Verdict(
-        False, claim, "fact:F2", tested,
+        False,
+        claim,
+        "fact:F2",
+        tested,
         obstruction=Obstruction(
-            "prompt", target_state,
+            "prompt",
+            target_state,
             f"State {_short(target_state)} of {target.name} has prompt {_short(p_t)}, but every successor y of "
             f"{_short(state)} satisfies: {invariant_text} (proved in {proof}; property-tested on {tested} "
             f"completion(s)), which this prompt violates; so no successor can be the image of "
@@ -537,27 +686,49 @@ def cardinality_obstruction(
         if len(outcomes) > 1:
             (y0, c0), (y1, c1) = list(outcomes.items())[:2]
             return Verdict(
-                None, claim, "fact:F5", tested,
-                reason=(f"premise refuted: h({_short(state)}, ·) is not constant ({reason} was claimed): completion "
-                        f"{_short(c0)} gives {_short(y0)} but {_short(c1)} gives {_short(y1)}"),
+                None,
+                claim,
+                "fact:F5",
+                tested,
+                reason=(
+                    f"premise refuted: h({_short(state)}, ·) is not constant ({reason} was claimed): completion "
+                    f"{_short(c0)} gives {_short(y0)} but {_short(c1)} gives {_short(y1)}"
+                ),
                 details={"outcomes": {c0: y0, c1: y1}},
             )
     if not outcomes:
-        return Verdict(None, claim, "fact:F5", 0, reason="no completions were given, so the premise was not tested")
+        return Verdict(
+            None,
+            claim,
+            "fact:F5",
+            0,
+            reason="no completions were given, so the premise was not tested",
+        )
     distinct = sorted(dict.fromkeys(target_states), key=rank)
     if target.states is not None:
         distinct = [s for s in distinct if s in target.states]
     if len(distinct) < 2:
-        return Verdict(None, claim, "fact:F5", tested,
-                       reason=f"need two distinct states of {target.name} to refute; got {len(distinct)}")
+        return Verdict(
+            None,
+            claim,
+            "fact:F5",
+            tested,
+            reason=f"need two distinct states of {target.name} to refute; got {len(distinct)}",
+        )
     y = next(iter(outcomes))
     # If y is itself a target state (the SPE case), the natural preimage of y is y: name another one.
-    s = next((t for t in distinct[1:] + distinct[:1] if not (t == y and target is machine)), distinct[1])
+    s = next(
+        (t for t in distinct[1:] + distinct[:1] if not (t == y and target is machine)), distinct[1]
+    )
     other = distinct[0] if s != distinct[0] else distinct[1]
     return Verdict(
-        False, claim, "fact:F5", tested,
+        False,
+        claim,
+        "fact:F5",
+        tested,
         obstruction=Obstruction(
-            "cardinality", s,
+            "cardinality",
+            s,
             f"h({_short(state)}, ·) is constant ({reason}; checked on {tested} completion(s)): every completion gives "
             f"{_short(y)}, so succ({_short(state)}) has at most one state. An embedding is injective, so {_short(other)} "
             f"and {_short(s)} cannot both map into it: state {_short(s)} of {target.name} has no loader (F5).",

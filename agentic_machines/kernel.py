@@ -18,12 +18,13 @@ comparisons) or ``float`` (compared with a tolerance).
 >>> kernel(fixture("f2-mul"), fair, 1)
 {0: Fraction(1, 2), 1: Fraction(1, 2)}
 """
+
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from fractions import Fraction
-from typing import Any, Union
+from typing import Any
 
 from .embedding import Embedding, rank
 from .errors import InvalidArgument
@@ -32,7 +33,7 @@ from .verdict import Obstruction, Verdict
 
 __all__ = ["kernel", "pushforward", "check_kernel_form", "Probability"]
 
-Probability = Union[Fraction, float, int]
+Probability = Fraction | float | int
 
 
 def _distribution(model: Any, prompt: str) -> Mapping[str, Probability]:
@@ -46,14 +47,20 @@ def _distribution(model: Any, prompt: str) -> Mapping[str, Probability]:
             f"got {type(model).__name__}."
         )
     if not isinstance(dist, Mapping):
-        raise InvalidArgument(f"the model returned {type(dist).__name__} for prompt {prompt!r}; return a dict completion -> probability.")
+        raise InvalidArgument(
+            f"the model returned {type(dist).__name__} for prompt {prompt!r}; return a dict completion -> probability."
+        )
     for c, p in dist.items():
         if p < 0:
-            raise InvalidArgument(f"probability {p!r} of completion {c!r} is negative; probabilities must be ≥ 0.")
+            raise InvalidArgument(
+                f"probability {p!r} of completion {c!r} is negative; probabilities must be ≥ 0."
+            )
     return dist
 
 
-def kernel(machine: AgenticMachine, distribution_model: Any, state: Hashable) -> dict[Outcome, Probability]:
+def kernel(
+    machine: AgenticMachine, distribution_model: Any, state: Hashable
+) -> dict[Outcome, Probability]:
     """T_M(state): the distribution of the next outcome when the model answers p(state).
 
     Completions with probability 0 are skipped (h need not be defined on them);
@@ -73,7 +80,9 @@ def kernel(machine: AgenticMachine, distribution_model: Any, state: Hashable) ->
     return out
 
 
-def pushforward(embedding: Embedding | Callable[[Outcome], Outcome], dist: Mapping[Outcome, Probability]) -> dict[Outcome, Probability]:
+def pushforward(
+    embedding: Embedding | Callable[[Outcome], Outcome], dist: Mapping[Outcome, Probability]
+) -> dict[Outcome, Probability]:
     """e_*(dist): move each outcome's mass to its image (sentinels stay where they are).
 
     >>> from agentic_machines.fixtures import fixture
@@ -124,9 +133,17 @@ def check_kernel_form(
     source, target = embedding.source, embedding.target
     claim = f"T_M ∘ e = e_* ∘ T_M' for {embedding!r} from {source.name} into {target.name}"
     exhaustive = states is None and source.states is not None
-    sample = list(source.states) if states is None and source.states is not None else list(states or ())
+    sample = (
+        list(source.states) if states is None and source.states is not None else list(states or ())
+    )
     if not sample:
-        return Verdict(None, claim, "sampled", 0, reason="the source is infinite; pass states=[...] to sample it")
+        return Verdict(
+            None,
+            claim,
+            "sampled",
+            0,
+            reason="the source is infinite; pass states=[...] to sample it",
+        )
     sample = sorted(dict.fromkeys(sample), key=rank)
     method = "exhaustive" if exhaustive else "sampled"
     for i, s in enumerate(sample):
@@ -134,9 +151,13 @@ def check_kernel_form(
         right = pushforward(embedding, kernel(source, distribution_model, s))
         if not _same(left, right):
             return Verdict(
-                False, claim, method, i + 1,
+                False,
+                claim,
+                method,
+                i + 1,
                 obstruction=Obstruction(
-                    "kernel", s,
+                    "kernel",
+                    s,
                     f"At state {s!r}: T_M(e({s!r})) = {left!r} but e_*(T_M'({s!r})) = {right!r}.",
                     details={"left": left, "right": right},
                 ),

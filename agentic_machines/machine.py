@@ -10,10 +10,11 @@ and ``DIVERGE`` (printed ``↑``) are the two sentinel outcomes.
 >>> m.prompt("a"), m.harness("a", "b"), m.harness("b", "x")
 ('say b', 'b', ↑)
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 from .errors import InvalidMachine
 
@@ -45,10 +46,10 @@ class _Sentinel:
     def __reduce__(self) -> str:
         return self._name
 
-    def __copy__(self) -> "_Sentinel":
+    def __copy__(self) -> _Sentinel:
         return self
 
-    def __deepcopy__(self, memo: dict) -> "_Sentinel":
+    def __deepcopy__(self, memo: dict) -> _Sentinel:
         return self
 
 
@@ -59,7 +60,7 @@ DIVERGE = _Sentinel("↑", "DIVERGE")
 """The divergence outcome ``↑``: the harness never returns to the model."""
 
 State = Hashable
-Outcome = Union[Hashable, _Sentinel]
+Outcome = Hashable | _Sentinel
 
 
 def is_sentinel(outcome: object) -> bool:
@@ -110,8 +111,8 @@ class AgenticMachine:
         return f"<{type(self).__name__} {self.name!r}: {size}>"
 
     def _repr_markdown_(self) -> str:
-        """Jupyter display: the machine's tables (see :mod:`agentic_machines.display`)."""
-        from .display import machine_markdown  # lazy: display imports matplotlib
+        """Jupyter display: the machine's tables (see :mod:`agentic_machines.drawing.display`)."""
+        from .drawing.display import machine_markdown  # lazy: display imports matplotlib
 
         return machine_markdown(self)
 
@@ -126,7 +127,7 @@ class AgenticMachine:
         """
         if self.initial is None and not self.states:
             return None
-        from .display import machine_svg
+        from .drawing.display import machine_svg
 
         return machine_svg(self)
 
@@ -181,7 +182,9 @@ class TableMachine(AgenticMachine):
                 f"pass e.g. [{completions!r}] (a string would be split into its characters)."
             )
         if completions is None:
-            completions = (key[1] for key in self._table if isinstance(key, tuple) and len(key) == 2)
+            completions = (
+                key[1] for key in self._table if isinstance(key, tuple) and len(key) == 2
+            )
         self.completions = _unique(completions)
         self.initial = initial
         self.name = name or "table"
@@ -193,7 +196,9 @@ class TableMachine(AgenticMachine):
         alphabet = set(self.completions)
         for state, text in self._prompts.items():
             if not isinstance(text, str):
-                problems.append(f"state {state!r} has prompt {text!r}, which is not a string (P = str)")
+                problems.append(
+                    f"state {state!r} has prompt {text!r}, which is not a string (P = str)"
+                )
         for c in self.completions:
             if not isinstance(c, str):
                 problems.append(f"completion {c!r} is not a string (C = str)")
@@ -203,13 +208,17 @@ class TableMachine(AgenticMachine):
                 continue
             state, c = key
             if state not in known:
-                problems.append(f"transition {key!r} starts from state {state!r}, which has no prompt")
+                problems.append(
+                    f"transition {key!r} starts from state {state!r}, which has no prompt"
+                )
             if c not in alphabet:
                 problems.append(
                     f"transition {key!r} uses completion {c!r}, which is not in completions={list(self.completions)!r}"
                 )
             if not is_sentinel(outcome) and outcome not in known:
-                problems.append(f"transition {key!r} -> {outcome!r} goes to an unknown state {outcome!r}")
+                problems.append(
+                    f"transition {key!r} -> {outcome!r} goes to an unknown state {outcome!r}"
+                )
         for state in self.states:
             for c in self.completions:
                 if (state, c) not in self._table:
@@ -231,7 +240,9 @@ class TableMachine(AgenticMachine):
         try:
             return self._prompts[state]
         except KeyError:
-            raise InvalidMachine(f"{state!r} is not a state of {self.name!r}; its states are {list(self.states)!r}") from None
+            raise InvalidMachine(
+                f"{state!r} is not a state of {self.name!r}; its states are {list(self.states)!r}"
+            ) from None
 
     def harness(self, state: State, completion: str) -> Outcome:
         """h(state, completion), looked up in the transition table."""

@@ -26,6 +26,7 @@ your own:
 ...     assert check_embedding(e).holds
 >>> test_restrictions_embed()
 """
+
 from __future__ import annotations
 
 import os
@@ -104,14 +105,20 @@ def table_machines(
     ([0, 1, 2], ('x', 'y'))
     """
     if min_states < 0 or max_states < min_states:
-        raise InvalidArgument(f"need 0 <= min_states <= max_states, got {min_states} and {max_states}")
+        raise InvalidArgument(
+            f"need 0 <= min_states <= max_states, got {min_states} and {max_states}"
+        )
     if not prompts:
         raise InvalidArgument("prompts must name at least one prompt string")
 
     @st.composite
     def build(draw: Any) -> TableMachine:
         n = draw(st.integers(min_states, max_states))
-        letters = tuple(completions) if completions is not None else alphabet(draw(st.integers(1, max_completions)))
+        letters = (
+            tuple(completions)
+            if completions is not None
+            else alphabet(draw(st.integers(1, max_completions)))
+        )
         ps = {s: draw(st.sampled_from(tuple(prompts))) for s in range(n)}
         extra = (HALT, DIVERGE) if allow_sentinels else ()
         choices = tuple(range(n)) + extra
@@ -138,7 +145,9 @@ def embeddings_into(machine: AgenticMachine) -> st.SearchStrategy[tuple[TableMac
     (('s0',), {'s0': 0})
     """
     if not machine.is_finite:
-        raise InvalidArgument(f"embeddings_into needs a finite machine; {machine.name!r} is not finite.")
+        raise InvalidArgument(
+            f"embeddings_into needs a finite machine; {machine.name!r} is not finite."
+        )
     states = sorted(machine.states, key=rank)
     letters = tuple(machine.completions)
 
@@ -155,13 +164,21 @@ def embeddings_into(machine: AgenticMachine) -> st.SearchStrategy[tuple[TableMac
             if s in closed:
                 continue
             closed[s] = None
-            todo.extend(o for o in (machine.harness(s, c) for c in letters) if not is_sentinel(o) and o not in closed)
+            todo.extend(
+                o
+                for o in (machine.harness(s, c) for c in letters)
+                if not is_sentinel(o) and o not in closed
+            )
         order = draw(st.permutations(sorted(closed, key=rank)))
         label = {s: f"s{i}" for i, s in enumerate(order)}
         sub = TableMachine(
             {label[s]: machine.prompt(s) for s in order},
-            {(label[s], c): (o if is_sentinel(o) else label[o]) for s in order for c in letters
-             for o in (machine.harness(s, c),)},
+            {
+                (label[s], c): (o if is_sentinel(o) else label[o])
+                for s in order
+                for c in letters
+                for o in (machine.harness(s, c),)
+            },
             completions=letters,
             name=f"sub({machine.name})",
         )
@@ -170,7 +187,9 @@ def embeddings_into(machine: AgenticMachine) -> st.SearchStrategy[tuple[TableMac
     return build()
 
 
-def embeddings_into_any(max_states: int = 4, max_completions: int = 3) -> st.SearchStrategy[tuple[TableMachine, Embedding]]:
+def embeddings_into_any(
+    max_states: int = 4, max_completions: int = 3
+) -> st.SearchStrategy[tuple[TableMachine, Embedding]]:
     """A random machine X (from :func:`table_machines`) and a sub-machine embedded in it.
 
     ``embedding.target`` is X.
@@ -192,7 +211,9 @@ def states_of(machine: AgenticMachine) -> st.SearchStrategy[Any]:
     0
     """
     if not machine.states:
-        raise InvalidArgument(f"{machine.name!r} has no finite, non-empty list of states to draw from.")
+        raise InvalidArgument(
+            f"{machine.name!r} has no finite, non-empty list of states to draw from."
+        )
     return st.sampled_from(sorted(machine.states, key=rank))
 
 
@@ -205,11 +226,15 @@ def completions_of(machine: AgenticMachine) -> st.SearchStrategy[str]:
     '1'
     """
     if not machine.completions:
-        raise InvalidArgument(f"{machine.name!r} has no finite, non-empty completion alphabet; pass completions yourself.")
+        raise InvalidArgument(
+            f"{machine.name!r} has no finite, non-empty completion alphabet; pass completions yourself."
+        )
     return st.sampled_from(tuple(machine.completions))
 
 
-def distributions(completions: Sequence[str], *, exact: bool = True, max_weight: int = 5) -> st.SearchStrategy[dict[str, Any]]:
+def distributions(
+    completions: Sequence[str], *, exact: bool = True, max_weight: int = 5
+) -> st.SearchStrategy[dict[str, Any]]:
     """A finite probability distribution over some of ``completions`` (at least one).
 
     Probabilities are ``Fraction`` (``exact=True``, so kernel equalities are exact) or
@@ -226,7 +251,9 @@ def distributions(completions: Sequence[str], *, exact: bool = True, max_weight:
 
     @st.composite
     def build(draw: Any) -> dict[str, Any]:
-        support = draw(st.lists(st.sampled_from(letters), min_size=1, max_size=len(letters), unique=True))
+        support = draw(
+            st.lists(st.sampled_from(letters), min_size=1, max_size=len(letters), unique=True)
+        )
         weights = [draw(st.integers(1, max_weight)) for _ in support]
         total = sum(weights)
         if exact:

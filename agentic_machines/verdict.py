@@ -14,6 +14,7 @@ is never mistaken for a success.
 >>> print(v)
 Undecided: it is not known whether x is an SPE state. Method: sampled (0 checks). Reason: no sample states were given.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -22,7 +23,16 @@ from typing import Any
 
 __all__ = ["Verdict", "Obstruction", "Witness", "METHODS"]
 
-METHODS = ("exhaustive", "sampled", "fact:F1", "fact:F2", "fact:F3", "fact:F4", "fact:F5", "fact:F6")
+METHODS = (
+    "exhaustive",
+    "sampled",
+    "fact:F1",
+    "fact:F2",
+    "fact:F3",
+    "fact:F4",
+    "fact:F5",
+    "fact:F6",
+)
 """Known method names; a method may also be ``"fact:<name>"`` for an architecture invariant."""
 
 
@@ -103,7 +113,9 @@ class Verdict:
     def certificate(self) -> str:
         """A one-line summary of the evidence, for tables."""
         if self.obstruction is not None:
-            return f"{self.obstruction.kind} obstruction at {short_repr(self.obstruction.state, 60)}"
+            return (
+                f"{self.obstruction.kind} obstruction at {short_repr(self.obstruction.state, 60)}"
+            )
         if self.witness is not None:
             return self.witness.description or "embedding + loader"
         return self.reason or "-"
@@ -141,9 +153,16 @@ class Verdict:
 
     def _repr_markdown_(self) -> str:
         icon = {True: "✅", False: "❌", None: "❔"}[self.holds]
-        lines = [f"**{icon} {self.status}**: {self.claim}", "", f"- method: `{self.method}`", f"- checked: {self.checked}"]
+        lines = [
+            f"**{icon} {self.status}**: {self.claim}",
+            "",
+            f"- method: `{self.method}`",
+            f"- checked: {self.checked}",
+        ]
         if self.obstruction is not None:
-            lines.append(f"- obstruction (`{self.obstruction.kind}`): {self.obstruction.explanation}")
+            lines.append(
+                f"- obstruction (`{self.obstruction.kind}`): {self.obstruction.explanation}"
+            )
         if self.witness is not None:
             lines.append(f"- witness: {self.witness.description or 'embedding + loader'}")
         if self.reason:

@@ -10,6 +10,7 @@ Run: ``python benchmarks/bench_architectures.py``. Reports, per architecture:
 and the time of the whole contrast table and of the demo's contrast section (goal: the
 whole ``agentic-machines demo`` under a minute on two cores).
 """
+
 from __future__ import annotations
 
 import sys
@@ -20,8 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentic_machines.architectures import ARCHITECTURES  # noqa: E402
-from agentic_machines.contrast import contrast_rows  # noqa: E402
-from agentic_machines.run import run  # noqa: E402
+from agentic_machines.cli.contrast import contrast_rows  # noqa: E402
+from agentic_machines.runtime.run import run  # noqa: E402
 
 REPEAT = 20
 
@@ -47,7 +48,9 @@ def by_hand(module) -> None:
 
 
 def main() -> int:
-    print(f"{'architecture':<12} {'run (ms)':>9} {'by hand (ms)':>13} {'ratio':>6} {'analysis (s)':>13}  checked")
+    print(
+        f"{'architecture':<12} {'run (ms)':>9} {'by hand (ms)':>13} {'ratio':>6} {'analysis (s)':>13}  checked"
+    )
     for name, module in ARCHITECTURES.items():
         through_machine = best(lambda: run(module.machine(), module.scripted_model()))
         hand = best(lambda: by_hand(module)) if hasattr(module.machine(), "program") else None
@@ -56,18 +59,22 @@ def main() -> int:
         analysis = time.perf_counter() - t
         ratio = f"{through_machine / hand:6.1f}" if hand else "     -"
         hand_text = f"{hand * 1e3:13.2f}" if hand else f"{'-':>13}"
-        print(f"{name:<12} {through_machine * 1e3:9.2f} {hand_text} {ratio} {analysis:13.2f}  {v.checked} ({v.method})")
+        print(
+            f"{name:<12} {through_machine * 1e3:9.2f} {hand_text} {ratio} {analysis:13.2f}  {v.checked} ({v.method})"
+        )
     t = time.perf_counter()
     rows = contrast_rows()
     print(f"\ncontrast_rows(): {len(rows)} rows in {time.perf_counter() - t:.2f} s")
-    from agentic_machines.demo import contrast as contrast_section
+    from agentic_machines.cli.demo import contrast as contrast_section
 
     with tempfile.TemporaryDirectory() as out:
         import io
 
         t = time.perf_counter()
         contrast_section(Path(out), io.StringIO())
-        print(f"demo contrast section (table + one diagram per architecture): {time.perf_counter() - t:.2f} s (goal: the whole demo < 60 s)")
+        print(
+            f"demo contrast section (table + one diagram per architecture): {time.perf_counter() - t:.2f} s (goal: the whole demo < 60 s)"
+        )
     return 0
 
 

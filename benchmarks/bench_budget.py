@@ -10,8 +10,9 @@ architectures) are slower than the bare generator.
 - ``lines``: a loop of plain statements (three line events per iteration);
 - ``calls``: a loop calling a small function (a call and a return event per line);
 - each under one budget and under two nested budgets (a harness step around a block
-  of model code, as :mod:`agentic_machines.codeexec` runs it).
+  of model code, as :mod:`agentic_machines.execution.codeexec` runs it).
 """
+
 from __future__ import annotations
 
 import sys
@@ -20,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentic_machines.budget import LineBudget  # noqa: E402
+from agentic_machines.execution.budget import LineBudget  # noqa: E402
 
 N = 100_000
 

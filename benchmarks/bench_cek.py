@@ -10,6 +10,7 @@ Run: ``python benchmarks/bench_cek.py``. Reports
   100 000 frames deep).
 - The cost of the loader on a 100 000-frame boundary state.
 """
+
 from __future__ import annotations
 
 import sys
@@ -19,8 +20,26 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentic_machines.cek import AgenticEvaluator, first_boundary, loader, parse, run_program, seed_state  # noqa: E402
-from agentic_machines.cek.expr import App, Begin, Const, If, Lambda, Letrec, PrimRef, Quote, Var, compile_program  # noqa: E402
+from agentic_machines.cek import (
+    AgenticEvaluator,
+    first_boundary,
+    loader,
+    parse,
+    run_program,
+    seed_state,
+)  # noqa: E402
+from agentic_machines.cek.expr import (
+    App,
+    Begin,
+    Const,
+    If,
+    Lambda,
+    Letrec,
+    PrimRef,
+    Quote,
+    Var,
+    compile_program,
+)  # noqa: E402
 from agentic_machines.cek.syntax import FALSE  # noqa: E402
 
 GOAL = 3.0
@@ -89,9 +108,13 @@ def main() -> int:
     assert run.value == value == 6765, (run.value, value)
     ratio = cek_time / direct_time
     print(f"fib 20 = {value}")
-    print(f"  CEK machine:       {cek_time:.3f} s, {run.steps} steps, {run.steps / cek_time:,.0f} steps/s")
+    print(
+        f"  CEK machine:       {cek_time:.3f} s, {run.steps} steps, {run.steps / cek_time:,.0f} steps/s"
+    )
     print(f"  direct evaluator:  {direct_time:.3f} s")
-    print(f"  ratio CEK/direct:  {ratio:.2f}x  (goal <= {GOAL:.0f}x: {'met' if ratio <= GOAL else 'NOT met'})")
+    print(
+        f"  ratio CEK/direct:  {ratio:.2f}x  (goal <= {GOAL:.0f}x: {'met' if ratio <= GOAL else 'NOT met'})"
+    )
 
     deep = f"(letrec ((f (lambda (n) (if (= n 0) 0 (+ 1 (f (- n 1))))))) (f {DEEP}))"
     t0 = time.perf_counter()
@@ -102,10 +125,14 @@ def main() -> int:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert result.value == DEEP
-    print(f"{DEEP}-deep recursion: {deep_time:.2f} s, {result.steps} steps, peak memory {peak / 2**20:.1f} MiB "
-          f"({peak / DEEP:.0f} bytes per level)")
+    print(
+        f"{DEEP}-deep recursion: {deep_time:.2f} s, {result.steps} steps, peak memory {peak / 2**20:.1f} MiB "
+        f"({peak / DEEP:.0f} bytes per level)"
+    )
 
-    program = f'(letrec ((f (lambda (n) (if (= n 0) (llm "bottom") (+ 1 (f (- n 1))))))) (f {DEEP}))'
+    program = (
+        f'(letrec ((f (lambda (n) (if (= n 0) (llm "bottom") (+ 1 (f (- n 1))))))) (f {DEEP}))'
+    )
     beta = first_boundary(program, fuel=10 * DEEP)
     t0 = time.perf_counter()
     text = loader(beta)
@@ -115,8 +142,10 @@ def main() -> int:
     same = again == beta
     t3 = time.perf_counter()
     assert same
-    print(f"loader on a {DEEP}-frame boundary: build {t1 - t0:.2f} s ({len(text):,} chars), "
-          f"h(x*, text) {t2 - t1:.2f} s, equality check {t3 - t2:.2f} s")
+    print(
+        f"loader on a {DEEP}-frame boundary: build {t1 - t0:.2f} s ({len(text):,} chars), "
+        f"h(x*, text) {t2 - t1:.2f} s, equality check {t3 - t2:.2f} s"
+    )
     return 0
 
 

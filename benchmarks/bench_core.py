@@ -6,6 +6,7 @@ Run: ``python benchmarks/bench_core.py``. Goals (2-core machine): exhaustive
 also printed as a ratio to a bare loop that only reads every transition of the same
 machines in the same process (the unavoidable cost of looking at the input).
 """
+
 from __future__ import annotations
 
 import random
@@ -20,15 +21,25 @@ from agentic_machines import DIVERGE, HALT, TableMachine, completion_generates, 
 GOAL = 1.0  # seconds
 
 
-def random_machine(rng, n, k, *, prompts=("a", "b", "c"), sentinel_rate=0.02, labels=None, name="random"):
+def random_machine(
+    rng, n, k, *, prompts=("a", "b", "c"), sentinel_rate=0.02, labels=None, name="random"
+):
     labels = labels or list(range(n))
     letters = [f"c{i}" for i in range(k)]
     table = {}
     for s in labels:
         for c in letters:
             r = rng.random()
-            table[(s, c)] = HALT if r < sentinel_rate / 2 else DIVERGE if r < sentinel_rate else rng.choice(labels)
-    return TableMachine({s: rng.choice(prompts) for s in labels}, table, completions=letters, name=name)
+            table[(s, c)] = (
+                HALT
+                if r < sentinel_rate / 2
+                else DIVERGE
+                if r < sentinel_rate
+                else rng.choice(labels)
+            )
+    return TableMachine(
+        {s: rng.choice(prompts) for s in labels}, table, completions=letters, name=name
+    )
 
 
 def timed(fn, repeat=3):
@@ -42,6 +53,7 @@ def timed(fn, repeat=3):
 
 def bare_read(*machines):
     """Baseline: read every transition once."""
+
     def run():
         total = 0
         for m in machines:
@@ -49,12 +61,15 @@ def bare_read(*machines):
                 for c in m.completions:
                     total += m.harness(s, c) is HALT
         return total
+
     return run
 
 
 def report(label, seconds, baseline):
     flag = "ok" if seconds < GOAL else "SLOW"
-    print(f"{label:<62} {seconds * 1000:8.1f} ms   {seconds / baseline:6.2f}x bare read   goal < {GOAL:.0f} s: {flag}")
+    print(
+        f"{label:<62} {seconds * 1000:8.1f} ms   {seconds / baseline:6.2f}x bare read   goal < {GOAL:.0f} s: {flag}"
+    )
 
 
 def planted(rng, n, k, *, corrupt=False):
@@ -94,31 +109,55 @@ def main() -> None:
     t, result = timed(lambda: spe_states(big))
     report("spe_states, random 2000 states x 8 completions", t, base)
     everything = set(big.states)
-    t_loop, loop_result = timed(lambda: {x for x in big.states if {big.harness(x, c) for c in big.completions} >= everything})
+    t_loop, loop_result = timed(
+        lambda: {
+            x for x in big.states if {big.harness(x, c) for c in big.completions} >= everything
+        }
+    )
     assert loop_result == result
     report("  (F1 loop over every state, without the |S| > |C| shortcut)", t_loop, base)
 
     dense = TableMachine(
         {i: "⋆" for i in range(300)},
-        {(i, f"c{j}"): (i + j) % 300 if i % 7 else (i * j) % 300 for i in range(300) for j in range(300)},
+        {
+            (i, f"c{j}"): (i + j) % 300 if i % 7 else (i * j) % 300
+            for i in range(300)
+            for j in range(300)
+        },
         completions=[f"c{j}" for j in range(300)],
     )
     t, found = timed(lambda: spe_states(dense))
-    report(f"spe_states, 300 states x 300 completions ({len(found)} SPE states)", t, timed(bare_read(dense))[0])
+    report(
+        f"spe_states, 300 states x 300 completions ({len(found)} SPE states)",
+        t,
+        timed(bare_read(dense))[0],
+    )
 
     a, b = random_machine(rng, 200, 8), random_machine(rng, 200, 8)
     t, v = timed(lambda: completion_generates(a, 0, b))
-    report(f"completion_generates, random 200 x 8 pair ({v.status}, {v.method})", t, timed(bare_read(a, b))[0])
+    report(
+        f"completion_generates, random 200 x 8 pair ({v.status}, {v.method})",
+        t,
+        timed(bare_read(a, b))[0],
+    )
 
     host, target = planted(rng, 200, 256)
     t, v = timed(lambda: completion_generates(host, "x", target))
     assert v.holds is True
-    report(f"completion_generates, 200-state target planted in succ(x) ({v.status})", t, timed(bare_read(host, target))[0])
+    report(
+        f"completion_generates, 200-state target planted in succ(x) ({v.status})",
+        t,
+        timed(bare_read(host, target))[0],
+    )
 
     host, target = planted(rng, 200, 256, corrupt=True)
     t, v = timed(lambda: completion_generates(host, "x", target))
     assert v.holds is False
-    report(f"  same with one corrupted transition ({v.status}, {v.obstruction.kind})", t, timed(bare_read(host, target))[0])
+    report(
+        f"  same with one corrupted transition ({v.status}, {v.obstruction.kind})",
+        t,
+        timed(bare_read(host, target))[0],
+    )
 
 
 if __name__ == "__main__":

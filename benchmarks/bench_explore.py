@@ -22,6 +22,7 @@ Three machines, from the cheapest harness to a realistic one:
 - ``harness``: a ``HarnessMachine`` (a generator harness, as the architectures are
   written) with 4 completions, halting after 7 steps: 5 461 trace states.
 """
+
 from __future__ import annotations
 
 import gc
@@ -36,7 +37,7 @@ import networkx as nx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentic_machines import DIVERGE, HALT, FunctionMachine, HarnessMachine, TableMachine  # noqa: E402
-from agentic_machines.explore import explore  # noqa: E402
+from agentic_machines.runtime.explore import explore  # noqa: E402
 
 
 def bare_bfs(machine, start, completions):
@@ -137,16 +138,24 @@ def best_of(fns, repeats):
 
 
 def main() -> None:
-    cases = [("table", *table_machine(), 7), ("function", *function_machine(), 7), ("harness", *harness_machine(), 3)]
-    print(f"{'machine':<10} {'states':>7} {'edges':>7} {'bare s':>8} {'explore s':>10} {'ratio':>6}  {'states/s':>9}  {'floor':>5}")
+    cases = [
+        ("table", *table_machine(), 7),
+        ("function", *function_machine(), 7),
+        ("harness", *harness_machine(), 3),
+    ]
+    print(
+        f"{'machine':<10} {'states':>7} {'edges':>7} {'bare s':>8} {'explore s':>10} {'ratio':>6}  {'states/s':>9}  {'floor':>5}"
+    )
     for name, machine, comps, repeats in cases:
         n_bare = bare_bfs(machine, machine.initial, comps)
         graph = explore(machine, completions=comps, max_states=None, progress=False)
         assert graph.graph["stats"]["states"] == n_bare, (name, n_bare, graph.graph["stats"])
         bare, full, floor = best_of(
-            [lambda: bare_bfs(machine, machine.initial, comps),
-             lambda: explore(machine, completions=comps, max_states=None, progress=False),
-             lambda: _gc_paused(networkx_floor, machine, machine.initial, comps)],
+            [
+                lambda: bare_bfs(machine, machine.initial, comps),
+                lambda: explore(machine, completions=comps, max_states=None, progress=False),
+                lambda: _gc_paused(networkx_floor, machine, machine.initial, comps),
+            ],
             repeats,
         )
         print(
@@ -154,7 +163,9 @@ def main() -> None:
             f"{full / bare:>6.2f}  {n_bare / full:>9,.0f}  {floor / bare:>5.2f}"
         )
     print("ratio = explore time / bare BFS time over the same harness (goal: <= 2.0)")
-    print("floor = networkx_floor time / bare BFS time: the cost of returning any DiGraph with edge attributes")
+    print(
+        "floor = networkx_floor time / bare BFS time: the cost of returning any DiGraph with edge attributes"
+    )
 
 
 def _gc_paused(fn, *args):

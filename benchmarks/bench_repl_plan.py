@@ -10,6 +10,7 @@ the same process:
 - ``solve`` of each example vs the same episode driven through ``run(machine(...))``;
 - ``analysis()`` time and the number of completions it checked.
 """
+
 from __future__ import annotations
 
 import sys
@@ -25,8 +26,14 @@ import household  # noqa: E402
 import shop  # noqa: E402
 
 from agentic_machines.architectures import repl_plan as rp  # noqa: E402
-from agentic_machines.codeexec import Namespace, drive, iter_result, request_function, run_block  # noqa: E402
-from agentic_machines.run import run  # noqa: E402
+from agentic_machines.execution.codeexec import (  # noqa: E402
+    Namespace,
+    drive,
+    iter_result,
+    request_function,
+    run_block,
+)
+from agentic_machines.runtime.run import run  # noqa: E402
 
 
 def best(fn, repeat: int = 10) -> float:
@@ -53,19 +60,30 @@ def interrupts(k: int):
     code = LOOP + "".join(f"v{j} = ask({j})\n" for j in range(k))
 
     def go() -> None:
-        drive(run_block(code, Namespace({"ask": request_function("ask")}), line_budget=1_000_000,
-                        handle=lambda r: iter_result(r.args[0])), str)
+        drive(
+            run_block(
+                code,
+                Namespace({"ask": request_function("ask")}),
+                line_budget=1_000_000,
+                handle=lambda r: iter_result(r.args[0]),
+            ),
+            str,
+        )
 
     return go
 
 
 def main() -> None:
     base = best(bare_exec)
-    print(f"run_block / bare exec, pure 2000-iteration loop: {best(managed_exec) / base:6.1f}x  "
-          f"(baseline {base * 1e3:.2f} ms)")
+    print(
+        f"run_block / bare exec, pure 2000-iteration loop: {best(managed_exec) / base:6.1f}x  "
+        f"(baseline {base * 1e3:.2f} ms)"
+    )
     zero = best(interrupts(0))
     for k in (1, 4, 16):
-        print(f"block with {k:2d} interrupt(s) / with none:           {best(interrupts(k)) / zero:6.1f}x")
+        print(
+            f"block with {k:2d} interrupt(s) / with none:           {best(interrupts(k)) / zero:6.1f}x"
+        )
     for ex in (count_to_four, household, shop):
         solo = best(lambda: rp.solve(ex.TASK, ex.model(), ex.env(), pool=ex.POOL))
         mach = best(lambda: run(rp.machine(ex.TASK, ex.env(), pool=ex.POOL), ex.model()))

@@ -9,6 +9,7 @@ flushes one JSON line per step, which is the price of a run that survives a kill
   for the ratio), 200 000 steps.
 - ``harness``: a ``HarnessMachine`` counting loop, 50 000 steps.
 """
+
 from __future__ import annotations
 
 import gc
@@ -20,9 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentic_machines import HALT, HarnessMachine, TableMachine, is_sentinel  # noqa: E402
 from agentic_machines.models import FunctionModel, ScriptedModel  # noqa: E402
-from agentic_machines.run import run  # noqa: E402
+
+from agentic_machines import HALT, HarnessMachine, TableMachine, is_sentinel  # noqa: E402
+from agentic_machines.runtime.run import run  # noqa: E402
 
 
 def bare(machine, completions, start):
@@ -74,10 +76,17 @@ def counting(n):
 
 
 def main() -> None:
-    table = TableMachine({0: "go", 1: "again"}, {(0, "x"): 1, (1, "x"): 0, (0, "s"): HALT, (1, "s"): HALT}, initial=0)
-    cases = [("table", lambda: table, 200_000), ("harness", lambda: HarnessMachine(counting, 10**9), 50_000)]
+    table = TableMachine(
+        {0: "go", 1: "again"}, {(0, "x"): 1, (1, "x"): 0, (0, "s"): HALT, (1, "s"): HALT}, initial=0
+    )
+    cases = [
+        ("table", lambda: table, 200_000),
+        ("harness", lambda: HarnessMachine(counting, 10**9), 50_000),
+    ]
     tmp = tempfile.mkdtemp()
-    print(f"{'machine':8} {'steps':>8} {'bare s':>8} {'run s':>8} {'ratio':>6} {'run+file s':>11} {'ratio':>6} {'model':>6}")
+    print(
+        f"{'machine':8} {'steps':>8} {'bare s':>8} {'run s':>8} {'ratio':>6} {'run+file s':>11} {'ratio':>6} {'model':>6}"
+    )
     for name, make, n in cases:
         script = ["x"] * n
         t_bare = timed(lambda: bare(make(), script, make().initial))
@@ -85,9 +94,13 @@ def main() -> None:
         path = os.path.join(tmp, f"{name}.jsonl")
         t_file = timed(lambda: run(make(), ScriptedModel(script), max_steps=n, path=path))
         t_model = timed(lambda: bare_with_model(make(), ScriptedModel(script), make().initial, n))
-        print(f"{name:8} {n:8d} {t_bare:8.3f} {t_run:8.3f} {t_run / t_bare:6.1f} {t_file:11.3f} {t_file / t_bare:6.1f} "
-              f"{t_model / t_bare:6.1f}")
-    print("ratio = run time / bare loop time; model = bare loop calling the same ScriptedModel / bare loop")
+        print(
+            f"{name:8} {n:8d} {t_bare:8.3f} {t_run:8.3f} {t_run / t_bare:6.1f} {t_file:11.3f} {t_file / t_bare:6.1f} "
+            f"{t_model / t_bare:6.1f}"
+        )
+    print(
+        "ratio = run time / bare loop time; model = bare loop calling the same ScriptedModel / bare loop"
+    )
     # The model side alone: ScriptedModel against a bare list iterator.
     script = ["x"] * 200_000
     t_iter = timed(lambda: [next(it) for it in [iter(script)] for _ in script])

@@ -5,9 +5,10 @@ Run from the repository root:
     python experiments/contrast.py            # prints the table, writes docs/contrast.md
     python experiments/contrast.py --no-write # prints only
 
-Every row is computed now, by the checks themselves (agentic_machines.contrast); nothing
+Every row is computed now, by the checks themselves (agentic_machines.cli.contrast); nothing
 in the table is typed by hand.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,8 +17,13 @@ import time
 from pathlib import Path
 
 from agentic_machines.architectures import ARCHITECTURES
-from agentic_machines.contrast import architecture_graph, contrast_rows, render_table, to_markdown
-from agentic_machines.diagrams import to_mermaid
+from agentic_machines.cli.contrast import (
+    architecture_graph,
+    contrast_rows,
+    render_table,
+    to_markdown,
+)
+from agentic_machines.drawing.diagrams import to_mermaid
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "contrast.md"
 
@@ -49,7 +55,7 @@ CHECK = """
 ## Check it yourself
 
 ```python
-from agentic_machines.contrast import contrast_rows, render_table
+from agentic_machines.cli.contrast import contrast_rows, render_table
 
 rows = contrast_rows()
 status = {r.name: r.status for r in rows if r.question == "initial state SPE?"}
@@ -63,11 +69,13 @@ print(render_table(rows))
 def diagrams() -> str:
     """One Mermaid graph per architecture: the initial state, its successors (green) and
     the obstruction state (red), explored to depth 2 over its diagram alphabet."""
-    out = ["\n## The explored graphs\n",
-           "Each graph starts at the initial state and follows a few completions per prompt "
-           "(the module's `diagram_completions`, which include the scripted solution). The "
-           "initial state's successors are green; the obstruction state named in the table is "
-           "red. `agentic-machines demo` writes the same graphs as PNG.\n"]
+    out = [
+        "\n## The explored graphs\n",
+        "Each graph starts at the initial state and follows a few completions per prompt "
+        "(the module's `diagram_completions`, which include the scripted solution). The "
+        "initial state's successors are green; the obstruction state named in the table is "
+        "red. `agentic-machines demo` writes the same graphs as PNG.\n",
+    ]
     for name in ARCHITECTURES:
         graph, marks = architecture_graph(name)
         out.append(f"\n### {name}\n\n```mermaid\n{to_mermaid(graph, **marks)}\n```\n")
@@ -76,8 +84,15 @@ def diagrams() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--no-write", action="store_true", help="print the table without writing docs/contrast.md")
-    parser.add_argument("--out", type=Path, default=DOC, help="where to write the Markdown (default: docs/contrast.md)")
+    parser.add_argument(
+        "--no-write", action="store_true", help="print the table without writing docs/contrast.md"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=DOC,
+        help="where to write the Markdown (default: docs/contrast.md)",
+    )
     args = parser.parse_args(argv)
     start = time.perf_counter()
     rows = contrast_rows()

@@ -6,6 +6,7 @@ prompt shows the first invocation. Run: ``python experiments/count_to_four.py [-
 it prints every prompt and writes the trace of the machine run to
 ``docs/repl_plan_count_to_four.md``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -14,7 +15,7 @@ from pathlib import Path
 from agentic_machines.architectures import repl_plan as rp
 from agentic_machines.architectures.environments import CountEnv
 from agentic_machines.architectures.goldens import render_trace
-from agentic_machines.run import run
+from agentic_machines.runtime.run import run
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "repl_plan_count_to_four.md"
 
@@ -52,9 +53,19 @@ def main(argv: list[str] | None = None) -> rp.Result:
         print(f"===== model call {k} =====")
         print(prompt)
     print("===== result =====")
-    print("actions:", list(result.actions), "| status:", result.status, "| model calls:", result.model_calls)
+    print(
+        "actions:",
+        list(result.actions),
+        "| status:",
+        result.status,
+        "| model calls:",
+        result.model_calls,
+    )
     main_block = next(h for h in result.repls["main"].history if isinstance(h, rp.Block))
-    print("events of main's block:", ", ".join(f"{e.kind} {e.name} {e.detail}".strip() for e in main_block.events))
+    print(
+        "events of main's block:",
+        ", ".join(f"{e.kind} {e.name} {e.detail}".strip() for e in main_block.events),
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(to_markdown(), encoding="utf-8")
     print(f"wrote {args.out}")

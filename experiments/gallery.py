@@ -6,15 +6,16 @@ Run from anywhere:
     python experiments/gallery.py OUT_DIR      # writes somewhere else
 
 The same as `agentic-machines gallery DIR`. The pictures are drawn by the toolkit from
-the machines themselves (agentic_machines.gallery); docs/gallery.md embeds them.
+the machines themselves (agentic_machines.drawing.gallery); docs/gallery.md embeds them.
 """
+
 from __future__ import annotations
 
 import sys
 import time
 from pathlib import Path
 
-from agentic_machines.gallery import write_gallery
+from agentic_machines.drawing.gallery import write_gallery
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "gallery"
 

@@ -7,6 +7,7 @@ first object of that kind and answers its name; ``put_obj_on(obj, target)`` carr
 to the target. Each helper is spawned once and reused once (its second prompt shows its
 first invocation). Run: ``python experiments/household.py``.
 """
+
 from __future__ import annotations
 
 from agentic_machines.architectures import repl_plan as rp
@@ -34,11 +35,7 @@ FIND = (
     "        answer(found.group(0))\n"
     "answer(None)"
 )
-PUT = (
-    "obj, target = get_args()\n"
-    'act(f"go to {target}")\n'
-    'answer(act(f"put {obj} in/on {target}"))'
-)
+PUT = 'obj, target = get_args()\nact(f"go to {target}")\nanswer(act(f"put {obj} in/on {target}"))'
 BLOCKS = {"main": [MAIN], "find_and_take_obj": [FIND, FIND], "put_obj_on": [PUT, PUT]}
 DESCRIPTIONS = {
     "find_and_take_obj": "find an object of the given kind in the given locations, pick it up, answer its name",
@@ -61,7 +58,9 @@ def main() -> rp.Result:
     print("actions:")
     for a in result.actions:
         print("  >", a)
-    print("success:", result.success, "| status:", result.status, "| model calls:", result.model_calls)
+    print(
+        "success:", result.success, "| status:", result.status, "| model calls:", result.model_calls
+    )
     for name, rec in result.repls.items():
         print(f"REPL {name}: {rec.invocations} invocation(s); description: {rec.description}")
     print("main's transcript:\n" + result.repls["main"].transcript)

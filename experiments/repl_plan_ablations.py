@@ -19,6 +19,7 @@ tasks with scripted models, not a reproduction of the paper's numbers.
 
 Run: ``python experiments/repl_plan_ablations.py [--tasks N] [--out PATH]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,10 @@ ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "repl_plan_ablation.md"
 POOL_SEED = 1000  # the pooled demonstration comes from a task outside the test set
 
-NOTE = ("Measurements of this implementation on toy shop tasks with scripted policies; "
-        "not a reproduction of the paper's numbers.")
+NOTE = (
+    "Measurements of this implementation on toy shop tasks with scripted policies; "
+    "not a reproduction of the paper's numbers."
+)
 
 
 @dataclass(frozen=True)
@@ -67,9 +70,24 @@ def variants() -> list[tuple[str, shop.ShopPolicy, dict, dict]]:
     return [
         ("child REPLs", shop.ShopPolicy("children"), {}, BUDGETS),
         ("no child REPLs (one REPL)", shop.ShopPolicy("flat"), {}, BUDGETS),
-        ("no child REPLs, default max_blocks=8", shop.ShopPolicy("flat"), {}, {**BUDGETS, "max_blocks": 8}),
-        ("buggy demo: unescaped string", shop.ShopPolicy("children"), shop.buggy_pool("unescaped"), BUDGETS),
-        ("buggy demo: undefined variable", shop.ShopPolicy("children"), shop.buggy_pool("undefined"), BUDGETS),
+        (
+            "no child REPLs, default max_blocks=8",
+            shop.ShopPolicy("flat"),
+            {},
+            {**BUDGETS, "max_blocks": 8},
+        ),
+        (
+            "buggy demo: unescaped string",
+            shop.ShopPolicy("children"),
+            shop.buggy_pool("unescaped"),
+            BUDGETS,
+        ),
+        (
+            "buggy demo: undefined variable",
+            shop.ShopPolicy("children"),
+            shop.buggy_pool("undefined"),
+            BUDGETS,
+        ),
         ("pooled check_requirements", shop.ShopPolicy("children"), pooled_demo(), BUDGETS),
     ]
 
@@ -78,18 +96,23 @@ def measure(n_tasks: int = 20) -> list[Row]:
     """One row per variant over tasks 0..n_tasks-1."""
     rows = []
     for name, policy, pool, budgets in variants():
-        results = [rp.solve(shop.TASK, policy, shop.env(seed), pool=pool, **budgets)
-                   for seed in range(n_tasks)]
+        results = [
+            rp.solve(shop.TASK, policy, shop.env(seed), pool=pool, **budgets)
+            for seed in range(n_tasks)
+        ]
         maxes = [max(map(len, r.prompts)) for r in results]
-        rows.append(Row(
-            name, n_tasks,
-            sum(r.success for r in results) / n_tasks,
-            sum(r.reward for r in results) / n_tasks,
-            sum(r.model_calls for r in results) / n_tasks,
-            max(maxes),
-            sum(maxes) / n_tasks,
-            sum(sum(map(len, r.prompts)) for r in results) / n_tasks,
-        ))
+        rows.append(
+            Row(
+                name,
+                n_tasks,
+                sum(r.success for r in results) / n_tasks,
+                sum(r.reward for r in results) / n_tasks,
+                sum(r.model_calls for r in results) / n_tasks,
+                max(maxes),
+                sum(maxes) / n_tasks,
+                sum(sum(map(len, r.prompts)) for r in results) / n_tasks,
+            )
+        )
     return rows
 
 
@@ -108,8 +131,10 @@ def to_markdown(rows: list[Row]) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        lines.append(f"| {r.variant} | {r.tasks} | {r.success:.0%} | {r.reward:.2f} | {r.model_calls:.1f} | "
-                     f"{r.mean_max_prompt:,.0f} | {r.max_prompt:,} | {r.mean_total_prompt:,.0f} |")
+        lines.append(
+            f"| {r.variant} | {r.tasks} | {r.success:.0%} | {r.reward:.2f} | {r.model_calls:.1f} | "
+            f"{r.mean_max_prompt:,.0f} | {r.max_prompt:,} | {r.mean_total_prompt:,.0f} |"
+        )
     lines += [
         "",
         "Reading: without child REPLs the one REPL reads every page through its own prompt, so its "
@@ -129,7 +154,9 @@ def to_markdown(rows: list[Row]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=20, help="number of generated tasks (default 20)")
+    parser.add_argument(
+        "--tasks", type=int, default=20, help="number of generated tasks (default 20)"
+    )
     parser.add_argument("--out", type=Path, default=DOC, help="Markdown file to write")
     args = parser.parse_args(argv)
     rows = measure(args.tasks)

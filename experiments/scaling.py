@@ -7,6 +7,7 @@ printed into ``docs/scaling.md``. Timings vary by machine; the ratios are what t
 
 Run: ``python experiments/scaling.py [--only core,cek] [--no-write]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,27 +24,40 @@ OUT = ROOT / "docs" / "scaling.md"
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="", help="comma-separated areas, e.g. core,cek (default: all)")
-    parser.add_argument("--no-write", action="store_true", help="print only; do not write docs/scaling.md")
+    parser.add_argument(
+        "--only", default="", help="comma-separated areas, e.g. core,cek (default: all)"
+    )
+    parser.add_argument(
+        "--no-write", action="store_true", help="print only; do not write docs/scaling.md"
+    )
     args = parser.parse_args(argv)
     wanted = {a.strip() for a in args.only.split(",") if a.strip()}
-    scripts = sorted(p for p in BENCH.glob("bench_*.py") if not wanted or p.stem[len("bench_"):] in wanted)
+    scripts = sorted(
+        p for p in BENCH.glob("bench_*.py") if not wanted or p.stem[len("bench_") :] in wanted
+    )
     if not scripts:
-        print(f"no benchmark matches {sorted(wanted)}; available: "
-              f"{[p.stem[6:] for p in sorted(BENCH.glob('bench_*.py'))]}", file=sys.stderr)
+        print(
+            f"no benchmark matches {sorted(wanted)}; available: "
+            f"{[p.stem[6:] for p in sorted(BENCH.glob('bench_*.py'))]}",
+            file=sys.stderr,
+        )
         return 2
     sections = []
     for script in scripts:
-        area = script.stem[len("bench_"):]
+        area = script.stem[len("bench_") :]
         print(f"== {area} ({script.relative_to(ROOT)})", flush=True)
         t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT)
+        proc = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT
+        )
         seconds = time.perf_counter() - t0
         text = proc.stdout.rstrip()
         if proc.returncode != 0:
             text += f"\n(exit status {proc.returncode})\n{proc.stderr.strip()[-2000:]}"
         print(text, flush=True)
-        sections.append(f"## {area}\n\n`python {script.relative_to(ROOT)}` ({seconds:.1f} s in all)\n\n```text\n{text}\n```\n")
+        sections.append(
+            f"## {area}\n\n`python {script.relative_to(ROOT)}` ({seconds:.1f} s in all)\n\n```text\n{text}\n```\n"
+        )
     if not args.no_write:
         head = (
             "# Scaling benchmarks\n\nWritten by `python experiments/scaling.py` on "

@@ -14,6 +14,7 @@ model would write (it reads the instruction from the ``#CALL#`` line, like an LL
 reading its prompt). :class:`ShopPolicy` is also used by
 ``experiments/repl_plan_ablations.py``. Run: ``python experiments/shop.py``.
 """
+
 from __future__ import annotations
 
 import ast
@@ -34,9 +35,13 @@ MAIN_BLOCK = (
 )
 # Demonstration bugs (ablation, as in the paper: bugs injected into demonstration code): an
 # unescaped quote, and a misspelt variable. See buggy_pool().
-BUGGY_UNESCAPED = MAIN_BLOCK.replace("query = generate_query", "note = 'the shopper's request'\nquery = generate_query")
+BUGGY_UNESCAPED = MAIN_BLOCK.replace(
+    "query = generate_query", "note = 'the shopper's request'\nquery = generate_query"
+)
 BUGGY_UNDEFINED = MAIN_BLOCK.replace('act(f"search[{query}]")', 'act(f"search[{qeury}]")')
-FIX_UNDEFINED = MAIN_BLOCK.split("\n", 2)[2]  # continue after the failing line: query exists already
+FIX_UNDEFINED = MAIN_BLOCK.split("\n", 2)[
+    2
+]  # continue after the failing line: query exists already
 
 SELECT_BLOCK = (
     "import re\n"
@@ -60,7 +65,9 @@ DESCRIPTIONS = {
     "buy_best_product": "open the product, choose the options the instruction asks for, and buy it",
 }
 
-_INSTR = re.compile(r"i am looking for a (.+?) (\S+) with (.+?), and price lower than ([0-9.]+) dollars")
+_INSTR = re.compile(
+    r"i am looking for a (.+?) (\S+) with (.+?), and price lower than ([0-9.]+) dollars"
+)
 
 
 def parse_instruction(text: str) -> tuple[list[str], str, list[str], float] | None:
@@ -84,13 +91,17 @@ def page_fits(page: str, instruction: str) -> bool:
     title = page.split("\nPrice:")[0].split("\n")[-1]
     options = re.findall(r"\[([^\]]+)\]", page)
     have = features.group(1).split(", ")
-    return (float(price.group(1)) < max_price and all(a in have for a in attrs)
-            and all(v in options for v in values) and title.endswith(category))
+    return (
+        float(price.group(1)) < max_price
+        and all(a in have for a in attrs)
+        and all(v in options for v in values)
+        and title.endswith(category)
+    )
 
 
 def _last_call(prompt: str) -> tuple[str, list[str]]:
     """The REPL name and the string arguments (parsable ones) of the current #CALL# line."""
-    line = prompt[prompt.rfind("\n#CALL# ") + len("\n#CALL# "):].split("\n", 1)[0]
+    line = prompt[prompt.rfind("\n#CALL# ") + len("\n#CALL# ") :].split("\n", 1)[0]
     name = line.split("(", 1)[0]
     args: list[str] = []
     try:
@@ -107,7 +118,7 @@ def _last_call(prompt: str) -> tuple[str, list[str]]:
 
 
 def _own_transcript(prompt: str) -> str:
-    return prompt[prompt.rfind("\n#START#\n") + len("\n#START#\n"):]
+    return prompt[prompt.rfind("\n#START#\n") + len("\n#START#\n") :]
 
 
 def buggy_pool(bug: str) -> dict[str, rp.Demo]:
@@ -116,7 +127,11 @@ def buggy_pool(bug: str) -> dict[str, rp.Demo]:
     code = {"unescaped": BUGGY_UNESCAPED, "undefined": BUGGY_UNDEFINED}[bug]
     lines = code.split("\n")
     block = ">>> " + lines[0] + "".join("\n... " + line for line in lines[1:]) + "\n"
-    return {"main": rp.Demo("buy the product the instruction asks for", (f"#CALL# main()\n{block}#ANSWER# None\n",))}
+    return {
+        "main": rp.Demo(
+            "buy the product the instruction asks for", (f"#CALL# main()\n{block}#ANSWER# None\n",)
+        )
+    }
 
 
 def demo_first_block(prompt: str) -> str | None:
@@ -124,12 +139,12 @@ def demo_first_block(prompt: str) -> str | None:
     start = prompt.find("\n#DEMO#\n")
     if start < 0:
         return None
-    demo = prompt[start:prompt.find("\n#END#\n", start)].split("\n")
+    demo = prompt[start : prompt.find("\n#END#\n", start)].split("\n")
     first = next((k for k, line in enumerate(demo) if line.startswith(">>> ")), None)
     if first is None:
         return None
     code = [demo[first][4:]]
-    for line in demo[first + 1:]:
+    for line in demo[first + 1 :]:
         if not line.startswith("... "):
             break
         code.append(line[4:])
@@ -155,7 +170,7 @@ class ShopPolicy:
     def _complete(self, prompt: str) -> str:
         first = prompt.split("\n", 1)[0]
         if first.startswith("DESCRIBE: "):
-            return DESCRIPTIONS.get(first[len("DESCRIBE: "):], "do the sub-task")
+            return DESCRIPTIONS.get(first[len("DESCRIBE: ") :], "do the sub-task")
         name = rp.repl_name(prompt)
         if name == "main":
             return self._flat(prompt) if self.mode == "flat" else self._main(prompt)
@@ -163,7 +178,11 @@ class ShopPolicy:
         instruction = next((a for a in args if isinstance(a, str) and "looking for" in a), "")
         wanted = parse_instruction(instruction)
         if name == "generate_query":
-            return f"answer({' '.join(wanted[0] + [wanted[1]])!r})" if wanted else "answer(get_args()[0])"
+            return (
+                f"answer({' '.join(wanted[0] + [wanted[1]])!r})"
+                if wanted
+                else "answer(get_args()[0])"
+            )
         if name == "select_best_product":
             return SELECT_BLOCK
         if name == "check_requirements":
@@ -182,7 +201,7 @@ class ShopPolicy:
             )
         if name == "buy_best_product":
             clicks = "".join(f"act({f'click[{v}]'!r})\n" for v in (wanted[2] if wanted else []))
-            return f"asin, instruction = get_args()\nact(f\"click[{{asin}}]\")\n{clicks}act(\"click[Buy Now]\")\nanswer(asin)"
+            return f'asin, instruction = get_args()\nact(f"click[{{asin}}]")\n{clicks}act("click[Buy Now]")\nanswer(asin)'
         return "answer(None)"
 
     def _main(self, prompt: str) -> str:
@@ -201,7 +220,7 @@ class ShopPolicy:
         if "\n>>> " not in "\n" + own[:-4]:
             return "print(get_obs())"
         last = own[: -len(">>> ")]
-        last = last[last.rfind("\n>>> ") + 1:] if "\n>>> " in last else last
+        last = last[last.rfind("\n>>> ") + 1 :] if "\n>>> " in last else last
         m = re.search(r"Instruction: (.*)", own)
         instruction = m.group(1) if m else ""
         wanted = parse_instruction(instruction)
@@ -239,7 +258,9 @@ def main() -> rp.Result:
     result = rp.solve(TASK, model(), env(), pool=POOL)
     print(result.env.instruction)
     print("actions:", list(result.actions))
-    print("reward:", result.reward, "| success:", result.success, "| model calls:", result.model_calls)
+    print(
+        "reward:", result.reward, "| success:", result.success, "| model calls:", result.model_calls
+    )
     for name, rec in result.repls.items():
         print(f"REPL {name}: {rec.invocations} invocation(s)")
     return result

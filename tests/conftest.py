@@ -4,6 +4,7 @@
 derandomized, so a CI run is reproducible; ``thorough`` runs many more examples for
 releases: ``HYPOTHESIS_PROFILE=thorough pytest``.
 """
+
 import os
 
 from hypothesis import HealthCheck, settings

@@ -1,7 +1,9 @@
 """The CEK machine: canonical states, acyclic closures, deep recursion, cycles, fuel."""
+
 import pickle
 
 import pytest
+from agentic_machines.models import ScriptedModel
 
 from agentic_machines import DIVERGE, HALT, AgenticMachine
 from agentic_machines.cek import (
@@ -17,7 +19,6 @@ from agentic_machines.cek import (
 )
 from agentic_machines.cek.machine import ArgsK, BeginK, EvalK, IfK, LlmK, kont_depth
 from agentic_machines.cek.values import Closure
-from agentic_machines.models import ScriptedModel
 
 DEEP = 100_000
 
@@ -34,14 +35,18 @@ def test_states_of_the_same_computation_are_equal():
 def test_closures_capture_only_their_free_variables():
     f = evaluate('(let ((a 1) (b "big unused value")) (lambda (x) (+ x a)))')
     assert isinstance(f, Closure) and f.env == (1,) and f.group.fv == ("a",)
-    g = evaluate('(let ((a 1)) (lambda (x) (+ x a)))')
+    g = evaluate("(let ((a 1)) (lambda (x) (+ x a)))")
     assert f == g
 
 
 def test_letrec_closures_do_not_carry_siblings_they_cannot_reach():
     # g is dead once f is chosen: its captured b must not make the states differ.
-    a = first_boundary('(let ((a 1) (b 2)) (letrec ((f (lambda () a)) (g (lambda () b))) (f (llm "q"))))')
-    b = first_boundary('(let ((a 1) (b 3)) (letrec ((f (lambda () a)) (g (lambda () b))) (f (llm "q"))))')
+    a = first_boundary(
+        '(let ((a 1) (b 2)) (letrec ((f (lambda () a)) (g (lambda () b))) (f (llm "q"))))'
+    )
+    b = first_boundary(
+        '(let ((a 1) (b 3)) (letrec ((f (lambda () a)) (g (lambda () b))) (f (llm "q"))))'
+    )
     c = first_boundary('(let ((a 1)) (letrec ((f (lambda () a))) (f (llm "q"))))')
     assert a == b == c and hash(a) == hash(c)
     # mutual recursion keeps the members it reaches, and only those
@@ -50,12 +55,18 @@ def test_letrec_closures_do_not_carry_siblings_they_cannot_reach():
         "(o (lambda (n) (if (= n 0) b (e (- n 1))))) (h (lambda () (e 3))) (dead (lambda () 0))) (list e h)))"
     )
     e, h = pair.car, pair.cdr.car
-    assert e.group.names == ("e", "o") and h.group.names == ("e", "o", "h") and e.env == h.env == (1, 2)
+    assert (
+        e.group.names == ("e", "o")
+        and h.group.names == ("e", "o", "h")
+        and e.env == h.env == (1, 2)
+    )
     assert evaluate(unparse(pair)) == pair and evaluate(f"((car (cdr {unparse(pair)})))") == 2
 
 
 def test_recursive_closures_are_acyclic_and_print_back_as_source():
-    f = evaluate("(letrec ((even (lambda (n) (if (= n 0) #t (odd (- n 1))))) (odd (lambda (n) (if (= n 0) #f (even (- n 1)))))) odd)")
+    f = evaluate(
+        "(letrec ((even (lambda (n) (if (= n 0) #t (odd (- n 1))))) (odd (lambda (n) (if (= n 0) #f (even (- n 1)))))) odd)"
+    )
     text = unparse(f)
     assert text.startswith("(letrec ((even (lambda (n)") and text.endswith(" odd)")
     assert evaluate(text) == f
@@ -75,7 +86,9 @@ def test_a_100000_deep_recursion_runs():
 
 
 def test_a_boundary_100000_frames_deep_is_loaded_exactly():
-    program = f'(letrec ((f (lambda (n) (if (= n 0) (llm "bottom") (+ 1 (f (- n 1))))))) (f {DEEP}))'
+    program = (
+        f'(letrec ((f (lambda (n) (if (= n 0) (llm "bottom") (+ 1 (f (- n 1))))))) (f {DEEP}))'
+    )
     beta = first_boundary(program, fuel=10 * DEEP)
     assert type(beta) is Boundary and kont_depth(beta.kont) == DEEP
     text = loader(beta)
@@ -161,13 +174,15 @@ def test_each_frame_is_rebuilt_by_its_source_context(program, frame, context):
     assert first_boundary(loader(beta)) == beta
 
 
-
 def test_purity_of_lists_is_cached_so_nested_eval_of_quoted_code_stays_linear():
     from agentic_machines.cek import parse
 
-    assert parse("(1 (a \"s\") #t nil)").pure is True
+    assert parse('(1 (a "s") #t nil)').pure is True
     assert evaluate("(list 1 (list (lambda (x) x)))").pure is False
-    assert evaluate("(cons 1 (list car))").pure is False and evaluate("(cdr (list car 1))").pure is True
+    assert (
+        evaluate("(cons 1 (list car))").pure is False
+        and evaluate("(cdr (list car 1))").pure is True
+    )
     # each level compiles only its own list: O(depth) overall, not O(depth²)
     assert evaluate("(eval '" * 20_000 + "7" + ")" * 20_000) == 7
     assert evaluate('(eval "' + "(eval '" * 20_000 + "7" + ")" * 20_000 + '")') == 7

@@ -1,4 +1,5 @@
 """Reader and printer: round trips, error positions, and inputs nested 100 000 deep."""
+
 import pytest
 from hypothesis import given, settings
 
@@ -51,7 +52,9 @@ def test_parse_errors_say_where_and_what_was_expected(text, line, column, words)
 
 
 def test_comments_whitespace_and_quote_sugar():
-    assert parse("; comment\n (a ; inner\n 'b)") == from_items([Symbol("a"), from_items([Symbol("quote"), Symbol("b")])])
+    assert parse("; comment\n (a ; inner\n 'b)") == from_items(
+        [Symbol("a"), from_items([Symbol("quote"), Symbol("b")])]
+    )
     assert parse("()") is NIL and parse("nil") is NIL
 
 
@@ -66,7 +69,9 @@ def test_deep_nesting_parses_prints_and_compares_without_recursion():
 
 
 @pytest.mark.parametrize(
-    "text", ["(" * DEEP, ")" * DEEP, "(" * DEEP + ")" * (DEEP - 1), "'" * DEEP], ids=["open", "close", "unbalanced", "quotes"]
+    "text",
+    ["(" * DEEP, ")" * DEEP, "(" * DEEP + ")" * (DEEP - 1), "'" * DEEP],
+    ids=["open", "close", "unbalanced", "quotes"],
 )
 def test_deep_bad_input_fails_with_parse_error(text):
     with pytest.raises(ParseError):

@@ -1,4 +1,5 @@
 """Universality: finite machines realized in the evaluator by the Loop construction."""
+
 import random
 
 from hypothesis import given, settings
@@ -42,7 +43,9 @@ def test_a_twenty_state_machine_is_realized():
     rng = random.Random(20)
     letters = ("0", "1", "2")
     prompts = {s: rng.choice(["a", "b", "c"]) for s in range(20)}
-    table = {(s, c): rng.choice(list(range(20)) + [HALT, DIVERGE]) for s in range(20) for c in letters}
+    table = {
+        (s, c): rng.choice(list(range(20)) + [HALT, DIVERGE]) for s in range(20) for c in letters
+    }
     machine = TableMachine(prompts, table, completions=letters)
     assert_witness(realize(machine), letters)
 
@@ -50,11 +53,19 @@ def test_a_twenty_state_machine_is_realized():
 def test_realize_checks_with_completion_generates():
     m = TableMachine(
         {"start": "left or right?", "mid": "again?", "end": "bye"},
-        {("start", "L"): "mid", ("start", "R"): "end", ("mid", "L"): DIVERGE, ("mid", "R"): "start",
-         ("end", "L"): HALT, ("end", "R"): "end"},
+        {
+            ("start", "L"): "mid",
+            ("start", "R"): "end",
+            ("mid", "L"): DIVERGE,
+            ("mid", "R"): "start",
+            ("end", "L"): HALT,
+            ("end", "R"): "end",
+        },
     )
     r = realize(m, q="seed prompt")
-    verdict = completion_generates(r.evaluator, seed_state("seed prompt"), m, embedding=r.embedding, loader=r.loader)
+    verdict = completion_generates(
+        r.evaluator, seed_state("seed prompt"), m, embedding=r.embedding, loader=r.loader
+    )
     assert verdict.holds is True and verdict.method == "exhaustive"
     assert r.check().holds is True
     # completions outside the alphabet halt (commutation is only claimed on the alphabet)
@@ -74,7 +85,10 @@ def test_the_react_toy_is_realized_by_hand():
     st.sampled_from(react_toy().states),
     st.one_of(
         st.text(max_size=12),
-        st.builds(lambda t: f"Search[{t}]", st.sampled_from(["Hamlet", "William Shakespeare", "Stratford-upon-Avon", "", "x]"])),
+        st.builds(
+            lambda t: f"Search[{t}]",
+            st.sampled_from(["Hamlet", "William Shakespeare", "Stratford-upon-Avon", "", "x]"]),
+        ),
         st.builds(lambda t: f"Finish[{t}]", st.text(max_size=5)),
         st.sampled_from(["Search[", "Finish]", "Search[Hamlet] ", " Search[Hamlet]"]),
     ),

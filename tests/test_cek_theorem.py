@@ -1,15 +1,28 @@
 """The SPE theorem, executable: h(x*, loader(β)) == β, totality of h, and F5 inside SPE."""
+
 import random
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentic_machines import DIVERGE, HALT
-from agentic_machines.cek import AgenticEvaluator, Boundary, Undecided, first_boundary, loader, parse, seed_state
+from agentic_machines.cek import (
+    AgenticEvaluator,
+    Boundary,
+    Undecided,
+    first_boundary,
+    loader,
+    parse,
+    seed_state,
+)
 from agentic_machines.cek.expr import compile_program
 from agentic_machines.cek.machine import HALT_K, ArgsK, BeginK, EvalK, IfK, LlmK, kont_depth
-from agentic_machines.cek.strategies import ERRORING_PROGRAMS, LOOPING_PROGRAMS, completions, programs
+from agentic_machines.cek.strategies import (
+    ERRORING_PROGRAMS,
+    LOOPING_PROGRAMS,
+    completions,
+    programs,
+)
 from agentic_machines.cek.values import Closure
 from agentic_machines.embedding import identity
 from agentic_machines.generation import cardinality_obstruction, is_spe_state
@@ -43,7 +56,9 @@ def check_loader(beta):
     text = loader(beta)
     program = compile_program(parse(text))  # it parses and is closed
     assert "llm" in text
-    assert first_boundary(program, fuel=FUEL) == beta  # no llm call before β: its first boundary is β
+    assert (
+        first_boundary(program, fuel=FUEL) == beta
+    )  # no llm call before β: its first boundary is β
     assert EV.harness(SEED, text) == beta
 
 
@@ -71,7 +86,14 @@ def test_the_loader_loads_every_reached_boundary_state_from_the_seed():
     assert sorted(set(CONTEXTS) - seen) == [], "the generated programs missed these contexts"
     # every 1 in k states, at most ~1000, keeps the verdict cheap under the thorough profile
     states = list(reached)[:: max(1, len(reached) // 1000)]
-    verdict = is_spe_state(EV, SEED, embedding=identity(EV), loader=loader, states=states, completions=["x", "(car nil)"])
+    verdict = is_spe_state(
+        EV,
+        SEED,
+        embedding=identity(EV),
+        loader=loader,
+        states=states,
+        completions=["x", "(car nil)"],
+    )
     assert verdict.holds is True and verdict.method == "sampled", verdict
     assert verdict.checked >= len(states) >= 200 and verdict.witness.loader is loader
 
@@ -94,7 +116,9 @@ def _inside_evaluated_completion(before, beta):
 def test_the_seed_loads_itself_and_states_from_completed_programs():
     check_loader(SEED)
     # a completion that is itself a program: the boundary it reaches is loadable too
-    beta = EV.harness(SEED, '(let ((n (string-length (llm "name?")))) (if (< n 3) (llm "short") (llm "long")))')
+    beta = EV.harness(
+        SEED, '(let ((n (string-length (llm "name?")))) (if (< n 3) (llm "short") (llm "long")))'
+    )
     check_loader(beta)
     check_loader(EV.harness(beta, "Alexander"))
 
@@ -118,16 +142,22 @@ def _values(b):
 CONTEXTS = {
     "operand position": lambda b, i: type(b.kont) is ArgsK and len(b.kont.done) > 0,
     "operator position": lambda b, i: any(type(f) is ArgsK and not f.done for f in _frames(b)),
-    "primitive argument": lambda b, i: type(b.kont) is ArgsK and b.kont.done and type(b.kont.done[0]).__name__ == "Prim",
+    "primitive argument": lambda b, i: (
+        type(b.kont) is ArgsK and b.kont.done and type(b.kont.done[0]).__name__ == "Prim"
+    ),
     "if test": lambda b, i: any(type(f) is IfK for f in _frames(b)),
     "begin": lambda b, i: any(type(f) is BeginK for f in _frames(b)),
     "llm prompt": lambda b, i: any(type(f) is LlmK for f in _frames(b)),
     "eval argument": lambda b, i: any(type(f) is EvalK for f in _frames(b)),
     "let body (captured environment)": lambda b, i: any(getattr(f, "env", ()) for f in _frames(b)),
-    "letrec body (recursive closure)": lambda b, i: any(type(v) is Closure and v.group.names for v in _values(b)),
+    "letrec body (recursive closure)": lambda b, i: any(
+        type(v) is Closure and v.group.names for v in _values(b)
+    ),
     "recursion frames": lambda b, i: sum(1 for _ in _frames(b)) >= 4,
     "closure capturing values": lambda b, i: any(type(v) is Closure and v.env for v in _values(b)),
-    "inside eval (quoted data or text)": lambda b, i: b.prompt[:1] == "e" and b.prompt[1:].isdigit(),
+    "inside eval (quoted data or text)": lambda b, i: (
+        b.prompt[:1] == "e" and b.prompt[1:].isdigit()
+    ),
     "inside eval (a completion)": lambda b, i: b.prompt == "in eval",
     "after earlier llm calls": lambda b, i: i >= 2,
 }
@@ -158,7 +188,17 @@ SAMPLE_PROGRAMS = [
     '(if (llm "t?") (llm "then") 0)',
     '(eval (llm "program?"))',
 ]
-COMPLETIONS = ["x", "yes", '"quoted"', '(llm "again")', "(car nil)", "42", "(+ 1", "", "((lambda (q) (llm q)) \"p\")"]
+COMPLETIONS = [
+    "x",
+    "yes",
+    '"quoted"',
+    '(llm "again")',
+    "(car nil)",
+    "42",
+    "(+ 1",
+    "",
+    '((lambda (q) (llm q)) "p")',
+]
 
 
 def sample_states():
@@ -170,7 +210,9 @@ def sample_states():
 
 def test_is_spe_state_holds_for_the_seed_with_the_loader_as_witness():
     states = sample_states()
-    verdict = is_spe_state(EV, SEED, embedding=identity(EV), loader=loader, states=states, completions=COMPLETIONS)
+    verdict = is_spe_state(
+        EV, SEED, embedding=identity(EV), loader=loader, states=states, completions=COMPLETIONS
+    )
     assert verdict.holds is True and verdict.method == "sampled"
     assert verdict.checked >= len(set(states))
     assert verdict.witness.load(states[3]) == loader(states[3])
@@ -179,11 +221,15 @@ def test_is_spe_state_holds_for_the_seed_with_the_loader_as_witness():
 def test_a_non_spe_state_inside_spe_is_refuted_by_cardinality():
     beta = first_boundary('(begin (llm "a") (llm "b"))')
     rng = random.Random(5)
-    tries = COMPLETIONS + ["".join(rng.choice("()'\" abλ") for _ in range(rng.randint(0, 12))) for _ in range(50)]
+    tries = COMPLETIONS + [
+        "".join(rng.choice("()'\" abλ") for _ in range(rng.randint(0, 12))) for _ in range(50)
+    ]
     others = sample_states()
     verdict = cardinality_obstruction(
-        EV, beta, EV,
-        reason="(begin (llm \"a\") (llm \"b\")) discards the first completion, so every completion leads to the llm \"b\" state",
+        EV,
+        beta,
+        EV,
+        reason='(begin (llm "a") (llm "b")) discards the first completion, so every completion leads to the llm "b" state',
         completions=tries,
         target_states=others,
     )
@@ -218,7 +264,7 @@ def _random_completion(rng: random.Random, pool: list[str]) -> str:
     # a valid program with a random fragment spliced in
     text = rng.choice(pool)
     i = rng.randrange(len(text) + 1)
-    return text[:i] + rng.choice(["(", ")", '"', "(llm \"x\")", "'", " 1 "]) + text[i:]
+    return text[:i] + rng.choice(["(", ")", '"', '(llm "x")', "'", " 1 "]) + text[i:]
 
 
 def test_the_harness_is_total_on_random_completions():

@@ -1,4 +1,5 @@
 """The agentic-machines command: main([...]) in process, plus one subprocess run of --help."""
+
 from __future__ import annotations
 
 import json
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_machines.cli import main, read_script
+from agentic_machines.cli.commands import main, read_script
 
 ROOT = Path(__file__).resolve().parent.parent
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -157,6 +158,11 @@ def test_demo(tmp_path, capsys):
 
 
 def test_python_dash_m_help():
-    proc = subprocess.run([sys.executable, "-m", "agentic_machines", "--help"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentic_machines", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0 and "usage: agentic-machines" in proc.stdout

@@ -1,7 +1,8 @@
 """`agentic-machines eval PROGRAM [--script FILE]`: value, boundaries passed, clean errors."""
+
 import json
 
-from agentic_machines.cli import main
+from agentic_machines.cli.commands import main
 
 
 def run_cli(capsys, *argv):
@@ -11,7 +12,9 @@ def run_cli(capsys, *argv):
 
 
 def test_eval_prints_the_value(capsys):
-    status, out, err = run_cli(capsys, "(letrec ((f (lambda (n) (if (= n 0) 1 (* n (f (- n 1))))))) (f 5))")
+    status, out, err = run_cli(
+        capsys, "(letrec ((f (lambda (n) (if (= n 0) 1 (* n (f (- n 1))))))) (f 5))"
+    )
     assert (status, out.strip(), err) == (0, "120", "")
 
 
@@ -30,14 +33,16 @@ def test_eval_prints_the_boundaries_and_the_value(capsys, tmp_path):
 def test_eval_runs_a_completion_as_a_program_through_the_seed(capsys, tmp_path):
     script = tmp_path / "script.json"
     script.write_text(json.dumps(['(string-append "got " (llm "again?"))', "it"]), encoding="utf-8")
-    status, out, _ = run_cli(capsys, '(let ((y (llm "program?"))) (eval y))', "--script", str(script))
+    status, out, _ = run_cli(
+        capsys, '(let ((y (llm "program?"))) (eval y))', "--script", str(script)
+    )
     assert status == 0 and out.strip().splitlines()[-1] == '"got it"'
     assert "again?" in out
 
 
 def test_eval_reads_a_program_file(capsys, tmp_path):
     path = tmp_path / "prog.lisp"
-    path.write_text("; a comment\n(list 1 'two \"three\")\n", encoding="utf-8")
+    path.write_text('; a comment\n(list 1 \'two "three")\n', encoding="utf-8")
     status, out, _ = run_cli(capsys, str(path))
     assert (status, out.strip()) == (0, '(1 two "three")')
 
@@ -57,9 +62,19 @@ def test_bad_programs_and_runtime_errors_are_one_line_with_status_2(capsys):
 
 
 def test_eval_fuel_bounds_the_run(capsys):
-    from agentic_machines.cli import main
+    from agentic_machines.cli.commands import main
 
-    assert main(["eval", "(letrec ((f (lambda (n) (if (= n 0) 0 (f (- n 1)))))) (f 100000))", "--fuel", "100"]) == 2
+    assert (
+        main(
+            [
+                "eval",
+                "(letrec ((f (lambda (n) (if (= n 0) 0 (f (- n 1)))))) (f 100000))",
+                "--fuel",
+                "100",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "fuel" in err[0]
     assert main(["eval", "(+ 1 2)", "--fuel", "1000"]) == 0

@@ -1,12 +1,14 @@
-"""Tests of the shared code-execution machinery (DESIGN §5.2): agentic_machines.codeexec."""
+"""Tests of the shared code-execution machinery (DESIGN §5.2): agentic_machines.execution.codeexec."""
+
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentic_machines.budget import LineBudget
-from agentic_machines.codeexec import (
+from agentic_machines.errors import BudgetExceeded
+from agentic_machines.execution.budget import LineBudget
+from agentic_machines.execution.codeexec import (
     Namespace,
     drive,
     drive_rest,
@@ -16,7 +18,6 @@ from agentic_machines.codeexec import (
     request_function,
     run_block,
 )
-from agentic_machines.errors import BudgetExceeded
 from agentic_machines.strategies import examples
 
 
@@ -42,13 +43,19 @@ def _answering(prefix="A"):
 
 def _run(code, ns, replies=(), **kw):
     it = iter(replies)
-    return drive(run_block(code, ns, handle=kw.pop("handle", _answering()), **kw), lambda p: next(it))
+    return drive(
+        run_block(code, ns, handle=kw.pop("handle", _answering()), **kw), lambda p: next(it)
+    )
 
 
 def test_effects_happen_once_and_only_the_last_attempt_prints():
     log = []
     ns = _ns(log)
-    r = _run("print('start')\nact('a')\nx = ask('q')\nact('b')\ny = ask('r')\nprint(x, y)", ns, ["1", "2"])
+    r = _run(
+        "print('start')\nact('a')\nx = ask('q')\nact('b')\ny = ask('r')\nprint(x, y)",
+        ns,
+        ["1", "2"],
+    )
     assert log == ["a", "b"]
     assert r.status == "ok" and r.attempts == 3
     assert r.stdout == "start\nA1 A2\n"
@@ -155,7 +162,9 @@ def test_line_budget_keeps_partial_stdout_and_effects():
     assert r.stdout.startswith("1\n2\n3\n") and log == ["x"]
 
 
-@pytest.mark.parametrize("src", ["while True: pass", "while True:\n    try:\n        pass\n    except:\n        pass"])
+@pytest.mark.parametrize(
+    "src", ["while True: pass", "while True:\n    try:\n        pass\n    except:\n        pass"]
+)
 def test_line_budget_against_swallowing_loops(src):
     assert _run(src, _ns(), line_budget=200).status == "budget"
 
@@ -200,14 +209,24 @@ def test_undefined_callee_versus_undefined_value():
 def test_recursive_helper_defined_in_a_block_spawns_nothing():
     seen = []
     ns = Namespace(on_undefined_call=lambda name: seen.append(name) or (lambda *a: 0))
-    r = _run("def fact(n):\n    return 1 if n < 2 else n * fact(n - 1)\nprint(fact(5), [fact(i) for i in range(3)])", ns)
+    r = _run(
+        "def fact(n):\n    return 1 if n < 2 else n * fact(n - 1)\nprint(fact(5), [fact(i) for i in range(3)])",
+        ns,
+    )
     assert r.stdout == "120 [1, 1, 2]\n" and seen == []
 
 
 def test_restricted_builtins():
     r = _run("import math\nprint(math.sqrt(16))\nprint(sorted({3, 1}))", _ns())
     assert r.stdout == "4.0\n[1, 3]\n"
-    for src in ["import os", "import subprocess", "from sys import modules", "open('x')", "eval('1')", "exec('1')"]:
+    for src in [
+        "import os",
+        "import subprocess",
+        "from sys import modules",
+        "open('x')",
+        "eval('1')",
+        "exec('1')",
+    ]:
         r = _run(src, _ns())
         assert r.status == "error", src
 
@@ -218,7 +237,9 @@ def test_every_effect_once_in_order(kinds):
     log = []
     lines = []
     for i, k in enumerate(kinds):
-        lines.append({"act": f"act('e{i}')", "ask": f"v{i} = ask({i})", "pure": f"p{i} = {i} * 2"}[k])
+        lines.append(
+            {"act": f"act('e{i}')", "ask": f"v{i} = ask({i})", "pure": f"p{i} = {i} * 2"}[k]
+        )
     lines.append("print('end')")
     r = _run("\n".join(lines), _ns(log), [str(i) for i in range(len(kinds))])
     assert log == [f"e{i}" for i, k in enumerate(kinds) if k == "act"]
@@ -254,11 +275,16 @@ def test_an_enclosing_budget_cannot_be_swallowed_by_model_code():
 def test_model_raised_keyboard_interrupt_is_an_ordinary_block_error():
     # Model code can reach KeyboardInterrupt without it being in its builtins; only a
     # real Ctrl-C may escape the harness, so this must be reported, not raised.
-    from agentic_machines.codeexec import drive_rest, run_block
+    from agentic_machines.execution.codeexec import drive_rest, run_block
 
-    for code in ("raise KeyboardInterrupt('x')", "raise KI('x')",
-                 "def g():\n    yield 1\nit = g()\nnext(it)\nit.throw(KI())"):
-        result = drive_rest(run_block(code, Namespace({"KI": KeyboardInterrupt}), line_budget=1_000), None)
+    for code in (
+        "raise KeyboardInterrupt('x')",
+        "raise KI('x')",
+        "def g():\n    yield 1\nit = g()\nnext(it)\nit.throw(KI())",
+    ):
+        result = drive_rest(
+            run_block(code, Namespace({"KI": KeyboardInterrupt}), line_budget=1_000), None
+        )
         assert result.status == "error" and "KeyboardInterrupt" in result.stderr
 
 
@@ -266,11 +292,17 @@ def test_a_real_sigint_during_a_block_still_interrupts():
     import os
     import signal
 
-    from agentic_machines.codeexec import drive_rest, run_block
+    from agentic_machines.execution.codeexec import drive_rest, run_block
 
     with pytest.raises(KeyboardInterrupt):
-        drive_rest(run_block("kill(pid, sig)\nwhile True:\n    pass", {"kill": os.kill, "pid": os.getpid(),
-                                                                     "sig": signal.SIGINT}, line_budget=10_000_000), None)
+        drive_rest(
+            run_block(
+                "kill(pid, sig)\nwhile True:\n    pass",
+                {"kill": os.kill, "pid": os.getpid(), "sig": signal.SIGINT},
+                line_budget=10_000_000,
+            ),
+            None,
+        )
 
 
 # Model code can no longer reach SystemExit by introspection (BLOCKED_ATTRIBUTES), but the
@@ -278,18 +310,23 @@ def test_a_real_sigint_during_a_block_still_interrupts():
 _SYSTEM_EXIT = "SE = SE_GIVEN\n"
 
 
-@pytest.mark.parametrize("code", [
-    # the harness shows an exception whose __str__ raises SystemExit
-    _SYSTEM_EXIT + "class E(Exception):\n    def __str__(self):\n        raise SE\nraise E()",
-    # ... whose class name is a metaclass property that raises
-    _SYSTEM_EXIT + "class M(type):\n    @property\n    def __name__(cls):\n        raise SE\n"
-    "class E(Exception, metaclass=M):\n    pass\nraise E()",
-    # ... whose __traceback__ is a property that raises
-    _SYSTEM_EXIT + "class E(Exception):\n    @property\n    def __traceback__(self):\n        raise SE\nraise E()",
-    # a namespace key smuggled in through __globals__ whose __hash__/__eq__ raise
-    _SYSTEM_EXIT + "class K(str):\n    def __hash__(self):\n        return hash('x')\n    def __eq__(self, o):\n"
-    "        raise SE\ndef f():\n    pass\nf.__globals__[K('x')] = 1",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        # the harness shows an exception whose __str__ raises SystemExit
+        _SYSTEM_EXIT + "class E(Exception):\n    def __str__(self):\n        raise SE\nraise E()",
+        # ... whose class name is a metaclass property that raises
+        _SYSTEM_EXIT + "class M(type):\n    @property\n    def __name__(cls):\n        raise SE\n"
+        "class E(Exception, metaclass=M):\n    pass\nraise E()",
+        # ... whose __traceback__ is a property that raises
+        _SYSTEM_EXIT
+        + "class E(Exception):\n    @property\n    def __traceback__(self):\n        raise SE\nraise E()",
+        # a namespace key smuggled in through __globals__ whose __hash__/__eq__ raise
+        _SYSTEM_EXIT
+        + "class K(str):\n    def __hash__(self):\n        return hash('x')\n    def __eq__(self, o):\n"
+        "        raise SE\ndef f():\n    pass\nf.__globals__[K('x')] = 1",
+    ],
+)
 def test_model_methods_the_harness_calls_cannot_escape(code):
     ns = _ns()
     r = _run(code, ns)
@@ -301,13 +338,22 @@ def test_model_methods_the_harness_calls_cannot_escape(code):
 
 def test_a_value_whose_deepcopy_raises_is_kept_by_reference_across_a_rerun():
     ns = _ns()
-    _run(_SYSTEM_EXIT + "class A:\n    def __deepcopy__(self, memo):\n        raise SE\nkeep = A()", ns)
+    _run(
+        _SYSTEM_EXIT + "class A:\n    def __deepcopy__(self, memo):\n        raise SE\nkeep = A()",
+        ns,
+    )
     r = _run("v = ask(1)\nprint(type(keep).__name__, v)", ns, ["yes"])
     assert r.status == "ok" and r.stdout == "A Ayes\n" and r.attempts == 2
 
 
-@pytest.mark.parametrize("code", ["x = " + "+".join(["1"] * 100_000), "x = " + "-" * 100_000 + "1",
-                                  "x = " + "not " * 5_000 + "1"])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "x = " + "+".join(["1"] * 100_000),
+        "x = " + "-" * 100_000 + "1",
+        "x = " + "not " * 5_000 + "1",
+    ],
+)
 def test_a_block_too_deep_to_compile_is_a_block_error(code):
     r = _run(code, _ns())
     assert r.status == "error" and "nested too deeply" in r.stderr
@@ -326,24 +372,29 @@ def test_compiler_warnings_do_not_change_the_outcome():
         assert _run("x = 1\nprint(x is 1)", _ns()).stdout == "True\n"
 
 
-@pytest.mark.parametrize("code, blocked", [
-    ("print(().__class__.__base__.__subclasses__())", "__subclasses__"),
-    ("del __builtins__", "__builtins__"),
-    ("def f():\n    pass\nprint(f.__globals__)", "__globals__"),
-    ("def g():\n    yield 1\nprint(g().gi_frame)", "gi_frame"),
-    ("print(getattr((), '__cl' + 'ass__'))", "__class__"),
-    ("import dataclasses\nprint(dataclasses.sys)", "has no attribute 'sys'"),
-    ("from typing import sys", "cannot import name 'sys'"),
-])
+@pytest.mark.parametrize(
+    "code, blocked",
+    [
+        ("print(().__class__.__base__.__subclasses__())", "__subclasses__"),
+        ("del __builtins__", "__builtins__"),
+        ("def f():\n    pass\nprint(f.__globals__)", "__globals__"),
+        ("def g():\n    yield 1\nprint(g().gi_frame)", "gi_frame"),
+        ("print(getattr((), '__cl' + 'ass__'))", "__class__"),
+        ("import dataclasses\nprint(dataclasses.sys)", "has no attribute 'sys'"),
+        ("from typing import sys", "cannot import name 'sys'"),
+    ],
+)
 def test_model_code_cannot_reach_the_harness_by_introspection(code, blocked):
     r = _run(code, _ns())
     assert r.status == "error" and blocked in r.stderr
 
 
 def test_ordinary_model_code_keeps_methods_and_safe_modules():
-    code = ("import collections.abc, json\nfrom math import sqrt\n"
-            "class A:\n    def __init__(self, x):\n        self.x = x\n    def __str__(self):\n        return f'A{self.x}'\n"
-            "print(A(2), sqrt(4), json.dumps([1]), isinstance({}, collections.abc.Mapping), getattr(A(3), 'x'))")
+    code = (
+        "import collections.abc, json\nfrom math import sqrt\n"
+        "class A:\n    def __init__(self, x):\n        self.x = x\n    def __str__(self):\n        return f'A{self.x}'\n"
+        "print(A(2), sqrt(4), json.dumps([1]), isinstance({}, collections.abc.Mapping), getattr(A(3), 'x'))"
+    )
     r = _run(code, _ns())
     assert r.status == "ok" and r.stdout == "A2 2.0 [1] True 3\n"
 

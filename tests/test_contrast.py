@@ -1,11 +1,18 @@
 """The contrast table: one row per architecture, honest statuses, renderings."""
+
 import importlib.util
 from pathlib import Path
 
 import pytest
 
 from agentic_machines.architectures import ARCHITECTURES
-from agentic_machines.contrast import SPE_QUESTION, Row, contrast_rows, render_table, to_markdown
+from agentic_machines.cli.contrast import (
+    SPE_QUESTION,
+    Row,
+    contrast_rows,
+    render_table,
+    to_markdown,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,7 +60,9 @@ def test_markdown_escapes_pipes():
 
 
 def test_experiment_writes_the_markdown(tmp_path, capsys):
-    spec = importlib.util.spec_from_file_location("contrast_experiment", ROOT / "experiments" / "contrast.py")
+    spec = importlib.util.spec_from_file_location(
+        "contrast_experiment", ROOT / "experiments" / "contrast.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     out = tmp_path / "contrast.md"
@@ -64,7 +73,7 @@ def test_experiment_writes_the_markdown(tmp_path, capsys):
 
 
 def test_write_diagrams_marks_the_obstruction_state(tmp_path):
-    from agentic_machines.contrast import write_diagrams
+    from agentic_machines.cli.contrast import write_diagrams
 
     paths = write_diagrams(tmp_path, ["react"])
     assert [p.name for p in paths] == ["react.png", "react.mmd"]

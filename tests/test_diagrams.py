@@ -1,4 +1,5 @@
 """diagrams: PNG/SVG pictures with matplotlib, and DOT, Mermaid and JSON exports."""
+
 from __future__ import annotations
 
 import json
@@ -9,10 +10,17 @@ import networkx as nx
 import pytest
 
 from agentic_machines import DIVERGE, HALT, FunctionMachine, HarnessMachine, TableMachine
-from agentic_machines.diagrams import draw, draw_embedding, node_names, to_dot, to_json, to_mermaid
+from agentic_machines.drawing.diagrams import (
+    draw,
+    draw_embedding,
+    node_names,
+    to_dot,
+    to_json,
+    to_mermaid,
+)
 from agentic_machines.errors import InvalidArgument
-from agentic_machines.explore import explore
 from agentic_machines.fixtures import fixture
+from agentic_machines.runtime.explore import explore
 from agentic_machines.verdict import Obstruction
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -22,9 +30,19 @@ def busy() -> nx.DiGraph:
     """States, both sentinels, a self-loop, opposite edges, merged completions, nasty text."""
     m = TableMachine(
         {"a": 'say "hi" | <b> #1', "b": "pick\nnext", "c": "x" * 80},
-        {("a", "x"): "b", ("a", "y"): HALT, ("b", "x"): "a", ("b", "y"): "c",
-         ("c", "x"): DIVERGE, ("c", "y"): "c", ("a", "z"): "b", ("b", "z"): "b", ("c", "z"): "a"},
-        initial="a", name="busy",
+        {
+            ("a", "x"): "b",
+            ("a", "y"): HALT,
+            ("b", "x"): "a",
+            ("b", "y"): "c",
+            ("c", "x"): DIVERGE,
+            ("c", "y"): "c",
+            ("a", "z"): "b",
+            ("b", "z"): "b",
+            ("c", "z"): "a",
+        },
+        initial="a",
+        name="busy",
     )
     return explore(m)
 
@@ -32,7 +50,16 @@ def busy() -> nx.DiGraph:
 def test_png_and_svg_files(tmp_path):
     g = busy()
     png, svg = tmp_path / "g.png", tmp_path / "g.svg"
-    draw(g, png, highlight="b", successors_of="a", spe_states=["a"], obstruction="c", embedding_image=["b"], title="t")
+    draw(
+        g,
+        png,
+        highlight="b",
+        successors_of="a",
+        spe_states=["a"],
+        obstruction="c",
+        embedding_image=["b"],
+        title="t",
+    )
     draw(g, svg)
     assert png.read_bytes()[:8] == PNG
     root = ET.parse(svg).getroot()
@@ -54,7 +81,14 @@ def test_format_argument_and_bad_format(tmp_path):
 
 def test_every_layout_and_the_returned_figure():
     g = busy()
-    for layout in ("auto", "layered", "spring", "circular", "shell", {n: (i, 0) for i, n in enumerate(g)}):
+    for layout in (
+        "auto",
+        "layered",
+        "spring",
+        "circular",
+        "shell",
+        {n: (i, 0) for i, n in enumerate(g)},
+    ):
         fig = draw(g, layout=layout)
         assert fig.axes and fig.axes[0].get_title() == "busy"
 
@@ -72,7 +106,7 @@ def test_unexpanded_states_and_truncation_note():
     g = explore(counter, completions=["+1"], max_depth=2)
     fig = draw(g)
     assert any("truncated" in t.get_text() for t in fig.axes[0].texts)
-    assert "style=\"filled,dashed\"" in to_dot(g)
+    assert 'style="filled,dashed"' in to_dot(g)
 
 
 def test_node_names_are_stable_unique_and_short():
@@ -132,7 +166,12 @@ def test_json_round_trip():
         assert back.edges[names[u][0], names[v][0]]["completions"] == a["completions"]
     for n, a in g.nodes(data=True):
         b = back.nodes[names[n][0]]
-        assert (b["prompt"], b["kind"], b["depth"], b["state"]) == (a["prompt"], a["kind"], a["depth"], repr(n))
+        assert (b["prompt"], b["kind"], b["depth"], b["state"]) == (
+            a["prompt"],
+            a["kind"],
+            a["depth"],
+            repr(n),
+        )
     assert back.graph["start"] == "s0" and back.graph["stats"]["states"] == 3
 
 

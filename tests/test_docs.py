@@ -7,6 +7,7 @@ Conventions for Markdown files (see docs/CONTRIBUTING-docs.md):
   ``pycon`` blocks share too;
 - a block fenced as ```python no-run is shown but not executed (use sparingly).
 """
+
 from __future__ import annotations
 
 import doctest
@@ -17,7 +18,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = [ROOT / "README.md"] + sorted(p for d in ("docs", "proofs") for p in (ROOT / d).rglob("*.md"))
+FILES = [ROOT / "README.md"] + sorted(
+    p for d in ("docs", "proofs") for p in (ROOT / d).rglob("*.md")
+)
 FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```\s*$", re.S | re.M)
 
 
@@ -50,7 +53,9 @@ def run_markdown(path: Path, tmp_path: Path) -> int:
                 namespace.update(test.globs)  # DocTest copies its globals: carry names forward
                 assert result.failed == 0, f"doctest block at {name} failed (see output above)"
             else:
-                exec(compile(body, name, "exec", dont_inherit=True), namespace)  # run as a reader would
+                exec(
+                    compile(body, name, "exec", dont_inherit=True), namespace
+                )  # run as a reader would
             ran += 1
     finally:
         os.chdir(cwd)
@@ -64,5 +69,9 @@ def test_markdown_examples_run(path: Path, tmp_path: Path) -> None:
 
 def test_every_proof_has_an_executable_check() -> None:
     for path in sorted((ROOT / "proofs").glob("*.md")):
-        blocks = [b for b in code_blocks(path.read_text(encoding="utf-8")) if b[0].split()[:1] in (["python"], ["pycon"])]
+        blocks = [
+            b
+            for b in code_blocks(path.read_text(encoding="utf-8"))
+            if b[0].split()[:1] in (["python"], ["pycon"])
+        ]
         assert blocks, f"{path.name} has no executable check; end it with a python or pycon block"

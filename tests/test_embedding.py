@@ -3,6 +3,7 @@
 ``find_embeddings`` is compared with a brute force over every injection on random
 machines of up to 4 states and 3 completions.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -45,11 +46,14 @@ def searched(source, target, into=None):
 
 
 same_alphabet = st.sampled_from([1, 2, 3]).flatmap(
-    lambda k: st.tuples(table_machines(4, completions=ALPHABET[:k]), table_machines(4, completions=ALPHABET[:k]))
+    lambda k: st.tuples(
+        table_machines(4, completions=ALPHABET[:k]), table_machines(4, completions=ALPHABET[:k])
+    )
 )
 
 
 # -- identity and composition ----------------------------------------------------------
+
 
 @settings(max_examples=examples(100, 2000))
 @given(table_machines())
@@ -59,7 +63,11 @@ def test_identity_is_an_embedding(m):
 
 
 @settings(max_examples=examples(60, 1000))
-@given(table_machines(5).flatmap(embeddings_into).flatmap(lambda pair: st.tuples(st.just(pair), embeddings_into(pair[0]))))
+@given(
+    table_machines(5)
+    .flatmap(embeddings_into)
+    .flatmap(lambda pair: st.tuples(st.just(pair), embeddings_into(pair[0])))
+)
 def test_composition_of_embeddings_is_an_embedding(pairs):
     (mid, outer), (inner_src, inner) = pairs
     assert check_embedding(outer).holds and check_embedding(inner).holds
@@ -88,10 +96,15 @@ def test_bad_mapping_argument_says_what_to_pass():
 
 # -- failures carry the smallest counterexample ------------------------------------------
 
+
 def test_smallest_commutation_counterexample_is_reported():
     # Two copies of a 3-cycle; the map is a rotation that only breaks at states 1 and 2.
-    cyc = TableMachine({0: "p", 1: "p", 2: "p"}, {(0, "a"): 1, (1, "a"): 2, (2, "a"): 0}, completions=["a"])
-    broken = TableMachine({0: "p", 1: "p", 2: "p"}, {(0, "a"): 1, (1, "a"): 0, (2, "a"): 0}, completions=["a"])
+    cyc = TableMachine(
+        {0: "p", 1: "p", 2: "p"}, {(0, "a"): 1, (1, "a"): 2, (2, "a"): 0}, completions=["a"]
+    )
+    broken = TableMachine(
+        {0: "p", 1: "p", 2: "p"}, {(0, "a"): 1, (1, "a"): 0, (2, "a"): 0}, completions=["a"]
+    )
     v = check_embedding(Embedding(cyc, broken, {0: 0, 1: 1, 2: 2}))
     assert v.holds is False and v.obstruction.kind == "commutation"
     assert (v.obstruction.state, v.obstruction.completion) == (1, "a")
@@ -120,8 +133,12 @@ def test_sentinel_mismatch_breaks_commutation():
 
 # -- infinite machines: sampled, or undecided --------------------------------------------
 
-counter = FunctionMachine(lambda n: "count", lambda n, c: n + 1 if c == "+" else HALT, name="counter")
-shifted = FunctionMachine(lambda n: "count", lambda n, c: n + 1 if c == "+" else HALT, name="shifted")
+counter = FunctionMachine(
+    lambda n: "count", lambda n, c: n + 1 if c == "+" else HALT, name="counter"
+)
+shifted = FunctionMachine(
+    lambda n: "count", lambda n, c: n + 1 if c == "+" else HALT, name="shifted"
+)
 
 
 def test_infinite_source_is_sampled_never_exhaustive():
@@ -138,12 +155,15 @@ def test_infinite_source_with_nothing_to_check_is_undecided():
 
 
 def test_sampled_failure_is_a_refutation_with_the_smallest_state():
-    double = Embedding(counter, shifted, lambda n: 2 * n)  # injective, prompts agree, commutation fails
+    double = Embedding(
+        counter, shifted, lambda n: 2 * n
+    )  # injective, prompts agree, commutation fails
     v = check_embedding(double, states=[7, 3, 5], completions=["+"])
     assert v.holds is False and v.method == "sampled" and v.obstruction.state == 3
 
 
 # -- the F6 search against brute force --------------------------------------------------
+
 
 @settings(max_examples=examples(150, 3000))
 @given(same_alphabet)
@@ -170,7 +190,9 @@ def test_fixture_automorphisms():
 
 
 def test_find_embeddings_into_an_infinite_target_needs_into():
-    ring = FunctionMachine(lambda n: "⋆", lambda n, c: (n + int(c)) % 2 + 10 * (n // 10), completions=["0", "1"])
+    ring = FunctionMachine(
+        lambda n: "⋆", lambda n, c: (n + int(c)) % 2 + 10 * (n // 10), completions=["0", "1"]
+    )
     with pytest.raises(InvalidArgument, match="into="):
         list(find_embeddings(fixture("f2-add"), ring))
     found = searched(fixture("f2-add"), ring, into=[20, 21, 5])
@@ -180,15 +202,24 @@ def test_find_embeddings_into_an_infinite_target_needs_into():
 def test_search_on_a_larger_machine_is_exact():
     # A 12-cycle embeds into itself in 12 ways (rotations), and into a 6-cycle in none.
     def cycle(n):
-        return TableMachine({i: "p" for i in range(n)}, {(i, "a"): (i + 1) % n for i in range(n)}, completions=["a"])
+        return TableMachine(
+            {i: "p" for i in range(n)}, {(i, "a"): (i + 1) % n for i in range(n)}, completions=["a"]
+        )
+
     assert len(list(find_embeddings(cycle(12), cycle(12)))) == 12
     assert list(find_embeddings(cycle(12), cycle(6))) == []
 
 
 def test_function_machines_with_finite_states_are_searched_and_checked_exactly():
-    parity = FunctionMachine(lambda s: "⋆", lambda s, c: (s + int(c)) % 2, states=[0, 1], completions=["0", "1"])
+    parity = FunctionMachine(
+        lambda s: "⋆", lambda s, c: (s + int(c)) % 2, states=[0, 1], completions=["0", "1"]
+    )
     assert len(searched(parity, fixture("f2-add"))) == 2
-    assert check_embedding(Embedding(parity, fixture("f2-add"), {0: 1, 1: 0})).method == "exhaustive"
-    leaky = FunctionMachine(lambda s: "⋆", lambda s, c: s + int(c), states=[0, 1], completions=["0", "1"])
+    assert (
+        check_embedding(Embedding(parity, fixture("f2-add"), {0: 1, 1: 0})).method == "exhaustive"
+    )
+    leaky = FunctionMachine(
+        lambda s: "⋆", lambda s, c: s + int(c), states=[0, 1], completions=["0", "1"]
+    )
     with pytest.raises(Exception, match="not one of its declared states"):
         list(find_embeddings(leaky, fixture("f2-add")))

@@ -1,4 +1,5 @@
 """Unit tests of the toy environments (architectures/environments.py)."""
+
 from __future__ import annotations
 
 import copy
@@ -36,9 +37,16 @@ def test_count_env_copies_are_independent():
 
 def _solve_household(env):
     plan = [
-        "go to countertop 1", "take apple 1 from countertop 1", "go to sidetable 1", "put apple 1 in/on sidetable 1",
-        "go to cabinet 2", "take apple 2 from cabinet 2", "open cabinet 2", "take apple 2 from cabinet 2",
-        "go to sidetable 1", "put apple 2 in/on sidetable 1",
+        "go to countertop 1",
+        "take apple 1 from countertop 1",
+        "go to sidetable 1",
+        "put apple 1 in/on sidetable 1",
+        "go to cabinet 2",
+        "take apple 2 from cabinet 2",
+        "open cabinet 2",
+        "take apple 2 from cabinet 2",
+        "go to sidetable 1",
+        "put apple 2 in/on sidetable 1",
     ]
     return [env.step(a) for a in plan]
 
@@ -53,9 +61,18 @@ def test_household_solves_and_refuses_bad_actions():
 
 
 def test_household_heat_cool_clean_examine_inventory_look():
-    env = Household({"kitchen": {"countertop 1": ["egg 1"], "microwave 1": [], "fridge 1": [], "sinkbasin 1": [],
-                                 "diningtable 1": []}},
-                    (GoalItem("egg", "diningtable 1", state="hot"),))
+    env = Household(
+        {
+            "kitchen": {
+                "countertop 1": ["egg 1"],
+                "microwave 1": [],
+                "fridge 1": [],
+                "sinkbasin 1": [],
+                "diningtable 1": [],
+            }
+        },
+        (GoalItem("egg", "diningtable 1", state="hot"),),
+    )
     assert env.step("look").startswith("You are in the kitchen.")
     env.step("go to countertop 1")
     env.step("take egg 1 from countertop 1")
@@ -72,9 +89,25 @@ def test_household_heat_cool_clean_examine_inventory_look():
 
 
 @settings(max_examples=examples(30, 300))
-@given(st.lists(st.sampled_from(["look", "inventory", "go to cabinet 2", "open cabinet 2", "close cabinet 2",
-                                 "take apple 2 from cabinet 2", "go to sidetable 1", "put apple 2 in/on sidetable 1",
-                                 "nonsense", "go to living room"]), max_size=12))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "look",
+                "inventory",
+                "go to cabinet 2",
+                "open cabinet 2",
+                "close cabinet 2",
+                "take apple 2 from cabinet 2",
+                "go to sidetable 1",
+                "put apple 2 in/on sidetable 1",
+                "nonsense",
+                "go to living room",
+            ]
+        ),
+        max_size=12,
+    )
+)
 def test_household_is_deterministic_and_total(actions):
     a, b = default_household(), default_household()
     assert [a.step(x) for x in actions] == [b.step(x) for x in actions]
@@ -84,9 +117,14 @@ def test_household_is_deterministic_and_total(actions):
 def test_shop_buy_exact_match_scores_one():
     env = make_shop_task(1)
     goal = env.goal
-    match = next(p for p in env.products.values()
-                 if p.category == goal.category and set(goal.attributes) <= set(p.attributes)
-                 and p.price <= goal.max_price and all(v in dict(p.options).get(k, ()) for k, v in goal.options))
+    match = next(
+        p
+        for p in env.products.values()
+        if p.category == goal.category
+        and set(goal.attributes) <= set(p.attributes)
+        and p.price <= goal.max_price
+        and all(v in dict(p.options).get(k, ()) for k, v in goal.options)
+    )
     page = env.step(f"search[{' '.join(goal.attributes)} {goal.category}]")
     assert "[Back to Search]" in page
     page = env.step(f"click[{match.asin}]")

@@ -1,4 +1,5 @@
 """explore(): bounded breadth-first exploration into a networkx DiGraph."""
+
 from __future__ import annotations
 
 from collections import deque
@@ -10,24 +11,37 @@ from hypothesis import strategies as st
 
 from agentic_machines import DIVERGE, HALT, FunctionMachine, HarnessMachine, TableMachine
 from agentic_machines.errors import InvalidArgument, Undecided
-from agentic_machines.explore import edge_label, explore, short_text
+from agentic_machines.runtime.explore import edge_label, explore, short_text
 from agentic_machines.strategies import examples
 
 
 def mul() -> TableMachine:
-    return TableMachine({0: "⋆", 1: "⋆"}, {(a, b): a * int(b) for a in (0, 1) for b in "01"}, initial=1, name="mul")
+    return TableMachine(
+        {0: "⋆", 1: "⋆"}, {(a, b): a * int(b) for a in (0, 1) for b in "01"}, initial=1, name="mul"
+    )
 
 
 def test_nodes_edges_and_attributes():
     m = TableMachine(
         {"a": "pick", "b": "pick"},
-        {("a", "x"): "b", ("a", "y"): HALT, ("b", "x"): "a", ("b", "y"): DIVERGE, ("a", "z"): "b", ("b", "z"): "b"},
+        {
+            ("a", "x"): "b",
+            ("a", "y"): HALT,
+            ("b", "x"): "a",
+            ("b", "y"): DIVERGE,
+            ("a", "z"): "b",
+            ("b", "z"): "b",
+        },
         initial="a",
     )
     g = explore(m)
     assert list(g.nodes) == ["a", "b", HALT, DIVERGE]
     assert g.nodes["a"] == {"kind": "state", "prompt": "pick", "depth": 0, "expanded": True}
-    assert g.nodes[HALT]["kind"] == "halt" and g.nodes[HALT]["prompt"] is None and g.nodes[HALT]["depth"] == 1
+    assert (
+        g.nodes[HALT]["kind"] == "halt"
+        and g.nodes[HALT]["prompt"] is None
+        and g.nodes[HALT]["depth"] == 1
+    )
     assert g.nodes[DIVERGE]["kind"] == "diverge" and g.nodes[DIVERGE]["depth"] == 2
     # two completions with the same outcome make one edge that lists both
     assert g.edges["a", "b"] == {"completions": ["x", "z"], "label": "x, z"}
@@ -97,7 +111,9 @@ def test_max_states_truncates_and_marks_unexpanded():
     counter = FunctionMachine(lambda n: f"at {n}", lambda n, c: n + int(c), initial=0)
     g = explore(counter, completions=["1", "2"], max_states=5)
     stats = g.graph["stats"]
-    assert stats["states"] == 5 and stats["truncated"] and "max_states=5" in stats["truncated_reason"]
+    assert (
+        stats["states"] == 5 and stats["truncated"] and "max_states=5" in stats["truncated_reason"]
+    )
     assert all(isinstance(n, int) for n in g) and len(g) == 5
     assert not all(g.nodes[n]["expanded"] for n in g)
 
@@ -107,7 +123,9 @@ def test_max_depth_zero_and_depths_are_shortest_distances():
     g0 = explore(counter, completions=["1"], max_depth=0)
     assert list(g0) == [0] and g0.graph["stats"]["truncated"]
     g = explore(counter, completions=["1", "3"], max_depth=3)
-    assert {n: g.nodes[n]["depth"] for n in g} == {n: d for n, d in _bfs_depths(counter, 0, ["1", "3"], 3).items()}
+    assert {n: g.nodes[n]["depth"] for n in g} == {
+        n: d for n, d in _bfs_depths(counter, 0, ["1", "3"], 3).items()
+    }
 
 
 def _bfs_depths(machine, start, comps, max_depth):
@@ -138,7 +156,7 @@ def test_undecided_is_recorded_not_raised():
 
 
 def test_progress_callback_gets_status_lines(monkeypatch):
-    import agentic_machines.explore as ex
+    import agentic_machines.runtime.explore as ex
 
     monkeypatch.setattr(ex, "PROGRESS_AFTER", 0.0)
     monkeypatch.setattr(ex, "PROGRESS_EVERY", 0.0)
@@ -151,11 +169,15 @@ def test_progress_callback_gets_status_lines(monkeypatch):
 
 
 def test_progress_prints_on_stderr(monkeypatch, capsys):
-    import agentic_machines.explore as ex
+    import agentic_machines.runtime.explore as ex
 
     monkeypatch.setattr(ex, "PROGRESS_AFTER", 0.0)
     monkeypatch.setattr(ex, "_CHECK_CLOCK_EVERY", 1)
-    explore(FunctionMachine(lambda n: "", lambda n, c: n + 1, initial=0), completions=["+"], max_states=3)
+    explore(
+        FunctionMachine(lambda n: "", lambda n, c: n + 1, initial=0),
+        completions=["+"],
+        max_states=3,
+    )
     err = capsys.readouterr().err
     assert "agentic-machines: exploring:" in err and "explored: 3 states" in err
 
@@ -201,7 +223,10 @@ def test_explore_agrees_with_a_plain_bfs(data):
         if g.nodes[s]["kind"] == "state":
             for c in "ab":
                 assert c in g.edges[s, m.harness(s, c)]["completions"]
-    assert sum(len(d["completions"]) for _, _, d in g.edges(data=True)) == 2 * g.graph["stats"]["states"]
+    assert (
+        sum(len(d["completions"]) for _, _, d in g.edges(data=True))
+        == 2 * g.graph["stats"]["states"]
+    )
 
 
 def test_machine_state_labels_are_used():

@@ -1,9 +1,17 @@
 """The named machines of DESIGN §2.7 and their verdicts."""
+
 from __future__ import annotations
 
 import pytest
 
-from agentic_machines import HALT, DIVERGE, check_embedding, completion_generates, identity, is_spe_state
+from agentic_machines import (
+    DIVERGE,
+    HALT,
+    check_embedding,
+    completion_generates,
+    identity,
+    is_spe_state,
+)
 from agentic_machines.errors import InvalidArgument
 from agentic_machines.fixtures import FIXTURES, STAR, fixture
 
@@ -20,11 +28,15 @@ def test_fixture_names_and_tables():
             assert add.harness(a, str(b)) == (a + b) % 2
             assert mul.harness(a, str(b)) == a * b
             assert const.harness(a, str(b)) == a
-    assert fixture("halt1").harness(0, "0") is HALT and fixture("diverge1").harness(0, "1") is DIVERGE
+    assert (
+        fixture("halt1").harness(0, "0") is HALT and fixture("diverge1").harness(0, "1") is DIVERGE
+    )
 
 
 def test_unknown_fixture_lists_the_names():
-    with pytest.raises(InvalidArgument, match="known fixtures: diverge1, f2-add, f2-const, f2-mul, halt1"):
+    with pytest.raises(
+        InvalidArgument, match="known fixtures: diverge1, f2-add, f2-const, f2-mul, halt1"
+    ):
         fixture("nope")
 
 
@@ -43,7 +55,11 @@ def test_design_2_7_mul():
     m = fixture("f2-mul")
     assert is_spe_state(m, 1).holds is True
     v = is_spe_state(m, 0)
-    assert v.holds is False and v.obstruction.state == 1 and "State 1 is not a successor of 0" in str(v)
+    assert (
+        v.holds is False
+        and v.obstruction.state == 1
+        and "State 1 is not a successor of 0" in str(v)
+    )
 
 
 def test_design_2_7_const_identity_embeds_but_no_spe_state():

@@ -1,13 +1,22 @@
 """Unit tests for the sentinels, TableMachine validation, line budgets and HarnessMachine."""
+
 import copy
 import pickle
 
 import pytest
 
-from agentic_machines import DIVERGE, HALT, FunctionMachine, HarnessMachine, InvalidMachine, TableMachine, TraceState
-from agentic_machines.budget import LineBudget, checkpoint, restore_tracing
+from agentic_machines import (
+    DIVERGE,
+    HALT,
+    FunctionMachine,
+    HarnessMachine,
+    InvalidMachine,
+    TableMachine,
+    TraceState,
+)
 from agentic_machines.errors import BudgetExceeded
-from agentic_machines.harness import HarnessError
+from agentic_machines.execution.budget import LineBudget, checkpoint, restore_tracing
+from agentic_machines.runtime.harness import HarnessError
 
 
 def test_sentinels_are_distinct_singletons():
@@ -51,7 +60,9 @@ def test_function_machine_checks_its_arguments():
         FunctionMachine(lambda s: "", lambda s, c: s, states=[0], initial=5)
 
 
-@pytest.mark.parametrize("src", ["while True: pass", "while True:\n    x = 1", "for _ in iter(int, 1): pass"])
+@pytest.mark.parametrize(
+    "src", ["while True: pass", "while True:\n    x = 1", "for _ in iter(int, 1): pass"]
+)
 def test_line_budget_cuts_every_kind_of_loop(src):
     with pytest.raises(BudgetExceeded):
         with LineBudget(500):
@@ -118,6 +129,6 @@ def test_trace_states_hash_and_compare_by_completions():
     assert a == TraceState(("x", "y")) and hash(a) == hash(TraceState(("x", "y")))
     assert a != TraceState(("x",)) and a != TraceState(("y", "x"))
     deep = TraceState()
-    for i in range(50_000):
+    for _ in range(50_000):
         deep = deep.then("c")
     assert deep == TraceState(("c",) * 50_000)

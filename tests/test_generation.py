@@ -4,6 +4,7 @@ The exact deciders are compared with F1 and with a brute force over every inject
 random machines of up to 4 states and 3 completions; F4 (invariance) and F5
 (cardinality) are checked on random triples.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -46,11 +47,13 @@ def machine_and_state(**kw):
 # One prompt half of the time, so that prompts do not refute most pairs at once.
 triples = st.tuples(st.sampled_from([1, 2, 3]), st.sampled_from([("a",), ("a", "b")])).flatmap(
     lambda kp: st.tuples(
-        machine_and_state(completions=ALPHABET[:kp[0]], prompts=kp[1]),
+        machine_and_state(completions=ALPHABET[: kp[0]], prompts=kp[1]),
         st.one_of(
-            table_machines(4, completions=ALPHABET[:kp[0]], prompts=kp[1]),
+            table_machines(4, completions=ALPHABET[: kp[0]], prompts=kp[1]),
             # sub-machines of a random machine: often embeddable, sometimes not
-            table_machines(4, completions=ALPHABET[:kp[0]], prompts=kp[1]).flatmap(embeddings_into).map(lambda p: p[0]),
+            table_machines(4, completions=ALPHABET[: kp[0]], prompts=kp[1])
+            .flatmap(embeddings_into)
+            .map(lambda p: p[0]),
         ),
     )
 )
@@ -71,6 +74,7 @@ def assert_certified(v, machine, x, target):
 
 
 # -- SPE states: F1 and brute force -----------------------------------------------------
+
 
 @settings(max_examples=examples(200, 3000))
 @given(machine_and_state())
@@ -110,9 +114,9 @@ def test_f5_more_target_states_than_successor_states_refutes(triple):
 @given(
     st.sampled_from([1, 2, 3]).flatmap(
         lambda k: st.tuples(
-            table_machines(4, completions=ALPHABET[:k]).flatmap(embeddings_into).flatmap(
-                lambda pair: st.tuples(st.just(pair), states_of(pair[0]))
-            ),
+            table_machines(4, completions=ALPHABET[:k])
+            .flatmap(embeddings_into)
+            .flatmap(lambda pair: st.tuples(st.just(pair), states_of(pair[0]))),
             table_machines(3, completions=ALPHABET[:k]),
         )
     )
@@ -120,14 +124,22 @@ def test_f5_more_target_states_than_successor_states_refutes(triple):
 def test_f4_invariance_under_embeddings(triple):
     ((y_machine, e), y0), z = triple
     x_machine = e.target
-    assert completion_generates(x_machine, e(y0), z).holds is completion_generates(y_machine, y0, z).holds
+    assert (
+        completion_generates(x_machine, e(y0), z).holds
+        is completion_generates(y_machine, y0, z).holds
+    )
 
 
 # -- DESIGN §2.7 and edge cases -----------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "name, expected",
-    [("f2-add", {0: True, 1: True}), ("f2-mul", {0: False, 1: True}), ("f2-const", {0: False, 1: False})],
+    [
+        ("f2-add", {0: True, 1: True}),
+        ("f2-mul", {0: False, 1: True}),
+        ("f2-const", {0: False, 1: False}),
+    ],
 )
 def test_f2_fixture_verdicts(name, expected):
     m = fixture(name)
@@ -155,6 +167,7 @@ def test_unknown_state_and_infinite_machine_errors_say_what_to_do():
 
 # -- infinite machines ------------------------------------------------------------------
 
+
 # The "stack" machine: a state is a tuple of bits; completion "push b" adds b, anything
 # else pops. From the empty tuple the completion "load:<bits>" jumps anywhere: an SPE-like
 # seed with an infinite state space.
@@ -172,15 +185,27 @@ loader = lambda s: "load:" + "".join(map(str, s))  # noqa: E731
 
 
 def test_infinite_machine_with_witness_is_sampled():
-    v = is_spe_state(stack, (), embedding=Embedding(stack, stack, lambda s: s), loader=loader,
-                     states=samples, completions=["push 0", "push 1", "pop"])
+    v = is_spe_state(
+        stack,
+        (),
+        embedding=Embedding(stack, stack, lambda s: s),
+        loader=loader,
+        states=samples,
+        completions=["push 0", "push 1", "pop"],
+    )
     assert v.holds is True and v.method == "sampled" and v.checked > len(samples)
 
 
 def test_infinite_machine_with_a_wrong_loader_is_undecided_not_refuted():
     bad = lambda s: "load:" + "".join(map(str, s)) + "0"  # noqa: E731
-    v = is_spe_state(stack, (), embedding=Embedding(stack, stack, lambda s: s), loader=bad,
-                     states=samples, completions=["pop"])
+    v = is_spe_state(
+        stack,
+        (),
+        embedding=Embedding(stack, stack, lambda s: s),
+        loader=bad,
+        states=samples,
+        completions=["pop"],
+    )
     assert v.holds is None and "loader fails" in v.reason
 
 
@@ -191,7 +216,9 @@ def test_infinite_machine_without_witness_is_undecided():
 
 def test_finite_alphabet_infinite_states_is_decided_exactly():
     # S = all ints, C = {"0", "1"}: succ(x) is finite, so the search still decides.
-    walk = FunctionMachine(lambda n: "⋆", lambda n, c: (n + int(c)) % 2 + 2 * (n // 2), completions=["0", "1"])
+    walk = FunctionMachine(
+        lambda n: "⋆", lambda n, c: (n + int(c)) % 2 + 2 * (n // 2), completions=["0", "1"]
+    )
     v = completion_generates(walk, 4, fixture("f2-add"))
     assert v.holds is True and v.method == "exhaustive" and v.witness.loader == {0: "0", 1: "1"}
     assert completion_generates(walk, 4, fixture("f2-mul")).holds is False
@@ -199,20 +226,28 @@ def test_finite_alphabet_infinite_states_is_decided_exactly():
 
 def test_a_wrong_witness_on_a_finite_machine_falls_back_to_the_search():
     m = fixture("f2-add")
-    v = completion_generates(m, 0, m, embedding=Embedding(m, m, {0: 1, 1: 0}), loader={0: "0", 1: "1"})
+    v = completion_generates(
+        m, 0, m, embedding=Embedding(m, m, {0: 1, 1: 0}), loader={0: "0", 1: "1"}
+    )
     assert v.holds is True and "witness was not accepted" in v.reason
 
 
 # -- infinite targets: F2 and F5 refute when succ(x) can be listed ----------------------
 
 # An infinite target: every word is a state, its prompt is '⋆' for words of length < 2.
-words = FunctionMachine(lambda w: "⋆" if len(w) < 2 else "say " + w, lambda w, c: w + c, name="words")
+words = FunctionMachine(
+    lambda w: "⋆" if len(w) < 2 else "say " + w, lambda w, c: w + c, name="words"
+)
 
 
 def test_infinite_target_refuted_by_f2_on_a_sampled_state():
     v = completion_generates(fixture("f2-add"), 0, words, states=["a", "abc"])
     assert v.holds is False and v.method == "fact:F2"
-    assert v.obstruction.kind == "prompt" and v.obstruction.state == "abc" and "'abc'" in v.obstruction.explanation
+    assert (
+        v.obstruction.kind == "prompt"
+        and v.obstruction.state == "abc"
+        and "'abc'" in v.obstruction.explanation
+    )
 
 
 def test_infinite_target_refuted_by_f5_when_too_few_successors_share_a_prompt():
@@ -223,7 +258,9 @@ def test_infinite_target_refuted_by_f5_when_too_few_successors_share_a_prompt():
     # f2-add: succ(0) = {0, 1}, so two sampled words are not enough to refute: undecided.
     v = completion_generates(fixture("f2-add"), 0, words, states=["", "a"])
     assert v.holds is None and "do not refute" in v.reason
-    assert completion_generates(fixture("f2-add"), 0, words).holds is None  # no sample: nothing to test
+    assert (
+        completion_generates(fixture("f2-add"), 0, words).holds is None
+    )  # no sample: nothing to test
 
 
 def test_infinite_alphabet_host_is_undecided_and_says_what_to_pass():
@@ -241,7 +278,9 @@ def test_a_rejected_witness_on_an_infinite_target_still_refutes_by_f2():
 
 def test_a_witness_into_an_infinite_host_is_sampled_unless_the_whole_finite_target_is_checked():
     # stack is infinite and accepts every string; the finite target is its empty-stack state alone.
-    tiny = FunctionMachine(lambda s: "stack ", lambda s, c: HALT, states=[()], completions=["pop"], name="tiny")
+    tiny = FunctionMachine(
+        lambda s: "stack ", lambda s, c: HALT, states=[()], completions=["pop"], name="tiny"
+    )
     e = Embedding(tiny, stack, {(): ()})
     full = completion_generates(stack, (), tiny, embedding=e, loader={(): "load:"})
     assert full.holds is True and full.method == "exhaustive"

@@ -1,4 +1,5 @@
 """The glossary behind `explain`: every example runs, every term can be found."""
+
 from __future__ import annotations
 
 import contextlib
@@ -6,13 +7,32 @@ import io
 
 import pytest
 
+from agentic_machines.cli.glossary import TERMS, lookup, render, suggest, term_names
 from agentic_machines.errors import InvalidArgument
-from agentic_machines.glossary import TERMS, lookup, render, suggest, term_names
 
 REQUIRED = [
-    "agentic machine", "prompt function", "harness", "HALT", "DIVERGE", "transition kernel", "embedding",
-    "successors", "completion-generation", "loader", "SPE state", "F1", "F2", "F3", "F4", "F5", "F6",
-    "boundary state", "seed state", "CEK machine", "HarnessMachine", "trace state",
+    "agentic machine",
+    "prompt function",
+    "harness",
+    "HALT",
+    "DIVERGE",
+    "transition kernel",
+    "embedding",
+    "successors",
+    "completion-generation",
+    "loader",
+    "SPE state",
+    "F1",
+    "F2",
+    "F3",
+    "F4",
+    "F5",
+    "F6",
+    "boundary state",
+    "seed state",
+    "CEK machine",
+    "HarnessMachine",
+    "trace state",
 ]
 
 
@@ -24,7 +44,10 @@ def test_every_required_term_is_there():
 def test_example_runs_and_prints(term):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(term.example, f"<glossary: {term.name}>", "exec"), {"__name__": "glossary_example"})
+        exec(
+            compile(term.example, f"<glossary: {term.name}>", "exec"),
+            {"__name__": "glossary_example"},
+        )
     assert out.getvalue().strip(), f"the example of {term.name!r} prints nothing"
     assert term.symbols and len(term.words) > 40
     assert render(term).startswith(term.name)

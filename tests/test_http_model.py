@@ -4,6 +4,7 @@ The server is started inside each test (port 0, shut down afterwards) and plays 
 script of responses; no test reaches any other address (the model is built with
 ``proxies={}`` so that proxy settings in the environment cannot redirect it).
 """
+
 from __future__ import annotations
 
 import json
@@ -12,13 +13,17 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from agentic_machines.models import OpenAICompatibleModel
 
 from agentic_machines.errors import InvalidArgument, ModelError
-from agentic_machines.models import OpenAICompatibleModel
 
 
 def ok(content="Paris", **extra):
-    body = {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
+    body = {
+        "id": "x",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+    }
     body.update(extra)
     return (200, {"Content-Type": "application/json"}, json.dumps(body).encode(), 0.0)
 
@@ -39,8 +44,12 @@ class Server:
             def do_POST(self):  # noqa: N802 - the http.server API
                 length = int(self.headers.get("Content-Length", 0))
                 raw = self.rfile.read(length)
-                server.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(raw)})
-                code, headers, body, delay = server.script.pop(0) if server.script else status(500, b"script ran out")
+                server.requests.append(
+                    {"path": self.path, "headers": dict(self.headers), "body": json.loads(raw)}
+                )
+                code, headers, body, delay = (
+                    server.script.pop(0) if server.script else status(500, b"script ran out")
+                )
                 if delay:
                     time.sleep(delay)
                 try:
@@ -58,7 +67,9 @@ class Server:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self.thread.start()
 
     def close(self) -> None:
@@ -90,13 +101,24 @@ def make(server, **kw):
 
 def test_request_body_headers_and_parsed_answer(server):
     server.script = [ok("Paris")]
-    m = make(server, api_key="sk-test", system="Be brief.", temperature=0.3, max_tokens=5, stop=["\n"], extra={"seed": 7})
+    m = make(
+        server,
+        api_key="sk-test",
+        system="Be brief.",
+        temperature=0.3,
+        max_tokens=5,
+        stop=["\n"],
+        extra={"seed": 7},
+    )
     assert m.complete("Capital of France?") == "Paris"
     (req,) = server.requests
     assert req["path"] == "/v1/chat/completions"
     assert req["body"] == {
         "model": "test-model",
-        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Capital of France?"}],
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Capital of France?"},
+        ],
         "temperature": 0.3,
         "max_tokens": 5,
         "stop": ["\n"],
@@ -113,7 +135,11 @@ def test_no_auth_header_without_key_and_minimal_body(server):
     m.complete("p")
     (req,) = server.requests
     assert "Authorization" not in req["headers"]
-    assert req["body"] == {"model": "test-model", "messages": [{"role": "user", "content": "p"}], "temperature": 0.0}
+    assert req["body"] == {
+        "model": "test-model",
+        "messages": [{"role": "user", "content": "p"}],
+        "temperature": 0.0,
+    }
 
 
 @pytest.mark.parametrize("first", [429, 500, 503])
@@ -132,12 +158,20 @@ def test_backoff_is_exponential_and_gives_up_with_the_last_error(server):
         m.complete("p")
     assert m.slept == [0.001, 0.002, 0.004]
     assert len(server.requests) == 4
-    assert "4 attempt(s)" in str(info.value) and "HTTP 502" in str(info.value) and "bad gateway" in str(info.value)
+    assert (
+        "4 attempt(s)" in str(info.value)
+        and "HTTP 502" in str(info.value)
+        and "bad gateway" in str(info.value)
+    )
     assert m.calls == []
 
 
 def test_retry_after_is_honoured_and_capped(server):
-    server.script = [status(429, b"{}", {"Retry-After": "2"}), status(429, b"{}", {"Retry-After": "3600"}), ok("done")]
+    server.script = [
+        status(429, b"{}", {"Retry-After": "2"}),
+        status(429, b"{}", {"Retry-After": "3600"}),
+        ok("done"),
+    ]
     m = make(server, backoff=0.001, max_retry_after=5.0)
     assert m.complete("p") == "done"
     assert m.slept == [2.0, 5.0]
@@ -145,7 +179,9 @@ def test_retry_after_is_honoured_and_capped(server):
 
 def test_timeout_is_retried_then_reported(server):
     code, headers, body, _ = ok("late")
-    server.script = [(code, headers, body, 1.0)] * 2  # the server sleeps longer than the 0.2 s timeout
+    server.script = [
+        (code, headers, body, 1.0)
+    ] * 2  # the server sleeps longer than the 0.2 s timeout
     m = make(server, timeout=0.2, retries=1)
     with pytest.raises(ModelError, match="timed out after 0.2 s"):
         m.complete("p")
@@ -161,7 +197,12 @@ def test_a_slow_first_answer_then_a_fast_one_succeeds(server):
 
 
 def test_client_error_is_not_retried_and_shows_the_server_message(server):
-    server.script = [status(400, b'{"error": {"message": "model \'nope\' does not exist", "type": "invalid_request_error"}}')]
+    server.script = [
+        status(
+            400,
+            b'{"error": {"message": "model \'nope\' does not exist", "type": "invalid_request_error"}}',
+        )
+    ]
     m = make(server, model="nope")
     with pytest.raises(ModelError) as info:
         m.complete("p")
@@ -202,4 +243,6 @@ def test_arguments_are_validated_and_the_key_never_printed():
         OpenAICompatibleModel("localhost:8000", "m")
     with pytest.raises(InvalidArgument, match="retries"):
         OpenAICompatibleModel("http://127.0.0.1:1", "m", retries=-1)
-    assert "sk-secret" not in repr(OpenAICompatibleModel("http://127.0.0.1:1", "m", api_key="sk-secret"))
+    assert "sk-secret" not in repr(
+        OpenAICompatibleModel("http://127.0.0.1:1", "m", api_key="sk-secret")
+    )

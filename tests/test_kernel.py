@@ -1,4 +1,5 @@
 """Transition kernels and the kernel form T_M^X ∘ e = e_* ∘ T_M^{X'} of embeddings."""
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -15,11 +16,17 @@ from agentic_machines.strategies import distributions, embeddings_into_any, exam
 
 def prompt_models(letters, prompts=("a", "b", "⋆")):
     """A random distribution model: one finite distribution per prompt."""
-    return st.tuples(*(distributions(letters) for _ in prompts)).map(lambda ds: dict(zip(prompts, ds)).__getitem__)
+    return st.tuples(*(distributions(letters) for _ in prompts)).map(
+        lambda ds: dict(zip(prompts, ds)).__getitem__
+    )
 
 
 @settings(max_examples=examples(100, 2000))
-@given(embeddings_into_any().flatmap(lambda pair: st.tuples(st.just(pair), prompt_models(pair[0].completions))))
+@given(
+    embeddings_into_any().flatmap(
+        lambda pair: st.tuples(st.just(pair), prompt_models(pair[0].completions))
+    )
+)
 def test_kernel_form_holds_for_random_embeddings_and_distributions(data):
     (sub, e), model = data
     v = check_kernel_form(e, model)
@@ -31,7 +38,9 @@ def test_kernel_form_holds_for_random_embeddings_and_distributions(data):
 
 def test_kernel_form_fails_for_a_non_embedding_and_names_the_state():
     m = fixture("f2-mul")
-    v = check_kernel_form(Embedding(m, m, {0: 1, 1: 0}), lambda p: {"0": Fraction(1, 2), "1": Fraction(1, 2)})
+    v = check_kernel_form(
+        Embedding(m, m, {0: 1, 1: 0}), lambda p: {"0": Fraction(1, 2), "1": Fraction(1, 2)}
+    )
     assert v.holds is False and v.obstruction.state == 0
 
 
@@ -48,7 +57,9 @@ def test_models_with_a_distribution_method_and_float_probabilities():
 
 
 def test_kernel_skips_zero_probability_and_merges_outcomes():
-    k = kernel(fixture("halt1"), lambda p: {"0": Fraction(1, 3), "1": Fraction(2, 3), "unknown": 0}, 0)
+    k = kernel(
+        fixture("halt1"), lambda p: {"0": Fraction(1, 3), "1": Fraction(2, 3), "unknown": 0}, 0
+    )
     assert k == {HALT: 1}
 
 

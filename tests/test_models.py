@@ -1,4 +1,5 @@
 """Unit tests for the offline models of agentic_machines.models (DESIGN §4.2)."""
+
 from __future__ import annotations
 
 import json
@@ -6,8 +7,6 @@ import re
 from fractions import Fraction
 
 import pytest
-
-from agentic_machines.errors import InvalidArgument, ModelError, ReplayMismatch, ScriptExhausted, UnmatchedPrompt
 from agentic_machines.models import (
     DistributionModel,
     FunctionModel,
@@ -23,6 +22,13 @@ from agentic_machines.models import (
     shorten,
 )
 
+from agentic_machines.errors import (
+    InvalidArgument,
+    ModelError,
+    ReplayMismatch,
+    ScriptExhausted,
+    UnmatchedPrompt,
+)
 
 # -- the protocol and the call log -------------------------------------------------------
 
@@ -88,7 +94,14 @@ def test_empty_script_raises_on_first_call():
 
 
 def test_mapping_model_exact_beats_substring_then_first_match_wins():
-    m = MappingModel([("a", "sub-a"), ("abc", "exact-abc"), (re.compile(r"^x\d"), "regex"), (lambda p: "?" in p, "pred")])
+    m = MappingModel(
+        [
+            ("a", "sub-a"),
+            ("abc", "exact-abc"),
+            (re.compile(r"^x\d"), "regex"),
+            (lambda p: "?" in p, "pred"),
+        ]
+    )
     assert m.complete("abc") == "exact-abc"  # exact prompt wins over the earlier substring rule
     assert m.complete("xabcx") == "sub-a"  # otherwise the first matching rule in order
     assert m.complete("x1 b") == "regex"
@@ -128,7 +141,10 @@ def test_random_model_is_deterministic_per_seed_and_independent_of_global_random
 
 
 def test_random_model_distribution_is_uniform_and_exact():
-    assert RandomModel(["a", "b", "a"]).distribution("p") == {"a": Fraction(2, 3), "b": Fraction(1, 3)}
+    assert RandomModel(["a", "b", "a"]).distribution("p") == {
+        "a": Fraction(2, 3),
+        "b": Fraction(1, 3),
+    }
     with pytest.raises(InvalidArgument):
         RandomModel([])
 
@@ -159,7 +175,11 @@ def test_recording_writes_each_call_at_once_and_replay_answers(tmp_path):
     assert path.read_text() == ""  # a fresh cassette exists before the first call
     rec.complete("one\ntwo")
     lines = path.read_text().splitlines()
-    assert len(lines) == 1 and json.loads(lines[0]) == {"index": 0, "prompt": "one\ntwo", "completion": "one\ntwo!"}
+    assert len(lines) == 1 and json.loads(lines[0]) == {
+        "index": 0,
+        "prompt": "one\ntwo",
+        "completion": "one\ntwo!",
+    }
     rec.complete("three")
     replay = ReplayModel(path)
     assert replay.remaining == 2
@@ -213,7 +233,9 @@ def test_replay_tolerates_a_cut_off_last_line_only(tmp_path):
 
 
 def test_describe_difference_covers_prefixes():
-    assert "character 3" in describe_difference("abc", "abcd") and "(it ends there)" in describe_difference("abc", "abcd")
+    assert "character 3" in describe_difference(
+        "abc", "abcd"
+    ) and "(it ends there)" in describe_difference("abc", "abcd")
     assert "character 0" in describe_difference("x", "y")
 
 

@@ -4,6 +4,7 @@ Each code cell is executed in one shared namespace, as a kernel would; when a ce
 with an expression, its value is "displayed" the way Jupyter does it: through
 ``_repr_markdown_`` and ``_repr_svg_`` when the object has them.
 """
+
 from __future__ import annotations
 
 import ast
@@ -29,7 +30,10 @@ def run_notebook(path: Path) -> list[tuple[str, str]]:
         exec(compile(tree, f"{path.name}[{n}]", "exec", dont_inherit=True), namespace)
         if last is None:
             continue
-        value = eval(compile(ast.Expression(last.value), f"{path.name}[{n}]", "eval", dont_inherit=True), namespace)
+        value = eval(
+            compile(ast.Expression(last.value), f"{path.name}[{n}]", "eval", dont_inherit=True),
+            namespace,
+        )
         for method, mime in (("_repr_markdown_", "text/markdown"), ("_repr_svg_", "image/svg+xml")):
             render = getattr(value, method, None)
             if render is not None:

@@ -6,6 +6,7 @@ is reached from x by the scripted path the verdict records, and on every complet
 the verdict's sample, h(x, c) is 1, ↑ or a state whose prompt differs from p(s) (and
 from p(x): the same refutation at x itself).
 """
+
 import pytest
 
 from agentic_machines import is_sentinel
@@ -18,10 +19,14 @@ def _sample(mod, m):
     if mod is react:
         return react.react_completion_sample(m=m)
     n = {rlm: 200, thread: 300}[mod]
-    return completion_sample(mod.valid_completions() + list(mod.SCRIPT) + harness_strings(m), seed=0, n=n)
+    return completion_sample(
+        mod.valid_completions() + list(mod.SCRIPT) + harness_strings(m), seed=0, n=n
+    )
 
 
-@pytest.mark.parametrize("mod", [react, rlm, thread], ids=lambda mod: mod.__name__.rsplit(".", 1)[-1])
+@pytest.mark.parametrize(
+    "mod", [react, rlm, thread], ids=lambda mod: mod.__name__.rsplit(".", 1)[-1]
+)
 def test_obstruction_state_is_reachable_and_no_successor_of_x_has_its_prompt(mod):
     m = mod.machine()
     v = mod.analysis(m)

@@ -3,6 +3,7 @@
 A checker that says "fine" to everything would pass most happy-path tests; these tests
 break one condition at a time and demand the matching obstruction.
 """
+
 from __future__ import annotations
 
 from hypothesis import given, settings
@@ -24,12 +25,17 @@ def _retarget(machine, **changes):
     """A copy of a table machine with some prompts or transitions replaced."""
     prompts = {**machine.prompts, **changes.get("prompts", {})}
     table = {**machine.transitions, **changes.get("transitions", {})}
-    return TableMachine(prompts, table, completions=machine.completions, name=machine.name + "-bugged")
+    return TableMachine(
+        prompts, table, completions=machine.completions, name=machine.name + "-bugged"
+    )
 
 
 # A chain 0 -> 1 -> 2 -> 3 -> HALT with distinct prompts, and a correct embedding of it.
-chain = TableMachine({i: f"step {i}" for i in range(4)},
-                     {**{(i, c): i + 1 for i in range(3) for c in "ab"}, (3, "a"): HALT, (3, "b"): HALT}, name="chain")
+chain = TableMachine(
+    {i: f"step {i}" for i in range(4)},
+    {**{(i, c): i + 1 for i in range(3) for c in "ab"}, (3, "a"): HALT, (3, "b"): HALT},
+    name="chain",
+)
 
 
 def test_planted_non_injective_map_is_caught_as_injectivity():
@@ -82,17 +88,23 @@ def test_random_single_bugs_are_caught(pair, data):
 
 # -- prompt_obstruction must not refute when its premise is false -----------------------------
 
+
 def grow_program(leak):
     """Prompt-monotone machine; with ``leak`` the completion "reset" returns to the empty prompt."""
+
     def h(s, c):
         if leak and c == "reset":
             return ""
         return HALT if c == "stop" else s + c
+
     return FunctionMachine(lambda s: s, h, name="grow" + ("-leaky" if leak else ""))
 
 
-MONOTONE = dict(invariant=lambda p, q: q.startswith(p) and len(q) > len(p),
-                invariant_text="p(x) is a proper prefix of p(y)", proof="proofs/F3_prompt_monotone.md")
+MONOTONE = dict(
+    invariant=lambda p, q: q.startswith(p) and len(q) > len(p),
+    invariant_text="p(x) is a proper prefix of p(y)",
+    proof="proofs/F3_prompt_monotone.md",
+)
 
 
 def test_prompt_obstruction_refutes_when_the_invariant_holds():
@@ -118,10 +130,21 @@ def test_prompt_obstruction_that_does_not_exclude_the_state_is_undecided():
 
 def test_cardinality_obstruction_checks_its_premise():
     m = FunctionMachine(lambda s: "⋆", lambda s, c: s + 1, name="tick")
-    v = cardinality_obstruction(m, 0, m, reason="the continuation discards the completion",
-                                completions=["a", "b", "c"], target_states=[1, 2])
+    v = cardinality_obstruction(
+        m,
+        0,
+        m,
+        reason="the continuation discards the completion",
+        completions=["a", "b", "c"],
+        target_states=[1, 2],
+    )
     assert v.holds is False and v.method == "fact:F5" and v.obstruction.state == 2
     leaky = FunctionMachine(lambda s: "⋆", lambda s, c: s + len(c), name="leaky")
-    v = cardinality_obstruction(leaky, 0, leaky, reason="claimed constant", completions=["a", "bb"], target_states=[1, 2])
+    v = cardinality_obstruction(
+        leaky, 0, leaky, reason="claimed constant", completions=["a", "bb"], target_states=[1, 2]
+    )
     assert v.holds is None and "premise refuted" in v.reason
-    assert cardinality_obstruction(m, 0, m, reason="r", completions=["a"], target_states=[1, 1]).holds is None
+    assert (
+        cardinality_obstruction(m, 0, m, reason="r", completions=["a"], target_states=[1, 1]).holds
+        is None
+    )

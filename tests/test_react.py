@@ -3,9 +3,11 @@
 Golden files live in tests/golden/react/; regenerate them with
 ``AGENTIC_MACHINES_UPDATE_GOLDEN=1 python -m pytest tests/test_react.py``.
 """
+
 from pathlib import Path
 
 import pytest
+from agentic_machines.models import ScriptedModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,8 +15,7 @@ from agentic_machines import DIVERGE, HALT, TraceState, is_sentinel
 from agentic_machines.architectures import react
 from agentic_machines.architectures.goldens import check_golden, render_trace
 from agentic_machines.architectures.sampling import CONTROL_WORDS
-from agentic_machines.models import ScriptedModel
-from agentic_machines.run import run
+from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
 
 GOLDEN = Path(__file__).parent / "golden" / "react"
@@ -49,7 +50,12 @@ def reachable_states(draw):
 def test_initial_and_fallback_prompts_are_golden():
     p0 = M.prompt(react.initial)
     fix = M.harness(react.initial, " I am not sure.\nno action here")
-    text = "== initial prompt ==\n" + p0 + "\n== fallback prompt after ' I am not sure.\\nno action here' ==\n" + M.prompt(fix)
+    text = (
+        "== initial prompt ==\n"
+        + p0
+        + "\n== fallback prompt after ' I am not sure.\\nno action here' ==\n"
+        + M.prompt(fix)
+    )
     check_golden(GOLDEN / "prompts.txt", text)
     assert M.prompt(fix) == p0 + " I am not sure.\nAction 1:"
 
@@ -72,7 +78,10 @@ def test_stop_sequence_drops_model_written_observations():
 def test_fallback_makes_a_second_call_cut_at_newline():
     fix = M.harness(react.initial, "thinking\nmore thinking")
     s = M.harness(fix, " Search[Paris]\nignored line")
-    assert "Thought 1: thinking\nAction 1: Search[Paris]\nObservation 1: Paris is the capital" in M.prompt(s)
+    assert (
+        "Thought 1: thinking\nAction 1: Search[Paris]\nObservation 1: Paris is the capital"
+        in M.prompt(s)
+    )
     assert "ignored line" not in M.prompt(s)
 
 
@@ -118,8 +127,9 @@ def test_analysis_refutes_with_a_reachable_state():
 
 def test_quality_reset_variant_is_not_wrongly_refuted():
     broken = react.machine(reset="RESET")
-    assert broken.harness(broken.harness(broken.initial, " a\nAction 1: Search[Paris]"), "RESET") == TraceState(
-        (" a\nAction 1: Search[Paris]", "RESET"))
+    assert broken.harness(
+        broken.harness(broken.initial, " a\nAction 1: Search[Paris]"), "RESET"
+    ) == TraceState((" a\nAction 1: Search[Paris]", "RESET"))
     v = react.analysis(broken)
     assert v.holds is None and "premise refuted" in v.reason
 
@@ -146,8 +156,15 @@ def test_quality_reset_literal_in_the_harness_code_is_found():
 
     m = HarnessMachine(program, name="grow+reset")
     grows = lambda p, q: len(q) > len(p) and q.startswith(p)  # noqa: E731
-    kwargs = dict(deep_script=[], invariant=grows, invariant_text="grows", proof="proofs/F3_prompt_monotone.md")
+    kwargs = dict(
+        deep_script=[],
+        invariant=grows,
+        invariant_text="grows",
+        proof="proofs/F3_prompt_monotone.md",
+    )
     blind = refute_by_invariant(m, m.initial, completions=completion_sample(["x"], n=80), **kwargs)
     assert blind.holds is False  # what the fixed sample alone would claim: wrongly refuted
-    v = refute_by_invariant(m, m.initial, completions=completion_sample(["x"] + harness_strings(m), n=80), **kwargs)
+    v = refute_by_invariant(
+        m, m.initial, completions=completion_sample(["x"] + harness_strings(m), n=80), **kwargs
+    )
     assert v.holds is None and "'begin anew'" in v.reason

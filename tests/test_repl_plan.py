@@ -1,5 +1,6 @@
 """REPL-Plan: golden count-to-four, invariants I1–I10 (reference/repl_plan.md §9.3), budgets,
 solve/run agreement, the analysis invariant and harness totality."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -16,7 +17,7 @@ from agentic_machines.architectures.environments import CountEnv
 from agentic_machines.architectures.goldens import check_golden, render_trace
 from agentic_machines.errors import ScriptExhausted
 from agentic_machines.machine import is_sentinel
-from agentic_machines.run import run
+from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,7 +25,12 @@ GOLDEN = Path(__file__).parent / "golden" / "repl_plan"
 
 
 def _solve(blocks, descriptions=None, env=None, **budgets):
-    return rp.solve("test task", rp.scripted_model(blocks, descriptions or {}), env or CountEnv(10_000), **budgets)
+    return rp.solve(
+        "test task",
+        rp.scripted_model(blocks, descriptions or {}),
+        env or CountEnv(10_000),
+        **budgets,
+    )
 
 
 def _blocks(result, name):
@@ -39,13 +45,17 @@ def test_count_to_four_golden():
     assert r.repls["count_even"].invocations == 2  # ... invoked twice
     child_prompts = [p for p in r.prompts if p.startswith("REPL: count_even")]
     assert len(child_prompts) == 2 and rp.C1 not in child_prompts[0]
-    assert ">>> n = get_args()[0]\n... act(str(n))\n... answer(None)\n" in child_prompts[1]  # the first invocation's code
+    assert (
+        ">>> n = get_args()[0]\n... act(str(n))\n... answer(None)\n" in child_prompts[1]
+    )  # the first invocation's code
     (m1,) = _blocks(r, "main")
     kinds = [(e.kind, e.name, e.detail) for e in m1.events]
     # the reruns replayed act('1') and act('3') from the cache: nothing was sent twice
     assert ("cache_hit", "act", "#0") in kinds and ("cache_hit", "act", "#2") in kinds
     assert [k for k in kinds if k[0] == "rerun"] == [("rerun", "main", "2"), ("rerun", "main", "3")]
-    assert [k for k in kinds if k[0] == "spawned"] == [("spawned", "count_even", "say the given even number")]
+    assert [k for k in kinds if k[0] == "spawned"] == [
+        ("spawned", "count_even", "say the given even number")
+    ]
     # the child never saw i: not in its namespace, not in any of its prompts
     assert "i" not in r.repls["count_even"].variables and r.repls["count_even"].variables == ("n",)
     assert all("i %" not in p and "range(" not in p for p in child_prompts)
@@ -56,7 +66,9 @@ def test_count_to_four_golden():
 
 
 def test_child_reading_a_parent_variable_gets_repl_name_error():
-    r = _solve({"main": ["i = 7\nx = peek()\nanswer(x)"], "peek": ["answer(i)", "answer(get_args())"]})
+    r = _solve(
+        {"main": ["i = 7\nx = peek()\nanswer(x)"], "peek": ["answer(i)", "answer(get_args())"]}
+    )
     (b1, b2) = _blocks(r, "peek")
     assert "REPLNameError: name 'i' is not defined" in b1.stderr
     assert r.answer == () and r.status == "answered"
@@ -66,11 +78,17 @@ def test_child_reading_a_parent_variable_gets_repl_name_error():
 @settings(max_examples=examples(40, 400))
 @given(st.integers(0, 4), st.integers(0, 4), st.integers(0, 4))
 def test_i1_k_live_acts_callee_m_more_child_r(k, m, r):
-    main = "\n".join([f"act('a{i}')" for i in range(k)] + ["v = helper(1)"] + [f"act('b{i}')" for i in range(m)]
-                     + ["answer(v)"])
+    main = "\n".join(
+        [f"act('a{i}')" for i in range(k)]
+        + ["v = helper(1)"]
+        + [f"act('b{i}')" for i in range(m)]
+        + ["answer(v)"]
+    )
     child = "\n".join([f"act('c{i}')" for i in range(r)] + ["answer('ok')"])
     res = _solve({"main": [main], "helper": [child]})
-    assert res.actions == tuple([f"a{i}" for i in range(k)] + [f"c{i}" for i in range(r)] + [f"b{i}" for i in range(m)])
+    assert res.actions == tuple(
+        [f"a{i}" for i in range(k)] + [f"c{i}" for i in range(r)] + [f"b{i}" for i in range(m)]
+    )
     assert res.answer == "ok"
 
 
@@ -86,7 +104,9 @@ def test_i2_rerun_with_other_arguments_is_replay_divergence():
     b2 = "act(str(tick()))\nhelper()\nprint('unreachable')"
     res = _solve({"main": [b1, b2, "answer('end')"], "helper": ["answer(None)"]})
     blk = _blocks(res, "main")[1]
-    assert blk.status == "diverged" and "ReplayDivergence" in blk.stderr and "act('1')" in blk.stderr
+    assert (
+        blk.status == "diverged" and "ReplayDivergence" in blk.stderr and "act('1')" in blk.stderr
+    )
     assert res.actions == ("1",)  # the divergent rerun performed nothing
 
 
@@ -98,7 +118,9 @@ def test_i3_a_later_block_acts_live():
 
 # -- I4: isolation --------------------------------------------------------------------------
 def test_i4_parent_cannot_read_child_variables():
-    res = _solve({"main": ["helper()\nprint(secret)", "answer(0)"], "helper": ["secret = 1\nanswer(None)"]})
+    res = _solve(
+        {"main": ["helper()\nprint(secret)", "answer(0)"], "helper": ["secret = 1\nanswer(None)"]}
+    )
     assert "REPLNameError: name 'secret' is not defined" in _blocks(res, "main")[0].stderr
     assert "secret" in res.repls["helper"].variables and "secret" not in res.repls["main"].variables
 
@@ -114,16 +136,24 @@ def test_i5_get_args_returns_each_calls_arguments(calls):
 
 
 def test_i5_child_cannot_mutate_the_parents_arguments():
-    res = _solve({"main": ["xs = [1]\nhelper(xs)\nanswer(xs)"], "helper": ["get_args()[0].append(2)\nanswer(None)"]})
+    res = _solve(
+        {
+            "main": ["xs = [1]\nhelper(xs)\nanswer(xs)"],
+            "helper": ["get_args()[0].append(2)\nanswer(None)"],
+        }
+    )
     assert res.answer == [1]
 
 
 # -- I6: answer ends the block and cannot be caught ------------------------------------------
-@pytest.mark.parametrize("wrap", [
-    "try:\n    answer(1)\nexcept Exception:\n    pass\nact('after')",
-    "try:\n    answer(1)\nexcept:\n    act('caught')\nact('after')",
-    "for _ in range(3):\n    try:\n        answer(1)\n    except BaseException:\n        continue\nact('after')",
-])
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        "try:\n    answer(1)\nexcept Exception:\n    pass\nact('after')",
+        "try:\n    answer(1)\nexcept:\n    act('caught')\nact('after')",
+        "for _ in range(3):\n    try:\n        answer(1)\n    except BaseException:\n        continue\nact('after')",
+    ],
+)
 def test_i6_answer_in_try_still_returns(wrap):
     res = _solve({"main": ["v = helper()\nanswer(v)"], "helper": [wrap]})
     assert res.answer == 1 and res.actions == ()
@@ -141,13 +171,19 @@ def test_i7_undefined_value_spawns_nothing_and_builtins_are_not_undefined():
 
 def test_i7_misspelt_helper_spawns_a_new_repl_shown_in_the_trace():
     main = ["count_even(2)", "count_evn(4)", "answer('x')"]
-    res = _solve({"main": main, "count_even": ["answer(act('2'))"], "count_evn": ["answer(act('4'))"]})
+    res = _solve(
+        {"main": main, "count_even": ["answer(act('2'))"], "count_evn": ["answer(act('4'))"]}
+    )
     assert set(res.repls) == {"main", "count_even", "count_evn"}
     spawned = [e.text for e in res.trace if e.kind == "spawned"]
     assert spawned == ["count_even: count even", "count_evn: count evn"]
-    assert [e.text for e in res.trace if e.kind == "near_miss"] == ["count_evn is a new REPL, but 'count_even' exists"]
-    assert [p.split("\n")[0] for p in res.prompts if p.startswith("DESCRIBE")] == ["DESCRIBE: count_even",
-                                                                                   "DESCRIBE: count_evn"]
+    assert [e.text for e in res.trace if e.kind == "near_miss"] == [
+        "count_evn is a new REPL, but 'count_even' exists"
+    ]
+    assert [p.split("\n")[0] for p in res.prompts if p.startswith("DESCRIBE")] == [
+        "DESCRIBE: count_even",
+        "DESCRIBE: count_evn",
+    ]
 
 
 def test_i7_recursive_helper_defined_with_def_spawns_nothing():
@@ -158,12 +194,20 @@ def test_i7_recursive_helper_defined_with_def_spawns_nothing():
 
 
 def test_i7_pooled_name_is_injected_without_a_describe_call():
-    pool = {"helper": rp.Demo("double the number", ("#CALL# helper(1)\n>>> answer(2)\n#ANSWER# 2\n",))}
-    res = rp.solve("t", rp.scripted_model({"main": ["answer(helper(3))"], "helper": ["answer(get_args()[0] * 2)"]}),
-                   CountEnv(10), pool=pool)
+    pool = {
+        "helper": rp.Demo("double the number", ("#CALL# helper(1)\n>>> answer(2)\n#ANSWER# 2\n",))
+    }
+    res = rp.solve(
+        "t",
+        rp.scripted_model({"main": ["answer(helper(3))"], "helper": ["answer(get_args()[0] * 2)"]}),
+        CountEnv(10),
+        pool=pool,
+    )
     assert res.answer == 6 and not any(p.startswith("DESCRIBE") for p in res.prompts)
     child_prompt = next(p for p in res.prompts if p.startswith("REPL: helper"))
-    assert child_prompt.startswith("REPL: helper\n#DEMO#\n#CALL# helper(1)\n>>> answer(2)\n#ANSWER# 2\n#END#\n")
+    assert child_prompt.startswith(
+        "REPL: helper\n#DEMO#\n#CALL# helper(1)\n>>> answer(2)\n#ANSWER# 2\n#END#\n"
+    )
     assert "Description: double the number\n" in child_prompt
     assert [e.kind for e in res.trace if e.kind in ("injected", "spawned")] == ["injected"]
 
@@ -175,8 +219,12 @@ def test_i7_main_cannot_be_called():
 
 # -- I8: history ----------------------------------------------------------------------------
 def test_i8_one_block_per_completion_and_last_attempt_stdout():
-    res = _solve({"main": ["print('before')\nx = helper()\nprint('after', x)", "answer(0)"],
-                  "helper": ["print('child')\nanswer(5)"]})
+    res = _solve(
+        {
+            "main": ["print('before')\nx = helper()\nprint('after', x)", "answer(0)"],
+            "helper": ["print('child')\nanswer(5)"],
+        }
+    )
     b1, b2 = _blocks(res, "main")
     assert b1.stdout == "before\nafter 5\n" and _blocks(res, "helper")[0].stdout == "child\n"
     assert res.model_calls == 4 and len(_blocks(res, "main")) + len(_blocks(res, "helper")) == 3
@@ -184,7 +232,9 @@ def test_i8_one_block_per_completion_and_last_attempt_stdout():
 
 # -- I9: termination and budgets --------------------------------------------------------------
 def test_i9_never_answering_child_fails_after_max_blocks():
-    res = _solve({"main": ["helper()", "answer('gave up')"], "helper": ["act('x')"] * 3}, max_blocks=3)
+    res = _solve(
+        {"main": ["helper()", "answer('gave up')"], "helper": ["act('x')"] * 3}, max_blocks=3
+    )
     assert res.actions == ("x", "x", "x") and res.answer == "gave up"
     assert "BlocksExceeded" in _blocks(res, "main")[0].stderr
 
@@ -201,22 +251,34 @@ def test_i9_depth_limit_and_self_recursion():
     # f (depth 1) -> f (depth 2) -> f (depth 3 > max_depth): the call fails in the depth-2 block
     assert sum("DepthExceeded" in b.stderr for b in f_blocks) == 1 and res.answer == -1
     assert res.repls["f"].invocations == 2
-    assert any(e.kind == "failed" and "DepthExceeded" not in e.text and "deep" in e.text for e in res.trace)
+    assert any(
+        e.kind == "failed" and "DepthExceeded" not in e.text and "deep" in e.text for e in res.trace
+    )
     res0 = _solve({"main": ["helper()", "answer(1)"]}, max_depth=0)
     assert "DepthExceeded" in _blocks(res0, "main")[0].stderr and set(res0.repls) == {"main"}
 
 
 def test_i9_model_call_budget_ends_the_episode():
     res = _solve({"main": ["act('x')"] * 10}, max_model_calls=3)
-    assert res.status == "failed" and res.failure.startswith("ModelCallsExceeded") and res.model_calls == 3
+    assert (
+        res.status == "failed"
+        and res.failure.startswith("ModelCallsExceeded")
+        and res.model_calls == 3
+    )
     assert res.actions == ("x", "x", "x")
 
 
 def test_i9_infinite_loop_cut_by_line_budget_keeps_partial_stdout():
-    res = _solve({"main": ["act('x')\ni = 0\nwhile True:\n    print(i)\n    i += 1", "answer(i > 0)"]},
-                 block_lines=2_000)
+    res = _solve(
+        {"main": ["act('x')\ni = 0\nwhile True:\n    print(i)\n    i += 1", "answer(i > 0)"]},
+        block_lines=2_000,
+    )
     (b1, _) = _blocks(res, "main")
-    assert b1.status == "budget" and b1.stdout.startswith("0\n1\n2\n") and "BudgetExceeded" in b1.stderr
+    assert (
+        b1.status == "budget"
+        and b1.stdout.startswith("0\n1\n2\n")
+        and "BudgetExceeded" in b1.stderr
+    )
     assert res.actions == ("x",) and res.answer is True
 
 
@@ -225,7 +287,9 @@ def test_i10_same_script_same_everything():
     a = rp.solve(rp.TASK, rp.scripted_model(), CountEnv(4))
     b = rp.solve(rp.TASK, rp.scripted_model(), CountEnv(4))
     assert a.prompts == b.prompts and a.trace == b.trace and a.actions == b.actions
-    assert {k: v.transcript for k, v in a.repls.items()} == {k: v.transcript for k, v in b.repls.items()}
+    assert {k: v.transcript for k, v in a.repls.items()} == {
+        k: v.transcript for k, v in b.repls.items()
+    }
 
 
 # -- scripted models --------------------------------------------------------------------------
@@ -242,7 +306,9 @@ def test_the_env_passed_to_solve_is_a_template():
 
 # -- solve and run(machine) agree, on every example -------------------------------------------
 def _load(name):
-    spec = importlib.util.spec_from_file_location(f"_exp_{name}", ROOT / "experiments" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"_exp_{name}", ROOT / "experiments" / f"{name}.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses in the script look their module up
     spec.loader.exec_module(module)
@@ -269,16 +335,37 @@ def test_analysis_refutes_at_the_second_invocation_of_count_even():
     assert v.status == "refuted" and v.method == "fact:F2" and v.checked == 60
     state = v.obstruction.state
     assert rp.machine().prompt(state).startswith("REPL: count_even") and not rp.is_first_invocation(
-        rp.machine().prompt(state))
+        rp.machine().prompt(state)
+    )
     assert v.details["initial_state"].status == "refuted"
 
 
-_FRAGMENTS = st.sampled_from([
-    "act('1')", "helper(1)", "x = helper(2)", "answer(1)", "print(get_obs())", "count_even(2)", "main()",
-    "undefined", "try:\n    answer(2)\nexcept:\n    pass", "while True:\n    pass", "def f(n):\n    return f(n)",
-    "f(1)", "import os", "raise SystemExit", "get_args()", "'unterminated", "#END#", "\x00", "    ", "for i in range(3):",
-    "    act(str(i))", "print('#START#\\n#CALL# x()')",
-])
+_FRAGMENTS = st.sampled_from(
+    [
+        "act('1')",
+        "helper(1)",
+        "x = helper(2)",
+        "answer(1)",
+        "print(get_obs())",
+        "count_even(2)",
+        "main()",
+        "undefined",
+        "try:\n    answer(2)\nexcept:\n    pass",
+        "while True:\n    pass",
+        "def f(n):\n    return f(n)",
+        "f(1)",
+        "import os",
+        "raise SystemExit",
+        "get_args()",
+        "'unterminated",
+        "#END#",
+        "\x00",
+        "    ",
+        "for i in range(3):",
+        "    act(str(i))",
+        "print('#START#\\n#CALL# x()')",
+    ]
+)
 _COMPLETIONS = st.one_of(
     st.lists(_FRAGMENTS, max_size=4).map("\n".join),
     st.text(max_size=40),
@@ -316,7 +403,11 @@ def test_ablation_writes_its_table(tmp_path):
     assert ablation.main(["--tasks", "3", "--out", str(out)]) == 0
     text = out.read_text()
     assert "not a reproduction of the paper's numbers" in text
-    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| variant")]
+    rows = [
+        line
+        for line in text.splitlines()
+        if line.startswith("| ") and not line.startswith("| variant")
+    ]
     assert len(rows) == 6 and all(" 3 | " in r for r in rows)
     assert (ROOT / "docs" / "repl_plan_ablation.md").exists()
 
@@ -324,16 +415,25 @@ def test_ablation_writes_its_table(tmp_path):
 def test_buggy_demonstrations_are_fixed_from_the_error_output():
     shop = _load("shop")
     for bug, error in [("unescaped", "SyntaxError"), ("undefined", "REPLNameError: name 'qeury'")]:
-        res = rp.solve(shop.TASK, shop.ShopPolicy("children"), shop.env(3), pool=shop.buggy_pool(bug))
-        assert res.prompts[0].startswith("REPL: main\n#DEMO#\n#CALL# main()\n>>> ")  # the bug is in the demo
+        res = rp.solve(
+            shop.TASK, shop.ShopPolicy("children"), shop.env(3), pool=shop.buggy_pool(bug)
+        )
+        assert res.prompts[0].startswith(
+            "REPL: main\n#DEMO#\n#CALL# main()\n>>> "
+        )  # the bug is in the demo
         first, second = _blocks(res, "main")[:2]
         assert first.code == shop.demo_first_block(res.prompts[0]) != shop.MAIN_BLOCK
         assert error in first.stderr and second.status == "ok" and res.success
 
 
 def test_a_repl_spawned_by_one_caller_is_reused_by_another():
-    res = _solve({"main": ["a = f(1)\nb = g(2)\nanswer((a, b))"], "f": ["answer(get_args()[0] * 10)"] * 2,
-                  "g": ["answer(f(get_args()[0]))"]})
+    res = _solve(
+        {
+            "main": ["a = f(1)\nb = g(2)\nanswer((a, b))"],
+            "f": ["answer(get_args()[0] * 10)"] * 2,
+            "g": ["answer(f(get_args()[0]))"],
+        }
+    )
     assert res.answer == (10, 20) and res.repls["f"].invocations == 2
     assert [e.text for e in res.trace if e.kind == "reused"] == ["f"]
     assert sum(p.startswith("DESCRIBE: f") for p in res.prompts) == 1
@@ -369,7 +469,8 @@ _CATCH = [
     "try:\n    {x}\nexcept BaseException:\n    pass\nact('after')",
 ]
 _MAIN_OP = st.one_of(
-    st.tuples(st.just("act")), st.tuples(st.just("print")),
+    st.tuples(st.just("act")),
+    st.tuples(st.just("print")),
     st.tuples(st.just("call"), st.sampled_from("fg"), st.integers(0, 9)),
 )
 _CHILD = st.tuples(st.integers(0, 2), st.booleans(), st.sampled_from(range(len(_CATCH))))
@@ -393,8 +494,15 @@ def _episode(main_ops, child_plans, repeat):
         if name == "f" and nested:
             lines.append("inner = g(args[0] + 100)")
             value = (name, (arg,), child("g", arg + 100))
-        lines.append(_CATCH[catcher].format(x="answer((%r,) + tuple(args)%s)" % (
-            name, " + (inner,)" if name == "f" and nested else "")).replace("tuple(args)", "(args,)"))
+        lines.append(
+            _CATCH[catcher]
+            .format(
+                x="answer(({!r},) + tuple(args){})".format(
+                    name, " + (inner,)" if name == "f" and nested else ""
+                )
+            )
+            .replace("tuple(args)", "(args,)")
+        )
         blocks[name][slot] = "\n".join(lines)
         return (name, (arg,)) + ((value[2],) if len(value) == 3 else ())
 
@@ -418,7 +526,9 @@ def _episode(main_ops, child_plans, repeat):
 
 
 @settings(max_examples=examples(40, 400), suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_MAIN_OP, max_size=6), st.lists(_CHILD, min_size=12, max_size=12), st.integers(0, 2))
+@given(
+    st.lists(_MAIN_OP, max_size=6), st.lists(_CHILD, min_size=12, max_size=12), st.integers(0, 2)
+)
 def test_random_episodes_keep_the_invariants(main_ops, child_plans, repeat):
     blocks, expected, outs, calls = _episode(main_ops, child_plans, repeat)
     res = _solve(blocks)
@@ -433,9 +543,11 @@ def test_random_episodes_keep_the_invariants(main_ops, child_plans, repeat):
         assert res.repls[name].invocations == len(blocks[name])
         own = set(res.repls[name].variables) - set(res.repls)  # bound child functions aside
         assert own == {"args", f"mine_{name}"} | (
-            {"inner"} if name == "f" and any("inner" in b for b in blocks[name]) else set())  # I4
+            {"inner"} if name == "f" and any("inner" in b for b in blocks[name]) else set()
+        )  # I4
     assert "results" in res.repls["main"].variables and not any(
-        v.startswith("mine_") and v != "mine_main" for v in res.repls["main"].variables)  # I4
+        v.startswith("mine_") and v != "mine_main" for v in res.repls["main"].variables
+    )  # I4
     # I8: one Block per block completion, stdout of the last attempt only
     n_blocks = sum(len(_blocks(res, n)) for n in res.repls)
     assert n_blocks == res.model_calls - len(used) == sum(len(b) for b in blocks.values())
@@ -459,7 +571,7 @@ def test_i2_cached_observations_are_those_of_their_time(ops, r):
             lines.append(f"act('a{j}')")
             last = f"You said a{j}."
         else:
-            lines.append(f"seen.append(get_obs())")
+            lines.append("seen.append(get_obs())")
             want.append(last)
     main = "seen = []\n" + "\n".join(lines) + "\nhelper()\nseen.append(get_obs())\nanswer(seen)"
     child = "\n".join([f"act('c{j}')" for j in range(r)] + ["answer(None)"])
@@ -471,7 +583,9 @@ def test_i2_cached_observations_are_those_of_their_time(ops, r):
 @given(st.integers(0, 3), st.integers(0, 2))
 def test_i2_hidden_state_before_a_child_call_is_replay_divergence(k, r):
     tick = "def tick():\n    tick.n = getattr(tick, 'n', 0) + 1\n    return tick.n"
-    body = "\n".join([f"act('a{j}')" for j in range(k)] + ["act(str(tick()))", "helper()", "act('never')"])
+    body = "\n".join(
+        [f"act('a{j}')" for j in range(k)] + ["act(str(tick()))", "helper()", "act('never')"]
+    )
     child = "\n".join([f"act('c{j}')" for j in range(r)] + ["answer(None)"])
     res = _solve({"main": [tick, body, "answer(0)"], "helper": [child]})
     blk = _blocks(res, "main")[1]
@@ -485,20 +599,24 @@ def test_i2_hidden_state_before_a_child_call_is_replay_divergence(k, r):
 def test_i9_self_recursion_stops_at_max_depth(n, depth):
     rec = "n = get_args()[0]\nanswer(0 if n == 0 else f(n - 1))"
     script = [rec] * min(n + 1, depth) + ["answer(-1)"]
-    res = _solve({"main": ["answer(f(%d))" % n, "answer('no f')"], "f": script}, max_depth=depth)
+    res = _solve({"main": [f"answer(f({n}))", "answer('no f')"], "f": script}, max_depth=depth)
     if depth == 0:
         assert res.answer == "no f" and "DepthExceeded" in _blocks(res, "main")[0].stderr
     else:
         assert res.answer == (0 if n + 1 <= depth else -1)
         assert res.repls["f"].invocations == min(n + 1, depth)
-        assert sum("DepthExceeded" in b.stderr for b in _blocks(res, "f")) == (0 if n + 1 <= depth else 1)
+        assert sum("DepthExceeded" in b.stderr for b in _blocks(res, "f")) == (
+            0 if n + 1 <= depth else 1
+        )
 
 
 @settings(max_examples=examples(15, 150))
 @given(st.integers(2, 6), st.integers(1, 6))  # main needs two blocks
 def test_i9_block_and_call_budgets(max_blocks, max_calls):
-    res = _solve({"main": ["helper()", "answer('gave up')"], "helper": ["act('y')"] * max_blocks},
-                 max_blocks=max_blocks)
+    res = _solve(
+        {"main": ["helper()", "answer('gave up')"], "helper": ["act('y')"] * max_blocks},
+        max_blocks=max_blocks,
+    )
     assert res.actions == ("y",) * max_blocks and res.answer == "gave up"
     assert "BlocksExceeded" in _blocks(res, "main")[0].stderr
     res = _solve({"main": ["act('x')"] * 10}, max_model_calls=max_calls)
@@ -508,26 +626,43 @@ def test_i9_block_and_call_budgets(max_blocks, max_calls):
 
 # -- nasty blocks -----------------------------------------------------------------------------------
 def test_a_cached_child_answer_mutated_by_the_block_is_replayed_unchanged():
-    res = _solve({"main": ["xs = h1()\nxs.append(1)\nh2()\nh3()\nanswer(xs)"],
-                  "h1": ["answer([0])"], "h2": ["answer(2)"], "h3": ["answer(3)"]})
+    res = _solve(
+        {
+            "main": ["xs = h1()\nxs.append(1)\nh2()\nh3()\nanswer(xs)"],
+            "h1": ["answer([0])"],
+            "h2": ["answer(2)"],
+            "h3": ["answer(3)"],
+        }
+    )
     assert res.answer == [0, 1]
 
 
 def test_a_child_answer_is_not_shared_with_the_childs_namespace():
-    res = _solve({"main": ["a = h()\nb = h()\nanswer((a, b))"],
-                  "h": ["xs = [1]\nanswer(xs)", "xs.append(2)\nanswer(0)"]})
+    res = _solve(
+        {
+            "main": ["a = h()\nb = h()\nanswer((a, b))"],
+            "h": ["xs = [1]\nanswer(xs)", "xs.append(2)\nanswer(0)"],
+        }
+    )
     assert res.answer == ([1], 0)
 
 
-@pytest.mark.parametrize("setup, arg", [
-    ("class P:\n    def __init__(self):\n        self.v = [1]\np = P()", "p"),
-    ("g = (x for x in range(3))", "g"),
-    ("xs = []\nxs.append(xs)", "xs"),
-    ("", "lambda x: x + 1"),
-])
+@pytest.mark.parametrize(
+    "setup, arg",
+    [
+        ("class P:\n    def __init__(self):\n        self.v = [1]\np = P()", "p"),
+        ("g = (x for x in range(3))", "g"),
+        ("xs = []\nxs.append(xs)", "xs"),
+        ("", "lambda x: x + 1"),
+    ],
+)
 def test_objects_recreated_by_a_rerun_do_not_diverge(setup, arg):
-    res = _solve({"main": [f"{setup}\nr = h({arg})\ns = h({arg})\nanswer((r, s))"],
-                  "h": ["a = get_args()\nanswer(1)", "answer(2)"]})
+    res = _solve(
+        {
+            "main": [f"{setup}\nr = h({arg})\ns = h({arg})\nanswer((r, s))"],
+            "h": ["a = get_args()\nanswer(1)", "answer(2)"],
+        }
+    )
     assert res.answer == (1, 2), _blocks(res, "main")[0].stderr
     assert " at 0x" not in "".join(res.prompts)  # no memory address reaches a prompt (I10)
 
@@ -556,20 +691,35 @@ def test_huge_stderr_is_cut_and_keeps_the_error_line():
 def test_a_model_defined_repr_that_never_returns_does_not_hang_the_harness():
     evil = "class E:\n    def __repr__(self):\n        while True:\n            pass\n"
     res = _solve({"main": [evil + "h(E())\nanswer(E())"], "h": ["answer(1)"]})
-    assert res.status == "answered" and "#CALL# h(<E: its __repr__ ran too long>)" in res.repls["h"].transcript
+    assert (
+        res.status == "answered"
+        and "#CALL# h(<E: its __repr__ ran too long>)" in res.repls["h"].transcript
+    )
 
 
 def test_catching_base_exception_around_a_child_call_still_gets_its_answer():
-    res = _solve({"main": ["try:\n    x = h()\nexcept BaseException:\n    x = 'caught'\nanswer(x)"],
-                  "h": ["act('c')\nanswer(5)"]})
+    res = _solve(
+        {
+            "main": ["try:\n    x = h()\nexcept BaseException:\n    x = 'caught'\nanswer(x)"],
+            "h": ["act('c')\nanswer(5)"],
+        }
+    )
     assert res.answer == 5 and res.actions == ("c",)
 
 
 def test_pooled_prompt_layout_golden():
-    pool = {"helper": rp.Demo("double the number", ("#CALL# helper(1)\n>>> answer(2)\n#ANSWER# 2\n",)),
-            "main": rp.Demo("ignored", ("#CALL# main()\n>>> answer(helper(1))\n#ANSWER# 2\n",))}
-    res = rp.solve("Double 3.", rp.scripted_model({"main": ["print('hi')", "answer(helper(3))"],
-                                                   "helper": ["answer(get_args()[0] * 2)"]}), CountEnv(10), pool=pool)
+    pool = {
+        "helper": rp.Demo("double the number", ("#CALL# helper(1)\n>>> answer(2)\n#ANSWER# 2\n",)),
+        "main": rp.Demo("ignored", ("#CALL# main()\n>>> answer(helper(1))\n#ANSWER# 2\n",)),
+    }
+    res = rp.solve(
+        "Double 3.",
+        rp.scripted_model(
+            {"main": ["print('hi')", "answer(helper(3))"], "helper": ["answer(get_args()[0] * 2)"]}
+        ),
+        CountEnv(10),
+        pool=pool,
+    )
     assert res.answer == 6
     check_golden(GOLDEN / "pooled_prompts.txt", "\n=====\n".join(res.prompts))
 
@@ -585,7 +735,10 @@ def test_solve_and_run_machine_agree_on_every_ablation_variant():
             assert trace.end is HALT, name
             last = trace.steps[-1]
             via = m.result(last.state, last.completion)
-            assert (via.actions, via.answer, via.status) == (res.actions, res.answer, res.status), (name, seed)
+            assert (via.actions, via.answer, via.status) == (res.actions, res.answer, res.status), (
+                name,
+                seed,
+            )
             assert list(trace.prompts) == list(res.prompts)
 
 
@@ -594,7 +747,11 @@ def test_a_model_method_that_never_returns_outside_a_block_is_a_typed_failure():
     # any block budget. solve stops it with its per-step budget, as the machine does (↑).
     evil = "class E:\n    def __deepcopy__(self, memo):\n        while True:\n            pass\ne = E()"
     res = _solve({"main": [evil, "act('x')", "answer(0)"]}, line_budget=100_000)
-    assert res.status == "failed" and res.failure.startswith("BudgetExceeded") and res.trace[-1].kind == "failed"
+    assert (
+        res.status == "failed"
+        and res.failure.startswith("BudgetExceeded")
+        and res.trace[-1].kind == "failed"
+    )
     assert res.model_calls == 2 and res.actions == ()
     m = rp.machine("t", CountEnv(10), line_budget=100_000)
     assert m.harness(m.harness(m.initial, evil), "act('x')") is DIVERGE

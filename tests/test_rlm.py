@@ -3,8 +3,10 @@
 Golden files live in tests/golden/rlm/; regenerate them with
 ``AGENTIC_MACHINES_UPDATE_GOLDEN=1 python -m pytest tests/test_rlm.py``.
 """
+
 from pathlib import Path
 
+from agentic_machines.models import ScriptedModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,8 +14,7 @@ from agentic_machines import DIVERGE, HALT, TraceState, is_sentinel
 from agentic_machines.architectures import rlm
 from agentic_machines.architectures.goldens import check_golden, render_trace
 from agentic_machines.architectures.sampling import CONTROL_WORDS
-from agentic_machines.models import ScriptedModel
-from agentic_machines.run import run
+from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
 
 GOLDEN = Path(__file__).parent / "golden" / "rlm"
@@ -29,8 +30,15 @@ completions = st.one_of(
     st.builds(lambda body: f"```repl\n{body}\n```", st.text(max_size=40)),
 )
 # Root replies that keep the run going without a sub-call, so the state stays a root state.
-root_steps = st.sampled_from(["```repl\nprint(len(context))\n```", "Thinking, no code.",
-                              "```repl\nx = 1\n```", "```repl\n1/0\n```", "FINAL_VAR(nothing)"])
+root_steps = st.sampled_from(
+    [
+        "```repl\nprint(len(context))\n```",
+        "Thinking, no code.",
+        "```repl\nx = 1\n```",
+        "```repl\n1/0\n```",
+        "FINAL_VAR(nothing)",
+    ]
+)
 
 
 @st.composite
@@ -49,7 +57,9 @@ def test_chat_rendering_keeps_prefixes():
 
 def test_prompts_are_golden():
     sub = rlm.initial.then(rlm.SCRIPT[0]).then(rlm.SCRIPT[1]).then(rlm.SCRIPT[2])
-    text = "== initial prompt ==\n" + M.prompt(rlm.initial) + "== sub-call prompt ==\n" + M.prompt(sub)
+    text = (
+        "== initial prompt ==\n" + M.prompt(rlm.initial) + "== sub-call prompt ==\n" + M.prompt(sub)
+    )
     check_golden(GOLDEN / "prompts.txt", text)
     assert rlm.is_single_user_message(M.prompt(sub))
 
@@ -90,7 +100,9 @@ def test_turn_limit_forces_a_final_answer_call():
     trace = run(m, ScriptedModel(["hmm", "still thinking", "Seine, I guess"]))
     assert trace.end is HALT and len(trace) == 3
     assert trace.steps[2].prompt.endswith("<|assistant|>\n" + rlm.FINAL_REQUEST + "\n")
-    assert m.result(trace.steps[2].state, "Seine, I guess") == rlm.RlmResult("Seine, I guess", 2, forced=True)
+    assert m.result(trace.steps[2].state, "Seine, I guess") == rlm.RlmResult(
+        "Seine, I guess", 2, forced=True
+    )
 
 
 def test_a_block_past_its_line_budget_diverges():
@@ -98,8 +110,11 @@ def test_a_block_past_its_line_budget_diverges():
 
 
 def test_restricted_namespace_and_scaffold_restore():
-    s = M.harness(rlm.initial, "```repl\nimport os\n```\n```repl\nopen('f')\n```\n"
-                               "```repl\ncontext = 'gone'\n```\n```repl\nprint(len(context))\n```")
+    s = M.harness(
+        rlm.initial,
+        "```repl\nimport os\n```\n```repl\nopen('f')\n```\n"
+        "```repl\ncontext = 'gone'\n```\n```repl\nprint(len(context))\n```",
+    )
     p = M.prompt(s)
     assert "ImportError" in p and "NameError: name 'open' is not defined" in p
     assert f"REPL output (block 4):\n{len(rlm.TOY_CONTEXT)}" in p
@@ -136,13 +151,19 @@ def test_analysis_refutes_with_a_turn_3_state():
 
 _SE = "SE = [c for c in BaseException.__subclasses__() if c.__name__ == 'SystemExit'][0]\n"
 HOSTILE = [
-    "```repl\n" + _SE + "class A:\n    def __str__(self):\n        raise SE\na = A()\n```\nFINAL_VAR(a)",
+    "```repl\n"
+    + _SE
+    + "class A:\n    def __str__(self):\n        raise SE\na = A()\n```\nFINAL_VAR(a)",
     "```repl\nclass A:\n    def __str__(self):\n        raise ValueError('no')\na = A()\n```\nFINAL_VAR(a)",
     "```repl\n" + _SE + "class S(str):\n    def __format__(self, spec):\n        raise SE\n"
     "    def __eq__(self, o):\n        raise SE\n    __hash__ = str.__hash__\nx = llm_query(S('hi'))\n```",
-    "```repl\n" + _SE + "class A:\n    def __deepcopy__(self, memo):\n        raise SE\nkeep = [A()]\n```\n"
+    "```repl\n"
+    + _SE
+    + "class A:\n    def __deepcopy__(self, memo):\n        raise SE\nkeep = [A()]\n```\n"
     "```repl\nx = llm_query('q')\n```",
-    "```repl\n" + _SE + "class E(Exception):\n    def __str__(self):\n        raise SE\nraise E()\n```",
+    "```repl\n"
+    + _SE
+    + "class E(Exception):\n    def __str__(self):\n        raise SE\nraise E()\n```",
     "```repl\nw = [c for c in object.__subclasses__() if c.__name__ == 'catch_warnings'][0]()._module\n"
     "w.sys.exit(4)\n```",
     "```repl\nraise [c for c in BaseException.__subclasses__() if c.__name__ == 'KeyboardInterrupt'][0]\n```",
@@ -152,7 +173,9 @@ HOSTILE = [
     "```repl\nx = " + "+".join(["1"] * 100_000) + "\n```",
     "```repl\nimport json\nprint(json.loads('[' * 100000))\n```",
     # many unclosed starts: quadratic for the reference's backtracking regexes
-    "```repl\nA" * 20_000, "\nFINAL_VAR(" * 20_000, "\nFINAL(" * 20_000,
+    "```repl\nA" * 20_000,
+    "\nFINAL_VAR(" * 20_000,
+    "\nFINAL(" * 20_000,
 ]
 
 
@@ -168,14 +191,33 @@ def test_hostile_replies_give_a_state_halt_or_diverge():
             assert rlm.successor_invariant(M.prompt(rlm.initial), M.prompt(state))
 
 
-_REPLY_ATOMS = st.sampled_from(["```repl", "```", "`", "\n", " ", "\t", "\r", "\u2028", "x", "FINAL(", "FINAL_VAR(",
-                                ")", "(", "\n```", "a"])
+_REPLY_ATOMS = st.sampled_from(
+    [
+        "```repl",
+        "```",
+        "`",
+        "\n",
+        " ",
+        "\t",
+        "\r",
+        "\u2028",
+        "x",
+        "FINAL(",
+        "FINAL_VAR(",
+        ")",
+        "(",
+        "\n```",
+        "a",
+    ]
+)
 
 
 @settings(max_examples=examples(300, 5000))
 @given(st.lists(_REPLY_ATOMS, max_size=14).map("".join))
 def test_linear_parsers_agree_with_the_reference_regexes(reply):
-    assert rlm.find_code_blocks(reply) == [m.group(1).strip() for m in rlm.BLOCK_PATTERN.finditer(reply)]
+    assert rlm.find_code_blocks(reply) == [
+        m.group(1).strip() for m in rlm.BLOCK_PATTERN.finditer(reply)
+    ]
     var = rlm.FINAL_VAR_PATTERN.search(reply)
     names = {} if var is None else {var.group(1).strip().strip("\"'"): "V"}
     fin = rlm.FINAL_PATTERN.search(reply)

@@ -1,4 +1,5 @@
 """run() and Trace: ends, JSON-lines files written as the run goes, load, replay."""
+
 from __future__ import annotations
 
 import json
@@ -9,18 +10,34 @@ import tempfile
 from dataclasses import dataclass
 
 import pytest
+from agentic_machines.models import FunctionModel, MappingModel, ScriptedModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentic_machines import DIVERGE, HALT, FunctionMachine, HarnessMachine, TableMachine, Trace, TraceState, run
+from agentic_machines import (
+    DIVERGE,
+    HALT,
+    FunctionMachine,
+    HarnessMachine,
+    TableMachine,
+    Trace,
+    TraceState,
+    run,
+)
 from agentic_machines.errors import InvalidArgument, ReplayMismatch, ScriptExhausted, Undecided
-from agentic_machines.models import FunctionModel, MappingModel, ScriptedModel
-from agentic_machines.run import Opaque, Step, decode_state, encode_state
+from agentic_machines.runtime.run import Opaque, Step, decode_state, encode_state
 from agentic_machines.strategies import examples
 
 COUNTER = TableMachine(
     {0: "count 0", 1: "count 1", 2: "count 2"},
-    {(0, "+"): 1, (1, "+"): 2, (2, "+"): 0, (0, "stop"): HALT, (1, "stop"): HALT, (2, "stop"): DIVERGE},
+    {
+        (0, "+"): 1,
+        (1, "+"): 2,
+        (2, "+"): 0,
+        (0, "stop"): HALT,
+        (1, "stop"): HALT,
+        (2, "stop"): DIVERGE,
+    },
     initial=0,
     name="counter",
 )
@@ -33,7 +50,11 @@ def test_run_halts_and_records_each_step():
     t = run(COUNTER, ScriptedModel(["+", "stop"]))
     assert t.end is HALT and t.final is HALT
     assert t.steps == [Step(0, 0, "count 0", "+", 1), Step(1, 1, "count 1", "stop", HALT)]
-    assert t.completions == ["+", "stop"] and t.prompts == ["count 0", "count 1"] and t.states == [0, 1]
+    assert (
+        t.completions == ["+", "stop"]
+        and t.prompts == ["count 0", "count 1"]
+        and t.states == [0, 1]
+    )
     assert list(t) == t.steps and t[1].outcome is HALT and len(t) == 2
 
 
@@ -122,7 +143,9 @@ def test_the_file_is_written_as_the_run_goes(tmp_path):
     t = run(COUNTER, FunctionModel(model), max_steps=4, path=path)
     assert seen == [0, 1, 2, 3]
     lines = [json.loads(line) for line in path.read_text().splitlines()]
-    assert lines[0]["kind"] == "header" and lines[0]["machine"] == "counter" and lines[0]["start"] == 0
+    assert (
+        lines[0]["kind"] == "header" and lines[0]["machine"] == "counter" and lines[0]["start"] == 0
+    )
     assert [line["kind"] for line in lines[1:]] == ["step"] * 4 + ["end"]
     assert lines[-1]["end"] == "max_steps"
     assert Trace.load(path) == t
@@ -170,7 +193,9 @@ def model(prompt):
     return "a"
 run(m, FunctionModel(model), path={str(path)!r})
 """
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 9, proc.stderr
     loaded = Trace.load(path)
     assert loaded.end == "incomplete"
@@ -222,7 +247,9 @@ def counting(n):
 
 def test_long_harness_runs_write_files_linear_in_length(tmp_path):
     path = tmp_path / "long.jsonl"
-    t = run(HarnessMachine(counting, 10**6), ScriptedModel(["go"] * 2000), max_steps=2000, path=path)
+    t = run(
+        HarnessMachine(counting, 10**6), ScriptedModel(["go"] * 2000), max_steps=2000, path=path
+    )
     lines = path.read_text().splitlines()
     assert max(len(line) for line in lines) < 200  # no line repeats the growing completion list
     loaded = Trace.load(path)
@@ -234,7 +261,12 @@ def test_saved_harness_traces_that_jump_between_states_load_back(tmp_path):
     s1 = m.harness(m.initial, "a")
     s2 = m.harness(s1, "b")
     # Hand-built, not from run(): states that are not the previous outcome.
-    t = Trace("counting", m.initial, [Step(0, s2, "step 2", "c", s2.then("c")), Step(1, s1, "step 1", "stop", HALT)], end=HALT)
+    t = Trace(
+        "counting",
+        m.initial,
+        [Step(0, s2, "step 2", "c", s2.then("c")), Step(1, s1, "step 1", "stop", HALT)],
+        end=HALT,
+    )
     t.save(tmp_path / "t.jsonl")
     assert Trace.load(tmp_path / "t.jsonl") == t
 
@@ -245,7 +277,11 @@ class Point:
 
 
 def test_unencodable_states_load_as_their_repr_and_replay_needs_the_start(tmp_path):
-    m = FunctionMachine(lambda s: f"at {s.x}", lambda s, c: HALT if c == "stop" else Point(s.x + 1), initial=Point(0))
+    m = FunctionMachine(
+        lambda s: f"at {s.x}",
+        lambda s, c: HALT if c == "stop" else Point(s.x + 1),
+        initial=Point(0),
+    )
     t = run(m, ScriptedModel(["go", "stop"]))
     t.save(tmp_path / "p.jsonl")
     loaded = Trace.load(tmp_path / "p.jsonl")
@@ -281,7 +317,9 @@ def test_replay_reports_a_changed_prompt_before_the_machine_can_break():
 
 def test_replay_reports_a_different_end():
     t = run(COUNTER, ScriptedModel(["stop"]))
-    changed = TableMachine(COUNTER.prompts, {**COUNTER.transitions, (0, "stop"): DIVERGE}, initial=0)
+    changed = TableMachine(
+        COUNTER.prompts, {**COUNTER.transitions, (0, "stop"): DIVERGE}, initial=0
+    )
     with pytest.raises(ReplayMismatch):
         t.replay(changed)
 
@@ -316,7 +354,11 @@ def test_pipes_are_escaped_in_markdown():
 
 json_leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5))
 hashable = st.recursive(
-    st.one_of(json_leaves, st.sampled_from([HALT, DIVERGE]), st.lists(st.text(max_size=3), max_size=3).map(lambda cs: TraceState(tuple(cs)))),
+    st.one_of(
+        json_leaves,
+        st.sampled_from([HALT, DIVERGE]),
+        st.lists(st.text(max_size=3), max_size=3).map(lambda cs: TraceState(tuple(cs))),
+    ),
     lambda inner: st.one_of(st.tuples(inner, inner), st.frozensets(inner, max_size=3)),
     max_leaves=8,
 )
@@ -324,7 +366,9 @@ values = st.recursive(
     hashable,
     lambda inner: st.one_of(
         st.lists(inner, max_size=3),
-        st.dictionaries(st.sampled_from(["a", "tuple", "sentinel", "repr", "dict", "trace"]), inner, max_size=2),
+        st.dictionaries(
+            st.sampled_from(["a", "tuple", "sentinel", "repr", "dict", "trace"]), inner, max_size=2
+        ),
         st.dictionaries(st.integers(), inner, max_size=2),
     ),
     max_leaves=10,
@@ -361,13 +405,25 @@ ALPHABET = ["x", "y", "z", "x\ny"]
 @st.composite
 def table_machines(draw):
     """A small random TableMachine with a start state (local: shared strategies are elsewhere)."""
-    states = draw(st.lists(st.sampled_from([s for s in STATE_POOL if s is not None]), min_size=1, max_size=5, unique=True))
+    states = draw(
+        st.lists(
+            st.sampled_from([s for s in STATE_POOL if s is not None]),
+            min_size=1,
+            max_size=5,
+            unique=True,
+        )
+    )
     completions = draw(st.lists(st.sampled_from(ALPHABET), min_size=1, max_size=4, unique=True))
-    prompts = {s: draw(st.sampled_from(["p", "q", "p|q", "ünï", ""])) + str(i) for i, s in enumerate(states)}
+    prompts = {
+        s: draw(st.sampled_from(["p", "q", "p|q", "ünï", ""])) + str(i)
+        for i, s in enumerate(states)
+    }
     outcomes = st.sampled_from(states + [HALT, DIVERGE])
     transitions = {(s, c): draw(outcomes) for s in states for c in completions}
     start = draw(st.sampled_from(states))
-    return TableMachine(prompts, transitions, initial=start, name=draw(st.sampled_from(["m", "table ✓"])))
+    return TableMachine(
+        prompts, transitions, initial=start, name=draw(st.sampled_from(["m", "table ✓"]))
+    )
 
 
 @settings(max_examples=examples(100, 2000))

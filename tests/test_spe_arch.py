@@ -3,6 +3,7 @@
 Golden files live in tests/golden/spe/; regenerate them with
 ``AGENTIC_MACHINES_UPDATE_GOLDEN=1 python -m pytest tests/test_spe_arch.py``.
 """
+
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -13,7 +14,7 @@ from agentic_machines.architectures import spe
 from agentic_machines.architectures.goldens import check_golden, render_trace
 from agentic_machines.architectures.sampling import CONTROL_WORDS
 from agentic_machines.cek import Boundary, first_boundary, loader
-from agentic_machines.run import run
+from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
 
 GOLDEN = Path(__file__).parent / "golden" / "spe"
@@ -29,8 +30,13 @@ completions = st.one_of(
 
 def test_prompts_are_golden():
     beta = M.harness(spe.initial, spe.SCRIPT[0])
-    check_golden(GOLDEN / "prompts.txt", "== x* ==\n" + M.prompt(spe.initial) + "\n== after the first completion ==\n"
-                 + M.prompt(beta))
+    check_golden(
+        GOLDEN / "prompts.txt",
+        "== x* ==\n"
+        + M.prompt(spe.initial)
+        + "\n== after the first completion ==\n"
+        + M.prompt(beta),
+    )
 
 
 def test_scripted_model_solves_the_task_golden_trace():

@@ -3,8 +3,10 @@
 Golden files live in tests/golden/thread/; regenerate them with
 ``AGENTIC_MACHINES_UPDATE_GOLDEN=1 python -m pytest tests/test_thread.py``.
 """
+
 from pathlib import Path
 
+from agentic_machines.models import ScriptedModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,8 +14,7 @@ from agentic_machines import DIVERGE, HALT, TraceState, is_sentinel
 from agentic_machines.architectures import thread
 from agentic_machines.architectures.goldens import check_golden, render_trace
 from agentic_machines.architectures.sampling import CONTROL_WORDS
-from agentic_machines.models import ScriptedModel
-from agentic_machines.run import run
+from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
 
 GOLDEN = Path(__file__).parent / "golden" / "thread"
@@ -29,7 +30,9 @@ completions = st.one_of(
     st.sampled_from(["y" * 50_000, "=>" * 1000, "\n" * 500]),
 )
 # Completions that keep the root thread running (actions), so states stay in the root thread.
-root_steps = st.sampled_from(["> search[Paris]=>", "> lookup[river]=>", "> dance=>", "> search[Nowhere]=>"])
+root_steps = st.sampled_from(
+    ["> search[Paris]=>", "> lookup[river]=>", "> dance=>", "> search[Nowhere]=>"]
+)
 
 
 @st.composite
@@ -42,7 +45,12 @@ def root_states(draw):
 
 def test_initial_and_child_prompts_are_golden():
     child = M.harness(thread.initial, thread.SCRIPT[0])
-    text = "== initial prompt ==\n" + M.prompt(thread.initial) + "\n== child prompt ==\n" + M.prompt(child)
+    text = (
+        "== initial prompt ==\n"
+        + M.prompt(thread.initial)
+        + "\n== child prompt ==\n"
+        + M.prompt(child)
+    )
     check_golden(GOLDEN / "prompts.txt", text)
     assert thread.is_fresh_child_prompt(M.prompt(child))
 

@@ -15,6 +15,7 @@ add an architecture, add its module name to ``ARCHITECTURE_NAMES``.
 >>> "react" in ARCHITECTURES and ARCHITECTURES["react"].__name__
 'agentic_machines.architectures.react'
 """
+
 from __future__ import annotations
 
 import importlib

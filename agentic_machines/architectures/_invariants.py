@@ -6,6 +6,7 @@ refutes "the initial state is an SPE state" with
 a short script. This module adds the bookkeeping they share: reach the state, run the
 check at that deep state and at the initial state itself, and keep both.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -67,12 +68,24 @@ def refute_by_invariant(
     deep = reach(machine, start, deep_script)
     machine = _Memo(machine)  # both checks below step the same (start, c) pairs
     main = prompt_obstruction(
-        machine, start, machine, deep, invariant=invariant, invariant_text=invariant_text,
-        proof=proof, completions=completions,
+        machine,
+        start,
+        machine,
+        deep,
+        invariant=invariant,
+        invariant_text=invariant_text,
+        proof=proof,
+        completions=completions,
     )
     at_start = prompt_obstruction(
-        machine, start, machine, start, invariant=invariant, invariant_text=invariant_text,
-        proof=proof, completions=completions,
+        machine,
+        start,
+        machine,
+        start,
+        invariant=invariant,
+        invariant_text=invariant_text,
+        proof=proof,
+        completions=completions,
     )
     details = {
         **dict(main.details),

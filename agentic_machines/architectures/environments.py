@@ -19,12 +19,13 @@ are replayed (HarnessMachine) start each run from ``env.fresh()``, a deep copy.
 >>> env.step("1"), env.step("2"), env.done, env.success, env.action_log
 ('You said 1.', 'You said 2.', True, True, ['1', '2'])
 """
+
 from __future__ import annotations
 
 import copy
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
@@ -77,7 +78,7 @@ class Environment:
         """
         return getattr(self, "_last", self.instruction)
 
-    def fresh(self) -> "Environment":
+    def fresh(self) -> Environment:
         """A deep copy: the same environment, independent of this one.
 
         >>> a = CountEnv(); b = a.fresh(); _ = a.step("1"); b.action_log
@@ -175,8 +176,14 @@ class Household(Environment):
     False
     """
 
-    def __init__(self, layout: dict[str, dict[str, list[str]]], goal: tuple[GoalItem, ...], *,
-                 task: str = "", open_at_start: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        layout: dict[str, dict[str, list[str]]],
+        goal: tuple[GoalItem, ...],
+        *,
+        task: str = "",
+        open_at_start: tuple[str, ...] = (),
+    ) -> None:
         super().__init__()
         self.rooms = {room: list(recs) for room, recs in layout.items()}
         self.contents: dict[str, list[str]] = {}
@@ -185,15 +192,25 @@ class Household(Environment):
             for rec, objs in recs.items():
                 self.contents[rec] = list(objs)
                 self.room_of[rec] = room
-        self.closed = {r for r in self.contents if r.split()[0] in _OPENABLE and r not in open_at_start}
-        self.states: dict[str, set[str]] = {o: set() for objs in self.contents.values() for o in objs}
+        self.closed = {
+            r for r in self.contents if r.split()[0] in _OPENABLE and r not in open_at_start
+        }
+        self.states: dict[str, set[str]] = {
+            o: set() for objs in self.contents.values() for o in objs
+        }
         self.goal = tuple(goal)
         self.room = next(iter(self.rooms))
         self.at: str | None = None
         self.holding: str | None = None
-        self.instruction = task or "Your task is to: " + "; ".join(
-            f"put {g.count} {g.state + ' ' if g.state else ''}{g.kind} in/on {g.receptacle}" for g in self.goal
-        ) + "."
+        self.instruction = (
+            task
+            or "Your task is to: "
+            + "; ".join(
+                f"put {g.count} {g.state + ' ' if g.state else ''}{g.kind} in/on {g.receptacle}"
+                for g in self.goal
+            )
+            + "."
+        )
 
     # -- observations --------------------------------------------------------------
     def _list(self, objs: list[str]) -> str:
@@ -216,8 +233,10 @@ class Household(Environment):
         'You are in the kitchen. Looking quickly around you, you see a countertop 1, a cabinet 1, a cabinet 2, a fridge 1, a microwave 1, and a sinkbasin 1.'
         """
         where = f" You are facing the {self.at}." if self.at else ""
-        return (f"You are in the {self.room}.{where} Looking quickly around you, you see "
-                f"{self._list(self.rooms[self.room])}.")
+        return (
+            f"You are in the {self.room}.{where} Looking quickly around you, you see "
+            f"{self._list(self.rooms[self.room])}."
+        )
 
     def goal_met(self) -> bool:
         """True when every goal item is satisfied.
@@ -226,8 +245,11 @@ class Household(Environment):
         False
         """
         for g in self.goal:
-            have = [o for o in self.contents.get(g.receptacle, [])
-                    if o.split()[0] == g.kind and (g.state is None or g.state in self.states.get(o, ()))]
+            have = [
+                o
+                for o in self.contents.get(g.receptacle, [])
+                if o.split()[0] == g.kind and (g.state is None or g.state in self.states.get(o, ()))
+            ]
             if len(have) < g.count:
                 return False
         return True
@@ -251,7 +273,11 @@ class Household(Environment):
         if a == "look":
             return self.look()
         if a == "inventory":
-            return f"You are carrying: a {self.holding}." if self.holding else "You are not carrying anything."
+            return (
+                f"You are carrying: a {self.holding}."
+                if self.holding
+                else "You are not carrying anything."
+            )
         if m := re.fullmatch(r"go to (.+)", a):
             rec = m.group(1)
             if rec in self.rooms:  # a room name
@@ -272,7 +298,12 @@ class Household(Environment):
             return f"You close the {rec}."
         if m := re.fullmatch(r"take (.+) from (.+)", a):
             obj, rec = m.groups()
-            if rec != self.at or rec in self.closed or obj not in self.contents[rec] or self.holding:
+            if (
+                rec != self.at
+                or rec in self.closed
+                or obj not in self.contents[rec]
+                or self.holding
+            ):
                 return "Nothing happens."
             self.contents[rec].remove(obj)
             self.holding = obj
@@ -394,7 +425,7 @@ class Shop(Environment):
     def _results(self, query: str, page: int) -> str:
         hits = self.search(query)
         first = (page - 1) * self.page_size
-        shown = hits[first:first + self.page_size]
+        shown = hits[first : first + self.page_size]
         lines = [self.instruction, "[Back to Search]", f"Page {page} (Total results: {len(hits)})"]
         if page > 1:
             lines.append("[< Prev]")
@@ -410,8 +441,14 @@ class Shop(Environment):
         for kind, values in p.options:
             marks = " ".join(f"[{v}]" + ("*" if self.chosen.get(kind) == v else "") for v in values)
             lines.append(f"{kind}: {marks}")
-        lines += [p.title, f"Price: ${p.price:.2f}", "Rating: N.A.",
-                  f"Features: {', '.join(p.attributes)}", f"Description: {p.description}", "[Buy Now]"]
+        lines += [
+            p.title,
+            f"Price: ${p.price:.2f}",
+            "Rating: N.A.",
+            f"Features: {', '.join(p.attributes)}",
+            f"Description: {p.description}",
+            "[Buy Now]",
+        ]
         return "\n".join(lines)
 
     def search(self, query: str) -> list[Product]:
@@ -424,7 +461,9 @@ class Shop(Environment):
         words = set(re.findall(r"[a-z0-9]+", query.lower()))
         scored = []
         for p in self.products.values():
-            text = set(re.findall(r"[a-z0-9]+", f"{p.title} {' '.join(p.attributes)} {p.category}".lower()))
+            text = set(
+                re.findall(r"[a-z0-9]+", f"{p.title} {' '.join(p.attributes)} {p.category}".lower())
+            )
             score = len(words & text)
             if score:
                 scored.append((-score, p.asin, p))
@@ -492,16 +531,33 @@ class Shop(Environment):
 
 
 _CATALOG = {
-    "t-shirt": (["cotton", "slim fit", "short sleeve", "machine wash", "v-neck", "moisture wicking"],
-                {"size": ["small", "medium", "large"], "color": ["black", "white", "navy"]}),
-    "dress": (["long sleeve", "floral print", "midi", "pockets", "elastic waist", "chiffon"],
-              {"size": ["small", "medium", "large"], "color": ["red", "blue", "green"]}),
-    "shampoo": (["sulfate free", "paraben free", "for dry hair", "coconut oil", "vegan", "travel size"],
-                {"size": ["8 ounce", "16 ounce"]}),
-    "headphones": (["wireless", "noise cancelling", "over ear", "bluetooth", "long battery life", "foldable"],
-                   {"color": ["black", "silver", "blue"]}),
-    "backpack": (["water resistant", "laptop sleeve", "lightweight", "usb charging port", "anti theft", "large capacity"],
-                 {"color": ["black", "grey", "green"]}),
+    "t-shirt": (
+        ["cotton", "slim fit", "short sleeve", "machine wash", "v-neck", "moisture wicking"],
+        {"size": ["small", "medium", "large"], "color": ["black", "white", "navy"]},
+    ),
+    "dress": (
+        ["long sleeve", "floral print", "midi", "pockets", "elastic waist", "chiffon"],
+        {"size": ["small", "medium", "large"], "color": ["red", "blue", "green"]},
+    ),
+    "shampoo": (
+        ["sulfate free", "paraben free", "for dry hair", "coconut oil", "vegan", "travel size"],
+        {"size": ["8 ounce", "16 ounce"]},
+    ),
+    "headphones": (
+        ["wireless", "noise cancelling", "over ear", "bluetooth", "long battery life", "foldable"],
+        {"color": ["black", "silver", "blue"]},
+    ),
+    "backpack": (
+        [
+            "water resistant",
+            "laptop sleeve",
+            "lightweight",
+            "usb charging port",
+            "anti theft",
+            "large capacity",
+        ],
+        {"color": ["black", "grey", "green"]},
+    ),
 }
 
 _FILLER = (
@@ -528,12 +584,16 @@ def make_shop_task(seed: int, *, n_products: int = 12, page_size: int = 3) -> Sh
     want_opts = tuple((k, rng.choice(v)) for k, v in sorted(options.items()))
     max_price = float(rng.choice([30, 40, 50, 60]))
     opt_text = " and ".join(f"{v} {k}" for k, v in want_opts)
-    instruction = (f"i am looking for a {' and '.join(want_attrs)} {category} with {opt_text}, "
-                   f"and price lower than {max_price:.2f} dollars")
+    instruction = (
+        f"i am looking for a {' and '.join(want_attrs)} {category} with {opt_text}, "
+        f"and price lower than {max_price:.2f} dollars"
+    )
     goal = ShopGoal(instruction, category, want_attrs, want_opts, max_price)
     all_opts = tuple((k, tuple(v)) for k, v in sorted(options.items()))
     products: list[Product] = []
-    kinds = ["match"] + [rng.choice(["attr", "price", "option", "category"]) for _ in range(n_products - 1)]
+    kinds = ["match"] + [
+        rng.choice(["attr", "price", "option", "category"]) for _ in range(n_products - 1)
+    ]
     rng.shuffle(kinds)
     for i, kind in enumerate(kinds):
         asin = f"B0{seed % 100:02d}{i:02d}{rng.choice('ABCDEFGH')}"
@@ -547,7 +607,9 @@ def make_shop_task(seed: int, *, n_products: int = 12, page_size: int = 3) -> Sh
             price = round(rng.uniform(max_price * 1.1, max_price * 2), 2)
         elif kind == "option":
             k0, v0 = want_opts[0]
-            p_opts = tuple((k, tuple(x for x in v if not (k == k0 and x == v0))) for k, v in all_opts)
+            p_opts = tuple(
+                (k, tuple(x for x in v if not (k == k0 and x == v0))) for k, v in all_opts
+            )
         elif kind == "category":
             cat = rng.choice([c for c in sorted(_CATALOG) if c != category])
         title = f"{rng.choice(['Acme', 'Zenith', 'Nordic', 'Sunny', 'Urban'])} {' '.join(sorted(p_attrs))} {cat}"

@@ -8,8 +8,8 @@ outcome. :func:`check_golden` compares a text with a file, or rewrites the file 
 the environment variable ``AGENTIC_MACHINES_UPDATE_GOLDEN`` is ``1``.
 
 >>> from agentic_machines import TableMachine, HALT
->>> from agentic_machines.run import run
->>> from agentic_machines.models import ScriptedModel
+>>> from agentic_machines.runtime.run import run
+>>> from agentic_machines.runtime.models import ScriptedModel
 >>> m = TableMachine({0: "go?"}, {(0, "go"): 0, (0, "stop"): HALT}, initial=0, name="loop")
 >>> print(render_trace(run(m, ScriptedModel(["go", "stop"]))))
 # trace of loop: 2 step(s), end 1
@@ -23,6 +23,7 @@ go
 stop
 == step 2: outcome: 1 ==
 """
+
 from __future__ import annotations
 
 import os
@@ -38,13 +39,13 @@ UPDATE_VARIABLE = "AGENTIC_MACHINES_UPDATE_GOLDEN"
 
 
 def render_trace(trace: Any, result: Any = None) -> str:
-    """A readable, diff-friendly rendering of a :class:`~agentic_machines.run.Trace`.
+    """A readable, diff-friendly rendering of a :class:`~agentic_machines.runtime.run.Trace`.
 
     ``result`` (the machine's return value, e.g. ``machine.result(state, completion)``)
     is appended when given.
 
     >>> from agentic_machines.architectures import react
-    >>> from agentic_machines.run import run
+    >>> from agentic_machines.runtime.run import run
     >>> text = render_trace(run(react.machine(), react.scripted_model()))
     >>> text.splitlines()[0]
     '# trace of react: 4 step(s), end 1'
@@ -57,7 +58,7 @@ def render_trace(trace: Any, result: Any = None) -> str:
             out.append(f"== step {k}: prompt (same as the previous prompt) ==")
         elif previous is not None and prompt.startswith(previous):
             out.append(f"== step {k}: prompt = previous prompt + ==")
-            out.append(prompt[len(previous):])
+            out.append(prompt[len(previous) :])
         else:
             out.append(f"== step {k}: prompt ==")
             out.append(prompt)
@@ -99,7 +100,10 @@ def check_golden(path: str | os.PathLike, text: str) -> None:
     if expected == text:
         return
     got_lines, exp_lines = text.split("\n"), expected.split("\n")
-    line = next((i for i, (a, b) in enumerate(zip(got_lines, exp_lines)) if a != b), min(len(got_lines), len(exp_lines)))
+    line = next(
+        (i for i, (a, b) in enumerate(zip(got_lines, exp_lines)) if a != b),
+        min(len(got_lines), len(exp_lines)),
+    )
     exp = exp_lines[line] if line < len(exp_lines) else "<end of file>"
     got = got_lines[line] if line < len(got_lines) else "<end of text>"
     raise AssertionError(

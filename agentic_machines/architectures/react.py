@@ -40,6 +40,7 @@ True
 >>> m.prompt(s).splitlines()[-3:]
 ['Action 1: Search[Eiffel Tower]', 'Observation 1: The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars. It is named after the engineer Gustave Eiffel. The Eiffel Tower stands in Paris. It was the tallest structure in the world from 1889 to 1930. Locally it is nicknamed La dame de fer.', 'Thought 2:']
 """
+
 from __future__ import annotations
 
 import re
@@ -47,12 +48,12 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..harness import HarnessMachine, TraceState
+from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
 
 if TYPE_CHECKING:
-    from ..models import ScriptedModel
+    from ..runtime.models import ScriptedModel
 
 __all__ = [
     "machine",
@@ -173,10 +174,14 @@ def react_program(
             raw_action = yield transcript + f"Thought {i}: {thought}\nAction {i}:"
             action = _cut(raw_action, "\n").strip()
         if not action:
-            return ReactResult(None, 0, i, error="empty action (the original raises IndexError here)")
+            return ReactResult(
+                None, 0, i, error="empty action (the original raises IndexError here)"
+            )
         observation, done = env.step(action[0].lower() + action[1:])
         observation = observation.replace("\\n", "")
-        transcript += f"Thought {i}: {thought}\nAction {i}: {action}\nObservation {i}: {observation}\n"
+        transcript += (
+            f"Thought {i}: {thought}\nAction {i}: {action}\nObservation {i}: {observation}\n"
+        )
         if done:
             return ReactResult(env.answer, env.reward, i)
         i += 1
@@ -200,18 +205,23 @@ def machine(
     'react'
     """
     return HarnessMachine(
-        react_program, question, pages, gold=gold, max_steps=max_steps, reset=reset,
+        react_program,
+        question,
+        pages,
+        gold=gold,
+        max_steps=max_steps,
+        reset=reset,
         name="react" if reset is None else "react+reset",
     )
 
 
-def scripted_model() -> "ScriptedModel":
-    """A :class:`~agentic_machines.models.ScriptedModel` that solves the default task.
+def scripted_model() -> ScriptedModel:
+    """A :class:`~agentic_machines.runtime.models.ScriptedModel` that solves the default task.
 
     >>> scripted_model().complete(machine().prompt(initial)) == SCRIPT[0]
     True
     """
-    from ..models import ScriptedModel
+    from ..runtime.models import ScriptedModel
 
     return ScriptedModel(SCRIPT)
 
@@ -251,11 +261,23 @@ def valid_completions(step: int = 1) -> list[str]:
     >>> valid_completions()[0]
     ' I should search.\\nAction 1: Search[Eiffel Tower]'
     """
-    actions = ["Search[Eiffel Tower]", "Search[Paris]", "Search[Atlantis]", "Lookup[river]",
-               "Finish[Seine]", "Finish[]", "Think[hmm]", "Dance[now]"]
+    actions = [
+        "Search[Eiffel Tower]",
+        "Search[Paris]",
+        "Search[Atlantis]",
+        "Lookup[river]",
+        "Finish[Seine]",
+        "Finish[]",
+        "Think[hmm]",
+        "Dance[now]",
+    ]
     out = [f" I should {a.split('[')[0].lower()}.\nAction {step}: {a}" for a in actions]
-    out += [" I am not sure what to do.", f" Two actions.\nAction {step}: Search[a]\nAction {step}: Search[b]",
-            " Search[Paris]", f"\nAction {step}: "]
+    out += [
+        " I am not sure what to do.",
+        f" Two actions.\nAction {step}: Search[a]\nAction {step}: Search[b]",
+        " Search[Paris]",
+        f"\nAction {step}: ",
+    ]
     return out
 
 
@@ -303,7 +325,9 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 300) ->
     )
 
 
-def react_completion_sample(*, seed: int = 0, n: int = 300, m: HarnessMachine | None = None) -> list[str]:
+def react_completion_sample(
+    *, seed: int = 0, n: int = 300, m: HarnessMachine | None = None
+) -> list[str]:
     """The seeded completions on which :func:`analysis` tests the invariant: well-formed
     and malformed ones, control words, and the string constants of the harness of ``m``
     (:func:`~agentic_machines.architectures.sampling.harness_strings`).

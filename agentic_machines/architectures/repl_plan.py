@@ -48,7 +48,7 @@ total model calls, lines per block attempt) are ours: exceeding one is a typed f
 in the trace (``BlocksExceeded``, ``DepthExceeded``, ``ModelCallsExceeded``,
 ``BudgetExceeded``), never a hang; the runtime between two model calls has a line
 budget too (``line_budget`` of :func:`solve` and :func:`machine`). Model code runs in-process with restricted
-builtins (:mod:`agentic_machines.codeexec`), which is not a sandbox.
+builtins (:mod:`agentic_machines.execution.codeexec`), which is not a sandbox.
 
 The SPE question (:func:`analysis`): every successor prompt of the initial state is the
 main prompt strictly extended, a ``DESCRIBE:`` prompt, or the *first-invocation*
@@ -62,6 +62,7 @@ an SPE state.
 >>> r.repls["count_even"].invocations
 2
 """
+
 from __future__ import annotations
 
 import copy
@@ -72,8 +73,6 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..budget import LineBudget, restore_tracing
-from ..codeexec import Namespace, effect_function, finish, request_function, run_block
 from ..errors import (
     BlocksExceeded,
     BudgetExceeded,
@@ -84,9 +83,11 @@ from ..errors import (
     ScriptExhausted,
     UnmatchedPrompt,
 )
-from ..harness import HarnessMachine, TraceState
+from ..execution.budget import LineBudget, restore_tracing
+from ..execution.codeexec import Namespace, effect_function, finish, request_function, run_block
+from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from .environments import CountEnv, Environment
+from .environments import CountEnv
 
 __all__ = [
     "TASK",
@@ -119,7 +120,9 @@ __all__ = [
 MAIN = "main"
 """The name of the top-level REPL."""
 
-TASK = "Count from 1 to 4: say each number with act(str(n)), in order. Hand even numbers to a helper."
+TASK = (
+    "Count from 1 to 4: say each number with act(str(n)), in order. Hand even numbers to a helper."
+)
 """The default task (REPL-Plan's Figure 4, count to four)."""
 
 M1 = "for i in range(1, 5):\n    if i % 2:\n        act(str(i))\n    else:\n        count_even(i)"
@@ -153,7 +156,7 @@ class Demo:
     transcripts: tuple[str, ...] = ()
 
     @classmethod
-    def from_record(cls, record: "REPLRecord") -> "Demo":
+    def from_record(cls, record: REPLRecord) -> Demo:
         """The demo of a REPL from a finished run (its description and whole transcript)."""
         return cls(record.description, (record.transcript,))
 
@@ -339,7 +342,9 @@ def _clean_code(completion: str) -> str:
 class _REPL:
     """A live REPL during an episode (internal; the public view is :class:`REPLRecord`)."""
 
-    def __init__(self, name: str, description: str, demos: tuple[str, ...], runtime: "_Runtime") -> None:
+    def __init__(
+        self, name: str, description: str, demos: tuple[str, ...], runtime: _Runtime
+    ) -> None:
         self.name = name
         self.description = _one_line(description.strip()) or f"(no description for {name})"
         self.demos = demos
@@ -353,7 +358,9 @@ class _REPL:
             "get_args": self._get_args,
             "answer": finish,
         }
-        self.ns = Namespace(primitives, on_undefined_call=request_function, name_error=REPLNameError)
+        self.ns = Namespace(
+            primitives, on_undefined_call=request_function, name_error=REPLNameError
+        )
         # The primitives are builtins too: model code may shadow or `del` a name, but a
         # primitive is never an undefined name (I7), so `del answer` spawns no REPL.
         self.ns["__builtins__"].update(primitives)
@@ -374,12 +381,28 @@ class _REPL:
 
     def prompt(self) -> str:
         head = f"REPL: {self.name}\n"
-        demos = "".join(f"#DEMO#\n{d}{'' if d.endswith(chr(10)) or not d else chr(10)}#END#\n" for d in self.demos)
+        demos = "".join(
+            f"#DEMO#\n{d}{'' if d.endswith(chr(10)) or not d else chr(10)}#END#\n"
+            for d in self.demos
+        )
         return f"{head}{demos}Description: {self.description}\n#START#\n{self.transcript}>>> "
 
     def record(self) -> REPLRecord:
-        names = tuple(sorted(k for k in dict.keys(self.ns) if k not in self._primitives and not k.startswith("__")))
-        return REPLRecord(self.name, self.description, self.invocations, tuple(self.history), self.transcript, names)
+        names = tuple(
+            sorted(
+                k
+                for k in dict.keys(self.ns)
+                if k not in self._primitives and not k.startswith("__")
+            )
+        )
+        return REPLRecord(
+            self.name,
+            self.description,
+            self.invocations,
+            tuple(self.history),
+            self.transcript,
+            names,
+        )
 
 
 class _Abort(BaseException):
@@ -391,8 +414,17 @@ class _Abort(BaseException):
 
 
 class _Runtime:
-    def __init__(self, env: Any, pool: Mapping[str, Demo], *, max_blocks: int, max_depth: int,
-                 max_model_calls: int, block_lines: int, max_output: int) -> None:
+    def __init__(
+        self,
+        env: Any,
+        pool: Mapping[str, Demo],
+        *,
+        max_blocks: int,
+        max_depth: int,
+        max_model_calls: int,
+        block_lines: int,
+        max_output: int,
+    ) -> None:
         self.env = env
         self.pool = dict(pool)
         self.max_blocks = max_blocks
@@ -409,9 +441,11 @@ class _Runtime:
 
     def ask(self, repl: str, prompt: str) -> Generator[str, str, str]:
         if len(self.prompts) >= self.max_model_calls:
-            raise _Abort(ModelCallsExceeded(
-                f"the episode used all {self.max_model_calls} model calls; raise max_model_calls"
-            ))
+            raise _Abort(
+                ModelCallsExceeded(
+                    f"the episode used all {self.max_model_calls} model calls; raise max_model_calls"
+                )
+            )
         self.prompts.append(prompt)
         self.note(repl, "prompt", prompt)
         completion = yield prompt
@@ -424,7 +458,9 @@ class _Runtime:
         self.repls[name] = repl
         return repl
 
-    def invoke(self, repl: _REPL, args: tuple, kwargs: Mapping[str, Any], depth: int) -> Generator[str, str, Any]:
+    def invoke(
+        self, repl: _REPL, args: tuple, kwargs: Mapping[str, Any], depth: int
+    ) -> Generator[str, str, Any]:
         """Run ``repl`` on one call until it answers (or, for main, the env is done)."""
         try:
             call_args = copy.deepcopy(tuple(args) + ((dict(kwargs),) if kwargs else ()))
@@ -439,16 +475,27 @@ class _Runtime:
                 code = _clean_code(completion)
                 events: list[Event] = []
                 handle = self._handler(repl, depth, code, events)
-                result = yield from run_block(code, repl.ns, handle=handle, line_budget=self.block_lines,
-                                              filename=f"<{repl.name}>", max_output=self.max_output)
+                result = yield from run_block(
+                    code,
+                    repl.ns,
+                    handle=handle,
+                    line_budget=self.block_lines,
+                    filename=f"<{repl.name}>",
+                    max_output=self.max_output,
+                )
                 events += [Event("rerun", repl.name, str(k)) for k in range(2, result.attempts + 1)]
                 events += [Event("cache_hit", kind, f"#{i}") for kind, i in result.hits]
                 m = re.search(r"REPLNameError: name '([^']*)'", result.stderr)
                 if m:
                     events.append(Event("name_error", m.group(1)))
                 # stdout is already cut at max_output; a huge traceback message is cut too
-                block = Block(code, result.stdout, _clip(result.stderr, self.max_output), result.status,
-                              tuple(events))
+                block = Block(
+                    code,
+                    result.stdout,
+                    _clip(result.stderr, self.max_output),
+                    result.status,
+                    tuple(events),
+                )
                 repl.append(block)
                 self.note(repl.name, "block", f"{result.status} after {result.attempts} attempt(s)")
                 if result.status == "finished":
@@ -471,7 +518,9 @@ class _Runtime:
         def handle(request):
             name = request.kind
             if name == MAIN:
-                raise REPLNameError(f"name {MAIN!r} is the top-level REPL and cannot be called", name=MAIN)
+                raise REPLNameError(
+                    f"name {MAIN!r} is the top-level REPL and cannot be called", name=MAIN
+                )
             if depth + 1 > self.max_depth:
                 error = DepthExceeded(
                     f"calling {name!r} would nest REPLs {depth + 1} deep, above max_depth={self.max_depth}; "
@@ -494,10 +543,14 @@ class _Runtime:
                     child = self.new_repl(name, lines[0] if lines else "")
                     events.append(Event("spawned", name, child.description))
                     self.note(parent.name, "spawned", f"{name}: {child.description}")
-                    near = _near_miss(name, [n for n in (*self.repls, *self.pool) if n not in (name, MAIN)])
+                    near = _near_miss(
+                        name, [n for n in (*self.repls, *self.pool) if n not in (name, MAIN)]
+                    )
                     if near:  # implicit spawning turns typos into new REPLs: say so (§8)
                         events.append(Event("near_miss", name, near))
-                        self.note(parent.name, "near_miss", f"{name} is a new REPL, but {near!r} exists")
+                        self.note(
+                            parent.name, "near_miss", f"{name} is a new REPL, but {near!r} exists"
+                        )
             elif dict.get(parent.ns, name) is None:
                 events.append(Event("reused", name))
                 self.note(parent.name, "reused", name)
@@ -513,14 +566,16 @@ def _near_miss(name: str, known: list[str]) -> str:
     return close[0] if close else ""
 
 
-def _describe_prompt(parent: _REPL, name: str, args: tuple, kwargs: Mapping[str, Any], code: str) -> str:
+def _describe_prompt(
+    parent: _REPL, name: str, args: tuple, kwargs: Mapping[str, Any], code: str
+) -> str:
     return (
         f"DESCRIBE: {name}\n"
         f"REPL {parent.name} called {name}, which is not defined, so a new REPL named {name} will handle it: "
         "it reads the arguments with get_args() and returns a value with answer(v).\n"
-        f"Call: {render_call(name, args, kwargs)[len('#CALL# '):]}"
+        f"Call: {render_call(name, args, kwargs)[len('#CALL# ') :]}"
         "Write a one-line description of its task.\n"
-        f"#CALLER#\n{parent.prompt()[:-len('>>> ')]}{_render_block(Block(code, '', '', ''))}"
+        f"#CALLER#\n{parent.prompt()[: -len('>>> ')]}{_render_block(Block(code, '', '', ''))}"
     )
 
 
@@ -547,22 +602,51 @@ def repl_plan_program(
     >>> next(g).splitlines()
     ['REPL: main', 'Description: Count from 1 to 4: say each number with act(str(n)), in order. Hand even numbers to a helper.', '#START#', '#CALL# main()', '>>> ']
     """
-    rt, main = _prepare(task, env, pool, max_blocks=max_blocks, max_depth=max_depth,
-                        max_model_calls=max_model_calls, block_lines=block_lines, max_output=max_output)
+    rt, main = _prepare(
+        task,
+        env,
+        pool,
+        max_blocks=max_blocks,
+        max_depth=max_depth,
+        max_model_calls=max_model_calls,
+        block_lines=block_lines,
+        max_output=max_output,
+    )
     return (yield from _episode(rt, main))
 
 
-def _prepare(task: str, env: Any, pool: Mapping[str, Demo] | None, *, max_blocks: int, max_depth: int,
-             max_model_calls: int, block_lines: int, max_output: int) -> tuple[_Runtime, _REPL]:
+def _prepare(
+    task: str,
+    env: Any,
+    pool: Mapping[str, Demo] | None,
+    *,
+    max_blocks: int,
+    max_depth: int,
+    max_model_calls: int,
+    block_lines: int,
+    max_output: int,
+) -> tuple[_Runtime, _REPL]:
     env = CountEnv(4) if env is None else env
     env = env.fresh() if hasattr(env, "fresh") else copy.deepcopy(env)
-    for name, value in (("max_blocks", max_blocks), ("max_depth", max_depth), ("max_model_calls", max_model_calls),
-                        ("block_lines", block_lines), ("max_output", max_output)):
+    for name, value in (
+        ("max_blocks", max_blocks),
+        ("max_depth", max_depth),
+        ("max_model_calls", max_model_calls),
+        ("block_lines", block_lines),
+        ("max_output", max_output),
+    ):
         if not isinstance(value, int) or value < (0 if name == "max_depth" else 1):
             raise InvalidArgument(f"{name} must be a positive integer, got {value!r}")
     pool = dict(pool or {})
-    rt = _Runtime(env, pool, max_blocks=max_blocks, max_depth=max_depth, max_model_calls=max_model_calls,
-                  block_lines=block_lines, max_output=max_output)
+    rt = _Runtime(
+        env,
+        pool,
+        max_blocks=max_blocks,
+        max_depth=max_depth,
+        max_model_calls=max_model_calls,
+        block_lines=block_lines,
+        max_output=max_output,
+    )
     main_demo = pool.pop(MAIN, None)
     rt.pool = pool
     main = rt.new_repl(MAIN, task, tuple(main_demo.transcripts) if main_demo else ())
@@ -573,7 +657,11 @@ def _episode(rt: _Runtime, main: _REPL) -> Generator[str, str, Result]:
     answer, status, failure = None, "failed", ""
     try:
         answer = yield from rt.invoke(main, (), {}, 0)
-        finished = main.history and isinstance(main.history[-1], str) and main.history[-1].startswith("#ANSWER#")
+        finished = (
+            main.history
+            and isinstance(main.history[-1], str)
+            and main.history[-1].startswith("#ANSWER#")
+        )
         status = "answered" if finished else "done"
     except GeneratorExit:  # first: at interpreter exit the module's classes may be gone
         raise
@@ -600,8 +688,15 @@ def _result(rt: _Runtime, answer: Any, status: str, failure: str) -> Result:
     )
 
 
-def solve(task: str, model: Any, env: Any, *, pool: Mapping[str, Demo] | None = None,
-          line_budget: int | None = 2_000_000, **budgets: int) -> Result:
+def solve(
+    task: str,
+    model: Any,
+    env: Any,
+    *,
+    pool: Mapping[str, Demo] | None = None,
+    line_budget: int | None = 2_000_000,
+    **budgets: int,
+) -> Result:
     """Run REPL-Plan on ``task`` in (a copy of) ``env`` with ``model`` (anything with
     ``complete(prompt) -> str``, or a plain function). Errors of the model (e.g.
     ``ScriptExhausted``) propagate.
@@ -616,11 +711,16 @@ def solve(task: str, model: Any, env: Any, *, pool: Mapping[str, Demo] | None = 
     ('1', '2', '3', '4')
     """
     # the budgets and their defaults are repl_plan_program's keyword-only parameters (one source)
-    defaults = {k: p.default for k, p in inspect.signature(repl_plan_program).parameters.items()
-                if p.kind is p.KEYWORD_ONLY and k != "pool"}
+    defaults = {
+        k: p.default
+        for k, p in inspect.signature(repl_plan_program).parameters.items()
+        if p.kind is p.KEYWORD_ONLY and k != "pool"
+    }
     unknown = sorted(set(budgets) - set(defaults))
     if unknown:
-        raise InvalidArgument(f"solve() got unknown budget(s) {unknown}; the budgets are {', '.join(defaults)}")
+        raise InvalidArgument(
+            f"solve() got unknown budget(s) {unknown}; the budgets are {', '.join(defaults)}"
+        )
     rt, main = _prepare(task, env, pool, **{**defaults, **budgets})
     complete = getattr(model, "complete", model)
     gen = _episode(rt, main)
@@ -632,8 +732,10 @@ def solve(task: str, model: Any, env: Any, *, pool: Mapping[str, Demo] | None = 
         return stop.value
     except BudgetExceeded:
         restore_tracing()
-        failure = (f"BudgetExceeded: the runtime ran more than {line_budget} lines between two model calls "
-                   "(model code may define a method the runtime calls, e.g. __deepcopy__, that never returns)")
+        failure = (
+            f"BudgetExceeded: the runtime ran more than {line_budget} lines between two model calls "
+            "(model code may define a method the runtime calls, e.g. __deepcopy__, that never returns)"
+        )
         rt.note(MAIN, "failed", failure)
         return _result(rt, None, "failed", failure)
 
@@ -646,8 +748,14 @@ def _step(gen: Generator[str, str, Result], completion: str | None, line_budget:
         return next(gen) if completion is None else gen.send(completion)
 
 
-def machine(task: str = TASK, env: Any = None, *, pool: Mapping[str, Demo] | None = None,
-            line_budget: int | None = 2_000_000, **budgets: int) -> HarnessMachine:
+def machine(
+    task: str = TASK,
+    env: Any = None,
+    *,
+    pool: Mapping[str, Demo] | None = None,
+    line_budget: int | None = 2_000_000,
+    **budgets: int,
+) -> HarnessMachine:
     """REPL-Plan as an agentic machine on trace states (default: count to four).
 
     ``line_budget`` is the HarnessMachine's per-step budget (a step runs at most a few
@@ -658,8 +766,15 @@ def machine(task: str = TASK, env: Any = None, *, pool: Mapping[str, Demo] | Non
     >>> m.prompt(initial).splitlines()[0], m.name
     ('REPL: main', 'repl_plan')
     """
-    return HarnessMachine(repl_plan_program, task, CountEnv(4) if env is None else env, pool=pool,
-                          line_budget=line_budget, name="repl_plan", **budgets)
+    return HarnessMachine(
+        repl_plan_program,
+        task,
+        CountEnv(4) if env is None else env,
+        pool=pool,
+        line_budget=line_budget,
+        name="repl_plan",
+        **budgets,
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -672,7 +787,7 @@ def repl_name(prompt: str) -> str | None:
     ('main', None)
     """
     first = prompt.split("\n", 1)[0]
-    return first[len("REPL: "):] if first.startswith("REPL: ") else None
+    return first[len("REPL: ") :] if first.startswith("REPL: ") else None
 
 
 class RoutedModel:
@@ -698,28 +813,33 @@ class RoutedModel:
         """The routed completion for ``prompt``."""
         first = prompt.split("\n", 1)[0]
         if first.startswith("DESCRIBE: "):
-            name = first[len("DESCRIBE: "):]
+            name = first[len("DESCRIBE: ") :]
             out = self.descriptions.get(name, name.replace("_", " "))
         elif first.startswith("REPL: "):
-            name = first[len("REPL: "):]
+            name = first[len("REPL: ") :]
             script = self.blocks.get(name, [])
             k = self.used.get(name, 0)
             if k >= len(script):
                 raise ScriptExhausted(
                     f"scripted_model has {len(script)} block(s) for REPL {name!r} and was asked for block {k + 1}; "
                     f"add a block to blocks[{name!r}] or check why the run needs more",
-                    prompt=prompt, index=k,
+                    prompt=prompt,
+                    index=k,
                 )
             self.used[name] = k + 1
             out = script[k]
         else:
-            raise UnmatchedPrompt(f"the prompt starts with {first[:60]!r}, not 'REPL: ' or 'DESCRIBE: '", prompt=prompt)
+            raise UnmatchedPrompt(
+                f"the prompt starts with {first[:60]!r}, not 'REPL: ' or 'DESCRIBE: '",
+                prompt=prompt,
+            )
         self.calls.append((prompt, out))
         return out
 
 
-def scripted_model(blocks: Mapping[str, list[str]] | None = None,
-                   descriptions: Mapping[str, str] | None = None) -> RoutedModel:
+def scripted_model(
+    blocks: Mapping[str, list[str]] | None = None, descriptions: Mapping[str, str] | None = None
+) -> RoutedModel:
     """A model routing prompts to per-REPL scripts; with no arguments, count-to-four.
 
     >>> m = scripted_model({"main": ["answer(1)"]})
@@ -758,7 +878,7 @@ def is_first_invocation(prompt: str) -> bool:
     if repl_name(prompt) is None:
         return False
     at = prompt.rfind("\n#START#\n")
-    return at >= 0 and _FIRST_TAIL.fullmatch(prompt[at + len("\n#START#\n"):]) is not None
+    return at >= 0 and _FIRST_TAIL.fullmatch(prompt[at + len("\n#START#\n") :]) is not None
 
 
 def successor_invariant(prompt: str, successor_prompt: str) -> bool:
@@ -838,7 +958,9 @@ def diagram_completions(prompt: str) -> list[str]:
     True
     """
     if prompt.startswith("DESCRIBE: "):
-        return [COUNT_DESCRIPTIONS.get(prompt.split("\n", 1)[0][len("DESCRIBE: "):], "do the sub-task")]
+        return [
+            COUNT_DESCRIPTIONS.get(prompt.split("\n", 1)[0][len("DESCRIBE: ") :], "do the sub-task")
+        ]
     name = repl_name(prompt)
     if name == MAIN:
         return [M1, "print(x)"]

@@ -30,7 +30,7 @@ Faithful:
 
 Simplified:
 
-- model code runs through :mod:`agentic_machines.codeexec` with restricted builtins (no
+- model code runs through :mod:`agentic_machines.execution.codeexec` with restricted builtins (no
   ``open``, ``eval``, ``exec``, ``compile``, ``input``, ``globals``, ``locals``; imports
   only of pure modules such as ``re`` and ``json``; the original keeps ``__import__`` and
   ``open``, see §A.5) and a deterministic line budget per block: a block that runs past
@@ -51,20 +51,21 @@ F2 the initial state is not an SPE state.
 >>> render_messages([("system", "S"), ("user", "U")])
 '<|system|>\\nS\\n<|user|>\\nU\\n'
 """
+
 from __future__ import annotations
 
 import re
 from collections.abc import Generator, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..codeexec import Namespace, Request, contained, run_block, request_function
 from ..errors import BudgetExceeded
-from ..harness import HarnessMachine, TraceState
+from ..execution.codeexec import Namespace, Request, contained, request_function, run_block
+from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 
 if TYPE_CHECKING:
-    from ..models import ScriptedModel
+    from ..runtime.models import ScriptedModel
 
 __all__ = [
     "machine",
@@ -126,7 +127,7 @@ SYSTEM_PROMPT = (
     "To run Python code, wrap it in triple backticks with the `repl` language identifier:\n"
     "```repl\n"
     "chunk = context[:1000]\n"
-    "print(llm_query(f\"What is the magic number in this text? {chunk}\"))\n"
+    'print(llm_query(f"What is the magic number in this text? {chunk}"))\n'
     "```\n"
     "Variables persist between blocks. When you are done, answer on a line of its own with "
     "FINAL(your answer), or with FINAL_VAR(name) to return the value of a REPL variable."
@@ -138,7 +139,9 @@ SAFEGUARD = (
     "the context first; do not give a final answer yet."
 )
 
-FINAL_REQUEST = "Please provide a final answer to the user's question based on the information provided."
+FINAL_REQUEST = (
+    "Please provide a final answer to the user's question based on the information provided."
+)
 """The assistant-role message the harness writes after the last turn (as the original does)."""
 
 # The reference implementation's patterns (rlm_react.md §A.2.1, §A.3). They are the
@@ -149,7 +152,9 @@ FINAL_REQUEST = "Please provide a final answer to the user's question based on t
 BLOCK_PATTERN = re.compile(r"```repl\s*\n(.*?)\n```", re.DOTALL)
 FINAL_VAR_PATTERN = re.compile(r"^\s*FINAL_VAR\((.*?)\)", re.MULTILINE | re.DOTALL)
 FINAL_PATTERN = re.compile(r"^\s*FINAL\((.*)\)\s*$", re.MULTILINE | re.DOTALL)
-_LINE_START_FINAL_VAR = re.compile(r"^[^\S\n]*FINAL_VAR\(", re.MULTILINE)  # linear: a bounded try per line
+_LINE_START_FINAL_VAR = re.compile(
+    r"^[^\S\n]*FINAL_VAR\(", re.MULTILINE
+)  # linear: a bounded try per line
 _LINE_START_FINAL = re.compile(r"^[^\S\n]*FINAL\(", re.MULTILINE)
 
 
@@ -176,14 +181,14 @@ def find_code_blocks(reply: str) -> list[str]:
             continue
         close = reply.find("\n```", last_nl + 1)
         if close >= 0:  # greedy \s* ends at the last newline; lazy (.*?) stops at the first close
-            out.append(reply[last_nl + 1:close].strip())
+            out.append(reply[last_nl + 1 : close].strip())
             pos = close + 4
             continue
         # Backtracking: the close may be the run's own last newline, with the body starting
         # after an earlier newline of the run (an empty, blank body).
         earlier = reply.rfind("\n", run_start, last_nl)
         if last_nl == run_end - 1 and reply.startswith("```", run_end) and earlier >= 0:
-            out.append(reply[earlier + 1:last_nl].strip())
+            out.append(reply[earlier + 1 : last_nl].strip())
             pos = last_nl + 4
             continue
         return out  # no close after this tag, so none after any later tag either
@@ -196,7 +201,7 @@ def _final_var_name(reply: str) -> str | None:
     if match is None:
         return None
     close = reply.find(")", match.end())
-    return None if close < 0 else reply[match.end():close]
+    return None if close < 0 else reply[match.end() : close]
 
 
 def _final_text(reply: str) -> str | None:
@@ -214,7 +219,7 @@ def _final_text(reply: str) -> str | None:
         while k < len(reply) and reply[k] != "\n" and reply[k].isspace():
             k += 1
         if k == len(reply) or reply[k] == "\n":
-            return reply[match.end():close]
+            return reply[match.end() : close]
 
 
 def find_final(reply: str, namespace: dict) -> str | None:
@@ -289,17 +294,28 @@ def metadata_message(context: str, query: str) -> str:
 def _toy_context() -> str:
     """A long, deterministic log of records; one of them names the river."""
     cities = ["Oslo", "Lima", "Kyoto", "Accra", "Quito", "Perth", "Turin", "Cork", "Hanoi", "Tartu"]
-    topics = ["the weather was mild", "a market opened", "the library extended its hours",
-              "a bridge was repainted", "the museum lent a painting", "a marathon was held",
-              "the tram line was extended", "a choir gave a concert"]
+    topics = [
+        "the weather was mild",
+        "a market opened",
+        "the library extended its hours",
+        "a bridge was repainted",
+        "the museum lent a painting",
+        "a marathon was held",
+        "the tram line was extended",
+        "a choir gave a concert",
+    ]
     lines = []
     for k in range(1, 241):
         if k == 137:
-            lines.append("Record 0137: The Eiffel Tower stands on the Champ de Mars in Paris, "
-                         "near the left bank of the Seine.")
+            lines.append(
+                "Record 0137: The Eiffel Tower stands on the Champ de Mars in Paris, "
+                "near the left bank of the Seine."
+            )
             continue
         city, topic = cities[(k * 7) % len(cities)], topics[(k * 5) % len(topics)]
-        lines.append(f"Record {k:04d}: In {city}, {topic}; nothing else of note was reported that day.")
+        lines.append(
+            f"Record {k:04d}: In {city}, {topic}; nothing else of note was reported that day."
+        )
     return "\n".join(lines)
 
 
@@ -370,19 +386,25 @@ def rlm_program(
     True
     """
     namespace = _fresh_namespace(context)  # fresh per start: replays restart the generator
-    history: list[tuple[str, str]] = [("system", SYSTEM_PROMPT), ("user", metadata_message(context, query))]
+    history: list[tuple[str, str]] = [
+        ("system", SYSTEM_PROMPT),
+        ("user", metadata_message(context, query)),
+    ]
     for turn in range(max_turns):
         history.append(("user", turn_message(turn, max_turns)))
         reply = yield render_messages(history)
         outputs = []
         for code in find_code_blocks(reply):
-            result = yield from run_block(code, namespace, handle=_sub_call, line_budget=block_lines,
-                                          max_output=max_output)
+            result = yield from run_block(
+                code, namespace, handle=_sub_call, line_budget=block_lines, max_output=max_output
+            )
             if result.status == "budget":
                 # The original has no cell timeout: such a block hangs. That is divergence.
                 raise BudgetExceeded(block_lines)
             _restore_scaffold(namespace, context)
-            outputs.append(format_output(result.stdout, result.stderr, _variables(namespace), max_output))
+            outputs.append(
+                format_output(result.stdout, result.stderr, _variables(namespace), max_output)
+            )
         answer = find_final(reply, namespace)
         if answer is not None:
             return RlmResult(answer, turn + 1)
@@ -427,8 +449,14 @@ def _restore_scaffold(namespace: dict, context: str) -> None:
 
 def _variables(namespace: dict) -> list[str]:
     # type checks that run no model code (isinstance may read a model-defined __class__)
-    return [k for k, v in dict.items(namespace)
-            if type(k) is str and not k.startswith("_") and k != "llm_query" and issubclass(type(v), _SIMPLE)]
+    return [
+        k
+        for k, v in dict.items(namespace)
+        if type(k) is str
+        and not k.startswith("_")
+        and k != "llm_query"
+        and issubclass(type(v), _SIMPLE)
+    ]
 
 
 def _outputs_message(outputs: list[str]) -> str:
@@ -450,17 +478,24 @@ def machine(
     >>> machine().name
     'rlm'
     """
-    return HarnessMachine(rlm_program, context, query, max_turns=max_turns, max_output=max_output,
-                          block_lines=block_lines, name="rlm")
+    return HarnessMachine(
+        rlm_program,
+        context,
+        query,
+        max_turns=max_turns,
+        max_output=max_output,
+        block_lines=block_lines,
+        name="rlm",
+    )
 
 
-def scripted_model() -> "ScriptedModel":
-    """A :class:`~agentic_machines.models.ScriptedModel` that solves the default task.
+def scripted_model() -> ScriptedModel:
+    """A :class:`~agentic_machines.runtime.models.ScriptedModel` that solves the default task.
 
     >>> scripted_model().complete("any") == SCRIPT[0]
     True
     """
-    from ..models import ScriptedModel
+    from ..runtime.models import ScriptedModel
 
     return ScriptedModel(SCRIPT)
 
@@ -506,7 +541,9 @@ def successor_invariant(prompt: str, successor_prompt: str) -> bool:
     if len(successor_prompt) <= len(prompt) or not successor_prompt.startswith(prompt):
         return False
     k = turn_of(prompt)
-    return k is not None and (turn_of(successor_prompt) == k + 1 or successor_prompt.endswith(_FINAL_TAIL))
+    return k is not None and (
+        turn_of(successor_prompt) == k + 1 or successor_prompt.endswith(_FINAL_TAIL)
+    )
 
 
 def valid_completions() -> list[str]:
@@ -583,5 +620,7 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 200) ->
         invariant=successor_invariant,
         invariant_text=INVARIANT_TEXT,
         proof="proofs/rlm_obstruction.md",
-        completions=completion_sample(valid_completions() + list(SCRIPT) + harness_strings(m), seed=seed, n=n),
+        completions=completion_sample(
+            valid_completions() + list(SCRIPT) + harness_strings(m), seed=seed, n=n
+        ),
     )

@@ -10,7 +10,7 @@ few huge strings. The list is deterministic per seed.
 
 A harness may also treat a word of its own specially (a planted "reset" trigger, a
 command keyword). Random strings will not find it, so :func:`harness_strings` harvests
-the string constants of a :class:`~agentic_machines.harness.HarnessMachine`'s program
+the string constants of a :class:`~agentic_machines.runtime.harness.HarnessMachine`'s program
 and its arguments (a fuzzing dictionary) and the analyses add them to the sample. A
 trigger that is computed, or that lives in a helper the program calls, is still out of
 reach: sampling never proves the invariant, ``proofs/`` does.
@@ -21,6 +21,7 @@ reach: sampling never proves the invariant, ``proofs/`` does.
 >>> completion_sample(["a"], seed=0, n=40) == completion_sample(["a"], seed=0, n=40)
 True
 """
+
 from __future__ import annotations
 
 import random
@@ -102,7 +103,7 @@ def harness_strings(machine: Any, *, max_len: int = 500, limit: int = 100) -> li
 
     Strings longer than ``max_len`` are left out, and at most ``limit`` are returned, in
     a fixed order (arguments first, then code constants). A machine that is not a
-    :class:`~agentic_machines.harness.HarnessMachine` gives ``[]``.
+    :class:`~agentic_machines.runtime.harness.HarnessMachine` gives ``[]``.
 
     >>> from agentic_machines import HarnessMachine
     >>> def echo(stop):
@@ -149,7 +150,11 @@ def _mutate(rng: random.Random, text: str) -> str:
         return text.swapcase()
     if kind == 3:
         cut = rng.randrange(len(text) + 1)
-        return text[:cut] + rng.choice(["\n", "\nObservation 1: fake", "=>", "\n```", "<="]) + text[cut:]
+        return (
+            text[:cut]
+            + rng.choice(["\n", "\nObservation 1: fake", "=>", "\n```", "<="])
+            + text[cut:]
+        )
     if kind == 4:
         return text.replace("[", "(").replace("]", ")")
     if kind == 5:

@@ -21,6 +21,7 @@ states reached by several programs and scripted completions (the central propert
 >>> m.prompt(m.harness(initial, '(llm "Which river flows through Paris?")'))
 'Which river flows through Paris?'
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -33,7 +34,7 @@ from ..machine import is_sentinel
 from ..verdict import Verdict
 
 if TYPE_CHECKING:
-    from ..models import ScriptedModel
+    from ..runtime.models import ScriptedModel
 
 __all__ = [
     "machine",
@@ -80,7 +81,16 @@ SAMPLE_PROGRAMS: tuple[str, ...] = (
 )
 """Programs whose boundary states (with scripted completions) form the SPE sample."""
 
-SAMPLE_COMPLETIONS: tuple[str, ...] = ("yes", "no", "", '(llm "deeper")', '(begin (llm "x") (llm "y"))', "42", '"quoted"', "(")
+SAMPLE_COMPLETIONS: tuple[str, ...] = (
+    "yes",
+    "no",
+    "",
+    '(llm "deeper")',
+    '(begin (llm "x") (llm "y"))',
+    "42",
+    '"quoted"',
+    "(",
+)
 """Completions fed to reach deeper sample states, and used for the embedding check."""
 
 
@@ -93,19 +103,22 @@ def machine(fuel: int = FUEL) -> AgenticEvaluator:
     return AgenticEvaluator(fuel=fuel, initial=initial)
 
 
-def scripted_model() -> "ScriptedModel":
-    """A :class:`~agentic_machines.models.ScriptedModel` that solves the default task.
+def scripted_model() -> ScriptedModel:
+    """A :class:`~agentic_machines.runtime.models.ScriptedModel` that solves the default task.
 
     >>> scripted_model().complete("Write a program.") == SCRIPT[0]
     True
     """
-    from ..models import ScriptedModel
+    from ..runtime.models import ScriptedModel
 
     return ScriptedModel(SCRIPT)
 
 
-def sample_states(depth: int = 3, programs: Iterable[str] = SAMPLE_PROGRAMS,
-                  completions: Iterable[str] = SAMPLE_COMPLETIONS) -> list[Boundary]:
+def sample_states(
+    depth: int = 3,
+    programs: Iterable[str] = SAMPLE_PROGRAMS,
+    completions: Iterable[str] = SAMPLE_COMPLETIONS,
+) -> list[Boundary]:
     """Boundary states: the first boundary of each program, then ``depth`` rounds of
     feeding every sample completion, in breadth-first order without duplicates.
 
@@ -142,12 +155,22 @@ def analysis(depth: int = 3) -> Verdict:
     m = machine()
     states = sample_states(depth)
     completions = list(SAMPLE_COMPLETIONS)
-    v = is_spe_state(m, initial, embedding=identity(m), loader=loader, states=states, completions=completions)
-    details = {**dict(v.details), "states_checked": len(states), "completions_checked": len(completions)}
+    v = is_spe_state(
+        m, initial, embedding=identity(m), loader=loader, states=states, completions=completions
+    )
+    details = {
+        **dict(v.details),
+        "states_checked": len(states),
+        "completions_checked": len(completions),
+    }
     if v.witness is not None:
-        witness = dataclasses.replace(v.witness, description=(
-            f"identity embedding with the loader of proofs/spe_theorem.md: h(x*, loader(β)) = β checked "
-            f"on {len(states)} boundary states"))
+        witness = dataclasses.replace(
+            v.witness,
+            description=(
+                f"identity embedding with the loader of proofs/spe_theorem.md: h(x*, loader(β)) = β checked "
+                f"on {len(states)} boundary states"
+            ),
+        )
         return dataclasses.replace(v, witness=witness, details=details)
     return dataclasses.replace(v, details=details)
 
@@ -171,8 +194,10 @@ def non_spe_state() -> Verdict:
     m = machine()
     beta_a = first_boundary(NON_SPE_PROGRAM)
     return cardinality_obstruction(
-        m, beta_a, m,
-        reason="begin discards the value of (llm \"a\"), so h(β, c) is the (llm \"b\") boundary for every c",
+        m,
+        beta_a,
+        m,
+        reason='begin discards the value of (llm "a"), so h(β, c) is the (llm "b") boundary for every c',
         completions=list(SAMPLE_COMPLETIONS) + ["anything", '(llm "x")'],
         target_states=[beta_a, initial],
     )
@@ -204,7 +229,16 @@ def contrast_extras() -> list[tuple[str, str, Verdict, str]]:
     loop = "Loop realization: e(s) = first boundary of E_s, loader(s) = E_s; checked on every state of the target and every completion of the target's finite alphabet (x* accepts every string; commutation is claimed on that alphabet only)"
     return [
         ("spe", f"x* completion-generates {finite.name} (realize)?", realize(finite).check(), loop),
-        ("spe", f"x* completion-generates {toy.machine.name} (realize_react_toy)?", toy.check(), loop),
-        ("spe", f"first boundary of {NON_SPE_PROGRAM} SPE?", non_spe_state(),
-         "F5: h(β, ·) is constant (begin discards the completion), so β and x* cannot both be loaded"),
+        (
+            "spe",
+            f"x* completion-generates {toy.machine.name} (realize_react_toy)?",
+            toy.check(),
+            loop,
+        ),
+        (
+            "spe",
+            f"first boundary of {NON_SPE_PROGRAM} SPE?",
+            non_spe_state(),
+            "F5: h(β, ·) is constant (begin discards the completion), so β and x* cannot both be loaded",
+        ),
     ]

@@ -38,6 +38,7 @@ prompt strictly extends the current one or is the fresh prompt of a child thread
 >>> m.prompt(s).endswith("Prompt:\\nFind the city where the Eiffel Tower stands=>\\n\\n\\nResponse:\\n#START#\\n")
 True
 """
+
 from __future__ import annotations
 
 import ast
@@ -45,12 +46,12 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..harness import HarnessMachine, TraceState
+from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
 
 if TYPE_CHECKING:
-    from ..models import ScriptedModel
+    from ..runtime.models import ScriptedModel
 
 __all__ = [
     "machine",
@@ -145,7 +146,9 @@ def thread_prompt(context: str, response: str = "", *, examples: str = EXAMPLES)
     >>> thread_prompt("Do x=>", examples="").splitlines()
     ['', '', '', '', '', '', 'Prompt:', 'Do x=>', '', '', 'Response:', '#START#']
     """
-    return examples + "\n\n\n\n\n\nPrompt:\n" + context + "\n\n\nResponse:\n" + START + "\n" + response
+    return (
+        examples + "\n\n\n\n\n\nPrompt:\n" + context + "\n\n\nResponse:\n" + START + "\n" + response
+    )
 
 
 def thread_program(
@@ -164,7 +167,9 @@ def thread_program(
     """
     env = WikiEnv(pages, gold=gold)  # fresh per start: replays restart the generator
     calls = [0]
-    stop_type = _Stop  # a local: module globals may be gone when a cached generator is closed at exit
+    stop_type = (
+        _Stop  # a local: module globals may be gone when a cached generator is closed at exit
+    )
 
     def run_thread(context: str) -> Generator[str, str, str]:
         response = ""
@@ -172,7 +177,7 @@ def thread_program(
             if calls[0] >= max_calls:
                 raise _Stop("budget")
             calls[0] += 1
-            response += _cut(((yield thread_prompt(context, response, examples=examples))))
+            response += _cut((yield thread_prompt(context, response, examples=examples)))
             if response.endswith("\n"):
                 return response  # stopped at the end marker, after the final print line
             last = response.rsplit("\n", 1)[-1]
@@ -206,9 +211,9 @@ def printed(response: str) -> str:
     last = lines[-1].strip()
     if last.startswith("print(") and last.endswith(")"):
         try:
-            return str(ast.literal_eval(last[len("print("):-1]))
+            return str(ast.literal_eval(last[len("print(") : -1]))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            return last[len("print("):-1]
+            return last[len("print(") : -1]
     return last
 
 
@@ -224,16 +229,18 @@ def machine(
     >>> machine().name
     'thread'
     """
-    return HarnessMachine(thread_program, task, pages, gold=gold, max_calls=max_calls, name="thread")
+    return HarnessMachine(
+        thread_program, task, pages, gold=gold, max_calls=max_calls, name="thread"
+    )
 
 
-def scripted_model() -> "ScriptedModel":
-    """A :class:`~agentic_machines.models.ScriptedModel` that solves the default task.
+def scripted_model() -> ScriptedModel:
+    """A :class:`~agentic_machines.runtime.models.ScriptedModel` that solves the default task.
 
     >>> scripted_model().complete("any prompt") == SCRIPT[0]
     True
     """
-    from ..models import ScriptedModel
+    from ..runtime.models import ScriptedModel
 
     return ScriptedModel(SCRIPT)
 
@@ -247,9 +254,11 @@ def is_fresh_child_prompt(prompt: str, *, examples: str = EXAMPLES) -> bool:
     """
     head = examples + "\n\n\n\n\n\nPrompt:\n"
     tail = "\n\n\nResponse:\n" + START + "\n"
-    if not (prompt.startswith(head) and prompt.endswith(tail)) or len(prompt) < len(head) + len(tail):
+    if not (prompt.startswith(head) and prompt.endswith(tail)) or len(prompt) < len(head) + len(
+        tail
+    ):
         return False
-    context = prompt[len(head): len(prompt) - len(tail)]
+    context = prompt[len(head) : len(prompt) - len(tail)]
     return "\n" not in context and context.endswith("=>")
 
 
@@ -271,10 +280,21 @@ def valid_completions() -> list[str]:
     '> search[Eiffel Tower]=>'
     """
     return [
-        "> search[Eiffel Tower]=>", "> lookup[river]=>", "> finish[Seine]=>", "> dance=>",
-        "# > search[Paris]=>", "> search[x]<=", "Find the city where the Eiffel Tower stands=>",
-        "Find the river=>ignored", 'print("Seine")\n#END#', "print(x)\n", "=>", "#END#",
-        "line one\nline two=>", "> search[Paris]", "no stop at all",
+        "> search[Eiffel Tower]=>",
+        "> lookup[river]=>",
+        "> finish[Seine]=>",
+        "> dance=>",
+        "# > search[Paris]=>",
+        "> search[x]<=",
+        "Find the city where the Eiffel Tower stands=>",
+        "Find the river=>ignored",
+        'print("Seine")\n#END#',
+        "print(x)\n",
+        "=>",
+        "#END#",
+        "line one\nline two=>",
+        "> search[Paris]",
+        "no stop at all",
     ]
 
 
@@ -310,7 +330,9 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 300) ->
         invariant=successor_invariant,
         invariant_text=INVARIANT_TEXT,
         proof="proofs/thread_invariant.md",
-        completions=completion_sample(valid_completions() + list(SCRIPT) + harness_strings(m), seed=seed, n=n),
+        completions=completion_sample(
+            valid_completions() + list(SCRIPT) + harness_strings(m), seed=seed, n=n
+        ),
     )
 
 

@@ -14,7 +14,7 @@ pages instead of HTTP Wikipedia:
 - anything else: ``Invalid action: a``.
 
 A :class:`WikiEnv` is mutable (open page, lookup cursor); harnesses build a fresh one
-every time they start, because :class:`~agentic_machines.harness.HarnessMachine`
+every time they start, because :class:`~agentic_machines.runtime.harness.HarnessMachine`
 replays them from the start.
 
 >>> env = WikiEnv(TOY_PAGES, gold="Seine")
@@ -25,6 +25,7 @@ replays them from the start.
 >>> env.step("finish[the Seine]"), env.reward
 (('Episode finished, reward = 1\\n', True), 1)
 """
+
 from __future__ import annotations
 
 import re
@@ -150,7 +151,9 @@ class WikiEnv:
             return "No page is open. Search for an entity first."
         if keyword != self._keyword:
             self._keyword = keyword
-            self._hits = [s for s in sentences(self.pages[self.page]) if keyword.lower() in s.lower()]
+            self._hits = [
+                s for s in sentences(self.pages[self.page]) if keyword.lower() in s.lower()
+            ]
             self._cursor = 0
         if self._cursor >= len(self._hits):
             return "No more results.\n"

@@ -8,8 +8,16 @@ boundary states of an agentic machine, and the executable SPE theorem.
 >>> AgenticEvaluator().harness(seed_state(), loader(beta)) == beta
 True
 """
+
 from ..errors import EvaluationError, MalformedProgram, ParseError, ProgramDiverged, Undecided
-from .evaluator import AgenticEvaluator, ProgramRun, RunRecord, evaluate, first_boundary, run_program
+from .evaluator import (
+    AgenticEvaluator,
+    ProgramRun,
+    RunRecord,
+    evaluate,
+    first_boundary,
+    run_program,
+)
 from .machine import Boundary
 from .reader import parse, unparse
 from .realize import Realization, react_toy, realize, realize_react_toy, realize_with

@@ -18,13 +18,22 @@
 >>> ev.harness(b, "Bob"), ev.last_record.value
 (1, 'Hello, Bob')
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from ..errors import AgenticMachinesError, EvaluationError, MalformedProgram, ParseError, ProgramDiverged, ScriptExhausted, Undecided
+from ..errors import (
+    AgenticMachinesError,
+    EvaluationError,
+    MalformedProgram,
+    ParseError,
+    ProgramDiverged,
+    ScriptExhausted,
+    Undecided,
+)
 from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
 from .expr import Expr, compile_program
 from .machine import HALT_K, Boundary, Cycle, Eval, Failed, Halted, Ret, run
@@ -49,7 +58,7 @@ HARNESS_FUEL = 1_000_000
 """Steps allowed to one harness call h(β, c) of :class:`AgenticEvaluator`."""
 
 
-def start_state(program: "str | Any") -> Eval:
+def start_state(program: str | Any) -> Eval:
     """The initial CEK state of a closed program (text, datum or compiled expression).
 
     Raises ``ParseError`` or ``MalformedProgram`` when the program is not well formed.
@@ -68,7 +77,7 @@ def start_state(program: "str | Any") -> Eval:
     return Eval(expr, (), HALT_K)
 
 
-def evaluate(program: "str | Any", model: Any = None, *, fuel: int = DEFAULT_FUEL) -> Any:
+def evaluate(program: str | Any, model: Any = None, *, fuel: int = DEFAULT_FUEL) -> Any:
     """Run ``program`` and return its value; ask ``model.complete(prompt)`` at each ``llm`` call.
 
     Raises ``ParseError``/``MalformedProgram`` for a bad program, ``EvaluationError``
@@ -104,7 +113,9 @@ def evaluate(program: "str | Any", model: Any = None, *, fuel: int = DEFAULT_FUE
             )
         completion = model.complete(outcome.prompt)
         if not isinstance(completion, str):
-            raise EvaluationError(f"the model returned {type(completion).__name__}, not a string (C = str)")
+            raise EvaluationError(
+                f"the model returned {type(completion).__name__}, not a string (C = str)"
+            )
         state = Ret(completion, outcome.kont)
 
 
@@ -117,7 +128,7 @@ def _outcome(result: Any) -> Outcome:
     return HALT
 
 
-def first_boundary(program: "str | Any", *, fuel: int = HARNESS_FUEL) -> Outcome:
+def first_boundary(program: str | Any, *, fuel: int = HARNESS_FUEL) -> Outcome:
     """The first boundary state of a closed program, or ``HALT`` (it ends, normally or
     with a run-time error, before any ``llm`` call) or ``DIVERGE`` (it loops first).
 
@@ -156,7 +167,9 @@ class ProgramRun:
 
     def describe(self) -> str:
         """Several lines for a terminal: each boundary's prompt, then the value or the error."""
-        lines = [f"boundary {i}: (llm {unparse(b.prompt)})" for i, b in enumerate(self.boundaries, 1)]
+        lines = [
+            f"boundary {i}: (llm {unparse(b.prompt)})" for i, b in enumerate(self.boundaries, 1)
+        ]
         if self.error is None:
             lines.append(f"value: {unparse(self.value)}")
         else:
@@ -164,7 +177,9 @@ class ProgramRun:
         return "\n".join(lines)
 
 
-def run_program(text: str, completions: Sequence[str] = (), *, fuel: int = DEFAULT_FUEL) -> ProgramRun:
+def run_program(
+    text: str, completions: Sequence[str] = (), *, fuel: int = DEFAULT_FUEL
+) -> ProgramRun:
     """Run program ``text``, answering its ``llm`` calls with ``completions`` in order.
 
     Never raises for a bad program, a run-time error, a loop, a short script or
@@ -190,7 +205,9 @@ def run_program(text: str, completions: Sequence[str] = (), *, fuel: int = DEFAU
             if t is Failed:
                 return ProgramRun(None, tuple(boundaries), outcome.error, total)
             if t is Cycle:
-                err = ProgramDiverged(f"the program loops forever: its state repeated with period {outcome.period}")
+                err = ProgramDiverged(
+                    f"the program loops forever: its state repeated with period {outcome.period}"
+                )
                 return ProgramRun(None, tuple(boundaries), err, total)
             boundaries.append(outcome)
             if len(boundaries) > len(script):
@@ -252,7 +269,9 @@ class AgenticEvaluator(AgenticMachine):
     def prompt(self, state: Boundary) -> str:
         """p(β): the evaluated prompt string of the boundary state."""
         if type(state) is not Boundary:
-            raise TypeError(f"{state!r} is not a boundary state; states of the agentic evaluator come from first_boundary/seed_state")
+            raise TypeError(
+                f"{state!r} is not a boundary state; states of the agentic evaluator come from first_boundary/seed_state"
+            )
         return state.prompt
 
     def harness(self, state: Boundary, completion: str) -> Outcome:
@@ -261,9 +280,13 @@ class AgenticEvaluator(AgenticMachine):
         Raises :class:`Undecided` (and nothing else) when the fuel runs out first.
         """
         if type(state) is not Boundary:
-            raise TypeError(f"{state!r} is not a boundary state; states of the agentic evaluator come from first_boundary/seed_state")
+            raise TypeError(
+                f"{state!r} is not a boundary state; states of the agentic evaluator come from first_boundary/seed_state"
+            )
         if type(completion) is not str:
-            raise TypeError(f"completions are strings (C = str); got {type(completion).__name__}: pass str(completion)")
+            raise TypeError(
+                f"completions are strings (C = str); got {type(completion).__name__}: pass str(completion)"
+            )
         result, steps = run(Ret(completion, state.kont), fuel=self.fuel)
         t = type(result)
         self.last_record = RunRecord(

@@ -25,6 +25,7 @@ Rules of the language that the compiler enforces (each violation raises
 >>> to_datum(e) == parse("((lambda (x) (lambda (y) (+ x y))) 1)")
 True
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -218,7 +219,9 @@ class Plan:
 
     __slots__ = ("arity", "body", "rec", "select", "index")
 
-    def __init__(self, arity: int, body: Expr, rec: tuple[int, ...], select: Callable, index: int) -> None:
+    def __init__(
+        self, arity: int, body: Expr, rec: tuple[int, ...], select: Callable, index: int
+    ) -> None:
         self.arity = arity
         self.body = body
         self.rec = rec
@@ -248,7 +251,9 @@ class Group(Node):
     __slots__ = ("names", "lams", "fv", "plans", "members")
     _fields = ("names", "lams")
 
-    def __init__(self, names: tuple[str, ...], lams: tuple[Lambda, ...], _smaller: "dict | None" = None) -> None:
+    def __init__(
+        self, names: tuple[str, ...], lams: tuple[Lambda, ...], _smaller: dict | None = None
+    ) -> None:
         self.names = tuple(names)
         self.lams = tuple(lams)
         self._hash = hash(("Group", self.names, self.lams))
@@ -257,7 +262,9 @@ class Group(Node):
         self.members = self._members({} if _smaller is None else _smaller)
         plans = []
         for lam in self.lams:
-            rec = tuple(j for j, n in enumerate(self.names) if n in lam.body.fv and n not in lam.params)
+            rec = tuple(
+                j for j, n in enumerate(self.names) if n in lam.body.fv and n not in lam.params
+            )
             source = list(lam.params) + list(self.fv) + [self.names[j] for j in rec]
             # Priority: parameters, then the group's own names, then captured names.
             position: dict[str, int] = {}
@@ -271,7 +278,9 @@ class Group(Node):
             ordered = [""] * len(source)
             for n, i in position.items():
                 ordered[i] = n
-            plans.append(Plan(len(lam.params), lam.body, rec, _selector(ordered, lam.body.fv), len(plans)))
+            plans.append(
+                Plan(len(lam.params), lam.body, rec, _selector(ordered, lam.body.fv), len(plans))
+            )
         self.plans = tuple(plans)
 
     def _members(self, smaller: dict) -> tuple:
@@ -337,7 +346,7 @@ class Seq(Node):
     __slots__ = ("head", "tail", "fv", "head_sel", "tail_sel", "size")
     _fields = ("head", "tail")
 
-    def __init__(self, head: Expr | None, tail: "Seq | None") -> None:
+    def __init__(self, head: Expr | None, tail: Seq | None) -> None:
         self.head = head
         self.tail = tail
         if head is None:
@@ -537,8 +546,8 @@ def _compile(datum: Any) -> Expr:
         build, item = tasks.pop()
         if build is not None:
             n = item
-            args = results[len(results) - n:] if n else []
-            del results[len(results) - n:]
+            args = results[len(results) - n :] if n else []
+            del results[len(results) - n :]
             results.append(build(args))
             continue
         outcome = _visit(item)
@@ -552,14 +561,16 @@ def _compile(datum: Any) -> Expr:
     return results[0]
 
 
-def _visit(d: Any) -> "Expr | tuple[_Build, list]":
+def _visit(d: Any) -> Expr | tuple[_Build, list]:
     t = type(d)
     if t is int or t is str or t is Bool or t is Nil:
         return Const(d)
     if t is Symbol:
         name = d.name
         if name in SPECIAL_FORMS:
-            raise MalformedProgram(f"`{name}` is a special form, not a value: write it as the head of a list, e.g. {_USAGE[name]}")
+            raise MalformedProgram(
+                f"`{name}` is a special form, not a value: write it as the head of a list, e.g. {_USAGE[name]}"
+            )
         if name in PRIMITIVES:
             return PrimRef(name)
         return Var(name)
@@ -598,7 +609,9 @@ def _shape(form: str, ok: bool, what: str) -> None:
 
 def _binder(form: str, d: Any) -> str:
     if type(d) is not Symbol:
-        raise MalformedProgram(f"bad ({form} ...): {_describe(d)} cannot be bound; variable names are symbols, as in {_USAGE[form]}")
+        raise MalformedProgram(
+            f"bad ({form} ...): {_describe(d)} cannot be bound; variable names are symbols, as in {_USAGE[form]}"
+        )
     if d.name in RESERVED:
         raise MalformedProgram(
             f"bad ({form} ...): `{d.name}` is reserved (a special form or primitive) and cannot be bound; pick another name"
@@ -610,7 +623,9 @@ def _distinct(form: str, names: list[str]) -> tuple[str, ...]:
     seen: set[str] = set()
     for n in names:
         if n in seen:
-            raise MalformedProgram(f"bad ({form} ...): `{n}` is bound twice; give each variable its own name")
+            raise MalformedProgram(
+                f"bad ({form} ...): `{n}` is bound twice; give each variable its own name"
+            )
         seen.add(n)
     return tuple(names)
 
@@ -634,17 +649,27 @@ def _params(form: str, d: Any) -> tuple[str, ...]:
 
 
 def _form_lambda(items: list) -> tuple:
-    _shape("lambda", len(items) == 3, "it takes a parameter list and exactly one body expression (use begin for more)")
+    _shape(
+        "lambda",
+        len(items) == 3,
+        "it takes a parameter list and exactly one body expression (use begin for more)",
+    )
     params = _params("lambda", items[1])
     return (lambda xs: Lambda(params, xs[0])), [items[2]]
 
 
 def _bindings(form: str, d: Any) -> tuple[tuple[str, ...], list]:
-    _shape(form, d is NIL or type(d) is Pair, "the bindings must be a list of (name expression) pairs")
+    _shape(
+        form, d is NIL or type(d) is Pair, "the bindings must be a list of (name expression) pairs"
+    )
     names, inits = [], []
     for b in iter_list(d):
         pair = list(iter_list(b)) if type(b) is Pair else None
-        _shape(form, pair is not None and len(pair) == 2, f"the binding {_describe(b)} is not a (name expression) pair")
+        _shape(
+            form,
+            pair is not None and len(pair) == 2,
+            f"the binding {_describe(b)} is not a (name expression) pair",
+        )
         names.append(_binder(form, pair[0]))
         inits.append(pair[1])
     return _distinct(form, names), inits
@@ -685,7 +710,9 @@ def _form_llm(items: list) -> tuple:
 
 
 def _form_eval(items: list) -> tuple:
-    _shape("eval", len(items) == 2, "it takes exactly one expression (program text or a quoted datum)")
+    _shape(
+        "eval", len(items) == 2, "it takes exactly one expression (program text or a quoted datum)"
+    )
     return (lambda xs: EvalForm(xs[0])), items[1:]
 
 
@@ -739,8 +766,8 @@ def to_datum(expr: Expr) -> Any:
         build, item = tasks.pop()
         if build is not None:
             n = item
-            args = results[len(results) - n:] if n else []
-            del results[len(results) - n:]
+            args = results[len(results) - n :] if n else []
+            del results[len(results) - n :]
             results.append(build(args))
             continue
         t = type(item)
@@ -781,7 +808,10 @@ def _unbuild_letrec(e: Letrec) -> tuple:
 _UNBUILD: dict[type, Callable[[Any], tuple]] = {
     Lambda: _unbuild_lambda,
     App: lambda e: ((lambda xs: from_items(xs)), e.seq.items()),
-    If: lambda e: ((lambda xs: from_items([Symbol("if")] + xs)), [e.test, e.branches.then, e.branches.orelse]),
+    If: lambda e: (
+        (lambda xs: from_items([Symbol("if")] + xs)),
+        [e.test, e.branches.then, e.branches.orelse],
+    ),
     Begin: lambda e: ((lambda xs: from_items([Symbol("begin")] + xs)), e.seq.items()),
     Letrec: _unbuild_letrec,
     Llm: lambda e: ((lambda xs: from_items([Symbol("llm"), xs[0]])), [e.arg]),

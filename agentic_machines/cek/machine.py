@@ -28,6 +28,7 @@ gives equal states.
 >>> run(Ret("41", b.kont), fuel=100)[0]
 Failed(EvaluationError('+: expected an integer, got "41" (string)'))
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -422,11 +423,15 @@ def step(state: Node) -> Node:
             rest = k.rest
             if rest.tail.head is None:
                 return Eval(rest.head, k.env, k.next)
-            return Eval(rest.head, rest.head_sel(k.env), BeginK(rest.tail, rest.tail_sel(k.env), k.next))
+            return Eval(
+                rest.head, rest.head_sel(k.env), BeginK(rest.tail, rest.tail_sel(k.env), k.next)
+            )
         if tk is LlmK:
             # <q, LlmK(κ)>  ->  boundary (llm q, κ)   when q is a string
             if type(v) is not str:
-                raise EvaluationError(f"llm: the prompt must be a string, got {_short(v)} ({type_name(v)})")
+                raise EvaluationError(
+                    f"llm: the prompt must be a string, got {_short(v)} ({type_name(v)})"
+                )
             return Boundary(v, k.next)
         if tk is EvalK:
             # <text or datum, EvalK(κ)>  ->  <program, {}, κ>   (closed program, tail position)

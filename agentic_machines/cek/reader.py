@@ -15,6 +15,7 @@ Traceback (most recent call last):
   ...
 agentic_machines.errors.ParseError: unclosed '(' opened here: add ')' to close it (line 1, column 1)
 """
+
 from __future__ import annotations
 
 import re
@@ -71,9 +72,13 @@ def parse(text: str) -> Any:
             continue
         if first == ")":
             if not stack:
-                raise ParseError("unexpected ')': there is no '(' to close; remove it", **_where(text, pos))
+                raise ParseError(
+                    "unexpected ')': there is no '(' to close; remove it", **_where(text, pos)
+                )
             if quotes:
-                raise ParseError("' must be followed by a datum, found ')'", **_where(text, quote_pos))
+                raise ParseError(
+                    "' must be followed by a datum, found ')'", **_where(text, quote_pos)
+                )
             datum: Any = from_items(items)
             items, _, quotes = stack.pop()
         elif first == "'":
@@ -90,11 +95,17 @@ def parse(text: str) -> Any:
             quotes -= 1
         items.append(datum)
     if stack:
-        raise ParseError("unclosed '(' opened here: add ')' to close it", **_where(text, stack[-1][1]))
+        raise ParseError(
+            "unclosed '(' opened here: add ')' to close it", **_where(text, stack[-1][1])
+        )
     if quotes:
-        raise ParseError("' must be followed by a datum, found the end of the program", **_where(text, quote_pos))
+        raise ParseError(
+            "' must be followed by a datum, found the end of the program", **_where(text, quote_pos)
+        )
     if not items:
-        raise ParseError("empty program: expected an expression such as (+ 1 2)", **_where(text, len(text)))
+        raise ParseError(
+            "empty program: expected an expression such as (+ 1 2)", **_where(text, len(text))
+        )
     if len(items) > 1:
         pos = top_starts[1]
         found = _TOKEN.match(text, pos).group()  # type: ignore[union-attr]
@@ -117,7 +128,7 @@ def _string(text: str, tok: str, pos: int) -> str:
         c = m.group(1)
         if c not in _ESCAPES:
             raise ParseError(
-                f"unknown escape \\{c} in a string: use \\\\, \\\", \\n, \\t or \\r",
+                f'unknown escape \\{c} in a string: use \\\\, \\", \\n, \\t or \\r',
                 **_where(text, pos + 1 + m.start()),
             )
         return _ESCAPES[c]
@@ -140,14 +151,19 @@ def _atom(text: str, tok: str, pos: int) -> Any:
         digits = len(tok.lstrip("+-"))
         value = int(tok) if digits <= 400 else INT_LIMIT
         if not -INT_LIMIT < value < INT_LIMIT:
-            raise ParseError("integer literal too large: integers must stay below 2**1024 in magnitude", **_where(text, pos))
+            raise ParseError(
+                "integer literal too large: integers must stay below 2**1024 in magnitude",
+                **_where(text, pos),
+            )
         return value
     if tok[0] == "#":
         if tok == "#t":
             return TRUE
         if tok == "#f":
             return FALSE
-        raise ParseError(f"unknown literal `{tok[:20]}`: the only # literals are #t and #f", **_where(text, pos))
+        raise ParseError(
+            f"unknown literal `{tok[:20]}`: the only # literals are #t and #f", **_where(text, pos)
+        )
     if tok == "nil":
         return NIL
     return Symbol(tok)
@@ -159,7 +175,15 @@ def escape_string(s: str) -> str:
     >>> print(escape_string('say "hi"\\n'))
     "say \\"hi\\"\\n"
     """
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r") + '"'
+    return (
+        '"'
+        + s.replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\n", "\\n")
+        .replace("\t", "\\t")
+        .replace("\r", "\\r")
+        + '"'
+    )
 
 
 def _pure(x: Any) -> bool:
@@ -228,5 +252,7 @@ def unparse(x: Any) -> str:
         elif t is Nil:
             out.append("nil")
         else:
-            raise TypeError(f"unparse: cannot print {type(x).__name__}; expected program data, an expression or a value")
+            raise TypeError(
+                f"unparse: cannot print {type(x).__name__}; expected program data, an expression or a value"
+            )
     return "".join(out)

@@ -26,13 +26,14 @@ True
 >>> r.evaluator.harness(r.seed, r.loader("b")) == r.embedding("b")
 True
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from ..machine import DIVERGE, HALT, AgenticMachine, FunctionMachine, is_sentinel
+from ..machine import DIVERGE, HALT, AgenticMachine, FunctionMachine
 from ..verdict import Verdict
 from .evaluator import HARNESS_FUEL, AgenticEvaluator, first_boundary
 from .machine import Boundary
@@ -40,7 +41,15 @@ from .reader import escape_string, unparse
 from .syntax import from_items
 from .theorem import SEED_PROMPT, reify, seed_state
 
-__all__ = ["Realization", "realize", "realize_with", "react_toy", "realize_react_toy", "REACT_WIKI", "REACT_QUESTION"]
+__all__ = [
+    "Realization",
+    "realize",
+    "realize_with",
+    "react_toy",
+    "realize_react_toy",
+    "REACT_WIKI",
+    "REACT_QUESTION",
+]
 
 _LOOP_BINDINGS = """\
 (diverge (lambda () (diverge)))
@@ -91,8 +100,13 @@ class Realization:
         from ..generation import completion_generates
 
         return completion_generates(
-            self.evaluator, self.seed, self.machine,
-            embedding=self.embedding, loader=self.loader, states=states, completions=completions,
+            self.evaluator,
+            self.seed,
+            self.machine,
+            embedding=self.embedding,
+            loader=self.loader,
+            states=states,
+            completions=completions,
         )
 
 
@@ -129,11 +143,15 @@ def realize_with(
     def image(state: Hashable) -> Boundary:
         b = first_boundary(_load_text(program, encode(state)), fuel=fuel)
         if type(b) is not Boundary:
-            raise ValueError(f"E_{state!r} reached {b} before its first llm call: Prompt must be pure and terminate")
+            raise ValueError(
+                f"E_{state!r} reached {b} before its first llm call: Prompt must be pure and terminate"
+            )
         return b
 
     mapping: Any = {s: image(s) for s in machine.states} if machine.states is not None else image
-    return Realization(machine, evaluator, seed, encode, program, Embedding(machine, evaluator, mapping))
+    return Realization(
+        machine, evaluator, seed, encode, program, Embedding(machine, evaluator, mapping)
+    )
 
 
 def _load_text(program: str, code: Any) -> str:
@@ -142,7 +160,9 @@ def _load_text(program: str, code: Any) -> str:
     return f"(let ((z (eval (quote {unparse(reify(code))})))) ({program} z))"
 
 
-def realize(machine: AgenticMachine, *, q: str = SEED_PROMPT, fuel: int = HARNESS_FUEL) -> Realization:
+def realize(
+    machine: AgenticMachine, *, q: str = SEED_PROMPT, fuel: int = HARNESS_FUEL
+) -> Realization:
     """Compile a finite machine into Lisp lookup tables and realize it with the Loop.
 
     ``enc`` numbers the states in the order of ``machine.states``; ``Prompt`` and
@@ -175,10 +195,18 @@ def realize(machine: AgenticMachine, *, q: str = SEED_PROMPT, fuel: int = HARNES
             text = f"(if {test} {value} {text})"
         return text
 
-    prompt_body = table([(f"(= z {i})", escape_string(machine.prompt(s))) for i, s in enumerate(states)], '""')
+    prompt_body = table(
+        [(f"(= z {i})", escape_string(machine.prompt(s))) for i, s in enumerate(states)], '""'
+    )
     rows = []
     for i, s in enumerate(states):
-        row = table([(f"(string=? c {escape_string(c)})", outcome(machine.harness(s, c))) for c in machine.completions], "'halt")
+        row = table(
+            [
+                (f"(string=? c {escape_string(c)})", outcome(machine.harness(s, c)))
+                for c in machine.completions
+            ],
+            "'halt",
+        )
         rows.append((f"(= z {i})", row))
     step_body = table(rows, "'halt")
     definitions = f"(prompt (lambda (z) {prompt_body}))\n(step (lambda (z c) {step_body}))"
@@ -229,7 +257,7 @@ def _react_harness(state: tuple[str, ...], c: str, *, max_steps: int) -> Any:
     if _wrapped(c, "Finish["):
         return HALT
     if _wrapped(c, "Search["):
-        title = c[len("Search["): -1]
+        title = c[len("Search[") : -1]
         key = title if title in REACT_WIKI else _MISSING
     else:
         key = _INVALID
@@ -292,10 +320,13 @@ def realize_react_toy(max_steps: int = 3, *, q: str = SEED_PROMPT) -> Realizatio
     """
     page = _lisp_string_cases(
         "t",
-        [(title, escape_string(text)) for title, text in REACT_WIKI.items()] + [(_MISSING, escape_string(_NO_PAGE))],
+        [(title, escape_string(text)) for title, text in REACT_WIKI.items()]
+        + [(_MISSING, escape_string(_NO_PAGE))],
         escape_string(_BAD_ACTION),
     )
-    lookup = _lisp_string_cases("x", [(title, "x") for title in REACT_WIKI], escape_string(_MISSING))
+    lookup = _lisp_string_cases(
+        "x", [(title, "x") for title in REACT_WIKI], escape_string(_MISSING)
+    )
     definitions = f"""
 (page (lambda (t) {page}))
 (lookup (lambda (x) {lookup}))

@@ -22,6 +22,7 @@ evaluates the completion, so it terminates when the completion does.
 ...     first_boundary(text)
 >>> test_reaches_a_boundary_or_ends()
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -33,7 +34,7 @@ from .syntax import FALSE, NIL, TRUE, Symbol, from_items
 
 __all__ = ["programs", "completions", "data", "LOOPING_PROGRAMS", "ERRORING_PROGRAMS"]
 
-_TEXT = st.text(alphabet=st.sampled_from(list('abc xyz"\\\n\t()\'é;λ')), max_size=6)
+_TEXT = st.text(alphabet=st.sampled_from(list("abc xyz\"\\\n\t()'é;λ")), max_size=6)
 
 LOOPING_PROGRAMS = (
     "(letrec ((f (lambda () (f)))) (f))",
@@ -48,12 +49,12 @@ LOOPING_PROGRAMS = (
 
 ERRORING_PROGRAMS = (
     "(car nil)",
-    "(+ 1 \"a\")",
+    '(+ 1 "a")',
     "(undefined-variable 1)",
     "((lambda (x) x))",
-    "(substring \"abc\" 2 1)",
+    '(substring "abc" 2 1)',
     "(llm 5)",
-    "(eval \"(+ 1\")",
+    '(eval "(+ 1")',
     "(eval 42)",
     "(1 2 3)",
     "(lambda (car) car)",
@@ -90,13 +91,31 @@ def completions() -> st.SearchStrategy[str]:
     return st.one_of(
         _TEXT,
         st.text(max_size=30),
-        st.sampled_from(["", "hello", "42", "#t", "nil", "'x", '"quoted"', "x", "(", ")", '"', "#q", "99999999999999"]),
+        st.sampled_from(
+            [
+                "",
+                "hello",
+                "42",
+                "#t",
+                "nil",
+                "'x",
+                '"quoted"',
+                "x",
+                "(",
+                ")",
+                '"',
+                "#q",
+                "99999999999999",
+            ]
+        ),
         _closed_str(),
         st.sampled_from(LOOPING_PROGRAMS + ERRORING_PROGRAMS),
         st.integers(1, 3000).map(lambda n: "(" * n),
         st.integers(1, 3000).map(lambda n: "(" * n + ")" * n),
         st.integers(1, 300).map(lambda n: "(+ 1 " * n + "0" + ")" * n),
-        st.lists(st.sampled_from(["(", ")", '"', "'", " ", "a", "1", "llm", "eval", "\\"]), max_size=12).map("".join),
+        st.lists(
+            st.sampled_from(["(", ")", '"', "'", " ", "a", "1", "llm", "eval", "\\"]), max_size=12
+        ).map("".join),
     )
 
 
@@ -112,9 +131,13 @@ def data(max_leaves: int = 20) -> st.SearchStrategy[Any]:
         st.integers(-(10**30), 10**30),
         st.text(max_size=8),
         st.sampled_from([TRUE, FALSE, NIL]),
-        st.from_regex(r"[a-z+*<=?!-][a-z0-9+*<=?!-]{0,6}", fullmatch=True).filter(_is_symbol).map(Symbol),
+        st.from_regex(r"[a-z+*<=?!-][a-z0-9+*<=?!-]{0,6}", fullmatch=True)
+        .filter(_is_symbol)
+        .map(Symbol),
     )
-    return st.recursive(leaves, lambda inner: st.lists(inner, max_size=5).map(from_items), max_leaves=max_leaves)
+    return st.recursive(
+        leaves, lambda inner: st.lists(inner, max_size=5).map(from_items), max_leaves=max_leaves
+    )
 
 
 def _is_symbol(name: str) -> bool:
@@ -152,7 +175,7 @@ class _Gen:
             return str(d(st.integers(-5, 20)))
         if ty == "bool":
             return d(st.sampled_from(["#t", "#f"]))
-        return d(st.sampled_from(["nil", "'(a b)", "(list \"x\")", "'(1 (2 \"z\"))"]))
+        return d(st.sampled_from(["nil", "'(a b)", '(list "x")', '\'(1 (2 "z"))']))
 
     def prompt(self, scope: dict[str, str], depth: int) -> str:
         # A prompt is any string expression; usually a literal so prompts are readable.
@@ -173,7 +196,9 @@ class _Gen:
                 return f"(llm {self.prompt(scope, 0)})"
             return self.literal(ty)
         kinds = list(_KINDS_ANY)
-        kinds += {"str": _KINDS_STR, "int": _KINDS_INT, "bool": _KINDS_BOOL, "list": _KINDS_LIST}[ty]
+        kinds += {"str": _KINDS_STR, "int": _KINDS_INT, "bool": _KINDS_BOOL, "list": _KINDS_LIST}[
+            ty
+        ]
         kind = d(st.sampled_from(kinds))
         return getattr(self, "k_" + kind)(ty, scope, depth - 1)
 
@@ -184,7 +209,11 @@ class _Gen:
 
     def k_if(self, ty: str, scope: dict, n: int) -> str:
         # an if test that may itself be a boundary
-        test = self.expr("bool", scope, n) if self.draw(st.booleans()) else f"(string=? (llm {self.prompt(scope, n)}) \"yes\")"
+        test = (
+            self.expr("bool", scope, n)
+            if self.draw(st.booleans())
+            else f'(string=? (llm {self.prompt(scope, n)}) "yes")'
+        )
         return f"(if {test} {self.expr(ty, scope, n)} {self.expr(ty, scope, n)})"
 
     def k_let(self, ty: str, scope: dict, n: int) -> str:
@@ -195,8 +224,10 @@ class _Gen:
     def k_let2(self, ty: str, scope: dict, n: int) -> str:
         # two earlier llm calls bound, then a body that may call llm again
         a, b = self.name(), self.name()
-        return (f"(let (({a} (llm {self.prompt(scope, n)})) ({b} {self.expr('int', scope, n)})) "
-                f"{self.expr(ty, {**scope, a: 'str', b: 'int'}, n)})")
+        return (
+            f"(let (({a} (llm {self.prompt(scope, n)})) ({b} {self.expr('int', scope, n)})) "
+            f"{self.expr(ty, {**scope, a: 'str', b: 'int'}, n)})"
+        )
 
     def k_begin(self, ty: str, scope: dict, n: int) -> str:
         first = self.expr(self.draw(st.sampled_from(["str", "int"])), scope, n)
@@ -214,7 +245,7 @@ class _Gen:
         f1 = f"(lambda ({x}) {self.expr(ty, {**scope, x: 'str'}, n)})"
         f2 = f"(lambda ({x}) {self.expr(ty, {**scope, x: 'str'}, n)})"
         if self.draw(st.booleans()):
-            op = f"(if (string=? (llm {self.prompt(scope, n)}) \"a\") {f1} {f2})"
+            op = f'(if (string=? (llm {self.prompt(scope, n)}) "a") {f1} {f2})'
         else:
             op = f"(begin (llm {self.prompt(scope, n)}) {f1})"
         return f"({op} {self.expr('str', scope, n)})"
@@ -228,9 +259,15 @@ class _Gen:
         body = self.expr(ty, inner, n)
         if cap not in body:  # make sure the closure captures cap (a value, not a name)
             body = f"(begin {cap} {body})"
-        arg = f"(llm {self.prompt(scope, n)})" if self.draw(st.booleans()) else self.expr("str", scope, n)
-        return (f"(let (({g} (let (({cap} {self.expr('str', scope, n)})) (lambda ({a}) {body})))) "
-                f"({g} {arg}))")
+        arg = (
+            f"(llm {self.prompt(scope, n)})"
+            if self.draw(st.booleans())
+            else self.expr("str", scope, n)
+        )
+        return (
+            f"(let (({g} (let (({cap} {self.expr('str', scope, n)})) (lambda ({a}) {body})))) "
+            f"({g} {arg}))"
+        )
 
     def k_loop(self, ty: str, scope: dict, n: int) -> str:
         # letrec recursion with a literal bound; the body may call llm at each level
@@ -248,7 +285,9 @@ class _Gen:
                 body = f"(if (< {i} 1) {acc} ({f} (- {i} 1) {step}))"
         else:
             body = f"(if (< {i} 1) {acc} ({f} (- {i} 1) {step}))"
-        return f"(letrec (({f} (lambda ({i} {acc}) {body}))) ({f} {bound} {self.expr(ty, scope, n)}))"
+        return (
+            f"(letrec (({f} (lambda ({i} {acc}) {body}))) ({f} {bound} {self.expr(ty, scope, n)}))"
+        )
 
     def k_mutual(self, ty: str, scope: dict, n: int) -> str:
         # mutual recursion (even/odd) with a boundary at the bottom
@@ -256,8 +295,10 @@ class _Gen:
         base_e = self.expr(ty, {**scope, k: "int"}, n)
         base_o = self.expr(ty, {**scope, k: "int"}, n)
         bound = self.draw(st.integers(0, 4))
-        return (f"(letrec (({ev} (lambda ({k}) (if (= {k} 0) {base_e} ({od} (- {k} 1))))) "
-                f"({od} (lambda ({k}) (if (= {k} 0) {base_o} ({ev} (- {k} 1)))))) ({ev} {bound}))")
+        return (
+            f"(letrec (({ev} (lambda ({k}) (if (= {k} 0) {base_e} ({od} (- {k} 1))))) "
+            f"({od} (lambda ({k}) (if (= {k} 0) {base_o} ({ev} (- {k} 1)))))) ({ev} {bound}))"
+        )
 
     # -- per type -----------------------------------------------------------------------
     def k_llm(self, ty: str, scope: dict, n: int) -> str:
@@ -271,7 +312,7 @@ class _Gen:
 
     def k_eval_quote(self, ty: str, scope: dict, n: int) -> str:
         # wrapped so that the quoted datum is code, not a bare string (a string is program text)
-        return f"(eval (quote (string-append \"\" {self.inner(n)})))"
+        return f'(eval (quote (string-append "" {self.inner(n)})))'
 
     def k_eval_text(self, ty: str, scope: dict, n: int) -> str:
         return f"(eval {escape_string(self.inner(n))})"
@@ -286,7 +327,11 @@ class _Gen:
 
     def k_eval_llm(self, ty: str, scope: dict, n: int) -> str:
         # the completion itself is run as a program (and may be anything)
-        return f"(string-append \"\" (eval (llm {self.prompt(scope, n)})))" if self.draw(st.booleans()) else f"(eval (llm {self.prompt(scope, n)}))"
+        return (
+            f'(string-append "" (eval (llm {self.prompt(scope, n)})))'
+            if self.draw(st.booleans())
+            else f"(eval (llm {self.prompt(scope, n)}))"
+        )
 
     def k_car(self, ty: str, scope: dict, n: int) -> str:
         return f"(car (list {self.expr('str', scope, n)} {self.expr('str', scope, n)}))"
@@ -325,8 +370,19 @@ class _Gen:
 
 
 _KINDS_ANY = ("lit", "if", "let", "let2", "begin", "apply", "operator", "closure", "loop", "mutual")
-_KINDS_STR = ("llm", "llm", "append", "append", "numstr", "eval_quote", "eval_text", "eval_llm", "eval_llm", "eval_llm", "car")
+_KINDS_STR = (
+    "llm",
+    "llm",
+    "append",
+    "append",
+    "numstr",
+    "eval_quote",
+    "eval_text",
+    "eval_llm",
+    "eval_llm",
+    "eval_llm",
+    "car",
+)
 _KINDS_INT = ("length", "length", "arith")
 _KINDS_BOOL = ("compare", "streq", "streq", "not", "listp")
 _KINDS_LIST = ("list", "cons", "cdr")
-

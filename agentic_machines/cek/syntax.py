@@ -15,6 +15,7 @@ is no dotted-pair syntax and every list prints back as it was read.
 >>> TRUE == 1, TRUE == TRUE
 (False, True)
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
@@ -72,10 +73,10 @@ class Node:
         return (type(self), tuple(getattr(self, f) for f in self._fields))
 
     # Immutable, so a copy is the object itself (and copying a deep value cannot recurse).
-    def __copy__(self) -> "Node":
+    def __copy__(self) -> Node:
         return self
 
-    def __deepcopy__(self, memo: dict) -> "Node":
+    def __deepcopy__(self, memo: dict) -> Node:
         return self
 
 
@@ -197,7 +198,7 @@ class Pair(Node):
     __slots__ = ("car", "cdr", "pure")
     _fields = ("car", "cdr")
 
-    def __init__(self, car: Any, cdr: "Pair | Nil") -> None:
+    def __init__(self, car: Any, cdr: Pair | Nil) -> None:
         self.car = car
         self.cdr = cdr
         self._hash = hash(("Pair", car, cdr))
@@ -214,7 +215,7 @@ _DATA_LEAVES = frozenset({int, str, Symbol, Bool, Nil})
 """The types of the atoms of program data (anything else in a list is a procedure)."""
 
 
-def from_items(items: Iterable[Any]) -> "Pair | Nil":
+def from_items(items: Iterable[Any]) -> Pair | Nil:
     """Build a list from Python items (last item first, so no recursion).
 
     >>> from_items([])
@@ -226,7 +227,7 @@ def from_items(items: Iterable[Any]) -> "Pair | Nil":
     return result
 
 
-def iter_list(lst: "Pair | Nil") -> Iterator[Any]:
+def iter_list(lst: Pair | Nil) -> Iterator[Any]:
     """Iterate the items of a proper list.
 
     >>> list(iter_list(from_items([1, 2])))
@@ -237,7 +238,7 @@ def iter_list(lst: "Pair | Nil") -> Iterator[Any]:
         lst = lst.cdr
 
 
-def to_items(lst: "Pair | Nil") -> list[Any]:
+def to_items(lst: Pair | Nil) -> list[Any]:
     """The items of a proper list as a Python list.
 
     >>> to_items(from_items("ab"))

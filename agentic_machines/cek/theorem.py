@@ -24,6 +24,7 @@ closed, ``llm``-free source (:func:`reify`).
 >>> AgenticEvaluator().harness(seed_state("go"), loader(beta)) == beta
 True
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -132,7 +133,9 @@ def _reify_into(roots: list[Any], memo: dict[int, Expr]) -> None:
                 stack.extend((item, False) for item in v.env)
                 continue
             group = v.group
-            inner: Expr = group.lams[0] if not group.names else Letrec(group, Var(group.names[v.index]))
+            inner: Expr = (
+                group.lams[0] if not group.names else Letrec(group, Var(group.names[v.index]))
+            )
             memo[key] = _bind(group.fv, v.env, inner, memo)
         else:
             raise TypeError(f"reify: {type(v).__name__} is not a value of the CEK language")

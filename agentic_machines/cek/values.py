@@ -18,6 +18,7 @@ Traceback (most recent call last):
   ...
 agentic_machines.errors.EvaluationError: car: expected a non-empty list, got 5
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -87,7 +88,14 @@ def type_name(v: Any) -> str:
         return "integer"
     if t is str:
         return "string"
-    return {Bool: "boolean", Nil: "nil", Pair: "list", Symbol: "symbol", Closure: "procedure", Prim: "procedure"}.get(t, t.__name__)
+    return {
+        Bool: "boolean",
+        Nil: "nil",
+        Pair: "list",
+        Symbol: "symbol",
+        Closure: "procedure",
+        Prim: "procedure",
+    }.get(t, t.__name__)
 
 
 def _show(v: Any) -> str:
@@ -112,7 +120,9 @@ def _str(name: str, v: Any) -> str:
 def _bounded(name: str, n: int) -> int:
     if -INT_LIMIT < n < INT_LIMIT:
         return n
-    raise EvaluationError(f"{name}: integer overflow (results must stay below 2**1024 in magnitude)")
+    raise EvaluationError(
+        f"{name}: integer overflow (results must stay below 2**1024 in magnitude)"
+    )
 
 
 def _add(*xs: Any) -> int:
@@ -156,7 +166,9 @@ def _substring(s: Any, start: Any, end: Any) -> str:
     s = _str("substring", s)
     i, j = _int("substring", start), _int("substring", end)
     if not 0 <= i <= j <= len(s):
-        raise EvaluationError(f"substring: need 0 <= start <= end <= {len(s)} (the string length), got {i} and {j}")
+        raise EvaluationError(
+            f"substring: need 0 <= start <= end <= {len(s)} (the string length), got {i} and {j}"
+        )
     return s[i:j]
 
 
@@ -169,7 +181,9 @@ def _string_eq(*xs: Any) -> Bool:
 
 def _cons(a: Any, d: Any) -> Pair:
     if not (type(d) is Pair or d is NIL):
-        raise EvaluationError(f"cons: the second argument must be a list (this Lisp has proper lists only), got {_show(d)}")
+        raise EvaluationError(
+            f"cons: the second argument must be a list (this Lisp has proper lists only), got {_show(d)}"
+        )
     return Pair(a, d)
 
 
@@ -188,7 +202,9 @@ def _cdr(x: Any) -> Any:
 def _fixed(name: str, n: int, fn: Callable[..., Any]) -> Callable[..., Any]:
     def checked(*xs: Any) -> Any:
         if len(xs) != n:
-            raise EvaluationError(f"{name}: expected {n} argument{'s' if n != 1 else ''}, got {len(xs)}")
+            raise EvaluationError(
+                f"{name}: expected {n} argument{'s' if n != 1 else ''}, got {len(xs)}"
+            )
         return fn(*xs)
 
     checked.__name__ = name

@@ -11,6 +11,7 @@ HALT
 ...
 0
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,15 +22,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .errors import AgenticMachinesError, InvalidArgument
+from ..errors import AgenticMachinesError, InvalidArgument
 
 __all__ = ["main", "build_parser", "read_script"]
 
 PROG = "agentic-machines"
 
 TEXT_FORMATS = ("dot", "mermaid", "json")
-SUFFIXES = {".png": "png", ".svg": "svg", ".dot": "dot", ".gv": "dot", ".mmd": "mermaid",
-            ".mermaid": "mermaid", ".json": "json"}
+SUFFIXES = {
+    ".png": "png",
+    ".svg": "svg",
+    ".dot": "dot",
+    ".gv": "dot",
+    ".mmd": "mermaid",
+    ".mermaid": "mermaid",
+    ".json": "json",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["diagram", "f2-mul", "--format", "mermaid"]).format
     'mermaid'
     """
-    from . import __version__
+    from .. import __version__
 
     parser = _Parser(
         prog=PROG,
@@ -57,61 +65,114 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    p = sub.add_parser("demo", help="check every machine, print the verdicts, write diagrams",
-                       description="Check the fixtures and architectures, print verdicts with "
-                       "their certificates, and write PNG and Mermaid diagrams.")
-    p.add_argument("--out", default="demo-out", metavar="DIR", help="folder for the diagrams (default: demo-out)")
+    p = sub.add_parser(
+        "demo",
+        help="check every machine, print the verdicts, write diagrams",
+        description="Check the fixtures and architectures, print verdicts with "
+        "their certificates, and write PNG and Mermaid diagrams.",
+    )
+    p.add_argument(
+        "--out",
+        default="demo-out",
+        metavar="DIR",
+        help="folder for the diagrams (default: demo-out)",
+    )
     p.set_defaults(func=_demo)
 
-    p = sub.add_parser("check", help="the SPE and embedding checks of one machine",
-                       description="Decide, for a fixture, which states are SPE states (with "
-                       "witness or obstruction) and check the identity embedding; for an "
-                       "architecture, print its analysis() verdict.")
+    p = sub.add_parser(
+        "check",
+        help="the SPE and embedding checks of one machine",
+        description="Decide, for a fixture, which states are SPE states (with "
+        "witness or obstruction) and check the identity embedding; for an "
+        "architecture, print its analysis() verdict.",
+    )
     p.add_argument("name", metavar="NAME", help="a fixture or architecture name")
     p.set_defaults(func=_check)
 
-    p = sub.add_parser("diagram", help="draw the explored state graph of a machine",
-                       description="Explore a machine breadth-first and draw its state graph. "
-                       "Text formats (mermaid, dot, json) go to stdout without -o.")
+    p = sub.add_parser(
+        "diagram",
+        help="draw the explored state graph of a machine",
+        description="Explore a machine breadth-first and draw its state graph. "
+        "Text formats (mermaid, dot, json) go to stdout without -o.",
+    )
     p.add_argument("name", metavar="NAME", help="a fixture or architecture name")
-    p.add_argument("-o", "--output", metavar="FILE", help="the file to write (format from its suffix by default)")
-    p.add_argument("--format", choices=("png", "svg", "dot", "mermaid", "json"),
-                   help="output format (default: from FILE's suffix, else png)")
-    p.add_argument("--depth", type=_natural, metavar="N",
-                   help="exploration depth (default: the whole finite machine; 2 for architectures)")
-    p.add_argument("--max-states", type=_positive, default=200, metavar="N", help="state bound (default: 200)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="the file to write (format from its suffix by default)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("png", "svg", "dot", "mermaid", "json"),
+        help="output format (default: from FILE's suffix, else png)",
+    )
+    p.add_argument(
+        "--depth",
+        type=_natural,
+        metavar="N",
+        help="exploration depth (default: the whole finite machine; 2 for architectures)",
+    )
+    p.add_argument(
+        "--max-states", type=_positive, default=200, metavar="N", help="state bound (default: 200)"
+    )
     p.set_defaults(func=_diagram)
 
-    p = sub.add_parser("run", help="run a machine with scripted completions, print the trace",
-                       description="Run a machine from its initial state, answering each prompt "
-                       "with the next completion of the script, and print the trace.")
+    p = sub.add_parser(
+        "run",
+        help="run a machine with scripted completions, print the trace",
+        description="Run a machine from its initial state, answering each prompt "
+        "with the next completion of the script, and print the trace.",
+    )
     p.add_argument("name", metavar="NAME", help="a fixture or architecture name")
-    p.add_argument("--script", required=True, metavar="FILE",
-                   help="completions: one per line, or a JSON list of strings")
-    p.add_argument("--max-steps", type=_natural, default=1000, metavar="N", help="step bound (default: 1000)")
+    p.add_argument(
+        "--script",
+        required=True,
+        metavar="FILE",
+        help="completions: one per line, or a JSON list of strings",
+    )
+    p.add_argument(
+        "--max-steps", type=_natural, default=1000, metavar="N", help="step bound (default: 1000)"
+    )
     p.add_argument("--save", metavar="FILE", help="also write the trace as JSON lines")
     p.set_defaults(func=_run)
 
-    p = sub.add_parser("eval", help="run a program of the CEK evaluator",
-                       description="Evaluate a program of the project's Lisp; its llm calls "
-                       "are answered by the script.")
+    p = sub.add_parser(
+        "eval",
+        help="run a program of the CEK evaluator",
+        description="Evaluate a program of the project's Lisp; its llm calls "
+        "are answered by the script.",
+    )
     p.add_argument("program", metavar="PROGRAM", help="program text, or the path of a .lisp file")
-    p.add_argument("--script", metavar="FILE", help="completions for llm calls: one per line, or a JSON list")
-    p.add_argument("--fuel", type=_positive, default=None, metavar="N",
-                   help="most machine steps before the run is reported undecided (default: 10 000 000)")
+    p.add_argument(
+        "--script", metavar="FILE", help="completions for llm calls: one per line, or a JSON list"
+    )
+    p.add_argument(
+        "--fuel",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="most machine steps before the run is reported undecided (default: 10 000 000)",
+    )
     p.set_defaults(func=_eval)
 
-    p = sub.add_parser("explain", help="print a definition with a runnable example",
-                       description="Print a definition in symbols and words, with a runnable "
-                       "example. Without TERM, list the terms.")
+    p = sub.add_parser(
+        "explain",
+        help="print a definition with a runnable example",
+        description="Print a definition in symbols and words, with a runnable "
+        "example. Without TERM, list the terms.",
+    )
     p.add_argument("term", nargs="*", metavar="TERM", help="e.g. 'SPE state', embedding, F2")
     p.set_defaults(func=_explain)
 
-    p = sub.add_parser("gallery", help="write every gallery picture (PNG and Mermaid) into DIR",
-                       description="Draw the pictures of docs/gallery.md: the F2 fixtures, an "
-                       "embedding, the successor fans of SPE and ReAct, and each architecture with "
-                       "its obstruction state marked, and REPL-Plan's tree of REPLs for count-to-four, "
-                       "as PNG and Mermaid files.")
+    p = sub.add_parser(
+        "gallery",
+        help="write every gallery picture (PNG and Mermaid) into DIR",
+        description="Draw the pictures of docs/gallery.md: the F2 fixtures, an "
+        "embedding, the successor fans of SPE and ReAct, and each architecture with "
+        "its obstruction state marked, and REPL-Plan's tree of REPLs for count-to-four, "
+        "as PNG and Mermaid files.",
+    )
     p.add_argument("dir", metavar="DIR", help="the folder to write (created if missing)")
     p.set_defaults(func=_gallery)
     return parser
@@ -191,7 +252,9 @@ def read_script(path: str | os.PathLike) -> list[str]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InvalidArgument(f"{path}: looks like a JSON list but does not parse ({exc.msg} at line {exc.lineno})") from None
+            raise InvalidArgument(
+                f"{path}: looks like a JSON list but does not parse ({exc.msg} at line {exc.lineno})"
+            ) from None
         if not isinstance(data, list) or not all(isinstance(c, str) for c in data):
             raise InvalidArgument(f"{path}: a JSON script must be a list of strings")
         return data
@@ -216,74 +279,101 @@ def _check(args: argparse.Namespace) -> int:
         print(f"Is the initial state an SPE state? {verdict.status}")
         print(f"  {verdict}")
         return 0
-    from .embedding import check_embedding, identity
-    from .generation import is_spe_state, spe_states
+    from ..embedding import check_embedding, identity
+    from ..generation import is_spe_state, spe_states
 
     for state in machine.states:
         verdict = is_spe_state(machine, state)
         print(f"state {state!r}: {verdict}")
     found = spe_states(machine)
-    print(f"SPE states: {{{', '.join(map(repr, sorted(found, key=repr)))}}}" if found else "SPE states: none")
+    print(
+        f"SPE states: {{{', '.join(map(repr, sorted(found, key=repr)))}}}"
+        if found
+        else "SPE states: none"
+    )
     print(f"identity embedding: {check_embedding(identity(machine))}")
     return 0
 
 
 def _describe(name: str, machine: Any) -> str:
     states = "infinitely many states" if machine.states is None else f"{len(machine.states)} states"
-    comps = "every string a completion" if machine.completions is None else f"{len(machine.completions)} completions"
+    comps = (
+        "every string a completion"
+        if machine.completions is None
+        else f"{len(machine.completions)} completions"
+    )
     return f"{name}: {type(machine).__name__}, {states}, {comps}"
 
 
 def _diagram(args: argparse.Namespace) -> int:
     from .catalog import resolve
 
-    fmt = args.format or (SUFFIXES.get(Path(args.output).suffix.lower()) if args.output else None) or "png"
+    fmt = (
+        args.format
+        or (SUFFIXES.get(Path(args.output).suffix.lower()) if args.output else None)
+        or "png"
+    )
     if args.output is None and fmt not in TEXT_FORMATS:
-        raise InvalidArgument(f"a {fmt} diagram needs a file: add -o FILE (or use --format mermaid, dot or json for stdout)")
+        raise InvalidArgument(
+            f"a {fmt} diagram needs a file: add -o FILE (or use --format mermaid, dot or json for stdout)"
+        )
     entry = resolve(args.name)
     machine = entry.machine()
     graph = entry.explore(machine, depth=args.depth, max_states=args.max_states)
     marks = entry.highlights(machine, graph)
     if fmt in TEXT_FORMATS:
-        from .diagrams import to_dot, to_json, to_mermaid
+        from ..drawing.diagrams import to_dot, to_json, to_mermaid
 
-        text = {"dot": to_dot, "mermaid": to_mermaid}.get(fmt, lambda g, **_: to_json(g, indent=2))(graph, **marks)
+        text = {"dot": to_dot, "mermaid": to_mermaid}.get(fmt, lambda g, **_: to_json(g, indent=2))(
+            graph, **marks
+        )
         if args.output is None:
             print(text)
             return 0
         Path(args.output).write_text(text + "\n", encoding="utf-8")
     else:
-        from .diagrams import draw
+        from ..drawing.diagrams import draw
 
         draw(graph, args.output, format=fmt, title=f"{entry.name} ({entry.kind})", **marks)
     stats = graph.graph["stats"]
-    print(f"wrote {args.output} ({fmt}): {stats['states']} states, {stats['edges']} edges, depth {stats['depth']}"
-          + (f"; truncated ({stats['truncated_reason']})" if stats["truncated"] else ""))
+    print(
+        f"wrote {args.output} ({fmt}): {stats['states']} states, {stats['edges']} edges, depth {stats['depth']}"
+        + (f"; truncated ({stats['truncated_reason']})" if stats["truncated"] else "")
+    )
     return 0
 
 
 def _run(args: argparse.Namespace) -> int:
+    from ..runtime.models import ScriptedModel
+    from ..runtime.run import run
     from .catalog import resolve
-    from .models import ScriptedModel
-    from .run import run
 
     script = read_script(args.script)
     entry = resolve(args.name)
     machine = entry.machine()
-    trace = run(machine, ScriptedModel(script), entry.start(machine), max_steps=args.max_steps,
-                path=args.save)
+    trace = run(
+        machine,
+        ScriptedModel(script),
+        entry.start(machine),
+        max_steps=args.max_steps,
+        path=args.save,
+    )
     print(trace)
     return 0
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from .cek import run_program, unparse
+    from ..cek import run_program, unparse
 
     program = args.program
     if program.endswith(".lisp") or os.path.isfile(program):
         program = Path(program).read_text(encoding="utf-8")
     completions = read_script(args.script) if args.script else []
-    result = run_program(program, completions) if args.fuel is None else run_program(program, completions, fuel=args.fuel)
+    result = (
+        run_program(program, completions)
+        if args.fuel is None
+        else run_program(program, completions, fuel=args.fuel)
+    )
     for i, b in enumerate(result.boundaries, 1):
         answer = repr(completions[i - 1]) if i <= len(completions) else "(no completion left)"
         print(f"llm call {i}: {unparse(b.prompt)} -> {answer}")
@@ -295,7 +385,7 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _gallery(args: argparse.Namespace) -> int:
-    from .gallery import write_gallery
+    from ..drawing.gallery import write_gallery
 
     paths = write_gallery(args.dir, verbose=True)
     print(f"wrote {len(paths)} files to {args.dir}")

@@ -5,7 +5,7 @@ c, and the harness moves to ``machine.harness(s, c)``. A :class:`Trace` lists th
 ``(index, state, prompt, completion, outcome)`` and how the run ended.
 
 >>> from agentic_machines import TableMachine, HALT
->>> from agentic_machines.models import ScriptedModel
+>>> from agentic_machines.runtime.models import ScriptedModel
 >>> m = TableMachine({"a": "say b", "b": "say stop"},
 ...                  {("a", "b"): "b", ("a", "stop"): HALT, ("b", "b"): "b", ("b", "stop"): HALT},
 ...                  initial="a", name="demo")
@@ -42,6 +42,7 @@ outcomes are *equal* to the original ones when they are built from ``str``, ``in
 ``HALT`` and ``DIVERGE``; any other value is kept as an :class:`Opaque` holding its
 ``repr``, which prints the same but is not equal to the original.
 """
+
 from __future__ import annotations
 
 import os
@@ -49,10 +50,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..errors import InvalidArgument, ReplayMismatch, Undecided
+from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel
 from ._jsonl import JsonLinesWriter, read_json_lines
-from .errors import InvalidArgument, ReplayMismatch, Undecided
 from .harness import TraceState
-from .machine import DIVERGE, HALT, AgenticMachine, is_sentinel
 from .models import Model, ScriptedModel, describe_difference, shorten
 
 __all__ = ["run", "Trace", "Step", "Opaque", "encode_state", "decode_state", "END_REASONS"]
@@ -162,7 +163,7 @@ class Trace:
         extra = [self.pending[1]] if self.pending is not None else []
         return ScriptedModel(self.completions + extra)
 
-    def replay(self, machine: AgenticMachine, start: Any = None) -> "Trace":
+    def replay(self, machine: AgenticMachine, start: Any = None) -> Trace:
         """Run ``machine`` again with :meth:`to_model` and check every step is the same.
 
         Returns the new trace. Raises :class:`ReplayMismatch` at the first step whose
@@ -183,7 +184,9 @@ class Trace:
         if start is None:
             start = self.start
             if isinstance(start, Opaque):
-                if machine.initial is not None and encode_state(machine.initial) == encode_state(start):
+                if machine.initial is not None and encode_state(machine.initial) == encode_state(
+                    start
+                ):
                     start = machine.initial
                 else:
                     raise InvalidArgument(
@@ -193,8 +196,15 @@ class Trace:
         # The checker compares every state, prompt and outcome as the rerun makes them,
         # so a changed machine is reported at the step where it changed.
         checker = _ReplayCheck(machine, self)
-        again = run(checker, self.to_model(), start, max_steps=self.max_steps if self.max_steps is not None else 1000)
-        if self.end != "incomplete" and (len(again.steps) != len(self.steps) or encode_state(again.end) != encode_state(self.end)):
+        again = run(
+            checker,
+            self.to_model(),
+            start,
+            max_steps=self.max_steps if self.max_steps is not None else 1000,
+        )
+        if self.end != "incomplete" and (
+            len(again.steps) != len(self.steps) or encode_state(again.end) != encode_state(self.end)
+        ):
             raise ReplayMismatch(
                 f"the replay ended after {len(again.steps)} step(s) with {_describe_end(again)}; the recording "
                 f"ended after {len(self.steps)} step(s) with {_describe_end(self)}.",
@@ -212,7 +222,7 @@ class Trace:
                 out.end(self)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "Trace":
+    def load(cls, path: str | os.PathLike) -> Trace:
         """Read a trace file; a file without an end line (a killed run) loads with ``end="incomplete"``.
 
         >>> import os, tempfile
@@ -225,21 +235,35 @@ class Trace:
         """
         lines = read_json_lines(path)
         if not lines or not isinstance(lines[0], dict) or lines[0].get("format") != FORMAT:
-            raise InvalidArgument(f"{os.fspath(path)} is not a trace file written by agentic_machines (no trace header line)")
+            raise InvalidArgument(
+                f"{os.fspath(path)} is not a trace file written by agentic_machines (no trace header line)"
+            )
         header = lines[0]
-        trace = cls(machine=header.get("machine", "machine"), start=decode_state(header.get("start")), max_steps=header.get("max_steps"))
+        trace = cls(
+            machine=header.get("machine", "machine"),
+            start=decode_state(header.get("start")),
+            max_steps=header.get("max_steps"),
+        )
         for number, rec in enumerate(lines[1:], start=2):
             kind = rec.get("kind") if isinstance(rec, dict) else None
             if kind == "step":
                 state = trace.final if rec.get("same_state") else decode_state(rec["state"])
-                outcome = state.then(rec["completion"]) if rec.get("outcome_then") else decode_state(rec["outcome"])
-                trace.steps.append(Step(rec["index"], state, rec["prompt"], rec["completion"], outcome))
+                outcome = (
+                    state.then(rec["completion"])
+                    if rec.get("outcome_then")
+                    else decode_state(rec["outcome"])
+                )
+                trace.steps.append(
+                    Step(rec["index"], state, rec["prompt"], rec["completion"], outcome)
+                )
             elif kind == "end":
                 trace.end = decode_state(rec["end"])
                 trace.message = rec.get("message")
                 trace.pending = tuple(rec["pending"]) if rec.get("pending") is not None else None
             else:
-                raise InvalidArgument(f"{os.fspath(path)}:{number}: unexpected line {shorten(repr(rec))}; expected a step or end line")
+                raise InvalidArgument(
+                    f"{os.fspath(path)}:{number}: unexpected line {shorten(repr(rec))}; expected a step or end line"
+                )
         return trace
 
     # -- display -------------------------------------------------------------------------
@@ -247,7 +271,9 @@ class Trace:
         head = f"Trace of {self.machine!r} from {self.start!r}: {len(self.steps)} step{'s' * (len(self.steps) != 1)}, {_describe_end(self)}."
         rows = [["#", "state", "prompt", "completion", "outcome"]] + [r for r in self._rows()]
         widths = [max(len(r[i]) for r in rows) for i in range(5)]
-        lines = [head] + ["  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+        lines = [head] + [
+            "  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows
+        ]
         return "\n".join(lines)
 
     def _repr_markdown_(self) -> str:
@@ -259,7 +285,11 @@ class Trace:
 
     def _rows(self, first: int = 20, last: int = 5) -> Iterator[list[str]]:
         """Table rows; a long trace shows its first and last steps around a gap."""
-        shown = self.steps if len(self.steps) <= first + last + 1 else self.steps[:first] + [None] + self.steps[-last:]
+        shown = (
+            self.steps
+            if len(self.steps) <= first + last + 1
+            else self.steps[:first] + [None] + self.steps[-last:]
+        )
         for step in shown:
             if step is None:
                 yield ["…", f"({len(self.steps) - first - last} more steps)", "", "", ""]
@@ -285,7 +315,9 @@ class _ReplayCheck(AgenticMachine):
         steps, i = self.trace.steps, self.index
         if i < len(steps):
             if encode_state(state) != encode_state(steps[i].state):
-                self._mismatch(f"the state is {state!r}, recorded {steps[i].state!r}", steps[i].prompt, prompt)
+                self._mismatch(
+                    f"the state is {state!r}, recorded {steps[i].state!r}", steps[i].prompt, prompt
+                )
             expected = steps[i].prompt
         elif i == len(steps) and self.trace.pending is not None:
             expected = self.trace.pending[0]
@@ -299,7 +331,11 @@ class _ReplayCheck(AgenticMachine):
         outcome = self.machine.harness(state, completion)
         steps, i = self.trace.steps, self.index
         if i < len(steps) and encode_state(outcome) != encode_state(steps[i].outcome):
-            self._mismatch(f"after {completion!r} the outcome is {outcome!r}, recorded {steps[i].outcome!r}", steps[i].prompt, steps[i].prompt)
+            self._mismatch(
+                f"after {completion!r} the outcome is {outcome!r}, recorded {steps[i].outcome!r}",
+                steps[i].prompt,
+                steps[i].prompt,
+            )
         self.index += 1
         return outcome
 
@@ -362,7 +398,9 @@ def run(
     if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 0:
         raise InvalidArgument(f"max_steps must be an integer >= 0, got {max_steps!r}")
     if not callable(getattr(model, "complete", None)):
-        raise InvalidArgument(f"{model!r} is not a model: it needs a complete(prompt) -> str method")
+        raise InvalidArgument(
+            f"{model!r} is not a model: it needs a complete(prompt) -> str method"
+        )
     name = _machine_name(machine)
     trace = Trace(machine=name, start=start, max_steps=max_steps)
     writer = _TraceWriter(path, name, start, max_steps) if path is not None else None
@@ -376,7 +414,13 @@ def run(
     return trace
 
 
-def _steps(machine: AgenticMachine, model: Model, trace: Trace, writer: "_TraceWriter | None", raise_errors: bool) -> Trace:
+def _steps(
+    machine: AgenticMachine,
+    model: Model,
+    trace: Trace,
+    writer: _TraceWriter | None,
+    raise_errors: bool,
+) -> Trace:
     state = trace.start
     # Bound once: on a cheap machine the attribute lookups and Step's Python-level
     # __new__ cost more than the machine itself (benchmarks/bench_run.py).
@@ -399,7 +443,11 @@ def _steps(machine: AgenticMachine, model: Model, trace: Trace, writer: "_TraceW
         except Exception as exc:  # noqa: BLE001 - a model failure ends the run; the trace keeps it
             if raise_errors:
                 raise
-            trace.end, trace.message, trace.error = "model-error", f"{type(exc).__name__}: {exc}", exc
+            trace.end, trace.message, trace.error = (
+                "model-error",
+                f"{type(exc).__name__}: {exc}",
+                exc,
+            )
             return trace
         try:
             outcome = harness(state, completion)
@@ -421,10 +469,20 @@ def _steps(machine: AgenticMachine, model: Model, trace: Trace, writer: "_TraceW
 class _TraceWriter:
     """Writes the header at once, then one flushed line per step, then the end line."""
 
-    def __init__(self, path: str | os.PathLike, machine: str, start: Any, max_steps: int | None) -> None:
+    def __init__(
+        self, path: str | os.PathLike, machine: str, start: Any, max_steps: int | None
+    ) -> None:
         self._out = JsonLinesWriter(path, "w")
-        self._out.write({"format": FORMAT, "version": VERSION, "kind": "header", "machine": machine,
-                         "start": encode_state(start), "max_steps": max_steps})
+        self._out.write(
+            {
+                "format": FORMAT,
+                "version": VERSION,
+                "kind": "header",
+                "machine": machine,
+                "start": encode_state(start),
+                "max_steps": max_steps,
+            }
+        )
         self._previous = start
 
     def step(self, step: Step) -> None:
@@ -438,7 +496,11 @@ class _TraceWriter:
         else:
             line["state"] = encode_state(step.state)
         line["prompt"], line["completion"] = step.prompt, step.completion
-        if isinstance(step.state, TraceState) and isinstance(step.outcome, TraceState) and step.outcome == step.state.then(step.completion):
+        if (
+            isinstance(step.state, TraceState)
+            and isinstance(step.outcome, TraceState)
+            and step.outcome == step.state.then(step.completion)
+        ):
             line["outcome_then"] = True
         else:
             line["outcome"] = encode_state(step.outcome)
@@ -446,13 +508,20 @@ class _TraceWriter:
         self._previous = step.outcome
 
     def end(self, trace: Trace) -> None:
-        self._out.write({"kind": "end", "end": encode_state(trace.end), "steps": len(trace.steps),
-                         "message": trace.message, "pending": list(trace.pending) if trace.pending else None})
+        self._out.write(
+            {
+                "kind": "end",
+                "end": encode_state(trace.end),
+                "steps": len(trace.steps),
+                "message": trace.message,
+                "pending": list(trace.pending) if trace.pending else None,
+            }
+        )
 
     def close(self) -> None:
         self._out.close()
 
-    def __enter__(self) -> "_TraceWriter":
+    def __enter__(self) -> _TraceWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -549,7 +618,11 @@ def _encode_one(value: Any) -> tuple:
         if all(isinstance(k, str) for k in keys) and not (len(keys) == 1 and keys[0] in _MARKERS):
             return ("node", list(value.values()), lambda items: dict(zip(keys, items)))
         flat = [x for kv in value.items() for x in kv]
-        return ("node", flat, lambda items: {"dict": [items[i : i + 2] for i in range(0, len(items), 2)]})
+        return (
+            "node",
+            flat,
+            lambda items: {"dict": [items[i : i + 2] for i in range(0, len(items), 2)]},
+        )
     return ("leaf", {"repr": repr(value)})
 
 
@@ -559,7 +632,7 @@ def _decode_one(value: Any) -> tuple:
     if not isinstance(value, dict):
         return ("leaf", value)
     if len(value) == 1:
-        (key, inner), = value.items()
+        ((key, inner),) = value.items()
         if key == "sentinel":
             return ("leaf", HALT if inner == "1" else DIVERGE)
         if key == "trace":
@@ -572,6 +645,10 @@ def _decode_one(value: Any) -> tuple:
             return ("node", inner, frozenset)
         if key == "dict":
             flat = [x for kv in inner for x in kv]
-            return ("node", flat, lambda items: {items[i]: items[i + 1] for i in range(0, len(items), 2)})
+            return (
+                "node",
+                flat,
+                lambda items: {items[i]: items[i + 1] for i in range(0, len(items), 2)},
+            )
     keys = list(value)
     return ("node", list(value.values()), lambda items: dict(zip(keys, items)))

@@ -1,6 +1,6 @@
 """State diagrams of explored machines: matplotlib pictures, DOT, Mermaid and JSON.
 
-Every renderer takes the ``networkx.DiGraph`` that :func:`~agentic_machines.explore.explore`
+Every renderer takes the ``networkx.DiGraph`` that :func:`~agentic_machines.runtime.explore.explore`
 returns. :func:`draw` renders it with matplotlib alone (PNG or SVG, no Graphviz
 binary); :func:`to_dot`, :func:`to_mermaid` and :func:`to_json` export the same graph as
 text. Nodes get a stable string id (``s0``, ``s1``, ... in exploration order, ``HALT``,
@@ -13,7 +13,7 @@ green edges), the image of an embedding (blue fill), SPE states (gold fill), an
 obstruction state (red fill), the sentinels ``HALT`` (grey square) and ``DIVERGE``
 (purple diamond), and states a bound left unexpanded (dashed outline).
 
->>> from agentic_machines.explore import explore
+>>> from agentic_machines.runtime.explore import explore
 >>> from agentic_machines.fixtures import fixture
 >>> g = explore(fixture("f2-mul"), roots=[0, 1])
 >>> print(to_mermaid(g))  # doctest: +ELLIPSIS
@@ -26,9 +26,9 @@ flowchart TD
   classDef initial stroke:#1b7f3b,stroke-width:4px
   class s0 initial
 """
+
 from __future__ import annotations
 
-import io
 import json
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping
@@ -41,10 +41,10 @@ import networkx as nx
 if TYPE_CHECKING:  # matplotlib is imported lazily, when a picture is drawn
     from matplotlib.figure import Figure
 
-from .errors import InvalidArgument
-from .explore import short_text
-from .harness import TraceState
-from .machine import DIVERGE, HALT, is_sentinel
+from ..errors import InvalidArgument
+from ..machine import DIVERGE, HALT, is_sentinel
+from ..runtime.explore import short_text
+from ..runtime.harness import TraceState
 
 __all__ = ["draw", "draw_embedding", "to_dot", "to_mermaid", "to_json", "node_names", "FORMATS"]
 
@@ -80,7 +80,7 @@ def node_names(graph: nx.DiGraph) -> dict[Hashable, tuple[str, str]]:
     ``↑ diverge``.
 
     >>> from agentic_machines import TableMachine, HALT
-    >>> from agentic_machines.explore import explore
+    >>> from agentic_machines.runtime.explore import explore
     >>> g = explore(TableMachine({"start": "go"}, {("start", "x"): HALT}, initial="start"))
     >>> node_names(g)
     {'start': ('s0', 'start'), 1: ('HALT', '1 halt')}
@@ -108,7 +108,9 @@ def _state_text(state: Any, ident: str, limit: int = 18) -> str:
     if isinstance(state, TraceState):
         cs = state.completions
         text = "⟨" + "·".join(short_text(c, 8) for c in cs) + "⟩"
-        return text if len(text) <= limit and all(len(c) <= 8 and "\n" not in c for c in cs) else ident
+        return (
+            text if len(text) <= limit and all(len(c) <= 8 and "\n" not in c for c in cs) else ident
+        )
     text = state if isinstance(state, str) else repr(state)
     return text if 0 < len(text) <= limit and "\n" not in text else ident
 
@@ -126,7 +128,7 @@ def _prompt_text(prompt: str | None, limit: int = 22) -> str:
     one_line = short_text(prompt.rstrip() or prompt, 10**9)
     while "⏎⏎" in one_line:
         one_line = one_line.replace("⏎⏎", "⏎")
-    return one_line if len(one_line) <= limit else "…" + one_line[-(limit - 1):]
+    return one_line if len(one_line) <= limit else "…" + one_line[-(limit - 1) :]
 
 
 # ------------------------------------------------------------------------ highlights
@@ -211,18 +213,28 @@ def _obstruction_state(obstruction: Any) -> Any:
     inner = getattr(obstruction, "obstruction", None)
     if inner is not None:
         obstruction = inner
-    return getattr(obstruction, "state", obstruction) if hasattr(obstruction, "explanation") else obstruction
+    return (
+        getattr(obstruction, "state", obstruction)
+        if hasattr(obstruction, "explanation")
+        else obstruction
+    )
 
 
 # ---------------------------------------------------------------------------- layout
-def _layout(graph: nx.DiGraph, layout: str | Mapping[Any, tuple[float, float]]) -> dict[Any, tuple[float, float]]:
+def _layout(
+    graph: nx.DiGraph, layout: str | Mapping[Any, tuple[float, float]]
+) -> dict[Any, tuple[float, float]]:
     if isinstance(layout, Mapping):
         missing = [n for n in graph if n not in layout]
         if missing:
-            raise InvalidArgument(f"the layout has no position for {len(missing)} node(s), e.g. {missing[0]!r}")
+            raise InvalidArgument(
+                f"the layout has no position for {len(missing)} node(s), e.g. {missing[0]!r}"
+            )
         return dict(layout)
     if layout not in LAYOUTS:
-        raise InvalidArgument(f"unknown layout {layout!r}; use one of {', '.join(LAYOUTS)} or a dict node -> (x, y)")
+        raise InvalidArgument(
+            f"unknown layout {layout!r}; use one of {', '.join(LAYOUTS)} or a dict node -> (x, y)"
+        )
     if len(graph) == 0:
         return {}
     if layout == "auto":
@@ -253,7 +265,7 @@ def _layered(graph: nx.DiGraph) -> dict[Any, tuple[float, float]]:
         row = rows[level]
         order = {n: i for i, n in enumerate(row)}
 
-        def key(n: Any) -> tuple[float, int]:
+        def key(n: Any, order: dict[Any, int] = order) -> tuple[float, int]:
             xs = [pos[p][0] for p in graph.predecessors(n) if p in pos]
             return (sum(xs) / len(xs) if xs else math.inf, order[n])
 
@@ -290,10 +302,11 @@ def draw(
     Returns the matplotlib ``Figure`` (made without pyplot, so no window and no global
     state).
 
-    >>> from agentic_machines.explore import explore
+    >>> from agentic_machines.runtime.explore import explore
     >>> from agentic_machines.fixtures import fixture
     >>> m = fixture("f2-mul")
     >>> fig = draw(explore(m, roots=m.states), spe_states=[1], successors_of=1)
+    >>> import io
     >>> buf = io.BytesIO(); fig.savefig(buf, format="png"); buf.getvalue()[:4]
     b'\\x89PNG'
     """
@@ -308,7 +321,17 @@ def draw(
         ax.set_title(str(heading), fontsize=10)
     note = _note(graph, roles)
     if note:
-        ax.text(0.0, 0.0, note, transform=ax.transAxes, fontsize=7, color="#555555", ha="left", va="top", wrap=True)
+        ax.text(
+            0.0,
+            0.0,
+            note,
+            transform=ax.transAxes,
+            fontsize=7,
+            color="#555555",
+            ha="left",
+            va="top",
+            wrap=True,
+        )
     if path is not None:
         fig.savefig(path, format=fmt, bbox_inches="tight", dpi=120)
     return fig
@@ -345,8 +368,14 @@ def _draw_graph(ax: Any, graph: nx.DiGraph, pos: dict, roles: _Roles, size: floa
     shapes = {"state": "o", "halt": "s", "diverge": "D"}
     if roles.initial:  # an outer ring behind the initial state
         nx.draw_networkx_nodes(
-            graph, pos, nodelist=list(roles.initial), node_size=size * 1.55, node_color="white",
-            edgecolors=COLORS["initial"], linewidths=2.5, ax=ax,
+            graph,
+            pos,
+            nodelist=list(roles.initial),
+            node_size=size * 1.55,
+            node_color="white",
+            edgecolors=COLORS["initial"],
+            linewidths=2.5,
+            ax=ax,
         )
     for kind, shape in shapes.items():
         nodes = [n for n, a in graph.nodes(data=True) if a.get("kind", "state") == kind]
@@ -357,23 +386,48 @@ def _draw_graph(ax: Any, graph: nx.DiGraph, pos: dict, roles: _Roles, size: floa
             if not group:
                 continue
             coll = nx.draw_networkx_nodes(
-                graph, pos, nodelist=group, node_shape=shape,
+                graph,
+                pos,
+                nodelist=group,
+                node_shape=shape,
                 node_size=[size * (0.75 if kind != "state" else 1) for _ in group],
                 node_color=[roles.fill(n, kind)[1] for n in group],
-                edgecolors=[COLORS["highlight"] if n in roles.highlight else "#333333" for n in group],
+                edgecolors=[
+                    COLORS["highlight"] if n in roles.highlight else "#333333" for n in group
+                ],
                 linewidths=[3.0 if n in roles.highlight else 1.0 for n in group],
                 ax=ax,
             )
             if dashed:
                 coll.set_linestyle("--")
-    prompts = {n: _prompt_text(a.get("prompt"), 18) for n, a in graph.nodes(data=True) if a.get("prompt")} if small else {}
-    for above, nodes in ((True, [n for n in graph if n in prompts]), (False, [n for n in graph if n not in prompts])):
+    prompts = (
+        {n: _prompt_text(a.get("prompt"), 18) for n, a in graph.nodes(data=True) if a.get("prompt")}
+        if small
+        else {}
+    )
+    for above, nodes in (
+        (True, [n for n in graph if n in prompts]),
+        (False, [n for n in graph if n not in prompts]),
+    ):
         if nodes:  # a name with a prompt under it sits above the centre; alone, on it
-            nx.draw_networkx_labels(graph, pos, labels={n: names[n][1] for n in nodes}, font_size=8 if small else 6,
-                                    verticalalignment="bottom" if above else "center", ax=ax)
+            nx.draw_networkx_labels(
+                graph,
+                pos,
+                labels={n: names[n][1] for n in nodes},
+                font_size=8 if small else 6,
+                verticalalignment="bottom" if above else "center",
+                ax=ax,
+            )
     if prompts:  # the prompt's end under the state's name, smaller
-        nx.draw_networkx_labels(graph, pos, labels=prompts, font_size=6.5, font_color="#333333",
-                                verticalalignment="top", ax=ax)
+        nx.draw_networkx_labels(
+            graph,
+            pos,
+            labels=prompts,
+            font_size=6.5,
+            font_color="#333333",
+            verticalalignment="top",
+            ax=ax,
+        )
     _draw_edges(ax, graph, pos, roles, size, small)
     ax.set_axis_off()
     _limits(ax, pos)
@@ -394,16 +448,23 @@ def _limits(ax: Any, pos: dict) -> None:
     ax.set_ylim(min(ys) - pad_y, max(ys) + pad_y)
 
 
-def _draw_edges(ax: Any, graph: nx.DiGraph, pos: dict, roles: _Roles, size: float, small: bool) -> None:
+def _draw_edges(
+    ax: Any, graph: nx.DiGraph, pos: dict, roles: _Roles, size: float, small: bool
+) -> None:
     loops = [(u, v) for u, v in graph.edges if u == v]
     # A pair of opposite edges would be drawn on top of each other: bend both.
     curved = [(u, v) for u, v in graph.edges if u != v and graph.has_edge(v, u)]
     bent = set(curved)
     # An edge that skips a row would run straight through the nodes between: arc it.
-    long = [(u, v) for u, v in graph.edges if u != v and (u, v) not in bent and _skips(pos[u], pos[v])]
+    long = [
+        (u, v) for u, v in graph.edges if u != v and (u, v) not in bent and _skips(pos[u], pos[v])
+    ]
     bent.update(long)
     straight = [(u, v) for u, v in graph.edges if u != v and (u, v) not in bent]
-    color = {e: COLORS["successor_edge"] if e in roles.successor_edges else COLORS["edge"] for e in graph.edges}
+    color = {
+        e: COLORS["successor_edge"] if e in roles.successor_edges else COLORS["edge"]
+        for e in graph.edges
+    }
     width = {e: 2.2 if e in roles.successor_edges else 1.1 for e in graph.edges}
     font = 7 if small else 5
     box = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85}
@@ -412,8 +473,16 @@ def _draw_edges(ax: Any, graph: nx.DiGraph, pos: dict, roles: _Roles, size: floa
         if not edges:
             continue
         nx.draw_networkx_edges(
-            graph, pos, edgelist=edges, ax=ax, arrows=True, arrowsize=14, node_size=size,
-            connectionstyle=style, edge_color=[color[e] for e in edges], width=[width[e] for e in edges],
+            graph,
+            pos,
+            edgelist=edges,
+            ax=ax,
+            arrows=True,
+            arrowsize=14,
+            node_size=size,
+            connectionstyle=style,
+            edge_color=[color[e] for e in edges],
+            width=[width[e] for e in edges],
         )
         # Labels of edges leaving one row all sit at mid-height: stagger them along
         # their edges so that neighbours do not print on top of each other.
@@ -421,13 +490,23 @@ def _draw_edges(ax: Any, graph: nx.DiGraph, pos: dict, roles: _Roles, size: floa
             group = edges[k::3]
             if group:
                 nx.draw_networkx_edge_labels(
-                    graph, pos, edge_labels={e: text[e] for e in group}, label_pos=where, ax=ax,
-                    font_size=font, connectionstyle=style, node_size=size, rotate=False, bbox=box,
+                    graph,
+                    pos,
+                    edge_labels={e: text[e] for e in group},
+                    label_pos=where,
+                    ax=ax,
+                    font_size=font,
+                    connectionstyle=style,
+                    node_size=size,
+                    rotate=False,
+                    bbox=box,
                 )
     for e in loops:
         n = e[0]
         others = [pos[m] for m in (*graph.successors(n), *graph.predecessors(n)) if m != n]
-        _self_loop(ax, pos[n], text[e], size, color[e], width[e], font, box, _free_side(pos[n], others))
+        _self_loop(
+            ax, pos[n], text[e], size, color[e], width[e], font, box, _free_side(pos[n], others)
+        )
 
 
 def _edge_text(attrs: Mapping[str, Any], compact: bool) -> str:
@@ -449,13 +528,24 @@ def _free_side(xy: tuple[float, float], others: list[tuple[float, float]]) -> fl
     angles = [math.atan2(o[1] - xy[1], o[0] - xy[0]) for o in others if o != xy]
 
     def clearance(theta: float) -> float:
-        return min((abs((theta - a + math.pi) % (2 * math.pi) - math.pi) for a in angles), default=math.pi)
+        return min(
+            (abs((theta - a + math.pi) % (2 * math.pi) - math.pi) for a in angles), default=math.pi
+        )
 
     return max((0.0, math.pi / 2, math.pi, -math.pi / 2), key=clearance)
 
 
-def _self_loop(ax: Any, xy: tuple[float, float], label: str, size: float, color: str, width: float,
-               font: float, box: dict, side: float = 0.0) -> None:
+def _self_loop(
+    ax: Any,
+    xy: tuple[float, float],
+    label: str,
+    size: float,
+    color: str,
+    width: float,
+    font: float,
+    box: dict,
+    side: float = 0.0,
+) -> None:
     """A loop beside a node, sized in inches rather than data units.
 
     networkx sizes self-loops by the vertical extent of the drawing, so they grow with
@@ -469,27 +559,59 @@ def _self_loop(ax: Any, xy: tuple[float, float], label: str, size: float, color:
     r = math.sqrt(size) / 2 / 72  # node radius in inches (node_size is in points²)
     # Drawn to the right, then turned to the side where no other edge leaves the node.
     a, b = math.radians(28), math.radians(-28)
-    verts = [(r * math.cos(a), r * math.sin(a)), (r + 0.62, 0.42), (r + 0.62, -0.42), (r * math.cos(b), r * math.sin(b))]
+    verts = [
+        (r * math.cos(a), r * math.sin(a)),
+        (r + 0.62, 0.42),
+        (r + 0.62, -0.42),
+        (r * math.cos(b), r * math.sin(b)),
+    ]
     cos, sin = math.cos(side), math.sin(side)
     verts = [(x * cos - y * sin, x * sin + y * cos) for x, y in verts]
     path = MplPath(verts, [MplPath.MOVETO, MplPath.CURVE4, MplPath.CURVE4, MplPath.CURVE4])
     fig = ax.figure
     where = fig.dpi_scale_trans + ScaledTranslation(xy[0], xy[1], ax.transData)
-    ax.add_patch(FancyArrowPatch(path=path, arrowstyle="-|>", mutation_scale=14, color=color,
-                                 linewidth=width, transform=where, zorder=1))
+    ax.add_patch(
+        FancyArrowPatch(
+            path=path,
+            arrowstyle="-|>",
+            mutation_scale=14,
+            color=color,
+            linewidth=width,
+            transform=where,
+            zorder=1,
+        )
+    )
     reach = (r + 0.5) * 72
-    ax.annotate(label, xy=xy, xytext=(reach * cos, reach * sin), textcoords="offset points",
-                ha="center" if abs(cos) < 0.5 else ("left" if cos > 0 else "right"),
-                va="center" if abs(sin) < 0.5 else ("bottom" if sin > 0 else "top"),
-                fontsize=font, bbox=box, zorder=3)
+    ax.annotate(
+        label,
+        xy=xy,
+        xytext=(reach * cos, reach * sin),
+        textcoords="offset points",
+        ha="center" if abs(cos) < 0.5 else ("left" if cos > 0 else "right"),
+        va="center" if abs(sin) < 0.5 else ("bottom" if sin > 0 else "top"),
+        fontsize=font,
+        bbox=box,
+        zorder=3,
+    )
 
 
 def _legend(ax: Any, graph: nx.DiGraph, roles: _Roles) -> None:
     from matplotlib.lines import Line2D
 
-    def marker(label: str, color: str, shape: str = "o", edge: str = "#333333", width: float = 1.0) -> Line2D:
-        return Line2D([], [], linestyle="none", marker=shape, markersize=10, markerfacecolor=color,
-                      markeredgecolor=edge, markeredgewidth=width, label=label)
+    def marker(
+        label: str, color: str, shape: str = "o", edge: str = "#333333", width: float = 1.0
+    ) -> Line2D:
+        return Line2D(
+            [],
+            [],
+            linestyle="none",
+            marker=shape,
+            markersize=10,
+            markerfacecolor=color,
+            markeredgecolor=edge,
+            markeredgewidth=width,
+            label=label,
+        )
 
     kinds = {a.get("kind") for _, a in graph.nodes(data=True)}
     items = [marker("state", COLORS["state"])]
@@ -541,7 +663,7 @@ def draw_embedding(
     it is applied to every state of ``source_graph``. The image in ``target_graph`` is
     filled blue. Returns the ``Figure``; saves it when ``path`` is given.
 
-    >>> from agentic_machines.explore import explore
+    >>> from agentic_machines.runtime.explore import explore
     >>> from agentic_machines.fixtures import fixture
     >>> g = explore(fixture("f2-add"), roots=[0, 1])
     >>> fig = draw_embedding(g, g, {0: 1, 1: 0})
@@ -551,7 +673,9 @@ def draw_embedding(
     from matplotlib.patches import ConnectionPatch
 
     fmt = _format(path, format)
-    apply = mapping if callable(mapping) and not isinstance(mapping, Mapping) else mapping.__getitem__
+    apply = (
+        mapping if callable(mapping) and not isinstance(mapping, Mapping) else mapping.__getitem__
+    )
     pairs = [(s, apply(s)) for s in source_graph if not is_sentinel(s)]
     big = source_graph if len(source_graph) >= len(target_graph) else target_graph
     fig = _figure(big, "layered", columns=2)
@@ -567,15 +691,23 @@ def draw_embedding(
         if t in pos_tgt:
             fig.add_artist(
                 ConnectionPatch(
-                    xyA=pos_src[s], coordsA=ax_src.transData, xyB=pos_tgt[t], coordsB=ax_tgt.transData,
-                    linestyle="--", color=COLORS["image"], linewidth=1.6, alpha=0.9,
+                    xyA=pos_src[s],
+                    coordsA=ax_src.transData,
+                    xyB=pos_tgt[t],
+                    coordsB=ax_tgt.transData,
+                    linestyle="--",
+                    color=COLORS["image"],
+                    linewidth=1.6,
+                    alpha=0.9,
                 )
             )
     if title:
         fig.suptitle(title, fontsize=11)
     missing = [t for _, t in pairs if t not in pos_tgt]
     if missing:
-        fig.text(0.01, 0.01, f"{len(missing)} image state(s) are not in the target graph", fontsize=7)
+        fig.text(
+            0.01, 0.01, f"{len(missing)} image state(s) are not in the target graph", fontsize=7
+        )
     if path is not None:
         fig.savefig(path, format=fmt, bbox_inches="tight", dpi=120)
     return fig
@@ -591,7 +723,7 @@ def to_mermaid(graph: nx.DiGraph, *, direction: str = "TD", **highlights: Any) -
     ``obstruction``).
 
     >>> from agentic_machines import TableMachine
-    >>> from agentic_machines.explore import explore
+    >>> from agentic_machines.runtime.explore import explore
     >>> g = explore(TableMachine({"a": 'say "hi" | <b>'}, {("a", "x#1"): "a"}, initial="a"))
     >>> print(to_mermaid(g).splitlines()[1:3])
     ['  s0(["a<br/>say #quot;hi#quot; #124; #lt;b#gt;"])', '  s0 -->|"x#35;1"| s0']
@@ -628,7 +760,10 @@ def _role_styles(graph: nx.DiGraph, roles: _Roles) -> dict[str, tuple[list[Any],
     for role, members in fills.items():
         out[role] = (members, f"fill:{COLORS[role]},stroke:#333")
     if roles.highlight:
-        out["chosen"] = (sorted(roles.highlight, key=list(graph).index), f"stroke:{COLORS['highlight']},stroke-width:4px")
+        out["chosen"] = (
+            sorted(roles.highlight, key=list(graph).index),
+            f"stroke:{COLORS['highlight']},stroke-width:4px",
+        )
     if roles.initial:
         out["initial"] = (list(roles.initial), f"stroke:{COLORS['initial']},stroke-width:4px")
     return out
@@ -636,8 +771,18 @@ def _role_styles(graph: nx.DiGraph, roles: _Roles) -> dict[str, tuple[list[Any],
 
 def _mermaid_text(text: str) -> str:
     # '#' first: it starts every entity code that the other replacements insert.
-    for raw, code in (("#", "#35;"), ('"', "#quot;"), ("<", "#lt;"), (">", "#gt;"), ("|", "#124;"),
-                      ("`", "#96;"), ("[", "#91;"), ("]", "#93;"), ("{", "#123;"), ("}", "#125;")):
+    for raw, code in (
+        ("#", "#35;"),
+        ('"', "#quot;"),
+        ("<", "#lt;"),
+        (">", "#gt;"),
+        ("|", "#124;"),
+        ("`", "#96;"),
+        ("[", "#91;"),
+        ("]", "#93;"),
+        ("{", "#123;"),
+        ("}", "#125;"),
+    ):
         text = text.replace(raw, code)
     return text.replace("\n", "<br/>")
 
@@ -645,7 +790,7 @@ def _mermaid_text(text: str) -> str:
 def to_dot(graph: nx.DiGraph, **highlights: Any) -> str:
     """The graph in Graphviz DOT, with the same ids, labels and roles as :func:`draw`.
 
-    >>> from agentic_machines.explore import explore
+    >>> from agentic_machines.runtime.explore import explore
     >>> from agentic_machines.fixtures import fixture
     >>> print(to_dot(explore(fixture("halt1"))))
     digraph "halt1" {
@@ -658,8 +803,11 @@ def to_dot(graph: nx.DiGraph, **highlights: Any) -> str:
     """
     names = node_names(graph)
     roles = _roles(graph, **highlights)
-    lines = [f"digraph {_dot_text(str(graph.graph.get('name', 'machine')))} {{", "  rankdir=TB;",
-             '  node [shape=ellipse, style=filled, fillcolor="#e8eef7", fontname="Helvetica"];']
+    lines = [
+        f"digraph {_dot_text(str(graph.graph.get('name', 'machine')))} {{",
+        "  rankdir=TB;",
+        '  node [shape=ellipse, style=filled, fillcolor="#e8eef7", fontname="Helvetica"];',
+    ]
     for n, a in graph.nodes(data=True):
         ident, label = names[n]
         prompt = _prompt_text(a.get("prompt"), 40)
@@ -680,8 +828,14 @@ def to_dot(graph: nx.DiGraph, **highlights: Any) -> str:
             attrs.append('style="filled,dashed"')
         lines.append(f"  {_dot_text(ident)} [{', '.join(attrs)}];")
     for u, v, a in graph.edges(data=True):
-        extra = f', color="{COLORS["successor_edge"]}", penwidth=2' if (u, v) in roles.successor_edges else ""
-        lines.append(f"  {_dot_text(names[u][0])} -> {_dot_text(names[v][0])} [label={_dot_text(a.get('label', ''))}{extra}];")
+        extra = (
+            f', color="{COLORS["successor_edge"]}", penwidth=2'
+            if (u, v) in roles.successor_edges
+            else ""
+        )
+        lines.append(
+            f"  {_dot_text(names[u][0])} -> {_dot_text(names[v][0])} [label={_dot_text(a.get('label', ''))}{extra}];"
+        )
     lines.append("}")
     return "\n".join(lines)
 
@@ -699,7 +853,7 @@ def to_json(graph: nx.DiGraph, *, indent: int | None = None) -> str:
     and ``stats``. ``networkx.node_link_graph(json.loads(text), edges="edges")`` reads it
     back.
 
-    >>> from agentic_machines.explore import explore
+    >>> from agentic_machines.runtime.explore import explore
     >>> from agentic_machines.fixtures import fixture
     >>> data = json.loads(to_json(explore(fixture("diverge1"))))
     >>> [n["id"] for n in data["nodes"]], data["edges"][0]["completions"]

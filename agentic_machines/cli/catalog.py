@@ -15,6 +15,7 @@ Traceback (most recent call last):
   ...
 agentic_machines.errors.UnknownMachine: unknown machine 'f2-mull' (did you mean f2-mul?); known machines: ...
 """
+
 from __future__ import annotations
 
 import difflib
@@ -24,10 +25,18 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from .errors import InvalidArgument, UnknownMachine
-from .machine import AgenticMachine
+from ..errors import InvalidArgument, UnknownMachine
+from ..machine import AgenticMachine
 
-__all__ = ["Entry", "resolve", "names", "fixture_names", "architecture_names", "UnknownMachine", "DEFAULT_DEPTH"]
+__all__ = [
+    "Entry",
+    "resolve",
+    "names",
+    "fixture_names",
+    "architecture_names",
+    "UnknownMachine",
+    "DEFAULT_DEPTH",
+]
 
 DEFAULT_DEPTH = 2
 """Exploration depth for diagrams of machines with infinitely many states."""
@@ -69,20 +78,29 @@ class Entry:
             return first + [s for s in machine.states if s != start]
         return [start]
 
-    def completions(self, machine: AgenticMachine) -> Iterable[str] | Callable[[str], Iterable[str]] | None:
+    def completions(
+        self, machine: AgenticMachine
+    ) -> Iterable[str] | Callable[[str], Iterable[str]] | None:
         """The alphabet for diagrams: the architecture's ``diagram_completions``, else the machine's."""
-        chooser = getattr(self.module, "diagram_completions", None) if self.module is not None else None
+        chooser = (
+            getattr(self.module, "diagram_completions", None) if self.module is not None else None
+        )
         return chooser if chooser is not None else machine.completions
 
-    def explore(self, machine: AgenticMachine | None = None, *, depth: int | None = None,
-                max_states: int = 200) -> Any:
+    def explore(
+        self,
+        machine: AgenticMachine | None = None,
+        *,
+        depth: int | None = None,
+        max_states: int = 200,
+    ) -> Any:
         """The state graph to draw: a whole finite machine, or an architecture to ``depth``.
 
         >>> g = resolve("f2-mul").explore()
         >>> sorted(n for n in g if g.nodes[n]["kind"] == "state")
         [0, 1]
         """
-        from .explore import explore
+        from ..runtime.explore import explore
 
         machine = machine if machine is not None else self.machine()
         if depth is None and machine.states is None:
@@ -93,8 +111,14 @@ class Entry:
                 f"{self.name!r} has no finite completion alphabet and its module gives no "
                 "diagram_completions(prompt); add one to draw it"
             )
-        return explore(machine, self.start(machine), completions, roots=self.roots(machine),
-                       max_depth=depth, max_states=max_states)
+        return explore(
+            machine,
+            self.start(machine),
+            completions,
+            roots=self.roots(machine),
+            max_depth=depth,
+            max_states=max_states,
+        )
 
     def highlights(self, machine: AgenticMachine, graph: Any) -> dict[str, Any]:
         """The roles to mark in a diagram (keyword arguments of ``diagrams.draw``).
@@ -109,7 +133,7 @@ class Entry:
         if self.module is None:
             if machine.states is None or machine.completions is None:
                 return {}
-            from .generation import spe_states
+            from ..generation import spe_states
 
             return {"spe_states": spe_states(machine)}
         marks: dict[str, Any] = {"successors_of": self.start(machine)}
@@ -126,7 +150,7 @@ def fixture_names() -> list[str]:
     >>> "f2-add" in fixture_names()
     True
     """
-    from .fixtures import FIXTURES
+    from ..fixtures import FIXTURES
 
     return list(FIXTURES)
 
@@ -138,7 +162,7 @@ def architecture_names() -> list[str]:
     True
     """
     try:
-        from . import architectures
+        from .. import architectures
     except ImportError:  # pragma: no cover - the package is part of the distribution
         return []
     registered = getattr(architectures, "ARCHITECTURE_NAMES", None)
@@ -162,13 +186,13 @@ def resolve(name: str) -> Entry:
     >>> resolve("react").kind
     'architecture'
     """
-    from .fixtures import FIXTURES
+    from ..fixtures import FIXTURES
 
     if name in FIXTURES:
         return Entry(name, "fixture", FIXTURES[name])
     if name in architecture_names():
         # Import this one architecture only: a broken sibling must not hide it.
-        module = importlib.import_module(f"{__package__}.architectures.{name}")
+        module = importlib.import_module(f"agentic_machines.architectures.{name}")
         return Entry(name, "architecture", module.machine, module)
     known = names()
     close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)

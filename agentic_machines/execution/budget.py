@@ -10,7 +10,7 @@ Exhaustion is recorded, but CPython switches a trace function off for good once 
 raises, so the tracer alone cannot stop code that catches ``BaseException`` and loops
 on. Two public hooks close that gap: :func:`checkpoint` raises again for any spent
 budget, and :func:`restore_tracing` switches counting back on after a raise.
-:mod:`agentic_machines.codeexec` puts a checkpoint at the top of every ``except``,
+:mod:`agentic_machines.execution.codeexec` puts a checkpoint at the top of every ``except``,
 ``finally`` and ``__exit__`` in model-written code, so such code cannot keep running.
 
 >>> def spin():
@@ -23,6 +23,7 @@ budget, and :func:`restore_tracing` switches counting back on after a raise.
 ...     print("cut after", exc.args[0], "lines")
 cut after 1000 lines
 """
+
 from __future__ import annotations
 
 import dis
@@ -30,11 +31,11 @@ import sys
 from types import CodeType, FrameType, TracebackType
 from typing import Any
 
-from .errors import BudgetExceeded
+from ..errors import BudgetExceeded
 
 __all__ = ["LineBudget", "BudgetExceeded", "checkpoint", "restore_tracing"]
 
-_active: list["LineBudget"] = []
+_active: list[LineBudget] = []
 _previous_trace: Any = None
 _one_line_loops: dict[CodeType, bool] = {}
 _ONE_LINE_LOOPS_MAX = 20_000  # model-written blocks are new code objects: keep the cache bounded
@@ -74,7 +75,7 @@ class LineBudget:
         """True once more lines were attempted than the budget allows."""
         return self.used >= self.limit
 
-    def __enter__(self) -> "LineBudget":
+    def __enter__(self) -> LineBudget:
         global _previous_trace
         if not _active:
             _previous_trace = sys.gettrace()
@@ -88,7 +89,9 @@ class LineBudget:
         frame.f_trace = _local_trace
         return self
 
-    def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         global _previous_trace
         self._used = self.used
         self._base = None
@@ -103,7 +106,9 @@ class LineBudget:
 
 def _set_deadline() -> None:
     global _deadline
-    _deadline = min((b._base + b.limit for b in _active if b._base is not None), default=float("inf"))
+    _deadline = min(
+        (b._base + b.limit for b in _active if b._base is not None), default=float("inf")
+    )
 
 
 def checkpoint() -> None:

@@ -7,6 +7,7 @@ To add a part, write such a function and append it to the list.
 >>> SECTIONS[0].__name__
 'f2_fixtures'
 """
+
 from __future__ import annotations
 
 import sys
@@ -29,10 +30,10 @@ def f2_fixtures(out_dir: Path, stream: TextIO) -> None:
     >>> "state 1: holds" in out.getvalue()
     True
     """
+    from ..drawing.diagrams import draw, to_mermaid
+    from ..fixtures import FIXTURES
+    from ..generation import completion_generates, is_spe_state
     from .catalog import resolve
-    from .diagrams import draw, to_mermaid
-    from .fixtures import FIXTURES
-    from .generation import completion_generates, is_spe_state
 
     print("F2 fixtures (DESIGN §2.7): which states are SPE states?", file=stream)
     for name in FIXTURES:
@@ -41,11 +42,17 @@ def f2_fixtures(out_dir: Path, stream: TextIO) -> None:
         print(f"\n{name}:", file=stream)
         for state in machine.states:
             verdict = is_spe_state(machine, state)
-            print(f"  state {state!r}: {verdict.status:<9} {verdict.method:<11} {verdict.certificate}", file=stream)
+            print(
+                f"  state {state!r}: {verdict.status:<9} {verdict.method:<11} {verdict.certificate}",
+                file=stream,
+            )
         graph = entry.explore(machine)
         marks = entry.highlights(machine, graph)
         spe = sorted(marks.get("spe_states", ()), key=repr)
-        print(f"  SPE states: {{{', '.join(map(repr, spe))}}}" if spe else "  SPE states: none", file=stream)
+        print(
+            f"  SPE states: {{{', '.join(map(repr, spe))}}}" if spe else "  SPE states: none",
+            file=stream,
+        )
         png, mmd = out_dir / f"{name}.png", out_dir / f"{name}.mmd"
         fig = draw(graph, png, title=f"{name}: SPE states in gold", **marks)
         fig.clear()  # made without pyplot: clearing frees it now rather than at collection
@@ -63,7 +70,10 @@ def contrast(out_dir: Path, stream: TextIO) -> None:
     """
     from .contrast import contrast_rows, render_table, to_markdown, write_diagrams
 
-    print("The contrast (DESIGN §7.6): is each architecture's initial state an SPE state?\n", file=stream)
+    print(
+        "The contrast (DESIGN §7.6): is each architecture's initial state an SPE state?\n",
+        file=stream,
+    )
     rows = contrast_rows()
     print(render_table(rows), file=stream)
     (out_dir / "contrast.md").write_text(to_markdown(rows) + "\n", encoding="utf-8")
@@ -88,6 +98,8 @@ def demo(out_dir: str | Path = "demo-out", stream: TextIO = sys.stdout) -> int:
         if i:
             print("\n" + "-" * 72 + "\n", file=stream)
         section(out, stream)
-    print(f"\nDiagrams (PNG and Mermaid) are in {out.resolve()}. Done in {time.perf_counter() - began:.1f} s.",
-          file=stream)
+    print(
+        f"\nDiagrams (PNG and Mermaid) are in {out.resolve()}. Done in {time.perf_counter() - began:.1f} s.",
+        file=stream,
+    )
     return 0

@@ -23,6 +23,7 @@ says where the two prompts first differ.
 - :class:`OpenAICompatibleModel` calls a chat-completions server over HTTP using only
   the standard library.
 """
+
 from __future__ import annotations
 
 import email.utils
@@ -36,13 +37,13 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from fractions import Fraction
 from numbers import Rational, Real
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import InvalidArgument, ModelError, ReplayMismatch, ScriptExhausted, UnmatchedPrompt
 from ._jsonl import JsonLinesWriter, read_json_lines
-from .errors import InvalidArgument, ModelError, ReplayMismatch, ScriptExhausted, UnmatchedPrompt
 
 __all__ = [
     "Model",
@@ -92,7 +93,9 @@ class ModelBase:
     def complete(self, prompt: str) -> str:
         """Answer ``prompt`` and record the call in ``.calls``."""
         if not isinstance(prompt, str):
-            raise InvalidArgument(f"prompts are strings (P = str), got {type(prompt).__name__}: {prompt!r}")
+            raise InvalidArgument(
+                f"prompts are strings (P = str), got {type(prompt).__name__}: {prompt!r}"
+            )
         completion = self._complete(prompt)
         if not isinstance(completion, str):
             raise ModelError(
@@ -184,11 +187,15 @@ class MappingModel(ModelBase):
                 continue
             matcher, completion = pair
             if not isinstance(matcher, (str, re.Pattern)) and not callable(matcher):
-                problems.append(f"rule {i}: matcher {matcher!r} is not a string, a compiled regex or a callable")
+                problems.append(
+                    f"rule {i}: matcher {matcher!r} is not a string, a compiled regex or a callable"
+                )
             if not isinstance(completion, str):
                 problems.append(f"rule {i}: completion {completion!r} is not a string")
         if problems:
-            raise InvalidArgument("MappingModel rules are malformed:\n" + "\n".join(f"  - {p}" for p in problems))
+            raise InvalidArgument(
+                "MappingModel rules are malformed:\n" + "\n".join(f"  - {p}" for p in problems)
+            )
         self.rules: tuple[tuple[Any, str], ...] = tuple(pairs)
         self._exact = {}
         for matcher, completion in self.rules:
@@ -233,7 +240,9 @@ class FunctionModel(ModelBase):
     def __init__(self, fn: Callable[[str], str]) -> None:
         super().__init__()
         if not callable(fn):
-            raise InvalidArgument(f"FunctionModel needs a callable prompt -> completion, got {fn!r}")
+            raise InvalidArgument(
+                f"FunctionModel needs a callable prompt -> completion, got {fn!r}"
+            )
         self.fn = fn
 
     def _complete(self, prompt: str) -> str:
@@ -261,10 +270,14 @@ class DistributionModel(ModelBase):
     True
     """
 
-    def __init__(self, dist: Mapping[str, Real] | Callable[[str], Mapping[str, Real]], seed: int | None = 0) -> None:
+    def __init__(
+        self, dist: Mapping[str, Real] | Callable[[str], Mapping[str, Real]], seed: int | None = 0
+    ) -> None:
         super().__init__()
         if not (isinstance(dist, Mapping) or callable(dist)):
-            raise InvalidArgument(f"dist must be a mapping completion -> weight or a function of the prompt, got {dist!r}")
+            raise InvalidArgument(
+                f"dist must be a mapping completion -> weight or a function of the prompt, got {dist!r}"
+            )
         if isinstance(dist, Mapping):
             _normalise(dist)  # reject a bad fixed distribution now, not at the first call
         self.dist = dist
@@ -300,7 +313,9 @@ def _normalise(dist: Mapping[str, Real]) -> dict[str, Real]:
     exact = all(isinstance(w, Rational) for w in dist.values())
     total = sum(Fraction(w) for w in dist.values()) if exact else float(sum(dist.values()))
     if total <= 0:
-        raise InvalidArgument(f"distribution {dict(dist)!r} has no positive weight; give at least one completion a weight > 0")
+        raise InvalidArgument(
+            f"distribution {dict(dist)!r} has no positive weight; give at least one completion a weight > 0"
+        )
     return {c: (Fraction(w) / total if exact else w / total) for c, w in dist.items() if w > 0}
 
 
@@ -317,7 +332,9 @@ class RandomModel(DistributionModel):
 
     def __init__(self, choices: Sequence[str], seed: int | None = 0) -> None:
         if isinstance(choices, str) or not choices:
-            raise InvalidArgument(f"RandomModel needs a non-empty list of completion strings, got {choices!r}")
+            raise InvalidArgument(
+                f"RandomModel needs a non-empty list of completion strings, got {choices!r}"
+            )
         counts: dict[str, int] = {}
         for c in choices:
             counts[c] = counts.get(c, 0) + 1
@@ -347,7 +364,9 @@ class RecordingModel(ModelBase):
     def __init__(self, inner: Model, path: str | os.PathLike) -> None:
         super().__init__()
         if not callable(getattr(inner, "complete", None)):
-            raise InvalidArgument(f"RecordingModel wraps a model with complete(prompt), got {inner!r}")
+            raise InvalidArgument(
+                f"RecordingModel wraps a model with complete(prompt), got {inner!r}"
+            )
         self.inner = inner
         self.path = os.fspath(path)
         JsonLinesWriter(self.path, "w").close()  # a new cassette, even if no call is ever made
@@ -381,7 +400,11 @@ class ReplayModel(ModelBase):
         self.path = os.fspath(path)
         self.records: list[tuple[str, str]] = []
         for i, rec in enumerate(read_json_lines(self.path)):
-            if not (isinstance(rec, dict) and isinstance(rec.get("prompt"), str) and isinstance(rec.get("completion"), str)):
+            if not (
+                isinstance(rec, dict)
+                and isinstance(rec.get("prompt"), str)
+                and isinstance(rec.get("completion"), str)
+            ):
                 raise InvalidArgument(
                     f"{self.path}: record {i} is {shorten(repr(rec))}, not a cassette line "
                     '{"prompt": ..., "completion": ...}; was the file written by RecordingModel?'
@@ -457,7 +480,9 @@ class OpenAICompatibleModel(ModelBase):
     ) -> None:
         super().__init__()
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise InvalidArgument(f"base_url must start with http:// or https://, got {base_url!r}; e.g. 'http://127.0.0.1:8000/v1'")
+            raise InvalidArgument(
+                f"base_url must start with http:// or https://, got {base_url!r}; e.g. 'http://127.0.0.1:8000/v1'"
+            )
         if not isinstance(model, str) or not model:
             raise InvalidArgument(f"model must be the model's name on the server, got {model!r}")
         if not isinstance(retries, int) or retries < 0:
@@ -489,7 +514,11 @@ class OpenAICompatibleModel(ModelBase):
         """The JSON body sent for ``prompt``."""
         messages = [{"role": "system", "content": self.system}] if self.system is not None else []
         messages.append({"role": "user", "content": prompt})
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+        }
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
         if self.stop is not None:
@@ -519,7 +548,7 @@ class OpenAICompatibleModel(ModelBase):
                     ) from None
                 last_problem = f"HTTP {exc.code}: {_server_message(body)}"
                 retry_after = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
-            except (TimeoutError, socket.timeout) as exc:
+            except TimeoutError as exc:
                 last_problem = f"timed out after {self.timeout} s ({exc})"
             except urllib.error.URLError as exc:
                 reason = exc.reason
@@ -530,7 +559,11 @@ class OpenAICompatibleModel(ModelBase):
             except (ConnectionError, http.client.HTTPException) as exc:
                 last_problem = f"connection failed: {type(exc).__name__}: {exc}"
             if attempt < self.retries:
-                delay = self.backoff * 2**attempt if retry_after is None else min(retry_after, self.max_retry_after)
+                delay = (
+                    self.backoff * 2**attempt
+                    if retry_after is None
+                    else min(retry_after, self.max_retry_after)
+                )
                 self.sleep(delay)
         raise ModelError(
             f"{self.url} failed after {self.retries + 1} attempt(s); last error: {last_problem}. "
@@ -595,8 +628,8 @@ def _retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 # -- text helpers shared with run.py ----------------------------------------------------
@@ -621,7 +654,9 @@ def describe_difference(expected: str, got: str, context: int = 12) -> str:
     >>> describe_difference("Thought 1: look", "Thought 2: look")
     "the prompt differs from the recorded one at character 8: recorded 'Thought 1: look', got 'Thought 2: look'"
     """
-    offset = next((i for i, (a, b) in enumerate(zip(expected, got)) if a != b), min(len(expected), len(got)))
+    offset = next(
+        (i for i, (a, b) in enumerate(zip(expected, got)) if a != b), min(len(expected), len(got))
+    )
     start = max(0, offset - context)
 
     def snippet(text: str) -> str:

@@ -14,6 +14,7 @@ state. :func:`render_table` prints the rows for a terminal, :func:`to_markdown` 
 |---|---|---|---|---|---|
 | toy | initial state SPE? | refuted | fact:F2 | prompt obstruction at s | 3 completions |
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
@@ -21,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .verdict import Verdict
-from .verdict import short_repr as _short
+from ..verdict import Verdict
+from ..verdict import short_repr as _short
 
 __all__ = [
     "Row",
@@ -59,17 +60,29 @@ class Row:
     verdict: Verdict | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def of(cls, name: str, verdict: Verdict, *, question: str = SPE_QUESTION,
-           certificate: str | None = None, checked: str | None = None) -> "Row":
+    def of(
+        cls,
+        name: str,
+        verdict: Verdict,
+        *,
+        question: str = SPE_QUESTION,
+        certificate: str | None = None,
+        checked: str | None = None,
+    ) -> Row:
         """A row from a verdict (certificate and checked count derived when not given).
 
         >>> Row.of("x", Verdict(True, "c", "sampled", 4, reason="loader checked")).checked
         '4 checked'
         """
-        return cls(name, verdict.status, verdict.method,
-                   certificate if certificate is not None else _one_line(verdict.certificate),
-                   checked if checked is not None else f"{verdict.checked} checked",
-                   question, verdict)
+        return cls(
+            name,
+            verdict.status,
+            verdict.method,
+            certificate if certificate is not None else _one_line(verdict.certificate),
+            checked if checked is not None else f"{verdict.checked} checked",
+            question,
+            verdict,
+        )
 
 
 def architecture_row(name: str, module: Any) -> Row:
@@ -96,8 +109,12 @@ def architecture_row(name: str, module: Any) -> Row:
         cert = f"{v.obstruction.kind} obstruction at {where} ({label}){also_text}; {proof}"
         return Row.of(name, v, certificate=cert, checked=f"{v.checked} completions")
     if v.holds is None:
-        return Row.of(name, v, certificate=_one_line(v.reason or "undecided"),
-                      checked=f"{v.checked} completions")
+        return Row.of(
+            name,
+            v,
+            certificate=_one_line(v.reason or "undecided"),
+            checked=f"{v.checked} completions",
+        )
     return Row.of(name, v, checked=_checked_text(v))
 
 
@@ -110,15 +127,24 @@ def contrast_rows(names: Iterable[str] | None = None) -> list[Row]:
     >>> [(r.name, r.status, r.method) for r in contrast_rows(["react", "thread"])]
     [('react', 'refuted', 'fact:F2'), ('thread', 'refuted', 'fact:F2')]
     """
-    from .architectures import ARCHITECTURES
+    from ..architectures import ARCHITECTURES
 
     chosen = list(ARCHITECTURES) if names is None else list(names)
     rows = [architecture_row(n, ARCHITECTURES[n]) for n in chosen]
     if "spe" in chosen:
-        extras: Callable[[], list[tuple[str, str, Verdict, str]]] = getattr(ARCHITECTURES["spe"], "contrast_extras")
+        extras: Callable[[], list[tuple[str, str, Verdict, str]]] = ARCHITECTURES[
+            "spe"
+        ].contrast_extras
         for name, question, verdict, certificate in extras():
-            rows.append(Row.of(name, verdict, question=question, certificate=certificate,
-                               checked=_checked_text(verdict)))
+            rows.append(
+                Row.of(
+                    name,
+                    verdict,
+                    question=question,
+                    certificate=certificate,
+                    checked=_checked_text(verdict),
+                )
+            )
     return rows
 
 
@@ -131,8 +157,13 @@ def render_table(rows: Sequence[Row], *, width: int = 130) -> str:
     a        initial state SPE?  holds    sampled  loader checked  5 checked
     """
     header = ("machine", "question", "verdict", "method", "certificate", "checked")
-    cells = [header] + [tuple(_clip(x, width) for x in (r.name, r.question, r.status, r.method, r.certificate, r.checked))
-                        for r in rows]
+    cells = [header] + [
+        tuple(
+            _clip(x, width)
+            for x in (r.name, r.question, r.status, r.method, r.certificate, r.checked)
+        )
+        for r in rows
+    ]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -145,9 +176,18 @@ def to_markdown(rows: Sequence[Row]) -> str:
     >>> print(to_markdown([Row("a|b", "holds", "sampled", "x", "1 checked")]).splitlines()[-1])
     | a\\|b | initial state SPE? | holds | sampled | x | 1 checked |
     """
-    out = ["| machine | question | verdict | method | certificate | checked |", "|---|---|---|---|---|---|"]
+    out = [
+        "| machine | question | verdict | method | certificate | checked |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        out.append("| " + " | ".join(_md(x) for x in (r.name, r.question, r.status, r.method, r.certificate, r.checked)) + " |")
+        out.append(
+            "| "
+            + " | ".join(
+                _md(x) for x in (r.name, r.question, r.status, r.method, r.certificate, r.checked)
+            )
+            + " |"
+        )
     return "\n".join(out)
 
 
@@ -157,8 +197,8 @@ def architecture_graph(name: str, *, depth: int | None = None) -> tuple[Any, dic
     The graph is explored from the initial state over the architecture's
     ``diagram_completions`` (which follow its scripted path); the roles are the initial
     state's successors and the obstruction state of ``analysis()`` (keyword arguments of
-    :func:`agentic_machines.diagrams.draw` and ``to_mermaid``). The same picture as
-    ``agentic-machines diagram NAME``: both use :mod:`agentic_machines.catalog`.
+    :func:`agentic_machines.drawing.diagrams.draw` and ``to_mermaid``). The same picture as
+    ``agentic-machines diagram NAME``: both use :mod:`agentic_machines.cli.catalog`.
 
     >>> graph, marks = architecture_graph("react", depth=2)
     >>> marks["obstruction"] in graph, graph.graph["stats"]["states"]
@@ -172,7 +212,9 @@ def architecture_graph(name: str, *, depth: int | None = None) -> tuple[Any, dic
     return graph, entry.highlights(machine, graph)
 
 
-def write_diagrams(out_dir: str | Path, names: Iterable[str] | None = None, *, depth: int | None = None) -> list[Path]:
+def write_diagrams(
+    out_dir: str | Path, names: Iterable[str] | None = None, *, depth: int | None = None
+) -> list[Path]:
     """Write ``<name>.png`` and ``<name>.mmd`` (Mermaid) for each architecture
     (see :func:`architecture_graph`); return the written paths.
 
@@ -180,16 +222,18 @@ def write_diagrams(out_dir: str | Path, names: Iterable[str] | None = None, *, d
     >>> [p.name for p in write_diagrams(tempfile.mkdtemp(), ["react"], depth=1)]
     ['react.png', 'react.mmd']
     """
-    from .architectures import ARCHITECTURES
-    from .diagrams import draw, to_mermaid
+    from ..architectures import ARCHITECTURES
+    from ..drawing.diagrams import draw, to_mermaid
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for name in (list(ARCHITECTURES) if names is None else list(names)):
+    for name in list(ARCHITECTURES) if names is None else list(names):
         graph, marks = architecture_graph(name, depth=depth)
         png, mmd = out / f"{name}.png", out / f"{name}.mmd"
-        title = f"{name}: initial state, its successors" + (" and the obstruction state" if "obstruction" in marks else "")
+        title = f"{name}: initial state, its successors" + (
+            " and the obstruction state" if "obstruction" in marks else ""
+        )
         fig = draw(graph, png, title=title, **marks)
         fig.clear()  # made without pyplot: clearing frees it now rather than at collection
         mmd.write_text(to_mermaid(graph, **marks) + "\n", encoding="utf-8")

@@ -16,6 +16,7 @@ states still to expand and prints a periodic status line when it runs for a whil
 >>> g.graph["stats"]["states"], g.graph["stats"]["truncated"]
 (2, False)
 """
+
 from __future__ import annotations
 
 import gc
@@ -27,8 +28,8 @@ from typing import Any
 
 import networkx as nx
 
-from .errors import InvalidArgument, Undecided
-from .machine import DIVERGE, HALT, AgenticMachine
+from ..errors import InvalidArgument, Undecided
+from ..machine import DIVERGE, HALT, AgenticMachine
 
 __all__ = ["explore", "short_text", "edge_label"]
 
@@ -89,9 +90,13 @@ def explore(
     if not isinstance(machine, AgenticMachine):
         raise InvalidArgument(f"explore needs an AgenticMachine, got {type(machine).__name__}")
     if max_states is not None and max_states < 1:
-        raise InvalidArgument(f"max_states must be at least 1 (or None for no bound), got {max_states}")
+        raise InvalidArgument(
+            f"max_states must be at least 1 (or None for no bound), got {max_states}"
+        )
     if max_depth is not None and max_depth < 0:
-        raise InvalidArgument(f"max_depth must be 0 or more (or None for no bound), got {max_depth}")
+        raise InvalidArgument(
+            f"max_depth must be 0 or more (or None for no bound), got {max_depth}"
+        )
     starts = _roots(machine, start, roots)
     fixed, choose = _alphabet(machine, completions)
     report = _Reporter(progress)
@@ -129,7 +134,9 @@ def _roots(machine: AgenticMachine, start: Any, roots: Iterable[Any] | None) -> 
         )
     for s in starts:
         if s is HALT or s is DIVERGE:
-            raise InvalidArgument(f"cannot explore from the sentinel {s!r}; start from a state of the machine")
+            raise InvalidArgument(
+                f"cannot explore from the sentinel {s!r}; start from a state of the machine"
+            )
     return starts
 
 
@@ -163,7 +170,7 @@ def _search(
     choose: Callable[[str], Iterable[str]] | None,
     max_states: int | None,
     max_depth: int | None,
-    report: "_Reporter",
+    report: _Reporter,
 ) -> nx.DiGraph:
     began = time.perf_counter()
     h, p = machine.harness, machine.prompt
@@ -189,7 +196,9 @@ def _search(
         if max_depth is not None and depth >= max_depth:
             depth_cut = True
             continue
-        comps = pairs if pairs is not None else _labelled(_chosen(choose, attrs["prompt"], s), labels)
+        comps = (
+            pairs if pairs is not None else _labelled(_chosen(choose, attrs["prompt"], s), labels)
+        )
         out = succ[s]
         nd = depth + 1
         full = False
@@ -225,12 +234,17 @@ def _search(
                 succ[t] = {}
             out[t] = {"completions": [c], "label": label}
         if full:
-            truncated_reason = f"max_states={max_states}: the search stopped when the graph held {n_states} states"
+            truncated_reason = (
+                f"max_states={max_states}: the search stopped when the graph held {n_states} states"
+            )
             break
         attrs["expanded"] = True
         expansions += 1
         if expansions % _CHECK_CLOCK_EVERY == 0:
-            report.tick(lambda: _stats(nodes, succ, n_states, -1, undecided, began, None, len(queue)))
+            # The lambda runs inside tick(), before the loop moves on: the current counts.
+            report.tick(
+                lambda: _stats(nodes, succ, n_states, -1, undecided, began, None, len(queue))  # noqa: B023
+            )
     if truncated_reason is None and depth_cut:
         truncated_reason = f"max_depth={max_depth}: states at depth {max_depth} were not expanded"
     for edge in merged:
@@ -247,7 +261,9 @@ def _search(
         machine=getattr(machine, "name", "machine"),
         start=starts[0],
         roots=starts,
-        stats=_stats(nodes, succ, n_states, n_edges + repeats, undecided, began, truncated_reason, len(queue)),
+        stats=_stats(
+            nodes, succ, n_states, n_edges + repeats, undecided, began, truncated_reason, len(queue)
+        ),
     )
     return graph
 
@@ -297,8 +313,14 @@ def _chosen(choose: Callable[[str], Iterable[str]], prompt: str, state: Any) -> 
 
 
 def _stats(
-    nodes: dict, succ: dict, n_states: int, transitions: int, undecided: int,
-    began: float, truncated_reason: str | None, queued: int,
+    nodes: dict,
+    succ: dict,
+    n_states: int,
+    transitions: int,
+    undecided: int,
+    began: float,
+    truncated_reason: str | None,
+    queued: int,
 ) -> dict[str, Any]:
     seconds = time.perf_counter() - began
     return {
@@ -327,7 +349,9 @@ class _Reporter:
         if self.progress is False:
             return
         now = time.perf_counter()
-        if now - self.began < PROGRESS_AFTER or (self.last is not None and now - self.last < PROGRESS_EVERY):
+        if now - self.began < PROGRESS_AFTER or (
+            self.last is not None and now - self.last < PROGRESS_EVERY
+        ):
             return
         self.last = now
         self._emit(snapshot(), final=False)

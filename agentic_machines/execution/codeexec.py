@@ -76,9 +76,10 @@ the line counter off (``sys.settrace(None)``) and then loop for ever, or end the
 Exceptions raised by the block are never raised to the harness: they become a
 traceback-like text in ``stderr`` (frames of the block only, deterministic). A block
 that runs more than ``line_budget`` lines (per attempt, counted by
-:class:`~agentic_machines.budget.LineBudget`) stops with status ``"budget"``; the
+:class:`~agentic_machines.execution.budget.LineBudget`) stops with status ``"budget"``; the
 stdout it printed so far is kept.
 """
+
 from __future__ import annotations
 
 import ast
@@ -97,8 +98,8 @@ from dataclasses import dataclass, field
 from types import CodeType, FrameType
 from typing import Any, NoReturn
 
+from ..errors import BudgetExceeded, InvalidArgument, ReplayDivergence
 from .budget import LineBudget, checkpoint, restore_tracing
-from .errors import BudgetExceeded, InvalidArgument, ReplayDivergence
 
 __all__ = [
     "run_block",
@@ -126,9 +127,26 @@ Handler = Callable[["Request"], Generator[str, str, Any]]
 
 SAFE_MODULES = frozenset(
     {
-        "math", "re", "json", "string", "itertools", "functools", "collections", "operator",
-        "statistics", "textwrap", "heapq", "bisect", "fractions", "decimal", "copy",
-        "dataclasses", "typing", "enum", "difflib", "unicodedata",
+        "math",
+        "re",
+        "json",
+        "string",
+        "itertools",
+        "functools",
+        "collections",
+        "operator",
+        "statistics",
+        "textwrap",
+        "heapq",
+        "bisect",
+        "fractions",
+        "decimal",
+        "copy",
+        "dataclasses",
+        "typing",
+        "enum",
+        "difflib",
+        "unicodedata",
     }
 )
 """Modules model code may import: pure, deterministic, no access to files or processes."""
@@ -261,7 +279,9 @@ class _Attempt:
         used = sum(map(len, self.stdout))
         if used < self.max_output:
             room = self.max_output - used
-            self.stdout.append(text if len(text) <= room else text[:room] + "\n[output truncated]\n")
+            self.stdout.append(
+                text if len(text) <= room else text[:room] + "\n[output truncated]\n"
+            )
 
     def signal(self, exc: BaseException) -> NoReturn:
         # Remember the first signal: later checkpoints and primitive calls re-raise it.
@@ -277,7 +297,7 @@ def _attempt() -> _Attempt:
     if not _ACTIVE:
         raise InvalidArgument(
             "a code-execution primitive was called outside a running block; call it from "
-            "code run by agentic_machines.codeexec.run_block"
+            "code run by agentic_machines.execution.codeexec.run_block"
         )
     return _ACTIVE[-1]
 
@@ -285,8 +305,12 @@ def _attempt() -> _Attempt:
 # --------------------------------------------------------------------------------------
 # primitives
 # --------------------------------------------------------------------------------------
-def call(kind: str, args: tuple = (), kwargs: Mapping[str, Any] | None = None,
-         perform: Callable[[], Any] | None = None) -> Any:
+def call(
+    kind: str,
+    args: tuple = (),
+    kwargs: Mapping[str, Any] | None = None,
+    perform: Callable[[], Any] | None = None,
+) -> Any:
     """Route one call of the running block through its call log.
 
     A call at a logged position returns the logged result (or re-raises the logged
@@ -308,11 +332,13 @@ def call(kind: str, args: tuple = (), kwargs: Mapping[str, Any] | None = None,
     if index < len(att.log):
         rec = att.log[index]
         if rec.kind != kind or not _same(rec.args, args) or not _same(rec.kwargs, kwargs):
-            att.signal(ReplayDivergence(
-                f"call #{index} of this block was {_show_call(rec.kind, rec.args, rec.kwargs)} when it first "
-                f"ran, but the rerun made {_show_call(kind, args, kwargs)}; make the code before it "
-                "deterministic (no randomness, time, or hidden state) so reruns repeat the same calls"
-            ))
+            att.signal(
+                ReplayDivergence(
+                    f"call #{index} of this block was {_show_call(rec.kind, rec.args, rec.kwargs)} when it first "
+                    f"ran, but the rerun made {_show_call(kind, args, kwargs)}; make the code before it "
+                    "deterministic (no randomness, time, or hidden state) so reruns repeat the same calls"
+                )
+            )
         att.hits.append((kind, index))
         if rec.error is not None:
             raise rec.error
@@ -393,9 +419,13 @@ class Namespace(dict):
     ('helper(1,)\\n', "NameError: name 'missing' is not defined")
     """
 
-    def __init__(self, values: Mapping[str, Any] | None = None, *,
-                 on_undefined_call: Callable[[str], Callable[..., Any]] | None = None,
-                 name_error: type[NameError] = NameError) -> None:
+    def __init__(
+        self,
+        values: Mapping[str, Any] | None = None,
+        *,
+        on_undefined_call: Callable[[str], Callable[..., Any]] | None = None,
+        name_error: type[NameError] = NameError,
+    ) -> None:
         super().__init__(values or {})
         self.setdefault("__builtins__", safe_builtins())
         self.setdefault("__name__", "__repl__")
@@ -409,7 +439,11 @@ class Namespace(dict):
         builtins = dict.get(self, "__builtins__", {})
         if isinstance(builtins, dict) and name in builtins:
             return builtins[name]
-        if self.on_undefined_call is not None and _ACTIVE and _is_callee(self._code_info, sys._getframe(1)):
+        if (
+            self.on_undefined_call is not None
+            and _ACTIVE
+            and _is_callee(self._code_info, sys._getframe(1))
+        ):
             return self.on_undefined_call(name)
         raise self.name_error(f"name {name!r} is not defined", name=name)
 
@@ -481,7 +515,9 @@ def safe_builtins() -> dict[str, Any]:
 
 def _attribute_name(name: Any) -> Any:
     if isinstance(name, str) and name in BLOCKED_ATTRIBUTES:
-        raise AttributeError(f"{name} is not available to model code (introspection of the harness is blocked)")
+        raise AttributeError(
+            f"{name} is not available to model code (introspection of the harness is blocked)"
+        )
     return name
 
 
@@ -497,7 +533,13 @@ def _setattr(obj: Any, name: str, value: Any) -> None:
     setattr(obj, _attribute_name(name), value)
 
 
-def _print(*values: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None, flush: bool = False) -> None:
+def _print(
+    *values: Any,
+    sep: str | None = " ",
+    end: str | None = "\n",
+    file: Any = None,
+    flush: bool = False,
+) -> None:
     text = (" " if sep is None else sep).join(map(str, values)) + ("\n" if end is None else end)
     if file is not None and hasattr(file, "write"):
         file.write(text)
@@ -507,7 +549,9 @@ def _print(*values: Any, sep: str | None = " ", end: str | None = "\n", file: An
         sys.stdout.write(text)
 
 
-def _import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+def _import(
+    name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
+) -> Any:
     if level != 0 or name.split(".")[0] not in SAFE_MODULES:
         raise ImportError(
             f"import of {name!r} is not allowed in model code; allowed modules: {', '.join(sorted(SAFE_MODULES))}"
@@ -535,7 +579,9 @@ def _public_view(module: types.ModuleType) -> types.ModuleType:
         if attr.startswith("_"):
             continue
         if isinstance(value, types.ModuleType):
-            if value.__name__.split(".")[0] == top and value.__name__.startswith(module.__name__ + "."):
+            if value.__name__.split(".")[0] == top and value.__name__.startswith(
+                module.__name__ + "."
+            ):
                 setattr(view, attr, _public_view(value))
             continue
         setattr(view, attr, value)
@@ -555,8 +601,15 @@ def _checkpoint() -> None:
 # --------------------------------------------------------------------------------------
 # the driver
 # --------------------------------------------------------------------------------------
-def run_block(code: str, namespace: dict, *, handle: Handler | None = None, line_budget: int = 20_000,
-              filename: str = "<block>", max_output: int = 20_000) -> Generator[str, str, BlockResult]:
+def run_block(
+    code: str,
+    namespace: dict,
+    *,
+    handle: Handler | None = None,
+    line_budget: int = 20_000,
+    filename: str = "<block>",
+    max_output: int = 20_000,
+) -> Generator[str, str, BlockResult]:
     """Run one model-written block; yields the prompts its requests need.
 
     ``handle(request)`` is a generator: it yields prompts, receives completions and
@@ -568,7 +621,7 @@ def run_block(code: str, namespace: dict, *, handle: Handler | None = None, line
     use it to abort the whole harness. ``line_budget`` is per attempt.
 
     >>> ns = Namespace()
-    >>> r = drive_rest(run_block("while True:\\n    print('tick')", ns, line_budget=200), None)
+    >>> r = drive_rest(run_block("while True:\\n    print('tick')", ns, line_budget=1000), None)
     >>> r.status, r.stdout.count("tick") > 10
     ('budget', True)
     """
@@ -578,7 +631,9 @@ def run_block(code: str, namespace: dict, *, handle: Handler | None = None, line
     try:
         compiled, callees = _compile(code, filename)
     except (SyntaxError, ValueError) as exc:  # ValueError: source with NUL bytes
-        return BlockResult(code, "", _format_syntax_error(exc), "error", error=type(exc).__name__, attempts=0)
+        return BlockResult(
+            code, "", _format_syntax_error(exc), "error", error=type(exc).__name__, attempts=0
+        )
     except (RecursionError, MemoryError) as exc:  # `1+1+...+1` nested too deeply for the parser
         stderr = f"{type(exc).__name__}: the block is nested too deeply to compile; split the expression\n"
         return BlockResult(code, "", stderr, "error", error=type(exc).__name__, attempts=0)
@@ -615,15 +670,33 @@ def run_block(code: str, namespace: dict, *, handle: Handler | None = None, line
         if isinstance(signal, Finish):
             return BlockResult(code, stdout, "", "finished", signal.value, **common)
         if isinstance(signal, ReplayDivergence):
-            return BlockResult(code, stdout, _format_exception(signal, filename, code_info), "diverged",
-                               error="ReplayDivergence", **common)
+            return BlockResult(
+                code,
+                stdout,
+                _format_exception(signal, filename, code_info),
+                "diverged",
+                error="ReplayDivergence",
+                **common,
+            )
         # issubclass(type(x)), not isinstance(x): isinstance may read a model-defined __class__
-        if issubclass(type(raised), BudgetExceeded) and att.budget is not None and att.budget.exhausted:
-            stderr = f"BudgetExceeded: the block ran more than {line_budget} lines and was stopped\n"
+        if (
+            issubclass(type(raised), BudgetExceeded)
+            and att.budget is not None
+            and att.budget.exhausted
+        ):
+            stderr = (
+                f"BudgetExceeded: the block ran more than {line_budget} lines and was stopped\n"
+            )
             return BlockResult(code, stdout, stderr, "budget", error="BudgetExceeded", **common)
         if raised is not None:
-            return BlockResult(code, stdout, _format_exception(raised, filename, code_info), "error",
-                               error=_type_name(raised), **common)
+            return BlockResult(
+                code,
+                stdout,
+                _format_exception(raised, filename, code_info),
+                "error",
+                error=_type_name(raised),
+                **common,
+            )
         return BlockResult(code, stdout, "", "ok", **common)
 
 
@@ -667,7 +740,9 @@ def _real_interrupts() -> Iterator[list[bool]]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _execute(att: _Attempt, compiled: CodeType, namespace: dict, line_budget: int) -> BaseException | None:
+def _execute(
+    att: _Attempt, compiled: CodeType, namespace: dict, line_budget: int
+) -> BaseException | None:
     _ACTIVE.append(att)
     interrupted = [True]  # until the hook is installed, any interrupt is the user's
     try:
@@ -733,7 +808,6 @@ def _type_name(value: Any) -> str:
     # Read the name through type's own descriptor: a model-defined metaclass may turn
     # `__name__` into a property that raises.
     return type.__dict__["__name__"].__get__(type(value), type)
-
 
 
 def drive(gen: Generator[str, str, Any], respond: Callable[[str], str]) -> Any:
@@ -802,7 +876,9 @@ def _refuse_introspection(tree: ast.AST, filename: str) -> None:
         elif isinstance(node, ast.Name) and node.id in ("__builtins__", _CHECKPOINT):
             name = node.id
         if name is not None:
-            err = SyntaxError(f"{name} is not available to model code (introspection of the harness is blocked)")
+            err = SyntaxError(
+                f"{name} is not available to model code (introspection of the harness is blocked)"
+            )
             err.filename, err.lineno, err.offset = filename, node.lineno, node.col_offset + 1
             raise err
 
@@ -818,7 +894,10 @@ def _instrument(tree: ast.AST) -> None:
             node.body = _guard(node.body)
         elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
             node.finalbody = _guard(node.finalbody)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ("__exit__", "__aexit__"):
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in (
+            "__exit__",
+            "__aexit__",
+        ):
             node.body = _guard(node.body)
 
 
@@ -849,7 +928,9 @@ def _snapshot(namespace: dict) -> dict:
     out = {}
     for key, value in list(dict.items(namespace)):
         if type(key) is str:
-            out[key] = contained(lambda v=value: _copy_value(v, memo, model_module), lambda exc, v=value: v)
+            out[key] = contained(
+                lambda v=value: _copy_value(v, memo, model_module), lambda exc, v=value: v
+            )
     return out
 
 
@@ -895,7 +976,9 @@ def _same(a: Any, b: Any, seen: set | None = None) -> bool:
         return True
     seen.add((id(a), id(b)))
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y, seen) for x, y in zip(a, b))
+        return (
+            type(a) is type(b) and len(a) == len(b) and all(_same(x, y, seen) for x, y in zip(a, b))
+        )
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k], seen) for k in a)
     if callable(a) and callable(b) and hasattr(a, "__code__") and hasattr(b, "__code__"):
@@ -907,8 +990,11 @@ def _same(a: Any, b: Any, seen: set | None = None) -> bool:
         pass
     if type(a).__name__ != type(b).__name__:
         return False
-    if not isinstance(a, type) and isinstance(getattr(a, "__dict__", None), dict) \
-            and isinstance(getattr(b, "__dict__", None), dict):
+    if (
+        not isinstance(a, type)
+        and isinstance(getattr(a, "__dict__", None), dict)
+        and isinstance(getattr(b, "__dict__", None), dict)
+    ):
         return _same(a.__dict__, b.__dict__, seen)
     return _safe_repr(a) == _safe_repr(b)
 
@@ -931,13 +1017,21 @@ def _show_call(kind: str, args: tuple, kwargs: Mapping[str, Any]) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-def _format_exception(exc: BaseException, filename: str, code_info: dict[CodeType, _CodeInfo]) -> str:
+def _format_exception(
+    exc: BaseException, filename: str, code_info: dict[CodeType, _CodeInfo]
+) -> str:
     # The exception is a model value: its __str__, even its __traceback__, may be model code.
-    return contained(lambda: _format_exception_unsafe(exc, filename, code_info),
-                     lambda err: f"{_type_name(exc)}: <could not be shown: showing it raised {_type_name(err)}>\n")
+    return contained(
+        lambda: _format_exception_unsafe(exc, filename, code_info),
+        lambda err: (
+            f"{_type_name(exc)}: <could not be shown: showing it raised {_type_name(err)}>\n"
+        ),
+    )
 
 
-def _format_exception_unsafe(exc: BaseException, filename: str, code_info: dict[CodeType, _CodeInfo]) -> str:
+def _format_exception_unsafe(
+    exc: BaseException, filename: str, code_info: dict[CodeType, _CodeInfo]
+) -> str:
     out = ["Traceback (most recent call last):"]
     for frame, lineno in traceback.walk_tb(exc.__traceback__):
         info = code_info.get(frame.f_code)

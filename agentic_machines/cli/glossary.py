@@ -11,13 +11,14 @@ Traceback (most recent call last):
   ...
 agentic_machines.errors.InvalidArgument: unknown term 'halting' (did you mean HALT?); ...
 """
+
 from __future__ import annotations
 
 import difflib
 import textwrap
 from dataclasses import dataclass
 
-from .errors import InvalidArgument
+from ..errors import InvalidArgument
 
 __all__ = ["Term", "TERMS", "lookup", "suggest", "render", "term_names"]
 
@@ -396,8 +397,19 @@ def render(term: Term, width: int = 88) -> str:
     HALT
     """
     words = textwrap.fill(term.words, width=width, initial_indent="  ", subsequent_indent="  ")
-    parts = [term.name, "=" * len(term.name), "", "In symbols:", f"  {term.symbols}", "", "In words:", words,
-             "", "Example (Python):", textwrap.indent(term.example.rstrip(), "  ")]
+    parts = [
+        term.name,
+        "=" * len(term.name),
+        "",
+        "In symbols:",
+        f"  {term.symbols}",
+        "",
+        "In words:",
+        words,
+        "",
+        "Example (Python):",
+        textwrap.indent(term.example.rstrip(), "  "),
+    ]
     if term.see:
         parts += ["", "See also: " + ", ".join(term.see)]
     return "\n".join(parts)

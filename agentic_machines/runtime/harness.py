@@ -27,15 +27,16 @@ before yielding again is ``DIVERGE`` (counted in lines, never seconds, so the ve
 is deterministic). Programs must be deterministic and must build any mutable
 environment afresh each time they start, because replays start them again.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Generator
 from typing import Any
 
-from .budget import LineBudget
-from .errors import BudgetExceeded, InvalidArgument, InvalidMachine
-from .machine import DIVERGE, HALT, AgenticMachine, Outcome
+from ..errors import BudgetExceeded, InvalidArgument, InvalidMachine
+from ..execution.budget import LineBudget
+from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
 
 __all__ = ["HarnessMachine", "TraceState", "HarnessError"]
 
@@ -80,9 +81,14 @@ class TraceState:
         if node is None:
             self._parent, self._last, self._len, self._hash = None, None, 0, hash(("TraceState",))
         else:
-            self._parent, self._last, self._len, self._hash = node._parent, node._last, node._len, node._hash
+            self._parent, self._last, self._len, self._hash = (
+                node._parent,
+                node._last,
+                node._len,
+                node._hash,
+            )
 
-    def then(self, completion: str) -> "TraceState":
+    def then(self, completion: str) -> TraceState:
         """The state after one more completion."""
         return _extend(self, completion)
 
@@ -108,7 +114,13 @@ class TraceState:
         a: TraceState | None = self
         b: TraceState | None = other
         while a is not b:  # iterative: a long trace never recurses
-            if a is None or b is None or a._hash != b._hash or a._len != b._len or a._last != b._last:
+            if (
+                a is None
+                or b is None
+                or a._hash != b._hash
+                or a._len != b._len
+                or a._last != b._last
+            ):
                 return False
             a, b = a._parent, b._parent
         return True
@@ -126,7 +138,7 @@ class TraceState:
         return f"TraceState({shown})"
 
 
-def _extend(parent: "TraceState | None", completion: str) -> TraceState:
+def _extend(parent: TraceState | None, completion: str) -> TraceState:
     node = object.__new__(TraceState)
     base_hash = hash(("TraceState",)) if parent is None else parent._hash
     object.__setattr__(node, "_parent", parent if parent is not None and parent._len else None)
@@ -233,7 +245,9 @@ class HarnessMachine(AgenticMachine):
         key = (state, completion)
         if key not in self._results:
             if self.harness(state, completion) not in (HALT, DIVERGE):
-                raise InvalidArgument(f"h({state!r}, {completion!r}) does not halt; there is no result")
+                raise InvalidArgument(
+                    f"h({state!r}, {completion!r}) does not halt; there is no result"
+                )
         return self._results[key]
 
     # -- replay machinery --------------------------------------------------------------
@@ -242,7 +256,9 @@ class HarnessMachine(AgenticMachine):
         try:
             prompt = self._advance(gen, None)
         except StopIteration:
-            raise InvalidMachine(f"harness program {self.name!r} returned before yielding its first prompt") from None
+            raise InvalidMachine(
+                f"harness program {self.name!r} returned before yielding its first prompt"
+            ) from None
         except BudgetExceeded:
             raise InvalidMachine(
                 f"harness program {self.name!r} ran past its line budget ({self.line_budget}) "
@@ -252,7 +268,9 @@ class HarnessMachine(AgenticMachine):
 
     def _replay(self, state: TraceState) -> tuple[Generator[str, str, Any], str]:
         if not isinstance(state, TraceState):
-            raise InvalidArgument(f"{state!r} is not a state of {self.name!r}; its states are TraceState(...) values")
+            raise InvalidArgument(
+                f"{state!r} is not a state of {self.name!r}; its states are TraceState(...) values"
+            )
         gen, prompt = self._start()
         for i, c in enumerate(state.completions):
             try:
@@ -272,7 +290,9 @@ class HarnessMachine(AgenticMachine):
             with LineBudget(self.line_budget):
                 prompt = next(gen) if completion is None else gen.send(completion)
         if not isinstance(prompt, str):
-            raise HarnessError(f"harness program {self.name!r} yielded {prompt!r}; it must yield prompt strings (P = str)")
+            raise HarnessError(
+                f"harness program {self.name!r} yielded {prompt!r}; it must yield prompt strings (P = str)"
+            )
         return prompt
 
     def _remember(self, cache: OrderedDict, key: Any, value: Any) -> None:

@@ -1,7 +1,7 @@
 """JSON-lines files written one flushed line at a time (cassettes and traces).
 
-Both model cassettes (:mod:`agentic_machines.models`) and run traces
-(:mod:`agentic_machines.run`) are written while the work happens, so a process killed
+Both model cassettes (:mod:`agentic_machines.runtime.models`) and run traces
+(:mod:`agentic_machines.runtime.run`) are written while the work happens, so a process killed
 half-way leaves every completed line on disk. Reading tolerates exactly that: a last
 line cut off in the middle of a write is dropped; a bad line anywhere else is an error.
 
@@ -12,13 +12,14 @@ line cut off in the middle of a write is dropped; a bad line anywhere else is an
 >>> read_json_lines(path)
 [{'a': 1}]
 """
+
 from __future__ import annotations
 
 import json
 import os
 from typing import Any
 
-from .errors import InvalidArgument
+from ..errors import InvalidArgument
 
 __all__ = ["JsonLinesWriter", "read_json_lines", "dump_line"]
 
@@ -56,7 +57,7 @@ class JsonLinesWriter:
         """Close the file (idempotent)."""
         self._fh.close()
 
-    def __enter__(self) -> "JsonLinesWriter":
+    def __enter__(self) -> JsonLinesWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -75,7 +76,9 @@ def read_json_lines(path: str | os.PathLike) -> list[Any]:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
     except OSError as exc:
-        raise InvalidArgument(f"cannot read {path!r}: {exc.strerror or exc}; check the path") from None
+        raise InvalidArgument(
+            f"cannot read {path!r}: {exc.strerror or exc}; check the path"
+        ) from None
     lines = text.split("\n")
     out = []
     for number, line in enumerate(lines, start=1):

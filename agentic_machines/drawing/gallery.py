@@ -8,11 +8,11 @@ call it. The pictures (``PICTURES``, in order):
 - ``embedding``: an embedding drawn as two graphs with the mapping as dashed lines;
 - ``fans``: the successor fan of the SPE seed state x* next to ReAct's initial state;
 - ``architectures``: each architecture's explored graph with the obstruction state of
-  its verdict marked (delegated to :func:`agentic_machines.contrast.write_diagrams`);
+  its verdict marked (delegated to :func:`agentic_machines.cli.contrast.write_diagrams`);
 - ``repl_plan``: the tree of REPLs that REPL-Plan builds for count-to-four.
 
-Every picture is drawn by :mod:`agentic_machines.diagrams` from a graph made by
-:func:`agentic_machines.explore.explore`, so the gallery shows exactly what the
+Every picture is drawn by :mod:`agentic_machines.drawing.diagrams` from a graph made by
+:func:`agentic_machines.runtime.explore.explore`, so the gallery shows exactly what the
 toolkit computes.
 
 >>> import tempfile
@@ -21,6 +21,7 @@ toolkit computes.
 >>> sorted(p.name for p in paths)
 ['repl-plan-tree.mmd', 'repl-plan-tree.png']
 """
+
 from __future__ import annotations
 
 import time
@@ -28,11 +29,19 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidArgument
-from .machine import HALT, TableMachine
+from ..errors import InvalidArgument
+from ..machine import HALT, TableMachine
 
-__all__ = ["write_gallery", "PICTURES", "menu_and_loop", "fixture_pictures", "embedding_picture",
-           "fan_pictures", "architecture_pictures", "repl_plan_picture"]
+__all__ = [
+    "write_gallery",
+    "PICTURES",
+    "menu_and_loop",
+    "fixture_pictures",
+    "embedding_picture",
+    "fan_pictures",
+    "architecture_pictures",
+    "repl_plan_picture",
+]
 
 
 def menu_and_loop() -> tuple[TableMachine, TableMachine]:
@@ -44,12 +53,20 @@ def menu_and_loop() -> tuple[TableMachine, TableMachine]:
     """
     menu = TableMachine(
         {"s0": "menu", "a": "continue?", "b": "continue?"},
-        {("s0", "yes"): "a", ("s0", "no"): "b",
-         ("a", "yes"): "a", ("a", "no"): HALT,
-         ("b", "yes"): "b", ("b", "no"): HALT},
-        initial="s0", name="menu",
+        {
+            ("s0", "yes"): "a",
+            ("s0", "no"): "b",
+            ("a", "yes"): "a",
+            ("a", "no"): HALT,
+            ("b", "yes"): "b",
+            ("b", "no"): HALT,
+        },
+        initial="s0",
+        name="menu",
     )
-    loop = TableMachine({"q": "continue?"}, {("q", "yes"): "q", ("q", "no"): HALT}, initial="q", name="loop")
+    loop = TableMachine(
+        {"q": "continue?"}, {("q", "yes"): "q", ("q", "no"): HALT}, initial="q", name="loop"
+    )
     return menu, loop
 
 
@@ -57,14 +74,14 @@ def fixture_pictures(out: Path) -> list[Path]:
     """``f2-add``, ``f2-mul``, ``f2-const``: every state drawn, SPE states in gold.
 
     The same graphs and marks as ``agentic-machines diagram f2-add`` (both go through
-    :mod:`agentic_machines.catalog`).
+    :mod:`agentic_machines.cli.catalog`).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
     ...     [p.name for p in fixture_pictures(Path(d))]
     ['f2-add.png', 'f2-add.mmd', 'f2-mul.png', 'f2-mul.mmd', 'f2-const.png', 'f2-const.mmd']
     """
-    from .catalog import resolve
+    from ..cli.catalog import resolve
     from .diagrams import draw, to_mermaid
 
     written: list[Path] = []
@@ -87,18 +104,24 @@ def embedding_picture(out: Path) -> list[Path]:
     ...     [p.name for p in embedding_picture(Path(d))]
     ['embedding.png', 'embedding-source.mmd', 'embedding-target.mmd']
     """
+    from ..embedding import find_embeddings
+    from ..runtime.explore import explore
     from .diagrams import draw_embedding, to_mermaid
-    from .embedding import find_embeddings
-    from .explore import explore
 
     menu, loop = menu_and_loop()
     e = next(find_embeddings(loop, menu))
     source, target = explore(loop, progress=False), explore(menu, progress=False)
     png = out / "embedding.png"
-    _close(draw_embedding(source, target, e.mapping, png, title=f"an embedding of loop into menu: {e.mapping}"))
+    _close(
+        draw_embedding(
+            source, target, e.mapping, png, title=f"an embedding of loop into menu: {e.mapping}"
+        )
+    )
     src_mmd, tgt_mmd = out / "embedding-source.mmd", out / "embedding-target.mmd"
     src_mmd.write_text(to_mermaid(source) + "\n", encoding="utf-8")
-    tgt_mmd.write_text(to_mermaid(target, embedding_image=list(e.mapping.values())) + "\n", encoding="utf-8")
+    tgt_mmd.write_text(
+        to_mermaid(target, embedding_image=list(e.mapping.values())) + "\n", encoding="utf-8"
+    )
     return [png, src_mmd, tgt_mmd]
 
 
@@ -114,7 +137,7 @@ def fan_pictures(out: Path) -> list[Path]:
     ...     [p.name for p in fan_pictures(Path(d))]
     ['fan-spe.png', 'fan-spe.mmd', 'fan-react.png', 'fan-react.mmd', 'fans.png']
     """
-    from .catalog import resolve
+    from ..cli.catalog import resolve
     from .diagrams import draw, to_mermaid
 
     written: list[Path] = []
@@ -143,9 +166,9 @@ def fan_pictures(out: Path) -> list[Path]:
 
 def _seed_fan(machine: Any, width: int = 8) -> Any:
     """x* and one step: the loaders of ``width`` sampled boundary states, x*'s own, a halt."""
-    from .architectures import spe
-    from .cek import loader
-    from .explore import explore
+    from ..architectures import spe
+    from ..cek import loader
+    from ..runtime.explore import explore
 
     seed = spe.initial
     targets = list(dict.fromkeys(s for s in spe.sample_states(depth=1) if s != seed))[:width]
@@ -156,7 +179,7 @@ def _seed_fan(machine: Any, width: int = 8) -> Any:
 def architecture_pictures(out: Path) -> list[Path]:
     """Each architecture's explored graph, the obstruction state of its verdict marked.
 
-    Drawn by :func:`agentic_machines.contrast.write_diagrams` (the picture of
+    Drawn by :func:`agentic_machines.cli.contrast.write_diagrams` (the picture of
     ``agentic-machines diagram NAME``), deep enough to reach the obstruction state: at
     least two steps, more when the obstruction lies deeper (REPL-Plan's is three
     completions away).
@@ -166,8 +189,8 @@ def architecture_pictures(out: Path) -> list[Path]:
     ...     sorted(p.name for p in architecture_pictures(Path(d)) if p.suffix == ".png")
     ['react.png', 'repl_plan.png', 'rlm.png', 'spe.png', 'thread.png']
     """
-    from .architectures import ARCHITECTURES
-    from .contrast import write_diagrams
+    from ..architectures import ARCHITECTURES
+    from ..cli.contrast import write_diagrams
 
     written: list[Path] = []
     for name, module in ARCHITECTURES.items():
@@ -192,20 +215,27 @@ def repl_tree(result: Any) -> Any:
     """
     import networkx as nx
 
-    from .architectures.repl_plan import MAIN
+    from ..architectures.repl_plan import MAIN
 
     graph = nx.DiGraph(name="REPL-Plan: the tree of REPLs", start=MAIN, roots=[MAIN])
-    graph.add_node(MAIN, kind="state", prompt=result.repls[MAIN].description, depth=0, expanded=True)
+    graph.add_node(
+        MAIN, kind="state", prompt=result.repls[MAIN].description, depth=0, expanded=True
+    )
     for entry in result.trace:
         if entry.kind in ("spawned", "injected", "reused"):
             child = entry.text.split(":", 1)[0].strip()
             if child not in graph:
                 record = result.repls[child]
                 depth = graph.nodes[entry.repl]["depth"] + 1
-                graph.add_node(child, kind="state", prompt=record.description, depth=depth, expanded=True)
+                graph.add_node(
+                    child, kind="state", prompt=record.description, depth=depth, expanded=True
+                )
             if not graph.has_edge(entry.repl, child):
-                calls = [line[len("#CALL# "):] for line in result.repls[child].transcript.splitlines()
-                         if line.startswith("#CALL# ")]
+                calls = [
+                    line[len("#CALL# ") :]
+                    for line in result.repls[child].transcript.splitlines()
+                    if line.startswith("#CALL# ")
+                ]
                 graph.add_edge(entry.repl, child, completions=calls, label=", ".join(calls))
     return graph
 
@@ -218,14 +248,16 @@ def repl_plan_picture(out: Path) -> list[Path]:
     ...     [p.name for p in repl_plan_picture(Path(d))]
     ['repl-plan-tree.png', 'repl-plan-tree.mmd']
     """
-    from .architectures import repl_plan as rp
-    from .architectures.environments import CountEnv
+    from ..architectures import repl_plan as rp
+    from ..architectures.environments import CountEnv
     from .diagrams import draw, to_mermaid
 
     result = rp.solve(rp.TASK, rp.scripted_model(), CountEnv(4))
     graph = repl_tree(result)
-    title = (f"count to four: actions {' '.join(result.actions)}, {result.model_calls} model calls, "
-             f"status {result.status}")
+    title = (
+        f"count to four: actions {' '.join(result.actions)}, {result.model_calls} model calls, "
+        f"status {result.status}"
+    )
     return _both(out, "repl-plan-tree", graph, title, draw, to_mermaid)
 
 
@@ -239,7 +271,9 @@ PICTURES: dict[str, Callable[[Path], list[Path]]] = {
 """Picture group name -> the function that writes it into a folder."""
 
 
-def write_gallery(out_dir: str | Path, *, only: Iterable[str] | None = None, verbose: bool = False) -> list[Path]:
+def write_gallery(
+    out_dir: str | Path, *, only: Iterable[str] | None = None, verbose: bool = False
+) -> list[Path]:
     """Write every gallery picture (PNG and Mermaid) into ``out_dir``; return the paths.
 
     ``only`` restricts to some of the groups in ``PICTURES`` (for quick tests); an
@@ -267,7 +301,9 @@ def write_gallery(out_dir: str | Path, *, only: Iterable[str] | None = None, ver
 
 
 # ------------------------------------------------------------------------ helpers
-def _both(out: Path, stem: str, graph: Any, title: str, draw: Callable, to_mermaid: Callable, **marks: Any) -> list[Path]:
+def _both(
+    out: Path, stem: str, graph: Any, title: str, draw: Callable, to_mermaid: Callable, **marks: Any
+) -> list[Path]:
     png, mmd = out / f"{stem}.png", out / f"{stem}.mmd"
     _close(draw(graph, png, title=title, **marks))
     mmd.write_text(to_mermaid(graph, **marks) + "\n", encoding="utf-8")

@@ -19,12 +19,13 @@ plain strings.
 >>> machine_svg(m).startswith("<?xml")
 True
 """
+
 from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterable
 
-from .machine import AgenticMachine
+from ..machine import AgenticMachine
 
 __all__ = ["machine_markdown", "machine_svg", "MAX_ROWS"]
 
@@ -60,12 +61,18 @@ def machine_markdown(machine: AgenticMachine, *, max_rows: int = MAX_ROWS) -> st
         lines.append("|---" * (len(comps) + 2) + "|")
         for i, s in enumerate(machine.states):
             if i == max_rows:
-                lines.append(f"| … {len(machine.states) - max_rows} more states | | " + "| " * len(comps))
+                lines.append(
+                    f"| … {len(machine.states) - max_rows} more states | | " + "| " * len(comps)
+                )
                 break
-            row = [_code(s), _code(machine.prompt(s))] + [_code(machine.harness(s, c)) for c in comps]
+            row = [_code(s), _code(machine.prompt(s))] + [
+                _code(machine.harness(s, c)) for c in comps
+            ]
             lines.append("| " + " | ".join(row) + " |")
     elif machine.initial is not None:
-        lines.append(f"- initial state {_code(machine.initial)} with prompt {_code(machine.prompt(machine.initial))}")
+        lines.append(
+            f"- initial state {_code(machine.initial)} with prompt {_code(machine.prompt(machine.initial))}"
+        )
     else:
         lines.append("- no initial state given; explore it from a state of your choice")
     return "\n".join(lines)
@@ -81,10 +88,10 @@ def machine_svg(
     """An SVG state diagram of ``machine``, explored breadth-first to ``depth`` steps.
 
     Explores from ``machine.initial`` (or every state of a finite machine without an
-    initial state) with :func:`agentic_machines.explore.explore`, following
+    initial state) with :func:`agentic_machines.runtime.explore.explore`, following
     ``completions`` (default: the machine's alphabet; a machine whose alphabet is every
     string needs a list, or a function prompt -> completions), and draws the graph with
-    :func:`agentic_machines.diagrams.draw`: the picture is the one the gallery and the
+    :func:`agentic_machines.drawing.diagrams.draw`: the picture is the one the gallery and the
     command line draw.
 
     >>> from agentic_machines import FunctionMachine
@@ -92,12 +99,14 @@ def machine_svg(
     >>> "<svg" in machine_svg(m, completions=["tick"])
     True
     """
+    from ..runtime.explore import explore
     from .diagrams import draw
-    from .explore import explore
 
     if completions is None and machine.completions is None:
         completions = []  # nothing to follow: draw the start state alone
-    graph = explore(machine, completions=completions, max_depth=depth, max_states=max_states, progress=False)
+    graph = explore(
+        machine, completions=completions, max_depth=depth, max_states=max_states, progress=False
+    )
     fig = draw(graph, None, title=machine.name)
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight")
