@@ -1,4 +1,4 @@
-"""Bounded breadth-first exploration of a machine into a networkx graph (DESIGN §4.1, §8).
+"""Bounded breadth-first exploration of a machine into a networkx graph.
 
 :func:`explore` follows every completion of a finite alphabet (or of a function that
 picks a small alphabet per prompt) from a start state, breadth-first, and returns a
@@ -250,7 +250,7 @@ def _search(
     for edge in merged:
         edge["label"] = edge_label(edge["completions"])
     labeller = getattr(machine, "state_label", None)
-    if callable(labeller):  # a machine may name its states compactly for diagrams (DESIGN §5.1)
+    if callable(labeller):  # a machine may name its states compactly for diagrams
         for n, a in nodes.items():
             if a["kind"] == "state":
                 a["label"] = str(labeller(n))

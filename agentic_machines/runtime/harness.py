@@ -1,4 +1,6 @@
-"""HarnessMachine: a generator function becomes an agentic machine (DESIGN §5.1).
+"""HarnessMachine: a generator function becomes an agentic machine.
+
+See ``docs/design.md`` (harnesses as machines).
 
 Most agent harnesses are easiest to write as a loop that *yields* a prompt and
 *receives* the completion. :class:`HarnessMachine` turns such a generator function
