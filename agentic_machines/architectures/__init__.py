@@ -2,16 +2,19 @@
 
 Where each encoding comes from, and what in it is faithful, is in ``docs/sources.md``.
 
-Each architecture is a module with the same small interface: ``machine(...)`` (an
+Each architecture is a module with the same small interface, written down as the
+``typing.Protocol`` :class:`Architecture`: ``machine(...)`` (an
 :class:`~agentic_machines.machine.AgenticMachine` on a default toy environment and task),
 ``initial`` (the initial state of the default machine), ``scripted_model()`` (a model
 that solves the default task), ``analysis()`` (a :class:`~agentic_machines.verdict.Verdict`
 on "is the initial state an SPE state?", with a certificate) and
-``diagram_completions(prompt)`` (a small completion alphabet for diagrams).
+``diagram_completions(prompt)`` (a small completion alphabet for diagrams), and ``SCRIPT``
+(the completions of the scripted model).
 
 ``ARCHITECTURES`` maps each name to its module. It is built on first use, so importing
 one architecture does not import the others (the SPE row pulls in the CEK evaluator). To
-add an architecture, add its module name to ``ARCHITECTURE_NAMES``.
+add an architecture, write a module that satisfies :class:`Architecture` and add its
+name to ``ARCHITECTURE_NAMES`` (``tests/test_layout.py`` checks every registered module).
 
 >>> from agentic_machines.architectures import ARCHITECTURES
 >>> "react" in ARCHITECTURES and ARCHITECTURES["react"].__name__
@@ -24,7 +27,9 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-__all__ = ["ARCHITECTURES", "ARCHITECTURE_NAMES"]
+from .protocol import Architecture
+
+__all__ = ["ARCHITECTURES", "ARCHITECTURE_NAMES", "Architecture"]
 
 ARCHITECTURE_NAMES: tuple[str, ...] = ("react", "rlm", "repl_plan", "thread", "spe")
 """Module names (inside this package) of the architectures, in table order."""

@@ -19,9 +19,10 @@ from .evaluator import (
     run_program,
 )
 from .machine import Boundary
-from .reader import parse, unparse
+from .printer import reify, unparse
+from .reader import parse
 from .realize import Realization, react_toy, realize, realize_react_toy, realize_with
-from .theorem import loader, reify, seed_program, seed_state
+from .theorem import loader, seed_program, seed_state
 
 __all__ = [
     "parse",

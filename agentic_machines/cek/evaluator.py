@@ -37,7 +37,8 @@ from ..errors import (
 from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
 from .expr import Expr, compile_program
 from .machine import HALT_K, Boundary, Cycle, Eval, Failed, Halted, Ret, run
-from .reader import parse, unparse
+from .printer import unparse
+from .reader import parse
 
 __all__ = [
     "DEFAULT_FUEL",

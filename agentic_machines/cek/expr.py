@@ -120,7 +120,7 @@ class Expr(Node):
     no effect and cannot fail, so the machine evaluates them on the spot (see step)."""
 
     def __repr__(self) -> str:
-        from .reader import unparse
+        from .printer import unparse  # in-function: the printer imports this module
 
         text = unparse(self)
         return f"<{type(self).__name__} {text if len(text) <= 60 else text[:57] + '...'}>"
@@ -631,7 +631,7 @@ def _distinct(form: str, names: list[str]) -> tuple[str, ...]:
 
 
 def _describe(d: Any) -> str:
-    from .reader import unparse
+    from .printer import unparse  # in-function: the printer imports this module
 
     text = unparse(d)
     return text if len(text) <= 40 else text[:37] + "..."

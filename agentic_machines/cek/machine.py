@@ -51,6 +51,8 @@ from .expr import (
     Var,
     compile_program,
 )
+from .printer import unparse
+from .reader import parse
 from .syntax import FALSE, Node
 from .values import Closure, Prim, type_name
 
@@ -328,7 +330,6 @@ class Cycle(Node):
 
 
 def _short(v: Any) -> str:
-    from .reader import unparse
 
     text = unparse(v)
     return text if len(text) <= 40 else text[:37] + "..."
@@ -507,8 +508,6 @@ def program_value(v: Any) -> Expr:
     <App (+ 1 2)>
     """
     if type(v) is str:
-        from .reader import parse
-
         return compile_program(parse(v))
     return compile_program(v)
 

@@ -1,15 +1,16 @@
-"""Reading program text into data and printing data back, both without recursion.
+"""Reading program text into data, without recursion.
 
 Syntax: integers (``-12``), strings with the escapes ``\\\\ \\" \\n \\t
 \\r``, ``#t``, ``#f``, ``nil`` (the empty list, also written ``()``), symbols, ``'d``
 for ``(quote d)``, lists in parentheses, and ``;`` comments to the end of the line.
-The reader and the printer keep their own stacks, so a 100 000-deep input is read or
-rejected with :class:`~agentic_machines.errors.ParseError`, never ``RecursionError``.
+The reader keeps its own stack, so a 100 000-deep input is read or rejected with
+:class:`~agentic_machines.errors.ParseError`, never ``RecursionError``. Printing data
+back as text is :mod:`agentic_machines.cek.printer`.
 
 >>> parse("(define 'x \\"a\\\\nb\\" -3 #t nil)")
 <list (define 'x "a\\nb" -3 #t nil)>
->>> unparse(parse("(quote (1 2))"))
-"'(1 2)"
+>>> parse("'(1 2)") == parse("(quote (1 2))")
+True
 >>> parse("(+ 1")
 Traceback (most recent call last):
   ...
@@ -22,10 +23,10 @@ import re
 from typing import Any
 
 from ..errors import ParseError
-from .syntax import FALSE, NIL, TRUE, Bool, Nil, Pair, Symbol, from_items, iter_list
-from .values import INT_LIMIT, Closure, Prim
+from .syntax import FALSE, NIL, TRUE, Pair, Symbol, from_items
+from .values import INT_LIMIT
 
-__all__ = ["parse", "unparse", "escape_string"]
+__all__ = ["parse"]
 
 _TOKEN = re.compile(r"""\s+|;[^\n]*|[()']|"(?:[^"\\]|\\[\s\S])*"?|[^\s()'";]+""")
 _INT = re.compile(r"[+-]?[0-9]+\Z")
@@ -167,92 +168,3 @@ def _atom(text: str, tok: str, pos: int) -> Any:
     if tok == "nil":
         return NIL
     return Symbol(tok)
-
-
-def escape_string(s: str) -> str:
-    """Print a string as a literal that :func:`parse` reads back.
-
-    >>> print(escape_string('say "hi"\\n'))
-    "say \\"hi\\"\\n"
-    """
-    return (
-        '"'
-        + s.replace("\\", "\\\\")
-        .replace('"', '\\"')
-        .replace("\n", "\\n")
-        .replace("\t", "\\t")
-        .replace("\r", "\\r")
-        + '"'
-    )
-
-
-def _pure(x: Any) -> bool:
-    """True when ``x`` is program data (no procedure inside)."""
-    t = type(x)
-    if t is Pair:
-        return x.pure  # cached when the pair was built
-    return t is not Closure and t is not Prim
-
-
-_CLOSE = object()
-_SPACE = object()
-
-
-def unparse(x: Any) -> str:
-    """Print a datum, an expression or a value as program text.
-
-    Data print so that ``parse(unparse(d)) == d`` (and ``(quote d)`` evaluates to them);
-    expressions print as the datum they were compiled from; a value with procedures
-    inside prints as source that evaluates back to it (a closure as a lambda or letrec
-    wrapped around its captured values, a list of them as ``(list ...)``).
-
-    >>> unparse(parse("(a (b \\"c\\") '() #f)"))
-    '(a (b "c") \\'nil #f)'
-    """
-    from .expr import Expr, to_datum
-
-    if isinstance(x, Expr):
-        x = to_datum(x)
-    elif not _pure(x):
-        from .theorem import reify
-
-        # A value with procedures inside prints as the source that rebuilds it.
-        x = to_datum(reify(x))
-    out: list[str] = []
-    stack: list[Any] = [x]
-    while stack:
-        x = stack.pop()
-        if x is _CLOSE:
-            out.append(")")
-            continue
-        if x is _SPACE:
-            out.append(" ")
-            continue
-        t = type(x)
-        if t is str:
-            out.append(escape_string(x))
-        elif t is int:
-            out.append(str(x))
-        elif t is Pair:
-            if x.car == _QUOTE and type(x.cdr) is Pair and x.cdr.cdr is NIL:
-                out.append("'")
-                stack.append(x.cdr.car)
-                continue
-            out.append("(")
-            stack.append(_CLOSE)
-            parts = list(iter_list(x))
-            for i in range(len(parts) - 1, -1, -1):
-                stack.append(parts[i])
-                if i:
-                    stack.append(_SPACE)
-        elif t is Symbol:
-            out.append(x.name)
-        elif t is Bool:
-            out.append("#t" if x.value else "#f")
-        elif t is Nil:
-            out.append("nil")
-        else:
-            raise TypeError(
-                f"unparse: cannot print {type(x).__name__}; expected program data, an expression or a value"
-            )
-    return "".join(out)

@@ -33,13 +33,15 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
+from ..embedding import Embedding
+from ..generation import completion_generates
 from ..machine import DIVERGE, HALT, AgenticMachine, FunctionMachine
 from ..verdict import Verdict
 from .evaluator import HARNESS_FUEL, AgenticEvaluator, first_boundary
 from .machine import Boundary
-from .reader import escape_string, unparse
+from .printer import escape_string, reify, unparse
 from .syntax import from_items
-from .theorem import SEED_PROMPT, reify, seed_state
+from .theorem import SEED_PROMPT, seed_state
 
 __all__ = [
     "Realization",
@@ -97,8 +99,6 @@ class Realization:
         strings outside the alphabet, so the claim (commutation) is about that alphabet
         only. Otherwise the check runs over the given sample (method ``"sampled"``).
         """
-        from ..generation import completion_generates
-
         return completion_generates(
             self.evaluator,
             self.seed,
@@ -133,8 +133,6 @@ def realize_with(
     >>> r.check().holds
     True
     """
-    from ..embedding import Embedding
-
     program = f"(letrec ({definitions.strip()}\n{_LOOP_BINDINGS}) loop)"
     evaluator = AgenticEvaluator(fuel=fuel)
     seed = seed_state(q)

@@ -29,7 +29,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from .reader import escape_string
+from .printer import escape_string
+from .reader import parse
 from .syntax import FALSE, NIL, TRUE, Symbol, from_items
 
 __all__ = ["programs", "completions", "data", "LOOPING_PROGRAMS", "ERRORING_PROGRAMS"]
@@ -141,7 +142,6 @@ def data(max_leaves: int = 20) -> st.SearchStrategy[Any]:
 
 
 def _is_symbol(name: str) -> bool:
-    from .reader import parse
 
     try:
         return type(parse(name)) is Symbol

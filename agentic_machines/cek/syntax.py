@@ -206,7 +206,7 @@ class Pair(Node):
         self.pure = (t in _DATA_LEAVES or (t is Pair and car.pure)) and cdr.pure
 
     def __repr__(self) -> str:
-        from .reader import unparse
+        from .printer import unparse  # in-function: the printer imports this module
 
         return f"<list {unparse(self)}>"
 

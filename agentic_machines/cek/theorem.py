@@ -15,7 +15,7 @@ innermost outwards, in the source context that pushes that frame (``(v ... HOLE 
 ``(if HOLE a b)``, ``(begin HOLE e ...)``, ``(llm HOLE)``, ``(eval HOLE)``). A frame's
 environment is rebuilt by applying a lambda over its variables to their values; the
 application is a tail call, so it leaves no frame behind. Values print back as
-closed, ``llm``-free source (:func:`reify`).
+closed, ``llm``-free source (:func:`~agentic_machines.cek.printer.reify`).
 
 >>> from agentic_machines.cek import AgenticEvaluator, first_boundary
 >>> beta = first_boundary('(let ((n 2)) (+ n (string-length (llm "word?"))))')
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .evaluator import first_boundary
 from .expr import (
     App,
     Begin,
@@ -36,20 +37,13 @@ from .expr import (
     EvalForm,
     Expr,
     If,
-    Lambda,
-    Letrec,
     Llm,
-    PrimRef,
-    Quote,
-    Var,
     seq_of,
 )
 from .machine import HALT_K, ArgsK, BeginK, Boundary, EvalK, IfK, LlmK
-from .reader import escape_string, unparse
-from .syntax import Bool, Nil, Pair, Symbol, iter_list
-from .values import Closure, Prim
+from .printer import bind, escape_string, reify_into, unparse
 
-__all__ = ["SEED_PROMPT", "seed_program", "seed_state", "loader", "loader_expr", "reify"]
+__all__ = ["SEED_PROMPT", "seed_program", "seed_state", "loader", "loader_expr"]
 
 SEED_PROMPT = "Write a program."
 
@@ -70,82 +64,9 @@ def seed_state(q: str = SEED_PROMPT) -> Boundary:
     >>> x.prompt
     'go'
     """
-    from .evaluator import first_boundary
-
     state = first_boundary(seed_program(q))
     assert type(state) is Boundary
     return state
-
-
-def reify(value: Any) -> Expr:
-    """A closed, ``llm``-free expression that evaluates to exactly ``value``.
-
-    Data become literals or quotations; primitives their names; a closure its lambda
-    (or letrec group) applied to the reified values it captured; a list that contains
-    procedures becomes ``(list ...)``. Iterative, with sharing: a value reached twice is
-    reified once.
-
-    >>> from agentic_machines.cek import evaluate
-    >>> v = evaluate("(let ((k 3)) (lambda (x) (+ x k)))")
-    >>> unparse(reify(v))
-    '((lambda (k) (lambda (x) (+ x k))) 3)'
-    >>> evaluate(unparse(reify(v))) == v
-    True
-    """
-    memo: dict[int, Expr] = {}
-    _reify_into([value], memo)
-    return memo[id(value)]
-
-
-def _reify_into(roots: list[Any], memo: dict[int, Expr]) -> None:
-    """Reify every value in ``roots`` into ``memo`` (id -> expression), with an explicit stack.
-
-    The ids are stable because every value reified is reachable from ``roots``, which the
-    caller keeps alive.
-    """
-    stack: list[tuple[Any, bool]] = [(v, False) for v in roots]
-    while stack:
-        v, expanded = stack.pop()
-        key = id(v)
-        if key in memo:
-            continue
-        t = type(v)
-        if t is int or t is str or t is Bool or t is Nil:
-            memo[key] = Const(v)
-        elif t is Symbol:
-            memo[key] = Quote(v)
-        elif t is Prim:
-            memo[key] = PrimRef(v.name)
-        elif t is Pair:
-            items = list(iter_list(v))
-            if not expanded:
-                stack.append((v, True))
-                stack.extend((item, False) for item in items)
-                continue
-            parts = [memo[id(item)] for item in items]
-            if all(type(p) is Const or type(p) is Quote for p in parts):
-                memo[key] = Quote(v)
-            else:
-                memo[key] = App(seq_of([PrimRef("list")] + parts))
-        elif t is Closure:
-            if not expanded:
-                stack.append((v, True))
-                stack.extend((item, False) for item in v.env)
-                continue
-            group = v.group
-            inner: Expr = (
-                group.lams[0] if not group.names else Letrec(group, Var(group.names[v.index]))
-            )
-            memo[key] = _bind(group.fv, v.env, inner, memo)
-        else:
-            raise TypeError(f"reify: {type(v).__name__} is not a value of the CEK language")
-
-
-def _bind(names: tuple, values: tuple, body: Expr, memo: dict[int, Expr]) -> Expr:
-    """``((lambda (names...) body) values...)``, or ``body`` when there is nothing to bind."""
-    if not names:
-        return body
-    return App(seq_of([Lambda(names, body)] + [memo[id(v)] for v in values]))
 
 
 def loader_expr(state: Boundary) -> Expr:
@@ -171,20 +92,20 @@ def loader_expr(state: Boundary) -> Expr:
         elif tf is IfK or tf is BeginK:
             values.extend(f.env)
     memo: dict[int, Expr] = {}
-    _reify_into(values, memo)
+    reify_into(values, memo)
     hole: Expr = Llm(Const(state.prompt))
     for f in frames:
         tf = type(f)
         if tf is ArgsK:
             # (v0 ... HOLE e ...) in the frame's environment
             parts = [memo[id(v)] for v in f.done] + [hole] + f.rest.items()
-            hole = _bind(f.rest.fv, f.env, App(seq_of(parts)), memo)
+            hole = bind(f.rest.fv, f.env, App(seq_of(parts)), memo)
         elif tf is IfK:
             # (if HOLE then else)
-            hole = _bind(f.branches.fv, f.env, If(hole, f.branches), memo)
+            hole = bind(f.branches.fv, f.env, If(hole, f.branches), memo)
         elif tf is BeginK:
             # (begin HOLE e ...)
-            hole = _bind(f.rest.fv, f.env, Begin(seq_of([hole] + f.rest.items())), memo)
+            hole = bind(f.rest.fv, f.env, Begin(seq_of([hole] + f.rest.items())), memo)
         elif tf is LlmK:
             # (llm HOLE)
             hole = Llm(hole)

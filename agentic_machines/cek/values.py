@@ -5,7 +5,7 @@ primitives. A :class:`Closure` is ``(group, index, env)``: member ``index`` of a
 lambdas (see :class:`~agentic_machines.cek.expr.Group`) with ``env`` the values of the
 group's free variables, in the order of ``group.fv``. It never refers to itself, so
 every value is a finite tree that prints back as source
-(:func:`agentic_machines.cek.theorem.reify`).
+(:func:`agentic_machines.cek.printer.reify`).
 
 Integers are bounded (magnitude below 2**1024) and strings by :data:`MAX_STRING`, so a
 single step can never take unbounded time or memory; going past a bound is a run-time
@@ -52,7 +52,7 @@ class Closure(Node):
         self._hash = hash(("Closure", group, index, env))
 
     def __repr__(self) -> str:
-        from .reader import unparse
+        from .printer import unparse  # in-function: the printer imports this module
 
         text = unparse(self)
         return f"<closure {text if len(text) <= 60 else text[:57] + '...'}>"
@@ -99,7 +99,7 @@ def type_name(v: Any) -> str:
 
 
 def _show(v: Any) -> str:
-    from .reader import unparse
+    from .printer import unparse  # in-function: the printer imports this module
 
     text = unparse(v)
     return text if len(text) <= 40 else text[:37] + "..."
