@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "AgenticMachinesError",
     "InvalidMachine",
+    "InvalidMachineFile",
     "InvalidEmbedding",
     "InvalidArgument",
     "ScriptExhausted",
@@ -48,6 +49,29 @@ class InvalidMachine(AgenticMachinesError, ValueError):
     def __init__(self, message: str, problems: list[str] | None = None) -> None:
         super().__init__(message)
         self.problems = list(problems or [])
+
+
+class InvalidMachineFile(InvalidMachine):
+    """A machine file (JSON or TOML) or a machine target cannot be used.
+
+    ``path`` is the file, ``key`` the first offending key (``None`` for a syntax
+    error, where ``line`` says where), ``problems`` every ``(key, message)`` pair.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str = "",
+        key: str | None = None,
+        line: int | None = None,
+        problems: list[tuple[str, str]] | None = None,
+    ) -> None:
+        super().__init__(message, [f"{k}: {m}" for k, m in problems or []])
+        self.path = path
+        self.key = key
+        self.line = line
+        self.pairs = list(problems or [])
 
 
 class InvalidEmbedding(AgenticMachinesError, ValueError):

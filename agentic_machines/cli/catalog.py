@@ -46,8 +46,10 @@ DEFAULT_DEPTH = 2
 class Entry:
     """A named machine: how to build it, where to start, which completions to explore.
 
-    ``kind`` is ``"fixture"`` or ``"architecture"``; ``module`` is the architecture's
-    module (with ``analysis()`` and ``scripted_model()``), ``None`` for fixtures.
+    ``kind`` is ``"fixture"`` or ``"architecture"`` (or, for the targets of
+    :mod:`agentic_machines.cli.targets`, ``"file"`` and ``"python"``); ``module`` is the
+    architecture's module (with ``analysis()`` and ``scripted_model()``), ``None``
+    otherwise; ``source`` is the target text a file or Python machine came from.
 
     >>> e = resolve("halt1")
     >>> m = e.machine()
@@ -59,6 +61,7 @@ class Entry:
     kind: str
     factory: Callable[[], AgenticMachine]
     module: ModuleType | None = None
+    source: str | None = None
 
     def machine(self) -> AgenticMachine:
         """Build a fresh machine."""
@@ -93,8 +96,12 @@ class Entry:
         *,
         depth: int | None = None,
         max_states: int = 200,
+        completions: Iterable[str] | None = None,
     ) -> Any:
         """The state graph to draw: a whole finite machine, or an architecture to ``depth``.
+
+        ``completions`` replaces the alphabet to follow (needed for a machine that has
+        none, such as an agent function's).
 
         >>> g = resolve("f2-mul").explore()
         >>> sorted(n for n in g if g.nodes[n]["kind"] == "state")
@@ -105,11 +112,17 @@ class Entry:
         machine = machine if machine is not None else self.machine()
         if depth is None and machine.states is None:
             depth = DEFAULT_DEPTH
-        completions = self.completions(machine)
+        if completions is None:
+            completions = self.completions(machine)
         if completions is None:
             raise InvalidArgument(
-                f"{self.name!r} has no finite completion alphabet and its module gives no "
-                "diagram_completions(prompt); add one to draw it"
+                f"{self.name!r} has no finite completion alphabet"
+                + (
+                    " and its module gives no diagram_completions(prompt); add one to draw it"
+                    if self.module is not None
+                    else "; pass the completions to follow (--completion TEXT, repeated, or "
+                    "--completions FILE)"
+                )
             )
         return explore(
             machine,

@@ -1,7 +1,10 @@
 """The ``agentic-machines`` command (also ``python -m agentic_machines``).
 
-Subcommands: ``demo``, ``check NAME``, ``diagram NAME``, ``run NAME --script FILE``,
-``eval PROGRAM``, ``explain [TERM]``, ``gallery DIR``; ``--help`` on each. Bad input (an unknown machine,
+Subcommands: ``demo``, ``check TARGET``, ``diagram TARGET``, ``run TARGET --script FILE``,
+``explore TARGET``, ``export TARGET -o FILE``, ``eval PROGRAM``, ``explain [TERM]``,
+``gallery DIR``; ``--help`` on each. A TARGET is a built-in machine name, a machine file
+(``.json``/``.toml``) or ``module:attribute`` / ``file.py:attribute``
+(:mod:`agentic_machines.cli.targets`). Bad input (an unknown machine,
 an unreadable file, a bad program, a bad format) prints one line,
 ``agentic-machines: error: ...``, on stderr and exits with status 2, never a traceback.
 
@@ -54,13 +57,16 @@ def build_parser() -> argparse.ArgumentParser:
     'mermaid'
     """
     from .. import __version__
+    from .targets import add_target_arguments
 
     parser = _Parser(
         prog=PROG,
         description="Executable theory of LLM agents: agentic machines, embeddings, "
         "completion-generation, SPE states, and a CEK agentic evaluator.",
         epilog="Machines are named fixtures (f2-add, f2-mul, f2-const, halt1, diverge1) or "
-        "architectures (react, thread, spe, ...). Start with: agentic-machines demo",
+        "architectures (react, thread, spe, ...), machine files (PATH.json, PATH.toml), or "
+        "module:attribute / file.py:attribute naming a machine, a factory or an agent function. "
+        "Start with: agentic-machines demo",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -82,11 +88,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "check",
         help="the SPE and embedding checks of one machine",
-        description="Decide, for a fixture, which states are SPE states (with "
-        "witness or obstruction) and check the identity embedding; for an "
-        "architecture, print its analysis() verdict.",
+        description="Decide, for a finite machine (a fixture, a machine file, a finite "
+        "Python machine), which states are SPE states (exactly, by F1, with witness or "
+        "obstruction) and check the identity embedding; for an architecture, print its "
+        "analysis() verdict; for another infinite machine, test the start state on states "
+        "explored to --depth and say what would decide it.",
     )
-    p.add_argument("name", metavar="NAME", help="a fixture or architecture name")
+    add_target_arguments(p)
+    p.add_argument(
+        "--depth",
+        type=_natural,
+        default=2,
+        metavar="N",
+        help="for a machine with infinitely many states: explore N steps for sample states (default: 2)",
+    )
     p.set_defaults(func=_check)
 
     p = sub.add_parser(
@@ -95,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Explore a machine breadth-first and draw its state graph. "
         "Text formats (mermaid, dot, json) go to stdout without -o.",
     )
-    p.add_argument("name", metavar="NAME", help="a fixture or architecture name")
+    add_target_arguments(p)
     p.add_argument(
         "-o",
         "--output",
@@ -124,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a machine from its initial state, answering each prompt "
         "with the next completion of the script, and print the trace.",
     )
-    p.add_argument("name", metavar="NAME", help="a fixture or architecture name")
+    add_target_arguments(p, completions=False)
     p.add_argument(
         "--script",
         required=True,
@@ -175,6 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("dir", metavar="DIR", help="the folder to write (created if missing)")
     p.set_defaults(func=_gallery)
+
+    from . import explore as _explore_command
+    from . import export as _export_command
+
+    _explore_command.add_parser(sub)
+    _export_command.add_parser(sub)
     return parser
 
 
@@ -269,11 +290,15 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .catalog import resolve
+    from .targets import completions_from, resolve_target
 
-    entry = resolve(args.name)
+    entry = resolve_target(args.name)
     machine = entry.machine()
     print(_describe(entry.name, machine))
+    if entry.module is None and not machine.is_finite:
+        from .usercheck import check_infinite
+
+        return check_infinite(entry, machine, completions_from(args), args.depth)
     if entry.module is not None:
         verdict = entry.module.analysis()
         print(f"Is the initial state an SPE state? {verdict.status}")
@@ -306,7 +331,7 @@ def _describe(name: str, machine: Any) -> str:
 
 
 def _diagram(args: argparse.Namespace) -> int:
-    from .catalog import resolve
+    from .targets import completions_from, resolve_target
 
     fmt = (
         args.format
@@ -317,9 +342,11 @@ def _diagram(args: argparse.Namespace) -> int:
         raise InvalidArgument(
             f"a {fmt} diagram needs a file: add -o FILE (or use --format mermaid, dot or json for stdout)"
         )
-    entry = resolve(args.name)
+    entry = resolve_target(args.name)
     machine = entry.machine()
-    graph = entry.explore(machine, depth=args.depth, max_states=args.max_states)
+    graph = entry.explore(
+        machine, depth=args.depth, max_states=args.max_states, completions=completions_from(args)
+    )
     marks = entry.highlights(machine, graph)
     if fmt in TEXT_FORMATS:
         from ..drawing.diagrams import to_dot, to_json, to_mermaid
@@ -346,10 +373,10 @@ def _diagram(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from ..runtime.models import ScriptedModel
     from ..runtime.run import run
-    from .catalog import resolve
+    from .targets import resolve_target
 
     script = read_script(args.script)
-    entry = resolve(args.name)
+    entry = resolve_target(args.name)
     machine = entry.machine()
     trace = run(
         machine,

@@ -1,0 +1,111 @@
+"""``agentic-machines explore TARGET``: the state graph of a machine, as text or JSON.
+
+Explores breadth-first from the start state (the whole machine when it is finite, to
+``--depth`` otherwise) on the machine's completion alphabet or on the completions
+given with ``-c TEXT`` / ``--completions FILE``, and prints one line per state: its
+depth, its prompt and where each completion takes it. ``--json`` prints the graph in
+the JSON form of ``diagram --format json``.
+
+>>> from agentic_machines.cli.commands import main
+>>> main(["explore", "f2-mul"])
+f2-mul: 2 states, 4 transitions, depth 0 (complete)
+  0  depth 0  prompt '⋆'
+       '0' -> 0
+       '1' -> 0
+  1  depth 0  prompt '⋆'
+       '0' -> 0
+       '1' -> 1
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["add_parser", "explore_command", "describe_graph"]
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``explore`` on the subcommand parsers ``sub``."""
+    from .commands import _natural, _positive
+    from .targets import add_target_arguments
+
+    p = sub.add_parser(
+        "explore",
+        help="explore a machine's states breadth-first and list them",
+        description="Explore a machine breadth-first from its start state and print every "
+        "state reached with its prompt and the outcome of each completion.",
+    )
+    add_target_arguments(p)
+    p.add_argument(
+        "--depth",
+        type=_natural,
+        metavar="N",
+        help="exploration depth (default: the whole finite machine; 2 otherwise)",
+    )
+    p.add_argument(
+        "--max-states", type=_positive, default=200, metavar="N", help="state bound (default: 200)"
+    )
+    p.add_argument("--json", action="store_true", help="print the graph as JSON instead")
+    p.set_defaults(func=explore_command)
+
+
+def explore_command(args: argparse.Namespace) -> int:
+    """Handle ``explore``."""
+    from .targets import completions_from, resolve_target
+
+    entry = resolve_target(args.name)
+    machine = entry.machine()
+    graph = entry.explore(
+        machine, depth=args.depth, max_states=args.max_states, completions=completions_from(args)
+    )
+    if args.json:
+        from ..drawing.diagrams import to_json
+
+        print(to_json(graph, indent=2))
+        return 0
+    print(describe_graph(graph))
+    return 0
+
+
+def describe_graph(graph: Any, limit: int = 72) -> str:
+    """The text listing ``explore`` prints: a summary line, then each state and its edges.
+
+    >>> from agentic_machines.runtime.explore import explore
+    >>> from agentic_machines.fixtures import fixture
+    >>> print(describe_graph(explore(fixture("halt1"))))
+    halt1: 1 state, 2 transitions, depth 1 (complete)
+      0  depth 0  prompt '⋆'
+           '0' -> 1
+           '1' -> 1
+    """
+    from ..machine import is_sentinel
+
+    stats = graph.graph["stats"]
+    states = stats["states"]
+    ending = f"truncated: {stats['truncated_reason']}" if stats["truncated"] else "complete"
+    lines = [
+        f"{graph.graph.get('machine', 'machine')}: {states} state{'s' if states != 1 else ''}, "
+        f"{stats['transitions']} transitions, depth {stats['depth']} ({ending})"
+    ]
+    for node, attrs in graph.nodes(data=True):
+        if is_sentinel(node):
+            continue
+        lines.append(
+            f"  {_cut(repr(node), limit)}  depth {attrs['depth']}  prompt {_cut(repr(attrs['prompt']), limit)}"
+        )
+        if not attrs.get("expanded"):
+            lines.append("       (not expanded)")
+            continue
+        for target, edge in graph.succ[node].items():
+            for c in edge["completions"]:
+                lines.append(f"       {_cut(repr(c), limit)} -> {_cut(repr(target), limit)}")
+        for c in attrs.get("undecided", []):
+            lines.append(f"       {_cut(repr(c), limit)} -> undecided")
+    return "\n".join(lines)
+
+
+def _cut(text: str, limit: int) -> str:
+    text = text.replace("\n", "⏎")
+    return text if len(text) <= limit else text[: limit - 1] + "…"

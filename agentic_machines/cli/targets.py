@@ -1,0 +1,305 @@
+"""Machine targets: what every command that takes a machine accepts.
+
+A *target* is one of
+
+- a built-in name (a fixture such as ``f2-mul`` or an architecture such as ``react``);
+- ``PATH.json`` or ``PATH.toml``, a machine file (:mod:`agentic_machines.machinefile`);
+- ``package.module:attribute`` or ``path/to/file.py:attribute`` naming an
+  :class:`~agentic_machines.machine.AgenticMachine`, a factory (a callable with no
+  required argument, or an ``AgenticMachine`` subclass) returning one, or an agent
+  function ``fn(model, ...)`` that :func:`~agentic_machines.runtime.agent.agent_machine`
+  turns into a machine. The attribute may be dotted (``module:Class.factory``).
+
+:func:`resolve_target` turns a target into a :class:`~agentic_machines.cli.catalog.Entry`
+(the machine, where to start, how to explore and what to highlight), so ``check``,
+``diagram``, ``run``, ``explore``, ``export`` and later commands treat all of them
+alike. A target that cannot be used raises
+:class:`~agentic_machines.errors.InvalidMachineFile` (or ``UnknownMachine``) whose
+message names the file and the key or line and says what to fix; the command line
+prints it as one line and exits 2.
+
+>>> entry = resolve_target("f2-mul")
+>>> entry.kind, entry.name
+('fixture', 'f2-mul')
+>>> entry = resolve_target("agentic_machines.fixtures:f2_add")
+>>> entry.kind, entry.name, entry.machine().harness(1, "1")
+('python', 'f2-add', 0)
+>>> resolve_target("agentic_machines.fixtures:f2_ad")
+Traceback (most recent call last):
+  ...
+agentic_machines.errors.InvalidMachineFile: agentic_machines.fixtures:f2_ad: module 'agentic_machines.fixtures' has no attribute 'f2_ad' (did you mean f2_add?); name one of its machines, factories or agent functions
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidMachineFile, UnknownMachine
+from ..machine import AgenticMachine
+from .catalog import Entry, names, resolve
+
+__all__ = ["resolve_target", "TARGET_HELP", "load_object"]
+
+TARGET_HELP = (
+    "a built-in name (agentic-machines check --help lists them), a machine file "
+    "PATH.json or PATH.toml, or module:attribute / file.py:attribute naming an "
+    "AgenticMachine, a factory returning one, or an agent function fn(model, ...)"
+)
+"""One phrase describing every accepted target, for ``--help`` texts."""
+
+
+def resolve_target(target: str) -> Entry:
+    """The :class:`Entry` of ``target`` (see the module docstring for the forms).
+
+    >>> resolve_target("halt1").machine().initial
+    0
+    >>> resolve_target("no-such")
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.UnknownMachine: unknown machine 'no-such'; ...
+    """
+    text = str(target)
+    builtin = names()
+    if text in builtin:
+        return resolve(text)
+    from ..machinefile import is_machine_file, load_machine
+
+    if is_machine_file(text):
+        machine = load_machine(text)
+        return Entry(machine.name, "file", lambda: machine, source=text)
+    if ":" in text:
+        machine = _machine_of(text, *load_object(text))
+        return Entry(machine.name, "python", lambda: machine, source=text)
+    if text.endswith(".py"):
+        raise InvalidMachineFile(
+            f"{text}: name the object too, as {text}:ATTRIBUTE (the machine, factory or "
+            "agent function in that file)",
+            path=text,
+        )
+    close = difflib.get_close_matches(text, builtin, n=2, cutoff=0.6)
+    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    raise UnknownMachine(
+        f"unknown machine {text!r}{hint}; known machines: {', '.join(builtin)}; "
+        "or give a file (PATH.json, PATH.toml) or module:attribute / file.py:attribute"
+    )
+
+
+def load_object(target: str) -> tuple[Any, str]:
+    """Import the object a ``module:attribute`` or ``file.py:attribute`` target names.
+
+    Returns the object and a description of where it came from (for messages).
+
+    >>> obj, where = load_object("agentic_machines.fixtures:FIXTURES")
+    >>> sorted(obj)[:2], where
+    (['diverge1', 'f2-add'], 'agentic_machines.fixtures:FIXTURES')
+    """
+    module_part, _, attribute = target.rpartition(":")
+    if not module_part or not attribute:
+        raise InvalidMachineFile(
+            f"{target}: a Python target is MODULE:ATTRIBUTE or FILE.py:ATTRIBUTE, with both parts",
+            path=target,
+        )
+    if module_part.endswith(".py") or os.sep in module_part or "/" in module_part:
+        module = _import_file(target, Path(module_part))
+        label = module_part
+    else:
+        module = _import_module(target, module_part)
+        label = f"module {module_part!r}"
+    obj: Any = module
+    walked = []
+    for part in attribute.split("."):
+        if not hasattr(obj, part):
+            options = [n for n in dir(obj) if not n.startswith("_")]
+            close = difflib.get_close_matches(part, options, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            owner = label if not walked else f"{'.'.join(walked)!r}"
+            raise InvalidMachineFile(
+                f"{target}: {owner} has no attribute {part!r}{hint}; name one of its machines, "
+                "factories or agent functions",
+                path=module_part,
+                key=attribute,
+            )
+        obj = getattr(obj, part)
+        walked.append(part)
+    return obj, target
+
+
+def _import_module(target: str, name: str) -> Any:
+    # The console script does not put the working folder on sys.path (python -m does);
+    # `module:attribute` means a module importable from here, as for pytest or uvicorn.
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.insert(0, here)
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name and name.startswith(exc.name):
+            raise InvalidMachineFile(
+                f"{target}: cannot import module {name!r} ({exc}); check the spelling, run from "
+                "the folder that holds it, or give a file path as FILE.py:ATTRIBUTE",
+                path=name,
+            ) from None
+        raise _raised_while(target, name, "importing", exc) from None
+    except Exception as exc:  # noqa: BLE001 - user code failed: say where, not a traceback
+        raise _raised_while(target, name, "importing", exc) from None
+
+
+def _import_file(target: str, path: Path) -> Any:
+    if not path.is_file():
+        raise InvalidMachineFile(
+            f"{target}: there is no file {str(path)!r}; check the path (relative to {os.getcwd()})",
+            path=str(path),
+        )
+    resolved = path.resolve()
+    # A name of its own per file: two files called agent.py must not shadow each other.
+    digest = hashlib.sha1(str(resolved).encode()).hexdigest()[:10]
+    name = f"_agentic_target_{resolved.stem}_{digest}"
+    if name in sys.modules:
+        return sys.modules[name]
+    folder = str(resolved.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # as `python file.py` does: the file may import its siblings
+    spec = importlib.util.spec_from_file_location(name, resolved)
+    if spec is None or spec.loader is None:
+        raise InvalidMachineFile(f"{target}: cannot load {path} as Python", path=str(path))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        del sys.modules[name]
+        raise InvalidMachineFile(
+            f"{target}: {path}, line {exc.lineno}: invalid Python ({exc.msg}); fix the syntax there",
+            path=str(path),
+            line=exc.lineno,
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - user code failed: say where, not a traceback
+        del sys.modules[name]
+        raise _raised_while(target, str(path), "running", exc) from None
+    return module
+
+
+def _raised_while(target: str, where: str, doing: str, exc: BaseException) -> InvalidMachineFile:
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [f for f in frames if "importlib" not in f.filename]
+    place = f" at {own[-1].filename}, line {own[-1].lineno}" if own else ""
+    return InvalidMachineFile(
+        f"{target}: {doing} {where} raised {type(exc).__name__}: {exc}{place}; fix the code there",
+        path=own[-1].filename if own else where,
+        line=own[-1].lineno if own else None,
+    )
+
+
+def _machine_of(target: str, obj: Any, where: str) -> AgenticMachine:
+    """The machine that ``obj`` is, builds, or (an agent function) becomes."""
+    if isinstance(obj, AgenticMachine):
+        return obj
+    if inspect.isclass(obj):
+        if not issubclass(obj, AgenticMachine):
+            raise _not_a_machine(target, obj)
+        return _call_factory(target, obj)
+    if not callable(obj):
+        raise _not_a_machine(target, obj)
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):
+        signature = None
+    required = (
+        [
+            p
+            for p in signature.parameters.values()
+            if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        if signature is not None
+        else []
+    )
+    if not required:
+        return _call_factory(target, obj)
+    if len(required) > 1:
+        raise InvalidMachineFile(
+            f"{target}: {getattr(obj, '__name__', 'the function')} needs {len(required)} "
+            f"arguments ({', '.join(p.name for p in required)}); an agent function takes only the "
+            "model, so give the others defaults or wrap it in a factory that calls agent_machine(fn, ...)",
+            path=where,
+        )
+    from ..runtime.agent import agent_machine
+
+    return agent_machine(obj)
+
+
+def _call_factory(target: str, factory: Any) -> AgenticMachine:
+    try:
+        built = factory()
+    except Exception as exc:  # noqa: BLE001 - user code failed: say where, not a traceback
+        raise _raised_while(
+            target, getattr(factory, "__name__", "the factory"), "calling", exc
+        ) from None
+    if not isinstance(built, AgenticMachine):
+        raise InvalidMachineFile(
+            f"{target}: calling {getattr(factory, '__name__', 'it')}() returned a "
+            f"{type(built).__name__}, not an AgenticMachine; return a machine (TableMachine, "
+            "FunctionMachine, agent_machine(...), ...)",
+            path=target,
+        )
+    return built
+
+
+def _not_a_machine(target: str, obj: Any) -> InvalidMachineFile:
+    return InvalidMachineFile(
+        f"{target}: names a {type(obj).__name__}, not a machine; name an AgenticMachine, a "
+        "factory returning one, or an agent function fn(model, ...)",
+        path=target,
+    )
+
+
+def add_target_arguments(parser: Any, *, completions: bool = True) -> None:
+    """Add the ``TARGET`` argument (and the completion options) to a subcommand's parser.
+
+    Every command that takes a machine uses this, so they all accept the same targets.
+
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> add_target_arguments(p)
+    >>> completions_from(p.parse_args(["m.json", "-c", "yes", "-c", "no"]))
+    ['yes', 'no']
+    """
+    parser.add_argument("name", metavar="TARGET", help=TARGET_HELP)
+    if completions:
+        parser.add_argument(
+            "-c",
+            "--completion",
+            action="append",
+            dest="completion",
+            metavar="TEXT",
+            help="a completion to follow (repeat it); replaces the machine's own alphabet",
+        )
+        parser.add_argument(
+            "--completions",
+            metavar="FILE",
+            help="completions to follow: one per line, or a JSON list of strings",
+        )
+
+
+def completions_from(args: Any) -> list[str] | None:
+    """The completions given by ``-c``/``--completion`` and ``--completions FILE``, or None.
+
+    >>> import argparse
+    >>> completions_from(argparse.Namespace(completion=None, completions=None)) is None
+    True
+    """
+    given = list(getattr(args, "completion", None) or [])
+    path = getattr(args, "completions", None)
+    if path:
+        from .commands import read_script
+
+        given += read_script(path)
+    return list(dict.fromkeys(given)) or None

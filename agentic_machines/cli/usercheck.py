@@ -1,0 +1,85 @@
+"""``check`` on a machine with infinitely many (or unlisted) states.
+
+A finite machine is decided exactly (F1, in :mod:`agentic_machines.cli.commands`); an
+architecture prints its certified ``analysis()``. Any other machine, such as an agent
+function's, gets what can honestly be said: the start state is tested against states
+explored to a depth, which can *refute* (F2/F5, when the machine's completion alphabet
+is finite so every successor can be listed) but never prove; otherwise the verdict is
+undecided and says what to pass for more.
+
+>>> from agentic_machines import FunctionMachine
+>>> from agentic_machines.cli.catalog import Entry
+>>> grow = FunctionMachine(lambda s: "say " + s, lambda s, c: s + c, completions=["a", "b"],
+...                        initial="", name="grow")
+>>> check_infinite(Entry("grow", "python", lambda: grow), grow, None, 2)  # doctest: +ELLIPSIS
+explored 7 states to depth 2 on completions 'a', 'b' (sample states for the check)
+start state '': Refuted: ...
+For more: ...
+0
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import IO, Any
+
+from ..errors import InvalidArgument
+from ..generation import is_spe_state
+from ..machine import AgenticMachine, is_sentinel
+from .catalog import Entry
+
+__all__ = ["check_infinite", "MORE"]
+
+MORE = (
+    "For more: a witness decides it (Python: is_spe_state(machine, state, embedding=..., "
+    "loader=..., states=[...]) checks an embedding and a loader on sample states), an "
+    "invariant with its proof refutes it (prompt_obstruction(..., invariant=..., proof=...)); "
+    "on the command line, --depth N samples more states and -c TEXT / --completions FILE "
+    "chooses the completions to explore."
+)
+"""What the report tells a user to pass for a stronger verdict."""
+
+
+def check_infinite(
+    entry: Entry,
+    machine: AgenticMachine,
+    completions: list[str] | None,
+    depth: int,
+    stream: IO[str] | None = None,
+) -> int:
+    """Print the sampled (or undecided) SPE verdict of the start state; return 0."""
+    out = stream or sys.stdout
+    start = entry.start(machine)
+    if start is None:
+        raise InvalidArgument(
+            f"{entry.name!r} has no initial state and infinitely many states, so there is no "
+            "state to check; give the machine an initial state"
+        )
+    alphabet = completions if completions is not None else machine.completions
+    sample: list[Any] = []
+    if alphabet is None:
+        print(
+            f"no completions to explore: {entry.name!r} has no finite completion alphabet; "
+            "pass -c TEXT (repeated) or --completions FILE to sample states",
+            file=out,
+        )
+    else:
+        graph = entry.explore(machine, depth=depth, max_states=500, completions=alphabet)
+        sample = [n for n in graph if not is_sentinel(n)]
+        stats = graph.graph["stats"]
+        shown = ", ".join(repr(c) for c in alphabet[:6]) + (" ..." if len(alphabet) > 6 else "")
+        print(
+            f"explored {stats['states']} states to depth {stats['depth']} on completions {shown} "
+            "(sample states for the check)",
+            file=out,
+        )
+    verdict = is_spe_state(machine, start, states=sample or None)
+    print(f"start state {_short(start)}: {verdict}", file=out)
+    if verdict.holds is not True:
+        print(MORE, file=out)
+    return 0
+
+
+def _short(state: Any) -> str:
+    text = repr(state)
+    return text if len(text) <= 60 else text[:59] + "…"
