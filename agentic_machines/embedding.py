@@ -22,8 +22,8 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from typing import Any
 
 from .errors import InvalidArgument, InvalidEmbedding, InvalidMachine
-from .machine import DIVERGE, HALT, AgenticMachine, Outcome, is_sentinel
-from .verdict import Obstruction, Verdict
+from .machine import DIVERGE, HALT, AgenticMachine, Outcome, check_closed, is_sentinel
+from .verdict import Obstruction, Verdict, undecided_as_verdict
 from .verdict import short_repr as _short
 
 __all__ = ["Embedding", "identity", "compose", "check_embedding", "find_embeddings"]
@@ -157,6 +157,7 @@ def rank(value: Any) -> tuple[int, str]:
     return (len(text), text)
 
 
+@undecided_as_verdict(lambda embedding, *_, **__: _embedding_claim(embedding))
 def check_embedding(
     embedding: Embedding,
     *,
@@ -181,7 +182,17 @@ def check_embedding(
     Commutation breaks at state 0 and completion '0': h(e(0), '0') = h(1, '0') = 0 but e(h'(0, '0')) = e(0) = 1.
     """
     source, target = embedding.source, embedding.target
-    claim = f"{embedding!r} embeds {source.name} into {target.name}"
+    claim = _embedding_claim(embedding)
+    if states is None and source.states is not None and len(source.states) == 0:
+        # The empty map is injective, keeps prompts and commutes, vacuously, whatever the
+        # alphabets: a machine without states is a machine over every alphabet.
+        return Verdict(
+            True,
+            claim,
+            "exhaustive",
+            0,
+            reason=f"{source.name} has no states, so the empty map is an embedding (proofs/empty_machine.md)",
+        )
     exhaustive = states is None and completions is None and source.is_finite
     state_list = (
         list(source.states) if states is None and source.states is not None else list(states or ())
@@ -212,6 +223,10 @@ def check_embedding(
     if failure is not None:
         return Verdict(False, claim, method, checked, obstruction=failure, details=details)
     return Verdict(True, claim, method, checked, details=details)
+
+
+def _embedding_claim(embedding: Embedding) -> str:
+    return f"{embedding!r} embeds {embedding.source.name} into {embedding.target.name}"
 
 
 def _first_failure(
@@ -333,7 +348,8 @@ class _Search:
     def __init__(
         self, source: AgenticMachine, target: AgenticMachine, into: Iterable[Hashable] | None
     ) -> None:
-        if source.states is None or source.completions is None:
+        empty = source.states is not None and len(source.states) == 0
+        if source.states is None or (source.completions is None and not empty):
             raise InvalidArgument(
                 f"find_embeddings needs a finite source machine; {source.name!r} has no finite "
                 "states/completions. Check a given embedding with check_embedding(..., states=...) instead."
@@ -342,13 +358,29 @@ class _Search:
             raise InvalidArgument(
                 f"the target {target.name!r} is infinite; pass into=[...] (a finite set of candidate images)."
             )
+        # Finite means checked: the search reasons about the declared states only.
+        check_closed(source)
+        if into is None:
+            check_closed(target)
         self.source, self.target = source, target
-        self.alphabet = list(source.completions)
+        # an empty source is a machine over every alphabet: take the target's then
+        self.alphabet = list(
+            (source.completions if source.states else target.completions)
+            or source.completions
+            or ()
+        )
         self.failure: tuple[str, Any, str, dict] | None = None
         self.stats = {"nodes": 0, "conflicts": 0}
         self.src = sorted(source.states, key=rank)
         self.src_index = {s: i for i, s in enumerate(self.src)}
-        if target.completions is not None and set(target.completions) != set(self.alphabet):
+        # An empty machine is a machine over every alphabet (proofs/empty_machine.md), so
+        # the alphabets are compared only when both sides have a state.
+        if (
+            self.src
+            and (target.states is None or len(target.states) > 0)
+            and target.completions is not None
+            and set(target.completions) != set(self.alphabet)
+        ):
             self.ready = False
             self.failure = (
                 "alphabet",

@@ -29,7 +29,7 @@ from typing import Any
 from .embedding import Embedding, rank
 from .errors import InvalidArgument
 from .machine import AgenticMachine, Outcome
-from .verdict import Obstruction, Verdict
+from .verdict import Obstruction, Verdict, undecided_as_verdict
 
 __all__ = ["kernel", "pushforward", "check_kernel_form", "Probability"]
 
@@ -110,6 +110,12 @@ def _same(a: Mapping[Outcome, Probability], b: Mapping[Outcome, Probability]) ->
     return True
 
 
+@undecided_as_verdict(
+    lambda embedding, *_, **__: (
+        f"T_M ∘ e = e_* ∘ T_M' for {embedding!r} from "
+        f"{embedding.source.name} into {embedding.target.name}"
+    )
+)
 def check_kernel_form(
     embedding: Embedding,
     distribution_model: Any,

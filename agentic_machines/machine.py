@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, S
 from typing import Any
 
 from .errors import InvalidMachine
+from .verdict import short_repr
 
 __all__ = [
     "HALT",
@@ -28,6 +29,7 @@ __all__ = [
     "AgenticMachine",
     "TableMachine",
     "FunctionMachine",
+    "check_closed",
 ]
 
 
@@ -315,3 +317,51 @@ class FunctionMachine(AgenticMachine):
     def harness(self, state: State, completion: str) -> Outcome:
         """h(state, completion), computed by the harness function."""
         return self._harness(state, completion)
+
+
+# ---------------------------------------------------------------------------------------
+# Finite means checked: the premise of every exact decision, in one pass over S x C.
+
+
+def check_closed(machine: AgenticMachine) -> None:
+    """Check that a finite machine stays inside its declared states; raise if it leaves them.
+
+    Every exact decision on a finite machine (F1, the embedding search) reasons about
+    the declared ``states``: it is sound only if h(s, c) is one of them (or ``HALT`` /
+    ``DIVERGE``) for every state s and completion c, and every prompt is a string. This
+    is one pass over S x C (a :class:`TableMachine` was checked when it was built, so it
+    is not walked again). A machine that leaves its states gets one
+    :class:`~agentic_machines.errors.InvalidMachine` naming the state and the completion.
+    A machine whose states or alphabet are not both known is not checked here (no exact
+    decision is made on it).
+
+    >>> g = FunctionMachine(lambda s: "p", lambda s, c: 5 if s == 1 else 0,
+    ...                     states=[0, 1], completions=["a"], name="g")
+    >>> check_closed(g)
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.InvalidMachine: g leaves its declared states: h(1, 'a') = 5, which is not one of its declared states [0, 1] (nor HALT/DIVERGE). Fix: add 5 to `states`, or fix the harness so that it stays inside them.
+    """
+    if isinstance(machine, TableMachine) or not machine.is_finite:
+        return
+    states = machine.states
+    known = set(states)
+    for s in states:
+        prompt = machine.prompt(s)
+        if not isinstance(prompt, str):
+            raise InvalidMachine(
+                f"{machine.name} has a prompt that is not a string: p({short_repr(s, 60)}) = {short_repr(prompt, 60)}. "
+                "Fix: make prompt(state) return a string (P = str)."
+            )
+        for c in machine.completions:
+            out = machine.harness(s, c)
+            if not is_sentinel(out) and out not in known:
+                shown = (
+                    short_repr(list(states), 60) if len(states) <= 8 else f"({len(states)} states)"
+                )
+                raise InvalidMachine(
+                    f"{machine.name} leaves its declared states: h({short_repr(s, 60)}, {short_repr(c, 60)}) = {short_repr(out, 60)}, "
+                    f"which is not one of its declared states {shown} (nor HALT/DIVERGE). Fix: add "
+                    f"{short_repr(out, 60)} to `states`, or fix the harness so that it stays inside them.",
+                    [f"h({s!r}, {c!r}) = {out!r} is not a declared state"],
+                )

@@ -17,11 +17,14 @@ Undecided: it is not known whether x is an SPE state. Method: sampled (0 checks)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["Verdict", "Obstruction", "Witness", "METHODS"]
+from .errors import Undecided
+
+__all__ = ["Verdict", "Obstruction", "Witness", "METHODS", "undecided_as_verdict"]
 
 METHODS = (
     "exhaustive",
@@ -197,3 +200,34 @@ def short_repr(value: Any, limit: int = 40) -> str:
     """
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_F = TypeVar("_F", bound=Callable[..., Verdict])
+
+
+def undecided_as_verdict(claim: Callable[..., str], method: str = "sampled") -> Callable[[_F], _F]:
+    """Decorate a function that returns a :class:`Verdict`: :class:`~agentic_machines.errors.Undecided`
+    raised inside it (fuel that runs out in a harness, for example) becomes
+    ``Verdict(holds=None, reason=...)`` instead of an exception.
+
+    ``claim(*args, **kwargs)`` builds the claim from the decorated function's arguments.
+
+    >>> @undecided_as_verdict(lambda n: f"{n} halts")
+    ... def halts(n):
+    ...     raise Undecided("out of fuel after 10 steps; pass fuel=")
+    >>> v = halts(3)
+    >>> v.status, v.reason
+    ('undecided', 'out of fuel after 10 steps; pass fuel=')
+    """
+
+    def decorate(fn: _F) -> _F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Verdict:
+            try:
+                return fn(*args, **kwargs)
+            except Undecided as exc:
+                return Verdict(None, claim(*args, **kwargs), method, 0, reason=str(exc))
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
