@@ -140,11 +140,16 @@ def build_parser() -> argparse.ArgumentParser:
         "with the next completion of the script, and print the trace.",
     )
     add_target_arguments(p, completions=False)
-    p.add_argument(
+    given = p.add_mutually_exclusive_group(required=True)
+    given.add_argument(
         "--script",
-        required=True,
         metavar="FILE",
         help="completions: one per line, or a JSON list of strings",
+    )
+    given.add_argument(
+        "--replay",
+        metavar="TRACE",
+        help="rerun a saved trace (run --save, test --save) and check every step is the same",
     )
     p.add_argument(
         "--max-steps", type=_natural, default=1000, metavar="N", help="step bound (default: 1000)"
@@ -375,9 +380,13 @@ def _run(args: argparse.Namespace) -> int:
     from ..runtime.run import run
     from .targets import resolve_target
 
-    script = read_script(args.script)
     entry = resolve_target(args.name)
     machine = entry.machine()
+    if args.replay is not None:
+        from .test_cmd import replay_trace
+
+        return replay_trace(machine, args.replay)
+    script = read_script(args.script)
     trace = run(
         machine,
         ScriptedModel(script),

@@ -218,7 +218,8 @@ class Trace:
         with _TraceWriter(path, self.machine, self.start, self.max_steps) as out:
             for step in self.steps:
                 out.step(step)
-            if self.end != "incomplete":
+            # A run cut in the middle of a call (a harness that raised) keeps that call.
+            if self.end != "incomplete" or self.pending is not None:
                 out.end(self)
 
     @classmethod

@@ -1,0 +1,769 @@
+"""Exhaustive bounded checking: :func:`check_properties`.
+
+A breadth-first search from the start state over a finite completion alphabet (or a
+function that picks a finite alphabet per prompt), as TLC searches a specification:
+every state reached is checked against the invariants, every step against the
+transition properties, and after the search the liveness properties are decided on the
+explored graph, cycles included. Because the search is breadth-first, the first
+violation found of each safety property is a shortest one; the path to it, kept as a
+parent pointer per state, is the counterexample.
+
+Every verdict is exhaustive up to a bound, and names it: the whole reachable graph
+(for the alphabet given), every run of at most ``max_depth`` steps, or the runs the
+``max_states`` bound let the search finish. A verdict is never "holds" without that
+bound, and it is "undecided" when a step within it has an unknown outcome (the harness
+raised ``Undecided``).
+
+>>> from agentic_machines import FunctionMachine, HALT
+>>> from agentic_machines.checking import halts_within, never_raises, prompt_length_at_most
+>>> def h(n, c):
+...     if c == "stop":
+...         return HALT
+...     return n + 1 if n < 3 else 0           # a reset: the run can go round for ever
+>>> m = FunctionMachine(lambda n: "step " + "." * n, h, initial=0, name="counter")
+>>> r = check_properties(m, properties=[halts_within(10), never_raises(),
+...                                     prompt_length_at_most(8)], completions=["go", "stop"])
+>>> [(x.name, x.verdict.status) for x in r]
+[('halts_within(10)', 'refuted'), ('never_raises()', 'holds'), ('prompt_length_at_most(8)', 'holds')]
+>>> r.counterexample("halts_within(10)").completions[:5]
+('go', 'go', 'go', 'go', 'go')
+>>> r.bound
+'the whole reachable graph (4 states)'
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from ..errors import InvalidArgument
+from ..machine import DIVERGE, HALT, AgenticMachine
+from ..runtime.explore import _Reporter  # the status-line timing explore uses
+from ..verdict import Verdict, short_repr
+from .coverage import unreached_prompts
+from .expand import Unknown, expand
+from .properties import (
+    EffectsAtMostOnce,
+    HaltsWithin,
+    Invariant,
+    NeverDiverges,
+    NeverRaises,
+    Property,
+    Raised,
+    Transition,
+    flatten,
+)
+from .result import CheckResult, Counterexample, Coverage, PropertyResult
+
+__all__ = ["check_properties", "Completions", "BATCH"]
+
+Completions = Sequence[str] | Callable[[str], Iterable[str]]
+
+BATCH = 64
+"""States per call of :func:`~agentic_machines.checking.expand.expand`."""
+
+
+def check_properties(
+    machine: AgenticMachine,
+    start: Any = None,
+    properties: Property | Sequence[Property] = (),
+    *,
+    completions: Completions | None = None,
+    max_depth: int | None = None,
+    max_states: int | None = 100_000,
+    stop_early: bool = True,
+    progress: None | bool | Callable[[dict[str, Any]], None] = None,
+) -> CheckResult:
+    """Check ``properties`` on every run of ``machine`` from ``start`` over an alphabet.
+
+    ``start`` defaults to ``machine.initial``; ``completions`` to the machine's finite
+    alphabet; it may be a list, or a function ``prompt -> completions``. States at
+    ``max_depth`` steps are not expanded; at most ``max_states`` states are recorded
+    (``None``: no bound). With ``stop_early`` the search stops once every property
+    has a counterexample (the coverage then says so). ``progress`` prints a status
+    line on stderr every two seconds once the check runs for two (``False``: never;
+    a function: called with the statistics instead).
+
+    Returns a :class:`~agentic_machines.checking.result.CheckResult`: per property, a
+    verdict (exhaustive, up to the named bound) and for a refuted one a shortest
+    counterexample; and the coverage. For a lasso (a reachable cycle) the stem is a
+    shortest path to the first state of the cycle reached, the loop a shortest cycle
+    through it.
+
+    >>> from agentic_machines import TableMachine, HALT
+    >>> from agentic_machines.checking import never_diverges
+    >>> m = TableMachine({0: "?", 1: "?"}, {(0, "a"): 1, (0, "b"): HALT,
+    ...                  (1, "a"): 0, (1, "b"): HALT}, initial=0)
+    >>> cx = check_properties(m, properties=never_diverges()).counterexample("never_diverges()")
+    >>> cx.completions, cx.states, cx.loop
+    (('a', 'a'), (0, 1, 0), 0)
+    """
+    if not isinstance(machine, AgenticMachine):
+        raise InvalidArgument(
+            f"check_properties needs an AgenticMachine, got {type(machine).__name__}"
+        )
+    props = flatten(properties)
+    if not props:
+        raise InvalidArgument(
+            "check_properties needs at least one property, e.g. properties=[halts_within(8), never_raises()]"
+        )
+    if max_states is not None and (not isinstance(max_states, int) or max_states < 1):
+        raise InvalidArgument(f"max_states must be at least 1 (or None), got {max_states!r}")
+    if max_depth is not None and (not isinstance(max_depth, int) or max_depth < 0):
+        raise InvalidArgument(f"max_depth must be 0 or more (or None), got {max_depth!r}")
+    if start is None:
+        start = machine.initial
+    if start is None:
+        raise InvalidArgument(
+            f"machine {machine.name!r} has no initial state; pass check_properties(machine, start, ...)"
+        )
+    if start is HALT or start is DIVERGE:
+        raise InvalidArgument(f"cannot check from the sentinel {start!r}; start from a state")
+    fixed, choose = _alphabet(machine, completions)
+    search = _Search(machine, start, props, fixed, choose, max_depth, max_states, progress)
+    return search.run(stop_early)
+
+
+def _alphabet(
+    machine: AgenticMachine, completions: Completions | None
+) -> tuple[list[str] | None, Callable[[str], Iterable[str]] | None]:
+    if completions is None:
+        completions = machine.completions
+    if completions is None:
+        raise InvalidArgument(
+            f"machine {machine.name!r} has no finite completion alphabet; pass completions=[...] "
+            "or a function prompt -> list of completions (or test it with hypothesis_test)"
+        )
+    if callable(completions):
+        return None, completions
+    if isinstance(completions, str):
+        raise InvalidArgument(
+            f"completions must be a list of strings, not the single string {completions!r}; wrap it: [{completions!r}]"
+        )
+    fixed = list(dict.fromkeys(completions))
+    bad = [c for c in fixed if not isinstance(c, str)]
+    if bad:
+        raise InvalidArgument(f"completions are strings (C = str); got {bad!r}")
+    if not fixed:
+        raise InvalidArgument("the completion alphabet is empty; give at least one completion")
+    return fixed, None
+
+
+def _alphabet_name(fixed: list[str] | None) -> str:
+    if fixed is None:
+        return "the completions the alphabet function chose per prompt"
+    return f"the {len(fixed)}-completion alphabet"
+
+
+class _Search:
+    """The state of one check: the explored graph as flat lists indexed by state id."""
+
+    def __init__(
+        self,
+        machine: AgenticMachine,
+        start: Any,
+        props: list[Property],
+        fixed: list[str] | None,
+        choose: Callable[[str], Iterable[str]] | None,
+        max_depth: int | None,
+        max_states: int | None,
+        progress: Any,
+    ) -> None:
+        self.machine, self.start, self.props = machine, start, props
+        self.fixed, self.choose = fixed, choose
+        self.max_depth, self.max_states = max_depth, max_states
+        self.progress = progress
+        self.name = getattr(machine, "name", None) or type(machine).__name__
+        parts = [q for p in props for q in p.parts]
+        # Compile the parts by kind: the search calls only what it must.
+        self.invariants = list(dict.fromkeys(q for q in parts if isinstance(q, Invariant)))
+        self.transitions = list(dict.fromkeys(q for q in parts if isinstance(q, Transition)))
+        self.effects = list(dict.fromkeys(q for q in parts if isinstance(q, EffectsAtMostOnce)))
+        self.parts = list(dict.fromkeys(parts))
+        # first violation per part: (state id, completion or None, outcome, explanation)
+        self.found: dict[Property, tuple] = {}
+
+    # -- the search ------------------------------------------------------------------------
+    def run(self, stop_early: bool) -> CheckResult:
+        began = time.perf_counter()
+        machine, start = self.machine, self.start
+        ids: dict[Any, int] = {start: 0}
+        states: list[Any] = [start]
+        try:
+            first_prompt = machine.prompt(start)
+        except Exception as exc:  # noqa: BLE001 - the start state itself is broken
+            raise InvalidArgument(
+                f"the prompt of the start state {short_repr(start)} raised {type(exc).__name__}: {exc}"
+            ) from exc
+        prompts: list[str] = [first_prompt]
+        depth: list[int] = [0]
+        parent: list[int] = [-1]
+        via: list[str | None] = [None]
+        succ: list[dict[Any, str]] = [{}]
+        complete: list[bool] = [False]
+        self.ids, self.states, self.prompts = ids, states, prompts
+        self.depth, self.parent, self.via, self.succ, self.complete = (
+            depth,
+            parent,
+            via,
+            succ,
+            complete,
+        )
+        self.first_diverge: tuple[int, str] | None = None
+        self.first_raised: tuple[int, str, Raised] | None = None
+        self.unknown = 0
+        self.unknown_reason = ""
+        self.transitions_made = 0
+        self.share: dict[Any, float] = {}
+        logs = [e.log(machine) for e in self.effects]
+        history: list[tuple] = [tuple(frozenset() for _ in logs)] if logs else []
+        self._check_state(0)
+        reporter = _Reporter(self._printer())
+        limit = self.max_states if self.max_states is not None else float("inf")
+        max_depth = self.max_depth
+        fixed = self.fixed
+        invariants, transitions = self.invariants, self.transitions
+        queue = deque([0])
+        depth_cut = False
+        truncated: str | None = None
+        cut_depth: int | None = None  # the depth being expanded when max_states stopped it
+        wanted = len(self.parts)
+        found = self.found
+        while queue and truncated is None:
+            if stop_early and len(found) == wanted:
+                break
+            batch_ids: list[int] = []
+            batch: list[tuple[Any, list[str]]] = []
+            while queue and len(batch_ids) < BATCH:
+                i = queue.popleft()
+                if max_depth is not None and depth[i] >= max_depth:
+                    depth_cut = True
+                    continue
+                comps = fixed if fixed is not None else self._chosen(prompts[i], states[i])
+                batch_ids.append(i)
+                batch.append((states[i], comps))
+            if not batch:
+                continue
+            rows = expand(machine, batch, known=ids, logs=logs)
+            for i, row in zip(batch_ids, rows):
+                out = succ[i]
+                s = states[i]
+                nd = depth[i] + 1
+                full = False
+                for c, t, prompt, executed in row:
+                    self.transitions_made += 1
+                    kind = type(t)
+                    if kind is Unknown:
+                        self.unknown += 1
+                        self.unknown_reason = self.unknown_reason or t.reason
+                        continue
+                    if t is DIVERGE:
+                        if self.first_diverge is None:
+                            self.first_diverge = (i, c)
+                    elif kind is Raised:
+                        if self.first_raised is None:
+                            self.first_raised = (i, c, t)
+                    elif t is not HALT:
+                        j = ids.get(t)
+                        if j is None:
+                            if len(states) >= limit:
+                                full = True
+                                break
+                            j = len(states)
+                            ids[t] = j
+                            states.append(t)
+                            prompts.append(prompt if prompt is not None else machine.prompt(t))
+                            depth.append(nd)
+                            parent.append(i)
+                            via.append(c)
+                            succ.append({})
+                            complete.append(False)
+                            if logs:
+                                history.append(
+                                    tuple(h | set(e) for h, e in zip(history[i], executed))
+                                )
+                            if invariants:
+                                self._check_state(j)
+                            queue.append(j)
+                        t = j
+                    if t not in out:
+                        out[t] = c
+                    if transitions:
+                        self._check_transition(i, c, t)
+                    if logs:
+                        self._check_effects(i, c, t, executed, history[i])
+                if full:
+                    truncated = (
+                        f"max_states={self.max_states}: the search stopped at {len(states):,} "
+                        "states"
+                    )
+                    cut_depth = depth[i]
+                    break
+                complete[i] = True
+                decided = (
+                    len(row) if not self.unknown else sum(type(r[1]) is not Unknown for r in row)
+                )
+                if decided:
+                    self.share[s] = len(out) / decided
+            reporter.tick(lambda: self._stats(began, len(queue)))  # noqa: B023
+        stopped_early = bool(queue) and truncated is None and len(found) == wanted
+        self.depth_cut = depth_cut
+        self.bound_depth = self._bound_depth(depth_cut, cut_depth)
+        self.stopped_early = stopped_early
+        self.truncated = truncated
+        results = [self._verdict(p) for p in self.props]
+        seconds = time.perf_counter() - began
+        stats = self._stats(began, len(queue))
+        reporter.finish(stats)
+        coverage = Coverage(
+            states=len(states),
+            transitions=self.transitions_made,
+            edges=sum(map(len, succ)),
+            depth=max(depth),
+            alphabet_share=self.share,
+            undecided=self.unknown,
+            truncated=self._truncation_text(),
+            **dict(
+                zip(("unreached_prompts", "unreached_basis"), unreached_prompts(machine, prompts))
+            ),
+        )
+        return CheckResult(
+            machine=self.name,
+            start=self.start,
+            results=tuple(results),
+            coverage=coverage,
+            method="exhaustive",
+            bound=self._bound_text(),
+            seconds=seconds,
+            details={"states_per_second": stats["states_per_second"], "alphabet": self.fixed},
+        )
+
+    def _chosen(self, prompt: str, state: Any) -> list[str]:
+        comps = self.choose(prompt)  # type: ignore[misc]
+        if isinstance(comps, str):
+            raise InvalidArgument(
+                f"the completions function returned the single string {comps!r} for the prompt of "
+                f"{short_repr(state)}; it must return a list of completion strings"
+            )
+        comps = list(dict.fromkeys(comps))
+        bad = [c for c in comps if not isinstance(c, str)]
+        if bad:
+            raise InvalidArgument(f"the completions function returned non-strings {bad!r}")
+        return comps
+
+    # -- safety checks during the search ----------------------------------------------------
+    def _check_state(self, j: int) -> None:
+        state, prompt = self.states[j], self.prompts[j]
+        for inv in self.invariants:
+            if inv in self.found:
+                continue
+            try:
+                ok = inv.fn(state, prompt)
+            except Exception as exc:  # noqa: BLE001 - a broken property is reported, not raised
+                self.found[inv] = (
+                    j,
+                    None,
+                    None,
+                    f"the invariant raised {type(exc).__name__}: {exc}",
+                )
+                continue
+            if not ok:
+                self.found[inv] = (
+                    j,
+                    None,
+                    None,
+                    f"{inv.name} is false in state {short_repr(state)} (prompt of "
+                    f"{len(prompt):,} characters: {short_repr(prompt, 60)})",
+                )
+
+    def _check_transition(self, i: int, c: str, t: Any) -> None:
+        state = self.states[i]
+        outcome = self.states[t] if type(t) is int else t
+        for tp in self.transitions:
+            if tp in self.found:
+                continue
+            try:
+                ok = tp.fn(state, c, outcome)
+            except Exception as exc:  # noqa: BLE001
+                self.found[tp] = (i, c, t, f"the property raised {type(exc).__name__}: {exc}")
+                continue
+            if not ok:
+                self.found[tp] = (
+                    i,
+                    c,
+                    t,
+                    f"{tp.name} is false of the step {short_repr(state)} --{short_repr(c)}--> "
+                    f"{short_repr(outcome)}",
+                )
+
+    def _check_effects(self, i: int, c: str, t: Any, executed: tuple, history: tuple) -> None:
+        for prop, done, new in zip(self.effects, history, executed):
+            if prop in self.found or not new:
+                continue
+            seen: set = set()
+            for request in new:
+                key = _hashable(request)
+                if key in done or key in seen:
+                    again = (
+                        "again, during a replay of the run" if key in done else "twice in one step"
+                    )
+                    self.found[prop] = (
+                        i,
+                        c,
+                        t,
+                        f"{prop.name[21:-1]} executed the request {short_repr(request)} {again}",
+                    )
+                    break
+                seen.add(key)
+
+    # -- verdicts ----------------------------------------------------------------------------
+    def _verdict(self, prop: Property) -> PropertyResult:
+        parts = prop.parts
+        found = [self._part(q) for q in parts]
+        refuted = [(cx, v) for cx, v in found if cx is not None]
+        claim = f"{prop.claim()}, for {_alphabet_name(self.fixed)}"
+        checked = self.transitions_made
+        if refuted:
+            cx = min((cx for cx, _ in refuted), key=len)
+            cx = Counterexample(
+                prop.name,
+                cx.completions,
+                cx.states,
+                cx.prompts,
+                cx.explanation,
+                cx.loop,
+                self.name,
+                getattr(self.machine, "initial", None),
+            )
+            verdict = Verdict(
+                False,
+                claim,
+                "exhaustive",
+                checked,
+                reason=f"counterexample of {len(cx)} step{'s' * (len(cx) != 1)}: {cx.explanation}",
+                details={"counterexample": cx},
+            )
+            return PropertyResult(prop, verdict, cx)
+        undecided = [why for _, why in found if why]
+        if undecided:
+            return PropertyResult(
+                prop, Verdict(None, claim, "exhaustive", checked, reason="; ".join(undecided))
+            )
+        return PropertyResult(
+            prop,
+            Verdict(True, claim, "exhaustive", checked, reason=f"bound: {self._bound_text()}"),
+        )
+
+    def _part(self, q: Property) -> tuple[Counterexample | None, str]:
+        """The counterexample of one part, or why it is undecided ("" when it holds)."""
+        if isinstance(q, HaltsWithin):
+            return self._halts_within(q)
+        if isinstance(q, NeverDiverges):
+            return self._never_diverges(q)
+        if isinstance(q, NeverRaises):
+            if self.first_raised is not None:
+                i, c, t = self.first_raised
+                return self._path_cx(
+                    q, i, c, t, f"the harness raised {t.type}: {_one_line(t.message)}"
+                ), ""
+            return None, self._unknown_text()
+        if q in self.found:
+            i, c, t, why = self.found[q]
+            if c is None:
+                return self._path_cx(q, i, None, None, why), ""
+            return self._path_cx(q, i, c, t, why), ""
+        if self.stopped_early:  # pragma: no cover - stop_early only stops when all are found
+            return None, "the search stopped early"
+        return None, self._unknown_text()
+
+    def _unknown_text(self) -> str:
+        if not self.unknown:
+            return ""
+        return (
+            f"the outcome of {self.unknown} step{'s' * (self.unknown != 1)} is unknown "
+            f"(the harness raised Undecided: {self.unknown_reason})"
+        )
+
+    def _path(self, j: int) -> list[int]:
+        path = [j]
+        while self.parent[path[-1]] >= 0:
+            path.append(self.parent[path[-1]])
+        path.reverse()
+        return path
+
+    def _path_cx(
+        self, q: Property, i: int, c: str | None, t: Any, why: str, loop: int | None = None
+    ) -> Counterexample:
+        """The run along the breadth-first path to state ``i``, then ``c`` (if any) to ``t``."""
+        ids = self._path(i)
+        comps = [self.via[k] for k in ids[1:]]
+        states = [self.states[k] for k in ids]
+        prompts = [self.prompts[k] for k in ids]
+        if c is not None:
+            comps.append(c)
+            if type(t) is int:
+                states.append(self.states[t])
+                prompts.append(self.prompts[t])
+            else:
+                states.append(t)
+        return Counterexample(q.name, tuple(comps), tuple(states), tuple(prompts), why, loop)
+
+    def _walk_cx(
+        self,
+        q: Property,
+        walk: list[int],
+        comps: list[str],
+        why: str,
+        loop: int | None = None,
+    ) -> Counterexample:
+        """The run through the state ids ``walk`` (one more than ``comps``)."""
+        states = tuple(self.states[k] for k in walk)
+        prompts = tuple(self.prompts[k] for k in walk)
+        return Counterexample(q.name, tuple(comps), states, prompts, why, loop)
+
+    # -- liveness on the explored graph -----------------------------------------------------
+    def _state_succ(self, i: int) -> Iterable[tuple[int, str]]:
+        return ((t, c) for t, c in self.succ[i].items() if type(t) is int)
+
+    def _never_diverges(self, q: Property) -> tuple[Counterexample | None, str]:
+        candidates: list[Counterexample] = []
+        if self.first_diverge is not None:
+            i, c = self.first_diverge
+            candidates.append(
+                self._path_cx(
+                    q, i, c, DIVERGE, "the harness diverged (↑): it never returns to the model"
+                )
+            )
+        lasso = self._lasso(q)
+        if lasso is not None:
+            candidates.append(lasso)
+        if candidates:
+            return min(candidates, key=len), ""
+        reasons = [self._unknown_text()] if self.unknown else []
+        return None, "; ".join(reasons)
+
+    def _lasso(self, q: Property) -> Counterexample | None:
+        cyclic = _cyclic_states(len(self.states), self._state_succ)
+        if not cyclic:
+            return None
+        entry = min(cyclic, key=lambda k: (self.depth[k], k))
+        component = cyclic[entry]
+        # the shortest cycle through `entry`, inside its strongly connected component
+        back: dict[int, tuple[int, str]] = {}
+        queue = deque([entry])
+        closing: tuple[int, str] | None = None
+        while queue and closing is None:
+            u = queue.popleft()
+            for v, c in self._state_succ(u):
+                if v == entry:
+                    closing = (u, c)
+                    break
+                if v in component and v not in back:
+                    back[v] = (u, c)
+                    queue.append(v)
+        assert closing is not None  # entry is on a cycle inside its component
+        loop_states = [closing[0]]
+        loop_comps = [closing[1]]
+        while loop_states[-1] != entry:
+            u, c = back[loop_states[-1]]
+            loop_states.append(u)
+            loop_comps.append(c)
+        loop_states.reverse()
+        loop_comps.reverse()
+        stem = self._path(entry)
+        walk = stem + loop_states[1:]
+        comps = [self.via[k] for k in stem[1:]] + loop_comps
+        loop_at = len(stem) - 1
+        why = (
+            f"a reachable cycle of {len(loop_comps)} step{'s' * (len(loop_comps) != 1)} that never "
+            f"halts: after step {len(comps) - 1} the run is back in {short_repr(self.states[entry])}"
+        )
+        return self._walk_cx(q, walk + [entry], comps, why, loop_at)
+
+    def _halts_within(self, q: HaltsWithin) -> tuple[Counterexample | None, str]:
+        k = q.k
+        candidates: list[Counterexample] = []
+        if self.first_diverge is not None:
+            i, c = self.first_diverge
+            if self.depth[i] + 1 <= k:
+                candidates.append(
+                    self._path_cx(
+                        q,
+                        i,
+                        c,
+                        DIVERGE,
+                        f"the harness diverged (↑) after {self.depth[i] + 1} model call(s)",
+                    )
+                )
+        # Layers of the runs: layer j holds every state some run is in after j steps.
+        layer = {0: None}  # state id -> (previous id, completion) of one run reaching it
+        layers: list[dict[int, tuple[int, str] | None]] = [layer]
+        open_end = ""
+        for j in range(k):
+            nxt: dict[int, tuple[int, str] | None] = {}
+            for u in layer:
+                if not self.complete[u]:
+                    open_end = open_end or (
+                        f"a run is in {short_repr(self.states[u])} after {j} step(s) and the "
+                        f"search did not expand it ({self._truncation_text() or 'bounded'})"
+                    )
+                for v, c in self._state_succ(u):
+                    if v not in nxt:
+                        nxt[v] = (u, c)
+            layer = nxt
+            layers.append(layer)
+            if not layer:
+                break
+        if len(layers) == k + 1 and layers[k]:
+            end = next(iter(layers[k]))
+            walk = [end]
+            comps: list[str] = []
+            for j in range(k, 0, -1):
+                u, c = layers[j][walk[-1]]  # type: ignore[misc]
+                walk.append(u)
+                comps.append(c)
+            walk.reverse()
+            comps.reverse()
+            candidates.append(
+                self._walk_cx(
+                    q,
+                    walk,
+                    comps,
+                    f"after {k} model calls the run has not halted (it is in {short_repr(self.states[walk[-1]])})",
+                )
+            )
+        if candidates:
+            return min(candidates, key=len), ""
+        reasons = [r for r in (open_end, self._unknown_text()) if r]
+        return None, "; ".join(reasons)
+
+    # -- bounds and statistics ---------------------------------------------------------------
+    def _bound_depth(self, depth_cut: bool, cut_depth: int | None) -> int | None:
+        bounds = []
+        if depth_cut:
+            bounds.append(self.max_depth)
+        if cut_depth is not None:
+            bounds.append(cut_depth)
+        return min(bounds) if bounds else None
+
+    def _truncation_text(self) -> str | None:
+        parts = []
+        if self.depth_cut:
+            parts.append(
+                f"max_depth={self.max_depth}: states {self.max_depth} steps deep were not expanded"
+            )
+        if self.truncated:
+            parts.append(self.truncated)
+        if self.stopped_early:
+            parts.append("every property was refuted, so the search stopped early")
+        return "; ".join(parts) or None
+
+    def _bound_text(self) -> str:
+        if self.bound_depth is None and not self.stopped_early:
+            n = len(self.states)
+            return f"the whole reachable graph ({n:,} state{'s' * (n != 1)})"
+        if self.bound_depth is None:
+            return f"stopped early at {len(self.states):,} states"
+        d = self.bound_depth
+        return f"every run of at most {d} step{'s' * (d != 1)}"
+
+    def _stats(self, began: float, queued: int) -> dict[str, Any]:
+        seconds = time.perf_counter() - began
+        n = len(self.states)
+        return {
+            "states": n,
+            "edges": sum(map(len, self.succ)),
+            "transitions": self.transitions_made,
+            "depth": max(self.depth),
+            "queued": queued,
+            "violations": len(self.found),
+            "seconds": round(seconds, 6),
+            "states_per_second": round(n / seconds, 1) if seconds > 0 else float(n),
+        }
+
+    def _printer(self) -> Any:
+        if self.progress is False or callable(self.progress):
+            return self.progress
+
+        def line(stats: dict[str, Any]) -> None:
+            word = "checked" if stats.get("final") else "checking"
+            print(
+                f"agentic-machines: {word}: {stats['states']:,} states, "
+                f"{stats['transitions']:,} transitions, depth {stats['depth']}, "
+                f"{stats['queued']:,} queued, {stats['states_per_second']:,.0f} states/s, "
+                f"{stats['seconds']:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        return line
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:200]
+
+
+def _hashable(value: Any) -> Any:
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return repr(value)
+
+
+def _cyclic_states(
+    n: int, succ: Callable[[int], Iterable[tuple[int, str]]]
+) -> dict[int, frozenset[int]]:
+    """The states on a cycle (states 0..n-1), each mapped to its strongly connected
+    component. Tarjan's algorithm, iterative (a long chain must not hit the recursion
+    limit)."""
+    index = [-1] * n
+    low = [0] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    counter = 0
+    out: dict[int, frozenset[int]] = {}
+    for root in range(n):
+        if index[root] != -1:
+            continue
+        work = [(root, iter(list(succ(root))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w, _ in it:
+                if index[w] == -1:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    work.append((w, iter(list(succ(w)))))
+                    advanced = True
+                    break
+                if on_stack[w]:
+                    low[v] = min(low[v], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1 or any(t == v for t, _ in succ(v)):
+                    members = frozenset(comp)
+                    for w in comp:
+                        out[w] = members
+    return out

@@ -1,0 +1,525 @@
+"""Properties of a harness, as values: what :func:`check_properties` and the Hypothesis
+tests check.
+
+Three kinds, after the model checkers (TLC's invariants, action properties and
+liveness):
+
+- a state **invariant** ``Invariant(name, fn)``, ``fn(state, prompt) -> bool``, must
+  be true in every reached state;
+- a **transition** property ``Transition(name, fn)``, ``fn(state, completion,
+  outcome) -> bool``, must be true of every step ``h(state, completion) = outcome``.
+  The outcome is a state, ``HALT``, ``DIVERGE`` or a :class:`Raised` value (the
+  harness raised an exception on that completion);
+- a **liveness** property is about whole runs: :func:`halts_within` and
+  :func:`never_diverges`, decided on the explored graph, cycles included.
+
+Ready-made ones: :func:`halts_within`, :func:`never_diverges`, :func:`never_raises`,
+:func:`prompt_length_at_most`, :func:`unreachable` and :func:`effects_at_most_once`.
+``p & q`` (or :func:`all_of`) is the conjunction: it holds when every part holds,
+and its counterexample is the shortest of theirs.
+
+>>> p = halts_within(8) & never_raises() & prompt_length_at_most(2000)
+>>> p.name
+'halts_within(8) & never_raises() & prompt_length_at_most(2000)'
+>>> [q.kind for q in p.parts]
+['liveness', 'transition', 'invariant']
+>>> parse_property("halts_within:8") == halts_within(8)
+True
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InvalidArgument
+from ..machine import DIVERGE, HALT
+
+__all__ = [
+    "Property",
+    "Invariant",
+    "Transition",
+    "HaltsWithin",
+    "NeverDiverges",
+    "NeverRaises",
+    "EffectsAtMostOnce",
+    "Conjunction",
+    "Raised",
+    "halts_within",
+    "never_diverges",
+    "never_raises",
+    "prompt_length_at_most",
+    "unreachable",
+    "effects_at_most_once",
+    "all_of",
+    "parse_property",
+    "PROPERTY_NAMES",
+]
+
+
+@dataclass(frozen=True)
+class Raised:
+    """The outcome of a step on which the harness raised an exception (not a state).
+
+    The checkers catch the exception and record it as this outcome, so a crash is a
+    counterexample like any other instead of a crash of the checker. It ends the run.
+
+    >>> Raised("IndexError", "list index out of range")
+    Raised(IndexError: list index out of range)
+    """
+
+    type: str
+    message: str
+
+    @classmethod
+    def of(cls, exc: BaseException) -> Raised:
+        """The outcome for the exception ``exc``.
+
+        >>> Raised.of(KeyError("x")).type
+        'KeyError'
+        """
+        return cls(type(exc).__name__, str(exc))
+
+    def __repr__(self) -> str:
+        return f"Raised({self.type}: {self.message})"
+
+
+def is_end(outcome: Any) -> bool:
+    """True for the outcomes that end a run: ``HALT``, ``DIVERGE`` and :class:`Raised`.
+
+    >>> is_end(HALT), is_end(Raised("E", "")), is_end("state")
+    (True, True, False)
+    """
+    return outcome is HALT or outcome is DIVERGE or type(outcome) is Raised
+
+
+class Property:
+    """Base class of the properties. ``name`` names it in reports; ``kind`` is
+    ``"invariant"``, ``"transition"``, ``"liveness"``, ``"effects"`` or ``"all"``.
+
+    ``p & q`` is their conjunction.
+    """
+
+    name: str
+    kind: str = "property"
+
+    @property
+    def parts(self) -> tuple[Property, ...]:
+        """The properties a conjunction is made of; ``(self,)`` for the others."""
+        return (self,)
+
+    def claim(self) -> str:
+        """What the property says, in words (the claim of its verdict)."""
+        return self.name
+
+    def __and__(self, other: Property) -> Conjunction:
+        if not isinstance(other, Property):
+            return NotImplemented
+        return Conjunction(self.parts + other.parts)
+
+
+def _check_callable(fn: Any, what: str, signature: str) -> None:
+    if not callable(fn):
+        raise InvalidArgument(f"{what} needs a function {signature}, got {fn!r}")
+
+
+def _check_name(name: Any, what: str) -> None:
+    if not isinstance(name, str) or not name:
+        raise InvalidArgument(
+            f"{what} needs a non-empty name string first, e.g. {what}('short prompts', fn); got {name!r}"
+        )
+
+
+@dataclass(frozen=True)
+class Invariant(Property):
+    """A state invariant: ``fn(state, prompt)`` is true in every reached state.
+
+    >>> short = Invariant("short prompts", lambda state, prompt: len(prompt) < 80)
+    >>> short.kind, short.fn("s", "hello")
+    ('invariant', True)
+    >>> Invariant(lambda s, p: True, "oops")
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.InvalidArgument: Invariant needs a non-empty name string first, e.g. Invariant('short prompts', fn); got <function <lambda> at ...>
+    """
+
+    name: str
+    fn: Callable[[Any, str], bool] = field(compare=False)
+    text: str = field(default="", compare=False)
+    kind = "invariant"
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "Invariant")
+        _check_callable(self.fn, "Invariant", "fn(state, prompt) -> bool")
+
+    def claim(self) -> str:
+        return self.text or f"{self.name} holds in every reached state"
+
+
+@dataclass(frozen=True)
+class Transition(Property):
+    """A transition property: ``fn(state, completion, outcome)`` is true of every step.
+
+    >>> no_reset = Transition("no reset", lambda s, c, o: o != "start")
+    >>> no_reset.kind, no_reset.fn("a", "RESET", "start")
+    ('transition', False)
+    """
+
+    name: str
+    fn: Callable[[Any, str, Any], bool] = field(compare=False)
+    text: str = field(default="", compare=False)
+    kind = "transition"
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "Transition")
+        _check_callable(self.fn, "Transition", "fn(state, completion, outcome) -> bool")
+
+    def claim(self) -> str:
+        return self.text or f"{self.name} holds on every step"
+
+
+@dataclass(frozen=True)
+class HaltsWithin(Property):
+    """Every run halts (``HALT``) within ``k`` model calls, and none diverges.
+
+    A run that reaches ``DIVERGE``, or makes ``k`` model calls and is still in a state,
+    is a counterexample. A run the harness ends by raising is left to
+    :func:`never_raises`: here it counts as ended.
+
+    >>> HaltsWithin(3).claim()
+    'every run halts within 3 model calls'
+    """
+
+    k: int
+    kind = "liveness"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.k, int) or isinstance(self.k, bool) or self.k < 0:
+            raise InvalidArgument(f"halts_within(k) needs an integer k >= 0, got {self.k!r}")
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"halts_within({self.k})"
+
+    def claim(self) -> str:
+        return f"every run halts within {self.k} model calls"
+
+
+@dataclass(frozen=True)
+class NeverDiverges(Property):
+    """No run diverges: no reachable ``DIVERGE``, and no reachable cycle of states (a
+    model that repeats the cycle's completions keeps the run going for ever; the
+    counterexample is the cycle's lasso).
+
+    >>> NeverDiverges().claim()
+    'no run diverges (no reachable DIVERGE, no reachable cycle)'
+    """
+
+    kind = "liveness"
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return "never_diverges()"
+
+    def claim(self) -> str:
+        return "no run diverges (no reachable DIVERGE, no reachable cycle)"
+
+
+@dataclass(frozen=True)
+class NeverRaises(Property):
+    """The harness never raises, whatever the completion.
+
+    A step whose harness raises is a :class:`Raised` outcome. Machines that record an
+    exception as an outcome instead of raising it (a ``HarnessMachine`` built with
+    ``on_error="halt"``, an agent loop) are asked through their ``result(state,
+    completion)`` method: a halting step whose result is an exception is a
+    counterexample too.
+
+    >>> NeverRaises().kind
+    'transition'
+    """
+
+    kind = "transition"
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return "never_raises()"
+
+    def claim(self) -> str:
+        return "the harness never raises, on any completion"
+
+
+@dataclass(frozen=True)
+class EffectsAtMostOnce(Property):
+    """A tool's side effect happens at most once per request along every run.
+
+    ``tool`` is an object that logs its real executions in a list attribute ``calls``
+    (one entry per execution, the request: e.g. its arguments), or the name of such a
+    tool in the machine's ``tools`` mapping. The checker reads the log before and
+    after every harness call, so an execution that a replay repeats (a harness that
+    re-runs its program to reach a state, a retry) is seen, and a run in which one
+    request is executed twice is a counterexample. The history along a run is taken
+    along the breadth-first path to each state (exact when a state determines its
+    history, as the trace states of generator harnesses and agent loops do).
+
+    >>> EffectsAtMostOnce("charge").name
+    'effects_at_most_once(charge)'
+    """
+
+    tool: Any = field(compare=False)
+    label: str = ""
+    kind = "effects"
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        label = self.label or (self.tool if isinstance(self.tool, str) else _tool_name(self.tool))
+        return f"effects_at_most_once({label})"
+
+    def claim(self) -> str:
+        return f"no run executes one request of {self.name[21:-1]} twice"
+
+    def log(self, machine: Any) -> list:
+        """The tool's log of real executions (its ``calls`` list)."""
+        tool = self.tool
+        if isinstance(tool, str):
+            tools = getattr(machine, "tools", None)
+            if not hasattr(tools, "get") or tools.get(tool) is None:
+                raise InvalidArgument(
+                    f"effects_at_most_once({tool!r}): machine {getattr(machine, 'name', machine)!r} "
+                    "has no tools mapping with that name; pass the tool object itself"
+                )
+            tool = tools[tool]
+        calls = getattr(tool, "calls", None)
+        if not isinstance(calls, list):
+            raise InvalidArgument(
+                f"effects_at_most_once needs a tool that logs its executions in a list "
+                f"attribute 'calls'; {tool!r} has none (wrap the tool with a counter that "
+                "appends each request to .calls)"
+            )
+        return calls
+
+
+def _tool_name(tool: Any) -> str:
+    return getattr(tool, "name", None) or getattr(tool, "__name__", None) or type(tool).__name__
+
+
+@dataclass(frozen=True)
+class Conjunction(Property):
+    """Every one of ``parts`` holds. Build it with ``p & q`` or :func:`all_of`.
+
+    >>> (never_raises() & never_diverges()).claim()
+    'the harness never raises, on any completion; and no run diverges (no reachable DIVERGE, no reachable cycle)'
+    """
+
+    members: tuple[Property, ...]
+    kind = "all"
+
+    def __post_init__(self) -> None:
+        if not self.members:
+            raise InvalidArgument("a conjunction needs at least one property")
+        for p in self.members:
+            if not isinstance(p, Property):
+                raise InvalidArgument(f"{p!r} is not a property; build one with Invariant(...)")
+
+    @property
+    def parts(self) -> tuple[Property, ...]:
+        return self.members
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return " & ".join(p.name for p in self.members)
+
+    def claim(self) -> str:
+        return "; and ".join(p.claim() for p in self.members)
+
+
+# -- ready-made properties ----------------------------------------------------------------
+
+
+def halts_within(k: int) -> HaltsWithin:
+    """Every run halts within ``k`` model calls (and none diverges).
+
+    >>> halts_within(8).name
+    'halts_within(8)'
+    """
+    return HaltsWithin(k)
+
+
+def never_diverges() -> NeverDiverges:
+    """No run reaches ``DIVERGE`` or a cycle of states.
+
+    >>> never_diverges().kind
+    'liveness'
+    """
+    return NeverDiverges()
+
+
+def never_raises() -> NeverRaises:
+    """The harness never raises, on any completion.
+
+    >>> never_raises().name
+    'never_raises()'
+    """
+    return NeverRaises()
+
+
+def prompt_length_at_most(n: int) -> Invariant:
+    """Every prompt has at most ``n`` characters (a prompt that grows without bound
+    breaks it at some depth).
+
+    >>> p = prompt_length_at_most(5)
+    >>> p.name, p.fn("s", "hello"), p.fn("s", "hello!")
+    ('prompt_length_at_most(5)', True, False)
+    """
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise InvalidArgument(f"prompt_length_at_most(n) needs an integer n >= 0, got {n!r}")
+    return Invariant(
+        f"prompt_length_at_most({n})",
+        lambda state, prompt: len(prompt) <= n,
+        text=f"every prompt has at most {n} characters",
+    )
+
+
+def unreachable(pred: Callable[..., bool], name: str | None = None) -> Invariant:
+    """No reached state satisfies ``pred``: ``pred(state)`` or ``pred(state, prompt)``
+    (a predicate of one parameter is given the state only).
+
+    >>> p = unreachable(lambda s: s == 3, name="state 3")
+    >>> p.name, p.fn(3, "*"), p.fn(2, "*")
+    ('unreachable(state 3)', False, True)
+    """
+    _check_callable(pred, "unreachable", "pred(state) or pred(state, prompt) -> bool")
+    one = _takes_one(pred)
+    label = name or getattr(pred, "__name__", "pred")
+    if one:
+        return Invariant(
+            f"unreachable({label})",
+            lambda state, prompt: not pred(state),
+            text=f"no reachable state satisfies {label}",
+        )
+    return Invariant(
+        f"unreachable({label})",
+        lambda state, prompt: not pred(state, prompt),
+        text=f"no reachable state satisfies {label}",
+    )
+
+
+def _takes_one(fn: Callable[..., Any]) -> bool:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # a builtin without a signature: give it both
+        return False
+    positional = [
+        p
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+    ]
+    if any(p.kind is p.VAR_POSITIONAL for p in positional):
+        return False
+    required = [p for p in positional if p.default is p.empty]
+    return len(positional) == 1 or (len(required) == 1 and len(positional) == 1)
+
+
+def effects_at_most_once(tool: Any, *, name: str | None = None) -> EffectsAtMostOnce:
+    """No run executes one request of ``tool`` twice (see :class:`EffectsAtMostOnce`).
+
+    >>> class Charge:
+    ...     def __init__(self): self.calls = []
+    ...     def __call__(self, amount): self.calls.append(amount)
+    >>> effects_at_most_once(Charge(), name="charge").name
+    'effects_at_most_once(charge)'
+    """
+    if not isinstance(tool, str) and not isinstance(getattr(tool, "calls", None), list):
+        raise InvalidArgument(
+            f"effects_at_most_once needs a tool name or a tool that logs its executions in a "
+            f"list attribute 'calls'; {tool!r} has none"
+        )
+    return EffectsAtMostOnce(tool, name or "")
+
+
+def all_of(*properties: Property | Iterable[Property]) -> Conjunction:
+    """The conjunction of ``properties`` (also written ``p & q``).
+
+    >>> all_of(never_raises(), [never_diverges()]).name
+    'never_raises() & never_diverges()'
+    """
+    flat: list[Property] = []
+    for p in properties:
+        if isinstance(p, Property):
+            flat.extend(p.parts)
+        else:
+            for q in p:
+                if not isinstance(q, Property):
+                    raise InvalidArgument(f"{q!r} is not a property")
+                flat.extend(q.parts)
+    return Conjunction(tuple(flat))
+
+
+PROPERTY_NAMES: dict[str, str] = {
+    "halts_within": "halts_within:K, every run halts within K model calls",
+    "never_diverges": "never_diverges, no reachable DIVERGE or cycle",
+    "never_raises": "never_raises, the harness never raises",
+    "prompt_length_at_most": "prompt_length_at_most:N, every prompt has at most N characters",
+    "effects_at_most_once": "effects_at_most_once:TOOL, a tool of the machine's tools mapping",
+}
+"""The properties :func:`parse_property` reads (the command line's ``--property``)."""
+
+
+def parse_property(text: str) -> Property:
+    """A property from its command-line spelling ``NAME`` or ``NAME:ARG``.
+
+    >>> parse_property("never_raises"), parse_property("prompt_length_at_most:100").name
+    (NeverRaises(), 'prompt_length_at_most(100)')
+    >>> parse_property("halts_within")
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.InvalidArgument: halts_within needs a number: halts_within:K (e.g. halts_within:8)
+    """
+    name, _, arg = text.strip().partition(":")
+    name = name.strip().replace("-", "_").removesuffix("()")
+    if name in ("halts_within", "prompt_length_at_most"):
+        try:
+            number = int(arg)
+        except ValueError:
+            raise InvalidArgument(
+                f"{name} needs a number: {name}:{'K' if name == 'halts_within' else 'N'} "
+                f"(e.g. {name}:{8 if name == 'halts_within' else 2000})"
+            ) from None
+        return halts_within(number) if name == "halts_within" else prompt_length_at_most(number)
+    if name in ("never_diverges", "never_raises"):
+        if arg:
+            raise InvalidArgument(f"{name} takes no argument, got {text!r}")
+        return never_diverges() if name == "never_diverges" else never_raises()
+    if name == "effects_at_most_once":
+        if not arg:
+            raise InvalidArgument(
+                "effects_at_most_once needs a tool name: effects_at_most_once:TOOL"
+            )
+        return EffectsAtMostOnce(arg)
+    known = "; ".join(PROPERTY_NAMES.values())
+    raise InvalidArgument(f"unknown property {text!r}; known properties: {known}")
+
+
+def flatten(properties: Property | Sequence[Property]) -> list[Property]:
+    """The properties to check, one per entry (a single property becomes a list).
+
+    >>> [p.name for p in flatten(never_raises())]
+    ['never_raises()']
+    """
+    if isinstance(properties, Property):
+        return [properties]
+    if isinstance(properties, (str, bytes)) or not isinstance(properties, Iterable):
+        raise InvalidArgument(
+            f"properties must be a property or a list of them, got {properties!r}; e.g. "
+            "[halts_within(8), never_raises()]"
+        )
+    out = list(properties)
+    for p in out:
+        if not isinstance(p, Property):
+            raise InvalidArgument(
+                f"{p!r} is not a property; use Invariant(name, fn), Transition(name, fn) or a "
+                "ready-made one such as halts_within(8)"
+            )
+    return out
