@@ -127,3 +127,20 @@ def follow_completions() -> Callable[[AgenticMachine, Any, list[str]], Any]:
         return state
 
     return follow
+
+
+@pytest.fixture(scope="session")  # session scope: Hypothesis tests may use it
+def step_keeps_invariant() -> Callable[..., Any]:
+    """One harness step from ``state`` with completion ``c``: it must not raise, must give
+    a state of the same kind, ``HALT`` or ``DIVERGE``, and a state's prompt must satisfy
+    the architecture's ``successor_invariant(prompt, successor_prompt)``."""
+
+    def step(module: ModuleType, machine: AgenticMachine, state: Any, c: str) -> Any:
+        prompt = machine.prompt(state)
+        nxt = machine.harness(state, c)
+        assert is_sentinel(nxt) or type(nxt) is type(state), nxt
+        if not is_sentinel(nxt):
+            assert module.successor_invariant(prompt, machine.prompt(nxt))
+        return nxt
+
+    return step

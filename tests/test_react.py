@@ -11,7 +11,7 @@ from agentic_machines.models import ScriptedModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentic_machines import DIVERGE, HALT, TraceState, is_sentinel
+from agentic_machines import HALT, TraceState, is_sentinel
 from agentic_machines.architectures import react
 from agentic_machines.architectures.goldens import check_golden
 from agentic_machines.architectures.sampling import CONTROL_WORDS, completion_strategy
@@ -93,13 +93,9 @@ def test_wrong_answer_gets_reward_zero():
 
 @settings(max_examples=examples(100, 2000))
 @given(reachable_states(), st.data())
-def test_successor_prompt_invariant_and_totality(state, data):
-    prompt = M.prompt(state)
-    c = data.draw(completions_at(react.step_label(prompt) or 1))
-    nxt = M.harness(state, c)  # total: never raises
-    assert nxt is HALT or nxt is DIVERGE or isinstance(nxt, TraceState)
-    if not is_sentinel(nxt):
-        assert react.successor_invariant(prompt, M.prompt(nxt))
+def test_successor_prompt_invariant_and_totality(step_keeps_invariant, state, data):
+    c = data.draw(completions_at(react.step_label(M.prompt(state)) or 1))
+    step_keeps_invariant(react, M, state, c)
 
 
 def test_analysis_refutes_with_a_reachable_state():

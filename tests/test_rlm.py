@@ -113,12 +113,8 @@ def test_restricted_namespace_and_scaffold_restore():
 
 @settings(max_examples=examples(60, 1000))
 @given(root_states(), completions)
-def test_root_successor_prompt_invariant_and_totality(state, c):
-    prompt = M.prompt(state)
-    nxt = M.harness(state, c)
-    assert nxt is HALT or nxt is DIVERGE or isinstance(nxt, TraceState)
-    if not is_sentinel(nxt):
-        assert rlm.successor_invariant(prompt, M.prompt(nxt))
+def test_root_successor_prompt_invariant_and_totality(step_keeps_invariant, state, c):
+    step_keeps_invariant(rlm, M, state, c)
 
 
 @settings(max_examples=examples(40, 800))

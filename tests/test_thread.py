@@ -10,7 +10,7 @@ from agentic_machines.models import ScriptedModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentic_machines import DIVERGE, HALT, TraceState, is_sentinel
+from agentic_machines import HALT
 from agentic_machines.architectures import thread
 from agentic_machines.architectures.goldens import check_golden
 from agentic_machines.architectures.sampling import completion_strategy
@@ -70,12 +70,8 @@ def test_environment_done_stops_every_thread():
 
 @settings(max_examples=examples(100, 2000))
 @given(root_states(), completions)
-def test_root_successor_prompt_invariant_and_totality(state, c):
-    prompt = M.prompt(state)
-    nxt = M.harness(state, c)
-    assert nxt is HALT or nxt is DIVERGE or isinstance(nxt, TraceState)
-    if not is_sentinel(nxt):
-        assert thread.successor_invariant(prompt, M.prompt(nxt))
+def test_root_successor_prompt_invariant_and_totality(step_keeps_invariant, state, c):
+    step_keeps_invariant(thread, M, state, c)
 
 
 @settings(max_examples=examples(50, 1000))
