@@ -199,6 +199,14 @@ class HarnessMachine(AgenticMachine):
         self._results: OrderedDict[tuple[TraceState, str], Any] = OrderedDict()
         self._start()  # fail at build time if the program cannot even produce a first prompt
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Live generators do not pickle, and the caches are only a speed-up: a copy sent
+        # to another process (explore with an executor) starts with empty ones.
+        state = self.__dict__.copy()
+        for cache in ("_live", "_prompts", "_results"):
+            state[cache] = OrderedDict()
+        return state
+
     # -- the machine -----------------------------------------------------------------
     def prompt(self, state: TraceState) -> str:
         """p(state): the prompt the program yields after ``state.completions``."""
