@@ -1,4 +1,5 @@
-"""Shared test configuration: Hypothesis profiles.
+"""Shared test configuration: Hypothesis profiles, the ``slow`` marker, and the
+architecture tests' shared preamble.
 
 ``ci`` (the default) keeps the whole suite under five minutes on two cores and is
 derandomized, so a CI run is reproducible; ``thorough`` runs many more examples for
@@ -6,8 +7,17 @@ releases: ``HYPOTHESIS_PROFILE=thorough pytest``.
 """
 
 import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any, NamedTuple
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from agentic_machines import HALT, AgenticMachine, Trace, is_sentinel, run
+from agentic_machines.architectures.goldens import check_golden, render_trace
 
 settings.register_profile(
     "ci",
@@ -25,4 +35,112 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# -- the slow marker --------------------------------------------------------------------------
+
+
+def run_slow_tests() -> bool:
+    """Tests marked ``slow`` run under the thorough profile and in CI (``CI`` set)."""
+    ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+    return ci or os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if run_slow_tests():
+        return
+    skip = pytest.mark.skip(reason="slow: runs with HYPOTHESIS_PROFILE=thorough or CI=true")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(
+    params=[
+        pytest.param(5 * sys.getrecursionlimit(), id="deep"),
+        pytest.param(100_000, id="100000", marks=pytest.mark.slow),
+    ]
+)
+def deep(request: pytest.FixtureRequest) -> int:
+    """A nesting depth for the no-recursion tests: five times Python's recursion limit
+    always (enough to catch any recursion on the Python stack), and 100 000 in the slow
+    run (which also catches recursion inside C code, such as a nested hash or repr)."""
+    return request.param
+
+
 # Per-test example counts that differ by profile: agentic_machines.strategies.examples.
+
+
+# -- the architecture tests' shared preamble --------------------------------------------------
+
+GOLDEN = Path(__file__).parent / "golden"
+"""Golden files, one folder per architecture; regenerate them with
+``AGENTIC_MACHINES_UPDATE_GOLDEN=1 python -m pytest tests/test_<architecture>.py``."""
+
+
+class SolvedTask(NamedTuple):
+    trace: Trace
+    result: Any
+
+
+@pytest.fixture
+def solve_default_task() -> Callable[..., SolvedTask]:
+    """Run an architecture's default machine with its ``scripted_model()`` and pin the run.
+
+    Checks what every architecture promises (the run halts after exactly ``SCRIPT``'s
+    completions) and compares the rendered trace with ``golden/<name>/trace.txt``. The
+    result is the harness's return value, or ``result(machine)`` when the machine keeps
+    its result elsewhere (the SPE machine's run record).
+    """
+
+    def solve(
+        module: ModuleType,
+        machine: AgenticMachine | None = None,
+        result: Callable[[AgenticMachine], Any] | None = None,
+    ) -> SolvedTask:
+        m = machine if machine is not None else module.machine()
+        trace = run(m, module.scripted_model())
+        assert trace.end is HALT and len(trace) == len(module.SCRIPT)
+        last = trace.steps[-1]
+        value = result(m) if result is not None else m.result(last.state, last.completion)
+        name = module.__name__.rsplit(".", 1)[-1]
+        check_golden(GOLDEN / name / "trace.txt", render_trace(trace, value))
+        return SolvedTask(trace, value)
+
+    return solve
+
+
+@pytest.fixture(scope="session")  # session scope: Hypothesis tests may use it
+def follow_completions() -> Callable[[AgenticMachine, Any, list[str]], Any]:
+    """Feed completions to a machine from a state and check that the harness is total.
+
+    Every step must give a state with a string prompt, ``HALT`` or ``DIVERGE``, never an
+    exception; the walk stops at the first sentinel. Returns the last outcome.
+    """
+
+    def follow(machine: AgenticMachine, state: Any, completions: list[str]) -> Any:
+        for c in completions:
+            state = machine.harness(state, c)
+            if is_sentinel(state):
+                return state
+            assert isinstance(machine.prompt(state), str)
+        return state
+
+    return follow
+
+
+@pytest.fixture(scope="session")  # session scope: Hypothesis tests may use it
+def step_keeps_invariant() -> Callable[..., Any]:
+    """One harness step from ``state`` with completion ``c``: it must not raise, must give
+    a state of the same kind, ``HALT`` or ``DIVERGE``, and a state's prompt must satisfy
+    the architecture's ``successor_invariant(prompt, successor_prompt)``."""
+
+    def step(module: ModuleType, machine: AgenticMachine, state: Any, c: str) -> Any:
+        prompt = machine.prompt(state)
+        nxt = machine.harness(state, c)
+        assert is_sentinel(nxt) or type(nxt) is type(state), nxt
+        if not is_sentinel(nxt):
+            assert module.successor_invariant(prompt, machine.prompt(nxt))
+        return nxt
+
+    return step

@@ -20,8 +20,6 @@ from agentic_machines.cek import (
 from agentic_machines.cek.machine import ArgsK, BeginK, EvalK, IfK, LlmK, kont_depth
 from agentic_machines.cek.values import Closure
 
-DEEP = 100_000
-
 
 def test_states_of_the_same_computation_are_equal():
     # Unused bindings and already-evaluated source leave no trace in the state.
@@ -80,24 +78,24 @@ def test_values_with_procedures_inside_lists_print_back():
     assert evaluate(unparse(v)) == v
 
 
-def test_a_100000_deep_recursion_runs():
-    program = f"(letrec ((f (lambda (n) (if (= n 0) 0 (+ 1 (f (- n 1))))))) (f {DEEP}))"
-    assert evaluate(program) == DEEP
+def test_a_deep_recursion_runs(deep):
+    program = f"(letrec ((f (lambda (n) (if (= n 0) 0 (+ 1 (f (- n 1))))))) (f {deep}))"
+    assert evaluate(program) == deep
 
 
-def test_a_boundary_100000_frames_deep_is_loaded_exactly():
+def test_a_boundary_deep_in_frames_is_loaded_exactly(deep):
     program = (
-        f'(letrec ((f (lambda (n) (if (= n 0) (llm "bottom") (+ 1 (f (- n 1))))))) (f {DEEP}))'
+        f'(letrec ((f (lambda (n) (if (= n 0) (llm "bottom") (+ 1 (f (- n 1))))))) (f {deep}))'
     )
-    beta = first_boundary(program, fuel=10 * DEEP)
-    assert type(beta) is Boundary and kont_depth(beta.kont) == DEEP
+    beta = first_boundary(program, fuel=10 * deep)
+    assert type(beta) is Boundary and kont_depth(beta.kont) == deep
     text = loader(beta)
-    assert text == "(+ 1 " * DEEP + '(llm "bottom")' + ")" * DEEP
+    assert text == "(+ 1 " * deep + '(llm "bottom")' + ")" * deep
     from agentic_machines.cek import seed_state
 
-    again = AgenticEvaluator(fuel=10 * DEEP).harness(seed_state(), text)
+    again = AgenticEvaluator(fuel=10 * deep).harness(seed_state(), text)
     assert again == beta and again is not beta and hash(again) == hash(beta)
-    assert AgenticEvaluator(fuel=10 * DEEP).harness(beta, "x") is HALT  # (+ 1 "x") fails: HALT
+    assert AgenticEvaluator(fuel=10 * deep).harness(beta, "x") is HALT  # (+ 1 "x") fails: HALT
 
 
 @pytest.mark.parametrize(
@@ -188,10 +186,10 @@ def test_purity_of_lists_is_cached_so_nested_eval_of_quoted_code_stays_linear():
     assert evaluate('(eval "' + "(eval '" * 20_000 + "7" + ")" * 20_000 + '")') == 7
 
 
-def test_deep_values_copy_as_themselves():
+def test_deep_values_copy_as_themselves(deep):
     import copy
 
     from agentic_machines.cek import parse
 
-    v = parse("(" * DEEP + ")" * DEEP)  # deeper than the recursion limit
+    v = parse("(" * deep + ")" * deep)  # deeper than the recursion limit
     assert copy.deepcopy(v) is v and copy.copy(v) is v

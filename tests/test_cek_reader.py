@@ -1,4 +1,5 @@
-"""Reader and printer: round trips, error positions, and inputs nested 100 000 deep."""
+"""Reader and printer: round trips, error positions, and deeply nested inputs (the
+``deep`` fixture: beyond the recursion limit always, 100 000 deep in the slow run)."""
 
 import pytest
 from hypothesis import given, settings
@@ -8,8 +9,6 @@ from agentic_machines.cek.expr import compile_program, to_datum
 from agentic_machines.cek.strategies import data, programs
 from agentic_machines.cek.syntax import NIL, Symbol, from_items
 from agentic_machines.strategies import examples
-
-DEEP = 100_000
 
 
 @settings(max_examples=examples(200, 5000))
@@ -58,27 +57,27 @@ def test_comments_whitespace_and_quote_sugar():
     assert parse("()") is NIL and parse("nil") is NIL
 
 
-def test_deep_nesting_parses_prints_and_compares_without_recursion():
-    text = "(" * DEEP + ")" * DEEP
+def test_deep_nesting_parses_prints_and_compares_without_recursion(deep):
+    text = "(" * deep + ")" * deep
     d = parse(text)
-    assert unparse(d) == "(" * (DEEP - 1) + "nil" + ")" * (DEEP - 1)
+    assert unparse(d) == "(" * (deep - 1) + "nil" + ")" * (deep - 1)
     other = parse(text)
     assert d == other and hash(d) == hash(other) and d is not other
-    quoted = parse("'" * DEEP + "x")
-    assert unparse(quoted) == "'" * DEEP + "x"
+    quoted = parse("'" * deep + "x")
+    assert unparse(quoted) == "'" * deep + "x"
 
 
 @pytest.mark.parametrize(
-    "text",
-    ["(" * DEEP, ")" * DEEP, "(" * DEEP + ")" * (DEEP - 1), "'" * DEEP],
+    "bad",
+    [lambda n: "(" * n, lambda n: ")" * n, lambda n: "(" * n + ")" * (n - 1), lambda n: "'" * n],
     ids=["open", "close", "unbalanced", "quotes"],
 )
-def test_deep_bad_input_fails_with_parse_error(text):
+def test_deep_bad_input_fails_with_parse_error(bad, deep):
     with pytest.raises(ParseError):
-        parse(text)
+        parse(bad(deep))
 
 
-def test_deep_expression_compiles_and_prints():
-    text = "(+ 1 " * DEEP + "0" + ")" * DEEP
+def test_deep_expression_compiles_and_prints(deep):
+    text = "(+ 1 " * deep + "0" + ")" * deep
     expr = compile_program(parse(text))
     assert unparse(expr) == text

@@ -11,10 +11,10 @@ from agentic_machines.models import ScriptedModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentic_machines import DIVERGE, HALT, TraceState, is_sentinel
+from agentic_machines import HALT, TraceState, is_sentinel
 from agentic_machines.architectures import react
-from agentic_machines.architectures.goldens import check_golden, render_trace
-from agentic_machines.architectures.sampling import CONTROL_WORDS
+from agentic_machines.architectures.goldens import check_golden
+from agentic_machines.architectures.sampling import CONTROL_WORDS, completion_strategy
 from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
 
@@ -24,14 +24,7 @@ M = react.machine()
 
 def completions_at(step: int) -> st.SearchStrategy[str]:
     valid = react.valid_completions(step) + list(react.SCRIPT)
-    return st.one_of(
-        st.sampled_from(valid),
-        st.sampled_from(CONTROL_WORDS),
-        st.text(max_size=60),
-        st.builds(lambda a, b: a + b, st.sampled_from(valid), st.text(max_size=20)),
-        st.builds(lambda a, k: a[:k], st.sampled_from(valid), st.integers(0, 60)),
-        st.sampled_from(["x" * 50_000, "\nObservation 1:" * 100]),
-    )
+    return completion_strategy(valid, extra=["x" * 50_000, "\nObservation 1:" * 100])
 
 
 @st.composite
@@ -60,13 +53,8 @@ def test_initial_and_fallback_prompts_are_golden():
     assert M.prompt(fix) == p0 + " I am not sure.\nAction 1:"
 
 
-def test_scripted_model_solves_the_task_golden_trace():
-    trace = run(M, react.scripted_model())
-    assert trace.end is HALT and len(trace) == len(react.SCRIPT)
-    last = trace.steps[-1]
-    result = M.result(last.state, last.completion)
-    assert result == react.ReactResult("Seine", 1, 4)
-    check_golden(GOLDEN / "trace.txt", render_trace(trace, result))
+def test_scripted_model_solves_the_task_golden_trace(solve_default_task):
+    assert solve_default_task(react, M).result == react.ReactResult("Seine", 1, 4)
 
 
 def test_stop_sequence_drops_model_written_observations():
@@ -105,13 +93,9 @@ def test_wrong_answer_gets_reward_zero():
 
 @settings(max_examples=examples(100, 2000))
 @given(reachable_states(), st.data())
-def test_successor_prompt_invariant_and_totality(state, data):
-    prompt = M.prompt(state)
-    c = data.draw(completions_at(react.step_label(prompt) or 1))
-    nxt = M.harness(state, c)  # total: never raises
-    assert nxt is HALT or nxt is DIVERGE or isinstance(nxt, TraceState)
-    if not is_sentinel(nxt):
-        assert react.successor_invariant(prompt, M.prompt(nxt))
+def test_successor_prompt_invariant_and_totality(step_keeps_invariant, state, data):
+    c = data.draw(completions_at(react.step_label(M.prompt(state)) or 1))
+    step_keeps_invariant(react, M, state, c)
 
 
 def test_analysis_refutes_with_a_reachable_state():

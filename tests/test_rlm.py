@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from agentic_machines import DIVERGE, HALT, TraceState, is_sentinel
 from agentic_machines.architectures import rlm
-from agentic_machines.architectures.goldens import check_golden, render_trace
-from agentic_machines.architectures.sampling import CONTROL_WORDS
+from agentic_machines.architectures.goldens import check_golden
+from agentic_machines.architectures.sampling import completion_strategy
 from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
 
@@ -21,13 +21,8 @@ GOLDEN = Path(__file__).parent / "golden" / "rlm"
 M = rlm.machine()
 VALID = rlm.valid_completions() + list(rlm.SCRIPT)
 
-completions = st.one_of(
-    st.sampled_from(VALID),
-    st.sampled_from(CONTROL_WORDS),
-    st.text(max_size=60),
-    st.builds(lambda a, b: a + b, st.sampled_from(VALID), st.text(max_size=20)),
-    st.builds(lambda a, k: a[:k], st.sampled_from(VALID), st.integers(0, 60)),
-    st.builds(lambda body: f"```repl\n{body}\n```", st.text(max_size=40)),
+completions = completion_strategy(VALID) | st.builds(
+    lambda body: f"```repl\n{body}\n```", st.text(max_size=40)
 )
 # Root replies that keep the run going without a sub-call, so the state stays a root state.
 root_steps = st.sampled_from(
@@ -64,13 +59,9 @@ def test_prompts_are_golden():
     assert rlm.is_single_user_message(M.prompt(sub))
 
 
-def test_scripted_model_solves_the_task_golden_trace():
-    trace = run(M, rlm.scripted_model())
-    assert trace.end is HALT and len(trace) == len(rlm.SCRIPT)
-    last = trace.steps[-1]
-    result = M.result(last.state, last.completion)
+def test_scripted_model_solves_the_task_golden_trace(solve_default_task):
+    trace, result = solve_default_task(rlm, M)
     assert result == rlm.RlmResult("Seine", 4)
-    check_golden(GOLDEN / "trace.txt", render_trace(trace, result))
     assert TraceState(rlm.SCRIPT[:3]) == trace.steps[3].state  # the sub-call is its own state
 
 
@@ -122,23 +113,14 @@ def test_restricted_namespace_and_scaffold_restore():
 
 @settings(max_examples=examples(60, 1000))
 @given(root_states(), completions)
-def test_root_successor_prompt_invariant_and_totality(state, c):
-    prompt = M.prompt(state)
-    nxt = M.harness(state, c)
-    assert nxt is HALT or nxt is DIVERGE or isinstance(nxt, TraceState)
-    if not is_sentinel(nxt):
-        assert rlm.successor_invariant(prompt, M.prompt(nxt))
+def test_root_successor_prompt_invariant_and_totality(step_keeps_invariant, state, c):
+    step_keeps_invariant(rlm, M, state, c)
 
 
 @settings(max_examples=examples(40, 800))
 @given(st.lists(completions, max_size=6))
-def test_harness_is_total_on_any_trace(cs):
-    state = rlm.initial
-    for c in cs:
-        state = M.harness(state, c)
-        if is_sentinel(state):
-            return
-        assert isinstance(M.prompt(state), str)
+def test_harness_is_total_on_any_trace(follow_completions, cs):
+    follow_completions(M, rlm.initial, cs)
 
 
 def test_analysis_refutes_with_a_turn_3_state():

@@ -11,20 +11,18 @@ from hypothesis import strategies as st
 
 from agentic_machines import DIVERGE, HALT
 from agentic_machines.architectures import spe
-from agentic_machines.architectures.goldens import check_golden, render_trace
-from agentic_machines.architectures.sampling import CONTROL_WORDS
+from agentic_machines.architectures.goldens import check_golden
+from agentic_machines.architectures.sampling import completion_strategy
 from agentic_machines.cek import Boundary, first_boundary, loader
-from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
 
 GOLDEN = Path(__file__).parent / "golden" / "spe"
 M = spe.machine()
 
-completions = st.one_of(
-    st.sampled_from(list(spe.SAMPLE_COMPLETIONS) + list(spe.SAMPLE_PROGRAMS) + list(spe.SCRIPT)),
-    st.sampled_from(CONTROL_WORDS),
-    st.text(max_size=40),
-    st.builds(lambda p, k: p[:k], st.sampled_from(spe.SAMPLE_PROGRAMS), st.integers(0, 80)),
+completions = completion_strategy(
+    list(spe.SAMPLE_COMPLETIONS) + list(spe.SAMPLE_PROGRAMS) + list(spe.SCRIPT),
+    text_size=40,
+    cut=80,
 )
 
 
@@ -39,12 +37,9 @@ def test_prompts_are_golden():
     )
 
 
-def test_scripted_model_solves_the_task_golden_trace():
-    trace = run(M, spe.scripted_model())
-    assert trace.end is HALT and len(trace) == 2
-    record = M.last_record
-    assert record.value == "The river is the Seine"
-    check_golden(GOLDEN / "trace.txt", render_trace(trace, record.value))
+def test_scripted_model_solves_the_task_golden_trace(solve_default_task):
+    solved = solve_default_task(spe, M, result=lambda m: m.last_record.value)
+    assert solved.result == "The river is the Seine"
 
 
 @settings(max_examples=examples(100, 2000))

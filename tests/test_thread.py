@@ -10,10 +10,10 @@ from agentic_machines.models import ScriptedModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentic_machines import DIVERGE, HALT, TraceState, is_sentinel
+from agentic_machines import HALT
 from agentic_machines.architectures import thread
-from agentic_machines.architectures.goldens import check_golden, render_trace
-from agentic_machines.architectures.sampling import CONTROL_WORDS
+from agentic_machines.architectures.goldens import check_golden
+from agentic_machines.architectures.sampling import completion_strategy
 from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
 
@@ -21,14 +21,7 @@ GOLDEN = Path(__file__).parent / "golden" / "thread"
 M = thread.machine()
 VALID = thread.valid_completions() + list(thread.SCRIPT)
 
-completions = st.one_of(
-    st.sampled_from(VALID),
-    st.sampled_from(CONTROL_WORDS),
-    st.text(max_size=60),
-    st.builds(lambda a, b: a + b, st.sampled_from(VALID), st.text(max_size=20)),
-    st.builds(lambda a, k: a[:k], st.sampled_from(VALID), st.integers(0, 40)),
-    st.sampled_from(["y" * 50_000, "=>" * 1000, "\n" * 500]),
-)
+completions = completion_strategy(VALID, cut=40, extra=["y" * 50_000, "=>" * 1000, "\n" * 500])
 # Completions that keep the root thread running (actions), so states stay in the root thread.
 root_steps = st.sampled_from(
     ["> search[Paris]=>", "> lookup[river]=>", "> dance=>", "> search[Nowhere]=>"]
@@ -55,13 +48,9 @@ def test_initial_and_child_prompts_are_golden():
     assert thread.is_fresh_child_prompt(M.prompt(child))
 
 
-def test_scripted_model_solves_the_task_golden_trace():
-    trace = run(M, thread.scripted_model())
-    assert trace.end is HALT and len(trace) == len(thread.SCRIPT)
-    last = trace.steps[-1]
-    result = M.result(last.state, last.completion)
+def test_scripted_model_solves_the_task_golden_trace(solve_default_task):
+    trace, result = solve_default_task(thread, M)
     assert result == thread.ThreadResult("Seine", "end", 6)
-    check_golden(GOLDEN / "trace.txt", render_trace(trace, result))
     # ψ spliced the child's printed answer into the root's response
     assert "Find the city where the Eiffel Tower stands=>Paris<=\n\n" in trace.steps[3].prompt
 
@@ -81,23 +70,14 @@ def test_environment_done_stops_every_thread():
 
 @settings(max_examples=examples(100, 2000))
 @given(root_states(), completions)
-def test_root_successor_prompt_invariant_and_totality(state, c):
-    prompt = M.prompt(state)
-    nxt = M.harness(state, c)
-    assert nxt is HALT or nxt is DIVERGE or isinstance(nxt, TraceState)
-    if not is_sentinel(nxt):
-        assert thread.successor_invariant(prompt, M.prompt(nxt))
+def test_root_successor_prompt_invariant_and_totality(step_keeps_invariant, state, c):
+    step_keeps_invariant(thread, M, state, c)
 
 
 @settings(max_examples=examples(50, 1000))
 @given(st.lists(completions, max_size=8))
-def test_harness_is_total_on_any_trace(cs):
-    state = thread.initial
-    for c in cs:
-        state = M.harness(state, c)
-        if is_sentinel(state):
-            return
-        assert isinstance(M.prompt(state), str)
+def test_harness_is_total_on_any_trace(follow_completions, cs):
+    follow_completions(M, thread.initial, cs)
 
 
 def test_analysis_refutes_with_a_child_state():

@@ -29,7 +29,9 @@ from collections.abc import Iterable
 from types import CodeType
 from typing import Any
 
-__all__ = ["completion_sample", "harness_strings", "CONTROL_WORDS"]
+from hypothesis import strategies as st
+
+__all__ = ["completion_sample", "completion_strategy", "harness_strings", "CONTROL_WORDS"]
 
 CONTROL_WORDS: tuple[str, ...] = (
     "",
@@ -95,6 +97,39 @@ def completion_sample(
         else:
             out[rng.choice(pool) + rng.choice(CONTROL_WORDS) + rng.choice(pool)] = None
     return list(out)[: max(n, len(valid) + len(CONTROL_WORDS) + huge)]
+
+
+def completion_strategy(
+    valid: Iterable[str],
+    *,
+    text_size: int = 60,
+    cut: int = 60,
+    extra: Iterable[str] = (),
+) -> st.SearchStrategy[str]:
+    """The Hypothesis counterpart of :func:`completion_sample`, for property tests.
+
+    Draws a valid completion, a control word, random text (up to ``text_size``
+    characters), a valid completion with random text appended, a valid completion cut
+    after at most ``cut`` characters, or one of ``extra`` (huge or hostile strings of the
+    architecture), so a shrunk failure is as small and as readable as the harness allows.
+
+    >>> from hypothesis import find
+    >>> near = completion_strategy(["Finish[x]"])
+    >>> find(near, lambda c: c.startswith("Fin") and c != "Finish[x]")  # shrinks to a small change
+    'Finish[x]0'
+    """
+    pool = list(valid)
+    options = [
+        st.sampled_from(pool),
+        st.sampled_from(CONTROL_WORDS),
+        st.text(max_size=text_size),
+        st.builds(lambda a, b: a + b, st.sampled_from(pool), st.text(max_size=20)),
+        st.builds(lambda a, k: a[:k], st.sampled_from(pool), st.integers(0, cut)),
+    ]
+    extra = list(extra)
+    if extra:
+        options.append(st.sampled_from(extra))
+    return st.one_of(options)
 
 
 def harness_strings(machine: Any, *, max_len: int = 500, limit: int = 100) -> list[str]:

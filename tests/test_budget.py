@@ -1,0 +1,36 @@
+"""Unit tests of agentic_machines.execution.budget: deterministic line budgets."""
+
+import pytest
+
+from agentic_machines.errors import BudgetExceeded
+from agentic_machines.execution.budget import LineBudget, checkpoint, restore_tracing
+
+
+@pytest.mark.parametrize(
+    "src", ["while True: pass", "while True:\n    x = 1", "for _ in iter(int, 1): pass"]
+)
+def test_line_budget_cuts_every_kind_of_loop(src):
+    with pytest.raises(BudgetExceeded):
+        with LineBudget(500):
+            exec(compile(src, "<model>", "exec"), {})
+
+
+def test_a_spent_budget_cannot_be_swallowed_by_a_handler_that_checkpoints():
+    # CPython switches a raising tracer off, so a bare `except BaseException` loop is
+    # stopped by checkpoints in its handlers (codeexec inserts them into model code).
+    src = "n = 0\nwhile True:\n    try:\n        n += 1\n    except BaseException:\n        checkpoint()"
+    for limit in (500, 501, 502, 997):
+        with pytest.raises(BudgetExceeded):
+            with LineBudget(limit):
+                exec(compile(src, "<model>", "exec"), {"checkpoint": checkpoint})
+
+
+def test_an_enclosing_budget_keeps_counting_after_an_inner_one_is_spent():
+    with pytest.raises(BudgetExceeded) as outer_info:
+        with LineBudget(5_000) as outer:
+            with pytest.raises(BudgetExceeded):
+                with LineBudget(100):
+                    exec(compile("while True:\n    x = 1", "<model>", "exec"), {})
+            restore_tracing()
+            exec(compile("while True:\n    x = 1", "<model>", "exec"), {})
+    assert outer_info.value.args[0] == 5_000 and outer.exhausted
