@@ -68,7 +68,7 @@ from ..execution.budget import LineBudget
 from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
 from .harness import TraceState
 
-__all__ = ["agent_machine", "effect", "AgentMachine", "AgentRaised"]
+__all__ = ["agent_machine", "effect", "AgentMachine", "AgentRaised", "ending"]
 
 _PROMPT, _RETURN, _RAISE, _DIVERGE = range(4)
 
@@ -464,3 +464,26 @@ def effect(fn: Callable[..., Any]) -> Callable[..., Any]:
         return loop.effect(fn, args, kwargs)
 
     return wrapper
+
+
+def ending(machine: AgenticMachine, trace: Any) -> str | None:
+    """One line saying how an agent function's run ended (``None`` for other machines or
+    runs that did not halt or diverge): what it returned, or what it raised.
+
+    >>> from agentic_machines import run
+    >>> from agentic_machines.models import ScriptedModel
+    >>> m = agent_machine(lambda model: int(model("n?")))
+    >>> ending(m, run(m, ScriptedModel(["7"]))), ending(m, run(m, ScriptedModel(["x"])))
+    ('agent returned 7', "agent raised ValueError: invalid literal for int() with base 10: 'x'")
+    """
+    if not isinstance(machine, AgentMachine) or not trace.steps:
+        return None
+    last = trace.steps[-1]
+    if last.outcome is not HALT and last.outcome is not DIVERGE:
+        return None
+    outcome = machine.result(last.state, last.completion)
+    if outcome is DIVERGE:
+        return f"agent ran {machine.line_budget} lines without calling the model (diverged)"
+    if isinstance(outcome, AgentRaised):
+        return f"agent raised {outcome}"
+    return f"agent returned {outcome!r}"
