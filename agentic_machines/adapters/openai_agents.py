@@ -77,7 +77,7 @@ from ..runtime.agent import AgentMachine
 __all__ = ["machine", "render_prompt", "parse_completion", "BridgeModel"]
 
 try:  # the SDK is an optional extra
-    from agents import Agent, RunConfig, Runner
+    from agents import Agent, RunConfig, RunHooks, Runner
     from agents.items import ModelResponse
     from agents.models.interface import Model
     from agents.usage import Usage
@@ -260,12 +260,25 @@ class BridgeModel(Model):
         )
 
 
+class _CurrentAgent(RunHooks):
+    """Tells the bridge which agent is about to call the model (it changes on a handoff)."""
+
+    def __init__(self, bridge: BridgeModel) -> None:
+        self._bridge = bridge
+
+    async def on_llm_start(self, context: Any, agent: Any, *args: Any, **kwargs: Any) -> None:
+        self._bridge._agent_name = agent.name
+
+
 def _run_agent(model: Any, agent: Any, input: Any, max_turns: int) -> Any:
     """The agent function: one SDK run, its model requests answered by ``model``."""
     bridge = BridgeModel(model, agent.name)
     config = RunConfig(model=bridge, tracing_disabled=True)
+    hooks = _CurrentAgent(bridge)
     # asyncio.run, not Runner.run_sync: every suspended run needs an event loop of its own.
-    result = asyncio.run(Runner.run(agent, input, max_turns=max_turns, run_config=config))
+    result = asyncio.run(
+        Runner.run(agent, input, max_turns=max_turns, run_config=config, hooks=hooks)
+    )
     return result.final_output
 
 
