@@ -182,8 +182,9 @@ class _Loop:
         except Exception:  # noqa: BLE001 - an argument without a repr: key on the tool only
             shown = "?"
         call = (fn, shown)
-        n = self.effects.get(call, 0)
-        self.effects[call] = n + 1
+        with self.machine._effects_lock:  # the SDK may run tools in parallel threads
+            n = self.effects.get(call, 0)
+            self.effects[call] = n + 1
         key = (self.state, fn, shown, n)
         log = self.machine._effects
         recorded = log.get(key)
@@ -275,6 +276,7 @@ class AgentMachine(AgenticMachine):
         self._prompts: dict[TraceState, str] = {}
         self._results: dict[tuple[TraceState, str], Any] = {}
         self._effects: dict[tuple, tuple[bool, Any]] = {}
+        self._effects_lock = threading.Lock()
         loop = _Loop(self)
         kind, payload = loop.resume(None)
         if kind is not _PROMPT:
@@ -357,6 +359,29 @@ class AgentMachine(AgenticMachine):
             return None
         outcome = self._results[(state, completion)]
         return outcome if isinstance(outcome, AgentRaised) else None
+
+    def effect_log(self) -> list[tuple[TraceState, str, str, bool]]:
+        """Every effect call that really ran, in order: ``(state, tool, arguments, ok)``.
+
+        ``state`` is the history at the step that made the call, ``tool`` the tool's
+        qualified name, ``arguments`` the ``repr`` of its arguments, ``ok`` False when it
+        raised. Replayed calls are not listed: each entry is one real execution.
+
+        >>> @effect
+        ... def ping(n):
+        ...     return n
+        >>> def pinger(model):
+        ...     while True:
+        ...         ping(len(model("ping?")))
+        >>> m = agent_machine(pinger)
+        >>> _ = m.harness(m.harness(m.initial, "a"), "bb")
+        >>> [(len(s), tool, args) for s, tool, args, ok in m.effect_log()]
+        [(1, 'ping', '((1,), [])', True), (2, 'ping', '((2,), [])', True)]
+        """
+        return [
+            (state, _name(fn), shown, ok)
+            for (state, fn, shown, _), (ok, _) in list(self._effects.items())
+        ]
 
     # -- replays ------------------------------------------------------------------------------
     def _replay(self, state: TraceState) -> _Loop:
