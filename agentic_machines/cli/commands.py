@@ -1,4 +1,4 @@
-"""The ``agentic-machines`` command (also ``python -m agentic_machines``), DESIGN §8.
+"""The ``agentic-machines`` command (also ``python -m agentic_machines``).
 
 Subcommands: ``demo``, ``check TARGET``, ``diagram TARGET``, ``run TARGET --script FILE``,
 ``explore TARGET``, ``export TARGET -o FILE``, ``eval PROGRAM``, ``explain [TERM]``,
