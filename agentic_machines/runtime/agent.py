@@ -375,7 +375,7 @@ class AgentMachine(AgenticMachine):
         ...         ping(len(model("ping?")))
         >>> m = agent_machine(pinger)
         >>> _ = m.harness(m.harness(m.initial, "a"), "bb")
-        >>> [(len(s), tool, args) for s, tool, args, ok in m.effect_log()]
+        >>> [(len(s), tool, args, ok) for s, tool, args, ok in m.effect_log()]
         [(1, 'ping', '((1,), [])', True), (2, 'ping', '((2,), [])', True)]
         """
         return [
