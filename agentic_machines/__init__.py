@@ -49,6 +49,7 @@ from .machine import (
     is_sentinel,
 )
 from .runtime import models
+from .runtime.agent import AgentRaised, agent_machine, effect
 from .runtime.harness import HarnessMachine, TraceState
 from .runtime.run import Trace, run
 from .verdict import Obstruction, Verdict, Witness
@@ -82,6 +83,9 @@ __all__ = [
     "pushforward",
     "check_kernel_form",
     "HarnessMachine",
+    "agent_machine",
+    "effect",
+    "AgentRaised",
     "TraceState",
     "run",
     "Trace",

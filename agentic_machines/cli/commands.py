@@ -395,6 +395,11 @@ def _run(args: argparse.Namespace) -> int:
         path=args.save,
     )
     print(trace)
+    from ..runtime.agent import ending
+
+    end = ending(machine, trace)  # an agent function's return value or exception
+    if end is not None:
+        print(end)
     return 0
 
 

@@ -14,7 +14,6 @@ undecided and says what to pass for more.
 >>> check_infinite(Entry("grow", "python", lambda: grow), grow, None, 2)  # doctest: +ELLIPSIS
 explored 7 states to depth 2 on completions 'a', 'b' (sample states for the check)
 start state '': Refuted: ...
-For more: ...
 0
 """
 
@@ -75,7 +74,7 @@ def check_infinite(
         )
     verdict = is_spe_state(machine, start, states=sample or None)
     print(f"start state {_short(start)}: {verdict}", file=out)
-    if verdict.holds is not True:
+    if verdict.holds is None:
         print(MORE, file=out)
     return 0
 

@@ -1,0 +1,514 @@
+"""Any agent loop as an agentic machine: :func:`agent_machine` and :func:`effect`.
+
+Most agents are ordinary functions that call a model in a loop. :func:`agent_machine`
+turns such a function ``fn(model, *args, **kwargs)``, where ``model(prompt) -> str`` is
+called once per step, into an :class:`~agentic_machines.machine.AgenticMachine`:
+
+- a state is the history of completions so far (a
+  :class:`~agentic_machines.runtime.harness.TraceState`);
+- ``p(state)`` is the prompt of the next model call the function makes after being
+  given those completions;
+- ``h(state, c)`` resumes the function with ``c`` as the model's answer and runs it
+  until its next model call (the new state), until it returns (``HALT``; the returned
+  value is :meth:`AgentMachine.result`), or until it has run ``line_budget`` Python
+  lines without calling the model (``DIVERGE``; counted in lines, never seconds, so
+  the outcome is deterministic);
+- an exception raised by the function is an outcome, not a crash: ``h`` returns
+  ``HALT`` and :meth:`AgentMachine.raised` (and :meth:`AgentMachine.result`) give the
+  :class:`AgentRaised` record with the exception's type and message. Properties such
+  as "the agent never raises" test ``machine.raised(state, c) is not None`` on halting
+  transitions.
+
+>>> def guess(model, secret):
+...     tries = []
+...     while True:
+...         word = model(f"Guess the word. Tried: {', '.join(tries) or 'nothing'}.")
+...         if word == secret:
+...             return f"found after {len(tries)} misses"
+...         if word == "give up":
+...             raise RuntimeError("the model gave up")
+...         tries.append(word)
+>>> m = agent_machine(guess, "owl")
+>>> s = m.harness(m.initial, "cat")
+>>> s, m.prompt(s)
+(TraceState('cat'), 'Guess the word. Tried: cat.')
+>>> m.harness(s, "owl"), m.result(s, "owl")
+(1, 'found after 1 misses')
+>>> m.harness(s, "give up"), m.raised(s, "give up")
+(1, AgentRaised(type='RuntimeError', message='the model gave up'))
+
+How it runs. The function runs in a greenlet (a coroutine with its own stack): a model
+call switches back to the machine, and ``h`` switches into the suspended function
+again, so a linear run costs O(1) per step, with no thread switch and no replay.
+Branching (a second completion from the same state, as ``explore`` and the checkers
+do) starts the function again and replays the state's completions. Tools with side
+effects must not run again during a replay: wrap them with :func:`effect`, which
+records each call's result under the step that made it and returns the recorded
+result on a replay. The function must otherwise be deterministic (the same
+completions give the same prompts), and build its mutable state afresh when it
+starts. An ``async`` loop run with ``asyncio.run`` inside the function works too: the
+running event loop is set aside while the function is suspended.
+"""
+
+from __future__ import annotations
+
+import asyncio.events as _events
+import contextvars
+import functools
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from greenlet import getcurrent, greenlet
+
+from ..errors import BudgetExceeded, InvalidArgument, InvalidMachine
+from ..execution.budget import LineBudget
+from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
+from .harness import TraceState
+
+__all__ = ["agent_machine", "effect", "AgentMachine", "AgentRaised", "ending"]
+
+_PROMPT, _RETURN, _RAISE, _DIVERGE = range(4)
+
+# The run an effect() call belongs to. A context variable, not a greenlet attribute:
+# asyncio tasks and asyncio.to_thread (the OpenAI Agents SDK runs synchronous tools in
+# a worker thread) copy the context, so a tool finds its run wherever it executes.
+_CURRENT: contextvars.ContextVar[_Loop | None] = contextvars.ContextVar(
+    "agentic_machines_agent_loop", default=None
+)
+
+
+@dataclass(frozen=True)
+class AgentRaised:
+    """The outcome record of an agent function that raised: exception type and message.
+
+    ``traceback`` (the formatted traceback) is kept for reports and ignored by ``==``.
+
+    >>> AgentRaised("ValueError", "bad tool argument")
+    AgentRaised(type='ValueError', message='bad tool argument')
+    >>> print(AgentRaised("ValueError", "bad tool argument"))
+    ValueError: bad tool argument
+    """
+
+    type: str
+    message: str
+    traceback: str = field(default="", compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}" if self.message else self.type
+
+    @classmethod
+    def of(cls, exc: BaseException) -> AgentRaised:
+        """The record of the exception ``exc``."""
+        return cls(
+            type(exc).__name__,
+            str(exc),
+            "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+        )
+
+
+class _Loop:
+    """One run of the agent function, suspended in its greenlet at a model call."""
+
+    __slots__ = ("machine", "glet", "state", "effects", "prompt", "thread", "budget", "dead")
+    # ``effects`` counts, per effect key, the calls made so far in the current step.
+
+    def __init__(self, machine: AgentMachine) -> None:
+        self.machine = machine
+        self.glet = greenlet(self._main)
+        self.state = machine.initial
+        self.effects: dict[tuple, int] = {}
+        self.prompt = ""
+        self.thread = threading.get_ident()  # a greenlet can only be resumed in its thread
+        self.budget: LineBudget | None = None
+        self.dead = False
+
+    # -- inside the greenlet ---------------------------------------------------------------
+    def _main(self) -> tuple[int, Any]:
+        m = self.machine
+        _CURRENT.set(self)  # in this greenlet's own context (each greenlet has one)
+        try:
+            self._enter_budget()
+            try:
+                value = m.fn(self.model, *m.args, **m.kwargs)
+            finally:
+                self._exit_budget()
+        except BudgetExceeded:
+            return _DIVERGE, None
+        except Exception as exc:  # noqa: BLE001 - the agent's exception is an outcome
+            return _RAISE, exc
+        return _RETURN, value
+
+    def model(self, prompt: str) -> str:
+        """The ``model(prompt) -> str`` the agent function calls (once per step)."""
+        if type(prompt) is not str and not isinstance(prompt, str):
+            raise TypeError(f"the agent called model({prompt!r}); a prompt is a string (P = str)")
+        if getcurrent() is not self.glet:
+            raise RuntimeError(
+                "the agent called its model from another thread or coroutine than its own; "
+                "call model(prompt) from the agent function's own flow of control"
+            )
+        self._exit_budget()
+        running = _events._get_running_loop()
+        if running is not None:  # an asyncio loop inside the agent: hide it while suspended
+            _events._set_running_loop(None)
+        try:
+            completion = self.glet.parent.switch((_PROMPT, prompt))
+        finally:
+            if running is not None:
+                _events._set_running_loop(running)
+        self._enter_budget()
+        return completion
+
+    def _enter_budget(self) -> None:
+        limit = self.machine.line_budget
+        if limit is not None:
+            self.budget = LineBudget(limit)
+            self.budget.__enter__()
+
+    def _exit_budget(self) -> None:
+        if self.budget is not None:
+            budget, self.budget = self.budget, None
+            budget.__exit__(None, None, None)
+
+    def effect(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        # The key names the call by its step, its tool and its arguments (and how many
+        # such calls the step made before), not by its position: tools that the SDK runs
+        # concurrently may finish in any order, and the key must not depend on it.
+        try:
+            shown = repr((args, sorted(kwargs.items())))
+        except Exception:  # noqa: BLE001 - an argument without a repr: key on the tool only
+            shown = "?"
+        call = (fn, shown)
+        with self.machine._effects_lock:  # the SDK may run tools in parallel threads
+            n = self.effects.get(call, 0)
+            self.effects[call] = n + 1
+        key = (self.state, fn, shown, n)
+        log = self.machine._effects
+        recorded = log.get(key)
+        if recorded is not None:
+            ok, value = recorded
+            if ok:
+                return value
+            raise value
+        try:
+            value = fn(*args, **kwargs)
+        except Exception as exc:
+            log[key] = (False, exc)
+            raise
+        log[key] = (True, value)
+        return value
+
+    # -- on the machine's side ---------------------------------------------------------------
+    def close(self) -> None:
+        """End a suspended run (its ``finally`` blocks run); a no-op for a finished one."""
+        if self.dead or self.thread != threading.get_ident() or not self.glet:
+            return
+        self.dead = True
+        here = getcurrent()
+        if self.glet.parent is not here:
+            self.glet.parent = here
+        try:
+            self.glet.throw()  # GreenletExit: the greenlet unwinds and dies
+        except Exception:  # noqa: BLE001 - a run that fails while shutting down is gone anyway
+            pass
+
+    def resume(self, completion: str | None) -> tuple[int, Any]:
+        here = getcurrent()
+        if self.glet.parent is not here:
+            self.glet.parent = here
+        message = self.glet.switch(completion) if completion is not None else self.glet.switch()
+        if message[0] is _PROMPT:
+            self.prompt = message[1]
+        else:
+            self.dead = True
+        return message
+
+
+def _name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+class AgentMachine(AgenticMachine):
+    """The agentic machine of an agent function; build it with :func:`agent_machine`.
+
+    >>> def echo(model):
+    ...     return model("say something")
+    >>> m = agent_machine(echo)
+    >>> m.prompt(m.initial), m.harness(m.initial, "hi"), m.result(m.initial, "hi")
+    ('say something', 1, 'hi')
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        args: tuple = (),
+        kwargs: dict[str, Any] | None = None,
+        *,
+        name: str | None = None,
+        completions: Any = None,
+        line_budget: int | None = 1_000_000,
+        cache_size: int = 256,
+    ) -> None:
+        if not callable(fn):
+            raise InvalidMachine(
+                f"agent_machine needs an agent function fn(model, ...), got {fn!r}"
+            )
+        if line_budget is not None and (not isinstance(line_budget, int) or line_budget < 1):
+            raise InvalidArgument(
+                f"line_budget must be a positive integer or None, got {line_budget!r}"
+            )
+        if isinstance(completions, str):
+            raise InvalidArgument(
+                f"completions must be a list of strings, not the string {completions!r}"
+            )
+        self.fn = fn
+        self.args = tuple(args)
+        self.kwargs = dict(kwargs or {})
+        self.name = name or getattr(fn, "__name__", "agent")
+        self.completions = None if completions is None else tuple(dict.fromkeys(completions))
+        self.line_budget = line_budget
+        self.initial = TraceState(())
+        self._cache_size = max(1, cache_size)
+        self._live: dict[TraceState, _Loop] = {}
+        self._prompts: dict[TraceState, str] = {}
+        self._results: dict[tuple[TraceState, str], Any] = {}
+        self._effects: dict[tuple, tuple[bool, Any]] = {}
+        self._effects_lock = threading.Lock()
+        loop = _Loop(self)
+        kind, payload = loop.resume(None)
+        if kind is not _PROMPT:
+            if kind is _RETURN:
+                what = f"returned {payload!r}"
+            elif kind is _RAISE:
+                what = f"raised {AgentRaised.of(payload)}"
+            else:
+                what = f"ran past its line budget ({line_budget} lines)"
+            raise InvalidMachine(
+                f"agent function {self.name!r} {what} before its first model call, so the machine "
+                "has no initial state; make it call model(prompt) first"
+            )
+        self._live[self.initial] = loop
+
+    # -- the machine -----------------------------------------------------------------------
+    def prompt(self, state: TraceState) -> str:
+        """p(state): the prompt of the model call the agent makes after ``state``'s completions."""
+        loop = self._live.get(state)
+        if loop is not None:
+            return loop.prompt
+        prompt = self._prompts.get(state)
+        if prompt is not None:
+            return prompt
+        return self._replay(state).prompt
+
+    def harness(self, state: TraceState, completion: str) -> Outcome:
+        """h(state, completion): resume the agent with ``completion`` as the model's answer."""
+        if type(completion) is not str and not isinstance(completion, str):
+            raise InvalidArgument(f"completions are strings (C = str), got {completion!r}")
+        loop = self._live.pop(state, None)
+        if loop is None or loop.thread != threading.get_ident():
+            self._replay(state)
+            loop = self._live.pop(state)
+        self._prompts[state] = loop.prompt  # p(state) may be asked again (branching)
+        nxt = state.then(completion)
+        loop.state = nxt
+        loop.effects = {}
+        kind, payload = loop.resume(completion)
+        if kind is _PROMPT:
+            if len(self._live) >= self._cache_size:
+                self._drop_live()
+            self._live[nxt] = loop
+            if len(self._prompts) >= 4 * self._cache_size:
+                self._prompts.clear()
+            return nxt
+        if kind is _DIVERGE:
+            self._results[(state, completion)] = DIVERGE
+            return DIVERGE
+        self._results[(state, completion)] = AgentRaised.of(payload) if kind is _RAISE else payload
+        return HALT
+
+    def result(self, state: TraceState, completion: str) -> Any:
+        """What ended the run at h(state, completion): the returned value, an
+        :class:`AgentRaised`, or ``DIVERGE``. Not defined for a step that reaches a state.
+
+        >>> m = agent_machine(lambda model: model("?") + "!")
+        >>> m.result(m.initial, "hi")
+        'hi!'
+        """
+        key = (state, completion)
+        if key not in self._results and self.harness(state, completion) not in (HALT, DIVERGE):
+            raise InvalidArgument(
+                f"h({state!r}, {completion!r}) reaches a state, so the run has no result there"
+            )
+        return self._results[key]
+
+    def raised(self, state: TraceState, completion: str) -> AgentRaised | None:
+        """The :class:`AgentRaised` record when h(state, completion) ended in an exception,
+        else ``None`` (a state, a return, or ``DIVERGE``).
+
+        >>> def strict(model):
+        ...     if model("number?") != "1":
+        ...         raise ValueError("not 1")
+        >>> m = agent_machine(strict)
+        >>> m.raised(m.initial, "1"), m.raised(m.initial, "2")
+        (None, AgentRaised(type='ValueError', message='not 1'))
+        """
+        if self.harness(state, completion) is not HALT:
+            return None
+        outcome = self._results[(state, completion)]
+        return outcome if isinstance(outcome, AgentRaised) else None
+
+    def effect_log(self) -> list[tuple[TraceState, str, str, bool]]:
+        """Every effect call that really ran, in order: ``(state, tool, arguments, ok)``.
+
+        ``state`` is the history at the step that made the call, ``tool`` the tool's
+        qualified name, ``arguments`` the ``repr`` of its arguments, ``ok`` False when it
+        raised. Replayed calls are not listed: each entry is one real execution.
+
+        >>> @effect
+        ... def ping(n):
+        ...     return n
+        >>> def pinger(model):
+        ...     while True:
+        ...         ping(len(model("ping?")))
+        >>> m = agent_machine(pinger)
+        >>> _ = m.harness(m.harness(m.initial, "a"), "bb")
+        >>> [(len(s), tool, args, ok) for s, tool, args, ok in m.effect_log()]
+        [(1, 'ping', '((1,), [])', True), (2, 'ping', '((2,), [])', True)]
+        """
+        return [
+            (state, _name(fn), shown, ok)
+            for (state, fn, shown, _), (ok, _) in list(self._effects.items())
+        ]
+
+    # -- replays ------------------------------------------------------------------------------
+    def _replay(self, state: TraceState) -> _Loop:
+        if not isinstance(state, TraceState):
+            raise InvalidArgument(
+                f"{state!r} is not a state of {self.name!r}; its states are TraceState(...) values"
+            )
+        loop = _Loop(self)
+        kind, payload = loop.resume(None)
+        prefix = self.initial
+        fed = 0
+        for c in state.completions:
+            if kind is not _PROMPT:
+                break
+            fed += 1
+            prefix = prefix.then(c)
+            loop.state = prefix
+            loop.effects = {}
+            kind, payload = loop.resume(c)
+        if kind is not _PROMPT:
+            raise InvalidArgument(
+                f"{state!r} is not a state of {self.name!r}: the agent stops before making "
+                f"the model call after completion {fed}"
+            )
+        if len(self._live) >= self._cache_size:
+            self._drop_live()
+        self._live[state] = loop
+        return loop
+
+    def _drop_live(self) -> None:
+        """Empty the cache of suspended runs (a dropped run is replayed when needed).
+
+        Each run is ended here, on the machine's side, by raising ``GreenletExit`` at its
+        model call, so its ``finally`` blocks and event loop shut down now, rather than
+        whenever the garbage collector happens to run (possibly inside another run).
+        """
+        loops, self._live = list(self._live.values()), {}
+        for loop in loops:
+            loop.close()
+
+
+def agent_machine(
+    fn: Callable[..., Any],
+    *args: Any,
+    name: str | None = None,
+    completions: Any = None,
+    line_budget: int | None = 1_000_000,
+    **kwargs: Any,
+) -> AgentMachine:
+    """The agentic machine of the agent function ``fn(model, *args, **kwargs)``.
+
+    ``name`` names the machine (default: the function's name). ``completions``, when
+    given, is a finite completion alphabet (for ``explore`` and the exact checks);
+    ``line_budget`` is how many Python lines one step may run without calling the model
+    before it is ``DIVERGE`` (``None``: no bound, and no line counting; faster, but a
+    loop that never calls the model again then never returns). These three names are
+    reserved; every other keyword argument goes to ``fn``.
+
+    >>> def spin(model):
+    ...     model("start")
+    ...     while True:
+    ...         pass
+    >>> m = agent_machine(spin, line_budget=10_000)
+    >>> m.harness(m.initial, "go")
+    ↑
+    """
+    return AgentMachine(
+        fn, args, kwargs, name=name, completions=completions, line_budget=line_budget
+    )
+
+
+def effect(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a tool with side effects so that it runs once per real step of an agent machine.
+
+    Inside an agent function run by :func:`agent_machine`, the first call made at a
+    given point of a run (the same history of completions, the same tool, arguments
+    with the same ``repr``, the same count of such calls earlier in the step) runs
+    ``fn`` and records its result or exception; every later call at that point, which
+    only a replay makes, returns (or raises) the recorded one. Outside an agent machine
+    the wrapper just calls ``fn``. Give tools arguments whose ``repr`` is their value
+    (strings, numbers, lists, dicts), so that a replay recognises the call.
+
+    >>> sent = []
+    >>> @effect
+    ... def send(text):
+    ...     sent.append(text)
+    ...     return len(sent)
+    >>> def mailer(model):
+    ...     while True:
+    ...         send(model("what to send?"))
+    >>> m = agent_machine(mailer)
+    >>> s = m.harness(m.initial, "a")
+    >>> _ = m.harness(s, "b"), m.harness(s, "c")  # the second one replays the run to s
+    >>> sent
+    ['a', 'b', 'c']
+    """
+    if not callable(fn):
+        raise InvalidArgument(f"effect wraps a callable tool, got {fn!r}")
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        loop = _CURRENT.get()
+        if loop is None:
+            return fn(*args, **kwargs)
+        return loop.effect(fn, args, kwargs)
+
+    return wrapper
+
+
+def ending(machine: AgenticMachine, trace: Any) -> str | None:
+    """One line saying how an agent function's run ended (``None`` for other machines or
+    runs that did not halt or diverge): what it returned, or what it raised.
+
+    >>> from agentic_machines import run
+    >>> from agentic_machines.models import ScriptedModel
+    >>> m = agent_machine(lambda model: int(model("n?")))
+    >>> ending(m, run(m, ScriptedModel(["7"]))), ending(m, run(m, ScriptedModel(["x"])))
+    ('agent returned 7', "agent raised ValueError: invalid literal for int() with base 10: 'x'")
+    """
+    if not isinstance(machine, AgentMachine) or not trace.steps:
+        return None
+    last = trace.steps[-1]
+    if last.outcome is not HALT and last.outcome is not DIVERGE:
+        return None
+    outcome = machine.result(last.state, last.completion)
+    if outcome is DIVERGE:
+        return f"agent ran {machine.line_budget} lines without calling the model (diverged)"
+    if isinstance(outcome, AgentRaised):
+        return f"agent raised {outcome}"
+    return f"agent returned {outcome!r}"

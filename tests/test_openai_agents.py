@@ -1,0 +1,99 @@
+"""OpenAI Agents SDK agents as agentic machines, driven without network or API key."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("agents")
+
+from agentic_machines.models import ScriptedModel  # noqa: E402
+from agents import Agent, function_tool  # noqa: E402
+
+from agentic_machines import DIVERGE, HALT, AgentRaised, effect, run  # noqa: E402
+from agentic_machines.adapters.openai_agents import machine  # noqa: E402
+from agentic_machines.runtime.explore import explore  # noqa: E402
+
+CALL = json.dumps({"tool_calls": [{"name": "lookup", "arguments": {"city": "Paris"}}]})
+FINAL = "It is sunny in Paris."
+
+
+def weather_agent(calls):
+    @function_tool
+    @effect  # replays (explore branches) get the recorded result: the tool runs once per step
+    def lookup(city: str) -> str:
+        """The weather in a city."""
+        calls.append(city)
+        return f"sunny in {city}"
+
+    return Agent(name="weather", instructions="Answer with the weather.", tools=[lookup])
+
+
+def test_tool_call_then_final_answer_runs_the_tool_once_and_halts():
+    calls = []
+    m = machine(weather_agent(calls), "Weather in Paris?")
+    trace = run(m, ScriptedModel([CALL, FINAL]))
+    assert trace.end is HALT and len(trace) == 2
+    assert calls == ["Paris"]
+    assert m.result(trace[-1].state, trace[-1].completion) == FINAL
+    first, second = trace.prompts
+    assert first.startswith("# agent: weather\n## instructions\nAnswer with the weather.")
+    assert "- lookup: The weather in a city. | parameters {" in first
+    assert second.endswith(
+        '[tool call call_1_0] lookup {"city": "Paris"}\n[tool result call_1_0] sunny in Paris'
+    )
+
+
+def test_explored_on_three_completions_the_halting_leaves_are_the_final_answers():
+    calls = []
+    m = machine(weather_agent(calls), "Weather in Paris?")
+    alphabet = [CALL, FINAL, "I do not know."]
+    g = explore(m, completions=alphabet, max_depth=3)
+    # Every state is a history of tool calls (a final message ends the run), so depth d
+    # holds exactly one state; the two final messages halt from each of them.
+    states = [n for n in g if n is not HALT and n is not DIVERGE]
+    assert [len(s) for s in states] == [0, 1, 2, 3]
+    halting = [(s, c) for s, t, e in g.edges(data=True) if t is HALT for c in e["completions"]]
+    assert len(halting) == 2 * 3
+    assert {m.result(s, c) for s, c in halting} == {FINAL, "I do not know."}
+    assert all(c in (FINAL, "I do not know.") for _, c in halting)
+    # The SDK really ran the tool (in its own worker thread), once per real step that
+    # called it (three: one per depth), not again in the replays of the branches.
+    assert calls == ["Paris"] * 3
+
+
+def test_a_malformed_tool_call_is_an_outcome_the_sdk_decides():
+    calls = []
+    m = machine(weather_agent(calls), "Weather in Paris?")
+    unknown = json.dumps({"tool_calls": [{"name": "forecast", "arguments": {}}]})
+    trace = run(m, ScriptedModel([unknown]))
+    assert trace.end is HALT
+    raised = m.raised(trace[-1].state, trace[-1].completion)
+    assert isinstance(raised, AgentRaised) and raised.type == "ModelBehaviorError"
+    assert "forecast" in raised.message
+    # Arguments the tool cannot take: the SDK reports the error to the model as the
+    # tool's output, and the run goes on.
+    bad_args = json.dumps({"tool_calls": [{"name": "lookup", "arguments": "{not json"}]})
+    s = m.harness(m.initial, bad_args)
+    assert s is not HALT and "[tool result call_1_0]" in m.prompt(s)
+    assert calls == []
+    # Broken JSON is not a tool call at all: a final message.
+    assert m.harness(m.initial, '{"tool_calls": [') is HALT
+    assert m.result(m.initial, '{"tool_calls": [') == '{"tool_calls": ['
+
+
+def test_max_turns_and_handoffs():
+    calls = []
+    helper = Agent(name="helper", instructions="You help.")
+    boss = Agent(name="boss", instructions="Delegate.", handoffs=[helper])
+    m = machine(boss, "hi", max_turns=2)
+    prompt = m.prompt(m.initial)
+    assert "- transfer_to_helper: Handoff to the helper agent" in prompt and "| handoff |" in prompt
+    handoff = json.dumps({"tool_calls": [{"name": "transfer_to_helper", "arguments": {}}]})
+    s = m.harness(m.initial, handoff)
+    assert m.prompt(s).startswith("# agent: helper\n## instructions\nYou help.")
+    assert m.harness(s, "done") is HALT and m.result(s, "done") == "done"
+    loop = machine(weather_agent(calls), "x", max_turns=1)
+    assert loop.harness(loop.initial, CALL) is HALT
+    assert loop.raised(loop.initial, CALL).type == "MaxTurnsExceeded"
