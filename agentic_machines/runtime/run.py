@@ -25,7 +25,9 @@ when its fuel runs out; ``trace.message`` keeps the reason); ``"model-error"`` w
 ``model.complete`` raises an ``Exception`` (a scripted model that ran out, an HTTP
 failure): the exception is kept in ``trace.error`` and its text in ``trace.message``,
 and it is re-raised instead when ``run(..., raise_errors=True)``. Any other exception
-from the machine is a bug in the machine and propagates. ``"incomplete"`` only appears
+from the machine is a bug in the machine and propagates; a trace file being written
+then gets the end ``"harness-error"`` with the exception as its message, so the file
+says why the run stopped. ``"incomplete"`` only appears
 on a loaded trace whose file has no end line (the run was killed).
 
 With ``path=...`` the trace is written as JSON lines while the run goes: a header
@@ -61,7 +63,7 @@ __all__ = ["run", "Trace", "Step", "Opaque", "encode_state", "decode_state", "EN
 FORMAT = "agentic-machines-trace"
 VERSION = 1
 
-END_REASONS = ("max_steps", "undecided", "model-error", "incomplete")
+END_REASONS = ("max_steps", "undecided", "model-error", "harness-error", "incomplete")
 """The string ends of a trace; the other two ends are ``HALT`` and ``DIVERGE``."""
 
 
@@ -405,7 +407,17 @@ def run(
     trace = Trace(machine=name, start=start, max_steps=max_steps)
     writer = _TraceWriter(path, name, start, max_steps) if path is not None else None
     try:
-        trace = _steps(machine, model, trace, writer, raise_errors)
+        try:
+            trace = _steps(machine, model, trace, writer, raise_errors)
+        except Exception as exc:
+            # A bug in the machine (a harness that raises on some completion) propagates,
+            # but the file says why the run stopped: never a header-only trace.
+            if writer is not None:
+                if trace.end != "model-error":  # a model error re-raised (raise_errors=True)
+                    trace.end = "harness-error"
+                trace.message = f"{type(exc).__name__}: {exc}"
+                writer.end(trace)
+            raise
         if writer is not None:
             writer.end(trace)
     finally:
@@ -442,6 +454,7 @@ def _steps(
                 )
         except Exception as exc:  # noqa: BLE001 - a model failure ends the run; the trace keeps it
             if raise_errors:
+                trace.end = "model-error"
                 raise
             trace.end, trace.message, trace.error = (
                 "model-error",
