@@ -28,6 +28,8 @@ __all__ = [
     "BlocksExceeded",
     "ModelCallsExceeded",
     "BudgetExceeded",
+    "TraceError",
+    "CassetteError",
 ]
 
 
@@ -37,6 +39,26 @@ class AgenticMachinesError(Exception):
 
 class InvalidArgument(AgenticMachinesError, ValueError):
     """A public function was called with an argument it cannot use."""
+
+
+class _FileError(InvalidArgument):
+    """A file could not be loaded: the message starts with ``path:line:`` and says what is wrong."""
+
+    def __init__(self, path: str, line: int | None, problem: str) -> None:
+        where = f"{path}:{line}" if line else str(path)
+        super().__init__(f"{where}: {problem}")
+        self.path = path
+        self.line = line
+        self.problem = problem
+
+
+class TraceError(_FileError):
+    """A trace file (``Trace.load``) is not a valid trace: ``path``, ``line`` and ``problem`` say
+    where and what (a missing field, a wrong type, an unknown version, bad UTF-8, ...)."""
+
+
+class CassetteError(_FileError):
+    """A model cassette (``ReplayModel``) is not a valid cassette: ``path``, ``line``, ``problem``."""
 
 
 class InvalidMachine(AgenticMachinesError, ValueError):

@@ -26,12 +26,13 @@ Refuted: it is not true that 0 is an SPE state of f2-mul. Method: fact F1, the f
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from .embedding import Embedding, _Search, check_embedding, identity, rank
 from .errors import InvalidArgument
 from .machine import AgenticMachine, Outcome, check_closed, is_sentinel
-from .verdict import Obstruction, Verdict, Witness, undecided_as_verdict
+from .verdict import Obstruction, Premise, Verdict, Witness, undecided_as_verdict
 from .verdict import short_repr as _short
 
 __all__ = [
@@ -41,6 +42,8 @@ __all__ = [
     "spe_states",
     "prompt_obstruction",
     "cardinality_obstruction",
+    "MIN_PREMISE_TESTS",
+    "proof_exists",
 ]
 
 
@@ -599,6 +602,95 @@ def spe_states(machine: AgenticMachine) -> frozenset:
 # ---------------------------------------------------------------------------------------
 # Obstructions for infinite machines, with a premise property-tested on given completions
 
+MIN_PREMISE_TESTS = 50
+"""The fewest completions a premise must be tested on before a conditional refutation.
+
+A premise that the toolkit cannot check exhaustively (a successor-prompt invariant for
+F2, a constant harness for F5, on a machine whose completion alphabet is every string)
+is property-tested on the given completions; below this many, the verdict is undecided.
+"""
+
+_REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def proof_exists(proof: str) -> bool:
+    """Does the proof file ``proof`` exist: as given (absolute, or relative to the working
+    directory), or relative to the repository that holds this package (``proofs/...``)?
+
+    >>> proof_exists("proofs/F2_prompt_obstruction.md"), proof_exists("proofs/NO_SUCH_FILE.md")
+    (True, False)
+    """
+    if not isinstance(proof, str) or not proof.strip():
+        return False
+    path = Path(proof)
+    return path.is_file() or (not path.is_absolute() and (_REPO_ROOT / path).is_file())
+
+
+def _premise_verdict(
+    machine: AgenticMachine,
+    claim: str,
+    method: str,
+    tested: int,
+    covered: bool,
+    premise_text: str,
+    proof: str | None,
+    obstruction: Obstruction,
+    details: Mapping[str, Any],
+) -> Verdict:
+    """The refutation once the premise passed every test: plain when the tests covered the
+    whole finite alphabet (the premise is then checked exhaustively), else conditional on
+    the premise, and undecided when the proof file is missing or too few were tested."""
+    if covered:
+        return Verdict(
+            False,
+            claim,
+            method,
+            tested,
+            obstruction=obstruction,
+            reason=f"the premise ({premise_text}) was checked on the whole completion alphabet of "
+            f"{machine.name}",
+            details=details,
+        )
+    if proof is None or not proof_exists(proof):
+        missing = (
+            "no proof file was given"
+            if proof is None
+            else f"the proof file {proof!r} does not exist"
+        )
+        return Verdict(
+            None,
+            claim,
+            method,
+            tested,
+            reason=f"the premise ({premise_text}) cannot be checked exhaustively here and {missing}; pass "
+            "proof= the path of an existing file (e.g. proofs/....md) that proves it",
+            details=details,
+        )
+    if tested < MIN_PREMISE_TESTS:
+        return Verdict(
+            None,
+            claim,
+            method,
+            tested,
+            reason=f"the premise ({premise_text}) was tested on only {tested} completion(s); pass at least "
+            f"{MIN_PREMISE_TESTS} completions=[...] (MIN_PREMISE_TESTS) for a conditional refutation",
+            details=details,
+        )
+    return Verdict(
+        False,
+        claim,
+        method,
+        tested,
+        obstruction=obstruction,
+        details=details,
+        premise=Premise(premise_text, proof, tested),
+    )
+
+
+def _covers_alphabet(machine: AgenticMachine, tested: Iterable[str]) -> bool:
+    """Did the tests try every completion of a finite alphabet (an exhaustive premise check)?"""
+    return machine.completions is not None and set(machine.completions) <= set(tested)
+
 
 @undecided_as_verdict(
     lambda machine, state, target, *_, **__: _claim(machine, state, target), "fact:F2"
@@ -623,14 +715,24 @@ def prompt_obstruction(
     verdict undecided (premise refuted), as does an invariant that does not exclude
     ``target_state``.
 
+    When ``completions`` cover the machine's finite alphabet the premise is checked
+    exhaustively and the refutation is plain. Otherwise it is *conditional*: the verdict
+    carries the :class:`~agentic_machines.verdict.Premise` (``str(v)`` reads "Refuted,
+    given ..."), and it is undecided instead when ``proof`` does not exist or fewer than
+    :data:`MIN_PREMISE_TESTS` completions were tested.
+
     >>> from agentic_machines import FunctionMachine
     >>> grow = FunctionMachine(lambda s: s, lambda s, c: s + c, name="grow")
+    >>> words = ["a", "b", "xyz"] + [f"w{i}" for i in range(60)]
     >>> v = prompt_obstruction(grow, "ab", grow, "ab",
     ...     invariant=lambda p, q: q.startswith(p) and len(q) > len(p),
     ...     invariant_text="p(x) is a proper prefix of p(y)", proof="proofs/F3_prompt_monotone.md",
-    ...     completions=["a", "b", "xyz"])
-    >>> v.holds, v.method, v.checked, v.obstruction.kind, v.obstruction.state
-    (False, 'fact:F2', 3, 'prompt', 'ab')
+    ...     completions=words)
+    >>> v.holds, v.method, v.checked, v.conditional, v.obstruction.state
+    (False, 'fact:F2', 63, True, 'ab')
+    >>> prompt_obstruction(grow, "ab", grow, "ab", invariant=lambda p, q: q != p, invariant_text="t",
+    ...     proof="proofs/F3_prompt_monotone.md", completions=["a"]).status
+    'undecided'
     """
     claim = _claim(machine, state, target)
     p_x = machine.prompt(state)
@@ -647,8 +749,10 @@ def prompt_obstruction(
             ),
         )
     tested = sentinels = 0
+    seen: list[str] = []
     for c in completions:
         tested += 1
+        seen.append(c)
         y = machine.harness(state, c)
         if is_sentinel(y):
             sentinels += 1
@@ -671,21 +775,22 @@ def prompt_obstruction(
         "sentinel_outcomes": sentinels,
         "successor_states": tested - sentinels,
     }
-    return Verdict(
-        False,
-        claim,
-        "fact:F2",
-        tested,
-        obstruction=Obstruction(
-            "prompt",
-            target_state,
-            f"State {_short(target_state)} of {target.name} has prompt {_short(p_t)}, but every successor y of "
-            f"{_short(state)} satisfies: {invariant_text} (proved in {proof}; property-tested on {tested} "
-            f"completion(s)), which this prompt violates; so no successor can be the image of "
-            f"{_short(target_state)} (F2).",
-            details={"prompt": p_t, "proof": proof, **counts},
-        ),
-        details=counts,
+    covered = _covers_alphabet(machine, seen)
+    where = (
+        "checked on the whole completion alphabet"
+        if covered
+        else f"proved in {proof}; property-tested on {tested} completion(s)"
+    )
+    obstruction = Obstruction(
+        "prompt",
+        target_state,
+        f"State {_short(target_state)} of {target.name} has prompt {_short(p_t)}, but every successor y of "
+        f"{_short(state)} satisfies: {invariant_text} ({where}), which this prompt violates; so no successor "
+        f"can be the image of {_short(target_state)} (F2).",
+        details={"prompt": p_t, "proof": proof, **counts},
+    )
+    return _premise_verdict(
+        machine, claim, "fact:F2", tested, covered, invariant_text, proof, obstruction, counts
     )
 
 
@@ -700,6 +805,7 @@ def cardinality_obstruction(
     reason: str,
     completions: Iterable[str],
     target_states: Iterable[Hashable],
+    proof: str | None = None,
 ) -> Verdict:
     """Refute completion-generation by F5 when h(state, ·) is constant.
 
@@ -708,18 +814,24 @@ def cardinality_obstruction(
     successor, so two distinct ``target_states`` refute: method ``"fact:F5"``. Two
     different outcomes make the verdict undecided (premise refuted).
 
+    As for :func:`prompt_obstruction`: plain when ``completions`` cover the machine's
+    finite alphabet, otherwise conditional on the premise, which needs ``proof`` (an
+    existing file that proves it) and at least :data:`MIN_PREMISE_TESTS` completions.
+
     >>> from agentic_machines.fixtures import fixture
     >>> const = fixture("f2-const")
     >>> v = cardinality_obstruction(const, 0, const, reason="h(a, b) = a ignores b",
     ...                             completions=["0", "1"], target_states=[0, 1])
-    >>> v.holds, v.method, v.obstruction.kind, v.obstruction.state
-    (False, 'fact:F5', 'cardinality', 1)
+    >>> v.holds, v.method, v.obstruction.kind, v.obstruction.state, v.conditional
+    (False, 'fact:F5', 'cardinality', 1, False)
     """
     claim = _claim(machine, state, target)
     outcomes: dict[Hashable, str] = {}
     tested = 0
+    seen: list[str] = []
     for c in completions:
         tested += 1
+        seen.append(c)
         y = machine.harness(state, c)
         outcomes.setdefault(y, c)
         if len(outcomes) > 1:
@@ -760,18 +872,24 @@ def cardinality_obstruction(
         (t for t in distinct[1:] + distinct[:1] if not (t == y and target is machine)), distinct[1]
     )
     other = distinct[0] if s != distinct[0] else distinct[1]
-    return Verdict(
-        False,
+    covered = _covers_alphabet(machine, seen)
+    premise = f"h({_short(state)}, ·) is constant ({reason})"
+    obstruction = Obstruction(
+        "cardinality",
+        s,
+        f"h({_short(state)}, ·) is constant ({reason}; checked on {tested} completion(s)): every completion gives "
+        f"{_short(y)}, so succ({_short(state)}) has at most one state. An embedding is injective, so {_short(other)} "
+        f"and {_short(s)} cannot both map into it: state {_short(s)} of {target.name} has no loader (F5).",
+        details={"successor": y, "completions_tested": tested},
+    )
+    return _premise_verdict(
+        machine,
         claim,
         "fact:F5",
         tested,
-        obstruction=Obstruction(
-            "cardinality",
-            s,
-            f"h({_short(state)}, ·) is constant ({reason}; checked on {tested} completion(s)): every completion gives "
-            f"{_short(y)}, so succ({_short(state)}) has at most one state. An embedding is injective, so {_short(other)} "
-            f"and {_short(s)} cannot both map into it: state {_short(s)} of {target.name} has no loader (F5).",
-            details={"successor": y, "completions_tested": tested},
-        ),
-        details={"completions_tested": tested, "target_states": len(distinct)},
+        covered,
+        premise,
+        proof,
+        obstruction,
+        {"completions_tested": tested, "target_states": len(distinct)},
     )

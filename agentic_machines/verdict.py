@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from .errors import Undecided
 
-__all__ = ["Verdict", "Obstruction", "Witness", "METHODS", "undecided_as_verdict"]
+__all__ = ["Verdict", "Obstruction", "Witness", "Premise", "METHODS", "undecided_as_verdict"]
 
 METHODS = (
     "exhaustive",
@@ -84,6 +84,27 @@ class Witness:
 
 
 @dataclass(frozen=True)
+class Premise:
+    """The premise a *conditional* refutation rests on, when it cannot be checked exhaustively.
+
+    ``text`` states the premise (a successor-prompt invariant for F2, a constant
+    harness for F5); ``proof`` is the file that proves it (it exists in the repository);
+    ``tested`` is the number of completions it was property-tested on.
+
+    >>> print(Premise("p(x) is a proper prefix of p(y)", "proofs/F3_prompt_monotone.md", 60))
+    p(x) is a proper prefix of p(y) (proved in proofs/F3_prompt_monotone.md, tested on 60 completions)
+    """
+
+    text: str
+    proof: str
+    tested: int
+
+    def __str__(self) -> str:
+        plural = "" if self.tested == 1 else "s"
+        return f"{self.text} (proved in {self.proof}, tested on {self.tested} completion{plural})"
+
+
+@dataclass(frozen=True)
 class Verdict:
     """The result of a check: ``holds`` is True, False or None (undecided).
 
@@ -103,9 +124,21 @@ class Verdict:
     obstruction: Obstruction | None = None
     reason: str = ""
     details: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    premise: Premise | None = None
 
     def __bool__(self) -> bool:
         return self.holds is True
+
+    @property
+    def conditional(self) -> bool:
+        """True for a refutation that rests on a :class:`Premise` the toolkit could only test.
+
+        >>> v = Verdict(False, "x is an SPE state", "fact:F2", 60,
+        ...             premise=Premise("an invariant", "proofs/F3_prompt_monotone.md", 60))
+        >>> v.conditional, str(v).split(":")[0]
+        (True, 'Refuted, given an invariant (proved in proofs/F3_prompt_monotone.md, tested on 60 completions)')
+        """
+        return self.holds is False and self.premise is not None
 
     @property
     def status(self) -> str:
@@ -116,16 +149,18 @@ class Verdict:
     def certificate(self) -> str:
         """A one-line summary of the evidence, for tables."""
         if self.obstruction is not None:
-            return (
-                f"{self.obstruction.kind} obstruction at {short_repr(self.obstruction.state, 60)}"
-            )
+            given = f" (conditional on {self.premise.proof})" if self.conditional else ""
+            return f"{self.obstruction.kind} obstruction at {short_repr(self.obstruction.state, 60)}{given}"
         if self.witness is not None:
             return self.witness.description or "embedding + loader"
         return self.reason or "-"
 
     def __str__(self) -> str:
         """Two or three plain sentences: the result, how it is known, and the evidence."""
-        parts = [_HEADLINE[self.holds].format(claim=self.claim), f"Method: {self.how}."]
+        headline = _HEADLINE[self.holds].format(claim=self.claim)
+        if self.conditional:
+            headline = f"Refuted, given {self.premise}: it is not true that {self.claim}."
+        parts = [headline, f"Method: {self.how}."]
         if self.obstruction is not None:
             parts.append(f"Obstruction ({self.obstruction.kind}): {self.obstruction.explanation}")
         elif self.witness is not None and self.witness.description:
@@ -168,6 +203,8 @@ class Verdict:
             )
         if self.witness is not None:
             lines.append(f"- witness: {self.witness.description or 'embedding + loader'}")
+        if self.premise is not None:
+            lines.append(f"- given (conditional): {self.premise}")
         if self.reason:
             lines.append(f"- reason: {self.reason}")
         return "\n".join(lines)

@@ -43,9 +43,14 @@ of the machine be *loaded* from x by one completion, with the identity embedding
   number of seeded completions (valid actions, malformed actions, random text, control
   words, huge strings). A concrete state reached from x by a short script has a prompt
   that the invariant rules out for every successor of x, so no successor can be its image.
+  These rows read **refuted (conditional)**: the invariant is proved in `proofs/` for the
+  machine that `machine()` builds (the harness code is fingerprinted, so a changed harness
+  gets *undecided* instead), but the toolkit itself can only test it on sampled
+  completions, never on every string. The refutation holds *given* that premise.
 - The last rows show the other side of the theorem: what the SPE seed completion-generates
   (machines realized in the evaluator's language) and a state *inside* the SPE machine that
-  is not an SPE state.
+  is not an SPE state (conditional too: the harness is constant there, proved in
+  `proofs/spe_theorem.md` and tested on sampled completions).
 
 This page is written by `python experiments/contrast.py`; the table below is its output.
 

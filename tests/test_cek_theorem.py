@@ -232,6 +232,7 @@ def test_a_non_spe_state_inside_spe_is_refuted_by_cardinality():
         reason='(begin (llm "a") (llm "b")) discards the first completion, so every completion leads to the llm "b" state',
         completions=tries,
         target_states=others,
+        proof="proofs/spe_theorem.md",
     )
     assert verdict.holds is False and verdict.method == "fact:F5"
     assert verdict.obstruction.kind == "cardinality"

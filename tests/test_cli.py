@@ -88,7 +88,7 @@ def test_diagram_of_an_architecture(tmp_path, capsys):
         (["check", "nope"], "unknown machine 'nope'"),
         (["diagram", "f2-mull", "--format", "mermaid"], "did you mean f2-mul"),
         (["diagram", "f2-mul"], "needs a file"),
-        (["diagram", "f2-mul", "--format", "bmp"], "invalid choice"),
+        (["diagram", "f2-mul", "--format", "bmp"], "unknown --format 'bmp'"),
         (["diagram", "f2-mul", "--depth", "-1", "--format", "dot"], "0 or more"),
         (["run", "f2-mul", "--script", "/nonexistent/script.txt"], "/nonexistent/script.txt"),
         (["eval", "(+ 1"], "unclosed"),

@@ -220,7 +220,7 @@ def test_replay_tolerates_a_cut_off_last_line_only(tmp_path):
     path.write_text('{"prompt": "p", "completion": "c"}\n{"prompt": "q", "compl')
     assert ReplayModel(path).records == [("p", "c")]
     path.write_text('{"prompt": "p", "compl\n{"prompt": "q", "completion": "c"}\n')
-    with pytest.raises(InvalidArgument, match=":1 is not valid JSON"):
+    with pytest.raises(InvalidArgument, match=":1: not valid JSON"):
         ReplayModel(path)
     path.write_text('{"foo": 1}\n')
     with pytest.raises(InvalidArgument, match="not a cassette line"):

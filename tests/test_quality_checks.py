@@ -107,10 +107,15 @@ MONOTONE = dict(
 )
 
 
+WORDS = [f"word {i}" for i in range(60)]
+
+
 def test_prompt_obstruction_refutes_when_the_invariant_holds():
     m = grow_program(leak=False)
-    v = prompt_obstruction(m, "ab", m, "ab", completions=["a", "b", "reset", "stop"], **MONOTONE)
-    assert v.holds is False and v.method == "fact:F2" and v.checked == 4
+    v = prompt_obstruction(
+        m, "ab", m, "ab", completions=["a", "b", "reset", "stop"] + WORDS, **MONOTONE
+    )
+    assert v.holds is False and v.method == "fact:F2" and v.checked == 64 and v.conditional
     assert v.obstruction.kind == "prompt" and v.obstruction.state == "ab"
     assert "proofs/F3_prompt_monotone.md" in v.obstruction.explanation
     assert v.details["sentinel_outcomes"] == 1
@@ -135,8 +140,9 @@ def test_cardinality_obstruction_checks_its_premise():
         0,
         m,
         reason="the continuation discards the completion",
-        completions=["a", "b", "c"],
+        completions=["a", "b", "c"] + WORDS,
         target_states=[1, 2],
+        proof="proofs/F5_cardinality.md",
     )
     assert v.holds is False and v.method == "fact:F5" and v.obstruction.state == 2
     leaky = FunctionMachine(lambda s: "⋆", lambda s, c: s + len(c), name="leaky")

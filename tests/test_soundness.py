@@ -205,3 +205,143 @@ def test_fuel_running_out_inside_is_spe_state_is_an_undecided_verdict():
         check_embedding(identity(m), states=spe.sample_states(1), completions=["(llm 1)"]).holds
         is None
     )
+
+
+# -- conditional refutations -----------------------------------------------------------------
+
+ECHO = FunctionMachine(lambda s: s, lambda s, c: c, name="echo")  # every state is loadable
+
+
+def test_prompt_obstruction_without_a_proof_file_or_tests_is_undecided():
+    from agentic_machines import prompt_obstruction
+
+    v = prompt_obstruction(
+        ECHO, "a", ECHO, "zzz", invariant=lambda p, q: q != "zzz", invariant_text="t",
+        proof="proofs/NO_SUCH_FILE.md", completions=[],
+    )  # fmt: skip
+    assert v.holds is None and "'proofs/NO_SUCH_FILE.md' does not exist" in v.reason
+    assert "pass proof=" in v.reason
+    v = prompt_obstruction(
+        ECHO, "a", ECHO, "zzz", invariant=lambda p, q: True if q != "zzz" else False,
+        invariant_text="t", proof="proofs/F2_prompt_obstruction.md", completions=["b"] * 3,
+    )  # fmt: skip
+    assert v.holds is None and "only 3 completion(s)" in v.reason and "at least 50" in v.reason
+
+
+def test_cardinality_obstruction_on_one_completion_is_undecided():
+    from agentic_machines import cardinality_obstruction
+
+    v = cardinality_obstruction(
+        ECHO, "a", ECHO, reason="claimed", completions=["q"], target_states=["u", "v"]
+    )
+    assert v.holds is None and "proof=" in v.reason
+    v = cardinality_obstruction(
+        ECHO, "a", ECHO, reason="claimed", completions=["q"], target_states=["u", "v"],
+        proof="proofs/F5_cardinality.md",
+    )  # fmt: skip
+    assert v.holds is None and "at least 50" in v.reason
+
+
+def test_a_conditional_refutation_carries_its_premise():
+    from agentic_machines import prompt_obstruction
+    from agentic_machines.verdict import Premise
+
+    grow = FunctionMachine(lambda s: s, lambda s, c: s + c, name="grow")
+    v = prompt_obstruction(
+        grow, "ab", grow, "ab", invariant=lambda p, q: q.startswith(p) and q != p,
+        invariant_text="p(x) is a proper prefix of p(y)", proof="proofs/F3_prompt_monotone.md",
+        completions=[f"w{i}" for i in range(50)],
+    )  # fmt: skip
+    assert v.holds is False and v.conditional
+    assert v.premise == Premise(
+        "p(x) is a proper prefix of p(y)", "proofs/F3_prompt_monotone.md", 50
+    )
+    assert str(v).startswith("Refuted, given p(x) is a proper prefix of p(y) (proved in ")
+    # the same invariant on a finite alphabet, tested on all of it: a plain refutation
+    fin = FunctionMachine(lambda s: s, lambda s, c: s + c, completions=["a", "b"], name="fin")
+    w = prompt_obstruction(
+        fin, "ab", fin, "ab", invariant=lambda p, q: q.startswith(p) and q != p,
+        invariant_text="t", proof="proofs/NO_SUCH_FILE.md", completions=["a", "b"],
+    )  # fmt: skip
+    assert w.holds is False and not w.conditional and str(w).startswith("Refuted: ")
+
+
+# -- analysis() refutes only the machine its proof is about ----------------------------------
+
+ARCHS = ["react", "rlm", "thread", "repl_plan"]
+
+
+def _module(name):
+    import importlib
+
+    return importlib.import_module(f"agentic_machines.architectures.{name}")
+
+
+def _two_steps_on_one_completion(module):
+    """The stock machine, wrapped: a trigger computed at run time does two scripted steps."""
+    from agentic_machines import HarnessMachine
+
+    stock = module.machine()
+    program, script = stock.program, module.SCRIPT
+    trigger = "".join(chr(ord(ch) + 1) for ch in "sxhffdq")  # "tyigger", never a literal
+
+    def wrapped(*args, **kwargs):
+        gen = program(*args, **kwargs)
+        prompt = next(gen)
+        while True:
+            c = yield prompt
+            try:
+                if c == trigger:
+                    gen.send(script[0])
+                    prompt = gen.send(script[1])
+                else:
+                    prompt = gen.send(c)
+            except StopIteration as stop:
+                return stop.value
+
+    m = HarnessMachine(wrapped, *stock.args, name=stock.name, **stock.kwargs)
+    m.built_by = stock.built_by  # it even claims to be the stock machine
+    return m, trigger
+
+
+@pytest.mark.parametrize("name", ARCHS)
+def test_analysis_of_a_wrapped_harness_is_never_a_refutation(name):
+    module = _module(name)
+    m, trigger = _two_steps_on_one_completion(module)
+    stock = module.machine()
+    two = stock.harness(stock.harness(stock.initial, module.SCRIPT[0]), module.SCRIPT[1])
+    # one completion reaches what two steps reach: a refutation by F2 would be false here
+    assert m.prompt(m.harness(m.initial, trigger)) == stock.prompt(two)
+    v = module.analysis(m, n=50)
+    assert v.holds is None, str(v)
+    assert module.ANALYSIS.proof in v.reason and "covers" in v.reason
+    assert "not the stock" in v.reason
+
+
+@pytest.mark.parametrize("name", ARCHS)
+def test_analysis_is_not_fooled_by_patching_the_stock_machine(name, monkeypatch):
+    module = _module(name)
+    m, _ = _two_steps_on_one_completion(module)
+    patched = module.machine()
+    patched.program = m.program  # the recorded options stay, the harness changes
+    assert module.analysis(patched, n=50).holds is None
+    other = module.machine()
+    other.harness = m.harness  # an instance override
+    v = module.analysis(other, n=50)
+    assert v.holds is None and "overrides harness" in v.reason
+    assert module.analysis(n=50).conditional  # the stock machine is still refuted
+
+
+def test_analysis_notices_a_patched_helper(monkeypatch):
+    from agentic_machines.architectures import react
+
+    monkeypatch.setattr(react, "_cut", lambda text, stop: text)  # a helper the program calls
+    v = react.analysis(react.machine(), n=50)
+    assert v.holds is None and "fingerprint" in v.reason
+
+
+def test_analysis_names_the_proof_scope_for_options_it_does_not_cover():
+    from agentic_machines.architectures import react
+
+    v = react.analysis(react.machine(reset="RESET"), n=50)
+    assert v.holds is None and "reset=None" in v.reason and "proofs/react_invariant.md" in v.reason

@@ -1,23 +1,134 @@
-"""The F2 refutation shared by ReAct, RLM and THREAD.
+"""The F2 refutation shared by ReAct, RLM, THREAD and REPL-Plan: one ``analysis()``.
 
 Each of those architectures proves a successor-prompt invariant in ``proofs/`` and
 refutes "the initial state is an SPE state" with
 :func:`agentic_machines.generation.prompt_obstruction` at a concrete state reached by
-a short script. This module adds the bookkeeping they share: reach the state, run the
-check at that deep state and at the initial state itself, and keep both.
+a short script. This module holds what they share:
+
+- :class:`InvariantAnalysis`, an architecture's description of its proof (the harness
+  program, the options the proof covers, the invariant, the script to the obstruction
+  state, the completion sample), and :meth:`InvariantAnalysis.analysis`, the one body
+  of every ``analysis()``;
+- :func:`record`, which ``machine()`` calls to note the options it was built with, and
+  :func:`code_fingerprint`, which identifies the harness code: a refutation is given only
+  for a machine whose harness *is* the stock one (same code, same helpers, same
+  options), checked against the machine itself, never its name;
+- :func:`refute_by_invariant` and :func:`reach`: the check at the deep state and at the
+  initial state itself.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Hashable, Iterable, Sequence
+import hashlib
+import types
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any
 
-from ..errors import InvalidArgument
+from ..errors import AgenticMachinesError, InvalidArgument
 from ..generation import prompt_obstruction
 from ..machine import AgenticMachine, is_sentinel
 from ..verdict import Verdict
 
-__all__ = ["refute_by_invariant", "reach"]
+__all__ = [
+    "refute_by_invariant",
+    "reach",
+    "InvariantAnalysis",
+    "record",
+    "code_fingerprint",
+]
+
+_PACKAGE = __name__.split(".")[0]
+
+
+def code_fingerprint(function: Callable[..., Any]) -> str:
+    """A hash of ``function``'s code and of everything of this package it reaches.
+
+    Walks the code object (nested code included), the package functions and classes it
+    names through its globals (and their methods, transitively), its closure cells, its
+    defaults, and the simple constants (strings, numbers, tuples) it reads from its
+    module (UPPER_CASE names). Replacing the function, a helper it calls, a method of a class it uses, or a
+    constant it reads changes the fingerprint. Computed without recursion.
+
+    >>> def f(x):
+    ...     return x + 1
+    >>> def g(x):
+    ...     return x + 2
+    >>> code_fingerprint(f) == code_fingerprint(f), code_fingerprint(f) == code_fingerprint(g)
+    (True, False)
+    """
+    digest = hashlib.sha256()
+    seen: set[int] = set()
+    todo: list[Any] = [function]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, type):
+            digest.update(f"class {obj.__module__}.{obj.__qualname__}".encode())
+            for name, member in sorted(vars(obj).items()):
+                member = getattr(member, "__func__", member)  # static and class methods
+                if isinstance(member, (types.FunctionType, property)):
+                    digest.update(name.encode())
+                    todo.extend(
+                        [member]
+                        if isinstance(member, types.FunctionType)
+                        else [f for f in (member.fget, member.fset) if f is not None]
+                    )
+            continue
+        code = getattr(obj, "__code__", None)
+        if not isinstance(code, types.CodeType):
+            digest.update(repr(obj).encode())
+            continue
+        digest.update(f"def {obj.__module__}.{obj.__qualname__}".encode())
+        names: list[str] = []
+        codes = [code]
+        while codes:
+            c = codes.pop()
+            digest.update(c.co_code)
+            digest.update(repr(c.co_names).encode())
+            names.extend(c.co_names)
+            for const in c.co_consts:
+                if isinstance(const, types.CodeType):
+                    codes.append(const)
+                else:
+                    digest.update(repr(const).encode())
+        digest.update(repr((obj.__defaults__, obj.__kwdefaults__)).encode())
+        for cell in obj.__closure__ or ():
+            try:
+                todo.append(cell.cell_contents)
+            except ValueError:  # an empty cell
+                pass
+        scope = obj.__globals__
+        for name in names:
+            value = scope.get(name)
+            if isinstance(value, types.ModuleType):
+                if value.__name__.split(".")[0] == _PACKAGE:  # attributes read off our modules
+                    todo.extend(getattr(value, attr) for attr in names if hasattr(value, attr))
+            elif isinstance(value, (types.FunctionType, type)):
+                if getattr(value, "__module__", "").split(".")[0] == _PACKAGE:
+                    digest.update(name.encode())
+                    todo.append(value)
+            elif name.isupper() and isinstance(value, (str, bytes, int, float, tuple, frozenset)):
+                # constants by convention (UPPER_CASE); lower-case globals are counters
+                digest.update(f"{name}={value!r}".encode())
+    return digest.hexdigest()
+
+
+def record(machine: Any, builder: str, options: Mapping[str, Any]) -> Any:
+    """Note on ``machine`` that ``builder`` (e.g. ``"react.machine"``) built it with ``options``.
+
+    The note is only a claim: :meth:`InvariantAnalysis.analysis` rebuilds the machine from
+    these options and compares the rebuilt harness with the machine's own before it
+    trusts it. Returns ``machine``.
+
+    >>> class Box: pass
+    >>> record(Box(), "demo.machine", {"n": 1}).built_by
+    ('demo.machine', {'n': 1})
+    """
+    machine.built_by = (builder, dict(options))
+    return machine
 
 
 def reach(machine: AgenticMachine, start: Hashable, script: Sequence[str]) -> Hashable:
@@ -39,6 +150,134 @@ def reach(machine: AgenticMachine, start: Hashable, script: Sequence[str]) -> Ha
     return state
 
 
+# Attributes a HarnessMachine instance has of its own; anything else (a ``harness`` or
+# ``prompt`` set on the instance, say) makes it a different machine.
+_OWN_ATTRIBUTES = frozenset(
+    {
+        "program",
+        "args",
+        "kwargs",
+        "line_budget",
+        "on_error",
+        "name",
+        "initial",
+        "_cache_size",
+        "_live",
+        "_prompts",
+        "_results",
+        "built_by",
+    }
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class InvariantAnalysis:
+    """What an architecture's proof in ``proofs/`` is about, and how ``analysis()`` uses it.
+
+    ``name`` is the architecture (``"react"``); ``build`` its ``machine()``; ``program``
+    the stock harness generator; ``proof`` the proof file; ``covers`` says in words which
+    machines and options the proof covers, and ``uncovered(options)`` returns why given
+    options are *not* covered (``None`` when they are). ``deep_script`` reaches the
+    obstruction state; ``invariant``/``invariant_text`` are the proved invariant;
+    ``sample(machine, seed, n)`` gives the completions it is property-tested on.
+    """
+
+    name: str
+    build: Callable[..., Any]
+    program: Callable[..., Any]
+    proof: str
+    covers: str
+    uncovered: Callable[[Mapping[str, Any]], str | None]
+    deep_script: Sequence[str]
+    invariant: Callable[[str, str], bool]
+    invariant_text: str
+    sample: Callable[[Any, int, int], list[str]]
+    stock: str = dataclasses.field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        # The stock fingerprint is taken when the architecture module is imported, so a
+        # helper patched later no longer matches it.
+        object.__setattr__(self, "stock", code_fingerprint(self.program))
+
+    def not_covered(self, machine: Any) -> tuple[str | None, Any]:
+        """Why the proof does not cover ``machine`` (``None`` if it does), and the machine
+        rebuilt from its recorded options (the object the refutation is computed on)."""
+        from ..runtime.harness import HarnessMachine  # runtime layer: above the core
+
+        built = getattr(machine, "built_by", None)
+        if type(machine) is not HarnessMachine:
+            return (
+                f"it is a {type(machine).__name__}, not a HarnessMachine built by {self.name}.machine()",
+                None,
+            )
+        if not (
+            isinstance(built, tuple) and len(built) == 2 and built[0] == f"{self.name}.machine"
+        ):
+            return f"it was not built by {self.name}.machine()", None
+        extra = sorted(set(vars(machine)) - _OWN_ATTRIBUTES)
+        if extra:
+            return f"its instance overrides {', '.join(extra)}", None
+        if machine.program is not self.program or code_fingerprint(machine.program) != self.stock:
+            return (
+                f"its harness program is not the stock {self.program.__name__} (the code fingerprint "
+                "differs: the program, a helper it calls or a constant it reads was replaced)",
+                None,
+            )
+        options = dict(built[1])
+        try:
+            fresh = self.build(**options)
+        except Exception as exc:  # noqa: BLE001 - recorded options that do not rebuild
+            return f"its recorded options do not rebuild it ({type(exc).__name__})", None
+        same = (
+            machine.args == fresh.args
+            and machine.kwargs == fresh.kwargs
+            and machine.line_budget == fresh.line_budget
+            and machine.on_error == fresh.on_error
+        )
+        if not same:
+            return "its harness arguments differ from the options recorded by machine()", None
+        why = self.uncovered(options)
+        return why, fresh
+
+    def analysis(self, machine: Any = None, *, seed: int = 0, n: int = 200) -> Verdict:
+        """The verdict of ``analysis()``: refuted (conditional on the invariant) for a
+        machine the proof covers, otherwise undecided with a reason naming the proof and
+        its scope (and a premise counterexample, when the sample finds one)."""
+        machine = self.build() if machine is None else machine
+        why, fresh = self.not_covered(machine)
+        subject = fresh if why is None else machine
+        try:
+            verdict = refute_by_invariant(
+                subject,
+                subject.initial,
+                deep_script=self.deep_script,
+                invariant=self.invariant,
+                invariant_text=self.invariant_text,
+                proof=self.proof,
+                completions=self.sample(subject, seed, n),
+            )
+        except AgenticMachinesError as exc:
+            verdict = Verdict(
+                None,
+                f"{machine.initial!r} is an SPE state of {machine.name}",
+                "fact:F2",
+                0,
+                reason=f"the obstruction state could not be reached: {exc}",
+            )
+        if why is None:
+            return verdict
+        scope = f"{self.proof} covers {self.covers}; this machine is not covered: {why}"
+        reason = f"{verdict.reason}; besides, {scope}" if verdict.holds is None else scope
+        return Verdict(
+            None,
+            verdict.claim,
+            verdict.method,
+            verdict.checked,
+            reason=reason,
+            details={**dict(verdict.details), "not_covered": why, "proof": self.proof},
+        )
+
+
 def refute_by_invariant(
     machine: AgenticMachine,
     start: Hashable,
@@ -57,12 +296,14 @@ def refute_by_invariant(
     ``"completions_tested"``.
 
     >>> from agentic_machines.architectures import react
+    >>> from agentic_machines.architectures.sampling import completion_sample
     >>> m = react.machine()
     >>> v = refute_by_invariant(m, m.initial, deep_script=react.SCRIPT[:2],
     ...     invariant=react.successor_invariant, invariant_text=react.INVARIANT_TEXT,
-    ...     proof="proofs/react_invariant.md", completions=["x", " a\\nAction 1: Search[Paris]"])
+    ...     proof="proofs/react_invariant.md",
+    ...     completions=completion_sample(["x", " a\\nAction 1: Search[Paris]"], n=60))
     >>> v.status, v.checked, v.details["initial_state"].status
-    ('refuted', 2, 'refuted')
+    ('refuted', 60, 'refuted')
     """
     completions = list(completions)
     deep = reach(machine, start, deep_script)

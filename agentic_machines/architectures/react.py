@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING
 
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
+from ._invariants import InvariantAnalysis, record
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
 
 if TYPE_CHECKING:
@@ -204,7 +205,7 @@ def machine(
     >>> machine().name
     'react'
     """
-    return HarnessMachine(
+    m = HarnessMachine(
         react_program,
         question,
         pages,
@@ -213,6 +214,8 @@ def machine(
         reset=reset,
         name="react" if reset is None else "react+reset",
     )
+    options = dict(question=question, pages=pages, gold=gold, max_steps=max_steps, reset=reset)
+    return record(m, "react.machine", options)
 
 
 def scripted_model() -> ScriptedModel:
@@ -302,27 +305,23 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 300) ->
     The obstruction state is reached from the initial state by two scripted steps
     (``Search[Eiffel Tower]``, then ``Search[Paris]``): its prompt ends with
     ``Thought 3:``, which no successor prompt of the initial state (ending with
-    ``Thought 2:`` or ``Action 1:``) can. The invariant is property-tested on ``n``
-    seeded completions; if it fails on one, the verdict is undecided.
+    ``Thought 2:`` or ``Action 1:``) can. The refutation is *conditional* on the
+    invariant proved in ``proofs/react_invariant.md``, property-tested on ``n`` seeded
+    completions; if it fails on one, the verdict is undecided.
     ``details["initial_state"]`` holds the same check for the initial state itself
     (its prompt is not a strict extension of itself).
 
-    >>> v = analysis(n=60)
-    >>> v.status, v.method
-    ('refuted', 'fact:F2')
-    """
-    from ._invariants import refute_by_invariant
+    Only a machine built by :func:`machine` with ``reset=None`` is refuted (the proof's
+    scope, checked by the harness code's fingerprint and the recorded options); any other
+    machine is undecided, and the reason says why.
 
-    m = m if m is not None else machine()
-    return refute_by_invariant(
-        m,
-        m.initial,
-        deep_script=SCRIPT[:2],
-        invariant=successor_invariant,
-        invariant_text=INVARIANT_TEXT,
-        proof="proofs/react_invariant.md",
-        completions=react_completion_sample(seed=seed, n=n, m=m),
-    )
+    >>> v = analysis(n=60)
+    >>> v.status, v.method, v.conditional
+    ('refuted', 'fact:F2', True)
+    >>> analysis(machine(reset="RESET"), n=60).status
+    'undecided'
+    """
+    return ANALYSIS.analysis(m, seed=seed, n=n)
 
 
 def react_completion_sample(
@@ -347,3 +346,21 @@ def _cut(text: str, stop: str) -> str:
     """Apply a stop sequence: everything before its first occurrence."""
     at = text.find(stop)
     return text if at < 0 else text[:at]
+
+
+ANALYSIS = InvariantAnalysis(
+    name="react",
+    build=machine,
+    program=react_program,
+    proof="proofs/react_invariant.md",
+    covers=(
+        "machines built by react.machine() with reset=None (any question, pages, gold and "
+        "max_steps), whose harness is the stock react_program"
+    ),
+    uncovered=lambda o: None if o["reset"] is None else f"reset={o['reset']!r} plants a reset",
+    deep_script=SCRIPT[:2],
+    invariant=successor_invariant,
+    invariant_text=INVARIANT_TEXT,
+    sample=lambda m, seed, n: react_completion_sample(seed=seed, n=n, m=m),
+)
+"""What ``proofs/react_invariant.md`` is about: :func:`analysis` refutes only inside it."""

@@ -87,6 +87,7 @@ from ..execution.budget import LineBudget, restore_tracing
 from ..execution.codeexec import Namespace, effect_function, finish, request_function, run_block
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
+from ._invariants import InvariantAnalysis, record
 from .environments import CountEnv
 
 __all__ = [
@@ -766,7 +767,7 @@ def machine(
     >>> m.prompt(initial).splitlines()[0], m.name
     ('REPL: main', 'repl_plan')
     """
-    return HarnessMachine(
+    m = HarnessMachine(
         repl_plan_program,
         task,
         CountEnv(4) if env is None else env,
@@ -775,6 +776,8 @@ def machine(
         name="repl_plan",
         **budgets,
     )
+    options = dict(task=task, env=m.args[1], pool=pool, line_budget=line_budget, **budgets)
+    return record(m, "repl_plan.machine", options)
 
 
 # --------------------------------------------------------------------------------------
@@ -979,21 +982,36 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 200) ->
     first-invocation prompt. The invariant is property-tested on ``n`` seeded
     completions (well-formed and malformed); a counterexample makes the verdict
     undecided. ``details["initial_state"]`` has the same check at the initial state.
+    The refutation is conditional on ``proofs/repl_plan_invariant.md`` and is given only
+    for a machine built by :func:`machine` (checked by the harness code's fingerprint and
+    the recorded options); other machines are undecided.
 
-    >>> v = analysis(n=40)
-    >>> v.status, v.method
-    ('refuted', 'fact:F2')
+    >>> v = analysis(n=50)
+    >>> v.status, v.method, v.conditional
+    ('refuted', 'fact:F2', True)
     """
-    from ._invariants import refute_by_invariant
+    return ANALYSIS.analysis(m, seed=seed, n=n)
+
+
+def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
     from .sampling import completion_sample
 
-    m = m if m is not None else machine()
-    return refute_by_invariant(
-        m,
-        m.initial,
-        deep_script=SCRIPT[:3],
-        invariant=successor_invariant,
-        invariant_text=INVARIANT_TEXT,
-        proof="proofs/repl_plan_invariant.md",
-        completions=completion_sample(valid_completions(), seed=seed, n=n, huge_size=20_000),
-    )
+    return completion_sample(valid_completions(), seed=seed, n=n, huge_size=20_000)
+
+
+ANALYSIS = InvariantAnalysis(
+    name="repl_plan",
+    build=machine,
+    program=repl_plan_program,
+    proof="proofs/repl_plan_invariant.md",
+    covers=(
+        "machines built by repl_plan.machine() with any task, environment, pool and budgets, "
+        "whose harness is the stock repl_plan_program"
+    ),
+    uncovered=lambda o: None,
+    deep_script=SCRIPT[:3],
+    invariant=successor_invariant,
+    invariant_text=INVARIANT_TEXT,
+    sample=_sample,
+)
+"""What ``proofs/repl_plan_invariant.md`` is about: :func:`analysis` refutes only inside it."""

@@ -63,6 +63,7 @@ from ..errors import BudgetExceeded
 from ..execution.codeexec import Namespace, Request, contained, request_function, run_block
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
+from ._invariants import InvariantAnalysis, record
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -478,7 +479,7 @@ def machine(
     >>> machine().name
     'rlm'
     """
-    return HarnessMachine(
+    m = HarnessMachine(
         rlm_program,
         context,
         query,
@@ -487,6 +488,14 @@ def machine(
         block_lines=block_lines,
         name="rlm",
     )
+    options = dict(
+        context=context,
+        query=query,
+        max_turns=max_turns,
+        max_output=max_output,
+        block_lines=block_lines,
+    )
+    return record(m, "rlm.machine", options)
 
 
 def scripted_model() -> ScriptedModel:
@@ -603,24 +612,39 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 200) ->
     The obstruction state is the root state of turn 3, reached by two scripted root
     replies: its prompt extends the initial prompt but ends with the turn-3 message,
     while every root successor of the initial state ends with the turn-2 message, and
-    every other successor is a single user message.
+    every other successor is a single user message. The refutation is conditional on
+    the invariant of ``proofs/rlm_obstruction.md`` (tested on ``n`` completions) and is
+    given only for a machine built by :func:`machine` (its proof's scope, checked by the
+    harness code's fingerprint and the recorded options); other machines are undecided.
 
-    >>> v = analysis(n=40)
-    >>> v.status, v.method
-    ('refuted', 'fact:F2')
+    >>> v = analysis(n=50)
+    >>> v.status, v.method, v.conditional
+    ('refuted', 'fact:F2', True)
     """
-    from ._invariants import refute_by_invariant
+    return ANALYSIS.analysis(m, seed=seed, n=n)
+
+
+def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
     from .sampling import completion_sample, harness_strings
 
-    m = m if m is not None else machine()
-    return refute_by_invariant(
-        m,
-        m.initial,
-        deep_script=SCRIPT[:2],
-        invariant=successor_invariant,
-        invariant_text=INVARIANT_TEXT,
-        proof="proofs/rlm_obstruction.md",
-        completions=completion_sample(
-            valid_completions() + list(SCRIPT) + harness_strings(m), seed=seed, n=n
-        ),
+    return completion_sample(
+        valid_completions() + list(SCRIPT) + harness_strings(m), seed=seed, n=n
     )
+
+
+ANALYSIS = InvariantAnalysis(
+    name="rlm",
+    build=machine,
+    program=rlm_program,
+    proof="proofs/rlm_obstruction.md",
+    covers=(
+        "machines built by rlm.machine() with any context, query and budgets (max_turns ≥ 3 "
+        "for the turn-3 obstruction state), whose harness is the stock rlm_program"
+    ),
+    uncovered=lambda o: None,
+    deep_script=SCRIPT[:2],
+    invariant=successor_invariant,
+    invariant_text=INVARIANT_TEXT,
+    sample=_sample,
+)
+"""What ``proofs/rlm_obstruction.md`` is about: :func:`analysis` refutes only inside it."""

@@ -186,10 +186,11 @@ def non_spe_state() -> Verdict:
     successor cannot host two distinct states of the machine.
 
     >>> v = non_spe_state()
-    >>> v.status, v.method
-    ('refuted', 'fact:F5')
+    >>> v.status, v.method, v.conditional
+    ('refuted', 'fact:F5', True)
     """
-    from ..generation import cardinality_obstruction
+    from ..generation import MIN_PREMISE_TESTS, cardinality_obstruction
+    from .sampling import completion_sample
 
     m = machine()
     beta_a = first_boundary(NON_SPE_PROGRAM)
@@ -198,8 +199,11 @@ def non_spe_state() -> Verdict:
         beta_a,
         m,
         reason='begin discards the value of (llm "a"), so h(β, c) is the (llm "b") boundary for every c',
-        completions=list(SAMPLE_COMPLETIONS) + ["anything", '(llm "x")'],
+        completions=completion_sample(
+            list(SAMPLE_COMPLETIONS) + ["anything", '(llm "x")'], seed=0, n=MIN_PREMISE_TESTS + 10
+        ),
         target_states=[beta_a, initial],
+        proof="proofs/spe_theorem.md",
     )
 
 

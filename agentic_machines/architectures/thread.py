@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING
 
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
+from ._invariants import InvariantAnalysis, record
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
 
 if TYPE_CHECKING:
@@ -229,9 +230,9 @@ def machine(
     >>> machine().name
     'thread'
     """
-    return HarnessMachine(
-        thread_program, task, pages, gold=gold, max_calls=max_calls, name="thread"
-    )
+    m = HarnessMachine(thread_program, task, pages, gold=gold, max_calls=max_calls, name="thread")
+    options = dict(task=task, pages=pages, gold=gold, max_calls=max_calls)
+    return record(m, "thread.machine", options)
 
 
 def scripted_model() -> ScriptedModel:
@@ -313,30 +314,45 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 300) ->
 
     The obstruction state is a child thread after one action (two scripted steps: the
     root spawns ``Find the city where the Eiffel Tower stands``, the child searches):
-    its prompt neither extends the root's prompt nor is a fresh child prompt.
+    its prompt neither extends the root's prompt nor is a fresh child prompt. The
+    refutation is conditional on ``proofs/thread_invariant.md`` (tested on ``n``
+    completions) and is given only for a machine built by :func:`machine` (checked by the
+    harness code's fingerprint and the recorded options); other machines are undecided.
 
     >>> v = analysis(n=60)
-    >>> v.status, v.method
-    ('refuted', 'fact:F2')
+    >>> v.status, v.method, v.conditional
+    ('refuted', 'fact:F2', True)
     """
-    from ._invariants import refute_by_invariant
-    from .sampling import completion_sample, harness_strings
-
-    m = m if m is not None else machine()
-    return refute_by_invariant(
-        m,
-        m.initial,
-        deep_script=SCRIPT[:2],
-        invariant=successor_invariant,
-        invariant_text=INVARIANT_TEXT,
-        proof="proofs/thread_invariant.md",
-        completions=completion_sample(
-            valid_completions() + list(SCRIPT) + harness_strings(m), seed=seed, n=n
-        ),
-    )
+    return ANALYSIS.analysis(m, seed=seed, n=n)
 
 
 def _cut(text: str) -> str:
     """Apply THREAD's stop sequences: keep what precedes the first of them."""
     at = min((i for i in (text.find(s) for s in STOPS) if i >= 0), default=len(text))
     return text[:at]
+
+
+def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
+    from .sampling import completion_sample, harness_strings
+
+    return completion_sample(
+        valid_completions() + list(SCRIPT) + harness_strings(m), seed=seed, n=n
+    )
+
+
+ANALYSIS = InvariantAnalysis(
+    name="thread",
+    build=machine,
+    program=thread_program,
+    proof="proofs/thread_invariant.md",
+    covers=(
+        "machines built by thread.machine() with any task, pages, gold and max_calls, whose "
+        "harness is the stock thread_program"
+    ),
+    uncovered=lambda o: None,
+    deep_script=SCRIPT[:2],
+    invariant=successor_invariant,
+    invariant_text=INVARIANT_TEXT,
+    sample=_sample,
+)
+"""What ``proofs/thread_invariant.md`` is about: :func:`analysis` refutes only inside it."""

@@ -7,6 +7,9 @@ Subcommands: ``demo``, ``check TARGET``, ``diagram TARGET``, ``run TARGET --scri
 (:mod:`agentic_machines.cli.targets`). Bad input (an unknown machine,
 an unreadable file, a bad program, a bad format) prints one line,
 ``agentic-machines: error: ...``, on stderr and exits with status 2, never a traceback.
+The line names the file of an I/O error and never echoes more than
+:data:`MAX_MESSAGE` characters. Script and program files larger than
+:data:`MAX_INPUT_BYTES` (10 MiB) are refused, so ``--script /dev/zero`` ends at once.
 
 >>> main(["explain", "HALT"])  # doctest: +ELLIPSIS
 HALT
@@ -25,11 +28,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..errors import AgenticMachinesError, InvalidArgument
+from ..errors import AgenticMachinesError, InvalidArgument, ProgramDiverged
 
-__all__ = ["main", "build_parser", "read_script"]
+__all__ = ["main", "build_parser", "read_script", "read_input", "MAX_INPUT_BYTES", "MAX_MESSAGE"]
 
 PROG = "agentic-machines"
+
+MAX_INPUT_BYTES = 10 * 1024 * 1024
+"""The largest script or program file the command reads (10 MiB); larger ones are refused."""
+
+MAX_MESSAGE = 300
+"""The most characters of an error message printed (input echoed in it is cut)."""
 
 TEXT_FORMATS = ("dot", "mermaid", "json")
 SUFFIXES = {
@@ -40,6 +49,7 @@ SUFFIXES = {
     ".mmd": "mermaid",
     ".mermaid": "mermaid",
     ".json": "json",
+    ".pdf": "pdf",
 }
 
 
@@ -47,7 +57,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (like every other error) and exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+        self.exit(2, f"{self.prog}: error: {_clip(message)} (see '{self.prog} --help')\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -119,8 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--format",
-        choices=("png", "svg", "dot", "mermaid", "json"),
-        help="output format (default: from FILE's suffix, else png)",
+        metavar="{png,svg,pdf,dot,mermaid,json}",  # checked after NAME, so NAME is reported first
+        help="output format (default: from FILE's suffix: .png .svg .pdf .dot .gv .mmd .json)",
     )
     p.add_argument(
         "--depth",
@@ -245,7 +255,42 @@ def _fail(exc: BaseException) -> None:
     message = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, OSError) and exc.filename is not None:
         message = f"cannot use {exc.filename!s}: {exc.strerror or message}"
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    print(f"{PROG}: error: {_clip(message)}", file=sys.stderr)
+
+
+def _clip(message: str) -> str:
+    """At most MAX_MESSAGE characters: a message may quote input, which may be huge."""
+    return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 1] + "…"
+
+
+def read_input(path: str | os.PathLike, what: str = "file") -> str:
+    """The UTF-8 text of a script or program file, at most :data:`MAX_INPUT_BYTES` long.
+
+    A directory, a file that is too large (``/dev/zero`` included: only the limit is
+    read), or one that is not UTF-8 text is refused with an error that names the path.
+
+    >>> import tempfile
+    >>> read_input(tempfile.mkdtemp(), "script")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.InvalidArgument: ... is a directory; give the path of a script file
+    """
+    name = os.fspath(path)
+    if os.path.isdir(name):
+        raise InvalidArgument(f"{name} is a directory; give the path of a {what} file")
+    with open(name, "rb") as fh:
+        data = fh.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        raise InvalidArgument(
+            f"{name} is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB, the limit for a {what} "
+            "file; split it or give a smaller one"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidArgument(
+            f"{name} is not UTF-8 text (byte {exc.start}); give a text {what} file"
+        ) from None
 
 
 def _natural(text: str) -> int:
@@ -273,7 +318,7 @@ def read_script(path: str | os.PathLike) -> list[str]:
     >>> read_script(f.name)
     ['yes', 'no']
     """
-    text = Path(path).read_text(encoding="utf-8")
+    text = read_input(path, "script")
     if text.lstrip().startswith("["):
         try:
             data = json.loads(text)
@@ -338,16 +383,28 @@ def _describe(name: str, machine: Any) -> str:
 def _diagram(args: argparse.Namespace) -> int:
     from .targets import completions_from, resolve_target
 
-    fmt = (
-        args.format
-        or (SUFFIXES.get(Path(args.output).suffix.lower()) if args.output else None)
-        or "png"
-    )
+    entry = resolve_target(args.name)  # an unknown machine is the first thing to report
+    formats = ("png", "svg", "pdf", *TEXT_FORMATS)
+    if args.format is not None and args.format not in formats:
+        raise InvalidArgument(
+            f"unknown --format {args.format!r}; choose one of {', '.join(formats)}"
+        )
+    suffix = Path(args.output).suffix.lower() if args.output else ""
+    if args.format is None and args.output and suffix not in SUFFIXES:
+        raise InvalidArgument(
+            f"cannot tell the format of {args.output!r} from its suffix "
+            f"{suffix or '(none)'}; use one of {', '.join(SUFFIXES)} or pass --format"
+        )
+    if args.format is not None and suffix in SUFFIXES and SUFFIXES[suffix] != args.format:
+        raise InvalidArgument(
+            f"{args.output!r} has the suffix {suffix} but --format is {args.format}; "
+            "make them agree (a file's suffix should say what it holds)"
+        )
+    fmt = args.format or SUFFIXES.get(suffix) or "png"
     if args.output is None and fmt not in TEXT_FORMATS:
         raise InvalidArgument(
             f"a {fmt} diagram needs a file: add -o FILE (or use --format mermaid, dot or json for stdout)"
         )
-    entry = resolve_target(args.name)
     machine = entry.machine()
     graph = entry.explore(
         machine, depth=args.depth, max_states=args.max_states, completions=completions_from(args)
@@ -400,6 +457,9 @@ def _run(args: argparse.Namespace) -> int:
     end = ending(machine, trace)  # an agent function's return value or exception
     if end is not None:
         print(end)
+    if trace.end == "model-error":  # e.g. the script ran out: as `eval`, a failure
+        _fail(trace.error if trace.error is not None else InvalidArgument(trace.message or ""))
+        return 2
     return 0
 
 
@@ -407,8 +467,10 @@ def _eval(args: argparse.Namespace) -> int:
     from ..cek import run_program, unparse
 
     program = args.program
+    if os.path.isdir(program):
+        raise InvalidArgument(f"{program} is a directory; give a .lisp file or program text")
     if program.endswith(".lisp") or os.path.isfile(program):
-        program = Path(program).read_text(encoding="utf-8")
+        program = read_input(program, "program")
     completions = read_script(args.script) if args.script else []
     result = (
         run_program(program, completions)
@@ -418,6 +480,9 @@ def _eval(args: argparse.Namespace) -> int:
     for i, b in enumerate(result.boundaries, 1):
         answer = repr(completions[i - 1]) if i <= len(completions) else "(no completion left)"
         print(f"llm call {i}: {unparse(b.prompt)} -> {answer}")
+    if isinstance(result.error, ProgramDiverged):  # ↑ is an outcome of the program
+        print(f"↑ (diverges: {result.error})")
+        return 0
     if result.error is not None:
         _fail(result.error)
         return 2

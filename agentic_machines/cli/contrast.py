@@ -45,7 +45,9 @@ class Row:
 
     ``status`` is the verdict's status (``holds``, ``refuted``, ``undecided``);
     ``certificate`` says in one line why; ``checked`` says what was checked;
-    ``question`` is what the row answers; ``verdict`` keeps the full verdict.
+    ``question`` is what the row answers; ``verdict`` keeps the full verdict;
+    ``conditional`` marks a refutation that rests on a premise the toolkit could only
+    test (the verdict cell then reads ``refuted (conditional)``).
 
     >>> Row("toy", "holds", "exhaustive", "identity", "4 checked").question
     'initial state SPE?'
@@ -58,6 +60,16 @@ class Row:
     checked: str
     question: str = SPE_QUESTION
     verdict: Verdict | None = field(default=None, compare=False, repr=False)
+    conditional: bool = False
+
+    @property
+    def verdict_text(self) -> str:
+        """The verdict cell: the status, marked when the refutation is conditional.
+
+        >>> Row("a", "refuted", "fact:F2", "c", "1", conditional=True).verdict_text
+        'refuted (conditional)'
+        """
+        return f"{self.status} (conditional)" if self.conditional else self.status
 
     @classmethod
     def of(
@@ -82,6 +94,7 @@ class Row:
             checked if checked is not None else f"{verdict.checked} checked",
             question,
             verdict,
+            verdict.conditional,
         )
 
 
@@ -90,8 +103,8 @@ def architecture_row(name: str, module: Any) -> Row:
 
     >>> from agentic_machines.architectures import react
     >>> row = architecture_row("react", react)
-    >>> row.status, row.method, row.checked
-    ('refuted', 'fact:F2', '300 completions')
+    >>> row.status, row.method, row.checked, row.verdict_text
+    ('refuted', 'fact:F2', '300 completions', 'refuted (conditional)')
     """
     v: Verdict = module.analysis()
     details = dict(v.details)
@@ -106,7 +119,8 @@ def architecture_row(name: str, module: Any) -> Row:
         proof = details.get("proof") or v.obstruction.details.get("proof", "")
         also = details.get("initial_state")
         also_text = ", also at x" if isinstance(also, Verdict) and also.holds is False else ""
-        cert = f"{v.obstruction.kind} obstruction at {where} ({label}){also_text}; {proof}"
+        given = "given the invariant of " if v.conditional else ""
+        cert = f"{v.obstruction.kind} obstruction at {where} ({label}){also_text}; {given}{proof}"
         return Row.of(name, v, certificate=cert, checked=f"{v.checked} completions")
     if v.holds is None:
         return Row.of(
@@ -160,7 +174,7 @@ def render_table(rows: Sequence[Row], *, width: int = 130) -> str:
     cells = [header] + [
         tuple(
             _clip(x, width)
-            for x in (r.name, r.question, r.status, r.method, r.certificate, r.checked)
+            for x in (r.name, r.question, r.verdict_text, r.method, r.certificate, r.checked)
         )
         for r in rows
     ]
@@ -184,7 +198,8 @@ def to_markdown(rows: Sequence[Row]) -> str:
         out.append(
             "| "
             + " | ".join(
-                _md(x) for x in (r.name, r.question, r.status, r.method, r.certificate, r.checked)
+                _md(x)
+                for x in (r.name, r.question, r.verdict_text, r.method, r.certificate, r.checked)
             )
             + " |"
         )

@@ -76,6 +76,12 @@ def contrast(out_dir: Path, stream: TextIO) -> None:
     )
     rows = contrast_rows()
     print(render_table(rows), file=stream)
+    if any(r.conditional for r in rows):
+        print(
+            "\n  (conditional): refuted given a premise proved in proofs/ and tested on the "
+            "completions counted; the toolkit cannot check it for every string.",
+            file=stream,
+        )
     (out_dir / "contrast.md").write_text(to_markdown(rows) + "\n", encoding="utf-8")
     paths = write_diagrams(out_dir, dict.fromkeys(r.name for r in rows))
     print(f"\n  table: {out_dir / 'contrast.md'}", file=stream)

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import InvalidArgument
 
-__all__ = ["JsonLinesWriter", "read_json_lines", "dump_line"]
+__all__ = ["JsonLinesWriter", "read_json_lines", "read_json_records", "dump_line", "brief"]
 
 # One encoder for every line: json.dumps with options builds a new encoder per call.
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
@@ -64,33 +65,91 @@ class JsonLinesWriter:
         self.close()
 
 
-def read_json_lines(path: str | os.PathLike) -> list[Any]:
-    """Every JSON value of the file, in order, skipping blank lines.
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed (JSON has no NaN or Infinity)")
 
-    A final line that is unterminated and does not parse is the trace of a write
-    interrupted by a kill; it is dropped. Any other unparsable line raises
-    :class:`InvalidArgument` naming the line.
+
+_DECODE = json.JSONDecoder(parse_constant=_reject_constant).decode
+
+
+def read_json_records(
+    path: str | os.PathLike, error: Callable[[str, int | None, str], Exception]
+) -> list[tuple[int, Any]]:
+    """Every JSON value of the file with its 1-based line number, skipping blank lines.
+
+    Strict: a file that cannot be read, bytes that are not UTF-8, binary data (NUL
+    bytes), ``NaN``/``Infinity``, nesting too deep to parse, or a line that is not JSON
+    raise ``error(path, line, problem)`` (line ``None`` for the whole file). A final
+    line that is unterminated and does not parse is the trace of a write interrupted by
+    a kill; it is dropped.
+
+    >>> import os, tempfile
+    >>> from agentic_machines.errors import TraceError
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.jsonl")
+    >>> _ = open(path, "w").write('{"a": 1}\\n{"a": NaN}\\n')
+    >>> read_json_records(path, TraceError)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.TraceError: ...x.jsonl:2: not valid JSON: NaN is not allowed (JSON has no NaN or Infinity)...
     """
-    path = os.fspath(path)
+    name = os.fspath(path)
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(name, "rb") as fh:
+            data = fh.read()
     except OSError as exc:
-        raise InvalidArgument(
-            f"cannot read {path!r}: {exc.strerror or exc}; check the path"
-        ) from None
-    lines = text.split("\n")
-    out = []
-    for number, line in enumerate(lines, start=1):
+        raise error(name, None, f"cannot read it: {exc.strerror or exc}; check the path") from None
+    raw_lines = data.split(b"\n")
+    out: list[tuple[int, Any]] = []
+    for number, raw in enumerate(raw_lines, start=1):
+        last = number == len(raw_lines)
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if last:  # a write cut inside a multi-byte character
+                break
+            raise error(name, number, f"not UTF-8 text (byte {exc.start} of the line)") from None
         if not line.strip():
             continue
+        if "\x00" in line:
+            raise error(
+                name, number, "binary data (a NUL byte); this is not a JSON-lines text file"
+            )
         try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            if number == len(lines):  # unterminated last line: an interrupted write
+            out.append((number, _DECODE(line)))
+        except RecursionError:
+            raise error(name, number, "JSON nested too deeply to read") from None
+        except ValueError as exc:  # JSONDecodeError and the NaN rejection
+            if last:  # unterminated last line: an interrupted write
                 break
-            raise InvalidArgument(
-                f"{path}:{number} is not valid JSON ({exc.msg}); the file is not a JSON-lines "
-                "file written by agentic_machines, or it was edited by hand"
+            problem = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise error(
+                name,
+                number,
+                f"not valid JSON: {problem}; the file is not a JSON-lines file written by "
+                "agentic_machines, or it was edited by hand",
             ) from None
     return out
+
+
+def read_json_lines(path: str | os.PathLike) -> list[Any]:
+    """Every JSON value of the file, in order (:func:`read_json_records` without line numbers;
+    a bad file raises :class:`~agentic_machines.errors.InvalidArgument` naming ``path:line``)."""
+    return [value for _, value in read_json_records(path, _file_error)]
+
+
+def _file_error(path: str, line: int | None, problem: str) -> InvalidArgument:
+    return InvalidArgument(f"{path}:{line}: {problem}" if line else f"{path}: {problem}")
+
+
+def brief(value: Any, width: int = 60) -> str:
+    """``repr(value)`` cut to ``width`` characters, for error messages about file contents;
+    a value nested too deeply for ``repr`` is described instead of crashing the report.
+
+    >>> brief("x" * 100, 10), brief(eval("[" * 5000 + "]" * 5000))
+    ("'xxxxxxxx…", '<a value nested too deeply to show>')
+    """
+    try:
+        text = repr(value)
+    except RecursionError:
+        return "<a value nested too deeply to show>"
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -42,8 +42,15 @@ from fractions import Fraction
 from numbers import Rational, Real
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import InvalidArgument, ModelError, ReplayMismatch, ScriptExhausted, UnmatchedPrompt
-from ._jsonl import JsonLinesWriter, read_json_lines
+from ..errors import (
+    CassetteError,
+    InvalidArgument,
+    ModelError,
+    ReplayMismatch,
+    ScriptExhausted,
+    UnmatchedPrompt,
+)
+from ._jsonl import JsonLinesWriter, brief, read_json_records
 
 __all__ = [
     "Model",
@@ -398,18 +405,7 @@ class ReplayModel(ModelBase):
     def __init__(self, path: str | os.PathLike) -> None:
         super().__init__()
         self.path = os.fspath(path)
-        self.records: list[tuple[str, str]] = []
-        for i, rec in enumerate(read_json_lines(self.path)):
-            if not (
-                isinstance(rec, dict)
-                and isinstance(rec.get("prompt"), str)
-                and isinstance(rec.get("completion"), str)
-            ):
-                raise InvalidArgument(
-                    f"{self.path}: record {i} is {shorten(repr(rec))}, not a cassette line "
-                    '{"prompt": ..., "completion": ...}; was the file written by RecordingModel?'
-                )
-            self.records.append((rec["prompt"], rec["completion"]))
+        self.records: list[tuple[str, str]] = read_cassette(self.path)
 
     @property
     def remaining(self) -> int:
@@ -435,6 +431,59 @@ class ReplayModel(ModelBase):
                 got=prompt,
             )
         return completion
+
+
+def read_cassette(path: str | os.PathLike) -> list[tuple[str, str]]:
+    """The ``(prompt, completion)`` records of a cassette, every check in one place.
+
+    Any file either loads or raises one :class:`~agentic_machines.errors.CassetteError`
+    naming ``path:line``: bytes that are not UTF-8, binary data, a line that is not JSON
+    (NaN included), nesting too deep, a line that is not an object, a missing or
+    non-string ``prompt``/``completion``, or an ``index`` that is not the line's position
+    (a gap: recorded calls are missing). A cut-off last line (a killed recording) is
+    dropped; ``index`` may be left out in hand-written cassettes.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "c.jsonl")
+    >>> _ = open(path, "w", encoding="utf-8").write('{"index": 0, "prompt": "p", "completion": "c"}\\n'
+    ...                                            '{"index": 2, "prompt": "q", "completion": "d"}\\n')
+    >>> read_cassette(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.CassetteError: ...c.jsonl:2: index 2 where 1 was expected: recorded calls are missing or repeated
+    """
+    name = os.fspath(path)
+    records: list[tuple[str, str]] = []
+    for line, rec in read_json_records(name, CassetteError):
+        if not isinstance(rec, dict):
+            raise CassetteError(
+                name,
+                line,
+                f"{brief(rec)} is not a cassette line "
+                '{"index": i, "prompt": ..., "completion": ...}; was the file written by RecordingModel?',
+            )
+        for key in ("prompt", "completion"):
+            if key not in rec:
+                raise CassetteError(
+                    name, line, f"the line has no {key!r} field (not a cassette line?)"
+                )
+            if not isinstance(rec[key], str):
+                raise CassetteError(name, line, f"{key!r} must be a string, got {brief(rec[key])}")
+        if "index" in rec:
+            index = rec["index"]
+            if type(index) is not int:
+                raise CassetteError(
+                    name, line, f"'index' must be a whole number, got {brief(index)}"
+                )
+            if index != len(records):
+                raise CassetteError(
+                    name,
+                    line,
+                    f"index {index} where {len(records)} was expected: recorded calls are missing or "
+                    "repeated",
+                )
+        records.append((rec["prompt"], rec["completion"]))
+    return records
 
 
 # -- HTTP -------------------------------------------------------------------------------

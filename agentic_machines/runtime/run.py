@@ -25,7 +25,9 @@ when its fuel runs out; ``trace.message`` keeps the reason); ``"model-error"`` w
 ``model.complete`` raises an ``Exception`` (a scripted model that ran out, an HTTP
 failure): the exception is kept in ``trace.error`` and its text in ``trace.message``,
 and it is re-raised instead when ``run(..., raise_errors=True)``. Any other exception
-from the machine is a bug in the machine and propagates. ``"incomplete"`` only appears
+from the machine is a bug in the machine and propagates; a trace file being written
+then gets the end ``"harness-error"`` with the exception as its message, so the file
+says why the run stopped. ``"incomplete"`` only appears
 on a loaded trace whose file has no end line (the run was killed).
 
 With ``path=...`` the trace is written as JSON lines while the run goes: a header
@@ -45,14 +47,15 @@ outcomes are *equal* to the original ones when they are built from ``str``, ``in
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
-from ..errors import InvalidArgument, ReplayMismatch, Undecided
+from ..errors import InvalidArgument, ReplayMismatch, TraceError, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel
-from ._jsonl import JsonLinesWriter, read_json_lines
+from ._jsonl import JsonLinesWriter, brief, read_json_records
 from .harness import TraceState
 from .models import Model, ScriptedModel, describe_difference, shorten
 
@@ -61,7 +64,7 @@ __all__ = ["run", "Trace", "Step", "Opaque", "encode_state", "decode_state", "EN
 FORMAT = "agentic-machines-trace"
 VERSION = 1
 
-END_REASONS = ("max_steps", "undecided", "model-error", "incomplete")
+END_REASONS = ("max_steps", "undecided", "model-error", "harness-error", "incomplete")
 """The string ends of a trace; the other two ends are ``HALT`` and ``DIVERGE``."""
 
 
@@ -226,6 +229,10 @@ class Trace:
     def load(cls, path: str | os.PathLike) -> Trace:
         """Read a trace file; a file without an end line (a killed run) loads with ``end="incomplete"``.
 
+        Any other file either loads or raises one :class:`~agentic_machines.errors.TraceError`
+        whose message starts with ``path:line:`` and says what is wrong (see
+        :func:`_read_trace_file`).
+
         >>> import os, tempfile
         >>> from agentic_machines import TableMachine, HALT
         >>> m = TableMachine({(0, "x"): "go?"}, {((0, "x"), "stop"): HALT}, initial=(0, "x"))
@@ -234,37 +241,10 @@ class Trace:
         >>> Trace.load(path) == t
         True
         """
-        lines = read_json_lines(path)
-        if not lines or not isinstance(lines[0], dict) or lines[0].get("format") != FORMAT:
-            raise InvalidArgument(
-                f"{os.fspath(path)} is not a trace file written by agentic_machines (no trace header line)"
-            )
-        header = lines[0]
-        trace = cls(
-            machine=header.get("machine", "machine"),
-            start=decode_state(header.get("start")),
-            max_steps=header.get("max_steps"),
-        )
-        for number, rec in enumerate(lines[1:], start=2):
-            kind = rec.get("kind") if isinstance(rec, dict) else None
-            if kind == "step":
-                state = trace.final if rec.get("same_state") else decode_state(rec["state"])
-                outcome = (
-                    state.then(rec["completion"])
-                    if rec.get("outcome_then")
-                    else decode_state(rec["outcome"])
-                )
-                trace.steps.append(
-                    Step(rec["index"], state, rec["prompt"], rec["completion"], outcome)
-                )
-            elif kind == "end":
-                trace.end = decode_state(rec["end"])
-                trace.message = rec.get("message")
-                trace.pending = tuple(rec["pending"]) if rec.get("pending") is not None else None
-            else:
-                raise InvalidArgument(
-                    f"{os.fspath(path)}:{number}: unexpected line {shorten(repr(rec))}; expected a step or end line"
-                )
+        machine, start, max_steps, steps, end = _read_trace_file(path)
+        trace = cls(machine=machine, start=start, max_steps=max_steps, steps=steps)
+        if end is not None:
+            trace.end, trace.message, trace.pending = end
         return trace
 
     # -- display -------------------------------------------------------------------------
@@ -406,7 +386,17 @@ def run(
     trace = Trace(machine=name, start=start, max_steps=max_steps)
     writer = _TraceWriter(path, name, start, max_steps) if path is not None else None
     try:
-        trace = _steps(machine, model, trace, writer, raise_errors)
+        try:
+            trace = _steps(machine, model, trace, writer, raise_errors)
+        except Exception as exc:
+            # A bug in the machine (a harness that raises on some completion) propagates,
+            # but the file says why the run stopped: never a header-only trace.
+            if writer is not None:
+                if trace.end != "model-error":  # a model error re-raised (raise_errors=True)
+                    trace.end = "harness-error"
+                trace.message = f"{type(exc).__name__}: {exc}"
+                writer.end(trace)
+            raise
         if writer is not None:
             writer.end(trace)
     finally:
@@ -443,6 +433,7 @@ def _steps(
                 )
         except Exception as exc:  # noqa: BLE001 - a model failure ends the run; the trace keeps it
             if raise_errors:
+                trace.end = "model-error"
                 raise
             trace.end, trace.message, trace.error = (
                 "model-error",
@@ -529,6 +520,116 @@ class _TraceWriter:
         self.close()
 
 
+# -- reading a trace file: every check in one place ---------------------------------------
+
+
+def _read_trace_file(path: str | os.PathLike) -> tuple[str, Any, int | None, list[Step], Any]:
+    """Read and check a trace file: ``(machine, start, max_steps, steps, end)``, where
+    ``end`` is ``(end, message, pending)`` or ``None`` (no end line: an interrupted run).
+
+    Every way a file can be wrong raises :class:`TraceError` naming ``path:line``: bytes
+    that are not UTF-8, binary data, a line that is not JSON (NaN included), nesting too
+    deep, a missing header, an unknown format or version, a missing field or one of the
+    wrong type, an unknown state encoding, step indices out of order, a step after the
+    run ended, an end line whose step count disagrees, or a line after the end line.
+    """
+    name = os.fspath(path)
+
+    def fail(line: int | None, problem: str) -> NoReturn:
+        raise TraceError(name, line, problem)
+
+    def field_of(rec: dict, line: int, key: str, types: tuple, what: str) -> Any:
+        if key not in rec:
+            fail(line, f"the {rec.get('kind', 'line')} line has no {key!r} field")
+        value = rec[key]
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            fail(line, f"{key!r} must be {what}, got {brief(value)}")
+        return value
+
+    def state_of(rec: dict, line: int, key: str) -> Any:
+        if key not in rec:
+            fail(line, f"the {rec.get('kind', 'line')} line has no {key!r} field")
+        try:
+            return decode_state(rec[key])
+        except InvalidArgument as exc:
+            fail(line, f"{key!r}: {exc}")
+
+    records = read_json_records(name, TraceError)
+    if not records:
+        fail(None, "the file is empty: no trace header line")
+    line, header = records[0]
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        fail(line, "not a trace file written by agentic_machines (no trace header line)")
+    version = header.get("version")
+    if version != VERSION:
+        fail(
+            line,
+            f"unknown trace format version {brief(version)}; this toolkit reads version {VERSION}",
+        )
+    machine = field_of(header, line, "machine", (str,), "a string")
+    start = state_of(header, line, "start")
+    max_steps = header.get("max_steps")
+    if max_steps is not None and (type(max_steps) is not int or max_steps < 0):
+        fail(line, f"'max_steps' must be a whole number >= 0 or null, got {brief(max_steps)}")
+    steps: list[Step] = []
+    final = start
+    end = None
+    for line, rec in records[1:]:
+        if not isinstance(rec, dict) or rec.get("kind") not in ("step", "end"):
+            fail(line, f"unexpected line {brief(rec)}; expected a step or end line")
+        if end is not None:
+            fail(line, "a line after the end line; the end line must be the last")
+        if rec["kind"] == "end":
+            value = state_of(rec, line, "end")
+            if not (is_sentinel(value) or (type(value) is str and value in END_REASONS)):
+                fail(
+                    line,
+                    f"unknown end {brief(value)}; expected 1, ↑ or one of {', '.join(END_REASONS)}",
+                )
+            if "steps" in rec:
+                count = field_of(rec, line, "steps", (int,), "a whole number")
+                if count != len(steps):
+                    fail(line, f"the end line says {count} step(s) but the file has {len(steps)}")
+            message = rec.get("message")
+            if message is not None and not isinstance(message, str):
+                fail(line, f"'message' must be a string or null, got {brief(message)}")
+            pending = rec.get("pending")
+            if pending is not None and not (
+                isinstance(pending, list)
+                and len(pending) == 2
+                and all(isinstance(x, str) for x in pending)
+            ):
+                fail(
+                    line,
+                    f"'pending' must be null or [prompt, completion], got {brief(pending)}",
+                )
+            end = (value, message, tuple(pending) if pending is not None else None)
+            continue
+        index = field_of(rec, line, "index", (int,), "a whole number")
+        if index != len(steps):
+            fail(
+                line,
+                f"step index {index} where {len(steps)} was expected (a step is missing or repeated)",
+            )
+        if is_sentinel(final) and steps:
+            fail(line, f"a step after the run ended with {final!r}")
+        if rec.get("same_state") is True:
+            state = final
+        else:
+            state = state_of(rec, line, "state")
+        prompt = field_of(rec, line, "prompt", (str,), "a string")
+        completion = field_of(rec, line, "completion", (str,), "a string")
+        if rec.get("outcome_then") is True:
+            if not isinstance(state, TraceState):
+                fail(line, "'outcome_then' is only allowed when the state is a trace state")
+            outcome = state.then(completion)
+        else:
+            outcome = state_of(rec, line, "outcome")
+        steps.append(Step(index, state, prompt, completion, outcome))
+        final = outcome
+    return machine, start, max_steps, steps, end
+
+
 # -- state encoding ---------------------------------------------------------------------
 
 _MARKERS = ("sentinel", "tuple", "frozenset", "trace", "dict", "repr")
@@ -551,8 +652,8 @@ def encode_state(state: Any) -> Any:
     True
     """
     kind = type(state)
-    if kind in _PLAIN:  # the common states need no walk
-        return state
+    if kind in _PLAIN and not (kind is float and not math.isfinite(state)):
+        return state  # the common states need no walk
     if kind is TraceState:
         return {"trace": list(state.completions)}
     return _convert(state, _encode_one)
@@ -564,6 +665,10 @@ _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 def decode_state(value: Any) -> Any:
     """The inverse of :func:`encode_state` (``{"repr": r}`` gives ``Opaque(r)``).
+
+    A value that :func:`encode_state` cannot have written (an unknown sentinel, a trace
+    state that is not a list of strings, NaN, ...) raises
+    :class:`~agentic_machines.errors.InvalidArgument` saying which encoding is unknown.
 
     >>> decode_state({"sentinel": "↑"}), decode_state({"trace": ["a"]})
     (↑, TraceState('a'))
@@ -602,6 +707,8 @@ def _encode_one(value: Any) -> tuple:
         return ("leaf", {"sentinel": "1"})
     if value is DIVERGE:
         return ("leaf", {"sentinel": "↑"})
+    if isinstance(value, float) and not math.isfinite(value):
+        return ("leaf", {"repr": repr(value)})  # JSON has no NaN or infinity
     if value is None or isinstance(value, (str, bool, int, float)):
         return ("leaf", value)
     if isinstance(value, TraceState):
@@ -631,25 +738,57 @@ def _decode_one(value: Any) -> tuple:
     if isinstance(value, list):
         return ("node", value, list)
     if not isinstance(value, dict):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InvalidArgument(f"the number {value!r} is not a state value (NaN or infinite)")
         return ("leaf", value)
     if len(value) == 1:
         ((key, inner),) = value.items()
         if key == "sentinel":
+            if inner not in ("1", "↑"):
+                raise InvalidArgument(
+                    f"unknown state encoding {brief(value)}: a sentinel is '1' or '↑'"
+                )
             return ("leaf", HALT if inner == "1" else DIVERGE)
         if key == "trace":
+            if not (isinstance(inner, list) and all(isinstance(c, str) for c in inner)):
+                raise InvalidArgument(
+                    f"unknown state encoding {brief(value)}: a trace state is a list of strings"
+                )
             return ("leaf", TraceState(tuple(inner)))
         if key == "repr":
+            if not isinstance(inner, str):
+                raise InvalidArgument(f"unknown state encoding {brief(value)}: a repr is a string")
             return ("leaf", Opaque(inner))
+        if key in ("tuple", "frozenset", "dict") and not isinstance(inner, list):
+            raise InvalidArgument(f"unknown state encoding {brief(value)}: {key} holds a list")
         if key == "tuple":
             return ("node", inner, tuple)
         if key == "frozenset":
-            return ("node", inner, frozenset)
+            return ("node", inner, _hashable(frozenset))
         if key == "dict":
+            if not all(isinstance(kv, list) and len(kv) == 2 for kv in inner):
+                raise InvalidArgument(
+                    f"unknown state encoding {brief(value)}: a dict is a list of [key, value] pairs"
+                )
             flat = [x for kv in inner for x in kv]
             return (
                 "node",
                 flat,
-                lambda items: {items[i]: items[i + 1] for i in range(0, len(items), 2)},
+                _hashable(lambda items: {items[i]: items[i + 1] for i in range(0, len(items), 2)}),
             )
     keys = list(value)
     return ("node", list(value.values()), lambda items: dict(zip(keys, items)))
+
+
+def _hashable(build: Any) -> Any:
+    """``build``, with an unhashable member (a list inside a frozenset) reported as bad input."""
+
+    def checked(items: list) -> Any:
+        try:
+            return build(items)
+        except TypeError:
+            raise InvalidArgument(
+                "unknown state encoding: a frozenset member or dict key is not hashable"
+            ) from None
+
+    return checked
