@@ -180,6 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("dir", metavar="DIR", help="the folder to write (created if missing)")
     p.set_defaults(func=_gallery)
+
+    from .test_cmd import add_parser as add_test  # its own module: issue 13
+
+    add_test(sub)
     return parser
 
 
