@@ -152,8 +152,9 @@ def unicode_text(max_size: int = 200) -> st.SearchStrategy[str]:
     with bidirectional, zero-width and combining characters mixed in.
 
     >>> from hypothesis import find
-    >>> "\\u202e" in find(unicode_text(), lambda c: "\\u202e" in c)
-    True
+    >>> find(unicode_text(), lambda c: not c.isascii())
+    '\\x80'
+
     """
     specials = st.sampled_from(
         ["\u202e", "\u200b", "\u200d", "\ufeff", "\u0301", "\r", "\x00", "😀"]

@@ -183,6 +183,11 @@ class _Search:
         self.transitions = list(dict.fromkeys(q for q in parts if isinstance(q, Transition)))
         self.effects = list(dict.fromkeys(q for q in parts if isinstance(q, EffectsAtMostOnce)))
         self.parts = list(dict.fromkeys(parts))
+        self.halting = [q for q in self.parts if isinstance(q, HaltsWithin)]
+        self.diverging = [q for q in self.parts if isinstance(q, NeverDiverges)]
+        if max_depth is None and self.halting and len(self.halting) == len(self.parts):
+            # halts_within(k) is decided by the runs of k steps: no need to go deeper
+            self.max_depth = max(q.k for q in self.halting)
         # first violation per part: (state id, completion or None, outcome, explanation)
         self.found: dict[Property, tuple] = {}
 
@@ -263,6 +268,7 @@ class _Search:
                     if t is DIVERGE:
                         if self.first_diverge is None:
                             self.first_diverge = (i, c)
+                            self._diverged(i, c)
                     elif kind is Raised:
                         if self.first_raised is None:
                             self.first_raised = (i, c, t)
@@ -287,6 +293,8 @@ class _Search:
                                 )
                             if invariants:
                                 self._check_state(j)
+                            if self.halting:
+                                self._deep(j, nd)
                             queue.append(j)
                         t = j
                     if t not in out:
@@ -377,6 +385,32 @@ class _Search:
                     None,
                     f"{inv.name} is false in state {short_repr(state)} (prompt of "
                     f"{len(prompt):,} characters: {short_repr(prompt, 60)})",
+                )
+
+    def _diverged(self, i: int, c: str) -> None:
+        """The first DIVERGE (a shortest one): it refutes the liveness properties."""
+        n = self.depth[i] + 1
+        for q in self.diverging:
+            self.found.setdefault(
+                q, (i, c, DIVERGE, "the harness diverged (↑): it never returns to the model")
+            )
+        for q in self.halting:
+            if n <= q.k:
+                self.found.setdefault(
+                    q, (i, c, DIVERGE, f"the harness diverged (↑) after {n} model call(s)")
+                )
+
+    def _deep(self, j: int, d: int) -> None:
+        """A state ``d`` steps deep: the breadth-first path to it is a run of ``d`` steps
+        that has not halted, a shortest counterexample to ``halts_within(d)``."""
+        for q in self.halting:
+            if q.k == d and q not in self.found:
+                self.found[q] = (
+                    j,
+                    None,
+                    None,
+                    f"after {d} model calls the run has not halted (it is in "
+                    f"{short_repr(self.states[j])})",
                 )
 
     def _check_transition(self, i: int, c: str, t: Any) -> None:
@@ -584,7 +618,12 @@ class _Search:
         return self._walk_cx(q, walk + [entry], comps, why, loop_at)
 
     def _halts_within(self, q: HaltsWithin) -> tuple[Counterexample | None, str]:
+        if q in self.found:
+            i, c, t, why = self.found[q]
+            return self._path_cx(q, i, c, t, why), ""
         k = q.k
+        if k == 0:  # the start is a state: the run of 0 steps has not halted
+            return self._path_cx(q, 0, None, None, "the start is a state, not HALT"), ""
         candidates: list[Counterexample] = []
         if self.first_diverge is not None:
             i, c = self.first_diverge

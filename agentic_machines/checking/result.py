@@ -157,6 +157,10 @@ class Counterexample:
         return "\n".join(lines)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'s' * (n != 1)}"
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())[:200]
 
@@ -169,7 +173,8 @@ class Coverage:
     outcome) pairs); ``depth`` (the deepest state, in steps from the start);
     ``alphabet_share`` maps each expanded state to the share of the completions tried
     there that lead to different outcomes (1.0: every completion does something else;
-    low: most completions are equivalent there); ``unreached_prompts`` lists prompts
+    low: most completions are equivalent there; ``None`` for sampled runs, which try
+    one completion per state); ``unreached_prompts`` lists prompts
     the machine can show that no explored state showed (see
     :func:`~agentic_machines.checking.coverage.unreached_prompts`); ``undecided``
     counts steps whose outcome is unknown (the harness raised ``Undecided``);
@@ -180,7 +185,7 @@ class Coverage:
     transitions: int
     edges: int
     depth: int
-    alphabet_share: Mapping[Any, float] = field(compare=False, repr=False)
+    alphabet_share: Mapping[Any, float] | None = field(compare=False, repr=False)
     unreached_prompts: tuple[str, ...] = ()
     unreached_basis: str = ""
     undecided: int = 0
@@ -192,7 +197,7 @@ class Coverage:
         >>> Coverage(2, 4, 3, 1, {0: 0.5, 1: 1.0}).share_summary()
         'min 50%, mean 75%, max 100% over 2 expanded states'
         """
-        shares = list(self.alphabet_share.values())
+        shares = list((self.alphabet_share or {}).values())
         if not shares:
             return "no state was expanded"
         return (
@@ -202,11 +207,14 @@ class Coverage:
 
     def __str__(self) -> str:
         lines = [
-            f"coverage: {self.states:,} states, {self.transitions:,} transitions, "
-            f"{self.edges:,} edges, depth {self.depth}"
-            + (f", {self.undecided} undecided steps" if self.undecided else ""),
-            f"  alphabet used per state (distinct outcomes / completions tried): {self.share_summary()}",
+            f"coverage: {_count(self.states, 'state')}, {_count(self.transitions, 'transition')}, "
+            f"{_count(self.edges, 'edge')}, depth {self.depth}"
+            + (f", {_count(self.undecided, 'undecided step')}" if self.undecided else "")
         ]
+        if self.alphabet_share is not None:
+            lines.append(
+                f"  alphabet used per state (distinct outcomes / completions tried): {self.share_summary()}"
+            )
         if self.unreached_basis:
             if self.unreached_prompts:
                 shown = ", ".join(short_repr(p, 50) for p in self.unreached_prompts[:8])

@@ -32,6 +32,7 @@ it was in (the model can repeat that loop for ever: a lasso);
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -42,6 +43,7 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 
 from ..errors import InvalidArgument
 from ..machine import DIVERGE, AgenticMachine
+from ..runtime.explore import _Reporter  # the status-line timing explore uses
 from ..verdict import Verdict, short_repr
 from .coverage import unreached_prompts
 from .expand import Unknown, expand, records_errors
@@ -193,8 +195,9 @@ class _Run:
         )
 
 
-def _new_log() -> dict[str, Any]:
+def _new_log(tick: Callable[[], None] | None = None) -> dict[str, Any]:
     return {
+        "tick": tick,
         "states": set(),
         "prompts": set(),
         "edges": set(),
@@ -214,13 +217,14 @@ def hypothesis_test(
     completions: CompletionSource | None = None,
     max_steps: int = 20,
     max_examples: int | None = None,
+    on_run: Callable[[], None] | None = None,
 ) -> type[RuleBasedStateMachine]:
     """A ``RuleBasedStateMachine`` subclass that runs ``machine`` on generated completions.
 
     ``completions`` is a strategy, or a function ``prompt -> strategy`` (default:
     :func:`~agentic_machines.checking.adversarial.adversarial_completions` of the
     machine, with its finite alphabet if it has one). A run has at most ``max_steps``
-    steps. Use it as Hypothesis state machines are used: ``TestAgent =
+    steps; ``on_run`` is called as each run starts. Use it as Hypothesis state machines are used: ``TestAgent =
     hypothesis_test(...).TestCase`` in a test module, or
     ``run_state_machine_as_test(cls)``. The class keeps what it saw in ``cls.log``
     (states, prompts, the failing runs).
@@ -244,12 +248,14 @@ def hypothesis_test(
     if not isinstance(max_steps, int) or max_steps < 1:
         raise InvalidArgument(f"max_steps must be a positive integer, got {max_steps!r}")
     source = _source(machine, completions)
-    log = _new_log()
+    log = _new_log(on_run)
 
     class HarnessTest(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
             log["runs"] += 1
+            if log["tick"] is not None:
+                log["tick"]()
             self.run = _Run(machine, start, parts, log)
 
         if callable(source) and not isinstance(source, st.SearchStrategy):
@@ -286,13 +292,16 @@ def hypothesis_check(
     max_examples: int = 100,
     max_steps: int = 20,
     seed: int | None = None,
+    progress: None | bool | Callable[[dict[str, Any]], None] = None,
 ) -> CheckResult:
     """Test every property on ``max_examples`` generated runs; a failure is shrunk.
 
     Each property gets its own Hypothesis run (so each refuted one gets its own
     minimal counterexample). A property no run broke gets a ``"sampled"`` verdict that
     holds with the number of runs named, never a proof. ``seed`` fixes the generated
-    runs (default: derandomized, the same runs every time).
+    runs (default: derandomized, the same runs every time). ``progress`` prints a
+    status line on stderr every two seconds once the check runs for two (``False``:
+    never; a function: called with the statistics instead).
     """
     props = flatten(properties)
     if not props:
@@ -304,8 +313,24 @@ def hypothesis_check(
         start = machine.initial
     results = []
     total = _new_log()
+    reporter = _Reporter(_printer(progress))
     for prop in props:
-        cls = hypothesis_test(machine, start, [prop], completions=completions, max_steps=max_steps)
+        runs_before = total["runs"]
+        holder: list[Any] = []
+
+        def tick(name: str = prop.name, before: int = runs_before, box: list = holder) -> None:
+            reporter.tick(
+                lambda: {
+                    "property": name,
+                    "runs": before + box[0].log["runs"],
+                    "seconds": round(time.perf_counter() - began, 3),
+                }
+            )
+
+        cls = hypothesis_test(
+            machine, start, [prop], completions=completions, max_steps=max_steps, on_run=tick
+        )
+        holder.append(cls)
         config = settings(
             cls.TestCase.settings,
             max_examples=max_examples,
@@ -354,6 +379,9 @@ def hypothesis_check(
                 True, claim, "sampled", runs, reason=f"no counterexample in {runs} runs"
             )
         results.append(PropertyResult(prop, verdict, cx))
+    reporter.finish(
+        {"property": "all", "runs": total["runs"], "seconds": time.perf_counter() - began}
+    )
     reached = total["prompts"]
     missing, basis = unreached_prompts(machine, reached)
     coverage = Coverage(
@@ -361,7 +389,7 @@ def hypothesis_check(
         transitions=total["transitions"],
         edges=len(total["edges"]),
         depth=total["depth"],
-        alphabet_share={},
+        alphabet_share=None,
         unreached_prompts=missing,
         unreached_basis=basis,
         undecided=total["unknown"],
@@ -377,6 +405,21 @@ def hypothesis_check(
         seconds=time.perf_counter() - began,
         details={"runs": total["runs"]},
     )
+
+
+def _printer(progress: Any) -> Any:
+    if progress is False or callable(progress):
+        return progress
+
+    def line(stats: dict[str, Any]) -> None:
+        word = "tested" if stats.get("final") else f"testing {stats['property']}"
+        print(
+            f"agentic-machines: {word}: {stats['runs']:,} runs, {stats['seconds']:.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return line
 
 
 def _fields(cx: Counterexample) -> tuple:

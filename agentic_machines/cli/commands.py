@@ -208,9 +208,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     from . import explore as _explore_command
     from . import export as _export_command
+    from . import test_cmd as _test_command
 
     _explore_command.add_parser(sub)
     _export_command.add_parser(sub)
+    _test_command.add_parser(sub)
     return parser
 
 

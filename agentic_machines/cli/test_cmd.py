@@ -1,0 +1,226 @@
+"""``agentic-machines test TARGET``: check properties of a machine from the command line.
+
+``--property`` names a property (``halts_within:8``, ``never_raises``,
+``never_diverges``, ``prompt_length_at_most:N``, ``effects_at_most_once:TOOL``; repeat
+it for several). The check is exhaustive over a finite alphabet (``--alphabet FILE``,
+one completion per line or a JSON list; default: the machine's own alphabet, or the
+small per-prompt alphabet an architecture draws its diagrams with), bounded by
+``--max-depth`` and ``--max-states``; or sampled with ``--hypothesis N`` (N generated
+runs per property from the adversarial strategies, plus the alphabet file's
+completions when given). It prints each verdict, the counterexamples (shortest, or
+shrunk) as runnable snippets, and the coverage. ``--save FILE`` writes each
+counterexample as a trace file that ``agentic-machines run TARGET --replay FILE``
+reruns.
+
+Exit status: 0 when every property holds (within the bound printed), 1 when one is
+refuted or undecided, 2 on bad input.
+
+>>> from agentic_machines.cli.commands import main
+>>> main(["test", "f2-add", "--property", "never_raises"])  # doctest: +ELLIPSIS
+# machine = the machine 'f2-add' (start 0)
+f2-add: 1 property, exhaustive, the whole reachable graph (2 states)
+PASS never_raises(): Holds: ...
+coverage: 2 states, 4 transitions, 4 edges, depth 1
+...
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidArgument
+
+__all__ = ["add_parser", "replay_trace", "DEFAULT_PROPERTIES"]
+
+DEFAULT_PROPERTIES = ("never_raises", "never_diverges")
+"""What ``test`` checks when no ``--property`` is given."""
+
+
+def add_parser(sub: Any) -> None:
+    """Register the ``test`` subcommand on the subparsers ``sub``."""
+    p = sub.add_parser(
+        "test",
+        help="check properties of a machine: exhaustive over an alphabet, or Hypothesis runs",
+        description="Check properties of a machine: an exhaustive bounded search over a finite "
+        "completion alphabet (shortest counterexamples), or --hypothesis N generated runs with "
+        "adversarial completions (shrunk counterexamples). Exit 0 when all hold, 1 when one "
+        "fails or is undecided, 2 on bad input.",
+    )
+    p.add_argument("target", metavar="TARGET", help="a fixture or architecture name")
+    p.add_argument(
+        "-p",
+        "--property",
+        action="append",
+        metavar="SPEC",
+        help="halts_within:K, never_raises, never_diverges, prompt_length_at_most:N or "
+        "effects_at_most_once:TOOL; repeat for several (default: never_raises, never_diverges)",
+    )
+    p.add_argument(
+        "--alphabet",
+        metavar="FILE",
+        help="the completions to try: one per line, or a JSON list of strings",
+    )
+    p.add_argument(
+        "--hypothesis",
+        type=_positive,
+        metavar="N",
+        help="instead of the exhaustive search, N generated runs per property (sampled)",
+    )
+    p.add_argument(
+        "--max-depth", type=_natural, metavar="D", help="do not expand states D steps deep"
+    )
+    p.add_argument(
+        "--max-states",
+        type=_positive,
+        default=10_000,
+        metavar="N",
+        help="state bound of the search (default: 10 000)",
+    )
+    p.add_argument(
+        "--max-steps",
+        type=_positive,
+        default=20,
+        metavar="N",
+        help="steps per generated run with --hypothesis (default: 20)",
+    )
+    p.add_argument("--seed", type=int, metavar="S", help="seed of the generated runs")
+    p.add_argument(
+        "--save",
+        metavar="FILE",
+        help="write each counterexample as a trace file (several: FILE with the property's name)",
+    )
+    p.set_defaults(func=run_test)
+
+
+def _natural(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number 0 or more, got {text}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number 1 or more, got {text}")
+    return value
+
+
+def _resolve(target: str) -> tuple[str, Any, Any, Any]:
+    """``(name, machine, start, default alphabet)`` of a command-line machine target."""
+    from .catalog import resolve
+
+    entry = resolve(target)
+    machine = entry.machine()
+    return entry.name, machine, entry.start(machine), entry.completions(machine)
+
+
+def run_test(args: argparse.Namespace) -> int:
+    """The ``test`` subcommand: print the report, return the exit status."""
+    from ..checking import parse_property
+    from ..checking.check import check_properties
+    from .commands import read_script
+
+    specs = args.property or list(DEFAULT_PROPERTIES)
+    properties = [parse_property(s) for s in specs]
+    name, machine, start, default = _resolve(args.target)
+    alphabet = read_script(args.alphabet) if args.alphabet else None
+    if alphabet is not None and not alphabet:
+        raise InvalidArgument(f"{args.alphabet}: the alphabet file holds no completion")
+    if not args.property:
+        print(f"(no --property given: checking {', '.join(DEFAULT_PROPERTIES)})")
+    if args.hypothesis is not None:
+        from ..checking.adversarial import adversarial_completions
+        from ..checking.stateful import hypothesis_check
+
+        valid = list(alphabet or (default if isinstance(default, (list, tuple)) else []))
+        result = hypothesis_check(
+            machine,
+            start,
+            properties,
+            completions=adversarial_completions(machine, valid),
+            max_examples=args.hypothesis,
+            max_steps=args.max_steps,
+            seed=args.seed,
+            progress=None,
+        )
+    else:
+        completions = alphabet if alphabet is not None else default
+        if completions is None:
+            raise InvalidArgument(
+                f"{name!r} has no finite completion alphabet; give --alphabet FILE, or "
+                "--hypothesis N for generated completions"
+            )
+        result = check_properties(
+            machine,
+            start,
+            properties,
+            completions=completions,
+            max_depth=args.max_depth,
+            max_states=args.max_states,
+        )
+    print(f"# machine = the machine {args.target!r} (start {result.start!r})")
+    print(result.report("machine"))
+    if args.save:
+        _save(result, args.save, args.target)
+    return 0 if result else 1
+
+
+def _save(result: Any, path: str, target: str) -> None:
+    cxs = list(result.counterexamples.items())
+    if not cxs:
+        print(f"no counterexample to save ({path} not written)")
+        return
+    base = Path(path)
+    for n, (prop, cx) in enumerate(cxs):
+        if n == 0:
+            out = base
+        else:
+            slug = "".join(ch if ch.isalnum() else "_" for ch in prop).strip("_")
+            out = base.with_name(f"{base.stem}.{slug}{base.suffix}")
+        cx.save(out)
+        print(
+            f"saved the counterexample to {prop} in {out} "
+            f"(rerun: agentic-machines run {target} --replay {out})"
+        )
+
+
+def replay_trace(machine: Any, path: str) -> int:
+    """``run NAME --replay TRACE``: rerun a saved trace, checking every step.
+
+    Prints the replayed trace and returns 0 when every state, prompt and outcome is as
+    recorded. A trace cut by a harness that raised (a ``never_raises``
+    counterexample) is reproduced when the harness raises the recorded exception at
+    the recorded step: that prints the error and returns 1. A difference raises
+    :class:`~agentic_machines.errors.ReplayMismatch` (exit 2).
+    """
+    from ..runtime.run import Trace
+
+    trace = Trace.load(path)
+    crashed = trace.end == "incomplete" and trace.pending is not None
+    try:
+        again = trace.replay(machine)
+    except Exception as exc:  # noqa: BLE001 - a recorded crash must come back, nothing else
+        recorded = trace.message or ""
+        if crashed and f"raised {type(exc).__name__}" in recorded:
+            print(
+                f"replayed {len(trace)} step(s) of {path} as recorded; then, as recorded, the "
+                f"harness raised {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+            )
+            return 1
+        raise
+    if crashed:
+        raise InvalidArgument(
+            f"{path} records that the harness raised ({trace.message}), but the replay did not "
+            "raise: the machine no longer behaves as recorded"
+        )
+    print(again)
+    name = getattr(machine, "name", None)
+    other = (
+        f" (recorded on {trace.machine!r}, replayed on {name!r})" if name != trace.machine else ""
+    )
+    print(f"replayed {path}: every step as recorded{other}")
+    return 0
