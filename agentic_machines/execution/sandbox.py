@@ -556,6 +556,9 @@ def _wrap(tool: str | None, scratch: str, argv: list[str]) -> list[str]:
             "--chdir",
             scratch,
             "--clearenv",
+            "--setenv",
+            "PYTHONHASHSEED",
+            "0",
             "--",
             *argv,
         ]
@@ -605,15 +608,23 @@ class ProcessExecutor(Executor):
     asks for them by message. Values cross as :mod:`~agentic_machines.execution.wire` data.
     """
 
-    def __init__(self, level: str = "process", limits: Limits | None = None) -> None:
+    def __init__(
+        self, level: str = "process", limits: Limits | None = None, *, tool: str | None = None
+    ) -> None:
         if level not in ("process", "namespace"):
             raise InvalidArgument(
                 f"ProcessExecutor level is 'process' or 'namespace', got {level!r}"
             )
+        if tool not in (None, "bwrap", "unshare"):
+            raise InvalidArgument(f"tool must be 'bwrap', 'unshare' or None, got {tool!r}")
         self.level = level
-        self.tool = namespace_tool() if level == "namespace" else None
+        # tool: which namespace tool to use (default: the first that works, see namespace_tool)
+        self.tool = (tool or namespace_tool()) if level == "namespace" else None
         if level == "namespace" and self.tool is None:
-            raise InvalidArgument(resolve_isolation.__doc__ or "no namespace tool")
+            raise InvalidArgument(
+                "isolation='namespace' needs bwrap (bubblewrap) or unshare (util-linux) with "
+                "user namespaces; install bubblewrap (apt-get install bubblewrap) or use 'process'"
+            )
         self.limits = limits or Limits()
         self._effects: dict[str, dict[str, Callable[..., Any]]] = {}
         self._journal: list[tuple[bytes, bytes]] = []  # (message sent, reply received)
