@@ -334,9 +334,9 @@ def test_analysis_refutes_at_the_second_invocation_of_count_even():
     v = rp.analysis(n=60)
     assert v.status == "refuted" and v.method == "fact:F2" and v.checked == 60
     state = v.obstruction.state
-    assert rp.machine(isolation="inline").prompt(state).startswith("REPL: count_even") and not rp.is_first_invocation(
-        rp.machine(isolation="inline").prompt(state)
-    )
+    assert rp.machine(isolation="inline").prompt(state).startswith(
+        "REPL: count_even"
+    ) and not rp.is_first_invocation(rp.machine(isolation="inline").prompt(state))
     assert v.details["initial_state"].status == "refuted"
 
 

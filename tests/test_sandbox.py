@@ -197,7 +197,17 @@ def test_a_worker_starts_only_when_a_block_runs_and_gets_a_clean_environment(mon
 
 
 def test_wire_round_trips_data_and_refuses_malformed_values():
-    value = (1, -2.5, float("inf"), "s", b"\x00", [None, True], {"a": {1, 2}}, {3: "x"}, frozenset())
+    value = (
+        1,
+        -2.5,
+        float("inf"),
+        "s",
+        b"\x00",
+        [None, True],
+        {"a": {1, 2}},
+        {3: "x"},
+        frozenset(),
+    )
     assert wire.decode(json.loads(json.dumps(wire.encode(value)))) == value
     for bad in ({"$nope": 1}, {"$tuple": 3}, {"$dict": [[1]]}, object()):
         with pytest.raises(ValueError):

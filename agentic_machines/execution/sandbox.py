@@ -49,6 +49,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import weakref
 from collections.abc import Callable, Generator, Mapping
@@ -516,6 +517,7 @@ _OK = b'{"type":"ok"}\n'
 _MAX_MESSAGE = 64 * 1024 * 1024  # bytes of one message from the worker
 _MAX_LIVE = 8  # workers alive at once in this process; idle ones beyond it are stopped
 _LIVE: collections.OrderedDict[int, weakref.ref] = collections.OrderedDict()
+_LIVE_LOCK = threading.Lock()  # executors of different threads share the cap
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # The worker imports only the execution layer and the errors (not the package's __init__,
@@ -633,6 +635,7 @@ class ProcessExecutor(Executor):
         self._buffer = b""
         self._scratch: str | None = None
         self._closed = False
+        self._busy = False
         self.workers_started = 0
         self._finalizer = weakref.finalize(self, _stop_process, [None], None)
 
@@ -666,35 +669,45 @@ class ProcessExecutor(Executor):
         self.workers_started += 1
         self._finalizer.detach()
         self._finalizer = weakref.finalize(self, _stop_process, [self._proc], self._scratch)
-        _LIVE[id(self)] = weakref.ref(self)
-        _LIVE.move_to_end(id(self))
-        self._evict_others()
+        with _LIVE_LOCK:
+            _LIVE[id(self)] = weakref.ref(self)
+            for other in self._evict_others():
+                other._kill(locked=True)
 
-    def _evict_others(self) -> None:
-        # Idle workers of other executors are stopped past _MAX_LIVE: each can be rebuilt
-        # from its journal when needed again.
-        while len(_LIVE) > _MAX_LIVE:
-            key, ref = next(iter(_LIVE.items()))
-            if key == id(self):
-                _LIVE.move_to_end(key)
-                if len(_LIVE) == 1:
-                    return
-                continue
-            del _LIVE[key]
+    def _evict_others(self) -> list[ProcessExecutor]:
+        # Idle workers of other executors are stopped past _MAX_LIVE (least recently used
+        # first): each is rebuilt from its journal when needed again. A worker in the middle
+        # of an exchange (another thread's) is never stopped.
+        victims = []
+        excess = len(_LIVE) - _MAX_LIVE
+        for key, ref in list(_LIVE.items()):
+            if excess <= 0:
+                break
             other = ref()
-            if other is not None:
-                other._kill()
+            if other is None:
+                del _LIVE[key]
+                excess -= 1
+            elif other is not self and not other._busy:
+                del _LIVE[key]
+                victims.append(other)
+                excess -= 1
+        return victims
 
-    def _kill(self) -> None:
+    def _kill(self, locked: bool = False) -> None:
         proc, self._proc = self._proc, None
-        _LIVE.pop(id(self), None)
+        if locked:
+            _LIVE.pop(id(self), None)
+        else:
+            with _LIVE_LOCK:
+                _LIVE.pop(id(self), None)
         if proc is not None:
             _stop_process([proc], None)
 
     def _ensure(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
-            if id(self) in _LIVE:
-                _LIVE.move_to_end(id(self))
+            with _LIVE_LOCK:
+                if id(self) in _LIVE:
+                    _LIVE.move_to_end(id(self))
             pending = self._journal[len(self._journal) - self._unsent :]
             self._unsent = 0
             self._replay(pending)
@@ -788,16 +801,21 @@ class ProcessExecutor(Executor):
         ``clock`` holds the seconds left of the running block's deadline; the time spent
         waiting for the worker is charged to it.
         """
-        self._ensure()
-        line = wire.dumps(message)
-        self._send(line)
-        timeout = self.limits.timeout_s if clock is None else clock[0]
-        start = time.monotonic()
+        with _LIVE_LOCK:  # an eviction (another thread's) never stops a busy worker
+            self._busy = True
         try:
-            reply = self._receive(timeout)
+            self._ensure()
+            line = wire.dumps(message)
+            self._send(line)
+            timeout = self.limits.timeout_s if clock is None else clock[0]
+            start = time.monotonic()
+            try:
+                reply = self._receive(timeout)
+            finally:
+                if clock is not None:
+                    clock[0] -= time.monotonic() - start
         finally:
-            if clock is not None:
-                clock[0] -= time.monotonic() - start
+            self._busy = False
         self._journal.append((line, wire.dumps(reply)))
         return reply
 
@@ -1034,9 +1052,9 @@ def _stop_process(holder: list, scratch: str | None) -> None:
                     stream.close()
             except OSError:
                 pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
+        # Not waited for: a killed worker is reaped when the subprocess module next polls
+        # (a busy machine can take a while to tear down a large address space, and the
+        # harness should not wait for it).
+        proc.poll()
     if scratch is not None:
         shutil.rmtree(scratch, ignore_errors=True)
