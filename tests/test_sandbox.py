@@ -233,3 +233,16 @@ def test_unshare_fallback_runs_blocks_too():
     result = drive_rest(ex.run_block("m", "print(x * 21)"), None)
     ex.close()
     assert result.stdout == "42\n"
+
+
+def test_cli_runs_of_rlm_and_repl_plan_are_isolated_by_default(tmp_path, capsys):
+    from agentic_machines.cli.commands import main
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["```repl\nprint(len(context))\n```", "FINAL(Seine)"]))
+    assert main(["run", "rlm", "--script", str(script)]) == 0
+    err = capsys.readouterr().err
+    assert f"isolation: {resolve_isolation('strongest')}" in err
+    script.write_text(json.dumps(["act('1')\nanswer(1)"]))
+    assert main(["run", "repl_plan", "--script", str(script), "--isolation", "process"]) == 0
+    assert "isolation: process" in capsys.readouterr().err
