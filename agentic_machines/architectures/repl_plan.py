@@ -47,8 +47,11 @@ WebShop; scripted models instead of GPT; budgets (blocks per invocation, nesting
 total model calls, lines per block attempt) are ours: exceeding one is a typed failure
 in the trace (``BlocksExceeded``, ``DepthExceeded``, ``ModelCallsExceeded``,
 ``BudgetExceeded``), never a hang; the runtime between two model calls has a line
-budget too (``line_budget`` of :func:`solve` and :func:`machine`). Model code runs in-process with restricted
-builtins (:mod:`agentic_machines.execution.codeexec`), which is not a sandbox.
+budget too (``line_budget`` of :func:`solve` and :func:`machine`). Model code runs with restricted
+builtins (:mod:`agentic_machines.execution.codeexec`) in an executor of
+:mod:`agentic_machines.execution.sandbox`: ``isolation="inline"`` (in-process, for scripted
+code only) or an isolated worker (``"process"``, ``"namespace"``), where a block past its
+deadline, out of memory or killing its worker is a typed failure in its history.
 
 The SPE question (:func:`analysis`): every successor prompt of the initial state is the
 main prompt strictly extended, a ``DESCRIBE:`` prompt, or the *first-invocation*

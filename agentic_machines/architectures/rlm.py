@@ -34,7 +34,10 @@ Simplified:
   ``open``, ``eval``, ``exec``, ``compile``, ``input``, ``globals``, ``locals``; imports
   only of pure modules such as ``re`` and ``json``; the original keeps ``__import__`` and
   ``open``, see §A.5) and a deterministic line budget per block: a block that runs past
-  it is ``DIVERGE`` (the original has no cell timeout and hangs);
+  it is ``DIVERGE`` (the original has no cell timeout and hangs); the blocks run in an
+  executor of :mod:`agentic_machines.execution.sandbox` (``isolation=``, default
+  ``"strongest"``: a worker process, in namespaces when it can), where a block past its
+  wall-clock deadline ``timeout_s`` is an ``ExecutionTimeout`` the model reads;
 - the history format mixes eras: the whole history is kept as at HEAD (so root prompts
   extend each other), while the run ends on the paper era's ``FINAL``/``FINAL_VAR``
   (HEAD ends on ``answer["ready"] = True``); the scaffold (``context``, ``llm_query``) is
