@@ -84,12 +84,28 @@ def _host_modules_ok() -> list[str]:
 FAILED_AT: dict[int, float] = {}  # thread -> when the host turned its last block into a failure
 
 
+ENSURED: dict[int, list[tuple[float, float]]] = {}  # thread -> spans spent readying a worker
+
+
 def _timed_failed(original):
     def failed(*args, **kwargs):
         FAILED_AT[threading.get_ident()] = time.monotonic()  # after the worker was killed
         return original(*args, **kwargs)
 
     return failed
+
+
+def _timed_ensure(original):
+    # Starting (or restarting and replaying) a worker happens before a block's clock starts:
+    # not part of the block's time.
+    def ensure(self):
+        start = time.monotonic()
+        try:
+            return original(self)
+        finally:
+            ENSURED.setdefault(threading.get_ident(), []).append((start, time.monotonic()))
+
+    return ensure
 
 
 def listening_socket() -> socket.socket:
@@ -119,6 +135,7 @@ def accepted(server: socket.socket) -> int:
 def run_case(arch: str, level: str, name: str, kind: str, code: str, where: Path):
     """Run one hostile block; return (outcome, seconds, problems, leaked files, connections)."""
     FAILED_AT.pop(threading.get_ident(), None)
+    ENSURED.pop(threading.get_ident(), None)
     canary = where / "canary"
     canary.mkdir(parents=True)
     token = uuid.uuid4().hex
@@ -152,7 +169,13 @@ def run_case(arch: str, level: str, name: str, kind: str, code: str, where: Path
         if outcome != "completed" and failed_at is not None:
             # from the end of the model call that wrote the block to the failure (the
             # new worker for the next block is not counted)
-            seconds = failed_at - model.spans[1][1]
+            begin = model.spans[1][1]
+            readying = sum(
+                min(e, failed_at) - max(b, begin)
+                for b, e in ENSURED.get(threading.get_ident(), [])
+                if e > begin and b < failed_at
+            )
+            seconds = failed_at - begin - readying
     elif trace.end != DIVERGE:  # DIVERGE: RLM's line budget ran out (a defined outcome)
         problems.append(f"the episode stopped after the hostile block ({trace.end})")
     expected = EXPECTED.get(kind)
@@ -170,8 +193,9 @@ def run_case(arch: str, level: str, name: str, kind: str, code: str, where: Path
 
 def run_corpus(level: str, workdir: Path, archs=("rlm", "repl_plan")) -> dict:
     """Every corpus block through each architecture at ``level``, 4 cases at a time."""
-    original = sandbox._failed
+    original, original_ensure = sandbox._failed, sandbox.ProcessExecutor._ensure
     sandbox._failed = _timed_failed(original)
+    sandbox.ProcessExecutor._ensure = _timed_ensure(original_ensure)
     cases = [(arch, name, kind, code) for name, kind, code in CORPUS for arch in archs]
     results = {}
     try:
@@ -188,6 +212,7 @@ def run_corpus(level: str, workdir: Path, archs=("rlm", "repl_plan")) -> dict:
                 results[futures[future]] = future.result()
     finally:
         sandbox._failed = original
+        sandbox.ProcessExecutor._ensure = original_ensure
     return {"results": results, "connections": sum(r[4] for r in results.values())}
 
 
