@@ -30,6 +30,10 @@ __all__ = [
     "BudgetExceeded",
     "TraceError",
     "CassetteError",
+    "ExecutionFailure",
+    "ExecutionTimeout",
+    "ExecutionMemoryExceeded",
+    "WorkerDied",
 ]
 
 
@@ -208,4 +212,38 @@ class BudgetExceeded(BaseException):
 
     Derived from ``BaseException`` (like ``KeyboardInterrupt``) so that ``except
     Exception`` in model-written code cannot swallow it.
+    """
+
+
+class ExecutionFailure(AgenticMachinesError):
+    """An isolated block of model code ended without a result of its own.
+
+    Not raised to the caller of a harness: the failure becomes the block's outcome (its
+    ``status`` and ``error``, and a line in its stderr that the model sees in its next
+    prompt, as it sees an exception). The worker that ran the block is stopped; the next
+    block gets a new worker whose namespaces are rebuilt by replaying the earlier blocks.
+    """
+
+
+class ExecutionTimeout(ExecutionFailure):
+    """A block ran longer than its wall-clock deadline (``timeout_s``); its worker was killed.
+
+    Make the block do less per call (split the work over several blocks), or raise
+    ``timeout_s``.
+    """
+
+
+class ExecutionMemoryExceeded(ExecutionFailure):
+    """A block needed more memory than the worker's address-space limit allows.
+
+    Work on smaller pieces, or raise the executor's ``memory_mb`` limit.
+    """
+
+
+class WorkerDied(ExecutionFailure):
+    """The worker process ended, was killed by a signal, or broke the message protocol.
+
+    Model code that ends its process (``os._exit``), exceeds the CPU-seconds limit or
+    writes garbage on the message channel ends this way; the harness goes on with a new
+    worker.
     """

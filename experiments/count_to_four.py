@@ -35,7 +35,7 @@ def model() -> rp.RoutedModel:
 
 def to_markdown() -> str:
     """The trace of ``run(machine(), model())``, every prompt and completion, as Markdown."""
-    trace = run(rp.machine(TASK, env(), pool=POOL), model())
+    trace = run(rp.machine(TASK, env(), pool=POOL, isolation="inline"), model())
     return (
         "# REPL-Plan count-to-four: the full trace\n\n"
         "Written by `python experiments/count_to_four.py`: the machine run of the scripted model, "

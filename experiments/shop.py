@@ -158,6 +158,8 @@ class ShopPolicy:
     imitates its k-shot examples), bugs included (:func:`buggy_pool`); the policy then
     fixes the bug from the error it reads in the next prompt."""
 
+    scripted = True  # its blocks are this file's code: REPL-Plan runs them inline by default
+
     def __init__(self, mode: str = "children") -> None:
         self.mode = mode
         self.calls: list[tuple[str, str]] = []

@@ -61,7 +61,7 @@ def test_count_to_four_golden():
     assert all("i %" not in p and "range(" not in p for p in child_prompts)
     for k, prompt in enumerate(r.prompts, 1):
         check_golden(GOLDEN / f"count_to_four_prompt_{k}.txt", prompt)
-    trace = run(rp.machine(), rp.scripted_model())
+    trace = run(rp.machine(isolation="inline"), rp.scripted_model())
     check_golden(GOLDEN / "count_to_four_trace.txt", render_trace(trace))
 
 
@@ -320,7 +320,7 @@ def test_solve_and_run_machine_agree(name):
     ex = _load(name)
     res = rp.solve(ex.TASK, ex.model(), ex.env(), pool=ex.POOL)
     assert res.env.success, res.failure
-    m = rp.machine(ex.TASK, ex.env(), pool=ex.POOL)
+    m = rp.machine(ex.TASK, ex.env(), pool=ex.POOL, isolation="inline")
     trace = run(m, ex.model())
     assert trace.end is HALT
     last = trace.steps[-1]
@@ -334,9 +334,9 @@ def test_analysis_refutes_at_the_second_invocation_of_count_even():
     v = rp.analysis(n=60)
     assert v.status == "refuted" and v.method == "fact:F2" and v.checked == 60
     state = v.obstruction.state
-    assert rp.machine().prompt(state).startswith("REPL: count_even") and not rp.is_first_invocation(
-        rp.machine().prompt(state)
-    )
+    assert rp.machine(isolation="inline").prompt(state).startswith(
+        "REPL: count_even"
+    ) and not rp.is_first_invocation(rp.machine(isolation="inline").prompt(state))
     assert v.details["initial_state"].status == "refuted"
 
 
@@ -370,7 +370,7 @@ _COMPLETIONS = st.one_of(
     st.lists(_FRAGMENTS, max_size=4).map("\n".join),
     st.text(max_size=40),
 )
-_M = rp.machine(block_lines=3_000)
+_M = rp.machine(block_lines=3_000, isolation="inline")
 _DEEP = [_M.initial, _M.harness(_M.initial, rp.M1)]
 _DEEP.append(_M.harness(_DEEP[1], "say it"))
 
@@ -730,7 +730,7 @@ def test_solve_and_run_machine_agree_on_every_ablation_variant():
     for name, policy, pool, budgets in ablation.variants():
         for seed in (0, 5):
             res = rp.solve(shop.TASK, policy, shop.env(seed), pool=pool, **budgets)
-            m = rp.machine(shop.TASK, shop.env(seed), pool=pool, **budgets)
+            m = rp.machine(shop.TASK, shop.env(seed), pool=pool, isolation="inline", **budgets)
             trace = run(m, policy)
             assert trace.end is HALT, name
             last = trace.steps[-1]
@@ -753,5 +753,5 @@ def test_a_model_method_that_never_returns_outside_a_block_is_a_typed_failure():
         and res.trace[-1].kind == "failed"
     )
     assert res.model_calls == 2 and res.actions == ()
-    m = rp.machine("t", CountEnv(10), line_budget=100_000)
+    m = rp.machine("t", CountEnv(10), line_budget=100_000, isolation="inline")
     assert m.harness(m.harness(m.initial, evil), "act('x')") is DIVERGE

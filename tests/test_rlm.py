@@ -18,7 +18,7 @@ from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
 
 GOLDEN = Path(__file__).parent / "golden" / "rlm"
-M = rlm.machine()
+M = rlm.machine(isolation="inline")
 VALID = rlm.valid_completions() + list(rlm.SCRIPT)
 
 completions = completion_strategy(VALID) | st.builds(
@@ -87,7 +87,7 @@ def test_final_var_of_a_missing_name_keeps_going_and_final_halts():
 
 
 def test_turn_limit_forces_a_final_answer_call():
-    m = rlm.machine(max_turns=2)
+    m = rlm.machine(max_turns=2, isolation="inline")
     trace = run(m, ScriptedModel(["hmm", "still thinking", "Seine, I guess"]))
     assert trace.end is HALT and len(trace) == 3
     assert trace.steps[2].prompt.endswith("<|assistant|>\n" + rlm.FINAL_REQUEST + "\n")

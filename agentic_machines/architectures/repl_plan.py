@@ -47,8 +47,11 @@ WebShop; scripted models instead of GPT; budgets (blocks per invocation, nesting
 total model calls, lines per block attempt) are ours: exceeding one is a typed failure
 in the trace (``BlocksExceeded``, ``DepthExceeded``, ``ModelCallsExceeded``,
 ``BudgetExceeded``), never a hang; the runtime between two model calls has a line
-budget too (``line_budget`` of :func:`solve` and :func:`machine`). Model code runs in-process with restricted
-builtins (:mod:`agentic_machines.execution.codeexec`), which is not a sandbox.
+budget too (``line_budget`` of :func:`solve` and :func:`machine`). Model code runs with restricted
+builtins (:mod:`agentic_machines.execution.codeexec`) in an executor of
+:mod:`agentic_machines.execution.sandbox`: ``isolation="inline"`` (in-process, for scripted
+code only) or an isolated worker (``"process"``, ``"namespace"``), where a block past its
+deadline, out of memory or killing its worker is a typed failure in its history.
 
 The SPE question (:func:`analysis`): every successor prompt of the initial state is the
 main prompt strictly extended, a ``DESCRIBE:`` prompt, or the *first-invocation*
@@ -84,7 +87,14 @@ from ..errors import (
     UnmatchedPrompt,
 )
 from ..execution.budget import LineBudget, restore_tracing
-from ..execution.codeexec import Namespace, effect_function, finish, request_function, run_block
+from ..execution.sandbox import (
+    FAILURE_STATUSES,
+    Executor,
+    Limits,
+    Scaffold,
+    make_executor,
+    resolve_isolation,
+)
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from ._invariants import InvariantAnalysis, record
@@ -237,7 +247,8 @@ class Result:
     """What an episode returns: ``actions`` (the environment's action log), ``answer``
     (main's ``answer`` value, or None), ``trace``, ``status`` (``answered``,
     ``done`` or ``failed``), ``failure`` (the typed reason), ``model_calls``,
-    ``repls`` (name -> :class:`REPLRecord`), ``prompts`` and the final ``env``.
+    ``repls`` (name -> :class:`REPLRecord`), ``prompts``, the final ``env`` and the
+    ``isolation`` the blocks ran under (``"namespace (bwrap)"``, say).
 
     >>> r = solve("t", scripted_model({"main": ["act('1')\\nanswer('ok')"]}), CountEnv(4))
     >>> r.actions, r.answer, r.status, r.model_calls, r.success
@@ -253,6 +264,7 @@ class Result:
     repls: Mapping[str, REPLRecord] = field(default_factory=dict)
     prompts: tuple[str, ...] = ()
     env: Any = None
+    isolation: str = "inline"
 
     @property
     def reward(self) -> float:
@@ -340,6 +352,16 @@ def _clean_code(completion: str) -> str:
 # --------------------------------------------------------------------------------------
 # the runtime
 # --------------------------------------------------------------------------------------
+_SCAFFOLD = Scaffold(
+    effects=("act", "get_obs"),
+    arguments="get_args",
+    finish="answer",
+    spawn_on_undefined_call=True,
+    builtins=True,
+)
+"""Every REPL's namespace starts with act, get_obs, get_args and answer (C1)."""
+
+
 class _REPL:
     """A live REPL during an episode (internal; the public view is :class:`REPLRecord`)."""
 
@@ -352,29 +374,15 @@ class _REPL:
         self.history: list[Any] = []
         self.transcript = ""
         self.invocations = 0
-        self.arg_stack: list[tuple] = []
-        primitives = {
-            "act": effect_function("act", runtime.env.step),
-            "get_obs": effect_function("get_obs", runtime.env.observation),
-            "get_args": self._get_args,
-            "answer": finish,
-        }
-        self.ns = Namespace(
-            primitives, on_undefined_call=request_function, name_error=REPLNameError
-        )
+        self.executor = runtime.executor
         # The primitives are builtins too: model code may shadow or `del` a name, but a
         # primitive is never an undefined name (I7), so `del answer` spawns no REPL.
-        self.ns["__builtins__"].update(primitives)
-        self._primitives = frozenset(self.ns)
-
-    def _get_args(self) -> tuple:
-        """The arguments of the current invocation of this REPL."""
-        if not self.arg_stack:
-            return ()
-        try:
-            return copy.deepcopy(self.arg_stack[-1])
-        except Exception:  # noqa: BLE001 - an uncopyable argument (a generator) is passed as it is
-            return self.arg_stack[-1]
+        self.executor.namespace(
+            name,
+            _SCAFFOLD,
+            {"act": runtime.env.step, "get_obs": runtime.env.observation},
+        )
+        self._primitives = _SCAFFOLD.names()
 
     def append(self, item: Any) -> None:
         self.history.append(item)
@@ -392,7 +400,7 @@ class _REPL:
         names = tuple(
             sorted(
                 k
-                for k in dict.keys(self.ns)
+                for k, _ in self.executor.variables(self.name)
                 if k not in self._primitives and not k.startswith("__")
             )
         )
@@ -425,7 +433,9 @@ class _Runtime:
         max_model_calls: int,
         block_lines: int,
         max_output: int,
+        executor: Executor,
     ) -> None:
+        self.executor = executor
         self.env = env
         self.pool = dict(pool)
         self.max_blocks = max_blocks
@@ -469,16 +479,16 @@ class _Runtime:
             call_args = tuple(args) + ((dict(kwargs),) if kwargs else ())
         repl.invocations += 1
         repl.append(render_call(repl.name, tuple(args), kwargs))
-        repl.arg_stack.append(call_args)
+        self.executor.push_args(repl.name, call_args)
         try:
             for _ in range(self.max_blocks):
                 completion = yield from self.ask(repl.name, repl.prompt())
                 code = _clean_code(completion)
                 events: list[Event] = []
                 handle = self._handler(repl, depth, code, events)
-                result = yield from run_block(
+                result = yield from self.executor.run_block(
+                    repl.name,
                     code,
-                    repl.ns,
                     handle=handle,
                     line_budget=self.block_lines,
                     filename=f"<{repl.name}>",
@@ -498,7 +508,10 @@ class _Runtime:
                     tuple(events),
                 )
                 repl.append(block)
-                self.note(repl.name, "block", f"{result.status} after {result.attempts} attempt(s)")
+                status = result.status
+                if status in FAILURE_STATUSES:  # the worker failed: name the typed failure
+                    status = f"{status} ({result.error})"
+                self.note(repl.name, "block", f"{status} after {result.attempts} attempt(s)")
                 if result.status == "finished":
                     repl.append(f"#ANSWER# {_short_repr(result.value)}\n")
                     self.note(repl.name, "answer", _short_repr(result.value))
@@ -513,7 +526,7 @@ class _Runtime:
             self.note(repl.name, "failed", str(error))
             raise error
         finally:
-            repl.arg_stack.pop()
+            self.executor.pop_args(repl.name)
 
     def _handler(self, parent: _REPL, depth: int, code: str, events: list[Event]):
         def handle(request):
@@ -552,11 +565,11 @@ class _Runtime:
                         self.note(
                             parent.name, "near_miss", f"{name} is a new REPL, but {near!r} exists"
                         )
-            elif dict.get(parent.ns, name) is None:
+            elif name not in dict(self.executor.variables(parent.name)):
                 events.append(Event("reused", name))
                 self.note(parent.name, "reused", name)
             # Bind the name in the caller (after run_block restored its namespace, so it stays).
-            dict.__setitem__(parent.ns, name, request_function(name))
+            self.executor.bind_request(parent.name, name)
             return (yield from self.invoke(child, request.args, request.kwargs, depth + 1))
 
         return handle
@@ -590,6 +603,9 @@ def repl_plan_program(
     max_model_calls: int = 60,
     block_lines: int = 20_000,
     max_output: int = 4_000,
+    isolation: str | None = None,
+    timeout_s: float | None = None,
+    limits: Limits | None = None,
 ) -> Generator[str, str, Result]:
     """The whole REPL-Plan episode as one generator: yields prompts, receives completions.
 
@@ -597,9 +613,11 @@ def repl_plan_program(
     can be replayed from the start (HarnessMachine branching) and the caller's env is
     never touched. Budgets: ``max_blocks`` per invocation, ``max_depth`` nesting of
     children below main, ``max_model_calls`` in total, ``block_lines`` per block
-    attempt, ``max_output`` characters of stdout kept per block.
+    attempt, ``max_output`` characters of stdout kept per block. Blocks run in an
+    executor at level ``isolation`` (``None`` is ``"strongest"``) with ``timeout_s``
+    wall-clock seconds per block (:mod:`agentic_machines.execution.sandbox`).
 
-    >>> g = repl_plan_program()
+    >>> g = repl_plan_program(isolation="inline")
     >>> next(g).splitlines()
     ['REPL: main', 'Description: Count from 1 to 4: say each number with act(str(n)), in order. Hand even numbers to a helper.', '#START#', '#CALL# main()', '>>> ']
     """
@@ -612,6 +630,7 @@ def repl_plan_program(
         max_model_calls=max_model_calls,
         block_lines=block_lines,
         max_output=max_output,
+        executor=make_executor(isolation, timeout_s=timeout_s, limits=limits),
     )
     return (yield from _episode(rt, main))
 
@@ -626,6 +645,7 @@ def _prepare(
     max_model_calls: int,
     block_lines: int,
     max_output: int,
+    executor: Executor,
 ) -> tuple[_Runtime, _REPL]:
     env = CountEnv(4) if env is None else env
     env = env.fresh() if hasattr(env, "fresh") else copy.deepcopy(env)
@@ -647,6 +667,7 @@ def _prepare(
         max_model_calls=max_model_calls,
         block_lines=block_lines,
         max_output=max_output,
+        executor=executor,
     )
     main_demo = pool.pop(MAIN, None)
     rt.pool = pool
@@ -657,21 +678,24 @@ def _prepare(
 def _episode(rt: _Runtime, main: _REPL) -> Generator[str, str, Result]:
     answer, status, failure = None, "failed", ""
     try:
-        answer = yield from rt.invoke(main, (), {}, 0)
-        finished = (
-            main.history
-            and isinstance(main.history[-1], str)
-            and main.history[-1].startswith("#ANSWER#")
-        )
-        status = "answered" if finished else "done"
-    except GeneratorExit:  # first: at interpreter exit the module's classes may be gone
-        raise
-    except BlocksExceeded as exc:
-        failure = f"BlocksExceeded: {exc}"
-    except _Abort as abort:
-        failure = f"{type(abort.error).__name__}: {abort.error}"
-        rt.note(MAIN, "failed", failure)
-    return _result(rt, answer, status, failure)
+        try:
+            answer = yield from rt.invoke(main, (), {}, 0)
+            finished = (
+                main.history
+                and isinstance(main.history[-1], str)
+                and main.history[-1].startswith("#ANSWER#")
+            )
+            status = "answered" if finished else "done"
+        except GeneratorExit:  # first: at interpreter exit the module's classes may be gone
+            raise
+        except BlocksExceeded as exc:
+            failure = f"BlocksExceeded: {exc}"
+        except _Abort as abort:
+            failure = f"{type(abort.error).__name__}: {abort.error}"
+            rt.note(MAIN, "failed", failure)
+        return _result(rt, answer, status, failure)
+    finally:
+        rt.executor.close()  # stops an isolated worker, however the episode ended
 
 
 def _result(rt: _Runtime, answer: Any, status: str, failure: str) -> Result:
@@ -686,6 +710,7 @@ def _result(rt: _Runtime, answer: Any, status: str, failure: str) -> Result:
         repls={name: r.record() for name, r in rt.repls.items()},
         prompts=tuple(rt.prompts),
         env=env,
+        isolation=rt.executor.describe(),
     )
 
 
@@ -696,6 +721,9 @@ def solve(
     *,
     pool: Mapping[str, Demo] | None = None,
     line_budget: int | None = 2_000_000,
+    isolation: str | None = None,
+    timeout_s: float | None = None,
+    limits: Limits | None = None,
     **budgets: int,
 ) -> Result:
     """Run REPL-Plan on ``task`` in (a copy of) ``env`` with ``model`` (anything with
@@ -708,21 +736,29 @@ def solve(
     return; past the budget the episode ends with status ``failed`` and a
     ``BudgetExceeded`` failure instead of hanging. ``None`` turns it off (faster).
 
-    >>> solve(TASK, scripted_model(), CountEnv(4)).actions
-    ('1', '2', '3', '4')
+    ``isolation`` is where model code runs (:mod:`agentic_machines.execution.sandbox`). The
+    default is resolved here, where the model is known: ``"inline"`` for a scripted model
+    (``ScriptedModel``, ``MappingModel``, or one that declares ``scripted = True``, as
+    :class:`RoutedModel` does), ``"strongest"`` for any other model, a real one above all.
+    ``timeout_s`` is the wall-clock deadline per block; ``limits`` the worker's other limits.
+
+    >>> r = solve(TASK, scripted_model(), CountEnv(4))
+    >>> r.actions, r.isolation
+    (('1', '2', '3', '4'), 'inline')
     """
     # the budgets and their defaults are repl_plan_program's keyword-only parameters (one source)
     defaults = {
         k: p.default
         for k, p in inspect.signature(repl_plan_program).parameters.items()
-        if p.kind is p.KEYWORD_ONLY and k != "pool"
+        if p.kind is p.KEYWORD_ONLY and k not in _NOT_BUDGETS
     }
     unknown = sorted(set(budgets) - set(defaults))
     if unknown:
         raise InvalidArgument(
             f"solve() got unknown budget(s) {unknown}; the budgets are {', '.join(defaults)}"
         )
-    rt, main = _prepare(task, env, pool, **{**defaults, **budgets})
+    executor = make_executor(isolation, timeout_s=timeout_s, limits=limits, model=model)
+    rt, main = _prepare(task, env, pool, **{**defaults, **budgets}, executor=executor)
     complete = getattr(model, "complete", model)
     gen = _episode(rt, main)
     try:
@@ -741,6 +777,9 @@ def solve(
         return _result(rt, None, "failed", failure)
 
 
+_NOT_BUDGETS = ("pool", "isolation", "timeout_s", "limits")
+
+
 def _step(gen: Generator[str, str, Result], completion: str | None, line_budget: int | None) -> str:
     # The model call stays outside the budget, as in HarnessMachine: only the runtime is counted.
     if line_budget is None:
@@ -755,15 +794,21 @@ def machine(
     *,
     pool: Mapping[str, Demo] | None = None,
     line_budget: int | None = 2_000_000,
+    isolation: str | None = None,
+    timeout_s: float | None = None,
+    limits: Limits | None = None,
     **budgets: int,
 ) -> HarnessMachine:
     """REPL-Plan as an agentic machine on trace states (default: count to four).
 
     ``line_budget`` is the HarnessMachine's per-step budget (a step runs at most a few
     blocks plus the runtime); the REPL budgets are ``max_blocks``, ``max_depth``,
-    ``max_model_calls``, ``block_lines`` and ``max_output``.
+    ``max_model_calls``, ``block_lines`` and ``max_output``. The machine does not know
+    which model will drive it, so ``isolation=None`` is ``"strongest"``; pass
+    ``isolation="inline"`` by name for trusted, scripted code. The level chosen is
+    ``machine.kwargs["isolation"]``; ``timeout_s`` is the deadline per block.
 
-    >>> m = machine()
+    >>> m = machine(isolation="inline")
     >>> m.prompt(initial).splitlines()[0], m.name
     ('REPL: main', 'repl_plan')
     """
@@ -774,6 +819,9 @@ def machine(
         pool=pool,
         line_budget=line_budget,
         name="repl_plan",
+        isolation=resolve_isolation(isolation),
+        timeout_s=timeout_s,
+        limits=limits,
         **budgets,
     )
     options = dict(task=task, env=m.args[1], pool=pool, line_budget=line_budget, **budgets)
@@ -805,6 +853,8 @@ class RoutedModel:
     >>> m.complete("REPL: main\\n..."), m.complete("DESCRIBE: helper\\n..."), m.complete("DESCRIBE: other_fn\\n...")
     ("act('1')", 'say one', 'other fn')
     """
+
+    scripted = True  # its blocks are written by whoever built it: inline is the default
 
     def __init__(self, blocks: Mapping[str, list[str]], descriptions: Mapping[str, str]) -> None:
         self.blocks = {k: list(v) for k, v in blocks.items()}
@@ -990,6 +1040,8 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 200) ->
     >>> v.status, v.method, v.conditional
     ('refuted', 'fact:F2', True)
     """
+    # the completions are the project's own fixed strings: trusted, scripted code
+    m = m if m is not None else machine(isolation="inline")
     return ANALYSIS.analysis(m, seed=seed, n=n)
 
 

@@ -34,7 +34,10 @@ Simplified:
   ``open``, ``eval``, ``exec``, ``compile``, ``input``, ``globals``, ``locals``; imports
   only of pure modules such as ``re`` and ``json``; the original keeps ``__import__`` and
   ``open``) and a deterministic line budget per block: a block that runs past
-  it is ``DIVERGE`` (the original has no cell timeout and hangs);
+  it is ``DIVERGE`` (the original has no cell timeout and hangs); the blocks run in an
+  executor of :mod:`agentic_machines.execution.sandbox` (``isolation=``, default
+  ``"strongest"``: a worker process, in namespaces when it can), where a block past its
+  wall-clock deadline ``timeout_s`` is an ``ExecutionTimeout`` the model reads;
 - the history format mixes eras: the whole history is kept as at HEAD (so root prompts
   extend each other), while the run ends on the paper era's ``FINAL``/``FINAL_VAR``
   (HEAD ends on ``answer["ready"] = True``); the scaffold (``context``, ``llm_query``) is
@@ -55,12 +58,13 @@ F2 the initial state is not an SPE state.
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BudgetExceeded
-from ..execution.codeexec import Namespace, Request, contained, request_function, run_block
+from ..execution.codeexec import Request, contained
+from ..execution.sandbox import Limits, Scaffold, make_executor, resolve_isolation
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from ._invariants import InvariantAnalysis, record
@@ -223,13 +227,16 @@ def _final_text(reply: str) -> str | None:
             return reply[match.end() : close]
 
 
-def find_final(reply: str, namespace: dict) -> str | None:
+def find_final(
+    reply: str, namespace: Mapping[str, Any] | Callable[[str], str | None]
+) -> str | None:
     """The final answer a reply gives, or None to keep going (checked after the blocks ran).
 
     ``FINAL_VAR(name)`` is checked first: the value of ``name`` in the namespace as text (a
     missing name, or a value whose ``__str__`` raises, means "keep going"); then
     ``FINAL(answer)``; both must start a line. Matches as ``FINAL_VAR_PATTERN`` and
-    ``FINAL_PATTERN`` (the reference's regexes) do, in linear time.
+    ``FINAL_PATTERN`` (the reference's regexes) do, in linear time. ``namespace`` is a
+    mapping, or a function giving the text of a name (an executor's ``text_of``).
 
     >>> find_final("FINAL_VAR(ans)", {"ans": 42}), find_final("FINAL_VAR(nope)", {})
     ('42', None)
@@ -239,11 +246,15 @@ def find_final(reply: str, namespace: dict) -> str | None:
     raw = _final_var_name(reply)
     if raw is not None:
         name = raw.strip().strip("\"'")
-        if name in namespace:
+        if callable(namespace):
+            text = namespace(name)
+        elif name in namespace:
             # str() of a model value runs model code: whatever it raises means "keep going"
             text = contained(lambda: str(namespace[name]), lambda exc: None)
-            if text is not None:
-                return text
+        else:
+            text = None
+        if text is not None:
+            return text
     text = _final_text(reply)
     return None if text is None else text.strip()
 
@@ -352,7 +363,6 @@ DEFAULT_BLOCK_LINES = 20_000
 """Executed lines allowed per block (per attempt); more is ``DIVERGE``."""
 
 _SCAFFOLD = ("context", "llm_query")
-_SIMPLE = (str, int, float, bool, list, dict, tuple)
 
 initial = TraceState(())
 """The initial state of :func:`machine`: the first root turn, before any reply."""
@@ -379,41 +389,56 @@ def rlm_program(
     max_turns: int = DEFAULT_MAX_TURNS,
     max_output: int = DEFAULT_MAX_OUTPUT,
     block_lines: int = DEFAULT_BLOCK_LINES,
+    isolation: str | None = None,
+    timeout_s: float | None = None,
+    limits: Limits | None = None,
 ) -> Generator[str, str, RlmResult]:
     """The RLM harness as a generator: root turns and ``llm_query`` sub-calls.
 
-    >>> g = rlm_program()
+    Blocks run in an executor at level ``isolation`` (see
+    :mod:`agentic_machines.execution.sandbox`; ``None`` is ``"strongest"``) with
+    ``timeout_s`` wall-clock seconds per block; its worker starts at the first block.
+
+    >>> g = rlm_program(isolation="inline")
     >>> next(g).startswith("<|system|>\\nYou are tasked with answering a query")
     True
     """
-    namespace = _fresh_namespace(context)  # fresh per start: replays restart the generator
-    history: list[tuple[str, str]] = [
-        ("system", SYSTEM_PROMPT),
-        ("user", metadata_message(context, query)),
-    ]
-    for turn in range(max_turns):
-        history.append(("user", turn_message(turn, max_turns)))
-        reply = yield render_messages(history)
-        outputs = []
-        for code in find_code_blocks(reply):
-            result = yield from run_block(
-                code, namespace, handle=_sub_call, line_budget=block_lines, max_output=max_output
-            )
-            if result.status == "budget":
-                # The original has no cell timeout: such a block hangs. That is divergence.
-                raise BudgetExceeded(block_lines)
-            _restore_scaffold(namespace, context)
-            outputs.append(
-                format_output(result.stdout, result.stderr, _variables(namespace), max_output)
-            )
-        answer = find_final(reply, namespace)
-        if answer is not None:
-            return RlmResult(answer, turn + 1)
-        history.append(("assistant", reply))
-        if outputs:
-            history.append(("user", _outputs_message(outputs)))
-    answer = yield render_messages(history + [("assistant", FINAL_REQUEST)])
-    return RlmResult(answer, max_turns, forced=True)
+    # a fresh executor per start: replays restart the generator
+    executor = make_executor(isolation, timeout_s=timeout_s, limits=limits)
+    try:
+        executor.namespace(_NS, Scaffold(values={"context": context}, requests=("llm_query",)))
+        history: list[tuple[str, str]] = [
+            ("system", SYSTEM_PROMPT),
+            ("user", metadata_message(context, query)),
+        ]
+        for turn in range(max_turns):
+            history.append(("user", turn_message(turn, max_turns)))
+            reply = yield render_messages(history)
+            outputs = []
+            for code in find_code_blocks(reply):
+                result = yield from executor.run_block(
+                    _NS, code, handle=_sub_call, line_budget=block_lines, max_output=max_output
+                )
+                if result.status == "budget":
+                    # The original has no cell timeout: such a block hangs. That is divergence.
+                    raise BudgetExceeded(block_lines)
+                # As at the reference HEAD: model code may rebind the reserved names; they come back.
+                executor.restore_scaffold(_NS)
+                names = _variables(executor.variables(_NS))
+                outputs.append(format_output(result.stdout, result.stderr, names, max_output))
+            answer = find_final(reply, lambda name: executor.text_of(_NS, name))
+            if answer is not None:
+                return RlmResult(answer, turn + 1)
+            history.append(("assistant", reply))
+            if outputs:
+                history.append(("user", _outputs_message(outputs)))
+        answer = yield render_messages(history + [("assistant", FINAL_REQUEST)])
+        return RlmResult(answer, max_turns, forced=True)
+    finally:
+        executor.close()
+
+
+_NS = "rlm"  # the one namespace of an RLM episode
 
 
 def _sub_call(request: Request) -> Generator[str, str, str]:
@@ -438,26 +463,10 @@ def _sub_call_prompt(request: Request) -> str | None:
     return str.__str__(prompt)  # an exact str, whatever subclass the model passed
 
 
-def _fresh_namespace(context: str) -> Namespace:
-    return Namespace({"context": context, "llm_query": request_function("llm_query")})
-
-
-def _restore_scaffold(namespace: dict, context: str) -> None:
-    # As at the reference HEAD: model code may rebind the reserved names; they come back.
-    namespace["context"] = context
-    namespace["llm_query"] = request_function("llm_query")
-
-
-def _variables(namespace: dict) -> list[str]:
-    # type checks that run no model code (isinstance may read a model-defined __class__)
-    return [
-        k
-        for k, v in dict.items(namespace)
-        if type(k) is str
-        and not k.startswith("_")
-        and k != "llm_query"
-        and issubclass(type(v), _SIMPLE)
-    ]
+def _variables(names: list[tuple[str, bool]]) -> list[str]:
+    # (name, value is simple data) pairs from the executor, which checks types without
+    # running model code
+    return [k for k, simple in names if simple and not k.startswith("_") and k != "llm_query"]
 
 
 def _outputs_message(outputs: list[str]) -> str:
@@ -473,11 +482,21 @@ def machine(
     max_turns: int = DEFAULT_MAX_TURNS,
     max_output: int = DEFAULT_MAX_OUTPUT,
     block_lines: int = DEFAULT_BLOCK_LINES,
+    isolation: str | None = None,
+    timeout_s: float | None = None,
+    limits: Limits | None = None,
 ) -> HarnessMachine:
     """The RLM machine on a context and a query (default: the toy record log).
 
-    >>> machine().name
-    'rlm'
+    ``isolation`` is where model code runs (:mod:`agentic_machines.execution.sandbox`).
+    The machine does not know which model will drive it, so the default (``None``) is
+    ``"strongest"``; pass ``isolation="inline"`` by name for trusted, scripted code.
+    The level chosen is ``machine.kwargs["isolation"]``. ``timeout_s`` is the wall-clock
+    deadline per block (isolated levels only).
+
+    >>> m = machine(isolation="inline")
+    >>> m.name, m.kwargs["isolation"]
+    ('rlm', 'inline')
     """
     m = HarnessMachine(
         rlm_program,
@@ -486,6 +505,9 @@ def machine(
         max_turns=max_turns,
         max_output=max_output,
         block_lines=block_lines,
+        isolation=resolve_isolation(isolation),
+        timeout_s=timeout_s,
+        limits=limits,
         name="rlm",
     )
     options = dict(
@@ -621,6 +643,8 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 200) ->
     >>> v.status, v.method, v.conditional
     ('refuted', 'fact:F2', True)
     """
+    # the completions are the project's own fixed strings: trusted, scripted code
+    m = m if m is not None else machine(isolation="inline")
     return ANALYSIS.analysis(m, seed=seed, n=n)
 
 

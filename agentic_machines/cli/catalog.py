@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import ModuleType
@@ -36,6 +37,7 @@ __all__ = [
     "architecture_names",
     "UnknownMachine",
     "DEFAULT_DEPTH",
+    "scripted_machine",
 ]
 
 DEFAULT_DEPTH = 2
@@ -193,6 +195,22 @@ def names() -> list[str]:
     return fixture_names() + [n for n in architecture_names() if n not in fixture_names()]
 
 
+def scripted_machine(module: ModuleType, **kwargs: Any) -> AgenticMachine:
+    """An architecture's machine for the module's own fixed completions (diagrams, analyses).
+
+    Those completions are the project's code, so an architecture that runs model code
+    (RLM, REPL-Plan) runs them ``isolation="inline"``, asked for by name; a machine driven
+    by a model's output (the ``run`` command) is built with ``isolation="strongest"``.
+
+    >>> from agentic_machines.architectures import rlm
+    >>> scripted_machine(rlm).kwargs["isolation"]
+    'inline'
+    """
+    if "isolation" in inspect.signature(module.machine).parameters:
+        kwargs.setdefault("isolation", "inline")
+    return module.machine(**kwargs)
+
+
 def resolve(name: str) -> Entry:
     """The :class:`Entry` called ``name``; :class:`UnknownMachine` lists every known name.
 
@@ -206,7 +224,7 @@ def resolve(name: str) -> Entry:
     if name in architecture_names():
         # Import this one architecture only: a broken sibling must not hide it.
         module = importlib.import_module(f"agentic_machines.architectures.{name}")
-        return Entry(name, "architecture", module.machine, module)
+        return Entry(name, "architecture", lambda: scripted_machine(module), module)
     known = names()
     close = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
     hint = f" (did you mean {' or '.join(close)}?)" if close else ""

@@ -21,6 +21,7 @@ HALT
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import sys
@@ -165,6 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-steps", type=_natural, default=1000, metavar="N", help="step bound (default: 1000)"
     )
     p.add_argument("--save", metavar="FILE", help="also write the trace as JSON lines")
+    p.add_argument(
+        "--isolation",
+        choices=("strongest", "namespace", "process", "inline"),
+        default="strongest",
+        help="where RLM and REPL-Plan run the script's code (default: strongest; inline only "
+        "for code you trust, see docs/threat_model.md)",
+    )
     p.set_defaults(func=_run)
 
     p = sub.add_parser(
@@ -440,7 +448,7 @@ def _run(args: argparse.Namespace) -> int:
     from .targets import resolve_target
 
     entry = resolve_target(args.name)
-    machine = entry.machine()
+    machine = _run_machine(entry, args.isolation)
     if args.replay is not None:
         from .test_cmd import replay_trace
 
@@ -463,6 +471,26 @@ def _run(args: argparse.Namespace) -> int:
         _fail(trace.error if trace.error is not None else InvalidArgument(trace.message or ""))
         return 2
     return 0
+
+
+def _run_machine(entry: Any, isolation: str) -> Any:
+    # A script given on the command line is code from outside: RLM and REPL-Plan run it
+    # isolated (the catalog's own machines are for the modules' fixed completions).
+    module = entry.module
+    if module is not None and "isolation" in inspect.signature(module.machine).parameters:
+        from ..execution.sandbox import resolve_isolation
+
+        level = resolve_isolation(isolation)
+        machine = module.machine(isolation=level)
+        print(f"isolation: {_describe_level(level)}", file=sys.stderr)
+        return machine
+    return entry.machine()
+
+
+def _describe_level(level: str) -> str:
+    from ..execution.sandbox import namespace_tool
+
+    return f"namespace ({namespace_tool()})" if level == "namespace" else level
 
 
 def _eval(args: argparse.Namespace) -> int:

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..verdict import Verdict
 from ..verdict import short_repr as _short
+from .catalog import scripted_machine
 
 __all__ = [
     "Row",
@@ -112,7 +113,7 @@ def architecture_row(name: str, module: Any) -> Row:
         state = v.obstruction.state
         path = details.get("path")
         where = f"state {len(path)} steps from x" if path is not None else f"state {_short(state)}"
-        machine = module.machine()
+        machine = scripted_machine(module)
         # an architecture may say what identifies a prompt; by default it is the last
         # line, where most harnesses write their step label
         label = getattr(module, "prompt_summary", _tail)(machine.prompt(state))

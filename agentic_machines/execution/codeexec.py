@@ -73,7 +73,8 @@ reach in-process and are *not* turned into ``DIVERGE``: a single long C-level ca
 Python lines run, e.g. ``sum(range(10**12))`` or ``10**10**9``) takes as long as it
 takes; code that still finds a path to ``sys`` past the blocked attributes could switch
 the line counter off (``sys.settrace(None)``) and then loop for ever, or end the process
-(``os._exit``). Run untrusted model code in a separate process with a timeout.
+(``os._exit``). Run untrusted model code in a separate process with a timeout:
+:mod:`agentic_machines.execution.sandbox` (``isolation="process"`` or ``"namespace"``).
 
 Exceptions raised by the block are never raised to the harness: they become a
 traceback-like text in ``stderr`` (frames of the block only, deterministic). A block

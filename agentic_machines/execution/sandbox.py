@@ -1,0 +1,1060 @@
+"""Executors: where model-written blocks run, at three levels of isolation, behind one interface.
+
+RLM and REPL-Plan talk to an *executor*, never to a namespace dict. An executor holds the
+episode's namespaces (one per REPL, by key), runs blocks in them with the rerun-with-cached-calls
+technique of :mod:`agentic_machines.execution.codeexec`, and answers a few questions about
+them (the names bound, the text of a value). The levels:
+
+``"inline"`` (:class:`InlineExecutor`)
+    The blocks run in the harness's own process with restricted builtins. Fast and exact, but
+    **for trusted, scripted code only**: Python cannot be sandboxed in-process (see
+    ``docs/threat_model.md`` for the attacks that get through).
+``"process"`` (:class:`ProcessExecutor`)
+    One worker subprocess per episode, started with an empty environment (no inherited
+    variables: no API keys), a private temporary working directory and OS limits
+    (``resource``: address space, CPU seconds, open files, file size). The host enforces a
+    wall-clock deadline per block and kills the worker when it passes. Messages are lines of
+    JSON (:mod:`agentic_machines.execution.wire`); the host never unpickles anything.
+``"namespace"``
+    ``"process"`` inside Linux namespaces: no network, a read-only view of the filesystem
+    except the scratch directory, its own process tree. Uses ``bwrap`` (bubblewrap) when it
+    works, else ``unshare`` from util-linux.
+``"strongest"``
+    The best level that works on this machine; :func:`resolve_isolation` says which.
+
+Failures are outcomes. A block that passes its deadline, runs out of memory, kills its worker
+or breaks the protocol ends with status ``"timeout"``, ``"memory"`` or ``"died"`` and an
+error named after :class:`~agentic_machines.errors.ExecutionTimeout`,
+:class:`~agentic_machines.errors.ExecutionMemoryExceeded` or
+:class:`~agentic_machines.errors.WorkerDied`; the harness goes on. The next request starts a
+new worker and rebuilds its state by replaying the journal of messages the host sent before
+the failed block (the worker is deterministic, so the replay reaches the same state; replies
+are compared).
+
+>>> ex = make_executor("inline")
+>>> ex.namespace("main", Scaffold(values={"x": 2}))
+>>> result = drive_rest(ex.run_block("main", "print(x * 21)"), None)
+>>> result.status, result.stdout
+('ok', '42\\n')
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InvalidArgument, REPLNameError
+from . import wire
+from .codeexec import (
+    BlockResult,
+    CallRecord,
+    Handler,
+    Namespace,
+    Request,
+    contained,
+    drive_rest,
+    effect_function,
+    finish,
+    request_function,
+    run_block,
+)
+
+__all__ = [
+    "LEVELS",
+    "Scaffold",
+    "Limits",
+    "Executor",
+    "InlineExecutor",
+    "ProcessExecutor",
+    "make_executor",
+    "resolve_isolation",
+    "namespace_tool",
+    "is_scripted",
+    "FAILURE_STATUSES",
+    "drive_rest",
+]
+
+LEVELS = ("inline", "process", "namespace")
+"""The isolation levels, weakest first (``"strongest"`` names the best that works)."""
+
+FAILURE_STATUSES = {
+    "timeout": "ExecutionTimeout",
+    "memory": "ExecutionMemoryExceeded",
+    "died": "WorkerDied",
+}
+"""Block statuses that mean the worker failed, and the error each one is named by."""
+
+_SIMPLE = (str, int, float, bool, list, dict, tuple)
+
+
+@dataclass(frozen=True)
+class Scaffold:
+    """What a namespace starts with: data values and the harness's primitives, by name.
+
+    ``values``: data (strings, numbers, containers) bound at the start and by
+    :meth:`Executor.restore_scaffold`. ``effects``: functions the harness performs once
+    per logged call (``act``); give the callables to :meth:`Executor.namespace`.
+    ``requests``: functions whose calls interrupt the block for the harness's ``handle``
+    (``llm_query``). ``finish``: the name of the function that ends a block with a value
+    (``answer``). ``arguments``: the name of the function returning the current
+    invocation's arguments (``get_args``). ``spawn_on_undefined_call``: calling an
+    undefined name is a request of that name (REPL-Plan's child REPLs), and other uses of
+    an undefined name raise ``REPLNameError``. ``builtins``: the primitives are builtins
+    too (a shadowed or deleted primitive is found again).
+
+    >>> Scaffold(values={"context": "abc"}, requests=("llm_query",)).names()
+    frozenset({'__builtins__', '__name__', 'context', 'llm_query'})
+    """
+
+    values: Mapping[str, Any] = field(default_factory=dict)
+    effects: tuple[str, ...] = ()
+    requests: tuple[str, ...] = ()
+    finish: str | None = None
+    arguments: str | None = None
+    spawn_on_undefined_call: bool = False
+    builtins: bool = False
+
+    def names(self) -> frozenset[str]:
+        """Every name the scaffold binds (with ``__builtins__`` and ``__name__``)."""
+        extra = {n for n in (self.finish, self.arguments) if n}
+        return frozenset(
+            {*self.values, *self.effects, *self.requests, *extra, "__builtins__", "__name__"}
+        )
+
+    def to_data(self) -> dict:
+        """A JSON-ready description (the worker builds the same namespace from it)."""
+        return {
+            "values": wire.encode(dict(self.values)),
+            "effects": list(self.effects),
+            "requests": list(self.requests),
+            "finish": self.finish,
+            "arguments": self.arguments,
+            "spawn": self.spawn_on_undefined_call,
+            "builtins": self.builtins,
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Scaffold:
+        """The scaffold :meth:`to_data` described.
+
+        >>> s = Scaffold(values={"n": 1}, effects=("act",), finish="answer")
+        >>> Scaffold.from_data(s.to_data()) == s
+        True
+        """
+        return cls(
+            values=wire.decode(data["values"]),
+            effects=tuple(map(str, data["effects"])),
+            requests=tuple(map(str, data["requests"])),
+            finish=data["finish"],
+            arguments=data["arguments"],
+            spawn_on_undefined_call=bool(data["spawn"]),
+            builtins=bool(data["builtins"]),
+        )
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The limits of an isolated worker.
+
+    ``timeout_s``: wall-clock seconds per block (the host kills the worker past it).
+    ``memory_mb``: address space; ``cpu_s``: CPU seconds for the worker's whole life;
+    ``open_files``: file descriptors; ``file_size_mb``: the largest file it may write.
+
+    >>> Limits().timeout_s
+    10.0
+    """
+
+    timeout_s: float = 10.0
+    memory_mb: int = 1024
+    cpu_s: int = 600
+    open_files: int = 64
+    file_size_mb: int = 16
+
+    def __post_init__(self) -> None:
+        for name in ("timeout_s", "memory_mb", "cpu_s", "open_files", "file_size_mb"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise InvalidArgument(f"Limits.{name} must be a positive number, got {value!r}")
+
+
+# --------------------------------------------------------------------------------------
+# choosing a level
+# --------------------------------------------------------------------------------------
+_SCRIPTED_TYPES = ("ScriptedModel", "MappingModel")
+
+
+def is_scripted(model: Any) -> bool:
+    """True when ``model`` replays code the project (or the user) wrote, not a model's output.
+
+    A model is scripted when it is a :class:`~agentic_machines.runtime.models.ScriptedModel`
+    or :class:`~agentic_machines.runtime.models.MappingModel`, or declares ``scripted = True``
+    (REPL-Plan's ``RoutedModel`` and the experiments' policies do). Anything else (an
+    ``OpenAICompatibleModel``, a cassette replay of one, a plain function) is not.
+
+    >>> from agentic_machines.runtime.models import ScriptedModel, FunctionModel
+    >>> is_scripted(ScriptedModel(["x"])), is_scripted(FunctionModel(str))
+    (True, False)
+    """
+    if getattr(model, "scripted", False) is True:
+        return True
+    from ..runtime import models
+
+    return isinstance(model, tuple(getattr(models, n) for n in _SCRIPTED_TYPES))
+
+
+_TOOLS: dict[str, bool] = {}
+
+
+def namespace_tool() -> str | None:
+    """``"bwrap"`` or ``"unshare"``: the first tool that can start a namespaced worker here.
+
+    Each tool is tried once per process (a trivial Python run inside it), so a tool that is
+    installed but not permitted (no user namespaces) is not chosen.
+    """
+    for tool in ("bwrap", "unshare"):
+        if tool not in _TOOLS:
+            _TOOLS[tool] = _probe(tool)
+        if _TOOLS[tool]:
+            return tool
+    return None
+
+
+def _probe(tool: str) -> bool:
+    if sys.platform != "linux" or shutil.which(tool) is None:
+        return False
+    scratch = tempfile.mkdtemp(prefix="am-probe-")
+    try:
+        argv = _wrap(tool, scratch, [sys.executable, "-S", "-c", "pass"])
+        done = subprocess.run(argv, env={}, cwd=scratch, capture_output=True, timeout=20)
+        return done.returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def resolve_isolation(isolation: str | None, model: Any = None) -> str:
+    """The concrete level (``inline``, ``process`` or ``namespace``) for a requested one.
+
+    ``None`` is the default: ``"inline"`` when ``model`` :func:`is_scripted`, otherwise
+    ``"strongest"``. ``"strongest"`` is ``"namespace"`` when a namespace tool works, else
+    ``"process"`` on POSIX systems. Asking for a level that cannot run here is an error.
+
+    >>> resolve_isolation("inline"), resolve_isolation(None, model=None) in ("process", "namespace")
+    ('inline', True)
+    """
+    if isolation is None:
+        isolation = "inline" if model is not None and is_scripted(model) else "strongest"
+    if isolation == "strongest":
+        if os.name == "posix" and namespace_tool() is not None:
+            return "namespace"
+        if os.name == "posix":
+            return "process"
+        raise InvalidArgument(
+            "no isolated executor works on this system (it needs POSIX); pass "
+            "isolation='inline' by name to run trusted, scripted code in-process"
+        )
+    if isolation not in LEVELS:
+        raise InvalidArgument(
+            f"isolation must be one of {', '.join(LEVELS)} or 'strongest', got {isolation!r}"
+        )
+    if isolation == "process" and os.name != "posix":
+        raise InvalidArgument("isolation='process' needs a POSIX system (resource limits)")
+    if isolation == "namespace" and namespace_tool() is None:
+        raise InvalidArgument(
+            "isolation='namespace' needs bwrap (bubblewrap) or unshare (util-linux) with user "
+            "namespaces; install bubblewrap (apt-get install bubblewrap) or use 'process'"
+        )
+    return isolation
+
+
+def make_executor(
+    isolation: str | None = "strongest",
+    *,
+    timeout_s: float | None = None,
+    limits: Limits | None = None,
+    model: Any = None,
+) -> Executor:
+    """An executor at the requested level (see :func:`resolve_isolation`).
+
+    >>> make_executor("inline").level
+    'inline'
+    """
+    level = resolve_isolation(isolation, model)
+    limits = limits or Limits()
+    if timeout_s is not None:
+        limits = Limits(
+            timeout_s, limits.memory_mb, limits.cpu_s, limits.open_files, limits.file_size_mb
+        )
+    if level == "inline":
+        return InlineExecutor()
+    return ProcessExecutor(level, limits)
+
+
+# --------------------------------------------------------------------------------------
+# the interface, and the in-process executor
+# --------------------------------------------------------------------------------------
+class Executor:
+    """The one interface RLM and REPL-Plan use to run blocks (see the module docstring).
+
+    ``level`` names the isolation; ``tool`` the namespace tool (``bwrap``/``unshare``) or
+    None.
+    """
+
+    level = "inline"
+    tool: str | None = None
+
+    def namespace(
+        self, key: str, scaffold: Scaffold, effects: Mapping[str, Callable[..., Any]] | None = None
+    ) -> None:
+        """Create the namespace ``key``; ``effects`` maps the scaffold's effect names to callables."""
+        raise NotImplementedError
+
+    def run_block(
+        self,
+        key: str,
+        code: str,
+        *,
+        handle: Handler | None = None,
+        line_budget: int = 20_000,
+        filename: str = "<block>",
+        max_output: int = 20_000,
+    ) -> Generator[str, str, BlockResult]:
+        """Run one block in namespace ``key``, as :func:`~.codeexec.run_block` does."""
+        raise NotImplementedError
+
+    def bind_request(self, key: str, name: str) -> None:
+        """Bind ``name`` in ``key`` to a request function of that name (a child REPL)."""
+        raise NotImplementedError
+
+    def restore_scaffold(self, key: str) -> None:
+        """Bind the scaffold's values and request functions again (model code may rebind them)."""
+        raise NotImplementedError
+
+    def push_args(self, key: str, args: tuple) -> None:
+        """Start an invocation: the ``arguments`` primitive returns (a copy of) ``args``."""
+        raise NotImplementedError
+
+    def pop_args(self, key: str) -> None:
+        """End the innermost invocation of ``key``."""
+        raise NotImplementedError
+
+    def variables(self, key: str) -> list[tuple[str, bool]]:
+        """The names bound in ``key``, in order, each with whether its value is simple data."""
+        raise NotImplementedError
+
+    def text_of(self, key: str, name: str) -> str | None:
+        """``str`` of the value bound to ``name``; None when unbound or when ``str`` fails."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the executor (stop its worker). Idempotent."""
+
+    def describe(self) -> str:
+        """The level, and the tool for ``namespace``.
+
+        >>> InlineExecutor().describe()
+        'inline'
+        """
+        return self.level if self.tool is None else f"{self.level} ({self.tool})"
+
+
+class _Space:
+    __slots__ = ("ns", "scaffold", "args")
+
+    def __init__(self, ns: Namespace, scaffold: Scaffold, args: list) -> None:
+        self.ns, self.scaffold, self.args = ns, scaffold, args
+
+
+class InlineExecutor(Executor):
+    """Runs blocks in this process: for trusted, scripted code only (no isolation).
+
+    The isolated worker runs its blocks with an InlineExecutor too, so the semantics of the
+    levels are one implementation.
+
+    >>> ex = InlineExecutor()
+    >>> ex.namespace("r", Scaffold(requests=("ask",)))
+    >>> def handle(request):
+    ...     reply = yield f"Q: {request.args[0]}"
+    ...     return reply
+    >>> gen = ex.run_block("y = ask('name?')\\nprint('hi', y)", handle=handle, key="r")
+    >>> next(gen)
+    'Q: name?'
+    >>> drive_rest(gen, "Ada").stdout, ex.variables("r")[-1], ex.text_of("r", "y")
+    ('hi Ada\\n', ('y', True), 'Ada')
+    """
+
+    level = "inline"
+
+    def __init__(self) -> None:
+        self._spaces: dict[str, _Space] = {}
+
+    def _space(self, key: str) -> _Space:
+        space = self._spaces.get(key)
+        if space is None:
+            raise InvalidArgument(f"no namespace {key!r}; create it with namespace({key!r}, ...)")
+        return space
+
+    def namespace(
+        self, key: str, scaffold: Scaffold, effects: Mapping[str, Callable[..., Any]] | None = None
+    ) -> None:
+        effects = dict(effects or {})
+        missing = [n for n in scaffold.effects if n not in effects]
+        if missing:
+            raise InvalidArgument(f"no callable given for the effect(s) {missing} of {key!r}")
+        args: list = []
+        primitives: dict[str, Any] = {n: effect_function(n, effects[n]) for n in scaffold.effects}
+        if scaffold.arguments:
+            primitives[scaffold.arguments] = _arguments(args, scaffold.arguments)
+        if scaffold.finish:
+            primitives[scaffold.finish] = finish
+        primitives.update({n: request_function(n) for n in scaffold.requests})
+        values = copy.deepcopy(dict(scaffold.values))
+        if scaffold.spawn_on_undefined_call:
+            ns = Namespace(
+                {**values, **primitives},
+                on_undefined_call=request_function,
+                name_error=REPLNameError,
+            )
+        else:
+            ns = Namespace({**values, **primitives})
+        if scaffold.builtins:
+            ns["__builtins__"].update(primitives)
+        self._spaces[key] = _Space(ns, scaffold, args)
+
+    def run_block(
+        self,
+        key: str,
+        code: str,
+        *,
+        handle: Handler | None = None,
+        line_budget: int = 20_000,
+        filename: str = "<block>",
+        max_output: int = 20_000,
+    ) -> Generator[str, str, BlockResult]:
+        space = self._space(key)
+        return (
+            yield from run_block(
+                code,
+                space.ns,
+                handle=handle,
+                line_budget=line_budget,
+                filename=filename,
+                max_output=max_output,
+            )
+        )
+
+    def bind_request(self, key: str, name: str) -> None:
+        dict.__setitem__(self._space(key).ns, name, request_function(name))
+
+    def restore_scaffold(self, key: str) -> None:
+        space = self._space(key)
+        for name, value in copy.deepcopy(dict(space.scaffold.values)).items():
+            dict.__setitem__(space.ns, name, value)
+        for name in space.scaffold.requests:
+            dict.__setitem__(space.ns, name, request_function(name))
+
+    def push_args(self, key: str, args: tuple) -> None:
+        self._space(key).args.append(args)
+
+    def pop_args(self, key: str) -> None:
+        self._space(key).args.pop()
+
+    def variables(self, key: str) -> list[tuple[str, bool]]:
+        # type checks that run no model code (isinstance may read a model-defined __class__)
+        return [
+            (k, issubclass(type(v), _SIMPLE))
+            for k, v in dict.items(self._space(key).ns)
+            if type(k) is str
+        ]
+
+    def text_of(self, key: str, name: str) -> str | None:
+        ns = self._space(key).ns
+        if not dict.__contains__(ns, name):
+            return None
+        value = dict.__getitem__(ns, name)
+        # str() of a model value runs model code: whatever it raises means "no text"
+        text = contained(lambda: str(value), lambda exc: None)
+        return text if type(text) is str else None
+
+
+def _arguments(stack: list, name: str) -> Callable[[], tuple]:
+    def arguments() -> tuple:
+        if not stack:
+            return ()
+        try:
+            return copy.deepcopy(stack[-1])
+        except Exception:  # noqa: BLE001 - an uncopyable argument (a generator) is passed as it is
+            return stack[-1]
+
+    arguments.__name__ = arguments.__qualname__ = name
+    return arguments
+
+
+# --------------------------------------------------------------------------------------
+# the isolated executor (host side)
+# --------------------------------------------------------------------------------------
+class _Failure(Exception):
+    def __init__(self, status: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status, self.detail = status, detail
+
+
+_OK = b'{"type":"ok"}\n'
+_MAX_MESSAGE = 64 * 1024 * 1024  # bytes of one message from the worker
+_MAX_LIVE = 8  # workers alive at once in this process; idle ones beyond it are stopped
+_LIVE: collections.OrderedDict[int, weakref.ref] = collections.OrderedDict()
+_LIVE_LOCK = threading.Lock()  # executors of different threads share the cap
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# The worker imports only the execution layer and the errors (not the package's __init__,
+# which pulls in the whole toolkit): a stub package keeps its start fast.
+_BOOT = (
+    "import sys, types\n"
+    "root = sys.argv[1]\n"
+    "pkg = types.ModuleType('agentic_machines'); pkg.__path__ = [root + '/agentic_machines']\n"
+    "sys.modules['agentic_machines'] = pkg\n"
+    "sys.path[:] = [root] + [p for p in sys.path if p]\n"  # not the scratch dir: '' is cwd
+    "from agentic_machines.execution.worker import main\n"
+    "main(sys.argv[2:])\n"
+)
+
+
+def _wrap(tool: str | None, scratch: str, argv: list[str]) -> list[str]:
+    """The command line that runs ``argv`` inside the namespace tool."""
+    if tool == "bwrap":
+        return [
+            "bwrap",
+            "--unshare-all",  # network, pid, ipc, uts, cgroup (and user where allowed)
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+            "--bind",
+            scratch,
+            scratch,
+            "--chdir",
+            scratch,
+            "--clearenv",
+            "--setenv",
+            "PYTHONHASHSEED",
+            "0",
+            "--",
+            *argv,
+        ]
+    if tool == "unshare":
+        # unshare gives the namespaces; the worker itself remounts the filesystem read-only
+        # (except the scratch directory) before it reads its first message.
+        return [
+            "unshare",
+            "--user",
+            "--map-root-user",
+            "--mount",
+            "--net",
+            "--pid",
+            "--fork",
+            "--kill-child",
+            "--",
+            *argv,
+            *(["--readonly-except", scratch] if argv[-1] != "pass" else []),
+        ]
+    return argv
+
+
+def _limit(limits: Limits) -> Callable[[], None]:
+    def apply() -> None:  # runs in the child between fork and exec
+        import resource
+
+        memory = int(limits.memory_mb) * 1024 * 1024
+        cpu = int(limits.cpu_s)
+        for which, value in (
+            (resource.RLIMIT_AS, memory),
+            (resource.RLIMIT_CPU, cpu),
+            (resource.RLIMIT_NOFILE, int(limits.open_files)),
+            (resource.RLIMIT_FSIZE, int(limits.file_size_mb) * 1024 * 1024),
+            (resource.RLIMIT_CORE, 0),
+        ):
+            resource.setrlimit(which, (value, value))
+
+    return apply
+
+
+class ProcessExecutor(Executor):
+    """Runs blocks in a worker subprocess (``level`` ``"process"`` or ``"namespace"``).
+
+    The worker starts at the first request that needs it and lives for the episode; the
+    host keeps the journal of every message it sent, so a failed or stopped worker is
+    replaced by one that replays the journal. Effects (``act``) run on the host: the worker
+    asks for them by message. Values cross as :mod:`~agentic_machines.execution.wire` data.
+    """
+
+    def __init__(
+        self, level: str = "process", limits: Limits | None = None, *, tool: str | None = None
+    ) -> None:
+        if level not in ("process", "namespace"):
+            raise InvalidArgument(
+                f"ProcessExecutor level is 'process' or 'namespace', got {level!r}"
+            )
+        if tool not in (None, "bwrap", "unshare"):
+            raise InvalidArgument(f"tool must be 'bwrap', 'unshare' or None, got {tool!r}")
+        self.level = level
+        # tool: which namespace tool to use (default: the first that works, see namespace_tool)
+        self.tool = (tool or namespace_tool()) if level == "namespace" else None
+        if level == "namespace" and self.tool is None:
+            raise InvalidArgument(
+                "isolation='namespace' needs bwrap (bubblewrap) or unshare (util-linux) with "
+                "user namespaces; install bubblewrap (apt-get install bubblewrap) or use 'process'"
+            )
+        self.limits = limits or Limits()
+        self._effects: dict[str, dict[str, Callable[..., Any]]] = {}
+        self._journal: list[tuple[bytes, bytes]] = []  # (message sent, reply received)
+        self._unsent = 0  # journal entries at its end that the live worker has not seen
+        self._proc: subprocess.Popen | None = None
+        self._buffer = b""
+        self._scratch: str | None = None
+        self._closed = False
+        self._busy = False
+        self.workers_started = 0
+        self._finalizer = weakref.finalize(self, _stop_process, [None], None)
+
+    # -- worker lifetime -------------------------------------------------------------
+    @property
+    def scratch(self) -> str | None:
+        """The worker's private working directory (None before the first worker starts)."""
+        return self._scratch
+
+    def _start(self) -> None:
+        if self._closed:
+            raise InvalidArgument("this executor is closed; make a new one")
+        if self._scratch is None:
+            self._scratch = tempfile.mkdtemp(prefix="am-scratch-")
+        # -S: no site-packages (the worker needs the standard library only, and starts faster)
+        argv = [sys.executable, "-S", "-c", _BOOT, _PACKAGE_ROOT]
+        argv = _wrap(self.tool, self._scratch, argv)
+        self._proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=self._scratch,
+            # no inherited variables; a fixed hash seed keeps a replayed worker deterministic
+            env={"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"},
+            preexec_fn=_limit(self.limits),
+            start_new_session=True,
+            close_fds=True,
+        )
+        self._buffer = b""
+        self.workers_started += 1
+        self._finalizer.detach()
+        self._finalizer = weakref.finalize(self, _stop_process, [self._proc], self._scratch)
+        with _LIVE_LOCK:
+            _LIVE[id(self)] = weakref.ref(self)
+            for other in self._evict_others():
+                other._kill(locked=True)
+
+    def _evict_others(self) -> list[ProcessExecutor]:
+        # Idle workers of other executors are stopped past _MAX_LIVE (least recently used
+        # first): each is rebuilt from its journal when needed again. A worker in the middle
+        # of an exchange (another thread's) is never stopped.
+        victims = []
+        excess = len(_LIVE) - _MAX_LIVE
+        for key, ref in list(_LIVE.items()):
+            if excess <= 0:
+                break
+            other = ref()
+            if other is None:
+                del _LIVE[key]
+                excess -= 1
+            elif other is not self and not other._busy:
+                del _LIVE[key]
+                victims.append(other)
+                excess -= 1
+        return victims
+
+    def _kill(self, locked: bool = False) -> None:
+        proc, self._proc = self._proc, None
+        if locked:
+            _LIVE.pop(id(self), None)
+        else:
+            with _LIVE_LOCK:
+                _LIVE.pop(id(self), None)
+        if proc is not None:
+            _stop_process([proc], None)
+
+    def _ensure(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            with _LIVE_LOCK:
+                if id(self) in _LIVE:
+                    _LIVE.move_to_end(id(self))
+            pending = self._journal[len(self._journal) - self._unsent :]
+            self._unsent = 0
+            self._replay(pending)
+            return
+        self._kill()
+        self._start()
+        self._unsent = 0
+        self._replay(self._journal)
+
+    def _replay(self, entries: list[tuple[bytes, bytes]]) -> None:
+        for sent, reply in entries:
+            self._send(sent)
+            got = self._receive(self.limits.timeout_s)
+            if wire.dumps(got) != reply:
+                self._kill()
+                raise _Failure(
+                    "died",
+                    "the new worker did not replay the earlier blocks the same way (the code "
+                    "they ran is not deterministic), so their variables are lost",
+                )
+
+    def _defer(self, message: dict) -> None:
+        # Commands that only change the worker's state are journalled and sent before the
+        # next exchange (one round trip fewer each; a harness that never runs a block never
+        # starts a worker). A refusal surfaces as a failure of that exchange.
+        self._journal.append((wire.dumps(message), _OK))
+        if self._proc is not None:
+            self._unsent += 1
+
+    def _send(self, line: bytes) -> None:
+        assert self._proc is not None and self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(line)
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            raise self._death() from None
+
+    def _receive(self, timeout: float) -> dict:
+        proc = self._proc
+        assert proc is not None and proc.stdout is not None
+        fd = proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._kill()
+                raise _Failure("timeout", f"{self.limits.timeout_s:g}")
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise self._death()
+            self._buffer += chunk
+            if len(self._buffer) > _MAX_MESSAGE:
+                self._kill()
+                raise _Failure("died", f"the worker sent a message over {_MAX_MESSAGE} bytes")
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        try:
+            message = wire.loads(line)
+        except ValueError as exc:
+            self._kill()
+            raise _Failure("died", f"the worker broke the message protocol: {exc}") from None
+        if message.get("type") == "fatal":
+            self._kill()
+            status = "memory" if message.get("error") == "MemoryError" else "died"
+            raise _Failure(status, "the worker ran out of memory outside the block")
+        return message
+
+    def _death(self) -> _Failure:
+        proc = self._proc
+        code = None
+        if proc is not None:
+            try:
+                code = proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        self._kill()
+        if code is not None and code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            why = "it used up its CPU-seconds limit" if name == "SIGXCPU" else f"{name}"
+            return _Failure("died", f"the worker was killed ({why})")
+        return _Failure("died", f"the worker exited (exit code {code})")
+
+    def _exchange(self, message: dict, clock: list[float] | None = None) -> dict:
+        """Send one message and return the worker's one reply; journal both.
+
+        ``clock`` holds the seconds left of the running block's deadline; the time spent
+        waiting for the worker is charged to it.
+        """
+        with _LIVE_LOCK:  # an eviction (another thread's) never stops a busy worker
+            self._busy = True
+        try:
+            self._ensure()
+            line = wire.dumps(message)
+            self._send(line)
+            timeout = self.limits.timeout_s if clock is None else clock[0]
+            start = time.monotonic()
+            try:
+                reply = self._receive(timeout)
+            finally:
+                if clock is not None:
+                    clock[0] -= time.monotonic() - start
+        finally:
+            self._busy = False
+        self._journal.append((line, wire.dumps(reply)))
+        return reply
+
+    def _query(self, message: dict) -> Any:
+        try:
+            reply = self._exchange(message)
+        except _Failure:
+            return None
+        if reply.get("type") != "value":
+            self._kill()
+            return None
+        try:
+            return wire.decode(reply.get("value"))
+        except (ValueError, KeyError, TypeError, RecursionError):
+            return None
+
+    def close(self) -> None:
+        self._closed = True
+        self._kill()
+        self._finalizer()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+
+    # -- the interface -----------------------------------------------------------------
+    def namespace(
+        self, key: str, scaffold: Scaffold, effects: Mapping[str, Callable[..., Any]] | None = None
+    ) -> None:
+        effects = dict(effects or {})
+        missing = [n for n in scaffold.effects if n not in effects]
+        if missing:
+            raise InvalidArgument(f"no callable given for the effect(s) {missing} of {key!r}")
+        self._effects[key] = effects
+        self._defer({"op": "namespace", "ns": key, "scaffold": scaffold.to_data()})
+
+    def bind_request(self, key: str, name: str) -> None:
+        self._defer({"op": "bind", "ns": key, "name": name})
+
+    def restore_scaffold(self, key: str) -> None:
+        self._defer({"op": "restore", "ns": key})
+
+    def push_args(self, key: str, args: tuple) -> None:
+        self._defer({"op": "push_args", "ns": key, "args": wire.encode(tuple(args))})
+
+    def pop_args(self, key: str) -> None:
+        self._defer({"op": "pop_args", "ns": key})
+
+    def variables(self, key: str) -> list[tuple[str, bool]]:
+        if self._closed:
+            return []
+        value = self._query({"op": "variables", "ns": key})
+        if type(value) is not list:
+            return []
+        return [
+            (p[0], bool(p[1]))
+            for p in value
+            if type(p) is list and len(p) == 2 and type(p[0]) is str
+        ]
+
+    def text_of(self, key: str, name: str) -> str | None:
+        if self._closed:
+            return None
+        value = self._query({"op": "text_of", "ns": key, "name": name})
+        return value if type(value) is str else None
+
+    def run_block(
+        self,
+        key: str,
+        code: str,
+        *,
+        handle: Handler | None = None,
+        line_budget: int = 20_000,
+        filename: str = "<block>",
+        max_output: int = 20_000,
+    ) -> Generator[str, str, BlockResult]:
+        if line_budget <= 0:
+            raise InvalidArgument(f"line_budget must be positive, got {line_budget}")
+        if key not in self._effects:
+            raise InvalidArgument(f"no namespace {key!r}; create it with namespace({key!r}, ...)")
+        start = len(self._journal)
+        clock = [float(self.limits.timeout_s)]
+        message: dict = {
+            "op": "run",
+            "ns": key,
+            "code": code,
+            "line_budget": line_budget,
+            "filename": filename,
+            "max_output": max_output,
+        }
+        try:
+            while True:
+                reply = self._exchange(message, clock)
+                kind = reply.get("type")
+                if kind == "result":
+                    return self._result(code, reply)
+                if kind == "effect":
+                    message = self._perform(key, reply)
+                elif kind == "request":
+                    if handle is None:
+                        raise InvalidArgument(
+                            f"the block requested {reply.get('kind')!r} but run_block got no "
+                            "handle; pass handle=<generator function> to fulfil requests"
+                        )
+                    request = self._request(reply)
+                    try:
+                        value = yield from handle(request)
+                    except Exception as exc:  # the call raises it inside the block on the rerun
+                        message = {"op": "reply", "error": _error_data(exc)}
+                    else:
+                        message = {"op": "reply", "value": wire.encode(value)}
+                else:
+                    self._kill()
+                    raise _Failure("died", f"the worker sent an unexpected {kind!r} message")
+        except _Failure as failure:
+            self._forget_since(start)
+            return _failed(code, failure, self.limits)
+
+    def _forget_since(self, start: int) -> None:
+        # The failed block leaves no trace in the rebuilt worker (namespaces created
+        # meanwhile are kept: REPLs the host knows about must exist in the next worker).
+        dropped = self._journal[start:]
+        del self._journal[start:]
+        self._journal.extend(e for e in dropped if e[0].startswith(b'{"op":"namespace"'))
+        self._unsent = 0
+        self._kill()
+
+    def _perform(self, key: str, reply: dict) -> dict:
+        fn = self._effects.get(key, {}).get(reply.get("kind"))  # type: ignore[arg-type]
+        if fn is None:
+            self._kill()
+            raise _Failure("died", f"the worker asked for an unknown effect {reply.get('kind')!r}")
+        try:
+            args = wire.decode(reply.get("args", {"$tuple": []}))
+            kwargs = wire.decode(reply.get("kwargs", {}))
+            if type(args) is not tuple or type(kwargs) is not dict:
+                raise ValueError("effect arguments must be a tuple and a dict")
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            self._kill()
+            raise _Failure("died", f"the worker sent malformed effect arguments: {exc}") from None
+        try:
+            value = fn(*args, **kwargs)
+        except Exception as exc:  # the effect failed once: the block sees the error
+            return {"op": "reply", "error": _error_data(exc)}
+        return {"op": "reply", "value": wire.encode(value)}
+
+    def _request(self, reply: dict) -> Request:
+        try:
+            kind = reply["kind"]
+            args = wire.decode(reply.get("args", {"$tuple": []}))
+            kwargs = wire.decode(reply.get("kwargs", {}))
+            if type(kind) is not str or type(args) is not tuple or type(kwargs) is not dict:
+                raise ValueError("a request has a string kind, a tuple and a dict")
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            self._kill()
+            raise _Failure("died", f"the worker sent a malformed request: {exc}") from None
+        return Request(kind, args, kwargs)
+
+    def _result(self, code: str, reply: dict) -> BlockResult:
+        try:
+            calls = tuple(
+                CallRecord(c[0], wire.decode(c[1]), wire.decode(c[2]), wire.decode(c[3]))
+                for c in reply.get("calls", [])
+            )
+            hits = tuple((h[0], int(h[1])) for h in reply.get("hits", []))
+            result = BlockResult(
+                code,
+                _text(reply.get("stdout")),
+                _text(reply.get("stderr")),
+                _text(reply.get("status")),
+                wire.decode(reply.get("value")),
+                _text(reply.get("error")),
+                int(reply.get("attempts", 1)),
+                calls,
+                hits,
+            )
+        except (ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
+            self._kill()
+            raise _Failure("died", f"the worker sent a malformed result: {exc}") from None
+        if result.status == "memory":
+            self._kill()  # a worker that ran out of memory is not trusted to go on
+            raise _Failure("memory", result.stderr)
+        return result
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if type(value) is not str:
+        raise TypeError("expected a string")
+    return value
+
+
+def _error_data(exc: BaseException) -> dict:
+    name = type.__dict__["__name__"].__get__(type(exc), type)
+    message = contained(lambda: str(exc), lambda err: "<unprintable>")
+    data = {"type": name, "message": message}
+    if isinstance(exc, NameError) and isinstance(getattr(exc, "name", None), str):
+        data["name"] = exc.name
+    return data
+
+
+def _failed(code: str, failure: _Failure, limits: Limits) -> BlockResult:
+    error = FAILURE_STATUSES[failure.status]
+    if failure.status == "timeout":
+        what = (
+            f"the block ran longer than its {limits.timeout_s:g} s deadline and its worker was "
+            "stopped"
+        )
+    elif failure.status == "memory":
+        what = f"the block needed more than {limits.memory_mb} MB of memory and was stopped"
+    else:
+        what = failure.detail
+    stderr = (
+        f"{error}: {what}; the REPL's variables are as they were before this block "
+        "(a new worker replays the earlier blocks)\n"
+    )
+    return BlockResult(code, "", stderr, failure.status, error=error)
+
+
+def _stop_process(holder: list, scratch: str | None) -> None:
+    proc = holder[0] if holder else None
+    if proc is not None and proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the worker and anything it forked
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.kill()
+        except OSError:
+            pass
+    if proc is not None:
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        # Not waited for: a killed worker is reaped when the subprocess module next polls
+        # (a busy machine can take a while to tear down a large address space, and the
+        # harness should not wait for it).
+        proc.poll()
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)

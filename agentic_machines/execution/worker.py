@@ -1,0 +1,255 @@
+"""The isolated worker: runs blocks for a :class:`~.sandbox.ProcessExecutor`, one message at a time.
+
+Started by the host as a separate Python process (see ``sandbox._BOOT``), it reads one JSON
+message per line on stdin and writes exactly one per line on stdout, strictly alternating:
+every host message gets one reply. Inside, an :class:`~.sandbox.InlineExecutor` holds the
+episode's namespaces and runs blocks with the rerun-with-cached-calls technique, so the
+semantics are those of ``isolation="inline"``. What the worker cannot do itself it asks for:
+
+* an *effect* (``act``): the worker sends ``{"type": "effect", ...}`` in the middle of the
+  block and waits for the host's ``{"op": "reply", ...}``;
+* a *request* (``llm_query``, a child REPL): the block's attempt ends, the worker sends
+  ``{"type": "request", ...}`` and keeps the block's driver suspended; the host may then
+  run other blocks (a child REPL's) before it sends the ``reply``;
+* at the end of a block, ``{"type": "result", ...}``.
+
+Host messages (``op``): ``namespace``, ``run``, ``reply``, ``bind``, ``restore``,
+``push_args``, ``pop_args``, ``variables``, ``text_of``. Anything else ends the worker.
+Model code runs here, so nothing here is trusted by the host: the host checks every reply.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import signal
+import sys
+from typing import Any, BinaryIO
+
+from .. import errors as _errors
+from . import wire
+from .codeexec import Request
+from .sandbox import InlineExecutor, Scaffold
+
+__all__ = ["main", "Server"]
+
+
+class _ProtocolError(Exception):
+    pass
+
+
+class Server:
+    """The worker's message loop (see the module docstring)."""
+
+    def __init__(self, inp: BinaryIO, out: BinaryIO) -> None:
+        self.inp, self.out = inp, out
+        self.refs = wire.RefTable()
+        self.ex = InlineExecutor()
+        self.stack: list[Any] = []  # suspended block drivers, innermost last
+
+    # -- messages --------------------------------------------------------------------
+    def read(self) -> dict:
+        line = self.inp.readline()
+        if not line:
+            raise SystemExit(0)  # the host closed the channel
+        return wire.loads(line)
+
+    def write(self, message: dict) -> None:
+        self.out.write(wire.dumps(message))
+        self.out.flush()
+
+    def enc(self, value: Any) -> Any:
+        return wire.encode(value, self.refs)
+
+    def dec(self, data: Any) -> Any:
+        return wire.decode(data, self.refs)
+
+    # -- the loop --------------------------------------------------------------------
+    def serve(self) -> None:
+        while True:
+            self.dispatch(self.read())
+
+    def dispatch(self, msg: dict) -> None:
+        op = msg.get("op")
+        key = msg.get("ns")
+        if op == "namespace":
+            scaffold = Scaffold.from_data(msg["scaffold"])
+            effects = {name: self._effect(key, name) for name in scaffold.effects}
+            self.ex.namespace(key, scaffold, effects)
+            self.write({"type": "ok"})
+        elif op == "run":
+            gen = self.ex.run_block(
+                key,
+                msg["code"],
+                handle=self._forward,
+                line_budget=int(msg["line_budget"]),
+                filename=str(msg["filename"]),
+                max_output=int(msg["max_output"]),
+            )
+            self.stack.append(gen)
+            self._advance(gen, None, first=True)
+        elif op == "reply":
+            if not self.stack:
+                raise _ProtocolError("a reply with no suspended block")
+            self._advance(self.stack[-1], msg)
+        elif op == "bind":
+            self.ex.bind_request(key, str(msg["name"]))
+            self.write({"type": "ok"})
+        elif op == "restore":
+            self.ex.restore_scaffold(key)
+            self.write({"type": "ok"})
+        elif op == "push_args":
+            self.ex.push_args(key, self.dec(msg["args"]))
+            self.write({"type": "ok"})
+        elif op == "pop_args":
+            self.ex.pop_args(key)
+            self.write({"type": "ok"})
+        elif op == "variables":
+            pairs = [[name, simple] for name, simple in self.ex.variables(key)]
+            self.write({"type": "value", "value": pairs})
+        elif op == "text_of":
+            self.write({"type": "value", "value": self.ex.text_of(key, str(msg["name"]))})
+        else:
+            raise _ProtocolError(f"unknown op {op!r}")
+
+    def _advance(self, gen: Any, reply: dict | None, first: bool = False) -> None:
+        try:
+            item = next(gen) if first else gen.send(reply)
+        except StopIteration as stop:
+            self.stack.pop()
+            self.write(self._result(stop.value))
+            return
+        if not isinstance(item, Request):
+            raise _ProtocolError("a block driver yielded something other than a request")
+        self.write(
+            {
+                "type": "request",
+                "kind": item.kind,
+                "args": self.enc(tuple(item.args)),
+                "kwargs": self.enc(dict(item.kwargs)),
+            }
+        )
+
+    def _forward(self, request: Request) -> Any:
+        # The block's handle: hand the request to the host and wait for its reply.
+        reply = yield request
+        return self._unpack(reply)
+
+    def _unpack(self, reply: dict) -> Any:
+        if "error" in reply:
+            raise _rebuild(reply["error"])
+        return self.dec(reply.get("value"))
+
+    def _effect(self, key: str, kind: str) -> Any:
+        def perform(*args: Any, **kwargs: Any) -> Any:
+            self.write(
+                {
+                    "type": "effect",
+                    "ns": key,
+                    "kind": kind,
+                    "args": self.enc(args),
+                    "kwargs": self.enc(kwargs),
+                }
+            )
+            reply = self.read()
+            if reply.get("op") != "reply":
+                raise _ProtocolError("expected the reply to an effect")
+            return self._unpack(reply)
+
+        perform.__name__ = perform.__qualname__ = kind
+        return perform
+
+    def _result(self, r: Any) -> dict:
+        status = "memory" if r.error == "MemoryError" else r.status
+        return {
+            "type": "result",
+            "stdout": r.stdout,
+            "stderr": r.stderr,
+            "status": status,
+            "value": self.enc(r.value),
+            "error": r.error,
+            "attempts": r.attempts,
+            "calls": [
+                [c.kind, self.enc(c.args), self.enc(dict(c.kwargs)), self.enc(c.result)]
+                for c in r.calls
+            ],
+            "hits": [[kind, index] for kind, index in r.hits],
+        }
+
+
+def _rebuild(data: Any) -> BaseException:
+    """The exception the host reported (its type by name: our errors, builtins, or a stand-in)."""
+    name = str(data.get("type", "Exception")) if isinstance(data, dict) else "Exception"
+    message = str(data.get("message", "")) if isinstance(data, dict) else ""
+    cls = getattr(_errors, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Exception)):
+        cls = getattr(builtins, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Exception)):
+        cls = type(name if name.isidentifier() else "Exception", (Exception,), {})
+    if issubclass(cls, NameError):
+        return cls(message, name=data.get("name"))
+    try:
+        return cls(message)
+    except Exception:  # noqa: BLE001 - a class with another constructor
+        return Exception(f"{name}: {message}")
+
+
+# --------------------------------------------------------------------------------------
+# start-up
+# --------------------------------------------------------------------------------------
+def _readonly_except(scratch: str) -> None:
+    """Remount every filesystem read-only except ``scratch`` (inside ``unshare --mount``)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    ms_rdonly, ms_nosuid, ms_nodev, ms_noexec = 1, 2, 4, 8
+    ms_remount, ms_bind, ms_rec, ms_private = 32, 4096, 16384, 1 << 18
+    keep = {"nosuid": ms_nosuid, "nodev": ms_nodev, "noexec": ms_noexec}
+    keep.update({"noatime": 1024, "nodiratime": 2048, "relatime": 1 << 21})
+
+    def mount(src: str | None, target: str, flags: int) -> int:
+        enc = lambda s: None if s is None else s.encode()  # noqa: E731
+        return libc.mount(enc(src), enc(target), None, flags, None)
+
+    if mount(None, "/", ms_rec | ms_private) != 0:
+        raise OSError(ctypes.get_errno(), "making mounts private failed")
+    if mount(scratch, scratch, ms_bind | ms_rec) != 0:
+        raise OSError(ctypes.get_errno(), "binding the scratch directory failed")
+    with open("/proc/self/mountinfo", encoding="utf-8") as f:
+        entries = [line.split() for line in f]
+    for fields in entries:
+        target = fields[4].encode().decode("unicode_escape")
+        if target == scratch or target.startswith(scratch + "/"):
+            continue
+        flags = ms_remount | ms_bind | ms_rdonly
+        for option in fields[5].split(","):
+            flags |= keep.get(option, 0)
+        if mount(None, target, flags) != 0 and target == "/":
+            raise OSError(ctypes.get_errno(), "remounting / read-only failed")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the worker on this process's stdin and stdout (called by the host's bootstrap)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    inp = os.fdopen(os.dup(0), "rb")
+    out = os.fdopen(os.dup(1), "wb")
+    # Model code that prints through a path to the real sys.stdout must not write on the
+    # channel: fds 0 and 1 now point at /dev/null.
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-large file is an OSError, not death
+    if len(argv) >= 2 and argv[0] == "--readonly-except":
+        _readonly_except(argv[1])
+        os.chdir(argv[1])
+    server = Server(inp, out)
+    try:
+        server.serve()
+    except MemoryError:
+        try:
+            server.write({"type": "fatal", "error": "MemoryError"})
+        finally:
+            os._exit(3)
+    except (_ProtocolError, ValueError, KeyError, TypeError):
+        os._exit(2)

@@ -1,0 +1,118 @@
+"""Benchmark the cost of isolation (issue 11): process and namespace against inline.
+
+Run: ``python benchmarks/bench_isolation.py``. In one process, for the count-to-four and
+shop examples of REPL-Plan:
+
+- per episode: ``solve`` under each level, worker start included (the worker starts at the
+  first block and stops at the end of the episode), as a ratio to ``inline``;
+- per block: one block run again and again in a live executor (the worker already
+  started), as a ratio to the same block ``inline``: the cost of the messages (the block,
+  each ``act`` as an effect round trip, the result);
+- the worker start alone (a new executor's first, empty block).
+
+The best of several repeats is reported (the machine is shared; the minimum is the least
+disturbed measurement).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "experiments"))
+
+import count_to_four  # noqa: E402
+import shop  # noqa: E402
+
+from agentic_machines.architectures import repl_plan as rp  # noqa: E402
+from agentic_machines.architectures.environments import CountEnv  # noqa: E402
+from agentic_machines.execution.codeexec import drive  # noqa: E402
+from agentic_machines.execution.sandbox import (  # noqa: E402
+    Scaffold,
+    make_executor,
+    namespace_tool,
+)
+
+
+def best(fn, repeat: int = 5) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+LEVELS = ["inline", "process"] + (["namespace"] if namespace_tool() else [])
+
+# a count-to-four child block, and a shop-like block (a loop over text with two effects)
+BLOCKS = {
+    "count_to_four": "n = 2\nact(str(n))",
+    "shop": (
+        "import re\nobs = get_obs()\nwords = re.findall(r'[a-z]+', obs.lower() * 20)\n"
+        "best = max(set(words), key=words.count)\nact('search[' + best + ']')"
+    ),
+}
+
+
+def per_block(level: str, code: str, n: int = 50) -> float:
+    env = CountEnv(10**6)
+    ex = make_executor(level, timeout_s=30)
+    ex.namespace(
+        "m", Scaffold(effects=("act", "get_obs")), {"act": env.step, "get_obs": env.observation}
+    )
+    drive(ex.run_block("m", "pass"), str)  # start the worker outside the measurement
+
+    def blocks():
+        for _ in range(n):
+            drive(ex.run_block("m", code), str)
+
+    seconds = best(blocks, 3) / n
+    ex.close()
+    return seconds
+
+
+def worker_start(level: str) -> float:
+    def start():
+        ex = make_executor(level, timeout_s=30)
+        ex.namespace("m", Scaffold())
+        drive(ex.run_block("m", "pass"), str)
+        ex.close()
+
+    return best(start, 5)
+
+
+def per_episode(example, level: str) -> float:
+    return best(
+        lambda: rp.solve(
+            example.TASK, example.model(), example.env(), pool=example.POOL, isolation=level
+        ),
+        5,
+    )
+
+
+def main() -> None:
+    print(f"levels: {', '.join(LEVELS)} (namespace tool: {namespace_tool()})")
+    for level in LEVELS[1:]:
+        print(f"worker start ({level}): {worker_start(level) * 1000:.1f} ms")
+    for name, example in (("count_to_four", count_to_four), ("shop", shop)):
+        blocks = {level: per_block(level, BLOCKS[name]) for level in LEVELS}
+        episodes = {level: per_episode(example, level) for level in LEVELS}
+        print(f"\n{name}")
+        print(f"  per block:   inline {blocks['inline'] * 1e6:8.0f} us", end="")
+        for level in LEVELS[1:]:
+            ratio = blocks[level] / blocks["inline"]
+            print(f" | {level} {blocks[level] * 1e6:8.0f} us ({ratio:.1f}x)", end="")
+        print()
+        print(f"  per episode: inline {episodes['inline'] * 1e3:8.1f} ms", end="")
+        for level in LEVELS[1:]:
+            ratio = episodes[level] / episodes["inline"]
+            print(f" | {level} {episodes[level] * 1e3:8.1f} ms ({ratio:.1f}x)", end="")
+        print()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""The attack-corpus table of docs/threat_model.md: what each isolation level lets through.
+
+Run: ``python experiments/attack_table.py`` (a few minutes). Every block of
+``tests/attack_corpus.py`` runs as the second block of a REPL-Plan episode:
+
+- ``inline``: in a child Python process of its own (so the hangs, exits and module patches
+  it causes hit that child, not this script), with a 2 GB address-space limit so that the
+  memory bombs do not take the machine's memory; the child is stopped after 5 s;
+- ``process`` and ``namespace``: through ``tests/test_attack_corpus.run_corpus``.
+
+Each cell says how the block ended and what it did outside: ``file`` (a file appeared
+outside the scratch directory), ``net`` (a connection reached the socket listening on
+127.0.0.1), ``patched`` (the host's json, decimal or math changed), ``hung host``, ``host
+exited``. The table is printed as Markdown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from attack_corpus import CORPUS  # noqa: E402
+from test_attack_corpus import accepted, listening_socket, run_corpus  # noqa: E402
+
+from agentic_machines.execution.sandbox import namespace_tool  # noqa: E402
+
+INLINE_SECONDS = 5.0
+
+CHILD = r"""
+import decimal, json, math, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, 2 * 1024**3))
+sys.path.insert(0, sys.argv[1])
+from agentic_machines.architectures import repl_plan as rp
+from agentic_machines.architectures.environments import CountEnv
+blocks = {"main": ["act('1')", sys.argv[2], "act('2')\nanswer('done')"]}
+res = rp.solve("t", rp.scripted_model(blocks), CountEnv(3), isolation="inline", line_budget=None)
+history = res.repls["main"].history
+block = history[2] if len(history) > 2 else None
+patched = []
+if json.dumps({"a": [1]}) != '{"a": [1]}' or json.loads('{"b": 1}') != {"b": 1}:
+    patched.append("json")
+if decimal.getcontext().prec != 28:
+    patched.append("decimal")
+if math.pi != 3.141592653589793 or math.sqrt(4.0) != 2.0:
+    patched.append("math")
+status = "no block" if block is None else block.status
+error = "" if block is None else block.stderr.strip().splitlines()[-1:]
+print("RESULT " + json.dumps({"status": status, "error": error, "patched": patched}))
+"""
+
+
+def inline_case(code: str, workdir: Path) -> str:
+    canary = workdir / "canary"
+    canary.mkdir(parents=True)
+    token = uuid.uuid4().hex
+    server = listening_socket()
+    block = code.format(canary=canary, port=server.getsockname()[1], token=token)
+    notes = []
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(ROOT), block],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=workdir,
+        start_new_session=True,  # its own process group: what it forks is stopped with it
+    )
+    try:
+        stdout, _ = child.communicate(timeout=INLINE_SECONDS)
+    except subprocess.TimeoutExpired:
+        notes.append(f"hung host (> {INLINE_SECONDS:g} s)")
+    else:
+        line = next((x for x in stdout.splitlines() if x.startswith("RESULT ")), None)
+        if line is None:
+            notes.append(f"host exited ({child.returncode})")
+        else:
+            result = json.loads(line[len("RESULT ") :])
+            error = result["error"][0].split(":")[0] if result["error"] else ""
+            notes.append(result["status"] + (f" ({error})" if error else ""))
+            if result["patched"]:
+                notes.append("patched " + "/".join(result["patched"]))
+    finally:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        child.wait()
+    if accepted(server):
+        notes.append("net")
+    if any(canary.iterdir()) or Path(f"/tmp/am-corpus-{token}").exists():
+        notes.append("file")
+        Path(f"/tmp/am-corpus-{token}").unlink(missing_ok=True)
+    return ", ".join(notes)
+
+
+def isolated_cells(level: str, workdir: Path) -> dict[str, str]:
+    out = run_corpus(level, workdir, archs=("repl_plan",))
+    cells = {}
+    for (_, name, _), (outcome, _, _, leaked, connections) in out["results"].items():
+        notes = [outcome]
+        if leaked:
+            notes.append("file")
+        if connections:
+            notes.append("net")
+        cells[name] = ", ".join(notes)
+    return cells
+
+
+def main() -> None:
+    workdir = Path(tempfile.mkdtemp(prefix="am-attack-table-"))
+    levels = ["process"] + (["namespace"] if namespace_tool() else [])
+    isolated = {level: isolated_cells(level, workdir / level) for level in levels}
+    print("| block | kind | inline | " + " | ".join(levels) + " |")
+    print("|---|---|---|" + "---|" * len(levels))
+    for name, kind, code in CORPUS:
+        inline = inline_case(code, workdir / "inline" / name)
+        cells = " | ".join(isolated[level][name] for level in levels)
+        print(f"| {name} | {kind} | {inline} | {cells} |", flush=True)
+    print(f"\n(workdir: {workdir}; namespace tool: {namespace_tool()}; pid {os.getpid()})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,248 @@
+"""Isolated executors: the same traces as inline, failures as outcomes, defaults that protect.
+
+The attack corpus is in tests/test_attack_corpus.py.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentic_machines.architectures import repl_plan as rp
+from agentic_machines.architectures import rlm
+from agentic_machines.architectures.environments import CountEnv
+from agentic_machines.architectures.goldens import render_trace
+from agentic_machines.errors import InvalidArgument
+from agentic_machines.execution import wire
+from agentic_machines.execution.codeexec import drive_rest
+from agentic_machines.execution.sandbox import (
+    Limits,
+    ProcessExecutor,
+    Scaffold,
+    is_scripted,
+    make_executor,
+    namespace_tool,
+    resolve_isolation,
+)
+from agentic_machines.runtime.models import FunctionModel, ScriptedModel
+from agentic_machines.runtime.run import run
+
+ROOT = Path(__file__).parent.parent
+GOLDEN = Path(__file__).parent / "golden"
+sys.path.insert(0, str(ROOT / "experiments"))
+
+import count_to_four  # noqa: E402
+import household  # noqa: E402
+import shop  # noqa: E402
+
+LEVELS = ["process"] + (["namespace"] if namespace_tool() else [])
+
+
+# -- semantics unchanged -------------------------------------------------------------------
+@pytest.mark.parametrize("level", LEVELS)
+def test_goldens_are_the_same_under_isolation(level):
+    m = rlm.machine(isolation=level)
+    trace = run(m, rlm.scripted_model())
+    last = trace.steps[-1]
+    result = m.result(last.state, last.completion)
+    assert render_trace(trace, result) == (GOLDEN / "rlm" / "trace.txt").read_text()
+    trace = run(rp.machine(isolation=level), rp.scripted_model())
+    assert render_trace(trace) == (GOLDEN / "repl_plan" / "count_to_four_trace.txt").read_text()
+
+
+def _episode(result):
+    return (
+        result.trace,
+        result.actions,
+        result.answer,
+        result.status,
+        result.failure,
+        result.prompts,
+        {k: (r.history, r.variables, r.transcript) for k, r in result.repls.items()},
+    )
+
+
+@pytest.mark.parametrize("example", [count_to_four, shop, household], ids=lambda m: m.__name__)
+def test_solved_examples_give_the_same_trace_in_a_worker(example):
+    inline = rp.solve(example.TASK, example.model(), example.env(), pool=example.POOL)
+    assert inline.isolation == "inline"  # their models are scripted: inline by default
+    isolated = rp.solve(
+        example.TASK, example.model(), example.env(), pool=example.POOL, isolation="process"
+    )
+    assert isolated.isolation == "process"
+    assert _episode(isolated) == _episode(inline)
+
+
+def test_replay_divergence_and_cached_calls_cross_the_boundary():
+    blocks = {
+        "main": [
+            "g = iter(range(10))\nn = [0]\nact(str(len(n)))\nx = helper(1)",
+            # the iterator is kept by reference: the rerun after helper(2) sees next(g) == 1
+            "act(str(next(g)))\ny = helper(2)\nanswer(y)",
+            "answer(x)",
+        ],
+        "helper": ["answer(get_args()[0] * 10)", "answer(get_args()[0] * 10)"],
+    }
+    a = rp.solve("t", rp.scripted_model(blocks), CountEnv(9), isolation="inline")
+    b = rp.solve("t", rp.scripted_model(blocks), CountEnv(9), isolation="process")
+    assert _episode(a) == _episode(b)
+    assert b.repls["main"].history[2].status == "diverged" and b.answer == 10
+
+
+def test_a_child_answer_of_any_object_reaches_its_caller():
+    blocks = {
+        "main": ["p = make()\nprint(type(p).__name__, p.x)\nanswer(p.x)"],
+        "make": ["class P:\n    def __init__(self):\n        self.x = 7\nanswer(P())"],
+    }
+    a = rp.solve("t", rp.scripted_model(blocks), CountEnv(2), isolation="inline")
+    b = rp.solve("t", rp.scripted_model(blocks), CountEnv(2), isolation="process")
+    assert b.answer == a.answer == 7
+    assert a.repls["main"].history[1].stdout == b.repls["main"].history[1].stdout == "P 7\n"
+    assert _episode(a) == _episode(b)
+
+
+# -- failures are outcomes -------------------------------------------------------------------
+def test_a_timeout_is_an_outcome_and_the_namespace_is_rebuilt():
+    blocks = {"main": ["x = 41\nact('1')", "x = 0\nwhile True:\n    pass", "answer(x + 1)"]}
+    res = rp.solve(
+        "t",
+        rp.scripted_model(blocks),
+        CountEnv(9),
+        isolation="process",
+        timeout_s=1,
+        block_lines=10**9,
+    )
+    assert res.answer == 42 and res.status == "answered"  # x = 0 of the failed block is gone
+    failed = res.repls["main"].history[2]
+    assert failed.status == "timeout" and failed.stderr.startswith("ExecutionTimeout:")
+    assert "ExecutionTimeout" in res.prompts[2]  # the model sees it in its next prompt
+    assert res.actions == ("1",)  # act('1') was not performed again by the replay
+    assert any(e.text.startswith("timeout (ExecutionTimeout)") for e in res.trace)
+
+
+def test_memory_and_death_are_typed_and_a_child_failure_keeps_the_parent():
+    blocks = {
+        "main": ["v = helper(3)\nact(str(v))\nanswer(v)"],
+        "helper": [
+            "big = 'x' * (2 * 1024**3)",
+            "import operator\nw = [c for c in operator.methodcaller('__subclasses__')(object) "
+            "if c.__name__ == '_wrap_close'][0]\noperator.attrgetter('__init__.__globals__')(w)"
+            "['_exit'](9)",
+            "answer(get_args()[0] * 2)",
+        ],
+    }
+    res = rp.solve(
+        "t",
+        rp.scripted_model(blocks),
+        CountEnv(9),
+        isolation="process",
+        limits=Limits(timeout_s=5, memory_mb=512),
+    )
+    history = res.repls["helper"].history
+    assert history[1].status == "memory" and "ExecutionMemoryExceeded" in history[1].stderr
+    assert history[2].status == "died" and "WorkerDied" in history[2].stderr
+    assert "exit code 9" in history[2].stderr
+    assert res.answer == 6 and res.actions == ("6",)
+
+
+def test_rlm_goes_on_after_a_timeout_and_keeps_its_variables():
+    script = [
+        "```repl\nriver = 'Seine'\n```",
+        "```repl\nriver = 'x'\nwhile True:\n    pass\n```",
+        "FINAL_VAR(river)",
+    ]
+    m = rlm.machine(isolation="process", timeout_s=1, block_lines=10**9)
+    trace = run(m, ScriptedModel(script))
+    last = trace.steps[-1]
+    assert m.result(last.state, last.completion).answer == "Seine"
+    assert "ExecutionTimeout" in trace.steps[-1].prompt
+
+
+# -- defaults and choices ---------------------------------------------------------------------
+def test_the_default_is_resolved_where_the_model_is_known():
+    assert is_scripted(ScriptedModel(["x"])) and is_scripted(rp.scripted_model())
+    assert not is_scripted(FunctionModel(str))
+    assert resolve_isolation(None, ScriptedModel(["x"])) == "inline"
+    assert resolve_isolation(None, FunctionModel(str)) in ("process", "namespace")
+    assert resolve_isolation("strongest") == ("namespace" if namespace_tool() else "process")
+    assert rlm.machine().kwargs["isolation"] == resolve_isolation("strongest")
+    assert rp.machine().kwargs["isolation"] == resolve_isolation("strongest")
+    res = rp.solve("t", FunctionModel(lambda p: "answer(1)"), CountEnv(2))
+    assert res.isolation.startswith(resolve_isolation("strongest"))
+    with pytest.raises(InvalidArgument, match="isolation must be one of"):
+        resolve_isolation("sandboxed")
+    with pytest.raises(InvalidArgument, match="timeout_s"):
+        Limits(timeout_s=0)
+
+
+def test_a_worker_starts_only_when_a_block_runs_and_gets_a_clean_environment(monkeypatch):
+    monkeypatch.setenv("AM_SECRET_API_KEY", "sk-not-for-model-code")
+    ex = make_executor("process", timeout_s=5)
+    ex.namespace("m", Scaffold())
+    assert ex.workers_started == 0
+    code = (
+        "import operator\nw = [c for c in operator.methodcaller('__subclasses__')(object) "
+        "if c.__name__ == '_wrap_close'][0]\ng = operator.attrgetter('__init__.__globals__')(w)\n"
+        "print(sorted(g['environ']), g['getcwd']())"
+    )
+    result = drive_rest(ex.run_block("m", code), None)
+    assert ex.workers_started == 1
+    assert "AM_SECRET" not in result.stdout and ex.scratch in result.stdout
+    scratch = ex.scratch
+    ex.close()
+    assert not Path(scratch).exists()
+
+
+def test_wire_round_trips_data_and_refuses_malformed_values():
+    value = (
+        1,
+        -2.5,
+        float("inf"),
+        "s",
+        b"\x00",
+        [None, True],
+        {"a": {1, 2}},
+        {3: "x"},
+        frozenset(),
+    )
+    assert wire.decode(json.loads(json.dumps(wire.encode(value)))) == value
+    for bad in ({"$nope": 1}, {"$tuple": 3}, {"$dict": [[1]]}, object()):
+        with pytest.raises(ValueError):
+            wire.decode(bad)
+    with pytest.raises(ValueError):
+        wire.loads(b"[" * 100_000)
+    nested: list = []
+    for _ in range(300):
+        nested = [nested]
+    assert "$repr" in json.dumps(wire.encode(nested))  # too deep: its repr, not a crash
+
+
+@pytest.mark.skipif(namespace_tool() is None, reason="no namespace tool works here")
+def test_unshare_fallback_runs_blocks_too():
+    if not ProcessExecutor("namespace", tool="unshare").tool == "unshare":  # pragma: no cover
+        pytest.skip("unshare unavailable")
+    from agentic_machines.execution.sandbox import _probe
+
+    if not _probe("unshare"):
+        pytest.skip("unshare does not work here")
+    ex = ProcessExecutor("namespace", Limits(timeout_s=5), tool="unshare")
+    ex.namespace("m", Scaffold(values={"x": 2}))
+    result = drive_rest(ex.run_block("m", "print(x * 21)"), None)
+    ex.close()
+    assert result.stdout == "42\n"
+
+
+def test_cli_runs_of_rlm_and_repl_plan_are_isolated_by_default(tmp_path, capsys):
+    from agentic_machines.cli.commands import main
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["```repl\nprint(len(context))\n```", "FINAL(Seine)"]))
+    assert main(["run", "rlm", "--script", str(script)]) == 0
+    err = capsys.readouterr().err
+    assert f"isolation: {resolve_isolation('strongest')}" in err
+    script.write_text(json.dumps(["act('1')\nanswer(1)"]))
+    assert main(["run", "repl_plan", "--script", str(script), "--isolation", "process"]) == 0
+    assert "isolation: process" in capsys.readouterr().err
