@@ -23,7 +23,7 @@ the tools bound everywhere. Every earlier tool call fires again at every turn.
 >>> env = ToolEnvironment({"search": lambda q: "Paris is on the Seine."})
 >>> m = SpellMachine(env, task="Which river?")
 >>> s = m.harness(m.initial, "'(!call-now hit (search \\"Paris\\"))")
->>> s.prompt[-55:]
+>>> s.prompt[-53:]
 '(search "Paris")) (def hit "Paris is on the Seine.") '
 >>> m.harness(s, "'(str \\"Answer: \\" hit)")
 1
