@@ -444,6 +444,17 @@ def run_spell(
 # ---------------------------------------------------------------- the naive harness
 
 
+class _ToolsOnly(World):
+    """The tools of ``inner`` (its counters too), without the self-call family."""
+
+    def __init__(self, inner: World) -> None:
+        super().__init__(inner.tools, self_calls=False)
+        self.inner = inner
+
+    def call(self, name: str, args: tuple) -> Any:
+        return self.inner.call(name, args)
+
+
 class NaiveMachine(AgenticMachine):
     """Concatenate and re-run: the harness without the trailing-expression discipline.
 
@@ -453,7 +464,7 @@ class NaiveMachine(AgenticMachine):
     A completion with no form in it ends the session (``HALT``), and so does an error
     (this harness has no recovery). Every tool call of every earlier turn fires again.
 
-    >>> env = ToolEnvironment({"ping": lambda: "pong"}, self_calls=False)
+    >>> env = ToolEnvironment({"ping": lambda: "pong"})
     >>> m = NaiveMachine(env, task="Ping twice.")
     >>> s = m.harness(m.initial, "(def a (ping))")
     >>> s = m.harness(s, "(def b (ping))")
@@ -468,13 +479,8 @@ class NaiveMachine(AgenticMachine):
     ) -> None:
         if environment is None:
             environment = ToolEnvironment(self_calls=False)
-        if environment.self_calls:
-            environment = (
-                environment.fresh(self_calls=False)
-                if isinstance(environment, ToolEnvironment)
-                else World(environment.tools, self_calls=False)
-            )
         self.environment = environment
+        self._world = _ToolsOnly(environment)
         self.fuel = fuel
         self.initial = f";; {task}\n"
         self.last_record: SpellRecord | None = None
@@ -498,7 +504,7 @@ class NaiveMachine(AgenticMachine):
             return HALT
         program = from_items([Symbol("do"), *forms])
         outcome, steps = run(
-            ("eval", program, EMPTY_ENV.with_effects(True)), [], self.environment, fuel=self.fuel
+            ("eval", program, EMPTY_ENV.with_effects(True)), [], self._world, fuel=self.fuel
         )
         if type(outcome) is Stuck:
             self.last_record = SpellRecord(HALT, error=outcome.error, steps=steps)
