@@ -297,7 +297,7 @@ def contrast_extras() -> list[tuple[str, str, Verdict, str]]:
         ),
         (
             "spell-naive",
-            "initial state SPE?",
+            "naive re-run harness: initial state SPE?",
             naive_analysis(),
             "F2: prompts only grow (proofs/spell_naive_obstruction.md)",
         ),

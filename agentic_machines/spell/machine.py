@@ -382,7 +382,7 @@ class SpellRun:
         lines = []
         for i, (s, c) in enumerate(zip(self.states, self.completions), 1):
             shown = s.prompt if len(s.prompt) <= width else "..." + s.prompt[-(width - 3) :]
-            lines.append(f"turn {i} ({s.kind}): {shown}")
+            lines.append(f"turn {i} ({s.kind}): {shown}".rstrip())
             lines.append(f"  model: {c}")
         for r in self.recoveries:
             lines.append(f"recovered from {r}")
