@@ -588,8 +588,8 @@ def run(
                 else:
                     mode, x = "eval", _do(body)
             elif tag == "eval":
-                datum = parse(x) if type(x) is str else x
-                mode, x, env = "eval", datum, env.with_effects(True) if frame[1] else env
+                # A string evaluates to itself (use read-string to parse text).
+                mode, env = "eval", env.with_effects(True) if frame[1] else env
             elif tag == "const":
                 x = frame[1]
             elif tag == "callnow":
