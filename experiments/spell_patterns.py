@@ -31,8 +31,10 @@ def main(argv: list[str] | None = None) -> int:
         ok = run.error is None and run.value == pattern.value
         ok = ok and len(run.recoveries) == pattern.recoveries
         failures += not ok
-        print(f"{'ok ' if ok else 'BAD'} {name:<20} value={run.value!r} model calls={len(run.states)} "
-              f"tool calls={dict(env.calls)}")
+        print(
+            f"{'ok ' if ok else 'BAD'} {name:<20} value={run.value!r} model calls={len(run.states)} "
+            f"tool calls={dict(env.calls)}"
+        )
     print("\nturns  spell tool calls  naive tool calls")
     for n, spell_calls, naive_calls in replay_curve(args.turns):
         print(f"{n:>5}  {spell_calls:>16}  {naive_calls:>16}")

@@ -68,11 +68,16 @@ def test_effect_inside_the_trailing_eval_is_bound_and_reaches_called_functions()
 def test_turn_kinds() -> None:
     assert turn_kind("(quine completion (eval (do '(+ 1 2))))") == "halt"
     assert turn_kind("(quine completion (eval (do '(!extend))))") == "turn"
-    assert turn_kind("(quine completion (eval (do '(f (!llm-self \"a\") (!llm-self \"b\")))))") == "fork"
+    assert (
+        turn_kind('(quine completion (eval (do \'(f (!llm-self "a") (!llm-self "b")))))') == "fork"
+    )
     # halt: no model call; one: one new turn; two: two child sessions in order
     assert run_spell(WRAP.format("'(+ 1 2)"), []).value == 3
-    r = run_spell(WRAP.format("'(list (!llm-self \"a\") (!llm-self \"b\"))"), ["1", "2"])
-    assert r.value == parse("(1 2)") and [s.prompt for s in r.states] == [wrap_cat(["a"]), wrap_cat(["b"])]
+    r = run_spell(WRAP.format('\'(list (!llm-self "a") (!llm-self "b"))'), ["1", "2"])
+    assert r.value == parse("(1 2)") and [s.prompt for s in r.states] == [
+        wrap_cat(["a"]),
+        wrap_cat(["b"]),
+    ]
 
 
 def test_appending_a_form_makes_the_old_trailing_form_inert() -> None:
@@ -86,7 +91,7 @@ def test_appending_a_form_makes_the_old_trailing_form_inert() -> None:
 
 def test_fresh_environment_per_self_call() -> None:
     # the child cannot read the parent's x, and its def does not reach the parent
-    prog = "(quine completion (eval (do (def x 1) '(list (!llm-self \"child\") x))))"
+    prog = '(quine completion (eval (do (def x 1) \'(list (!llm-self "child") x))))'
     r = run_spell(prog, ["x"])
     assert r.error is not None or r.recoveries  # x unbound in the child
     r = run_spell(prog, ["(def x 99) x"])
@@ -104,7 +109,7 @@ def test_completion_is_concatenated_balanced_and_evaluated() -> None:
 
 def test_llm_self_inside_if_recursion_and_user_functions() -> None:
     prog = WRAP.format(
-        "(defn ask (n) (if (= n 0) nil (cons (!llm-self (str \"n=\" n)) (ask (- n 1))))) '(ask 3)"
+        '(defn ask (n) (if (= n 0) nil (cons (!llm-self (str "n=" n)) (ask (- n 1))))) \'(ask 3)'
     )
     r = run_spell(prog, ["1", "2", "3"])
     assert r.value == parse("(1 2 3)")
@@ -112,8 +117,12 @@ def test_llm_self_inside_if_recursion_and_user_functions() -> None:
 
 
 def test_leaf_llm_is_never_evaluated() -> None:
-    r = run_spell(WRAP.format("'(leaf-llm \"say (car nil)\")"), ["(car nil)"])
-    assert r.value == "(car nil)" and r.states[0].kind == "leaf" and r.states[0].prompt == "say (car nil)"
+    r = run_spell(WRAP.format('\'(leaf-llm "say (car nil)")'), ["(car nil)"])
+    assert (
+        r.value == "(car nil)"
+        and r.states[0].kind == "leaf"
+        and r.states[0].prompt == "say (car nil)"
+    )
 
 
 # ---------------------------------------------------------------- helpers and markers
@@ -150,7 +159,7 @@ def test_peek_persist_extend() -> None:
 
 
 def test_edit_markers_runtime_and_edit_time() -> None:
-    assert run_text("(do (prune) (think \"x\" 1) (rethink 2 \"y\" 2))") is parse("nil")
+    assert run_text('(do (prune) (think "x" 1) (rethink 2 "y" 2))') is parse("nil")
     assert run_text("(do (persist x 5) x)") == 5
     d = parse('(do a b (prune 2) c (rethink "r" d) (think "t") e (prune) f)')
     once = apply_edits(d)
@@ -165,7 +174,9 @@ def test_evaluation_error_appends_recovery_and_fresh_wrapper() -> None:
     m = SpellMachine(task="t")
     s = m.harness(m.initial, " '(car nil)")
     assert m.last_record.recoveries and "car" in m.last_record.recoveries[0]
-    assert '"spell-recovery" 1' in s.prompt and s.prompt.endswith("(eval (do '(!llm-self (reopen completion))")
+    assert '"spell-recovery" 1' in s.prompt and s.prompt.endswith(
+        "(eval (do '(!llm-self (reopen completion))"
+    )
     assert m.harness(s, " '(+ 1 1)") is HALT and m.last_record.value == 2
 
 
@@ -174,7 +185,7 @@ def test_parse_error_becomes_an_inert_string() -> None:
     s = m.harness(m.initial, ' "oops')
     items = to_items(parse(balance(s.prompt)))
     assert type(items[2]) is str and items[2].endswith('"oops')  # the raw text, inert
-    assert 'parse error' in s.prompt and '\\"oops' in s.prompt
+    assert "parse error" in s.prompt and '\\"oops' in s.prompt
 
 
 def test_retry_budget_is_two_shared() -> None:
@@ -214,8 +225,12 @@ def test_naive_machine_replays() -> None:
 _TOOLS = ("alpha", "beta")
 
 
+def _tool(name: str):
+    return lambda *args: f"{name}{len(args)}"
+
+
 def _env() -> ToolEnvironment:
-    return ToolEnvironment({t: (lambda t=t: lambda *a: f"{t}{len(a)}")() for t in _TOOLS})
+    return ToolEnvironment({t: _tool(t) for t in _TOOLS})
 
 
 _step = st.one_of(

@@ -91,8 +91,8 @@ def environment() -> ToolEnvironment:
 
 
 SCRIPT: tuple[str, ...] = (
-    " '(!call-now todo (read-file \"todo.txt\"))",
-    " '(send-email \"ada@example.com\" (first (split-lines todo)))",
+    ' \'(!call-now todo (read-file "todo.txt"))',
+    ' \'(send-email "ada@example.com" (first (split-lines todo)))',
 )
 """Two turns: read the file (the result is materialised into the program), then send."""
 
@@ -156,12 +156,12 @@ def loader(state: Boundary) -> str:
 SAMPLE_COMPLETIONS: tuple[str, ...] = (
     *SCRIPT,
     " '(!extend)",
-    " (def x 1) (think \"plan\" 2) '(!extend)",
+    ' (def x 1) (think "plan" 2) \'(!extend)',
     " '(!peek files (list-files))",
     " (prune) '(!extend)",
-    " '(leaf-llm \"Say a word.\")",
-    " '(list (!llm-self \"a\") (!llm-self \"b\"))",
-    " '(!llm-self (wrap-cat \"fresh context\"))",
+    ' \'(leaf-llm "Say a word.")',
+    ' \'(list (!llm-self "a") (!llm-self "b"))',
+    ' \'(!llm-self (wrap-cat "fresh context"))',
     " '(car nil)",
     ' "unterminated',
     " '(+ 1 2)",
@@ -221,7 +221,7 @@ def analysis(depth: int = 2) -> Verdict:
     witness = dataclasses.replace(
         v.witness,
         description=(
-            f"identity embedding with the loader '(!llm-self \"<prefix>\") of proofs/spell_loader.md: "
+            f'identity embedding with the loader \'(!llm-self "<prefix>") of proofs/spell_loader.md: '
             f"h(x0, loader(s)) = s checked on {len(states)} top-level states"
         ),
     )
@@ -293,7 +293,7 @@ def contrast_extras() -> list[tuple[str, str, Verdict, str]]:
             "spell",
             "initial state loads every top-level state?",
             analysis(),
-            "identity + loader '(!llm-self \"<prefix>\") (proofs/spell_loader.md)",
+            'identity + loader \'(!llm-self "<prefix>") (proofs/spell_loader.md)',
         ),
         (
             "spell-naive",

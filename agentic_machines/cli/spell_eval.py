@@ -18,12 +18,19 @@ __all__ = ["eval_spell"]
 
 
 def eval_spell(
-    program: str, completions: Sequence[str], fuel: int | None, fail: Callable[[BaseException], object]
+    program: str,
+    completions: Sequence[str],
+    fuel: int | None,
+    fail: Callable[[BaseException], object],
 ) -> int:
     """Run ``program`` as Spell; print each turn, then the value (exit 0) or the error (exit 2)."""
     from ..spell import pr_str, run_spell
 
-    result = run_spell(program, completions) if fuel is None else run_spell(program, completions, fuel=fuel)
+    result = (
+        run_spell(program, completions)
+        if fuel is None
+        else run_spell(program, completions, fuel=fuel)
+    )
     lines = result.describe().splitlines()
     for line in lines[:-1]:
         print(line)

@@ -56,9 +56,7 @@ def _count(form: Any, items: list) -> tuple[int, list]:
     if rest and type(rest[0]) is int:
         n = rest[0]
         if n < 0:
-            raise EvaluationError(
-                f"{items[0].name}: the count must be zero or more, got {n}"
-            )
+            raise EvaluationError(f"{items[0].name}: the count must be zero or more, got {n}")
         return n, rest[1:]
     return 1, rest
 

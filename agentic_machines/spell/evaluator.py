@@ -40,9 +40,20 @@ from typing import Any
 
 from ..cek.machine import Halted
 from ..cek.reader import parse
-from ..cek.syntax import FALSE, NIL, TRUE, Bool, Node, Pair, Symbol, deep_equal, from_items, iter_list
+from ..cek.syntax import (
+    FALSE,
+    NIL,
+    TRUE,
+    Bool,
+    Node,
+    Pair,
+    Symbol,
+    deep_equal,
+    from_items,
+    iter_list,
+)
 from ..cek.values import PRIMITIVES, type_name
-from ..errors import EvaluationError, ParseError, Undecided, UnboundEffect
+from ..errors import EvaluationError, ParseError, UnboundEffect, Undecided
 from .edits import apply_edits
 from .text import is_open_program, pr_str, reopen, to_datum, wrap_cat
 
@@ -234,7 +245,9 @@ class World:
     42
     """
 
-    def __init__(self, tools: Mapping[str, Callable[..., Any]] | None = None, *, self_calls: bool = True) -> None:
+    def __init__(
+        self, tools: Mapping[str, Callable[..., Any]] | None = None, *, self_calls: bool = True
+    ) -> None:
         self.tools = dict(tools or {})
         self.self_calls = self_calls
 
@@ -387,7 +400,9 @@ def _sym(form: str, x: Any) -> str:
     if type(x) is not Symbol:
         raise EvaluationError(f"{form}: expected a name, got {_show(x)}")
     if x.name in SPECIAL_FORMS:
-        raise EvaluationError(f"{form}: `{x.name}` is a special form and cannot be rebound; pick another name")
+        raise EvaluationError(
+            f"{form}: `{x.name}` is a special form and cannot be rebound; pick another name"
+        )
     return x.name
 
 
@@ -428,7 +443,9 @@ def _lookup(name: str, env: Env, world: World) -> Any:
         _gate(name, env, world)
         if name in world.tools or name in EFFECT_BUILTINS:
             return Builtin(name)
-    raise EvaluationError(f"unbound symbol `{name}`: define it with (def {name} ...) or (defn {name} (...) ...)")
+    raise EvaluationError(
+        f"unbound symbol `{name}`: define it with (def {name} ...) or (defn {name} (...) ...)"
+    )
 
 
 def _gate(name: str, env: Env, world: World) -> None:
@@ -758,4 +775,3 @@ def run_text(text: str, world: World = PURE_WORLD, *, fuel: int = DEFAULT_FUEL) 
         f"the program made a model call ({outcome.kind}, prompt {_show(outcome.prompt)}); "
         "run it with run_spell(program, completions) to answer it"
     )
-

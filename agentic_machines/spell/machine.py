@@ -285,9 +285,7 @@ class SpellMachine(AgenticMachine):
         retry budget; :attr:`last_record` says which)."""
         self.prompt(state)
         if type(completion) is not str:
-            raise TypeError(
-                f"completions are strings (C = str); got {type(completion).__name__}"
-            )
+            raise TypeError(f"completions are strings (C = str); got {type(completion).__name__}")
         if state.kind == "leaf":
             self._recoveries = []
             return self._finish(resume(state, completion))
@@ -433,11 +431,12 @@ def run_spell(
                     prompt=outcome.prompt,
                     index=len(states) - 1,
                 )
-                return SpellRun(
-                    None, tuple(states), tuple(script), err, tuple(recoveries)
-                )
+                return SpellRun(None, tuple(states), tuple(script), err, tuple(recoveries))
             outcome = m.harness(outcome, script[len(states) - 1])
-    except (EvaluationError, ParseError) as err:  # pragma: no cover - the machine recovers or records
+    except (
+        EvaluationError,
+        ParseError,
+    ) as err:  # pragma: no cover - the machine recovers or records
         return SpellRun(None, tuple(states), tuple(completions[: len(states)]), err)
 
 
@@ -475,7 +474,11 @@ class NaiveMachine(AgenticMachine):
     name = "spell-naive"
 
     def __init__(
-        self, environment: World | None = None, *, task: str = "Solve the task.", fuel: int = DEFAULT_FUEL
+        self,
+        environment: World | None = None,
+        *,
+        task: str = "Solve the task.",
+        fuel: int = DEFAULT_FUEL,
     ) -> None:
         if environment is None:
             environment = ToolEnvironment(self_calls=False)
@@ -517,4 +520,3 @@ class NaiveMachine(AgenticMachine):
             return HALT
         self.last_record = SpellRecord(text, value=outcome.value, steps=steps)
         return text + ("" if text.endswith("\n") else "\n")
-

@@ -60,7 +60,7 @@ PATTERNS: dict[str, Pattern] = {
     "react-step": Pattern(
         "A ReAct step: act with a tool, see the result in the next prefix, answer",
         seed_program("Which river flows through Paris?"),
-        (" '(!call-now hit (search \"Paris\"))", " '(str \"The answer: \" hit)"),
+        (' \'(!call-now hit (search "Paris"))', ' \'(str "The answer: " hit)'),
         "The answer: Paris is on the Seine.",
     ),
     "guess-number": Pattern(
@@ -74,9 +74,9 @@ PATTERNS: dict[str, Pattern] = {
         seed_program("Plan, then report how long notes.txt is."),
         (
             ' (def plan "1. read notes.txt 2. report its length")'
-            " '(!llm-self (wrap-cat \"Execute the plan.\" plan))",
-            " '(!call-now text (read-file \"notes.txt\"))",
-            " '(str (string-length text) \" characters\")",
+            ' \'(!llm-self (wrap-cat "Execute the plan." plan))',
+            ' \'(!call-now text (read-file "notes.txt"))',
+            ' \'(str (string-length text) " characters")',
         ),
         "28 characters",
     ),
@@ -84,11 +84,11 @@ PATTERNS: dict[str, Pattern] = {
         "A synchronous fork: two child sessions, their results materialised",
         seed_program("Summarise both files."),
         (
-            " '(!call-now parts (list (!llm-self \"Summarise notes.txt in 3 words.\")"
-            " (!llm-self \"Summarise todo.txt in 2 words.\")))",
+            ' \'(!call-now parts (list (!llm-self "Summarise notes.txt in 3 words.")'
+            ' (!llm-self "Summarise todo.txt in 2 words.")))',
             ' "meeting on Tuesday"',
             ' "milk, Bob"',
-            " '(join \" / \" parts)",
+            ' \'(join " / " parts)',
         ),
         "meeting on Tuesday / milk, Bob",
     ),
@@ -98,7 +98,7 @@ PATTERNS: dict[str, Pattern] = {
         (
             " '(!peek files (list-files))",
             " (persist n (count files)) '(!extend)",
-            " '(str n \" files\")",
+            ' \'(str n " files")',
         ),
         "2 files",
     ),
@@ -142,7 +142,7 @@ def replay_curve(max_turns: int) -> list[tuple[int, int, int]]:
         m, naive = SpellMachine(env), NaiveMachine(env2)
         s, t = m.initial, naive.initial
         for i in range(n):
-            s = m.harness(s, f" '(!call-now r{i} (search \"q{i}\"))")
+            s = m.harness(s, f' \'(!call-now r{i} (search "q{i}"))')
             t = naive.harness(t, f'(def r{i} (search "q{i}"))')
         rows.append((n, env.total_calls, env2.total_calls))
     return rows
@@ -165,10 +165,10 @@ def random_session_calls(turns: int, *, seed: int = 0) -> tuple[int, int, int]:
         if kind in ("tool", "peek"):
             requests += 1
             op = "!call-now" if kind == "tool" else "!peek"
-            s = m.harness(s, f" '({op} v{i} (search \"q{i}\"))")
+            s = m.harness(s, f' \'({op} v{i} (search "q{i}"))')
             t = naive.harness(t, f'(def v{i} (search "q{i}"))')
         elif kind == "think":
-            s = m.harness(s, f" (think \"step {i}\" {i}) '(!extend)")
+            s = m.harness(s, f' (think "step {i}" {i}) \'(!extend)')
             t = naive.harness(t, f'(think "step {i}" {i})')
         else:
             extra = " (prune)" if kind == "prune" else ""

@@ -198,4 +198,3 @@ def is_open_program(prefix: str) -> bool:
     """
     toks = _tokens(prefix)
     return bool(toks) and toks[0].group() == "("
-
