@@ -293,3 +293,35 @@ def test_no_replay_under_spell_but_replay_under_naive(session: list) -> None:
 def test_seed_program_reaches_its_prompt() -> None:
     m = SpellMachine(task="go")
     assert m.load(seed_program("go")) == m.initial
+
+
+# ---------------------------------------------------------------- the loader
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from(arch.SAMPLE_COMPLETIONS), min_size=1, max_size=4))
+def test_loader_reaches_every_state_of_one_program(script: list) -> None:
+    from agentic_machines.spell.loader import is_loadable, loader
+
+    m = arch.machine()
+    s = arch.initial
+    for c in script:
+        s = m.harness(s, c)
+        if s is HALT:
+            break
+        if is_loadable(s):
+            before = m.environment.total_calls
+            assert m.harness(arch.initial, loader(s)) == s
+            assert m.environment.total_calls == before
+
+
+def test_a_child_waiting_inside_its_own_computation_has_no_loader() -> None:
+    from agentic_machines.errors import InvalidArgument
+    from agentic_machines.spell.loader import is_loadable, loader
+
+    m = arch.machine()
+    s = m.harness(arch.initial, ' \'(list 1 (!llm-self "child"))')
+    s = m.harness(s, ' \'(list 2 (!llm-self "grandchild"))')
+    assert [f[0] for f in s.kont].count("return") == 2 and not is_loadable(s)
+    with pytest.raises(InvalidArgument, match="fresh environment"):
+        loader(s)

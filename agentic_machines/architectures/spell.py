@@ -15,11 +15,14 @@ on it:
 
 The SPE verdicts (:func:`analysis`, :func:`naive_analysis`):
 
-- Spell: every *top-level* state (a model call no self-call waits for) is loaded from
-  the initial state by one completion, ``'(!llm-self "<its prefix>")`` (or
-  ``'(leaf-llm "<its prompt>")``): the identity embedding with this loader, checked on
-  a sample of states (``proofs/spell_loader.md`` proves it for all of them). States of
-  a child session waiting inside a parent's computation are not claimed.
+- Spell: every state whose waiting frames belong to one program (a top-level model
+  call, or a child session whose caller waits for it) is loaded from the initial state
+  by one completion, a quoted form that rebuilds the frames and makes the same call
+  (:func:`agentic_machines.spell.loader.loader`; for a top-level state simply
+  ``'(!llm-self "<its prefix>")``): the identity embedding with this loader, checked on
+  a sample of states (``proofs/spell_loader.md`` proves it for all of them). A child
+  that itself waits inside its own computation is not claimed: its fresh environment
+  cannot be rebuilt inside its caller's (turn-boundary isolation).
 - Naive: every successor prompt strictly extends the current one (the harness only
   appends), so by F2 the initial state is not an SPE state
   (``proofs/spell_naive_obstruction.md``), property-tested on seeded completions.
@@ -35,7 +38,6 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from ..cek.reader import escape_string
 from ..spell import NaiveMachine, SpellMachine, ToolEnvironment
 from ..spell.evaluator import Boundary
 from ..verdict import Verdict
@@ -138,19 +140,16 @@ def scripted_model() -> ScriptedModel:
 
 
 def loader(state: Boundary) -> str:
-    """The completion that loads a top-level state from :data:`initial`.
+    """The completion that loads ``state`` from :data:`initial` (see :mod:`agentic_machines.spell.loader`).
 
     >>> m = machine()
     >>> s = m.harness(initial, SCRIPT[0])
     >>> m.harness(initial, loader(s)) == s
     True
     """
-    if state.kont:
-        raise ValueError(
-            "loader: this state waits inside a parent's computation; only top-level states have a loader"
-        )
-    effect = "!llm-self" if state.kind == "self" else "leaf-llm"
-    return f" '({effect} {escape_string(state.prompt)})"
+    from ..spell.loader import loader as spell_loader
+
+    return spell_loader(state)
 
 
 SAMPLE_COMPLETIONS: tuple[str, ...] = (
@@ -165,17 +164,24 @@ SAMPLE_COMPLETIONS: tuple[str, ...] = (
     " '(car nil)",
     ' "unterminated',
     " '(+ 1 2)",
+    ' (defn f (x) (str x "!")) \'(f (!llm-self "inner"))',
+    ' \'(if (= 1 1) (list 1 (!llm-self "deep")) 2)',
+    ' \'(let ((a (leaf-llm "word?"))) (str a a))',
+    ' \'(!call-now a 1 b (!llm-self "child") c 3)',
     "",
 )
 """Completions used to reach sample states and to check commutation."""
 
 
 def sample_states(depth: int = 2) -> list[Boundary]:
-    """Top-level states reached from :data:`initial` by up to ``depth`` sample completions.
+    """Loadable states (top-level, or a child whose caller is one waiting program)
+    reached from :data:`initial` by up to ``depth`` sample completions.
 
     >>> len(sample_states(depth=1)) > 5
     True
     """
+    from ..spell.loader import is_loadable
+
     m = machine()
     seen: dict[Boundary, None] = {initial: None}
     frontier = [initial]
@@ -184,7 +190,7 @@ def sample_states(depth: int = 2) -> list[Boundary]:
         for s in frontier:
             for c in SAMPLE_COMPLETIONS:
                 y = m.harness(s, c)
-                if type(y) is Boundary and not y.kont and y not in seen:
+                if type(y) is Boundary and is_loadable(y) and y not in seen:
                     seen[y] = None
                     nxt.append(y)
         frontier = nxt
@@ -192,7 +198,10 @@ def sample_states(depth: int = 2) -> list[Boundary]:
 
 
 def analysis(depth: int = 2) -> Verdict:
-    """Does the initial state load every top-level Spell state? Holds, sampled.
+    """Does the initial state load every loadable Spell state? Holds, sampled.
+
+    Loadable: a top-level model call, or a child session whose waiting frames all
+    belong to its caller's program (``proofs/spell_loader.md``).
 
     >>> v = analysis(depth=1)
     >>> v.status, v.method
@@ -212,8 +221,8 @@ def analysis(depth: int = 2) -> Verdict:
         completions=list(SAMPLE_COMPLETIONS),
     )
     claim = (
-        "the initial Spell state loads every top-level state (a model call that no "
-        "self-call waits for) with one completion"
+        "the initial Spell state loads, with one completion, every state whose waiting "
+        "frames belong to one program (top-level calls, and children of one waiting caller)"
     )
     details = {**dict(v.details), "states_checked": len(states), "proof": "proofs/spell_loader.md"}
     if v.witness is None:
@@ -221,8 +230,9 @@ def analysis(depth: int = 2) -> Verdict:
     witness = dataclasses.replace(
         v.witness,
         description=(
-            f'identity embedding with the loader \'(!llm-self "<prefix>") of proofs/spell_loader.md: '
-            f"h(x0, loader(s)) = s checked on {len(states)} top-level states"
+            "identity embedding with the frame-rebuilding loader of proofs/spell_loader.md: "
+            f"h(x0, loader(s)) = s checked on {len(states)} states "
+            f"({sum(1 for s in states if s.kont)} of them waited on by a caller)"
         ),
     )
     return dataclasses.replace(v, claim=claim, witness=witness, details=details)
@@ -291,9 +301,9 @@ def contrast_extras() -> list[tuple[str, str, Verdict, str]]:
     return [
         (
             "spell",
-            "initial state loads every top-level state?",
+            "initial state loads every state of one waiting program?",
             analysis(),
-            'identity + loader \'(!llm-self "<prefix>") (proofs/spell_loader.md)',
+            "identity + frame-rebuilding loader (proofs/spell_loader.md)",
         ),
         (
             "spell-naive",

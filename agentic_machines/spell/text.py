@@ -95,8 +95,9 @@ def pr_str(value: Any) -> str:
 
 def literal(value: Any) -> Any:
     """A form that evaluates to ``value`` without effects: numbers, strings, booleans
-    and ``nil`` stand for themselves, lists and symbols are quoted, functions are their
-    ``(fn ...)`` source. Used to materialise results into the program text.
+    and ``nil`` stand for themselves, data lists and symbols are quoted, functions are
+    their ``(fn ...)`` source, and a list holding functions is ``(list ...)`` of literals.
+    Used to materialise results into the program text.
 
     >>> unparse(literal(from_items([1, 2]))), unparse(literal(7))
     ("'(1 2)", '7')
@@ -106,9 +107,30 @@ def literal(value: Any) -> Any:
     t = type(value)
     if t is SpellFn:
         return value.source()
-    if t is Pair or t is Symbol:
-        return from_items([Symbol("quote"), to_datum(value)])
-    return to_datum(value)
+    if t is Symbol or (t is Pair and value.pure):
+        return from_items([Symbol("quote"), value])
+    if t is not Pair:
+        return to_datum(value)
+    # A list with a function inside: (list <literal> ...), rebuilt without recursion.
+    stack: list[tuple[list, list]] = [(list(iter_list(value)), [Symbol("list")])]
+    while True:
+        items, done = stack[-1]
+        if len(done) - 1 == len(items):
+            stack.pop()
+            built = from_items(done)
+            if not stack:
+                return built
+            stack[-1][1].append(built)
+            continue
+        x = items[len(done) - 1]
+        if type(x) is Pair and not x.pure:
+            stack.append((list(iter_list(x)), [Symbol("list")]))
+        elif type(x) is SpellFn:
+            done.append(x.source())
+        elif type(x) is Symbol or type(x) is Pair:
+            done.append(from_items([Symbol("quote"), x]))
+        else:
+            done.append(to_datum(x))
 
 
 def _tokens(text: str) -> list[re.Match]:
