@@ -201,11 +201,13 @@ def analysis(depth: int = 2) -> Verdict:
     """Does the initial state load every loadable Spell state? Holds, sampled.
 
     Loadable: a top-level model call, or a child session whose waiting frames all
-    belong to its caller's program (``proofs/spell_loader.md``).
+    belong to its caller's program (``proofs/spell_loader.md``). The verdict of the
+    naive re-run harness (:func:`naive_analysis`) is kept in ``details["naive_machine"]``,
+    so that one call gives both sides of the contrast.
 
     >>> v = analysis(depth=1)
-    >>> v.status, v.method
-    ('holds', 'sampled')
+    >>> v.status, v.method, v.details["naive_machine"].status
+    ('holds', 'sampled', 'refuted')
     """
     from ..embedding import identity
     from ..generation import is_spe_state
@@ -224,7 +226,12 @@ def analysis(depth: int = 2) -> Verdict:
         "the initial Spell state loads, with one completion, every state whose waiting "
         "frames belong to one program (top-level calls, and children of one waiting caller)"
     )
-    details = {**dict(v.details), "states_checked": len(states), "proof": "proofs/spell_loader.md"}
+    details = {
+        **dict(v.details),
+        "states_checked": len(states),
+        "proof": "proofs/spell_loader.md",
+        "naive_machine": naive_analysis(),
+    }
     if v.witness is None:
         return dataclasses.replace(v, claim=claim, details=details)
     witness = dataclasses.replace(

@@ -36,6 +36,9 @@ Differences from the paper's Spell (which is embedded in Clojure):
   in-``do`` ``_error`` variant). The retry budget (2) is counted in the visible program:
   the recovery form carries its attempt number, and pruning it resets the count. Past
   the budget the session halts with the error.
+- **Fuel.** A harness call has a step budget; running out raises
+  :class:`~agentic_machines.errors.Undecided`. There is no cycle detection (states are
+  not canonical), so the machine never reports divergence (``DIVERGE``) itself.
 - **Not modelled:** transports, namespaces and gating tiers, agents/inboxes/futures,
   ``!compact``, ``!print``, ``!describe``, ``stored`` values, ``expand``, macros, and
   deterministic namespace fix-up.
