@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -325,3 +327,34 @@ def test_a_child_waiting_inside_its_own_computation_has_no_loader() -> None:
     assert [f[0] for f in s.kont].count("return") == 2 and not is_loadable(s)
     with pytest.raises(InvalidArgument, match="fresh environment"):
         loader(s)
+
+
+# ---------------------------------------------------------------- golden files
+
+GOLDEN = Path(__file__).parent / "golden" / "spell"
+
+
+def test_golden_trace_of_the_scripted_run() -> None:
+    from agentic_machines.architectures.goldens import check_golden, render_trace
+    from agentic_machines.runtime.run import run
+
+    m = arch.machine()
+    trace = run(m, arch.scripted_model())
+    assert trace.end is HALT and m.last_record.value == "sent to ada@example.com: buy milk"
+    check_golden(GOLDEN / "trace.txt", render_trace(trace, m.last_record.value))
+
+
+def test_golden_prompts_of_every_construct() -> None:
+    from agentic_machines.architectures.goldens import check_golden
+    from agentic_machines.spell.patterns import PATTERNS, run_pattern
+
+    parts = []
+    for name, pattern in PATTERNS.items():
+        run, env = run_pattern(pattern)
+        assert run.error is None and run.value == pattern.value, name
+        assert len(run.recoveries) == pattern.recoveries, name
+        parts.append(f"== pattern {name} ==")
+        for state, completion in zip(run.states, run.completions):
+            parts += [f"-- prompt ({state.kind}) --", state.prompt, "-- completion --", completion]
+        parts += [f"-- value: {run.value!r}; tool calls: {dict(env.calls)} --", ""]
+    check_golden(GOLDEN / "patterns.txt", "\n".join(parts))
