@@ -21,6 +21,7 @@ __all__ = [
     "EvaluationError",
     "MalformedProgram",
     "ProgramDiverged",
+    "UnboundEffect",
     "ReplayDivergence",
     "UnknownMachine",
     "REPLNameError",
@@ -164,6 +165,11 @@ class MalformedProgram(AgenticMachinesError, ValueError):
 
 class ProgramDiverged(EvaluationError):
     """A CEK program provably loops: its deterministic run repeated a state exactly."""
+
+
+class UnboundEffect(EvaluationError):
+    """A Spell program used an effect function (a name starting with ``!``, ``leaf-llm``
+    or a tool) outside the outer ``eval`` of its trailing form, where it is unbound."""
 
 
 class ReplayDivergence(AgenticMachinesError):

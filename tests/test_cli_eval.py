@@ -78,3 +78,27 @@ def test_eval_fuel_bounds_the_run(capsys):
     assert len(err) == 1 and "fuel" in err[0]
     assert main(["eval", "(+ 1 2)", "--fuel", "1000"]) == 0
     assert capsys.readouterr().out.strip() == "3"
+
+
+def test_eval_spell_runs_a_session_with_the_script(capsys, tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["50", "42"]), encoding="utf-8")
+    program = (
+        '(quine completion (eval (do (defn play (g) (if (= g 42) "won" (play (!llm-self "again"))))'
+        ' \'(play (!llm-self "Guess")))))'
+    )
+    status, out, err = run_cli(capsys, "--spell", program, "--script", str(script))
+    lines = out.strip().splitlines()
+    assert (status, err) == (0, "")
+    assert lines[0].startswith("turn 1 (self): ") and '"Guess"' in lines[0]
+    assert lines[-1] == '"won"'
+
+
+def test_eval_spell_errors_are_one_line_with_status_2(capsys):
+    status, out, err = run_cli(capsys, "--spell", '(quine completion (eval (do (!llm-self "x"))))')
+    assert (
+        status == 2
+        and err.startswith("agentic-machines: error: ")
+        and len(err.strip().splitlines()) == 1
+    )
+    assert "unbound symbol `!llm-self`" in out  # the recovery it tried is shown

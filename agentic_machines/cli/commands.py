@@ -186,6 +186,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--script", metavar="FILE", help="completions for llm calls: one per line, or a JSON list"
     )
     p.add_argument(
+        "--spell",
+        action="store_true",
+        help="PROGRAM is Spell: each completion is appended to the prefix and evaluated",
+    )
+    p.add_argument(
         "--fuel",
         type=_positive,
         default=None,
@@ -502,6 +507,10 @@ def _eval(args: argparse.Namespace) -> int:
     if program.endswith(".lisp") or os.path.isfile(program):
         program = read_input(program, "program")
     completions = read_script(args.script) if args.script else []
+    if args.spell:
+        from .spell_eval import eval_spell
+
+        return eval_spell(program, completions, args.fuel, _fail)
     result = (
         run_program(program, completions)
         if args.fuel is None

@@ -137,7 +137,8 @@ def contrast_rows(names: Iterable[str] | None = None) -> list[Row]:
     """All rows: one per architecture (or per name in ``names``), then the SPE extras.
 
     The extras (rows whose question is not the SPE question) come from
-    ``spe.contrast_extras()`` when the SPE architecture is in the table.
+    ``spe.contrast_extras()`` when the SPE architecture is in the table, and, in the
+    full table, from ``spell.contrast_extras()`` (Spell and the naive re-run harness).
 
     >>> [(r.name, r.status, r.method) for r in contrast_rows(["react", "thread"])]
     [('react', 'refuted', 'fact:F2'), ('thread', 'refuted', 'fact:F2')]
@@ -146,11 +147,15 @@ def contrast_rows(names: Iterable[str] | None = None) -> list[Row]:
 
     chosen = list(ARCHITECTURES) if names is None else list(names)
     rows = [architecture_row(n, ARCHITECTURES[n]) for n in chosen]
+    extras: list[Callable[[], list[tuple[str, str, Verdict, str]]]] = []
     if "spe" in chosen:
-        extras: Callable[[], list[tuple[str, str, Verdict, str]]] = ARCHITECTURES[
-            "spe"
-        ].contrast_extras
-        for name, question, verdict, certificate in extras():
+        extras.append(ARCHITECTURES["spe"].contrast_extras)
+    if names is None:  # the full table also contrasts Spell with the naive re-run harness
+        from ..architectures import spell
+
+        extras.append(spell.contrast_extras)
+    for extra in extras:
+        for name, question, verdict, certificate in extra():
             rows.append(
                 Row.of(
                     name,

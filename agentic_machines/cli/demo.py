@@ -68,6 +68,7 @@ def contrast(out_dir: Path, stream: TextIO) -> None:
 
     The table is also written as ``contrast.md`` into ``out_dir``.
     """
+    from ..architectures import ARCHITECTURES
     from .contrast import contrast_rows, render_table, to_markdown, write_diagrams
 
     print(
@@ -83,7 +84,8 @@ def contrast(out_dir: Path, stream: TextIO) -> None:
             file=stream,
         )
     (out_dir / "contrast.md").write_text(to_markdown(rows) + "\n", encoding="utf-8")
-    paths = write_diagrams(out_dir, dict.fromkeys(r.name for r in rows))
+    # Rows of machines outside the architecture registry (Spell's) have no diagram here.
+    paths = write_diagrams(out_dir, dict.fromkeys(r.name for r in rows if r.name in ARCHITECTURES))
     print(f"\n  table: {out_dir / 'contrast.md'}", file=stream)
     print(f"  diagrams: {', '.join(p.name for p in paths)}", file=stream)
 

@@ -1,0 +1,222 @@
+"""Spell source as text: printing values, balancing, reopening and wrapping prefixes.
+
+A Spell turn hands the model an *open* program prefix; the model answers with a suffix;
+the runtime concatenates the two and closes what is left open (:func:`balance`). The
+turn-producing helpers build the next prefix: :func:`reopen` strips the three closing
+parentheses of a wrapper ``(quine completion (eval (do ...)))`` so that the next turn
+continues inside the same ``do``, and :func:`wrap_cat` starts a fresh wrapper around
+some forms. :func:`pr_str` prints any Spell value as source that reads back.
+
+>>> wrap_cat(["Count to three."])
+'(quine completion (eval (do "Count to three." '
+>>> print(balance('(quine completion (eval (do 1 2'))
+(quine completion (eval (do 1 2)))
+>>> print(reopen("(quine completion (eval (do 1 '(f))))"))
+(quine completion (eval (do 1 '(f)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from ..cek.reader import unparse
+from ..cek.syntax import Pair, Symbol, from_items, iter_list
+from ..errors import EvaluationError
+
+__all__ = [
+    "WRAPPER_HEAD",
+    "pr_str",
+    "to_datum",
+    "literal",
+    "balance",
+    "reopen",
+    "wrap_cat",
+    "is_open_program",
+]
+
+WRAPPER_HEAD = "(quine completion (eval (do "
+"""The text every fresh wrapper starts with (the paper's wrapper, with ``completion`` bound)."""
+
+# The reader's tokens: whitespace, comments, parentheses, quote, strings (possibly
+# unterminated), atoms. Kept in step with agentic_machines.cek.reader.
+_TOKEN = re.compile(r"""\s+|;[^\n]*|[()']|"(?:[^"\\]|\\[\s\S])*"?|[^\s()'";]+""")
+
+
+def to_datum(value: Any) -> Any:
+    """A Spell value as program data: functions become their ``(fn ...)`` source,
+    builtins their name. Iterative, so a long list of values cannot recurse.
+
+    >>> from agentic_machines.spell.evaluator import SpellFn
+    >>> unparse(to_datum(from_items([1, SpellFn("inc", ("x",), (from_items([Symbol("+"), Symbol("x"), 1]),))])))
+    '(1 (fn inc (x) (+ x 1)))'
+    """
+    from .evaluator import Builtin, SpellFn
+
+    t = type(value)
+    if t is SpellFn:
+        return value.source()
+    if t is Builtin:
+        return Symbol(value.name)
+    if t is not Pair or value.pure:
+        return value
+    # Rebuild the list bottom-up with an explicit stack of (items, index) pairs.
+    stack: list[tuple[list, list]] = [(list(iter_list(value)), [])]
+    while True:
+        items, done = stack[-1]
+        if len(done) == len(items):
+            stack.pop()
+            built = from_items(done)
+            if not stack:
+                return built
+            stack[-1][1].append(built)
+            continue
+        x = items[len(done)]
+        tx = type(x)
+        if tx is SpellFn:
+            done.append(x.source())
+        elif tx is Builtin:
+            done.append(Symbol(x.name))
+        elif tx is Pair and not x.pure:
+            stack.append((list(iter_list(x)), []))
+        else:
+            done.append(x)
+
+
+def pr_str(value: Any) -> str:
+    """Print a Spell value as source that reads back (``pr-str``).
+
+    >>> pr_str("a \\"b\\""), pr_str(from_items([Symbol("quote"), Symbol("x")]))
+    ('"a \\\\"b\\\\""', "'x")
+    """
+    return unparse(to_datum(value))
+
+
+def literal(value: Any) -> Any:
+    """A form that evaluates to ``value`` without effects: numbers, strings, booleans
+    and ``nil`` stand for themselves, data lists and symbols are quoted, functions are
+    their ``(fn ...)`` source, and a list holding functions is ``(list ...)`` of literals.
+    Used to materialise results into the program text.
+
+    >>> unparse(literal(from_items([1, 2]))), unparse(literal(7))
+    ("'(1 2)", '7')
+    """
+    from .evaluator import SpellFn
+
+    t = type(value)
+    if t is SpellFn:
+        return value.source()
+    if t is Symbol or (t is Pair and value.pure):
+        return from_items([Symbol("quote"), value])
+    if t is not Pair:
+        return to_datum(value)
+    # A list with a function inside: (list <literal> ...), rebuilt without recursion.
+    stack: list[tuple[list, list]] = [(list(iter_list(value)), [Symbol("list")])]
+    while True:
+        items, done = stack[-1]
+        if len(done) - 1 == len(items):
+            stack.pop()
+            built = from_items(done)
+            if not stack:
+                return built
+            stack[-1][1].append(built)
+            continue
+        x = items[len(done) - 1]
+        if type(x) is Pair and not x.pure:
+            stack.append((list(iter_list(x)), [Symbol("list")]))
+        elif type(x) is SpellFn:
+            done.append(x.source())
+        elif type(x) is Symbol or type(x) is Pair:
+            done.append(from_items([Symbol("quote"), x]))
+        else:
+            done.append(to_datum(x))
+
+
+def _tokens(text: str) -> list[re.Match]:
+    return [m for m in _TOKEN.finditer(text) if not m.group()[0].isspace()]
+
+
+def balance(text: str) -> str:
+    """Close every parenthesis left open and drop any ``)`` that closes nothing.
+
+    The runtime does this to prefix + suffix before parsing, so the model may stop
+    anywhere after its last form. An unterminated string is left alone (the parse then
+    fails and error recovery takes over).
+
+    >>> balance("(a (b) c"), balance("(a))")
+    ('(a (b) c)', '(a)')
+    >>> balance("(a ; note")
+    '(a ; note\\n)'
+    """
+    depth = 0
+    cut: list[tuple[int, int]] = []
+    last = ""
+    for m in _tokens(text):
+        tok = m.group()
+        if tok == "(":
+            depth += 1
+        elif tok == ")":
+            if depth == 0:
+                cut.append(m.span())
+                continue
+            depth -= 1
+        last = tok
+    if cut:
+        pieces, at = [], 0
+        for start, end in cut:
+            pieces.append(text[at:start])
+            at = end
+        pieces.append(text[at:])
+        text = "".join(pieces)
+    if depth == 0:
+        return text
+    # A closing parenthesis after a trailing comment would be commented out.
+    sep = "\n" if last.startswith(";") else ""
+    return text + sep + ")" * depth
+
+
+def reopen(program: Any) -> str:
+    """The open prefix of a wrapper: its text without the last three closing parentheses.
+
+    ``program`` is the quine data (as bound by ``quine``) or its text. The next turn
+    continues inside the wrapper's ``do``. Raises :class:`EvaluationError` when the
+    program does not end with three closing parentheses.
+
+    >>> reopen("(quine completion (eval (do 1)))")
+    '(quine completion (eval (do 1'
+    >>> reopen("(f 1)")
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.EvaluationError: reopen: the program must end with three closing parentheses (a wrapper (quine completion (eval (do ...)))); got `(f 1)`
+    """
+    text = program if type(program) is str else pr_str(program)
+    toks = _tokens(text)
+    if len(toks) < 3 or any(m.group() != ")" for m in toks[-3:]):
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        raise EvaluationError(
+            "reopen: the program must end with three closing parentheses (a wrapper "
+            f"(quine completion (eval (do ...)))); got `{shown}`"
+        )
+    return text[: toks[-3].start()]
+
+
+def wrap_cat(forms: Iterable[Any]) -> str:
+    """A fresh wrapper prefix holding ``forms`` (printed with :func:`pr_str`).
+
+    >>> wrap_cat(["plan", Symbol("x")])
+    '(quine completion (eval (do "plan" x '
+    """
+    return WRAPPER_HEAD + " ".join(pr_str(f) for f in forms) + " "
+
+
+def is_open_program(prefix: str) -> bool:
+    """True when ``prefix`` begins with ``(``: it is program text, not a plain prompt.
+
+    ``!llm-self`` wraps a plain prompt with :func:`wrap_cat` first.
+
+    >>> is_open_program("  (quine c"), is_open_program("Guess a number")
+    (True, False)
+    """
+    toks = _tokens(prefix)
+    return bool(toks) and toks[0].group() == "("
