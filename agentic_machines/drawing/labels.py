@@ -164,7 +164,7 @@ def plan_labels(graph: nx.DiGraph, names: Mapping[Hashable, tuple[str, str]]) ->
         if _fits(shown, INLINE) and len(cs) <= 3:
             edges[(u, v)] = shown
             continue
-        tag = f"c{len(rows) + 1}"
+        tag = f"c{len({t for t, _ in rows}) + 1}"
         edges[(u, v)] = tag
         head = f"{tag}  {names[u][0]} → {names[v][0]}: "
         if len(cs) > 1:
