@@ -114,26 +114,49 @@ class AgenticMachine:
         size = f"{len(self.states)} states" if self.states is not None else "infinite"
         return f"<{type(self).__name__} {self.name!r}: {size}>"
 
-    def _repr_markdown_(self) -> str:
-        """Jupyter display: the machine's tables (see :mod:`agentic_machines.drawing.display`)."""
-        from .drawing.display import machine_markdown  # lazy: display imports matplotlib
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """Jupyter display: the state diagram (SVG) and plain text, one rich type only.
 
-        return machine_markdown(self)
+        A bundle offering Markdown and SVG together shows only the Markdown in
+        JupyterLab (it ranks Markdown above images), so the diagram would never be seen.
+        A machine therefore offers its diagram; :meth:`tables` displays the Markdown
+        tables where they are wanted. A machine with nothing to draw from (no initial
+        state, no finite state list) offers its Markdown summary instead.
 
-    def _repr_svg_(self) -> str | None:
-        """Jupyter display: the machine's state diagram, three steps deep.
-
-        ``None`` (Jupyter's "no picture", so the Markdown tables show alone) when there is
-        no state to draw from: no initial state and no finite, non-empty state list.
-
-        >>> FunctionMachine(lambda s: "*", lambda s, c: s + 1)._repr_svg_() is None
-        True
+        >>> m = FunctionMachine(lambda s: "*", lambda s, c: s + 1)
+        >>> sorted(m._repr_mimebundle_())
+        ['text/markdown', 'text/plain']
         """
-        if self.initial is None and not self.states:
-            return None
-        from .drawing.display import machine_svg
+        from .drawing.display import machine_bundle  # lazy: display imports matplotlib
 
-        return machine_svg(self)
+        return machine_bundle(self)
+
+    def tables(self) -> Any:
+        """The machine's prompt and transition tables, displayed as Markdown in Jupyter
+        (``print`` shows the Markdown text).
+
+        >>> print(TableMachine({"a": "go"}, {("a", "x"): HALT}).tables())
+        **TableMachine `table`**: 1 state, 1 completion
+        <BLANKLINE>
+        | state | prompt | `'x'` |
+        |---|---|---|
+        | `'a'` | `'go'` | `1` |
+        """
+        from .drawing.display import Markdown, machine_markdown
+
+        return Markdown(machine_markdown(self))
+
+    def diagram(self, depth: int = 3, completions: Any = None) -> Any:
+        """The machine's state diagram explored ``depth`` steps, displayed as SVG in
+        Jupyter (``.data`` is the SVG text); ``completions`` as for ``explore``.
+
+        >>> d = TableMachine({"a": "go"}, {("a", "x"): HALT}).diagram()
+        >>> d.data.count("<svg")
+        1
+        """
+        from .drawing.display import SVG, machine_svg
+
+        return SVG(machine_svg(self, depth=depth, completions=completions))
 
 
 def _unique(items: Iterable[Any]) -> tuple[Any, ...]:

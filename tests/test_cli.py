@@ -53,7 +53,7 @@ def test_diagram_svg_shows_both_states_sentinels_and_edge_labels(tmp_path):
     assert {"0, 1", "SPE state", "initial state"} <= drawn  # merged edge label, legend
     halt = tmp_path / "halt.svg"
     assert main(["diagram", "halt1", "-o", str(halt)]) == 0
-    assert "1 halt" in halt.read_text()  # the sentinel is drawn when reachable
+    assert "<!-- HALT -->" in halt.read_text()  # the sentinel is drawn when reachable
 
 
 def test_diagram_mermaid_to_stdout(capsys):

@@ -18,6 +18,7 @@ from agentic_machines.drawing.diagrams import (
     to_json,
     to_mermaid,
 )
+from agentic_machines.drawing.labels import label_clashes
 from agentic_machines.errors import InvalidArgument
 from agentic_machines.fixtures import fixture
 from agentic_machines.runtime.explore import explore
@@ -65,7 +66,7 @@ def test_png_and_svg_files(tmp_path):
     root = ET.parse(svg).getroot()
     assert root.tag.endswith("svg")
     text = svg.read_text()
-    for label in ("1 halt", "↑ diverge", "x, z"):
+    for label in ("HALT", "DIVERGE", "x, z"):
         assert label in text, label  # SVG keeps text as text: the labels are drawn
 
 
@@ -90,14 +91,15 @@ def test_every_layout_and_the_returned_figure():
         {n: (i, 0) for i, n in enumerate(g)},
     ):
         fig = draw(g, layout=layout)
-        assert fig.axes and fig.axes[0].get_title() == "busy"
+        assert fig.texts[0].get_text() == "busy"
+        assert label_clashes(fig) == [], layout
 
 
 def test_roles_accept_verdict_like_objects_and_note_missing_states(tmp_path):
     g = busy()
     obstruction = Obstruction(kind="prompt", state="c", explanation="no successor has p(c)")
     fig = draw(g, obstruction=obstruction, spe_states=["zzz"])
-    notes = [t.get_text() for t in fig.axes[0].texts]
+    notes = [t.get_text() for t in fig.texts]
     assert any("not in this graph" in t and "zzz" in t for t in notes)
 
 
@@ -105,7 +107,7 @@ def test_unexpanded_states_and_truncation_note():
     counter = FunctionMachine(lambda n: f"at {n}", lambda n, c: n + 1, initial=0)
     g = explore(counter, completions=["+1"], max_depth=2)
     fig = draw(g)
-    assert any("truncated" in t.get_text() for t in fig.axes[0].texts)
+    assert any("truncated" in t.get_text() for t in fig.texts)
     assert 'style="filled,dashed"' in to_dot(g)
 
 
@@ -186,6 +188,26 @@ def test_draw_embedding(tmp_path):
     g = explore(add, roots=add.states)
     path = tmp_path / "emb.png"
     fig = draw_embedding(g, g, {0: 1, 1: 0}, path, title="swap")
-    assert path.read_bytes()[:8] == PNG and len(fig.axes) == 2
+    assert path.read_bytes()[:8] == PNG and len(fig.axes) == 3  # source, target, square
     dashed = [a for a in fig.artists if type(a).__name__ == "ConnectionPatch"]
     assert len(dashed) == 2
+    assert label_clashes(fig) == []
+    assert len(draw_embedding(g, g, {0: 1, 1: 0}, square=False).axes) == 2
+    with pytest.raises(InvalidArgument, match="no edge"):
+        draw_embedding(g, g, {0: 1, 1: 0}, square=(0, "nope"))
+
+
+def test_a_square_that_does_not_commute_says_so():
+    add = fixture("f2-add")
+    g = explore(add, roots=add.states)
+    fig = draw_embedding(g, g, {0: 0, 1: 0}, square=(0, "1"))  # not an embedding
+    caption = fig.axes[2].texts[-1].get_text()
+    assert "✗ the square does not commute" in caption
+
+
+def test_long_texts_move_to_the_legend_table_and_nothing_clashes():
+    g = busy()
+    fig = draw(g, successors_of="a")
+    table = "\n".join(t.get_text() for t in fig.texts)
+    assert '"' + "x" * 80 + '"' in re.sub(r"\n +", "", table)  # the whole prompt, wrapped
+    assert label_clashes(fig) == []

@@ -25,7 +25,8 @@ __all__ = ["Term", "TERMS", "lookup", "suggest", "render", "term_names"]
 
 @dataclass(frozen=True)
 class Term:
-    """One glossary entry: ``symbols`` (formal), ``words`` (plain) and a runnable ``example``.
+    """One glossary entry: ``symbols`` (formal), ``words`` (plain), a runnable ``example``
+    and ``result``, exactly what the example prints.
 
     >>> lookup("F5").symbols
     "(X, x) ⊢ X'  ⇒  |S'| ≤ |succ(x) ∩ S|"
@@ -35,6 +36,7 @@ class Term:
     symbols: str
     words: str
     example: str
+    result: str = ""
     aliases: tuple[str, ...] = ()
     see: tuple[str, ...] = ()
 
@@ -52,6 +54,7 @@ from agentic_machines import TableMachine, HALT
 m = TableMachine({"ask": "yes or no?"}, {("ask", "yes"): HALT, ("ask", "no"): "ask"}, initial="ask")
 print(m.prompt("ask"), "->", m.harness("ask", "no"), "/", m.harness("ask", "yes"))
 """,
+        result="yes or no? -> ask / 1\n",
         aliases=("machine", "X"),
         see=("prompt function", "harness", "HALT", "DIVERGE"),
     ),
@@ -65,6 +68,7 @@ from agentic_machines.fixtures import fixture
 m = fixture("f2-add")
 print([m.prompt(s) for s in m.states])   # one prompt for both states
 """,
+        result="['⋆', '⋆']\n",
         aliases=("prompt", "p"),
     ),
     Term(
@@ -77,6 +81,7 @@ from agentic_machines.fixtures import fixture
 m = fixture("f2-mul")                     # h(a, b) = a·b
 print({(a, b): m.harness(a, b) for a in m.states for b in m.completions})
 """,
+        result="{(0, '0'): 0, (0, '1'): 0, (1, '0'): 0, (1, '1'): 1}\n",
         aliases=("harness function", "h"),
     ),
     Term(
@@ -89,6 +94,7 @@ from agentic_machines import HALT, is_sentinel
 from agentic_machines.fixtures import fixture
 print(fixture("halt1").harness(0, "0") is HALT, is_sentinel(HALT), repr(HALT))
 """,
+        result="True True 1\n",
         aliases=("1", "halting outcome"),
     ),
     Term(
@@ -101,7 +107,71 @@ from agentic_machines import DIVERGE
 from agentic_machines.fixtures import fixture
 print(fixture("diverge1").harness(0, "1") is DIVERGE, repr(DIVERGE))
 """,
+        result="True ↑\n",
         aliases=("↑", "divergence"),
+    ),
+    Term(
+        "prompt space",
+        "P = C = str   (prompt space P, completion space C)",
+        "What the model can be shown (P) and what it can write (C). Here both are Python "
+        "strings; a finite machine may list its alphabet of completions, and then "
+        "exhaustive checks range over it.",
+        """\
+from agentic_machines.fixtures import fixture
+m = fixture("f2-mul")
+print(m.completions, m.prompt(0))
+""",
+        result="('0', '1') ⋆\n",
+        aliases=("completion space", "P", "C", "alphabet"),
+    ),
+    Term(
+        "model",
+        "M: P → Δ(C)",
+        "The language model as a map from a prompt to a distribution over completions: all "
+        "the randomness of a run lives here. In code, any object with complete(prompt) -> "
+        "str; ScriptedModel replays a list of completions, so every run in the docs is "
+        "reproducible.",
+        """\
+from agentic_machines.models import ScriptedModel
+model = ScriptedModel(["yes", "no"])
+print(model.complete("continue?"), model.complete("continue?"))
+""",
+        result="yes no\n",
+        aliases=("M", "ScriptedModel", "language model", "LLM"),
+        see=("transition kernel", "run"),
+    ),
+    Term(
+        "run",
+        "s_0, c_0 = M(p(s_0)), s_1 = h(s_0, c_0), ...  until 1 or ↑",
+        "Driving a machine with a model: ask the model the prompt of the current state, feed "
+        "its completion to the harness, repeat until HALT, DIVERGE or a step limit. The "
+        "result is a trace of (state, prompt, completion, outcome) steps.",
+        """\
+from agentic_machines.fixtures import fixture
+from agentic_machines.models import ScriptedModel
+from agentic_machines.runtime.run import run
+trace = run(fixture("f2-mul"), ScriptedModel(["1", "0"]), 1, max_steps=2)
+print([(step.state, step.completion, step.outcome) for step in trace], trace.end)
+""",
+        result="[(1, '1', 1), (1, '0', 0)] max_steps\n",
+        aliases=("run()", "Trace"),
+        see=("model", "trace state"),
+    ),
+    Term(
+        "line budget",
+        "one harness step (or one block of model code) may execute at most n lines; more is ↑",
+        "A deterministic limit that makes divergence decidable in practice: a harness step "
+        "that runs past its budget is DIVERGE, the same on every machine and every run, "
+        "unlike a wall-clock timeout.",
+        """\
+from agentic_machines.execution.budget import LineBudget
+with LineBudget(1000) as budget:
+    total = sum(range(10))
+print(total, budget.exhausted)
+""",
+        result="45 False\n",
+        aliases=("LineBudget", "budget"),
+        see=("DIVERGE", "HarnessMachine"),
     ),
     Term(
         "transition kernel",
@@ -116,6 +186,7 @@ from agentic_machines.fixtures import fixture
 fair = lambda prompt: {"0": Fraction(1, 2), "1": Fraction(1, 2)}
 print(kernel(fixture("f2-mul"), fair, 1))
 """,
+        result="{0: Fraction(1, 2), 1: Fraction(1, 2)}\n",
         aliases=("kernel", "T_M"),
     ),
     Term(
@@ -131,7 +202,28 @@ add = fixture("f2-add")
 print(bool(check_embedding(Embedding(add, add, {0: 0, 1: 1}))))   # the identity
 print(check_embedding(Embedding(add, add, {0: 0, 1: 0})).obstruction.kind)   # not injective
 """,
+        result=("True\ninjectivity\n"),
         aliases=("e", "check_embedding"),
+    ),
+    Term(
+        "kernel form",
+        "T_M^X ∘ e = e_* ∘ T_M^{X'}   for every model M",
+        "An embedded copy behaves like the original in distribution, step for step: asking "
+        "the model in e(s') and then applying nothing equals asking it in s' and mapping the "
+        "outcome through e. It follows from the embedding conditions; check_kernel_form "
+        "checks it for one model.",
+        """\
+from fractions import Fraction
+from agentic_machines import Embedding
+from agentic_machines.kernel import check_kernel_form
+from agentic_machines.fixtures import fixture
+add = fixture("f2-add")
+model = lambda prompt: {"0": Fraction(1, 3), "1": Fraction(2, 3)}
+print(check_kernel_form(Embedding(add, add, {0: 1, 1: 0}), model).holds)
+""",
+        result="True\n",
+        aliases=("check_kernel_form", "kernel-form"),
+        see=("embedding", "transition kernel"),
     ),
     Term(
         "successors",
@@ -143,6 +235,7 @@ from agentic_machines import successors
 from agentic_machines.fixtures import fixture
 print(successors(fixture("f2-mul"), 1))
 """,
+        result="{'0': 0, '1': 1}\n",
         aliases=("succ", "successor"),
     ),
     Term(
@@ -156,6 +249,7 @@ from agentic_machines.fixtures import fixture
 v = completion_generates(fixture("diverge1"), 0, fixture("halt1"))
 print(v.holds, v.method)
 """,
+        result="False fact:F2\n",
         aliases=("completion generates", "completion_generates", "generates"),
         see=("loader", "SPE state"),
     ),
@@ -171,6 +265,7 @@ from agentic_machines.fixtures import fixture
 v = is_spe_state(fixture("f2-add"), 0)
 print({s: v.witness.load(s) for s in (0, 1)})
 """,
+        result="{0: '0', 1: '1'}\n",
         aliases=("loader completion",),
     ),
     Term(
@@ -185,6 +280,7 @@ from agentic_machines.fixtures import fixture
 m = fixture("f2-mul")
 print(sorted(spe_states(m)), is_spe_state(m, 0).holds)
 """,
+        result="[1] False\n",
         aliases=("spe", "self-programmed execution", "is_spe_state", "spe_states"),
     ),
     Term(
@@ -198,6 +294,7 @@ from agentic_machines.fixtures import fixture
 m = fixture("f2-mul")
 print(set(successors(m, 1).values()) >= set(m.states), is_spe_state(m, 1).holds)
 """,
+        result="True True\n",
         aliases=("finite characterisation", "finite characterization"),
     ),
     Term(
@@ -212,6 +309,7 @@ target = TableMachine({"t": "B"}, {("t", "c"): HALT})
 v = completion_generates(x, "s", target)
 print(v.holds, v.obstruction.kind)
 """,
+        result="False prompt\n",
         aliases=("prompt obstruction",),
     ),
     Term(
@@ -227,6 +325,7 @@ grow = FunctionMachine(lambda s: "log:" + s, lambda s, c: s + c if len(s) < 2 el
                        states=["", "a", "b", "aa", "ab", "ba", "bb"], completions=["a", "b"])
 print(is_spe_state(grow, "").holds)
 """,
+        result="False\n",
         aliases=("prompt-monotone", "prompt monotone"),
     ),
     Term(
@@ -240,6 +339,7 @@ from agentic_machines.fixtures import fixture
 add = fixture("f2-add")
 print(completion_generates(add, 0, add).holds == completion_generates(add, 1, add).holds)
 """,
+        result="True\n",
         aliases=("invariance",),
     ),
     Term(
@@ -252,6 +352,7 @@ from agentic_machines import is_spe_state
 from agentic_machines.fixtures import fixture
 print(is_spe_state(fixture("f2-const"), 0).holds)   # succ(0) = {0}, but |S| = 2
 """,
+        result="False\n",
         aliases=("cardinality",),
     ),
     Term(
@@ -266,6 +367,7 @@ from agentic_machines.fixtures import fixture
 add = fixture("f2-add")
 print(len(list(find_embeddings(add, add))))
 """,
+        result="2\n",
         aliases=("commutation propagation", "find_embeddings"),
     ),
     Term(
@@ -279,6 +381,7 @@ from agentic_machines.cek import first_boundary
 beta = first_boundary('(string-append "Dear " (llm "name?"))')
 print(beta.prompt)
 """,
+        result="name?\n",
         aliases=("boundary", "β"),
     ),
     Term(
@@ -292,6 +395,7 @@ from agentic_machines.cek import AgenticEvaluator, first_boundary, loader, seed_
 beta = first_boundary('(if (llm "ok?") 1 2)')
 print(AgenticEvaluator().harness(seed_state(), loader(beta)) == beta)
 """,
+        result="True\n",
         aliases=("seed", "x*"),
     ),
     Term(
@@ -305,7 +409,195 @@ from agentic_machines.cek import evaluate, run_program
 print(evaluate("(let ((x 20)) (+ x 22))"))
 print(run_program('(string-append (llm "a?") "!")', ["hi"]).value)
 """,
+        result=("42\nhi!\n"),
         aliases=("cek", "cek evaluator", "agentic evaluator"),
+    ),
+    Term(
+        "witness",
+        "(e, c_·) with e: X' ↪ X an embedding and h(x, c_{s'}) = e(s') for every s'",
+        "What a 'holds' verdict of completion-generation carries: the embedding and, for each "
+        "state of X', the completion that loads its image from x. Anyone can re-check it "
+        "without repeating the search.",
+        """\
+from agentic_machines import is_spe_state
+from agentic_machines.fixtures import fixture
+w = is_spe_state(fixture("f2-add"), 0).witness
+print(w.embedding.mapping, w.load(1))
+""",
+        result="{0: 0, 1: 1} 1\n",
+        aliases=("Witness", "certificate"),
+        see=("loader", "verdict"),
+    ),
+    Term(
+        "obstruction",
+        "a state s with the broken condition named: successor (F1), prompt (F2), "
+        "cardinality (F5), injectivity or commutation",
+        "What a 'refuted' verdict carries: one concrete state where the relation fails, and "
+        "which condition it breaks, in words you can check by hand.",
+        """\
+from agentic_machines import is_spe_state
+from agentic_machines.fixtures import fixture
+o = is_spe_state(fixture("f2-mul"), 0).obstruction
+print(o.kind, o.state)
+""",
+        result="successor 1\n",
+        aliases=("Obstruction", "counterexample"),
+        see=("verdict", "F2", "F5"),
+    ),
+    Term(
+        "verdict",
+        "holds | refuted | undecided,  with method ∈ {exhaustive, fact:F…, sampled}",
+        "The answer of every check, with how it knows: exhaustive (every state and "
+        "completion), by a named fact whose premise was checked, or sampled N times (never "
+        "called a proof). A holding verdict carries a witness, a refuted one an obstruction; "
+        "undecided says what is missing.",
+        """\
+from agentic_machines import is_spe_state
+from agentic_machines.fixtures import fixture
+for s in (0, 1):
+    v = is_spe_state(fixture("f2-mul"), s)
+    print(s, v.status, v.method)
+""",
+        result=("0 refuted fact:F1\n1 holds fact:F1\n"),
+        aliases=("Verdict", "holds", "refuted", "undecided"),
+        see=("witness", "obstruction"),
+    ),
+    Term(
+        "invariant",
+        "I(p(s), p(y)) for every successor y = h(s, c)   ⇒   p(s) ∉ p(succ(s))",
+        "A property every step of an architecture keeps, checked on prompts: ReAct's next "
+        "prompt strictly extends the current one. If no successor can have the current "
+        "prompt, F2 refutes SPE for the initial state: that is how the architectures' "
+        "verdicts are proved.",
+        """\
+from agentic_machines.architectures import react
+m = react.machine()
+y = m.harness(react.initial, react.valid_completions()[0])
+print(react.successor_invariant(m.prompt(react.initial), m.prompt(y)), react.step_label(m.prompt(y)))
+""",
+        result="True 2\n",
+        aliases=("successor invariant", "successor_invariant"),
+        see=("F2", "F3", "ReAct"),
+    ),
+    Term(
+        "realizable machine",
+        "X realizable: S ↪ Lisp values injectively, p and h given by pure Prompt/Step programs",
+        "A machine the CEK evaluator can simulate: its states encode injectively as values "
+        "and its prompt and step functions are programs of the evaluator's language. The "
+        "seed x* completion-generates every realizable machine (universality): the loader of "
+        "a state is the text of a program that resumes the machine there.",
+        """\
+from agentic_machines.cek.realize import realize_react_toy
+r = realize_react_toy()
+toy = r.machine
+y = toy.harness(toy.initial, toy.completions[0])
+print(r.evaluator.harness(r.seed, r.loader(y)) == r.embedding(y))
+""",
+        result="True\n",
+        aliases=("realizable", "universality", "realize"),
+        see=("seed state", "loader"),
+    ),
+    Term(
+        "F2 fixtures",
+        "S = C = {0, 1},  p ≡ ⋆,  h(a, b) = a + b (mod 2),  a·b  or  a",
+        "The smallest examples over the field F2: with addition every state is SPE, with "
+        "multiplication only 1, with the constant harness none. Named f2-add, f2-mul and "
+        "f2-const.",
+        """\
+from agentic_machines import spe_states
+from agentic_machines.fixtures import fixture
+print({name: sorted(spe_states(fixture(name))) for name in ("f2-add", "f2-mul", "f2-const")})
+""",
+        result="{'f2-add': [0, 1], 'f2-mul': [1], 'f2-const': []}\n",
+        aliases=("fixtures", "f2-add", "f2-mul", "f2-const"),
+        see=("SPE state", "F1"),
+    ),
+    Term(
+        "ReAct",
+        "S = trace states,  p(s) = the transcript (Thought k / Action k / Observation k)",
+        "An agent loop that interleaves the model's thoughts and tool actions with the "
+        "observations the tools return, all in one growing transcript. Every step extends "
+        "the prompt, so its initial state is not SPE (F2 with that invariant).",
+        """\
+from agentic_machines.architectures import react
+print(react.analysis().status, react.machine().prompt(react.initial).splitlines()[-1])
+""",
+        result="refuted Thought 1:\n",
+        aliases=("react",),
+        see=("invariant", "F3"),
+    ),
+    Term(
+        "RLM",
+        "root turns with a REPL holding the context;  llm_query(...) = a sub-call",
+        "Recursive language model: a root model writes code for a REPL that holds the long "
+        "context, and may call llm_query for sub-calls on pieces of it; FINAL(answer) ends. "
+        "Its initial state is not SPE: no successor shows the first turn's prompt again.",
+        """\
+from agentic_machines.architectures import rlm
+m = rlm.machine()
+y = m.harness(rlm.initial, rlm.valid_completions()[0])
+print(m.prompt(rlm.initial).splitlines()[-1], "->", m.prompt(y).splitlines()[-1])
+""",
+        result="Turn 1/8: write ```repl``` code to look at the context. -> Turn 2/8: continue with the REPL, or give your final answer.\n",
+        aliases=("rlm", "recursive language model"),
+        see=("invariant",),
+    ),
+    Term(
+        "THREAD",
+        "a thread's prompt = task + its response so far;  a spawned child starts afresh",
+        "Threads that write their response and spawn child threads for subtasks; a child's "
+        "result is spliced back into the parent's response. Its initial state is not SPE.",
+        """\
+from agentic_machines.architectures import thread
+print(thread.analysis().status, thread.machine().prompt(thread.initial).splitlines()[-1])
+""",
+        result="refuted #START#\n",
+        aliases=("thread",),
+        see=("invariant",),
+    ),
+    Term(
+        "REPL-Plan",
+        "a tree of LLM-REPLs;  an undefined name spawns a child REPL;  reruns reuse cached calls",
+        "The model writes code in REPLs; calling a name that is not defined spawns a child "
+        "REPL (the model describes it) that answers the call, and a REPL reruns from the top "
+        "with its earlier model calls cached. Its initial state is not SPE.",
+        """\
+from agentic_machines.architectures import repl_plan as rp
+from agentic_machines.architectures.environments import CountEnv
+r = rp.solve(rp.TASK, rp.scripted_model(), CountEnv(4))
+print(r.actions, list(r.repls), r.model_calls)
+""",
+        result="('1', '2', '3', '4') ['main', 'count_even'] 4\n",
+        aliases=("repl_plan", "repl plan", "replplan"),
+        see=("invariant",),
+    ),
+    Term(
+        "SPE architecture",
+        "X = the CEK agentic evaluator, x0 = x*  (the model's completion is evaluated)",
+        "The agent whose completions are programs: the seed state evaluates what the model "
+        "writes, so one completion can load any boundary state. Its initial state is SPE: "
+        "the one architecture here whose verdict holds.",
+        """\
+from agentic_machines.architectures import spe
+print(spe.analysis().status, spe.machine().prompt(spe.initial))
+""",
+        result="holds Write a program.\n",
+        aliases=("spe machine", "spe (architecture)"),
+        see=("seed state", "Spell"),
+    ),
+    Term(
+        "Spell",
+        "Spell = the programming language of the SPE paper",
+        "Spell is the SPE paper's language: programs whose llm calls are the model's turns. "
+        "Here the CEK evaluator's small Lisp plays that role, and the SPE architecture runs "
+        "its programs as an agentic machine.",
+        """\
+from agentic_machines.cek import run_program
+print(run_program('(string-append "Hello, " (llm "name?"))', ["Ada"]).value)
+""",
+        result="Hello, Ada\n",
+        aliases=("spell language",),
+        see=("SPE architecture", "CEK machine"),
     ),
     Term(
         "HarnessMachine",
@@ -321,6 +613,7 @@ def echo():
 m = HarnessMachine(echo)
 print(m.prompt(m.harness(m.initial, "hi")))
 """,
+        result="you said hi\n",
         aliases=("harness machine",),
         see=("trace state",),
     ),
@@ -334,6 +627,7 @@ from agentic_machines import TraceState
 s = TraceState().then("a").then("b")
 print(s.completions, s == TraceState(("a", "b")))
 """,
+        result="('a', 'b') True\n",
         aliases=("TraceState", "trace"),
     ),
 )
@@ -391,7 +685,10 @@ def lookup(text: str) -> Term:
 
 
 def render(term: Term, width: int = 88) -> str:
-    """The text ``explain`` prints: name, symbols, words, example.
+    """The text ``explain`` prints: name, symbols, words, the example and what it prints.
+
+    The printed result is stored with the term (the test suite runs every example and
+    checks it prints exactly that), so ``explain`` answers at once.
 
     >>> print(render(lookup("HALT")).splitlines()[0])
     HALT
@@ -409,6 +706,9 @@ def render(term: Term, width: int = 88) -> str:
         "",
         "Example (Python):",
         textwrap.indent(term.example.rstrip(), "  "),
+        "",
+        "It prints:",
+        textwrap.indent(term.result.rstrip(), "  "),
     ]
     if term.see:
         parts += ["", "See also: " + ", ".join(term.see)]

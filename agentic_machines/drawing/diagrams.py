@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Hashable, Iterable, Mapping
+import textwrap
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,7 @@ from ..errors import InvalidArgument
 from ..machine import DIVERGE, HALT, is_sentinel
 from ..runtime.explore import short_text
 from ..runtime.harness import TraceState
+from .labels import MONO, TABLE_CHARS, TABLE_FONT, plan_labels
 
 __all__ = ["draw", "draw_embedding", "to_dot", "to_mermaid", "to_json", "node_names", "FORMATS"]
 
@@ -144,6 +146,7 @@ class _Roles:
     spe: set = field(default_factory=set)
     obstruction: set = field(default_factory=set)
     missing: list = field(default_factory=list)
+    marked_edges: set = field(default_factory=set)
 
     def fill(self, node: Hashable, kind: str) -> tuple[str, str]:
         """(role, colour) of the node's fill: the most specific role wins."""
@@ -277,6 +280,16 @@ def _layered(graph: nx.DiGraph) -> dict[Any, tuple[float, float]]:
 
 
 # ------------------------------------------------------------------------------ draw
+# Sizes in inches: a picture is laid out in inches first, so every label's room is known.
+_COL = 1.8  # between neighbouring nodes of a row
+_ROW = 1.35  # between rows
+_MARGIN = 0.15
+_GAP = 0.25  # between the graph and the legend column
+_LINE = TABLE_FONT * 1.32 / 72  # one line of the legend table (with its leading)
+_ITEM = 0.2  # one entry of the roles legend
+_NODE = 1500  # node size, points²
+
+
 def draw(
     graph: nx.DiGraph,
     path: str | Path | None = None,
@@ -289,6 +302,7 @@ def draw(
     title: str | None = None,
     format: str | None = None,
     layout: str | Mapping[Any, tuple[float, float]] = "auto",
+    legend: Sequence[tuple[str, str, str]] | None = None,
 ) -> Figure:
     """Draw an explored graph with matplotlib; save it to ``path`` when given.
 
@@ -299,8 +313,13 @@ def draw(
     :class:`~agentic_machines.verdict.Verdict`; ``embedding_image`` a list of states, a
     dict, or an :class:`~agentic_machines.embedding.Embedding` with a dict mapping.
     States asked for but absent from the graph are named in a note under the picture.
-    Returns the matplotlib ``Figure`` (made without pyplot, so no window and no global
-    state).
+
+    Long prompts and completions are not cut: they move to a numbered table beside the
+    graph (see :mod:`agentic_machines.drawing.labels`), and edge labels are placed where
+    they overlap no other label. ``legend`` replaces the roles legend with entries
+    ``(text, colour, marker)``, marker ``"o"``, ``"s"``, ``"D"`` or ``"-"`` for a line
+    (for graphs whose nodes are not states, such as a tree of REPLs). Returns the
+    matplotlib ``Figure`` (made without pyplot, so no window and no global state).
 
     >>> from agentic_machines.runtime.explore import explore
     >>> from agentic_machines.fixtures import fixture
@@ -309,32 +328,34 @@ def draw(
     >>> import io
     >>> buf = io.BytesIO(); fig.savefig(buf, format="png"); buf.getvalue()[:4]
     b'\\x89PNG'
+    >>> from agentic_machines.drawing.labels import label_clashes
+    >>> label_clashes(fig)
+    []
     """
     fmt = _format(path, format)
-    fig = _figure(graph, layout)
-    ax = fig.add_subplot(1, 1, 1)
     roles = _roles(graph, highlight, successors_of, embedding_image, spe_states, obstruction)
-    _draw_graph(ax, graph, _layout(graph, layout), roles)
-    _legend(ax, graph, roles)
+    pos = _layout(graph, layout)
+    names = node_names(graph)
+    plan = plan_labels(graph, names)
+    handles = _legend_items(graph, roles) if legend is None else _custom_legend(legend)
     heading = title if title is not None else graph.graph.get("name")
-    if heading:
-        ax.set_title(str(heading), fontsize=10)
-    note = _note(graph, roles)
-    if note:
-        ax.text(
-            0.0,
-            0.0,
-            note,
-            transform=ax.transAxes,
-            fontsize=7,
-            color="#555555",
-            ha="left",
-            va="top",
-            wrap=True,
-        )
+    panel = _panel_size(graph, pos, layout)
+    page = _Page(
+        [panel],
+        handles,
+        [("states", plan.states), (_edge_heading(graph), plan.completions)],
+        str(heading) if heading else "",
+        _note(graph, roles),
+    )
+    fig, (ax,) = page.build()
+    _draw_graph(ax, graph, pos, roles, plan, panel)
     if path is not None:
         fig.savefig(path, format=fmt, bbox_inches="tight", dpi=120)
     return fig
+
+
+def _edge_heading(graph: nx.DiGraph) -> str:
+    return str(graph.graph.get("edge_heading", "completions (edge tags)"))
 
 
 def _format(path: str | Path | None, format: str | None) -> str:
@@ -346,26 +367,150 @@ def _format(path: str | Path | None, format: str | None) -> str:
     return fmt
 
 
-def _figure(graph: nx.DiGraph, layout: Any, columns: int = 1):
-    from matplotlib.figure import Figure  # no pyplot: no backend selection, no global figure list
+@dataclass
+class _Panel:
+    """One graph's drawing area, in inches, and the data-to-inch scale inside it."""
 
-    rows: dict[int, int] = {}
-    for _, a in graph.nodes(data=True):
-        rows[a.get("depth", 0)] = rows.get(a.get("depth", 0), 0) + 1
-    widest = max(rows.values(), default=1)
-    if layout == "auto" or layout == "layered":
-        w, h = 1.9 * widest + 1.5, 1.5 * (len(rows) + 1) + 0.8
+    width: float
+    height: float
+    lim_x: tuple[float, float]
+    lim_y: tuple[float, float]
+    heading: str = ""
+
+
+def _panel_size(graph: nx.DiGraph, pos: dict, layout: Any) -> _Panel:
+    if not pos:
+        return _Panel(2.0, 1.5, (-1.0, 1.0), (-1.0, 1.0))
+    xs = [p[0] for p in pos.values()]
+    ys = [p[1] for p in pos.values()]
+    dx, dy = max(xs) - min(xs), max(ys) - min(ys)
+    if layout in ("auto", "layered"):
+        ux, uy = _COL, _ROW  # inches per data unit (one column, one row)
     else:
-        side = 2.2 * math.sqrt(max(len(graph), 1)) + 2
-        w, h = side, side
-    return Figure(figsize=(min(max(w, 4.0), 40.0) * columns, min(max(h, 3.0), 30.0)))
+        side = 1.4 * math.sqrt(len(graph)) + 0.6
+        ux, uy = side / max(dx, 1e-9), side / max(dy, 1e-9)
+    loops = any(u == v for u, v in graph.edges)
+    # Room around the outer nodes for a node, its labels and a self-loop with its label.
+    pad_x = 1.0 + (0.9 if loops else 0.0)
+    pad_y = 0.75 + (0.45 if loops else 0.0)
+    width = min(dx * ux + 2 * pad_x, 40.0)
+    height = min(dy * uy + 2 * pad_y, 30.0)
+    ux = (width - 2 * pad_x) / dx if dx else ux
+    uy = (height - 2 * pad_y) / dy if dy else uy
+    return _Panel(
+        width,
+        height,
+        (min(xs) - pad_x / ux, max(xs) + pad_x / ux),
+        (min(ys) - pad_y / uy, max(ys) + pad_y / uy),
+    )
 
 
-def _draw_graph(ax: Any, graph: nx.DiGraph, pos: dict, roles: _Roles, size: float = 1500) -> None:
-    names = node_names(graph)
+@dataclass
+class _Page:
+    """A figure laid out in inches: a title, panels side by side, a column with the
+    roles legend and the legend table, and a note at the bottom."""
+
+    panels: list[_Panel]
+    handles: list[Any]
+    sections: list[tuple[str, list[str]]]
+    title: str = ""
+    note: str = ""
+    footer: float = 0.0  # extra room under the panels (inches)
+
+    def build(self) -> tuple[Figure, list[Any]]:
+        from matplotlib.figure import Figure
+
+        from .labels import renderer_of
+
+        sections = [(h, lines) for h, lines in self.sections if lines]
+        table_lines = sum(len(lines) + 1 for _, lines in sections)
+        column_w = max(
+            1.9,
+            (TABLE_CHARS * TABLE_FONT * 0.61 / 72 + 0.1) if sections else 0.0,
+        )
+        column_h = len(self.handles) * _ITEM + 0.15 + table_lines * _LINE + 0.1 * len(sections)
+        heading = 0.3 if any(p.heading for p in self.panels) else 0.0
+        graphs_w = sum(p.width for p in self.panels) + 0.2 * (len(self.panels) - 1)
+        graphs_h = max(p.height for p in self.panels) + heading + self.footer
+        width = _MARGIN * 2 + graphs_w + _GAP + column_w
+        chars = int((width - 2 * _MARGIN) * 72 / (10 * 0.6))
+        title = textwrap.fill(self.title, max(chars, 20)) if self.title else ""
+        title_h = (0.22 * (title.count("\n") + 1) + 0.12) if title else 0.05
+        note_chars = int((width - 2 * _MARGIN) * 72 / (7 * 0.6))
+        note = textwrap.fill(self.note, max(note_chars, 20)) if self.note else ""
+        note_h = (0.14 * (note.count("\n") + 1) + 0.1) if note else 0.0
+        body = max(graphs_h, column_h)
+        height = _MARGIN * 2 + title_h + body + note_h
+        fig = Figure(figsize=(width, height))
+        renderer = renderer_of(fig)
+        top = height - _MARGIN - title_h  # inches from the bottom
+        if title:
+            fig.text(_MARGIN / width, (height - _MARGIN) / height, title, fontsize=10, va="top")
+        axes = []
+        x = _MARGIN
+        for p in self.panels:
+            bottom = top - heading - p.height
+            ax = fig.add_axes((x / width, bottom / height, p.width / width, p.height / height))
+            ax.set_xlim(*p.lim_x)
+            ax.set_ylim(*p.lim_y)
+            ax.set_axis_off()
+            if p.heading:
+                ax.text(
+                    0.5,
+                    1.0,
+                    p.heading,
+                    transform=ax.transAxes,
+                    fontsize=9,
+                    va="bottom",
+                    ha="center",
+                )
+            axes.append(ax)
+            x += p.width + 0.2
+        column_x = (_MARGIN + graphs_w + _GAP) / width
+        y = top / height
+        if self.handles:
+            legend = fig.legend(
+                handles=self.handles,
+                loc="upper left",
+                bbox_to_anchor=(column_x, y),
+                fontsize=7,
+                frameon=False,
+                borderaxespad=0.0,
+                borderpad=0.0,
+            )
+            fig.draw_without_rendering()
+            y = legend.get_window_extent(renderer).y0 / fig.bbox.height - 0.12 / height
+        for head, lines in sections:
+            text = fig.text(
+                column_x,
+                y,
+                "\n".join([head.upper()] + lines),
+                fontsize=TABLE_FONT,
+                family=MONO,
+                va="top",
+                ha="left",
+                linespacing=1.2,
+                color="#222222",
+            )
+            y = text.get_window_extent(renderer).y0 / fig.bbox.height - 0.1 / height
+        if note:
+            fig.text(
+                _MARGIN / width,
+                _MARGIN / height,
+                note,
+                fontsize=7,
+                color="#555555",
+                va="bottom",
+                ha="left",
+            )
+        return fig, axes
+
+
+def _draw_graph(
+    ax: Any, graph: nx.DiGraph, pos: dict, roles: _Roles, plan: Any, panel: _Panel
+) -> None:
     small = len(graph) <= 30
-    _limits(ax, pos)
-    shapes = {"state": "o", "halt": "s", "diverge": "D"}
+    size = _NODE
     if roles.initial:  # an outer ring behind the initial state
         nx.draw_networkx_nodes(
             graph,
@@ -377,10 +522,9 @@ def _draw_graph(ax: Any, graph: nx.DiGraph, pos: dict, roles: _Roles, size: floa
             linewidths=2.5,
             ax=ax,
         )
+    shapes = {"state": "o", "halt": "s", "diverge": "D"}
     for kind, shape in shapes.items():
         nodes = [n for n, a in graph.nodes(data=True) if a.get("kind", "state") == kind]
-        if not nodes:
-            continue
         for dashed in (False, True):
             group = [n for n in nodes if (not graph.nodes[n].get("expanded", True)) == dashed]
             if not group:
@@ -400,56 +544,42 @@ def _draw_graph(ax: Any, graph: nx.DiGraph, pos: dict, roles: _Roles, size: floa
             )
             if dashed:
                 coll.set_linestyle("--")
-    prompts = (
-        {n: _prompt_text(a.get("prompt"), 18) for n, a in graph.nodes(data=True) if a.get("prompt")}
-        if small
-        else {}
-    )
-    for above, nodes in (
-        (True, [n for n in graph if n in prompts]),
-        (False, [n for n in graph if n not in prompts]),
-    ):
-        if nodes:  # a name with a prompt under it sits above the centre; alone, on it
-            nx.draw_networkx_labels(
-                graph,
-                pos,
-                labels={n: names[n][1] for n in nodes},
-                font_size=8 if small else 6,
-                verticalalignment="bottom" if above else "center",
-                ax=ax,
-            )
-    if prompts:  # the prompt's end under the state's name, smaller
-        nx.draw_networkx_labels(
-            graph,
-            pos,
-            labels=prompts,
-            font_size=6.5,
-            font_color="#333333",
-            verticalalignment="top",
-            ax=ax,
+    font = 8 if small else 6
+    placed = []
+    for n in graph:
+        x, y = pos[n]
+        placed.append(
+            ax.text(x, y, plan.inside[n], fontsize=font, ha="center", va="center", zorder=4)
         )
-    _draw_edges(ax, graph, pos, roles, size, small)
-    ax.set_axis_off()
-    _limits(ax, pos)
-
-
-def _limits(ax: Any, pos: dict) -> None:
-    """Fix the data limits before drawing: networkx sizes self-loops from the current
-    axes transform, and a one-row layout would otherwise have a zero-height y range."""
-    if not pos:
-        return
-    xs = [p[0] for p in pos.values()]
-    ys = [p[1] for p in pos.values()]
-    width, height = max(xs) - min(xs), max(ys) - min(ys)
-    # Room for a node, its labels and a self-loop (about 0.9 inch) around the outer nodes.
-    pad_x = max(0.9, 0.2 * width)
-    pad_y = max(0.8, 0.2 * height)
-    ax.set_xlim(min(xs) - pad_x, max(xs) + pad_x)
-    ax.set_ylim(min(ys) - pad_y, max(ys) + pad_y)
+        if plan.under.get(n):
+            # under the node's rim (or its initial ring): sentinels are smaller than states
+            scale = 0.75 if is_sentinel(n) else (1.55 if n in roles.initial else 1.0)
+            drop = math.sqrt(size * scale) / 2 + (4 if n in roles.initial else 2)
+            placed.append(
+                ax.annotate(
+                    plan.under[n],
+                    xy=(x, y),
+                    xytext=(0, -drop),
+                    textcoords="offset points",
+                    fontsize=6.5,
+                    color="#333333",
+                    ha="center",
+                    va="top",
+                    zorder=4,
+                )
+            )
+    _draw_edges(ax, graph, pos, roles, plan, size, small, placed)
 
 
 def _draw_edges(
-    ax: Any, graph: nx.DiGraph, pos: dict, roles: _Roles, size: float, small: bool
+    ax: Any,
+    graph: nx.DiGraph,
+    pos: dict,
+    roles: _Roles,
+    plan: Any,
+    size: float,
+    small: bool,
+    placed: list,
 ) -> None:
     loops = [(u, v) for u, v in graph.edges if u == v]
     # A pair of opposite edges would be drawn on top of each other: bend both.
@@ -461,61 +591,103 @@ def _draw_edges(
     ]
     bent.update(long)
     straight = [(u, v) for u, v in graph.edges if u != v and (u, v) not in bent]
-    color = {
-        e: COLORS["successor_edge"] if e in roles.successor_edges else COLORS["edge"]
-        for e in graph.edges
-    }
-    width = {e: 2.2 if e in roles.successor_edges else 1.1 for e in graph.edges}
+    color = {e: _edge_color(e, roles) for e in graph.edges}
+    width = {e: 2.2 if color[e] != COLORS["edge"] else 1.1 for e in graph.edges}
     font = 7 if small else 5
     box = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85}
-    text = {e: _edge_text(graph.edges[e], compact=len(graph) > 8) for e in graph.edges}
-    for edges, style in ((straight, "arc3"), (curved, "arc3,rad=0.18"), (long, "arc3,rad=0.3")):
-        if not edges:
-            continue
-        nx.draw_networkx_edges(
-            graph,
-            pos,
-            edgelist=edges,
-            ax=ax,
-            arrows=True,
-            arrowsize=14,
-            node_size=size,
-            connectionstyle=style,
-            edge_color=[color[e] for e in edges],
-            width=[width[e] for e in edges],
-        )
-        # Labels of edges leaving one row all sit at mid-height: stagger them along
-        # their edges so that neighbours do not print on top of each other.
-        for k, where in enumerate((0.5, 0.32, 0.68)):
-            group = edges[k::3]
-            if group:
-                nx.draw_networkx_edge_labels(
-                    graph,
-                    pos,
-                    edge_labels={e: text[e] for e in group},
-                    label_pos=where,
-                    ax=ax,
-                    font_size=font,
-                    connectionstyle=style,
-                    node_size=size,
-                    rotate=False,
-                    bbox=box,
-                )
     for e in loops:
         n = e[0]
         others = [pos[m] for m in (*graph.successors(n), *graph.predecessors(n)) if m != n]
-        _self_loop(
-            ax, pos[n], text[e], size, color[e], width[e], font, box, _free_side(pos[n], others)
+        placed.append(
+            _self_loop(
+                ax,
+                pos[n],
+                plan.edges[e],
+                size,
+                color[e],
+                width[e],
+                font,
+                box,
+                _free_side(pos[n], others),
+            )
         )
+    rads = {}
+    for edges, rad in ((straight, 0.0), (curved, 0.18), (long, 0.3)):
+        for e in edges:
+            rads[e] = rad
+        if edges:
+            nx.draw_networkx_edges(
+                graph,
+                pos,
+                edgelist=edges,
+                ax=ax,
+                arrows=True,
+                arrowsize=14,
+                node_size=size,
+                connectionstyle=f"arc3,rad={rad}",
+                edge_color=[color[e] for e in edges],
+                width=[width[e] for e in edges],
+            )
+    _place_edge_labels(ax, pos, plan, rads, font, box, size, placed)
 
 
-def _edge_text(attrs: Mapping[str, Any], compact: bool) -> str:
-    """An edge's label in a picture: when crowded or long, the first completion and a count."""
-    cs = attrs.get("completions")
-    label = attrs.get("label", "")
-    if not cs or (not compact and len(label) <= 24):
-        return label
-    return short_text(cs[0], 14) + (f" +{len(cs) - 1}" if len(cs) > 1 else "")
+def _edge_color(e: tuple, roles: _Roles) -> str:
+    if e in roles.marked_edges:
+        return COLORS["highlight"]
+    if e in roles.successor_edges:
+        return COLORS["successor_edge"]
+    return COLORS["edge"]
+
+
+def _place_edge_labels(
+    ax: Any,
+    pos: dict,
+    plan: Any,
+    rads: dict,
+    font: float,
+    box: dict,
+    size: float,
+    placed: list,
+) -> None:
+    """Put each edge's label on its edge where it overlaps no label and no node.
+
+    Positions along the drawn curve are tried from the middle outwards; the first
+    clear one wins, else the least crowded. Extents are measured by matplotlib's
+    renderer, so what is checked is what will be drawn.
+    """
+    from .labels import overlap, renderer_of
+
+    renderer = renderer_of(ax.figure)
+    to_px = ax.transData
+    r = math.sqrt(size) / 2 * ax.figure.dpi / 72
+    obstacles = [t.get_window_extent(renderer) for t in placed]
+    from matplotlib.transforms import Bbox
+
+    for xy in pos.values():
+        cx, cy = to_px.transform(xy)
+        obstacles.append(Bbox([[cx - r, cy - r], [cx + r, cy + r]]))
+    back = to_px.inverted()
+    # Longer labels first: they have fewer places to go.
+    for (u, v), rad in sorted(rads.items(), key=lambda item: -len(plan.edges[item[0]])):
+        (x1, y1), (x2, y2) = to_px.transform(pos[u]), to_px.transform(pos[v])
+        cx, cy = (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
+        text = ax.text(
+            0, 0, plan.edges[(u, v)], fontsize=font, ha="center", va="center", bbox=box, zorder=5
+        )
+        best = None
+        for t in (0.5, 0.4, 0.6, 0.32, 0.68, 0.25, 0.75, 0.45, 0.55, 0.2, 0.8):
+            px = (1 - t) ** 2 * x1 + 2 * (1 - t) * t * cx + t**2 * x2
+            py = (1 - t) ** 2 * y1 + 2 * (1 - t) * t * cy + t**2 * y2
+            text.set_position(tuple(back.transform((px, py))))
+            extent = text.get_window_extent(renderer)
+            crowd = sum(overlap(extent, o) for o in obstacles)
+            if best is None or crowd < best[0]:
+                best = (crowd, (px, py), extent)
+            if crowd == 0:
+                break
+        assert best is not None
+        text.set_position(tuple(back.transform(best[1])))
+        obstacles.append(best[2])
 
 
 def _skips(a: tuple[float, float], b: tuple[float, float]) -> bool:
@@ -545,8 +717,8 @@ def _self_loop(
     font: float,
     box: dict,
     side: float = 0.0,
-) -> None:
-    """A loop beside a node, sized in inches rather than data units.
+) -> Any:
+    """A loop beside a node, sized in inches rather than data units; returns its label.
 
     networkx sizes self-loops by the vertical extent of the drawing, so they grow with
     the graph (and explode on a one-row graph). Here the loop's shape is in inches,
@@ -582,7 +754,7 @@ def _self_loop(
         )
     )
     reach = (r + 0.5) * 72
-    ax.annotate(
+    return ax.annotate(
         label,
         xy=xy,
         xytext=(reach * cos, reach * sin),
@@ -595,45 +767,54 @@ def _self_loop(
     )
 
 
-def _legend(ax: Any, graph: nx.DiGraph, roles: _Roles) -> None:
+def _marker(
+    label: str, color: str, shape: str = "o", edge: str = "#333333", width: float = 1.0
+) -> Any:
     from matplotlib.lines import Line2D
 
-    def marker(
-        label: str, color: str, shape: str = "o", edge: str = "#333333", width: float = 1.0
-    ) -> Line2D:
-        return Line2D(
-            [],
-            [],
-            linestyle="none",
-            marker=shape,
-            markersize=10,
-            markerfacecolor=color,
-            markeredgecolor=edge,
-            markeredgewidth=width,
-            label=label,
-        )
+    if shape == "-":
+        return Line2D([], [], color=color, linewidth=2, label=label)
+    return Line2D(
+        [],
+        [],
+        linestyle="none",
+        marker=shape,
+        markersize=10,
+        markerfacecolor=color,
+        markeredgecolor=edge,
+        markeredgewidth=width,
+        label=label,
+    )
+
+
+def _custom_legend(entries: Sequence[tuple[str, str, str]]) -> list[Any]:
+    return [_marker(text, color, shape) for text, color, shape in entries]
+
+
+def _legend_items(graph: nx.DiGraph, roles: _Roles) -> list[Any]:
+    from matplotlib.lines import Line2D
 
     kinds = {a.get("kind") for _, a in graph.nodes(data=True)}
-    items = [marker("state", COLORS["state"])]
+    items = [_marker("state", COLORS["state"])]
     if roles.initial:
-        items.append(marker("initial state", "white", edge=COLORS["initial"], width=2.5))
+        items.append(_marker("initial state", "white", edge=COLORS["initial"], width=2.5))
     if roles.highlight:
-        items.append(marker("chosen state", COLORS["state"], edge=COLORS["highlight"], width=3))
+        items.append(_marker("chosen state", COLORS["state"], edge=COLORS["highlight"], width=3))
     if roles.successors:
-        items.append(marker("successor", COLORS["successor"]))
+        items.append(_marker("successor", COLORS["successor"]))
     if roles.image:
-        items.append(marker("embedding image", COLORS["image"]))
+        items.append(_marker("embedding image", COLORS["image"]))
     if roles.spe:
-        items.append(marker("SPE state", COLORS["spe"]))
+        items.append(_marker("SPE state", COLORS["spe"]))
     if roles.obstruction:
-        items.append(marker("obstruction state", COLORS["obstruction"]))
+        items.append(_marker("obstruction state", COLORS["obstruction"]))
     if "halt" in kinds:
-        items.append(marker("HALT (1)", COLORS["halt"], "s"))
+        items.append(_marker("HALT (1)", COLORS["halt"], "s"))
     if "diverge" in kinds:
-        items.append(marker("DIVERGE (↑)", COLORS["diverge"], "D"))
+        items.append(_marker("DIVERGE (↑)", COLORS["diverge"], "D"))
     if any(not a.get("expanded", True) for _, a in graph.nodes(data=True)):
         items.append(Line2D([], [], linestyle="--", color="#333333", label="not expanded (bound)"))
-    ax.legend(handles=items, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+    return items
 
 
 def _note(graph: nx.DiGraph, roles: _Roles) -> str:
@@ -656,19 +837,29 @@ def draw_embedding(
     *,
     title: str | None = None,
     format: str | None = None,
+    square: tuple[Any, str] | bool = True,
 ) -> Figure:
-    """Draw two graphs side by side with an embedding as dashed lines between them.
+    """Draw two graphs side by side, the embedding as arrows between them, and one
+    commuting square.
 
     ``mapping`` is a dict, a function or an :class:`~agentic_machines.embedding.Embedding`;
-    it is applied to every state of ``source_graph``. The image in ``target_graph`` is
-    filled blue. Returns the ``Figure``; saves it when ``path`` is given.
+    it is applied to every state of ``source_graph`` (and ``e(1) = 1``, ``e(↑) = ↑``). The
+    image in ``target_graph`` is filled blue. ``square`` is a pair ``(state, completion)``
+    of the source: a third panel draws ``s → e(s)``, ``s → h'(s, c)``,
+    ``e(s) → h(e(s), c)`` and ``h'(s, c) → e(h'(s, c))``, says whether the square
+    commutes (``e(h'(s, c)) = h(e(s), c)``) and whether the prompts agree, and the two
+    ``c`` edges are drawn orange in the graphs. The default ``True`` picks the first
+    source transition that leaves its state; ``False`` draws no square. Returns the
+    ``Figure``; saves it when ``path`` is given.
 
     >>> from agentic_machines.runtime.explore import explore
     >>> from agentic_machines.fixtures import fixture
     >>> g = explore(fixture("f2-add"), roots=[0, 1])
     >>> fig = draw_embedding(g, g, {0: 1, 1: 0})
-    >>> len(fig.axes)
-    2
+    >>> print(len(fig.axes), fig.axes[2].texts[-1].get_text())
+    3 e(h′(0, c)) = 0,  h(e(0), c) = 0
+    ✓ the square commutes
+    p′(0) = p(1) = '⋆'
     """
     from matplotlib.patches import ConnectionPatch
 
@@ -676,41 +867,187 @@ def draw_embedding(
     apply = (
         mapping if callable(mapping) and not isinstance(mapping, Mapping) else mapping.__getitem__
     )
-    pairs = [(s, apply(s)) for s in source_graph if not is_sentinel(s)]
-    big = source_graph if len(source_graph) >= len(target_graph) else target_graph
-    fig = _figure(big, "layered", columns=2)
-    ax_src = fig.add_subplot(1, 2, 1)
-    ax_tgt = fig.add_subplot(1, 2, 2)
+    pairs = [(s, s if is_sentinel(s) else apply(s)) for s in source_graph]
+    chosen = _square_of(source_graph, target_graph, pairs, square)
+    src_roles = _roles(source_graph)
+    tgt_roles = _roles(target_graph, embedding_image=[t for s, t in pairs if not is_sentinel(s)])
+    if chosen is not None:
+        s, c, s_next, t, t_next, _ = chosen
+        src_roles.marked_edges.add((s, s_next))
+        if t_next is not None:
+            tgt_roles.marked_edges.add((t, t_next))
     pos_src, pos_tgt = _layout(source_graph, "auto"), _layout(target_graph, "auto")
-    _draw_graph(ax_src, source_graph, pos_src, _roles(source_graph))
-    tgt_roles = _roles(target_graph, embedding_image=[t for _, t in pairs])
-    _draw_graph(ax_tgt, target_graph, pos_tgt, tgt_roles)
-    ax_src.set_title(f"source: {source_graph.graph.get('name', '')}", fontsize=10)
-    ax_tgt.set_title(f"target: {target_graph.graph.get('name', '')}", fontsize=10)
+    names_src, names_tgt = node_names(source_graph), node_names(target_graph)
+    plan_src, plan_tgt = plan_labels(source_graph, names_src), plan_labels(target_graph, names_tgt)
+    panels = [
+        _panel_size(source_graph, pos_src, "auto"),
+        _panel_size(target_graph, pos_tgt, "auto"),
+    ]
+    panels[0].heading = f"source: {source_graph.graph.get('name', '')}"
+    panels[1].heading = f"target: {target_graph.graph.get('name', '')}"
+    if chosen is not None:
+        panels.append(_Panel(3.0, max(2.6, panels[1].height), (-0.6, 1.6), (-0.9, 1.35)))
+        panels[2].heading = f"one commuting square (c = {short_text(chosen[1], 12)})"
+    handles = _legend_items(target_graph, tgt_roles)
+    handles.append(_marker("e: source state → its image", _MAP, "-"))
+    if chosen is not None:
+        handles.append(_marker("the square's completion c", COLORS["highlight"], "-"))
+    sections = [
+        ("source states", plan_src.states),
+        ("source " + _edge_heading(source_graph), plan_src.completions),
+        ("target states", plan_tgt.states),
+        ("target " + _edge_heading(target_graph), plan_tgt.completions),
+    ]
+    missing = [t for s, t in pairs if t not in pos_tgt]
+    note = f"{len(missing)} image state(s) are not in the target graph" if missing else ""
+    page = _Page(panels, handles, sections, title or "", note)
+    fig, axes = page.build()
+    _draw_graph(axes[0], source_graph, pos_src, src_roles, plan_src, panels[0])
+    _draw_graph(axes[1], target_graph, pos_tgt, tgt_roles, plan_tgt, panels[1])
+    shrink = math.sqrt(_NODE) / 2 + 2  # from rim to rim, in points
     for s, t in pairs:
         if t in pos_tgt:
             fig.add_artist(
                 ConnectionPatch(
                     xyA=pos_src[s],
-                    coordsA=ax_src.transData,
+                    coordsA=axes[0].transData,
                     xyB=pos_tgt[t],
-                    coordsB=ax_tgt.transData,
-                    linestyle="--",
-                    color=COLORS["image"],
-                    linewidth=1.6,
-                    alpha=0.9,
+                    coordsB=axes[1].transData,
+                    arrowstyle="-|>",
+                    mutation_scale=14,
+                    shrinkA=shrink,
+                    shrinkB=shrink,
+                    linestyle=(0, (6, 3)),
+                    color=_MAP,
+                    linewidth=1.8,
+                    alpha=0.45 if is_sentinel(s) else 1.0,
+                    zorder=0,
                 )
             )
-    if title:
-        fig.suptitle(title, fontsize=11)
-    missing = [t for _, t in pairs if t not in pos_tgt]
-    if missing:
-        fig.text(
-            0.01, 0.01, f"{len(missing)} image state(s) are not in the target graph", fontsize=7
-        )
+    if chosen is not None:
+        _draw_square(axes[2], chosen, names_src, names_tgt, source_graph, target_graph)
     if path is not None:
         fig.savefig(path, format=fmt, bbox_inches="tight", dpi=120)
     return fig
+
+
+_MAP = "#1f5fbf"  # the embedding's arrows
+
+
+def _square_of(
+    source: nx.DiGraph, target: nx.DiGraph, pairs: list, square: tuple[Any, str] | bool
+) -> tuple | None:
+    """(s, c, h'(s, c), e(s), h(e(s), c), e(h'(s, c))) for the chosen square, or None."""
+    if square is False:
+        return None
+    image = dict(pairs)
+
+    def step(graph: nx.DiGraph, state: Any, c: str) -> Any:
+        for v in graph.successors(state) if state in graph else ():
+            if c in graph.edges[state, v].get("completions", ()):
+                return v
+        return None
+
+    if square is True:
+        for u, v, a in source.edges(data=True):
+            if u != v and a.get("completions"):
+                square = (u, a["completions"][0])
+                break
+        else:
+            return None
+    s, c = square
+    if s not in source or s not in image:
+        raise InvalidArgument(f"square=({s!r}, {c!r}): {s!r} is not a state of the source graph")
+    s_next = step(source, s, c)
+    if s_next is None:
+        raise InvalidArgument(
+            f"square=({s!r}, {c!r}): the source graph has no edge from {s!r} on {c!r}; "
+            "pick a completion it explored"
+        )
+    return s, c, s_next, image[s], step(target, image[s], c), image.get(s_next)
+
+
+def _draw_square(
+    ax: Any, chosen: tuple, names_src: dict, names_tgt: dict, src: nx.DiGraph, tgt: nx.DiGraph
+) -> None:
+    """The square e(h'(s, c)) = h(e(s), c): four corners, four arrows, and a caption saying
+    whether it commutes and whether the prompts agree, as computed from the two graphs."""
+    s, c, s_next, t, t_next, e_next = chosen
+
+    def name(names: dict, state: Any) -> str:
+        if state is None or state not in names:
+            return "(not explored)"
+        if is_sentinel(state):
+            return "HALT (1)" if state is HALT else "DIVERGE (↑)"
+        ident, label = names[state]
+        return label if len(label) <= 10 else ident
+
+    corners = {
+        (0.0, 1.0): (name(names_src, s), COLORS["state"]),
+        (1.0, 1.0): (name(names_tgt, t), COLORS["image"]),
+        (0.0, 0.0): (name(names_src, s_next), COLORS["state"]),
+        (1.0, 0.0): (name(names_tgt, t_next), COLORS["image"]),
+    }
+    for (x, y), (text, fill) in corners.items():
+        ax.text(
+            x,
+            y,
+            text,
+            ha="center",
+            va="center",
+            fontsize=8,
+            bbox={"boxstyle": "round,pad=0.3", "fc": fill, "ec": "#333333"},
+            zorder=3,
+        )
+    arrows = [
+        ((0.0, 1.0), (1.0, 1.0), _MAP, "e", (0.5, 1.07), "bottom", "center"),
+        ((0.0, 0.0), (1.0, 0.0), _MAP, "e", (0.5, -0.07), "top", "center"),
+        (
+            (0.0, 1.0),
+            (0.0, 0.0),
+            COLORS["highlight"],
+            f"h′(·, {short_text(c, 10)})",
+            (-0.09, 0.5),
+            "center",
+            "right",
+        ),
+        (
+            (1.0, 1.0),
+            (1.0, 0.0),
+            COLORS["highlight"],
+            f"h(·, {short_text(c, 10)})",
+            (1.09, 0.5),
+            "center",
+            "left",
+        ),
+    ]
+    for start, end, color, label, at, va, ha in arrows:
+        ax.annotate(
+            "",
+            xy=end,
+            xytext=start,
+            arrowprops={
+                "arrowstyle": "-|>",
+                "color": color,
+                "lw": 1.8,
+                "shrinkA": 13,
+                "shrinkB": 13,
+                "mutation_scale": 14,
+            },
+        )
+        ax.text(*at, label, fontsize=7.5, va=va, ha=ha, color=color)
+    a, b = name(names_src, s), name(names_tgt, t)
+    commutes = t_next is not None and e_next == t_next
+    lines = [
+        f"e(h′({a}, c)) = {name(names_tgt, e_next)},  h(e({a}), c) = {name(names_tgt, t_next)}",
+        "✓ the square commutes" if commutes else "✗ the square does not commute",
+    ]
+    p_src, p_tgt = src.nodes[s].get("prompt"), tgt.nodes[t].get("prompt") if t in tgt else None
+    if p_src == p_tgt:
+        lines.append(f"p′({a}) = p({b}) = {short_text(repr(p_src), 20)}")
+    else:
+        lines.append(f"✗ p′({a}) ≠ p({b})")
+    ax.text(0.5, -0.3, "\n".join(lines), fontsize=7, ha="center", va="top", linespacing=1.5)
 
 
 # ------------------------------------------------------------------------ text forms

@@ -1,8 +1,12 @@
-"""Rich display of machines in Jupyter: Markdown tables and SVG state diagrams.
+"""Rich display of machines in Jupyter: SVG state diagrams and Markdown tables.
 
-``AgenticMachine._repr_markdown_`` and ``_repr_svg_`` call these functions, so a
-machine left as the last expression of a notebook cell shows its prompt and
-transition tables and its state diagram. They work without Jupyter too: both return
+A machine left as the last expression of a notebook cell shows its state diagram
+(``AgenticMachine._repr_mimebundle_`` calls :func:`machine_bundle`); ``m.tables()``
+shows its prompt and transition tables and ``m.diagram(depth)`` a diagram explored
+deeper. One rich MIME type per output, on purpose: JupyterLab ranks ``text/markdown``
+above ``image/svg+xml``, so an output offering both would show only the tables.
+:data:`JUPYTERLAB_ORDER` records that ranking and :func:`shown_by_jupyterlab` applies
+it (the tests use it). Everything works without Jupyter too: the functions return
 plain strings.
 
 >>> from agentic_machines import TableMachine, HALT
@@ -23,14 +27,93 @@ True
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from ..machine import AgenticMachine
 
-__all__ = ["machine_markdown", "machine_svg", "MAX_ROWS"]
+__all__ = [
+    "machine_markdown",
+    "machine_svg",
+    "machine_bundle",
+    "Markdown",
+    "SVG",
+    "JUPYTERLAB_ORDER",
+    "shown_by_jupyterlab",
+    "MAX_ROWS",
+]
 
 MAX_ROWS = 40
 """Tables and diagrams stop after this many states, so a notebook never floods."""
+
+JUPYTERLAB_ORDER = (
+    "application/javascript",
+    "text/html",
+    "text/markdown",
+    "text/latex",
+    "image/svg+xml",
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "text/plain",
+)
+"""The MIME types JupyterLab renders, most preferred first (its renderers' ranks): of a
+bundle it shows the first type it has, and only that one."""
+
+
+def shown_by_jupyterlab(bundle: Mapping[str, object]) -> str | None:
+    """The one MIME type of ``bundle`` that JupyterLab displays.
+
+    >>> shown_by_jupyterlab({"text/plain": "x", "image/svg+xml": "<svg/>", "text/markdown": "*x*"})
+    'text/markdown'
+    >>> shown_by_jupyterlab({"text/plain": "x", "image/svg+xml": "<svg/>"})
+    'image/svg+xml'
+    """
+    return next((mime for mime in JUPYTERLAB_ORDER if mime in bundle), None)
+
+
+class Markdown(str):
+    """Markdown text that Jupyter renders (``print`` shows the text itself).
+
+    >>> Markdown("**hi**")._repr_markdown_()
+    '**hi**'
+    """
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+
+class SVG:
+    """An SVG picture that Jupyter renders; ``data`` is the SVG text.
+
+    >>> SVG("<svg/>")._repr_svg_()
+    '<svg/>'
+    """
+
+    def __init__(self, data: str) -> None:
+        self.data = data
+
+    def _repr_svg_(self) -> str:
+        return self.data
+
+    def __repr__(self) -> str:
+        return f"<SVG diagram, {len(self.data)} characters>"
+
+
+def machine_bundle(machine: AgenticMachine) -> dict[str, str]:
+    """What Jupyter displays for ``machine``: its SVG state diagram and plain text, or,
+    with nothing to draw from, its Markdown summary and plain text.
+
+    >>> from agentic_machines import FunctionMachine
+    >>> m = FunctionMachine(lambda s: "*", lambda s, c: (s + 1) % 3, initial=0, completions=["t"])
+    >>> shown_by_jupyterlab(machine_bundle(m))
+    'image/svg+xml'
+    """
+    bundle = {"text/plain": repr(machine)}
+    if machine.initial is None and not machine.states:
+        bundle["text/markdown"] = machine_markdown(machine)
+    else:
+        bundle["image/svg+xml"] = machine_svg(machine)
+    return bundle
 
 
 def machine_markdown(machine: AgenticMachine, *, max_rows: int = MAX_ROWS) -> str:
@@ -107,9 +190,13 @@ def machine_svg(
     graph = explore(
         machine, completions=completions, max_depth=depth, max_states=max_states, progress=False
     )
+    from matplotlib import rc_context
+
     fig = draw(graph, None, title=machine.name)
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
+    # Fixed ids and no date: the same machine gives the same SVG (committed notebooks).
+    with rc_context({"svg.hashsalt": "agentic-machines"}):
+        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
     fig.clear()
     return buf.getvalue()
 

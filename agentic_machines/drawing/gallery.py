@@ -5,15 +5,17 @@ one folder; ``python experiments/gallery.py`` and ``agentic-machines gallery DIR
 call it. The pictures (``PICTURES``, in order):
 
 - ``fixtures``: the state diagrams of the F2 fixtures (``docs/design.md``), SPE states in gold;
-- ``embedding``: an embedding drawn as two graphs with the mapping as dashed lines;
-- ``fans``: the successor fan of the SPE seed state x* next to ReAct's initial state;
+- ``embedding``: an embedding drawn as two graphs with the mapping as arrows, and one
+  commuting square;
+- ``fans``: the successor fan of the SPE seed state x* and of ReAct's initial state;
 - ``architectures``: each architecture's explored graph with the obstruction state of
-  its verdict marked (delegated to :func:`agentic_machines.cli.contrast.write_diagrams`);
+  its verdict marked (the graphs of :func:`agentic_machines.cli.contrast.architecture_graph`);
 - ``repl_plan``: the tree of REPLs that REPL-Plan builds for count-to-four.
 
 Every picture is drawn by :mod:`agentic_machines.drawing.diagrams` from a graph made by
 :func:`agentic_machines.runtime.explore.explore`, so the gallery shows exactly what the
-toolkit computes.
+toolkit computes. :func:`draw_gallery` returns the figures without writing them (the
+test suite measures their labels with :func:`agentic_machines.drawing.labels.label_clashes`).
 
 >>> import tempfile
 >>> with tempfile.TemporaryDirectory() as d:
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,9 @@ from ..machine import HALT, TableMachine
 
 __all__ = [
     "write_gallery",
+    "draw_gallery",
+    "Picture",
+    "REPL_LEGEND",
     "PICTURES",
     "menu_and_loop",
     "fixture_pictures",
@@ -70,21 +76,46 @@ def menu_and_loop() -> tuple[TableMachine, TableMachine]:
     return menu, loop
 
 
-def fixture_pictures(out: Path) -> list[Path]:
+@dataclass
+class Picture:
+    """One gallery picture: its file stem, the matplotlib figure, and its Mermaid texts
+    (file name -> text). :meth:`save` writes ``<stem>.png`` and the Mermaid files."""
+
+    stem: str
+    figure: Any
+    mermaid: dict[str, str] = field(default_factory=dict)
+
+    def save(self, out: Path) -> list[Path]:
+        """Write the PNG and the Mermaid files into ``out``; return their paths."""
+        png = out / f"{self.stem}.png"
+        self.figure.savefig(png, format="png", bbox_inches="tight", dpi=120)
+        written = [png]
+        for name, text in self.mermaid.items():
+            (out / name).write_text(text + "\n", encoding="utf-8")
+            written.append(out / name)
+        return written
+
+
+def _picture(stem: str, graph: Any, title: str, **marks: Any) -> Picture:
+    from .diagrams import draw, to_mermaid
+
+    legend = marks.pop("legend", None)
+    fig = draw(graph, None, title=title, legend=legend, **marks)
+    return Picture(stem, fig, {f"{stem}.mmd": to_mermaid(graph, **marks)})
+
+
+def fixture_pictures() -> list[Picture]:
     """``f2-add``, ``f2-mul``, ``f2-const``: every state drawn, SPE states in gold.
 
     The same graphs and marks as ``agentic-machines diagram f2-add`` (both go through
     :mod:`agentic_machines.cli.catalog`).
 
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     [p.name for p in fixture_pictures(Path(d))]
-    ['f2-add.png', 'f2-add.mmd', 'f2-mul.png', 'f2-mul.mmd', 'f2-const.png', 'f2-const.mmd']
+    >>> [p.stem for p in fixture_pictures()]
+    ['f2-add', 'f2-mul', 'f2-const']
     """
     from ..cli.catalog import resolve
-    from .diagrams import draw, to_mermaid
 
-    written: list[Path] = []
+    pictures = []
     for name in ("f2-add", "f2-mul", "f2-const"):
         entry = resolve(name)
         m = entry.machine()
@@ -92,17 +123,16 @@ def fixture_pictures(out: Path) -> list[Path]:
         marks = entry.highlights(m, graph)
         spe = sorted(marks.get("spe_states", ()))
         title = f"{name}: SPE states {spe if spe else 'none'}"
-        written += _both(out, name, graph, title, draw, to_mermaid, **marks)
-    return written
+        pictures.append(_picture(name, graph, title, **marks))
+    return pictures
 
 
-def embedding_picture(out: Path) -> list[Path]:
-    """``loop`` embedded into ``menu`` (q ↦ a): two graphs and the mapping.
+def embedding_picture() -> list[Picture]:
+    """``loop`` embedded into ``menu`` (q ↦ a): two graphs, the mapping as arrows, and the
+    commuting square for the completion ``no``.
 
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     [p.name for p in embedding_picture(Path(d))]
-    ['embedding.png', 'embedding-source.mmd', 'embedding-target.mmd']
+    >>> [(p.stem, list(p.mermaid)) for p in embedding_picture()]
+    [('embedding', ['embedding-source.mmd', 'embedding-target.mmd'])]
     """
     from ..embedding import find_embeddings
     from ..runtime.explore import explore
@@ -111,37 +141,41 @@ def embedding_picture(out: Path) -> list[Path]:
     menu, loop = menu_and_loop()
     e = next(find_embeddings(loop, menu))
     source, target = explore(loop, progress=False), explore(menu, progress=False)
-    png = out / "embedding.png"
-    _close(
-        draw_embedding(
-            source, target, e.mapping, png, title=f"an embedding of loop into menu: {e.mapping}"
+    fig = draw_embedding(
+        source,
+        target,
+        e.mapping,
+        title=f"an embedding of loop into menu: {e.mapping}",
+        square=("q", "no"),
+    )
+    return [
+        Picture(
+            "embedding",
+            fig,
+            {
+                "embedding-source.mmd": to_mermaid(source),
+                "embedding-target.mmd": to_mermaid(
+                    target, embedding_image=list(e.mapping.values())
+                ),
+            },
         )
-    )
-    src_mmd, tgt_mmd = out / "embedding-source.mmd", out / "embedding-target.mmd"
-    src_mmd.write_text(to_mermaid(source) + "\n", encoding="utf-8")
-    tgt_mmd.write_text(
-        to_mermaid(target, embedding_image=list(e.mapping.values())) + "\n", encoding="utf-8"
-    )
-    return [png, src_mmd, tgt_mmd]
+    ]
 
 
-def fan_pictures(out: Path) -> list[Path]:
-    """One step from the SPE seed x* and from ReAct's initial state, in one picture.
+def fan_pictures() -> list[Picture]:
+    """One step from the SPE seed x* and one step from ReAct's initial state.
 
     x* is drawn with the loaders of a few sampled boundary states (any boundary state
-    has one, so the real fan is every state); ReAct with its diagram alphabet. Each fan
-    is written on its own, and ``fans.png`` stacks the two (x* on top: its fan is wide).
+    has one, so the real fan is every state); ReAct with its diagram alphabet. The
+    legend table beside each fan lists every successor's whole completion (for x*, the
+    loader program) and how its prompt differs from the initial one.
 
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     [p.name for p in fan_pictures(Path(d))]
-    ['fan-spe.png', 'fan-spe.mmd', 'fan-react.png', 'fan-react.mmd', 'fans.png']
+    >>> [p.stem for p in fan_pictures()]
+    ['fan-spe', 'fan-react']
     """
     from ..cli.catalog import resolve
-    from .diagrams import draw, to_mermaid
 
-    written: list[Path] = []
-    figures = []
+    pictures = []
     for name in ("spe", "react"):
         entry = resolve(name)
         if name == "spe":
@@ -150,18 +184,8 @@ def fan_pictures(out: Path) -> list[Path]:
             graph = entry.explore(entry.machine(), depth=1)
         start = graph.graph["start"]
         title = f"{name}: the successors of the initial state"
-        fig = draw(graph, None, successors_of=start, title=title)
-        figures.append(fig)
-        png = out / f"fan-{name}.png"
-        fig.savefig(png, format="png", bbox_inches="tight", dpi=120)
-        mmd = out / f"fan-{name}.mmd"
-        mmd.write_text(to_mermaid(graph, successors_of=start) + "\n", encoding="utf-8")
-        written += [png, mmd]
-    side = out / "fans.png"
-    _side_by_side([p for p in written if p.suffix == ".png"], side)
-    for fig in figures:
-        _close(fig)
-    return written + [side]
+        pictures.append(_picture(f"fan-{name}", graph, title, successors_of=start))
+    return pictures
 
 
 def _seed_fan(machine: Any, width: int = 8) -> Any:
@@ -176,28 +200,37 @@ def _seed_fan(machine: Any, width: int = 8) -> Any:
     return explore(machine, seed, completions, max_depth=1, progress=False)
 
 
-def architecture_pictures(out: Path) -> list[Path]:
+def architecture_pictures() -> list[Picture]:
     """Each architecture's explored graph, the obstruction state of its verdict marked.
 
-    Drawn by :func:`agentic_machines.cli.contrast.write_diagrams` (the picture of
-    ``agentic-machines diagram NAME``), deep enough to reach the obstruction state: at
-    least two steps, more when the obstruction lies deeper (REPL-Plan's is three
-    completions away).
+    The graph and marks of ``agentic-machines diagram NAME``
+    (:mod:`agentic_machines.cli.catalog`), deep enough to reach the obstruction state:
+    two steps, more when the obstruction lies deeper (REPL-Plan's is three completions
+    away).
 
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     sorted(p.name for p in architecture_pictures(Path(d)) if p.suffix == ".png")
-    ['react.png', 'repl_plan.png', 'rlm.png', 'spe.png', 'thread.png']
+    >>> sorted(p.stem for p in architecture_pictures())
+    ['react', 'repl_plan', 'rlm', 'spe', 'thread']
     """
     from ..architectures import ARCHITECTURES
-    from ..cli.contrast import write_diagrams
+    from ..cli.catalog import resolve
 
-    written: list[Path] = []
+    pictures = []
     for name, module in ARCHITECTURES.items():
-        obstruction = module.analysis().obstruction
-        steps = len(getattr(getattr(obstruction, "state", None), "completions", ()))
-        written += write_diagrams(out, [name], depth=max(2, steps))
-    return written
+        entry = resolve(name)
+        machine = entry.machine()
+        # The analysis runs once here (it is the slow part); the marks are those of
+        # entry.highlights: the initial state's successors and the obstruction state.
+        obstruction = getattr(module.analysis(), "obstruction", None)
+        state = getattr(obstruction, "state", None)
+        graph = entry.explore(machine, depth=max(2, len(getattr(state, "completions", ()))))
+        marks: dict[str, Any] = {"successors_of": entry.start(machine)}
+        if obstruction is not None and state in graph:
+            marks["obstruction"] = state
+        title = f"{name}: initial state, its successors" + (
+            " and the obstruction state" if "obstruction" in marks else ""
+        )
+        pictures.append(_picture(name, graph, title, **marks))
+    return pictures
 
 
 def repl_tree(result: Any) -> Any:
@@ -217,7 +250,13 @@ def repl_tree(result: Any) -> Any:
 
     from ..architectures.repl_plan import MAIN
 
-    graph = nx.DiGraph(name="REPL-Plan: the tree of REPLs", start=MAIN, roots=[MAIN])
+    graph = nx.DiGraph(
+        name="REPL-Plan: the tree of REPLs",
+        start=MAIN,
+        roots=[MAIN],
+        edge_heading="calls each child served (edge tags)",
+        edge_noun="calls",
+    )
     graph.add_node(
         MAIN, kind="state", prompt=result.repls[MAIN].description, depth=0, expanded=True
     )
@@ -240,17 +279,21 @@ def repl_tree(result: Any) -> Any:
     return graph
 
 
-def repl_plan_picture(out: Path) -> list[Path]:
-    """The tree of REPLs REPL-Plan builds for count-to-four, with the actions it took.
+REPL_LEGEND = (
+    ("a REPL (green ring: main, where the task starts)", "#e8eef7", "o"),
+    ("REPL → the child REPL it called", "#6b6b6b", "-"),
+)
+"""The tree of REPLs has its own legend: its nodes are REPLs, not machine states."""
 
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     [p.name for p in repl_plan_picture(Path(d))]
-    ['repl-plan-tree.png', 'repl-plan-tree.mmd']
+
+def repl_plan_picture() -> list[Picture]:
+    """The tree of REPLs REPL-Plan builds for count-to-four, with the calls it served.
+
+    >>> [p.stem for p in repl_plan_picture()]
+    ['repl-plan-tree']
     """
     from ..architectures import repl_plan as rp
     from ..architectures.environments import CountEnv
-    from .diagrams import draw, to_mermaid
 
     result = rp.solve(rp.TASK, rp.scripted_model(), CountEnv(4))
     graph = repl_tree(result)
@@ -258,17 +301,43 @@ def repl_plan_picture(out: Path) -> list[Path]:
         f"count to four: actions {' '.join(result.actions)}, {result.model_calls} model calls, "
         f"status {result.status}"
     )
-    return _both(out, "repl-plan-tree", graph, title, draw, to_mermaid)
+    return [_picture("repl-plan-tree", graph, title, legend=list(REPL_LEGEND))]
 
 
-PICTURES: dict[str, Callable[[Path], list[Path]]] = {
+PICTURES: dict[str, Callable[[], list[Picture]]] = {
     "fixtures": fixture_pictures,
     "embedding": embedding_picture,
     "fans": fan_pictures,
     "architectures": architecture_pictures,
     "repl_plan": repl_plan_picture,
 }
-"""Picture group name -> the function that writes it into a folder."""
+"""Picture group name -> the function that draws its pictures."""
+
+
+def draw_gallery(only: Iterable[str] | None = None, *, verbose: bool = False) -> list[Picture]:
+    """Draw every gallery picture in memory (``only``: some groups of ``PICTURES``).
+
+    An unknown group name is refused before anything is drawn.
+
+    >>> [p.stem for p in draw_gallery(["repl_plan"])]
+    ['repl-plan-tree']
+    >>> draw_gallery(["nope"])
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.InvalidArgument: unknown gallery picture(s) ['nope']; choose from ['fixtures', 'embedding', 'fans', 'architectures', 'repl_plan']
+    """
+    names = list(PICTURES) if only is None else list(only)
+    unknown = [n for n in names if n not in PICTURES]
+    if unknown:
+        raise InvalidArgument(f"unknown gallery picture(s) {unknown}; choose from {list(PICTURES)}")
+    pictures: list[Picture] = []
+    for name in names:
+        began = time.perf_counter()
+        drawn = PICTURES[name]()
+        if verbose:
+            print(f"{name}: {len(drawn)} picture(s) in {time.perf_counter() - began:.1f}s")
+        pictures += drawn
+    return pictures
 
 
 def write_gallery(
@@ -284,51 +353,11 @@ def write_gallery(
     ...     [p.name for p in write_gallery(d, only=["embedding"])]
     ['embedding.png', 'embedding-source.mmd', 'embedding-target.mmd']
     """
-    names = list(PICTURES) if only is None else list(only)
-    unknown = [n for n in names if n not in PICTURES]
-    if unknown:
-        raise InvalidArgument(f"unknown gallery picture(s) {unknown}; choose from {list(PICTURES)}")
+    pictures = draw_gallery(only, verbose=verbose)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for name in names:
-        began = time.perf_counter()
-        paths = PICTURES[name](out)
-        if verbose:
-            print(f"{name}: {len(paths)} file(s) in {time.perf_counter() - began:.1f}s")
-        written += paths
+    for picture in pictures:
+        written += picture.save(out)
+        picture.figure.clear()  # made without pyplot: clearing frees it now
     return written
-
-
-# ------------------------------------------------------------------------ helpers
-def _both(
-    out: Path, stem: str, graph: Any, title: str, draw: Callable, to_mermaid: Callable, **marks: Any
-) -> list[Path]:
-    png, mmd = out / f"{stem}.png", out / f"{stem}.mmd"
-    _close(draw(graph, png, title=title, **marks))
-    mmd.write_text(to_mermaid(graph, **marks) + "\n", encoding="utf-8")
-    return [png, mmd]
-
-
-def _side_by_side(pngs: list[Path], path: Path) -> None:
-    """Stack pictures one above the other (the fans are wide), each at its own size."""
-    from matplotlib.figure import Figure
-    from matplotlib.image import imread
-
-    images = [imread(p) for p in pngs]
-    width = max(img.shape[1] for img in images) / 120
-    height = sum(img.shape[0] for img in images) / 120
-    fig = Figure(figsize=(width, height))
-    grid = fig.add_gridspec(len(images), 1, height_ratios=[img.shape[0] for img in images])
-    for i, img in enumerate(images):
-        ax = fig.add_subplot(grid[i, 0])
-        ax.imshow(img)
-        ax.axis("off")
-    fig.savefig(path, format="png", bbox_inches="tight", dpi=120)
-    _close(fig)
-
-
-def _close(fig: Any) -> None:
-    clear = getattr(fig, "clear", None)
-    if callable(clear):
-        clear()
