@@ -824,8 +824,10 @@ def machine(
         limits=limits,
         **budgets,
     )
+    # Where blocks run is part of the options: the rebuilt machine must run them alike.
+    where = dict(isolation=m.kwargs["isolation"], timeout_s=timeout_s, limits=limits)
     options = dict(task=task, env=m.args[1], pool=pool, line_budget=line_budget, **budgets)
-    return record(m, "repl_plan.machine", options)
+    return record(m, "repl_plan.machine", {**options, **where})
 
 
 # --------------------------------------------------------------------------------------

@@ -516,6 +516,10 @@ def machine(
         max_turns=max_turns,
         max_output=max_output,
         block_lines=block_lines,
+        # where blocks run is part of the options: the rebuilt machine must run them alike
+        isolation=m.kwargs["isolation"],
+        timeout_s=timeout_s,
+        limits=limits,
     )
     return record(m, "rlm.machine", options)
 

@@ -16,7 +16,7 @@ data excepted: a marker inside a quotation is data) from left to right:
 
 Applying the edits twice gives the same program as applying them once.
 
->>> from agentic_machines.cek.reader import parse, unparse
+>>> from agentic_machines.cek import parse, unparse
 >>> unparse(apply_edits(parse("(do (+ 1 2) (prune) (+ 2 2))")))
 '(do (+ 2 2))'
 >>> unparse(apply_edits(parse('(do a b (rethink 2 "tried a and b") c)')))
@@ -94,7 +94,7 @@ def apply_edits(datum: Any, lookup: Callable[[str], Any] | None = None) -> Any:
     unbound: the ``persist`` form is then kept as it is). Iterative: deep programs are
     rewritten without recursion.
 
-    >>> from agentic_machines.cek.reader import parse, unparse
+    >>> from agentic_machines.cek import parse, unparse
     >>> unparse(apply_edits(parse("(do (think \\"why\\" 1) '(prune) (prune))")))
     '(do (think "why" 1))'
     """

@@ -38,7 +38,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cek.reader import escape_string, parse
+from ..cek.printer import escape_string
+from ..cek.reader import parse
 from ..cek.syntax import Pair, Symbol, from_items, iter_list
 from ..errors import EvaluationError, InvalidArgument, ParseError, ScriptExhausted
 from ..machine import HALT, AgenticMachine, Outcome

@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..cek.reader import unparse
+from ..cek.printer import unparse
 from ..cek.syntax import Pair, Symbol, from_items, iter_list
 from ..errors import EvaluationError
 
