@@ -16,7 +16,7 @@ Layout, one folder per layer (``docs/design.md`` says what flows between them):
 - ``cli/``: the ``agentic-machines`` command, the catalog, demo, glossary and contrast.
 
 Layers import downwards only: the core imports nothing above it; ``cli`` may import
-everything (``docs/design.md`` lists the three in-function exceptions and why). Import
+everything (``docs/design.md`` lists the three exceptions and why). Import
 the public API from here:
 
 >>> from agentic_machines import TableMachine, HALT, DIVERGE
