@@ -5,15 +5,19 @@ Layout, one folder per layer (``docs/design.md`` says what flows between them):
 - this folder, the formal core: ``machine`` (agentic machines, HALT, DIVERGE),
   ``embedding``, ``generation`` (completion-generation, SPE states), ``kernel``,
   ``verdict``, ``errors``, ``fixtures`` and the Hypothesis ``strategies``;
-- ``runtime/``: models, ``run`` and traces, ``explore``, generator harnesses as machines;
+- ``runtime/``: models, ``run`` and traces, ``explore`` (and ``parallel``), generator
+  harnesses as machines;
 - ``execution/``: running model-written code (line budgets, the executor);
-- ``cek/``: the CEK agentic evaluator (reader, syntax, values, machine, theorem);
-- ``architectures/``: ReAct, RLM, REPL-Plan, THREAD and SPE as agentic machines;
+- ``cek/``: the CEK agentic evaluator (syntax, values, expr, reader, printer, machine,
+  evaluator, theorem, realize);
+- ``architectures/``: ReAct, RLM, REPL-Plan, THREAD and SPE as agentic machines, and
+  the ``Architecture`` protocol they follow;
 - ``drawing/``: diagrams, notebook display, the gallery;
 - ``cli/``: the ``agentic-machines`` command, the catalog, demo, glossary and contrast.
 
 Layers import downwards only: the core imports nothing above it; ``cli`` may import
-everything. Import the public API from here:
+everything (``docs/design.md`` lists the three exceptions and why). Import
+the public API from here:
 
 >>> from agentic_machines import TableMachine, HALT, DIVERGE
 >>> HALT, DIVERGE

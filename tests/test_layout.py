@@ -113,6 +113,76 @@ def test_the_reader_does_not_print() -> None:
     assert imported <= {"syntax", "values"}, imported
 
 
+# -- the layers of the package ------------------------------------------------------------------
+
+# Folder -> rank: a module may import only from its own folder or from lower ranks
+# ("" is the formal core, the package's top folder). A new subpackage is checked once it
+# is given a rank here (and a row in docs/design.md, layers).
+LAYER_RANK = {
+    "": 0,
+    "execution": 1,
+    "runtime": 2,
+    "cek": 3,
+    "architectures": 4,
+    "drawing": 5,
+    "cli": 6,
+}
+
+# The imports that go up a layer, each for a reason docs/design.md gives.
+DOCUMENTED_LAYER_EXCEPTIONS = {
+    ("machine", "drawing"),  # a machine draws itself in a notebook (in a function)
+    ("strategies", "cek"),  # the public strategies module offers programs too
+    ("drawing/gallery", "architectures"),  # the gallery pictures everything (in functions)
+    ("drawing/gallery", "cli"),
+}
+
+
+def package_imports(path: Path) -> list[tuple[str, int]]:
+    """(folder of the imported package module, line) for every import inside the package."""
+    rel = path.relative_to(PACKAGE).parts
+    here = list(rel[:-1])  # the folders of this module inside the package
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = here[: len(here) - (node.level - 1)] if node.level > 1 else here
+            parts = base + (node.module.split(".") if node.module else [])
+            names = [parts] if node.module else [parts + [a.name] for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+            "agentic_machines."
+        ):
+            names = [node.module.split(".")[1:]]
+        else:
+            continue
+        for target in names:
+            folder = target[0] if target and (PACKAGE / target[0]).is_dir() else ""
+            out.append((folder, node.lineno))
+    return out
+
+
+def _layer_modules() -> list[Path]:
+    return sorted(
+        p
+        for p in PACKAGE.rglob("*.py")
+        if "__pycache__" not in p.parts and p.name not in ("__init__.py", "__main__.py")
+    )
+
+
+@pytest.mark.parametrize("path", _layer_modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_layers_import_downwards(path: Path) -> None:
+    rel = path.relative_to(PACKAGE)
+    folder = rel.parts[0] if len(rel.parts) > 1 else ""
+    if folder not in LAYER_RANK:
+        pytest.skip(f"{folder}/ has no rank in LAYER_RANK yet")
+    me = str(rel.with_suffix(""))
+    for target, line in package_imports(path):
+        if target not in LAYER_RANK or LAYER_RANK[target] <= LAYER_RANK[folder]:
+            continue
+        assert (me, target) in DOCUMENTED_LAYER_EXCEPTIONS, (
+            f"{rel}:{line} imports from {target}/, a higher layer; move the code down or "
+            "document the exception (docs/design.md, layers)"
+        )
+
+
 # -- the architecture protocol ----------------------------------------------------------------
 
 
