@@ -143,14 +143,21 @@ class _Loop:
 
     def model(self, prompt: str) -> str:
         """The ``model(prompt) -> str`` the agent function calls (once per step)."""
+        # Stop counting lines first: the line budget charges the agent's own lines, and
+        # every traced line of this bookkeeping would cost a trace call on every step.
+        budget = self.budget
+        if budget is not None:
+            self.budget = None
+            budget.__exit__(None, None, None)
         if type(prompt) is not str and not isinstance(prompt, str):
+            self._enter_budget()
             raise TypeError(f"the agent called model({prompt!r}); a prompt is a string (P = str)")
         if getcurrent() is not self.glet:
+            self._enter_budget()
             raise RuntimeError(
                 "the agent called its model from another thread or coroutine than its own; "
                 "call model(prompt) from the agent function's own flow of control"
             )
-        self._exit_budget()
         running = _events._get_running_loop()
         if running is not None:  # an asyncio loop inside the agent: hide it while suspended
             _events._set_running_loop(None)
@@ -159,7 +166,10 @@ class _Loop:
         finally:
             if running is not None:
                 _events._set_running_loop(running)
-        self._enter_budget()
+        limit = self.machine.line_budget
+        if limit is not None:
+            budget = self.budget = LineBudget(limit)
+            budget.__enter__()
         return completion
 
     def _enter_budget(self) -> None:
@@ -314,7 +324,8 @@ class AgentMachine(AgenticMachine):
         self._prompts[state] = loop.prompt  # p(state) may be asked again (branching)
         nxt = state.then(completion)
         loop.state = nxt
-        loop.effects = {}
+        if loop.effects:
+            loop.effects = {}
         kind, payload = loop.resume(completion)
         if kind is _PROMPT:
             if len(self._live) >= self._cache_size:
