@@ -302,6 +302,16 @@ class AgentMachine(AgenticMachine):
             )
         self._live[self.initial] = loop
 
+    def __reduce__(self) -> tuple:
+        # Suspended runs (greenlets) cannot be pickled: a copy (for a process pool, say)
+        # is the same agent started afresh, which replays what it needs. Its effect log
+        # starts empty: effects are recorded per process.
+        return (
+            _rebuild,
+            (self.fn, self.args, self.kwargs, self.name, self.completions, self.line_budget),
+            None,
+        )
+
     # -- the machine -----------------------------------------------------------------------
     def prompt(self, state: TraceState) -> str:
         """p(state): the prompt of the model call the agent makes after ``state``'s completions."""
@@ -432,6 +442,19 @@ class AgentMachine(AgenticMachine):
         loops, self._live = list(self._live.values()), {}
         for loop in loops:
             loop.close()
+
+
+def _rebuild(
+    fn: Callable[..., Any],
+    args: tuple,
+    kwargs: dict[str, Any],
+    name: str,
+    completions: Any,
+    line_budget: int | None,
+) -> AgentMachine:
+    return AgentMachine(
+        fn, args, kwargs, name=name, completions=completions, line_budget=line_budget
+    )
 
 
 def agent_machine(
