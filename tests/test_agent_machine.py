@@ -187,3 +187,21 @@ def test_asyncio_agents_suspend_and_branch():
     g = explore(m)
     assert g.graph["stats"]["states"] == 3 and HALT in g
     assert m.result(TraceState(("b",)), "a") == ["b", "a"]
+
+
+def counter_agent(model, limit):
+    total = 0
+    for i in range(limit):
+        total += int(model(f"step {i}, total {total}"))
+    return total
+
+
+def test_a_machine_pickles_as_the_agent_started_afresh():
+    import pickle
+
+    m = agent_machine(counter_agent, 3, name="counter", completions=["1", "2"])
+    s = m.harness(m.harness(m.initial, "1"), "2")
+    copy = pickle.loads(pickle.dumps(m))
+    assert (copy.name, copy.completions, copy.line_budget) == ("counter", ("1", "2"), 1_000_000)
+    assert copy.prompt(s) == m.prompt(s) == "step 2, total 3"
+    assert copy.harness(s, "2") is HALT and copy.result(s, "2") == 5

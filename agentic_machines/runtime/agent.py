@@ -143,14 +143,21 @@ class _Loop:
 
     def model(self, prompt: str) -> str:
         """The ``model(prompt) -> str`` the agent function calls (once per step)."""
+        # Stop counting lines first: the line budget charges the agent's own lines, and
+        # every traced line of this bookkeeping would cost a trace call on every step.
+        budget = self.budget
+        if budget is not None:
+            self.budget = None
+            budget.__exit__(None, None, None)
         if type(prompt) is not str and not isinstance(prompt, str):
+            self._enter_budget()
             raise TypeError(f"the agent called model({prompt!r}); a prompt is a string (P = str)")
         if getcurrent() is not self.glet:
+            self._enter_budget()
             raise RuntimeError(
                 "the agent called its model from another thread or coroutine than its own; "
                 "call model(prompt) from the agent function's own flow of control"
             )
-        self._exit_budget()
         running = _events._get_running_loop()
         if running is not None:  # an asyncio loop inside the agent: hide it while suspended
             _events._set_running_loop(None)
@@ -159,7 +166,10 @@ class _Loop:
         finally:
             if running is not None:
                 _events._set_running_loop(running)
-        self._enter_budget()
+        limit = self.machine.line_budget
+        if limit is not None:
+            budget = self.budget = LineBudget(limit)
+            budget.__enter__()
         return completion
 
     def _enter_budget(self) -> None:
@@ -292,6 +302,16 @@ class AgentMachine(AgenticMachine):
             )
         self._live[self.initial] = loop
 
+    def __reduce__(self) -> tuple:
+        # Suspended runs (greenlets) cannot be pickled: a copy (for a process pool, say)
+        # is the same agent started afresh, which replays what it needs. Its effect log
+        # starts empty: effects are recorded per process.
+        return (
+            _rebuild,
+            (self.fn, self.args, self.kwargs, self.name, self.completions, self.line_budget),
+            None,
+        )
+
     # -- the machine -----------------------------------------------------------------------
     def prompt(self, state: TraceState) -> str:
         """p(state): the prompt of the model call the agent makes after ``state``'s completions."""
@@ -314,7 +334,8 @@ class AgentMachine(AgenticMachine):
         self._prompts[state] = loop.prompt  # p(state) may be asked again (branching)
         nxt = state.then(completion)
         loop.state = nxt
-        loop.effects = {}
+        if loop.effects:
+            loop.effects = {}
         kind, payload = loop.resume(completion)
         if kind is _PROMPT:
             if len(self._live) >= self._cache_size:
@@ -421,6 +442,19 @@ class AgentMachine(AgenticMachine):
         loops, self._live = list(self._live.values()), {}
         for loop in loops:
             loop.close()
+
+
+def _rebuild(
+    fn: Callable[..., Any],
+    args: tuple,
+    kwargs: dict[str, Any],
+    name: str,
+    completions: Any,
+    line_budget: int | None,
+) -> AgentMachine:
+    return AgentMachine(
+        fn, args, kwargs, name=name, completions=completions, line_budget=line_budget
+    )
 
 
 def agent_machine(
