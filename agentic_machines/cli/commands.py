@@ -366,7 +366,8 @@ def _check(args: argparse.Namespace) -> int:
         return check_infinite(entry, machine, completions_from(args), args.depth)
     if entry.module is not None:
         verdict = entry.module.analysis()
-        print(f"Is the initial state an SPE state? {verdict.status}")
+        marked = " (conditional)" if verdict.conditional else ""
+        print(f"Is the initial state an SPE state? {verdict.status}{marked}")
         print(f"  {verdict}")
         return 0
     from ..embedding import check_embedding, identity

@@ -145,7 +145,10 @@ def brief(value: Any, width: int = 60) -> str:
     """``repr(value)`` cut to ``width`` characters, for error messages about file contents;
     a value nested too deeply for ``repr`` is described instead of crashing the report.
 
-    >>> brief("x" * 100, 10), brief(eval("[" * 5000 + "]" * 5000))
+    >>> deep = []
+    >>> for _ in range(100_000):
+    ...     deep = [deep]
+    >>> brief("x" * 100, 10), brief(deep)
     ("'xxxxxxxx…", '<a value nested too deeply to show>')
     """
     try:

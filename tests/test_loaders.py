@@ -1,0 +1,274 @@
+"""Loading never crashes: any trace or cassette file loads or raises one TraceError /
+CassetteError that names ``path:line`` (issue 10)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentic_machines import HALT, TableMachine, Trace, run
+from agentic_machines.errors import CassetteError, TraceError
+from agentic_machines.runtime.harness import HarnessMachine
+from agentic_machines.runtime.models import RecordingModel, ReplayModel, ScriptedModel
+from agentic_machines.strategies import examples
+
+COUNTER = TableMachine(
+    {(0, "a"): "p0", (1, "b"): "p1", (2, "c"): "p2"},
+    {
+        ((0, "a"), "+"): (1, "b"),
+        ((1, "b"), "+"): (2, "c"),
+        ((2, "c"), "+"): (0, "a"),
+        ((0, "a"), "stop"): HALT,
+        ((1, "b"), "stop"): HALT,
+        ((2, "c"), "stop"): HALT,
+    },
+    initial=(0, "a"),
+    name="counter",
+)
+
+
+def _words():
+    words = ()
+    while True:
+        c = yield "said: " + " ".join(words)
+        if c == "stop":
+            return words
+        words += (c,)
+
+
+def trace_file(tmp_path, kind="table"):
+    path = tmp_path / f"{kind}.jsonl"
+    if kind == "table":
+        run(COUNTER, ScriptedModel(["+", "+", "+", "stop"]), path=path)
+    else:
+        m = HarnessMachine(_words)
+        run(m, ScriptedModel(["a", "b\nc", "stop"]), path=path)
+    return path
+
+
+def cassette_file(tmp_path):
+    path = tmp_path / "c.jsonl"
+    rec = RecordingModel(ScriptedModel(["x", "y", "z"]), path)
+    for p in ("first", "second\nline", "third"):
+        rec.complete(p)
+    return path
+
+
+def _lines(path):
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _write(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+def _raises(exc, path, line, words):
+    with pytest.raises(exc) as info:
+        Trace.load(path) if exc is TraceError else ReplayModel(path)
+    message = str(info.value)
+    where = f"{path}:{line}:" if line else f"{path}:"
+    assert message.startswith(where) and words in message, message
+    return message
+
+
+# -- each class of bad file, with the error it gives -----------------------------------------
+
+
+def test_a_missing_field(tmp_path):
+    path = trace_file(tmp_path)
+    recs = _lines(path)
+    del recs[1]["prompt"]
+    _write(path, recs)
+    _raises(TraceError, path, 2, "the step line has no 'prompt' field")
+
+
+def test_wrong_types_and_a_prompt_that_is_not_a_string(tmp_path):
+    path = trace_file(tmp_path)
+    recs = _lines(path)
+    recs[1]["index"] = "0"
+    _write(path, recs)
+    _raises(TraceError, path, 2, "'index' must be a whole number")
+    recs[1]["index"], recs[2]["prompt"] = 0, 7
+    _write(path, recs)
+    _raises(TraceError, path, 3, "'prompt' must be a string, got 7")
+    recs[2]["prompt"], recs[0]["max_steps"] = "p1", "many"
+    _write(path, recs)
+    _raises(TraceError, path, 1, "'max_steps' must be a whole number")
+
+
+def test_nan(tmp_path):
+    path = trace_file(tmp_path)
+    text = path.read_text(encoding="utf-8").replace('"max_steps": 1000', '"max_steps": NaN')
+    path.write_text(text, encoding="utf-8")
+    _raises(TraceError, path, 1, "NaN is not allowed")
+
+
+def test_an_unknown_version(tmp_path):
+    path = trace_file(tmp_path)
+    recs = _lines(path)
+    recs[0]["version"] = 99
+    _write(path, recs)
+    _raises(TraceError, path, 1, "unknown trace format version 99")
+
+
+def test_an_end_line_whose_step_count_disagrees(tmp_path):
+    path = trace_file(tmp_path)
+    recs = _lines(path)
+    recs[-1]["steps"] = 17
+    _write(path, recs)
+    _raises(TraceError, path, len(recs), "the end line says 17 step(s) but the file has 4")
+
+
+def test_invalid_utf8_and_binary_data(tmp_path):
+    path = trace_file(tmp_path)
+    data = path.read_bytes().split(b"\n")
+    path.write_bytes(b"\n".join(data[:2] + [b'{"kind": "st\xffep"}'] + data[2:]))
+    _raises(TraceError, path, 3, "not UTF-8 text")
+    path.write_bytes(b"\n".join(data[:1] + [b"\x00\x01\x02binary"] + data[1:]))
+    _raises(TraceError, path, 2, "binary data")
+
+
+def test_deeply_nested_json(tmp_path):
+    path = trace_file(tmp_path)
+    data = path.read_text(encoding="utf-8").split("\n")
+    deep = '{"kind": "step", "state": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    path.write_text("\n".join(data[:1] + [deep] + data[1:]), encoding="utf-8")
+    _raises(TraceError, path, 2, "nested too deeply")
+
+
+def test_an_unknown_state_encoding(tmp_path):
+    path = trace_file(tmp_path)
+    recs = _lines(path)
+    recs[1]["state"] = {"sentinel": "x"}
+    _write(path, recs)
+    _raises(TraceError, path, 2, "unknown state encoding")
+    recs[1]["state"] = {"frozenset": [[1]]}
+    _write(path, recs)
+    _raises(TraceError, path, 2, "not hashable")
+    path = trace_file(tmp_path, "harness")
+    recs = _lines(path)
+    recs[0]["start"] = {"trace": [1, 2]}
+    _write(path, recs)
+    _raises(TraceError, path, 1, "a trace state is a list of strings")
+
+
+def test_order_and_shape_of_lines(tmp_path):
+    path = trace_file(tmp_path)
+    recs = _lines(path)
+    _write(path, recs[:2] + recs[3:])
+    _raises(TraceError, path, 3, "step index 2 where 1 was expected")
+    _write(path, recs + [recs[1]])
+    _raises(TraceError, path, len(recs) + 1, "a line after the end line")
+    _write(path, [])
+    _raises(TraceError, path, None, "the file is empty")
+    _raises(TraceError, tmp_path / "missing.jsonl", None, "cannot read it")
+    _raises(TraceError, tmp_path, None, "cannot read it")
+
+
+def test_cassette_gaps_and_bad_lines(tmp_path):
+    path = cassette_file(tmp_path)
+    recs = _lines(path)
+    _write(path, recs[:1] + recs[2:])
+    _raises(CassetteError, path, 2, "index 2 where 1 was expected")
+    recs[1]["prompt"] = ["not", "a", "string"]
+    _write(path, recs)
+    _raises(CassetteError, path, 2, "'prompt' must be a string")
+    del recs[1]["completion"]
+    _write(path, recs)
+    recs[1]["prompt"] = "second"
+    _write(path, recs)
+    _raises(CassetteError, path, 2, "the line has no 'completion' field")
+    path.write_bytes(b'{"index": 0, "prompt": "\xff", "completion": "c"}\n')
+    _raises(CassetteError, path, 1, "not UTF-8 text")
+    path.write_text('{"index": 0, "prompt": "p", "completion": NaN}\n', encoding="utf-8")
+    _raises(CassetteError, path, 1, "NaN is not allowed")
+    path.write_text("[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    _raises(CassetteError, path, 1, "nested too deeply")
+
+
+def test_good_files_still_load(tmp_path):
+    for kind in ("table", "harness"):
+        path = trace_file(tmp_path, kind)
+        t = Trace.load(path)
+        assert t.end is HALT and len(t) >= 3
+    assert [c for _, c in ReplayModel(cassette_file(tmp_path)).records] == ["x", "y", "z"]
+
+
+# -- the property: mutated and truncated files never crash the loaders -----------------------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@st.composite
+def mutations(draw, data: bytes):
+    ops = draw(st.lists(st.integers(0, 5), min_size=1, max_size=3))
+    lines = data.split(b"\n")
+    for op in ops:
+        if op == 0:  # truncate
+            blob = b"\n".join(lines)
+            lines = blob[: draw(st.integers(0, len(blob)))].split(b"\n")
+        elif op == 1 and lines:  # change one byte
+            i = draw(st.integers(0, len(lines) - 1))
+            if lines[i]:
+                j = draw(st.integers(0, len(lines[i]) - 1))
+                lines[i] = lines[i][:j] + bytes([draw(st.integers(0, 255))]) + lines[i][j + 1 :]
+        elif op == 2 and lines:  # insert random bytes
+            i = draw(st.integers(0, len(lines) - 1))
+            lines[i] = lines[i] + draw(st.binary(max_size=8))
+        elif op == 3 and lines:  # drop or repeat a line
+            i = draw(st.integers(0, len(lines) - 1))
+            lines = (
+                lines[:i] + (lines[i : i + 1] * 2 if draw(st.booleans()) else []) + lines[i + 1 :]
+            )
+        elif op == 4 and lines:  # replace a field's value by any JSON value
+            i = draw(st.integers(0, len(lines) - 1))
+            try:
+                rec = json.loads(lines[i])
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and rec:
+                key = draw(st.sampled_from(sorted(rec)))
+                rec[key] = draw(JSON)
+                lines[i] = json.dumps(rec).encode()
+        elif op == 5 and lines:  # delete a field
+            i = draw(st.integers(0, len(lines) - 1))
+            try:
+                rec = json.loads(lines[i])
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and rec:
+                del rec[draw(st.sampled_from(sorted(rec)))]
+                lines[i] = json.dumps(rec).encode()
+    return b"\n".join(lines)
+
+
+@pytest.fixture(scope="module")
+def originals(tmp_path_factory):
+    d = tmp_path_factory.mktemp("originals")
+    return {
+        "table": trace_file(d, "table").read_bytes(),
+        "harness": trace_file(d, "harness").read_bytes(),
+        "cassette": cassette_file(d).read_bytes(),
+    }
+
+
+@settings(max_examples=examples(150, 3000))
+@given(kind=st.sampled_from(["table", "harness", "cassette"]), data=st.data())
+def test_mutated_files_load_or_raise_one_error(kind, data, originals, tmp_path_factory):
+    blob = data.draw(mutations(originals[kind]))
+    path = tmp_path_factory.mktemp("m") / "f.jsonl"
+    path.write_bytes(blob)
+    error = CassetteError if kind == "cassette" else TraceError
+    try:
+        Trace.load(path) if kind != "cassette" else ReplayModel(path)
+    except error as exc:
+        assert str(exc).startswith(str(path)), str(exc)
