@@ -390,7 +390,7 @@ class InlineExecutor(Executor):
     >>> def handle(request):
     ...     reply = yield f"Q: {request.args[0]}"
     ...     return reply
-    >>> gen = ex.run_block("y = ask('name?')\\nprint('hi', y)", handle=handle, key="r")
+    >>> gen = ex.run_block("r", "y = ask('name?')\\nprint('hi', y)", handle=handle)
     >>> next(gen)
     'Q: name?'
     >>> drive_rest(gen, "Ada").stdout, ex.variables("r")[-1], ex.text_of("r", "y")
