@@ -51,6 +51,7 @@ LIMITS = Limits(timeout_s=DEADLINE, memory_mb=512, cpu_s=60, open_files=64, file
 # (memory, death, containment) is never decided by a race with the clock.
 OTHER_LIMITS = Limits(timeout_s=5.0, memory_mb=512, cpu_s=60, open_files=64, file_size_mb=16)
 EXPECTED = {"hang": "ExecutionTimeout", "memory": "ExecutionMemoryExceeded", "exit": "WorkerDied"}
+SECRET = "sk-canary-not-for-model-code"  # in the host's environment while the corpus runs
 
 
 class TimedModel:
@@ -184,6 +185,8 @@ def run_case(arch: str, level: str, name: str, kind: str, code: str, where: Path
     if kind == "hang" and seconds is not None and seconds > 2 * DEADLINE:
         problems.append(f"the hang ended after {seconds:.2f} s (> {2 * DEADLINE} s)")
     leaked = sorted(p.name for p in canary.iterdir())
+    if any(SECRET in prompt for _, _, prompt in model.spans):
+        problems.append("the host's environment reached the model's prompt")
     tmp_file = Path(f"/tmp/am-corpus-{token}")
     if tmp_file.exists():
         leaked.append(str(tmp_file))
@@ -198,6 +201,8 @@ def run_corpus(level: str, workdir: Path, archs=("rlm", "repl_plan")) -> dict:
     sandbox.ProcessExecutor._ensure = _timed_ensure(original_ensure)
     cases = [(arch, name, kind, code) for name, kind, code in CORPUS for arch in archs]
     results = {}
+    saved = os.environ.get("AM_CANARY_API_KEY")
+    os.environ["AM_CANARY_API_KEY"] = SECRET
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             futures = {
@@ -213,6 +218,10 @@ def run_corpus(level: str, workdir: Path, archs=("rlm", "repl_plan")) -> dict:
     finally:
         sandbox._failed = original
         sandbox.ProcessExecutor._ensure = original_ensure
+        if saved is None:
+            del os.environ["AM_CANARY_API_KEY"]
+        else:
+            os.environ["AM_CANARY_API_KEY"] = saved
     return {"results": results, "connections": sum(r[4] for r in results.values())}
 
 
