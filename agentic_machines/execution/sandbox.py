@@ -584,9 +584,9 @@ def _wrap(tool: str | None, scratch: str, argv: list[str]) -> list[str]:
 
 
 def _limit(limits: Limits) -> Callable[[], None]:
-    def apply() -> None:  # runs in the child between fork and exec
-        import resource
+    import resource  # here, not in apply: the child of a threaded host must not import
 
+    def apply() -> None:  # runs in the child between fork and exec: C calls only
         memory = int(limits.memory_mb) * 1024 * 1024
         cpu = int(limits.cpu_s)
         for which, value in (
