@@ -10,8 +10,8 @@ them (the names bound, the text of a value). The levels:
     **for trusted, scripted code only**: Python cannot be sandboxed in-process (see
     ``docs/threat_model.md`` for the attacks that get through).
 ``"process"`` (:class:`ProcessExecutor`)
-    One worker subprocess per episode, started with an empty environment (no inherited
-    variables: no API keys), a private temporary working directory and OS limits
+    One worker subprocess per episode, started with no inherited environment variables (no
+    API keys; only ``PYTHONHASHSEED=0``, so that a replayed worker repeats itself), a private temporary working directory and OS limits
     (``resource``: address space, CPU seconds, open files, file size). The host enforces a
     wall-clock deadline per block and kills the worker when it passes. Messages are lines of
     JSON (:mod:`agentic_machines.execution.wire`); the host never unpickles anything.
