@@ -115,8 +115,8 @@ class Scaffold:
     an undefined name raise ``REPLNameError``. ``builtins``: the primitives are builtins
     too (a shadowed or deleted primitive is found again).
 
-    >>> Scaffold(values={"context": "abc"}, requests=("llm_query",)).names()
-    frozenset({'__builtins__', '__name__', 'context', 'llm_query'})
+    >>> sorted(Scaffold(values={"context": "abc"}, requests=("llm_query",)).names())
+    ['__builtins__', '__name__', 'context', 'llm_query']
     """
 
     values: Mapping[str, Any] = field(default_factory=dict)
