@@ -11,12 +11,13 @@ Run: ``python experiments/attack_table.py`` (a few minutes). Every block of
 Each cell says how the block ended and what it did outside: ``file`` (a file appeared
 outside the scratch directory), ``net`` (a connection reached the socket listening on
 127.0.0.1), ``patched`` (the host's json, decimal or math changed), ``hung host``, ``host
-exited``. The table is printed as Markdown.
+exited``, ``env`` (the host's environment variables reached the prompt). The table is
+printed as Markdown.
 """
 
 from __future__ import annotations
 
-import json
+import ast
 import os
 import signal
 import subprocess
@@ -55,7 +56,11 @@ if math.pi != 3.141592653589793 or math.sqrt(4.0) != 2.0:
     patched.append("math")
 status = "no block" if block is None else block.status
 error = "" if block is None else block.stderr.strip().splitlines()[-1:]
-print("RESULT " + json.dumps({"status": status, "error": error, "patched": patched}))
+leaked = any("sk-canary" in b.stdout for b in history if hasattr(b, "stdout"))
+# repr, not json: a block may have forged json.dumps; a file, not stdout: a process the block
+# left running may hold stdout open
+with open("result.txt", "w") as f:
+    f.write(repr({"status": status, "error": error, "patched": patched, "env": leaked}))
 """
 
 
@@ -68,26 +73,28 @@ def inline_case(code: str, workdir: Path) -> str:
     notes = []
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(ROOT), block],
-        stdout=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        text=True,
         cwd=workdir,
+        env={**os.environ, "AM_CANARY_API_KEY": "sk-canary-inline"},
         start_new_session=True,  # its own process group: what it forks is stopped with it
     )
+    result_file = workdir / "result.txt"
     try:
-        stdout, _ = child.communicate(timeout=INLINE_SECONDS)
+        child.wait(timeout=INLINE_SECONDS)
     except subprocess.TimeoutExpired:
         notes.append(f"hung host (> {INLINE_SECONDS:g} s)")
     else:
-        line = next((x for x in stdout.splitlines() if x.startswith("RESULT ")), None)
-        if line is None:
+        if not result_file.exists():
             notes.append(f"host exited ({child.returncode})")
         else:
-            result = json.loads(line[len("RESULT ") :])
+            result = ast.literal_eval(result_file.read_text())
             error = result["error"][0].split(":")[0] if result["error"] else ""
             notes.append(result["status"] + (f" ({error})" if error else ""))
             if result["patched"]:
                 notes.append("patched " + "/".join(result["patched"]))
+            if result["env"]:
+                notes.append("env")
     finally:
         try:
             os.killpg(child.pid, signal.SIGKILL)
@@ -105,8 +112,10 @@ def inline_case(code: str, workdir: Path) -> str:
 def isolated_cells(level: str, workdir: Path) -> dict[str, str]:
     out = run_corpus(level, workdir, archs=("repl_plan",))
     cells = {}
-    for (_, name, _), (outcome, _, _, leaked, connections) in out["results"].items():
+    for (_, name, _), (outcome, _, problems, leaked, connections) in out["results"].items():
         notes = [outcome]
+        if any("environment" in p for p in problems):
+            notes.append("env")
         if leaked:
             notes.append("file")
         if connections:

@@ -50,7 +50,13 @@ LIMITS = Limits(timeout_s=DEADLINE, memory_mb=512, cpu_s=60, open_files=64, file
 # Blocks that are not hangs get a longer deadline, so that on a busy machine their outcome
 # (memory, death, containment) is never decided by a race with the clock.
 OTHER_LIMITS = Limits(timeout_s=5.0, memory_mb=512, cpu_s=60, open_files=64, file_size_mb=16)
-EXPECTED = {"hang": "ExecutionTimeout", "memory": "ExecutionMemoryExceeded", "exit": "WorkerDied"}
+EXPECTED = {
+    "hang": "ExecutionTimeout",
+    "memory": "ExecutionMemoryExceeded",
+    "exit": "WorkerDied",
+    "channel": "WorkerDied",  # garbage on the message channel: the host refuses it
+}
+SECRET = "sk-canary-not-for-model-code"  # in the host's environment while the corpus runs
 
 
 class TimedModel:
@@ -164,7 +170,8 @@ def run_case(arch: str, level: str, name: str, kind: str, code: str, where: Path
     outcome, seconds = "diverged (line budget)", None
     if len(model.spans) >= 3:
         after = model.spans[2][2]
-        outcome = next((e for e in EXPECTED.values() if f"{e}:" in after), "completed")
+        failures = ("ExecutionTimeout", "ExecutionMemoryExceeded", "WorkerDied")
+        outcome = next((e for e in failures if f"{e}:" in after), "completed")
         failed_at = FAILED_AT.get(threading.get_ident())
         if outcome != "completed" and failed_at is not None:
             # from the end of the model call that wrote the block to the failure (the
@@ -184,6 +191,8 @@ def run_case(arch: str, level: str, name: str, kind: str, code: str, where: Path
     if kind == "hang" and seconds is not None and seconds > 2 * DEADLINE:
         problems.append(f"the hang ended after {seconds:.2f} s (> {2 * DEADLINE} s)")
     leaked = sorted(p.name for p in canary.iterdir())
+    if any(SECRET in prompt for _, _, prompt in model.spans):
+        problems.append("the host's environment reached the model's prompt")
     tmp_file = Path(f"/tmp/am-corpus-{token}")
     if tmp_file.exists():
         leaked.append(str(tmp_file))
@@ -198,6 +207,8 @@ def run_corpus(level: str, workdir: Path, archs=("rlm", "repl_plan")) -> dict:
     sandbox.ProcessExecutor._ensure = _timed_ensure(original_ensure)
     cases = [(arch, name, kind, code) for name, kind, code in CORPUS for arch in archs]
     results = {}
+    saved = os.environ.get("AM_CANARY_API_KEY")
+    os.environ["AM_CANARY_API_KEY"] = SECRET
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
             futures = {
@@ -213,6 +224,10 @@ def run_corpus(level: str, workdir: Path, archs=("rlm", "repl_plan")) -> dict:
     finally:
         sandbox._failed = original
         sandbox.ProcessExecutor._ensure = original_ensure
+        if saved is None:
+            del os.environ["AM_CANARY_API_KEY"]
+        else:
+            os.environ["AM_CANARY_API_KEY"] = saved
     return {"results": results, "connections": sum(r[4] for r in results.values())}
 
 

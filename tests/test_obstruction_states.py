@@ -28,7 +28,7 @@ def _sample(mod, m):
     "mod", [react, rlm, thread], ids=lambda mod: mod.__name__.rsplit(".", 1)[-1]
 )
 def test_obstruction_state_is_reachable_and_no_successor_of_x_has_its_prompt(mod):
-    m = mod.machine()
+    m = mod.machine(isolation="inline") if mod is rlm else mod.machine()  # scripted: trusted
     v = mod.analysis(m)
     assert v.holds is False and v.method == "fact:F2"
     s = v.obstruction.state

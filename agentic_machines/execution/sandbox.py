@@ -10,8 +10,8 @@ them (the names bound, the text of a value). The levels:
     **for trusted, scripted code only**: Python cannot be sandboxed in-process (see
     ``docs/threat_model.md`` for the attacks that get through).
 ``"process"`` (:class:`ProcessExecutor`)
-    One worker subprocess per episode, started with an empty environment (no inherited
-    variables: no API keys), a private temporary working directory and OS limits
+    One worker subprocess per episode, started with no inherited environment variables (no
+    API keys; only ``PYTHONHASHSEED=0``, so that a replayed worker repeats itself), a private temporary working directory and OS limits
     (``resource``: address space, CPU seconds, open files, file size). The host enforces a
     wall-clock deadline per block and kills the worker when it passes. Messages are lines of
     JSON (:mod:`agentic_machines.execution.wire`); the host never unpickles anything.
@@ -115,8 +115,8 @@ class Scaffold:
     an undefined name raise ``REPLNameError``. ``builtins``: the primitives are builtins
     too (a shadowed or deleted primitive is found again).
 
-    >>> Scaffold(values={"context": "abc"}, requests=("llm_query",)).names()
-    frozenset({'__builtins__', '__name__', 'context', 'llm_query'})
+    >>> sorted(Scaffold(values={"context": "abc"}, requests=("llm_query",)).names())
+    ['__builtins__', '__name__', 'context', 'llm_query']
     """
 
     values: Mapping[str, Any] = field(default_factory=dict)
@@ -390,7 +390,7 @@ class InlineExecutor(Executor):
     >>> def handle(request):
     ...     reply = yield f"Q: {request.args[0]}"
     ...     return reply
-    >>> gen = ex.run_block("y = ask('name?')\\nprint('hi', y)", handle=handle, key="r")
+    >>> gen = ex.run_block("r", "y = ask('name?')\\nprint('hi', y)", handle=handle)
     >>> next(gen)
     'Q: name?'
     >>> drive_rest(gen, "Ada").stdout, ex.variables("r")[-1], ex.text_of("r", "y")
@@ -584,9 +584,9 @@ def _wrap(tool: str | None, scratch: str, argv: list[str]) -> list[str]:
 
 
 def _limit(limits: Limits) -> Callable[[], None]:
-    def apply() -> None:  # runs in the child between fork and exec
-        import resource
+    import resource  # here, not in apply: the child of a threaded host must not import
 
+    def apply() -> None:  # runs in the child between fork and exec: C calls only
         memory = int(limits.memory_mb) * 1024 * 1024
         cpu = int(limits.cpu_s)
         for which, value in (
