@@ -10,6 +10,7 @@ Layout, one folder per layer (``docs/design.md`` says what flows between them):
 - ``cek/``: the CEK agentic evaluator (reader, syntax, values, machine, theorem);
 - ``architectures/``: ReAct, RLM, REPL-Plan, THREAD and SPE as agentic machines;
 - ``drawing/``: diagrams, notebook display, the gallery;
+- ``exercises/``: checkers for the tutorial's exercises;
 - ``cli/``: the ``agentic-machines`` command, the catalog, demo, glossary and contrast.
 
 Layers import downwards only: the core imports nothing above it; ``cli`` may import

@@ -175,6 +175,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("dir", metavar="DIR", help="the folder to write (created if missing)")
     p.set_defaults(func=_gallery)
+    from .exercise import add_parser as add_exercise
+
+    add_exercise(sub)
     return parser
 
 
