@@ -1008,8 +1008,9 @@ def _draw_square(
         (0.0, 0.0): (name(names_src, s_next), COLORS["state"]),
         (1.0, 0.0): (name(names_tgt, t_next), COLORS["image"]),
     }
+    boxes = {}
     for (x, y), (text, fill) in corners.items():
-        ax.text(
+        boxes[(x, y)] = ax.text(
             x,
             y,
             text,
@@ -1050,8 +1051,11 @@ def _draw_square(
                 "arrowstyle": "-|>",
                 "color": color,
                 "lw": 1.8,
-                "shrinkA": 13,
-                "shrinkB": 13,
+                # from box edge to box edge, however wide the corner's name
+                "patchA": boxes[start].get_bbox_patch(),
+                "patchB": boxes[end].get_bbox_patch(),
+                "shrinkA": 2,
+                "shrinkB": 2,
                 "mutation_scale": 14,
             },
         )
