@@ -13,6 +13,7 @@ Layout, one folder per layer (``docs/design.md`` says what flows between them):
 - ``architectures/``: ReAct, RLM, REPL-Plan, THREAD and SPE as agentic machines, and
   the ``Architecture`` protocol they follow;
 - ``drawing/``: diagrams, notebook display, the gallery;
+- ``exercises/``: checkers for the tutorial's exercises;
 - ``cli/``: the ``agentic-machines`` command, the catalog, demo, glossary and contrast.
 
 Layers import downwards only: the core imports nothing above it; ``cli`` may import

@@ -226,6 +226,9 @@ def build_parser() -> argparse.ArgumentParser:
     _explore_command.add_parser(sub)
     _export_command.add_parser(sub)
     _test_command.add_parser(sub)
+    from .exercise import add_parser as add_exercise
+
+    add_exercise(sub)
     return parser
 
 

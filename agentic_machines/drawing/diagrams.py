@@ -582,15 +582,14 @@ def _draw_edges(
     placed: list,
 ) -> None:
     loops = [(u, v) for u, v in graph.edges if u == v]
-    # A pair of opposite edges would be drawn on top of each other: bend both.
-    curved = [(u, v) for u, v in graph.edges if u != v and graph.has_edge(v, u)]
-    bent = set(curved)
-    # An edge that skips a row would run straight through the nodes between: arc it.
-    long = [
-        (u, v) for u, v in graph.edges if u != v and (u, v) not in bent and _skips(pos[u], pos[v])
-    ]
-    bent.update(long)
-    straight = [(u, v) for u, v in graph.edges if u != v and (u, v) not in bent]
+    # A pair of opposite edges would be drawn on top of each other: bend both (the same
+    # rad bends them to opposite sides). An edge whose straight line would run through
+    # another node is arced, to whichever side keeps clear of every node.
+    rads = {
+        (u, v): _bend(ax, pos, u, v, size, (0.18, 0.35, 0.5) if graph.has_edge(v, u) else None)
+        for u, v in graph.edges
+        if u != v
+    }
     color = {e: _edge_color(e, roles) for e in graph.edges}
     width = {e: 2.2 if color[e] != COLORS["edge"] else 1.1 for e in graph.edges}
     font = 7 if small else 5
@@ -611,23 +610,20 @@ def _draw_edges(
                 _free_side(pos[n], others),
             )
         )
-    rads = {}
-    for edges, rad in ((straight, 0.0), (curved, 0.18), (long, 0.3)):
-        for e in edges:
-            rads[e] = rad
-        if edges:
-            nx.draw_networkx_edges(
-                graph,
-                pos,
-                edgelist=edges,
-                ax=ax,
-                arrows=True,
-                arrowsize=14,
-                node_size=size,
-                connectionstyle=f"arc3,rad={rad}",
-                edge_color=[color[e] for e in edges],
-                width=[width[e] for e in edges],
-            )
+    for rad in sorted(set(rads.values())):
+        edges = [e for e, r in rads.items() if r == rad]
+        nx.draw_networkx_edges(
+            graph,
+            pos,
+            edgelist=edges,
+            ax=ax,
+            arrows=True,
+            arrowsize=14,
+            node_size=size,
+            connectionstyle=f"arc3,rad={rad}",
+            edge_color=[color[e] for e in edges],
+            width=[width[e] for e in edges],
+        )
     _place_edge_labels(ax, pos, plan, rads, font, box, size, placed)
 
 
@@ -690,9 +686,33 @@ def _place_edge_labels(
         obstacles.append(best[2])
 
 
-def _skips(a: tuple[float, float], b: tuple[float, float]) -> bool:
-    dx, dy = abs(a[0] - b[0]), abs(a[1] - b[1])
-    return dy > 1.01 and dx < 0.5 * dy or (dy < 0.01 and dx > 1.01)
+def _bend(
+    ax: Any, pos: dict, u: Any, v: Any, size: float, choices: tuple[float, ...] | None = None
+) -> float:
+    """The arc (matplotlib's ``arc3`` rad) for the edge u -> v: straight when the line
+    passes clear of every other node, else the first bend, either side, that does (the
+    clearest one when none does). Measured on the drawn curve, in pixels."""
+    to_px = ax.transData
+    (x1, y1), (x2, y2) = to_px.transform(pos[u]), to_px.transform(pos[v])
+    others = [to_px.transform(xy) for n, xy in pos.items() if n != u and n != v]
+    room = math.sqrt(size) / 2 * ax.figure.dpi / 72 * 1.25  # node radius and a margin
+
+    def clearance(rad: float) -> float:
+        cx, cy = (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
+        worst = math.inf
+        for k in range(1, 20):
+            t = k / 20
+            px = (1 - t) ** 2 * x1 + 2 * (1 - t) * t * cx + t**2 * x2
+            py = (1 - t) ** 2 * y1 + 2 * (1 - t) * t * cy + t**2 * y2
+            for ox, oy in others:
+                worst = min(worst, math.hypot(px - ox, py - oy))
+        return worst
+
+    options = choices or (0.0, 0.3, -0.3, 0.5, -0.5)
+    for rad in options:
+        if clearance(rad) > room:
+            return rad
+    return max(options, key=clearance)
 
 
 def _free_side(xy: tuple[float, float], others: list[tuple[float, float]]) -> float:
@@ -988,8 +1008,9 @@ def _draw_square(
         (0.0, 0.0): (name(names_src, s_next), COLORS["state"]),
         (1.0, 0.0): (name(names_tgt, t_next), COLORS["image"]),
     }
+    boxes = {}
     for (x, y), (text, fill) in corners.items():
-        ax.text(
+        boxes[(x, y)] = ax.text(
             x,
             y,
             text,
@@ -1030,8 +1051,11 @@ def _draw_square(
                 "arrowstyle": "-|>",
                 "color": color,
                 "lw": 1.8,
-                "shrinkA": 13,
-                "shrinkB": 13,
+                # from box edge to box edge, however wide the corner's name
+                "patchA": boxes[start].get_bbox_patch(),
+                "patchB": boxes[end].get_bbox_patch(),
+                "shrinkA": 2,
+                "shrinkB": 2,
                 "mutation_scale": 14,
             },
         )
