@@ -663,7 +663,7 @@ def _premise_verdict(
             method,
             tested,
             reason=f"the premise ({premise_text}) cannot be checked exhaustively here and {missing}; pass "
-            "proof= the path of an existing file (e.g. proofs/....md) that proves it",
+            "proof= the path of an existing file (a Markdown file under proofs/) that proves it",
             details=details,
         )
     if tested < MIN_PREMISE_TESTS:

@@ -37,6 +37,10 @@ FORBIDDEN = {
     ".md" + " §": "a section number of a Markdown file; link its heading (file.md#anchor)",
 }
 
+DELIBERATE = "NO_SUCH_"
+"""A path that contains this names a file that must not exist (the examples of what a
+verdict does with a missing proof file): it is not a reference to follow."""
+
 MD_LINK = re.compile(r"!?\[[^\]\n]*\]\(([^)\s]+)\)")
 # A repository path written out in prose or code: docs/x.md, proofs/x.md#anchor, ...
 BARE_PATH = re.compile(
@@ -86,6 +90,8 @@ def problems(path: Path, text: str | None = None) -> list[str]:
             found.append(f"{where}:{line_of(m.start())}: {needle!r}: {why}")
 
     def check(target: Path, anchor: str, pos: int, shown: str) -> None:
+        if DELIBERATE in shown:  # an example of a missing file, shown as one on purpose
+            return
         if not target.exists():
             found.append(f"{where}:{line_of(pos)}: {shown} does not exist")
         elif anchor and target.suffix == ".md" and anchor not in anchors(target):
