@@ -202,6 +202,21 @@ CASES = {
         [{"violations": [2]}, {"violations": [0, 1]}],
         "step 2 keeps the invariant",
     ),
+    "7.1": (
+        {"completion": " '(!call-now a (ping) b (ping))"},
+        [{"completion": " '(!call-now a (ping))"}, {"completion": " '(+ 1 1)"}],
+        "not 2",
+    ),
+    "7.2": (
+        {"completion": " '(+ 1 1)"},
+        [{"completion": " '(!extend)"}, {"completion": " '(!call-now a (ping))"}],
+        "not HALT",
+    ),
+    "7.3": (
+        None,
+        [{"completion": " '(+ 1 1)"}, {"completion": " '(!extend)"}],
+        "not the state after one scripted turn",
+    ),
 }
 
 
@@ -219,6 +234,11 @@ def right_answer(number):
         toy = r.machine
         t = next(t for t in (toy.harness(toy.initial, c) for c in toy.completions) if t is not _h)
         return {"completion": r.loader(t)}
+    if number == "7.3":
+        from agentic_machines.architectures import spell
+
+        m = spell.machine()
+        return {"completion": spell.loader(m.harness(spell.initial, spell.SCRIPT[0]))}
     return CASES[number][0]
 
 
@@ -250,7 +270,7 @@ def test_two_wrong_answers_fail_with_a_counterexample(number):
 def test_missing_names_and_unknown_exercises():
     assert "does not define it" in check("1.1", {}).message
     with pytest.raises(InvalidArgument, match="the exercises are"):
-        exercise("7.1")
+        exercise("9.9")
 
 
 def test_the_tutorial_chapters_link_the_checkers():

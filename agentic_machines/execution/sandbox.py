@@ -193,26 +193,21 @@ class Limits:
 # --------------------------------------------------------------------------------------
 # choosing a level
 # --------------------------------------------------------------------------------------
-_SCRIPTED_TYPES = ("ScriptedModel", "MappingModel")
-
-
 def is_scripted(model: Any) -> bool:
     """True when ``model`` replays code the project (or the user) wrote, not a model's output.
 
-    A model is scripted when it is a :class:`~agentic_machines.runtime.models.ScriptedModel`
-    or :class:`~agentic_machines.runtime.models.MappingModel`, or declares ``scripted = True``
-    (REPL-Plan's ``RoutedModel`` and the experiments' policies do). Anything else (an
-    ``OpenAICompatibleModel``, a cassette replay of one, a plain function) is not.
+    A model is scripted when it declares ``scripted = True``, as
+    :class:`~agentic_machines.runtime.models.ScriptedModel`,
+    :class:`~agentic_machines.runtime.models.MappingModel`, REPL-Plan's ``RoutedModel`` and
+    the experiments' policies do (a marker rather than a type check, because the runtime
+    layer sits above this one). Anything else (an ``OpenAICompatibleModel``, a cassette
+    replay of one, a plain function) is not.
 
     >>> from agentic_machines.runtime.models import ScriptedModel, FunctionModel
     >>> is_scripted(ScriptedModel(["x"])), is_scripted(FunctionModel(str))
     (True, False)
     """
-    if getattr(model, "scripted", False) is True:
-        return True
-    from ..runtime import models
-
-    return isinstance(model, tuple(getattr(models, n) for n in _SCRIPTED_TYPES))
+    return getattr(model, "scripted", False) is True
 
 
 _TOOLS: dict[str, bool] = {}

@@ -563,6 +563,74 @@ def ex_6_3(a: Mapping[str, Any]) -> Feedback:
     )
 
 
+def _spell_step(m: Any, state: Any, completion: Any, what: str) -> Any:
+    if not isinstance(completion, str):
+        _fail(f"{what} must be a completion string, got {_show(completion)}")
+    return _call(f"h(state, {what})", m.harness, state, completion)
+
+
+def ex_7_1(a: Mapping[str, Any]) -> Feedback:
+    """``completion``: one turn whose trailing form calls ``ping`` twice; two ``!extend``
+    turns after it must not fire it again."""
+    from ..spell import SpellMachine, ToolEnvironment
+
+    env = ToolEnvironment({"ping": lambda: "pong"})
+    m = SpellMachine(env, task="t")
+    s = _spell_step(m, m.initial, a["completion"], "your completion")
+    fired = env.calls.get("ping", 0)
+    if fired != 2:
+        _fail(f"your completion's turn calls ping {fired} time(s), not 2")
+    for turn in (2, 3):
+        if is_sentinel(s):
+            _fail(
+                f"the session ended ({_show(s)}) before turn {turn}: the trailing form must start a turn"
+            )
+        s = _spell_step(m, s, " '(!extend)", "the !extend completion")
+    if env.calls.get("ping", 0) != 2:
+        _fail(
+            f"after two !extend turns ping fired {env.calls['ping']} times: the earlier form "
+            "fired again (materialise the results with !call-now)"
+        )
+    return _right("ping fired twice in your turn and never again: its results live in the source")
+
+
+def ex_7_2(a: Mapping[str, Any]) -> Feedback:
+    """``completion``: from the state after ``'(!extend)``, a trailing form with no ``!``
+    call: the session halts and the old trailing form does not fire again."""
+    from ..spell import SpellMachine, ToolEnvironment
+
+    env = ToolEnvironment({"ping": lambda: "pong"})
+    m = SpellMachine(env, task="t")
+    s = m.harness(m.initial, " '(!extend)")
+    t = _spell_step(m, s, a["completion"], "your completion")
+    if t is not HALT:
+        _fail(
+            f"your completion leads to {_show(t)}, not HALT: a trailing form with no ! call ends "
+            "the session (and one with a ! call starts a turn)"
+        )
+    if env.calls:
+        _fail(
+            f"your completion called tools {dict(env.calls)}: the trailing form must have no ! call"
+        )
+    return _right("the session halts, and the earlier '(!extend) stayed inert")
+
+
+def ex_7_3(a: Mapping[str, Any]) -> Feedback:
+    """``completion``: one completion that takes the initial state straight to the state
+    the scripted run reaches after one turn."""
+    from ..architectures import spell
+
+    m = spell.machine()
+    goal = m.harness(spell.initial, spell.SCRIPT[0])
+    got = _spell_step(m, spell.initial, a["completion"], "your completion")
+    if got != goal:
+        _fail(
+            f"your completion leads to a state whose prompt ends {_show(m.prompt(got)[-60:]) if not is_sentinel(got) else _show(got)}, "
+            f"not the state after one scripted turn; spell.loader(state) builds such a completion"
+        )
+    return _right("one completion loads the state the scripted run reaches after one turn")
+
+
 EXERCISES: dict[str, Exercise] = {
     e.number: e
     for e in (
@@ -702,6 +770,30 @@ EXERCISES: dict[str, Exercise] = {
             ("violations",),
             "a list of step numbers",
             ex_6_3,
+        ),
+        Exercise(
+            "7.1",
+            "07_spell.md",
+            "two tool calls, fired once",
+            ("completion",),
+            "a completion string",
+            ex_7_1,
+        ),
+        Exercise(
+            "7.2",
+            "07_spell.md",
+            "appending cancels a pending turn",
+            ("completion",),
+            "a completion string",
+            ex_7_2,
+        ),
+        Exercise(
+            "7.3",
+            "07_spell.md",
+            "load a state in one completion",
+            ("completion",),
+            "a completion string",
+            ex_7_3,
         ),
     )
 }

@@ -137,6 +137,8 @@ class ScriptedModel(ModelBase):
     agentic_machines.errors.ScriptExhausted: ScriptedModel has only 1 completion(s) but call index 1 asked for another; the prompt was 'second prompt'. Add a completion to the script, or check why the run made more calls than expected.
     """
 
+    scripted = True  # replays completions someone wrote: sandbox.is_scripted
+
     def __init__(self, completions: Iterable[str]) -> None:
         super().__init__()
         if isinstance(completions, str):
@@ -185,6 +187,8 @@ class MappingModel(ModelBase):
     >>> m.complete("Thought 1:"), m.complete("Observation: an owl"), m.complete("Really?")
     ('search[owl]', 'finish[owl]', 'no')
     """
+
+    scripted = True  # replays completions someone wrote: sandbox.is_scripted
 
     def __init__(self, mapping: Mapping[Any, str] | Iterable[tuple[Any, str]]) -> None:
         super().__init__()
