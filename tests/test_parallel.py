@@ -125,3 +125,32 @@ def test_parallel_progress_reports_states_per_second() -> None:
     finally:
         ex.PROGRESS_AFTER = old
     assert seen and all("states_per_second" in s for s in seen)
+
+
+def test_the_explore_command_gives_the_same_listing_with_workers_or_a_scheduler(
+    capsys, dask_executor
+) -> None:
+    from agentic_machines.cli import main
+
+    assert main(["explore", "react", "--depth", "3"]) == 0
+    serial = capsys.readouterr().out
+    assert main(["explore", "react", "--depth", "3", "--workers", "2"]) == 0
+    assert capsys.readouterr().out == serial
+    address = dask_executor._client.scheduler.address
+    assert main(["explore", "react", "--depth", "3", "--scheduler", address]) == 0
+    assert capsys.readouterr().out == serial
+
+
+def test_bad_workers_and_an_unreachable_scheduler_are_one_line_errors(capsys) -> None:
+    import socket
+
+    from agentic_machines.cli import main
+
+    assert main(["explore", "f2-mul", "--workers", "0"]) == 2
+    assert "at least 1" in capsys.readouterr().err
+    with socket.socket() as s:  # a free port on this machine, with nothing listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert main(["explore", "f2-mul", "--scheduler", f"tcp://127.0.0.1:{port}"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot reach the Dask scheduler" in err[0]
