@@ -159,8 +159,13 @@ def test_bad_workers_and_an_unreachable_scheduler_are_one_line_errors(capsys) ->
 def test_sampled_verdicts_with_an_executor_are_the_serial_verdicts(pool) -> None:
     """is_spe_state / completion_generates / check_embedding on a sample, with the harness
     calls on a process pool: same verdict, same counts, same counterexample."""
-    from agentic_machines import Embedding, check_embedding, completion_generates, identity
-    from agentic_machines import is_spe_state
+    from agentic_machines import (
+        Embedding,
+        check_embedding,
+        completion_generates,
+        identity,
+        is_spe_state,
+    )
     from agentic_machines.architectures import spe
     from agentic_machines.cek import loader
     from agentic_machines.fixtures import fixture
