@@ -1,4 +1,4 @@
-"""Embeddings of agentic machines (DESIGN §2.2, §2.6 F6).
+"""Embeddings of agentic machines (tutorial chapter 2; F6 in ``proofs/``).
 
 An embedding of X' = (S', p', h') into X = (S, p, h) is an injection e: S' -> S,
 extended by e(1) = 1 and e(↑) = ↑, that keeps prompts, p(e(s')) = p'(s'), and commutes
@@ -312,8 +312,8 @@ def find_embeddings(
 
     With ``into``, only embeddings whose image lies inside ``into`` (then ``target``
     may be infinite, as long as its completion alphabet is finite). The search picks an
-    image for one unforced state and propagates e(h'(s', c)) = h(e(s'), c) (DESIGN §2.6
-    F6); a conflict (two images, a shared image, a prompt or halting mismatch, an image
+    image for one unforced state and propagates e(h'(s', c)) = h(e(s'), c) (F6,
+    ``proofs/F6_commutation_propagation.md``); a conflict (two images, a shared image, a prompt or halting mismatch, an image
     outside ``into``) prunes the branch. Candidate images are pre-filtered by prompt
     counts and by a bounded behaviour refinement, which every embedding respects.
 

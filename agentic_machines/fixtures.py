@@ -1,6 +1,6 @@
-"""Small named machines from DESIGN §2.7, used by tests, proofs, docs and the CLI.
+"""Small named machines (the F2 fixtures of ``docs/design.md``), used by tests, proofs, docs and the CLI.
 
-The F2 fixtures (the author's Example A.3.4) have one prompt ``"⋆"``, states
+The F2 fixtures (an example of the SPE paper's formal appendix, ``docs/sources.md``) have one prompt ``"⋆"``, states
 S = {0, 1} and completions C = {"0", "1"}:
 
 - ``"f2-add"``: h(a, b) = a + b mod 2 (every state is an SPE state);

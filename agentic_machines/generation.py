@@ -1,4 +1,6 @@
-"""Successors, completion-generation and SPE states (DESIGN §2.3–§2.6).
+"""Successors, completion-generation and SPE states.
+
+The facts F1–F6 the checks use are proved in ``proofs/`` (see ``docs/design.md``).
 
 (X, x) *completion-generates* X' when some embedding e of X' into X lands inside the
 successors of x: every state s' has a *loader* completion c with h(x, c) = e(s'). x is

@@ -1,4 +1,4 @@
-"""Transition kernels and the kernel form of embeddings (DESIGN §2.1, §2.2).
+"""Transition kernels and the kernel form of embeddings (``proofs/kernel_form.md``).
 
 Given a model M that answers a prompt with a *finite distribution* over completions,
 the transition kernel of X at s is the pushforward of M(p(s)) along h(s, ·):

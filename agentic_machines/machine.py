@@ -1,4 +1,6 @@
-"""Agentic machines X = (S, p, h) (DESIGN §2.1).
+"""Agentic machines X = (S, p, h).
+
+Tutorial chapter 1 (``docs/tutorial/01_agentic_machines.md``) teaches the definition.
 
 A machine has a prompt function ``p: S -> str`` and a deterministic harness
 ``h: S x str -> S ∪ {1, ↑}``; one model call per transition. ``HALT`` (printed ``1``)

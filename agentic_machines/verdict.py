@@ -1,9 +1,9 @@
-"""Honest verdicts (DESIGN §2.8, §4.3).
+"""Honest verdicts (``docs/design.md``, honest verdicts).
 
 A :class:`Verdict` says whether a relation holds (``True``), is refuted (``False``) or
 was not decided (``None``), and *how* it knows: ``"exhaustive"`` (every state and
-completion of a finite machine), ``"fact:F2"`` and friends (a named fact of DESIGN
-§2.6 whose premise was checked), or ``"sampled"`` (N sampled states and completions,
+completion of a finite machine), ``"fact:F2"`` and friends (a named fact F1-F6 of
+``proofs/`` whose premise was checked), or ``"sampled"`` (N sampled states and completions,
 never called a proof). ``bool(verdict)`` is ``holds is True``, so an undecided verdict
 is never mistaken for a success.
 
@@ -176,7 +176,7 @@ _HEADLINE = {
     None: "Undecided: it is not known whether {claim}.",
 }
 
-# The facts of DESIGN §2.6, named as the proofs/ files name them.
+# The facts F1-F6, named as the proofs/ files name them.
 _FACTS = {
     "F1": "the finite characterisation",
     "F2": "the prompt obstruction",

@@ -10,8 +10,8 @@ Three machines, from the cheapest harness to a realistic one:
   dict lookup (about 0.3 µs), so this measures the cost of building the networkx graph
   itself (one attribute dict per edge, entered in both the successor and the
   predecessor maps); it is the worst case for the ratio. Storing a graph costs about
-  4-5x a bare seen-set whatever the implementation (reference/anchors.md §2.8 measured
-  the same on a trivial successor function), so the 2x goal is out of reach here:
+  4-5x a bare seen-set whatever the implementation (measured the same on a
+  trivial successor function with networkx alone), so the 2x goal is out of reach here:
   the ``floor`` column times ``networkx_floor``, the least a search returning a
   ``DiGraph`` with an attribute dict per edge can do, and it alone is 3.5-4.5x here
   (building the predecessor map and freeing edge dicts scattered in memory dominate).

@@ -1,4 +1,4 @@
-"""The contrast table of DESIGN §7.6: print it and write docs/contrast.md.
+"""The contrast table of the architectures: print it and write docs/contrast.md.
 
 Run from the repository root:
 

@@ -1,4 +1,4 @@
-"""REPL-Plan's count-to-four (reference/repl_plan.md §5.3) with a scripted model.
+"""REPL-Plan's count-to-four (the golden episode of docs/sources.md) with a scripted model.
 
 The main REPL counts from 1 to 4 and hands even numbers to ``count_even``, a child REPL
 spawned the first time the undefined name is called; the second call reuses it, so its

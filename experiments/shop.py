@@ -1,7 +1,7 @@
 """A shop task (WebShop-like) decomposed as in REPL-Plan's WebShop trajectory.
 
 ``main`` reads the instruction and calls four helpers before they exist, so each is
-spawned as a child REPL (reference/repl_plan.md §5.4):
+spawned as a child REPL, as in the paper's WebShop decomposition:
 
 - ``generate_query(instruction)``: the "fuzzy" step: the model writes the search query;
 - ``select_best_product(results, instruction)``: opens candidates page by page and asks

@@ -1,4 +1,4 @@
-"""Tests of the shared code-execution machinery (DESIGN §5.2): agentic_machines.execution.codeexec."""
+"""Tests of the shared code-execution machinery: agentic_machines.execution.codeexec."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The named machines of DESIGN §2.7 and their verdicts."""
+"""The named machines (the F2 fixtures) and their verdicts."""
 
 from __future__ import annotations
 

@@ -130,7 +130,7 @@ def test_f4_invariance_under_embeddings(triple):
     )
 
 
-# -- DESIGN §2.7 and edge cases -----------------------------------------------------------
+# -- the F2 fixtures and edge cases--------------------------------------------------------
 
 
 @pytest.mark.parametrize(

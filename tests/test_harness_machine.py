@@ -1,4 +1,4 @@
-"""HarnessMachine costs (DESIGN §5.1), counted rather than timed: a linear run starts the
+"""HarnessMachine costs, counted rather than timed: a linear run starts the
 harness program once and resumes it; only branching replays it from the start."""
 
 from agentic_machines import HALT, HarnessMachine

@@ -1,4 +1,4 @@
-"""Unit tests for the offline models of agentic_machines.models (DESIGN §4.2)."""
+"""Unit tests for the offline models of agentic_machines.models."""
 
 from __future__ import annotations
 

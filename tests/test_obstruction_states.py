@@ -1,4 +1,4 @@
-"""The F2 refutations of ReAct, RLM and THREAD, checked directly (DESIGN §7.6).
+"""The F2 refutations of ReAct, RLM and THREAD, checked directly.
 
 ``analysis()`` derives "no successor of x has the prompt of s" from a proved invariant.
 This test checks the conclusion itself, without the invariant: the obstruction state s

@@ -1,4 +1,4 @@
-"""REPL-Plan: golden count-to-four, invariants I1–I10 (reference/repl_plan.md §9.3), budgets,
+"""REPL-Plan: golden count-to-four, invariants I1–I10 (named in the banners below), budgets,
 solve/run agreement, the analysis invariant and harness totality."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _blocks(result, name):
     return [h for h in result.repls[name].history if isinstance(h, rp.Block)]
 
 
-# -- the golden count-to-four trace (reference/repl_plan.md §5.3) -----------------------------
+# -- the golden count-to-four trace ----------------------------------------------------------
 def test_count_to_four_golden():
     r = rp.solve(rp.TASK, rp.scripted_model(), CountEnv(4))
     assert r.actions == ("1", "2", "3", "4") and r.env.success

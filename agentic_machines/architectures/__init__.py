@@ -1,4 +1,6 @@
-"""Agent architectures as agentic machines (DESIGN §7).
+"""Agent architectures as agentic machines.
+
+Where each encoding comes from, and what in it is faithful, is in ``docs/sources.md``.
 
 Each architecture is a module with the same small interface: ``machine(...)`` (an
 :class:`~agentic_machines.machine.AgenticMachine` on a default toy environment and task),

@@ -1,4 +1,4 @@
-"""The F2 refutation shared by ReAct, RLM and THREAD (DESIGN §7.6).
+"""The F2 refutation shared by ReAct, RLM and THREAD.
 
 Each of those architectures proves a successor-prompt invariant in ``proofs/`` and
 refutes "the initial state is an SPE state" with

@@ -1,4 +1,4 @@
-"""Deterministic toy environments for the architectures (DESIGN §7.3).
+"""Deterministic toy environments for the architectures.
 
 Every environment has the same small interface, the one REPL-Plan's ``act`` and
 ``get_obs`` need: ``step(action) -> str`` (the observation text), ``observation()``

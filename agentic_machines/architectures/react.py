@@ -1,7 +1,7 @@
-"""ReAct (HotpotQA loop) as an agentic machine (DESIGN §7.1).
+"""ReAct (HotpotQA loop) as an agentic machine.
 
 Source: Yao et al., *ReAct* (ICLR 2023), code ``ysymyth/ReAct`` ``hotpotqa.ipynb::webthink``;
-summarised in ``reference/rlm_react.md`` §B.3 and §D.1.
+full citation in ``docs/sources.md``.
 
 Faithful:
 

@@ -1,10 +1,10 @@
 """REPL-Plan: LLM-REPLs with recursive child REPLs, as a runtime and an agentic machine.
 
 Source: A. Z. Liu et al., "Interactive and Expressive Code-Augmented Planning with Large
-Language Models" (arXiv 2411.13826, ACL 2025), summarised in
-``reference/repl_plan.md``. The paper's full text and code were not available; the
-algorithm below is the reconstruction of that note (§3), checked against every
-constraint it lists.
+Language Models" (arXiv 2411.13826, ACL 2025); ``docs/sources.md`` has the full
+citation. The paper's full text and code were not available; the algorithm below is our
+reconstruction, checked against every constraint the sources state (C1-C8, listed in
+``docs/sources.md``).
 
 **Faithful.** The model plans by writing code into a REPL one block per model call;
 each block runs and its stdout/stderr join the REPL's history, which the next prompt
@@ -22,7 +22,7 @@ answers, the parent's block reruns from the top with per-block cached calls (C7)
 different arguments fails with ``ReplayDivergence``. History records code, stdout and
 stderr of the *last* attempt of each block (C8); prompts use ``#START#``.
 
-**Choices** (``reference/repl_plan.md`` §9.5, unknown from the paper):
+**Choices** (ours; the sources are silent):
 
 - *variant B*: the child runs when the interrupted call is reached (its arguments come
   from the call itself), its answer is stored as that call's cached return, then the
@@ -128,7 +128,7 @@ TASK = (
 M1 = "for i in range(1, 5):\n    if i % 2:\n        act(str(i))\n    else:\n        count_even(i)"
 C1 = "n = get_args()[0]\nact(str(n))\nanswer(None)"
 COUNT_BLOCKS: dict[str, list[str]] = {MAIN: [M1], "count_even": [C1, C1]}
-"""The count-to-four script, per REPL (``reference/repl_plan.md`` §5.3)."""
+"""The count-to-four script, per REPL (the golden episode of ``docs/sources.md``, REPL-Plan)."""
 COUNT_DESCRIPTIONS: dict[str, str] = {"count_even": "say the given even number"}
 SCRIPT: tuple[str, ...] = (M1, COUNT_DESCRIPTIONS["count_even"], C1, C1)
 """The same script as the sequence of completions the default machine receives."""
@@ -546,7 +546,7 @@ class _Runtime:
                     near = _near_miss(
                         name, [n for n in (*self.repls, *self.pool) if n not in (name, MAIN)]
                     )
-                    if near:  # implicit spawning turns typos into new REPLs: say so (§8)
+                    if near:  # implicit spawning turns typos into new REPLs: say so
                         events.append(Event("near_miss", name, near))
                         self.note(
                             parent.name, "near_miss", f"{name} is a new REPL, but {near!r} exists"

@@ -1,9 +1,9 @@
-"""RLM (recursive language model) as an agentic machine (DESIGN §7.2, §5.3).
+"""RLM (recursive language model) as an agentic machine.
 
 Source: Zhang et al., *Recursive Language Models* (arXiv 2512.24601) and the reference
-code ``alexzhang13/rlm``; summarised in ``reference/rlm_react.md`` §A and §D.2. Every
-model call is one transition: root turns *and* ``llm_query`` sub-calls (the
-"unfolded machine" of §D.2(b)).
+code ``alexzhang13/rlm``; full citation in ``docs/sources.md``. Every model call is
+one transition: root turns *and* ``llm_query`` sub-calls (the sub-calls are unfolded
+into the machine rather than hidden inside a root step).
 
 Faithful:
 
@@ -17,7 +17,7 @@ Faithful:
   message; each block's text is stdout, then stderr, then ``REPL variables: [...]``,
   cut to ``max_output`` characters with a ``... + [N chars...]`` suffix;
 - ``llm_query(q)`` is a sub-call: its prompt is the rendered single user message q (no
-  system prompt); the answer is returned to the code (DESIGN §5.2: the block is
+  system prompt); the answer is returned to the code (``docs/design.md``, model-written code: the block is
   interrupted at the call, the answer cached, the block rerun from the namespace it
   started with, so no call is made twice);
 - exceptions in model code become stderr (a short traceback ending ``Type: message``) and
@@ -33,7 +33,7 @@ Simplified:
 - model code runs through :mod:`agentic_machines.execution.codeexec` with restricted builtins (no
   ``open``, ``eval``, ``exec``, ``compile``, ``input``, ``globals``, ``locals``; imports
   only of pure modules such as ``re`` and ``json``; the original keeps ``__import__`` and
-  ``open``, see §A.5) and a deterministic line budget per block: a block that runs past
+  ``open``) and a deterministic line budget per block: a block that runs past
   it is ``DIVERGE`` (the original has no cell timeout and hangs);
 - the history format mixes eras: the whole history is kept as at HEAD (so root prompts
   extend each other), while the run ends on the paper era's ``FINAL``/``FINAL_VAR``
@@ -95,7 +95,7 @@ ROLES = ("system", "user", "assistant")
 
 
 def render_messages(messages: Iterable[tuple[str, str]]) -> str:
-    """Render a chat message list to one prompt string (DESIGN §5.3).
+    """Render a chat message list to one prompt string (``docs/design.md``, chat rendering).
 
     Each message becomes ``<|role|>\\n`` + content + ``\\n``, so a prefix of the message
     list renders to a prefix of the string.
@@ -144,7 +144,7 @@ FINAL_REQUEST = (
 )
 """The assistant-role message the harness writes after the last turn (as the original does)."""
 
-# The reference implementation's patterns (rlm_react.md §A.2.1, §A.3). They are the
+# The reference implementation's patterns (its code-block and FINAL parsers). They are the
 # specification: the functions below give the same answers in linear time, because on a
 # long reply with many unclosed starts (say "```repl\nA" repeated) these backtracking
 # patterns take quadratic time, minutes for a megabyte, which no line budget can stop.

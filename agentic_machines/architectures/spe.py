@@ -1,6 +1,6 @@
-"""SPE: the CEK agentic evaluator with the seed state x* (DESIGN §7.5, §6).
+"""SPE: the CEK agentic evaluator with the seed state x*.
 
-Source: the SPE paper and its formal appendix drafts (``reference/spe_paper.md``);
+Source: the SPE paper and its formal appendix (``docs/sources.md``);
 the machine is :class:`agentic_machines.cek.AgenticEvaluator`, whose states are the
 boundary states of a small Lisp (a CEK state whose control is ``llm q``), and whose
 initial state is x* = the first boundary of ``(let ((y (llm q))) (eval y))``.
@@ -9,7 +9,7 @@ Faithful: the machine is the evaluator itself, not a model of it; x* is the pape
 seed; the loader is the paper's (build, from a boundary state's continuation, a closed
 program whose first boundary is that state).
 
-Simplified: the language is the small Lisp of DESIGN §6.1, and a harness call has a
+Simplified: the language is the small Lisp of ``docs/design.md`` (the CEK evaluator), and a harness call has a
 fuel bound (running out raises ``Undecided``, never a guess). The SPE verdict is
 *sampled*: the loader equation h(x*, loader(β)) = β is checked on a sample of boundary
 states reached by several programs and scripted completions (the central property test
@@ -176,7 +176,7 @@ def analysis(depth: int = 3) -> Verdict:
 
 
 NON_SPE_PROGRAM = '(begin (llm "a") (llm "b"))'
-"""A program whose first boundary discards its completion (DESIGN §6.6)."""
+"""A program whose first boundary discards its completion: one successor, so not an SPE state (F5)."""
 
 
 def non_spe_state() -> Verdict:

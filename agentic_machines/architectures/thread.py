@@ -1,8 +1,8 @@
-"""THREAD (recursive spawning) as an agentic machine (DESIGN §7.4).
+"""THREAD (recursive spawning) as an agentic machine.
 
 Source: Schroeder et al., *THREAD: Thinking Deeper with Recursive Spawning* (NAACL
 2025), official code ``philipmit/thread`` (``run_*.py``: ``Y = Y + psi(thread(phi(Y), ''))``);
-summarised in ``reference/repl_plan.md`` §4.1 and §7.1.
+full citation in ``docs/sources.md``.
 
 Faithful:
 

@@ -1,7 +1,7 @@
 """A deterministic toy Wikipedia: the environment of the ReAct and THREAD machines.
 
 It follows the action semantics of ReAct's ``wikienv.py`` (``search[e]``, ``lookup[k]``,
-``finish[x]``, ``think[...]``; see ``reference/rlm_react.md`` §B.3) on a fixed dict of
+``finish[x]``, ``think[...]``; see ``docs/sources.md``, ReAct) on a fixed dict of
 pages instead of HTTP Wikipedia:
 
 - ``search[e]``: an exact (case-insensitive) title match opens the page and shows its

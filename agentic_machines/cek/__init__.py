@@ -1,4 +1,4 @@
-"""The CEK agentic evaluator (DESIGN §6): a small Lisp whose ``llm`` calls are the
+"""The CEK agentic evaluator (``docs/design.md``): a small Lisp whose ``llm`` calls are the
 boundary states of an agentic machine, and the executable SPE theorem.
 
 >>> from agentic_machines.cek import evaluate, seed_state, loader, first_boundary, AgenticEvaluator

@@ -1,4 +1,4 @@
-"""Running CEK programs: ordinary runs, and the agentic evaluator X_SPE (DESIGN §6.3).
+"""Running CEK programs: ordinary runs, and the agentic evaluator X_SPE.
 
 - :func:`evaluate` runs a program to its value, asking ``model`` at each ``llm`` call.
 - :func:`run_program` runs a program with a list of scripted completions and reports
@@ -243,7 +243,7 @@ class RunRecord:
 
 
 class AgenticEvaluator(AgenticMachine):
-    """The SPE machine X_SPE = (B, p, h) over the CEK evaluator (DESIGN §6.3).
+    """The SPE machine X_SPE = (B, p, h) over the CEK evaluator.
 
     States are :class:`~agentic_machines.cek.machine.Boundary` states; ``fuel`` bounds
     the CEK steps of one harness call. ``last_record`` is the :class:`RunRecord` of the

@@ -240,7 +240,7 @@ class Group(Node):
     A member's closure is built over the *sub-group* of the members it can reach
     (``members[i]``), not the whole letrec: a closure never carries a sibling it cannot
     call or that sibling's captured values, so the same computation gives equal states
-    whatever dead siblings its letrec had (DESIGN §6.2, canonical states).
+    whatever dead siblings its letrec had (canonical states).
 
     >>> from agentic_machines.cek.reader import parse
     >>> e = compile_program(parse("(letrec ((f (lambda (n) (g n))) (g (lambda (n) n))) f)"))
@@ -678,7 +678,7 @@ def _bindings(form: str, d: Any) -> tuple[tuple[str, ...], list]:
 def _form_let(items: list) -> tuple:
     _shape("let", len(items) == 3, "it takes a binding list and exactly one body expression")
     names, inits = _bindings("let", items[1])
-    # let is sugar for applying a lambda (DESIGN §6.1).
+    # let is sugar for applying a lambda.
     return (lambda xs: App(seq_of([Lambda(names, xs[-1])] + xs[:-1]))), inits + [items[2]]
 
 

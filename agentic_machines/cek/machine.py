@@ -6,7 +6,7 @@ A state is one of
   ``expr.fv``), then hand the value to ``kont``;
 - ``Ret(value, kont)``: hand ``value`` to the innermost frame of ``kont``;
 - ``Boundary(prompt, kont)``: the control is ``(llm prompt)`` with ``prompt`` an
-  evaluated string; the model's completion is handed to ``kont`` (DESIGN §6.3).
+  evaluated string; the model's completion is handed to ``kont``.
 
 Runs end in ``Halted(value)`` or ``Failed(error)``. The continuation is a linked list of
 frames ending in :data:`HALT_K`, so deep recursion in the object program grows a heap

@@ -1,6 +1,6 @@
 """Reading program text into data and printing data back, both without recursion.
 
-Syntax (DESIGN §6.1): integers (``-12``), strings with the escapes ``\\\\ \\" \\n \\t
+Syntax: integers (``-12``), strings with the escapes ``\\\\ \\" \\n \\t
 \\r``, ``#t``, ``#f``, ``nil`` (the empty list, also written ``()``), symbols, ``'d``
 for ``(quote d)``, lists in parentheses, and ``;`` comments to the end of the line.
 The reader and the printer keep their own stacks, so a 100 000-deep input is read or

@@ -1,4 +1,4 @@
-"""Universality: realizing agentic machines inside the evaluator (DESIGN §6.5).
+"""Universality: realizing agentic machines inside the evaluator (``proofs/universality.md``).
 
 A machine X' = (S', p', h') is *realized* by an injective encoding ``enc`` of its states
 as data, a pure program ``Prompt(z)`` with ``Prompt(enc s) = p'(s)``, and a pure

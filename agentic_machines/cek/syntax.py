@@ -44,7 +44,7 @@ class Node:
     Subclasses list the fields that take part in equality in ``_fields`` and set
     ``self._hash`` in ``__init__`` from those fields. Objects are immutable by
     convention (slots, no setters, and no code assigns a field after ``__init__``);
-    plain slots instead of the ``dataclass(frozen=True)`` of DESIGN §11 keep construction
+    plain slots instead of a ``dataclass(frozen=True)`` keep construction
     cheap in the CEK step loop, where a frozen dataclass costs an ``object.__setattr__``
     call per field, and a dataclass's generated ``__eq__`` would recurse into deep values
     where :func:`deep_equal` uses an explicit stack.

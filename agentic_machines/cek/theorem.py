@@ -1,4 +1,4 @@
-"""The SPE theorem, executable: the seed state x* and the loader (DESIGN §6.4).
+"""The SPE theorem, executable: the seed state x* and the loader.
 
 ``seed_state(q)`` is x*, the first boundary of ``(let ((y (llm q))) (eval y))``.
 ``loader(β)`` is program text whose first boundary is exactly β. Since ``eval`` runs in
@@ -7,7 +7,7 @@ tail position, resuming x* with that text runs it under the empty continuation, 
     h(x*, loader(β)) == β        for every boundary state β,
 
 and the identity embedding witnesses that x* is an SPE state (every state is a
-successor of x*: DESIGN §2.6 F1-style surjectivity). ``proofs/spe_theorem.md`` has the
+successor of x*: surjectivity, as in F1). ``proofs/spe_theorem.md`` has the
 proof; the test suite checks the equality on random programs and completions.
 
 How the loader works: start from ``(llm "q")`` and wrap it, frame by frame from the

@@ -1,4 +1,4 @@
-"""The ``agentic-machines`` command (also ``python -m agentic_machines``), DESIGN §8.
+"""The ``agentic-machines`` command (also ``python -m agentic_machines``).
 
 Subcommands: ``demo``, ``check NAME``, ``diagram NAME``, ``run NAME --script FILE``,
 ``eval PROGRAM``, ``explain [TERM]``, ``gallery DIR``; ``--help`` on each. Bad input (an unknown machine,

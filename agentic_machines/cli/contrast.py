@@ -1,4 +1,4 @@
-"""The machine-checked contrast of agent architectures (DESIGN §7.6).
+"""The machine-checked contrast of agent architectures (``docs/contrast.md`` shows the table).
 
 One row per architecture in :data:`~agentic_machines.architectures.ARCHITECTURES`: is
 its initial state an SPE state, by which method, with which certificate, and on how

@@ -22,7 +22,7 @@ Section = Callable[[Path, TextIO], None]
 
 
 def f2_fixtures(out_dir: Path, stream: TextIO) -> None:
-    """The F2 fixtures of DESIGN §2.7: every state's SPE verdict, and a diagram per fixture.
+    """The F2 fixtures (``docs/design.md``): every state's SPE verdict, and a diagram per fixture.
 
     >>> import io, tempfile
     >>> out = io.StringIO()
@@ -35,7 +35,7 @@ def f2_fixtures(out_dir: Path, stream: TextIO) -> None:
     from ..generation import completion_generates, is_spe_state
     from .catalog import resolve
 
-    print("F2 fixtures (DESIGN §2.7): which states are SPE states?", file=stream)
+    print("F2 fixtures: which states are SPE states?", file=stream)
     for name in FIXTURES:
         entry = resolve(name)
         machine = entry.machine()
@@ -63,7 +63,7 @@ def f2_fixtures(out_dir: Path, stream: TextIO) -> None:
 
 
 def contrast(out_dir: Path, stream: TextIO) -> None:
-    """The contrast of DESIGN §7.6: the table with its certificates, and each
+    """The contrast of the architectures: the table with its certificates, and each
     architecture's explored diagram (initial state, its successors, obstruction state).
 
     The table is also written as ``contrast.md`` into ``out_dir``.
@@ -71,7 +71,7 @@ def contrast(out_dir: Path, stream: TextIO) -> None:
     from .contrast import contrast_rows, render_table, to_markdown, write_diagrams
 
     print(
-        "The contrast (DESIGN §7.6): is each architecture's initial state an SPE state?\n",
+        "The contrast: is each architecture's initial state an SPE state?\n",
         file=stream,
     )
     rows = contrast_rows()

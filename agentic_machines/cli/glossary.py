@@ -1,6 +1,6 @@
 """The definitions behind ``agentic-machines explain TERM``.
 
-Each :class:`Term` gives the definition three ways: in symbols (DESIGN §2's notation),
+Each :class:`Term` gives the definition three ways: in symbols (the tutorial's notation),
 in words, and as a short runnable example (the test suite executes every one). Terms
 are found by name or alias, ignoring case, spaces, hyphens and underscores.
 

@@ -4,7 +4,7 @@
 one folder; ``python experiments/gallery.py`` and ``agentic-machines gallery DIR`` both
 call it. The pictures (``PICTURES``, in order):
 
-- ``fixtures``: the state diagrams of the F2 fixtures (Example A.3.4), SPE states in gold;
+- ``fixtures``: the state diagrams of the F2 fixtures (``docs/design.md``), SPE states in gold;
 - ``embedding``: an embedding drawn as two graphs with the mapping as dashed lines;
 - ``fans``: the successor fan of the SPE seed state x* next to ReAct's initial state;
 - ``architectures``: each architecture's explored graph with the obstruction state of

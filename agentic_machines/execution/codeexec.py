@@ -1,4 +1,6 @@
-"""Running model-written Python inside a harness (DESIGN §5.2): one implementation.
+"""Running model-written Python inside a harness: one implementation.
+
+See ``docs/design.md`` (model-written code inside a harness).
 
 Harnesses such as REPL-Plan and RLM let the model write Python blocks that run in a
 persistent namespace and call back into the harness (``act``, ``get_obs``,

@@ -1,4 +1,4 @@
-"""Bounded breadth-first exploration of a machine into a networkx graph (DESIGN §4.1, §8).
+"""Bounded breadth-first exploration of a machine into a networkx graph.
 
 :func:`explore` follows every completion of a finite alphabet (or of a function that
 picks a small alphabet per prompt) from a start state, breadth-first, and returns a
@@ -24,6 +24,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor
 from typing import Any
 
 import networkx as nx
@@ -31,7 +32,7 @@ import networkx as nx
 from ..errors import InvalidArgument, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine
 
-__all__ = ["explore", "short_text", "edge_label"]
+__all__ = ["explore", "ExploredGraph", "short_text", "edge_label"]
 
 Completions = Sequence[str] | Callable[[str], Iterable[str]]
 Progress = None | bool | Callable[[dict[str, Any]], None]
@@ -54,6 +55,8 @@ def explore(
     max_states: int | None = 10_000,
     max_depth: int | None = None,
     progress: Progress = None,
+    executor: Executor | None = None,
+    batch_size: int | None = None,
 ) -> nx.DiGraph:
     """Explore ``machine`` breadth-first from ``start`` and return the state graph.
 
@@ -81,6 +84,16 @@ def explore(
     couple of seconds once a run takes more than two (``None``, the default), never
     (``False``), or calls a function with the current statistics instead.
 
+    ``executor`` (any ``concurrent.futures.Executor``: a process pool, or a Dask
+    ``Client(...).get_executor()``) expands each breadth-first level in parallel: the
+    harness calls of a level are cut into tasks of ``batch_size`` states (default: about
+    four tasks per worker) and merged in order, so the graph is the one the serial
+    search returns. It pays only when a harness call costs milliseconds (a real model,
+    a sandboxed block); see ``docs/scaling_out.md``. The machine must pickle.
+
+    The graph is built lazily: ``graph.graph`` is there at once, and the nodes and
+    edges are entered into networkx on first read (see :class:`ExploredGraph`).
+
     >>> from agentic_machines import FunctionMachine
     >>> counter = FunctionMachine(lambda n: f"at {n}", lambda n, c: n + int(c), initial=0)
     >>> g = explore(counter, completions=["1", "2"], max_depth=2)
@@ -106,7 +119,9 @@ def explore(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        graph = _search(machine, starts, fixed, choose, max_states, max_depth, report)
+        graph = _search(
+            machine, starts, fixed, choose, (max_states, max_depth), report, executor, batch_size
+        )
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -163,143 +178,302 @@ def _alphabet(
     return fixed, None
 
 
+class _Undecided:
+    """A transition the harness could not settle (it raised Undecided): no edge."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Undecided, (self.reason,))
+
+
+class _Found:
+    """What a search found, in the compact form it is recorded in.
+
+    ``rows`` holds, per expanded state in expansion order, ``(state, completions,
+    outcomes)``: the outcomes aligned with the completions (an :class:`_Undecided` where
+    the harness raised), cut where the state bound stopped the search. ``depth`` maps
+    every node (states and the sentinels reached) to its depth, in discovery order, and
+    ``prompts`` every state to its prompt. The networkx graph is built from this only
+    when it is first read (:class:`ExploredGraph`): a search costs little more than the
+    bare loop, and entering every edge into networkx is paid by those who read it.
+    """
+
+    __slots__ = ("rows", "depth", "prompts", "cut", "queued", "labeller")
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[Any, list[str], list[Any]]] = []
+        self.depth: dict[Any, int] = {}
+        self.prompts: dict[Any, str] = {}
+        self.cut: bool = False  # the last row was cut by the state bound: not expanded
+        self.queued = 0
+        self.labeller: Callable[[Any], Any] | None = None
+
+
+def _outcomes(h: Callable[[Any, str], Any], s: Any, comps: list[str]) -> list[Any]:
+    """``h(s, c)`` for every completion, an :class:`_Undecided` where ``h`` raised it."""
+    try:
+        return [h(s, c) for c in comps]
+    except Undecided:  # rare: redo one by one so that the others still count
+        row: list[Any] = []
+        for c in comps:
+            try:
+                row.append(h(s, c))
+            except Undecided as exc:
+                row.append(_Undecided(str(exc)))
+        return row
+
+
 def _search(
     machine: AgenticMachine,
     starts: list[Any],
     fixed: list[str] | None,
     choose: Callable[[str], Iterable[str]] | None,
-    max_states: int | None,
-    max_depth: int | None,
+    bounds: tuple[int | None, int | None],
     report: _Reporter,
-) -> nx.DiGraph:
+    executor: Any = None,
+    batch_size: int | None = None,
+) -> ExploredGraph:
     began = time.perf_counter()
-    h, p = machine.harness, machine.prompt
-    graph = nx.DiGraph()
-    nodes: dict[Any, dict[str, Any]] = {}  # node -> attribute dict: also the seen-set
-    succ: dict[Any, dict[Any, dict[str, Any]]] = {}  # node -> {outcome: edge attribute dict}
-    for s in starts:
-        nodes[s] = {"kind": "state", "prompt": p(s), "depth": 0, "expanded": False}
-        succ[s] = {}
-    n_states = len(starts)
-    limit = max_states if max_states is not None else float("inf")
-    labels: dict[str, str] = {}  # completion -> its edge label: computed once per completion
-    pairs = None if fixed is None else _labelled(fixed, labels)
-    merged: list[dict[str, Any]] = []  # edges taken by several completions: relabelled at the end
-    queue = deque(starts)
-    undecided = expansions = repeats = 0
-    truncated_reason: str | None = None
-    depth_cut = False
-    while queue:
-        s = queue.popleft()
-        attrs = nodes[s]
-        depth = attrs["depth"]
-        if max_depth is not None and depth >= max_depth:
-            depth_cut = True
-            continue
-        comps = (
-            pairs if pairs is not None else _labelled(_chosen(choose, attrs["prompt"], s), labels)
+    found = _Found()
+    if executor is None:
+        reason = _serial(machine, starts, fixed, choose, bounds, report, found, began)
+    else:
+        from .parallel import parallel_search  # the executor path and its imports
+
+        reason = parallel_search(
+            machine, starts, fixed, choose, bounds, report, found, began, executor, batch_size
         )
-        out = succ[s]
-        nd = depth + 1
-        full = False
-        # The edge attribute dict is made here, once, when the edge is first seen: a
-        # second pass over every edge to build it would cost as much as the search.
-        for c, label in comps:
-            try:
-                t = h(s, c)
-            except Undecided as exc:
-                undecided += 1
-                attrs.setdefault("undecided", []).append(c)
-                attrs.setdefault("undecided_reason", str(exc))
-                continue
-            if t in out:  # another completion with the same outcome: one edge
-                taken = out[t]["completions"]
-                if len(taken) == 1:
-                    merged.append(out[t])
-                taken.append(c)
-                repeats += 1
-                continue
-            if t not in nodes:
-                if t is HALT:
-                    nodes[t] = {"kind": "halt", "prompt": None, "depth": nd, "expanded": True}
-                elif t is DIVERGE:
-                    nodes[t] = {"kind": "diverge", "prompt": None, "depth": nd, "expanded": True}
-                else:
-                    if n_states >= limit:
-                        full = True
-                        break
-                    n_states += 1
-                    nodes[t] = {"kind": "state", "prompt": p(t), "depth": nd, "expanded": False}
-                    queue.append(t)
-                succ[t] = {}
-            out[t] = {"completions": [c], "label": label}
-        if full:
-            truncated_reason = (
-                f"max_states={max_states}: the search stopped when the graph held {n_states} states"
-            )
-            break
-        attrs["expanded"] = True
-        expansions += 1
-        if expansions % _CHECK_CLOCK_EVERY == 0:
-            # The lambda runs inside tick(), before the loop moves on: the current counts.
-            report.tick(
-                lambda: _stats(nodes, succ, n_states, -1, undecided, began, None, len(queue))  # noqa: B023
-            )
-    if truncated_reason is None and depth_cut:
-        truncated_reason = f"max_depth={max_depth}: states at depth {max_depth} were not expanded"
-    for edge in merged:
-        edge["label"] = edge_label(edge["completions"])
     labeller = getattr(machine, "state_label", None)
-    if callable(labeller):  # a machine may name its states compactly for diagrams (DESIGN §5.1)
-        for n, a in nodes.items():
-            if a["kind"] == "state":
-                a["label"] = str(labeller(n))
-    _build(graph, nodes, succ)
-    n_edges = sum(map(len, succ.values()))
+    found.labeller = labeller if callable(labeller) else None
+    graph = ExploredGraph()
     graph.graph.update(
         name=getattr(machine, "name", "machine"),
         machine=getattr(machine, "name", "machine"),
         start=starts[0],
         roots=starts,
-        stats=_stats(
-            nodes, succ, n_states, n_edges + repeats, undecided, began, truncated_reason, len(queue)
-        ),
+        stats=_stats(found, began, reason, final=True),
     )
+    graph.__dict__["_pending"] = found  # built into networkx's dicts on first read
     return graph
 
 
-def _build(graph: nx.DiGraph, nodes: dict, succ: dict) -> None:
-    """Enter the search's dicts into ``graph`` as its nodes and edges.
+def _serial(machine, starts, fixed, choose, bounds, report, found, began) -> str | None:
+    """The breadth-first loop in this process: the bare loop plus what the graph needs.
 
-    The search already holds networkx's successor map (``{node: {outcome: edge
-    attributes}}``); here the predecessor map is derived from it, sharing each edge's
-    attribute dict exactly as ``DiGraph.add_edge`` would. Filling networkx's adjacency
-    dicts directly costs a fraction of ``add_edges_from``, which re-checks both nodes
-    and copies the attributes of every edge; building the predecessor map in a pass of
-    its own, in successor order, is faster than growing it during the search.
+    Returns why the search stopped early (``None`` when it did not).
     """
+    h, p = machine.harness, machine.prompt
+    max_states, max_depth = bounds
+    depth, prompts, rows = found.depth, found.prompts, found.rows
+    for s in starts:
+        depth[s] = 0
+        prompts[s] = p(s)
+    limit = max_states if max_states is not None else float("inf")
+    queue = deque(starts)
+    depth_cut = False
+    while queue:
+        s = queue.popleft()
+        d = depth[s]
+        if max_depth is not None and d >= max_depth:
+            depth_cut = True
+            continue
+        comps = fixed if fixed is not None else _chosen(choose, prompts[s], s)
+        row = _outcomes(h, s, comps)
+        nd = d + 1
+        for t in row:
+            if t in depth:
+                continue
+            if t is HALT or t is DIVERGE:
+                depth[t] = nd
+            elif type(t) is _Undecided:
+                continue
+            elif len(prompts) >= limit:
+                rows.append((s, comps, _cut(row, depth)))
+                found.cut = True
+                found.queued = len(queue)
+                return _full(max_states, len(prompts))
+            else:
+                depth[t] = nd
+                prompts[t] = p(t)
+                queue.append(t)
+        rows.append((s, comps, row))
+        if len(rows) % _CHECK_CLOCK_EVERY == 0:
+            report.tick(lambda: _stats(found, began, None, queued=len(queue)))  # noqa: B023 - called at once
+    return _depth_reason(max_depth) if depth_cut else None
+
+
+def _full(max_states: int | None, held: int) -> str:
+    return f"max_states={max_states}: the search stopped when the graph held {held} states"
+
+
+def _depth_reason(max_depth: int | None) -> str:
+    return f"max_depth={max_depth}: states at depth {max_depth} were not expanded"
+
+
+def _cut(row: list[Any], depth: dict[Any, int]) -> list[Any]:
+    """``row`` up to the outcome the state bound refused: the first unrecorded state."""
+    for k, t in enumerate(row):
+        if t not in depth and t is not HALT and t is not DIVERGE and type(t) is not _Undecided:
+            return row[:k]
+    return row
+
+
+def _stats(
+    found: _Found, began: float, reason: str | None, *, final: bool = False, queued: int = 0
+) -> dict[str, Any]:
+    """The statistics of ``graph.graph["stats"]`` (edge counts only once the search ended)."""
+    seconds = time.perf_counter() - began
+    n_states = len(found.prompts)
+    edges = transitions = undecided = 0
+    if final:
+        for _s, _comps, row in found.rows:
+            targets = set(row)
+            stuck = sum(type(t) is _Undecided for t in targets)
+            edges += len(targets) - stuck
+            undecided += stuck
+            transitions += len(row) - stuck
+    else:  # a status line mid-search: counting edges would cost as much as the search
+        edges = sum(len(row) for _s, _c, row in found.rows)
+        transitions = edges
+    return {
+        "states": n_states,
+        "edges": edges,
+        "transitions": transitions,
+        "undecided": undecided,
+        "depth": max(found.depth.values(), default=0),
+        "queued": found.queued if final else queued,
+        "seconds": round(seconds, 6),
+        "states_per_second": round(n_states / seconds, 1) if seconds > 0 else float(n_states),
+        "truncated": reason is not None,
+        "truncated_reason": reason,
+    }
+
+
+def _graph_dicts(found: _Found) -> tuple[dict, dict, dict]:
+    """networkx's node, successor and predecessor dicts of a search, in its order.
+
+    Nodes in discovery order; per state, one edge per distinct outcome in the order of
+    its first completion, with every completion that takes it and a label; the
+    predecessor map shares each edge's attribute dict, as ``DiGraph.add_edge`` would.
+    """
+    labels: dict[str, str] = {}
+    prompts = found.prompts
+    expanded = {s for s, _c, _r in (found.rows[:-1] if found.cut else found.rows)}
+    nodes: dict[Any, dict[str, Any]] = {}
+    for n, d in found.depth.items():
+        if n is HALT:
+            nodes[n] = {"kind": "halt", "prompt": None, "depth": d, "expanded": True}
+        elif n is DIVERGE:
+            nodes[n] = {"kind": "diverge", "prompt": None, "depth": d, "expanded": True}
+        else:
+            nodes[n] = {
+                "kind": "state",
+                "prompt": prompts[n],
+                "depth": d,
+                "expanded": n in expanded,
+            }
+    succ: dict[Any, dict[Any, dict[str, Any]]] = {n: {} for n in nodes}
+    for s, comps, row in found.rows:
+        out = succ[s]
+        for c, t in zip(comps, row):
+            if type(t) is _Undecided:
+                attrs = nodes[s]
+                attrs.setdefault("undecided", []).append(c)
+                attrs.setdefault("undecided_reason", t.reason)
+                continue
+            edge = out.get(t)
+            if edge is None:
+                label = labels.get(c)
+                if label is None:
+                    label = labels[c] = short_text(c, 16)
+                out[t] = {"completions": [c], "label": label}
+            else:
+                edge["completions"].append(c)
     pred: dict[Any, dict[Any, dict[str, Any]]] = {n: {} for n in nodes}
     for s, out in succ.items():
         for t, edge in out.items():
+            if len(edge["completions"]) > 1:
+                edge["label"] = edge_label(edge["completions"])
             pred[t][s] = edge
-    if type(graph) is nx.DiGraph and not graph._node and not graph._adj:  # noqa: SLF001
-        graph._node.update(nodes)  # noqa: SLF001
-        graph._adj.update(succ)  # noqa: SLF001 - _adj is _succ on a DiGraph
-        graph._pred.update(pred)  # noqa: SLF001
-    else:  # pragma: no cover - a future networkx without these dicts: the public way
-        graph.add_nodes_from(nodes.items())
-        graph.add_edges_from((s, t, e) for s, out in succ.items() for t, e in out.items())
+    if found.labeller is not None:  # a machine may name its states compactly for diagrams
+        for n, a in nodes.items():
+            if a["kind"] == "state":
+                a["label"] = str(found.labeller(n))
+    return nodes, succ, pred
 
 
-def _labelled(comps: list[str], labels: dict[str, str]) -> list[tuple[str, str]]:
-    """Pair each completion with its edge label (``short_text``), cached in ``labels``."""
-    pairs = []
-    for c in comps:
-        label = labels.get(c)
-        if label is None:
-            label = labels[c] = short_text(c, 16)
-        pairs.append((c, label))
-    return pairs
+class _LazyDict:
+    """One of networkx's graph dicts, built from the pending search on first read.
+
+    Writes go through networkx's own descriptor for the name (which also resets the
+    cached views), so ``DiGraph.__init__`` and every mutating method work unchanged.
+    """
+
+    def __init__(self, base: Any) -> None:
+        self.base = base
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        if "_pending" in obj.__dict__:
+            obj._materialize()
+        return obj.__dict__[self.name]
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self.base.__set__(obj, value)
+
+
+class ExploredGraph(nx.DiGraph):
+    """The ``networkx.DiGraph`` that :func:`explore` returns, filled on first read.
+
+    It is a real DiGraph. ``g.graph`` (name, start, roots, stats) is there at once; the
+    first read of its nodes or edges builds networkx's dicts from the compact record of
+    the search, after which the object is a plain ``nx.DiGraph`` (its class is
+    switched, so that later reads cost what they cost on any DiGraph). Pickling and
+    copying build it first.
+
+    >>> from agentic_machines import TableMachine, HALT
+    >>> g = explore(TableMachine({0: "p"}, {(0, "a"): 0, (0, "b"): HALT}))
+    >>> type(g).__name__, g.graph["stats"]["edges"]
+    ('ExploredGraph', 2)
+    >>> list(g.edges), type(g).__name__
+    ([(0, 0), (0, 1)], 'DiGraph')
+    """
+
+    _node = _LazyDict(nx.Graph.__dict__["_node"])
+    _adj = _LazyDict(nx.DiGraph.__dict__["_adj"])
+    _succ = _LazyDict(nx.DiGraph.__dict__["_succ"])
+    _pred = _LazyDict(nx.DiGraph.__dict__["_pred"])
+
+    def _materialize(self) -> None:
+        # As in the search: none of the many small dicts made here can be garbage yet,
+        # so the cyclic collector would only rescan them again and again.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            nodes, succ, pred = _graph_dicts(self.__dict__.pop("_pending"))
+        finally:
+            if paused:
+                gc.enable()
+        # Fill the empty dicts DiGraph.__init__ made, so that views already handed out
+        # see the contents; then become a plain DiGraph: no lazy lookups from now on.
+        od = self.__dict__
+        od["_node"].update(nodes)
+        od["_adj"].update(succ)
+        od["_pred"].update(pred)
+        self.__class__ = nx.DiGraph
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        if "_pending" in self.__dict__:
+            self._materialize()
+        return self.__reduce_ex__(protocol)
 
 
 def _chosen(choose: Callable[[str], Iterable[str]], prompt: str, state: Any) -> list[str]:
@@ -310,31 +484,6 @@ def _chosen(choose: Callable[[str], Iterable[str]], prompt: str, state: Any) -> 
             "it must return a list of completion strings"
         )
     return list(dict.fromkeys(comps))  # a repeated completion would be counted twice
-
-
-def _stats(
-    nodes: dict,
-    succ: dict,
-    n_states: int,
-    transitions: int,
-    undecided: int,
-    began: float,
-    truncated_reason: str | None,
-    queued: int,
-) -> dict[str, Any]:
-    seconds = time.perf_counter() - began
-    return {
-        "states": n_states,
-        "edges": sum(len(out) for out in succ.values()),
-        "transitions": transitions,
-        "undecided": undecided,
-        "depth": max((a["depth"] for a in nodes.values()), default=0),
-        "queued": queued,
-        "seconds": round(seconds, 6),
-        "states_per_second": round(n_states / seconds, 1) if seconds > 0 else float(n_states),
-        "truncated": truncated_reason is not None,
-        "truncated_reason": truncated_reason,
-    }
 
 
 class _Reporter:

@@ -1,4 +1,6 @@
-"""HarnessMachine: a generator function becomes an agentic machine (DESIGN §5.1).
+"""HarnessMachine: a generator function becomes an agentic machine.
+
+See ``docs/design.md`` (harnesses as machines).
 
 Most agent harnesses are easiest to write as a loop that *yields* a prompt and
 *receives* the completion. :class:`HarnessMachine` turns such a generator function
@@ -196,6 +198,14 @@ class HarnessMachine(AgenticMachine):
         self._prompts: OrderedDict[TraceState, str] = OrderedDict()
         self._results: OrderedDict[tuple[TraceState, str], Any] = OrderedDict()
         self._start()  # fail at build time if the program cannot even produce a first prompt
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Live generators do not pickle, and the caches are only a speed-up: a copy sent
+        # to another process (explore with an executor) starts with empty ones.
+        state = self.__dict__.copy()
+        for cache in ("_live", "_prompts", "_results"):
+            state[cache] = OrderedDict()
+        return state
 
     # -- the machine -----------------------------------------------------------------
     def prompt(self, state: TraceState) -> str:

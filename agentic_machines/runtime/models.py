@@ -1,4 +1,4 @@
-"""Models: anything with ``complete(prompt: str) -> str`` (DESIGN §4.2).
+"""Models: anything with ``complete(prompt: str) -> str``.
 
 The theory treats a model as a map M: P -> Δ(C). For running machines we only need to
 draw one completion per prompt, so a model is any object with a ``complete`` method.
@@ -258,7 +258,7 @@ class DistributionModel(ModelBase):
     ``dist`` is a mapping completion -> weight (the same for every prompt) or a
     function prompt -> such a mapping. :meth:`distribution` returns the normalised
     distribution (exact ``Fraction``\\ s when every weight is an integer or a
-    fraction, floats otherwise), which is what kernels (DESIGN §2.1) need;
+    fraction, floats otherwise), which is what kernels (:mod:`agentic_machines.kernel`) need;
     :meth:`complete` draws from it with the model's own ``random.Random(seed)``, so
     the same seed gives the same answers whatever else uses ``random``.
 

@@ -1,4 +1,4 @@
-"""Running a machine with a model: ``run`` and the ``Trace`` it returns (DESIGN §4.1).
+"""Running a machine with a model: ``run`` and the ``Trace`` it returns.
 
 One model call per transition: in state s the model sees ``machine.prompt(s)``, answers
 c, and the harness moves to ``machine.harness(s, c)``. A :class:`Trace` lists the steps

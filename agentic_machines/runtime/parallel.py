@@ -1,0 +1,205 @@
+"""Breadth-first search with the harness calls of each level run on an executor.
+
+A breadth-first search expands its states level by level, and the harness calls of one
+level are independent of each other: this module cuts a level into batches of states,
+runs each batch as one task on any ``concurrent.futures.Executor`` (a process pool, or
+Dask's ``Client(...).get_executor()``), and merges the results in the level's order, so
+that the states are discovered in exactly the order of the serial search and the graph,
+the verdicts and the counterexamples built from it are the same. A task carries many
+harness calls, because sending a task costs far more than a cheap harness call: this
+pays for harnesses that take milliseconds (a real model, a sandboxed code block, an SDK
+agent), not for table lookups. ``docs/scaling_out.md`` says when to use it.
+
+>>> from concurrent.futures import ThreadPoolExecutor
+>>> from agentic_machines import TableMachine, HALT
+>>> from agentic_machines.runtime.explore import explore
+>>> m = TableMachine({0: "p", 1: "q"}, {(0, "a"): 1, (0, "b"): HALT, (1, "a"): 0, (1, "b"): 1})
+>>> with ThreadPoolExecutor(2) as pool:
+...     g = explore(m, 0, executor=pool)
+>>> list(g.edges(data=True)) == list(explore(m, 0).edges(data=True))
+True
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+from typing import Any
+
+from ..errors import InvalidArgument
+from ..machine import DIVERGE, HALT, AgenticMachine
+
+__all__ = ["expand_batch", "run_batches", "check_sendable"]
+
+TASKS_PER_WORKER = 4
+"""Default batching: about this many tasks per worker and level (load balance vs cost)."""
+
+
+def expand_batch(
+    machine: AgenticMachine,
+    fixed: Sequence[str] | None,
+    choose: Callable[[str], Iterable[str]] | None,
+    expand: bool,
+    states: Sequence[Any],
+) -> list[tuple[str, list[str] | None, list[Any] | None]]:
+    """One task: the prompt of each state and, when ``expand``, its outcomes.
+
+    Per state ``(prompt, completions, outcomes)``: ``completions`` is ``None`` when the
+    alphabet is the fixed one (nothing to send back), and the outcomes are aligned with
+    the completions, with a marker where the harness raised ``Undecided``.
+
+    >>> from agentic_machines import TableMachine, HALT
+    >>> m = TableMachine({0: "p"}, {(0, "a"): 0, (0, "b"): HALT})
+    >>> expand_batch(m, ["a", "b"], None, True, [0])
+    [('p', None, [0, 1])]
+    """
+    from .explore import _chosen, _outcomes  # explore imports this module lazily
+
+    h, p = machine.harness, machine.prompt
+    out: list[tuple[str, list[str] | None, list[Any] | None]] = []
+    for s in states:
+        prompt = p(s)
+        if not expand:
+            out.append((prompt, None, None))
+            continue
+        comps = list(fixed) if fixed is not None else _chosen(choose, prompt, s)
+        out.append((prompt, None if fixed is not None else comps, _outcomes(h, s, comps)))
+    return out
+
+
+def run_batches(
+    executor: Executor,
+    fn: Callable[..., list[Any]],
+    items: Sequence[Any],
+    batch_size: int | None,
+    *args: Any,
+) -> list[Any]:
+    """``fn(*args, batch)`` over ``items`` cut in batches, results concatenated in order.
+
+    >>> with ThreadPoolExecutor(2) as pool:
+    ...     run_batches(pool, lambda k, xs: [k * x for x in xs], [1, 2, 3], 2, 10)
+    [10, 20, 30]
+    """
+    if not items:
+        return []
+    size = batch_size or _default_batch(executor, len(items))
+    futures = [executor.submit(fn, *args, items[i : i + size]) for i in range(0, len(items), size)]
+    results: list[Any] = []
+    for f in futures:  # in submission order: the merge is deterministic
+        results.extend(f.result())
+    return results
+
+
+def _default_batch(executor: Executor, n: int) -> int:
+    workers = getattr(executor, "_max_workers", None) or os.cpu_count() or 1
+    return max(1, math.ceil(n / (TASKS_PER_WORKER * workers)))
+
+
+def check_sendable(executor: Executor, what: str, **objects: Any) -> None:
+    """Refuse, with a clear error, objects an executor's workers cannot receive.
+
+    A thread pool shares this process's objects; a process pool pickles them; Dask
+    pickles with cloudpickle, which also takes lambdas and closures. The error names
+    what failed to pickle and what to do instead.
+
+    >>> check_sendable(ThreadPoolExecutor(1), "explore", machine=lambda s: s)
+    >>> from concurrent.futures import ProcessPoolExecutor
+    >>> check_sendable(ProcessPoolExecutor(1), "explore", machine=lambda s: s)
+    Traceback (most recent call last):
+    ...
+    agentic_machines.errors.InvalidArgument: explore(executor=ProcessPoolExecutor) sends the machine to other processes, and it does not pickle: ...
+    """
+    if isinstance(executor, ThreadPoolExecutor):
+        return
+    dumps = pickle.dumps
+    if type(executor).__module__.split(".")[0] == "distributed":
+        try:
+            import cloudpickle  # Dask's own serializer, installed with it
+
+            dumps = cloudpickle.dumps
+        except ImportError:  # pragma: no cover - distributed always brings it
+            pass
+    for name, obj in objects.items():
+        if obj is None:
+            continue
+        try:
+            dumps(obj)
+        except Exception as exc:  # pickle raises several types: report any of them
+            raise InvalidArgument(
+                f"{what}(executor={type(executor).__name__}) sends the {name} to other "
+                f"processes, and it does not pickle: {type(exc).__name__}: {exc}. Define its "
+                "functions at module level (lambdas and nested functions do not pickle), use "
+                "a Dask executor (cloudpickle takes them), a ThreadPoolExecutor, or no executor"
+            ) from None
+
+
+def parallel_search(
+    machine: AgenticMachine,
+    starts: list[Any],
+    fixed: list[str] | None,
+    choose: Callable[[str], Iterable[str]] | None,
+    bounds: tuple[int | None, int | None],
+    report: Any,
+    found: Any,
+    began: float,
+    executor: Executor,
+    batch_size: int | None,
+) -> str | None:
+    """The level-by-level search of :func:`~agentic_machines.runtime.explore.explore`.
+
+    Fills ``found`` exactly as the serial loop does (same discovery order, same cut
+    where the state bound stops it) and returns why it stopped early, if it did.
+    """
+    from .explore import _cut, _depth_reason, _full, _stats, _Undecided
+
+    check_sendable(executor, "explore", machine=machine, completions=choose)
+    max_states, max_depth = bounds
+    depth, prompts, rows = found.depth, found.prompts, found.rows
+    limit = max_states if max_states is not None else math.inf
+    for s in starts:
+        depth[s] = 0
+    n_states = len(starts)
+    level = list(starts)
+    d = 0
+    while level:
+        expand = max_depth is None or d < max_depth
+        results = run_batches(
+            executor, expand_batch, level, batch_size, machine, fixed, choose, expand
+        )
+        for s, (prompt, _c, _r) in zip(level, results):
+            prompts[s] = prompt
+        if not expand:
+            return _depth_reason(max_depth)
+        nxt: list[Any] = []
+        for i, (s, (_p, comps, row)) in enumerate(zip(level, results)):
+            comps = comps if comps is not None else fixed
+            for t in row:
+                if t in depth:
+                    continue
+                if t is HALT or t is DIVERGE:
+                    depth[t] = d + 1
+                elif type(t) is _Undecided:
+                    continue
+                elif n_states >= limit:
+                    rows.append((s, comps, _cut(row, depth)))
+                    found.cut = True
+                    found.queued = len(level) - i - 1 + len(nxt)
+                    _prompts_of(executor, nxt, batch_size, machine, prompts)
+                    return _full(max_states, n_states)
+                else:
+                    n_states += 1
+                    depth[t] = d + 1
+                    nxt.append(t)
+            rows.append((s, comps, row))
+        report.tick(lambda: _stats(found, began, None, queued=len(nxt)))  # noqa: B023 - called at once
+        level, d = nxt, d + 1
+    return None
+
+
+def _prompts_of(executor, states, batch_size, machine, prompts) -> None:
+    results = run_batches(executor, expand_batch, states, batch_size, machine, None, None, False)
+    for s, (prompt, _c, _r) in zip(states, results):
+        prompts[s] = prompt

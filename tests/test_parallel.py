@@ -1,0 +1,127 @@
+"""Scale-out: explore with an executor gives the serial graph, whatever the executor.
+
+Serial runs are compared with a ``ProcessPoolExecutor(2)`` and with a Dask
+``LocalCluster(n_workers=2, processes=True)`` on random finite machines (with bounds that
+cut the search in the middle of a level) and on an architecture: nodes, edges, their
+attributes and order, and the statistics other than time must be identical.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentic_machines import FunctionMachine, InvalidArgument
+from agentic_machines.architectures import react
+from agentic_machines.runtime.explore import explore
+from agentic_machines.strategies import examples, table_machines
+
+TIMELESS = ("seconds", "states_per_second")
+
+
+def snapshot(graph) -> tuple:
+    """Everything a user can read of an explored graph, but its timings."""
+    stats = {k: v for k, v in graph.graph["stats"].items() if k not in TIMELESS}
+    other = {k: v for k, v in graph.graph.items() if k != "stats"}
+    return list(graph.nodes(data=True)), list(graph.edges(data=True)), stats, other
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with ProcessPoolExecutor(2) as executor:
+        yield executor
+
+
+@pytest.fixture(scope="module")
+def dask_executor():
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client.get_executor()
+
+
+bounds = st.tuples(st.none() | st.integers(1, 6), st.none() | st.integers(0, 4))
+
+
+@settings(max_examples=examples(15, 200))
+@given(table_machines(max_states=6, max_completions=3), bounds, st.integers(1, 3))
+def test_a_process_pool_gives_the_serial_graph(pool, machine, bound, batch) -> None:
+    max_states, max_depth = bound
+    start = min(machine.states) if machine.states else None
+    if start is None:
+        return
+    serial = explore(machine, start, max_states=max_states, max_depth=max_depth, progress=False)
+    parallel = explore(
+        machine,
+        start,
+        max_states=max_states,
+        max_depth=max_depth,
+        progress=False,
+        executor=pool,
+        batch_size=batch,
+    )
+    assert snapshot(parallel) == snapshot(serial)
+
+
+def test_dask_gives_the_serial_graph_on_random_machines_and_an_architecture(dask_executor) -> None:
+    from hypothesis import find  # a fixed handful of machines: a cluster round trip is slow
+
+    for n in (1, 3, 5):
+        machine = find(
+            table_machines(max_states=5, completions=("a", "b", "c")),
+            lambda m, n=n: len(m.states) == n,
+        )
+        for max_states, max_depth in ((None, None), (2, None), (None, 1)):
+            serial = explore(machine, 0, max_states=max_states, max_depth=max_depth)
+            parallel = explore(
+                machine,
+                0,
+                max_states=max_states,
+                max_depth=max_depth,
+                executor=dask_executor,
+                batch_size=1,
+            )
+            assert snapshot(parallel) == snapshot(serial)
+    m = react.machine()
+    kw = dict(completions=react.diagram_completions, max_depth=4, progress=False)
+    serial = explore(m, **kw)
+    assert snapshot(explore(m, executor=dask_executor, **kw)) == snapshot(serial)
+
+
+def test_an_architecture_explored_on_a_process_pool_is_the_serial_graph(pool) -> None:
+    m = react.machine()
+    kw = dict(completions=react.diagram_completions, max_depth=5, progress=False)
+    assert snapshot(explore(m, executor=pool, **kw)) == snapshot(explore(m, **kw))
+
+
+def test_an_unpicklable_machine_is_refused_with_what_failed_and_what_to_do(pool) -> None:
+    m = FunctionMachine(lambda s: "p", lambda s, c: s, initial=0, completions=["a"], name="anon")
+    with pytest.raises(InvalidArgument) as info:
+        explore(m, executor=pool)
+    text = str(info.value)
+    assert "does not pickle" in text and "lambda" in text and "module level" in text
+    # a thread pool shares the objects: no pickling, same graph
+    with ThreadPoolExecutor(2) as threads:
+        assert snapshot(explore(m, executor=threads)) == snapshot(explore(m))
+
+
+def test_parallel_progress_reports_states_per_second() -> None:
+    seen = []
+    m = FunctionMachine(lambda s: f"{s}", lambda s, c: s + 1, initial=0, completions=["a"])
+    import agentic_machines.runtime.explore as ex
+
+    old = ex.PROGRESS_AFTER
+    ex.PROGRESS_AFTER = 0.0
+    try:
+        with ThreadPoolExecutor(2) as threads:
+            explore(m, max_states=50, executor=threads, progress=seen.append)
+    finally:
+        ex.PROGRESS_AFTER = old
+    assert seen and all("states_per_second" in s for s in seen)
