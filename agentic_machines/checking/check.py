@@ -442,7 +442,12 @@ class _Search:
                 key = _hashable(request)
                 if key in done or key in seen:
                     again = (
-                        "again, during a replay of the run" if key in done else "twice in one step"
+                        (
+                            "a second time in this run (it already ran at an earlier step, "
+                            "or a replay of the run re-executed it)"
+                        )
+                        if key in done
+                        else "twice in one step"
                     )
                     self.found[prop] = (
                         i,
