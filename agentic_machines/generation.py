@@ -488,12 +488,12 @@ def is_spe_state(
             states=states,
             completions=completions,
         )
-    if state not in machine.states:
+    if state not in _state_set(machine):
         raise InvalidArgument(
             f"{state!r} is not a state of {machine.name!r}; pick one of its states."
         )
     claim = _claim(machine, state, machine)
-    states, alphabet = machine.states, list(machine.completions)
+    states, alphabet = machine.states, _sequence(machine.completions)
     loaders, read = _f1_scan(machine, state, alphabet)
     details = {
         "premise": "S and C are finite (checked)",
@@ -575,7 +575,7 @@ def spe_states(machine: AgenticMachine) -> frozenset:
             f"spe_states needs a finite machine; {machine.name!r} has no finite states/completions. "
             "Use is_spe_state(machine, state, ...) on the states you care about."
         )
-    alphabet = list(machine.completions)
+    alphabet = _sequence(machine.completions)
     if len(machine.states) > len(alphabet):  # F1: S ⊆ succ(x) needs |S| ≤ |C|
         return frozenset()
     everything = frozenset(machine.states)
@@ -587,8 +587,23 @@ def spe_states(machine: AgenticMachine) -> frozenset:
     return frozenset(result)
 
 
+def _state_set(machine: AgenticMachine) -> frozenset:
+    """The declared states as a set, kept on the machine while ``machine.states`` is the same
+    object (so asking about every state of a big machine does not scan S each time)."""
+    cached = machine.__dict__.get("_am_state_set")
+    if cached is None or cached[0] is not machine.states:
+        cached = (machine.states, frozenset(machine.states))
+        machine.__dict__["_am_state_set"] = cached
+    return cached[1]
+
+
+def _sequence(items: Iterable[str]) -> tuple[str, ...] | list[str]:
+    """``items`` as a sequence, without copying one that already is (a tuple or a list)."""
+    return items if isinstance(items, (tuple, list)) else list(items)
+
+
 def _f1_scan(
-    machine: AgenticMachine, x: Hashable, alphabet: list[str]
+    machine: AgenticMachine, x: Hashable, alphabet: tuple[str, ...] | list[str]
 ) -> tuple[dict[Hashable, str], int]:
     """Read h(x, c) over ``alphabet`` until F1 is settled: (loaders, completions read).
 
