@@ -109,8 +109,8 @@ before and after, as measured by the benchmarks above:
   `Obstruction` (two frozen dataclasses, ≈ 11 µs a call) and the claim text (≈ 6 µs) are
   the floor of returning an explained verdict per state; the first pass over a 4 M-entry
   table also pays the cyclic garbage collector walking it (3.9x with GC, 1.6x without).
-- **CEK fib 20 ÷ plain Python: not closed** (332x on a quiet machine, ≈ 1 000x measured
-  here under load; ÷ pyscheme 0.0.4 ≈ 1x). Profile of fib 16 (25 543 steps, 0.99 s under
+- **CEK fib 20 ÷ plain Python: not closed** (332x when filed, 338x in the cek section
+  above; ÷ pyscheme 0.0.4 0.77x, goal 0.4x). Profile of fib 16 (25 543 steps, 0.99 s under
   cProfile): `_parts` 0.23 s self (the application rule builds a new `done` tuple, an
   `ArgsK` frame and an `Eval` node per argument), `step` 0.12 s, `_apply` 0.10 s,
   `hash` 0.085 s for 38 409 calls (every intermediate `Eval`/`Ret`/frame is hashed when it
