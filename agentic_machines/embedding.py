@@ -402,25 +402,36 @@ class _Search:
             )
             return
         self.ready = True
+        # Each transition is read once: when source and target are one machine (the SPE
+        # question), the target's rows are the source's rows, not a second read.
+        self._rows: dict[Hashable, list[Outcome]] = {}
         self.src_next = [self._codes(source, s, self.src_index, "source") for s in self.src]
         self._build_target(into)
 
     # -- tables ---------------------------------------------------------------------
 
+    def _row(self, machine: AgenticMachine, s: Hashable) -> list[Outcome]:
+        """h(s, c) for every completion, read once per state when source is target."""
+        if machine is self.source and machine is self.target:
+            row = self._rows.get(s)
+            if row is None:
+                row = self._rows[s] = [machine.harness(s, c) for c in self.alphabet]
+            return row
+        return [machine.harness(s, c) for c in self.alphabet]
+
     def _codes(self, machine: AgenticMachine, s: Hashable, index: dict, role: str) -> list[int]:
-        row = []
-        for c in self.alphabet:
-            o = machine.harness(s, c)
-            if is_sentinel(o):
-                row.append(_CODE[id(o)])
-            elif o in index:
-                row.append(index[o])
-            else:
+        row = self._row(machine, s)
+        try:  # the common case in one C-level pass: every outcome a state or a sentinel
+            return [index[o] if o is not HALT and o is not DIVERGE else _CODE[id(o)] for o in row]
+        except (KeyError, TypeError):
+            pass
+        for c, o in zip(self.alphabet, row):
+            if not is_sentinel(o) and o not in index:
                 raise InvalidMachine(
                     f"the {role} machine {machine.name!r} sends ({s!r}, {c!r}) to {o!r}, which is not one of "
                     "its declared states; add it to `states` or fix the harness."
                 )
-        return row
+        raise AssertionError("unreachable: a row that failed to encode has an undeclared outcome")
 
     def _build_target(self, into: Iterable[Hashable] | None) -> None:
         target = self.target
@@ -429,18 +440,22 @@ class _Search:
             known = set(target.states)
             pool = [t for t in pool if t in known]
         pool = sorted(dict.fromkeys(pool), key=rank)
+        if target is self.source and pool == self.src:
+            # The search of X inside all of X: the source rows were encoded, so every
+            # outcome is a declared state or a sentinel and nothing leaves the pool.
+            self.pool_size, self.escape = len(pool), None
+            self.tgt, self.tgt_index, self.tgt_next = self.src, self.src_index, self.src_next
+            return
         alive = set(pool)
         # Images are closed under h (h(e(s'), c) = e(h'(s', c))), so keep the largest
         # subset of the pool whose state successors stay inside it.
-        succ: dict[Hashable, list[Outcome]] = {
-            t: [target.harness(t, c) for c in self.alphabet] for t in pool
-        }
+        succ: dict[Hashable, list[Outcome]] = {t: self._row(target, t) for t in pool}
         preds: dict[Hashable, list[Hashable]] = {t: [] for t in pool}
         bad = []
         self.escape: tuple | None = None  # one (state, completion, outcome) that leaves the pool
         for t, row in succ.items():
             for c, o in zip(self.alphabet, row):
-                if is_sentinel(o):
+                if o is HALT or o is DIVERGE:
                     continue
                 if o in preds:
                     preds[o].append(t)
@@ -456,8 +471,9 @@ class _Search:
         self.pool_size = len(pool)
         self.tgt = [t for t in pool if t in alive]
         self.tgt_index = {t: i for i, t in enumerate(self.tgt)}
+        index = self.tgt_index
         self.tgt_next = [
-            [(_CODE[id(o)] if is_sentinel(o) else self.tgt_index[o]) for o in succ[t]]
+            [index[o] if o is not HALT and o is not DIVERGE else _CODE[id(o)] for o in succ[t]]
             for t in self.tgt
         ]
 
@@ -468,6 +484,24 @@ class _Search:
         n, m = len(self.src), len(self.tgt)
         prompts: dict[str, int] = {}
         col = [prompts.setdefault(self.source.prompt(s), len(prompts)) for s in self.src]
+        if (
+            self.tgt_next is self.src_next
+        ):  # one machine, the same states: one colouring serves both
+            nxt = self.src_next
+            classes = len(set(col))
+            for _ in range(_MAX_ROUNDS):
+                sigs1: dict[tuple, int] = {}
+                col = [
+                    sigs1.setdefault(
+                        (col[v], tuple([col[w] if w >= 0 else w for w in nxt[v]])), len(sigs1)
+                    )
+                    for v in range(n)
+                ]
+                if len(sigs1) == classes:
+                    break
+                classes = len(sigs1)
+            self.col_src = self.col_tgt = col
+            return True
         col += [prompts.setdefault(self.target.prompt(t), len(prompts)) for t in self.tgt]
         if not self._counts_fit(col, 0):
             return False
@@ -624,35 +658,46 @@ class _Search:
             a0, k = via
             return f"commutation at e({src[a0]!r}) with completion {alphabet[k]!r}"
 
+        def assign(a: int, b: int, via: tuple[int, int] | None) -> bool:
+            if e[a] != -1:
+                return fail(
+                    f"{why(via)} forces e({src[a]!r}) = {tgt[b]!r} while e({src[a]!r}) = {tgt[e[a]]!r} already"
+                )
+            if inv[b] != -1:
+                return fail(
+                    f"{why(via)} forces e({src[a]!r}) = {tgt[b]!r}, the image of {src[inv[b]]!r} already (not injective)"
+                )
+            if col_src[a] != col_tgt[b]:
+                return fail(
+                    f"{why(via)} forces e({src[a]!r}) = {tgt[b]!r}, whose prompt or halting behaviour differs"
+                )
+            e[a] = b
+            inv[b] = a
+            trail.append(a)
+            return True
+
         def propagate(i: int, t: int) -> bool:
-            work: list[tuple[int, int, tuple[int, int] | None]] = [(i, t, None)]
-            while work:
-                a, b, via = work.pop()
-                if e[a] == b:
-                    continue
-                if e[a] != -1:
-                    return fail(
-                        f"{why(via)} forces e({src[a]!r}) = {tgt[b]!r} while e({src[a]!r}) = {tgt[e[a]]!r} already"
-                    )
-                if inv[b] != -1:
-                    return fail(
-                        f"{why(via)} forces e({src[a]!r}) = {tgt[b]!r}, the image of {src[inv[b]]!r} already (not injective)"
-                    )
-                if col_src[a] != col_tgt[b]:
-                    return fail(
-                        f"{why(via)} forces e({src[a]!r}) = {tgt[b]!r}, whose prompt or halting behaviour differs"
-                    )
-                e[a] = b
-                inv[b] = a
-                trail.append(a)
-                for k, (a2, b2) in enumerate(zip(src_next[a], tgt_next[b])):
+            # A forced pair is assigned (and checked) when it is found, then its row is scanned
+            # once: each transition of each assigned state is looked at once, n x |C| in all.
+            if e[i] == t:
+                return True
+            if not assign(i, t, None):
+                return False
+            queue = [i]
+            while queue:
+                a = queue.pop()
+                rb = tgt_next[e[a]]
+                for k, a2 in enumerate(src_next[a]):
+                    b2 = rb[k]
                     if a2 < 0 or b2 < 0:
                         if a2 != b2:
                             return fail(
                                 f"at completion {alphabet[k]!r} one side halts or diverges and the other does not"
                             )
                     elif e[a2] != b2:
-                        work.append((a2, b2, (a, k)))
+                        if not assign(a2, b2, (a, k)):
+                            return False
+                        queue.append(a2)
             return True
 
         def undo(mark: int) -> None:

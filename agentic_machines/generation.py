@@ -33,7 +33,7 @@ from typing import Any
 from .batches import harness_all
 from .embedding import Embedding, _Search, check_embedding, identity, rank
 from .errors import InvalidArgument
-from .machine import AgenticMachine, Outcome, check_closed, is_sentinel
+from .machine import DIVERGE, HALT, AgenticMachine, Outcome, check_closed, is_sentinel
 from .verdict import Obstruction, Premise, Verdict, Witness, undecided_as_verdict
 from .verdict import short_repr as _short
 
@@ -545,32 +545,55 @@ def is_spe_state(
             completions=completions,
             executor=executor,
         )
-    if state not in machine.states:
+    if state not in _state_set(machine):
         raise InvalidArgument(
             f"{state!r} is not a state of {machine.name!r}; pick one of its states."
         )
     check_closed(machine)  # F1 is a fact about machines that stay inside S
     claim = _claim(machine, state, machine)
-    succ = successors(machine, state)
-    loaders = _successor_loaders(succ)
+    states, alphabet = machine.states, _sequence(machine.completions)
+    loaders, read = _f1_scan(machine, state, alphabet)
     details = {
         "premise": "S and C are finite (checked)",
-        "states": len(machine.states),
-        "completions": len(succ),
+        "states": len(states),
+        "completions": len(alphabet),
+        "completions_read": read,
     }
-    missing = [s for s in machine.states if s not in loaders]
+    if read < len(alphabet):  # stopped early: too few completions left to reach the rest
+        # At most len(loaders) states were reached (cheap to count; no full scan of S).
+        unreached = len(states) - len(loaders)
+        left = len(alphabet) - read
+        s = next(s for s in states if s not in loaders)
+        return Verdict(
+            False,
+            claim,
+            "fact:F1",
+            read,
+            obstruction=Obstruction(
+                "cardinality",
+                s,
+                f"After {read} of the {len(alphabet)} completions of {_short(state)}, at least {unreached} of the "
+                f"{len(states)} states (such as {_short(s)}) are not yet successors, and the {left} completion(s) "
+                f"left can reach at most {left} more; so at least {unreached - left} state(s) are not "
+                f"successors of {_short(state)}. By F1 a state of a finite machine is an SPE state only if "
+                "every state is one of its successors.",
+                details={"unreached": unreached, "completions_left": left},
+            ),
+            details=details,
+        )
+    missing = [s for s in states if s not in loaders]
     if missing:
         s = min(missing, key=rank)
         count = (
-            f" |S| = {len(machine.states)} > |C| = {len(succ)}, so this fails for every state."
-            if len(machine.states) > len(succ)
+            f" |S| = {len(states)} > |C| = {len(alphabet)}, so this fails for every state."
+            if len(states) > len(alphabet)
             else ""
         )
         return Verdict(
             False,
             claim,
             "fact:F1",
-            len(succ),
+            read,
             obstruction=Obstruction(
                 "successor",
                 s,
@@ -580,12 +603,12 @@ def is_spe_state(
             ),
             details=details,
         )
-    loader = {s: loaders[s] for s in machine.states}
+    loader = {s: loaders[s] for s in states}
     return Verdict(
         True,
         claim,
         "fact:F1",
-        len(succ),
+        read,
         witness=Witness(
             identity(machine),
             loader,
@@ -611,17 +634,61 @@ def spe_states(machine: AgenticMachine) -> frozenset:
             "Use is_spe_state(machine, state, ...) on the states you care about."
         )
     check_closed(machine)  # F1 is a fact about machines that stay inside S
-    states = list(machine.states)
-    alphabet = list(machine.completions)
-    if len(states) > len(alphabet):  # F1: S ⊆ succ(x) needs |S| ≤ |C|
+    alphabet = _sequence(machine.completions)
+    if len(machine.states) > len(alphabet):  # F1: S ⊆ succ(x) needs |S| ≤ |C|
         return frozenset()
-    everything = set(states)
-    harness = machine.harness
+    everything = frozenset(machine.states)
     result = []
-    for x in states:
-        if {harness(x, c) for c in alphabet} >= everything:
+    for x in machine.states:
+        loaders, read = _f1_scan(machine, x, alphabet)
+        if read == len(alphabet) and everything <= loaders.keys():
             result.append(x)
     return frozenset(result)
+
+
+def _state_set(machine: AgenticMachine) -> frozenset:
+    """The declared states as a set, kept on the machine while ``machine.states`` is the same
+    object (so asking about every state of a big machine does not scan S each time)."""
+    cached = machine.__dict__.get("_am_state_set")
+    if cached is None or cached[0] is not machine.states:
+        cached = (machine.states, frozenset(machine.states))
+        machine.__dict__["_am_state_set"] = cached
+    return cached[1]
+
+
+def _sequence(items: Iterable[str]) -> tuple[str, ...] | list[str]:
+    """``items`` as a sequence, without copying one that already is (a tuple or a list)."""
+    return items if isinstance(items, (tuple, list)) else list(items)
+
+
+def _f1_scan(
+    machine: AgenticMachine, x: Hashable, alphabet: tuple[str, ...] | list[str]
+) -> tuple[dict[Hashable, str], int]:
+    """Read h(x, c) over ``alphabet`` until F1 is settled: (loaders, completions read).
+
+    ``loaders`` maps each successor state reached to the first completion reaching it.
+    A completion that halts, diverges or repeats a successor is wasted; once more than
+    |C| - |S| are wasted, the completions left cannot reach every state (pigeonhole),
+    so the scan stops: ``read < len(alphabet)`` then means x is not an SPE state. The
+    one loop serves :func:`spe_states` and :func:`is_spe_state`.
+
+    >>> from agentic_machines.fixtures import fixture
+    >>> _f1_scan(fixture("f2-add"), 0, ["0", "1"]), _f1_scan(fixture("f2-mul"), 0, ["0", "1"])
+    (({0: '0', 1: '1'}, 2), ({0: '0'}, 2))
+    """
+    harness = machine.harness
+    slack = len(alphabet) - len(machine.states)  # completions that may be wasted
+    loaders: dict[Hashable, str] = {}
+    read = 0
+    for read, c in enumerate(alphabet, 1):  # noqa: B007 (read is the count after the loop)
+        y = harness(x, c)
+        if y is HALT or y is DIVERGE or y in loaders:
+            slack -= 1
+            if slack < 0:
+                break
+        else:
+            loaders[y] = c
+    return loaders, read
 
 
 # ---------------------------------------------------------------------------------------

@@ -9,6 +9,11 @@ Run: ``python benchmarks/bench_cek.py``. Reports
   the CEK machine runs in the heap (the direct evaluator would need a Python stack
   100 000 frames deep).
 - The cost of the loader on a 100 000-frame boundary state.
+- Issue 16: fib 20 on the CEK machine ÷ the same function in plain Python (goal ≤ 120x)
+  and ÷ pyscheme 0.0.4, a recursive Scheme interpreter from PyPI (goal ≤ 0.4x; the row
+  says "pyscheme not installed" when it is absent: ``pip install pyscheme==0.0.4``, it is
+  no dependency of the toolkit), paired medians of 5 runs; and the CEK steps/s growth
+  curve on 10^3 … 10^6-step programs.
 """
 
 from __future__ import annotations
@@ -19,6 +24,9 @@ import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _timing import median_time, paired, verdict  # noqa: E402
 
 from agentic_machines.cek import (
     AgenticEvaluator,
@@ -100,7 +108,46 @@ def best_of(fn, repeat=3):
     return best, result
 
 
+def py_fib(n: int) -> int:
+    """The plain-Python computation the CEK program performs."""
+    return n if n < 2 else py_fib(n - 1) + py_fib(n - 2)
+
+
+def issue16() -> None:
+    text = FIB.format(n=20)
+    t, b, r, (run, value) = paired(lambda: run_program(text, []), lambda: py_fib(20))
+    assert run.value == value == 6765
+    print(
+        f"fib 20: CEK {t:.3f} s ÷ plain Python {b * 1000:.1f} ms = {r:.0f}x  (goal ≤ 120x: {verdict(r, 120)})"
+    )
+    try:
+        import pyscheme  # optional: pip install pyscheme==0.0.4
+    except ImportError:
+        print("fib 20: CEK ÷ pyscheme 0.0.4: pyscheme not installed (pip install pyscheme==0.0.4)")
+    else:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 20_000))  # pyscheme recurses on the Python stack
+        env = pyscheme.new_env()
+        pyscheme.run("(define (fib n) (if (< n 2) n (+ (fib (- n 1)) (fib (- n 2)))))", env)
+        t, b, r, (run, value) = paired(
+            lambda: run_program(text, []), lambda: pyscheme.run("(fib 20)", env)
+        )
+        sys.setrecursionlimit(limit)
+        assert value == 6765
+        print(
+            f"fib 20: CEK {t:.3f} s ÷ pyscheme 0.0.4 {b:.3f} s = {r:.2f}x  (goal ≤ 0.4x: {verdict(r, 0.4)})"
+        )
+    print("CEK steps/s by program length (a counting loop; median of 5):")
+    loop = "(letrec ((loop (lambda (n) (if (= n 0) 0 (loop (- n 1)))))) (loop {n}))"
+    per = run_program(loop.format(n=1000), []).steps / 1000
+    for steps in (10**3, 10**4, 10**5, 10**6):
+        n = max(1, round(steps / per))
+        secs, run = median_time(lambda n=n: run_program(loop.format(n=n), []))
+        print(f"  {run.steps:>9,} steps  {secs:8.4f} s  {run.steps / secs:>12,.0f} steps/s")
+
+
 def main() -> int:
+    issue16()
     text = FIB.format(n=20)
     expr = compile_program(parse(text))
     cek_time, run = best_of(lambda: run_program(text, []))
