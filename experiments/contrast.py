@@ -64,8 +64,8 @@ from agentic_machines.cli.contrast import contrast_rows, render_table
 
 rows = contrast_rows()
 status = {r.name: r.status for r in rows if r.question == "initial state SPE?"}
-assert status["spe"] == "holds"
-assert all(s == "refuted" for name, s in status.items() if name != "spe")
+assert status["spe"] == "holds" and status["spell"] == "undecided"
+assert all(s == "refuted" for name, s in status.items() if name not in ("spe", "spell"))
 print(render_table(rows))
 ```
 """

@@ -329,6 +329,25 @@ def test_a_child_waiting_inside_its_own_computation_has_no_loader() -> None:
         loader(s)
 
 
+def test_analysis_is_undecided_because_an_unloaded_state_is_reachable() -> None:
+    from agentic_machines.architectures import ARCHITECTURES, Architecture
+    from agentic_machines.spell.loader import is_loadable
+
+    assert isinstance(ARCHITECTURES["spell"], Architecture)
+    # the loadable states are not closed under h: one more turn leaves them
+    m = arch.machine()
+    child = m.harness(arch.initial, ' \'(list 1 (!llm-self "child"))')
+    assert is_loadable(child)
+    assert not is_loadable(m.harness(child, ' \'(list 2 (!llm-self "grandchild"))'))
+    v = arch.analysis(depth=1)
+    assert v.holds is None and v.witness is None and v.obstruction is None
+    assert v.details["loader"].holds is True and v.details["loader"].witness is not None
+    assert (v.details["naive_machine"].holds, v.details["naive_machine"].method) == (
+        False,
+        "fact:F2",
+    )
+
+
 # ---------------------------------------------------------------- golden files
 
 GOLDEN = Path(__file__).parent / "golden" / "spell"

@@ -137,8 +137,9 @@ def contrast_rows(names: Iterable[str] | None = None) -> list[Row]:
     """All rows: one per architecture (or per name in ``names``), then the SPE extras.
 
     The extras (rows whose question is not the SPE question) come from
-    ``spe.contrast_extras()`` when the SPE architecture is in the table, and, in the
-    full table, from ``spell.contrast_extras()`` (Spell and the naive re-run harness).
+    ``spe.contrast_extras()`` when the SPE architecture is in the table, and from
+    ``spell.contrast_extras()`` when Spell is (its loader verdict on the states of one
+    waiting program, and the naive re-run harness).
 
     >>> [(r.name, r.status, r.method) for r in contrast_rows(["react", "thread"])]
     [('react', 'refuted', 'fact:F2'), ('thread', 'refuted', 'fact:F2')]
@@ -150,10 +151,8 @@ def contrast_rows(names: Iterable[str] | None = None) -> list[Row]:
     extras: list[Callable[[], list[tuple[str, str, Verdict, str]]]] = []
     if "spe" in chosen:
         extras.append(ARCHITECTURES["spe"].contrast_extras)
-    if names is None:  # the full table also contrasts Spell with the naive re-run harness
-        from ..architectures import spell
-
-        extras.append(spell.contrast_extras)
+    if "spell" in chosen:  # Spell's loader on part of its states, and the naive harness
+        extras.append(ARCHITECTURES["spell"].contrast_extras)
     for extra in extras:
         for name, question, verdict, certificate in extra():
             rows.append(
