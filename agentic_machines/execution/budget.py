@@ -77,38 +77,45 @@ class LineBudget:
 
     def __enter__(self) -> LineBudget:
         global _previous_trace
-        if not _active:
-            _previous_trace = sys.gettrace()
-            sys.settrace(_global_trace)
+        first = not _active
         self._base = _lines - self._used
         _active.append(self)
         _set_deadline()
         # settrace does not apply to the frame that is already running; trace the
         # caller's frame too so that a loop written right inside the `with` is counted.
-        frame = sys._getframe(1)
-        frame.f_trace = _local_trace
+        sys._getframe(1).f_trace = _local_trace
+        if first:
+            # Tracing goes on last: every Python call made while it is on costs a call
+            # to the tracer, and the bookkeeping above is charged to no one anyway.
+            _previous_trace = sys.gettrace()
+            sys.settrace(_global_trace)
         return self
 
     def __exit__(
         self, exc_type: type | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         global _previous_trace
-        self._used = self.used
+        if len(_active) == 1 and _active[0] is self:
+            # The last budget: tracing goes off first (see __enter__); no line is
+            # counted after this, so the count below is the same.
+            sys.settrace(_previous_trace)
+            _previous_trace = None
+            sys._getframe(1).f_trace = None
+        self._used = _lines - self._base if self._base is not None else self._used
         self._base = None
         _active.remove(self)
         _set_deadline()
-        if not _active:
-            sys.settrace(_previous_trace)
-            _previous_trace = None
-            frame = sys._getframe(1)
-            frame.f_trace = None
 
 
 def _set_deadline() -> None:
     global _deadline
-    _deadline = min(
-        (b._base + b.limit for b in _active if b._base is not None), default=float("inf")
-    )
+    # A plain loop, not min() over a generator: when a budget is nested inside another,
+    # this runs while tracing is on, and every Python frame it opens costs a tracer call.
+    deadline = float("inf")
+    for b in _active:
+        if b._base is not None and b._base + b.limit < deadline:
+            deadline = b._base + b.limit
+    _deadline = deadline
 
 
 def checkpoint() -> None:
