@@ -256,6 +256,8 @@ def test_unreadable_files_are_one_error_line_not_a_traceback(files, capsys):
     assert "deep.toml: not valid TOML" in error_of(capsys, ["check", "deep.toml"])
     (files / "big.json").write_text('{"name": "x", "states": [{"id": ' + "9" * 5000 + "}]}")
     assert "big.json: not valid JSON" in error_of(capsys, ["check", "big.json"])
+    (files / "quits.py").write_text("import sys\nsys.exit(3)\n")
+    assert "running quits.py raised SystemExit: 3" in error_of(capsys, ["check", "quits.py:x"])
 
 
 # -- the command line ----------------------------------------------------------------------

@@ -137,7 +137,10 @@ class _Loop:
                 self._exit_budget()
         except BudgetExceeded:
             return _DIVERGE, None
-        except Exception as exc:  # noqa: BLE001 - the agent's exception is an outcome
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the agent's exception is an outcome
+            # SystemExit too: an agent that calls sys.exit() has ended its run, an outcome;
+            # it must not end the toolkit's process. KeyboardInterrupt (the user's Ctrl-C)
+            # and GreenletExit (close() ending a suspended run) still propagate.
             return _RAISE, exc
         return _RETURN, value
 
