@@ -33,11 +33,12 @@ from typing import Any
 
 from ..errors import BudgetExceeded
 
-__all__ = ["LineBudget", "BudgetExceeded", "checkpoint", "restore_tracing"]
+__all__ = ["LineBudget", "BudgetExceeded", "checkpoint", "restore_tracing", "uncharged"]
 
 _active: list[LineBudget] = []
 _previous_trace: Any = None
 _one_line_loops: dict[CodeType, bool] = {}
+_uncharged: set[CodeType] = set()  # bookkeeping functions of other modules (see uncharged)
 _ONE_LINE_LOOPS_MAX = 20_000  # model-written blocks are new code objects: keep the cache bounded
 
 # One counter of traced lines serves every budget: a budget remembers the count when
@@ -151,9 +152,32 @@ def restore_tracing() -> None:
         sys.settrace(_global_trace)
 
 
+def uncharged(fn: Any) -> Any:
+    """Mark the function ``fn`` as bookkeeping: its lines are charged to no budget.
+
+    For a caller's own plumbing that runs inside a budget (``agent_machine``'s model
+    function, which the budgeted agent calls once per step); it also saves a tracer call
+    per line. Returns ``fn`` (use it as a decorator).
+
+    >>> def work():
+    ...     return sum(range(3))
+    >>> @uncharged
+    ... def plumbing():
+    ...     return sum(range(3))
+    >>> with LineBudget(100) as charged:
+    ...     _ = work()
+    >>> with LineBudget(100) as spared:
+    ...     _ = plumbing()
+    >>> charged.used - spared.used  # the one line of its body
+    1
+    """
+    _uncharged.add(fn.__code__)
+    return fn
+
+
 def _global_trace(frame: FrameType, event: str, arg: Any) -> Any:
     code = frame.f_code
-    if code.co_filename == __file__:
+    if code.co_filename == __file__ or code in _uncharged:
         return None  # our own bookkeeping is not charged to anyone
     one_line_loop = _one_line_loops.get(code)
     if one_line_loop is None:
