@@ -19,8 +19,10 @@ Holds: {0: 1, 1: 0} embeds f2-add into f2-add. Method: exhaustive, every state a
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from concurrent.futures import Executor
 from typing import Any
 
+from .batches import harness_all
 from .errors import InvalidArgument, InvalidEmbedding, InvalidMachine
 from .machine import DIVERGE, HALT, AgenticMachine, Outcome, check_closed, is_sentinel
 from .verdict import Obstruction, Verdict, undecided_as_verdict
@@ -163,6 +165,7 @@ def check_embedding(
     *,
     states: Iterable[Hashable] | None = None,
     completions: Iterable[str] | None = None,
+    executor: Executor | None = None,
 ) -> Verdict:
     """Check that ``embedding`` is an embedding: injective, prompt-preserving, commuting.
 
@@ -171,7 +174,9 @@ def check_embedding(
     checked (method ``"sampled"``). A failure carries the smallest counterexample as an
     :class:`Obstruction` of kind ``"injectivity"``, ``"prompt"`` or ``"commutation"``
     (or ``"domain"`` when a state has no image or its image is not a target state);
-    injectivity is reported first, then prompts, then commutation.
+    injectivity is reported first, then prompts, then commutation. ``executor`` runs the
+    commutation checks' harness calls in batches (:mod:`agentic_machines.batches`); the
+    verdict and its counterexample are the serial ones.
 
     >>> from agentic_machines.fixtures import fixture
     >>> m = fixture("f2-mul")
@@ -217,7 +222,7 @@ def check_embedding(
     state_list = sorted(dict.fromkeys(state_list), key=rank)
     alphabet = list(dict.fromkeys(alphabet))
     method = "exhaustive" if exhaustive else "sampled"
-    failure = _first_failure(embedding, state_list, alphabet, exhaustive)
+    failure = _first_failure(embedding, state_list, alphabet, exhaustive, executor)
     checked = len(state_list) * max(len(alphabet), 1)
     details = {"states": len(state_list), "completions": len(alphabet)}
     if failure is not None:
@@ -230,7 +235,7 @@ def _embedding_claim(embedding: Embedding) -> str:
 
 
 def _first_failure(
-    e: Embedding, states: list, alphabet: list[str], exhaustive: bool
+    e: Embedding, states: list, alphabet: list[str], exhaustive: bool, executor: Any = None
 ) -> Obstruction | None:
     source, target = e.source, e.target
     images: dict[Hashable, Outcome] = {}
@@ -284,11 +289,18 @@ def _first_failure(
             f"and e(h'(s', {extra!r})) are not both defined; embeddings compare machines over one alphabet C.",
             completion=extra,
         )
-    # Commutation: h(e(s'), c) = e(h'(s', c)) for every state and completion.
+    # Commutation: h(e(s'), c) = e(h'(s', c)) for every state and completion. With an
+    # executor the harness calls run in batches first; the scan below is the same.
+    if executor is not None:
+        pairs = [(s, c) for s in states for c in alphabet]
+        lefts = iter(harness_all(target, [(images[s], c) for s, c in pairs], executor))
+        inners = iter(harness_all(source, pairs, executor))
     for s in states:
         for c in alphabet:
-            left = target.harness(images[s], c)
-            inner = source.harness(s, c)
+            if executor is None:
+                left, inner = target.harness(images[s], c), source.harness(s, c)
+            else:
+                left, inner = next(lefts), next(inners)
             try:
                 right = e(inner)
             except InvalidEmbedding:

@@ -26,9 +26,11 @@ Refuted: it is not true that 0 is an SPE state of f2-mul. Method: fact F1, the f
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
+from .batches import harness_all
 from .embedding import Embedding, _Search, check_embedding, identity, rank
 from .errors import InvalidArgument
 from .machine import AgenticMachine, Outcome, check_closed, is_sentinel
@@ -48,12 +50,17 @@ __all__ = [
 
 
 def successors(
-    machine: AgenticMachine, state: Hashable, completions: Iterable[str] | None = None
+    machine: AgenticMachine,
+    state: Hashable,
+    completions: Iterable[str] | None = None,
+    *,
+    executor: Executor | None = None,
 ) -> dict[str, Outcome]:
     """succ(x) as a dict completion -> h(state, completion), over ``completions``.
 
     ``completions`` defaults to the machine's finite alphabet; on a machine whose
-    alphabet is infinite the successors can only be sampled, so pass them.
+    alphabet is infinite the successors can only be sampled, so pass them. ``executor``
+    runs the harness calls on a process pool or cluster (:mod:`agentic_machines.batches`).
 
     >>> from agentic_machines.fixtures import fixture
     >>> successors(fixture("halt1"), 0)
@@ -66,7 +73,9 @@ def successors(
                 f"{machine.name!r} has no finite completion alphabet, so its successors cannot be listed; "
                 "pass completions=[...] to sample them."
             )
-    return {c: machine.harness(state, c) for c in completions}
+    comps = list(dict.fromkeys(completions))
+    outcomes = harness_all(machine, [(state, c) for c in comps], executor, what="successors")
+    return dict(zip(comps, outcomes))
 
 
 def _set_text(items: Iterable[Any], limit: int = 6) -> str:
@@ -95,6 +104,7 @@ def completion_generates(
     loader: Mapping[Hashable, str] | Callable[[Hashable], str] | None = None,
     states: Iterable[Hashable] | None = None,
     completions: Iterable[str] | None = None,
+    executor: Executor | None = None,
 ) -> Verdict:
     """Does (machine, state) completion-generate ``target``?
 
@@ -109,6 +119,10 @@ def completion_generates(
     finite completion alphabet (so succ(x) can be listed) against the target states
     known (``states`` or a finite target's states); if they do not refute, the
     verdict is undecided (``holds=None``) and its reason says what to pass.
+
+    ``executor`` (a process pool, Dask's ``Client.get_executor()``) runs the harness calls
+    of the sampled checks (the loader, commutation on the sample, the successors for F2/F5)
+    in batches, merged in order: the verdict is the serial one (``docs/scaling_out.md``).
 
     >>> from agentic_machines.fixtures import fixture
     >>> v = completion_generates(fixture("f2-add"), 0, fixture("f2-add"))
@@ -145,7 +159,7 @@ def completion_generates(
     rejected: Verdict | None = None  # an undecided witness check, kept for its reason
     if embedding is not None or loader is not None:
         verdict = _check_witness(
-            machine, state, target, embedding, loader, states, completions, claim
+            machine, state, target, embedding, loader, states, completions, claim, executor
         )
         if verdict.holds is not None:
             return verdict
@@ -179,7 +193,7 @@ def completion_generates(
             "pass a sample of its states"
         )
     else:
-        succ = successors(machine, state)
+        succ = successors(machine, state, executor=executor)
         loaders = _successor_loaders(succ)
         targets = sorted(sample, key=rank)
         checked = len(succ)
@@ -393,6 +407,7 @@ def _check_witness(
     states: Iterable[Hashable] | None,
     completions: Iterable[str] | None,
     claim: str,
+    executor: Executor | None = None,
 ) -> Verdict:
     if embedding is None or loader is None:
         raise InvalidArgument(
@@ -417,19 +432,19 @@ def _check_witness(
     sample = sorted(dict.fromkeys(sample), key=rank)
     comp_list = None if completions is None else list(completions)
     load = loader.__getitem__ if isinstance(loader, Mapping) else loader
-    checked = 0
+    loads: list[tuple[Hashable, str]] = []
+    missing = None  # the first sampled state the loader has no completion for
     for s in sample:
         try:
-            c = load(s)
+            loads.append((s, load(s)))
         except (KeyError, LookupError):
-            return Verdict(
-                None,
-                claim,
-                "sampled",
-                checked,
-                reason=f"the loader gives no completion for state {_short(s)}",
-            )
-        y = machine.harness(x, c)
+            missing = s
+            break
+    # The loader's harness calls, in batches when an executor is given; scanned in order,
+    # so the first failure reported is the one the serial loop meets.
+    outcomes = harness_all(machine, [(x, c) for _s, c in loads], executor, what="a witness check")
+    checked = 0
+    for (s, c), y in zip(loads, outcomes):
         image = embedding(s)
         checked += 1
         if y != image or is_sentinel(y):
@@ -444,11 +459,19 @@ def _check_witness(
                 ),
                 details={"state": s, "completion": c},
             )
+    if missing is not None:
+        return Verdict(
+            None,
+            claim,
+            "sampled",
+            checked,
+            reason=f"the loader gives no completion for state {_short(missing)}",
+        )
     exhaustive = states is None and completions is None and target.is_finite
     ev = (
-        check_embedding(embedding)
+        check_embedding(embedding, executor=executor)
         if exhaustive
-        else check_embedding(embedding, states=sample, completions=comp_list)
+        else check_embedding(embedding, states=sample, completions=comp_list, executor=executor)
     )
     checked += ev.checked
     if ev.holds is not True:
@@ -497,12 +520,13 @@ def is_spe_state(
     loader: Mapping[Hashable, str] | Callable[[Hashable], str] | None = None,
     states: Iterable[Hashable] | None = None,
     completions: Iterable[str] | None = None,
+    executor: Executor | None = None,
 ) -> Verdict:
     """Is ``state`` an SPE state of ``machine`` (does (X, x) completion-generate X)?
 
     On a finite machine decided by F1: x is an SPE state iff every state is a successor
     of x (witness: the identity with a loader). Otherwise as
-    :func:`completion_generates` with ``target = machine``.
+    :func:`completion_generates` with ``target = machine`` (``executor`` too).
 
     >>> from agentic_machines.fixtures import fixture
     >>> v = is_spe_state(fixture("f2-add"), 0)
@@ -519,6 +543,7 @@ def is_spe_state(
             loader=loader,
             states=states,
             completions=completions,
+            executor=executor,
         )
     if state not in machine.states:
         raise InvalidArgument(

@@ -125,3 +125,69 @@ def test_parallel_progress_reports_states_per_second() -> None:
     finally:
         ex.PROGRESS_AFTER = old
     assert seen and all("states_per_second" in s for s in seen)
+
+
+def test_the_explore_command_gives_the_same_listing_with_workers_or_a_scheduler(
+    capsys, dask_executor
+) -> None:
+    from agentic_machines.cli import main
+
+    assert main(["explore", "react", "--depth", "3"]) == 0
+    serial = capsys.readouterr().out
+    assert main(["explore", "react", "--depth", "3", "--workers", "2"]) == 0
+    assert capsys.readouterr().out == serial
+    address = dask_executor._client.scheduler.address
+    assert main(["explore", "react", "--depth", "3", "--scheduler", address]) == 0
+    assert capsys.readouterr().out == serial
+
+
+def test_bad_workers_and_an_unreachable_scheduler_are_one_line_errors(capsys) -> None:
+    import socket
+
+    from agentic_machines.cli import main
+
+    assert main(["explore", "f2-mul", "--workers", "0"]) == 2
+    assert "at least 1" in capsys.readouterr().err
+    with socket.socket() as s:  # a free port on this machine, with nothing listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert main(["explore", "f2-mul", "--scheduler", f"tcp://127.0.0.1:{port}"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot reach the Dask scheduler" in err[0]
+
+
+def test_sampled_verdicts_with_an_executor_are_the_serial_verdicts(pool) -> None:
+    """is_spe_state / completion_generates / check_embedding on a sample, with the harness
+    calls on a process pool: same verdict, same counts, same counterexample."""
+    from agentic_machines import (
+        Embedding,
+        check_embedding,
+        completion_generates,
+        identity,
+        is_spe_state,
+    )
+    from agentic_machines.architectures import spe
+    from agentic_machines.cek import loader
+    from agentic_machines.fixtures import fixture
+
+    m = spe.machine()
+    states = spe.sample_states(1)
+    comps = list(spe.SAMPLE_COMPLETIONS)[:4]
+    kw = dict(embedding=identity(m), loader=loader, states=states, completions=comps)
+    serial = is_spe_state(m, spe.initial, **kw)
+    parallel = is_spe_state(m, spe.initial, executor=pool, **kw)
+    assert serial.holds is True and str(parallel) == str(serial)
+    assert (parallel.checked, parallel.method) == (serial.checked, serial.method)
+    # a refutation and a broken embedding: the same counterexample either way
+    f_add, f_mul = fixture("f2-add"), fixture("f2-mul")
+    for v_s, v_p in (
+        (
+            completion_generates(f_add, 0, f_mul),
+            completion_generates(f_add, 0, f_mul, executor=pool),
+        ),
+        (
+            check_embedding(Embedding(f_mul, f_mul, {0: 1, 1: 0})),
+            check_embedding(Embedding(f_mul, f_mul, {0: 1, 1: 0}), executor=pool),
+        ),
+    ):
+        assert str(v_p) == str(v_s) and v_p.holds is False

@@ -99,11 +99,13 @@ class Entry:
         depth: int | None = None,
         max_states: int = 200,
         completions: Iterable[str] | None = None,
+        executor: Any = None,
     ) -> Any:
         """The state graph to draw: a whole finite machine, or an architecture to ``depth``.
 
         ``completions`` replaces the alphabet to follow (needed for a machine that has
-        none, such as an agent function's).
+        none, such as an agent function's); ``executor`` runs the harness calls elsewhere
+        (``explore(executor=...)``).
 
         >>> g = resolve("f2-mul").explore()
         >>> sorted(n for n in g if g.nodes[n]["kind"] == "state")
@@ -133,6 +135,7 @@ class Entry:
             roots=self.roots(machine),
             max_depth=depth,
             max_states=max_states,
+            executor=executor,
         )
 
     def highlights(self, machine: AgenticMachine, graph: Any) -> dict[str, Any]:

@@ -29,6 +29,7 @@ __all__ = ["add_parser", "explore_command", "describe_graph"]
 def add_parser(sub: Any) -> None:
     """Register ``explore`` on the subcommand parsers ``sub``."""
     from .commands import _natural, _positive
+    from .executors import add_executor_arguments
     from .targets import add_target_arguments
 
     p = sub.add_parser(
@@ -48,18 +49,25 @@ def add_parser(sub: Any) -> None:
         "--max-states", type=_positive, default=200, metavar="N", help="state bound (default: 200)"
     )
     p.add_argument("--json", action="store_true", help="print the graph as JSON instead")
+    add_executor_arguments(p)
     p.set_defaults(func=explore_command)
 
 
 def explore_command(args: argparse.Namespace) -> int:
     """Handle ``explore``."""
+    from .executors import executor_from
     from .targets import completions_from, resolve_target
 
     entry = resolve_target(args.name)
     machine = entry.machine()
-    graph = entry.explore(
-        machine, depth=args.depth, max_states=args.max_states, completions=completions_from(args)
-    )
+    with executor_from(args) as executor:
+        graph = entry.explore(
+            machine,
+            depth=args.depth,
+            max_states=args.max_states,
+            completions=completions_from(args),
+            executor=executor,
+        )
     if args.json:
         from ..drawing.diagrams import to_json
 

@@ -23,19 +23,14 @@ True
 from __future__ import annotations
 
 import math
-import os
-import pickle
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor
 from typing import Any
 
-from ..errors import InvalidArgument
+from ..batches import TASKS_PER_WORKER, check_sendable, run_batches
 from ..machine import DIVERGE, HALT, AgenticMachine
 
-__all__ = ["expand_batch", "run_batches", "check_sendable"]
-
-TASKS_PER_WORKER = 4
-"""Default batching: about this many tasks per worker and level (load balance vs cost)."""
+__all__ = ["expand_batch", "parallel_search", "run_batches", "check_sendable", "TASKS_PER_WORKER"]
 
 
 def expand_batch(
@@ -68,72 +63,6 @@ def expand_batch(
         comps = list(fixed) if fixed is not None else _chosen(choose, prompt, s)
         out.append((prompt, None if fixed is not None else comps, _outcomes(h, s, comps)))
     return out
-
-
-def run_batches(
-    executor: Executor,
-    fn: Callable[..., list[Any]],
-    items: Sequence[Any],
-    batch_size: int | None,
-    *args: Any,
-) -> list[Any]:
-    """``fn(*args, batch)`` over ``items`` cut in batches, results concatenated in order.
-
-    >>> with ThreadPoolExecutor(2) as pool:
-    ...     run_batches(pool, lambda k, xs: [k * x for x in xs], [1, 2, 3], 2, 10)
-    [10, 20, 30]
-    """
-    if not items:
-        return []
-    size = batch_size or _default_batch(executor, len(items))
-    futures = [executor.submit(fn, *args, items[i : i + size]) for i in range(0, len(items), size)]
-    results: list[Any] = []
-    for f in futures:  # in submission order: the merge is deterministic
-        results.extend(f.result())
-    return results
-
-
-def _default_batch(executor: Executor, n: int) -> int:
-    workers = getattr(executor, "_max_workers", None) or os.cpu_count() or 1
-    return max(1, math.ceil(n / (TASKS_PER_WORKER * workers)))
-
-
-def check_sendable(executor: Executor, what: str, **objects: Any) -> None:
-    """Refuse, with a clear error, objects an executor's workers cannot receive.
-
-    A thread pool shares this process's objects; a process pool pickles them; Dask
-    pickles with cloudpickle, which also takes lambdas and closures. The error names
-    what failed to pickle and what to do instead.
-
-    >>> check_sendable(ThreadPoolExecutor(1), "explore", machine=lambda s: s)
-    >>> from concurrent.futures import ProcessPoolExecutor
-    >>> check_sendable(ProcessPoolExecutor(1), "explore", machine=lambda s: s)
-    Traceback (most recent call last):
-    ...
-    agentic_machines.errors.InvalidArgument: explore(executor=ProcessPoolExecutor) sends the machine to other processes, and it does not pickle: ...
-    """
-    if isinstance(executor, ThreadPoolExecutor):
-        return
-    dumps = pickle.dumps
-    if type(executor).__module__.split(".")[0] == "distributed":
-        try:
-            import cloudpickle  # Dask's own serializer, installed with it
-
-            dumps = cloudpickle.dumps
-        except ImportError:  # pragma: no cover - distributed always brings it
-            pass
-    for name, obj in objects.items():
-        if obj is None:
-            continue
-        try:
-            dumps(obj)
-        except Exception as exc:  # pickle raises several types: report any of them
-            raise InvalidArgument(
-                f"{what}(executor={type(executor).__name__}) sends the {name} to other "
-                f"processes, and it does not pickle: {type(exc).__name__}: {exc}. Define its "
-                "functions at module level (lambdas and nested functions do not pickle), use "
-                "a Dask executor (cloudpickle takes them), a ThreadPoolExecutor, or no executor"
-            ) from None
 
 
 def parallel_search(
