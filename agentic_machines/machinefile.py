@@ -119,24 +119,34 @@ def load_machine(path: str | os.PathLike) -> TableMachine:
             "rename it or convert it",
             path=str(path),
         )
-    text = path.read_text(encoding="utf-8")
-    if suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidMachineFile(
-                f"{path}: line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg}); "
-                "fix the syntax there",
-                path=str(path),
-                line=exc.lineno,
-            ) from None
-    else:
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise InvalidMachineFile(
-                f"{path}: not valid TOML ({exc}); fix the syntax there", path=str(path)
-            ) from None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidMachineFile(
+            f"{path}: byte {exc.start} is not UTF-8 ({exc.reason}); save the file as UTF-8",
+            path=str(path),
+        ) from None
+    kind = "JSON" if suffix == ".json" else "TOML"
+    try:
+        data = json.loads(text) if suffix == ".json" else tomllib.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidMachineFile(
+            f"{path}: line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg}); "
+            "fix the syntax there",
+            path=str(path),
+            line=exc.lineno,
+        ) from None
+    except RecursionError:
+        # Both parsers recurse per nested list or table: a machine file never nests deeply.
+        raise InvalidMachineFile(
+            f"{path}: not valid {kind}: lists or tables nested too deeply to read; "
+            "a machine file nests a few levels only",
+            path=str(path),
+        ) from None
+    except ValueError as exc:  # TOMLDecodeError, and JSON's limit on the digits of an integer
+        raise InvalidMachineFile(
+            f"{path}: not valid {kind} ({exc}); fix the syntax there", path=str(path)
+        ) from None
     return machine_from_document(data, source=str(path))
 
 

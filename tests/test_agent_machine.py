@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from agentic_machines.models import ScriptedModel
 
@@ -120,6 +122,19 @@ def test_an_agent_that_raises_is_a_recorded_outcome():
     trace = run(m, ScriptedModel(["1", "1", "x"]))
     assert trace.end is HALT and len(trace) == 3
     assert isinstance(m.result(trace[-1].state, trace[-1].completion), AgentRaised)
+
+
+def test_an_agent_that_calls_sys_exit_is_a_recorded_outcome_not_the_end_of_the_process():
+    # Found by review: SystemExit went through the harness and ended the CLI with its status.
+    def quitter(model):
+        if model("quit?") == "yes":
+            sys.exit(4)
+        return "stayed"
+
+    m = agent_machine(quitter)
+    assert m.harness(m.initial, "yes") is HALT
+    assert m.raised(m.initial, "yes") == AgentRaised("SystemExit", "4")
+    assert m.result(m.initial, "no") == "stayed"
 
 
 def test_an_agent_that_loops_without_calling_the_model_diverges():

@@ -149,7 +149,8 @@ def _import_module(target: str, name: str) -> Any:
                 path=name,
             ) from None
         raise _raised_while(target, name, "importing", exc) from None
-    except Exception as exc:  # noqa: BLE001 - user code failed: say where, not a traceback
+    # SystemExit too: a sys.exit() in user code must not end the command with its status.
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code failed: say where
         raise _raised_while(target, name, "importing", exc) from None
 
 
@@ -182,7 +183,8 @@ def _import_file(target: str, path: Path) -> Any:
             path=str(path),
             line=exc.lineno,
         ) from None
-    except Exception as exc:  # noqa: BLE001 - user code failed: say where, not a traceback
+    # SystemExit too: a sys.exit() in user code must not end the command with its status.
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code failed: say where
         del sys.modules[name]
         raise _raised_while(target, str(path), "running", exc) from None
     return module
@@ -239,7 +241,8 @@ def _machine_of(target: str, obj: Any, where: str) -> AgenticMachine:
 def _call_factory(target: str, factory: Any) -> AgenticMachine:
     try:
         built = factory()
-    except Exception as exc:  # noqa: BLE001 - user code failed: say where, not a traceback
+    # SystemExit too: a sys.exit() in user code must not end the command with its status.
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code failed: say where
         raise _raised_while(
             target, getattr(factory, "__name__", "the factory"), "calling", exc
         ) from None

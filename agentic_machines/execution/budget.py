@@ -33,11 +33,12 @@ from typing import Any
 
 from ..errors import BudgetExceeded
 
-__all__ = ["LineBudget", "BudgetExceeded", "checkpoint", "restore_tracing"]
+__all__ = ["LineBudget", "BudgetExceeded", "checkpoint", "restore_tracing", "uncharged"]
 
 _active: list[LineBudget] = []
 _previous_trace: Any = None
 _one_line_loops: dict[CodeType, bool] = {}
+_uncharged: set[CodeType] = set()  # bookkeeping functions of other modules (see uncharged)
 _ONE_LINE_LOOPS_MAX = 20_000  # model-written blocks are new code objects: keep the cache bounded
 
 # One counter of traced lines serves every budget: a budget remembers the count when
@@ -77,38 +78,45 @@ class LineBudget:
 
     def __enter__(self) -> LineBudget:
         global _previous_trace
-        if not _active:
-            _previous_trace = sys.gettrace()
-            sys.settrace(_global_trace)
+        first = not _active
         self._base = _lines - self._used
         _active.append(self)
         _set_deadline()
         # settrace does not apply to the frame that is already running; trace the
         # caller's frame too so that a loop written right inside the `with` is counted.
-        frame = sys._getframe(1)
-        frame.f_trace = _local_trace
+        sys._getframe(1).f_trace = _local_trace
+        if first:
+            # Tracing goes on last: every Python call made while it is on costs a call
+            # to the tracer, and the bookkeeping above is charged to no one anyway.
+            _previous_trace = sys.gettrace()
+            sys.settrace(_global_trace)
         return self
 
     def __exit__(
         self, exc_type: type | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         global _previous_trace
-        self._used = self.used
+        if len(_active) == 1 and _active[0] is self:
+            # The last budget: tracing goes off first (see __enter__); no line is
+            # counted after this, so the count below is the same.
+            sys.settrace(_previous_trace)
+            _previous_trace = None
+            sys._getframe(1).f_trace = None
+        self._used = _lines - self._base if self._base is not None else self._used
         self._base = None
         _active.remove(self)
         _set_deadline()
-        if not _active:
-            sys.settrace(_previous_trace)
-            _previous_trace = None
-            frame = sys._getframe(1)
-            frame.f_trace = None
 
 
 def _set_deadline() -> None:
     global _deadline
-    _deadline = min(
-        (b._base + b.limit for b in _active if b._base is not None), default=float("inf")
-    )
+    # A plain loop, not min() over a generator: when a budget is nested inside another,
+    # this runs while tracing is on, and every Python frame it opens costs a tracer call.
+    deadline = float("inf")
+    for b in _active:
+        if b._base is not None and b._base + b.limit < deadline:
+            deadline = b._base + b.limit
+    _deadline = deadline
 
 
 def checkpoint() -> None:
@@ -144,9 +152,32 @@ def restore_tracing() -> None:
         sys.settrace(_global_trace)
 
 
+def uncharged(fn: Any) -> Any:
+    """Mark the function ``fn`` as bookkeeping: its lines are charged to no budget.
+
+    For a caller's own plumbing that runs inside a budget (``agent_machine``'s model
+    function, which the budgeted agent calls once per step); it also saves a tracer call
+    per line. Returns ``fn`` (use it as a decorator).
+
+    >>> def work():
+    ...     return sum(range(3))
+    >>> @uncharged
+    ... def plumbing():
+    ...     return sum(range(3))
+    >>> with LineBudget(100) as charged:
+    ...     _ = work()
+    >>> with LineBudget(100) as spared:
+    ...     _ = plumbing()
+    >>> charged.used - spared.used  # the one line of its body
+    1
+    """
+    _uncharged.add(fn.__code__)
+    return fn
+
+
 def _global_trace(frame: FrameType, event: str, arg: Any) -> Any:
     code = frame.f_code
-    if code.co_filename == __file__:
+    if code.co_filename == __file__ or code in _uncharged:
         return None  # our own bookkeeping is not charged to anyone
     one_line_loop = _one_line_loops.get(code)
     if one_line_loop is None:

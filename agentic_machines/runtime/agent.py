@@ -64,7 +64,7 @@ from typing import Any
 from greenlet import getcurrent, greenlet
 
 from ..errors import BudgetExceeded, InvalidArgument, InvalidMachine
-from ..execution.budget import LineBudget
+from ..execution.budget import LineBudget, uncharged
 from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
 from .harness import TraceState
 
@@ -137,14 +137,18 @@ class _Loop:
                 self._exit_budget()
         except BudgetExceeded:
             return _DIVERGE, None
-        except Exception as exc:  # noqa: BLE001 - the agent's exception is an outcome
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the agent's exception is an outcome
+            # SystemExit too: an agent that calls sys.exit() has ended its run, an outcome;
+            # it must not end the toolkit's process. KeyboardInterrupt (the user's Ctrl-C)
+            # and GreenletExit (close() ending a suspended run) still propagate.
             return _RAISE, exc
         return _RETURN, value
 
+    @uncharged  # the line budget charges the agent's own lines, not this bookkeeping
     def model(self, prompt: str) -> str:
         """The ``model(prompt) -> str`` the agent function calls (once per step)."""
-        # Stop counting lines first: the line budget charges the agent's own lines, and
-        # every traced line of this bookkeeping would cost a trace call on every step.
+        # Stop counting lines first (uncharged spares this frame the tracer, but the
+        # functions it calls would still be traced while the budget is active).
         budget = self.budget
         if budget is not None:
             self.budget = None
