@@ -119,7 +119,7 @@ def load_machine(path: str | os.PathLike) -> TableMachine:
             "rename it or convert it",
             path=str(path),
         )
-    text = path.read_text(encoding="utf-8")
+    text = _read_bounded(path)
     if suffix == ".json":
         try:
             data = json.loads(text)
@@ -130,6 +130,8 @@ def load_machine(path: str | os.PathLike) -> TableMachine:
                 path=str(path),
                 line=exc.lineno,
             ) from None
+        except RecursionError:
+            raise InvalidMachineFile(f"{path}: JSON nested too deeply", path=str(path)) from None
     else:
         try:
             data = tomllib.loads(text)
@@ -137,7 +139,32 @@ def load_machine(path: str | os.PathLike) -> TableMachine:
             raise InvalidMachineFile(
                 f"{path}: not valid TOML ({exc}); fix the syntax there", path=str(path)
             ) from None
+        except RecursionError:
+            raise InvalidMachineFile(f"{path}: TOML nested too deeply", path=str(path)) from None
     return machine_from_document(data, source=str(path))
+
+
+MAX_MACHINE_FILE_BYTES = 64 * 1024 * 1024
+"""The largest machine file :func:`load_machine` reads (64 MiB); ``/dev/zero`` stops here."""
+
+
+def _read_bounded(path: Path) -> str:
+    """The UTF-8 text of ``path``, refused past :data:`MAX_MACHINE_FILE_BYTES`."""
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_MACHINE_FILE_BYTES + 1)
+    if len(data) > MAX_MACHINE_FILE_BYTES:
+        raise InvalidMachineFile(
+            f"{path}: larger than {MAX_MACHINE_FILE_BYTES >> 20} MiB, the limit for a machine "
+            "file; give a smaller one",
+            path=str(path),
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidMachineFile(
+            f"{path}: not UTF-8 text (byte {exc.start}); a machine file is JSON or TOML text",
+            path=str(path),
+        ) from None
 
 
 def dump_machine(machine: AgenticMachine, path: str | os.PathLike) -> Path:
