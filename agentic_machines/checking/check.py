@@ -442,7 +442,12 @@ class _Search:
                 key = _hashable(request)
                 if key in done or key in seen:
                     again = (
-                        "again, during a replay of the run" if key in done else "twice in one step"
+                        (
+                            "a second time in this run (it already ran at an earlier step, "
+                            "or a replay of the run re-executed it)"
+                        )
+                        if key in done
+                        else "twice in one step"
                     )
                     self.found[prop] = (
                         i,
@@ -637,6 +642,14 @@ class _Search:
                         f"the harness diverged (↑) after {self.depth[i] + 1} model call(s)",
                     )
                 )
+        if k >= len(self.states):
+            # A run of k >= n steps through n states repeats one: it exists exactly when a
+            # cycle is reachable, and going round the cycle's lasso gives one (without a
+            # cycle the layers below empty within n steps).
+            lasso = self._lasso(q)
+            if lasso is not None:
+                candidates.append(self._unrolled(q, lasso, k))
+                return min(candidates, key=len), ""
         # Layers of the runs: layer j holds every state some run is in after j steps.
         layer = {0: None}  # state id -> (previous id, completion) of one run reaching it
         layers: list[dict[int, tuple[int, str] | None]] = [layer]
@@ -678,6 +691,23 @@ class _Search:
             return min(candidates, key=len), ""
         reasons = [r for r in (open_end, self._unknown_text()) if r]
         return None, "; ".join(reasons)
+
+    def _unrolled(self, q: Property, lasso: Counterexample, k: int) -> Counterexample:
+        """The first ``k`` steps of the run that goes round ``lasso``'s loop for ever."""
+        at = lasso.loop or 0
+        comps = list(lasso.completions)
+        states = list(lasso.states)
+        prompts = list(lasso.prompts)
+        loop_c, loop_s, loop_p = comps[at:], states[at + 1 :], prompts[at + 1 :]
+        while len(comps) < k:
+            comps += loop_c
+            states += loop_s
+            prompts += loop_p
+        end = states[k]
+        why = f"after {k} model calls the run has not halted (it goes round a cycle, in {short_repr(end)})"
+        return Counterexample(
+            q.name, tuple(comps[:k]), tuple(states[: k + 1]), tuple(prompts[: k + 1]), why
+        )
 
     # -- bounds and statistics ---------------------------------------------------------------
     def _bound_depth(self, depth_cut: bool, cut_depth: int | None) -> int | None:
