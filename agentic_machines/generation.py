@@ -695,7 +695,8 @@ def _f1_scan(
 # Obstructions for infinite machines, with a premise property-tested on given completions
 
 MIN_PREMISE_TESTS = 50
-"""The fewest completions a premise must be tested on before a conditional refutation.
+"""The fewest distinct completions a premise must be tested on before a conditional refutation
+(a completion given twice counts once).
 
 A premise that the toolkit cannot check exhaustively (a successor-prompt invariant for
 F2, a constant harness for F5, on a machine whose completion alphabet is every string)
@@ -764,8 +765,8 @@ def _premise_verdict(
             claim,
             method,
             tested,
-            reason=f"the premise ({premise_text}) was tested on only {tested} completion(s); pass at least "
-            f"{MIN_PREMISE_TESTS} completions=[...] (MIN_PREMISE_TESTS) for a conditional refutation",
+            reason=f"the premise ({premise_text}) was tested on only {tested} distinct completion(s); pass at least "
+            f"{MIN_PREMISE_TESTS} different completions=[...] (MIN_PREMISE_TESTS) for a conditional refutation",
             details=details,
         )
     return Verdict(
@@ -842,7 +843,8 @@ def prompt_obstruction(
         )
     tested = sentinels = 0
     seen: list[str] = []
-    for c in completions:
+    # A repeated completion tests nothing new: the premise counts distinct completions.
+    for c in dict.fromkeys(completions):
         tested += 1
         seen.append(c)
         y = machine.harness(state, c)
@@ -921,7 +923,7 @@ def cardinality_obstruction(
     outcomes: dict[Hashable, str] = {}
     tested = 0
     seen: list[str] = []
-    for c in completions:
+    for c in dict.fromkeys(completions):  # distinct completions, as in prompt_obstruction
         tested += 1
         seen.append(c)
         y = machine.harness(state, c)

@@ -119,13 +119,7 @@ def load_machine(path: str | os.PathLike) -> TableMachine:
             "rename it or convert it",
             path=str(path),
         )
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidMachineFile(
-            f"{path}: byte {exc.start} is not UTF-8 ({exc.reason}); save the file as UTF-8",
-            path=str(path),
-        ) from None
+    text = _read_bounded(path)
     kind = "JSON" if suffix == ".json" else "TOML"
     try:
         data = json.loads(text) if suffix == ".json" else tomllib.loads(text)
@@ -148,6 +142,29 @@ def load_machine(path: str | os.PathLike) -> TableMachine:
             f"{path}: not valid {kind} ({exc}); fix the syntax there", path=str(path)
         ) from None
     return machine_from_document(data, source=str(path))
+
+
+MAX_MACHINE_FILE_BYTES = 64 * 1024 * 1024
+"""The largest machine file :func:`load_machine` reads (64 MiB); ``/dev/zero`` stops here."""
+
+
+def _read_bounded(path: Path) -> str:
+    """The UTF-8 text of ``path``, refused past :data:`MAX_MACHINE_FILE_BYTES`."""
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_MACHINE_FILE_BYTES + 1)
+    if len(data) > MAX_MACHINE_FILE_BYTES:
+        raise InvalidMachineFile(
+            f"{path}: larger than {MAX_MACHINE_FILE_BYTES >> 20} MiB, the limit for a machine "
+            "file; give a smaller one",
+            path=str(path),
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidMachineFile(
+            f"{path}: byte {exc.start} is not UTF-8 ({exc.reason}); save the file as UTF-8",
+            path=str(path),
+        ) from None
 
 
 def dump_machine(machine: AgenticMachine, path: str | os.PathLike) -> Path:

@@ -119,3 +119,24 @@ def test_divergence_in_eval_is_an_outcome(capsys):
     assert main(["eval", "(letrec ((f (lambda () (f)))) (f))"]) == 0
     captured = capsys.readouterr()
     assert captured.out.startswith("↑") and "loops forever" in captured.out and not captured.err
+
+
+def test_deep_or_endless_input_files_are_one_line(tmp_path, capsys):
+    deep = tmp_path / "deep.txt"
+    deep.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    assert main(["run", "f2-mul", "--script", str(deep)]) == 2
+    assert "nested too deeply" in error_line(capsys)
+    for suffix, text in ((".json", "[" * 100_000), (".toml", "a=" + "[" * 100_000)):
+        machine = tmp_path / f"deep{suffix}"
+        machine.write_text(text + "]" * 100_000, encoding="utf-8")
+        assert main(["check", str(machine)]) == 2
+        assert f"deep{suffix}: " in error_line(capsys)
+    zero = tmp_path / "zero.json"
+    zero.symlink_to("/dev/zero")
+    assert main(["check", str(zero)]) == 2
+    assert "the limit for a machine file" in error_line(capsys)
+    assert main(["run", "f2-mul", "--replay", "/dev/zero"]) == 2
+    assert "/dev/zero:1: binary data" in error_line(capsys)
+    (tmp_path / "s.txt").write_text("0\n", encoding="utf-8")
+    assert main(["run", "f2-mul", "--script", str(tmp_path / "s.txt"), "--save", "/dev/full"]) == 2
+    assert "cannot use /dev/full" in capsys.readouterr().err

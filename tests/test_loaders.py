@@ -272,3 +272,27 @@ def test_mutated_files_load_or_raise_one_error(kind, data, originals, tmp_path_f
         Trace.load(path) if kind != "cassette" else ReplayModel(path)
     except error as exc:
         assert str(exc).startswith(str(path)), str(exc)
+
+
+# -- found in review: /dev/zero, lone surrogates, a full disk --------------------------------
+
+
+def test_dev_zero_is_refused_at_once_as_binary():
+    _raises(TraceError, "/dev/zero", 1, "binary data")
+    _raises(CassetteError, "/dev/zero", 1, "binary data")
+
+
+def test_a_lone_surrogate_in_a_completion_is_written_and_read_back(tmp_path):
+    path = tmp_path / "s.jsonl"
+    m = HarnessMachine(_words)
+    t = run(m, ScriptedModel(["a", "\ud800", "stop"]), path=path)
+    assert t.end is HALT and Trace.load(path).steps == t.steps
+    cassette = tmp_path / "c.jsonl"
+    assert RecordingModel(ScriptedModel(["\udc80"]), cassette).complete("p\ud801") == "\udc80"
+    assert ReplayModel(cassette).records == [("p\ud801", "\udc80")]
+
+
+def test_a_write_error_names_the_file():
+    with pytest.raises(OSError) as info:
+        run(COUNTER, ScriptedModel(["+", "stop"]), path="/dev/full")
+    assert info.value.filename == "/dev/full"

@@ -225,7 +225,29 @@ def test_prompt_obstruction_without_a_proof_file_or_tests_is_undecided():
         ECHO, "a", ECHO, "zzz", invariant=lambda p, q: True if q != "zzz" else False,
         invariant_text="t", proof="proofs/F2_prompt_obstruction.md", completions=["b"] * 3,
     )  # fmt: skip
-    assert v.holds is None and "only 3 completion(s)" in v.reason and "at least 50" in v.reason
+    assert v.holds is None and "only 1 distinct completion(s)" in v.reason  # ["b"] * 3 is one
+    assert "at least 50" in v.reason
+
+
+def test_a_repeated_completion_counts_once_toward_the_minimum():
+    from agentic_machines import cardinality_obstruction, prompt_obstruction
+
+    v = prompt_obstruction(
+        ECHO, "a", ECHO, "zzz", invariant=lambda p, q: q != "zzz", invariant_text="t",
+        proof="proofs/F2_prompt_obstruction.md", completions=["q"] * 60,
+    )  # fmt: skip
+    assert v.holds is None and v.checked == 1 and "only 1 distinct" in v.reason
+    const = FunctionMachine(lambda s: s, lambda s, c: "k" if c != "zz" else "j", name="const")
+    v = cardinality_obstruction(
+        const, "a", const, reason="claimed", completions=["q"] * 60, target_states=["u", "v"],
+        proof="proofs/F5_cardinality.md",
+    )  # fmt: skip
+    assert v.holds is None and "only 1 distinct" in v.reason
+    w = cardinality_obstruction(
+        const, "a", const, reason="claimed", completions=[f"w{i}" for i in range(50)] * 2,
+        target_states=["u", "v"], proof="proofs/F5_cardinality.md",
+    )  # fmt: skip
+    assert w.conditional and w.premise.tested == 50
 
 
 def test_cardinality_obstruction_on_one_completion_is_undecided():

@@ -344,6 +344,8 @@ def read_script(path: str | os.PathLike) -> list[str]:
             raise InvalidArgument(
                 f"{path}: looks like a JSON list but does not parse ({exc.msg} at line {exc.lineno})"
             ) from None
+        except RecursionError:
+            raise InvalidArgument(f"{path}: JSON nested too deeply to read") from None
         if not isinstance(data, list) or not all(isinstance(c, str) for c in data):
             raise InvalidArgument(f"{path}: a JSON script must be a list of strings")
         return data

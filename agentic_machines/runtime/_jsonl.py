@@ -26,6 +26,7 @@ __all__ = ["JsonLinesWriter", "read_json_lines", "read_json_records", "dump_line
 
 # One encoder for every line: json.dumps with options builds a new encoder per call.
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+_ENCODE_ASCII = json.JSONEncoder(ensure_ascii=True).encode
 
 
 def dump_line(obj: Any) -> str:
@@ -50,9 +51,22 @@ class JsonLinesWriter:
         self._fh = open(self.path, mode, encoding="utf-8")
 
     def write(self, obj: Any) -> None:
-        """Write one line and flush it to the operating system at once."""
-        self._fh.write(dump_line(obj))
-        self._fh.flush()
+        r"""Write one line and flush it to the operating system at once.
+
+        A string with a lone surrogate (``"\ud800"``, which a model's JSON answer can
+        hold) has no UTF-8 form: that line is written with ASCII escapes instead, which
+        read back to the same string. An I/O error names the file.
+        """
+        try:
+            try:
+                self._fh.write(dump_line(obj))
+            except UnicodeEncodeError:  # nothing was written: the text is encoded first
+                self._fh.write(_ENCODE_ASCII(obj) + "\n")
+            self._fh.flush()
+        except OSError as exc:
+            if exc.filename is None:  # e.g. ENOSPC on flush: say which file
+                exc.filename = self.path
+            raise
 
     def close(self) -> None:
         """Close the file (idempotent)."""
@@ -70,6 +84,9 @@ def _reject_constant(name: str) -> Any:
 
 
 _DECODE = json.JSONDecoder(parse_constant=_reject_constant).decode
+
+
+_BINARY = "binary data (a NUL byte); this is not a JSON-lines text file"
 
 
 def read_json_records(
@@ -93,11 +110,20 @@ def read_json_records(
     agentic_machines.errors.TraceError: ...x.jsonl:2: not valid JSON: NaN is not allowed (JSON has no NaN or Infinity)...
     """
     name = os.fspath(path)
+    chunks: list[bytes] = []
     try:
         with open(name, "rb") as fh:
-            data = fh.read()
+            # Read in chunks and stop at the first NUL byte (never in JSON text): binary
+            # data, /dev/zero included, is refused without reading it to the end.
+            while chunk := fh.read(1 << 20):
+                chunks.append(chunk)
+                if b"\x00" in chunk:
+                    data = b"".join(chunks)
+                    number = data.count(b"\n", 0, data.index(b"\x00")) + 1
+                    raise error(name, number, _BINARY)
     except OSError as exc:
         raise error(name, None, f"cannot read it: {exc.strerror or exc}; check the path") from None
+    data = b"".join(chunks)
     raw_lines = data.split(b"\n")
     out: list[tuple[int, Any]] = []
     for number, raw in enumerate(raw_lines, start=1):
@@ -111,9 +137,7 @@ def read_json_records(
         if not line.strip():
             continue
         if "\x00" in line:
-            raise error(
-                name, number, "binary data (a NUL byte); this is not a JSON-lines text file"
-            )
+            raise error(name, number, _BINARY)
         try:
             out.append((number, _DECODE(line)))
         except RecursionError:

@@ -556,7 +556,7 @@ def _read_trace_file(path: str | os.PathLike) -> tuple[str, Any, int | None, lis
 
     records = read_json_records(name, TraceError)
     if not records:
-        fail(None, "the file is empty: no trace header line")
+        fail(None, "the file is empty (or its only line is cut off): no trace header line")
     line, header = records[0]
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         fail(line, "not a trace file written by agentic_machines (no trace header line)")
