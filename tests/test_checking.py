@@ -286,7 +286,7 @@ def test_effects_at_most_once_sees_a_replayed_side_effect():
         max_depth=3,
     )
     cx = r.counterexample("effects_at_most_once(charge)")
-    assert cx is not None and "again" in cx.explanation
+    assert cx is not None and "a second time" in cx.explanation
 
 
 def test_bad_arguments_are_refused_with_a_fix():

@@ -191,3 +191,33 @@ def test_sampled_verdicts_with_an_executor_are_the_serial_verdicts(pool) -> None
         ),
     ):
         assert str(v_p) == str(v_s) and v_p.holds is False
+
+
+def test_check_properties_with_an_executor_gives_the_serial_result(pool) -> None:
+    from agentic_machines.checking import halts_within, never_diverges, prompt_length_at_most
+    from agentic_machines.checking.check import check_properties
+
+    m = react.machine()
+    props = [halts_within(3), never_diverges(), prompt_length_at_most(1500)]
+    kw = dict(completions=react.diagram_completions, max_depth=5)
+    serial = check_properties(m, m.initial, props, **kw)
+    parallel = check_properties(m, m.initial, props, executor=pool, **kw)
+    assert parallel.report("m") == serial.report("m")
+    assert not serial  # halts_within(3) is refuted: a counterexample to compare
+    anon = FunctionMachine(lambda s: "p", lambda s, c: s, initial=0, completions=["a"])
+    with pytest.raises(InvalidArgument, match="does not pickle"):
+        check_properties(anon, 0, [never_diverges()], executor=pool)
+
+
+def test_the_test_command_takes_workers_and_file_targets(tmp_path, capsys) -> None:
+    from agentic_machines.cli import main
+
+    args = ["test", "react", "-p", "halts_within:3", "--max-depth", "4"]
+    assert main(args) == 1
+    serial = capsys.readouterr().out
+    assert main([*args, "--workers", "2"]) == 1
+    assert capsys.readouterr().out == serial
+    assert main(["export", "halt1", "-o", str(tmp_path / "m.json")]) == 0
+    capsys.readouterr()
+    assert main(["test", str(tmp_path / "m.json"), "-p", "halts_within:1"]) == 0
+    assert "halts_within(1)" in capsys.readouterr().out

@@ -37,8 +37,10 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor
 from typing import Any
 
+from ..batches import check_sendable, run_batches
 from ..errors import InvalidArgument
 from ..machine import DIVERGE, HALT, AgenticMachine
 from ..runtime.explore import _Reporter  # the status-line timing explore uses
@@ -76,6 +78,7 @@ def check_properties(
     max_states: int | None = 100_000,
     stop_early: bool = True,
     progress: None | bool | Callable[[dict[str, Any]], None] = None,
+    executor: Executor | None = None,
 ) -> CheckResult:
     """Check ``properties`` on every run of ``machine`` from ``start`` over an alphabet.
 
@@ -86,6 +89,10 @@ def check_properties(
     has a counterexample (the coverage then says so). ``progress`` prints a status
     line on stderr every two seconds once the check runs for two (``False``: never;
     a function: called with the statistics instead).
+    ``executor`` (a process pool, Dask's ``Client.get_executor()``) runs the harness calls
+    of each batch of states on its workers, merged in order: the verdicts, counterexamples
+    and coverage are the serial ones (``docs/scaling_out.md``); the machine must pickle,
+    and ``effects_at_most_once`` (which watches calls in this process) is refused.
 
     Returns a :class:`~agentic_machines.checking.result.CheckResult`: per property, a
     verdict (exhaustive, up to the named bound) and for a refuted one a shortest
@@ -124,6 +131,14 @@ def check_properties(
         raise InvalidArgument(f"cannot check from the sentinel {start!r}; start from a state")
     fixed, choose = _alphabet(machine, completions)
     search = _Search(machine, start, props, fixed, choose, max_depth, max_states, progress)
+    if executor is not None:
+        if search.effects:
+            raise InvalidArgument(
+                "effects_at_most_once watches the tool calls made in this process, so it cannot "
+                "be checked with executor=; check it without an executor"
+            )
+        check_sendable(executor, "check_properties", machine=machine, completions=choose)
+    search.executor = executor
     return search.run(stop_early)
 
 
@@ -158,8 +173,16 @@ def _alphabet_name(fixed: list[str] | None) -> str:
     return f"the {len(fixed)}-completion alphabet"
 
 
+def _expand_elsewhere(machine: AgenticMachine, batch: list) -> list:
+    # In a worker every new state's prompt is computed (the known set stays here): the
+    # prompts are the same values, so the search that consumes the rows does not change.
+    return expand(machine, batch)
+
+
 class _Search:
     """The state of one check: the explored graph as flat lists indexed by state id."""
+
+    executor: Executor | None = None
 
     def __init__(
         self,
@@ -252,7 +275,10 @@ class _Search:
                 batch.append((states[i], comps))
             if not batch:
                 continue
-            rows = expand(machine, batch, known=ids, logs=logs)
+            if self.executor is None:
+                rows = expand(machine, batch, known=ids, logs=logs)
+            else:  # the same batch, its states spread over the executor's workers
+                rows = run_batches(self.executor, _expand_elsewhere, batch, None, machine)
             for i, row in zip(batch_ids, rows):
                 out = succ[i]
                 s = states[i]
@@ -442,7 +468,12 @@ class _Search:
                 key = _hashable(request)
                 if key in done or key in seen:
                     again = (
-                        "again, during a replay of the run" if key in done else "twice in one step"
+                        (
+                            "a second time in this run (it already ran at an earlier step, "
+                            "or a replay of the run re-executed it)"
+                        )
+                        if key in done
+                        else "twice in one step"
                     )
                     self.found[prop] = (
                         i,
@@ -637,6 +668,14 @@ class _Search:
                         f"the harness diverged (↑) after {self.depth[i] + 1} model call(s)",
                     )
                 )
+        if k >= len(self.states):
+            # A run of k >= n steps through n states repeats one: it exists exactly when a
+            # cycle is reachable, and going round the cycle's lasso gives one (without a
+            # cycle the layers below empty within n steps).
+            lasso = self._lasso(q)
+            if lasso is not None:
+                candidates.append(self._unrolled(q, lasso, k))
+                return min(candidates, key=len), ""
         # Layers of the runs: layer j holds every state some run is in after j steps.
         layer = {0: None}  # state id -> (previous id, completion) of one run reaching it
         layers: list[dict[int, tuple[int, str] | None]] = [layer]
@@ -678,6 +717,23 @@ class _Search:
             return min(candidates, key=len), ""
         reasons = [r for r in (open_end, self._unknown_text()) if r]
         return None, "; ".join(reasons)
+
+    def _unrolled(self, q: Property, lasso: Counterexample, k: int) -> Counterexample:
+        """The first ``k`` steps of the run that goes round ``lasso``'s loop for ever."""
+        at = lasso.loop or 0
+        comps = list(lasso.completions)
+        states = list(lasso.states)
+        prompts = list(lasso.prompts)
+        loop_c, loop_s, loop_p = comps[at:], states[at + 1 :], prompts[at + 1 :]
+        while len(comps) < k:
+            comps += loop_c
+            states += loop_s
+            prompts += loop_p
+        end = states[k]
+        why = f"after {k} model calls the run has not halted (it goes round a cycle, in {short_repr(end)})"
+        return Counterexample(
+            q.name, tuple(comps[:k]), tuple(states[: k + 1]), tuple(prompts[: k + 1]), why
+        )
 
     # -- bounds and statistics ---------------------------------------------------------------
     def _bound_depth(self, depth_cut: bool, cut_depth: int | None) -> int | None:

@@ -51,8 +51,8 @@ class Unknown:
 
 def records_errors(machine: AgenticMachine) -> bool:
     """True when ``machine`` turns an exception of its program into a halting step and
-    keeps it in ``result(state, completion)`` (``HarnessMachine(on_error="halt")``,
-    agent loops), instead of raising it.
+    keeps it, in ``raised(state, completion)`` (agent loops) or in ``result(state,
+    completion)`` (``HarnessMachine(on_error="halt")``), instead of raising it.
 
     >>> from agentic_machines import HarnessMachine
     >>> def prog():
@@ -60,6 +60,8 @@ def records_errors(machine: AgenticMachine) -> bool:
     >>> records_errors(HarnessMachine(prog)), records_errors(HarnessMachine(prog, on_error="halt"))
     (False, True)
     """
+    if callable(getattr(machine, "raised", None)):  # agent loops: raised(state, completion)
+        return True
     return callable(getattr(machine, "result", None)) and getattr(machine, "on_error", None) in (
         "halt",
         "record",
@@ -97,7 +99,8 @@ def expand(
     h, p = machine.harness, machine.prompt
     if errors is None:
         errors = records_errors(machine)
-    result = machine.result if errors else None  # type: ignore[attr-defined]
+    raised = getattr(machine, "raised", None) if errors else None
+    result = machine.result if errors and not callable(raised) else None  # type: ignore[attr-defined]
     out: list[list[Transition]] = []
     for state, completions in batch:
         row: list[Transition] = []
@@ -113,7 +116,11 @@ def expand(
             if marks is not None:
                 executed = tuple(tuple(log[n:]) for log, n in zip(logs, marks))
             if t is HALT:
-                if result is not None:
+                if callable(raised):
+                    record = raised(state, c)
+                    if record is not None:
+                        t = Raised(str(record.type), str(record.message))
+                elif result is not None:
                     value = result(state, c)
                     if isinstance(value, BaseException):
                         t = Raised.of(value)

@@ -283,6 +283,8 @@ class EffectsAtMostOnce(Property):
     def log(self, machine: Any) -> list:
         """The tool's log of real executions (its ``calls`` list)."""
         tool = self.tool
+        if isinstance(tool, str) and callable(getattr(machine, "effect_log", None)):
+            return _EffectLogView(machine, tool)  # type: ignore[return-value]
         if isinstance(tool, str):
             tools = getattr(machine, "tools", None)
             if not hasattr(tools, "get") or tools.get(tool) is None:
@@ -299,6 +301,34 @@ class EffectsAtMostOnce(Property):
                 "appends each request to .calls)"
             )
         return calls
+
+
+class _EffectLogView:
+    """The real executions of one tool, read from an agent machine's ``effect_log()``
+    (entries ``(state, tool, arguments, ok)``): its arguments, in order, as a list.
+
+    >>> class Agent:
+    ...     def effect_log(self): return [("s", "charge", "(1,)", True), ("s", "ping", "()", True)]
+    >>> view = _EffectLogView(Agent(), "charge")
+    >>> len(view), view[0:]
+    (1, ['(1,)'])
+    """
+
+    def __init__(self, machine: Any, tool: str) -> None:
+        self.machine, self.tool = machine, tool
+
+    def _calls(self) -> list:
+        return [
+            args
+            for _, name, args, *_ in self.machine.effect_log()
+            if name == self.tool or name.rsplit(".", 1)[-1] == self.tool
+        ]
+
+    def __len__(self) -> int:
+        return len(self._calls())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._calls()[index]
 
 
 def _tool_name(tool: Any) -> str:

@@ -49,7 +49,9 @@ def add_parser(sub: Any) -> None:
         "adversarial completions (shrunk counterexamples). Exit 0 when all hold, 1 when one "
         "fails or is undecided, 2 on bad input.",
     )
-    p.add_argument("target", metavar="TARGET", help="a fixture or architecture name")
+    from .targets import TARGET_HELP
+
+    p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     p.add_argument(
         "-p",
         "--property",
@@ -92,6 +94,9 @@ def add_parser(sub: Any) -> None:
         metavar="FILE",
         help="write each counterexample as a trace file (several: FILE with the property's name)",
     )
+    from .executors import add_executor_arguments
+
+    add_executor_arguments(p)
     p.set_defaults(func=run_test)
 
 
@@ -111,9 +116,9 @@ def _positive(text: str) -> int:
 
 def _resolve(target: str) -> tuple[str, Any, Any, Any]:
     """``(name, machine, start, default alphabet)`` of a command-line machine target."""
-    from .catalog import resolve
+    from .targets import resolve_target
 
-    entry = resolve(target)
+    entry = resolve_target(target)
     machine = entry.machine()
     return entry.name, machine, entry.start(machine), entry.completions(machine)
 
@@ -154,14 +159,18 @@ def run_test(args: argparse.Namespace) -> int:
                 f"{name!r} has no finite completion alphabet; give --alphabet FILE, or "
                 "--hypothesis N for generated completions"
             )
-        result = check_properties(
-            machine,
-            start,
-            properties,
-            completions=completions,
-            max_depth=args.max_depth,
-            max_states=args.max_states,
-        )
+        from .executors import executor_from
+
+        with executor_from(args) as executor:
+            result = check_properties(
+                machine,
+                start,
+                properties,
+                completions=completions,
+                max_depth=args.max_depth,
+                max_states=args.max_states,
+                executor=executor,
+            )
     print(f"# machine = the machine {args.target!r} (start {result.start!r})")
     print(result.report("machine"))
     if args.save:

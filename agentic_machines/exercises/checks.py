@@ -808,7 +808,7 @@ def exercise(number: str) -> Exercise:
     >>> exercise("9.9")
     Traceback (most recent call last):
       ...
-    agentic_machines.errors.InvalidArgument: no exercise 9.9; the exercises are 1.1, 1.2, 1.3, 2.1, 2.2, 2.3, 3.1, 3.2, 3.3, 4.1, 4.2, 4.3, 5.1, 5.2, 5.3, 6.1, 6.2, 6.3
+    agentic_machines.errors.InvalidArgument: no exercise 9.9; the exercises are 1.1, 1.2, 1.3, 2.1, 2.2, 2.3, 3.1, 3.2, 3.3, 4.1, 4.2, 4.3, 5.1, 5.2, 5.3, 6.1, 6.2, 6.3, 7.1, 7.2, 7.3
     """
     found = EXERCISES.get(str(number).strip())
     if found is None:

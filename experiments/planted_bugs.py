@@ -1,0 +1,539 @@
+"""Planted harness bugs, and the property that finds each: the table of docs/planted_bugs.md.
+
+Run from the repository root:
+
+    python experiments/planted_bugs.py            # prints the table, writes docs/planted_bugs.md
+    python experiments/planted_bugs.py --no-write # prints only
+
+Each case is a machine with one bug planted in its harness, the unmodified machine
+(the fixed one), the property that the bug breaks, and the alphabet and bound of the
+check. The built-in architectures (ReAct, RLM, THREAD) get their bugs through their
+own parameters or a thin wrapper around their program; the agent loops are one shop
+agent (a generator harness with a payment tool) with one flag flipped per case; one
+case is a finite workflow table. The experiment checks both machines with the same
+property, alphabet and bound: the bug must be found (a counterexample, its length, the
+time), the fixed machine must pass. Nothing in the table is typed by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hypothesis import strategies as st  # noqa: E402
+
+from agentic_machines import HALT, HarnessMachine, TableMachine  # noqa: E402
+from agentic_machines.architectures import react, rlm, thread  # noqa: E402
+from agentic_machines.checking import (  # noqa: E402
+    Property,
+    check_properties,
+    effects_at_most_once,
+    halts_within,
+    never_diverges,
+    never_raises,
+    prompt_length_at_most,
+    unreachable,
+)
+from agentic_machines.checking.adversarial import unicode_text  # noqa: E402
+from agentic_machines.checking.stateful import hypothesis_check  # noqa: E402
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "planted_bugs.md"
+
+# -- the shop agent: one agent loop, one flag per planted bug ------------------------------
+
+
+class Tool:
+    """A tool with a side effect: each real execution is logged in ``calls``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.calls: list[Any] = []
+
+    def __call__(self, order: str) -> str:
+        self.calls.append(order)
+        return f"charged order {order}"
+
+
+INTRO = (
+    "You are a shop assistant. To charge an order reply with the JSON tool call "
+    '{"tool": "charge", "order": ID}; reply "retry" to repeat a failed payment, '
+    '"wait" to wait for the bank, and FINAL(answer) to finish.'
+)
+
+
+def shop_program(
+    charge: Tool,
+    *,
+    max_turns: int | None = 6,
+    safe_json: bool = True,
+    memo: dict | None = None,
+    retry_checks: bool = True,
+    keep: int | None = 4,
+    reset_word: str | None = None,
+    busy_wait: bool = False,
+    ascii_only: bool = False,
+) -> Generator[str, str, str]:
+    """The shop agent. The defaults are the correct harness; each keyword plants a bug:
+
+    ``max_turns=None`` (no turn limit), ``safe_json=False`` (a malformed tool call
+    raises), ``memo=None`` (the payment is not recorded, so a replay of the run charges
+    again), ``retry_checks=False`` ("retry" charges again without checking), ``keep=None``
+    (the transcript is never cut), ``reset_word`` (a command that wipes the
+    transcript), ``busy_wait=True`` ("wait" spins without returning to the model),
+    ``ascii_only=True`` (the transcript is encoded as ASCII, so non-ASCII text raises).
+    """
+    transcript: list[str] = []
+    charged: set[str] = set()
+    history: tuple[str, ...] = ()  # the completions so far: where a payment happens
+    last: str | None = None
+    turn = 0
+
+    def pay(order: str) -> str:
+        if memo is None:
+            return charge(order)
+        key = (history, order)  # a replay reaches the same key and reuses the result
+        if key not in memo:
+            memo[key] = charge(order)
+        return memo[key]
+
+    while max_turns is None or turn < max_turns:
+        turn += 1
+        shown = transcript if keep is None else transcript[-keep:]
+        c = yield "\n".join([INTRO, *shown, f"Turn {turn}:"])
+        history += (c,)
+        reply = c.strip()
+        if ascii_only:
+            reply.encode("ascii")
+        if reset_word is not None and reply == reset_word:
+            transcript, turn = [], 0
+            continue
+        if reply.startswith("FINAL(") and reply.endswith(")"):
+            return reply[6:-1]
+        if reply == "wait":
+            if busy_wait:
+                while True:  # polls the bank without ever returning to the model
+                    pass
+            transcript.append(f"Turn {turn}: waited for the bank")
+        elif reply == "retry":
+            if last is None:
+                transcript.append(f"Turn {turn}: nothing to retry")
+            elif retry_checks and last in charged:
+                transcript.append(f"Turn {turn}: order {last} is already charged")
+            else:
+                transcript.append(f"Turn {turn}: {pay(last)}")
+                charged.add(last)
+        elif reply.startswith("{"):
+            if safe_json:
+                try:
+                    call = json.loads(reply)
+                except ValueError:
+                    transcript.append(f"Turn {turn}: error: the tool call is not valid JSON")
+                    continue
+            else:
+                call = json.loads(reply)
+            if not isinstance(call, dict) or call.get("tool") != "charge":
+                transcript.append(f"Turn {turn}: error: unknown tool call")
+                continue
+            last = str(call.get("order"))
+            if last in charged:
+                transcript.append(f"Turn {turn}: order {last} is already charged")
+            else:
+                transcript.append(f"Turn {turn}: {pay(last)}")
+                charged.add(last)
+        else:
+            transcript.append(f"Turn {turn}: user said {reply!r}")
+    return "out of turns"
+
+
+def shop(**bug: Any) -> HarnessMachine:
+    """The shop agent as a machine (``bug``: the keywords of :func:`shop_program`)."""
+    charge = Tool("charge")
+    options = {"memo": {}, **bug}
+    machine = HarnessMachine(shop_program, charge, line_budget=20_000, name="shop", **options)
+    machine.tools = {"charge": charge}  # type: ignore[attr-defined]
+    return machine
+
+
+CALL = '{"tool": "charge", "order": 1}'
+BROKEN_CALL = '{"tool": "charge", "order": 1'
+LONG = "please tell me everything about my order " * 3
+
+# -- the built-in architectures, with planted bugs -----------------------------------------
+
+
+def react_crash_program(*args: Any, **kwargs: Any) -> Generator[str, str, Any]:
+    """ReAct as the original runs it: an empty action raises IndexError (``action[0]``)."""
+    inner = react.react_program(*args, **kwargs)
+    prompt = next(inner)
+    while True:
+        c = yield prompt
+        at_action = prompt.rstrip().rsplit("\n", 1)[-1].startswith("Action")
+        if at_action and not c.split("\n")[0].strip():
+            raise IndexError("string index out of range")  # the original's action[0]
+        try:
+            prompt = inner.send(c)
+        except StopIteration as stop:
+            return stop.value
+
+
+def react_crash() -> HarnessMachine:
+    return HarnessMachine(react_crash_program, name="react+crash")
+
+
+def react_steps(prompt: str) -> list[str]:
+    """At a Thought prompt: search again, or finish; at an Action prompt: an empty action
+    or a finish."""
+    k = react.step_label(prompt) or 1
+    if prompt.endswith(f"Action {k}:"):
+        return ["", " Finish[Seine]"]
+    return [
+        f" Look again.\nAction {k}: Search[Paris]",
+        " hmm",
+        f" Done.\nAction {k}: Finish[Seine]",
+    ]
+
+
+def react_reset_alphabet(prompt: str) -> list[str]:
+    return react.diagram_completions(prompt) + ["RESET"]
+
+
+def rlm_loop(prompt: str) -> list[str]:
+    """A root turn that runs code and never answers, or a final answer."""
+    if rlm.is_single_user_message(prompt):
+        return ["Seine"]
+    return ["```repl\nprint(len(context))\n```", "FINAL(Seine)"]
+
+
+def rlm_output(prompt: str) -> list[str]:
+    return ["```repl\nprint('x' * 5000)\n```", "FINAL(Seine)"]
+
+
+def thread_spawn(prompt: str) -> list[str]:
+    """Spawn a sub-thread, again and again."""
+    return [thread.SCRIPT[0]]
+
+
+# -- a finite workflow -----------------------------------------------------------------------
+
+
+def workflow(cancel_to_cart: bool) -> TableMachine:
+    """An order workflow: cart -> paid -> shipped -> done. The bug: "cancel" after
+    shipping goes back to the cart, so a run can go round for ever."""
+    prompts = {
+        "cart": "Items in the cart. Pay or cancel?",
+        "paid": "Paid. Ship or cancel?",
+        "shipped": "Shipped. Confirm delivery or cancel?",
+    }
+    t = {
+        ("cart", "go"): "paid",
+        ("cart", "cancel"): HALT,
+        ("paid", "go"): "shipped",
+        ("paid", "cancel"): HALT,
+        ("shipped", "go"): HALT,
+        ("shipped", "cancel"): "cart" if cancel_to_cart else HALT,
+    }
+    return TableMachine(prompts, t, initial="cart", name="workflow")
+
+
+# -- the cases ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    """One planted bug: the buggy and the fixed machine, and how to find the bug."""
+
+    name: str
+    subject: str
+    bug: str
+    prop: Property
+    buggy: Callable[[], Any]
+    fixed: Callable[[], Any]
+    completions: Any
+    max_depth: int | None = None
+    hypothesis: int = 0  # > 0: Hypothesis runs (adversarial strategies) instead of BFS
+
+    def check(self, machine: Any) -> Any:
+        if self.hypothesis:
+            return hypothesis_check(
+                machine,
+                properties=[self.prop],
+                completions=self.completions,
+                max_examples=self.hypothesis,
+                max_steps=8,
+                progress=False,
+            )
+        return check_properties(
+            machine,
+            properties=[self.prop],
+            completions=self.completions,
+            max_depth=self.max_depth,
+            progress=False,
+        )
+
+
+REACT_FIRST = react.machine().prompt(react.initial)
+SHOP_ALPHABET = [CALL, "retry", "FINAL(done)"]
+
+CASES: tuple[Case, ...] = (
+    Case(
+        "react-reset",
+        "ReAct",
+        "a completion RESET throws the transcript away (a reset that can be reached)",
+        unreachable(lambda s, p: len(s) > 0 and p == REACT_FIRST, name="the first prompt again"),
+        lambda: react.machine(reset="RESET"),
+        react.machine,
+        react_reset_alphabet,
+        max_depth=4,
+    ),
+    Case(
+        "react-no-step-limit",
+        "ReAct",
+        "the 7-step limit is gone (max_steps=10**6): a model that keeps searching never stops",
+        halts_within(14),
+        lambda: react.machine(max_steps=10**6),
+        react.machine,
+        react_steps,
+    ),
+    Case(
+        "react-crash-empty-action",
+        "ReAct",
+        "an empty action raises IndexError, as in the original code",
+        never_raises(),
+        react_crash,
+        react.machine,
+        react_steps,
+        max_depth=3,
+    ),
+    Case(
+        "rlm-no-turn-limit",
+        "RLM",
+        "the turn limit is gone (max_turns=10**6): code that never answers runs for ever",
+        halts_within(9),
+        lambda: rlm.machine(max_turns=10**6),
+        rlm.machine,
+        rlm_loop,
+    ),
+    Case(
+        "rlm-uncut-output",
+        "RLM",
+        "the REPL output is not cut (max_output=10**9), so the prompt grows with every print",
+        prompt_length_at_most(12_000),
+        lambda: rlm.machine(max_output=10**9),
+        rlm.machine,
+        rlm_output,
+        max_depth=3,
+    ),
+    Case(
+        "thread-no-call-limit",
+        "THREAD",
+        "the call budget is gone (max_calls=10**6): sub-threads spawn sub-threads for ever",
+        halts_within(31),
+        lambda: thread.machine(max_calls=10**6),
+        thread.machine,
+        thread_spawn,
+    ),
+    Case(
+        "shop-no-turn-limit",
+        "agent loop",
+        "no turn limit (while True)",
+        halts_within(6),
+        lambda: shop(max_turns=None),
+        shop,
+        ["hello", CALL, "FINAL(done)"],
+    ),
+    Case(
+        "shop-crash-malformed-call",
+        "agent loop",
+        "json.loads on the tool call without a try: a malformed call raises",
+        never_raises(),
+        lambda: shop(safe_json=False),
+        shop,
+        [CALL, BROKEN_CALL, "FINAL(done)"],
+        max_depth=4,
+    ),
+    Case(
+        "shop-replayed-payment",
+        "agent loop",
+        "the payment is not recorded: replaying the run (to branch, or after a restart) pays again",
+        effects_at_most_once("charge"),
+        lambda: shop(memo=None),
+        shop,
+        SHOP_ALPHABET,
+        max_depth=4,
+    ),
+    Case(
+        "shop-retry-double-charge",
+        "agent loop",
+        '"retry" charges again without checking the order was paid',
+        effects_at_most_once("charge"),
+        lambda: shop(retry_checks=False),
+        shop,
+        SHOP_ALPHABET,
+        max_depth=4,
+    ),
+    Case(
+        "shop-unbounded-transcript",
+        "agent loop",
+        "the transcript is never cut: the prompt grows with every turn",
+        prompt_length_at_most(800),
+        lambda: shop(keep=None),
+        shop,
+        [LONG, "FINAL(done)"],
+    ),
+    Case(
+        "shop-reachable-reset",
+        "agent loop",
+        'a "/reset" command wipes the transcript and the turn count',
+        unreachable(lambda s, p: len(s) > 0 and p.endswith("Turn 1:"), name="turn 1 again"),
+        lambda: shop(reset_word="/reset"),
+        shop,
+        ["/reset", CALL, "FINAL(done)"],
+        max_depth=4,
+    ),
+    Case(
+        "shop-busy-wait",
+        "agent loop",
+        '"wait" polls the bank in a loop that never returns to the model (DIVERGE)',
+        never_diverges(),
+        lambda: shop(busy_wait=True),
+        shop,
+        ["wait", CALL, "FINAL(done)"],
+    ),
+    Case(
+        "shop-ascii-only",
+        "agent loop",
+        "the reply is encoded as ASCII: any non-ASCII completion raises (found by Hypothesis)",
+        never_raises(),
+        lambda: shop(ascii_only=True),
+        shop,
+        st.one_of(st.sampled_from([CALL, "FINAL(done)"]), unicode_text(max_size=20)),
+        hypothesis=50,
+    ),
+    Case(
+        "workflow-cancel-cycle",
+        "finite table",
+        '"cancel" after shipping goes back to the cart: a cycle that never halts',
+        never_diverges(),
+        lambda: workflow(cancel_to_cart=True),
+        lambda: workflow(cancel_to_cart=False),
+        None,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table."""
+
+    case: Case
+    buggy_status: str
+    length: int | None
+    lasso: bool
+    seconds: float
+    states: int
+    fixed_status: str
+    fixed_seconds: float
+    bound: str
+    method: str
+    counterexample: Any
+
+
+def run_case(case: Case) -> Row:
+    began = time.perf_counter()
+    found = case.check(case.buggy())
+    seconds = time.perf_counter() - began
+    began = time.perf_counter()
+    passed = case.check(case.fixed())
+    fixed_seconds = time.perf_counter() - began
+    cx = found.counterexample(case.prop.name)
+    return Row(
+        case,
+        found[case.prop.name].verdict.status,
+        len(cx) if cx is not None else None,
+        cx is not None and cx.loop is not None,
+        seconds,
+        found.coverage.states if found.coverage else 0,
+        passed[case.prop.name].verdict.status,
+        fixed_seconds,
+        passed.bound,
+        found.method,
+        cx,
+    )
+
+
+def to_markdown(rows: list[Row]) -> str:
+    lines = [
+        "# Planted harness bugs",
+        "",
+        "Written by `python experiments/planted_bugs.py`; every number is measured by that",
+        "run. Each row is a machine with one bug planted in its harness. The property that the",
+        "bug breaks is checked on the buggy machine and on the unmodified one, with the same",
+        "alphabet and bound: **found** is the verdict on the buggy machine with the length of",
+        "its counterexample (shortest for the exhaustive search, shrunk for Hypothesis) and",
+        "the time the check took; **unmodified** is the verdict on the machine without the",
+        "bug and the bound it holds within. The built-in architectures get their bugs through",
+        "their own parameters (or, for ReAct's crash, a wrapper that raises where the",
+        "original code does); the agent loops are one shop agent with a payment tool, one",
+        "flag flipped per row (`shop_program` in the experiment).",
+        "",
+        "| case | machine | planted bug | property | found | counterexample | time | unmodified | bound |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        length = (
+            "-"
+            if r.length is None
+            else f"{r.length} step{'s' * (r.length != 1)}" + (" (lasso)" if r.lasso else "")
+        )
+        method = "Hypothesis" if r.method == "sampled" else "exhaustive"
+        lines.append(
+            f"| `{r.case.name}` | {r.case.subject} | {r.case.bug} | `{r.case.prop.name}` | "
+            f"{r.buggy_status} ({method}) | {length} | {r.seconds:.2f} s | {r.fixed_status} | "
+            f"{r.bound} |"
+        )
+    lines += [
+        "",
+        "The counterexample of each row, as the completions the model gives:",
+        "",
+    ]
+    for r in rows:
+        if r.counterexample is not None:
+            comps = r.counterexample.completions
+            shown = [c if len(c) <= 40 else c[:39] + "…" for c in comps[:3]]
+            more = f" and {len(comps) - 3} more like them" if len(comps) > 3 else ""
+            lines.append(f"- `{r.case.name}`: `{json.dumps(shown, ensure_ascii=False)}`{more}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--no-write", action="store_true", help="print the table only")
+    args = parser.parse_args(argv)
+    rows = []
+    for case in CASES:
+        row = run_case(case)
+        rows.append(row)
+        print(
+            f"{case.name:28} found: {row.buggy_status:8} len {row.length!s:4} "
+            f"{row.seconds:6.2f} s   unmodified: {row.fixed_status:8} {row.fixed_seconds:6.2f} s  ({row.bound})"
+        )
+    bad = [r for r in rows if r.buggy_status != "refuted" or r.fixed_status != "holds"]
+    if not args.no_write:
+        DOC.write_text(to_markdown(rows), encoding="utf-8")
+        print(f"wrote {DOC}")
+    if bad:
+        print(f"{len(bad)} case(s) did not behave: {', '.join(r.case.name for r in bad)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
