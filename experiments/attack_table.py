@@ -103,9 +103,11 @@ def inline_case(code: str, workdir: Path) -> str:
         child.wait()
     if accepted(server):
         notes.append("net")
-    if any(canary.iterdir()) or Path(f"/tmp/am-corpus-{token}").exists():
+    outside = [Path(f"/tmp/am-corpus-{token}"), Path(f"/dev/shm/am-corpus-{token}")]
+    if any(canary.iterdir()) or any(p.exists() for p in outside):
         notes.append("file")
-        Path(f"/tmp/am-corpus-{token}").unlink(missing_ok=True)
+        for p in outside:
+            p.unlink(missing_ok=True)
     return ", ".join(notes)
 
 

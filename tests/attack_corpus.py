@@ -137,6 +137,7 @@ CORPUS: list[tuple[str, str, str]] = [
     ("mkdir-canary", "file", OPERATOR + "os_['mkdir']('{canary}/dir')"),
     ("shell-redirect", "file", OPERATOR + "os_['system']('echo pwned > {canary}/shell')"),
     ("tmp-write", "file", OPERATOR + "os_['system']('touch /tmp/am-corpus-{token}')"),
+    ("shm-write", "file", OPERATOR + "os_['system']('touch /dev/shm/am-corpus-{token}')"),
     (
         "big-file-in-scratch",
         "file",

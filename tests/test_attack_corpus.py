@@ -193,10 +193,10 @@ def run_case(arch: str, level: str, name: str, kind: str, code: str, where: Path
     leaked = sorted(p.name for p in canary.iterdir())
     if any(SECRET in prompt for _, _, prompt in model.spans):
         problems.append("the host's environment reached the model's prompt")
-    tmp_file = Path(f"/tmp/am-corpus-{token}")
-    if tmp_file.exists():
-        leaked.append(str(tmp_file))
-        tmp_file.unlink()
+    for tmp_file in (Path(f"/tmp/am-corpus-{token}"), Path(f"/dev/shm/am-corpus-{token}")):
+        if tmp_file.exists():
+            leaked.append(str(tmp_file))
+            tmp_file.unlink()
     return outcome, seconds, problems, leaked, connections
 
 

@@ -33,10 +33,12 @@ from agentic_machines.runtime.run import run
 ROOT = Path(__file__).parent.parent
 GOLDEN = Path(__file__).parent / "golden"
 sys.path.insert(0, str(ROOT / "experiments"))
+sys.path.insert(0, str(Path(__file__).parent))
 
 import count_to_four  # noqa: E402
 import household  # noqa: E402
 import shop  # noqa: E402
+from attack_corpus import OPERATOR  # noqa: E402
 
 LEVELS = ["process"] + (["namespace"] if namespace_tool() else [])
 
@@ -221,7 +223,7 @@ def test_wire_round_trips_data_and_refuses_malformed_values():
 
 
 @pytest.mark.skipif(namespace_tool() is None, reason="no namespace tool works here")
-def test_unshare_fallback_runs_blocks_too():
+def test_unshare_fallback_runs_blocks_too(tmp_path):
     if not ProcessExecutor("namespace", tool="unshare").tool == "unshare":  # pragma: no cover
         pytest.skip("unshare unavailable")
     from agentic_machines.execution.sandbox import _probe
@@ -231,8 +233,20 @@ def test_unshare_fallback_runs_blocks_too():
     ex = ProcessExecutor("namespace", Limits(timeout_s=5), tool="unshare")
     ex.namespace("m", Scaffold(values={"x": 2}))
     result = drive_rest(ex.run_block("m", "print(x * 21)"), None)
-    ex.close()
     assert result.stdout == "42\n"
+    # The worker made the mounts read-only itself; without its capabilities, model code that
+    # reaches a shell cannot remount them read-write and write outside the scratch directory.
+    canary = tmp_path / "canary"
+    canary.mkdir()
+    remount = (
+        "for m in $(cut -d' ' -f5 /proc/self/mountinfo); do mount -o remount,bind,rw $m; done"
+        f" 2>/dev/null; touch {canary}/remount; touch in-scratch && echo scratch-ok"
+    )
+    block = OPERATOR + f"os_['system']({remount!r})"
+    result = drive_rest(ex.run_block("m", block), None)
+    ex.close()
+    assert result.status == "ok", result.stderr
+    assert list(canary.iterdir()) == []
 
 
 def test_cli_runs_of_rlm_and_repl_plan_are_isolated_by_default(tmp_path, capsys):

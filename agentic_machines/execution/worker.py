@@ -226,6 +226,29 @@ def _readonly_except(scratch: str) -> None:
             flags |= keep.get(option, 0)
         if mount(None, target, flags) != 0 and target == "/":
             raise OSError(ctypes.get_errno(), "remounting / read-only failed")
+    _drop_capabilities(libc)
+
+
+def _drop_capabilities(libc) -> None:
+    """Give up every capability, for this process and anything it runs.
+
+    Inside ``unshare --user --map-root-user`` the worker is root of its user namespace: it
+    made the mounts read-only itself, so with ``CAP_SYS_ADMIN`` model code could remount them
+    read-write (``mount -o remount,bind,rw /``). Emptying the bounding set first means an
+    ``execve`` as uid 0 (a shell, a set-uid ``mount``) gets no capability back, and
+    ``no_new_privs`` stops set-uid programs from gaining any.
+    """
+    import ctypes
+
+    pr_capbset_drop, pr_set_no_new_privs = 24, 38
+    for cap in range(64):  # past the last capability the kernel knows, prctl says EINVAL
+        libc.prctl(pr_capbset_drop, cap, 0, 0, 0)
+    if libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "setting no_new_privs failed")
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable (two words each): none
+    if libc.capset(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "dropping capabilities failed")
 
 
 def main(argv: list[str] | None = None) -> None:
