@@ -232,10 +232,15 @@ def short_repr(value: Any, limit: int = 40) -> str:
 
     Shared by every module that names states in sentences, so they are cut alike.
 
+    The outcomes ``HALT`` and ``DIVERGE`` read ``HALT (1)`` and ``DIVERGE (↑)``
+    (:func:`~agentic_machines.machine.show_outcome`), never like the state ``1``.
+
     >>> short_repr("a" * 50, 8), short_repr(3)
     ("'aaaaaa…", '3')
     """
-    text = repr(value)
+    from .machine import show_outcome  # machine imports this module: import when used
+
+    text = show_outcome(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
