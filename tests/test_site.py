@@ -44,7 +44,9 @@ def _newest_source() -> float:
 
 @pytest.fixture(scope="module")
 def site_report():
-    pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")
+    pytest.importorskip(
+        "mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'"
+    )
     pytest.importorskip(
         "playwright.sync_api", reason="the docs extra is not installed: pip install -e '.[docs]'"
     )
