@@ -230,17 +230,25 @@ _FACTS = {
 def short_repr(value: Any, limit: int = 40) -> str:
     """``repr(value)`` cut to ``limit`` characters with an ellipsis: states in explanations.
 
-    Shared by every module that names states in sentences, so they are cut alike.
+    Shared by every module that names states in sentences, so they are cut alike, and by
+    the loaders' error messages (a short, escaped excerpt of a file, never the file). A
+    value nested too deeply for ``repr`` is described instead of crashing the report.
 
     The outcomes ``HALT`` and ``DIVERGE`` read ``HALT (1)`` and ``DIVERGE (↑)``
     (:func:`~agentic_machines.machine.show_outcome`), never like the state ``1``.
 
-    >>> short_repr("a" * 50, 8), short_repr(3)
-    ("'aaaaaa…", '3')
+    >>> deep = []
+    >>> for _ in range(100_000):
+    ...     deep = [deep]
+    >>> short_repr("a" * 50, 8), short_repr(3), short_repr(deep)
+    ("'aaaaaa…", '3', '<a value nested too deeply to show>')
     """
     from .machine import show_outcome  # machine imports this module: import when used
 
-    text = show_outcome(value)
+    try:
+        text = show_outcome(value)
+    except RecursionError:
+        return "<a value nested too deeply to show>"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
