@@ -269,20 +269,28 @@ class TableMachine(AgenticMachine):
         """p(state), looked up in the prompt table."""
         try:
             return self._prompts[state]
-        except KeyError:
+        except (KeyError, TypeError):  # TypeError: an unhashable value (a list read from a file)
             raise InvalidMachine(
-                f"{state!r} is not a state of {self.name!r}; its states are {list(self.states)!r}"
+                f"{short_repr(state)} is not a state of {self.name!r}; its states are "
+                f"{short_repr(list(self.states))}"
             ) from None
 
     def harness(self, state: State, completion: str) -> Outcome:
         """h(state, completion), looked up in the transition table."""
         try:
             return self._table[(state, completion)]
-        except KeyError:
-            if state not in self._prompts:
-                raise InvalidMachine(f"{state!r} is not a state of {self.name!r}") from None
+        except (KeyError, TypeError):  # TypeError: an unhashable state or completion
+            try:
+                known = state in self._prompts
+            except TypeError:
+                known = False
+            if not known:
+                raise InvalidMachine(
+                    f"{short_repr(state)} is not a state of {self.name!r}"
+                ) from None
             raise InvalidMachine(
-                f"{completion!r} is not in the completion alphabet {list(self.completions)!r} of {self.name!r}"
+                f"{short_repr(completion)} is not in the completion alphabet "
+                f"{short_repr(list(self.completions))} of {self.name!r}"
             ) from None
 
     @property

@@ -298,12 +298,20 @@ _FACTS = {
 def short_repr(value: Any, limit: int = 40) -> str:
     """``repr(value)`` cut to ``limit`` characters with an ellipsis: states in explanations.
 
-    Shared by every module that names states in sentences, so they are cut alike.
+    Shared by every module that names states in sentences, so they are cut alike, and by
+    the loaders' error messages (a short, escaped excerpt of a file, never the file). A
+    value nested too deeply for ``repr`` is described instead of crashing the report.
 
-    >>> short_repr("a" * 50, 8), short_repr(3)
-    ("'aaaaaa…", '3')
+    >>> deep = []
+    >>> for _ in range(100_000):
+    ...     deep = [deep]
+    >>> short_repr("a" * 50, 8), short_repr(3), short_repr(deep)
+    ("'aaaaaa…", '3', '<a value nested too deeply to show>')
     """
-    text = repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:
+        return "<a value nested too deeply to show>"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
