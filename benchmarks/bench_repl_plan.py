@@ -14,16 +14,17 @@ the same process:
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "experiments"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import count_to_four  # noqa: E402
 import household  # noqa: E402
 import shop  # noqa: E402
+from _timing import goal, median_time, paired  # noqa: E402
 
 from agentic_machines.architectures import repl_plan as rp  # noqa: E402
 from agentic_machines.execution.codeexec import (  # noqa: E402
@@ -34,16 +35,6 @@ from agentic_machines.execution.codeexec import (  # noqa: E402
     run_block,
 )
 from agentic_machines.runtime.run import run  # noqa: E402
-
-
-def best(fn, repeat: int = 10) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
 
 LOOP = "s = 0\nfor i in range(2000):\n    s += i * i\n"
 
@@ -74,26 +65,28 @@ def interrupts(k: int):
 
 
 def main() -> None:
-    base = best(bare_exec)
+    managed, base, r, _ = paired(managed_exec, bare_exec, 11)
     print(
-        f"run_block / bare exec, pure 2000-iteration loop: {best(managed_exec) / base:6.1f}x  "
-        f"(baseline {base * 1e3:.2f} ms)"
+        f"run_block / bare exec, pure 2000-iteration loop: {r:6.1f}x  (baseline {base * 1e3:.2f} ms)"
     )
-    zero = best(interrupts(0))
+    goal("run_block ÷ bare exec, pure 2000-iteration loop", r, None)
     for k in (1, 4, 16):
-        print(
-            f"block with {k:2d} interrupt(s) / with none:           {best(interrupts(k)) / zero:6.1f}x"
-        )
+        _, _, r, _ = paired(interrupts(k), interrupts(0), 11)
+        print(f"block with {k:2d} interrupt(s) / with none:           {r:6.1f}x")
+        goal(f"block with {k} interrupt(s) ÷ with none", r, None)
     for ex in (count_to_four, household, shop):
-        solo = best(lambda: rp.solve(ex.TASK, ex.model(), ex.env(), pool=ex.POOL))
-        mach = best(
-            lambda: run(rp.machine(ex.TASK, ex.env(), pool=ex.POOL, isolation="inline"), ex.model())
+        mach, solo, r, _ = paired(
+            lambda: run(
+                rp.machine(ex.TASK, ex.env(), pool=ex.POOL, isolation="inline"), ex.model()
+            ),
+            lambda: rp.solve(ex.TASK, ex.model(), ex.env(), pool=ex.POOL),
+            11,
         )
         name = ex.__name__
-        print(f"{name:14s} run(machine) / solve: {mach / solo:6.1f}x  (solve {solo * 1e3:.1f} ms)")
-    t = time.perf_counter()
-    v = rp.analysis()
-    print(f"analysis(): {time.perf_counter() - t:.2f} s, {v.checked} completions, {v.status}")
+        print(f"{name:14s} run(machine) / solve: {r:6.1f}x  (solve {solo * 1e3:.1f} ms)")
+        goal(f"{name}: run(machine) ÷ solve", r, None)
+    seconds, v = median_time(rp.analysis, 1)
+    print(f"analysis(): {seconds:.2f} s, {v.checked} completions, {v.status}")
 
 
 if __name__ == "__main__":

@@ -124,6 +124,8 @@ __all__ = [
     "SAFE_MODULES",
     "BLOCKED_ATTRIBUTES",
     "contained",
+    "cut_output",
+    "TRUNCATED",
 ]
 
 Handler = Callable[["Request"], Generator[str, str, Any]]
@@ -263,6 +265,24 @@ class Finish(ControlSignal):
         self.value = value
 
 
+TRUNCATED = "\n[output truncated]\n"
+"""What ends a block's stdout that was cut at ``max_output`` characters."""
+
+
+def cut_output(text: str, max_output: int) -> str:
+    """``text`` as a block's output of at most ``max_output`` characters (plus the marker).
+
+    A block's stdout is cut as it is written; the host of an isolated worker cuts what the
+    worker reports again with this, since a worker may lie about the size.
+
+    >>> cut_output("x" * 30, 3), cut_output("abc", 3)
+    ('xxx\\n[output truncated]\\n', 'abc')
+    """
+    if len(text) <= max_output + len(TRUNCATED):
+        return text
+    return text[:max_output] + TRUNCATED
+
+
 # --------------------------------------------------------------------------------------
 # the running attempt (one ``exec`` of a block)
 # --------------------------------------------------------------------------------------
@@ -282,9 +302,7 @@ class _Attempt:
         used = sum(map(len, self.stdout))
         if used < self.max_output:
             room = self.max_output - used
-            self.stdout.append(
-                text if len(text) <= room else text[:room] + "\n[output truncated]\n"
-            )
+            self.stdout.append(text if len(text) <= room else text[:room] + TRUNCATED)
 
     def signal(self, exc: BaseException) -> NoReturn:
         # Remember the first signal: later checkpoints and primitive calls re-raise it.

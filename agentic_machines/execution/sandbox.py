@@ -65,6 +65,7 @@ from .codeexec import (
     Namespace,
     Request,
     contained,
+    cut_output,
     drive_rest,
     effect_function,
     finish,
@@ -772,6 +773,19 @@ class ProcessExecutor(Executor):
             raise _Failure(status, "the worker ran out of memory outside the block")
         return message
 
+    def _unasked(self) -> None:
+        # The worker answers each message with exactly one line: anything on the channel
+        # before the host has asked is a frame nobody requested (or the worker's death).
+        proc = self._proc
+        assert proc is not None and proc.stdout is not None
+        if not self._buffer and not select.select([proc.stdout.fileno()], [], [], 0)[0]:
+            return
+        chunk = self._buffer or os.read(proc.stdout.fileno(), 1 << 16)
+        if not chunk:
+            raise self._death()
+        self._kill()
+        raise _Failure("died", "the worker sent a message the host had not asked for")
+
     def _death(self) -> _Failure:
         proc = self._proc
         code = None
@@ -801,6 +815,7 @@ class ProcessExecutor(Executor):
         try:
             self._ensure()
             line = wire.dumps(message)
+            self._unasked()
             self._send(line)
             timeout = self.limits.timeout_s if clock is None else clock[0]
             start = time.monotonic()
@@ -832,7 +847,7 @@ class ProcessExecutor(Executor):
         self._kill()
         self._finalizer()
         if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+            remove_tree(self._scratch)
 
     # -- the interface -----------------------------------------------------------------
     def namespace(
@@ -891,6 +906,7 @@ class ProcessExecutor(Executor):
             raise InvalidArgument(f"no namespace {key!r}; create it with namespace({key!r}, ...)")
         start = len(self._journal)
         clock = [float(self.limits.timeout_s)]
+        done = [0, 0]  # requests fulfilled, effects performed: what the result may claim
         message: dict = {
             "op": "run",
             "ns": key,
@@ -904,16 +920,18 @@ class ProcessExecutor(Executor):
                 reply = self._exchange(message, clock)
                 kind = reply.get("type")
                 if kind == "result":
-                    return self._result(code, reply)
+                    return self._result(code, reply, max_output, done)
                 if kind == "effect":
+                    done[1] += 1
                     message = self._perform(key, reply)
                 elif kind == "request":
+                    request = self._request(reply)
                     if handle is None:
                         raise InvalidArgument(
-                            f"the block requested {reply.get('kind')!r} but run_block got no "
+                            f"the block requested {request.kind!r} but run_block got no "
                             "handle; pass handle=<generator function> to fulfil requests"
                         )
-                    request = self._request(reply)
+                    done[0] += 1
                     try:
                         value = yield from handle(request)
                     except Exception as exc:  # the call raises it inside the block on the rerun
@@ -922,7 +940,7 @@ class ProcessExecutor(Executor):
                         message = {"op": "reply", "value": wire.encode(value)}
                 else:
                     self._kill()
-                    raise _Failure("died", f"the worker sent an unexpected {kind!r} message")
+                    raise _Failure("died", f"the worker sent an unexpected {_shown(kind)} message")
         except _Failure as failure:
             self._forget_since(start)
             return _failed(code, failure, self.limits)
@@ -937,10 +955,11 @@ class ProcessExecutor(Executor):
         self._kill()
 
     def _perform(self, key: str, reply: dict) -> dict:
-        fn = self._effects.get(key, {}).get(reply.get("kind"))  # type: ignore[arg-type]
+        kind = reply.get("kind")
+        fn = self._effects.get(key, {}).get(kind) if type(kind) is str else None
         if fn is None:
             self._kill()
-            raise _Failure("died", f"the worker asked for an unknown effect {reply.get('kind')!r}")
+            raise _Failure("died", f"the worker asked for an unknown effect {_shown(kind)}")
         try:
             args = wire.decode(reply.get("args", {"$tuple": []}))
             kwargs = wire.decode(reply.get("kwargs", {}))
@@ -967,21 +986,35 @@ class ProcessExecutor(Executor):
             raise _Failure("died", f"the worker sent a malformed request: {exc}") from None
         return Request(kind, args, kwargs)
 
-    def _result(self, code: str, reply: dict) -> BlockResult:
+    def _result(self, code: str, reply: dict, max_output: int, done: list[int]) -> BlockResult:
+        # The worker runs model code, so its result is hostile input: every field is checked
+        # against its type and against what the host itself saw happen (``done``: requests
+        # fulfilled, effects performed), and the texts are cut to ``max_output`` here.
         try:
+            status = _text(reply.get("status"))
+            if status not in _STATUSES:
+                raise ValueError(f"unknown status {_shown(status)}")
+            attempts = reply.get("attempts", 1)
+            if type(attempts) is not int or not 0 <= attempts <= done[0] + 1:
+                raise ValueError(f"{_shown(attempts)} attempts after {done[0]} request(s)")
+            calls = _list_of(reply.get("calls", []), 4, done[0] + done[1], "calls")
             calls = tuple(
-                CallRecord(c[0], wire.decode(c[1]), wire.decode(c[2]), wire.decode(c[3]))
-                for c in reply.get("calls", [])
+                CallRecord(_text(c[0]), wire.decode(c[1]), wire.decode(c[2]), wire.decode(c[3]))
+                for c in calls
             )
-            hits = tuple((h[0], int(h[1])) for h in reply.get("hits", []))
+            hits = tuple(
+                (_text(h[0]), h[1]) for h in _list_of(reply.get("hits", []), 2, len(calls), "hits")
+            )
+            if any(type(i) is not int or not 0 <= i < len(calls) for _, i in hits):
+                raise ValueError("a cache hit names no logged call")
             result = BlockResult(
                 code,
-                _text(reply.get("stdout")),
-                _text(reply.get("stderr")),
-                _text(reply.get("status")),
+                cut_output(_text(reply.get("stdout")), max_output),
+                cut_output(_text(reply.get("stderr")), max_output),
+                status,
                 wire.decode(reply.get("value")),
-                _text(reply.get("error")),
-                int(reply.get("attempts", 1)),
+                _text(reply.get("error"))[:_MAX_NAME],
+                attempts,
                 calls,
                 hits,
             )
@@ -992,6 +1025,29 @@ class ProcessExecutor(Executor):
             self._kill()  # a worker that ran out of memory is not trusted to go on
             raise _Failure("memory", result.stderr)
         return result
+
+
+_STATUSES = frozenset({"ok", "error", "finished", "budget", "diverged", "memory"})
+_MAX_NAME = 200  # characters of an error's type name kept
+
+
+def _list_of(value: Any, width: int, most: int, what: str) -> list:
+    """``value`` as a list of at most ``most`` lists of ``width`` items, else ValueError."""
+    if type(value) is not list or len(value) > most:
+        raise ValueError(f"{what}: a list of at most {most} entries expected")
+    if any(type(v) is not list or len(v) != width for v in value):
+        raise ValueError(f"{what}: every entry is a list of {width} items")
+    return value
+
+
+def _shown(value: Any) -> str:
+    """A short repr of a value the worker sent (for messages: it may be huge)."""
+    if type(value) is str:
+        value = value[:60]
+    text = (
+        repr(value) if type(value) in (str, int, float, bool, type(None)) else type(value).__name__
+    )
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _text(value: Any) -> str:
@@ -1052,4 +1108,72 @@ def _stop_process(holder: list, scratch: str | None) -> None:
         # harness should not wait for it).
         proc.poll()
     if scratch is not None:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
+
+
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+def remove_tree(path: str) -> None:
+    """Remove the directory ``path`` and everything in it; best effort, never raises.
+
+    Iterative and by file descriptor, so that a tree the worker built cannot stop it: a chain
+    of 1,500 nested directories is neither a ``RecursionError`` (``shutil.rmtree`` recurses
+    in Python 3.11) nor ``ENAMETOOLONG`` (its path is longer than ``PATH_MAX``), and at most
+    two descriptors are open at a time. Symbolic links are removed, never followed; a
+    directory model code made unreadable is made readable first. Going back up with ``..``,
+    each parent is checked to be the directory it came from (same device and inode), so a
+    directory moved meanwhile stops the removal rather than leading it elsewhere.
+
+    >>> root = tempfile.mkdtemp()
+    >>> deep = os.path.join(root, *["d"] * 50)
+    >>> os.makedirs(deep)
+    >>> remove_tree(root), os.path.exists(root)
+    (None, False)
+    """
+    try:
+        fd = os.open(path, _DIR_FLAGS)
+    except OSError:
+        return
+    stack: list[tuple[str, int, int]] = []  # (name in the parent, parent's device and inode)
+    try:
+        while True:
+            sub = _empty_but_directories(fd)
+            if sub is not None:
+                try:
+                    child = os.open(sub, _DIR_FLAGS, dir_fd=fd)
+                except PermissionError:
+                    os.chmod(sub, 0o700, dir_fd=fd)
+                    child = os.open(sub, _DIR_FLAGS, dir_fd=fd)
+                info = os.fstat(fd)
+                stack.append((sub, info.st_dev, info.st_ino))
+                os.close(fd)
+                fd = child
+                continue
+            if not stack:
+                break
+            name, dev, ino = stack.pop()
+            parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            info = os.fstat(fd)
+            if (info.st_dev, info.st_ino) != (dev, ino):
+                return  # moved while being removed: stop rather than remove elsewhere
+            os.rmdir(name, dir_fd=fd)
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def _empty_but_directories(fd: int) -> str | None:
+    """Remove every non-directory in ``fd``; return the name of a subdirectory, if any."""
+    for entry in list(os.scandir(fd)):
+        if entry.is_dir(follow_symlinks=False):
+            return entry.name
+        os.unlink(entry.name, dir_fd=fd)
+    return None

@@ -232,16 +232,38 @@ def dumps(message: dict) -> bytes:
     return json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
 
 
+def _no_constant(name: str) -> Any:
+    # json.loads accepts NaN, Infinity and -Infinity, which JSON does not have; a float
+    # that is not finite crosses as {"$float": ...}, so a bare one is a forged message.
+    raise ValueError(f"the non-finite number {name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)  # 1e999 parses to inf
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is not finite")
+    return value
+
+
 def loads(line: bytes) -> dict:
     """One message from a line; anything but a JSON object is a ``ValueError``.
 
+    Non-finite numbers (``Infinity``, ``NaN``) and integers too long to convert are refused:
+    both sides treat the other's messages as untrusted input.
+
     >>> loads(b'{"type": "ok"}')
     {'type': 'ok'}
+    >>> loads(b'{"attempts": Infinity}')
+    Traceback (most recent call last):
+    ...
+    ValueError: not a JSON message (the non-finite number Infinity is not JSON)
     """
     try:
-        message = json.loads(line.decode("utf-8"))
+        message = json.loads(line.decode("utf-8"), parse_constant=_no_constant, parse_float=_finite)
     except (UnicodeDecodeError, RecursionError, json.JSONDecodeError) as exc:
         raise ValueError(f"not a JSON message ({type(exc).__name__})") from None
+    except ValueError as exc:  # a non-finite constant, or an integer past the digit limit
+        raise ValueError(f"not a JSON message ({exc})") from None
     if type(message) is not dict:
         raise ValueError("a message must be a JSON object")
     return message

@@ -55,7 +55,7 @@ from typing import Any, NamedTuple, NoReturn
 
 from ..errors import InvalidArgument, ReplayMismatch, TraceError, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel
-from ._jsonl import JsonLinesWriter, brief, read_json_records
+from ._jsonl import MAX_JSON_LINES_BYTES, JsonLinesWriter, brief, read_json_records
 from .harness import TraceState
 from .models import Model, ScriptedModel, describe_difference, shorten
 
@@ -186,6 +186,13 @@ class Trace:
         """
         if start is None:
             start = self.start
+            if not _may_be_state(machine, start):
+                raise ReplayMismatch(
+                    f"step 0: the recorded start state {brief(start)} is not a state of "
+                    f"{_machine_name(machine)!r}: the trace was recorded on another machine; "
+                    "replay it on that one",
+                    index=0,
+                )
             if isinstance(start, Opaque):
                 if machine.initial is not None and encode_state(machine.initial) == encode_state(
                     start
@@ -226,8 +233,11 @@ class Trace:
                 out.end(self)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> Trace:
+    def load(cls, path: str | os.PathLike, *, max_bytes: int = MAX_JSON_LINES_BYTES) -> Trace:
         """Read a trace file; a file without an end line (a killed run) loads with ``end="incomplete"``.
+
+        Only a regular file of at most ``max_bytes`` (default 64 MiB) is read: a FIFO, a
+        device or a directory, or a larger file, is refused with the limit in the message.
 
         Any other file either loads or raises one :class:`~agentic_machines.errors.TraceError`
         whose message starts with ``path:line:`` and says what is wrong (see
@@ -241,7 +251,7 @@ class Trace:
         >>> Trace.load(path) == t
         True
         """
-        machine, start, max_steps, steps, end = _read_trace_file(path)
+        machine, start, max_steps, steps, end = _read_trace_file(path, max_bytes)
         trace = cls(machine=machine, start=start, max_steps=max_steps, steps=steps)
         if end is not None:
             trace.end, trace.message, trace.pending = end
@@ -327,6 +337,19 @@ class _ReplayCheck(AgenticMachine):
             expected=expected,
             got=got,
         )
+
+
+def _may_be_state(machine: AgenticMachine, value: Any) -> bool:
+    """False when ``machine`` lists its states and ``value`` is not one of them (an
+    unhashable value, a list read from a file, is none of them); True when it does not list
+    them, as nothing can be said without running it."""
+    states = getattr(machine, "states", None)
+    if states is None or isinstance(value, Opaque):
+        return True
+    try:
+        return value in states
+    except TypeError:
+        return False
 
 
 def _machine_name(machine: AgenticMachine) -> str:
@@ -523,7 +546,9 @@ class _TraceWriter:
 # -- reading a trace file: every check in one place ---------------------------------------
 
 
-def _read_trace_file(path: str | os.PathLike) -> tuple[str, Any, int | None, list[Step], Any]:
+def _read_trace_file(
+    path: str | os.PathLike, max_bytes: int = MAX_JSON_LINES_BYTES
+) -> tuple[str, Any, int | None, list[Step], Any]:
     """Read and check a trace file: ``(machine, start, max_steps, steps, end)``, where
     ``end`` is ``(end, message, pending)`` or ``None`` (no end line: an interrupted run).
 
@@ -554,7 +579,7 @@ def _read_trace_file(path: str | os.PathLike) -> tuple[str, Any, int | None, lis
         except InvalidArgument as exc:
             fail(line, f"{key!r}: {exc}")
 
-    records = read_json_records(name, TraceError)
+    records = read_json_records(name, TraceError, limit=max_bytes, what="trace")
     if not records:
         fail(None, "the file is empty (or its only line is cut off): no trace header line")
     line, header = records[0]
