@@ -377,8 +377,10 @@ CASES: tuple[Case, ...] = (
         "Reflexion",
         "the reflection never triggers: a failed trial is retried with the same empty memory, "
         "so the first prompt comes back",
-        unreachable(
-            lambda s, p: len(s) > 0 and p == REFLEXION_FIRST, name="the first prompt again"
+        Invariant(
+            "unreachable(the first prompt again)",
+            lambda s, p: not (len(s) > 0 and p == REFLEXION_FIRST),
+            text="no later state shows the first prompt again",
         ),
         lambda: reflexion.machine(reflect=False),
         reflexion.machine,
