@@ -3,8 +3,9 @@
 Tutorial chapter 1 (``docs/tutorial/01_agentic_machines.md``) teaches the definition.
 
 A machine has a prompt function ``p: S -> str`` and a deterministic harness
-``h: S x str -> S ∪ {1, ↑}``; one model call per transition. ``HALT`` (printed ``1``)
-and ``DIVERGE`` (printed ``↑``) are the two sentinel outcomes.
+``h: S x str -> S ∪ {1, ↑}``; one model call per transition. ``HALT`` (``repr`` ``1``)
+and ``DIVERGE`` (``repr`` ``↑``) are the two sentinel outcomes; text output names them
+``HALT (1)`` and ``DIVERGE (↑)`` (:func:`show_outcome`), so they never read as states.
 
 >>> m = TableMachine({"a": "say b", "b": "say a"},
 ...                  {("a", "b"): "b", ("a", "x"): HALT,
@@ -26,6 +27,7 @@ __all__ = [
     "DIVERGE",
     "Outcome",
     "is_sentinel",
+    "show_outcome",
     "AgenticMachine",
     "TableMachine",
     "FunctionMachine",
@@ -50,6 +52,11 @@ class _Sentinel:
 
     __str__ = __repr__
 
+    @property
+    def label(self) -> str:
+        """The outcome as text output shows it: its name, then its symbol (``HALT (1)``)."""
+        return f"{self._name} ({self._symbol})"
+
     def __reduce__(self) -> str:
         return self._name
 
@@ -68,6 +75,16 @@ DIVERGE = _Sentinel("↑", "DIVERGE")
 
 State = Hashable
 Outcome = Hashable | _Sentinel
+
+
+def show_outcome(outcome: object) -> str:
+    """How text output names an outcome: ``HALT (1)`` and ``DIVERGE (↑)`` for the
+    sentinels, ``repr`` for a state, so the outcome ``1`` never reads as the state ``1``.
+
+    >>> show_outcome(HALT), show_outcome(DIVERGE), show_outcome(1), show_outcome("a")
+    ('HALT (1)', 'DIVERGE (↑)', '1', "'a'")
+    """
+    return outcome.label if isinstance(outcome, _Sentinel) else repr(outcome)
 
 
 def is_sentinel(outcome: object) -> bool:

@@ -435,12 +435,13 @@ class _Search:
         n = self.depth[i] + 1
         for q in self.diverging:
             self.found.setdefault(
-                q, (i, c, DIVERGE, "the harness diverged (↑): it never returns to the model")
+                q,
+                (i, c, DIVERGE, "the harness returned DIVERGE (↑): it never returns to the model"),
             )
         for q in self.halting:
             if n <= q.k:
                 self.found.setdefault(
-                    q, (i, c, DIVERGE, f"the harness diverged (↑) after {n} model call(s)")
+                    q, (i, c, DIVERGE, f"the harness returned DIVERGE (↑) after {n} model call(s)")
                 )
 
     def _stuck(self, i: int) -> None:
@@ -629,7 +630,11 @@ class _Search:
             i, c = self.first_diverge
             candidates.append(
                 self._path_cx(
-                    q, i, c, DIVERGE, "the harness diverged (↑): it never returns to the model"
+                    q,
+                    i,
+                    c,
+                    DIVERGE,
+                    "the harness returned DIVERGE (↑): it never returns to the model",
                 )
             )
         lasso = self._lasso(q)
@@ -707,7 +712,7 @@ class _Search:
                         i,
                         c,
                         DIVERGE,
-                        f"the harness diverged (↑) after {self.depth[i] + 1} model call(s)",
+                        f"the harness returned DIVERGE (↑) after {self.depth[i] + 1} model call(s)",
                     )
                 )
         if k >= len(self.states):
