@@ -65,6 +65,9 @@ class Raised:
 
     The checkers catch the exception and record it as this outcome, so a crash is a
     counterexample like any other instead of a crash of the checker. It ends the run.
+    ``recorded`` is True when the harness did not raise but ended the run with ``HALT``
+    and kept the exception (an agent function's ``raised(state, completion)``): a replay
+    then sees ``HALT`` and asks the machine what it recorded.
 
     >>> Raised("IndexError", "list index out of range")
     Raised(IndexError: list index out of range)
@@ -72,6 +75,7 @@ class Raised:
 
     type: str
     message: str
+    recorded: bool = field(default=False, compare=False)
 
     @classmethod
     def of(cls, exc: BaseException) -> Raised:
