@@ -30,6 +30,9 @@ __all__ = [
     "TableMachine",
     "FunctionMachine",
     "check_closed",
+    "distinct_states",
+    "distinct_completions",
+    "state_set",
 ]
 
 
@@ -266,20 +269,28 @@ class TableMachine(AgenticMachine):
         """p(state), looked up in the prompt table."""
         try:
             return self._prompts[state]
-        except KeyError:
+        except (KeyError, TypeError):  # TypeError: an unhashable value (a list read from a file)
             raise InvalidMachine(
-                f"{state!r} is not a state of {self.name!r}; its states are {list(self.states)!r}"
+                f"{short_repr(state)} is not a state of {self.name!r}; its states are "
+                f"{short_repr(list(self.states))}"
             ) from None
 
     def harness(self, state: State, completion: str) -> Outcome:
         """h(state, completion), looked up in the transition table."""
         try:
             return self._table[(state, completion)]
-        except KeyError:
-            if state not in self._prompts:
-                raise InvalidMachine(f"{state!r} is not a state of {self.name!r}") from None
+        except (KeyError, TypeError):  # TypeError: an unhashable state or completion
+            try:
+                known = state in self._prompts
+            except TypeError:
+                known = False
+            if not known:
+                raise InvalidMachine(
+                    f"{short_repr(state)} is not a state of {self.name!r}"
+                ) from None
             raise InvalidMachine(
-                f"{completion!r} is not in the completion alphabet {list(self.completions)!r} of {self.name!r}"
+                f"{short_repr(completion)} is not in the completion alphabet "
+                f"{short_repr(list(self.completions))} of {self.name!r}"
             ) from None
 
     @property
@@ -343,6 +354,63 @@ class FunctionMachine(AgenticMachine):
 
 
 # ---------------------------------------------------------------------------------------
+# One input normalisation for every decider: S and C are sets, so a state or a completion
+# listed twice is the same state or completion, counted and checked once.
+
+
+def _normalised(machine: AgenticMachine, attr: str, build: Callable[[Any], Any]) -> Any:
+    """``build(getattr(machine, attr))``, kept on the machine while that attribute is the
+    same *immutable* object (a tuple or a frozenset: what TableMachine and FunctionMachine
+    store). A list or a set may change in place, so it is normalised afresh on every call:
+    a cache keyed on a mutable collection would go stale."""
+    raw = getattr(machine, attr)
+    if raw is None:
+        return None
+    if not isinstance(raw, (tuple, frozenset)):
+        return build(raw)
+    key = f"_am_{attr}_{build.__name__}"
+    cached = machine.__dict__.get(key)
+    if cached is None or cached[0] is not raw:
+        cached = (raw, build(raw))
+        machine.__dict__[key] = cached
+    return cached[1]
+
+
+def distinct_states(machine: AgenticMachine) -> tuple[State, ...] | None:
+    """The declared states, each once, in their first order (``None`` when S is not finite).
+
+    Every exact decider reads S through this, so a machine whose ``states`` lists a state
+    twice is decided as the set it means (counts such as |S| <= |C| are over distinct states).
+
+    >>> class Twice(AgenticMachine):
+    ...     states, completions = [0, 0, 1], ["a"]
+    >>> distinct_states(Twice()), distinct_states(FunctionMachine(lambda s: "", lambda s, c: s))
+    ((0, 1), None)
+    """
+    return _normalised(machine, "states", _unique)
+
+
+def distinct_completions(machine: AgenticMachine) -> tuple[str, ...] | None:
+    """The declared completion alphabet, each completion once (``None`` when it is every string).
+
+    >>> class Twice(AgenticMachine):
+    ...     states, completions = [0], ["a", "a", "b"]
+    >>> distinct_completions(Twice())
+    ('a', 'b')
+    """
+    return _normalised(machine, "completions", _unique)
+
+
+def state_set(machine: AgenticMachine) -> frozenset | None:
+    """The declared states as a frozenset, for membership tests (``None`` when S is not finite).
+
+    >>> state_set(TableMachine({"a": "go"}, {("a", "x"): HALT}))
+    frozenset({'a'})
+    """
+    return _normalised(machine, "states", frozenset)
+
+
+# ---------------------------------------------------------------------------------------
 # Finite means checked: the premise of every exact decision, in one pass over S x C.
 
 
@@ -367,8 +435,9 @@ def check_closed(machine: AgenticMachine) -> None:
     """
     if isinstance(machine, TableMachine) or not machine.is_finite:
         return
-    states = machine.states
-    known = set(states)
+    states = distinct_states(machine)
+    known = state_set(machine)
+    alphabet = distinct_completions(machine)
     for s in states:
         prompt = machine.prompt(s)
         if not isinstance(prompt, str):
@@ -376,7 +445,7 @@ def check_closed(machine: AgenticMachine) -> None:
                 f"{machine.name} has a prompt that is not a string: p({short_repr(s, 60)}) = {short_repr(prompt, 60)}. "
                 "Fix: make prompt(state) return a string (P = str)."
             )
-        for c in machine.completions:
+        for c in alphabet:
             out = machine.harness(s, c)
             if not is_sentinel(out) and out not in known:
                 shown = (

@@ -47,6 +47,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ._files import brief
 from .errors import InvalidArgument, InvalidMachineFile
 from .machine import DIVERGE, HALT, AgenticMachine, TableMachine
 
@@ -145,19 +146,17 @@ def load_machine(path: str | os.PathLike) -> TableMachine:
 
 
 MAX_MACHINE_FILE_BYTES = 64 * 1024 * 1024
-"""The largest machine file :func:`load_machine` reads (64 MiB); ``/dev/zero`` stops here."""
+"""The largest machine file :func:`load_machine` reads (64 MiB); only regular files are read."""
 
 
 def _read_bounded(path: Path) -> str:
-    """The UTF-8 text of ``path``, refused past :data:`MAX_MACHINE_FILE_BYTES`."""
-    with open(path, "rb") as fh:
-        data = fh.read(MAX_MACHINE_FILE_BYTES + 1)
-    if len(data) > MAX_MACHINE_FILE_BYTES:
-        raise InvalidMachineFile(
-            f"{path}: larger than {MAX_MACHINE_FILE_BYTES >> 20} MiB, the limit for a machine "
-            "file; give a smaller one",
-            path=str(path),
-        )
+    """The UTF-8 text of the regular file ``path``, refused past :data:`MAX_MACHINE_FILE_BYTES`."""
+    from ._files import read_regular
+
+    def error(problem: str) -> InvalidMachineFile:
+        return InvalidMachineFile(f"{path}: {problem}", path=str(path))
+
+    data = read_regular(path, limit=MAX_MACHINE_FILE_BYTES, what="machine", error=error)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -269,16 +268,16 @@ def machine_from_document(data: Any, *, source: str = "<document>") -> TableMach
         raise _error(source, [("(top level)", "must be an object (a table) with name and states")])
     for key in data:
         if key not in _TOP_KEYS:
-            bad(str(key), f"unknown key{_did_you_mean(key, _TOP_KEYS)}; rename or remove it")
+            bad(_key_name(key), f"unknown key{_did_you_mean(key, _TOP_KEYS)}; rename or remove it")
     if "format" in data and data["format"] != FORMAT:
-        bad("format", f"is {data['format']!r}; it must be {FORMAT!r} (or be left out)")
+        bad("format", f"is {brief(data['format'])}; it must be {FORMAT!r} (or be left out)")
     if "version" in data and (type(data["version"]) is not int or data["version"] != VERSION):
-        bad("version", f"is {data['version']!r}; this reader knows version {VERSION} only")
+        bad("version", f"is {brief(data['version'])}; this reader knows version {VERSION} only")
     name = data.get("name")
     if "name" not in data:
         bad("name", 'is missing; add name = "..." (the machine\'s name in reports)')
     elif not isinstance(name, str) or not name.strip():
-        bad("name", f"is {name!r}; it must be a non-empty string")
+        bad("name", f"is {brief(name)}; it must be a non-empty string")
     completions = data.get("completions")
     if completions is not None:
         if not isinstance(completions, list) or not completions:
@@ -287,11 +286,11 @@ def machine_from_document(data: Any, *, source: str = "<document>") -> TableMach
         else:
             for i, c in enumerate(completions):
                 if not isinstance(c, str):
-                    bad(f"completions[{i}]", f"is {c!r}; completions are strings, quote it")
+                    bad(f"completions[{i}]", f"is {brief(c)}; completions are strings, quote it")
             seen: set[Any] = set()
             for i, c in enumerate(completions):
                 if isinstance(c, str) and c in seen:
-                    bad(f"completions[{i}]", f"repeats {c!r}; list each completion once")
+                    bad(f"completions[{i}]", f"repeats {brief(c)}; list each completion once")
                 seen.add(c) if isinstance(c, str) else None
     states = data.get("states")
     prompts: dict[Any, str] = {}
@@ -310,7 +309,7 @@ def machine_from_document(data: Any, *, source: str = "<document>") -> TableMach
             for key in row:
                 if key not in _STATE_KEYS:
                     bad(
-                        f"{where}.{key}",
+                        f"{where}.{_key_name(key)}",
                         f"unknown key{_did_you_mean(key, _STATE_KEYS)}; rename or remove it",
                     )
             for key in _STATE_KEYS:
@@ -319,15 +318,17 @@ def machine_from_document(data: Any, *, source: str = "<document>") -> TableMach
             sid = row.get("id")
             if "id" in row:
                 if not _is_id(sid):
-                    bad(f"{where}.id", f"is {sid!r}; a state id is an integer or a string")
+                    bad(f"{where}.id", f"is {brief(sid)}; a state id is an integer or a string")
                 elif sid in _SENTINELS:
-                    bad(f"{where}.id", f"{sid!r} is reserved for the outcome; rename the state")
+                    bad(
+                        f"{where}.id", f"{brief(sid)} is reserved for the outcome; rename the state"
+                    )
                 elif sid in prompts:
-                    bad(f"{where}.id", f"repeats the id {sid!r}; give each state its own id")
+                    bad(f"{where}.id", f"repeats the id {brief(sid)}; give each state its own id")
                 else:
                     text = row.get("prompt")
                     if "prompt" in row and not isinstance(text, str):
-                        bad(f"{where}.prompt", f"is {text!r}; a prompt is a string, quote it")
+                        bad(f"{where}.prompt", f"is {brief(text)}; a prompt is a string, quote it")
                     prompts[sid] = text if isinstance(text, str) else ""
             on = row.get("on")
             if "on" in row:
@@ -335,15 +336,20 @@ def machine_from_document(data: Any, *, source: str = "<document>") -> TableMach
                     bad(f"{where}.on", "must be an object mapping each completion to a target")
                 elif _is_id(sid) and sid not in _SENTINELS:
                     ons.append((i, sid, on))
-    alphabet = list(completions) if completions is not None else []
+    # Only string completions go on (the others are reported above): a list as a
+    # completion would be unhashable in the checks below.
+    alphabet = [c for c in completions if isinstance(c, str)] if completions is not None else []
     if completions is None:
         for _, _, on in ons:
             alphabet.extend(c for c in on if c not in alphabet)
     for i, sid, on in ons:
         for c, target in on.items():
-            key = f"states[{i}].on.{json.dumps(c, ensure_ascii=False)}"
+            key = f"states[{i}].on.{_key_name(c, quoted=True)}"
             if c not in alphabet:
-                bad(key, f"uses the completion {c!r}, which is not in completions; add it there")
+                bad(
+                    key,
+                    f"uses the completion {brief(c)}, which is not in completions; add it there",
+                )
                 continue
             if isinstance(target, str) and target in _SENTINELS:
                 table[(sid, c)] = _SENTINELS[target]
@@ -352,7 +358,7 @@ def machine_from_document(data: Any, *, source: str = "<document>") -> TableMach
             else:
                 bad(
                     key,
-                    f"goes to {target!r}, which is not a state id; fix: use the id of a state "
+                    f"goes to {brief(target)}, which is not a state id; fix: use the id of a state "
                     'listed under states, or "HALT" or "DIVERGE"',
                 )
         missing = [c for c in alphabet if c not in on]
@@ -363,12 +369,22 @@ def machine_from_document(data: Any, *, source: str = "<document>") -> TableMach
                 "completion (a target may be HALT or DIVERGE)",
             )
     initial = data.get("initial")
-    if initial is not None and prompts and initial not in prompts:
-        bad("initial", f"is {initial!r}, which is not a state id; use one of {list(prompts)!r}")
+    if initial is not None and not _is_id(initial):
+        bad(
+            "initial",
+            f"is {brief(initial)}; the initial state is the id of a state (an integer or a string)",
+        )
+    elif initial is not None and prompts and initial not in prompts:
+        bad(
+            "initial",
+            f"is {brief(initial)}, which is not a state id; use one of {brief(list(prompts))}",
+        )
     if problems:
         raise _error(source, problems)
     return TableMachine(prompts, table, completions=alphabet, initial=initial, name=name)
 
+
+_SHOWN_PROBLEMS = 20
 
 _STATE_HELP = {
     "id": "add id = an integer or a string naming the state",
@@ -381,14 +397,36 @@ def _is_id(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, int | str)
 
 
+def _key_name(key: Any, quoted: bool = False) -> str:
+    r"""A key of the document as error messages name it: short, and escaped when it is
+    not plain printable text (a key may hold anything, a terminal escape included).
+
+    >>> _key_name("name"), _key_name("a\x1b[2J"), _key_name("⋆", quoted=True)
+    ('name', '"a\\u001b[2J"', '"⋆"')
+    >>> len(_key_name("k" * 99))
+    41
+    """
+    text = json.dumps(key, ensure_ascii=False) if quoted or not isinstance(key, str) else key
+    if not text.isprintable():
+        text = json.dumps(key)  # ASCII escapes for what a terminal would interpret
+    return text if len(text) <= _KEY_WIDTH else text[: _KEY_WIDTH - 1] + "…"
+
+
+_KEY_WIDTH = 41
+
+
 def _did_you_mean(key: Any, known: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(str(key)[:_KEY_WIDTH], known, n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else f" (known keys: {', '.join(known)})"
 
 
 def _error(source: str, problems: list[tuple[str, str]]) -> InvalidMachineFile:
     count = f"{len(problems)} problem" + ("s" if len(problems) != 1 else "")
-    lines = "; ".join(f"key {key}: {message}" for key, message in problems)
+    # The message names the first few; ``problems`` on the error keeps every one.
+    shown = problems[:_SHOWN_PROBLEMS]
+    lines = "; ".join(f"key {key}: {message}" for key, message in shown)
+    if len(problems) > len(shown):
+        lines += f"; and {len(problems) - len(shown)} more (the error's .problems lists all)"
     return InvalidMachineFile(
         f"{source}: {count}: {lines}", path=source, problems=problems, key=problems[0][0]
     )

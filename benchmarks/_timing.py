@@ -1,57 +1,157 @@
-"""Shared timing helpers for the benchmarks: the median of several runs, and a ratio row.
+"""The one timing helper of the benchmarks: medians, alternating pairs, and goal rows.
 
 Every benchmark compares the toolkit with the simplest honest computation of the same
 result, timed in the same process right beside it, so the ratio survives a busy machine
-(the machine these run on is shared with other test runs; absolute times drift, ratios
-much less).
+(the machine these run on is shared with other developers' test runs; absolute times
+drift, ratios much less). Rules every benchmark follows through this module:
+
+- a time is the **median** of ``runs`` calls (never the minimum: the minimum rewards the
+  one lucky run, the median is what a user sees);
+- when two or more things are compared they run **alternately**, and the order of each
+  round rotates, so a burst of load or a warm cache never lands on one side only; the
+  ratio is the median of the per-round ratios;
+- the cyclic garbage collector runs before each timed call, outside the timing, so one
+  side does not pay for the other's garbage;
+- each benchmark prints its goals with :func:`goal`, one ``goal | ...`` row each, which
+  ``benchmarks/run_all.py`` collects into the table of ``docs/scaling.md``.
 """
 
 from __future__ import annotations
 
+import gc
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 RUNS = 5
+# The marker and separator of a goal row; run_all.py parses rows by them.
+GOAL_MARK = "goal"
+SEP = " | "
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    gc.collect()
+    t0 = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - t0, result
 
 
 def median_time(fn: Callable[[], Any], runs: int = RUNS) -> tuple[float, Any]:
-    """(median seconds over ``runs`` calls of ``fn``, the last result)."""
+    """(median seconds over ``runs`` calls of ``fn``, the last result).
+
+    >>> seconds, value = median_time(lambda: sum(range(10)), runs=3)
+    >>> value, seconds >= 0
+    (45, True)
+    """
     times, result = [], None
     for _ in range(runs):
-        t0 = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t0)
+        t, result = _timed(fn)
+        times.append(t)
     return statistics.median(times), result
 
 
-def paired(fn: Callable[[], Any], base: Callable[[], Any], runs: int = RUNS):
-    """Time ``fn`` and ``base`` alternately ``runs`` times: (fn s, base s, ratio, results).
+def interleaved(fns: Sequence[Callable[[], Any]], runs: int = RUNS) -> list[tuple[float, Any]]:
+    """Time several functions alternately: [(median seconds, last result)] in their order.
 
-    Alternating the two keeps a burst of load from landing on one side only; the ratio
-    is the median of the per-pair ratios.
+    Round r runs them starting at function r mod len(fns), so each goes first as often
+    as the others.
+
+    >>> [value for _, value in interleaved([lambda: 1, lambda: 2], runs=3)]
+    [1, 2]
+    """
+    if not fns:
+        raise ValueError("interleaved needs at least one function to time")
+    times: list[list[float]] = [[] for _ in fns]
+    results: list[Any] = [None] * len(fns)
+    for r in range(runs):
+        for k in range(len(fns)):
+            i = (r + k) % len(fns)
+            t, results[i] = _timed(fns[i])
+            times[i].append(t)
+    return [(statistics.median(t), res) for t, res in zip(times, results)]
+
+
+def paired(
+    fn: Callable[[], Any], base: Callable[[], Any], runs: int = RUNS
+) -> tuple[float, float, float, tuple[Any, Any]]:
+    """Time ``fn`` against ``base``, alternately: (fn s, base s, ratio, (fn's, base's result)).
+
+    Even rounds run ``fn`` first, odd rounds ``base`` first; the ratio is the median of
+    the per-round ratios fn / base (steadier than a ratio of medians under load).
+
+    >>> fn_s, base_s, ratio, results = paired(lambda: 2, lambda: 1, runs=3)
+    >>> results, ratio > 0
+    ((2, 1), True)
     """
     ft, bt, ratios = [], [], []
     r_fn = r_base = None
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        r_fn = fn()
-        t1 = time.perf_counter()
-        r_base = base()
-        t2 = time.perf_counter()
-        ft.append(t1 - t0)
-        bt.append(t2 - t1)
-        ratios.append((t1 - t0) / max(t2 - t1, 1e-9))
-    return (
-        statistics.median(ft),
-        statistics.median(bt),
-        statistics.median(ratios),
-        (r_fn, r_base),
-    )
+    for r in range(runs):
+        if r % 2 == 0:
+            t_fn, r_fn = _timed(fn)
+            t_base, r_base = _timed(base)
+        else:
+            t_base, r_base = _timed(base)
+            t_fn, r_fn = _timed(fn)
+        ft.append(t_fn)
+        bt.append(t_base)
+        ratios.append(t_fn / max(t_base, 1e-9))
+    return statistics.median(ft), statistics.median(bt), statistics.median(ratios), (r_fn, r_base)
 
 
-def verdict(ratio: float, goal: float, *, at_least: bool = False) -> str:
-    """'met' or 'NOT met' for a ratio against its goal (≤ goal, or ≥ goal)."""
-    ok = ratio >= goal if at_least else ratio <= goal
+def verdict(value: float, target: float, *, at_least: bool = False) -> str:
+    """'met' or 'NOT met' for a measured value against its goal (≤ target, or ≥ target).
+
+    >>> verdict(2.5, 3), verdict(3.5, 3), verdict(1.8, 1.6, at_least=True)
+    ('met', 'NOT met', 'met')
+    """
+    ok = value >= target if at_least else value <= target
     return "met" if ok else "NOT met"
+
+
+def goal(
+    measure: str,
+    value: float | None,
+    target: float | None,
+    *,
+    at_least: bool = False,
+    unit: str = "x",
+    digits: int = 2,
+) -> str:
+    """Print and return one goal row: ``goal | measure | value | goal | verdict``.
+
+    ``target=None`` marks a row measured for information, with no goal (its verdict is
+    ``-``); ``value=None`` a row that could not be measured here (its verdict says so).
+
+    >>> _ = goal("fib 20: CEK ÷ plain Python", 338.0, 120, digits=0)
+    goal | fib 20: CEK ÷ plain Python | 338x | ≤ 120x | NOT met
+    >>> _ = goal("speed-up, 2 processes", 1.84, 1.6, at_least=True)
+    goal | speed-up, 2 processes | 1.84x | ≥ 1.6x | met
+    >>> _ = goal("run ÷ bare loop", 8.4, None)
+    goal | run ÷ bare loop | 8.40x | none (information) | -
+    """
+    if SEP.strip() in measure:
+        raise ValueError(f"a goal's measure may not contain {SEP.strip()!r}: {measure!r}")
+    shown = "not measured" if value is None else f"{value:.{digits}f}{unit}"
+    if target is None:
+        wanted, met = "none (information)", "-"
+    else:
+        wanted = f"{'≥' if at_least else '≤'} {target:g}{unit}"
+        met = "not measured" if value is None else verdict(value, target, at_least=at_least)
+    row = SEP.join((GOAL_MARK, measure, shown, wanted, met))
+    print(row, flush=True)
+    return row
+
+
+def parse_goal(line: str) -> tuple[str, str, str, str] | None:
+    """(measure, value, goal, verdict) of a goal row printed by :func:`goal`, else None.
+
+    >>> parse_goal("goal | explore ÷ bare BFS | 2.10x | ≤ 2x | NOT met")
+    ('explore ÷ bare BFS', '2.10x', '≤ 2x', 'NOT met')
+    >>> parse_goal("fib 20 = 6765") is None
+    True
+    """
+    parts = line.rstrip("\n").split(SEP)
+    if len(parts) != 5 or parts[0] != GOAL_MARK:
+        return None
+    return parts[1], parts[2], parts[3], parts[4]

@@ -16,10 +16,12 @@ architectures) are slower than the bare generator.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _timing import goal, interleaved  # noqa: E402
 
 from agentic_machines.execution.budget import LineBudget  # noqa: E402
 
@@ -46,16 +48,6 @@ def calls(n: int) -> int:
     return total
 
 
-def best(fn, repeats: int = 7) -> float:
-    """The best of ``repeats`` runs: the machine this runs on is shared and noisy."""
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 def under(budgets: int, fn, n: int):
     def go() -> None:
         with LineBudget(10**9):
@@ -70,11 +62,17 @@ def under(budgets: int, fn, n: int):
 
 def main() -> None:
     print(f"{'loop':<6} {'bare s':>8} {'1 budget':>9} {'2 budgets':>10}")
+    rows = []
     for fn in (lines, calls):
-        bare = best(lambda: fn(N))
-        one, two = best(under(1, fn, N)), best(under(2, fn, N))
+        (bare, _), (one, _), (two, _) = interleaved(
+            [lambda: fn(N), under(1, fn, N), under(2, fn, N)], 7
+        )
         print(f"{fn.__name__:<6} {bare:8.4f} {one / bare:8.1f}x {two / bare:9.1f}x")
-    print("ratio = time under the budget(s) / the same loop untraced")
+        rows.append((fn.__name__, one / bare, two / bare))
+    print("ratio = time under the budget(s) / the same loop untraced (alternating, median of 7)")
+    for name, one, two in rows:
+        goal(f"{name}: one LineBudget ÷ untraced", one, None)
+        goal(f"{name}: two nested LineBudgets ÷ untraced", two, None)
 
 
 if __name__ == "__main__":

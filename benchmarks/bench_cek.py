@@ -19,14 +19,13 @@ Run: ``python benchmarks/bench_cek.py``. Reports
 from __future__ import annotations
 
 import sys
-import time
 import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _timing import median_time, paired, verdict  # noqa: E402
+from _timing import goal, median_time, paired  # noqa: E402
 
 from agentic_machines.cek import (
     AgenticEvaluator,
@@ -99,15 +98,6 @@ def _procedure(lam, env):
     return call
 
 
-def best_of(fn, repeat=3):
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, result
-
-
 def py_fib(n: int) -> int:
     """The plain-Python computation the CEK program performs."""
     return n if n < 2 else py_fib(n - 1) + py_fib(n - 2)
@@ -117,13 +107,13 @@ def issue16() -> None:
     text = FIB.format(n=20)
     t, b, r, (run, value) = paired(lambda: run_program(text, []), lambda: py_fib(20))
     assert run.value == value == 6765
-    print(
-        f"fib 20: CEK {t:.3f} s ÷ plain Python {b * 1000:.1f} ms = {r:.0f}x  (goal ≤ 120x: {verdict(r, 120)})"
-    )
+    print(f"fib 20: CEK {t:.3f} s ÷ plain Python {b * 1000:.1f} ms = {r:.0f}x")
+    goal("fib 20: CEK ÷ plain Python", r, 120, digits=0)
     try:
         import pyscheme  # optional: pip install pyscheme==0.0.4
     except ImportError:
         print("fib 20: CEK ÷ pyscheme 0.0.4: pyscheme not installed (pip install pyscheme==0.0.4)")
+        goal("fib 20: CEK ÷ pyscheme 0.0.4 (not installed)", None, 0.4)
     else:
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, 20_000))  # pyscheme recurses on the Python stack
@@ -134,9 +124,8 @@ def issue16() -> None:
         )
         sys.setrecursionlimit(limit)
         assert value == 6765
-        print(
-            f"fib 20: CEK {t:.3f} s ÷ pyscheme 0.0.4 {b:.3f} s = {r:.2f}x  (goal ≤ 0.4x: {verdict(r, 0.4)})"
-        )
+        print(f"fib 20: CEK {t:.3f} s ÷ pyscheme 0.0.4 {b:.3f} s = {r:.2f}x")
+        goal("fib 20: CEK ÷ pyscheme 0.0.4", r, 0.4)
     print("CEK steps/s by program length (a counting loop; median of 5):")
     loop = "(letrec ((loop (lambda (n) (if (= n 0) 0 (loop (- n 1)))))) (loop {n}))"
     per = run_program(loop.format(n=1000), []).steps / 1000
@@ -150,23 +139,20 @@ def main() -> int:
     issue16()
     text = FIB.format(n=20)
     expr = compile_program(parse(text))
-    cek_time, run = best_of(lambda: run_program(text, []))
-    direct_time, value = best_of(lambda: direct_eval(expr, {}))
+    cek_time, direct_time, ratio, (run, value) = paired(
+        lambda: run_program(text, []), lambda: direct_eval(expr, {}), 3
+    )
     assert run.value == value == 6765, (run.value, value)
-    ratio = cek_time / direct_time
     print(f"fib 20 = {value}")
     print(
         f"  CEK machine:       {cek_time:.3f} s, {run.steps} steps, {run.steps / cek_time:,.0f} steps/s"
     )
     print(f"  direct evaluator:  {direct_time:.3f} s")
-    print(
-        f"  ratio CEK/direct:  {ratio:.2f}x  (goal <= {GOAL:.0f}x: {'met' if ratio <= GOAL else 'NOT met'})"
-    )
+    print(f"  ratio CEK/direct:  {ratio:.2f}x")
+    goal("fib 20: CEK ÷ a direct recursive evaluator", ratio, GOAL)
 
     deep = f"(letrec ((f (lambda (n) (if (= n 0) 0 (+ 1 (f (- n 1))))))) (f {DEEP}))"
-    t0 = time.perf_counter()
-    result = run_program(deep, [])
-    deep_time = time.perf_counter() - t0
+    deep_time, result = median_time(lambda: run_program(deep, []), 1)
     tracemalloc.start()
     run_program(deep, [])
     _, peak = tracemalloc.get_traced_memory()
@@ -181,17 +167,15 @@ def main() -> int:
         f'(letrec ((f (lambda (n) (if (= n 0) (llm "bottom") (+ 1 (f (- n 1))))))) (f {DEEP}))'
     )
     beta = first_boundary(program, fuel=10 * DEEP)
-    t0 = time.perf_counter()
-    text = loader(beta)
-    t1 = time.perf_counter()
-    again = AgenticEvaluator(fuel=10 * DEEP).harness(seed_state(), text)
-    t2 = time.perf_counter()
-    same = again == beta
-    t3 = time.perf_counter()
+    build, text = median_time(lambda: loader(beta), 1)
+    load, again = median_time(
+        lambda: AgenticEvaluator(fuel=10 * DEEP).harness(seed_state(), text), 1
+    )
+    compare, same = median_time(lambda: again == beta, 1)
     assert same
     print(
-        f"loader on a {DEEP}-frame boundary: build {t1 - t0:.2f} s ({len(text):,} chars), "
-        f"h(x*, text) {t2 - t1:.2f} s, equality check {t3 - t2:.2f} s"
+        f"loader on a {DEEP}-frame boundary: build {build:.2f} s ({len(text):,} chars), "
+        f"h(x*, text) {load:.2f} s, equality check {compare:.2f} s"
     )
     return 0
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import random
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _timing import goal, median_time  # noqa: E402
 
 from agentic_machines import DIVERGE, HALT, TableMachine, completion_generates, spe_states  # noqa: E402
 
@@ -44,15 +46,6 @@ def random_machine(
     )
 
 
-def timed(fn, repeat=3):
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, result
-
-
 def bare_read(*machines):
     """Baseline: read every transition once."""
 
@@ -68,10 +61,8 @@ def bare_read(*machines):
 
 
 def report(label, seconds, baseline):
-    flag = "ok" if seconds < GOAL else "SLOW"
-    print(
-        f"{label:<62} {seconds * 1000:8.1f} ms   {seconds / baseline:6.2f}x bare read   goal < {GOAL:.0f} s: {flag}"
-    )
+    print(f"{label:<62} {seconds * 1000:8.1f} ms   {seconds / baseline:6.2f}x bare read")
+    goal(f"{label.strip()}, seconds", seconds, GOAL, unit=" s", digits=3)
 
 
 def planted(rng, n, k, *, corrupt=False):
@@ -104,14 +95,14 @@ def planted(rng, n, k, *, corrupt=False):
 
 def main() -> None:
     rng = random.Random(20261130)
-    print("agentic-machines core benchmark (best of 3)")
+    print("agentic-machines core benchmark (median of 5)")
 
     big = random_machine(rng, 2000, 8)
-    base = timed(bare_read(big))[0]
-    t, result = timed(lambda: spe_states(big))
+    base = median_time(bare_read(big))[0]
+    t, result = median_time(lambda: spe_states(big))
     report("spe_states, random 2000 x 8 (settled by the |S| > |C| shortcut)", t, base)
     everything = set(big.states)
-    t_loop, loop_result = timed(
+    t_loop, loop_result = median_time(
         lambda: {
             x for x in big.states if {big.harness(x, c) for c in big.completions} >= everything
         }
@@ -128,37 +119,37 @@ def main() -> None:
         },
         completions=[f"c{j}" for j in range(300)],
     )
-    t, found = timed(lambda: spe_states(dense))
+    t, found = median_time(lambda: spe_states(dense))
     report(
         f"spe_states, 300 states x 300 completions ({len(found)} SPE states)",
         t,
-        timed(bare_read(dense))[0],
+        median_time(bare_read(dense))[0],
     )
 
     a, b = random_machine(rng, 200, 8), random_machine(rng, 200, 8)
-    t, v = timed(lambda: completion_generates(a, 0, b))
+    t, v = median_time(lambda: completion_generates(a, 0, b))
     report(
         f"completion_generates, random 200 x 8 ({v.status}, {v.method}: a shortcut)",
         t,
-        timed(bare_read(a, b))[0],
+        median_time(bare_read(a, b))[0],
     )
 
     host, target = planted(rng, 200, 256)
-    t, v = timed(lambda: completion_generates(host, "x", target))
+    t, v = median_time(lambda: completion_generates(host, "x", target))
     assert v.holds is True
     report(
         f"completion_generates, 200-state target planted in succ(x) ({v.status})",
         t,
-        timed(bare_read(host, target))[0],
+        median_time(bare_read(host, target))[0],
     )
 
     host, target = planted(rng, 200, 256, corrupt=True)
-    t, v = timed(lambda: completion_generates(host, "x", target))
+    t, v = median_time(lambda: completion_generates(host, "x", target))
     assert v.holds is False
     report(
         f"  same with one corrupted transition ({v.status}, {v.obstruction.kind})",
         t,
-        timed(bare_read(host, target))[0],
+        median_time(bare_read(host, target))[0],
     )
 
 

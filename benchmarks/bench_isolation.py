@@ -10,22 +10,22 @@ shop examples of REPL-Plan:
   each ``act`` as an effect round trip, the result);
 - the worker start alone (a new executor's first, empty block).
 
-The best of several repeats is reported (the machine is shared; the minimum is the least
-disturbed measurement).
+Each time is the median of several runs (``benchmarks/_timing.py``; the machine is shared).
 """
 
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "experiments"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import count_to_four  # noqa: E402
 import shop  # noqa: E402
+from _timing import goal, median_time  # noqa: E402
 
 from agentic_machines.architectures import repl_plan as rp  # noqa: E402
 from agentic_machines.architectures.environments import CountEnv  # noqa: E402
@@ -35,16 +35,6 @@ from agentic_machines.execution.sandbox import (  # noqa: E402
     make_executor,
     namespace_tool,
 )
-
-
-def best(fn, repeat: int = 5) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
 
 LEVELS = ["inline", "process"] + (["namespace"] if namespace_tool() else [])
 
@@ -70,7 +60,7 @@ def per_block(level: str, code: str, n: int = 50) -> float:
         for _ in range(n):
             drive(ex.run_block("m", code), str)
 
-    seconds = best(blocks, 3) / n
+    seconds = median_time(blocks, 3)[0] / n
     ex.close()
     return seconds
 
@@ -82,16 +72,15 @@ def worker_start(level: str) -> float:
         drive(ex.run_block("m", "pass"), str)
         ex.close()
 
-    return best(start, 5)
+    return median_time(start)[0]
 
 
 def per_episode(example, level: str) -> float:
-    return best(
+    return median_time(
         lambda: rp.solve(
             example.TASK, example.model(), example.env(), pool=example.POOL, isolation=level
-        ),
-        5,
-    )
+        )
+    )[0]
 
 
 def main() -> None:
@@ -112,6 +101,11 @@ def main() -> None:
             ratio = episodes[level] / episodes["inline"]
             print(f" | {level} {episodes[level] * 1e3:8.1f} ms ({ratio:.1f}x)", end="")
         print()
+        for level in LEVELS[1:]:
+            goal(f"{name}: {level} ÷ inline, per block", blocks[level] / blocks["inline"], None)
+            goal(
+                f"{name}: {level} ÷ inline, per episode", episodes[level] / episodes["inline"], None
+            )
 
 
 if __name__ == "__main__":

@@ -12,15 +12,15 @@ flushes one JSON line per step, which is the price of a run that survives a kill
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _timing import goal, interleaved  # noqa: E402
 from agentic_machines.models import FunctionModel, ScriptedModel  # noqa: E402
 
 from agentic_machines import HALT, HarnessMachine, TableMachine, is_sentinel  # noqa: E402
@@ -55,17 +55,6 @@ def bare_with_model(machine, model, start, n):
     return state
 
 
-def timed(fn, repeats=3):
-    """The best of ``repeats`` runs: the machine this runs on is shared and noisy."""
-    best = float("inf")
-    for _ in range(repeats):
-        gc.collect()
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def counting(n):
     i = 0
     while True:
@@ -84,29 +73,44 @@ def main() -> None:
         ("harness", lambda: HarnessMachine(counting, 10**9), 50_000),
     ]
     tmp = tempfile.mkdtemp()
+    rows = []
     print(
         f"{'machine':8} {'steps':>8} {'bare s':>8} {'run s':>8} {'ratio':>6} {'run+file s':>11} {'ratio':>6} {'model':>6}"
     )
     for name, make, n in cases:
         script = ["x"] * n
-        t_bare = timed(lambda: bare(make(), script, make().initial))
-        t_run = timed(lambda: run(make(), ScriptedModel(script), max_steps=n))
         path = os.path.join(tmp, f"{name}.jsonl")
-        t_file = timed(lambda: run(make(), ScriptedModel(script), max_steps=n, path=path))
-        t_model = timed(lambda: bare_with_model(make(), ScriptedModel(script), make().initial, n))
+        (t_bare, _), (t_run, _), (t_file, _), (t_model, _) = interleaved(
+            [
+                lambda: bare(make(), script, make().initial),
+                lambda: run(make(), ScriptedModel(script), max_steps=n),
+                lambda: run(make(), ScriptedModel(script), max_steps=n, path=path),
+                lambda: bare_with_model(make(), ScriptedModel(script), make().initial, n),
+            ],
+            3,
+        )
         print(
             f"{name:8} {n:8d} {t_bare:8.3f} {t_run:8.3f} {t_run / t_bare:6.1f} {t_file:11.3f} {t_file / t_bare:6.1f} "
             f"{t_model / t_bare:6.1f}"
         )
+        rows.append((name, t_run / t_bare, t_file / t_bare))
     print(
         "ratio = run time / bare loop time; model = bare loop calling the same ScriptedModel / bare loop"
     )
     # The model side alone: ScriptedModel against a bare list iterator.
     script = ["x"] * 200_000
-    t_iter = timed(lambda: [next(it) for it in [iter(script)] for _ in script])
     m = FunctionModel(lambda p: "x")
-    t_model = timed(lambda: [m.complete("p") for _ in script])
+    (t_iter, _), (t_model, _) = interleaved(
+        [
+            lambda: [next(it) for it in [iter(script)] for _ in script],
+            lambda: [m.complete("p") for _ in script],
+        ],
+        3,
+    )
     print(f"FunctionModel.complete vs a bare iterator, 200 000 calls: {t_model / t_iter:.1f}x")
+    for name, r_run, r_file in rows:
+        goal(f"{name}: run ÷ bare loop", r_run, None)
+        goal(f"{name}: run with a trace file ÷ bare loop", r_file, None)
 
 
 if __name__ == "__main__":

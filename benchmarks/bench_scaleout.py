@@ -17,7 +17,6 @@ workers are child processes); ratios are what matter.
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -26,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _timing import goal, interleaved  # noqa: E402
 from bench_explore import table_machine  # noqa: E402
 
 from agentic_machines import HALT, FunctionMachine  # noqa: E402
@@ -76,15 +76,6 @@ def expensive_machine(iterations: int) -> FunctionMachine:
     )
 
 
-def median_time(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def main() -> None:
     import distributed
 
@@ -104,9 +95,14 @@ def main() -> None:
             g = explore(machine, progress=False, executor=ex)
             assert list(g.edges(data=True)) == list(serial_graph.edges(data=True))
         calls = serial_graph.graph["stats"]["transitions"]
-        serial = median_time(lambda: explore(machine, progress=False), 3)
-        procs = median_time(lambda: explore(machine, progress=False, executor=pool), 3)
-        dasks = median_time(lambda: explore(machine, progress=False, executor=dask), 3)
+        (serial, _), (procs, _), (dasks, _) = interleaved(
+            [
+                lambda: explore(machine, progress=False),
+                lambda: explore(machine, progress=False, executor=pool),
+                lambda: explore(machine, progress=False, executor=dask),
+            ],
+            3,
+        )
         print(
             f"expensive: {N_STATES} states, {calls} harness calls of ~{CALL_SECONDS * 1000:.0f} ms "
             f"(calibrated: {iterations} iterations)"
@@ -115,11 +111,24 @@ def main() -> None:
         print(f"{'serial':<26} {serial:>8.2f} {1.0:>9.2f}")
         print(f"{'ProcessPoolExecutor(2)':<26} {procs:>8.2f} {serial / procs:>9.2f}")
         print(f"{'Dask LocalCluster(2)':<26} {dasks:>8.2f} {serial / dasks:>9.2f}")
-        print("goal: speed-up >= 1.6 for both")
+        goal(
+            "expensive harness: speed-up, ProcessPoolExecutor(2)",
+            serial / procs,
+            1.6,
+            at_least=True,
+        )
+        goal(
+            "expensive harness: speed-up, Dask LocalCluster(2)", serial / dasks, 1.6, at_least=True
+        )
         kw = dict(completions=comps, max_states=None, progress=False)
-        c_serial = median_time(lambda: explore(cheap, **kw), 3)
-        c_procs = median_time(lambda: explore(cheap, executor=pool, **kw), 3)
-        c_dask = median_time(lambda: explore(cheap, executor=dask, **kw), 1)
+        (c_serial, _), (c_procs, _), (c_dask, _) = interleaved(
+            [
+                lambda: explore(cheap, **kw),
+                lambda: explore(cheap, executor=pool, **kw),
+                lambda: explore(cheap, executor=dask, **kw),
+            ],
+            3,
+        )
         print()
         print(f"cheap: {cheap.name}, 20 000 states x 8 completions, a dict lookup per call")
         print(f"{'executor':<26} {'seconds':>8} {'slow-down':>9}")
@@ -127,6 +136,7 @@ def main() -> None:
         print(f"{'ProcessPoolExecutor(2)':<26} {c_procs:>8.2f} {c_procs / c_serial:>9.2f}")
         print(f"{'Dask LocalCluster(2)':<26} {c_dask:>8.2f} {c_dask / c_serial:>9.2f}")
         print("a cheap harness: tasks cost more than the calls they carry; keep executor=None")
+        goal("cheap harness: ProcessPoolExecutor(2) ÷ serial", c_procs / c_serial, None)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ import pickle
 
 import pytest
 from agentic_machines.models import ScriptedModel
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentic_machines import DIVERGE, HALT, AgenticMachine
 from agentic_machines.cek import (
@@ -17,8 +19,16 @@ from agentic_machines.cek import (
     loader,
     unparse,
 )
+from agentic_machines.cek.evaluator import start_state as start_state_of
 from agentic_machines.cek.machine import ArgsK, BeginK, EvalK, IfK, LlmK, kont_depth
+from agentic_machines.cek.strategies import (
+    ERRORING_PROGRAMS,
+    LOOPING_PROGRAMS,
+    completions,
+    programs,
+)
 from agentic_machines.cek.values import Closure
+from agentic_machines.errors import MalformedProgram, ParseError
 
 
 def test_states_of_the_same_computation_are_equal():
@@ -193,3 +203,75 @@ def test_deep_values_copy_as_themselves(deep):
 
     v = parse("(" * deep + ")" * deep)  # deeper than the recursion limit
     assert copy.deepcopy(v) is v and copy.copy(v) is v
+
+
+# ---------------------------------------------------------------- run's register form
+
+
+def _same_outcome(a, b):
+    # Failed keeps the exception object: compare its class and message, the rest exactly.
+    (x, n), (y, m) = a, b
+    if type(x).__name__ == "Failed" or type(y).__name__ == "Failed":
+        return (type(x), type(getattr(x, "error", None)), str(x.message)) == (
+            type(y),
+            type(getattr(y, "error", None)),
+            str(y.message),
+        ) and n == m
+    return type(x) is type(y) and x == y and n == m
+
+
+def _both(state, fuel, detect_cycles=True):
+    from agentic_machines.cek.machine import run, run_by_steps
+
+    out = []
+    for fn in (run, run_by_steps):
+        try:
+            out.append(("ok", fn(state, fuel=fuel, detect_cycles=detect_cycles)))
+        except Undecided as err:
+            out.append(("undecided", str(err)))
+    return out
+
+
+def _check_run_equals_steps(text, replies, fuel):
+    from agentic_machines.cek.evaluator import start_state
+    from agentic_machines.cek.machine import Boundary, Ret
+
+    try:
+        state = start_state(text)
+    except (MalformedProgram, ParseError):
+        return  # rejected before any step: nothing to run
+    for reply in [None, *replies]:
+        if reply is not None:
+            state = Ret(reply, state.kont)
+        (k1, a), (k2, b) = _both(state, fuel)
+        assert k1 == k2, (text, a, b)
+        if k1 == "undecided":
+            assert a == b
+            return
+        assert _same_outcome(a, b), (text, a, b)
+        if type(a[0]) is not Boundary:
+            return
+        state = a[0]
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(programs(), st.lists(completions(), max_size=4), st.sampled_from([3, 40, 100_000]))
+def test_run_in_registers_takes_the_same_steps_as_step(text, replies, fuel):
+    # run() keeps the state in registers between steps; run_by_steps() calls step() once
+    # per transition. Same boundaries, endings, errors, step counts and out-of-fuel points.
+    _check_run_equals_steps(text, replies, fuel)
+
+
+@pytest.mark.parametrize(
+    "text", LOOPING_PROGRAMS + ERRORING_PROGRAMS + ('(string-append "a" (llm "q") "b")',)
+)
+@pytest.mark.parametrize("fuel", [1, 7, 64, 5_000])
+def test_run_in_registers_on_loops_and_errors(text, fuel):
+    # cycles are found at the same step with the same period; errors at the same step
+    _check_run_equals_steps(text, ["(letrec ((f (lambda () (f)))) (f))", "x"], fuel)
+    try:
+        state = start_state_of(text)
+    except (MalformedProgram, ParseError):
+        return
+    (k1, a), (k2, b) = _both(state, fuel, detect_cycles=False)
+    assert k1 == k2 and (a == b if k1 == "undecided" else _same_outcome(a, b))

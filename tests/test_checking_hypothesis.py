@@ -108,7 +108,9 @@ def test_adversarial_completions_find_a_growing_prompt_and_huge_inputs():
         max_steps=5,
     )
     cx = result.counterexample("prompt_length_at_most(10000)")
-    assert cx is not None and len(cx) == 1  # one huge completion suffices, shrunk to it
+    # The shrunk run still breaks the bound (which run Hypothesis settles on is its own).
+    assert cx is not None and 1 <= len(cx) <= 5
+    assert len("history:" + "".join(cx.completions)) > 10_000
     bounded = HarnessMachine(_guard(100), name="bounded")
     result = hypothesis_check(
         bounded,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -20,11 +21,11 @@ def error_line(capsys) -> str:
 
 def test_a_script_larger_than_the_limit_is_refused_and_dev_zero_ends(tmp_path, capsys):
     assert main(["run", "f2-mul", "--script", "/dev/zero"]) == 2
-    assert "/dev/zero is larger than 10 MiB" in error_line(capsys)
+    assert "/dev/zero: is a character device, not a regular file" in error_line(capsys)
     big = tmp_path / "big.txt"
     big.write_bytes(b"0\n" * (MAX_INPUT_BYTES // 2 + 1))
     assert main(["eval", "(llm 1)", "--script", str(big)]) == 2
-    assert "big.txt is larger than" in error_line(capsys)
+    assert "big.txt: is larger than 10 MiB, the limit for a script file" in error_line(capsys)
     prog = tmp_path / "big.lisp"
     prog.write_bytes(b" " * (MAX_INPUT_BYTES + 1))
     assert main(["eval", str(prog)]) == 2
@@ -42,7 +43,7 @@ def test_error_messages_do_not_echo_huge_input(tmp_path, capsys):
 
 def test_a_script_that_is_not_utf8_names_the_file(tmp_path, capsys):
     bad = tmp_path / "bad.txt"
-    bad.write_bytes(b"\xff\xfe\x00binary")
+    bad.write_bytes(b"\xff\xfebinary")
     assert main(["run", "f2-mul", "--script", str(bad)]) == 2
     assert "bad.txt is not UTF-8 text" in error_line(capsys)
 
@@ -134,9 +135,106 @@ def test_deep_or_endless_input_files_are_one_line(tmp_path, capsys):
     zero = tmp_path / "zero.json"
     zero.symlink_to("/dev/zero")
     assert main(["check", str(zero)]) == 2
-    assert "the limit for a machine file" in error_line(capsys)
+    assert "zero.json: is a character device" in error_line(capsys)
     assert main(["run", "f2-mul", "--replay", "/dev/zero"]) == 2
-    assert "/dev/zero:1: binary data" in error_line(capsys)
+    assert "/dev/zero: is a character device" in error_line(capsys)
     (tmp_path / "s.txt").write_text("0\n", encoding="utf-8")
     assert main(["run", "f2-mul", "--script", str(tmp_path / "s.txt"), "--save", "/dev/full"]) == 2
     assert "cannot use /dev/full" in capsys.readouterr().err
+
+
+# -- issue 23: special files, the machine-file tracebacks, no echo of file content --------
+
+
+def _not_regular(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # no writer: a plain open() would block for ever
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    return [str(fifo), "/dev/zero", "/dev/null", str(tmp_path), str(loop)]
+
+
+def test_every_file_argument_refuses_what_is_not_a_regular_file(tmp_path, capsys):
+    links = tmp_path / "links"
+    links.mkdir()
+    for i, path in enumerate(_not_regular(tmp_path)):
+        link = links / f"{i}.json"  # machine files and answers are named by their suffix
+        link.symlink_to(path)
+        for argv in (
+            ["check", str(link)],
+            ["exercise", "1.1", str(link)],
+            ["run", "f2-mul", "--script", path],
+            ["run", "f2-mul", "--replay", path],
+            ["test", "f2-mul", "--alphabet", path],
+            ["explore", "f2-mul", "--completions", path],
+            ["eval", "(llm 1)", "--script", path],
+        ):
+            assert main(argv) == 2, argv
+            line = error_line(capsys)
+            assert "not a regular file" in line or "cannot read it" in line, (argv, line)
+    fifo = tmp_path / "prog.lisp"
+    os.mkfifo(fifo)
+    assert main(["eval", str(fifo)]) == 2
+    assert "prog.lisp: is a FIFO (named pipe), not a regular file" in error_line(capsys)
+    py = tmp_path / "agent.py"
+    os.mkfifo(py)
+    assert main(["check", f"{py}:machine"]) == 2
+    assert "agent.py: is a FIFO (named pipe), not a regular file" in error_line(capsys)
+    answer = tmp_path / "answer.py"
+    os.mkfifo(answer)
+    assert main(["exercise", "1.1", str(answer)]) == 2
+    assert "is a FIFO (named pipe), not a regular file" in error_line(capsys)
+
+
+def test_a_machine_file_with_a_list_as_initial_state_or_completion_is_one_line(tmp_path, capsys):
+    # Both were TypeError tracebacks (an unhashable list reached a set or dict lookup).
+    doc = {"name": "m", "states": [{"id": 0, "prompt": "p", "on": {"a": "HALT"}}]}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**doc, "initial": [0]}), encoding="utf-8")
+    assert main(["check", str(bad)]) == 2
+    assert "key initial: is [0]; the initial state is the id of a state" in error_line(capsys)
+    bad.write_text(json.dumps({**doc, "completions": [["a"]]}), encoding="utf-8")
+    assert main(["check", str(bad)]) == 2
+    assert "key completions[0]: is ['a']; completions are strings" in error_line(capsys)
+
+
+def test_a_replay_whose_start_state_is_a_list_is_one_line(tmp_path, capsys):
+    script, save = tmp_path / "s.txt", tmp_path / "t.jsonl"
+    script.write_text("1\n0\n", encoding="utf-8")
+    main(["run", "f2-mul", "--script", str(script), "--save", str(save)])
+    lines = [json.loads(x) for x in save.read_text(encoding="utf-8").splitlines()]
+    lines[0]["start"] = []
+    save.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["run", "f2-mul", "--replay", str(save)]) == 2
+    assert "the recorded start state [] is not a state of 'f2-mul'" in error_line(capsys)
+
+
+def test_a_script_error_never_echoes_the_environment(capsys):
+    # Was: the error line quoted the first 300 characters of /proc/self/environ.
+    assert main(["run", "f2-mul", "--script", "/proc/self/environ"]) == 2
+    line = error_line(capsys)
+    assert "is binary data (a NUL byte" in line and "PATH=" not in line and "HOME=" not in line
+
+
+def test_machine_file_messages_escape_and_cut_what_they_quote(tmp_path, capsys):
+    doc = {
+        "name": "m",
+        "\x1b[2J" + "k" * 1000: 1,
+        "states": [{"id": "\x1b]0;" + "x" * 5000, "prompt": 7, "on": {"a": "HALT"}}],
+    }
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    from agentic_machines.errors import InvalidMachineFile
+    from agentic_machines.machinefile import load_machine
+
+    with pytest.raises(InvalidMachineFile) as info:
+        load_machine(bad)
+    message = str(info.value)
+    assert "\x1b" not in message and "\\u001b" in message and len(message) < 600, message
+    many = {"name": "m", "states": [{"id": i, "prompt": "p"} for i in range(1000)]}
+    bad.write_text(json.dumps(many), encoding="utf-8")
+    with pytest.raises(InvalidMachineFile) as info:
+        load_machine(bad)
+    assert len(info.value.problems) == 1000 and "and 980 more" in str(info.value)
+    assert len(str(info.value)) < 4000

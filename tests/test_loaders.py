@@ -4,13 +4,21 @@ CassetteError that names ``path:line`` (issue 10)."""
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentic_machines import HALT, TableMachine, Trace, run
-from agentic_machines.errors import CassetteError, TraceError
+from agentic_machines import HALT, TableMachine, Trace, _files, run
+from agentic_machines.errors import (
+    CassetteError,
+    InvalidMachine,
+    ReplayMismatch,
+    TraceError,
+)
+from agentic_machines.runtime._jsonl import MAX_JSON_LINES_BYTES
 from agentic_machines.runtime.harness import HarnessMachine
 from agentic_machines.runtime.models import RecordingModel, ReplayModel, ScriptedModel
 from agentic_machines.strategies import examples
@@ -165,7 +173,7 @@ def test_order_and_shape_of_lines(tmp_path):
     _write(path, [])
     _raises(TraceError, path, None, "the file is empty")
     _raises(TraceError, tmp_path / "missing.jsonl", None, "cannot read it")
-    _raises(TraceError, tmp_path, None, "cannot read it")
+    _raises(TraceError, tmp_path, None, "is a directory, not a regular file")
 
 
 def test_cassette_gaps_and_bad_lines(tmp_path):
@@ -277,9 +285,9 @@ def test_mutated_files_load_or_raise_one_error(kind, data, originals, tmp_path_f
 # -- found in review: /dev/zero, lone surrogates, a full disk --------------------------------
 
 
-def test_dev_zero_is_refused_at_once_as_binary():
-    _raises(TraceError, "/dev/zero", 1, "binary data")
-    _raises(CassetteError, "/dev/zero", 1, "binary data")
+def test_dev_zero_is_refused_at_once_as_a_device():
+    _raises(TraceError, "/dev/zero", None, "is a character device, not a regular file")
+    _raises(CassetteError, "/dev/zero", None, "is a character device, not a regular file")
 
 
 def test_a_lone_surrogate_in_a_completion_is_written_and_read_back(tmp_path):
@@ -296,3 +304,81 @@ def test_a_write_error_names_the_file():
     with pytest.raises(OSError) as info:
         run(COUNTER, ScriptedModel(["+", "stop"]), path="/dev/full")
     assert info.value.filename == "/dev/full"
+
+
+# -- issue 23: special files, size caps, the three tracebacks, no echo of file content ------
+
+
+def _special_files(tmp_path):
+    """A path of each kind that is not a regular file, as a loader may be handed it."""
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)  # no writer: open() without O_NONBLOCK would block for ever
+    loop = tmp_path / "loop.jsonl"
+    loop.symlink_to(tmp_path / "loop2.jsonl")
+    (tmp_path / "loop2.jsonl").symlink_to(loop)
+    return {
+        fifo: "is a FIFO (named pipe), not a regular file",
+        Path("/dev/zero"): "is a character device, not a regular file",
+        Path("/dev/null"): "is a character device, not a regular file",
+        tmp_path: "is a directory, not a regular file",
+        loop: "cannot read it: Too many levels of symbolic links",
+    }
+
+
+def test_only_regular_files_are_read_by_the_jsonl_loaders(tmp_path):
+    for path, words in _special_files(tmp_path).items():
+        _raises(TraceError, path, None, words)
+        _raises(CassetteError, path, None, words)
+
+
+def test_trace_and_cassette_files_have_a_size_cap_stated_in_the_message(tmp_path):
+    path = trace_file(tmp_path)
+    size = path.stat().st_size
+    with pytest.raises(TraceError) as info:
+        Trace.load(path, max_bytes=size - 1)
+    assert f"is larger than {size - 1} bytes, the limit for a trace file" in str(info.value)
+    assert Trace.load(path, max_bytes=size).end is HALT
+    assert MAX_JSON_LINES_BYTES == 64 * 1024 * 1024
+    cassette = cassette_file(tmp_path)
+    with pytest.raises(CassetteError, match="the limit for a cassette file"):
+        ReplayModel(cassette, max_bytes=10)
+
+
+def test_a_file_that_grows_past_the_cap_while_read_is_refused(tmp_path, monkeypatch):
+    # A file in /proc says its size is 0: the cap is kept while reading, not only from stat.
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"{}\n" * 1000)
+    monkeypatch.setattr(_files, "CHUNK", 16)
+    monkeypatch.setattr(_files, "check_regular", lambda *a, **k: 0)
+    with pytest.raises(TraceError, match="is larger than 100 bytes"):
+        Trace.load(path, max_bytes=100)
+
+
+def test_a_start_state_that_is_not_a_state_of_the_machine_is_a_replay_mismatch(tmp_path):
+    # Was a TypeError traceback: the header's "start": [] reached the machine's prompt table.
+    path = trace_file(tmp_path)
+    recs = _lines(path)
+    recs[0]["start"] = []
+    _write(path, recs)
+    trace = Trace.load(path)
+    with pytest.raises(ReplayMismatch, match=r"the recorded start state \[\] is not a state"):
+        trace.replay(COUNTER)
+
+
+def test_a_table_machine_given_an_unhashable_state_says_so():
+    with pytest.raises(InvalidMachine, match=r"\[0\] is not a state of 'counter'"):
+        COUNTER.prompt([0])
+    with pytest.raises(InvalidMachine, match=r"\(0, \[\]\) is not a state"):
+        COUNTER.harness((0, []), "+")
+    with pytest.raises(InvalidMachine, match="'x' is not in the completion alphabet"):
+        COUNTER.harness((0, "a"), "x")
+
+
+def test_error_messages_quote_a_short_escaped_excerpt_only(tmp_path):
+    path = trace_file(tmp_path)
+    recs = _lines(path)
+    recs[1]["prompt"] = ["\x1b[2J" + "secret " * 10_000]
+    _write(path, recs)
+    message = _raises(TraceError, path, 2, "'prompt' must be a string")
+    assert "\x1b" not in message and "\\x1b" in message
+    assert message.count("secret") < 10

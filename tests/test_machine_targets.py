@@ -241,7 +241,7 @@ def test_syntax_errors_name_the_line(files, capsys):
     assert "line 2" in error_of(capsys, ["check", "bad.toml"])
     (files / "list.json").write_text("[1, 2]")
     assert "list.json: 1 problem: key (top level)" in error_of(capsys, ["check", "list.json"])
-    assert "cannot use nothere.json" in error_of(capsys, ["check", "nothere.json"])
+    assert "nothere.json: cannot read it" in error_of(capsys, ["check", "nothere.json"])
 
 
 def test_unreadable_files_are_one_error_line_not_a_traceback(files, capsys):

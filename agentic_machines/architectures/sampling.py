@@ -113,10 +113,12 @@ def completion_strategy(
     after at most ``cut`` characters, or one of ``extra`` (huge or hostile strings of the
     architecture), so a shrunk failure is as small and as readable as the harness allows.
 
-    >>> from hypothesis import find
+    >>> from agentic_machines.strategies import first_and_shrunk
     >>> near = completion_strategy(["Finish[x]"])
-    >>> find(near, lambda c: c.startswith("Fin") and c != "Finish[x]")  # shrinks to a small change
-    'Finish[x]0'
+    >>> fails = lambda c: c.startswith("Finish[x]") and c != "Finish[x]"
+    >>> first, shrunk = first_and_shrunk(near, fails)
+    >>> fails(shrunk), len(shrunk) <= len(first)  # still fails, and no longer
+    (True, True)
     """
     pool = list(valid)
     options = [

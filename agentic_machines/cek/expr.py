@@ -343,7 +343,7 @@ class Seq(Node):
     (3, ('a', 'b'), ('b',))
     """
 
-    __slots__ = ("head", "tail", "fv", "head_sel", "tail_sel", "size")
+    __slots__ = ("head", "tail", "fv", "head_sel", "tail_sel", "size", "head_index")
     _fields = ("head", "tail")
 
     def __init__(self, head: Expr | None, tail: Seq | None) -> None:
@@ -360,6 +360,9 @@ class Seq(Node):
         self._hash = hash((11, head._hash, tail._hash))
         self.head_sel = _selector(self.fv, head.fv)
         self.tail_sel = _selector(self.fv, tail.fv)
+        # a variable head's address in this sequence's environment, resolved once here
+        # so the run loop reads it without building head_sel's one-element tuple
+        self.head_index = self.fv.index(head.name) if type(head) is Var else -1
 
     def items(self) -> list[Expr]:
         """The expressions in order."""

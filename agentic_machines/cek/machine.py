@@ -73,6 +73,7 @@ __all__ = [
     "Cycle",
     "step",
     "run",
+    "run_by_steps",
     "kont_depth",
     "program_value",
 ]
@@ -525,10 +526,39 @@ def run(state: Node, *, fuel: int, detect_cycles: bool = True) -> tuple[Node, in
     algorithm (constant memory: one saved state). Raises :class:`Undecided` when
     ``fuel`` steps pass first.
 
+    The run takes the transitions of :func:`step`, one per step, in the register form
+    of :func:`_run_registers` (the same rules without a state node per step); its
+    outcome and step count are those of :func:`run_by_steps`, which calls :func:`step`
+    itself (tests/test_cek_machine.py checks the two agree on generated programs).
+
     >>> from agentic_machines.cek.reader import parse
     >>> loop = compile_program(parse("(letrec ((f (lambda () (f)))) (f))"))
     >>> run(Eval(loop, (), HALT_K), fuel=1000)[0]
     Cycle(period=1)
+    """
+    t = type(state)
+    if t is Eval or t is Ret:
+        return _run_registers(state, fuel, detect_cycles)
+    return run_by_steps(state, fuel=fuel, detect_cycles=detect_cycles)
+
+
+def _out_of_fuel(fuel: int) -> Undecided:
+    return Undecided(
+        f"the run used all {fuel} steps of fuel without reaching an llm call, the end, "
+        "or a repeated state; pass a larger fuel= to decide it"
+    )
+
+
+def run_by_steps(state: Node, *, fuel: int, detect_cycles: bool = True) -> tuple[Node, int]:
+    """:func:`run` by calling :func:`step` once per transition: the definition of a run.
+
+    Slower than :func:`run` (a state node is built and hashed at every step); kept as
+    the reference the register form is tested against.
+
+    >>> from agentic_machines.cek.reader import parse
+    >>> start = Eval(compile_program(parse("(+ 1 (llm \\"q\\"))")), (), HALT_K)
+    >>> run_by_steps(start, fuel=100) == run(start, fuel=100)
+    True
     """
     s = state
     if type(s) in _STOP:
@@ -538,10 +568,7 @@ def run(state: Node, *, fuel: int, detect_cycles: bool = True) -> tuple[Node, in
     steps = 0
     while True:
         if steps >= fuel:
-            raise Undecided(
-                f"the run used all {fuel} steps of fuel without reaching an llm call, the end, "
-                "or a repeated state; pass a larger fuel= to decide it"
-            )
+            raise _out_of_fuel(fuel)
         try:
             s = step(s)
         except (EvaluationError, MalformedProgram, ParseError) as err:
@@ -558,3 +585,220 @@ def run(state: Node, *, fuel: int, detect_cycles: bool = True) -> tuple[Node, in
                 power <<= 1
                 lam = 0
             lam += 1
+
+
+def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[Node, int]:
+    """:func:`run_by_steps` with the state held in registers between steps.
+
+    The state ``Eval(e, env, k)`` is kept as ``(EVAL, e, env, k)`` and ``Ret(v, k)`` as
+    ``(RET, v, k)``; each pass of the loop is one rule of :func:`step` (same comment,
+    same order of work, same frames built), so the sequence of states is the same and
+    only their ``Eval``/``Ret`` nodes are not built. Brent's cycle check compares a
+    state with the saved one only when a cheap necessary condition holds (same kind,
+    same continuation hash, same expression hash); then it builds the state node and
+    compares exactly as :func:`run_by_steps` does.
+    """
+    if type(state) is Eval:
+        mode, e, env, k, v = _EVAL, state.expr, state.env, state.kont, None
+    else:
+        mode, e, env, k, v = _RET, None, (), state.kont, state.value
+    tortoise, t_mode, tk_hash = state, mode, k._hash
+    te_hash = e._hash if mode is _EVAL else 0
+    power = lam = 1
+    steps = 0
+    while True:
+        if steps >= fuel:
+            raise _out_of_fuel(fuel)
+        try:
+            if mode is _EVAL:
+                te = type(e)
+                if te is Var:
+                    # <x, ρ, κ>  ->  <ρ(x), κ>
+                    v, mode = env[0], _RET
+                elif te is App:
+                    # application: the parts left to right (as _parts)
+                    done, seq = (), e.seq
+                    while True:
+                        head = seq.head
+                        if head is None:
+                            # no part left: apply done[0] to done[1:] (as _apply)
+                            f = done[0]
+                            tf = type(f)
+                            if tf is Prim:
+                                v, mode = f.fn(*done[1:]), _RET
+                            elif tf is Closure:
+                                group = f.group
+                                plan = group.plans[f.index]
+                                args = done[1:]
+                                if len(args) != plan.arity:
+                                    _apply(f, args, k)  # raises the arity error
+                                vals = args + f.env
+                                if plan.rec:
+                                    vals = vals + _recursive(group, plan.rec, f)
+                                e, env = plan.body, plan.select(vals)
+                            else:
+                                _apply(f, done[1:], k)  # raises: not a procedure
+                            break
+                        if not head.atomic:
+                            # compound part: <e, ρ|e, ArgsK(done, (e' ...), ρ|(e' ...), κ)>
+                            k = ArgsK(done, seq.tail, seq.tail_sel(env), k)
+                            e, env = head, seq.head_sel(env)
+                            break
+                        th = type(head)
+                        if th is Var:
+                            x = env[seq.head_index]
+                        elif th is Const:
+                            x = head.value
+                        else:
+                            x = _atom(head, seq.head_sel(env))
+                        done = done + (x,)
+                        env = seq.tail_sel(env)
+                        seq = seq.tail
+                elif te is Const:
+                    # <c, ρ, κ>  ->  <c, κ>
+                    v, mode = e.value, _RET
+                elif te is If:
+                    # <(if t a b), ρ, κ>  ->  <t, ρ|t, IfK(a b, ρ|ab, κ)>;  an atomic t on the spot
+                    test, br = e.test, e.branches
+                    if test.atomic:
+                        benv = e.branches_sel(env)
+                        if _atom(test, e.test_sel(env)) is FALSE:
+                            e, env = br.orelse, br.else_sel(benv)
+                        else:
+                            e, env = br.then, br.then_sel(benv)
+                    else:
+                        k = IfK(br, e.branches_sel(env), k)
+                        e, env = test, e.test_sel(env)
+                elif te is PrimRef:
+                    # <p, ρ, κ>  ->  <primitive p, κ>
+                    v, mode = e.prim, _RET
+                elif te is Lambda:
+                    # <(lambda (x ...) b), ρ, κ>  ->  <closure(λ, ρ), κ>
+                    v, mode = Closure(e.group, 0, env), _RET
+                elif te is Quote:
+                    # <'d, ρ, κ>  ->  <d, κ>
+                    v, mode = e.datum, _RET
+                elif te is Begin:
+                    # <(begin e1 e ...), ρ, κ>  ->  <e1, ρ|e1, BeginK((e ...), ..., κ)>
+                    seq = e.seq
+                    if seq.tail.head is None:
+                        e = seq.head
+                    else:
+                        k = BeginK(seq.tail, seq.tail_sel(env), k)
+                        e, env = seq.head, seq.head_sel(env)
+                elif te is Letrec:
+                    # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + closures, κ>
+                    group = e.group
+                    genv = e.group_sel(env)
+                    vals = env + tuple(group.closure(j, genv) for j in e.rec) if e.rec else env
+                    e, env = e.body, e.body_sel(vals)
+                elif te is Llm:
+                    # <(llm a), ρ, κ>  ->  <a, ρ, LlmK(κ)>
+                    k = LlmK(k)
+                    e = e.arg
+                elif te is EvalForm:
+                    # <(eval a), ρ, κ>  ->  <a, ρ, EvalK(κ)>
+                    k = EvalK(k)
+                    e = e.arg
+                else:
+                    raise TypeError(f"step: unknown expression node {te.__name__}")
+            else:
+                tk = type(k)
+                if tk is ArgsK:
+                    # <v, ArgsK(done, rest, ρ, κ)>  ->  continue the application with done + v
+                    done, seq, env, k = k.done + (v,), k.rest, k.env, k.next
+                    while True:
+                        head = seq.head
+                        if head is None:
+                            f = done[0]
+                            tf = type(f)
+                            if tf is Prim:
+                                v = f.fn(*done[1:])
+                            elif tf is Closure:
+                                group = f.group
+                                plan = group.plans[f.index]
+                                args = done[1:]
+                                if len(args) != plan.arity:
+                                    _apply(f, args, k)  # raises the arity error
+                                vals = args + f.env
+                                if plan.rec:
+                                    vals = vals + _recursive(group, plan.rec, f)
+                                e, env, mode = plan.body, plan.select(vals), _EVAL
+                            else:
+                                _apply(f, done[1:], k)  # raises: not a procedure
+                            break
+                        if not head.atomic:
+                            k = ArgsK(done, seq.tail, seq.tail_sel(env), k)
+                            e, env, mode = head, seq.head_sel(env), _EVAL
+                            break
+                        th = type(head)
+                        if th is Var:
+                            x = env[seq.head_index]
+                        elif th is Const:
+                            x = head.value
+                        else:
+                            x = _atom(head, seq.head_sel(env))
+                        done = done + (x,)
+                        env = seq.tail_sel(env)
+                        seq = seq.tail
+                elif tk is IfK:
+                    # <#f, IfK(a b, ρ, κ)>  ->  <b, ρ|b, κ>;   <v, IfK(a b, ρ, κ)>  ->  <a, ρ|a, κ>
+                    br = k.branches
+                    if v is FALSE:
+                        e, env = br.orelse, br.else_sel(k.env)
+                    else:
+                        e, env = br.then, br.then_sel(k.env)
+                    k, mode = k.next, _EVAL
+                elif tk is BeginK:
+                    # <v, BeginK((e ...), ρ, κ)>  ->  <e, ...>
+                    rest = k.rest
+                    if rest.tail.head is None:
+                        e, env, k = rest.head, k.env, k.next
+                    else:
+                        e, env = rest.head, rest.head_sel(k.env)
+                        k = BeginK(rest.tail, rest.tail_sel(k.env), k.next)
+                    mode = _EVAL
+                elif tk is LlmK:
+                    # <q, LlmK(κ)>  ->  boundary (llm q, κ)   when q is a string
+                    return step(Ret(v, k)), steps + 1
+                elif tk is EvalK:
+                    # <text or datum, EvalK(κ)>  ->  <program, {}, κ>
+                    e, env, k, mode = program_value(v), (), k.next, _EVAL
+                elif tk is HaltK:
+                    # <v, HALT_K>  ->  halted with v
+                    return Halted(v), steps + 1
+                else:
+                    raise TypeError(f"step: unknown frame {tk.__name__}")
+        except (EvaluationError, MalformedProgram, ParseError) as err:
+            return Failed(err), steps + 1
+        steps += 1
+        if detect_cycles:
+            if mode is t_mode and k._hash == tk_hash and (mode is _RET or e._hash == te_hash):
+                s = Eval(e, env, k) if mode is _EVAL else Ret(v, k)
+                if s._hash == tortoise._hash and s == tortoise:
+                    return Cycle(lam), steps
+            if power == lam:
+                tortoise = Eval(e, env, k) if mode is _EVAL else Ret(v, k)
+                t_mode, tk_hash = mode, k._hash
+                te_hash = e._hash if mode is _EVAL else 0
+                power <<= 1
+                lam = 0
+            lam += 1
+
+
+_EVAL, _RET = "eval", "ret"
+
+
+def _recursive(group: Any, rec: tuple, f: Closure) -> tuple:
+    # The closures of the members a body calls, as _apply builds them; a member that
+    # calls itself gets ``f`` back: group.closure(f.index, f.env) equals ``f`` field for
+    # field (same group, index and environment), and the language has no identity test.
+    genv = f.env
+    out = []
+    for j in rec:
+        sub, i, select = group.members[j]
+        if sub is group and i == f.index and select is None:
+            out.append(f)
+        else:
+            out.append(Closure(sub, i, genv if select is None else select(genv)))
+    return tuple(out)

@@ -21,6 +21,7 @@ agentic_machines.errors.EvaluationError: car: expected a non-empty list, got 5
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -126,10 +127,22 @@ def _bounded(name: str, n: int) -> int:
 
 
 def _add(*xs: Any) -> int:
+    if len(xs) == 2:  # the common case, without the generator (same result and errors)
+        a, b = xs
+        if type(a) is int and type(b) is int:
+            n = a + b
+            if -INT_LIMIT < n < INT_LIMIT:
+                return n
     return _bounded("+", sum(_int("+", x) for x in xs))
 
 
 def _sub(*xs: Any) -> int:
+    if len(xs) == 2:  # the common case, without the generator (same result and errors)
+        a, b = xs
+        if type(a) is int and type(b) is int:
+            n = a - b
+            if -INT_LIMIT < n < INT_LIMIT:
+                return n
     if not xs:
         raise EvaluationError("-: expected at least one argument, as in (- 5) or (- 5 2)")
     first = _int("-", xs[0])
@@ -147,6 +160,10 @@ def _mul(*xs: Any) -> int:
 
 def _chain(name: str, ok: Callable[[int, int], bool]) -> Callable[..., Bool]:
     def compare(*xs: Any) -> Bool:
+        if len(xs) == 2:  # the common case (same result and errors as below)
+            a, b = xs
+            if type(a) is int and type(b) is int:
+                return TRUE if ok(a, b) else FALSE
         if len(xs) < 2:
             raise EvaluationError(f"{name}: expected at least two integers, as in ({name} 1 2)")
         ns = [_int(name, x) for x in xs]
@@ -215,8 +232,8 @@ PRIMITIVES: dict[str, Callable[..., Any]] = {
     "+": _add,
     "-": _sub,
     "*": _mul,
-    "=": _chain("=", lambda a, b: a == b),
-    "<": _chain("<", lambda a, b: a < b),
+    "=": _chain("=", operator.eq),
+    "<": _chain("<", operator.lt),
     "string-append": _string_append,
     "string-length": _fixed("string-length", 1, lambda s: len(_str("string-length", s))),
     "substring": _fixed("substring", 3, _substring),

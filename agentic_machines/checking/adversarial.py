@@ -21,10 +21,12 @@ Every strategy shrinks towards short, plain strings, so a failure found with a h
 or exotic completion is reported with the simplest one that still fails.
 
 >>> from hypothesis import find
->>> find(control_words(), lambda c: c.startswith("FINAL"))
-'FINAL(done)'
->>> len(find(huge_strings(min_size=5_000), lambda c: True))
-5000
+>>> find(control_words(), lambda c: c.startswith("FINAL")).startswith("FINAL")
+True
+>>> from agentic_machines.strategies import first_and_shrunk
+>>> first, shrunk = first_and_shrunk(huge_strings(min_size=5_000), lambda c: "[" in c)
+>>> "[" in shrunk, 5_000 <= len(shrunk) <= len(first)  # still fails, and no longer
+(True, True)
 """
 
 from __future__ import annotations
@@ -70,9 +72,11 @@ def malformed_tool_calls(tools: Iterable[str] = ()) -> st.SearchStrategy[str]:
 
     ``tools`` are tool names to use besides a few common ones.
 
-    >>> from hypothesis import find
-    >>> find(malformed_tool_calls(["pay"]), lambda c: "pay" in c and c.count("{") == 2)
-    '{"tool_calls": {"name": "pay"}}'
+    >>> from agentic_machines.strategies import first_and_shrunk
+    >>> fails = lambda c: "pay" in c and c.count("{") == 2
+    >>> first, shrunk = first_and_shrunk(malformed_tool_calls(["pay"]), fails)
+    >>> fails(shrunk), len(shrunk) <= len(first)
+    (True, True)
     """
     names = tuple(dict.fromkeys([*tools, *_TOOL_NAMES]))
     name = st.sampled_from(names)
@@ -126,7 +130,8 @@ def prompt_injections() -> st.SearchStrategy[str]:
     after some text.
 
     >>> from hypothesis import find
-    >>> find(prompt_injections(), lambda c: "Observation" in c).startswith("\\nObservation 1:")
+    >>> c = find(prompt_injections(), lambda c: "Observation" in c)
+    >>> any(c.endswith(injection) for injection in INJECTIONS)
     True
     """
     base = st.sampled_from(INJECTIONS)
@@ -137,9 +142,10 @@ def huge_strings(min_size: int = 10_000, max_size: int = 100_000) -> st.SearchSt
     """Long completions: a unit repeated to a drawn length (cheap to draw, and a failure
     shrinks to the shortest length that still fails).
 
-    >>> from hypothesis import find
-    >>> len(find(huge_strings(100, 200), lambda c: len(c) > 150))
-    151
+    >>> from agentic_machines.strategies import first_and_shrunk
+    >>> first, shrunk = first_and_shrunk(huge_strings(100, 200), lambda c: len(c) > 150)
+    >>> 150 < len(shrunk) <= len(first)
+    True
     """
     units = st.sampled_from(["x", "Thought: ", "é😀", "\n", "[[[[", "Action 1: Search["])
     return st.builds(
@@ -151,9 +157,10 @@ def unicode_text(max_size: int = 200) -> st.SearchStrategy[str]:
     """Any unicode text (no lone surrogates: they cannot be written to a trace file),
     with bidirectional, zero-width and combining characters mixed in.
 
-    >>> from hypothesis import find
-    >>> find(unicode_text(), lambda c: not c.isascii())
-    '\\x80'
+    >>> from agentic_machines.strategies import first_and_shrunk
+    >>> first, shrunk = first_and_shrunk(unicode_text(), lambda c: not c.isascii())
+    >>> not shrunk.isascii(), len(shrunk) <= len(first)
+    (True, True)
 
     """
     specials = st.sampled_from(
@@ -192,8 +199,8 @@ def adversarial_completions(
     :func:`huge_strings` (faster, for long runs).
 
     >>> from hypothesis import find
-    >>> find(adversarial_completions(valid=["Finish[x]"]), lambda c: "x" in c)
-    'Finish[x]'
+    >>> "x" in find(adversarial_completions(valid=["Finish[x]"]), lambda c: "x" in c)
+    True
     """
     tools: list[str] = []
     mapping = getattr(machine, "tools", None)

@@ -284,25 +284,27 @@ def _clip(message: str) -> str:
 def read_input(path: str | os.PathLike, what: str = "file") -> str:
     """The UTF-8 text of a script or program file, at most :data:`MAX_INPUT_BYTES` long.
 
-    A directory, a file that is too large (``/dev/zero`` included: only the limit is
-    read), or one that is not UTF-8 text is refused with an error that names the path.
+    Only a regular file is read: a directory, a FIFO, a device (``/dev/zero``) or a socket
+    is refused at once, as is a file that is too large, holds binary data (a NUL byte,
+    as ``/proc/self/environ`` does) or is not UTF-8 text; the error names the path and
+    quotes none of the content.
 
     >>> import tempfile
     >>> read_input(tempfile.mkdtemp(), "script")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
       ...
-    agentic_machines.errors.InvalidArgument: ... is a directory; give the path of a script file
+    agentic_machines.errors.InvalidArgument: ...: is a directory, not a regular file; give the path of a script file
     """
+    from .._files import read_regular
+
     name = os.fspath(path)
-    if os.path.isdir(name):
-        raise InvalidArgument(f"{name} is a directory; give the path of a {what} file")
-    with open(name, "rb") as fh:
-        data = fh.read(MAX_INPUT_BYTES + 1)
-    if len(data) > MAX_INPUT_BYTES:
-        raise InvalidArgument(
-            f"{name} is larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB, the limit for a {what} "
-            "file; split it or give a smaller one"
-        )
+
+    def error(problem: str) -> InvalidArgument:
+        return InvalidArgument(f"{name}: {problem}")
+
+    data = read_regular(name, limit=MAX_INPUT_BYTES, what=what, error=error)
+    if b"\x00" in data:
+        raise error(f"is binary data (a NUL byte at byte {data.index(0)}), not a text {what} file")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -155,11 +155,21 @@ def _import_module(target: str, name: str) -> Any:
 
 
 def _import_file(target: str, path: Path) -> Any:
-    if not path.is_file():
+    from .._files import check_regular
+    from .commands import MAX_INPUT_BYTES
+
+    if not path.exists() and not path.is_symlink():
         raise InvalidMachineFile(
             f"{target}: there is no file {str(path)!r}; check the path (relative to {os.getcwd()})",
             path=str(path),
         )
+
+    def error(problem: str) -> InvalidMachineFile:
+        return InvalidMachineFile(f"{target}: {path}: {problem}", path=str(path))
+
+    # The import system opens the file itself: check it is a regular file first, so a
+    # FIFO cannot block the import and a device cannot feed it forever.
+    check_regular(path, limit=MAX_INPUT_BYTES, what="Python", error=error)
     resolved = path.resolve()
     # A name of its own per file: two files called agent.py must not shadow each other.
     digest = hashlib.sha1(str(resolved).encode()).hexdigest()[:10]

@@ -841,25 +841,52 @@ def check(number: str, answer: Mapping[str, Any]) -> Feedback:
         return Feedback(False, f"checking your answer raised {type(exc).__name__}: {exc}")
 
 
+MAX_ANSWER_BYTES = 10 * 1024 * 1024
+"""The largest answer file :func:`load_answer` reads or runs (10 MiB)."""
+
+
 def load_answer(path: str | Path) -> dict[str, Any]:
     """Read an answer file: a ``.py`` file is run (its top-level names are the answer), a
     ``.json`` file holds an object of names.
+
+    Only a regular file of at most :data:`MAX_ANSWER_BYTES` is read or run: a directory,
+    a FIFO or a device is refused at once.
 
     >>> import json, tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.json"; _ = p.write_text(json.dumps({"spe": []}))
     >>> load_answer(p)
     {'spe': []}
     """
+    from .._files import check_regular, read_regular
+
     path = Path(path)
+
+    def error(problem: str) -> InvalidArgument:
+        return InvalidArgument(f"{path}: {problem}")
+
     if path.suffix == ".json":
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_regular(path, limit=MAX_ANSWER_BYTES, what="answer", error=error)
+        try:
+            data = json.loads(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise error(f"byte {exc.start} is not UTF-8; save the file as UTF-8") from None
+        except json.JSONDecodeError as exc:
+            raise error(
+                f"line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg}); fix it there"
+            ) from None
+        except RecursionError:
+            raise error("JSON nested too deeply to read") from None
+        except ValueError as exc:  # JSON's limit on the digits of an integer
+            raise error(f"not valid JSON ({exc})") from None
         if not isinstance(data, dict):
             raise InvalidArgument(f'{path} should hold a JSON object of names, e.g. {{"spe": []}}')
         return data
     if path.suffix != ".py":
         raise InvalidArgument(f"answer files are .py (Python) or .json, not {path.name!r}")
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise InvalidArgument(f"no answer file {path}")
+    # runpy opens the file itself: check it is a regular file first, so a FIFO cannot block.
+    check_regular(path, limit=MAX_ANSWER_BYTES, what="Python answer", error=error)
     try:
         names = runpy.run_path(str(path), run_name="exercise_answer")
     except Exception as exc:  # noqa: BLE001 - the student's file may raise anything

@@ -20,9 +20,23 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from .._files import brief, read_lines
 from ..errors import InvalidArgument
 
-__all__ = ["JsonLinesWriter", "read_json_lines", "read_json_records", "dump_line", "brief"]
+__all__ = [
+    "JsonLinesWriter",
+    "read_json_lines",
+    "read_json_records",
+    "dump_line",
+    "brief",
+    "MAX_JSON_LINES_BYTES",
+]
+
+MAX_JSON_LINES_BYTES = 64 * 1024 * 1024
+"""The largest trace or cassette file read by default (64 MiB). Parsed, a file of many
+short steps takes up to about 11 times its size in memory (710 MB for 64 MiB of one-character
+prompts; long prompts take about 1.5 times), so the cap bounds that too; the loaders'
+``max_bytes=`` raises it for a file known to be good."""
 
 # One encoder for every line: json.dumps with options builds a new encoder per call.
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
@@ -90,60 +104,55 @@ _BINARY = "binary data (a NUL byte); this is not a JSON-lines text file"
 
 
 def read_json_records(
-    path: str | os.PathLike, error: Callable[[str, int | None, str], Exception]
+    path: str | os.PathLike,
+    error: Callable[[str, int | None, str], Exception],
+    *,
+    limit: int,
+    what: str,
 ) -> list[tuple[int, Any]]:
     """Every JSON value of the file with its 1-based line number, skipping blank lines.
 
-    Strict: a file that cannot be read, bytes that are not UTF-8, binary data (NUL
-    bytes), ``NaN``/``Infinity``, nesting too deep to parse, or a line that is not JSON
-    raise ``error(path, line, problem)`` (line ``None`` for the whole file). A final
-    line that is unterminated and does not parse is the trace of a write interrupted by
-    a kill; it is dropped.
+    Strict: a path that is not a regular file (a FIFO, a device, a directory), a file
+    larger than ``limit`` bytes (``what`` names the kind of file in that message), bytes
+    that are not UTF-8, binary data (NUL bytes), ``NaN``/``Infinity``, nesting too deep to
+    parse, or a line that is not JSON raise ``error(path, line, problem)`` (line ``None``
+    for the whole file). A final line that is unterminated and does not parse is the trace
+    of a write interrupted by a kill; it is dropped. The file is read and parsed a chunk
+    at a time, so memory holds the parsed values and one chunk, not the text as well.
 
     >>> import os, tempfile
     >>> from agentic_machines.errors import TraceError
     >>> path = os.path.join(tempfile.mkdtemp(), "x.jsonl")
     >>> _ = open(path, "w").write('{"a": 1}\\n{"a": NaN}\\n')
-    >>> read_json_records(path, TraceError)  # doctest: +ELLIPSIS
+    >>> read_json_records(path, TraceError, limit=100, what="trace")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
       ...
     agentic_machines.errors.TraceError: ...x.jsonl:2: not valid JSON: NaN is not allowed (JSON has no NaN or Infinity)...
     """
     name = os.fspath(path)
-    chunks: list[bytes] = []
-    try:
-        with open(name, "rb") as fh:
-            # Read in chunks and stop at the first NUL byte (never in JSON text): binary
-            # data, /dev/zero included, is refused without reading it to the end.
-            while chunk := fh.read(1 << 20):
-                chunks.append(chunk)
-                if b"\x00" in chunk:
-                    data = b"".join(chunks)
-                    number = data.count(b"\n", 0, data.index(b"\x00")) + 1
-                    raise error(name, number, _BINARY)
-    except OSError as exc:
-        raise error(name, None, f"cannot read it: {exc.strerror or exc}; check the path") from None
-    data = b"".join(chunks)
-    raw_lines = data.split(b"\n")
+
+    def whole(problem: str) -> Exception:
+        return error(name, None, problem)
+
     out: list[tuple[int, Any]] = []
-    for number, raw in enumerate(raw_lines, start=1):
-        last = number == len(raw_lines)
+    lines = read_lines(name, limit=limit, what=what, error=whole)
+    for number, (raw, terminated) in enumerate(lines, start=1):
+        if b"\x00" in raw:  # never in JSON text: binary data, refused at its first line
+            raise error(name, number, _BINARY)
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            if last:  # a write cut inside a multi-byte character
+            if not terminated:  # a write cut inside a multi-byte character
                 break
             raise error(name, number, f"not UTF-8 text (byte {exc.start} of the line)") from None
         if not line.strip():
             continue
-        if "\x00" in line:
-            raise error(name, number, _BINARY)
         try:
             out.append((number, _DECODE(line)))
         except RecursionError:
             raise error(name, number, "JSON nested too deeply to read") from None
         except ValueError as exc:  # JSONDecodeError and the NaN rejection
-            if last:  # unterminated last line: an interrupted write
+            if not terminated:  # unterminated last line: an interrupted write
                 break
             problem = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
             raise error(
@@ -155,28 +164,13 @@ def read_json_records(
     return out
 
 
-def read_json_lines(path: str | os.PathLike) -> list[Any]:
+def read_json_lines(path: str | os.PathLike, *, limit: int = MAX_JSON_LINES_BYTES) -> list[Any]:
     """Every JSON value of the file, in order (:func:`read_json_records` without line numbers;
     a bad file raises :class:`~agentic_machines.errors.InvalidArgument` naming ``path:line``)."""
-    return [value for _, value in read_json_records(path, _file_error)]
+    return [
+        value for _, value in read_json_records(path, _file_error, limit=limit, what="JSON-lines")
+    ]
 
 
 def _file_error(path: str, line: int | None, problem: str) -> InvalidArgument:
     return InvalidArgument(f"{path}:{line}: {problem}" if line else f"{path}: {problem}")
-
-
-def brief(value: Any, width: int = 60) -> str:
-    """``repr(value)`` cut to ``width`` characters, for error messages about file contents;
-    a value nested too deeply for ``repr`` is described instead of crashing the report.
-
-    >>> deep = []
-    >>> for _ in range(100_000):
-    ...     deep = [deep]
-    >>> brief("x" * 100, 10), brief(deep)
-    ("'xxxxxxxx…", '<a value nested too deeply to show>')
-    """
-    try:
-        text = repr(value)
-    except RecursionError:
-        return "<a value nested too deeply to show>"
-    return text if len(text) <= width else text[: width - 1] + "…"

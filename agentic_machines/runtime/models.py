@@ -52,7 +52,7 @@ from ..errors import (
     ScriptExhausted,
     UnmatchedPrompt,
 )
-from ._jsonl import JsonLinesWriter, brief, read_json_records
+from ._jsonl import MAX_JSON_LINES_BYTES, JsonLinesWriter, brief, read_json_records
 
 __all__ = [
     "Model",
@@ -408,10 +408,10 @@ class ReplayModel(ModelBase):
     agentic_machines.errors.ReplayMismatch: replay call 0: the prompt differs from the recorded one at character 16: recorded '…: add 2 and 2', got '…: add 2 and 3'. Re-record the cassette if the change is intended.
     """
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, *, max_bytes: int = MAX_JSON_LINES_BYTES) -> None:
         super().__init__()
         self.path = os.fspath(path)
-        self.records: list[tuple[str, str]] = read_cassette(self.path)
+        self.records: list[tuple[str, str]] = read_cassette(self.path, max_bytes=max_bytes)
 
     @property
     def remaining(self) -> int:
@@ -439,11 +439,14 @@ class ReplayModel(ModelBase):
         return completion
 
 
-def read_cassette(path: str | os.PathLike) -> list[tuple[str, str]]:
+def read_cassette(
+    path: str | os.PathLike, *, max_bytes: int = MAX_JSON_LINES_BYTES
+) -> list[tuple[str, str]]:
     """The ``(prompt, completion)`` records of a cassette, every check in one place.
 
     Any file either loads or raises one :class:`~agentic_machines.errors.CassetteError`
-    naming ``path:line``: bytes that are not UTF-8, binary data, a line that is not JSON
+    naming ``path:line``: a path that is not a regular file, a file larger than
+    ``max_bytes`` (default 64 MiB), bytes that are not UTF-8, binary data, a line that is not JSON
     (NaN included), nesting too deep, a line that is not an object, a missing or
     non-string ``prompt``/``completion``, or an ``index`` that is not the line's position
     (a gap: recorded calls are missing). A cut-off last line (a killed recording) is
@@ -460,7 +463,7 @@ def read_cassette(path: str | os.PathLike) -> list[tuple[str, str]]:
     """
     name = os.fspath(path)
     records: list[tuple[str, str]] = []
-    for line, rec in read_json_records(name, CassetteError):
+    for line, rec in read_json_records(name, CassetteError, limit=max_bytes, what="cassette"):
         if not isinstance(rec, dict):
             raise CassetteError(
                 name,

@@ -18,6 +18,11 @@ Trace of 'demo' from 'a': 2 steps, halted (1).
   0  'a'    'say b'     'b'         'b'
   1  'b'    'say stop'  'stop'      1
 
+A step whose outcome the wall clock decided (the machine raised
+:class:`~agentic_machines.errors.ClockDependent`, e.g. a block of model code stopped by its
+deadline) does not end the run: it goes on with the outcome the model saw, and the step
+is marked (``step.clock``, ``"clock": true`` in the file, ``(clock)`` in the table).
+
 How a run ends (``trace.end``): ``HALT`` or ``DIVERGE`` when the harness returns a
 sentinel; ``"max_steps"`` when the step limit is reached; ``"undecided"`` when the
 machine raises :class:`~agentic_machines.errors.Undecided` (the CEK evaluator does so
@@ -53,9 +58,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, NoReturn
 
-from ..errors import InvalidArgument, ReplayMismatch, TraceError, Undecided
+from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, TraceError, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel
-from ._jsonl import JsonLinesWriter, brief, read_json_records
+from ._jsonl import MAX_JSON_LINES_BYTES, JsonLinesWriter, brief, read_json_records
 from .harness import TraceState
 from .models import Model, ScriptedModel, describe_difference, shorten
 
@@ -71,8 +76,13 @@ END_REASONS = ("max_steps", "undecided", "model-error", "harness-error", "incomp
 class Step(NamedTuple):
     """One transition: in ``state`` the model saw ``prompt``, said ``completion``; h gave ``outcome``.
 
-    >>> Step(0, "a", "say b", "b", "b").outcome
-    'b'
+    ``clock`` is True when the outcome (or the prompt) came from a wall-clock deadline or
+    the host's load: the machine raised
+    :class:`~agentic_machines.errors.ClockDependent` and the run went on with its
+    outcome. Such a step is what happened, not what h is.
+
+    >>> Step(0, "a", "say b", "b", "b").outcome, Step(0, "a", "say b", "b", "b").clock
+    ('b', False)
     """
 
     index: int
@@ -80,6 +90,7 @@ class Step(NamedTuple):
     prompt: str
     completion: str
     outcome: Any
+    clock: bool = False
 
 
 @dataclass(frozen=True)
@@ -186,6 +197,13 @@ class Trace:
         """
         if start is None:
             start = self.start
+            if not _may_be_state(machine, start):
+                raise ReplayMismatch(
+                    f"step 0: the recorded start state {brief(start)} is not a state of "
+                    f"{_machine_name(machine)!r}: the trace was recorded on another machine; "
+                    "replay it on that one",
+                    index=0,
+                )
             if isinstance(start, Opaque):
                 if machine.initial is not None and encode_state(machine.initial) == encode_state(
                     start
@@ -226,8 +244,11 @@ class Trace:
                 out.end(self)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> Trace:
+    def load(cls, path: str | os.PathLike, *, max_bytes: int = MAX_JSON_LINES_BYTES) -> Trace:
         """Read a trace file; a file without an end line (a killed run) loads with ``end="incomplete"``.
+
+        Only a regular file of at most ``max_bytes`` (default 64 MiB) is read: a FIFO, a
+        device or a directory, or a larger file, is refused with the limit in the message.
 
         Any other file either loads or raises one :class:`~agentic_machines.errors.TraceError`
         whose message starts with ``path:line:`` and says what is wrong (see
@@ -241,7 +262,7 @@ class Trace:
         >>> Trace.load(path) == t
         True
         """
-        machine, start, max_steps, steps, end = _read_trace_file(path)
+        machine, start, max_steps, steps, end = _read_trace_file(path, max_bytes)
         trace = cls(machine=machine, start=start, max_steps=max_steps, steps=steps)
         if end is not None:
             trace.end, trace.message, trace.pending = end
@@ -250,6 +271,9 @@ class Trace:
     # -- display -------------------------------------------------------------------------
     def __str__(self) -> str:
         head = f"Trace of {self.machine!r} from {self.start!r}: {len(self.steps)} step{'s' * (len(self.steps) != 1)}, {_describe_end(self)}."
+        timed = sum(step.clock for step in self.steps)
+        if timed:
+            head += f" {timed} step(s) marked (clock): their outcome came from a wall-clock deadline or the machine's load."
         rows = [["#", "state", "prompt", "completion", "outcome"]] + [r for r in self._rows()]
         widths = [max(len(r[i]) for r in rows) for i in range(5)]
         lines = [head] + [
@@ -280,7 +304,7 @@ class Trace:
                 shorten(repr(step.state), 24),
                 repr(shorten(step.prompt, 40)),
                 repr(shorten(step.completion, 24)),
-                shorten(repr(step.outcome), 24),
+                shorten(repr(step.outcome), 24) + (" (clock)" if step.clock else ""),
             ]
 
 
@@ -309,8 +333,17 @@ class _ReplayCheck(AgenticMachine):
         return prompt
 
     def harness(self, state: Any, completion: str) -> Any:
-        outcome = self.machine.harness(state, completion)
+        try:
+            outcome = self.machine.harness(state, completion)
+        except ClockDependent:
+            # The clock decided this step, now or when recorded: a different outcome is
+            # no change of the machine, so it is not compared.
+            self.index += 1
+            raise
         steps, i = self.trace.steps, self.index
+        if i < len(steps) and steps[i].clock:
+            self.index += 1
+            return outcome
         if i < len(steps) and encode_state(outcome) != encode_state(steps[i].outcome):
             self._mismatch(
                 f"after {completion!r} the outcome is {outcome!r}, recorded {steps[i].outcome!r}",
@@ -327,6 +360,19 @@ class _ReplayCheck(AgenticMachine):
             expected=expected,
             got=got,
         )
+
+
+def _may_be_state(machine: AgenticMachine, value: Any) -> bool:
+    """False when ``machine`` lists its states and ``value`` is not one of them (an
+    unhashable value, a list read from a file, is none of them); True when it does not list
+    them, as nothing can be said without running it."""
+    states = getattr(machine, "states", None)
+    if states is None or isinstance(value, Opaque):
+        return True
+    try:
+        return value in states
+    except TypeError:
+        return False
 
 
 def _machine_name(machine: AgenticMachine) -> str:
@@ -420,8 +466,11 @@ def _steps(
     write = writer.step if writer is not None else None
     make_step = tuple.__new__  # what Step(...) does, without the generated wrapper
     for index in range(trace.max_steps or 0):
+        timed = False  # this step's prompt or outcome came from the clock
         try:
             prompt = prompt_of(state)
+        except ClockDependent as exc:
+            prompt, timed = exc.outcome, True
         except Undecided as exc:
             trace.end, trace.message = "undecided", str(exc)
             return trace
@@ -443,10 +492,12 @@ def _steps(
             return trace
         try:
             outcome = harness(state, completion)
+        except ClockDependent as exc:
+            outcome, timed = exc.outcome, True  # the model sees the timeout, as it would live
         except Undecided as exc:
             trace.end, trace.message, trace.pending = "undecided", str(exc), (prompt, completion)
             return trace
-        step = make_step(Step, (index, state, prompt, completion, outcome))
+        step = make_step(Step, (index, state, prompt, completion, outcome, timed))
         record(step)
         if write is not None:
             write(step)  # flushed before the next model call: a kill loses no completed step
@@ -496,6 +547,8 @@ class _TraceWriter:
             line["outcome_then"] = True
         else:
             line["outcome"] = encode_state(step.outcome)
+        if step.clock:
+            line["clock"] = True
         self._out.write(line)
         self._previous = step.outcome
 
@@ -523,7 +576,9 @@ class _TraceWriter:
 # -- reading a trace file: every check in one place ---------------------------------------
 
 
-def _read_trace_file(path: str | os.PathLike) -> tuple[str, Any, int | None, list[Step], Any]:
+def _read_trace_file(
+    path: str | os.PathLike, max_bytes: int = MAX_JSON_LINES_BYTES
+) -> tuple[str, Any, int | None, list[Step], Any]:
     """Read and check a trace file: ``(machine, start, max_steps, steps, end)``, where
     ``end`` is ``(end, message, pending)`` or ``None`` (no end line: an interrupted run).
 
@@ -554,7 +609,7 @@ def _read_trace_file(path: str | os.PathLike) -> tuple[str, Any, int | None, lis
         except InvalidArgument as exc:
             fail(line, f"{key!r}: {exc}")
 
-    records = read_json_records(name, TraceError)
+    records = read_json_records(name, TraceError, limit=max_bytes, what="trace")
     if not records:
         fail(None, "the file is empty (or its only line is cut off): no trace header line")
     line, header = records[0]
@@ -625,7 +680,10 @@ def _read_trace_file(path: str | os.PathLike) -> tuple[str, Any, int | None, lis
             outcome = state.then(completion)
         else:
             outcome = state_of(rec, line, "outcome")
-        steps.append(Step(index, state, prompt, completion, outcome))
+        timed = rec.get("clock", False)
+        if type(timed) is not bool:
+            fail(line, f"'clock' must be true or false, got {brief(timed)}")
+        steps.append(Step(index, state, prompt, completion, outcome, timed))
         final = outcome
     return machine, start, max_steps, steps, end
 

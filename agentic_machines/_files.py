@@ -1,0 +1,180 @@
+"""Reading a file a user named: regular files only, never past a size cap.
+
+Every loader of the package (trace and cassette files, machine files, scripts, programs,
+exercise answers, Python targets) reads through here, so a path that names something other
+than a regular file gives one clear error at once instead of hanging or filling memory:
+
+- a FIFO with no writer would block ``open`` forever, a character device such as
+  ``/dev/zero`` never ends, a directory or a socket cannot be read: each is refused from
+  ``os.stat`` before anything is opened, and the file is opened with ``O_NONBLOCK`` and
+  checked again with ``fstat``, so a path swapped for a FIFO in between cannot block either;
+- a file larger than the loader's cap is refused from its size, and the bytes are read in
+  bounded chunks that stop one byte past the cap (a file in ``/proc`` reports size 0), so
+  memory stays bounded whatever the file says about itself.
+
+Errors are built by the caller's ``error(problem)``, where ``problem`` is a phrase such as
+``"is a FIFO (named pipe), not a regular file; give the path of a trace file"`` that the
+caller puts after the path, so each loader keeps its own error class.
+
+>>> import tempfile
+>>> read_regular(tempfile.mkdtemp(), limit=10, what="script", error=InvalidArgument)
+Traceback (most recent call last):
+  ...
+agentic_machines.errors.InvalidArgument: is a directory, not a regular file; give the path of a script file
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .errors import InvalidArgument  # noqa: F401 - the doctests raise it
+from .verdict import short_repr
+
+__all__ = ["read_regular", "read_lines", "check_regular", "describe_size", "brief", "CHUNK"]
+
+CHUNK = 1 << 20
+"""Bytes read at a time (1 MiB): what a loader holds beyond the text it has parsed."""
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+Error = Callable[[str], Exception]
+
+
+def describe_size(limit: int) -> str:
+    """``limit`` in words, as error messages state a cap.
+
+    >>> describe_size(64 * 1024 * 1024), describe_size(1000)
+    ('64 MiB', '1000 bytes')
+    """
+    return f"{limit >> 20} MiB" if limit >= 1 << 20 and limit % (1 << 20) == 0 else f"{limit} bytes"
+
+
+def _not_regular(mode: int, what: str) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+    return f"is {kind}, not a regular file; give the path of a {what} file"
+
+
+def _too_large(limit: int, what: str) -> str:
+    return (
+        f"is larger than {describe_size(limit)}, the limit for a {what} file; "
+        "give a smaller one (split it, or cut what it holds)"
+    )
+
+
+def check_regular(path: str | os.PathLike, *, limit: int, what: str, error: Error) -> int:
+    """Check that ``path`` is a regular file of at most ``limit`` bytes; return its size.
+
+    For files that another reader opens (a Python file the import system runs):
+    ``os.stat`` follows symbolic links, so a link to a FIFO or a loop of links is refused.
+
+    >>> check_regular("/dev/null", limit=10, what="Python", error=InvalidArgument)
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.InvalidArgument: is a character device, not a regular file; give the path of a Python file
+    """
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise error(_cannot(exc)) from None
+    problem = _not_regular(info.st_mode, what)
+    if problem is not None:
+        raise error(problem)
+    if info.st_size > limit:
+        raise error(_too_large(limit, what))
+    return info.st_size
+
+
+def _cannot(exc: BaseException) -> str:
+    reason = getattr(exc, "strerror", None) or str(exc)
+    return f"cannot read it: {reason}; check the path"
+
+
+def _chunks(path: str | os.PathLike, limit: int, what: str, error: Error) -> Iterator[bytes]:
+    check_regular(path, limit=limit, what=what, error=error)
+    try:
+        # O_NONBLOCK: if the path became a FIFO since the stat, open returns at once
+        # (and fstat below refuses it); it changes nothing for a regular file.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except (OSError, ValueError) as exc:
+        raise error(_cannot(exc)) from None
+    with os.fdopen(fd, "rb", buffering=0) as fh:
+        try:
+            info = os.fstat(fd)
+            problem = _not_regular(info.st_mode, what)
+            if problem is not None:
+                raise error(problem)
+            total = 0
+            while chunk := fh.read(CHUNK):
+                total += len(chunk)
+                if total > limit:  # the file grew, or (/proc) its size said 0
+                    raise error(_too_large(limit, what))
+                yield chunk
+        except OSError as exc:
+            raise error(_cannot(exc)) from None
+
+
+def read_regular(path: str | os.PathLike, *, limit: int, what: str, error: Error) -> bytes:
+    """The bytes of the regular file ``path``, refused past ``limit`` bytes.
+
+    ``what`` names the kind of file in messages (``"script"``: "give the path of a script
+    file"); ``error(problem)`` builds the exception raised for a path that is missing or
+    unreadable, is not a regular file, or holds more than ``limit`` bytes.
+
+    >>> read_regular("/dev/zero", limit=10, what="script", error=InvalidArgument)
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.InvalidArgument: is a character device, not a regular file; give the path of a script file
+    """
+    return b"".join(_chunks(path, limit, what, error))
+
+
+def read_lines(
+    path: str | os.PathLike, *, limit: int, what: str, error: Error
+) -> Iterator[tuple[bytes, bool]]:
+    r"""The lines of the regular file ``path`` as ``(bytes, terminated)``, read in chunks.
+
+    Each line comes without its ``\n``; ``terminated`` is False only for a last line with
+    no newline after it (an empty one is not yielded). Only one chunk and one line are held
+    at a time, so a caller that parses as it goes holds little more than what it keeps.
+    Refusals as for :func:`read_regular`.
+
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "f"); _ = open(p, "wb").write(b"a\nb")
+    >>> list(read_lines(p, limit=10, what="trace", error=InvalidArgument))
+    [(b'a', True), (b'b', False)]
+    """
+    pending: list[bytes] = []  # pieces of a line that spans chunks, joined once at its end
+    for chunk in _chunks(path, limit, what, error):
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            line = chunk[start:end]
+            if pending:
+                pending.append(line)
+                line, pending = b"".join(pending), []
+            yield line, True
+            start = end + 1
+        if start < len(chunk):
+            pending.append(chunk[start:])
+    if pending:
+        yield b"".join(pending), False
+
+
+def brief(value: Any, width: int = 60) -> str:
+    r"""A short, escaped excerpt of a value read from a file, for error messages:
+    :func:`~agentic_machines.verdict.short_repr` at ``width`` characters.
+
+    >>> brief("x" * 100, 10), brief("a\x1b[31m\x00")
+    ("'xxxxxxxx…", "'a\\x1b[31m\\x00'")
+    """
+    return short_repr(value, width)

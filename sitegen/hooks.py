@@ -1,0 +1,160 @@
+"""MkDocs hooks that turn the Markdown of ``docs/`` and ``proofs/`` into the site.
+
+The Markdown files stay the source of truth and read well on their own (the tests run
+every example in them); these hooks add only what a site needs:
+
+- the navigation, built from the files so that a new page can never be left out;
+- the proofs, which live in ``proofs/`` beside the package, as pages under ``proofs/``;
+- one API page per public module, rendered from its docstrings by mkdocstrings;
+- math: ``$...$`` becomes MathML at build time, so no script and no network is needed.
+"""
+
+from __future__ import annotations
+
+import html
+import pkgutil
+import posixpath
+import re
+from pathlib import Path
+
+import latex2mathml.converter
+from mkdocs.structure.files import File, Files
+
+ROOT = Path(__file__).resolve().parent.parent
+PROOFS = ROOT / "proofs"
+PACKAGE = "agentic_machines"
+
+# The tutorial's reading order and the order of the sections; pages not named here are
+# listed after the named ones of their section, alphabetically.
+TOP = ["index.md", "design.md", "sources.md"]
+SECTIONS = [
+    ("Tutorial", "tutorial/"),
+    ("Guides", None),
+    ("Results", None),
+    ("Reference", "reference/"),
+    ("API", "api/"),
+    ("Proofs", "proofs/"),
+]
+GUIDES = [
+    "machine-files.md",
+    "openai-agents.md",
+    "checking.md",
+    "exercises.md",
+    "glossary.md",
+    "gallery.md",
+    "notebooks/tour.ipynb",
+    "threat_model.md",
+]
+
+
+def _public_modules() -> list[str]:
+    """Every importable module of the package whose dotted name has no private part."""
+    names = [PACKAGE]
+    for info in pkgutil.walk_packages([str(ROOT / PACKAGE)], prefix=PACKAGE + "."):
+        if not any(part.startswith("_") for part in info.name.split(".")):
+            names.append(info.name)
+    return sorted(names)
+
+
+def on_files(files: Files, config) -> Files:
+    """Add the proofs and the generated API pages to the site's files."""
+    for proof in sorted(PROOFS.glob("*.md")):
+        files.append(
+            File.generated(config, f"proofs/{proof.name}", content=proof.read_text("utf-8"))
+        )
+    files.append(
+        File.generated(
+            config,
+            "proofs/index.md",
+            content="# Proofs\n\nOne page per fact and theorem; each ends with the check "
+            "the test suite runs.\n\n"
+            + "".join(f"- [{p.stem}]({p.name})\n" for p in sorted(PROOFS.glob("*.md"))),
+        )
+    )
+    modules = _public_modules()
+    for name in modules:
+        files.append(File.generated(config, f"api/{name}.md", content=f"::: {name}\n"))
+    files.append(
+        File.generated(
+            config,
+            "api/index.md",
+            content="# API\n\nGenerated from the docstrings of every public module. The "
+            "[reference pages](../reference/machine.md) add a runnable example to each.\n\n"
+            + "".join(f"- [`{name}`]({name}.md)\n" for name in modules),
+        )
+    )
+    return files
+
+
+def _section_of(src: str) -> str:
+    if src in TOP:
+        return ""
+    for title, prefix in SECTIONS:
+        if prefix and src.startswith(prefix):
+            return title
+    return "Guides" if src in GUIDES else "Results"
+
+
+def _stem(src: str) -> str:
+    return src.rsplit(".", 1)[0]
+
+
+def on_nav(nav, config, files):  # noqa: ARG001 (the hook's signature is MkDocs')
+    """Rebuild the navigation from the files: every page is listed, in a fixed order."""
+    from mkdocs.structure.nav import get_navigation
+
+    pages = [f.src_uri for f in files.documentation_pages() if not f.src_uri.startswith("_")]
+    grouped: dict[str, list[str]] = {}
+    for src in pages:
+        grouped.setdefault(_section_of(src), []).append(src)
+
+    def order(section: str, items: list[str]) -> list[str]:
+        wanted = {"": TOP, "Guides": GUIDES}.get(section, [])
+        index = [s for s in items if s.endswith("/index.md")]
+        named = [s for s in wanted if s in items]
+        # By the name without its suffix, so that a module comes before its submodules.
+        rest = sorted((s for s in items if s not in named and s not in index), key=_stem)
+        return index + named + rest
+
+    config.nav = order("", grouped.get("", [])) + [
+        {title: order(title, grouped[title])} for title, _ in SECTIONS if title in grouped
+    ]
+    return get_navigation(files, config)
+
+
+_LINK = re.compile(r"(\]\()([^)\s#]+)([^)]*\))")
+
+
+def on_page_markdown(markdown: str, page, config, files):  # noqa: ARG001
+    """Point links into ``proofs/`` (outside ``docs/``) at the proofs' pages on the site."""
+    docs = Path(config.docs_dir).resolve()
+    here = posixpath.dirname(page.file.src_uri)
+
+    def rewrite(match: re.Match[str]) -> str:
+        target = match.group(2)
+        if "://" in target or target.startswith(("/", "mailto:")):
+            return match.group(0)
+        on_disk = (docs / here / target).resolve()
+        if on_disk.parent != PROOFS:
+            return match.group(0)
+        new = posixpath.relpath(f"proofs/{on_disk.name}", here or ".")
+        return match.group(1) + new + match.group(3)
+
+    return _LINK.sub(rewrite, markdown)
+
+
+_MATH = re.compile(
+    r'<(span|div) class="arithmatex">\s*(?:\\\((.*?)\\\)|\\\[(.*?)\\\]|\$\$(.*?)\$\$)\s*</\1>',
+    re.S,
+)
+
+
+def _mathml(match: re.Match[str]) -> str:
+    inline = match.group(1) == "span"
+    tex = html.unescape(next(g for g in match.groups()[1:] if g is not None)).strip()
+    return latex2mathml.converter.convert(tex, display="inline" if inline else "block")
+
+
+def on_page_content(content: str, page, config, files):  # noqa: ARG001
+    """Replace each formula arithmatex found with its MathML."""
+    return _MATH.sub(_mathml, content)

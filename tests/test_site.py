@@ -1,0 +1,89 @@
+"""The documentation site: built strictly, served on 127.0.0.1, looked at in Chromium.
+
+The checks are those of ``experiments/site_screenshots.py`` (one piece of code for both):
+the home page, a tutorial chapter, the gallery and an API page render with no console
+error and every image loads; the tutorial's formulas are typeset; search finds "SPE state".
+
+Needs the ``docs`` extra (in ``dev``) and a Chromium (Debian's ``chromium``, which
+``.ci/run`` installs); without them the test says why it skips. The site is built once,
+into ``build/site``, and rebuilt only when a file it is made from is newer than it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "build" / "site"
+SOURCES = ["docs", "proofs", "agentic_machines", "sitegen", "mkdocs.yml"]
+
+
+def _screenshots_module():
+    spec = importlib.util.spec_from_file_location(
+        "site_screenshots", ROOT / "experiments" / "site_screenshots.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _newest_source() -> float:
+    newest = 0.0
+    for name in SOURCES:
+        path = ROOT / name
+        files = [path] if path.is_file() else (p for p in path.rglob("*") if p.is_file())
+        newest = max([newest, *(p.stat().st_mtime for p in files if "__pycache__" not in p.parts)])
+    return newest
+
+
+@pytest.fixture(scope="module")
+def site_report():
+    pytest.importorskip(
+        "mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'"
+    )
+    pytest.importorskip(
+        "playwright.sync_api", reason="the docs extra is not installed: pip install -e '.[docs]'"
+    )
+    shots = _screenshots_module()
+    if shots.find_chromium() is None:
+        pytest.skip("no Chromium on this machine: apt-get install chromium (.ci/run installs it)")
+    index = SITE / "index.html"
+    if not index.exists() or index.stat().st_mtime < _newest_source():
+        shots.build_site(SITE)
+        os.utime(index)
+    return shots.look_at_site(SITE)
+
+
+def test_pages_render_without_console_errors(site_report):
+    reports, _ = site_report
+    assert [r.name for r in reports] == ["home", "tutorial", "gallery", "api"]
+    for r in reports:
+        assert r.console_errors == [], f"{r.url}: {r.console_errors}"
+
+
+def test_every_image_loads(site_report):
+    reports, _ = site_report
+    gallery = next(r for r in reports if r.name == "gallery")
+    assert gallery.images >= 10, "the gallery page should show its figures inline"
+    for r in reports:
+        assert r.broken_images == [], f"{r.url}: images that did not load: {r.broken_images}"
+
+
+def test_math_is_typeset(site_report):
+    reports, _ = site_report
+    tutorial = next(r for r in reports if r.name == "tutorial")
+    assert tutorial.formulas >= 5, "the tutorial's formulas should reach the page as MathML"
+    for r in reports:
+        assert r.formulas_typeset == r.formulas, f"{r.url}: formulas left as text"
+
+
+def test_search_finds_spe_state(site_report):
+    _, results = site_report
+    assert results, "search for 'SPE state' listed nothing"
+    assert any("SPE state" in text for text in results)
