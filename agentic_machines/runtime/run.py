@@ -13,10 +13,10 @@ c, and the harness moves to ``machine.harness(s, c)``. A :class:`Trace` lists th
 >>> trace.completions, trace.end
 (['b', 'stop'], 1)
 >>> print(trace)
-Trace of 'demo' from 'a': 2 steps, halted (1).
+Trace of 'demo' from 'a': 2 steps, ended with HALT (1).
   #  state  prompt      completion  outcome
   0  'a'    'say b'     'b'         'b'
-  1  'b'    'say stop'  'stop'      1
+  1  'b'    'say stop'  'stop'      HALT (1)
 
 A step whose outcome the wall clock decided (the machine raised
 :class:`~agentic_machines.errors.ClockDependent`, e.g. a block of model code stopped by its
@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, NoReturn
 
 from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, TraceError, Undecided
-from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel
+from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel, show_outcome
 from ._jsonl import MAX_JSON_LINES_BYTES, JsonLinesWriter, brief, read_json_records
 from .harness import TraceState
 from .models import Model, ScriptedModel, describe_difference, shorten
@@ -304,7 +304,7 @@ class Trace:
                 shorten(repr(step.state), 24),
                 repr(shorten(step.prompt, 40)),
                 repr(shorten(step.completion, 24)),
-                shorten(repr(step.outcome), 24) + (" (clock)" if step.clock else ""),
+                shorten(show_outcome(step.outcome), 24) + (" (clock)" if step.clock else ""),
             ]
 
 
@@ -381,10 +381,8 @@ def _machine_name(machine: AgenticMachine) -> str:
 
 def _describe_end(trace: Trace) -> str:
     end = trace.end
-    if end is HALT:
-        return "halted (1)"
-    if end is DIVERGE:
-        return "diverged (↑)"
+    if is_sentinel(end):
+        return f"ended with {show_outcome(end)}"
     if end == "max_steps":
         return f"stopped at max_steps ({trace.max_steps})"
     if end == "incomplete":
