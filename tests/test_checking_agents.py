@@ -86,8 +86,9 @@ def test_an_effect_defined_inside_the_agent_runs_once_per_real_step_across_repla
 
 
 def test_a_never_raises_counterexample_of_an_agent_replays(tmp_path, capsys) -> None:
-    from agentic_machines.cli.test_cmd import replay_trace
     from agentic_machines.models import ScriptedModel
+
+    from agentic_machines.cli.test_cmd import replay_trace
     from agentic_machines.runtime.run import Trace, run
 
     m = agent_machine(shop, name="shop")
