@@ -33,6 +33,7 @@ from hypothesis import strategies as st  # noqa: E402
 from agentic_machines import HALT, HarnessMachine, TableMachine  # noqa: E402
 from agentic_machines.architectures import react, rlm, thread  # noqa: E402
 from agentic_machines.checking import (  # noqa: E402
+    Invariant,
     Property,
     check_properties,
     effects_at_most_once,
@@ -40,7 +41,6 @@ from agentic_machines.checking import (  # noqa: E402
     never_diverges,
     never_raises,
     prompt_length_at_most,
-    unreachable,
 )
 from agentic_machines.checking.adversarial import unicode_text  # noqa: E402
 from agentic_machines.checking.stateful import hypothesis_check  # noqa: E402
@@ -287,7 +287,12 @@ CASES: tuple[Case, ...] = (
         "react-reset",
         "ReAct",
         "a completion RESET throws the transcript away (a reset that can be reached)",
-        unreachable(lambda s, p: len(s) > 0 and p == REACT_FIRST, name="the first prompt again"),
+        # a state and its prompt together: an Invariant (unreachable() takes the state only)
+        Invariant(
+            "unreachable(the first prompt again)",
+            lambda s, p: not (len(s) > 0 and p == REACT_FIRST),
+            text="no later state shows the first prompt again",
+        ),
         lambda: react.machine(reset="RESET"),
         react.machine,
         react_reset_alphabet,
@@ -392,7 +397,11 @@ CASES: tuple[Case, ...] = (
         "shop-reachable-reset",
         "agent loop",
         'a "/reset" command wipes the transcript and the turn count',
-        unreachable(lambda s, p: len(s) > 0 and p.endswith("Turn 1:"), name="turn 1 again"),
+        Invariant(
+            "unreachable(turn 1 again)",
+            lambda s, p: not (len(s) > 0 and p.endswith("Turn 1:")),
+            text="no later state is at turn 1 again",
+        ),
         lambda: shop(reset_word="/reset"),
         shop,
         ["/reset", CALL, "FINAL(done)"],

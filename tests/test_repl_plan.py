@@ -337,7 +337,7 @@ def test_analysis_refutes_at_the_second_invocation_of_count_even():
     assert rp.machine(isolation="inline").prompt(state).startswith(
         "REPL: count_even"
     ) and not rp.is_first_invocation(rp.machine(isolation="inline").prompt(state))
-    assert v.details["initial_state"].status == "refuted"
+    assert v.details["initial_state"].status == "undecided"  # a #START# retry repeats p(x)
 
 
 _FRAGMENTS = st.sampled_from(
@@ -755,3 +755,45 @@ def test_a_model_method_that_never_returns_outside_a_block_is_a_typed_failure():
     assert res.model_calls == 2 and res.actions == ()
     m = rp.machine("t", CountEnv(10), line_budget=100_000, isolation="inline")
     assert m.harness(m.harness(m.initial, evil), "act('x')") is DIVERGE
+
+
+# -- the #START# fix (the paper's appendix) ---------------------------------------------------
+def looping_count_policy(prompt: str) -> str:
+    """Count to four, but at a REPL whose transcript already holds an answer, start the
+    transcript again with #START# (the looping the appendix reports), unless told not to."""
+    if prompt.startswith("DESCRIBE: "):
+        return rp.COUNT_DESCRIPTIONS["count_even"]
+    told = prompt.endswith(rp.DONT_LOOP)
+    base = prompt[: -len(rp.DONT_LOOP)] if told else prompt
+    transcript = base.split("\n#START#\n", 1)[1]
+    block = rp.COUNT_BLOCKS[rp.repl_name(base)][0]
+    if "#ANSWER#" in transcript and not told:
+        return "#START#\n" + transcript.split("\n", 1)[0] + "\n>>> " + block
+    return block
+
+
+def test_start_fix_recovers_a_looping_policy_golden():
+    from agentic_machines.models import FunctionModel
+
+    m = rp.machine(isolation="inline")
+    trace = run(m, FunctionModel(looping_count_policy))
+    last = trace.steps[-1]
+    result = m.result(last.state, last.completion)
+    assert trace.end is HALT and result.actions == ("1", "2", "3", "4") and result.success
+    assert result.status == "done" and result.model_calls == 6  # 4 useful, 2 retries
+    second = [s.prompt for s in trace.steps if s.prompt.startswith("REPL: count_even")][1:]
+    assert second[1] == second[0] and second[2] == second[0] + rp.DONT_LOOP
+    # every prompt, retries included, keeps the proved invariant's shape
+    assert all(rp.successor_invariant(second[0], q) for q in second)
+    check_golden(GOLDEN / "start_fix_trace.txt", render_trace(trace, result.actions))
+
+
+def test_without_the_start_fix_the_looping_policy_fails():
+    from agentic_machines.models import FunctionModel
+
+    model = FunctionModel(looping_count_policy)
+    result = rp.solve(rp.TASK, model, CountEnv(4), start_fix=False, isolation="inline")
+    # count_even's second invocation fails for ever, main starts over and says 1 again
+    assert result.actions == ("1", "2", "3", "1") and not result.success
+    with pytest.raises(rp.InvalidArgument, match="start_fix must be True or False"):
+        rp.solve(rp.TASK, rp.scripted_model(), CountEnv(4), start_fix=1)

@@ -20,7 +20,10 @@ variables with their parent: only ``get_args()`` in and ``answer(v)`` out (C4).
 answers, the parent's block reruns from the top with per-block cached calls (C7): no
 ``act``, ``get_obs`` value or child call is repeated, and a rerun that calls with
 different arguments fails with ``ReplayDivergence``. History records code, stdout and
-stderr of the *last* attempt of each block (C8); prompts use ``#START#``.
+stderr of the *last* attempt of each block (C8); prompts use ``#START#``. The appendix's
+``#START#`` fix (:mod:`.start_fix`, on by default, ``start_fix=False`` turns it off): a
+block containing ``#START#`` is asked again, with :data:`DONT_LOOP` after the final
+``>>> `` from the second retry on.
 
 **Choices** (ours; the sources are silent):
 
@@ -54,7 +57,7 @@ code only) or an isolated worker (``"process"``, ``"namespace"``), where a block
 deadline, out of memory or killing its worker is a typed failure in its history.
 
 The SPE question (:func:`analysis`): every successor prompt of the initial state is the
-main prompt strictly extended, a ``DESCRIBE:`` prompt, or the *first-invocation*
+main prompt again (a ``#START#`` retry) or extended, a ``DESCRIBE:`` prompt, or the *first-invocation*
 prompt of a child REPL (``proofs/repl_plan_invariant.md``); the prompt of
 ``count_even``'s second invocation is none of these, so by F2 the initial state is not
 an SPE state.
@@ -99,6 +102,7 @@ from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from ._invariants import InvariantAnalysis, record
 from .environments import CountEnv
+from .start_fix import base_prompt, requery
 
 __all__ = [
     "TASK",
@@ -123,6 +127,7 @@ __all__ = [
     "is_first_invocation",
     "successor_invariant",
     "INVARIANT_TEXT",
+    "DONT_LOOP",
     "diagram_completions",
     "valid_completions",
     "analysis",
@@ -146,6 +151,11 @@ SCRIPT: tuple[str, ...] = (M1, COUNT_DESCRIPTIONS["count_even"], C1, C1)
 
 initial = TraceState(())
 """The initial state of :func:`machine` (no completions yet)."""
+
+DONT_LOOP = "# Do not loop: write only the next block; never write #START#.\n>>> "
+"""The "don't loop" lines added after a prompt's final ``>>> `` when blocks keep
+containing ``#START#`` (:mod:`.start_fix`): a comment typed at the prompt, then a fresh
+prompt."""
 
 _CALL_ARG_LIMIT = 300  # characters of one argument shown in a #CALL# line
 
@@ -434,8 +444,10 @@ class _Runtime:
         block_lines: int,
         max_output: int,
         executor: Executor,
+        start_fix: bool = True,
     ) -> None:
         self.executor = executor
+        self.start_fix = start_fix
         self.env = env
         self.pool = dict(pool)
         self.max_blocks = max_blocks
@@ -464,6 +476,10 @@ class _Runtime:
         self.note(repl, "completion", completion)
         return completion
 
+    def ask_block(self, repl: str, prompt: str) -> Generator[str, str, str]:
+        # a block is what precedes #END#: the #START# check looks at the block only
+        return _clean_code((yield from self.ask(repl, prompt)))
+
     def new_repl(self, name: str, description: str, demos: tuple[str, ...] = ()) -> _REPL:
         repl = _REPL(name, description, demos, self)
         self.repls[name] = repl
@@ -482,8 +498,12 @@ class _Runtime:
         self.executor.push_args(repl.name, call_args)
         try:
             for _ in range(self.max_blocks):
-                completion = yield from self.ask(repl.name, repl.prompt())
-                code = _clean_code(completion)
+                code = yield from requery(
+                    lambda prompt: self.ask_block(repl.name, prompt),
+                    repl.prompt(),
+                    note=DONT_LOOP,
+                    enabled=self.start_fix,
+                )
                 events: list[Event] = []
                 handle = self._handler(repl, depth, code, events)
                 result = yield from self.executor.run_block(
@@ -606,6 +626,7 @@ def repl_plan_program(
     isolation: str | None = None,
     timeout_s: float | None = None,
     limits: Limits | None = None,
+    start_fix: bool = True,
 ) -> Generator[str, str, Result]:
     """The whole REPL-Plan episode as one generator: yields prompts, receives completions.
 
@@ -616,6 +637,9 @@ def repl_plan_program(
     attempt, ``max_output`` characters of stdout kept per block. Blocks run in an
     executor at level ``isolation`` (``None`` is ``"strongest"``) with ``timeout_s``
     wall-clock seconds per block (:mod:`agentic_machines.execution.sandbox`).
+    ``start_fix`` turns on the ``#START#`` fix of the paper's appendix
+    (:mod:`.start_fix`): a block containing ``#START#`` is asked again, with
+    :data:`DONT_LOOP` from the second retry on; every retry is a model call.
 
     >>> g = repl_plan_program(isolation="inline")
     >>> next(g).splitlines()
@@ -631,6 +655,7 @@ def repl_plan_program(
         block_lines=block_lines,
         max_output=max_output,
         executor=make_executor(isolation, timeout_s=timeout_s, limits=limits),
+        start_fix=start_fix,
     )
     return (yield from _episode(rt, main))
 
@@ -646,6 +671,7 @@ def _prepare(
     block_lines: int,
     max_output: int,
     executor: Executor,
+    start_fix: bool = True,
 ) -> tuple[_Runtime, _REPL]:
     env = CountEnv(4) if env is None else env
     env = env.fresh() if hasattr(env, "fresh") else copy.deepcopy(env)
@@ -658,6 +684,8 @@ def _prepare(
     ):
         if not isinstance(value, int) or value < (0 if name == "max_depth" else 1):
             raise InvalidArgument(f"{name} must be a positive integer, got {value!r}")
+    if not isinstance(start_fix, bool):
+        raise InvalidArgument(f"start_fix must be True or False, got {start_fix!r}")
     pool = dict(pool or {})
     rt = _Runtime(
         env,
@@ -668,6 +696,7 @@ def _prepare(
         block_lines=block_lines,
         max_output=max_output,
         executor=executor,
+        start_fix=start_fix,
     )
     main_demo = pool.pop(MAIN, None)
     rt.pool = pool
@@ -724,6 +753,7 @@ def solve(
     isolation: str | None = None,
     timeout_s: float | None = None,
     limits: Limits | None = None,
+    start_fix: bool = True,
     **budgets: int,
 ) -> Result:
     """Run REPL-Plan on ``task`` in (a copy of) ``env`` with ``model`` (anything with
@@ -758,7 +788,9 @@ def solve(
             f"solve() got unknown budget(s) {unknown}; the budgets are {', '.join(defaults)}"
         )
     executor = make_executor(isolation, timeout_s=timeout_s, limits=limits, model=model)
-    rt, main = _prepare(task, env, pool, **{**defaults, **budgets}, executor=executor)
+    rt, main = _prepare(
+        task, env, pool, **{**defaults, **budgets}, executor=executor, start_fix=start_fix
+    )
     complete = getattr(model, "complete", model)
     gen = _episode(rt, main)
     try:
@@ -777,7 +809,7 @@ def solve(
         return _result(rt, None, "failed", failure)
 
 
-_NOT_BUDGETS = ("pool", "isolation", "timeout_s", "limits")
+_NOT_BUDGETS = ("pool", "isolation", "timeout_s", "limits", "start_fix")
 
 
 def _step(gen: Generator[str, str, Result], completion: str | None, line_budget: int | None) -> str:
@@ -797,6 +829,7 @@ def machine(
     isolation: str | None = None,
     timeout_s: float | None = None,
     limits: Limits | None = None,
+    start_fix: bool = True,
     **budgets: int,
 ) -> HarnessMachine:
     """REPL-Plan as an agentic machine on trace states (default: count to four).
@@ -822,11 +855,14 @@ def machine(
         isolation=resolve_isolation(isolation),
         timeout_s=timeout_s,
         limits=limits,
+        start_fix=start_fix,
         **budgets,
     )
     # Where blocks run is part of the options: the rebuilt machine must run them alike.
     where = dict(isolation=m.kwargs["isolation"], timeout_s=timeout_s, limits=limits)
-    options = dict(task=task, env=m.args[1], pool=pool, line_budget=line_budget, **budgets)
+    options = dict(
+        task=task, env=m.args[1], pool=pool, line_budget=line_budget, start_fix=start_fix, **budgets
+    )
     return record(m, "repl_plan.machine", {**options, **where})
 
 
@@ -914,7 +950,8 @@ def scripted_model(
 # the SPE question
 # --------------------------------------------------------------------------------------
 INVARIANT_TEXT = (
-    "a successor prompt is a DESCRIBE: prompt, or the prompt of the same REPL strictly extended, or the "
+    "a successor prompt is a DESCRIBE: prompt, or (both prompts without a trailing don't-loop note) the "
+    "prompt of the same REPL again (a #START# retry) or extended, or the "
     "first-invocation prompt of another REPL (after its last '#START#' line comes exactly one '#CALL#' line "
     "and the final '>>> ')"
 )
@@ -940,18 +977,24 @@ def successor_invariant(prompt: str, successor_prompt: str) -> bool:
     """The successor-prompt invariant of REPL-Plan at a REPL prompt (``proofs/repl_plan_invariant.md``).
 
     >>> p = machine().prompt(initial)
-    >>> successor_invariant(p, p + "act('1')\\n>>> "), successor_invariant(p, p)
+    >>> successor_invariant(p, p + "act('1')\\n>>> "), successor_invariant(p, p[:-1])
     (True, False)
+    >>> successor_invariant(p, p), successor_invariant(p, p + DONT_LOOP)  # #START# retries
+    (True, True)
     >>> successor_invariant(p, "DESCRIBE: count_even\\n...")
     True
     """
     if successor_prompt.startswith("DESCRIBE: "):
         return True
+    prompt, successor_prompt = (
+        base_prompt(prompt, DONT_LOOP),
+        base_prompt(successor_prompt, DONT_LOOP),
+    )
     name, next_name = repl_name(prompt), repl_name(successor_prompt)
     if next_name is None:
         return False
     if next_name == name:
-        return len(successor_prompt) > len(prompt) and successor_prompt.startswith(prompt)
+        return successor_prompt.startswith(prompt)  # equal: a #START# retry
     return is_first_invocation(successor_prompt)
 
 

@@ -18,19 +18,27 @@ Faithful:
   ``=>text<=\\n\\n`` is spliced back, where text is what the child's final
   ``print(...)`` line prints;
 - one global call counter shared by all threads (``t_max``); running out stops every
-  thread; the environment's ``done`` flag stops every thread too.
+  thread; the environment's ``done`` flag stops every thread too;
+- variables: a complete response line ``name = value`` assigns into one namespace shared
+  by every thread; ``{name}`` placeholders are filled in an action and in φ, and ψ's
+  ``print(name)`` prints the variable;
+- the ``#START#`` fix of the REPL-Plan paper's appendix (:mod:`.start_fix`, on by
+  default): a generation containing ``#START#`` is asked again, with :data:`DONT_LOOP`
+  added from the second retry on.
 
 Simplified:
 
-- no Python variables: the original ``exec``\\ s ``x = ...`` lines into a shared
-  namespace and fills ``{var}`` placeholders; here ``print(...)`` of a literal is
-  evaluated (``ast.literal_eval``) and any other final line is returned as text;
+- ``value`` is a Python literal or the name of an assigned variable, evaluated without
+  running code (the original ``exec``\\ s the line; model-written code runs here only
+  through :mod:`agentic_machines.execution`); a line computing anything else assigns
+  nothing, and a placeholder of an unassigned name stays as written;
 - the environment is the toy wiki (:mod:`agentic_machines.architectures.wiki`), whose
   ``finish[x]`` sets ``done``;
 - one worked example pair written for this toolkit instead of the original few-shot files.
 
 The SPE question (:func:`analysis`): from a state of the root thread, every successor
-prompt strictly extends the current one or is the fresh prompt of a child thread
+prompt (without a trailing don't-loop line) is the current one again (a ``#START#``
+retry), strictly extends it, or is the fresh prompt of a child thread
 (``proofs/thread_invariant.md``), so by F2 the initial state is not an SPE state.
 
 >>> m = machine()
@@ -42,13 +50,16 @@ True
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..errors import InvalidArgument
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from ._invariants import InvariantAnalysis, record
+from .start_fix import START_TOKEN, base_prompt, requery
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
 
 if TYPE_CHECKING:
@@ -69,10 +80,20 @@ __all__ = [
     "diagram_completions",
     "EXAMPLES",
     "START",
+    "DONT_LOOP",
+    "assign",
+    "fill",
+    "printed",
 ]
 
-START = "#START#"
+START = START_TOKEN
 """The marker that opens the model's part of a thread prompt."""
+
+DONT_LOOP = (
+    "# Do not loop: continue this response from where it stops; never write #START# again.\n"
+)
+"""The "don't loop" line added to a prompt whose generations keep containing ``#START#``
+(:mod:`.start_fix`); a ``#`` line, as THREAD's responses write comments."""
 
 STOPS = ("=>", "#EN")
 """Generation stops (the harness cuts a completion at the first of them)."""
@@ -117,9 +138,10 @@ initial = TraceState(())
 """The initial state of :func:`machine`: the root thread, before its first generation."""
 
 INVARIANT_TEXT = (
-    "from a state of the root thread, every successor prompt either strictly extends the "
-    "current prompt, or is the fresh prompt of a child thread (empty response, a one-line "
-    "context ending in '=>')"
+    "from a state of the root thread, every successor prompt (both without a trailing "
+    "don't-loop line) either equals the current prompt (a #START# retry), strictly extends "
+    "it, or is the fresh prompt of a child thread (empty response, a one-line context "
+    "ending in '=>')"
 )
 
 
@@ -159,8 +181,13 @@ def thread_program(
     gold: str | None = TOY_ANSWER,
     examples: str = EXAMPLES,
     max_calls: int = DEFAULT_MAX_CALLS,
+    start_fix: bool = True,
 ) -> Generator[str, str, ThreadResult]:
     """The THREAD harness as a generator: the root thread on ``task``, children inside it.
+
+    ``start_fix`` turns on the appendix fix of the REPL-Plan paper (:mod:`.start_fix`): a
+    generation containing ``#START#`` is asked again, with the :data:`DONT_LOOP` line
+    from the second retry on; each retry is a model call of the global budget.
 
     >>> g = thread_program()
     >>> next(g).endswith("Prompt:\\n" + TOY_QUESTION + "\\n\\n\\nResponse:\\n#START#\\n")
@@ -168,53 +195,120 @@ def thread_program(
     """
     env = WikiEnv(pages, gold=gold)  # fresh per start: replays restart the generator
     calls = [0]
+    variables: dict[str, object] = {}  # one namespace shared by every thread, as in the original
     stop_type = (
         _Stop  # a local: module globals may be gone when a cached generator is closed at exit
     )
 
+    def ask(prompt: str) -> Generator[str, str, str]:
+        if calls[0] >= max_calls:
+            raise stop_type("budget")
+        calls[0] += 1
+        return _cut((yield prompt))  # the stops are the API's: nothing after them is generated
+
     def run_thread(context: str) -> Generator[str, str, str]:
         response = ""
         while True:
-            if calls[0] >= max_calls:
-                raise _Stop("budget")
-            calls[0] += 1
-            response += _cut((yield thread_prompt(context, response, examples=examples)))
+            prompt = thread_prompt(context, response, examples=examples)
+            generation = yield from requery(ask, prompt, note=DONT_LOOP, enabled=start_fix)
+            response += generation
+            for line in generation.split("\n")[:-1]:  # the complete lines: assignments among them
+                assign(line, variables)
             if response.endswith("\n"):
                 return response  # stopped at the end marker, after the final print line
             last = response.rsplit("\n", 1)[-1]
             if (last.startswith(">") or last.startswith("# >")) and not last.endswith("<="):
-                observation, done = env.step(last.split(">", 1)[1].strip())
+                observation, done = env.step(fill(last.split(">", 1)[1].strip(), variables))
                 response += "=>" + observation + "<=\n\n"
                 if done:
-                    raise _Stop("done")
+                    raise stop_type("done")
             else:
                 # Join: the child runs to completion inside this step of the parent.
-                child = yield from run_thread(last + "=>")  # φ
-                response += "=>" + printed(child) + "<=\n\n"  # ψ
+                child = yield from run_thread(fill(last, variables) + "=>")  # φ
+                response += "=>" + printed(child, variables) + "<=\n\n"  # ψ
 
     try:
         root = yield from run_thread(task)
     except stop_type as stop:
         reason = str(stop)
         return ThreadResult(env.answer if reason == "done" else None, reason, calls[0])
-    return ThreadResult(printed(root), "end", calls[0])
+    return ThreadResult(printed(root, variables), "end", calls[0])
 
 
-def printed(response: str) -> str:
-    """ψ's text: what the final line of a thread's response prints.
+_ASSIGNMENT = re.compile(r"\s*([A-Za-z_]\w*)\s*=(?!=)\s*(.*?)\s*")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)\}")
+
+
+def _literal(text: str, variables: Mapping[str, object]) -> tuple[bool, object]:
+    # A Python literal, or the name of a variable: the values THREAD's lines compute
+    # without running model code (model-written code runs only through execution/).
+    try:
+        return True, ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        if text in variables:
+            return True, variables[text]
+        return False, None
+
+
+def assign(line: str, variables: dict[str, object]) -> None:
+    """Record the assignment ``name = value`` of one response line in ``variables``.
+
+    ``value`` is a Python literal or the name of a variable already assigned; any other
+    line (an action, a result line, a comment, an expression we do not evaluate) leaves
+    ``variables`` as it is.
+
+    >>> v = {}
+    >>> assign("city = 'Paris'", v); assign("same = city", v); assign("x == 1", v)
+    >>> assign("> search[x]=>y<=", v); assign("n = len(city)", v)
+    >>> v
+    {'city': 'Paris', 'same': 'Paris'}
+    """
+    if line.lstrip().startswith((">", "#")) or "=>" in line:
+        return
+    match = _ASSIGNMENT.fullmatch(line)
+    if match is None:
+        return
+    known, value = _literal(match.group(2), variables)
+    if known:
+        variables[match.group(1)] = value
+
+
+def fill(text: str, variables: Mapping[str, object]) -> str:
+    """``text`` with every ``{name}`` of an assigned variable replaced by its value
+    (kept on one line: newlines in a value are escaped); other braces stay as they are.
+
+    >>> fill("> search[{city}] near {river}", {"city": "Paris"})
+    '> search[Paris] near {river}'
+    >>> print(fill("{x}", {"x": "a\\nb"}))
+    a\\nb
+    """
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in variables:
+            return match.group(0)
+        return str(variables[name]).replace("\r", "\\r").replace("\n", "\\n")
+
+    return _PLACEHOLDER.sub(value, text)
+
+
+def printed(response: str, variables: Mapping[str, object] | None = None) -> str:
+    """ψ's text: what the final line of a thread's response prints (``print(literal)``
+    or ``print(name)`` of an assigned variable; any other final line is the text itself).
 
     >>> printed('> a=>b<=\\n\\nprint("Paris")\\n'), printed("just text\\n"), printed("")
     ('Paris', 'just text', '')
+    >>> printed("city = 'Paris'\\nprint(city)\\n", {"city": "Paris"})
+    'Paris'
     """
     lines = [line for line in response.split("\n") if line.strip()]
     if not lines:
         return ""
     last = lines[-1].strip()
     if last.startswith("print(") and last.endswith(")"):
-        try:
-            return str(ast.literal_eval(last[len("print(") : -1]))
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            return last[len("print(") : -1]
+        argument = last[len("print(") : -1]
+        known, value = _literal(argument.strip(), variables or {})
+        return str(value) if known else argument
     return last
 
 
@@ -224,14 +318,26 @@ def machine(
     *,
     gold: str | None = TOY_ANSWER,
     max_calls: int = DEFAULT_MAX_CALLS,
+    start_fix: bool = True,
 ) -> HarnessMachine:
-    """The THREAD machine on a task and a wiki (default: the toy two-hop question).
+    """The THREAD machine on a task and a wiki (default: the toy two-hop question);
+    ``start_fix=False`` drops the ``#START#`` fix (the original code's behaviour).
 
     >>> machine().name
     'thread'
     """
-    m = HarnessMachine(thread_program, task, pages, gold=gold, max_calls=max_calls, name="thread")
-    options = dict(task=task, pages=pages, gold=gold, max_calls=max_calls)
+    if not isinstance(start_fix, bool):
+        raise InvalidArgument(f"start_fix must be True or False, got {start_fix!r}")
+    m = HarnessMachine(
+        thread_program,
+        task,
+        pages,
+        gold=gold,
+        max_calls=max_calls,
+        start_fix=start_fix,
+        name="thread",
+    )
+    options = dict(task=task, pages=pages, gold=gold, max_calls=max_calls, start_fix=start_fix)
     return record(m, "thread.machine", options)
 
 
@@ -266,12 +372,18 @@ def is_fresh_child_prompt(prompt: str, *, examples: str = EXAMPLES) -> bool:
 def successor_invariant(prompt: str, successor_prompt: str) -> bool:
     """The proved successor-prompt invariant of root-thread states (``proofs/thread_invariant.md``).
 
+    Both prompts are compared without a trailing :data:`DONT_LOOP` line: a ``#START#``
+    retry asks the same prompt again (or it plus that line).
+
     >>> p = machine().prompt(initial)
-    >>> successor_invariant(p, p + "> search[x]=>y<=\\n\\n"), successor_invariant(p, p)
+    >>> successor_invariant(p, p + "> search[x]=>y<=\\n\\n"), successor_invariant(p, p[:-1])
     (True, False)
+    >>> successor_invariant(p, p), successor_invariant(p + DONT_LOOP, p + "> a=>b<=\\n\\n")
+    (True, True)
     """
-    extends = len(successor_prompt) > len(prompt) and successor_prompt.startswith(prompt)
-    return extends or is_fresh_child_prompt(successor_prompt)
+    p, q = base_prompt(prompt, DONT_LOOP), base_prompt(successor_prompt, DONT_LOOP)
+    extends = len(q) > len(p) and q.startswith(p)
+    return q == p or extends or is_fresh_child_prompt(q)
 
 
 def valid_completions() -> list[str]:

@@ -139,7 +139,7 @@ def _roots(machine: AgenticMachine, start: Any, roots: Iterable[Any] | None) -> 
     elif machine.initial is not None:
         starts = [machine.initial]
     elif machine.states is not None:
-        starts = list(machine.states)
+        starts = list(dict.fromkeys(machine.states))  # a state listed twice is one root
     else:
         starts = []
     if not starts:
