@@ -375,22 +375,21 @@ class FunctionMachine(AgenticMachine):
 # listed twice is the same state or completion, counted and checked once.
 
 
-def _normalised(machine: AgenticMachine, attr: str, build: Callable[[Any], Any]) -> Any:
-    """``build(getattr(machine, attr))``, kept on the machine while that attribute is the
-    same *immutable* object (a tuple or a frozenset: what TableMachine and FunctionMachine
-    store). A list or a set may change in place, so it is normalised afresh on every call:
-    a cache keyed on a mutable collection would go stale."""
+def _normalised(machine: AgenticMachine, attr: str, key: str, build: Callable[[Any], Any]) -> Any:
+    """``build(getattr(machine, attr))``, kept on the machine (under ``key``) while that
+    attribute is the same *immutable* object (a tuple or a frozenset: what TableMachine
+    and FunctionMachine store). A list or a set may change in place, so it is normalised
+    afresh on every call: a cache keyed on a mutable collection would go stale."""
     raw = getattr(machine, attr)
+    cached = machine.__dict__.get(key)
+    if cached is not None and cached[0] is raw:
+        return cached[1]
     if raw is None:
         return None
-    if not isinstance(raw, (tuple, frozenset)):
-        return build(raw)
-    key = f"_am_{attr}_{build.__name__}"
-    cached = machine.__dict__.get(key)
-    if cached is None or cached[0] is not raw:
-        cached = (raw, build(raw))
-        machine.__dict__[key] = cached
-    return cached[1]
+    value = build(raw)
+    if isinstance(raw, (tuple, frozenset)):
+        machine.__dict__[key] = (raw, value)
+    return value
 
 
 def distinct_states(machine: AgenticMachine) -> tuple[State, ...] | None:
@@ -404,7 +403,7 @@ def distinct_states(machine: AgenticMachine) -> tuple[State, ...] | None:
     >>> distinct_states(Twice()), distinct_states(FunctionMachine(lambda s: "", lambda s, c: s))
     ((0, 1), None)
     """
-    return _normalised(machine, "states", _unique)
+    return _normalised(machine, "states", "_am_distinct_states", _unique)
 
 
 def distinct_completions(machine: AgenticMachine) -> tuple[str, ...] | None:
@@ -415,7 +414,7 @@ def distinct_completions(machine: AgenticMachine) -> tuple[str, ...] | None:
     >>> distinct_completions(Twice())
     ('a', 'b')
     """
-    return _normalised(machine, "completions", _unique)
+    return _normalised(machine, "completions", "_am_distinct_completions", _unique)
 
 
 def state_set(machine: AgenticMachine) -> frozenset | None:
@@ -424,7 +423,7 @@ def state_set(machine: AgenticMachine) -> frozenset | None:
     >>> state_set(TableMachine({"a": "go"}, {("a", "x"): HALT}))
     frozenset({'a'})
     """
-    return _normalised(machine, "states", frozenset)
+    return _normalised(machine, "states", "_am_state_set", frozenset)
 
 
 # ---------------------------------------------------------------------------------------

@@ -329,9 +329,15 @@ class _Search:
                             via.append(c)
                             succ.append({})
                             complete.append(False)
-                            if logs:
+                            if logs:  # the parent's history, copied only when this step added to it
+                                past = history[i]
                                 history.append(
-                                    tuple(h | set(e) for h, e in zip(history[i], executed))
+                                    tuple(
+                                        h | frozenset(map(_hashable, e)) if e else h
+                                        for h, e in zip(past, executed)
+                                    )
+                                    if any(executed)
+                                    else past
                                 )
                             if invariants:
                                 self._check_state(j)
