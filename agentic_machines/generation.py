@@ -635,7 +635,7 @@ def is_spe_state(
 def _f1_verdict(machine: AgenticMachine, state: Hashable, claim: str) -> Verdict:
     """F1 on a finite, closed machine: is every state a successor of ``state``?"""
     states, alphabet = distinct_states(machine), distinct_completions(machine)
-    loaders, read = _f1_scan(machine, state, alphabet)
+    loaders, read = _f1_scan(machine, state, alphabet, len(states))
     details = {
         "premise": "S and C are finite (checked)",
         "states": len(states),
@@ -747,14 +747,14 @@ def spe_states(machine: AgenticMachine) -> frozenset:
     everything = state_set(machine)
     result = []
     for x in states:
-        loaders, read = _f1_scan(machine, x, alphabet)
+        loaders, read = _f1_scan(machine, x, alphabet, len(states))
         if read == len(alphabet) and everything <= loaders.keys():
             result.append(x)
     return frozenset(result)
 
 
 def _f1_scan(
-    machine: AgenticMachine, x: Hashable, alphabet: tuple[str, ...]
+    machine: AgenticMachine, x: Hashable, alphabet: tuple[str, ...], n_states: int
 ) -> tuple[dict[Hashable, str], int]:
     """Read h(x, c) over ``alphabet`` until F1 is settled: (loaders, completions read).
 
@@ -765,11 +765,11 @@ def _f1_scan(
     one loop serves :func:`spe_states` and :func:`is_spe_state`.
 
     >>> from agentic_machines.fixtures import fixture
-    >>> _f1_scan(fixture("f2-add"), 0, ("0", "1")), _f1_scan(fixture("f2-mul"), 0, ("0", "1"))
+    >>> _f1_scan(fixture("f2-add"), 0, ("0", "1"), 2), _f1_scan(fixture("f2-mul"), 0, ("0", "1"), 2)
     (({0: '0', 1: '1'}, 2), ({0: '0'}, 2))
     """
     harness = machine.harness
-    slack = len(alphabet) - len(distinct_states(machine))  # completions that may be wasted
+    slack = len(alphabet) - n_states  # completions that may be wasted
     loaders: dict[Hashable, str] = {}
     read = 0
     for read, c in enumerate(alphabet, 1):  # noqa: B007 (read is the count after the loop)

@@ -3,8 +3,9 @@
 Tutorial chapter 1 (``docs/tutorial/01_agentic_machines.md``) teaches the definition.
 
 A machine has a prompt function ``p: S -> str`` and a deterministic harness
-``h: S x str -> S ∪ {1, ↑}``; one model call per transition. ``HALT`` (printed ``1``)
-and ``DIVERGE`` (printed ``↑``) are the two sentinel outcomes.
+``h: S x str -> S ∪ {1, ↑}``; one model call per transition. ``HALT`` (``repr`` ``1``)
+and ``DIVERGE`` (``repr`` ``↑``) are the two sentinel outcomes; text output names them
+``HALT (1)`` and ``DIVERGE (↑)`` (:func:`show_outcome`), so they never read as states.
 
 >>> m = TableMachine({"a": "say b", "b": "say a"},
 ...                  {("a", "b"): "b", ("a", "x"): HALT,
@@ -26,6 +27,7 @@ __all__ = [
     "DIVERGE",
     "Outcome",
     "is_sentinel",
+    "show_outcome",
     "AgenticMachine",
     "TableMachine",
     "FunctionMachine",
@@ -50,6 +52,11 @@ class _Sentinel:
 
     __str__ = __repr__
 
+    @property
+    def label(self) -> str:
+        """The outcome as text output shows it: its name, then its symbol (``HALT (1)``)."""
+        return f"{self._name} ({self._symbol})"
+
     def __reduce__(self) -> str:
         return self._name
 
@@ -68,6 +75,16 @@ DIVERGE = _Sentinel("↑", "DIVERGE")
 
 State = Hashable
 Outcome = Hashable | _Sentinel
+
+
+def show_outcome(outcome: object) -> str:
+    """How text output names an outcome: ``HALT (1)`` and ``DIVERGE (↑)`` for the
+    sentinels, ``repr`` for a state, so the outcome ``1`` never reads as the state ``1``.
+
+    >>> show_outcome(HALT), show_outcome(DIVERGE), show_outcome(1), show_outcome("a")
+    ('HALT (1)', 'DIVERGE (↑)', '1', "'a'")
+    """
+    return outcome.label if isinstance(outcome, _Sentinel) else repr(outcome)
 
 
 def is_sentinel(outcome: object) -> bool:
@@ -358,22 +375,21 @@ class FunctionMachine(AgenticMachine):
 # listed twice is the same state or completion, counted and checked once.
 
 
-def _normalised(machine: AgenticMachine, attr: str, build: Callable[[Any], Any]) -> Any:
-    """``build(getattr(machine, attr))``, kept on the machine while that attribute is the
-    same *immutable* object (a tuple or a frozenset: what TableMachine and FunctionMachine
-    store). A list or a set may change in place, so it is normalised afresh on every call:
-    a cache keyed on a mutable collection would go stale."""
+def _normalised(machine: AgenticMachine, attr: str, key: str, build: Callable[[Any], Any]) -> Any:
+    """``build(getattr(machine, attr))``, kept on the machine (under ``key``) while that
+    attribute is the same *immutable* object (a tuple or a frozenset: what TableMachine
+    and FunctionMachine store). A list or a set may change in place, so it is normalised
+    afresh on every call: a cache keyed on a mutable collection would go stale."""
     raw = getattr(machine, attr)
+    cached = machine.__dict__.get(key)
+    if cached is not None and cached[0] is raw:
+        return cached[1]
     if raw is None:
         return None
-    if not isinstance(raw, (tuple, frozenset)):
-        return build(raw)
-    key = f"_am_{attr}_{build.__name__}"
-    cached = machine.__dict__.get(key)
-    if cached is None or cached[0] is not raw:
-        cached = (raw, build(raw))
-        machine.__dict__[key] = cached
-    return cached[1]
+    value = build(raw)
+    if isinstance(raw, (tuple, frozenset)):
+        machine.__dict__[key] = (raw, value)
+    return value
 
 
 def distinct_states(machine: AgenticMachine) -> tuple[State, ...] | None:
@@ -387,7 +403,7 @@ def distinct_states(machine: AgenticMachine) -> tuple[State, ...] | None:
     >>> distinct_states(Twice()), distinct_states(FunctionMachine(lambda s: "", lambda s, c: s))
     ((0, 1), None)
     """
-    return _normalised(machine, "states", _unique)
+    return _normalised(machine, "states", "_am_distinct_states", _unique)
 
 
 def distinct_completions(machine: AgenticMachine) -> tuple[str, ...] | None:
@@ -398,7 +414,7 @@ def distinct_completions(machine: AgenticMachine) -> tuple[str, ...] | None:
     >>> distinct_completions(Twice())
     ('a', 'b')
     """
-    return _normalised(machine, "completions", _unique)
+    return _normalised(machine, "completions", "_am_distinct_completions", _unique)
 
 
 def state_set(machine: AgenticMachine) -> frozenset | None:
@@ -407,7 +423,7 @@ def state_set(machine: AgenticMachine) -> frozenset | None:
     >>> state_set(TableMachine({"a": "go"}, {("a", "x"): HALT}))
     frozenset({'a'})
     """
-    return _normalised(machine, "states", frozenset)
+    return _normalised(machine, "states", "_am_state_set", frozenset)
 
 
 # ---------------------------------------------------------------------------------------

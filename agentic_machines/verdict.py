@@ -302,14 +302,19 @@ def short_repr(value: Any, limit: int = 40) -> str:
     the loaders' error messages (a short, escaped excerpt of a file, never the file). A
     value nested too deeply for ``repr`` is described instead of crashing the report.
 
+    The outcomes ``HALT`` and ``DIVERGE`` read ``HALT (1)`` and ``DIVERGE (↑)``
+    (:func:`~agentic_machines.machine.show_outcome`), never like the state ``1``.
+
     >>> deep = []
     >>> for _ in range(100_000):
     ...     deep = [deep]
     >>> short_repr("a" * 50, 8), short_repr(3), short_repr(deep)
     ("'aaaaaa…", '3', '<a value nested too deeply to show>')
     """
+    from .machine import show_outcome  # machine imports this module: import when used
+
     try:
-        text = repr(value)
+        text = show_outcome(value)
     except RecursionError:
         return "<a value nested too deeply to show>"
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -4,6 +4,8 @@ effect-wrapped tool replayed by exploration does not count as a repeat."""
 
 from __future__ import annotations
 
+import pytest
+
 from agentic_machines import agent_machine, effect
 from agentic_machines.checking import effects_at_most_once, never_raises
 from agentic_machines.checking.check import check_properties
@@ -59,3 +61,56 @@ def test_effects_at_most_once_finds_a_repeated_charge_and_passes_the_fixed_loop(
         max_depth=1,
     )
     assert ok, ok.report("fixed")
+
+
+def test_an_effect_defined_inside_the_agent_runs_once_per_real_step_across_replays() -> None:
+    # charge is a new function object on every replay; it is still recognised (by its
+    # code), so each "pay 1" step of the search executes it exactly once, and the
+    # property sees no repeat where the loop itself makes none
+    m = agent_machine(shop, name="shop")
+    result = check_properties(
+        m, m.initial, [effects_at_most_once("charge")], completions=["pay 1", "done"], max_depth=1
+    )
+    assert result
+    assert [(len(s), tool.rsplit(".", 1)[-1]) for s, tool, _, _ in m.effect_log()] == [
+        (1, "charge")
+    ]
+    # deeper, each pay step is one execution: the log grows with the steps, never with replays
+    deep = agent_machine(shop, name="shop")
+    check_properties(
+        deep, deep.initial, [never_raises()], completions=["pay 1", "pay 2", "done"], max_depth=3
+    )
+    pay_steps = 2 + 2 * 2 + 2 * 2 * 2  # states reached by a pay completion, depth 1 to 3
+    assert len(deep.effect_log()) == pay_steps
+    assert len(deep.effect_log(5)) == pay_steps - 5
+
+
+def test_a_never_raises_counterexample_of_an_agent_replays(tmp_path, capsys) -> None:
+    from agentic_machines.models import ScriptedModel
+
+    from agentic_machines.cli.test_cmd import replay_trace
+    from agentic_machines.runtime.run import Trace, run
+
+    m = agent_machine(shop, name="shop")
+    result = check_properties(m, m.initial, [never_raises()], completions=ALPHABET)
+    cx = result.counterexample("never_raises()")
+    path = tmp_path / "crash.jsonl"
+    cx.save(path)
+    saved = Trace.load(path)
+    assert saved.completions == ["pay x"] and saved.message.startswith("raised ValueError: ")
+    assert replay_trace(agent_machine(shop, name="shop"), str(path)) == 1
+    out = capsys.readouterr().out
+    assert "as recorded, the program raised ValueError: invalid literal" in out
+    # run says it too: in its trace's message (and so in the file), and in its output
+    trace = run(m, ScriptedModel(["pay x"]))
+    assert trace.message == saved.message
+    assert "ended with HALT (1) (raised ValueError: invalid literal" in str(trace)
+    # a machine that no longer raises there is a mismatch, not a pass
+    from agentic_machines.errors import ReplayMismatch
+
+    def lenient(model):
+        model("What next? (pay N, or done)")
+        return "fine"
+
+    with pytest.raises(ReplayMismatch, match="ended normally"):
+        replay_trace(agent_machine(lenient, name="shop"), str(path))

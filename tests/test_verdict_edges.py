@@ -202,3 +202,41 @@ def test_halts_within_returns_the_lasso_of_a_cycle_after_four_steps() -> None:
     assert "cycle" in cx.explanation
     short = check_properties(m, properties=[halts_within(3)]).counterexample("halts_within(3)")
     assert len(short) == 3 and short.loop is None  # three steps say enough here
+
+
+# -- crashes ---------------------------------------------------------------------------------
+
+
+def test_no_decider_crashes_on_empty_states_or_alphabets() -> None:
+    shapes = [([], []), ([], ["a"]), ([0], []), ([0], ["a"]), ([0, 1], ["a", "b"])]
+    machines = [
+        FunctionMachine(lambda s: "x", lambda s, c: s, states=st, completions=cs, name=f"{st}{cs}")
+        for st, cs in shapes
+    ] + [TableMachine({}, {}, completions=[]), TableMachine({}, {})]
+    for a in machines:
+        for b in machines:
+            found = list(find_embeddings(a, b))
+            assert all(bool(check_embedding(e)) for e in found)
+            for into in ([], [0]):
+                list(find_embeddings(a, b, into=into))
+            if a.states:
+                assert completion_generates(a, 0, b).holds in (True, False)
+        if a.states:
+            assert is_spe_state(a, 0).holds in (True, False)
+        assert spe_states(a) <= frozenset(a.states)
+
+
+def test_a_loader_completion_outside_the_alphabet_is_a_wrong_witness() -> None:
+    add = fixture("f2-add")
+    words = FunctionMachine(lambda w: "⋆", lambda w, c: w, name="words")  # infinite target
+    e = Embedding(words, add, lambda w: 0)
+    v = completion_generates(add, 0, words, embedding=e, loader=lambda w: "7", states=["a"])
+    assert v.holds is None and "not in the alphabet" in v.reason
+
+
+def test_none_is_never_a_node_of_an_explored_graph() -> None:
+    from agentic_machines.errors import InvalidMachine
+
+    forgetful = FunctionMachine(lambda s: "p", lambda s, c: None, initial=0, name="forgetful")
+    with pytest.raises(InvalidMachine, match="returned None"):
+        explore(forgetful, completions=["a"]).copy()

@@ -329,9 +329,15 @@ class _Search:
                             via.append(c)
                             succ.append({})
                             complete.append(False)
-                            if logs:
+                            if logs:  # the parent's history, copied only when this step added to it
+                                past = history[i]
                                 history.append(
-                                    tuple(h | set(e) for h, e in zip(history[i], executed))
+                                    tuple(
+                                        h | frozenset(map(_hashable, e)) if e else h
+                                        for h, e in zip(past, executed)
+                                    )
+                                    if any(executed)
+                                    else past
                                 )
                             if invariants:
                                 self._check_state(j)
@@ -435,12 +441,13 @@ class _Search:
         n = self.depth[i] + 1
         for q in self.diverging:
             self.found.setdefault(
-                q, (i, c, DIVERGE, "the harness diverged (↑): it never returns to the model")
+                q,
+                (i, c, DIVERGE, "the harness returned DIVERGE (↑): it never returns to the model"),
             )
         for q in self.halting:
             if n <= q.k:
                 self.found.setdefault(
-                    q, (i, c, DIVERGE, f"the harness diverged (↑) after {n} model call(s)")
+                    q, (i, c, DIVERGE, f"the harness returned DIVERGE (↑) after {n} model call(s)")
                 )
 
     def _stuck(self, i: int) -> None:
@@ -629,7 +636,11 @@ class _Search:
             i, c = self.first_diverge
             candidates.append(
                 self._path_cx(
-                    q, i, c, DIVERGE, "the harness diverged (↑): it never returns to the model"
+                    q,
+                    i,
+                    c,
+                    DIVERGE,
+                    "the harness returned DIVERGE (↑): it never returns to the model",
                 )
             )
         lasso = self._lasso(q)
@@ -707,7 +718,7 @@ class _Search:
                         i,
                         c,
                         DIVERGE,
-                        f"the harness diverged (↑) after {self.depth[i] + 1} model call(s)",
+                        f"the harness returned DIVERGE (↑) after {self.depth[i] + 1} model call(s)",
                     )
                 )
         if k >= len(self.states):

@@ -65,6 +65,9 @@ class Raised:
 
     The checkers catch the exception and record it as this outcome, so a crash is a
     counterexample like any other instead of a crash of the checker. It ends the run.
+    ``recorded`` is True when the harness did not raise but ended the run with ``HALT``
+    and kept the exception (an agent function's ``raised(state, completion)``): a replay
+    then sees ``HALT`` and asks the machine what it recorded.
 
     >>> Raised("IndexError", "list index out of range")
     Raised(IndexError: list index out of range)
@@ -72,6 +75,7 @@ class Raised:
 
     type: str
     message: str
+    recorded: bool = field(default=False, compare=False)
 
     @classmethod
     def of(cls, exc: BaseException) -> Raised:
@@ -306,11 +310,16 @@ class EffectsAtMostOnce(Property):
 
 
 class _EffectLogView:
-    """The real executions of one tool, read from an agent machine's ``effect_log()``
+    """The real executions of one tool, read from an agent machine's ``effect_log(start)``
     (entries ``(state, tool, arguments, ok)``): its arguments, in order, as a list.
 
+    It keeps its place in the machine's log and reads only the entries added since, so a
+    check that reads it before and after every step pays for each execution once (linear
+    in the executions, not in the steps times the log).
+
     >>> class Agent:
-    ...     def effect_log(self): return [("s", "charge", "(1,)", True), ("s", "ping", "()", True)]
+    ...     log = [("s", "charge", "(1,)", True), ("s", "ping", "()", True)]
+    ...     def effect_log(self, start=0): return self.log[start:]
     >>> view = _EffectLogView(Agent(), "charge")
     >>> len(view), view[0:]
     (1, ['(1,)'])
@@ -318,19 +327,24 @@ class _EffectLogView:
 
     def __init__(self, machine: Any, tool: str) -> None:
         self.machine, self.tool = machine, tool
+        self._read = 0
+        self._calls: list = []
 
-    def _calls(self) -> list:
-        return [
-            args
-            for _, name, args, *_ in self.machine.effect_log()
-            if name == self.tool or name.rsplit(".", 1)[-1] == self.tool
-        ]
+    def _sync(self) -> list:
+        new = self.machine.effect_log(self._read)
+        if new:
+            self._read += len(new)
+            tool = self.tool
+            self._calls.extend(
+                args for _, name, args, *_ in new if name == tool or name.rsplit(".", 1)[-1] == tool
+            )
+        return self._calls
 
     def __len__(self) -> int:
-        return len(self._calls())
+        return len(self._sync())
 
     def __getitem__(self, index: Any) -> Any:
-        return self._calls()[index]
+        return self._sync()[index]
 
 
 def _tool_name(tool: Any) -> str:

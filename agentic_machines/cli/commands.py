@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..errors import AgenticMachinesError, InvalidArgument, ProgramDiverged
+from ..machine import DIVERGE
 
 __all__ = ["main", "build_parser", "read_script", "read_input", "MAX_INPUT_BYTES", "MAX_MESSAGE"]
 
@@ -442,7 +443,10 @@ def _diagram(args: argparse.Namespace) -> int:
         if args.output is None:
             print(text)
             return 0
-        Path(args.output).write_text(text + "\n", encoding="utf-8")
+        from .._files import open_output
+
+        with open_output(args.output) as fh:  # a FIFO with no reader: an error, not a block
+            fh.write(text + "\n")
     else:
         from ..drawing.diagrams import draw
 
@@ -510,9 +514,9 @@ def _eval(args: argparse.Namespace) -> int:
     from ..cek import run_program, unparse
 
     program = args.program
-    if os.path.isdir(program):
-        raise InvalidArgument(f"{program} is a directory; give a .lisp file or program text")
-    if program.endswith(".lisp") or os.path.isfile(program):
+    # A path that exists is a file to read (read_input refuses a directory, a FIFO or a
+    # device in one line); anything else is program text.
+    if program.endswith(".lisp") or os.path.lexists(program):
         program = read_input(program, "program")
     completions = read_script(args.script) if args.script else []
     if args.spell:
@@ -528,7 +532,7 @@ def _eval(args: argparse.Namespace) -> int:
         answer = repr(completions[i - 1]) if i <= len(completions) else "(no completion left)"
         print(f"llm call {i}: {unparse(b.prompt)} -> {answer}")
     if isinstance(result.error, ProgramDiverged):  # ↑ is an outcome of the program
-        print(f"↑ (diverges: {result.error})")
+        print(f"{DIVERGE.label}: {result.error}")
         return 0
     if result.error is not None:
         _fail(result.error)

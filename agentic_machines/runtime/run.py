@@ -13,10 +13,10 @@ c, and the harness moves to ``machine.harness(s, c)``. A :class:`Trace` lists th
 >>> trace.completions, trace.end
 (['b', 'stop'], 1)
 >>> print(trace)
-Trace of 'demo' from 'a': 2 steps, halted (1).
+Trace of 'demo' from 'a': 2 steps, ended with HALT (1).
   #  state  prompt      completion  outcome
   0  'a'    'say b'     'b'         'b'
-  1  'b'    'say stop'  'stop'      1
+  1  'b'    'say stop'  'stop'      HALT (1)
 
 A step whose outcome the wall clock decided (the machine raised
 :class:`~agentic_machines.errors.ClockDependent`, e.g. a block of model code stopped by its
@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, NoReturn
 
 from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, TraceError, Undecided
-from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel
+from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel, show_outcome
 from ._jsonl import MAX_JSON_LINES_BYTES, JsonLinesWriter, brief, read_json_records
 from .harness import TraceState
 from .models import Model, ScriptedModel, describe_difference, shorten
@@ -304,7 +304,7 @@ class Trace:
                 shorten(repr(step.state), 24),
                 repr(shorten(step.prompt, 40)),
                 repr(shorten(step.completion, 24)),
-                shorten(repr(step.outcome), 24) + (" (clock)" if step.clock else ""),
+                shorten(show_outcome(step.outcome), 24) + (" (clock)" if step.clock else ""),
             ]
 
 
@@ -379,12 +379,29 @@ def _machine_name(machine: AgenticMachine) -> str:
     return getattr(machine, "name", None) or type(machine).__name__
 
 
+def raised_note(machine: AgenticMachine, step: Step) -> str | None:
+    """``"raised <Type>: <message>"`` when ``machine`` ended at ``step`` because its program
+    raised and it recorded the exception instead of raising it (an agent function: its
+    ``raised(state, completion)``); ``None`` otherwise. A halting step looks the same as a
+    normal return, so the trace says it in its message.
+
+    >>> from agentic_machines import agent_machine
+    >>> m = agent_machine(lambda model: int(model("n?")))
+    >>> raised_note(m, Step(0, m.initial, "n?", "x", HALT))
+    "raised ValueError: invalid literal for int() with base 10: 'x'"
+    """
+    raised = getattr(machine, "raised", None)
+    if not callable(raised):
+        return None
+    record = raised(step.state, step.completion)
+    return None if record is None else f"raised {record}"
+
+
 def _describe_end(trace: Trace) -> str:
     end = trace.end
-    if end is HALT:
-        return "halted (1)"
-    if end is DIVERGE:
-        return "diverged (↑)"
+    if is_sentinel(end):
+        said = f" ({trace.message})" if trace.message else ""  # e.g. an agent that raised
+        return f"ended with {show_outcome(end)}{said}"
     if end == "max_steps":
         return f"stopped at max_steps ({trace.max_steps})"
     if end == "incomplete":
@@ -434,6 +451,8 @@ def run(
     try:
         try:
             trace = _steps(machine, model, trace, writer, raise_errors)
+            if trace.end is HALT and trace.message is None:
+                trace.message = raised_note(machine, trace.steps[-1])
         except Exception as exc:
             # A bug in the machine (a harness that raises on some completion) propagates,
             # but the file says why the run stopped: never a header-only trace.
