@@ -47,6 +47,12 @@ of the machine be *loaded* from x by one completion, with the identity embedding
   machine that `machine()` builds (the harness code is fingerprinted, so a changed harness
   gets *undecided* instead), but the toolkit itself can only test it on sampled
   completions, never on every string. The refutation holds *given* that premise.
+- **Spell** says yes too: its loader rebuilds a state's waiting frames as source, and a
+  child session waiting inside its own computation as a child program run by
+  `!spell-eval`, in a fresh environment as at a turn boundary (method `sampled` on the
+  states reached by the sample completions, nested children counted; the proof for every
+  state is `proofs/spell_loader.md`). The naive harness that re-runs the whole program
+  is refuted by F2.
 - The last rows show the other side of the theorem: what the SPE seed completion-generates
   (machines realized in the evaluator's language) and a state *inside* the SPE machine that
   is not an SPE state (conditional too: the harness is constant there, proved in
@@ -64,7 +70,7 @@ from agentic_machines.cli.contrast import contrast_rows, render_table
 
 rows = contrast_rows()
 status = {r.name: r.status for r in rows if r.question == "initial state SPE?"}
-assert status["spe"] == "holds" and status["spell"] == "undecided"
+assert status["spe"] == "holds" and status["spell"] == "holds"
 assert all(s == "refuted" for name, s in status.items() if name not in ("spe", "spell"))
 print(render_table(rows))
 ```
