@@ -52,6 +52,7 @@ from .machine import (
     Outcome,
     TableMachine,
     is_sentinel,
+    show_outcome,
 )
 from .runtime import models
 from .runtime.agent import AgentRaised, agent_machine, effect
@@ -70,6 +71,7 @@ __all__ = [
     "DIVERGE",
     "Outcome",
     "is_sentinel",
+    "show_outcome",
     "AgenticMachine",
     "TableMachine",
     "FunctionMachine",

@@ -24,11 +24,27 @@ from typing import Any
 
 from .batches import harness_all
 from .errors import InvalidArgument, InvalidEmbedding, InvalidMachine
-from .machine import DIVERGE, HALT, AgenticMachine, Outcome, check_closed, is_sentinel
+from .machine import (
+    DIVERGE,
+    HALT,
+    AgenticMachine,
+    Outcome,
+    check_closed,
+    distinct_completions,
+    distinct_states,
+    is_sentinel,
+    state_set,
+)
 from .verdict import Obstruction, Verdict, undecided_as_verdict
 from .verdict import short_repr as _short
 
-__all__ = ["Embedding", "identity", "compose", "check_embedding", "find_embeddings"]
+__all__ = [
+    "Embedding",
+    "identity",
+    "compose",
+    "check_embedding",
+    "find_embeddings",
+]
 
 
 class Embedding:
@@ -115,7 +131,7 @@ def identity(machine: AgenticMachine) -> Embedding:
     True
     """
     if machine.states is not None:
-        return Embedding(machine, machine, {s: s for s in machine.states})
+        return Embedding(machine, machine, {s: s for s in distinct_states(machine)})
     return Embedding(machine, machine, _identity_fn)
 
 
@@ -188,7 +204,8 @@ def check_embedding(
     """
     source, target = embedding.source, embedding.target
     claim = _embedding_claim(embedding)
-    if states is None and source.states is not None and len(source.states) == 0:
+    declared = distinct_states(source)
+    if states is None and declared is not None and len(declared) == 0:
         # The empty map is injective, keeps prompts and commutes, vacuously, whatever the
         # alphabets: a machine without states is a machine over every alphabet.
         return Verdict(
@@ -199,15 +216,24 @@ def check_embedding(
             reason=f"{source.name} has no states, so the empty map is an embedding (proofs/empty_machine.md)",
         )
     exhaustive = states is None and completions is None and source.is_finite
-    state_list = (
-        list(source.states) if states is None and source.states is not None else list(states or ())
-    )
+    state_list = list(declared) if states is None and declared is not None else list(states or ())
+    if isinstance(completions, str):
+        raise InvalidArgument(
+            f"completions must be a list of strings, not the string {completions!r}; wrap it: [{completions!r}]"
+        )
     if completions is not None:
         alphabet = list(completions)
+        own = distinct_completions(source)
+        outside = [c for c in alphabet if own is not None and c not in own]
+        if outside:
+            raise InvalidArgument(
+                f"completion {outside[0]!r} is not in the alphabet of the source {source.name!r}; "
+                "sample only its completions"
+            )
     elif source.completions is not None:
-        alphabet = list(source.completions)
+        alphabet = list(distinct_completions(source))
     else:
-        alphabet = list(target.completions or ())
+        alphabet = list(distinct_completions(target) or ())
     if not state_list or (not alphabet and not exhaustive):
         if exhaustive:  # a machine with no states embeds (vacuously) everywhere
             return Verdict(True, claim, "exhaustive", 0, reason="the source machine has no states")
@@ -227,7 +253,43 @@ def check_embedding(
     details = {"states": len(state_list), "completions": len(alphabet)}
     if failure is not None:
         return Verdict(False, claim, method, checked, obstruction=failure, details=details)
-    return Verdict(True, claim, method, checked, details=details)
+    return Verdict(
+        True, claim, method, checked, reason=alphabet_scope(source, target), details=details
+    )
+
+
+def alphabet_scope(source: AgenticMachine, target: AgenticMachine) -> str:
+    """The alphabet convention, in the words every verdict about an embedding uses.
+
+    An embedding of X' into X is checked on the completions of X' (its alphabet C'), which
+    must all be completions of X: h(e(s'), c) = e(h'(s', c)) for every c in C'. A target
+    with more completions (every string, or a larger finite alphabet) is not compared on
+    the extra ones, the same way whether it is finite or not.
+
+    >>> from agentic_machines.fixtures import fixture
+    The words are empty when the two alphabets are one (nothing to say then).
+
+    >>> from agentic_machines import FunctionMachine
+    >>> alphabet_scope(fixture("f2-add"), FunctionMachine(lambda s: "⋆", lambda s, c: s))
+    "commutation checked on the source's alphabet (2 completions); the target accepts every string, and commutation is claimed on that alphabet only"
+    >>> alphabet_scope(fixture("f2-add"), fixture("f2-mul"))
+    ''
+    """
+    own = distinct_completions(source)
+    if own is None:
+        return "commutation checked on the sampled completions (the source accepts every string)"
+    theirs = distinct_completions(target)
+    n = f"{len(own)} completion{'s' * (len(own) != 1)}"
+    if theirs is None:
+        where = (
+            "; the target accepts every string, and commutation is claimed on that alphabet only"
+        )
+    elif set(theirs) == set(own):
+        return ""
+    else:
+        extra = len(set(theirs) - set(own))
+        where = f", inside the target's, whose {extra} other completion(s) are not compared"
+    return f"commutation checked on the source's alphabet ({n}){where}"
 
 
 def _embedding_claim(embedding: Embedding) -> str:
@@ -239,7 +301,7 @@ def _first_failure(
 ) -> Obstruction | None:
     source, target = e.source, e.target
     images: dict[Hashable, Outcome] = {}
-    known = None if target.states is None else set(target.states)
+    known = state_set(target)
     # Domain: every state needs an image that is a state of the target.
     for s in states:
         try:
@@ -278,15 +340,17 @@ def _first_failure(
                 f"Prompt breaks at state {s!r}: p'({s!r}) = {_short(p_src)} but p(e({s!r})) = p({images[s]!r}) = {_short(p_tgt)}.",
                 details={"source_prompt": p_src, "target_prompt": p_tgt},
             )
-    # Alphabets: on finite machines the two alphabets must be the same set C.
-    if exhaustive and target.completions is not None and set(target.completions) != set(alphabet):
-        extra = sorted(set(target.completions) ^ set(alphabet), key=rank)[0]
-        side = "target" if extra in set(target.completions) else "source"
+    # Alphabets (see alphabet_scope): every completion checked must be one of the target's.
+    theirs = distinct_completions(target)
+    missing = [] if theirs is None else sorted(set(alphabet) - set(theirs), key=rank)
+    if missing:
+        extra = missing[0]
         return Obstruction(
             "commutation",
             states[0],
-            f"Commutation cannot hold: completion {extra!r} is in the {side}'s alphabet only, so h(e(s'), {extra!r}) "
-            f"and e(h'(s', {extra!r})) are not both defined; embeddings compare machines over one alphabet C.",
+            f"Commutation cannot hold: completion {extra!r} is in the source's alphabet but not in the target's, "
+            f"so h(e(s'), {extra!r}) is not defined; an embedding is checked on the source's alphabet, which must "
+            "be inside the target's.",
             completion=extra,
         )
     # Commutation: h(e(s'), c) = e(h'(s', c)) for every state and completion. With an
@@ -360,7 +424,7 @@ class _Search:
     def __init__(
         self, source: AgenticMachine, target: AgenticMachine, into: Iterable[Hashable] | None
     ) -> None:
-        empty = source.states is not None and len(source.states) == 0
+        empty = source.states is not None and len(distinct_states(source)) == 0
         if source.states is None or (source.completions is None and not empty):
             raise InvalidArgument(
                 f"find_embeddings needs a finite source machine; {source.name!r} has no finite "
@@ -377,27 +441,26 @@ class _Search:
         self.source, self.target = source, target
         # an empty source is a machine over every alphabet: take the target's then
         self.alphabet = list(
-            (source.completions if source.states else target.completions)
-            or source.completions
+            (distinct_completions(source) if not empty else distinct_completions(target))
+            or distinct_completions(source)
             or ()
         )
         self.failure: tuple[str, Any, str, dict] | None = None
         self.stats = {"nodes": 0, "conflicts": 0}
-        self.src = sorted(source.states, key=rank)
+        self.src = sorted(distinct_states(source), key=rank)
         self.src_index = {s: i for i, s in enumerate(self.src)}
         # An empty machine is a machine over every alphabet (proofs/empty_machine.md), so
         # the alphabets are compared only when both sides have a state.
-        if (
-            self.src
-            and (target.states is None or len(target.states) > 0)
-            and target.completions is not None
-            and set(target.completions) != set(self.alphabet)
-        ):
+        theirs = distinct_completions(target)
+        if self.src and theirs is not None and not set(self.alphabet) <= set(theirs):
+            missing = sorted(set(self.alphabet) - set(theirs), key=rank)[0]
             self.ready = False
             self.failure = (
                 "alphabet",
-                self.src[0] if self.src else None,
-                "the two machines have different completion alphabets, so no map commutes with both harnesses.",
+                self.src[0],
+                f"completion {missing!r} of {source.name}'s alphabet is not a completion of {target.name}, so "
+                "no map commutes on it (an embedding is checked on the source's alphabet, which must be inside "
+                "the target's).",
                 {},
             )
             return
@@ -435,9 +498,13 @@ class _Search:
 
     def _build_target(self, into: Iterable[Hashable] | None) -> None:
         target = self.target
-        pool = list(target.states) if into is None else [t for t in into if not is_sentinel(t)]
+        pool = (
+            list(distinct_states(target))
+            if into is None
+            else [t for t in into if not is_sentinel(t)]
+        )
         if into is not None and target.states is not None:
-            known = set(target.states)
+            known = state_set(target)
             pool = [t for t in pool if t in known]
         pool = sorted(dict.fromkeys(pool), key=rank)
         if target is self.source and pool == self.src:

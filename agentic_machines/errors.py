@@ -6,6 +6,8 @@ Messages say what went wrong *and what to do next*, in the manner of Hypothesis'
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "AgenticMachinesError",
     "InvalidMachine",
@@ -17,6 +19,7 @@ __all__ = [
     "ReplayMismatch",
     "ModelError",
     "Undecided",
+    "ClockDependent",
     "ParseError",
     "EvaluationError",
     "MalformedProgram",
@@ -142,6 +145,38 @@ class Undecided(AgenticMachinesError):
     Raised instead of guessing: the caller may retry with more fuel, or report the
     question as undecided.
     """
+
+
+class ClockDependent(Undecided):
+    """A transition whose outcome came from the wall clock or the host's load, not from h.
+
+    Raised by h when an outcome was decided by a wall-clock deadline (a block of model
+    code stopped by its ``timeout_s``), or by load (a worker killed by the host under
+    memory pressure, a CPU-seconds limit): on another machine, or on this one when it is
+    less busy, the same state and completion can give another outcome, so h is not known
+    to be a function there. ``outcome`` is what happened this time, the state a run
+    continues with (the model reads the timeout, as in the reference architectures);
+    ``reason`` names the deadline or the load.
+
+    Being an :class:`Undecided`, it is never a fact: ``explore``, ``check_properties`` and
+    every verdict count the transition as undecided, with the reason. ``run`` catches it,
+    goes on with ``outcome`` and marks the step ``clock`` (``"clock": true`` in the trace
+    file). To make the transition decided, give the block a smaller line budget than its
+    deadline allows, or a longer ``timeout_s``.
+
+    >>> exc = ClockDependent("the block ran past its 3 s wall-clock deadline", "next-state")
+    >>> isinstance(exc, Undecided), exc.outcome, str(exc)
+    (True, 'next-state', 'the block ran past its 3 s wall-clock deadline')
+    """
+
+    def __init__(self, reason: str, outcome: Any) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.outcome = outcome
+
+    def __reduce__(self) -> tuple:
+        # pickled with both arguments (explore on an executor sends exceptions back)
+        return (type(self), (self.reason, self.outcome))
 
 
 class ParseError(AgenticMachinesError, ValueError):

@@ -25,6 +25,8 @@ Refuted: it is not true that 0 is an SPE state of f2-mul. Method: fact F1, the f
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from concurrent.futures import Executor
 from pathlib import Path
@@ -33,8 +35,18 @@ from typing import Any
 from .batches import harness_all
 from .embedding import Embedding, _Search, check_embedding, identity, rank
 from .errors import InvalidArgument
-from .machine import DIVERGE, HALT, AgenticMachine, Outcome, check_closed, is_sentinel
-from .verdict import Obstruction, Premise, Verdict, Witness, undecided_as_verdict
+from .machine import (
+    DIVERGE,
+    HALT,
+    AgenticMachine,
+    Outcome,
+    check_closed,
+    distinct_completions,
+    distinct_states,
+    is_sentinel,
+    state_set,
+)
+from .verdict import LazyObstruction, Obstruction, Premise, Verdict, Witness, undecided_as_verdict
 from .verdict import short_repr as _short
 
 __all__ = [
@@ -67,7 +79,7 @@ def successors(
     {'0': 1, '1': 1}
     """
     if completions is None:
-        completions = machine.completions
+        completions = distinct_completions(machine)
         if completions is None:
             raise InvalidArgument(
                 f"{machine.name!r} has no finite completion alphabet, so its successors cannot be listed; "
@@ -88,6 +100,39 @@ def _claim(machine: AgenticMachine, state: Hashable, target: AgenticMachine) -> 
     if target is machine:
         return f"{_short(state)} is an SPE state of {machine.name}"
     return f"({machine.name}, {_short(state)}) completion-generates {target.name}"
+
+
+def _check_state_of(machine: AgenticMachine, state: Hashable, role: str = "") -> None:
+    """Raise unless ``state`` is a state: never a sentinel, and one of the declared states
+    when the machine lists them (a question about a non-state has no answer)."""
+    known = state_set(machine)
+    if is_sentinel(state) or (known is not None and state not in known):
+        what = f"the {role} " if role else ""
+        raise InvalidArgument(
+            f"{_short(state)} is not a state of {what}{machine.name!r}; pick one of its states."
+        )
+
+
+def _witness_shape(
+    machine: AgenticMachine,
+    target: AgenticMachine,
+    embedding: Embedding | None,
+    loader: Any,
+) -> None:
+    """A witness is an embedding of the target into the machine AND a loader."""
+    if embedding is None or loader is None:
+        raise InvalidArgument(
+            "a witness is an embedding AND a loader; pass both embedding= and loader=."
+        )
+    if not isinstance(embedding, Embedding):
+        raise InvalidArgument(
+            f"embedding= takes an Embedding(target, machine, mapping), got {type(embedding).__name__}"
+        )
+    if embedding.source is not target or embedding.target is not machine:
+        raise InvalidArgument(
+            f"the embedding must go from the target {target.name!r} into {machine.name!r}; "
+            f"it goes from {embedding.source.name!r} into {embedding.target.name!r}."
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -112,6 +157,8 @@ def completion_generates(
     refuted by F2 (a target prompt that no successor has), by F5 (too few successors
     with a prompt) or by an exhaustive search for an embedding into succ(x) (F6);
     proved by the embedding found, with a loader completion for each target state.
+    Then a given witness is only a hint and a ``states`` sample is not used: the exact
+    decision looks at everything, so it never becomes ``"sampled"``.
     Otherwise a given ``embedding`` and ``loader`` are checked over the sample
     ``states`` (and ``completions``): method ``"sampled"``, never ``"exhaustive"``
     (only a finite target with no sample is checked in full, on its own alphabet).
@@ -145,17 +192,19 @@ def completion_generates(
     True
     """
     claim = _claim(machine, state, target)
-    if machine.states is not None and state not in machine.states:
-        raise InvalidArgument(
-            f"{state!r} is not a state of {machine.name!r}; pick one of its states."
-        )
+    _check_state_of(machine, state)
     # Finite means checked: a finite machine must stay inside its declared states before
     # anything is decided about it (check_closed skips machines that are not finite).
     check_closed(target)
     check_closed(machine)
-    if target.states is not None and len(target.states) == 0:
+    if target.states is not None and len(distinct_states(target)) == 0:
         return _empty_target(machine, state, target, claim)
-    exact = target.is_finite and machine.completions is not None
+    if target.is_finite and machine.completions is not None:
+        # Exact first: a finite question is decided over everything, whatever sample or
+        # witness was given (a witness is only a hint, and a sample never makes a finite
+        # decision 'sampled'), so the answer cannot depend on what the caller passed.
+        verdict = _decide(machine, state, target, claim)
+        return _hint_note(verdict, machine, state, target, embedding, loader, claim)
     rejected: Verdict | None = None  # an undecided witness check, kept for its reason
     if embedding is not None or loader is not None:
         verdict = _check_witness(
@@ -164,8 +213,6 @@ def completion_generates(
         if verdict.holds is not None:
             return verdict
         rejected = verdict
-    if exact:  # a sample is irrelevant here: the exact decision looks at everything
-        return _with_note(_decide(machine, state, target, claim), rejected)
     # Not decidable exactly, but F2 and F5 still refute when every successor of x can be
     # listed (a finite completion alphabet) and some target states are known.
     if states is not None:
@@ -173,13 +220,14 @@ def completion_generates(
             s for s in dict.fromkeys(states) if not is_sentinel(s)
         ]  # sentinels are outcomes, not states
         if target.states is not None:
-            unknown = [s for s in sample if s not in target.states]
+            known = state_set(target)
+            unknown = [s for s in sample if s not in known]
             if unknown:
                 raise InvalidArgument(
                     f"{_short(unknown[0])} is not a state of {target.name!r}; sample only its states."
                 )
     else:
-        sample = [] if target.states is None else list(target.states)
+        sample = [] if target.states is None else list(distinct_states(target))
     checked = 0
     if machine.completions is None:
         why = (
@@ -249,6 +297,23 @@ def _empty_target(
         ),
         reason="the target has no states (proofs/empty_machine.md)",
     )
+
+
+def _hint_note(
+    verdict: Verdict,
+    machine: AgenticMachine,
+    state: Hashable,
+    target: AgenticMachine,
+    embedding: Embedding | None,
+    loader: Any,
+    claim: str,
+) -> Verdict:
+    """An exact verdict, with a note when a witness was given and is wrong: on a finite
+    question the witness is only a hint, checked over everything after the decision."""
+    if embedding is None and loader is None:
+        return verdict
+    hint = _check_witness(machine, state, target, embedding, loader, None, None, claim)
+    return verdict if hint.holds is True else _with_note(verdict, hint)
 
 
 def _with_note(verdict: Verdict, rejected: Verdict | None) -> Verdict:
@@ -350,7 +415,7 @@ def _decide(machine: AgenticMachine, x: Hashable, target: AgenticMachine, claim:
     succ = successors(machine, x)
     loaders = _successor_loaders(succ)
     checked = len(succ)
-    targets = sorted(target.states, key=rank)
+    targets = sorted(distinct_states(target), key=rank)
     details = {
         "successor_states": len(loaders),
         "target_states": len(targets),
@@ -362,7 +427,7 @@ def _decide(machine: AgenticMachine, x: Hashable, target: AgenticMachine, claim:
     search = _Search(target, machine, list(loaders))
     for e in search.embeddings():
         loader = {s: loaders[e(s)] for s in targets}
-        checked += len(targets) * len(target.completions or ())
+        checked += len(targets) * len(distinct_completions(target) or ())
         return Verdict(
             True,
             claim,
@@ -409,15 +474,7 @@ def _check_witness(
     claim: str,
     executor: Executor | None = None,
 ) -> Verdict:
-    if embedding is None or loader is None:
-        raise InvalidArgument(
-            "a witness is an embedding AND a loader; pass both embedding= and loader=."
-        )
-    if embedding.source is not target or embedding.target is not machine:
-        raise InvalidArgument(
-            f"the embedding must go from the target {target.name!r} into {machine.name!r}; "
-            f"it goes from {embedding.source.name!r} into {embedding.target.name!r}."
-        )
+    _witness_shape(machine, target, embedding, loader)
     sample = None if states is None else list(states)
     if sample is None:
         if target.states is None:
@@ -428,7 +485,7 @@ def _check_witness(
                 0,
                 reason=f"{target.name} is infinite; pass states=[...] to check the witness on a sample",
             )
-        sample = list(target.states)
+        sample = list(distinct_states(target))
     sample = sorted(dict.fromkeys(sample), key=rank)
     comp_list = None if completions is None else list(completions)
     load = loader.__getitem__ if isinstance(loader, Mapping) else loader
@@ -440,6 +497,27 @@ def _check_witness(
         except (KeyError, LookupError):
             missing = s
             break
+    # A loader completion must be a completion of the machine: h(x, c) is not defined
+    # otherwise (a table machine would raise), so the witness is wrong there.
+    own = distinct_completions(machine)
+    for s, c in loads:
+        if not isinstance(c, str) or (own is not None and c not in own):
+            where = (
+                "not a string (C = str)"
+                if not isinstance(c, str)
+                else f"not in the alphabet of {machine.name}"
+            )
+            return Verdict(
+                None,
+                claim,
+                "sampled",
+                0,
+                reason=(
+                    f"the given loader gives {_short(c)} for state {_short(s)}, which is {where}; the witness "
+                    "is wrong, the relation itself is undecided"
+                ),
+                details={"state": s, "completion": c},
+            )
     # The loader's harness calls, in batches when an executor is given; scanned in order,
     # so the first failure reported is the one the serial loop meets.
     outcomes = harness_all(machine, [(x, c) for _s, c in loads], executor, what="a witness check")
@@ -525,7 +603,8 @@ def is_spe_state(
     """Is ``state`` an SPE state of ``machine`` (does (X, x) completion-generate X)?
 
     On a finite machine decided by F1: x is an SPE state iff every state is a successor
-    of x (witness: the identity with a loader). Otherwise as
+    of x (witness: the identity with a loader); a given witness or sample does not change
+    that (a finite machine is always decided exactly). Otherwise as
     :func:`completion_generates` with ``target = machine`` (``executor`` too).
 
     >>> from agentic_machines.fixtures import fixture
@@ -533,8 +612,7 @@ def is_spe_state(
     >>> v.holds, v.method, v.witness.loader
     (True, 'fact:F1', {0: '0', 1: '1'})
     """
-    hinted = any(v is not None for v in (embedding, loader, states, completions))
-    if not machine.is_finite or hinted:
+    if not machine.is_finite:
         return completion_generates(
             machine,
             state,
@@ -545,79 +623,108 @@ def is_spe_state(
             completions=completions,
             executor=executor,
         )
-    if state not in _state_set(machine):
-        raise InvalidArgument(
-            f"{state!r} is not a state of {machine.name!r}; pick one of its states."
-        )
+    # A finite machine is decided by F1 over everything: a witness is only a hint
+    # (checked afterwards, for a note) and a sample of states is not used.
+    _check_state_of(machine, state)
     check_closed(machine)  # F1 is a fact about machines that stay inside S
     claim = _claim(machine, state, machine)
-    states, alphabet = machine.states, _sequence(machine.completions)
-    loaders, read = _f1_scan(machine, state, alphabet)
+    verdict = _f1_verdict(machine, state, claim)
+    return _hint_note(verdict, machine, state, machine, embedding, loader, claim)
+
+
+def _f1_verdict(machine: AgenticMachine, state: Hashable, claim: str) -> Verdict:
+    """F1 on a finite, closed machine: is every state a successor of ``state``?"""
+    states, alphabet = distinct_states(machine), distinct_completions(machine)
+    loaders, read = _f1_scan(machine, state, alphabet, len(states))
     details = {
         "premise": "S and C are finite (checked)",
         "states": len(states),
         "completions": len(alphabet),
         "completions_read": read,
     }
-    if read < len(alphabet):  # stopped early: too few completions left to reach the rest
-        # At most len(loaders) states were reached (cheap to count; no full scan of S).
-        unreached = len(states) - len(loaders)
-        left = len(alphabet) - read
-        s = next(s for s in states if s not in loaders)
+    # The machine is closed, so the successors reached are declared states: fewer of them
+    # than |S| (or a scan stopped early) means some state is not a successor. Naming one
+    # that really is not, and saying so in words, waits until the verdict is read.
+    if read < len(alphabet) or len(loaders) < len(states):
         return Verdict(
             False,
             claim,
             "fact:F1",
             read,
-            obstruction=Obstruction(
-                "cardinality",
-                s,
-                f"After {read} of the {len(alphabet)} completions of {_short(state)}, at least {unreached} of the "
-                f"{len(states)} states (such as {_short(s)}) are not yet successors, and the {left} completion(s) "
-                f"left can reach at most {left} more; so at least {unreached - left} state(s) are not "
-                f"successors of {_short(state)}. By F1 a state of a finite machine is an SPE state only if "
-                "every state is one of its successors.",
-                details={"unreached": unreached, "completions_left": left},
+            obstruction=LazyObstruction(
+                functools.partial(_f1_obstruction, machine, state, states, alphabet, loaders, read)
             ),
             details=details,
         )
-    missing = [s for s in states if s not in loaders]
-    if missing:
-        s = min(missing, key=rank)
-        count = (
-            f" |S| = {len(states)} > |C| = {len(alphabet)}, so this fails for every state."
-            if len(states) > len(alphabet)
-            else ""
-        )
-        return Verdict(
-            False,
-            claim,
-            "fact:F1",
-            read,
-            obstruction=Obstruction(
-                "successor",
-                s,
-                f"State {_short(s)} is not a successor of {_short(state)}: no completion c gives "
-                f"h({_short(state)}, c) = {_short(s)} (succ({_short(state)}) = {_set_text(loaders)}). By F1 a state of "
-                f"a finite machine is an SPE state only if every state is one of its successors.{count}",
-            ),
-            details=details,
-        )
-    loader = {s: loaders[s] for s in states}
     return Verdict(
         True,
         claim,
         "fact:F1",
         read,
         witness=Witness(
-            identity(machine),
-            loader,
+            _identity(machine),
+            loaders,  # every state, each with the first completion that reaches it
             f"every state is a successor of {_short(state)} (F1), so the identity embedding works, "
             f"with loader completions "
-            + ", ".join(f"{_short(s, 15)}←{c!r}" for s, c in list(loader.items())[:6])
-            + (", …" if len(loader) > 6 else ""),
+            + ", ".join(f"{_short(s, 15)}←{c!r}" for s, c in itertools.islice(loaders.items(), 6))
+            + (", …" if len(loaders) > 6 else ""),
         ),
         details=details,
+    )
+
+
+def _identity(machine: AgenticMachine) -> Embedding:
+    """The identity embedding of a finite machine, built once per (immutable) state tuple."""
+    cached = machine.__dict__.get("_am_identity")
+    if (
+        cached is None
+        or cached[0] is not machine.states
+        or not isinstance(machine.states, (tuple, frozenset))
+    ):
+        cached = (machine.states, identity(machine))
+        machine.__dict__["_am_identity"] = cached
+    return cached[1]
+
+
+def _f1_obstruction(
+    machine: AgenticMachine,
+    x: Hashable,
+    states: tuple,
+    alphabet: tuple[str, ...],
+    loaders: Mapping[Hashable, str],
+    read: int,
+) -> Obstruction:
+    """The F1 obstruction of a refuted ``x``: the smallest state that no completion reaches.
+
+    The scan may have stopped early, when the states not yet reached outnumbered the
+    completions left; a state not yet reached then may still be reached. So the rest of
+    the alphabet is read here, and the state named is one that *no* completion reaches.
+    """
+    succ = dict(loaders)
+    for c in alphabet[read:]:
+        y = machine.harness(x, c)
+        if y is not HALT and y is not DIVERGE:
+            succ.setdefault(y, c)
+    missing = [s for s in states if s not in succ]
+    s = min(missing, key=rank)
+    count = (
+        f" |S| = {len(states)} > |C| = {len(alphabet)}, so this fails for every state."
+        if len(states) > len(alphabet)
+        else ""
+    )
+    early = (
+        f" (The decision needed only {read} of the {len(alphabet)} completions: by then too few were left "
+        "to reach the states not yet reached.)"
+        if read < len(alphabet)
+        else ""
+    )
+    return Obstruction(
+        "successor",
+        s,
+        f"State {_short(s)} is not a successor of {_short(x)}: no completion c gives "
+        f"h({_short(x)}, c) = {_short(s)} (succ({_short(x)}) = {_set_text(succ)}). By F1 a state of "
+        f"a finite machine is an SPE state only if every state is one of its successors.{count}{early}",
+        details={"not_successors": len(missing), "completions_read": read},
     )
 
 
@@ -634,35 +741,20 @@ def spe_states(machine: AgenticMachine) -> frozenset:
             "Use is_spe_state(machine, state, ...) on the states you care about."
         )
     check_closed(machine)  # F1 is a fact about machines that stay inside S
-    alphabet = _sequence(machine.completions)
-    if len(machine.states) > len(alphabet):  # F1: S ⊆ succ(x) needs |S| ≤ |C|
+    alphabet, states = distinct_completions(machine), distinct_states(machine)
+    if len(states) > len(alphabet):  # F1: S ⊆ succ(x) needs |S| ≤ |C|
         return frozenset()
-    everything = frozenset(machine.states)
+    everything = state_set(machine)
     result = []
-    for x in machine.states:
-        loaders, read = _f1_scan(machine, x, alphabet)
+    for x in states:
+        loaders, read = _f1_scan(machine, x, alphabet, len(states))
         if read == len(alphabet) and everything <= loaders.keys():
             result.append(x)
     return frozenset(result)
 
 
-def _state_set(machine: AgenticMachine) -> frozenset:
-    """The declared states as a set, kept on the machine while ``machine.states`` is the same
-    object (so asking about every state of a big machine does not scan S each time)."""
-    cached = machine.__dict__.get("_am_state_set")
-    if cached is None or cached[0] is not machine.states:
-        cached = (machine.states, frozenset(machine.states))
-        machine.__dict__["_am_state_set"] = cached
-    return cached[1]
-
-
-def _sequence(items: Iterable[str]) -> tuple[str, ...] | list[str]:
-    """``items`` as a sequence, without copying one that already is (a tuple or a list)."""
-    return items if isinstance(items, (tuple, list)) else list(items)
-
-
 def _f1_scan(
-    machine: AgenticMachine, x: Hashable, alphabet: tuple[str, ...] | list[str]
+    machine: AgenticMachine, x: Hashable, alphabet: tuple[str, ...], n_states: int
 ) -> tuple[dict[Hashable, str], int]:
     """Read h(x, c) over ``alphabet`` until F1 is settled: (loaders, completions read).
 
@@ -673,11 +765,11 @@ def _f1_scan(
     one loop serves :func:`spe_states` and :func:`is_spe_state`.
 
     >>> from agentic_machines.fixtures import fixture
-    >>> _f1_scan(fixture("f2-add"), 0, ["0", "1"]), _f1_scan(fixture("f2-mul"), 0, ["0", "1"])
+    >>> _f1_scan(fixture("f2-add"), 0, ("0", "1"), 2), _f1_scan(fixture("f2-mul"), 0, ("0", "1"), 2)
     (({0: '0', 1: '1'}, 2), ({0: '0'}, 2))
     """
     harness = machine.harness
-    slack = len(alphabet) - len(machine.states)  # completions that may be wasted
+    slack = len(alphabet) - n_states  # completions that may be wasted
     loaders: dict[Hashable, str] = {}
     read = 0
     for read, c in enumerate(alphabet, 1):  # noqa: B007 (read is the count after the loop)
@@ -828,6 +920,10 @@ def prompt_obstruction(
     'undecided'
     """
     claim = _claim(machine, state, target)
+    _check_state_of(machine, state)
+    # target_state must be a state of the target: F2 says nothing about a non-state, and a
+    # "refutation" pinned to one would refute a relation that may hold.
+    _check_state_of(target, target_state, "target")
     p_x = machine.prompt(state)
     p_t = target.prompt(target_state)
     if invariant(p_x, p_t):
@@ -951,7 +1047,8 @@ def cardinality_obstruction(
         )
     distinct = sorted(dict.fromkeys(target_states), key=rank)
     if target.states is not None:
-        distinct = [s for s in distinct if s in target.states]
+        known = state_set(target)
+        distinct = [s for s in distinct if s in known]
     if len(distinct) < 2:
         return Verdict(
             None,

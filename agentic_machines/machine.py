@@ -3,8 +3,9 @@
 Tutorial chapter 1 (``docs/tutorial/01_agentic_machines.md``) teaches the definition.
 
 A machine has a prompt function ``p: S -> str`` and a deterministic harness
-``h: S x str -> S ∪ {1, ↑}``; one model call per transition. ``HALT`` (printed ``1``)
-and ``DIVERGE`` (printed ``↑``) are the two sentinel outcomes.
+``h: S x str -> S ∪ {1, ↑}``; one model call per transition. ``HALT`` (``repr`` ``1``)
+and ``DIVERGE`` (``repr`` ``↑``) are the two sentinel outcomes; text output names them
+``HALT (1)`` and ``DIVERGE (↑)`` (:func:`show_outcome`), so they never read as states.
 
 >>> m = TableMachine({"a": "say b", "b": "say a"},
 ...                  {("a", "b"): "b", ("a", "x"): HALT,
@@ -26,10 +27,14 @@ __all__ = [
     "DIVERGE",
     "Outcome",
     "is_sentinel",
+    "show_outcome",
     "AgenticMachine",
     "TableMachine",
     "FunctionMachine",
     "check_closed",
+    "distinct_states",
+    "distinct_completions",
+    "state_set",
 ]
 
 
@@ -46,6 +51,11 @@ class _Sentinel:
         return self._symbol
 
     __str__ = __repr__
+
+    @property
+    def label(self) -> str:
+        """The outcome as text output shows it: its name, then its symbol (``HALT (1)``)."""
+        return f"{self._name} ({self._symbol})"
 
     def __reduce__(self) -> str:
         return self._name
@@ -65,6 +75,16 @@ DIVERGE = _Sentinel("↑", "DIVERGE")
 
 State = Hashable
 Outcome = Hashable | _Sentinel
+
+
+def show_outcome(outcome: object) -> str:
+    """How text output names an outcome: ``HALT (1)`` and ``DIVERGE (↑)`` for the
+    sentinels, ``repr`` for a state, so the outcome ``1`` never reads as the state ``1``.
+
+    >>> show_outcome(HALT), show_outcome(DIVERGE), show_outcome(1), show_outcome("a")
+    ('HALT (1)', 'DIVERGE (↑)', '1', "'a'")
+    """
+    return outcome.label if isinstance(outcome, _Sentinel) else repr(outcome)
 
 
 def is_sentinel(outcome: object) -> bool:
@@ -351,6 +371,62 @@ class FunctionMachine(AgenticMachine):
 
 
 # ---------------------------------------------------------------------------------------
+# One input normalisation for every decider: S and C are sets, so a state or a completion
+# listed twice is the same state or completion, counted and checked once.
+
+
+def _normalised(machine: AgenticMachine, attr: str, key: str, build: Callable[[Any], Any]) -> Any:
+    """``build(getattr(machine, attr))``, kept on the machine (under ``key``) while that
+    attribute is the same *immutable* object (a tuple or a frozenset: what TableMachine
+    and FunctionMachine store). A list or a set may change in place, so it is normalised
+    afresh on every call: a cache keyed on a mutable collection would go stale."""
+    raw = getattr(machine, attr)
+    cached = machine.__dict__.get(key)
+    if cached is not None and cached[0] is raw:
+        return cached[1]
+    if raw is None:
+        return None
+    value = build(raw)
+    if isinstance(raw, (tuple, frozenset)):
+        machine.__dict__[key] = (raw, value)
+    return value
+
+
+def distinct_states(machine: AgenticMachine) -> tuple[State, ...] | None:
+    """The declared states, each once, in their first order (``None`` when S is not finite).
+
+    Every exact decider reads S through this, so a machine whose ``states`` lists a state
+    twice is decided as the set it means (counts such as |S| <= |C| are over distinct states).
+
+    >>> class Twice(AgenticMachine):
+    ...     states, completions = [0, 0, 1], ["a"]
+    >>> distinct_states(Twice()), distinct_states(FunctionMachine(lambda s: "", lambda s, c: s))
+    ((0, 1), None)
+    """
+    return _normalised(machine, "states", "_am_distinct_states", _unique)
+
+
+def distinct_completions(machine: AgenticMachine) -> tuple[str, ...] | None:
+    """The declared completion alphabet, each completion once (``None`` when it is every string).
+
+    >>> class Twice(AgenticMachine):
+    ...     states, completions = [0], ["a", "a", "b"]
+    >>> distinct_completions(Twice())
+    ('a', 'b')
+    """
+    return _normalised(machine, "completions", "_am_distinct_completions", _unique)
+
+
+def state_set(machine: AgenticMachine) -> frozenset | None:
+    """The declared states as a frozenset, for membership tests (``None`` when S is not finite).
+
+    >>> state_set(TableMachine({"a": "go"}, {("a", "x"): HALT}))
+    frozenset({'a'})
+    """
+    return _normalised(machine, "states", "_am_state_set", frozenset)
+
+
+# ---------------------------------------------------------------------------------------
 # Finite means checked: the premise of every exact decision, in one pass over S x C.
 
 
@@ -375,8 +451,9 @@ def check_closed(machine: AgenticMachine) -> None:
     """
     if isinstance(machine, TableMachine) or not machine.is_finite:
         return
-    states = machine.states
-    known = set(states)
+    states = distinct_states(machine)
+    known = state_set(machine)
+    alphabet = distinct_completions(machine)
     for s in states:
         prompt = machine.prompt(s)
         if not isinstance(prompt, str):
@@ -384,7 +461,7 @@ def check_closed(machine: AgenticMachine) -> None:
                 f"{machine.name} has a prompt that is not a string: p({short_repr(s, 60)}) = {short_repr(prompt, 60)}. "
                 "Fix: make prompt(state) return a string (P = str)."
             )
-        for c in machine.completions:
+        for c in alphabet:
             out = machine.harness(s, c)
             if not is_sentinel(out) and out not in known:
                 shown = (

@@ -24,7 +24,15 @@ from typing import Any, TypeVar
 
 from .errors import Undecided
 
-__all__ = ["Verdict", "Obstruction", "Witness", "Premise", "METHODS", "undecided_as_verdict"]
+__all__ = [
+    "Verdict",
+    "Obstruction",
+    "LazyObstruction",
+    "Witness",
+    "Premise",
+    "METHODS",
+    "undecided_as_verdict",
+]
 
 METHODS = (
     "exhaustive",
@@ -61,6 +69,41 @@ class Obstruction:
 
     def __str__(self) -> str:
         return self.explanation
+
+
+_OBSTRUCTION_FIELDS = frozenset({"kind", "state", "explanation", "completion", "details"})
+
+
+class LazyObstruction(Obstruction):
+    """An :class:`Obstruction` worked out on first use: ``build()`` returns the real one.
+
+    A decider that refutes many states (``is_spe_state`` on every state of a machine)
+    knows at once *that* a state fails, but naming a state that really fails, and saying
+    why in words, costs more than the decision; it is done when a field is first read
+    (then kept). It compares, prints and pickles as the obstruction it builds.
+
+    >>> o = LazyObstruction(lambda: Obstruction("prompt", 3, "no successor has it"))
+    >>> o.state, o.kind, o == Obstruction("prompt", 3, "no successor has it")
+    (3, 'prompt', True)
+    """
+
+    def __init__(self, build: Callable[[], Obstruction]) -> None:  # noqa: D107
+        object.__setattr__(self, "_build", build)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in _OBSTRUCTION_FIELDS or name == "__dict__":
+            d = object.__getattribute__(self, "__dict__")
+            if "kind" not in d:
+                real = object.__getattribute__(self, "_build")()
+                for f in _OBSTRUCTION_FIELDS:
+                    d[f] = getattr(real, f)
+        return object.__getattribute__(self, name)
+
+    def __reduce__(self) -> tuple:
+        return (
+            Obstruction,
+            (self.kind, self.state, self.explanation, self.completion, self.details),
+        )
 
 
 @dataclass(frozen=True)
@@ -107,6 +150,31 @@ class Premise:
 @dataclass(frozen=True)
 class Verdict:
     """The result of a check: ``holds`` is True, False or None (undecided).
+
+    What each field guarantees:
+
+    - ``holds``: ``True`` only when ``method`` established the claim over the scope it
+      names (every state and completion, a named fact whose premise was checked, or, for
+      ``"sampled"``, the sample only: never a proof); ``False`` only with evidence that
+      was re-checked before the verdict was returned (an ``obstruction``, or a
+      counterexample in ``details`` that replays); ``None`` whenever neither is known,
+      with ``reason`` saying why and what to pass.
+    - ``method``: how it is known (``"exhaustive"``, ``"fact:F1"`` ... ``"fact:F6"`` or an
+      architecture invariant, ``"sampled"``). A finite machine is always decided
+      exactly: a sample or a witness given for it never makes its verdict ``"sampled"``.
+    - ``checked``: how many checks (harness calls, or state and completion pairs) were
+      made; a count, not a measure of confidence.
+    - ``witness`` (only when ``holds`` is True): an embedding and a loader that were
+      checked over the verdict's scope: h(x, loader(s)) = e(s) for every state s
+      checked, and the embedding checked as :func:`~agentic_machines.embedding.check_embedding` does.
+    - ``obstruction`` (only when ``holds`` is False): a concrete state that exhibits the
+      broken condition, re-checked before the verdict was returned (a ``"successor"``
+      obstruction names a state that no completion reaches; a ``"prompt"`` one a state
+      whose prompt no successor carries; a ``"commutation"`` one a state and completion
+      at which the two sides differ).
+    - ``premise`` (only for a conditional refutation): what the refutation rests on and
+      the proof of it, when the toolkit could only property-test it.
+    - ``reason`` and ``details``: the evidence in words, and the raw numbers behind it.
 
     >>> v = Verdict(True, "1 is an SPE state of f2-mul", "fact:F1", 2,
     ...             witness=Witness(None, {0: "0", 1: "1"}, "the identity, loaded by '0' and '1'"))
@@ -234,14 +302,19 @@ def short_repr(value: Any, limit: int = 40) -> str:
     the loaders' error messages (a short, escaped excerpt of a file, never the file). A
     value nested too deeply for ``repr`` is described instead of crashing the report.
 
+    The outcomes ``HALT`` and ``DIVERGE`` read ``HALT (1)`` and ``DIVERGE (↑)``
+    (:func:`~agentic_machines.machine.show_outcome`), never like the state ``1``.
+
     >>> deep = []
     >>> for _ in range(100_000):
     ...     deep = [deep]
     >>> short_repr("a" * 50, 8), short_repr(3), short_repr(deep)
     ("'aaaaaa…", '3', '<a value nested too deeply to show>')
     """
+    from .machine import show_outcome  # machine imports this module: import when used
+
     try:
-        text = repr(value)
+        text = show_outcome(value)
     except RecursionError:
         return "<a value nested too deeply to show>"
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -8,11 +8,17 @@ the same process:
 - a block with k interrupts (k child calls, so k + 1 attempts) vs the same block with
   none (the cost of rerunning with cached calls grows with k);
 - ``solve`` of each example vs the same episode driven through ``run(machine(...))``;
-- ``analysis()`` time and the number of completions it checked.
+- ``analysis()`` time and the number of completions it checked;
+- issue 25: the traced lines a replayed cached call costs (goal ≤ 10: the block's
+  own line; the call log's bookkeeping is uncharged), and the count-to-N curve: the
+  count-to-four episode with N = 4 … 256 (main hands each even number to the child
+  REPL, so main's block is rerun N/2 times with its earlier calls cached), with the
+  growth exponent fitted to time and to the number of cached calls replayed.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -27,6 +33,8 @@ import shop  # noqa: E402
 from _timing import goal, median_time, paired  # noqa: E402
 
 from agentic_machines.architectures import repl_plan as rp  # noqa: E402
+from agentic_machines.architectures.environments import CountEnv  # noqa: E402
+from agentic_machines.execution.budget import LineBudget  # noqa: E402
 from agentic_machines.execution.codeexec import (  # noqa: E402
     Namespace,
     drive,
@@ -64,6 +72,85 @@ def interrupts(k: int):
     return go
 
 
+def block_lines(k: int) -> int:
+    """Lines the harness-side budget counts for a block of ``k`` requests (k + 1 attempts)."""
+    code = "".join(f"v{j} = ask({j})\n" for j in range(k))
+    with LineBudget(10**9) as outer:
+        drive(
+            run_block(
+                code,
+                Namespace({"ask": request_function("ask")}),
+                line_budget=10**8,
+                handle=lambda r: iter_result(r.args[0]),
+            ),
+            str,
+        )
+    return outer.used
+
+
+def cached_call_lines() -> float:
+    """Traced lines per replayed cached call: the second difference of block_lines.
+
+    Attempt i of a k-request block replays i cached calls, so the lines of the whole
+    block grow by (per-attempt cost) + i × (per cached call); the second difference in
+    k is the cost of one cached call (the block's own line included).
+    """
+    lines = [block_lines(k) for k in range(10)]
+    seconds = [lines[i + 1] - 2 * lines[i] + lines[i - 1] for i in range(2, 9)]
+    return sorted(seconds)[len(seconds) // 2]
+
+
+def count_to(n: int):
+    """REPL-Plan's count-to-four with N = n: (task, scripted model, environment)."""
+    main_block = (
+        f"for i in range(1, {n + 1}):\n    if i % 2:\n        act(str(i))\n    else:\n"
+        "        count_even(i)"
+    )
+    child = rp.COUNT_BLOCKS["count_even"][0]
+    model = rp.scripted_model(
+        {rp.MAIN: [main_block], "count_even": [child] * (n // 2)}, rp.COUNT_DESCRIPTIONS
+    )
+    task = f"Count from 1 to {n}: say each number with act(str(n)), in order. Hand even numbers to a helper."
+    return task, model, CountEnv(n)
+
+
+def fitted_exponent(xs: list[float], ys: list[float]) -> float:
+    """The slope of log y against log x (least squares): y grows as x to this power.
+
+    >>> round(fitted_exponent([1, 2, 4], [3, 12, 48]), 3)
+    2.0
+    """
+    lx, ly = [math.log(x) for x in xs], [math.log(y) for y in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    return sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / sum((a - mx) ** 2 for a in lx)
+
+
+def count_to_n_curve() -> None:
+    print("count-to-N (REPL-Plan solve, inline; median of 3):")
+    print(f"  {'N':>4} {'seconds':>9} {'ms per N':>9} {'model calls':>12} {'cached calls':>13}")
+    ns, times, cached = [], [], []
+    for n in (4, 8, 16, 32, 64, 128, 256):
+
+        def episode(n=n):
+            task, model, env = count_to(n)
+            return rp.solve(task, model, env, pool={}, max_model_calls=n + 8)
+
+        seconds, result = median_time(episode, 3)
+        assert result.success, (n, result.status)
+        # main's calls alternate act(odd), count_even(even); attempt j (j = 1 … N/2 + 1)
+        # replays the 2(j - 1) calls logged before the child call that interrupted it
+        replays = (n // 2) * (n // 2 + 1)
+        ns.append(n)
+        times.append(seconds)
+        cached.append(replays)
+        print(
+            f"  {n:>4} {seconds:>9.3f} {seconds / n * 1e3:>9.2f} {result.model_calls:>12} {replays:>13}"
+        )
+    t_exp, c_exp = fitted_exponent(ns, times), fitted_exponent(ns, cached)
+    print(f"  fitted growth: time ~ N^{t_exp:.2f}; cached calls replayed ~ N^{c_exp:.2f}")
+    goal("REPL-Plan count-to-N (N = 4…256): fitted growth exponent of time", t_exp, None)
+
+
 def main() -> None:
     managed, base, r, _ = paired(managed_exec, bare_exec, 11)
     print(
@@ -87,6 +174,10 @@ def main() -> None:
         goal(f"{name}: run(machine) ÷ solve", r, None)
     seconds, v = median_time(rp.analysis, 1)
     print(f"analysis(): {seconds:.2f} s, {v.checked} completions, {v.status}")
+    per_call = cached_call_lines()
+    print(f"traced lines per replayed cached call: {per_call}")
+    goal("REPL-Plan: traced lines per replayed cached call", per_call, 10, unit=" lines", digits=0)
+    count_to_n_curve()
 
 
 if __name__ == "__main__":

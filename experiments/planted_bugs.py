@@ -31,8 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from hypothesis import strategies as st  # noqa: E402
 
 from agentic_machines import HALT, HarnessMachine, TableMachine  # noqa: E402
-from agentic_machines.architectures import react, rlm, thread  # noqa: E402
+from agentic_machines.architectures import react, reflexion, rlm, thread  # noqa: E402
 from agentic_machines.checking import (  # noqa: E402
+    Invariant,
     Property,
     check_properties,
     effects_at_most_once,
@@ -40,7 +41,6 @@ from agentic_machines.checking import (  # noqa: E402
     never_diverges,
     never_raises,
     prompt_length_at_most,
-    unreachable,
 )
 from agentic_machines.checking.adversarial import unicode_text  # noqa: E402
 from agentic_machines.checking.stateful import hypothesis_check  # noqa: E402
@@ -221,6 +221,23 @@ def thread_spawn(prompt: str) -> list[str]:
     return [thread.SCRIPT[0]]
 
 
+REFLEXION_WRONG = " A guess.\nAction 1: Finish[Thames]"
+"""At an actor prompt a wrong finish; at a reflection prompt, any text is a reflection."""
+
+
+def reflexion_trials_by_memory() -> HarnessMachine:
+    """Reflexion whose trial limit (3) is checked against the memory's length, which the
+    window (Ω = 1) caps at 1: a model that keeps failing is retried for ever."""
+    return reflexion.machine(max_trials=3, memory_size=1, trials_by_memory=True)
+
+
+def reflexion_fixed() -> HarnessMachine:
+    """The same Reflexion, trials counted by the trial counter."""
+    return reflexion.machine(max_trials=3, memory_size=1)
+
+
+REFLEXION_FIRST = reflexion.machine().prompt(reflexion.initial)
+
 # -- a finite workflow -----------------------------------------------------------------------
 
 
@@ -287,7 +304,12 @@ CASES: tuple[Case, ...] = (
         "react-reset",
         "ReAct",
         "a completion RESET throws the transcript away (a reset that can be reached)",
-        unreachable(lambda s, p: len(s) > 0 and p == REACT_FIRST, name="the first prompt again"),
+        # a state and its prompt together: an Invariant (unreachable() takes the state only)
+        Invariant(
+            "unreachable(the first prompt again)",
+            lambda s, p: not (len(s) > 0 and p == REACT_FIRST),
+            text="no later state shows the first prompt again",
+        ),
         lambda: react.machine(reset="RESET"),
         react.machine,
         react_reset_alphabet,
@@ -341,6 +363,31 @@ CASES: tuple[Case, ...] = (
         thread_spawn,
     ),
     Case(
+        "reflexion-trials-by-memory",
+        "Reflexion",
+        "the trial limit is checked against the memory's length, which the window caps: a "
+        "failing model is retried for ever",
+        halts_within(6),
+        reflexion_trials_by_memory,
+        reflexion_fixed,
+        [REFLEXION_WRONG],
+    ),
+    Case(
+        "reflexion-never-reflects",
+        "Reflexion",
+        "the reflection never triggers: a failed trial is retried with the same empty memory, "
+        "so the first prompt comes back",
+        Invariant(
+            "unreachable(the first prompt again)",
+            lambda s, p: not (len(s) > 0 and p == REFLEXION_FIRST),
+            text="no later state shows the first prompt again",
+        ),
+        lambda: reflexion.machine(reflect=False),
+        reflexion.machine,
+        [REFLEXION_WRONG],
+        max_depth=4,
+    ),
+    Case(
         "shop-no-turn-limit",
         "agent loop",
         "no turn limit (while True)",
@@ -392,7 +439,11 @@ CASES: tuple[Case, ...] = (
         "shop-reachable-reset",
         "agent loop",
         'a "/reset" command wipes the transcript and the turn count',
-        unreachable(lambda s, p: len(s) > 0 and p.endswith("Turn 1:"), name="turn 1 again"),
+        Invariant(
+            "unreachable(turn 1 again)",
+            lambda s, p: not (len(s) > 0 and p.endswith("Turn 1:")),
+            text="no later state is at turn 1 again",
+        ),
         lambda: shop(reset_word="/reset"),
         shop,
         ["/reset", CALL, "FINAL(done)"],

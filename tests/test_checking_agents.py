@@ -59,3 +59,25 @@ def test_effects_at_most_once_finds_a_repeated_charge_and_passes_the_fixed_loop(
         max_depth=1,
     )
     assert ok, ok.report("fixed")
+
+
+def test_an_effect_defined_inside_the_agent_runs_once_per_real_step_across_replays() -> None:
+    # charge is a new function object on every replay; it is still recognised (by its
+    # code), so each "pay 1" step of the search executes it exactly once, and the
+    # property sees no repeat where the loop itself makes none
+    m = agent_machine(shop, name="shop")
+    result = check_properties(
+        m, m.initial, [effects_at_most_once("charge")], completions=["pay 1", "done"], max_depth=1
+    )
+    assert result
+    assert [(len(s), tool.rsplit(".", 1)[-1]) for s, tool, _, _ in m.effect_log()] == [
+        (1, "charge")
+    ]
+    # deeper, each pay step is one execution: the log grows with the steps, never with replays
+    deep = agent_machine(shop, name="shop")
+    check_properties(
+        deep, deep.initial, [never_raises()], completions=["pay 1", "pay 2", "done"], max_depth=3
+    )
+    pay_steps = 2 + 2 * 2 + 2 * 2 * 2  # states reached by a pay completion, depth 1 to 3
+    assert len(deep.effect_log()) == pay_steps
+    assert len(deep.effect_log(5)) == pay_steps - 5

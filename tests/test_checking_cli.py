@@ -19,7 +19,9 @@ def test_exit_0_when_all_hold_1_when_one_fails_2_on_bad_input(capsys):
     assert main(["test", "f2-mul", "-p", "never_diverges", "-p", "halts_within:3"]) == 1
     out = capsys.readouterr().out
     assert "FAIL never_diverges()" in out and "lasso" in out
-    assert "run(machine, ScriptedModel(['0', '0', '0']), machine.initial, max_steps=3)" in out
+    # halts_within:3 is refuted by the same self-loop, shown as its lasso (one step, for ever)
+    assert "FAIL halts_within(3)" in out
+    assert out.count("run(machine, ScriptedModel(['0']), machine.initial, max_steps=1)") == 2
     assert main(["test", "f2-mul", "-p", "halts_within"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("agentic-machines: error: halts_within needs a number")
@@ -32,7 +34,8 @@ def test_alphabet_file_and_depth(tmp_path, capsys):
     alphabet = tmp_path / "alphabet.json"
     alphabet.write_text(json.dumps(["1"]))
     assert main(["test", "f2-add", "--alphabet", str(alphabet), "-p", "halts_within:5"]) == 1
-    assert "a reachable cycle" not in capsys.readouterr().out
+    # 0 -> 1 -> 0 on '1': the run never halts, shown as the 2-step lasso (not 5 steps of it)
+    assert "(2 steps, lasso)" in capsys.readouterr().out
     empty = tmp_path / "empty.txt"
     empty.write_text("")
     assert main(["test", "f2-add", "--alphabet", str(empty)]) == 2
@@ -43,7 +46,7 @@ def test_save_and_replay_reproduce_the_counterexample(tmp_path, capsys):
     assert main(["test", "f2-mul", "-p", "halts_within:2", "--save", str(path)]) == 1
     assert "--replay" in capsys.readouterr().out
     saved = Trace.load(path)
-    assert saved.completions == ["0", "0"] and saved.end == "max_steps"
+    assert saved.completions == ["0"] and saved.end == "max_steps"  # the self-loop's lasso
     assert main(["run", "f2-mul", "--replay", str(path)]) == 0
     assert "every step as recorded" in capsys.readouterr().out
     # a changed machine is caught at the step that changed

@@ -129,6 +129,20 @@ def test_run_with_script(tmp_path, capsys):
     assert "list of strings" in one_error_line(capsys)
 
 
+@pytest.mark.parametrize("name,label", [("halt1", "HALT (1)"), ("diverge1", "DIVERGE (↑)")])
+def test_outcomes_are_named_in_text_output(name, label, tmp_path, capsys):
+    # halt1's state is 0 and its outcome HALT prints as 1: text output must not let
+    # the outcome read as a state, in run's table, its head line, and explore's listing.
+    script = tmp_path / "s.txt"
+    script.write_text("0\n")
+    assert main(["run", name, "--script", str(script)]) == 0
+    out = capsys.readouterr().out
+    assert f"ended with {label}." in out.splitlines()[0]
+    assert out.splitlines()[-1].rstrip().endswith(label)
+    assert main(["explore", name]) == 0
+    assert f"'0' -> {label}" in capsys.readouterr().out
+
+
 def test_eval_text_file_and_script(tmp_path, capsys):
     assert main(["eval", "(let ((x 20)) (+ x 22))"]) == 0
     assert capsys.readouterr().out.strip() == "42"

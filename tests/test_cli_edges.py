@@ -119,7 +119,11 @@ def test_io_errors_name_the_path(tmp_path, capsys):
 def test_divergence_in_eval_is_an_outcome(capsys):
     assert main(["eval", "(letrec ((f (lambda () (f)))) (f))"]) == 0
     captured = capsys.readouterr()
-    assert captured.out.startswith("↑") and "loops forever" in captured.out and not captured.err
+    assert (
+        captured.out.startswith("DIVERGE (↑): ")
+        and "loops forever" in captured.out
+        and not captured.err
+    )
 
 
 def test_deep_or_endless_input_files_are_one_line(tmp_path, capsys):

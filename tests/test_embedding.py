@@ -118,11 +118,17 @@ def test_missing_image_and_sentinel_image_are_domain_failures():
     assert v.obstruction.kind == "domain" and v.obstruction.state == 0
 
 
-def test_different_alphabets_cannot_embed():
+def test_a_source_completion_missing_from_the_target_cannot_embed():
+    # One convention (issue 21): commutation is checked on the source's alphabet, which must
+    # lie inside the target's; a target's extra completions are not compared.
     a = fixture("f2-add")
     b = TableMachine({0: "⋆", 1: "⋆"}, {(s, c): s for s in (0, 1) for c in "012"})
-    v = check_embedding(Embedding(a, b, {0: 0, 1: 1}))
+    v = check_embedding(Embedding(b, a, {0: 0, 1: 1}))
     assert v.holds is False and v.obstruction.completion == "2"
+    assert list(find_embeddings(b, a)) == []
+    # the other way, f2-add's completions are all b's, and commutation fails on '1'
+    w = check_embedding(Embedding(a, b, {0: 0, 1: 1}))
+    assert w.holds is False and w.obstruction.completion == "1"
     assert list(find_embeddings(a, b)) == []
 
 

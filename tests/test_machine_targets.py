@@ -301,7 +301,7 @@ def test_run_and_explore_take_targets(files, capsys):
     (files / "script.txt").write_text("press\npress\nstop\n")
     for target in TARGETS:
         text = out_of(capsys, ["run", target, "--script", "script.txt"])
-        assert "3 steps, halted (1)" in text
+        assert "3 steps, ended with HALT (1)" in text
         listing = out_of(capsys, ["explore", target])
         assert listing.startswith("toggle: 2 states, 4 transitions")
     assert json.loads(out_of(capsys, ["explore", "toggle.json", "--json"]))["nodes"]
@@ -312,10 +312,10 @@ def test_an_agent_function_target(files, capsys):
     m = entry.machine()
     assert entry.kind == "python" and m.name == "agent" and m.completions is None
     text = out_of(capsys, ["explore", "toggle_target.py:agent", "-c", "press", "-c", "stop"])
-    assert "(truncated: max_depth=2" in text and "'stop' -> 1" in text
+    assert "(truncated: max_depth=2" in text and "'stop' -> HALT (1)" in text
     (files / "script.txt").write_text("press\nstop\n")
     run = out_of(capsys, ["run", "toggle_target:agent", "--script", "script.txt"])
-    assert "2 steps, halted (1)" in run and "agent returned 'on'" in run
+    assert "2 steps, ended with HALT (1)" in run and "agent returned 'on'" in run
     check = out_of(capsys, ["check", "toggle_target:agent", "-c", "press", "-c", "stop"])
     assert "start state TraceState(): Undecided" in check and "For more:" in check
     assert "no finite completion alphabet" in error_of(

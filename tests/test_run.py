@@ -330,10 +330,10 @@ def test_replay_reports_a_different_end():
 def test_str_and_markdown():
     t = run(COUNTER, ScriptedModel(["+", "stop"]))
     text = str(t)
-    assert text.splitlines()[0] == "Trace of 'counter' from 0: 2 steps, halted (1)."
+    assert text.splitlines()[0] == "Trace of 'counter' from 0: 2 steps, ended with HALT (1)."
     assert "'count 0'" in text and "completion" in text
     md = t._repr_markdown_()
-    assert md.startswith("**Trace**") and "| 1 | 1 | 'count 1' | 'stop' | 1 |" in md
+    assert md.startswith("**Trace**") and "| 1 | 1 | 'count 1' | 'stop' | HALT (1) |" in md
 
 
 def test_long_traces_are_shortened_in_display():

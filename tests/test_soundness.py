@@ -57,7 +57,7 @@ def brute_embeddings(src: Spec, tgt: Spec, into=None) -> list[dict]:
     """Every injective, prompt-keeping, commuting map of src's states into ``into``."""
     if not src.states:
         return [{}]  # the empty map (proofs/empty_machine.md)
-    if tgt.states and set(src.alphabet) != set(tgt.alphabet):
+    if tgt.states and not set(src.alphabet) <= set(tgt.alphabet):  # checked on src's alphabet
         return []
     pool = tgt.states if into is None else [t for t in into if t in tgt.states]
     found = []

@@ -31,7 +31,15 @@ from .protocol import Architecture
 
 __all__ = ["ARCHITECTURES", "ARCHITECTURE_NAMES", "Architecture"]
 
-ARCHITECTURE_NAMES: tuple[str, ...] = ("react", "rlm", "repl_plan", "thread", "spe", "spell")
+ARCHITECTURE_NAMES: tuple[str, ...] = (
+    "react",
+    "rlm",
+    "repl_plan",
+    "thread",
+    "spe",
+    "spell",
+    "reflexion",
+)
 """Module names (inside this package) of the architectures, in table order."""
 
 _registry: dict[str, ModuleType] | None = None

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Generator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..runtime.harness import HarnessMachine, TraceState
@@ -124,7 +124,9 @@ class ReactResult:
 
     ``answer`` is the ``Finish`` argument ("" when the step limit forced ``finish[]``,
     ``None`` after a crash); ``reward`` is exact match against the gold answer;
-    ``steps`` counts Thought/Action/Observation steps; ``error`` names a crash.
+    ``steps`` counts Thought/Action/Observation steps; ``error`` names a crash;
+    ``transcript`` is the text of the finished steps as the harness wrote it (what
+    Reflexion's self-reflection reads; left out of the repr and of equality).
 
     >>> ReactResult("Seine", 1, 4).forced
     False
@@ -135,6 +137,7 @@ class ReactResult:
     steps: int
     forced: bool = False
     error: str = ""
+    transcript: str = field(default="", repr=False, compare=False)
 
 
 def react_program(
@@ -176,7 +179,11 @@ def react_program(
             action = _cut(raw_action, "\n").strip()
         if not action:
             return ReactResult(
-                None, 0, i, error="empty action (the original raises IndexError here)"
+                None,
+                0,
+                i,
+                error="empty action (the original raises IndexError here)",
+                transcript=transcript[len(start) :],
             )
         observation, done = env.step(action[0].lower() + action[1:])
         observation = observation.replace("\\n", "")
@@ -184,10 +191,10 @@ def react_program(
             f"Thought {i}: {thought}\nAction {i}: {action}\nObservation {i}: {observation}\n"
         )
         if done:
-            return ReactResult(env.answer, env.reward, i)
+            return ReactResult(env.answer, env.reward, i, transcript=transcript[len(start) :])
         i += 1
     env.step("finish[]")
-    return ReactResult("", env.reward, max_steps, forced=True)
+    return ReactResult("", env.reward, max_steps, forced=True, transcript=transcript[len(start) :])
 
 
 def machine(

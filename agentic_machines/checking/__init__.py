@@ -3,7 +3,7 @@ counterexamples, and Hypothesis state-machine tests.
 
 - :mod:`~agentic_machines.checking.properties`: properties as values (``Invariant``,
   ``Transition``, ``halts_within``, ``never_diverges``, ``never_raises``,
-  ``prompt_length_at_most``, ``unreachable``, ``effects_at_most_once``, ``p & q``);
+  ``prompt_length_at_most``, ``unreachable``, ``unreachable_prompt``, ``effects_at_most_once``, ``p & q``);
 - :mod:`~agentic_machines.checking.check`: ``check_properties``, the exhaustive bounded
   breadth-first check over a finite alphabet;
 - :mod:`~agentic_machines.checking.expand`: the frontier expansion it is built on;
@@ -40,6 +40,7 @@ from .properties import (
     parse_property,
     prompt_length_at_most,
     unreachable,
+    unreachable_prompt,
 )
 from .result import CheckResult, Counterexample, Coverage, PropertyResult
 
@@ -59,6 +60,7 @@ __all__ = [
     "never_raises",
     "prompt_length_at_most",
     "unreachable",
+    "unreachable_prompt",
     "effects_at_most_once",
     "all_of",
     "parse_property",

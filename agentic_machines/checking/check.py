@@ -96,9 +96,19 @@ def check_properties(
 
     Returns a :class:`~agentic_machines.checking.result.CheckResult`: per property, a
     verdict (exhaustive, up to the named bound) and for a refuted one a shortest
-    counterexample; and the coverage. For a lasso (a reachable cycle) the stem is a
-    shortest path to the first state of the cycle reached, the loop a shortest cycle
-    through it.
+    counterexample; and the coverage. Which run is returned:
+
+    - an invariant, transition, ``never_raises`` or ``effects_at_most_once`` violation:
+      a shortest run to the first violation (breadth-first);
+    - ``never_diverges``: the shorter of a shortest run to ``DIVERGE`` and the lasso of
+      a reachable cycle;
+    - ``halts_within(k)``: the shortest of a run to ``DIVERGE``, a run left stuck (the
+      completions function offered nothing) and a run of k steps that has not halted;
+      but a reachable cycle's lasso when it is no longer (it says that the run never
+      halts, not only that it has not yet).
+
+    A lasso's stem is a shortest path to the cycle's state nearest the start, its loop a
+    shortest cycle through that state; ``Counterexample.loop`` marks where it starts.
 
     >>> from agentic_machines import TableMachine, HALT
     >>> from agentic_machines.checking import never_diverges
@@ -244,6 +254,7 @@ class _Search:
         self.first_raised: tuple[int, str, Raised] | None = None
         self.unknown = 0
         self.unknown_reason = ""
+        self.stuck = 0  # states where the completions function offered nothing
         self.transitions_made = 0
         self.share: dict[Any, float] = {}
         logs = [e.log(machine) for e in self.effects]
@@ -271,6 +282,11 @@ class _Search:
                     depth_cut = True
                     continue
                 comps = fixed if fixed is not None else self._chosen(prompts[i], states[i])
+                if not comps:  # stuck: the run can neither go on nor has it ended
+                    complete[i] = True
+                    self.stuck += 1
+                    self._stuck(i)
+                    continue
                 batch_ids.append(i)
                 batch.append((states[i], comps))
             if not batch:
@@ -313,9 +329,15 @@ class _Search:
                             via.append(c)
                             succ.append({})
                             complete.append(False)
-                            if logs:
+                            if logs:  # the parent's history, copied only when this step added to it
+                                past = history[i]
                                 history.append(
-                                    tuple(h | set(e) for h, e in zip(history[i], executed))
+                                    tuple(
+                                        h | frozenset(map(_hashable, e)) if e else h
+                                        for h, e in zip(past, executed)
+                                    )
+                                    if any(executed)
+                                    else past
                                 )
                             if invariants:
                                 self._check_state(j)
@@ -359,6 +381,7 @@ class _Search:
             depth=max(depth),
             alphabet_share=self.share,
             undecided=self.unknown,
+            stuck=self.stuck,
             truncated=self._truncation_text(),
             **dict(
                 zip(("unreached_prompts", "unreached_basis"), unreached_prompts(machine, prompts))
@@ -418,13 +441,27 @@ class _Search:
         n = self.depth[i] + 1
         for q in self.diverging:
             self.found.setdefault(
-                q, (i, c, DIVERGE, "the harness diverged (↑): it never returns to the model")
+                q,
+                (i, c, DIVERGE, "the harness returned DIVERGE (↑): it never returns to the model"),
             )
         for q in self.halting:
             if n <= q.k:
                 self.found.setdefault(
-                    q, (i, c, DIVERGE, f"the harness diverged (↑) after {n} model call(s)")
+                    q, (i, c, DIVERGE, f"the harness returned DIVERGE (↑) after {n} model call(s)")
                 )
+
+    def _stuck(self, i: int) -> None:
+        """A state where the completions function offers no completion: the run is stuck
+        there, an outcome of its own. It has not halted, so it refutes ``halts_within(k)``
+        for every k at least its depth (found breadth-first: a shortest such run)."""
+        d = self.depth[i]
+        why = (
+            f"the run is stuck after {d} model call(s) in {short_repr(self.states[i])}: the "
+            "completions function offered no completion for its prompt, and a stuck run has not halted"
+        )
+        for q in self.halting:
+            if d <= q.k:
+                self.found.setdefault(q, (i, None, None, why))
 
     def _deep(self, j: int, d: int) -> None:
         """A state ``d`` steps deep: the breadth-first path to it is a run of ``d`` steps
@@ -599,7 +636,11 @@ class _Search:
             i, c = self.first_diverge
             candidates.append(
                 self._path_cx(
-                    q, i, c, DIVERGE, "the harness diverged (↑): it never returns to the model"
+                    q,
+                    i,
+                    c,
+                    DIVERGE,
+                    "the harness returned DIVERGE (↑): it never returns to the model",
                 )
             )
         lasso = self._lasso(q)
@@ -649,6 +690,18 @@ class _Search:
         return self._walk_cx(q, walk + [entry], comps, why, loop_at)
 
     def _halts_within(self, q: HaltsWithin) -> tuple[Counterexample | None, str]:
+        """The shortest run that shows ``halts_within(k)`` false, with a reachable cycle's
+        lasso among the candidates: a run that goes round a loop for ever says more than
+        its first k steps, so when it is no longer than them the lasso is returned."""
+        cx, why = self._halts_within_run(q)
+        if cx is None:
+            return None, why
+        lasso = self._lasso(q)  # only when refuted: a reachable cycle refutes every k
+        if lasso is not None and len(lasso) <= len(cx):
+            return lasso, ""
+        return cx, ""
+
+    def _halts_within_run(self, q: HaltsWithin) -> tuple[Counterexample | None, str]:
         if q in self.found:
             i, c, t, why = self.found[q]
             return self._path_cx(q, i, c, t, why), ""
@@ -665,16 +718,16 @@ class _Search:
                         i,
                         c,
                         DIVERGE,
-                        f"the harness diverged (↑) after {self.depth[i] + 1} model call(s)",
+                        f"the harness returned DIVERGE (↑) after {self.depth[i] + 1} model call(s)",
                     )
                 )
         if k >= len(self.states):
             # A run of k >= n steps through n states repeats one: it exists exactly when a
-            # cycle is reachable, and going round the cycle's lasso gives one (without a
-            # cycle the layers below empty within n steps).
+            # cycle is reachable, and the cycle's lasso shows it (without a cycle the
+            # layers below empty within n steps).
             lasso = self._lasso(q)
             if lasso is not None:
-                candidates.append(self._unrolled(q, lasso, k))
+                candidates.append(lasso)
                 return min(candidates, key=len), ""
         # Layers of the runs: layer j holds every state some run is in after j steps.
         layer = {0: None}  # state id -> (previous id, completion) of one run reaching it
@@ -717,23 +770,6 @@ class _Search:
             return min(candidates, key=len), ""
         reasons = [r for r in (open_end, self._unknown_text()) if r]
         return None, "; ".join(reasons)
-
-    def _unrolled(self, q: Property, lasso: Counterexample, k: int) -> Counterexample:
-        """The first ``k`` steps of the run that goes round ``lasso``'s loop for ever."""
-        at = lasso.loop or 0
-        comps = list(lasso.completions)
-        states = list(lasso.states)
-        prompts = list(lasso.prompts)
-        loop_c, loop_s, loop_p = comps[at:], states[at + 1 :], prompts[at + 1 :]
-        while len(comps) < k:
-            comps += loop_c
-            states += loop_s
-            prompts += loop_p
-        end = states[k]
-        why = f"after {k} model calls the run has not halted (it goes round a cycle, in {short_repr(end)})"
-        return Counterexample(
-            q.name, tuple(comps[:k]), tuple(states[: k + 1]), tuple(prompts[: k + 1]), why
-        )
 
     # -- bounds and statistics ---------------------------------------------------------------
     def _bound_depth(self, depth_cut: bool, cut_depth: int | None) -> int | None:

@@ -29,7 +29,6 @@ True
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +51,7 @@ __all__ = [
     "never_raises",
     "prompt_length_at_most",
     "unreachable",
+    "unreachable_prompt",
     "effects_at_most_once",
     "all_of",
     "parse_property",
@@ -184,9 +184,11 @@ class Transition(Property):
 class HaltsWithin(Property):
     """Every run halts (``HALT``) within ``k`` model calls, and none diverges.
 
-    A run that reaches ``DIVERGE``, or makes ``k`` model calls and is still in a state,
-    is a counterexample. A run the harness ends by raising is left to
-    :func:`never_raises`: here it counts as ended.
+    A run that reaches ``DIVERGE``, is left stuck (the completions function offers no
+    completion: it has not halted), or makes ``k`` model calls and is still in a state,
+    is a counterexample; a reachable cycle is one for every k, and is returned as its
+    lasso when that is no longer than the other runs. A run the harness ends by raising
+    is left to :func:`never_raises`: here it counts as ended.
 
     >>> HaltsWithin(3).claim()
     'every run halts within 3 model calls'
@@ -304,11 +306,16 @@ class EffectsAtMostOnce(Property):
 
 
 class _EffectLogView:
-    """The real executions of one tool, read from an agent machine's ``effect_log()``
+    """The real executions of one tool, read from an agent machine's ``effect_log(start)``
     (entries ``(state, tool, arguments, ok)``): its arguments, in order, as a list.
 
+    It keeps its place in the machine's log and reads only the entries added since, so a
+    check that reads it before and after every step pays for each execution once (linear
+    in the executions, not in the steps times the log).
+
     >>> class Agent:
-    ...     def effect_log(self): return [("s", "charge", "(1,)", True), ("s", "ping", "()", True)]
+    ...     log = [("s", "charge", "(1,)", True), ("s", "ping", "()", True)]
+    ...     def effect_log(self, start=0): return self.log[start:]
     >>> view = _EffectLogView(Agent(), "charge")
     >>> len(view), view[0:]
     (1, ['(1,)'])
@@ -316,19 +323,24 @@ class _EffectLogView:
 
     def __init__(self, machine: Any, tool: str) -> None:
         self.machine, self.tool = machine, tool
+        self._read = 0
+        self._calls: list = []
 
-    def _calls(self) -> list:
-        return [
-            args
-            for _, name, args, *_ in self.machine.effect_log()
-            if name == self.tool or name.rsplit(".", 1)[-1] == self.tool
-        ]
+    def _sync(self) -> list:
+        new = self.machine.effect_log(self._read)
+        if new:
+            self._read += len(new)
+            tool = self.tool
+            self._calls.extend(
+                args for _, name, args, *_ in new if name == tool or name.rsplit(".", 1)[-1] == tool
+            )
+        return self._calls
 
     def __len__(self) -> int:
-        return len(self._calls())
+        return len(self._sync())
 
     def __getitem__(self, index: Any) -> Any:
-        return self._calls()[index]
+        return self._sync()[index]
 
 
 def _tool_name(tool: Any) -> str:
@@ -412,44 +424,41 @@ def prompt_length_at_most(n: int) -> Invariant:
     )
 
 
-def unreachable(pred: Callable[..., bool], name: str | None = None) -> Invariant:
-    """No reached state satisfies ``pred``: ``pred(state)`` or ``pred(state, prompt)``
-    (a predicate of one parameter is given the state only).
+def unreachable(pred: Callable[[Any], bool], name: str | None = None) -> Invariant:
+    """No reached state satisfies ``pred``, called as ``pred(state)`` (one argument, the
+    state; never anything else). A predicate of the prompt is :func:`unreachable_prompt`.
 
     >>> p = unreachable(lambda s: s == 3, name="state 3")
     >>> p.name, p.fn(3, "*"), p.fn(2, "*")
     ('unreachable(state 3)', False, True)
+    >>> bad = 3
+    >>> unreachable(lambda s, bad=bad: s == bad).fn(3, "*")  # a default is never filled in
+    False
     """
-    _check_callable(pred, "unreachable", "pred(state) or pred(state, prompt) -> bool")
-    one = _takes_one(pred)
+    _check_callable(pred, "unreachable", "pred(state) -> bool")
     label = name or getattr(pred, "__name__", "pred")
-    if one:
-        return Invariant(
-            f"unreachable({label})",
-            lambda state, prompt: not pred(state),
-            text=f"no reachable state satisfies {label}",
-        )
     return Invariant(
         f"unreachable({label})",
-        lambda state, prompt: not pred(state, prompt),
+        lambda state, prompt: not pred(state),
         text=f"no reachable state satisfies {label}",
     )
 
 
-def _takes_one(fn: Callable[..., Any]) -> bool:
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):  # a builtin without a signature: give it both
-        return False
-    positional = [
-        p
-        for p in params
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
-    ]
-    if any(p.kind is p.VAR_POSITIONAL for p in positional):
-        return False
-    required = [p for p in positional if p.default is p.empty]
-    return len(positional) == 1 or (len(required) == 1 and len(positional) == 1)
+def unreachable_prompt(pred: Callable[[str], bool], name: str | None = None) -> Invariant:
+    """No reached state has a prompt that satisfies ``pred``, called as ``pred(prompt)``
+    (one argument, the prompt string). A predicate of the state is :func:`unreachable`.
+
+    >>> p = unreachable_prompt(lambda prompt: prompt.endswith("Turn 1:"), name="turn 1 again")
+    >>> p.name, p.fn("s", "...Turn 1:"), p.fn("s", "...Turn 2:")
+    ('unreachable_prompt(turn 1 again)', False, True)
+    """
+    _check_callable(pred, "unreachable_prompt", "pred(prompt) -> bool")
+    label = name or getattr(pred, "__name__", "pred")
+    return Invariant(
+        f"unreachable_prompt({label})",
+        lambda state, prompt: not pred(prompt),
+        text=f"no reachable state has a prompt that satisfies {label}",
+    )
 
 
 def effects_at_most_once(tool: Any, *, name: str | None = None) -> EffectsAtMostOnce:

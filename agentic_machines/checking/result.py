@@ -178,7 +178,9 @@ class Coverage:
     the machine can show that no explored state showed (see
     :func:`~agentic_machines.checking.coverage.unreached_prompts`); ``undecided``
     counts steps whose outcome is unknown (the harness raised ``Undecided``);
-    ``truncated`` says which bound cut the search, ``None`` when nothing did.
+    ``truncated`` says which bound cut the search, ``None`` when nothing did;
+    ``stuck`` counts states where the completions function offered no completion (a
+    stuck run has neither halted nor gone on: an outcome of its own).
     """
 
     states: int
@@ -190,6 +192,7 @@ class Coverage:
     unreached_basis: str = ""
     undecided: int = 0
     truncated: str | None = None
+    stuck: int = 0
 
     def share_summary(self) -> str:
         """Min, mean and max of ``alphabet_share``.
@@ -210,6 +213,7 @@ class Coverage:
             f"coverage: {_count(self.states, 'state')}, {_count(self.transitions, 'transition')}, "
             f"{_count(self.edges, 'edge')}, depth {self.depth}"
             + (f", {_count(self.undecided, 'undecided step')}" if self.undecided else "")
+            + (f", {_count(self.stuck, 'stuck state')}" if self.stuck else "")
         ]
         if self.alphabet_share is not None:
             lines.append(

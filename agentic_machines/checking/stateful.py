@@ -130,13 +130,14 @@ class _Run:
             elif isinstance(p, HaltsWithin):
                 if t is DIVERGE and len(self.completions) <= p.k:
                     self._fail(
-                        p, f"the harness diverged (↑) after {len(self.completions)} model call(s)"
+                        p,
+                        f"the harness returned DIVERGE (↑) after {len(self.completions)} model call(s)",
                     )
                 if not ended and len(self.completions) == p.k:
                     self._fail(p, f"after {p.k} model calls the run has not halted")
             elif isinstance(p, NeverDiverges):
                 if t is DIVERGE:
-                    self._fail(p, "the harness diverged (↑): it never returns to the model")
+                    self._fail(p, "the harness returned DIVERGE (↑): it never returns to the model")
                 elif not ended and t in self.seen:
                     at = self.seen[t]
                     self._fail(

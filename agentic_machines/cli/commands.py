@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..errors import AgenticMachinesError, InvalidArgument, ProgramDiverged
+from ..machine import DIVERGE
 
 __all__ = ["main", "build_parser", "read_script", "read_input", "MAX_INPUT_BYTES", "MAX_MESSAGE"]
 
@@ -528,7 +529,7 @@ def _eval(args: argparse.Namespace) -> int:
         answer = repr(completions[i - 1]) if i <= len(completions) else "(no completion left)"
         print(f"llm call {i}: {unparse(b.prompt)} -> {answer}")
     if isinstance(result.error, ProgramDiverged):  # ↑ is an outcome of the program
-        print(f"↑ (diverges: {result.error})")
+        print(f"{DIVERGE.label}: {result.error}")
         return 0
     if result.error is not None:
         _fail(result.error)

@@ -8,17 +8,21 @@ hand-written realization) and for a state inside the SPE machine that is *not* a
 state. :func:`render_table` prints the rows for a terminal, :func:`to_markdown` for
 ``docs/contrast.md``.
 
+The column "embeds ReAct" answers, for an architecture whose module has
+``embeds_react()``, whether ReAct's machine (on the same task) embeds into it, with the
+verdict's method and certificate; ``—`` means the question is not examined for that row.
+
 >>> rows = [Row("toy", "refuted", "fact:F2", "prompt obstruction at s", "3 completions")]
 >>> print(to_markdown(rows))
-| machine | question | verdict | method | certificate | checked |
-|---|---|---|---|---|---|
-| toy | initial state SPE? | refuted | fact:F2 | prompt obstruction at s | 3 completions |
+| machine | question | verdict | method | certificate | checked | embeds ReAct |
+|---|---|---|---|---|---|---|
+| toy | initial state SPE? | refuted | fact:F2 | prompt obstruction at s | 3 completions | — |
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +39,13 @@ __all__ = [
     "write_diagrams",
     "architecture_graph",
     "SPE_QUESTION",
+    "embeds_react_cell",
 ]
 
 SPE_QUESTION = "initial state SPE?"
+
+COLUMNS = ("machine", "question", "verdict", "method", "certificate", "checked", "embeds ReAct")
+"""The table's column headers, in the order of :attr:`Row.cells`."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,7 @@ class Row:
     question: str = SPE_QUESTION
     verdict: Verdict | None = field(default=None, compare=False, repr=False)
     conditional: bool = False
+    embeds_react: str = "—"
 
     @property
     def verdict_text(self) -> str:
@@ -71,6 +80,23 @@ class Row:
         'refuted (conditional)'
         """
         return f"{self.status} (conditional)" if self.conditional else self.status
+
+    @property
+    def cells(self) -> tuple[str, ...]:
+        """The row's cells, in the order of :data:`COLUMNS`.
+
+        >>> Row("a", "holds", "sampled", "c", "1").cells[-1]
+        '—'
+        """
+        return (
+            self.name,
+            self.question,
+            self.verdict_text,
+            self.method,
+            self.certificate,
+            self.checked,
+            self.embeds_react,
+        )
 
     @classmethod
     def of(
@@ -100,13 +126,32 @@ class Row:
 
 
 def architecture_row(name: str, module: Any) -> Row:
-    """The row of one architecture module: its ``analysis()`` verdict, summarised.
+    """The row of one architecture module: its ``analysis()`` verdict, summarised, and its
+    ``embeds_react()`` verdict when the module has one (:func:`embeds_react_cell`).
 
     >>> from agentic_machines.architectures import react
     >>> row = architecture_row("react", react)
     >>> row.status, row.method, row.checked, row.verdict_text
     ('refuted', 'fact:F2', '300 completions', 'refuted (conditional)')
     """
+    row = _spe_row(name, module)
+    embeds = getattr(module, "embeds_react", None)
+    if embeds is None:
+        return row
+    return replace(row, embeds_react=embeds_react_cell(embeds()))
+
+
+def embeds_react_cell(v: Verdict) -> str:
+    """The "embeds ReAct" cell of a verdict: status, method, certificate and count.
+
+    >>> embeds_react_cell(Verdict(True, "c", "sampled", 12, reason="identity checked"))
+    'holds (sampled): identity checked; 12 checked'
+    """
+    status = f"{v.status} (conditional)" if v.conditional else v.status
+    return f"{status} ({v.method}): {_one_line(v.certificate)}; {v.checked} checked"
+
+
+def _spe_row(name: str, module: Any) -> Row:
     v: Verdict = module.analysis()
     details = dict(v.details)
     if v.obstruction is not None and v.method.startswith("fact:"):
@@ -170,19 +215,12 @@ def render_table(rows: Sequence[Row], *, width: int = 130) -> str:
     """The rows as a plain-text table for a terminal (long cells shortened to ``width``).
 
     >>> print(render_table([Row("a", "holds", "sampled", "loader checked", "5 checked")]))
-    machine  question            verdict  method   certificate     checked
-    -------  ------------------  -------  -------  --------------  ---------
-    a        initial state SPE?  holds    sampled  loader checked  5 checked
+    machine  question            verdict  method   certificate     checked    embeds ReAct
+    -------  ------------------  -------  -------  --------------  ---------  ------------
+    a        initial state SPE?  holds    sampled  loader checked  5 checked  —
     """
-    header = ("machine", "question", "verdict", "method", "certificate", "checked")
-    cells = [header] + [
-        tuple(
-            _clip(x, width)
-            for x in (r.name, r.question, r.verdict_text, r.method, r.certificate, r.checked)
-        )
-        for r in rows
-    ]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    cells = [COLUMNS] + [tuple(_clip(x, width) for x in r.cells) for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
@@ -192,21 +230,10 @@ def to_markdown(rows: Sequence[Row]) -> str:
     """The rows as a Markdown table (``|`` in cells escaped).
 
     >>> print(to_markdown([Row("a|b", "holds", "sampled", "x", "1 checked")]).splitlines()[-1])
-    | a\\|b | initial state SPE? | holds | sampled | x | 1 checked |
+    | a\\|b | initial state SPE? | holds | sampled | x | 1 checked | — |
     """
-    out = [
-        "| machine | question | verdict | method | certificate | checked |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        out.append(
-            "| "
-            + " | ".join(
-                _md(x)
-                for x in (r.name, r.question, r.verdict_text, r.method, r.certificate, r.checked)
-            )
-            + " |"
-        )
+    out = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    out += ["| " + " | ".join(_md(x) for x in r.cells) + " |" for r in rows]
     return "\n".join(out)
 
 

@@ -85,10 +85,10 @@ def describe_graph(graph: Any, limit: int = 72) -> str:
     >>> print(describe_graph(explore(fixture("halt1"))))
     halt1: 1 state, 2 transitions, depth 1 (complete)
       0  depth 0  prompt '⋆'
-           '0' -> 1
-           '1' -> 1
+           '0' -> HALT (1)
+           '1' -> HALT (1)
     """
-    from ..machine import is_sentinel
+    from ..machine import is_sentinel, show_outcome
 
     stats = graph.graph["stats"]
     states = stats["states"]
@@ -108,7 +108,9 @@ def describe_graph(graph: Any, limit: int = 72) -> str:
             continue
         for target, edge in graph.succ[node].items():
             for c in edge["completions"]:
-                lines.append(f"       {_cut(repr(c), limit)} -> {_cut(repr(target), limit)}")
+                lines.append(
+                    f"       {_cut(repr(c), limit)} -> {_cut(show_outcome(target), limit)}"
+                )
         for c in attrs.get("undecided", []):
             lines.append(f"       {_cut(repr(c), limit)} -> undecided")
     return "\n".join(lines)

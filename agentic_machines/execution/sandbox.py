@@ -58,6 +58,7 @@ from typing import Any
 
 from ..errors import InvalidArgument, REPLNameError
 from . import wire
+from .clock import note as note_clock
 from .codeexec import (
     BlockResult,
     CallRecord,
@@ -504,9 +505,11 @@ def _arguments(stack: list, name: str) -> Callable[[], tuple]:
 # the isolated executor (host side)
 # --------------------------------------------------------------------------------------
 class _Failure(Exception):
-    def __init__(self, status: str, detail: str) -> None:
+    """A worker failure; ``clock`` names the deadline or load that decided it, if any."""
+
+    def __init__(self, status: str, detail: str, clock: str | None = None) -> None:
         super().__init__(detail)
-        self.status, self.detail = status, detail
+        self.status, self.detail, self.clock = status, detail, clock
 
 
 _OK = b'{"type":"ok"}\n'
@@ -750,7 +753,12 @@ class ProcessExecutor(Executor):
             left = deadline - time.monotonic()
             if left <= 0:
                 self._kill()
-                raise _Failure("timeout", f"{self.limits.timeout_s:g}")
+                raise _Failure(
+                    "timeout",
+                    f"{self.limits.timeout_s:g}",
+                    f"the block ran past its {self.limits.timeout_s:g} s wall-clock deadline "
+                    "(timeout_s) and its worker was stopped",
+                )
             ready, _, _ = select.select([fd], [], [], left)
             if not ready:
                 continue
@@ -832,7 +840,9 @@ class ProcessExecutor(Executor):
     def _query(self, message: dict) -> Any:
         try:
             reply = self._exchange(message)
-        except _Failure:
+        except _Failure as failure:
+            if failure.clock is not None:
+                note_clock(failure.clock)  # the prompt shows no value because of the clock
             return None
         if reply.get("type") != "value":
             self._kill()
@@ -943,6 +953,8 @@ class ProcessExecutor(Executor):
                     raise _Failure("died", f"the worker sent an unexpected {_shown(kind)} message")
         except _Failure as failure:
             self._forget_since(start)
+            if failure.clock is not None:
+                note_clock(failure.clock)  # h raises ClockDependent (see execution.clock)
             return _failed(code, failure, self.limits)
 
     def _forget_since(self, start: int) -> None:

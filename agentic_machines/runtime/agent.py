@@ -195,11 +195,13 @@ class _Loop:
             shown = repr((args, sorted(kwargs.items())))
         except Exception:  # noqa: BLE001 - an argument without a repr: key on the tool only
             shown = "?"
-        call = (fn, shown)
+        # The tool by its code, not its identity: a tool defined inside the agent function
+        # is a new function object on every replay, and must still be recognised.
+        call = (getattr(fn, "__code__", fn), shown)
         with self.machine._effects_lock:  # the SDK may run tools in parallel threads
             n = self.effects.get(call, 0)
             self.effects[call] = n + 1
-        key = (self.state, fn, shown, n)
+        key = (self.state, call[0], shown, n)
         log = self.machine._effects
         recorded = log.get(key)
         if recorded is not None:
@@ -207,12 +209,15 @@ class _Loop:
             if ok:
                 return value
             raise value
+        executed = self.machine._effect_list  # append-only: readers take only what is new
         try:
             value = fn(*args, **kwargs)
         except Exception as exc:
             log[key] = (False, exc)
+            executed.append((self.state, _name(fn), shown, False))
             raise
         log[key] = (True, value)
+        executed.append((self.state, _name(fn), shown, True))
         return value
 
     # -- on the machine's side ---------------------------------------------------------------
@@ -290,6 +295,7 @@ class AgentMachine(AgenticMachine):
         self._prompts: dict[TraceState, str] = {}
         self._results: dict[tuple[TraceState, str], Any] = {}
         self._effects: dict[tuple, tuple[bool, Any]] = {}
+        self._effect_list: list[tuple[TraceState, str, str, bool]] = []
         self._effects_lock = threading.Lock()
         loop = _Loop(self)
         kind, payload = loop.resume(None)
@@ -380,13 +386,17 @@ class AgentMachine(AgenticMachine):
         >>> m.raised(m.initial, "1"), m.raised(m.initial, "2")
         (None, AgentRaised(type='ValueError', message='not 1'))
         """
-        if self.harness(state, completion) is not HALT:
+        key = (state, completion)
+        # The step's end is recorded when it ran: asking again must not replay the run (a
+        # checker asks this after every halting step, right after making it).
+        if key not in self._results and self.harness(state, completion) is not HALT:
             return None
-        outcome = self._results[(state, completion)]
+        outcome = self._results[key]
         return outcome if isinstance(outcome, AgentRaised) else None
 
-    def effect_log(self) -> list[tuple[TraceState, str, str, bool]]:
-        """Every effect call that really ran, in order: ``(state, tool, arguments, ok)``.
+    def effect_log(self, start: int = 0) -> list[tuple[TraceState, str, str, bool]]:
+        """Every effect call that really ran, in order: ``(state, tool, arguments, ok)``;
+        from the ``start``-th one on (a reader that keeps its place reads each entry once).
 
         ``state`` is the history at the step that made the call, ``tool`` the tool's
         qualified name, ``arguments`` the ``repr`` of its arguments, ``ok`` False when it
@@ -403,10 +413,7 @@ class AgentMachine(AgenticMachine):
         >>> [(len(s), tool, args, ok) for s, tool, args, ok in m.effect_log()]
         [(1, 'ping', '((1,), [])', True), (2, 'ping', '((2,), [])', True)]
         """
-        return [
-            (state, _name(fn), shown, ok)
-            for (state, fn, shown, _), (ok, _) in list(self._effects.items())
-        ]
+        return self._effect_list[start:]
 
     # -- replays ------------------------------------------------------------------------------
     def _replay(self, state: TraceState) -> _Loop:

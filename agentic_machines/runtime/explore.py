@@ -29,7 +29,7 @@ from typing import Any
 
 import networkx as nx
 
-from ..errors import InvalidArgument, Undecided
+from ..errors import InvalidArgument, InvalidMachine, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine
 
 __all__ = ["explore", "ExploredGraph", "short_text", "edge_label"]
@@ -139,7 +139,7 @@ def _roots(machine: AgenticMachine, start: Any, roots: Iterable[Any] | None) -> 
     elif machine.initial is not None:
         starts = [machine.initial]
     elif machine.states is not None:
-        starts = list(machine.states)
+        starts = list(dict.fromkeys(machine.states))  # a state listed twice is one root
     else:
         starts = []
     if not starts:
@@ -148,6 +148,11 @@ def _roots(machine: AgenticMachine, start: Any, roots: Iterable[Any] | None) -> 
             "pass start=<a state> to explore(...)"
         )
     for s in starts:
+        if s is None:
+            raise InvalidArgument(
+                f"machine {machine.name!r} lists None as a state; None means 'no state' here (a graph "
+                "has no None node), so use another value for that state"
+            )
         if s is HALT or s is DIVERGE:
             raise InvalidArgument(
                 f"cannot explore from the sentinel {s!r}; start from a state of the machine"
@@ -297,6 +302,8 @@ def _serial(machine, starts, fixed, choose, bounds, report, found, began) -> str
                 found.queued = len(queue)
                 return _full(max_states, len(prompts))
             else:
+                if t is None:
+                    raise none_state(machine, s)
                 depth[t] = nd
                 prompts[t] = p(t)
                 queue.append(t)
@@ -304,6 +311,20 @@ def _serial(machine, starts, fixed, choose, bounds, report, found, began) -> str
         if len(rows) % _CHECK_CLOCK_EVERY == 0:
             report.tick(lambda: _stats(found, began, None, queued=len(queue)))  # noqa: B023 - called at once
     return _depth_reason(max_depth) if depth_cut else None
+
+
+def none_state(machine: AgenticMachine, s: Any) -> InvalidMachine:
+    """The error for a harness that returned ``None``: not a state (a graph has no None
+    node, and ``None`` means "no state" across the toolkit), most often a missing ``return``.
+
+    >>> from agentic_machines import TableMachine, HALT
+    >>> print(none_state(TableMachine({0: "p"}, {(0, "a"): HALT}), 0))
+    h(0, ·) of 'table' returned None, which is not a state; return a state, HALT or DIVERGE (a missing return?)
+    """
+    return InvalidMachine(
+        f"h({s!r}, ·) of {machine.name!r} returned None, which is not a state; return a state, HALT or "
+        "DIVERGE (a missing return?)"
+    )
 
 
 def _full(max_states: int | None, held: int) -> str:

@@ -36,7 +36,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Generator
 from typing import Any
 
-from ..errors import BudgetExceeded, InvalidArgument, InvalidMachine
+from ..errors import BudgetExceeded, ClockDependent, InvalidArgument, InvalidMachine
+from ..execution import clock
 from ..execution.budget import LineBudget
 from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
 
@@ -209,17 +210,38 @@ class HarnessMachine(AgenticMachine):
 
     # -- the machine -----------------------------------------------------------------
     def prompt(self, state: TraceState) -> str:
-        """p(state): the prompt the program yields after ``state.completions``."""
+        """p(state): the prompt the program yields after ``state.completions``.
+
+        Raises :class:`~agentic_machines.errors.ClockDependent` (with the prompt as its
+        ``outcome``) when rebuilding the state met a wall-clock deadline or the host's load.
+        """
         cached = self._prompts.get(state)
         if cached is not None:
             self._prompts.move_to_end(state)
             return cached
-        return self._replay(state)[1]
+        with clock.watching() as seen:
+            prompt = self._replay(state)[1]
+        if seen:
+            raise ClockDependent(_clock_reason(seen), prompt)
+        return prompt
 
     def harness(self, state: TraceState, completion: str) -> Outcome:
-        """h(state, completion): resume the program with ``completion``."""
+        """h(state, completion): resume the program with ``completion``.
+
+        When the step met a wall-clock deadline or the host's load (an isolated block
+        stopped by its ``timeout_s``, see :mod:`agentic_machines.execution.clock`), it raises
+        :class:`~agentic_machines.errors.ClockDependent` carrying the outcome instead of
+        returning it: a run goes on with it, a check counts the step undecided.
+        """
         if not isinstance(completion, str):
             raise InvalidArgument(f"completions are strings (C = str), got {completion!r}")
+        with clock.watching() as seen:
+            outcome = self._step(state, completion)
+        if seen:
+            raise ClockDependent(_clock_reason(seen), outcome)
+        return outcome
+
+    def _step(self, state: TraceState, completion: str) -> Outcome:
         gen = self._live.pop(state, None)
         if gen is None:
             gen = self._replay(state)[0]
@@ -310,3 +332,11 @@ class HarnessMachine(AgenticMachine):
         cache.move_to_end(key)
         while len(cache) > self._cache_size:
             cache.popitem(last=False)
+
+
+def _clock_reason(seen: list[str]) -> str:
+    """The message of a clock-dependent step, naming what decided it."""
+    return (
+        "the outcome depends on the clock or the machine's load, not on the completion "
+        f"alone: {'; '.join(seen)}"
+    )

@@ -82,7 +82,7 @@ def parallel_search(
     Fills ``found`` exactly as the serial loop does (same discovery order, same cut
     where the state bound stops it) and returns why it stopped early, if it did.
     """
-    from .explore import _cut, _depth_reason, _full, _stats, _Undecided
+    from .explore import _cut, _depth_reason, _full, _stats, _Undecided, none_state
 
     check_sendable(executor, "explore", machine=machine, completions=choose)
     max_states, max_depth = bounds
@@ -119,6 +119,8 @@ def parallel_search(
                     _prompts_of(executor, nxt, batch_size, machine, prompts)
                     return _full(max_states, n_states)
                 else:
+                    if t is None:
+                        raise none_state(machine, s)
                     n_states += 1
                     depth[t] = d + 1
                     nxt.append(t)

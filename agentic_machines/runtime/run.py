@@ -13,10 +13,15 @@ c, and the harness moves to ``machine.harness(s, c)``. A :class:`Trace` lists th
 >>> trace.completions, trace.end
 (['b', 'stop'], 1)
 >>> print(trace)
-Trace of 'demo' from 'a': 2 steps, halted (1).
+Trace of 'demo' from 'a': 2 steps, ended with HALT (1).
   #  state  prompt      completion  outcome
   0  'a'    'say b'     'b'         'b'
-  1  'b'    'say stop'  'stop'      1
+  1  'b'    'say stop'  'stop'      HALT (1)
+
+A step whose outcome the wall clock decided (the machine raised
+:class:`~agentic_machines.errors.ClockDependent`, e.g. a block of model code stopped by its
+deadline) does not end the run: it goes on with the outcome the model saw, and the step
+is marked (``step.clock``, ``"clock": true`` in the file, ``(clock)`` in the table).
 
 How a run ends (``trace.end``): ``HALT`` or ``DIVERGE`` when the harness returns a
 sentinel; ``"max_steps"`` when the step limit is reached; ``"undecided"`` when the
@@ -53,8 +58,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, NoReturn
 
-from ..errors import InvalidArgument, ReplayMismatch, TraceError, Undecided
-from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel
+from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, TraceError, Undecided
+from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel, show_outcome
 from ._jsonl import MAX_JSON_LINES_BYTES, JsonLinesWriter, brief, read_json_records
 from .harness import TraceState
 from .models import Model, ScriptedModel, describe_difference, shorten
@@ -71,8 +76,13 @@ END_REASONS = ("max_steps", "undecided", "model-error", "harness-error", "incomp
 class Step(NamedTuple):
     """One transition: in ``state`` the model saw ``prompt``, said ``completion``; h gave ``outcome``.
 
-    >>> Step(0, "a", "say b", "b", "b").outcome
-    'b'
+    ``clock`` is True when the outcome (or the prompt) came from a wall-clock deadline or
+    the host's load: the machine raised
+    :class:`~agentic_machines.errors.ClockDependent` and the run went on with its
+    outcome. Such a step is what happened, not what h is.
+
+    >>> Step(0, "a", "say b", "b", "b").outcome, Step(0, "a", "say b", "b", "b").clock
+    ('b', False)
     """
 
     index: int
@@ -80,6 +90,7 @@ class Step(NamedTuple):
     prompt: str
     completion: str
     outcome: Any
+    clock: bool = False
 
 
 @dataclass(frozen=True)
@@ -260,6 +271,9 @@ class Trace:
     # -- display -------------------------------------------------------------------------
     def __str__(self) -> str:
         head = f"Trace of {self.machine!r} from {self.start!r}: {len(self.steps)} step{'s' * (len(self.steps) != 1)}, {_describe_end(self)}."
+        timed = sum(step.clock for step in self.steps)
+        if timed:
+            head += f" {timed} step(s) marked (clock): their outcome came from a wall-clock deadline or the machine's load."
         rows = [["#", "state", "prompt", "completion", "outcome"]] + [r for r in self._rows()]
         widths = [max(len(r[i]) for r in rows) for i in range(5)]
         lines = [head] + [
@@ -290,7 +304,7 @@ class Trace:
                 shorten(repr(step.state), 24),
                 repr(shorten(step.prompt, 40)),
                 repr(shorten(step.completion, 24)),
-                shorten(repr(step.outcome), 24),
+                shorten(show_outcome(step.outcome), 24) + (" (clock)" if step.clock else ""),
             ]
 
 
@@ -319,8 +333,17 @@ class _ReplayCheck(AgenticMachine):
         return prompt
 
     def harness(self, state: Any, completion: str) -> Any:
-        outcome = self.machine.harness(state, completion)
+        try:
+            outcome = self.machine.harness(state, completion)
+        except ClockDependent:
+            # The clock decided this step, now or when recorded: a different outcome is
+            # no change of the machine, so it is not compared.
+            self.index += 1
+            raise
         steps, i = self.trace.steps, self.index
+        if i < len(steps) and steps[i].clock:
+            self.index += 1
+            return outcome
         if i < len(steps) and encode_state(outcome) != encode_state(steps[i].outcome):
             self._mismatch(
                 f"after {completion!r} the outcome is {outcome!r}, recorded {steps[i].outcome!r}",
@@ -358,10 +381,8 @@ def _machine_name(machine: AgenticMachine) -> str:
 
 def _describe_end(trace: Trace) -> str:
     end = trace.end
-    if end is HALT:
-        return "halted (1)"
-    if end is DIVERGE:
-        return "diverged (↑)"
+    if is_sentinel(end):
+        return f"ended with {show_outcome(end)}"
     if end == "max_steps":
         return f"stopped at max_steps ({trace.max_steps})"
     if end == "incomplete":
@@ -443,8 +464,11 @@ def _steps(
     write = writer.step if writer is not None else None
     make_step = tuple.__new__  # what Step(...) does, without the generated wrapper
     for index in range(trace.max_steps or 0):
+        timed = False  # this step's prompt or outcome came from the clock
         try:
             prompt = prompt_of(state)
+        except ClockDependent as exc:
+            prompt, timed = exc.outcome, True
         except Undecided as exc:
             trace.end, trace.message = "undecided", str(exc)
             return trace
@@ -466,10 +490,12 @@ def _steps(
             return trace
         try:
             outcome = harness(state, completion)
+        except ClockDependent as exc:
+            outcome, timed = exc.outcome, True  # the model sees the timeout, as it would live
         except Undecided as exc:
             trace.end, trace.message, trace.pending = "undecided", str(exc), (prompt, completion)
             return trace
-        step = make_step(Step, (index, state, prompt, completion, outcome))
+        step = make_step(Step, (index, state, prompt, completion, outcome, timed))
         record(step)
         if write is not None:
             write(step)  # flushed before the next model call: a kill loses no completed step
@@ -519,6 +545,8 @@ class _TraceWriter:
             line["outcome_then"] = True
         else:
             line["outcome"] = encode_state(step.outcome)
+        if step.clock:
+            line["clock"] = True
         self._out.write(line)
         self._previous = step.outcome
 
@@ -650,7 +678,10 @@ def _read_trace_file(
             outcome = state.then(completion)
         else:
             outcome = state_of(rec, line, "outcome")
-        steps.append(Step(index, state, prompt, completion, outcome))
+        timed = rec.get("clock", False)
+        if type(timed) is not bool:
+            fail(line, f"'clock' must be true or false, got {brief(timed)}")
+        steps.append(Step(index, state, prompt, completion, outcome, timed))
         final = outcome
     return machine, start, max_steps, steps, end
 

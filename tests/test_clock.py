@@ -1,0 +1,89 @@
+"""The clock is a fault, not an outcome (issue 20).
+
+A block stopped by its wall-clock deadline gives a *clock-dependent* transition: ``run``
+goes on with what the model would see (the timeout) and marks the step ``clock``;
+``explore`` and the checks count it undecided, with the reason naming the deadline, and
+never as a fact. Pure-Python work is stopped by the deterministic line budget counted in
+the worker, so it ends the same way however busy the machine is.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentic_machines.architectures import rlm
+from agentic_machines.checking import check_properties, halts_within, never_raises
+from agentic_machines.errors import ClockDependent, Undecided
+from agentic_machines.execution import clock
+from agentic_machines.execution.sandbox import resolve_isolation
+from agentic_machines.machine import DIVERGE
+from agentic_machines.runtime.explore import explore
+from agentic_machines.runtime.models import ScriptedModel
+from agentic_machines.runtime.run import Trace, run
+
+# A C-level loop: no Python line runs, so no line budget can stop it; only the deadline.
+HANG = "Thinking.\n```repl\nsum(range(10**12))\n```"
+SPIN = "Thinking.\n```repl\nwhile True:\n    pass\n```"  # pure Python: the line budget
+DEADLINE = 1.0
+
+
+def _machine(isolation: str = "strongest"):
+    return rlm.machine(isolation=isolation, timeout_s=DEADLINE)
+
+
+def test_clock_dependent_is_an_undecided_with_the_outcome():
+    exc = ClockDependent("the block ran past its 1 s wall-clock deadline", "state")
+    assert isinstance(exc, Undecided) and exc.outcome == "state"
+    import pickle
+
+    again = pickle.loads(pickle.dumps(exc))
+    assert (again.reason, again.outcome) == (exc.reason, exc.outcome)
+
+
+def test_notes_reach_only_the_watches_open_in_this_thread():
+    with clock.watching() as outer:
+        with clock.watching() as inner:
+            pass
+        clock.note("late")
+    assert inner == [] and outer == ["late"]
+
+
+@pytest.mark.skipif(resolve_isolation("strongest") == "inline", reason="needs POSIX")
+def test_a_block_past_its_deadline_is_a_clock_step_and_undecided_in_explore(tmp_path):
+    m = _machine()
+    path = tmp_path / "run.jsonl"
+    trace = run(m, ScriptedModel([HANG, 'FINAL("done")']), path=path)
+    # run goes on with the timeout the model reads, and marks the step
+    assert [step.clock for step in trace.steps] == [True, False]
+    assert "ExecutionTimeout" in trace.steps[1].prompt
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    steps = [line for line in lines if line.get("kind") == "step"]
+    assert steps[0].get("clock") is True and "clock" not in steps[1]
+    assert Trace.load(path).steps[0].clock is True
+    assert "(clock)" in str(trace)
+
+    # explore: the transition is undecided with the reason naming the deadline, no edge
+    graph = explore(m, m.initial, [HANG], max_states=5)
+    assert graph.graph["stats"]["undecided"] >= 1
+    node = graph.nodes[m.initial]
+    assert node["undecided"] == [HANG]
+    assert "wall-clock deadline" in node["undecided_reason"]
+    assert graph.out_degree(m.initial) == 0
+
+    # no verdict treats it as a fact: the property is undecided, not held or refuted
+    result = check_properties(
+        m, properties=[never_raises(), halts_within(3)], completions=[HANG], max_depth=2
+    )
+    assert result.status == "undecided", result.report()
+    assert all(v.holds is None for v in result.verdicts.values())
+    assert "wall-clock deadline" in result.report()
+
+
+@pytest.mark.skipif(resolve_isolation("strongest") == "inline", reason="needs POSIX")
+def test_pure_python_work_ends_on_the_line_budget_not_the_clock():
+    m = _machine()
+    with clock.watching() as seen:
+        outcome = m.harness(m.initial, SPIN)
+    assert outcome is DIVERGE and seen == []
