@@ -269,4 +269,232 @@ CLEANUP = [
     ),
 ]
 
-ATTACKS: list[Attack] = [*WIRE, *CLEANUP]
+
+def _syscall(name: str, call: str) -> Attack:
+    """A kernel attack surface the seccomp filter closes: the call succeeds = through."""
+    return Attack(name, "seccomp", (LIBC + call,), marker)
+
+
+SECCOMP = [
+    _syscall(
+        "io-uring-setup",
+        "params = (ctypes.c_char * 120)()\nr, e = sys_(425, 8, ctypes.byref(params))\n"
+        "report('io_uring_setup', r, e)",
+    ),
+    _syscall(
+        "bpf-map-create",
+        # union bpf_attr for BPF_MAP_CREATE: type ARRAY (2), key 4 bytes, value 4, 1 entry
+        "attr = (ctypes.c_uint32 * 30)(2, 4, 4, 1)\nr, e = sys_(321, 0, ctypes.byref(attr), 120)\n"
+        "report('bpf', r, e)",
+    ),
+    _syscall(
+        "perf-event-open",
+        # struct perf_event_attr: type SOFTWARE (1), size 128, config CPU_CLOCK (0)
+        "attr = (ctypes.c_uint32 * 32)(1, 128)\n"
+        "r, e = sys_(298, ctypes.byref(attr), 0, -1, -1, 0)\nreport('perf_event_open', r, e)",
+    ),
+    _syscall("userfaultfd", "r, e = sys_(323, 0)\nreport('userfaultfd', r, e)"),
+    _syscall(
+        "keyctl-session",
+        "r, e = sys_(250, 0, -3, 0)\nreport('keyctl(KEYCTL_GET_KEYRING_ID)', r, e)",
+    ),
+    _syscall("ptrace-traceme", "r, e = sys_(101, 0, 0, 0, 0)\nreport('ptrace(TRACEME)', r, e)"),
+]
+
+USERNS = [
+    Attack(
+        "unshare-user",
+        "userns",
+        (LIBC + "r, e = sys_(272, 0x10000000)\nreport('unshare(CLONE_NEWUSER)', r, e)",),
+        marker,
+    ),
+    Attack(
+        "unshare-mount-net",
+        "userns",
+        (LIBC + "r, e = sys_(272, 0x40020000)\nreport('unshare(CLONE_NEWNS|CLONE_NEWNET)', r, e)",),
+        marker,
+    ),
+    Attack(
+        "shell-unshare-root",
+        "userns",
+        (
+            OPERATOR + "code = os_['system']('unshare -Urm sh -c \"mount -t tmpfs none /mnt\" "
+            ">/dev/null 2>&1')\nprint(('GOT ' if code == 0 else 'NO ') + 'root in a new user "
+            "namespace, status ' + str(code))",
+        ),
+        marker,
+    ),
+    Attack(
+        "setns",
+        "userns",
+        (
+            LIBC + "fd = os_['open']('/proc/self/ns/net', os_['O_RDONLY'])\n"
+            "r, e = sys_(308, fd, 0)\nreport('setns', r, e)",
+        ),
+        marker,
+    ),
+]
+
+
+def _socket(name: str, place: str) -> Attack:
+    """Connect to the test's Unix socket at ``place``; the host counts what reached it."""
+    return Attack(
+        name,
+        "socket",
+        (
+            OPERATOR + "sk = os_['sys'].modules['importlib'].import_module('socket')\n"
+            f"path = {{sock}}[{place!r}]\n"
+            "try:\n"
+            "    s = sk.socket(sk.AF_UNIX)\n"
+            "    s.settimeout(1)\n"
+            "    s.connect(path)\n"
+            "    print('GOT a connection to', path)\n"
+            "except Exception as exc:\n"
+            "    print('NO', type(exc).__name__, exc)",
+        ),
+        no_connection,
+    )
+
+
+SOCKETS = [
+    _socket("unix-socket-var-tmp", "var_tmp"),
+    _socket("unix-socket-run", "run"),
+    _socket("unix-socket-visible-dir", "visible"),
+    _socket("unix-socket-abstract", "abstract"),
+]
+
+# Filling memory that is not the worker's address space: written in 8 MB pieces (files are
+# at most file_size_mb) until twice memory_mb is held or the kernel refuses.
+_FILL = OPERATOR + (
+    "held = 0\n"
+    "try:\n"
+    "    for n in range(2 * {memory} // 8):\n"
+    "        fd = os_['open']('%s/am-fill-{token}-%d' % (WHERE, n), os_['O_WRONLY'] | os_['O_CREAT'])\n"
+    "        held += os_['write'](fd, b'x' * (8 * 1024 * 1024)) // (1024 * 1024)\n"
+    "        os_['close'](fd)\n"
+    "except Exception as exc:\n"
+    "    print('NO', held, 'MB, then', type(exc).__name__)\n"
+    "if held >= 2 * {memory}:\n"
+    "    print('GOT', held, 'MB outside the address space with memory_mb={memory}')\n"
+)
+MEMORY = [
+    Attack("fill-tmp", "memory", (_FILL.replace("WHERE", "'/tmp'"),), marker),
+    Attack("fill-dev-shm", "memory", (_FILL.replace("WHERE", "'/dev/shm'"),), marker),
+    Attack("fill-scratch", "memory", (_FILL.replace("WHERE", "'.'"),), marker),
+    Attack(
+        "memfds",
+        "memory",
+        (
+            OPERATOR + "held, fds = 0, []\n"
+            "try:\n"
+            "    for n in range(40):\n"
+            "        fd = os_['memfd_create']('x')\n"
+            "        held += os_['write'](fd, b'x' * (8 * 1024 * 1024)) // (1024 * 1024)\n"
+            "        fds.append(fd)\n"
+            "except Exception as exc:\n"
+            "    print('NO', held, 'MB, then', type(exc).__name__)\n"
+            "if held > {memory}:\n"
+            "    print('GOT', held, 'MB of memfds with memory_mb={memory}')\n",
+        ),
+        marker,
+    ),
+    Attack(
+        "forked-children-memory",
+        "memory",
+        (
+            OPERATOR + "pids = []\n"
+            "for i in range(4):\n"
+            "    pid = os_['fork']()\n"
+            "    if pid == 0:\n"
+            "        b = b'x' * ({memory} * 3 // 4 * 1024 * 1024)\n"
+            "        os_['system']('sleep 1')\n"
+            "        os_['_exit'](0)\n"
+            "    pids.append(pid)\n"
+            "alive = sum(os_['waitpid'](p, 0)[1] == 0 for p in pids)\n"
+            "held = alive * ({memory} * 3 // 4)\n"
+            "print(('GOT ' if held > {memory} else 'NO ') + str(alive) + ' children held ' + "
+            "str(held) + ' MB at once, memory_mb={memory}')",
+        ),
+        marker,
+    ),
+]
+
+_START = "os_['system'](\"{how} sh -c 'sleep 300; : am-probe-{{token}}' >/dev/null 2>&1 &\")"
+CHILDREN = [
+    Attack(
+        "child-in-background", "children", (OPERATOR + _START.format(how=""), "x = 1"), nothing_left
+    ),
+    Attack(
+        "child-setsid", "children", (OPERATOR + _START.format(how="setsid"), "x = 1"), nothing_left
+    ),
+    Attack(
+        "child-double-fork",
+        "children",
+        (
+            OPERATOR + "if os_['fork']() == 0:\n"
+            "    os_['setsid']()\n"
+            "    if os_['fork']() == 0:\n"
+            "        os_['execv']('/bin/sh', ['sh', '-c', 'sleep 300; : am-probe-{token}'])\n"
+            "    os_['_exit'](0)\n",
+            "x = 1",
+        ),
+        nothing_left,
+    ),
+]
+
+
+def _host(name: str, call: str) -> Attack:
+    """What a worker can do to a process of the host's user.
+
+    ``{host}`` is the host's pid (only harmless probes touch it: signal 0, reading its
+    environment); ``{victim}`` a ``sleep`` the test started as the same user, which the
+    probes that change a process (its memory, ptrace, its limits, SIGSTOP) target instead.
+    """
+    return Attack(name, "host", (LIBC + call,), marker)
+
+
+HOST = [
+    _host(
+        "write-process-memory",
+        "fd = os_['open']('/proc/{victim}/maps', os_['O_RDONLY'])\n"
+        "line = [m for m in os_['read'](fd, 1 << 20).decode().splitlines() if '[stack]' in m][0]\n"
+        "end = int(line.split()[0].split('-')[1], 16)\n"
+        "try:\n"
+        "    mem = os_['open']('/proc/{victim}/mem', os_['O_RDWR'])\n"
+        "    n = os_['pwrite'](mem, b'\\0' * 8, end - 8)\n"
+        "    print('GOT wrote', n, 'bytes into the memory of process {victim}')\n"
+        "except Exception as exc:\n"
+        "    print('NO', type(exc).__name__, exc)",
+    ),
+    _host(
+        "ptrace-process",
+        "r, e = sys_(101, 16, {victim}, 0, 0)\n"  # PTRACE_ATTACH
+        "report('ptrace(PTRACE_ATTACH, process {victim})', r, e)",
+    ),
+    _host(
+        "set-process-rlimits",
+        "new = (ctypes.c_uint64 * 2)(0, 0)\n"
+        "r, e = sys_(302, {victim}, 4, ctypes.byref(new), None)\n"  # prlimit64 RLIMIT_CORE
+        "report('prlimit64(process {victim}, RLIMIT_CORE, 0)', r, e)",
+    ),
+    _host(
+        "freeze-process",
+        "r = -1\ntry:\n    os_['kill']({victim}, 19)\n    r = 0\nexcept Exception:\n    pass\n"
+        "report('kill(process {victim}, SIGSTOP)', r, 0)",
+    ),
+    _host(
+        "signal-host",
+        "r = -1\ntry:\n    os_['kill']({host}, 0)\n    r = 0\nexcept Exception:\n    pass\n"
+        "report('kill(host, 0)', r, 0)",
+    ),
+    _host(
+        "read-host-environment",
+        "try:\n    fd = os_['open']('/proc/{host}/environ', os_['O_RDONLY'])\n"
+        "    data = os_['read'](fd, 1 << 16)\n"
+        "    print(('GOT ' if b'=' in data else 'NO ') + 'the host environment: '"
+        " + str(data.count(b'=')) + ' variables')\n"
+        "except Exception as exc:\n    print('NO', type(exc).__name__)",
+    ),
+]
+
+ATTACKS: list[Attack] = [*WIRE, *CLEANUP, *SECCOMP, *USERNS, *SOCKETS, *MEMORY, *CHILDREN, *HOST]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import socket
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -25,6 +27,9 @@ from agentic_machines.execution.sandbox import Limits, ProcessExecutor, Scaffold
 sys.path.insert(0, str(Path(__file__).parent))
 
 from attack_suite import ATTACKS, Attack, Outcome, render  # noqa: E402
+from test_attack_corpus import accepted  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
 
 MEMORY_MB = 128
 LIMITS = Limits(timeout_s=10.0, memory_mb=MEMORY_MB, cpu_s=60, open_files=64, file_size_mb=16)
@@ -32,38 +37,133 @@ STRONGEST = "namespace" if namespace_tool() else "process"
 HOST_SIDE = ("wire", "cleanup")  # protections the host gives at every isolated level
 
 
-def run_attack(attack: Attack, level: str) -> Outcome:
+def _unix_servers(token: str) -> dict[str, socket.socket]:
+    """Unix sockets listening where a host's services put theirs (those this user may create)."""
+    places = {
+        "var_tmp": f"/var/tmp/am-{token}.sock",
+        "run": f"/run/am-{token}.sock",
+        "visible": str(ROOT / f".am-{token}.sock"),  # a directory no level hides
+        "abstract": f"\0am-{token}",
+    }
+    servers = {}
+    for place, path in places.items():
+        server = socket.socket(socket.AF_UNIX)
+        try:
+            server.bind(path)
+        except OSError:  # not writable for this user: nothing to reach there
+            server.close()
+            continue
+        server.listen(8)
+        server.setblocking(False)
+        servers[place] = server
+    return servers
+
+
+def _close_servers(servers: dict[str, socket.socket]) -> int:
+    count = 0
+    for server in servers.values():
+        path = server.getsockname()
+        count += accepted(server)
+        if isinstance(path, str) and path and not path.startswith("\0"):
+            Path(path).unlink(missing_ok=True)
+    return count
+
+
+def _probes_alive(token: str) -> list[str]:
+    """Processes of this machine whose command line names the attack's token."""
+    alive = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if entry.name.isdigit() and f"am-probe-{token}".encode() in cmdline:
+            alive.append(f"process {entry.name}")
+    return alive
+
+
+def run_attack(attack: Attack, level: str, tool: str | None = None) -> Outcome:
     """Run ``attack``'s blocks in a new executor at ``level``; what the host saw."""
     token = uuid.uuid4().hex[:12]
-    values = {"token": token, "memory": MEMORY_MB, "max_output": attack.max_output}
-    ex = ProcessExecutor(level, LIMITS)
+    servers = _unix_servers(token) if attack.kind == "socket" else {}
+    socks = {place: s.getsockname() for place, s in servers.items()}
+    socks = {k: v.decode() if isinstance(v, bytes) else v for k, v in socks.items()}
+    values = {
+        "token": token,
+        "memory": MEMORY_MB,
+        "max_output": attack.max_output,
+        "sock": {
+            p: socks.get(p, "/nonexistent") for p in ("var_tmp", "run", "visible", "abstract")
+        },
+        "host": os.getpid(),
+        "victim": 0,
+    }
+    victim = None
+    if attack.kind == "host":  # a process of this user that the attack may harm
+        victim = subprocess.Popen(["sleep", "60"], start_new_session=True)
+        values["victim"] = victim.pid
+    ex = ProcessExecutor(level, LIMITS, tool=tool)
     ex.namespace("main", Scaffold(effects=("act",)), {"act": lambda *a: "ok"})
     result, crashed = None, ""
     try:
         for block in attack.blocks:
             code = render(block, **values)
-            result = drive(ex.run_block("main", code, max_output=attack.max_output), str)
+            gen = ex.run_block("main", code, max_output=attack.max_output, line_budget=10**6)
+            result = drive(gen, str)
     except Exception as exc:  # noqa: BLE001 - a crash of the host is an outcome here
         crashed = f"{type(exc).__name__}: {str(exc)[:80]}"
+    leftover = _probes_alive(token)
     scratch = ex.scratch
     try:
         ex.close()
     except Exception as exc:  # noqa: BLE001
         crashed = crashed or f"{type(exc).__name__} on close: {str(exc)[:80]}"
-    leftover = []
     if scratch is not None and os.path.exists(scratch):
         leftover.append(f"the scratch directory {scratch}")
+    for where in ("/tmp", "/dev/shm"):  # what fill attacks wrote on the host (process level)
+        for path in Path(where).glob(f"am-fill-{token}-*"):
+            path.unlink()
+    connections = _close_servers(servers)
+    if victim is not None:
+        victim.kill()
+        victim.wait()
+    for pid in leftover:  # never leave a probe running
+        if pid.startswith("process "):
+            try:
+                os.kill(int(pid.split()[1]), 9)
+            except OSError:
+                pass
     if result is None:
-        return Outcome("crashed", "", "", "", crashed, 0, tuple(leftover))
+        return Outcome("crashed", "", "", "", crashed, connections, tuple(leftover))
     return Outcome(
-        result.status, result.stdout, result.stderr, result.error, crashed, 0, tuple(leftover)
+        result.status,
+        result.stdout,
+        result.stderr,
+        result.error,
+        crashed,
+        connections,
+        tuple(leftover),
     )
 
 
-def run_suite(level: str, attacks=ATTACKS) -> dict[str, tuple[str, str, str]]:
+def run_suite(
+    level: str, attacks=ATTACKS, tool: str | None = None
+) -> dict[str, tuple[str, str, str]]:
     """Every attack at ``level``, 4 at a time: name -> (kind, verdict, detail)."""
+    saved = os.environ.get("AM_CANARY_API_KEY")
+    os.environ["AM_CANARY_API_KEY"] = "sk-canary-not-for-model-code"  # for host-environment
+    try:
+        return _run_suite(level, attacks, tool)
+    finally:
+        if saved is None:
+            del os.environ["AM_CANARY_API_KEY"]
+        else:
+            os.environ["AM_CANARY_API_KEY"] = saved
+
+
+def _run_suite(level: str, attacks, tool: str | None) -> dict[str, tuple[str, str, str]]:
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
-        futures = {pool.submit(run_attack, a, level): a for a in attacks}
+        futures = {pool.submit(run_attack, a, level, tool): a for a in attacks}
         out = {}
         for future in concurrent.futures.as_completed(futures):
             attack = futures[future]

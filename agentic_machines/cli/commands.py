@@ -443,7 +443,10 @@ def _diagram(args: argparse.Namespace) -> int:
         if args.output is None:
             print(text)
             return 0
-        Path(args.output).write_text(text + "\n", encoding="utf-8")
+        from .._files import open_output
+
+        with open_output(args.output) as fh:  # a FIFO with no reader: an error, not a block
+            fh.write(text + "\n")
     else:
         from ..drawing.diagrams import draw
 
@@ -511,9 +514,9 @@ def _eval(args: argparse.Namespace) -> int:
     from ..cek import run_program, unparse
 
     program = args.program
-    if os.path.isdir(program):
-        raise InvalidArgument(f"{program} is a directory; give a .lisp file or program text")
-    if program.endswith(".lisp") or os.path.isfile(program):
+    # A path that exists is a file to read (read_input refuses a directory, a FIFO or a
+    # device in one line); anything else is program text.
+    if program.endswith(".lisp") or os.path.lexists(program):
         program = read_input(program, "program")
     completions = read_script(args.script) if args.script else []
     if args.spell:

@@ -31,7 +31,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, ReplayMismatch
+from ..machine import HALT
 
 __all__ = ["add_parser", "replay_trace", "DEFAULT_PROPERTIES"]
 
@@ -227,6 +228,20 @@ def replay_trace(machine: Any, path: str) -> int:
             "raise: the machine no longer behaves as recorded"
         )
     print(again)
+    if trace.end is HALT and (trace.message or "").startswith("raised "):
+        # A machine that keeps its program's exception (an agent function) halts: the
+        # replay reached HALT as recorded, and must have raised the same exception again.
+        from ..runtime.run import raised_note
+
+        now = raised_note(machine, again.steps[-1]) if again.steps else None
+        if now is None or now.split(":", 1)[0] != trace.message.split(":", 1)[0]:
+            raise ReplayMismatch(
+                f"{path} records that the run ended because the program {trace.message}, but the "
+                f"replay ended {'normally' if now is None else 'because it ' + now}: the machine no "
+                "longer behaves as recorded"
+            )
+        print(f"replayed {path}: every step as recorded; then, as recorded, the program {now}")
+        return 1
     name = getattr(machine, "name", None)
     other = (
         f" (recorded on {trace.machine!r}, replayed on {name!r})" if name != trace.machine else ""

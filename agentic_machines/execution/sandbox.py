@@ -57,7 +57,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidArgument, REPLNameError
-from . import wire
+from . import seccomp, wire
+from .cgroup import WorkerGroup
 from .clock import note as note_clock
 from .codeexec import (
     BlockResult,
@@ -233,14 +234,37 @@ def _probe(tool: str) -> bool:
     if sys.platform != "linux" or shutil.which(tool) is None:
         return False
     scratch = tempfile.mkdtemp(prefix="am-probe-")
+    fd = _seccomp_fd() if tool == "bwrap" else None
     try:
-        argv = _wrap(tool, scratch, [sys.executable, "-S", "-c", "pass"])
-        done = subprocess.run(argv, env={}, cwd=scratch, capture_output=True, timeout=20)
+        argv = _wrap(tool, scratch, [sys.executable, "-S", "-c", "pass"], seccomp_fd=fd)
+        done = subprocess.run(
+            argv,
+            env={},
+            cwd=scratch,
+            capture_output=True,
+            timeout=20,
+            pass_fds=() if fd is None else (fd,),
+        )
         return done.returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
     finally:
+        if fd is not None:
+            os.close(fd)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _seccomp_fd() -> int | None:
+    """A pipe's read end holding the seccomp program (None where there is none for this machine)."""
+    prog = seccomp.program()
+    if prog is None:
+        return None
+    read, write = os.pipe()
+    try:
+        os.write(write, prog)  # a few hundred bytes: within a pipe's buffer
+    finally:
+        os.close(write)
+    return read
 
 
 def resolve_isolation(isolation: str | None, model: Any = None) -> str:
@@ -532,12 +556,44 @@ _BOOT = (
 )
 
 
-def _wrap(tool: str | None, scratch: str, argv: list[str]) -> list[str]:
-    """The command line that runs ``argv`` inside the namespace tool."""
+_HIDDEN = ("/run", "/var/run", "/var/tmp", "/var/lib/docker", "/var/lib/libvirt")
+"""Directories hidden (an empty tmpfs on top) in a namespaced worker: where a host's Unix
+sockets live. A seccomp rule refuses Unix sockets anyway; hiding them is a second wall."""
+
+_MAX_PROCESSES = 256  # processes in a worker's control group (pids.max), when it has one
+
+
+def _tmpfs_bytes(limits: Limits) -> int:
+    # Each of the worker's three tmpfs mounts (/tmp, /dev/shm, scratch) holds at most a
+    # quarter of its memory; under a control group their pages count against memory_mb too.
+    return max(1, int(limits.memory_mb) // 4) * 1024 * 1024
+
+
+def _wrap(
+    tool: str | None,
+    scratch: str,
+    argv: list[str],
+    limits: Limits | None = None,
+    seccomp_fd: int | None = None,
+) -> list[str]:
+    """The command line that runs ``argv`` inside the namespace tool.
+
+    Under ``bwrap``: a user namespace in which no further one can be made
+    (``--disable-userns``), no capabilities, the filesystem read-only, ``/tmp``,
+    ``/dev/shm`` and the scratch directory size-limited private tmpfs mounts, the
+    directories of :data:`_HIDDEN` empty, and the seccomp filter of
+    :mod:`~agentic_machines.execution.seccomp` read from ``seccomp_fd``.
+    """
+    size = str(_tmpfs_bytes(limits or Limits()))
     if tool == "bwrap":
+        hidden = [
+            a for d in _HIDDEN if os.path.isdir(d) and not os.path.islink(d) for a in ("--tmpfs", d)
+        ]
         return [
             "bwrap",
-            "--unshare-all",  # network, pid, ipc, uts, cgroup (and user where allowed)
+            "--unshare-all",  # network, pid, ipc, uts, cgroup
+            "--unshare-user",
+            "--disable-userns",  # no user namespace inside: no capabilities over new ones
             "--die-with-parent",
             "--new-session",
             "--cap-drop",
@@ -547,15 +603,24 @@ def _wrap(tool: str | None, scratch: str, argv: list[str]) -> list[str]:
             "/",
             "--dev",
             "/dev",
+            "--size",
+            size,
+            "--tmpfs",
+            "/dev/shm",
             "--proc",
             "/proc",
+            "--size",
+            size,
             "--tmpfs",
             "/tmp",
-            "--bind",
-            scratch,
+            *hidden,
+            "--size",
+            size,
+            "--tmpfs",
             scratch,
             "--chdir",
             scratch,
+            *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
             "--clearenv",
             "--setenv",
             "PYTHONHASHSEED",
@@ -582,10 +647,12 @@ def _wrap(tool: str | None, scratch: str, argv: list[str]) -> list[str]:
     return argv
 
 
-def _limit(limits: Limits) -> Callable[[], None]:
+def _limit(limits: Limits, join: list[int] = ()) -> Callable[[], None]:
     import resource  # here, not in apply: the child of a threaded host must not import
 
     def apply() -> None:  # runs in the child between fork and exec: C calls only
+        for fd in join:  # into the worker's control group: all it starts is inside too
+            os.write(fd, b"0")
         memory = int(limits.memory_mb) * 1024 * 1024
         cpu = int(limits.cpu_s)
         for which, value in (
@@ -633,6 +700,7 @@ class ProcessExecutor(Executor):
         self._proc: subprocess.Popen | None = None
         self._buffer = b""
         self._scratch: str | None = None
+        self._group: WorkerGroup | None = None  # the worker's control group, when it has one
         self._closed = False
         self._busy = False
         self.workers_started = 0
@@ -651,23 +719,33 @@ class ProcessExecutor(Executor):
             self._scratch = tempfile.mkdtemp(prefix="am-scratch-")
         # -S: no site-packages (the worker needs the standard library only, and starts faster)
         argv = [sys.executable, "-S", "-c", _BOOT, _PACKAGE_ROOT]
-        argv = _wrap(self.tool, self._scratch, argv)
-        self._proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=self._scratch,
-            # no inherited variables; a fixed hash seed keeps a replayed worker deterministic
-            env={"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"},
-            preexec_fn=_limit(self.limits),
-            start_new_session=True,
-            close_fds=True,
-        )
+        fd = _seccomp_fd() if self.tool == "bwrap" else None
+        argv = _wrap(self.tool, self._scratch, argv, self.limits, fd)
+        self._group = WorkerGroup.create(self.limits.memory_mb * 1024 * 1024, _MAX_PROCESSES)
+        join = self._group.join_fds() if self._group is not None else []
+        try:
+            self._proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                cwd=self._scratch,
+                # no inherited variables; a fixed hash seed keeps a replayed worker deterministic
+                env={"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"},
+                preexec_fn=_limit(self.limits, join),
+                start_new_session=True,
+                close_fds=True,
+                pass_fds=() if fd is None else (fd,),
+            )
+        finally:
+            for f in [*join, *([] if fd is None else [fd])]:
+                os.close(f)
         self._buffer = b""
         self.workers_started += 1
         self._finalizer.detach()
-        self._finalizer = weakref.finalize(self, _stop_process, [self._proc], self._scratch)
+        self._finalizer = weakref.finalize(
+            self, _stop_process, [self._proc, self._group], self._scratch
+        )
         with _LIVE_LOCK:
             _LIVE[id(self)] = weakref.ref(self)
             for other in self._evict_others():
@@ -694,13 +772,14 @@ class ProcessExecutor(Executor):
 
     def _kill(self, locked: bool = False) -> None:
         proc, self._proc = self._proc, None
+        group, self._group = self._group, None
         if locked:
             _LIVE.pop(id(self), None)
         else:
             with _LIVE_LOCK:
                 _LIVE.pop(id(self), None)
         if proc is not None:
-            _stop_process([proc], None)
+            _stop_process([proc, group], None)
 
     def _ensure(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
@@ -802,7 +881,10 @@ class ProcessExecutor(Executor):
                 code = proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
+        out_of_memory = self._group is not None and self._group.out_of_memory()
         self._kill()
+        if out_of_memory:  # the control group's bound, on the worker and all it holds
+            return _Failure("memory", "the worker's control group ran out of memory")
         if code is not None and code < 0:
             try:
                 name = signal.Signals(-code).name
@@ -1099,6 +1181,7 @@ def _failed(code: str, failure: _Failure, limits: Limits) -> BlockResult:
 
 def _stop_process(holder: list, scratch: str | None) -> None:
     proc = holder[0] if holder else None
+    group = holder[1] if len(holder) > 1 else None
     if proc is not None and proc.poll() is None:
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # the worker and anything it forked
@@ -1119,6 +1202,8 @@ def _stop_process(holder: list, scratch: str | None) -> None:
         # (a busy machine can take a while to tear down a large address space, and the
         # harness should not wait for it).
         proc.poll()
+    if group is not None:
+        group.remove()  # what the worker started, wherever it went (setsid included)
     if scratch is not None:
         remove_tree(scratch)
 

@@ -117,6 +117,8 @@ class Server:
             item = next(gen) if first else gen.send(reply)
         except StopIteration as stop:
             self.stack.pop()
+            if not self.stack:  # the outermost block ended: what it started ends with it
+                end_descendants()
             self.write(self._result(stop.value))
             return
         if not isinstance(item, Request):
@@ -195,6 +197,70 @@ def _rebuild(data: Any) -> BaseException:
 
 
 # --------------------------------------------------------------------------------------
+# processes a block started
+# --------------------------------------------------------------------------------------
+def end_descendants(rounds: int = 1000) -> None:
+    """SIGKILL every process descended from this one, and reap them.
+
+    The worker is a *child subreaper* (:func:`main`), so a process a block started that
+    detached itself (``setsid``, a double fork) is re-parented to the worker, not to init:
+    every descendant is found from ``/proc`` by its parent chain. When the worker has no
+    child at all (``waitid`` says ``ECHILD``), nothing runs and this costs one system call.
+    A descendant forking while it is killed is caught in a later round.
+    """
+    me = os.getpid()
+    for _ in range(rounds):
+        try:
+            if os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                _reap()
+        except ChildProcessError:
+            return  # no child left
+        parents = _parents()
+        victims = [pid for pid in parents if _descends(pid, me, parents)]
+        if not victims:
+            return  # what waitid still sees is not a descendant (a process being ptraced)
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        _reap()
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _parents() -> dict[int, int]:
+    out = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    stat = f.read()
+                out[int(name)] = int(stat[stat.rindex(b")") + 2 :].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+def _descends(pid: int, ancestor: int, parents: dict[int, int]) -> bool:
+    seen = 0
+    while pid in parents and seen < 10_000:
+        pid = parents[pid]
+        if pid == ancestor:
+            return True
+        seen += 1
+    return False
+
+
+# --------------------------------------------------------------------------------------
 # start-up
 # --------------------------------------------------------------------------------------
 def _readonly_except(scratch: str) -> None:
@@ -251,6 +317,15 @@ def _drop_capabilities(libc) -> None:
         raise OSError(ctypes.get_errno(), "dropping capabilities failed")
 
 
+def _become_subreaper() -> None:
+    # Orphans of a block come back to the worker (not to init), so end_descendants finds them.
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_child_subreaper = 36
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the worker on this process's stdin and stdout (called by the host's bootstrap)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -263,6 +338,7 @@ def main(argv: list[str] | None = None) -> None:
     os.dup2(null, 1)
     os.close(null)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-large file is an OSError, not death
+    _become_subreaper()
     if len(argv) >= 2 and argv[0] == "--readonly-except":
         _readonly_except(argv[1])
         os.chdir(argv[1])

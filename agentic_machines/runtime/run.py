@@ -379,10 +379,29 @@ def _machine_name(machine: AgenticMachine) -> str:
     return getattr(machine, "name", None) or type(machine).__name__
 
 
+def raised_note(machine: AgenticMachine, step: Step) -> str | None:
+    """``"raised <Type>: <message>"`` when ``machine`` ended at ``step`` because its program
+    raised and it recorded the exception instead of raising it (an agent function: its
+    ``raised(state, completion)``); ``None`` otherwise. A halting step looks the same as a
+    normal return, so the trace says it in its message.
+
+    >>> from agentic_machines import agent_machine
+    >>> m = agent_machine(lambda model: int(model("n?")))
+    >>> raised_note(m, Step(0, m.initial, "n?", "x", HALT))
+    "raised ValueError: invalid literal for int() with base 10: 'x'"
+    """
+    raised = getattr(machine, "raised", None)
+    if not callable(raised):
+        return None
+    record = raised(step.state, step.completion)
+    return None if record is None else f"raised {record}"
+
+
 def _describe_end(trace: Trace) -> str:
     end = trace.end
     if is_sentinel(end):
-        return f"ended with {show_outcome(end)}"
+        said = f" ({trace.message})" if trace.message else ""  # e.g. an agent that raised
+        return f"ended with {show_outcome(end)}{said}"
     if end == "max_steps":
         return f"stopped at max_steps ({trace.max_steps})"
     if end == "incomplete":
@@ -432,6 +451,8 @@ def run(
     try:
         try:
             trace = _steps(machine, model, trace, writer, raise_errors)
+            if trace.end is HALT and trace.message is None:
+                trace.message = raised_note(machine, trace.steps[-1])
         except Exception as exc:
             # A bug in the machine (a harness that raises on some completion) propagates,
             # but the file says why the run stopped: never a header-only trace.

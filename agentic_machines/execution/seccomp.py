@@ -1,0 +1,202 @@
+"""The seccomp filter of a namespaced worker: the system calls model code may not make.
+
+A namespaced worker (``isolation="namespace"``) shares the host's kernel, so the kernel's
+attack surface is what is left to an escape. This module builds a classic-BPF seccomp
+program that refuses, with ``EPERM``, the calls that are the usual first steps of a kernel
+exploit and that a worker never needs:
+
+- ``io_uring_setup``, ``io_uring_enter``, ``io_uring_register``; ``bpf``;
+  ``perf_event_open``; ``userfaultfd``; ``keyctl``, ``add_key``, ``request_key``;
+- ``ptrace``, ``process_vm_readv``, ``process_vm_writev``, ``pidfd_getfd`` (reading or
+  writing another process);
+- new namespaces: ``unshare`` and ``setns`` always, ``clone`` whose flags ask for a new
+  namespace (``CLONE_NEWUSER``, ``CLONE_NEWNS``, ...); ``clone3`` answers ``ENOSYS``, as
+  under Docker and Flatpak, because its flags sit in memory a filter cannot read, and
+  glibc then falls back to ``clone``, whose flags it can;
+- ``socket(AF_UNIX, ...)``: with no Unix socket, no socket file of the host can be
+  connected to, wherever it lies (the network namespace already cuts abstract sockets
+  and TCP/IP);
+- the x32 ABI (call numbers with bit 30 set on x86-64) and any architecture other than
+  the one the table is for, so that no second call table bypasses the first.
+
+Why a hand-assembled program rather than libseccomp. libseccomp is the maintained
+compiler of such filters, but its Python binding is a system package built for the
+system's Python (Debian's ``python3-seccomp``), not installable into a virtual
+environment, and no maintained PyPI package wraps it. The program here is 40-odd
+instructions with the layout of the kernel's UAPI headers, written out below; it is
+checked by the attack suite (tests/attack_suite.py), which makes each refused call for
+real inside a worker. ``bwrap --seccomp FD`` loads it (the namespace level), and the
+``unshare`` fallback's worker loads it itself with ``prctl`` (:func:`install`).
+
+Layout (``linux/filter.h``, ``linux/seccomp.h``): an instruction is ``struct sock_filter
+{u16 code; u8 jt; u8 jf; u32 k;}``, 8 bytes, native byte order; the filter reads ``struct
+seccomp_data {int nr; u32 arch; u64 instruction_pointer; u64 args[6];}``, so ``nr`` is at
+offset 0, ``arch`` at 4 and the low 32 bits of ``args[i]`` at ``16 + 8 * i`` on a
+little-endian machine. Supported: x86-64 and AArch64 (little-endian); elsewhere
+:func:`program` is None and the level says so.
+
+>>> prog = program("x86_64")
+>>> len(prog) % 8, len(prog) // 8 < 64
+(0, True)
+>>> program("sparc") is None
+True
+"""
+
+from __future__ import annotations
+
+import errno
+import platform
+import struct
+
+__all__ = ["program", "install", "DENIED", "NAMESPACE_FLAGS"]
+
+# BPF opcodes (linux/bpf_common.h)
+_LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS: A = the 32-bit word at offset k
+_JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+_JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+_JSET = 0x45  # BPF_JMP | BPF_JSET | BPF_K: jump if A & k
+_RET = 0x06  # BPF_RET | BPF_K
+
+# seccomp return values (linux/seccomp.h)
+_ALLOW = 0x7FFF0000
+_ERRNO = 0x00050000
+
+NAMESPACE_FLAGS = (
+    0x00020000  # CLONE_NEWNS
+    | 0x02000000  # CLONE_NEWCGROUP
+    | 0x04000000  # CLONE_NEWUTS
+    | 0x08000000  # CLONE_NEWIPC
+    | 0x10000000  # CLONE_NEWUSER
+    | 0x20000000  # CLONE_NEWPID
+    | 0x40000000  # CLONE_NEWNET
+    | 0x00000080  # CLONE_NEWTIME
+)
+"""The ``clone`` flags that create a namespace: refused."""
+
+DENIED = (
+    "io_uring_setup io_uring_enter io_uring_register bpf perf_event_open userfaultfd keyctl "
+    "add_key request_key ptrace process_vm_readv process_vm_writev pidfd_getfd unshare setns"
+).split()
+"""The system calls refused outright (``EPERM``)."""
+
+# (audit arch, x32 bit or None, call numbers) per machine (asm/unistd_64.h, asm-generic/unistd.h)
+_TABLES = {
+    "x86_64": (
+        0xC000003E,  # AUDIT_ARCH_X86_64
+        0x40000000,  # __X32_SYSCALL_BIT
+        {
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+            "bpf": 321,
+            "perf_event_open": 298,
+            "userfaultfd": 323,
+            "keyctl": 250,
+            "add_key": 248,
+            "request_key": 249,
+            "ptrace": 101,
+            "process_vm_readv": 310,
+            "process_vm_writev": 311,
+            "pidfd_getfd": 438,
+            "unshare": 272,
+            "setns": 308,
+            "clone": 56,
+            "clone3": 435,
+            "socket": 41,
+        },
+    ),
+    "aarch64": (
+        0xC00000B7,  # AUDIT_ARCH_AARCH64
+        None,
+        {
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+            "bpf": 280,
+            "perf_event_open": 241,
+            "userfaultfd": 282,
+            "keyctl": 219,
+            "add_key": 217,
+            "request_key": 218,
+            "ptrace": 117,
+            "process_vm_readv": 270,
+            "process_vm_writev": 271,
+            "pidfd_getfd": 438,
+            "unshare": 97,
+            "setns": 268,
+            "clone": 220,
+            "clone3": 435,
+            "socket": 198,
+        },
+    ),
+}
+_AF_UNIX = 1
+
+
+def program(machine: str | None = None) -> bytes | None:
+    """The filter for ``machine`` (default: this one) as raw ``sock_filter`` instructions.
+
+    None when the machine is not one the tables cover (the caller runs without a filter
+    and says so).
+
+    >>> program("aarch64")[:8] == struct.pack("<HBBI", _LD_W_ABS, 0, 0, 4)
+    True
+    """
+    table = _TABLES.get(machine or platform.machine())
+    if table is None:
+        return None
+    arch, x32, numbers = table
+    # Assembled with labels; a jump's target is resolved to a relative offset at the end.
+    code: list[tuple[int, object, object, int]] = []
+
+    def emit(op: int, k: int, jt: object = 0, jf: object = 0) -> None:
+        code.append((op, jt, jf, k))
+
+    emit(_LD_W_ABS, 4)  # A = arch
+    emit(_JEQ, arch, 0, "deny")
+    emit(_LD_W_ABS, 0)  # A = nr
+    if x32 is not None:
+        emit(_JGE, x32, "deny", 0)
+    for name in DENIED:
+        emit(_JEQ, numbers[name], "deny", 0)
+    emit(_JEQ, numbers["clone"], "clone", 0)
+    emit(_JEQ, numbers["clone3"], "enosys", 0)
+    emit(_JEQ, numbers["socket"], "socket", 0)
+    emit(_RET, _ALLOW)  # every other call
+    labels = {"clone": len(code)}
+    emit(_LD_W_ABS, 16)  # A = the low word of args[0]: clone's flags
+    emit(_JSET, NAMESPACE_FLAGS, "deny", "allow")
+    labels["socket"] = len(code)
+    emit(_LD_W_ABS, 16)  # A = args[0]: the socket's domain
+    emit(_JEQ, _AF_UNIX, "deny", "allow")
+    labels["enosys"] = len(code)
+    emit(_RET, _ERRNO | errno.ENOSYS)
+    labels["deny"] = len(code)
+    emit(_RET, _ERRNO | errno.EPERM)
+    labels["allow"] = len(code)
+    emit(_RET, _ALLOW)
+
+    out = b""
+    for i, (op, jt, jf, k) in enumerate(code):
+        offsets = [labels[j] - i - 1 if isinstance(j, str) else j for j in (jt, jf)]
+        assert all(0 <= o < 256 for o in offsets)  # a BPF jump is forward and fits a byte
+        out += struct.pack("<HBBI", op, offsets[0], offsets[1], k)
+    return out
+
+
+def install(prog: bytes) -> None:
+    """Load ``prog`` as this process's seccomp filter (``no_new_privs`` must be set).
+
+    For the ``unshare`` fallback, whose worker has no ``bwrap`` to load it; the filter
+    applies to the worker and everything it starts, and cannot be removed.
+    """
+    import ctypes
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fprog = SockFprog(len(prog) // 8, prog)
+    pr_set_seccomp, seccomp_mode_filter = 22, 2
+    if libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "loading the seccomp filter failed")
