@@ -1,6 +1,7 @@
 """The ``agentic-machines`` command (also ``python -m agentic_machines``).
 
 Subcommands: ``demo``, ``check TARGET``, ``diagram TARGET``, ``run TARGET --script FILE``,
+``play TARGET``,
 ``explore TARGET``, ``export TARGET -o FILE``, ``eval PROGRAM``, ``explain [TERM]``,
 ``gallery DIR``; ``--help`` on each. A TARGET is a built-in machine name, a machine file
 (``.json``/``.toml``) or ``module:attribute`` / ``file.py:attribute``
@@ -228,8 +229,10 @@ def build_parser() -> argparse.ArgumentParser:
     _export_command.add_parser(sub)
     _test_command.add_parser(sub)
     from .exercise import add_parser as add_exercise
+    from .play import add_parser as add_play
 
     add_exercise(sub)
+    add_play(sub)
     return parser
 
 
