@@ -185,6 +185,7 @@ def command(argv: list[str]) -> tuple[int, str]:
         assert len(lines) == 1, (argv, err.getvalue()[-2000:])
         assert lines[0].startswith("agentic-machines: error: "), (argv, lines)
         assert len(lines[0]) <= len("agentic-machines: error: ") + MAX_MESSAGE, lines[0]
+        assert lines[0].isprintable(), lines[0]  # a file's control characters come escaped
     return status, err.getvalue()
 
 
