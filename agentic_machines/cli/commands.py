@@ -281,8 +281,15 @@ def _fail(exc: BaseException) -> None:
 
 
 def _clip(message: str) -> str:
-    """At most MAX_MESSAGE characters: a message may quote input, which may be huge."""
-    return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 1] + "…"
+    r"""At most MAX_MESSAGE characters, escaped: a message may quote input, which may be
+    huge, or hold terminal escapes (a file name, a file's content, a user's exception).
+
+    >>> print(_clip("bad \x1b[2J name"))
+    bad \x1b[2J name
+    """
+    from .._files import excerpt
+
+    return excerpt(message, MAX_MESSAGE)
 
 
 def read_input(path: str | os.PathLike, what: str = "file") -> str:
