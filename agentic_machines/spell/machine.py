@@ -45,12 +45,12 @@ from ..errors import EvaluationError, InvalidArgument, ParseError, ScriptExhaust
 from ..machine import HALT, AgenticMachine, Outcome
 from .evaluator import (
     DEFAULT_FUEL,
-    outer_eval,
     EMPTY_ENV,
     Boundary,
     Halted,
     Stuck,
     World,
+    outer_eval,
     resume,
     run,
     start,
