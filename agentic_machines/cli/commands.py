@@ -1,6 +1,7 @@
 """The ``agentic-machines`` command (also ``python -m agentic_machines``).
 
 Subcommands: ``demo``, ``check TARGET``, ``diagram TARGET``, ``run TARGET --script FILE``,
+``play TARGET``,
 ``explore TARGET``, ``export TARGET -o FILE``, ``eval PROGRAM``, ``explain [TERM]``,
 ``gallery DIR``; ``--help`` on each. A TARGET is a built-in machine name, a machine file
 (``.json``/``.toml``) or ``module:attribute`` / ``file.py:attribute``
@@ -228,8 +229,10 @@ def build_parser() -> argparse.ArgumentParser:
     _export_command.add_parser(sub)
     _test_command.add_parser(sub)
     from .exercise import add_parser as add_exercise
+    from .play import add_parser as add_play
 
     add_exercise(sub)
+    add_play(sub)
     return parser
 
 
@@ -278,8 +281,15 @@ def _fail(exc: BaseException) -> None:
 
 
 def _clip(message: str) -> str:
-    """At most MAX_MESSAGE characters: a message may quote input, which may be huge."""
-    return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 1] + "…"
+    r"""At most MAX_MESSAGE characters, escaped: a message may quote input, which may be
+    huge, or hold terminal escapes (a file name, a file's content, a user's exception).
+
+    >>> print(_clip("bad \x1b[2J name"))
+    bad \x1b[2J name
+    """
+    from .._files import excerpt
+
+    return excerpt(message, MAX_MESSAGE)
 
 
 def read_input(path: str | os.PathLike, what: str = "file") -> str:
