@@ -25,15 +25,25 @@ agentic_machines.errors.InvalidArgument: is a directory, not a regular file; giv
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import IO, Any
 
-from .errors import InvalidArgument  # noqa: F401 - the doctests raise it
+from .errors import InvalidArgument
 from .verdict import short_repr
 
-__all__ = ["read_regular", "read_lines", "check_regular", "describe_size", "brief", "CHUNK"]
+__all__ = [
+    "read_regular",
+    "read_lines",
+    "check_regular",
+    "open_output",
+    "describe_size",
+    "brief",
+    "excerpt",
+    "CHUNK",
+]
 
 CHUNK = 1 << 20
 """Bytes read at a time (1 MiB): what a loader holds beyond the text it has parsed."""
@@ -170,6 +180,40 @@ def read_lines(
         yield b"".join(pending), False
 
 
+def open_output(path: str | os.PathLike, mode: str = "w") -> IO[Any]:
+    """Open ``path`` to write (``mode`` ``"w"``, ``"a"``, ``"wb"`` or ``"ab"``; text is UTF-8),
+    never blocking: a FIFO with no reader is refused at once instead of waiting for one.
+
+    The file is opened with ``O_NONBLOCK``, which makes ``open`` of a FIFO without a reader
+    fail with ``ENXIO`` (a FIFO with a reader, ``/dev/null`` or a regular file open as
+    usual), then switched back to blocking writes. Errors are ``OSError`` naming the path.
+
+    >>> open_output("/dev/null").close()
+    >>> import os, tempfile
+    >>> fifo = os.path.join(tempfile.mkdtemp(), "fifo"); os.mkfifo(fifo)
+    >>> open_output(fifo)
+    Traceback (most recent call last):
+      ...
+    OSError: [Errno 6] a FIFO with no reader: start its reader first, or give a regular file: '...fifo'
+    """
+    if mode not in ("w", "a", "wb", "ab"):
+        raise InvalidArgument(f"mode must be 'w', 'a', 'wb' or 'ab', got {mode!r}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    flags |= os.O_APPEND if mode.startswith("a") else os.O_TRUNC
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise OSError(
+                errno.ENXIO,
+                "a FIFO with no reader: start its reader first, or give a regular file",
+                os.fspath(path),
+            ) from None
+        raise
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8")
+
+
 def brief(value: Any, width: int = 60) -> str:
     r"""A short, escaped excerpt of a value read from a file, for error messages:
     :func:`~agentic_machines.verdict.short_repr` at ``width`` characters.
@@ -178,3 +222,16 @@ def brief(value: Any, width: int = 60) -> str:
     ("'xxxxxxxx…", "'a\\x1b[31m\\x00'")
     """
     return short_repr(value, width)
+
+
+def excerpt(text: str, width: int = 120) -> str:
+    r"""``text`` for an error message: cut to ``width`` characters, with every character a
+    terminal would act on (control characters, escapes, bidirectional marks) written as
+    its Python escape, so a file's content never reaches the screen as it is.
+
+    >>> print(excerpt("ok\x1b[2J" + "z" * 200, 12))
+    ok\x1b[2Jzz…
+    """
+    escaped = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text[:width])
+    fits = len(escaped) <= width and len(text) <= width
+    return escaped if fits else escaped[: width - 1] + "…"

@@ -47,7 +47,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ._files import brief
+from ._files import brief, open_output
 from .errors import InvalidArgument, InvalidMachineFile
 from .machine import DIVERGE, HALT, AgenticMachine, TableMachine
 
@@ -181,13 +181,15 @@ def dump_machine(machine: AgenticMachine, path: str | os.PathLike) -> Path:
     doc = machine_document(machine)
     suffix = path.suffix.lower()
     if suffix == ".toml":
-        path.write_text(_to_toml(doc), encoding="utf-8")
+        text = _to_toml(doc)
     elif suffix == ".json":
-        path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     else:
         raise InvalidArgument(
             f"cannot write {path}: a machine file ends in .json or .toml; pick one of those"
         )
+    with open_output(path) as fh:  # a FIFO with no reader: an error, not a block
+        fh.write(text)
     return path
 
 

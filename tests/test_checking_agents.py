@@ -4,6 +4,8 @@ effect-wrapped tool replayed by exploration does not count as a repeat."""
 
 from __future__ import annotations
 
+import pytest
+
 from agentic_machines import agent_machine, effect
 from agentic_machines.checking import effects_at_most_once, never_raises
 from agentic_machines.checking.check import check_properties
@@ -81,3 +83,78 @@ def test_an_effect_defined_inside_the_agent_runs_once_per_real_step_across_repla
     pay_steps = 2 + 2 * 2 + 2 * 2 * 2  # states reached by a pay completion, depth 1 to 3
     assert len(deep.effect_log()) == pay_steps
     assert len(deep.effect_log(5)) == pay_steps - 5
+
+
+def test_a_never_raises_counterexample_of_an_agent_replays(tmp_path, capsys) -> None:
+    from agentic_machines.models import ScriptedModel
+
+    from agentic_machines.cli.test_cmd import replay_trace
+    from agentic_machines.runtime.run import Trace, run
+
+    m = agent_machine(shop, name="shop")
+    result = check_properties(m, m.initial, [never_raises()], completions=ALPHABET)
+    cx = result.counterexample("never_raises()")
+    path = tmp_path / "crash.jsonl"
+    cx.save(path)
+    saved = Trace.load(path)
+    assert saved.completions == ["pay x"] and saved.message.startswith("raised ValueError: ")
+    assert replay_trace(agent_machine(shop, name="shop"), str(path)) == 1
+    out = capsys.readouterr().out
+    assert "as recorded, the program raised ValueError: invalid literal" in out
+    # run says it too: in its trace's message (and so in the file), and in its output
+    trace = run(m, ScriptedModel(["pay x"]))
+    assert trace.message == saved.message
+    assert "ended with HALT (1) (raised ValueError: invalid literal" in str(trace)
+    # a machine that no longer raises there is a mismatch, not a pass
+    from agentic_machines.errors import ReplayMismatch
+
+    def lenient(model):
+        model("What next? (pay N, or done)")
+        return "fine"
+
+    with pytest.raises(ReplayMismatch, match="ended normally"):
+        replay_trace(agent_machine(lenient, name="shop"), str(path))
+
+
+def thinker(model):
+    """The think-forever bug: 'think' asks the same question again, for ever."""
+    while True:
+        if model("Think more, or answer?") == "answer":
+            return "42"
+
+
+def test_never_diverges_sees_a_loop_of_model_calls_only_with_a_key() -> None:
+    from agentic_machines.checking import never_diverges
+
+    m = agent_machine(thinker, name="thinker")
+    blind = check_properties(
+        m, m.initial, [never_diverges()], completions=["think", "answer"], max_depth=4
+    )
+    assert blind.results[0].verdict.holds is True
+    assert "never repeat" in blind.results[0].verdict.reason  # and it says it cannot see loops
+    keyed = check_properties(
+        m, m.initial, [never_diverges(key=m.prompt)], completions=["think", "answer"], max_depth=4
+    )
+    cx = keyed.counterexample(f"never_diverges(key={m.prompt.__name__})")
+    assert cx.completions == ("think",) and cx.loop == 0
+
+
+def test_hypothesis_runs_see_the_keyed_loop_too() -> None:
+    from hypothesis import strategies as st
+
+    from agentic_machines.checking import never_diverges
+    from agentic_machines.checking.stateful import hypothesis_check
+
+    m = agent_machine(thinker, name="thinker")
+    r = hypothesis_check(
+        m,
+        m.initial,
+        [never_diverges(key=m.prompt)],
+        completions=st.sampled_from(["think", "answer"]),
+        max_examples=50,
+        seed=1,
+        progress=None,
+    )
+    assert not r
+    cx = next(iter(r.counterexamples.values()))
+    assert cx.loop is not None and cx.completions[-1] == "think"

@@ -87,3 +87,55 @@ def test_pure_python_work_ends_on_the_line_budget_not_the_clock():
     with clock.watching() as seen:
         outcome = m.harness(m.initial, SPIN)
     assert outcome is DIVERGE and seen == []
+
+
+# -- the same graph on a quiet and on a busy machine ----------------------------------------
+HOG = (
+    "import time\n"
+    "end = time.monotonic() + 300\n"  # bounded, whatever happens to the test
+    "while time.monotonic() < end:\n"
+    "    pass\n"
+)
+CHOICES = [
+    "```repl\nx = 6 * 7\nprint(x, len(context))\n```",  # pure Python, well in budget
+    SPIN,  # pure Python past the line budget: DIVERGE, decided by lines, not seconds
+    'FINAL("done")',
+]
+
+
+def _graph(m):
+    graph = explore(m, m.initial, CHOICES, max_depth=2)
+    undecided = {n for n, d in graph.nodes(data=True) if d.get("undecided")}
+    edges = {(u, v, tuple(d["completions"])) for u, v, d in graph.edges(data=True)}
+    prompts = {n: d.get("prompt") for n, d in graph.nodes(data=True)}
+    return edges, prompts, undecided
+
+
+@pytest.mark.skipif(resolve_isolation("strongest") == "inline", reason="needs POSIX")
+def test_exploring_under_a_cpu_hog_gives_the_same_graph_where_nothing_is_clock_dependent():
+    import os
+    import subprocess
+    import sys
+
+    m = rlm.machine(isolation="strongest")  # the default 10 s deadline: a safety net only
+    quiet = _graph(m)
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", HOG], stdout=subprocess.DEVNULL)
+        for _ in range(max(2, os.cpu_count() or 2))
+    ]
+    try:
+        busy = _graph(m)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    (q_edges, q_prompts, q_undecided), (b_edges, b_prompts, b_undecided) = quiet, busy
+    clocked = q_undecided | b_undecided  # where the deadline spoke, nothing is compared
+    assert {e for e in q_edges if e[0] not in clocked} == {
+        e for e in b_edges if e[0] not in clocked
+    }
+    same = set(q_prompts) & set(b_prompts) - clocked
+    assert all(q_prompts[n] == b_prompts[n] for n in same)
+    # and the graph is not empty of what it is meant to show: a divergence by line budget
+    assert any(v is DIVERGE for _, v, _ in q_edges)
+    assert len(q_edges) >= 4

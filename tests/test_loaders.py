@@ -8,8 +8,6 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from agentic_machines import HALT, TableMachine, Trace, _files, run
 from agentic_machines.errors import (
@@ -21,7 +19,6 @@ from agentic_machines.errors import (
 from agentic_machines.runtime._jsonl import MAX_JSON_LINES_BYTES
 from agentic_machines.runtime.harness import HarnessMachine
 from agentic_machines.runtime.models import RecordingModel, ReplayModel, ScriptedModel
-from agentic_machines.strategies import examples
 
 COUNTER = TableMachine(
     {(0, "a"): "p0", (1, "b"): "p1", (2, "c"): "p2"},
@@ -205,81 +202,8 @@ def test_good_files_still_load(tmp_path):
     assert [c for _, c in ReplayModel(cassette_file(tmp_path)).records] == ["x", "y", "z"]
 
 
-# -- the property: mutated and truncated files never crash the loaders -----------------------
-
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
-
-
-@st.composite
-def mutations(draw, data: bytes):
-    ops = draw(st.lists(st.integers(0, 5), min_size=1, max_size=3))
-    lines = data.split(b"\n")
-    for op in ops:
-        if op == 0:  # truncate
-            blob = b"\n".join(lines)
-            lines = blob[: draw(st.integers(0, len(blob)))].split(b"\n")
-        elif op == 1 and lines:  # change one byte
-            i = draw(st.integers(0, len(lines) - 1))
-            if lines[i]:
-                j = draw(st.integers(0, len(lines[i]) - 1))
-                lines[i] = lines[i][:j] + bytes([draw(st.integers(0, 255))]) + lines[i][j + 1 :]
-        elif op == 2 and lines:  # insert random bytes
-            i = draw(st.integers(0, len(lines) - 1))
-            lines[i] = lines[i] + draw(st.binary(max_size=8))
-        elif op == 3 and lines:  # drop or repeat a line
-            i = draw(st.integers(0, len(lines) - 1))
-            lines = (
-                lines[:i] + (lines[i : i + 1] * 2 if draw(st.booleans()) else []) + lines[i + 1 :]
-            )
-        elif op == 4 and lines:  # replace a field's value by any JSON value
-            i = draw(st.integers(0, len(lines) - 1))
-            try:
-                rec = json.loads(lines[i])
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and rec:
-                key = draw(st.sampled_from(sorted(rec)))
-                rec[key] = draw(JSON)
-                lines[i] = json.dumps(rec).encode()
-        elif op == 5 and lines:  # delete a field
-            i = draw(st.integers(0, len(lines) - 1))
-            try:
-                rec = json.loads(lines[i])
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and rec:
-                del rec[draw(st.sampled_from(sorted(rec)))]
-                lines[i] = json.dumps(rec).encode()
-    return b"\n".join(lines)
-
-
-@pytest.fixture(scope="module")
-def originals(tmp_path_factory):
-    d = tmp_path_factory.mktemp("originals")
-    return {
-        "table": trace_file(d, "table").read_bytes(),
-        "harness": trace_file(d, "harness").read_bytes(),
-        "cassette": cassette_file(d).read_bytes(),
-    }
-
-
-@settings(max_examples=examples(150, 3000))
-@given(kind=st.sampled_from(["table", "harness", "cassette"]), data=st.data())
-def test_mutated_files_load_or_raise_one_error(kind, data, originals, tmp_path_factory):
-    blob = data.draw(mutations(originals[kind]))
-    path = tmp_path_factory.mktemp("m") / "f.jsonl"
-    path.write_bytes(blob)
-    error = CassetteError if kind == "cassette" else TraceError
-    try:
-        Trace.load(path) if kind != "cassette" else ReplayModel(path)
-    except error as exc:
-        assert str(exc).startswith(str(path)), str(exc)
+# The property (mutated files load or raise one error) is in test_loader_fuzz.py, with the
+# command's verbs and special files.
 
 
 # -- found in review: /dev/zero, lone surrogates, a full disk --------------------------------

@@ -99,7 +99,7 @@ def _selector(source: Sequence[str], target: Sequence[str]) -> Callable[[tuple],
     index = [position[name] for name in target]
     if len(index) == 1:
         i = index[0]
-        return lambda env: (env[i],)
+        return itemgetter(slice(i, i + 1))  # a 1-tuple, read in C (no Python frame)
     return itemgetter(*index)
 
 
@@ -217,7 +217,7 @@ class Lambda(Expr):
 class Plan:
     """How to build a lambda body's environment from ``args + captured + recursive``."""
 
-    __slots__ = ("arity", "body", "rec", "select", "index")
+    __slots__ = ("arity", "body", "rec", "select", "index", "self_only")
 
     def __init__(
         self, arity: int, body: Expr, rec: tuple[int, ...], select: Callable, index: int
@@ -227,6 +227,9 @@ class Plan:
         self.rec = rec
         self.select = select
         self.index = index
+        # True when the only member the body calls is itself, over the same group and
+        # environment: its closure is then the calling closure (set by Group)
+        self.self_only = False
 
 
 class Group(Node):
@@ -282,6 +285,8 @@ class Group(Node):
                 Plan(len(lam.params), lam.body, rec, _selector(ordered, lam.body.fv), len(plans))
             )
         self.plans = tuple(plans)
+        for i, plan in enumerate(self.plans):
+            plan.self_only = plan.rec == (i,) and self.members[i] == (self, i, None)
 
     def _members(self, smaller: dict) -> tuple:
         """For each member i: (sub-group of the members i reaches, i's index in it, a
@@ -343,7 +348,21 @@ class Seq(Node):
     (3, ('a', 'b'), ('b',))
     """
 
-    __slots__ = ("head", "tail", "fv", "head_sel", "tail_sel", "size", "head_index")
+    __slots__ = (
+        "head",
+        "tail",
+        "fv",
+        "head_sel",
+        "tail_sel",
+        "size",
+        "head_index",
+        "pre_spec",
+        "pre",
+        "pre_consts",
+        "stop",
+        "stop_head_sel",
+        "stop_tail_sel",
+    )
     _fields = ("head", "tail")
 
     def __init__(self, head: Expr | None, tail: Seq | None) -> None:
@@ -353,6 +372,9 @@ class Seq(Node):
             self.fv = ()
             self.size = 0
             self._hash = hash("Seq")
+            self.pre_spec, self.pre, self.pre_consts, self.stop = (), _empty, (), self
+            self.stop_head_sel = self.stop_tail_sel = self.head_sel = self.tail_sel = None
+            self.head_index = -1
             return
         assert tail is not None
         self.fv = _union(head.fv, tail.fv) if tail.fv else head.fv
@@ -363,6 +385,40 @@ class Seq(Node):
         # a variable head's address in this sequence's environment, resolved once here
         # so the run loop reads it without building head_sel's one-element tuple
         self.head_index = self.fv.index(head.name) if type(head) is Var else -1
+        self._plan(head, tail)
+
+    def _plan(self, head: Expr, tail: Seq) -> None:
+        # The run loop's plan for this sequence (machine._run_registers): the values of
+        # the atomic parts before the first compound part, read in one call from the
+        # environment (plus constants), and selectors straight to the environments of
+        # that compound part and of the parts after it. Selecting names from this
+        # sequence's environment gives the same tuples as the part-by-part selections
+        # (every fv is a tuple of distinct names). ``pre`` is None when a lambda comes
+        # first among the atomic parts (it needs a closure built): the loop then goes
+        # part by part.
+        t = type(head)
+        if not head.atomic:
+            spec: tuple | None = ()
+            self.stop = self
+        elif t is Lambda or tail.pre_spec is None:
+            spec = None
+            self.stop = self
+        else:
+            if t is Var:
+                item: tuple = (True, head.name)
+            elif t is Const:
+                item = (False, head.value)
+            elif t is Quote:
+                item = (False, head.datum)
+            else:  # PrimRef
+                item = (False, head.prim)
+            spec = (item, *tail.pre_spec)
+            self.stop = tail.stop
+        self.pre_spec = spec
+        self.pre, self.pre_consts = _prefix_getter(self.fv, spec)
+        stop = self.stop
+        self.stop_head_sel = None if stop.head is None else _selector(self.fv, stop.head.fv)
+        self.stop_tail_sel = None if stop.head is None else _selector(self.fv, stop.tail.fv)
 
     def items(self) -> list[Expr]:
         """The expressions in order."""
@@ -375,6 +431,26 @@ class Seq(Node):
 
 
 EMPTY_SEQ = Seq(None, None)
+
+
+def _prefix_getter(fv: tuple[str, ...], spec: tuple | None) -> tuple[Any, tuple]:
+    """(a function env + consts -> the prefix values as a tuple, consts) for a Seq plan."""
+    if spec is None:
+        return None, ()
+    if not spec:
+        return _empty, ()
+    consts: list = []
+    index = []
+    for is_var, x in spec:
+        if is_var:
+            index.append(fv.index(x))
+        else:
+            index.append(len(fv) + len(consts))
+            consts.append(x)
+    if len(index) == 1:
+        i = index[0]
+        return itemgetter(slice(i, i + 1)), tuple(consts)  # a slice: a 1-tuple, not the item
+    return itemgetter(*index), tuple(consts)
 
 
 def seq_of(items: Sequence[Expr]) -> Seq:

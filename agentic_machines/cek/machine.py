@@ -49,6 +49,7 @@ from .expr import (
     Quote,
     Seq,
     Var,
+    _empty,
     compile_program,
 )
 from .printer import unparse
@@ -592,11 +593,15 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
 
     The state ``Eval(e, env, k)`` is kept as ``(EVAL, e, env, k)`` and ``Ret(v, k)`` as
     ``(RET, v, k)``; each pass of the loop is one rule of :func:`step` (same comment,
-    same order of work, same frames built), so the sequence of states is the same and
-    only their ``Eval``/``Ret`` nodes are not built. Brent's cycle check compares a
-    state with the saved one only when a cheap necessary condition holds (same kind,
-    same continuation hash, same expression hash); then it builds the state node and
-    compares exactly as :func:`run_by_steps` does.
+    same frames built), so the sequence of states is the same and only their
+    ``Eval``/``Ret`` nodes are not built. Two rules share the application code at the
+    end of the pass: ``(f a ...)`` starts it with no value yet, a value returned to an
+    ``ArgsK`` frame resumes it. The atomic parts before the next compound part are read
+    in one call (the ``Seq``'s plan, see ``expr.Seq._plan``) instead of one at a time.
+
+    Brent's cycle check compares a state with the saved one only when a cheap necessary
+    condition holds (same kind, same continuation hash, same expression hash); then it
+    builds the state node and compares exactly as :func:`run_by_steps` does.
     """
     if type(state) is Eval:
         mode, e, env, k, v = _EVAL, state.expr, state.env, state.kont, None
@@ -610,53 +615,12 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
         if steps >= fuel:
             raise _out_of_fuel(fuel)
         try:
+            seq = None
             if mode is _EVAL:
                 te = type(e)
-                if te is Var:
-                    # <x, ρ, κ>  ->  <ρ(x), κ>
-                    v, mode = env[0], _RET
-                elif te is App:
-                    # application: the parts left to right (as _parts)
+                if te is App:
+                    # <(f a ...), ρ, κ>  ->  evaluate the parts left to right (below)
                     done, seq = (), e.seq
-                    while True:
-                        head = seq.head
-                        if head is None:
-                            # no part left: apply done[0] to done[1:] (as _apply)
-                            f = done[0]
-                            tf = type(f)
-                            if tf is Prim:
-                                v, mode = f.fn(*done[1:]), _RET
-                            elif tf is Closure:
-                                group = f.group
-                                plan = group.plans[f.index]
-                                args = done[1:]
-                                if len(args) != plan.arity:
-                                    _apply(f, args, k)  # raises the arity error
-                                vals = args + f.env
-                                if plan.rec:
-                                    vals = vals + _recursive(group, plan.rec, f)
-                                e, env = plan.body, plan.select(vals)
-                            else:
-                                _apply(f, done[1:], k)  # raises: not a procedure
-                            break
-                        if not head.atomic:
-                            # compound part: <e, ρ|e, ArgsK(done, (e' ...), ρ|(e' ...), κ)>
-                            k = ArgsK(done, seq.tail, seq.tail_sel(env), k)
-                            e, env = head, seq.head_sel(env)
-                            break
-                        th = type(head)
-                        if th is Var:
-                            x = env[seq.head_index]
-                        elif th is Const:
-                            x = head.value
-                        else:
-                            x = _atom(head, seq.head_sel(env))
-                        done = done + (x,)
-                        env = seq.tail_sel(env)
-                        seq = seq.tail
-                elif te is Const:
-                    # <c, ρ, κ>  ->  <c, κ>
-                    v, mode = e.value, _RET
                 elif te is If:
                     # <(if t a b), ρ, κ>  ->  <t, ρ|t, IfK(a b, ρ|ab, κ)>;  an atomic t on the spot
                     test, br = e.test, e.branches
@@ -669,6 +633,12 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                     else:
                         k = IfK(br, e.branches_sel(env), k)
                         e, env = test, e.test_sel(env)
+                elif te is Var:
+                    # <x, ρ, κ>  ->  <ρ(x), κ>
+                    v, mode = env[0], _RET
+                elif te is Const:
+                    # <c, ρ, κ>  ->  <c, κ>
+                    v, mode = e.value, _RET
                 elif te is PrimRef:
                     # <p, ρ, κ>  ->  <primitive p, κ>
                     v, mode = e.prim, _RET
@@ -680,12 +650,12 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                     v, mode = e.datum, _RET
                 elif te is Begin:
                     # <(begin e1 e ...), ρ, κ>  ->  <e1, ρ|e1, BeginK((e ...), ..., κ)>
-                    seq = e.seq
-                    if seq.tail.head is None:
-                        e = seq.head
+                    bseq = e.seq
+                    if bseq.tail.head is None:
+                        e = bseq.head
                     else:
-                        k = BeginK(seq.tail, seq.tail_sel(env), k)
-                        e, env = seq.head, seq.head_sel(env)
+                        k = BeginK(bseq.tail, bseq.tail_sel(env), k)
+                        e, env = bseq.head, bseq.head_sel(env)
                 elif te is Letrec:
                     # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + closures, κ>
                     group = e.group
@@ -705,42 +675,8 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
             else:
                 tk = type(k)
                 if tk is ArgsK:
-                    # <v, ArgsK(done, rest, ρ, κ)>  ->  continue the application with done + v
+                    # <v, ArgsK(done, rest, ρ, κ)>  ->  continue the application with done + v (below)
                     done, seq, env, k = k.done + (v,), k.rest, k.env, k.next
-                    while True:
-                        head = seq.head
-                        if head is None:
-                            f = done[0]
-                            tf = type(f)
-                            if tf is Prim:
-                                v = f.fn(*done[1:])
-                            elif tf is Closure:
-                                group = f.group
-                                plan = group.plans[f.index]
-                                args = done[1:]
-                                if len(args) != plan.arity:
-                                    _apply(f, args, k)  # raises the arity error
-                                vals = args + f.env
-                                if plan.rec:
-                                    vals = vals + _recursive(group, plan.rec, f)
-                                e, env, mode = plan.body, plan.select(vals), _EVAL
-                            else:
-                                _apply(f, done[1:], k)  # raises: not a procedure
-                            break
-                        if not head.atomic:
-                            k = ArgsK(done, seq.tail, seq.tail_sel(env), k)
-                            e, env, mode = head, seq.head_sel(env), _EVAL
-                            break
-                        th = type(head)
-                        if th is Var:
-                            x = env[seq.head_index]
-                        elif th is Const:
-                            x = head.value
-                        else:
-                            x = _atom(head, seq.head_sel(env))
-                        done = done + (x,)
-                        env = seq.tail_sel(env)
-                        seq = seq.tail
                 elif tk is IfK:
                     # <#f, IfK(a b, ρ, κ)>  ->  <b, ρ|b, κ>;   <v, IfK(a b, ρ, κ)>  ->  <a, ρ|a, κ>
                     br = k.branches
@@ -769,6 +705,45 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                     return Halted(v), steps + 1
                 else:
                     raise TypeError(f"step: unknown frame {tk.__name__}")
+            if seq is not None:
+                # The application rule (as _parts), env aligned with seq.fv:
+                #   atomic parts a ...:  done + values, read in one call
+                #   compound part e:     <e, ρ|e, ArgsK(done, (e' ...), ρ|(e' ...), κ)>
+                #   no part left:        apply done[0] to done[1:] (as _apply)
+                pre = seq.pre
+                if pre is None:  # a lambda among the atomic parts: one part at a time
+                    done, env, seq = _atoms_one_by_one(done, seq, env)
+                    stop, head_sel, tail_sel = seq, seq.head_sel, seq.tail_sel
+                else:
+                    if pre is not _empty:
+                        consts = seq.pre_consts
+                        done = done + (pre(env + consts) if consts else pre(env))
+                    stop, head_sel, tail_sel = seq.stop, seq.stop_head_sel, seq.stop_tail_sel
+                if stop.head is not None:
+                    k = ArgsK(done, stop.tail, tail_sel(env), k)
+                    e, env, mode = stop.head, head_sel(env), _EVAL
+                else:
+                    f = done[0]
+                    tf = type(f)
+                    if tf is Prim:
+                        # apply primitive p to args  ->  <p(args), κ>
+                        v, mode = f.fn(*done[1:]), _RET
+                    elif tf is Closure:
+                        # apply closure(group, i, ρ) to args  ->  <body_i, {params: args} + ρ + recursive members, κ>
+                        group = f.group
+                        plan = group.plans[f.index]
+                        args = done[1:]
+                        if len(args) != plan.arity:
+                            _apply(f, args, k)  # raises the arity error
+                        if plan.self_only:  # group.closure(i, f.env) equals f: see _recursive
+                            vals = args + f.env + (f,)
+                        elif plan.rec:
+                            vals = args + f.env + _recursive(group, plan.rec, f)
+                        else:
+                            vals = args + f.env
+                        e, env, mode = plan.body, plan.select(vals), _EVAL
+                    else:
+                        _apply(f, done[1:], k)  # raises: not a procedure
         except (EvaluationError, MalformedProgram, ParseError) as err:
             return Failed(err), steps + 1
         steps += 1
@@ -787,6 +762,16 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
 
 
 _EVAL, _RET = "eval", "ret"
+
+
+def _atoms_one_by_one(done: tuple, seq: Seq, env: tuple) -> tuple[tuple, tuple, Seq]:
+    # The atomic parts one at a time (as _parts), up to the next compound part or the
+    # end: (done, env aligned with the rest's fv, the rest).
+    while seq.head is not None and seq.head.atomic:
+        done = done + (_atom(seq.head, seq.head_sel(env)),)
+        env = seq.tail_sel(env)
+        seq = seq.tail
+    return done, env, seq
 
 
 def _recursive(group: Any, rec: tuple, f: Closure) -> tuple:

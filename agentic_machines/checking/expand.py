@@ -119,11 +119,11 @@ def expand(
                 if callable(raised):
                     record = raised(state, c)
                     if record is not None:
-                        t = Raised(str(record.type), str(record.message))
+                        t = Raised(str(record.type), str(record.message), recorded=True)
                 elif result is not None:
                     value = result(state, c)
                     if isinstance(value, BaseException):
-                        t = Raised.of(value)
+                        t = Raised(type(value).__name__, str(value), recorded=True)
                 row.append((c, t, None, executed))
             elif t is DIVERGE or type(t) is Raised or type(t) is Unknown or t in known:
                 row.append((c, t, None, executed))

@@ -14,8 +14,8 @@ reproduces.
 >>> bool(result), result.failed
 (False, ['halts_within(3)'])
 >>> cx = result.counterexample("halts_within(3)")
->>> cx.completions, cx.states
-(('a', 'a', 'a'), (0, 1, 1, 1))
+>>> cx.completions, cx.states, cx.loop  # a lasso: 'a' keeps it in 1 for ever
+(('a', 'a'), (0, 1, 1), 1)
 """
 
 from __future__ import annotations
@@ -117,13 +117,23 @@ class Counterexample:
         """
         n = len(self.completions)
         last_raised = n and isinstance(self.end, Raised)
-        done = n - 1 if last_raised else n
+        recorded = last_raised and self.end.recorded  # the harness halted and kept the exception
+        done = n - 1 if last_raised and not recorded else n
         steps = [
-            Step(i, self.states[i], self.prompts[i], self.completions[i], self.states[i + 1])
+            Step(
+                i,
+                self.states[i],
+                self.prompts[i],
+                self.completions[i],
+                HALT if recorded and i == n - 1 else self.states[i + 1],
+            )
             for i in range(done)
         ]
         trace = Trace(machine=self.machine, start=self.start, steps=steps, max_steps=n)
-        if last_raised:
+        if recorded:  # as run() records it: HALT, and the message says what was raised
+            trace.end = HALT
+            trace.message = f"raised {self.end.type}: {self.end.message}"
+        elif last_raised:
             trace.end = "incomplete"
             trace.message = f"the harness raised {self.end.type}: {self.end.message}"
             trace.pending = (self.prompts[n - 1], self.completions[n - 1])
@@ -142,7 +152,7 @@ class Counterexample:
 
         >>> cx = Counterexample("p", ("a",), (0, HALT), ("go?",), "it halted")
         >>> print(cx.describe())
-          0: 0  prompt 'go?'  completion 'a'  -> 1
+          0: 0  prompt 'go?'  completion 'a'  -> HALT (1)
         """
         lines = []
         for i, c in enumerate(self.completions):

@@ -1,6 +1,7 @@
 """The ``agentic-machines`` command (also ``python -m agentic_machines``).
 
 Subcommands: ``demo``, ``check TARGET``, ``diagram TARGET``, ``run TARGET --script FILE``,
+``play TARGET``,
 ``explore TARGET``, ``export TARGET -o FILE``, ``eval PROGRAM``, ``explain [TERM]``,
 ``gallery DIR``; ``--help`` on each. A TARGET is a built-in machine name, a machine file
 (``.json``/``.toml``) or ``module:attribute`` / ``file.py:attribute``
@@ -228,8 +229,10 @@ def build_parser() -> argparse.ArgumentParser:
     _export_command.add_parser(sub)
     _test_command.add_parser(sub)
     from .exercise import add_parser as add_exercise
+    from .play import add_parser as add_play
 
     add_exercise(sub)
+    add_play(sub)
     return parser
 
 
@@ -278,8 +281,15 @@ def _fail(exc: BaseException) -> None:
 
 
 def _clip(message: str) -> str:
-    """At most MAX_MESSAGE characters: a message may quote input, which may be huge."""
-    return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 1] + "…"
+    r"""At most MAX_MESSAGE characters, escaped: a message may quote input, which may be
+    huge, or hold terminal escapes (a file name, a file's content, a user's exception).
+
+    >>> print(_clip("bad \x1b[2J name"))
+    bad \x1b[2J name
+    """
+    from .._files import excerpt
+
+    return excerpt(message, MAX_MESSAGE)
 
 
 def read_input(path: str | os.PathLike, what: str = "file") -> str:
@@ -443,7 +453,10 @@ def _diagram(args: argparse.Namespace) -> int:
         if args.output is None:
             print(text)
             return 0
-        Path(args.output).write_text(text + "\n", encoding="utf-8")
+        from .._files import open_output
+
+        with open_output(args.output) as fh:  # a FIFO with no reader: an error, not a block
+            fh.write(text + "\n")
     else:
         from ..drawing.diagrams import draw
 
@@ -511,9 +524,9 @@ def _eval(args: argparse.Namespace) -> int:
     from ..cek import run_program, unparse
 
     program = args.program
-    if os.path.isdir(program):
-        raise InvalidArgument(f"{program} is a directory; give a .lisp file or program text")
-    if program.endswith(".lisp") or os.path.isfile(program):
+    # A path that exists is a file to read (read_input refuses a directory, a FIFO or a
+    # device in one line); anything else is program text.
+    if program.endswith(".lisp") or os.path.lexists(program):
         program = read_input(program, "program")
     completions = read_script(args.script) if args.script else []
     if args.spell:

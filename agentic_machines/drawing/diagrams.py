@@ -42,6 +42,7 @@ import networkx as nx
 if TYPE_CHECKING:  # matplotlib is imported lazily, when a picture is drawn
     from matplotlib.figure import Figure
 
+from .._files import open_output
 from ..errors import InvalidArgument
 from ..machine import DIVERGE, HALT, is_sentinel
 from ..runtime.explore import short_text
@@ -290,6 +291,12 @@ _ITEM = 0.2  # one entry of the roles legend
 _NODE = 1500  # node size, points²
 
 
+def _save(fig: Any, path: str | Path, fmt: str) -> None:
+    # Through open_output: a FIFO with no reader is refused instead of blocking the save.
+    with open_output(path, "wb") as fh:
+        fig.savefig(fh, format=fmt, bbox_inches="tight", dpi=120)
+
+
 def draw(
     graph: nx.DiGraph,
     path: str | Path | None = None,
@@ -350,7 +357,7 @@ def draw(
     fig, (ax,) = page.build()
     _draw_graph(ax, graph, pos, roles, plan, panel)
     if path is not None:
-        fig.savefig(path, format=fmt, bbox_inches="tight", dpi=120)
+        _save(fig, path, fmt)
     return fig
 
 
@@ -947,7 +954,7 @@ def draw_embedding(
     if chosen is not None:
         _draw_square(axes[2], chosen, names_src, names_tgt, source_graph, target_graph)
     if path is not None:
-        fig.savefig(path, format=fmt, bbox_inches="tight", dpi=120)
+        _save(fig, path, fmt)
     return fig
 
 

@@ -346,6 +346,34 @@ def _become_subreaper() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0)
 
 
+def _init_then_worker(inp: BinaryIO, out: BinaryIO) -> None:
+    """Under ``unshare --pid --fork`` this process is PID 1 of its namespace, which the kernel
+    shields from the signals it sends itself (a block's ``os.kill(os.getpid(), 9)`` would
+    do nothing): fork, and go on as the child while PID 1 only waits for it.
+
+    PID 1 reaps whatever ends in the namespace and, when the worker ends, exits as it did
+    (``128 + n`` for a death by signal ``n``, which the host reads as that signal); its end
+    stops every process left in the namespace.
+    """
+    pid = os.fork()
+    if pid == 0:
+        return  # the worker
+    # PID 1: holds no end of the channel, so the host sees EOF as soon as the worker dies
+    inp.close()
+    out.close()
+    while True:
+        try:
+            done, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            os._exit(1)
+        except InterruptedError:
+            continue
+        if done == pid:
+            if os.WIFSIGNALED(status):
+                os._exit(128 + os.WTERMSIG(status))
+            os._exit(os.waitstatus_to_exitcode(status))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the worker on this process's stdin and stdout (called by the host's bootstrap)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -358,10 +386,11 @@ def main(argv: list[str] | None = None) -> None:
     os.dup2(null, 1)
     os.close(null)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-large file is an OSError, not death
-    _become_subreaper()
     if len(argv) >= 2 and argv[0] == "--readonly-except":
         _readonly_except(argv[1], argv[2] if len(argv) > 2 else None, argv[3:])
         os.chdir(argv[1])
+        _init_then_worker(inp, out)
+    _become_subreaper()  # after the fork: a child does not inherit it
     server = Server(inp, out)
     try:
         server.serve()

@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from .._files import brief, read_lines
+from .._files import brief, open_output, read_lines
 from ..errors import InvalidArgument
 
 __all__ = [
@@ -62,7 +62,7 @@ class JsonLinesWriter:
         if mode not in ("w", "a"):
             raise InvalidArgument(f"mode must be 'w' or 'a', got {mode!r}")
         self.path = os.fspath(path)
-        self._fh = open(self.path, mode, encoding="utf-8")
+        self._fh = open_output(self.path, mode)  # a FIFO with no reader: an error, not a block
 
     def write(self, obj: Any) -> None:
         r"""Write one line and flush it to the operating system at once.

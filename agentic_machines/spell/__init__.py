@@ -27,6 +27,11 @@ Differences from the paper's Spell (which is embedded in Clojure):
 - **Turn semantics are emergent.** One ``!`` call in the trailing form is one new turn;
   none ends the program; two or more run one after the other, each a child session
   (the synchronous fork). :func:`turn_kind` classifies a trailing form statically.
+- **``!spell-eval``**: the runtime's core evaluator ``spell-eval`` as an effect builtin:
+  ``(!spell-eval "<program>")`` runs a program text as a child session in a fresh, empty
+  environment (the second half of a self-call, with the text given instead of asked of
+  the model). The original's explicit environment argument is left out: the runtime
+  always passes the empty one. The loader of :mod:`.loader` uses it for nested children.
 - **``!llm-self`` on a plain prompt** (text that does not begin with ``(``) first wraps
   it with ``wrap-cat``, so every self-call prompt is an open program.
 - **``!peek``** appends ``(prune k)`` with k = the number of bindings + 1 (the newer

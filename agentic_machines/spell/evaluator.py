@@ -55,7 +55,7 @@ from ..cek.syntax import (
 from ..cek.values import PRIMITIVES, type_name
 from ..errors import EvaluationError, ParseError, UnboundEffect, Undecided
 from .edits import apply_edits
-from .text import is_open_program, pr_str, reopen, to_datum, wrap_cat
+from .text import balance, is_open_program, pr_str, reopen, to_datum, wrap_cat
 
 __all__ = [
     "SpellFn",
@@ -101,7 +101,7 @@ SPECIAL_FORMS = frozenset(
 )
 """Forms whose arguments are not simply evaluated (the names cannot be rebound)."""
 
-EFFECT_BUILTINS = frozenset({"!llm-self", "!extend", "leaf-llm"})
+EFFECT_BUILTINS = frozenset({"!llm-self", "!extend", "leaf-llm", "!spell-eval"})
 """Effect functions of every Spell program (the tools of the environment are the others)."""
 
 _CALL_NOW = frozenset({"!call-now", "!peek"})
@@ -749,6 +749,24 @@ def _apply(f: Any, args: tuple, env: Env, stack: list, world: World) -> tuple | 
         prefix = _edit_reopen(_completion(env, "!extend"), env)
         _call_frame(stack, env)
         return Boundary("self", prefix, tuple(stack))
+    if name == "!spell-eval":
+        # Spell's core evaluator as a builtin: the second half of a self-call (the
+        # runtime's `(spell-eval completion {})` after the model answered), with the
+        # program given instead of asked for. A child session: fresh empty environment,
+        # its result returns through a call frame exactly as a model child's does.
+        if len(args) != 1 or type(args[0]) is not str:
+            raise EvaluationError(
+                "!spell-eval: expected one string, a whole program such as "
+                '"(quine completion (eval (do \'(+ 1 2))))"'
+            )
+        try:
+            datum = parse(balance(args[0]))
+        except ParseError as err:
+            raise EvaluationError(f"!spell-eval: the program does not parse: {err}") from None
+        _call_frame(stack, env)
+        control, new_stack = start(datum, tuple(stack))
+        stack[:] = new_stack
+        return control
     if name == "leaf-llm":
         if len(args) != 1 or type(args[0]) is not str:
             raise EvaluationError("leaf-llm: expected one string, the prompt")
