@@ -189,15 +189,12 @@ COLUMNS = {  # the threat model's columns: level and namespace tool
     "namespace (unshare)": ("namespace", "unshare"),
 }
 STRONGEST_COLUMN = "process" if STRONGEST == "process" else f"namespace ({namespace_tool()})"
-# Until the unshare fallback mounts its own /proc (issue 20), the host's processes are listed
-# there (not reachable: its own PID namespace); the table shows it.
-KNOWN_GAPS = {"namespace (unshare)": {"see-host-processes"}}
 DOC = ROOT / "docs" / "threat_model.md"
 
 
 def available(column: str) -> bool:
     level, tool = COLUMNS[column]
-    return tool is None or _probe(tool)
+    return tool is None or _probe(tool) is None
 
 
 def doc_cells(column: str) -> dict[str, str]:
@@ -229,12 +226,10 @@ def test_the_attacks_are_held_as_the_threat_model_says(column):
         pytest.skip(f"{column} does not work here")
     assert len({a.name for a in ATTACKS}) == len(ATTACKS) >= 30
     results = column_results(column)
-    gaps = KNOWN_GAPS.get(column, set())
     must_hold = [
         name
         for name, (kind, _, _) in results.items()
-        if (column == STRONGEST_COLUMN or COLUMNS[column][0] == "namespace" or kind in HOST_SIDE)
-        and name not in gaps
+        if column == STRONGEST_COLUMN or COLUMNS[column][0] == "namespace" or kind in HOST_SIDE
     ]
     failed = [f"{n}: {results[n][2]}" for n in sorted(must_hold) if results[n][1] != "held"]
     assert not failed, "\n".join(failed)
