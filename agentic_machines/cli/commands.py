@@ -193,11 +193,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="PROGRAM is Spell: each completion is appended to the prefix and evaluated",
     )
     p.add_argument(
+        "--step",
+        action="store_true",
+        help="print every CEK step as ⟨e, ρ, κ⟩ (κ: the program with a hole []); without "
+        "--script, type each llm completion",
+    )
+    p.add_argument(
         "--fuel",
         type=_positive,
         default=None,
         metavar="N",
-        help="most machine steps before the run is reported undecided (default: 10 000 000)",
+        help="most machine steps before the run is reported undecided (default: 10 000 000; "
+        "100 000 with --step)",
     )
     p.set_defaults(func=_eval)
 
@@ -528,6 +535,15 @@ def _eval(args: argparse.Namespace) -> int:
     # device in one line); anything else is program text.
     if program.endswith(".lisp") or os.path.lexists(program):
         program = read_input(program, "program")
+    if args.step:
+        if args.spell:
+            raise InvalidArgument("--step steps the CEK machine; it does not take --spell")
+        from .step_eval import step_program
+
+        script = read_script(args.script) if args.script else None
+        return step_program(
+            program, script, args.fuel, sys.stdin, print, ask=_ask if sys.stdin.isatty() else None
+        )
     completions = read_script(args.script) if args.script else []
     if args.spell:
         from .spell_eval import eval_spell
@@ -549,6 +565,10 @@ def _eval(args: argparse.Namespace) -> int:
         return 2
     print(unparse(result.value))
     return 0
+
+
+def _ask(text: str) -> None:
+    print(text, end="", flush=True)
 
 
 def _gallery(args: argparse.Namespace) -> int:
