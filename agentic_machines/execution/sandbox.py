@@ -31,6 +31,10 @@ new worker and rebuilds its state by replaying the journal of messages the host 
 the failed block (the worker is deterministic, so the replay reaches the same state; replies
 are compared).
 
+The outcome a wall-clock deadline (or the host's load) decided is noted as clock-dependent
+(:mod:`agentic_machines.execution.clock`): the machine's h raises
+:class:`~agentic_machines.errors.ClockDependent`, so it is never taken as a fact.
+
 >>> ex = make_executor("inline")
 >>> ex.namespace("main", Scaffold(values={"x": 2}))
 >>> result = drive_rest(ex.run_block("main", "print(x * 21)"), None)
@@ -91,6 +95,7 @@ __all__ = [
     "is_scripted",
     "FAILURE_STATUSES",
     "drive_rest",
+    "worker_paths",
 ]
 
 LEVELS = ("inline", "process", "namespace")
@@ -899,7 +904,8 @@ class ProcessExecutor(Executor):
         self._kill()
         self._start()
         self._unsent = 0
-        self._replay(self._journal, rebuilding=True)
+        # the first worker only receives the setup deferred so far: not a rebuild
+        self._replay(self._journal, rebuilding=self.workers_started > 1)
 
     def _replay(self, entries: list[tuple[bytes, bytes]], rebuilding: bool) -> None:
         # The replay has its own wall-clock budget (replay_timeout_s), spent here and
@@ -907,11 +913,13 @@ class ProcessExecutor(Executor):
         if not entries:
             return
         began = time.monotonic()
-        deadline = began + self.limits.replay_timeout_s
+        budget = self.limits.replay_timeout_s if rebuilding else self.limits.timeout_s
+        deadline = began + budget
         try:
             for sent, reply in entries:
                 self._send(sent)
-                got = self._receive(deadline - time.monotonic(), replaying=len(entries))
+                left = deadline - time.monotonic()
+                got = self._receive(left, replaying=len(entries) if rebuilding else 0)
                 if wire.dumps(got) != reply:
                     self._kill()
                     raise _Failure(
