@@ -41,6 +41,7 @@ __all__ = [
     "open_output",
     "describe_size",
     "brief",
+    "excerpt",
     "CHUNK",
 ]
 
@@ -221,3 +222,16 @@ def brief(value: Any, width: int = 60) -> str:
     ("'xxxxxxxx…", "'a\\x1b[31m\\x00'")
     """
     return short_repr(value, width)
+
+
+def excerpt(text: str, width: int = 120) -> str:
+    r"""``text`` for an error message: cut to ``width`` characters, with every character a
+    terminal would act on (control characters, escapes, bidirectional marks) written as
+    its Python escape, so a file's content never reaches the screen as it is.
+
+    >>> print(excerpt("ok\x1b[2J" + "z" * 200, 12))
+    ok\x1b[2Jzz…
+    """
+    escaped = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text[:width])
+    fits = len(escaped) <= width and len(text) <= width
+    return escaped if fits else escaped[: width - 1] + "…"

@@ -264,11 +264,10 @@ def alphabet_scope(source: AgenticMachine, target: AgenticMachine) -> str:
     An embedding of X' into X is checked on the completions of X' (its alphabet C'), which
     must all be completions of X: h(e(s'), c) = e(h'(s', c)) for every c in C'. A target
     with more completions (every string, or a larger finite alphabet) is not compared on
-    the extra ones, the same way whether it is finite or not.
+    the extra ones, the same way whether it is finite or not. The words are empty when the
+    two alphabets are one (nothing to say then).
 
     >>> from agentic_machines.fixtures import fixture
-    The words are empty when the two alphabets are one (nothing to say then).
-
     >>> from agentic_machines import FunctionMachine
     >>> alphabet_scope(fixture("f2-add"), FunctionMachine(lambda s: "⋆", lambda s, c: s))
     "commutation checked on the source's alphabet (2 completions); the target accepts every string, and commutation is claimed on that alphabet only"

@@ -105,6 +105,15 @@ class LazyObstruction(Obstruction):
             (self.kind, self.state, self.explanation, self.completion, self.details),
         )
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Obstruction):
+            return NotImplemented
+        fields = ("kind", "state", "explanation", "completion")
+        return all(getattr(self, f) == getattr(other, f) for f in fields)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.state, self.explanation, self.completion))
+
 
 @dataclass(frozen=True)
 class Witness:

@@ -114,3 +114,47 @@ def test_a_never_raises_counterexample_of_an_agent_replays(tmp_path, capsys) -> 
 
     with pytest.raises(ReplayMismatch, match="ended normally"):
         replay_trace(agent_machine(lenient, name="shop"), str(path))
+
+
+def thinker(model):
+    """The think-forever bug: 'think' asks the same question again, for ever."""
+    while True:
+        if model("Think more, or answer?") == "answer":
+            return "42"
+
+
+def test_never_diverges_sees_a_loop_of_model_calls_only_with_a_key() -> None:
+    from agentic_machines.checking import never_diverges
+
+    m = agent_machine(thinker, name="thinker")
+    blind = check_properties(
+        m, m.initial, [never_diverges()], completions=["think", "answer"], max_depth=4
+    )
+    assert blind.results[0].verdict.holds is True
+    assert "never repeat" in blind.results[0].verdict.reason  # and it says it cannot see loops
+    keyed = check_properties(
+        m, m.initial, [never_diverges(key=m.prompt)], completions=["think", "answer"], max_depth=4
+    )
+    cx = keyed.counterexample(f"never_diverges(key={m.prompt.__name__})")
+    assert cx.completions == ("think",) and cx.loop == 0
+
+
+def test_hypothesis_runs_see_the_keyed_loop_too() -> None:
+    from hypothesis import strategies as st
+
+    from agentic_machines.checking import never_diverges
+    from agentic_machines.checking.stateful import hypothesis_check
+
+    m = agent_machine(thinker, name="thinker")
+    r = hypothesis_check(
+        m,
+        m.initial,
+        [never_diverges(key=m.prompt)],
+        completions=st.sampled_from(["think", "answer"]),
+        max_examples=50,
+        seed=1,
+        progress=None,
+    )
+    assert not r
+    cx = next(iter(r.counterexamples.values()))
+    assert cx.loop is not None and cx.completions[-1] == "think"

@@ -288,6 +288,12 @@ class Group(Node):
         for i, plan in enumerate(self.plans):
             plan.self_only = plan.rec == (i,) and self.members[i] == (self, i, None)
 
+    def __repr__(self) -> str:
+        from .printer import unparse  # in-function: the printer imports this module
+
+        lams = " ".join(unparse(lam) for lam in self.lams)
+        return f"<Group {' '.join(self.names) or '(lambda)'}: {lams}>"
+
     def _members(self, smaller: dict) -> tuple:
         """For each member i: (sub-group of the members i reaches, i's index in it, a
         selector from this group's environment to the sub-group's, or None for the same).
@@ -425,6 +431,11 @@ class Seq(Node):
         self.pre, self.pre_consts = _prefix_getter(self.fv, spec)
         return self.pre
 
+    def __repr__(self) -> str:
+        from .printer import unparse  # in-function: the printer imports this module
+
+        return f"<Seq{''.join(' ' + unparse(e) for e in self.items())}>"
+
     def items(self) -> list[Expr]:
         """The expressions in order."""
         out = []
@@ -507,6 +518,11 @@ class Branches(Node):
         self._hash = hash((15, then._hash, orelse._hash))
         self.then_sel = _selector(self.fv, then.fv)
         self.else_sel = _selector(self.fv, orelse.fv)
+
+    def __repr__(self) -> str:
+        from .printer import unparse  # in-function: the printer imports this module
+
+        return f"<Branches {unparse(self.then)} {unparse(self.orelse)}>"
 
 
 class If(Expr):

@@ -87,11 +87,17 @@ __all__ = [
 class Frame(Node):
     """A continuation frame; ``next`` is the rest of the continuation.
 
-    >>> LlmK(HALT_K).next is HALT_K
-    True
+    >>> LlmK(HALT_K).next is HALT_K, LlmK(EvalK(HALT_K))
+    (True, LlmK((eval (llm [])), depth=2))
     """
 
     __slots__ = ("next",)
+
+    def __repr__(self) -> str:
+        # The continuation from this frame as a program with a hole: no object address.
+        from .stepper import kont_text  # the stepper imports this module
+
+        return f"{type(self).__name__}({kont_text(self)}, depth={kont_depth(self)})"
 
 
 class HaltK(Frame):

@@ -25,8 +25,9 @@ raised ``Undecided``).
 ...                                     prompt_length_at_most(8)], completions=["go", "stop"])
 >>> [(x.name, x.verdict.status) for x in r]
 [('halts_within(10)', 'refuted'), ('never_raises()', 'holds'), ('prompt_length_at_most(8)', 'holds')]
->>> r.counterexample("halts_within(10)").completions[:5]
-('go', 'go', 'go', 'go', 'go')
+>>> cx = r.counterexample("halts_within(10)")  # the reset's cycle, as its lasso
+>>> cx.completions, cx.loop
+(('go', 'go', 'go', 'go'), 0)
 >>> r.bound
 'the whole reachable graph (4 states)'
 """
@@ -44,6 +45,7 @@ from ..batches import check_sendable, run_batches
 from ..errors import InvalidArgument
 from ..machine import DIVERGE, HALT, AgenticMachine
 from ..runtime.explore import _Reporter  # the status-line timing explore uses
+from ..runtime.harness import TraceState
 from ..verdict import Verdict, short_repr
 from .coverage import unreached_prompts
 from .expand import Unknown, expand
@@ -554,10 +556,18 @@ class _Search:
             return PropertyResult(
                 prop, Verdict(None, claim, "exhaustive", checked, reason="; ".join(undecided))
             )
-        return PropertyResult(
-            prop,
-            Verdict(True, claim, "exhaustive", checked, reason=f"bound: {self._bound_text()}"),
-        )
+        reason = f"bound: {self._bound_text()}"
+        if (
+            self.bound_depth is not None
+            and any(isinstance(q, NeverDiverges) and q.key is None for q in parts)
+            and isinstance(self.start, TraceState)
+        ):
+            reason += (
+                f"; {self.name}'s states are histories of completions, which never repeat, so a loop of "
+                "model calls cannot be seen as a cycle here; pass never_diverges(key=...) to say which "
+                "states are the same situation (e.g. key=machine.prompt)"
+            )
+        return PropertyResult(prop, Verdict(True, claim, "exhaustive", checked, reason=reason))
 
     def _part(self, q: Property) -> tuple[Counterexample | None, str]:
         """The counterexample of one part, or why it is undecided ("" when it holds)."""
@@ -646,10 +656,60 @@ class _Search:
         lasso = self._lasso(q)
         if lasso is not None:
             candidates.append(lasso)
+        if q.key is not None:
+            keyed = self._keyed_lasso(q)
+            if keyed is not None:
+                candidates.append(keyed)
         if candidates:
             return min(candidates, key=len), ""
         reasons = [self._unknown_text()] if self.unknown else []
         return None, "; ".join(reasons)
+
+    def _keyed_lasso(self, q: NeverDiverges) -> Counterexample | None:
+        """The shortest run that comes back to a state with the key of an earlier state
+        of the same run (by ``q.key``). Runs are the breadth-first paths, which are all
+        the runs when every state has one history (trace states, agent functions)."""
+        n = len(self.states)
+        keys = []
+        for k in range(n):
+            try:
+                keys.append(_hashable(q.key(self.states[k])))
+            except Exception as exc:  # noqa: BLE001 - a broken key is reported, not raised
+                why = f"the key of {q.name} raised {type(exc).__name__}: {exc}"
+                return self._path_cx(q, k, None, None, why)
+        children: list[list[int]] = [[] for _ in range(n)]
+        for k in range(1, n):
+            if self.parent[k] >= 0:
+                children[self.parent[k]].append(k)
+        # Depth-first over the breadth-first tree, with the keys on the current path.
+        best: tuple[int, int] | None = None  # (state id, id of the earlier state with its key)
+        on_path: dict[Any, int] = {}
+        stack: list[tuple[int, bool]] = [(0, True)]
+        while stack:
+            k, entering = stack.pop()
+            key = keys[k]
+            if not entering:
+                if on_path.get(key) == k:
+                    del on_path[key]
+                continue
+            earlier = on_path.get(key)
+            if earlier is not None:
+                if best is None or self.depth[k] < self.depth[best[0]]:
+                    best = (k, earlier)
+                continue  # a deeper repeat below this one is longer
+            on_path[key] = k
+            stack.append((k, False))
+            stack.extend((c, True) for c in children[k])
+        if best is None:
+            return None
+        k, earlier = best
+        at = self.depth[earlier]
+        why = (
+            f"after step {self.depth[k]} the run is in {short_repr(self.states[k])}, whose key "
+            f"{short_repr(keys[k])} is the key of {short_repr(self.states[earlier])} (step {at}): by the key it is "
+            f"back where it was, so repeating the completions from step {at} never ends"
+        )
+        return self._path_cx(q, k, None, None, why, loop=at)
 
     def _lasso(self, q: Property) -> Counterexample | None:
         cyclic = _cyclic_states(len(self.states), self._state_succ)

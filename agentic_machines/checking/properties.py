@@ -219,18 +219,39 @@ class NeverDiverges(Property):
     model that repeats the cycle's completions keeps the run going for ever; the
     counterexample is the cycle's lasso).
 
+    ``key(state)`` (one argument, the state), when given, says which states are the same
+    situation: a run that reaches a state with the key of an earlier state of the same
+    run is back where it was, a loop. An agent function needs it to show a loop of
+    model calls at all: its states are histories of completions, which never repeat
+    (``key=machine.prompt`` says "the same prompt again is the same situation"). Without
+    a key, the verdict on such a machine says that it cannot see such loops.
+
     >>> NeverDiverges().claim()
     'no run diverges (no reachable DIVERGE, no reachable cycle)'
+    >>> NeverDiverges(key=len).name
+    'never_diverges(key=len)'
     """
 
+    key: Callable[[Any], Any] | None = None
     kind = "liveness"
+
+    def __post_init__(self) -> None:
+        if self.key is not None:
+            _check_callable(self.key, "never_diverges(key=...)", "key(state) -> a hashable value")
 
     @property
     def name(self) -> str:  # type: ignore[override]
-        return "never_diverges()"
+        if self.key is None:
+            return "never_diverges()"
+        return f"never_diverges(key={getattr(self.key, '__name__', 'key')})"
 
     def claim(self) -> str:
-        return "no run diverges (no reachable DIVERGE, no reachable cycle)"
+        if self.key is None:
+            return "no run diverges (no reachable DIVERGE, no reachable cycle)"
+        return (
+            f"no run diverges (no reachable DIVERGE, no run that comes back to a state with the key "
+            f"of an earlier one, by {self.name[20:-1]})"
+        )
 
 
 @dataclass(frozen=True)
@@ -393,13 +414,14 @@ def halts_within(k: int) -> HaltsWithin:
     return HaltsWithin(k)
 
 
-def never_diverges() -> NeverDiverges:
-    """No run reaches ``DIVERGE`` or a cycle of states.
+def never_diverges(key: Callable[[Any], Any] | None = None) -> NeverDiverges:
+    """No run reaches ``DIVERGE`` or a cycle of states; with ``key(state)``, nor a state
+    whose key an earlier state of its run had (see :class:`NeverDiverges`).
 
-    >>> never_diverges().kind
-    'liveness'
+    >>> never_diverges().kind, never_diverges(key=str).name
+    ('liveness', 'never_diverges(key=str)')
     """
-    return NeverDiverges()
+    return NeverDiverges(key)
 
 
 def never_raises() -> NeverRaises:

@@ -14,8 +14,8 @@ reproduces.
 >>> bool(result), result.failed
 (False, ['halts_within(3)'])
 >>> cx = result.counterexample("halts_within(3)")
->>> cx.completions, cx.states
-(('a', 'a', 'a'), (0, 1, 1, 1))
+>>> cx.completions, cx.states, cx.loop  # a lasso: 'a' keeps it in 1 for ever
+(('a', 'a'), (0, 1, 1), 1)
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ class Counterexample:
 
         >>> cx = Counterexample("p", ("a",), (0, HALT), ("go?",), "it halted")
         >>> print(cx.describe())
-          0: 0  prompt 'go?'  completion 'a'  -> 1
+          0: 0  prompt 'go?'  completion 'a'  -> HALT (1)
         """
         lines = []
         for i, c in enumerate(self.completions):

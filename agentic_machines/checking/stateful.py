@@ -75,6 +75,16 @@ class PropertyViolation(AssertionError):
         self.counterexample = counterexample
 
 
+def _key(p: NeverDiverges, state: Any) -> Any:
+    """``p.key(state)``, made hashable (its ``repr`` when it is not)."""
+    key = p.key(state)  # type: ignore[misc]
+    try:
+        hash(key)
+    except TypeError:
+        return repr(key)
+    return key
+
+
 class _Run:
     """One run of the machine, checked step by step."""
 
@@ -91,6 +101,10 @@ class _Run:
         self.completions: list[str] = []
         self.ended = False
         self.seen = {start: 0}
+        # per never_diverges(key=...): the key of each state of the run -> its step
+        self.keyed = {p: {} for p in parts if isinstance(p, NeverDiverges) and p.key is not None}
+        for p, seen in self.keyed.items():
+            seen[_key(p, start)] = 0
         log["states"].add(start)
         log["prompts"].add(self.prompts[0])
         self._state_checks(start, self.prompts[0])
@@ -146,6 +160,18 @@ class _Run:
                         "the loop never ends",
                         loop=at,
                     )
+                elif not ended and p.key is not None:
+                    key, seen = _key(p, t), self.keyed[p]
+                    if key in seen:
+                        at = seen[key]
+                        self._fail(
+                            p,
+                            f"the run is in {short_repr(t)}, whose key {short_repr(key)} is the key of the "
+                            f"state at step {at}: by the key it is back where it was, so repeating the "
+                            f"completions from step {at} never ends",
+                            loop=at,
+                        )
+                    seen[key] = len(self.completions)
         for p, done, new in zip(self.effect_parts, self.done, executed):
             for request in new:
                 key = repr(request)

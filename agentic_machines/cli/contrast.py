@@ -183,8 +183,7 @@ def contrast_rows(names: Iterable[str] | None = None) -> list[Row]:
 
     The extras (rows whose question is not the SPE question) come from
     ``spe.contrast_extras()`` when the SPE architecture is in the table, and from
-    ``spell.contrast_extras()`` when Spell is (its loader verdict on the states of one
-    waiting program, and the naive re-run harness).
+    ``spell.contrast_extras()`` when Spell is (the naive re-run harness's refutation).
 
     >>> [(r.name, r.status, r.method) for r in contrast_rows(["react", "thread"])]
     [('react', 'refuted', 'fact:F2'), ('thread', 'refuted', 'fact:F2')]
@@ -196,7 +195,7 @@ def contrast_rows(names: Iterable[str] | None = None) -> list[Row]:
     extras: list[Callable[[], list[tuple[str, str, Verdict, str]]]] = []
     if "spe" in chosen:
         extras.append(ARCHITECTURES["spe"].contrast_extras)
-    if "spell" in chosen:  # Spell's loader on part of its states, and the naive harness
+    if "spell" in chosen:  # the naive re-run harness Spell improves on
         extras.append(ARCHITECTURES["spell"].contrast_extras)
     for extra in extras:
         for name, question, verdict, certificate in extra():
