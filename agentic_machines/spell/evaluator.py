@@ -74,6 +74,7 @@ __all__ = [
     "run",
     "run_text",
     "outer_eval",
+    "cut_value",
 ]
 
 DEFAULT_FUEL = 1_000_000
