@@ -193,11 +193,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="PROGRAM is Spell: each completion is appended to the prefix and evaluated",
     )
     p.add_argument(
+        "--tools",
+        metavar="MODULE:ATTR",
+        default=None,
+        help="with --spell: the tools the trailing form may call, a dict of Spell names to "
+        "Python functions (module:attribute or file.py:attribute)",
+    )
+    p.add_argument(
+        "--step",
+        action="store_true",
+        help="print every CEK step as ⟨e, ρ, κ⟩ (κ: the program with a hole []); without "
+        "--script, type each llm completion",
+    )
+    p.add_argument(
         "--fuel",
         type=_positive,
         default=None,
         metavar="N",
-        help="most machine steps before the run is reported undecided (default: 10 000 000)",
+        help="most machine steps before the run is reported undecided (default: 10 000 000; "
+        "100 000 with --step)",
     )
     p.set_defaults(func=_eval)
 
@@ -528,11 +542,23 @@ def _eval(args: argparse.Namespace) -> int:
     # device in one line); anything else is program text.
     if program.endswith(".lisp") or os.path.lexists(program):
         program = read_input(program, "program")
-    completions = read_script(args.script) if args.script else []
-    if args.spell:
-        from .spell_eval import eval_spell
+    if args.step:
+        if args.spell:
+            raise InvalidArgument("--step steps the CEK machine; it does not take --spell")
+        from .step_eval import step_program
 
-        return eval_spell(program, completions, args.fuel, _fail)
+        script = read_script(args.script) if args.script else None
+        return step_program(
+            program, script, args.fuel, sys.stdin, print, ask=_ask if sys.stdin.isatty() else None
+        )
+    completions = read_script(args.script) if args.script else []
+    if args.tools is not None and not args.spell:
+        raise InvalidArgument("--tools gives Spell tools: add --spell, or leave --tools out")
+    if args.spell:
+        from .spell_eval import eval_spell, load_tools
+
+        tools = load_tools(args.tools) if args.tools is not None else None
+        return eval_spell(program, completions, args.fuel, _fail, tools=tools)
     result = (
         run_program(program, completions)
         if args.fuel is None
@@ -549,6 +575,10 @@ def _eval(args: argparse.Namespace) -> int:
         return 2
     print(unparse(result.value))
     return 0
+
+
+def _ask(text: str) -> None:
+    print(text, end="", flush=True)
 
 
 def _gallery(args: argparse.Namespace) -> int:
