@@ -166,3 +166,46 @@ def test_replaying_a_journal_has_its_own_budget_reported_apart_from_the_block():
         assert ex.replays == 1 and ex.replay_seconds > 0
     finally:
         ex.close()
+
+
+def _noting(c0: str = ""):
+    """A harness whose step after 'slow' meets a (simulated) deadline, as an executor notes it."""
+
+    def program():
+        c = yield "start"
+        if c == "slow":
+            clock.note("the block ran past its 1 s wall-clock deadline")
+        c = yield f"after {c}"
+        return c
+
+    from agentic_machines.runtime.harness import HarnessMachine
+
+    return HarnessMachine(program, name="noting")
+
+
+def test_run_goes_on_and_explore_counts_undecided_where_the_clock_spoke():
+    from agentic_machines.runtime.harness import TraceState
+
+    m = _noting()
+    trace = run(m, ScriptedModel(["slow", "done"]))
+    assert [s.clock for s in trace.steps] == [True, False] and trace.end is not None
+    graph = explore(m, m.initial, ["slow", "fast"])
+    assert graph.graph["stats"]["undecided"] == 1
+    assert graph.nodes[m.initial]["undecided"] == ["slow"]
+    # a state whose prompt the clock decided: shown as it came, every transition undecided
+    fresh = _noting()  # no cached prompt: p replays the program, and meets the deadline
+    graph = explore(fresh, TraceState(("slow",)), ["x", "y"])
+    node = graph.nodes[TraceState(("slow",))]
+    assert node["prompt"] == "after slow" and node["undecided"] == ["x", "y"]
+    assert "wall-clock deadline" in node["undecided_reason"]
+
+
+def test_a_parallel_explore_counts_the_clock_dependent_prompt_undecided_too():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agentic_machines.runtime.harness import TraceState
+
+    with ThreadPoolExecutor(2) as pool:
+        graph = explore(_noting(), TraceState(("slow",)), ["x", "y"], executor=pool)
+    node = graph.nodes[TraceState(("slow",))]
+    assert node["undecided"] == ["x", "y"] and "wall-clock deadline" in node["undecided_reason"]
