@@ -28,8 +28,13 @@ from typing import Any, BinaryIO
 
 from .. import errors as _errors
 from . import wire
+from .budget import LineBudget
 from .codeexec import Request
 from .sandbox import InlineExecutor, Scaffold
+
+TEXT_LINES = 100_000
+"""The line budget of ``str`` of a model value (``text_of``: a model-defined ``__str__``
+runs): past it there is no text, decided by lines on any machine, not by the deadline."""
 
 __all__ = ["main", "Server"]
 
@@ -108,7 +113,12 @@ class Server:
             pairs = [[name, simple] for name, simple in self.ex.variables(key)]
             self.write({"type": "value", "value": pairs})
         elif op == "text_of":
-            self.write({"type": "value", "value": self.ex.text_of(key, str(msg["name"]))})
+            try:
+                with LineBudget(TEXT_LINES):
+                    text = self.ex.text_of(key, str(msg["name"]))
+            except _errors.BudgetExceeded:
+                text = None  # as for a __str__ that raises: no text
+            self.write({"type": "value", "value": text})
         else:
             raise _ProtocolError(f"unknown op {op!r}")
 
