@@ -719,18 +719,37 @@ def _wrap(
             "--map-root-user",
             "--mount",
             "--net",
+            "--ipc",  # System V shared memory is memory no tmpfs size bounds
+            "--uts",
             "--pid",
             "--fork",
             "--mount-proc",
             "--kill-child",
             "--",
             *argv,
-            *(["--readonly-except", scratch] if argv[-1] != "pass" else []),
+            # the worker mounts private tmpfs mounts of this size, hides _HIDDEN and loads
+            # the seccomp filter itself (worker._readonly_except)
+            *(["--readonly-except", scratch, size, *_HIDDEN] if argv[-1] != "pass" else []),
         ]
     return argv
 
 
-def _limit(limits: Limits, join: list[int] = ()) -> Callable[[], None]:
+def _user_processes() -> int:
+    """How many processes this user runs (RLIMIT_NPROC counts them all)."""
+    uid, count = os.getuid(), 0
+    try:
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    count += os.stat(f"/proc/{name}").st_uid == uid
+                except OSError:
+                    pass
+    except OSError:
+        return 0
+    return count
+
+
+def _limit(limits: Limits, join: list[int] = (), nproc: int | None = None) -> Callable[[], None]:
     import resource  # here, not in apply: the child of a threaded host must not import
 
     def apply() -> None:  # runs in the child between fork and exec: C calls only
@@ -746,6 +765,8 @@ def _limit(limits: Limits, join: list[int] = ()) -> Callable[[], None]:
             (resource.RLIMIT_CORE, 0),
         ):
             resource.setrlimit(which, (value, value))
+        if nproc is not None:
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
 
     return apply
 
@@ -810,6 +831,9 @@ class ProcessExecutor(Executor):
         argv = _wrap(self.tool, self._scratch, argv, self.limits, fd)
         self._group = WorkerGroup.create(self.limits.memory_mb * 1024 * 1024, _MAX_PROCESSES)
         join = self._group.join_fds() if self._group is not None else []
+        # no control group: RLIMIT_NPROC counts all of the user's processes, so the worker
+        # may start _MAX_PROCESSES more than the user runs now (the kernel exempts root)
+        nproc = None if self._group is not None else _user_processes() + _MAX_PROCESSES
         try:
             self._proc = subprocess.Popen(
                 argv,
@@ -819,7 +843,7 @@ class ProcessExecutor(Executor):
                 cwd=self._scratch,
                 # no inherited variables; a fixed hash seed keeps a replayed worker deterministic
                 env={"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"},
-                preexec_fn=_limit(self.limits, join),
+                preexec_fn=_limit(self.limits, join, nproc),
                 start_new_session=True,
                 close_fds=True,
                 pass_fds=() if fd is None else (fd,),

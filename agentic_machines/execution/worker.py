@@ -273,8 +273,14 @@ def _descends(pid: int, ancestor: int, parents: dict[int, int]) -> bool:
 # --------------------------------------------------------------------------------------
 # start-up
 # --------------------------------------------------------------------------------------
-def _readonly_except(scratch: str) -> None:
-    """Remount every filesystem read-only except ``scratch`` (inside ``unshare --mount``)."""
+def _readonly_except(scratch: str, size: str | None = None, hidden: list[str] = ()) -> None:
+    """Remount every filesystem read-only except ``scratch`` (inside ``unshare --mount``).
+
+    With ``size`` (bytes), as ``bwrap`` does for the namespace level: ``/tmp``, ``/dev/shm``
+    and ``scratch`` become private tmpfs mounts of that size, the directories ``hidden``
+    are covered by empty ones, and the seccomp filter of
+    :mod:`~agentic_machines.execution.seccomp` is loaded once the capabilities are gone.
+    """
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -302,7 +308,21 @@ def _readonly_except(scratch: str) -> None:
             flags |= keep.get(option, 0)
         if mount(None, target, flags) != 0 and target == "/":
             raise OSError(ctypes.get_errno(), "remounting / read-only failed")
+    if size is not None:
+        # scratch last: it may lie under /tmp, and is made again in the new /tmp
+        hide = [d for d in hidden if os.path.isdir(d) and not os.path.islink(d)]
+        for target in ["/tmp", "/dev/shm", *hide, scratch]:
+            os.makedirs(target, exist_ok=True)
+            options = f"size={4096 if target in hide else int(size)},mode=1777".encode()
+            if libc.mount(b"tmpfs", target.encode(), b"tmpfs", ms_nosuid | ms_nodev, options):
+                raise OSError(ctypes.get_errno(), f"mounting a private tmpfs on {target} failed")
     _drop_capabilities(libc)
+    if size is not None:
+        from .seccomp import install, program
+
+        prog = program()
+        if prog is not None:
+            install(prog)
 
 
 def _drop_capabilities(libc) -> None:
@@ -377,7 +397,7 @@ def main(argv: list[str] | None = None) -> None:
     os.close(null)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-large file is an OSError, not death
     if len(argv) >= 2 and argv[0] == "--readonly-except":
-        _readonly_except(argv[1])
+        _readonly_except(argv[1], argv[2] if len(argv) > 2 else None, argv[3:])
         os.chdir(argv[1])
         _init_then_worker(inp, out)
     _become_subreaper()  # after the fork: a child does not inherit it
