@@ -628,9 +628,13 @@ def worker_paths() -> list[str]:
     return list(dict.fromkeys(os.path.abspath(p) for p in found if p))
 
 
-def _rebinds(masked: list[str]) -> list[str]:
-    """bwrap arguments that mount the :func:`worker_paths` lying under ``masked`` back, read-only."""
-    out: list[str] = []
+def masked_worker_paths(masked: list[str]) -> list[str]:
+    """The :func:`worker_paths` that lie under the directories ``masked`` (made private to
+    the worker) and exist, parents first, none inside another: what to mount back.
+
+    >>> masked_worker_paths(["/nonexistent-mask"])
+    []
+    """
     chosen: list[str] = []
     for path in sorted(worker_paths(), key=len):  # parents first: a child is then covered
         under = any(path == m or path.startswith(m.rstrip("/") + "/") for m in masked)
@@ -639,8 +643,12 @@ def _rebinds(masked: list[str]) -> list[str]:
         if any(path == c or path.startswith(c + "/") for c in chosen):
             continue
         chosen.append(path)
-        out += ["--ro-bind", path, path]
-    return out
+    return chosen
+
+
+def _rebinds(masked: list[str]) -> list[str]:
+    """bwrap arguments that mount the :func:`worker_paths` lying under ``masked`` back, read-only."""
+    return [a for path in masked_worker_paths(masked) for a in ("--ro-bind", path, path)]
 
 
 _HIDDEN = ("/run", "/var/run", "/var/tmp", "/var/lib/docker", "/var/lib/libvirt")
