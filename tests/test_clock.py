@@ -14,7 +14,12 @@ import json
 import pytest
 
 from agentic_machines.architectures import rlm
-from agentic_machines.checking import check_properties, halts_within, never_raises
+from agentic_machines.checking import (
+    check_properties,
+    halts_within,
+    never_raises,
+    prompt_length_at_most,
+)
 from agentic_machines.errors import ClockDependent, Undecided
 from agentic_machines.execution import clock
 from agentic_machines.execution.sandbox import resolve_isolation
@@ -253,9 +258,16 @@ def test_a_state_a_clock_step_left_in_the_cache_is_no_fact_either():
     assert "wall-clock deadline" in node["undecided_reason"] and graph.out_degree(slow) == 0
     result = check_properties(m, properties=[never_raises()], completions=["x"], start=slow)
     assert result.status == "undecided" and "wall-clock deadline" in result.report()
+    # nor does the prompt the clock decided refute an invariant ("after slow" is 10 long)
+    result = check_properties(
+        m, properties=[prompt_length_at_most(5)], completions=["x"], start=slow
+    )
+    assert result.status == "undecided", result.report()
     # a state the clock never touched is a fact, cached or not
     fast = m.harness(m.initial, "fast")
-    assert m.prompt(fast) == "after fast" and explore(m, fast, ["x"]).graph["stats"]["undecided"] == 0
+    assert (
+        m.prompt(fast) == "after fast" and explore(m, fast, ["x"]).graph["stats"]["undecided"] == 0
+    )
 
 
 def test_an_agent_function_that_meets_a_deadline_is_clock_dependent():

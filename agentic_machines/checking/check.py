@@ -266,7 +266,8 @@ class _Search:
         self.share: dict[Any, float] = {}
         logs = [e.log(machine) for e in self.effects]
         history: list[tuple] = [tuple(frozenset() for _ in logs)] if logs else []
-        self._check_state(0)
+        if start_clock is None:  # a prompt the clock decided refutes nothing
+            self._check_state(0)
         reporter = _Reporter(self._printer())
         limit = self.max_states if self.max_states is not None else float("inf")
         max_depth = self.max_depth
