@@ -10,6 +10,7 @@ docs/threat_model.md from these same results.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import os
 import socket
 import subprocess
@@ -41,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MEMORY_MB = 128
 LIMITS = Limits(timeout_s=10.0, memory_mb=MEMORY_MB, cpu_s=60, open_files=64, file_size_mb=16)
 STRONGEST = "namespace" if namespace_tool() else "process"
-HOST_SIDE = ("wire", "cleanup")  # protections the host gives at every isolated level
+HOST_SIDE = ("wire", "cleanup", "replay")  # protections the host gives at every isolated level
 
 
 def _unix_servers(token: str) -> dict[str, socket.socket]:
@@ -112,14 +113,18 @@ def run_attack(attack: Attack, level: str, tool: str | None = None) -> Outcome:
     if attack.kind == "host":  # a process of this user that the attack may harm
         victim = subprocess.Popen(["sleep", "60"], start_new_session=True)
         values["victim"] = victim.pid
-    ex = ProcessExecutor(level, LIMITS, tool=tool)
+    limits = LIMITS
+    if attack.timeout_s is not None:
+        limits = dataclasses.replace(LIMITS, timeout_s=attack.timeout_s)
+    ex = ProcessExecutor(level, limits, tool=tool)
     ex.namespace("main", Scaffold(effects=("act",)), {"act": lambda *a: "ok"})
-    result, crashed = None, ""
+    result, crashed, stderrs = None, "", []
     try:
         for block in attack.blocks:
             code = render(block, **values)
             gen = ex.run_block("main", code, max_output=attack.max_output, line_budget=10**6)
             result = drive(gen, str)
+            stderrs.append(result.stderr)
     except Exception as exc:  # noqa: BLE001 - a crash of the host is an outcome here
         crashed = f"{type(exc).__name__}: {str(exc)[:80]}"
     leftover = _probes_alive(token)
@@ -154,6 +159,7 @@ def run_attack(attack: Attack, level: str, tool: str | None = None) -> Outcome:
         crashed,
         connections,
         tuple(leftover),
+        tuple(stderrs),
     )
 
 
