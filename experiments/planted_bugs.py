@@ -31,7 +31,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from hypothesis import strategies as st  # noqa: E402
 
 from agentic_machines import HALT, HarnessMachine, TableMachine  # noqa: E402
-from agentic_machines.architectures import react, reflexion, rlm, thread  # noqa: E402
+from agentic_machines.architectures import (  # noqa: E402
+    adapt,
+    codeact,
+    pal,
+    react,
+    reflexion,
+    rlm,
+    thread,
+    tot,
+)
 from agentic_machines.checking import (  # noqa: E402
     Invariant,
     Property,
@@ -238,6 +247,68 @@ def reflexion_fixed() -> HarnessMachine:
 
 REFLEXION_FIRST = reflexion.machine().prompt(reflexion.initial)
 
+PAL_TEXT_ANSWER = "def solution():\n    return 'twenty-three'\n"
+"""A program whose answer is text, not a number."""
+
+
+def pal_strict_answer() -> HarnessMachine:
+    """PAL whose harness converts the answer with ``float()`` unguarded: a program that
+    returns text makes the harness raise. (The alphabet is our own programs: inline.)"""
+    return pal.machine(isolation="inline", strict_answer=True)
+
+
+def pal_fixed() -> HarnessMachine:
+    """PAL as shipped: a text answer is scored wrong."""
+    return pal.machine(isolation="inline")
+
+
+CODEACT_CHAT = "Let me think about the task."
+"""A reply with neither code nor a solution."""
+
+
+def codeact_free_chat() -> HarnessMachine:
+    """CodeAct whose step counter ignores replies without code: a model that only chats is
+    never stopped. (The alphabet is our own replies: inline.)"""
+    return codeact.machine(isolation="inline", max_turns=4, count_chat=False)
+
+
+def codeact_fixed() -> HarnessMachine:
+    """CodeAct as shipped: every reply uses a step."""
+    return codeact.machine(isolation="inline", max_turns=4)
+
+
+ADAPT_FAIL = " task failed"
+ADAPT_RESTATE = "Step 1: put 2 apple in/on sidetable 1\nExecution order: Step 1"
+"""An executor that always fails, and a planner that restates the task as its one step."""
+
+
+def adapt_no_depth_limit() -> HarnessMachine:
+    """ADaPT without a depth limit: a planner that restates a failed task decomposes it
+    for ever. (One executor action per task keeps the unmodified machine's runs short.)"""
+    return adapt.machine(max_depth=None, executor_steps=1)
+
+
+def adapt_fixed() -> HarnessMachine:
+    """ADaPT with a depth limit (2)."""
+    return adapt.machine(max_depth=2, executor_steps=1)
+
+
+TOT_DEAD_END = "9 - 8 = 1 (left: 1 4 6)"
+TOT_LIKELY = "likely"
+"""A proposal that leads to a dead end (1 4 6, then no valid step proposed), judged likely."""
+
+
+def tot_revisit() -> HarnessMachine:
+    """DFS Tree of Thoughts that restarts from the root on a dead end instead of moving to
+    the next sibling: it revisits the same states for ever."""
+    return tot.machine(search="dfs", revisit=True)
+
+
+def tot_fixed() -> HarnessMachine:
+    """DFS Tree of Thoughts that backtracks to the next sibling."""
+    return tot.machine(search="dfs")
+
+
 # -- a finite workflow -----------------------------------------------------------------------
 
 
@@ -386,6 +457,44 @@ CASES: tuple[Case, ...] = (
         reflexion.machine,
         [REFLEXION_WRONG],
         max_depth=4,
+    ),
+    Case(
+        "pal-unguarded-answer",
+        "PAL",
+        "the answer is converted with float() unguarded: a program returning text crashes "
+        "the harness",
+        never_raises(),
+        pal_strict_answer,
+        pal_fixed,
+        [pal.SCRIPT[0], PAL_TEXT_ANSWER],
+    ),
+    Case(
+        "codeact-free-chat",
+        "CodeAct",
+        "a reply without code uses no step: a model that only chats runs for ever",
+        halts_within(5),
+        codeact_free_chat,
+        codeact_fixed,
+        [CODEACT_CHAT],
+    ),
+    Case(
+        "adapt-no-depth-limit",
+        "ADaPT",
+        "no depth limit: a planner that restates a failed task makes it recurse for ever",
+        halts_within(6),
+        adapt_no_depth_limit,
+        adapt_fixed,
+        [ADAPT_FAIL, ADAPT_RESTATE],
+    ),
+    Case(
+        "tot-dfs-revisits",
+        "Tree of Thoughts",
+        "DFS restarts from the root on a dead end instead of backtracking: it revisits states "
+        "for ever",
+        halts_within(5),
+        tot_revisit,
+        tot_fixed,
+        [TOT_DEAD_END, TOT_LIKELY],
     ),
     Case(
         "shop-no-turn-limit",

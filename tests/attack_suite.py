@@ -99,6 +99,7 @@ class Outcome:
     crashed: str = ""  # an exception the host raised instead of an outcome
     connections: int = 0  # connections the test's Unix socket servers accepted
     leftover: tuple[str, ...] = ()  # what the host found left behind (processes, files)
+    stderrs: tuple[str, ...] = ()  # the stderr of every block, in order
 
 
 Judge = Callable[[Outcome], tuple[str, str]]
@@ -171,6 +172,17 @@ class Attack:
     blocks: tuple[str, ...]
     judge: Judge
     max_output: int = 4_000
+    timeout_s: float | None = None  # the deadline per block, when not the suite's
+
+
+def reset_told(outcome: Outcome) -> tuple[str, str]:
+    """Held when the model was told the REPL was reset and the last block ran again."""
+    told = [e for e in outcome.stderrs if "the REPL was reset" in e]
+    if outcome.crashed:
+        return "through", f"the host raised {outcome.crashed}"
+    if told and outcome.status == "ok" and outcome.stdout.startswith("NO"):
+        return "held", told[0].strip()[:120]
+    return "through", f"the REPL did not recover: {outcome.status}: {outcome.stderr.strip()[:90]}"
 
 
 def render(code: str, **values) -> str:
@@ -523,8 +535,45 @@ VIEW = [
     ),
 ]
 
+_RECOVERED = "print('NO the REPL works again')"
+REPLAY = [
+    Attack(
+        "replay-hanging-deepcopy",
+        "replay",
+        (
+            # every later block's snapshot deep-copies h: a C-level hang, in every new worker
+            "class H:\n    def __deepcopy__(self, memo):\n        return sum(range(10**13))\nh = H()",
+            "x = 1",
+            "y = 2",
+            _RECOVERED,
+        ),
+        reset_told,
+        timeout_s=2.0,
+    ),
+    Attack(
+        "replay-patched-decoder",
+        "replay",
+        (
+            OPERATOR + "os_['sys'].modules['json'].loads = lambda *a, **k: 1 / 0",
+            "x = 1",
+            "y = 2",
+            _RECOVERED,
+        ),
+        reset_told,
+        timeout_s=5.0,
+    ),
+    Attack(
+        "replay-not-deterministic",
+        "replay",
+        ("print(id(object()))", OPERATOR + "os_['_exit'](3)", "y = 2", _RECOVERED),
+        reset_told,
+        timeout_s=5.0,
+    ),
+]
+
 ATTACKS: list[Attack] = [
     *VIEW,
+    *REPLAY,
     *WIRE,
     *CLEANUP,
     *SECCOMP,
@@ -546,6 +595,7 @@ KINDS = {
     "children": "leave processes running after the block (background, setsid, double fork)",
     "wire": "forged or oversized messages to the host",
     "cleanup": "break the host's cleanup (a 1,500-level directory chain)",
+    "replay": "a block whose replay breaks every new worker (the REPL is reset instead)",
 }
 """The attack classes, in the order of the threat model's table, with what they try."""
 

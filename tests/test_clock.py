@@ -209,3 +209,23 @@ def test_a_parallel_explore_counts_the_clock_dependent_prompt_undecided_too():
         graph = explore(_noting(), TraceState(("slow",)), ["x", "y"], executor=pool)
     node = graph.nodes[TraceState(("slow",))]
     assert node["undecided"] == ["x", "y"] and "wall-clock deadline" in node["undecided_reason"]
+
+
+@pytest.mark.skipif(resolve_isolation("strongest") == "inline", reason="needs POSIX")
+def test_a_looping_str_in_the_worker_ends_on_lines_not_on_the_clock():
+    from agentic_machines.execution.codeexec import drive_rest
+    from agentic_machines.execution.sandbox import Limits, ProcessExecutor, Scaffold
+
+    ex = ProcessExecutor("process", Limits(timeout_s=120))
+    try:
+        ex.namespace("m", Scaffold())
+        block = (
+            "class Loop:\n    def __str__(self):\n        while True:\n            pass\nv = Loop()"
+        )
+        assert drive_rest(ex.run_block("m", block), None).status == "ok"
+        with clock.watching() as seen:
+            text = ex.text_of("m", "v")
+        assert text is None and seen == []  # no text, by the line budget: not a timeout
+        assert ex.text_of("m", "v") is None and ex.workers_started == 1  # and again, alike
+    finally:
+        ex.close()

@@ -39,6 +39,10 @@ ARCHITECTURE_NAMES: tuple[str, ...] = (
     "spe",
     "spell",
     "reflexion",
+    "pal",
+    "codeact",
+    "adapt",
+    "tot",
 )
 """Module names (inside this package) of the architectures, in table order."""
 

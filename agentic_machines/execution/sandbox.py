@@ -575,6 +575,15 @@ class _Failure(Exception):
 
 
 _OK = b'{"type":"ok"}\n'
+_ALIVE = {"op": "run", "code": "pass", "line_budget": 100, "filename": "<alive>", "max_output": 100}
+
+
+def _op_of(line: bytes) -> tuple[Any, Any]:
+    """The ``op`` and ``ns`` of a message the host sent (its own, so well-formed)."""
+    message = wire.loads(line)
+    return message.get("op"), message.get("ns")
+
+
 _MAX_MESSAGE = 64 * 1024 * 1024  # bytes of one message from the worker
 _MAX_LIVE = 8  # workers alive at once in this process; idle ones beyond it are stopped
 _LIVE: collections.OrderedDict[int, weakref.ref] = collections.OrderedDict()
@@ -619,9 +628,13 @@ def worker_paths() -> list[str]:
     return list(dict.fromkeys(os.path.abspath(p) for p in found if p))
 
 
-def _rebinds(masked: list[str]) -> list[str]:
-    """bwrap arguments that mount the :func:`worker_paths` lying under ``masked`` back, read-only."""
-    out: list[str] = []
+def masked_worker_paths(masked: list[str]) -> list[str]:
+    """The :func:`worker_paths` that lie under the directories ``masked`` (made private to
+    the worker) and exist, parents first, none inside another: what to mount back.
+
+    >>> masked_worker_paths(["/nonexistent-mask"])
+    []
+    """
     chosen: list[str] = []
     for path in sorted(worker_paths(), key=len):  # parents first: a child is then covered
         under = any(path == m or path.startswith(m.rstrip("/") + "/") for m in masked)
@@ -630,8 +643,12 @@ def _rebinds(masked: list[str]) -> list[str]:
         if any(path == c or path.startswith(c + "/") for c in chosen):
             continue
         chosen.append(path)
-        out += ["--ro-bind", path, path]
-    return out
+    return chosen
+
+
+def _rebinds(masked: list[str]) -> list[str]:
+    """bwrap arguments that mount the :func:`worker_paths` lying under ``masked`` back, read-only."""
+    return [a for path in masked_worker_paths(masked) for a in ("--ro-bind", path, path)]
 
 
 _HIDDEN = ("/run", "/var/run", "/var/tmp", "/var/lib/docker", "/var/lib/libvirt")
@@ -805,6 +822,7 @@ class ProcessExecutor(Executor):
         self._buffer = b""
         self._scratch: str | None = None
         self._group: WorkerGroup | None = None  # the worker's control group, when it has one
+        self._notice: _Failure | None = None  # a REPL reset the next block must report
         self._closed = False
         self._busy = False
         self._oom_mark = 0  # the host's OOM-kill count when the current block started
@@ -915,8 +933,14 @@ class ProcessExecutor(Executor):
         began = time.monotonic()
         budget = self.limits.replay_timeout_s if rebuilding else self.limits.timeout_s
         deadline = began + budget
+        running: list[Any] = []  # namespaces of the replayed blocks not yet ended
+        block = index = 0  # where the outermost replayed block began; the entry being replayed
         try:
-            for sent, reply in entries:
+            for index, (sent, reply) in enumerate(entries):
+                op, key = _op_of(sent)
+                if op == "run":
+                    block = block if running else index
+                    running.append(key)
                 self._send(sent)
                 left = deadline - time.monotonic()
                 got = self._receive(left, replaying=len(entries) if rebuilding else 0)
@@ -924,13 +948,56 @@ class ProcessExecutor(Executor):
                     self._kill()
                     raise _Failure(
                         "died",
-                        "the new worker did not replay the earlier blocks the same way (the code "
-                        "they ran is not deterministic), so their variables are lost",
+                        "the new worker did not replay it the same way (the code is not "
+                        "deterministic)",
                     )
+                if got.get("type") == "result" and running:
+                    key = running.pop()
+                    if rebuilding and not running:
+                        self._check_alive(key, deadline)
+        except _Failure as failure:
+            if not rebuilding:
+                raise
+            # A journal entry whose replay breaks the worker would break every new worker:
+            # it is dropped (with what came after it) and the model is told the REPL was reset.
+            in_block = running or _op_of(entries[index][0])[0] == "run"
+            raise self._reset(block if in_block else index, failure) from None
         finally:
             if rebuilding:
                 self.replays += 1
                 self.replay_seconds += time.monotonic() - began
+
+    def _check_alive(self, key: Any, deadline: float) -> None:
+        # After each replayed block, an empty block in its namespace: a block that left the
+        # worker unable to run the next one (a patched decoder, a value whose __deepcopy__
+        # hangs) is found here, while it is the last one replayed.
+        self._send(wire.dumps({**_ALIVE, "ns": key}))
+        wait = min(deadline - time.monotonic(), float(self.limits.timeout_s))
+        got = self._receive(wait, replaying=1)
+        if got.get("type") != "result" or got.get("status") != "ok":
+            self._kill()
+            raise _Failure("died", "the worker could not run an empty block after it")
+
+    def _reset(self, start: int, failure: _Failure) -> _Failure:
+        """Drop the journal from the replayed entry ``start`` on; the failure the block sees."""
+        self._kill()
+        op, _ = _op_of(self._journal[start][0])
+        line = ""
+        if op == "run":
+            code = wire.loads(self._journal[start][0]).get("code")
+            line = code.strip().splitlines()[0][:80] if type(code) is str and code.strip() else ""
+        blocks = sum(_op_of(e[0])[0] == "run" for e in self._journal[start:])
+        self._forget_since(start)
+        what = f"an earlier block (its first line: {line!r})" if line else "an earlier message"
+        detail = failure.detail if failure.status != "timeout" else "it ran past the deadline"
+        self._notice = _Failure(
+            "died",
+            f"the REPL was reset: replaying {what} into a new worker broke it ({detail}), so "
+            f"that block and what came after it ({blocks} block(s) in all) were dropped and "
+            "their variables are gone; this block did not run, so run it again",
+            failure.clock,
+        )
+        return self._notice
 
     def _defer(self, message: dict) -> None:
         # Commands that only change the worker's state are journalled and sent before the
@@ -1148,6 +1215,9 @@ class ProcessExecutor(Executor):
             raise InvalidArgument(f"line_budget must be positive, got {line_budget}")
         if key not in self._effects:
             raise InvalidArgument(f"no namespace {key!r}; create it with namespace({key!r}, ...)")
+        if self._notice is not None:  # a query's replay reset the REPL: the model learns it now
+            notice, self._notice = self._notice, None
+            return _failed(code, notice, self.limits)
         start = len(self._journal)
         self._oom_mark = _oom_kills()
         clock = [float(self.limits.timeout_s)]
@@ -1188,6 +1258,7 @@ class ProcessExecutor(Executor):
                     raise _Failure("died", f"the worker sent an unexpected {_shown(kind)} message")
         except _Failure as failure:
             self._forget_since(start)
+            self._notice = None  # a reset is told by this failure itself
             if failure.clock is not None:
                 note_clock(failure.clock)  # h raises ClockDependent (see execution.clock)
             return _failed(code, failure, self.limits)
@@ -1326,7 +1397,9 @@ def _failed(code: str, failure: _Failure, limits: Limits) -> BlockResult:
     else:
         what = failure.detail
     stderr = (
-        f"{error}: {what}; the REPL's variables are as they were before this block "
+        f"{error}: {what}\n"
+        if what.startswith("the REPL was reset")
+        else f"{error}: {what}; the REPL's variables are as they were before this block "
         "(a new worker replays the earlier blocks)\n"
     )
     return BlockResult(code, "", stderr, failure.status, error=error)
