@@ -38,6 +38,7 @@ __all__ = [
     "ExecutionTimeout",
     "ExecutionMemoryExceeded",
     "WorkerDied",
+    "IsolationFallback",
 ]
 
 
@@ -287,4 +288,13 @@ class WorkerDied(ExecutionFailure):
     Model code that ends its process (``os._exit``), exceeds the CPU-seconds limit or
     writes garbage on the message channel ends this way; the harness goes on with a new
     worker.
+    """
+
+
+class IsolationFallback(UserWarning):
+    """The namespace level could not use bubblewrap and uses ``unshare`` instead.
+
+    A warning, never silent: its message names why bubblewrap did not start a worker (not
+    installed, no user namespaces, ...). Install bubblewrap, or let the machine's
+    administrator allow unprivileged user namespaces, for the stronger sandbox.
     """

@@ -142,11 +142,54 @@ before and after, as measured by the benchmarks above:
   (two frozen dataclasses, ≈ 11 µs a call) and the claim text (≈ 6 µs) are the floor of
   returning an explained verdict per state; the first pass over a 4 M-entry table also
   pays the cyclic garbage collector walking it (3.9x with GC, 1.6x without).
-- **CEK fib 20 ÷ plain Python** (332x when filed). Profile of fib 16 (25 543 steps, 0.99 s
-  under cProfile): `_parts` 0.23 s self (the application rule builds a new `done` tuple,
-  an `ArgsK` frame and an `Eval` node per argument), `step` 0.12 s, `_apply` 0.10 s,
-  `hash` 0.085 s for 38 409 calls (every intermediate `Eval`/`Ret`/frame is hashed when it
-  is built, so that boundary states compare in O(1)).
+- **CEK fib 20 ÷ plain Python: 292–338x → the cek row of the table** (issue 25; measured
+  the same way before and after, alternating in one process on this shared machine:
+  2.2–3.2 s → 0.7–1.1 s for fib 20, about 2.5–3x faster). Profile before (fib 16, 25 543
+  steps, 0.99 s under cProfile): `_parts` 0.23 s self (the application rule builds a new
+  `done` tuple, an `ArgsK` frame and an `Eval` node per argument), `step` 0.12 s,
+  `_apply` 0.10 s, `hash` 0.085 s for 38 409 calls (every intermediate `Eval`/`Ret`/frame
+  is hashed when it is built). What changed: `run` keeps the state in registers between
+  boundaries (`machine._run_registers`: one rule of `step` per pass, the same frames
+  built, no `Eval`/`Ret` node per step); Brent's cycle check builds a state node only
+  when kind, continuation hash and expression hash all match the saved state; each
+  `Seq` carries a plan that reads the atomic operands before the next compound one with
+  one `itemgetter` and selects the next environments directly; a self-recursive call
+  reuses the calling closure (equal field for field); `+ - = <` take a two-integer fast
+  path. `run_by_steps` (the old loop over `step`) is kept as the definition, and
+  property tests in `tests/test_cek_machine.py` check that both give the same outcome,
+  step count, out-of-fuel point and cycle period. Profile after (fib 18, 1.6 s under
+  cProfile): the loop body itself 1.04 s, `ArgsK` construction with its eager hash
+  0.19 s, the primitives 0.19 s, the rest below 0.1 s each. What would move it further:
+  hashing frames lazily (about 18% of the run here, measured by giving frames a dummy
+  hash), which needs an iterative lazy hash so a 100 000-frame continuation never
+  recurses; the loop's own bytecode (about 25 instructions a step) is the floor of a
+  Python-level CEK loop that keeps the same states.
+- **`agent_machine`, linear 10k-step ReAct run ÷ direct: not met.** The bench_agent
+  rows show the floors on this machine: suspending the agent in a bare greenlet at each
+  model call (no machine at all) is already 2–3.5x the direct loop, `h()` in a plain
+  loop without line counting 4–10x, through `run` 5–16x, and the line budget adds about
+  7x more (`sys.settrace` calls the Python tracer on every line). So 3x is at or below
+  the floor of the greenlet design. The design change that would move it: for a linear
+  `run` of an agent machine, invert the control (call the agent function once with a
+  model that asks the real model and records each prompt and completion into the trace,
+  so no greenlet switch is needed; branching still replays), and count lines only when
+  needed: run each step untraced, time it, and accept it untraced only when its time
+  proves it ran fewer lines than the budget (no CPython executes more than about 10⁹
+  counted lines a second, so a 1 000 000-line budget cannot be spent in under 1 ms);
+  otherwise, and when a watchdog thread stops a step that runs on, re-run that step from
+  its recorded completions under the line budget to decide `DIVERGE`. The clock then
+  decides only when to check, never the outcome.
+- **REPL-Plan, traced lines per replayed cached call: about 80 → 1** (the block's own
+  line). Before, every cached call ran the call log's bookkeeping under the block's
+  line budget: `call`, `_same` (with `all()` over generators, whose frames were traced
+  line by line), `_private` (`copy.deepcopy` of the result) and `_keep_names` (an
+  `any()` generator over the namespace). Those are marked `uncharged` (a model-defined
+  `__eq__`, `__repr__` or `__deepcopy__` they reach still opens traced frames and is
+  still charged), the generators became loops, and an immutable result is returned
+  without `copy.deepcopy`. The count-to-N curve then grows about linearly in time for
+  N = 4 … 256, although the number of cached calls replayed grows as N²: a replay is
+  now cheap next to an attempt's fixed cost (the namespace snapshot and the block's
+  setup, about 3 000 traced lines under an enclosing budget).
 """
 
 

@@ -47,6 +47,12 @@ of the machine be *loaded* from x by one completion, with the identity embedding
   machine that `machine()` builds (the harness code is fingerprinted, so a changed harness
   gets *undecided* instead), but the toolkit itself can only test it on sampled
   completions, never on every string. The refutation holds *given* that premise.
+- **Spell** says yes too: its loader rebuilds a state's waiting frames as source, and a
+  child session waiting inside its own computation as a child program run by
+  `!spell-eval`, in a fresh environment as at a turn boundary (method `sampled` on the
+  states reached by the sample completions, nested children counted; the proof for every
+  state is `proofs/spell_loader.md`). The naive harness that re-runs the whole program
+  is refuted by F2.
 - **Reflexion** (and the other architectures of the zoo, as they land) are refuted the
   same way, by F2 with a proved invariant. Their rows also fill the column **embeds
   ReAct**: does ReAct's machine, on the same task, embed into the architecture? The cell
@@ -70,7 +76,7 @@ from agentic_machines.cli.contrast import contrast_rows, render_table
 
 rows = contrast_rows()
 status = {r.name: r.status for r in rows if r.question == "initial state SPE?"}
-assert status["spe"] == "holds" and status["spell"] == "undecided"
+assert status["spe"] == "holds" and status["spell"] == "holds"
 assert all(s == "refuted" for name, s in status.items() if name not in ("spe", "spell"))
 print(render_table(rows))
 ```

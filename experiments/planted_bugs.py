@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from hypothesis import strategies as st  # noqa: E402
 
 from agentic_machines import HALT, HarnessMachine, TableMachine, agent_machine, effect  # noqa: E402
-from agentic_machines.architectures import react, reflexion, rlm, thread  # noqa: E402
+from agentic_machines.architectures import codeact, pal, react, reflexion, rlm, thread  # noqa: E402
 from agentic_machines.checking import (  # noqa: E402
     Invariant,
     Property,
@@ -240,6 +240,36 @@ def reflexion_fixed() -> HarnessMachine:
 
 
 REFLEXION_FIRST = reflexion.machine().prompt(reflexion.initial)
+
+PAL_TEXT_ANSWER = "def solution():\n    return 'twenty-three'\n"
+"""A program whose answer is text, not a number."""
+
+
+def pal_strict_answer() -> HarnessMachine:
+    """PAL whose harness converts the answer with ``float()`` unguarded: a program that
+    returns text makes the harness raise. (The alphabet is our own programs: inline.)"""
+    return pal.machine(isolation="inline", strict_answer=True)
+
+
+def pal_fixed() -> HarnessMachine:
+    """PAL as shipped: a text answer is scored wrong."""
+    return pal.machine(isolation="inline")
+
+
+CODEACT_CHAT = "Let me think about the task."
+"""A reply with neither code nor a solution."""
+
+
+def codeact_free_chat() -> HarnessMachine:
+    """CodeAct whose step counter ignores replies without code: a model that only chats is
+    never stopped. (The alphabet is our own replies: inline.)"""
+    return codeact.machine(isolation="inline", max_turns=4, count_chat=False)
+
+
+def codeact_fixed() -> HarnessMachine:
+    """CodeAct as shipped: every reply uses a step."""
+    return codeact.machine(isolation="inline", max_turns=4)
+
 
 # -- a finite workflow -----------------------------------------------------------------------
 
@@ -534,6 +564,25 @@ CASES: tuple[Case, ...] = (
         reflexion.machine,
         [REFLEXION_WRONG],
         max_depth=4,
+    ),
+    Case(
+        "pal-unguarded-answer",
+        "PAL",
+        "the answer is converted with float() unguarded: a program returning text crashes "
+        "the harness",
+        never_raises(),
+        pal_strict_answer,
+        pal_fixed,
+        [pal.SCRIPT[0], PAL_TEXT_ANSWER],
+    ),
+    Case(
+        "codeact-free-chat",
+        "CodeAct",
+        "a reply without code uses no step: a model that only chats runs for ever",
+        halts_within(5),
+        codeact_free_chat,
+        codeact_fixed,
+        [CODEACT_CHAT],
     ),
     Case(
         "shop-no-turn-limit",

@@ -4,7 +4,7 @@ Every hostile block runs as the second block of an episode of each architecture,
 ``process`` and under ``namespace``, with a 1 s deadline per block; cases run in parallel
 threads (the work is in the workers). What is asserted for each block:
 
-- hangs end as ExecutionTimeout within twice the deadline; memory bombs end as
+- hangs end as ExecutionTimeout within five times the deadline; memory bombs end as
   ExecutionMemoryExceeded; ending the worker ends as WorkerDied;
 - the episode goes on (its third block runs, in a new worker where the old one failed);
 - the run's trace file loads;
@@ -188,8 +188,9 @@ def run_case(arch: str, level: str, name: str, kind: str, code: str, where: Path
     expected = EXPECTED.get(kind)
     if expected is not None and outcome != expected:
         problems.append(f"expected {expected}, got {outcome}")
-    if kind == "hang" and seconds is not None and seconds > 2 * DEADLINE:
-        problems.append(f"the hang ended after {seconds:.2f} s (> {2 * DEADLINE} s)")
+    # A deadline test: 5x slack, so a busy machine does not fail it (no other test times)
+    if kind == "hang" and seconds is not None and seconds > 5 * DEADLINE:
+        problems.append(f"the hang ended after {seconds:.2f} s (> {5 * DEADLINE} s)")
     leaked = sorted(p.name for p in canary.iterdir())
     if any(SECRET in prompt for _, _, prompt in model.spans):
         problems.append("the host's environment reached the model's prompt")

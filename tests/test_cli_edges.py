@@ -242,3 +242,37 @@ def test_machine_file_messages_escape_and_cut_what_they_quote(tmp_path, capsys):
         load_machine(bad)
     assert len(info.value.problems) == 1000 and "and 980 more" in str(info.value)
     assert len(str(info.value)) < 4000
+
+
+def test_the_error_line_escapes_what_a_terminal_would_act_on(capsys):
+    assert main(["check", "\x1b[2J\x1b]0;title\x07" + "x" * 1000]) == 2
+    line = error_line(capsys)
+    assert line.isprintable() and "\\x1b[2J" in line and len(line) < MAX_MESSAGE + 40
+
+
+REPLAYED = """
+from agentic_machines import FunctionMachine, HALT
+
+
+def _prompt(state):
+    return "at " + state.upper()  # a state that is not a string raises AttributeError
+
+
+machine = FunctionMachine(_prompt, lambda s, c: HALT, initial="a", name="strict")
+"""
+
+
+def test_a_machine_that_raises_on_a_recorded_state_is_a_replay_mismatch(tmp_path, capsys):
+    target = tmp_path / "strict.py"
+    target.write_text(REPLAYED, encoding="utf-8")
+    script, save = tmp_path / "s.txt", tmp_path / "t.jsonl"
+    script.write_text("go\n", encoding="utf-8")
+    assert main(["run", f"{target}:machine", "--script", str(script), "--save", str(save)]) == 0
+    lines = [json.loads(x) for x in save.read_text(encoding="utf-8").splitlines()]
+    lines[0]["start"] = 7
+    lines[-1]["message"] = "\x1b[2J" + "m" * 10_000
+    save.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["run", f"{target}:machine", "--replay", str(save)]) == 2
+    line = error_line(capsys)
+    assert "the machine raised AttributeError" in line and "not recorded on this machine" in line

@@ -87,3 +87,145 @@ def test_pure_python_work_ends_on_the_line_budget_not_the_clock():
     with clock.watching() as seen:
         outcome = m.harness(m.initial, SPIN)
     assert outcome is DIVERGE and seen == []
+
+
+# -- the same graph on a quiet and on a busy machine ----------------------------------------
+HOG = (
+    "import time\n"
+    "end = time.monotonic() + 300\n"  # bounded, whatever happens to the test
+    "while time.monotonic() < end:\n"
+    "    pass\n"
+)
+CHOICES = [
+    "```repl\nx = 6 * 7\nprint(x, len(context))\n```",  # pure Python, well in budget
+    SPIN,  # pure Python past the line budget: DIVERGE, decided by lines, not seconds
+    'FINAL("done")',
+]
+
+
+def _graph(m):
+    graph = explore(m, m.initial, CHOICES, max_depth=2)
+    undecided = {n for n, d in graph.nodes(data=True) if d.get("undecided")}
+    edges = {(u, v, tuple(d["completions"])) for u, v, d in graph.edges(data=True)}
+    prompts = {n: d.get("prompt") for n, d in graph.nodes(data=True)}
+    return edges, prompts, undecided
+
+
+@pytest.mark.skipif(resolve_isolation("strongest") == "inline", reason="needs POSIX")
+def test_exploring_under_a_cpu_hog_gives_the_same_graph_where_nothing_is_clock_dependent():
+    import os
+    import subprocess
+    import sys
+
+    m = rlm.machine(isolation="strongest")  # the default 10 s deadline: a safety net only
+    quiet = _graph(m)
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", HOG], stdout=subprocess.DEVNULL)
+        for _ in range(max(2, os.cpu_count() or 2))
+    ]
+    try:
+        busy = _graph(m)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    (q_edges, q_prompts, q_undecided), (b_edges, b_prompts, b_undecided) = quiet, busy
+    clocked = q_undecided | b_undecided  # where the deadline spoke, nothing is compared
+    assert {e for e in q_edges if e[0] not in clocked} == {
+        e for e in b_edges if e[0] not in clocked
+    }
+    same = set(q_prompts) & set(b_prompts) - clocked
+    assert all(q_prompts[n] == b_prompts[n] for n in same)
+    # and the graph is not empty of what it is meant to show: a divergence by line budget
+    assert any(v is DIVERGE for _, v, _ in q_edges)
+    assert len(q_edges) >= 4
+
+
+@pytest.mark.skipif(resolve_isolation("strongest") == "inline", reason="needs POSIX")
+def test_replaying_a_journal_has_its_own_budget_reported_apart_from_the_block():
+    import sys
+
+    from agentic_machines.execution.codeexec import drive_rest
+    from agentic_machines.execution.sandbox import Limits, ProcessExecutor, Scaffold
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from attack_corpus import OPERATOR
+
+    # rebuilding starts a Python worker (tens of ms at least): far past a 1 ms replay budget
+    ex = ProcessExecutor("process", Limits(timeout_s=60, replay_timeout_s=0.001))
+    try:
+        ex.namespace("m", Scaffold(values={"x": 1}))
+        assert drive_rest(ex.run_block("m", "y = sum(range(10**7))"), None).status == "ok"
+        died = drive_rest(ex.run_block("m", OPERATOR + "os_['_exit'](3)"), None)
+        assert died.status == "died" and ex.replays == 0
+        with clock.watching() as seen:
+            result = drive_rest(ex.run_block("m", "print(x)"), None)
+        assert result.status == "died" and "replay's own" in result.stderr
+        assert "this block did not run" in result.stderr
+        assert seen and "replay_timeout_s" in seen[0]
+        assert ex.replays == 1 and ex.replay_seconds > 0
+    finally:
+        ex.close()
+
+
+def _noting(c0: str = ""):
+    """A harness whose step after 'slow' meets a (simulated) deadline, as an executor notes it."""
+
+    def program():
+        c = yield "start"
+        if c == "slow":
+            clock.note("the block ran past its 1 s wall-clock deadline")
+        c = yield f"after {c}"
+        return c
+
+    from agentic_machines.runtime.harness import HarnessMachine
+
+    return HarnessMachine(program, name="noting")
+
+
+def test_run_goes_on_and_explore_counts_undecided_where_the_clock_spoke():
+    from agentic_machines.runtime.harness import TraceState
+
+    m = _noting()
+    trace = run(m, ScriptedModel(["slow", "done"]))
+    assert [s.clock for s in trace.steps] == [True, False] and trace.end is not None
+    graph = explore(m, m.initial, ["slow", "fast"])
+    assert graph.graph["stats"]["undecided"] == 1
+    assert graph.nodes[m.initial]["undecided"] == ["slow"]
+    # a state whose prompt the clock decided: shown as it came, every transition undecided
+    fresh = _noting()  # no cached prompt: p replays the program, and meets the deadline
+    graph = explore(fresh, TraceState(("slow",)), ["x", "y"])
+    node = graph.nodes[TraceState(("slow",))]
+    assert node["prompt"] == "after slow" and node["undecided"] == ["x", "y"]
+    assert "wall-clock deadline" in node["undecided_reason"]
+
+
+def test_a_parallel_explore_counts_the_clock_dependent_prompt_undecided_too():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agentic_machines.runtime.harness import TraceState
+
+    with ThreadPoolExecutor(2) as pool:
+        graph = explore(_noting(), TraceState(("slow",)), ["x", "y"], executor=pool)
+    node = graph.nodes[TraceState(("slow",))]
+    assert node["undecided"] == ["x", "y"] and "wall-clock deadline" in node["undecided_reason"]
+
+
+@pytest.mark.skipif(resolve_isolation("strongest") == "inline", reason="needs POSIX")
+def test_a_looping_str_in_the_worker_ends_on_lines_not_on_the_clock():
+    from agentic_machines.execution.codeexec import drive_rest
+    from agentic_machines.execution.sandbox import Limits, ProcessExecutor, Scaffold
+
+    ex = ProcessExecutor("process", Limits(timeout_s=120))
+    try:
+        ex.namespace("m", Scaffold())
+        block = (
+            "class Loop:\n    def __str__(self):\n        while True:\n            pass\nv = Loop()"
+        )
+        assert drive_rest(ex.run_block("m", block), None).status == "ok"
+        with clock.watching() as seen:
+            text = ex.text_of("m", "v")
+        assert text is None and seen == []  # no text, by the line budget: not a timeout
+        assert ex.text_of("m", "v") is None and ex.workers_started == 1  # and again, alike
+    finally:
+        ex.close()

@@ -27,7 +27,7 @@ def test_one_spe_row_per_architecture(rows):
     assert [r.name for r in spe_rows] == list(ARCHITECTURES)
 
 
-def test_only_spe_holds_spell_is_undecided_and_the_others_are_refuted_by_f2(rows):
+def test_spe_and_spell_hold_and_the_others_are_refuted_by_f2(rows):
     for r in rows:
         if r.question != SPE_QUESTION:
             continue
@@ -35,8 +35,8 @@ def test_only_spe_holds_spell_is_undecided_and_the_others_are_refuted_by_f2(rows
             assert (r.status, r.method) == ("holds", "sampled")
             assert "states" in r.checked
         elif r.name == "spell":
-            # the loader covers the states of one waiting program, not every state
-            assert (r.status, r.method) == ("undecided", "sampled")
+            # the loader covers every state, nested children included
+            assert (r.status, r.method) == ("holds", "sampled")
             assert "proofs/spell_loader.md" in r.certificate
         else:
             assert (r.status, r.method) == ("refuted", "fact:F2"), r
@@ -50,10 +50,12 @@ def test_extra_rows_when_spe_is_present(rows):
     assert any(r.status == "refuted" and r.method == "fact:F5" for r in extras)
 
 
-def test_spell_rows_give_the_loader_and_the_naive_obstruction(rows):
+def test_spell_rows_give_the_decided_verdict_and_the_naive_obstruction(rows):
     extra = {r.name: r for r in rows if r.question != SPE_QUESTION}
-    assert (extra["spell"].status, extra["spell-naive"].status) == ("holds", "refuted")
+    assert "spell" not in extra and extra["spell-naive"].status == "refuted"
     assert extra["spell-naive"].method == "fact:F2"
+    spell = next(r for r in rows if r.question == SPE_QUESTION and r.name == "spell")
+    assert spell.status == "holds" and "nested" in spell.certificate
 
 
 def test_renderings_have_every_row_on_one_line(rows):

@@ -184,10 +184,9 @@ def test_a_huge_retry_after_ends_the_call_instead_of_sleeping(serve):
     m = model(serve(busy), retries=3, timeout=2, max_retry_after=10**6, deadline=5)
     slept = []
     m.sleep = slept.append
-    start = time.monotonic()
     with pytest.raises(ModelError, match="deadline"):
         m.complete("hi")
-    assert slept == [] and time.monotonic() - start < 3
+    assert slept == []  # refused at once: no wait the deadline could not cover
 
 
 def test_every_failure_is_a_model_error(serve, monkeypatch):

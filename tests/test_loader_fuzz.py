@@ -93,6 +93,7 @@ def _originals(folder: Path) -> dict[str, bytes]:
         files[f"machine{suffix}"] = out.read_bytes()
     return {
         "trace": trace.read_bytes(),
+        "trace_v1": TRACE_V1,
         "harness": harness.read_bytes(),
         "cassette": cassette.read_bytes(),
         **files,
@@ -102,13 +103,22 @@ def _originals(folder: Path) -> dict[str, bytes]:
     }
 
 
+TRACE_V1 = b"""\
+{"format": "agentic-machines-trace", "version": 1, "kind": "header", "machine": "f2-mul", "start": 0, "max_steps": 1000}
+{"kind": "step", "index": 0, "state": 0, "prompt": "\xe2\x8b\x86", "completion": "1", "outcome": 0}
+{"kind": "step", "index": 1, "state": 0, "prompt": "\xe2\x8b\x86", "completion": "0", "outcome": 0}
+{"kind": "end", "end": "model-error", "steps": 2, "message": "ScriptExhausted: the script ran out", "pending": null}
+"""
+"""A trace in format version 1, kept as written before traces stored prompts as deltas:
+"trace" above is whatever the writer writes now, so both formats are fuzzed."""
+
 SUFFIX = {"machine.json": ".json", "machine.toml": ".toml", "json_script": ".json"}
 SUFFIX.update(answer=".json", script=".txt")
 
 
 def _load(kind: str, path: Path) -> None:
     """The public loader of ``kind``, and what a loaded file is used for."""
-    if kind == "trace":
+    if kind in ("trace", "trace_v1"):
         Trace.load(path).replay(fixture("f2-mul"))
     elif kind == "harness":
         Trace.load(path).replay(ECHO)
@@ -124,6 +134,7 @@ def _load(kind: str, path: Path) -> None:
 
 LOADER_ERROR = {
     "trace": TraceError,
+    "trace_v1": TraceError,
     "harness": TraceError,
     "cassette": CassetteError,
     "machine.json": InvalidMachineFile,
@@ -150,6 +161,7 @@ _SCRIPT_VERBS = [
 ]
 VERBS = {
     "trace": [["run", "f2-mul", "--replay", "{f}"]],
+    "trace_v1": [["run", "f2-mul", "--replay", "{f}"]],
     "harness": [["run", "{e}:machine", "--replay", "{f}"]],
     "cassette": [],
     "machine.json": _MACHINE_VERBS,
@@ -185,6 +197,7 @@ def command(argv: list[str]) -> tuple[int, str]:
         assert len(lines) == 1, (argv, err.getvalue()[-2000:])
         assert lines[0].startswith("agentic-machines: error: "), (argv, lines)
         assert len(lines[0]) <= len("agentic-machines: error: ") + MAX_MESSAGE, lines[0]
+        assert lines[0].isprintable(), lines[0]  # a file's control characters come escaped
     return status, err.getvalue()
 
 
@@ -307,7 +320,7 @@ def test_mutated_files_load_or_raise_one_error_and_verbs_print_one_line(
     except LOADER_ERROR[kind] as exc:
         assert str(exc).startswith(str(path)), str(exc)
     except AgenticMachinesError as exc:  # the use of a loaded file: a replay that differs
-        assert kind in ("trace", "harness", "cassette"), (kind, exc)
+        assert kind in ("trace", "trace_v1", "harness", "cassette"), (kind, exc)
     if VERBS[kind]:
         argv = data.draw(st.sampled_from(VERBS[kind]), label="argv")
         command([a.format(f=path, **_names(folder)) for a in argv])

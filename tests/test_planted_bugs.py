@@ -30,7 +30,7 @@ planted = _load()
 def test_at_least_twelve_cases_of_architectures_and_agent_loops():
     assert len(planted.CASES) >= 12
     subjects = {c.subject for c in planted.CASES}
-    assert {"ReAct", "RLM", "THREAD", "Reflexion", "agent loop"} <= subjects
+    assert {"ReAct", "RLM", "THREAD", "Reflexion", "PAL", "CodeAct", "agent loop"} <= subjects
 
 
 def _marked(case):
@@ -75,18 +75,20 @@ def test_the_docs_table_is_current():
 # experiments/planted_bugs.py:BUGGY --property P --alphabet FILE` exits 1 with a
 # counterexample, and the same command on the unmodified machine exits 0.
 CLI_CASES = [
-    ("reflexion_trials_by_memory", "reflexion_fixed", "halts_within:6", "REFLEXION_WRONG"),
+    ("reflexion_trials_by_memory", "reflexion_fixed", "halts_within:6", ["REFLEXION_WRONG"]),
+    ("pal_strict_answer", "pal_fixed", "never_raises", ["PAL_TEXT_ANSWER"]),
+    ("codeact_free_chat", "codeact_fixed", "halts_within:5", ["CODEACT_CHAT"]),
 ]
 
 
-@pytest.mark.parametrize("buggy,fixed,prop,word", CLI_CASES, ids=[c[0] for c in CLI_CASES])
-def test_the_command_line_test_finds_the_zoo_bugs(buggy, fixed, prop, word, tmp_path, capsys):
+@pytest.mark.parametrize("buggy,fixed,prop,words", CLI_CASES, ids=[c[0] for c in CLI_CASES])
+def test_the_command_line_test_finds_the_zoo_bugs(buggy, fixed, prop, words, tmp_path, capsys):
     import json
 
     from agentic_machines.cli.commands import main
 
     alphabet = tmp_path / "alphabet.json"
-    alphabet.write_text(json.dumps([getattr(planted, word)]), encoding="utf-8")
+    alphabet.write_text(json.dumps([getattr(planted, w) for w in words]), encoding="utf-8")
     target = str(ROOT / "experiments" / "planted_bugs.py")
     args = ["--property", prop, "--alphabet", str(alphabet)]
     assert main(["test", f"{target}:{buggy}", *args]) == 1

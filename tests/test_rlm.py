@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from agentic_machines import DIVERGE, HALT, TraceState, is_sentinel
 from agentic_machines.architectures import rlm
-from agentic_machines.architectures.goldens import check_golden
+from agentic_machines.architectures.goldens import check_golden, render_trace
 from agentic_machines.architectures.sampling import completion_strategy
 from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
@@ -205,3 +205,69 @@ def test_linear_parsers_agree_with_the_reference_regexes(reply):
     fin = rlm.FINAL_PATTERN.search(reply)
     expected = "V" if names else (None if fin is None else fin.group(1).strip())
     assert rlm.find_final(reply, names) == expected
+
+
+# -- depth 2: child RLMs, batched queries -----------------------------------------------------
+DEPTH2_SCRIPT = rlm.DEPTH2_SCRIPT
+
+
+def test_depth_two_episode_with_a_batched_query_golden():
+    m = rlm.machine(max_depth=2, isolation="inline")
+    trace = run(m, ScriptedModel(DEPTH2_SCRIPT))
+    last = trace.steps[-1]
+    result = m.result(last.state, last.completion)
+    assert trace.end is HALT and result == rlm.RlmResult("Seine", 3)
+    prompts = [s.prompt for s in trace.steps]
+    # the child's prompts show its own context (the prompt, by its length) and history
+    child = prompts[2]
+    assert rlm.is_child_first_prompt(child) and "Answer the following" not in child
+    assert prompts[5].startswith(child) and "['Seine', 'Paris', 'Error: prompt 2 of" in prompts[5]
+    # the sub-calls are single user messages, in order; the child's answer reached the root
+    assert prompts[3].startswith("<|user|>\nName the river in: Which river")
+    assert prompts[4].startswith("<|user|>\nName the city in: ")
+    assert "REPL output:\nSeine\n" in prompts[6] and prompts[6].startswith(prompts[1])
+    outline = rlm.run_outline(prompts)
+    assert outline.splitlines()[3] == "    sub-call: Name the river in: Which river does this"
+    check_golden(
+        GOLDEN / "depth2_trace.txt",
+        "== outline ==\n" + outline + "\n" + render_trace(trace, result),
+    )
+
+
+def test_at_depth_one_rlm_query_is_llm_query_and_batches_keep_order():
+    m = rlm.machine(isolation="inline")
+    reply = "```repl\nr = rlm_query_batched(['a?', 'b?'])\nprint(r)\n```"
+    s = m.harness(rlm.initial, reply)
+    assert m.prompt(s) == "<|user|>\na?\n"
+    s = m.harness(s, "A")
+    assert m.prompt(s) == "<|user|>\nb?\n"
+    s = m.harness(s, "B")
+    assert "REPL output:\n['A', 'B']\n" in m.prompt(s)
+
+
+def test_a_batch_of_non_strings_fails_per_item_and_bad_arguments_are_errors():
+    m = rlm.machine(isolation="inline")
+    s = m.harness(
+        rlm.initial, "```repl\nprint(llm_query_batched([1, None]))\nllm_query_batched('x')\n```"
+    )
+    p = m.prompt(s)
+    assert "['Error: prompt 0 of llm_query_batched is not a string', 'Error: prompt 1" in p
+    assert "TypeError: llm_query_batched(prompts) takes a list of string prompts" in p
+
+
+def test_analysis_covers_depth_two():
+    v = rlm.analysis(rlm.machine(max_depth=2, isolation="inline"), n=80)
+    assert (v.status, v.method) == ("refuted", "fact:F2")
+    m = rlm.machine(max_depth=2, isolation="inline")
+    s = m.harness(rlm.initial, "```repl\nx = rlm_query('sub task')\n```")
+    assert rlm.is_child_first_prompt(m.prompt(s))
+    assert rlm.successor_invariant(m.prompt(rlm.initial), m.prompt(s))
+
+
+def test_max_depth_is_checked():
+    import pytest
+
+    from agentic_machines.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match="max_depth must be an integer >= 1"):
+        next(rlm.rlm_program(max_depth=0, isolation="inline"))

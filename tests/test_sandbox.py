@@ -228,7 +228,7 @@ def test_unshare_fallback_runs_blocks_too(tmp_path):
         pytest.skip("unshare unavailable")
     from agentic_machines.execution.sandbox import _probe
 
-    if not _probe("unshare"):
+    if _probe("unshare") is not None:
         pytest.skip("unshare does not work here")
     ex = ProcessExecutor("namespace", Limits(timeout_s=5), tool="unshare")
     ex.namespace("m", Scaffold(values={"x": 2}))
@@ -260,3 +260,57 @@ def test_cli_runs_of_rlm_and_repl_plan_are_isolated_by_default(tmp_path, capsys)
     script.write_text(json.dumps(["act('1')\nanswer(1)"]))
     assert main(["run", "repl_plan", "--script", str(script), "--isolation", "process"]) == 0
     assert "isolation: process" in capsys.readouterr().err
+
+
+# -- what each namespace tool guarantees (bubblewrap and the unshare fallback alike) --------
+def _working_tools() -> list[str]:
+    from agentic_machines.execution.sandbox import _probe
+
+    return [tool for tool in ("bwrap", "unshare") if _probe(tool) is None]
+
+
+@pytest.mark.parametrize("tool", _working_tools())
+def test_each_tool_gives_the_worker_its_own_processes_and_signals_work(tool):
+    """Under either tool the worker has a PID namespace of its own with its own /proc (it
+    sees a handful of processes, not the host's), it is not PID 1 there, so a block that
+    kills its own process ends as WorkerDied (SIGKILL), and the next block runs in a new
+    worker rebuilt from the journal."""
+    ex = ProcessExecutor("namespace", Limits(timeout_s=30), tool=tool)
+    try:
+        ex.namespace("m", Scaffold(values={"x": 2}))
+        look = OPERATOR + (
+            "print(os_['getpid']() != 1, "
+            "len([p for p in os_['listdir']('/proc') if p.isdigit()]) < 10)"
+        )
+        result = drive_rest(ex.run_block("m", look), None)
+        assert (result.status, result.stdout) == ("ok", "True True\n"), result.stderr
+        kill = OPERATOR + "os_['kill'](os_['getpid'](), 9)"
+        result = drive_rest(ex.run_block("m", kill), None)
+        assert result.status == "died" and "SIGKILL" in result.stderr, result.stderr
+        again = drive_rest(ex.run_block("m", "print(x * 21)"), None)
+        assert again.stdout == "42\n" and ex.replays >= 1
+    finally:
+        ex.close()
+
+
+def test_falling_back_to_unshare_warns_with_the_reason(monkeypatch):
+    from agentic_machines.errors import IsolationFallback
+    from agentic_machines.execution import sandbox
+
+    # bwrap was probed and failed; unshare is probed now and works
+    monkeypatch.setattr(sandbox, "_TOOLS", {"bwrap": "bwrap is not installed"})
+    monkeypatch.setattr(sandbox, "_probe", lambda tool: None)
+    with pytest.warns(IsolationFallback, match="unshare, not bubblewrap: bwrap is not installed"):
+        assert sandbox.namespace_tool() == "unshare"
+
+
+def test_the_worker_paths_under_a_private_directory_are_mounted_back():
+    from agentic_machines.execution import sandbox
+
+    package = str(ROOT / "agentic_machines")
+    binds = sandbox._rebinds([str(ROOT.parent)])  # as if the checkout's parent were /tmp
+    triples = [tuple(binds[i : i + 3]) for i in range(0, len(binds), 3)]
+    assert ("--ro-bind", package, package) in triples or any(
+        package.startswith(t[1] + "/") for t in triples
+    )
+    assert sandbox._rebinds(["/nonexistent-mask"]) == []

@@ -177,7 +177,7 @@ def test_evaluation_error_appends_recovery_and_fresh_wrapper() -> None:
     s = m.harness(m.initial, " '(car nil)")
     assert m.last_record.recoveries and "car" in m.last_record.recoveries[0]
     assert '"spell-recovery" 1' in s.prompt and s.prompt.endswith(
-        "(eval (do '(!llm-self (reopen completion))"
+        '(eval (do "t" \'(!llm-self (reopen completion))'
     )
     assert m.harness(s, " '(+ 1 1)") is HALT and m.last_record.value == 2
 
@@ -302,7 +302,7 @@ def test_seed_program_reaches_its_prompt() -> None:
 
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.sampled_from(arch.SAMPLE_COMPLETIONS), min_size=1, max_size=4))
-def test_loader_reaches_every_state_of_one_program(script: list) -> None:
+def test_loader_reaches_every_reachable_state(script: list) -> None:
     from agentic_machines.spell.loader import is_loadable, loader
 
     m = arch.machine()
@@ -311,37 +311,51 @@ def test_loader_reaches_every_state_of_one_program(script: list) -> None:
         s = m.harness(s, c)
         if s is HALT:
             break
-        if is_loadable(s):
-            before = m.environment.total_calls
-            assert m.harness(arch.initial, loader(s)) == s
-            assert m.environment.total_calls == before
+        assert is_loadable(s)
+        before = m.environment.total_calls
+        assert m.harness(arch.initial, loader(s)) == s
+        assert m.environment.total_calls == before
 
 
-def test_a_child_waiting_inside_its_own_computation_has_no_loader() -> None:
-    from agentic_machines.errors import InvalidArgument
-    from agentic_machines.spell.loader import is_loadable, loader
+def test_a_child_waiting_inside_its_own_computation_is_loaded_with_spell_eval() -> None:
+    from agentic_machines.spell.loader import loader
 
     m = arch.machine()
     s = m.harness(arch.initial, ' \'(list 1 (!llm-self "child"))')
-    s = m.harness(s, ' \'(list 2 (!llm-self "grandchild"))')
-    assert [f[0] for f in s.kont].count("return") == 2 and not is_loadable(s)
-    with pytest.raises(InvalidArgument, match="fresh environment"):
-        loader(s)
+    s = m.harness(s, ' (def y 5) \'(list y 2 (!llm-self "grandchild"))')
+    s = m.harness(s, ' \'(list 3 (!llm-self "great-grandchild"))')
+    assert s.depth == 3  # three sessions wait, each inside its own computation
+    # the child's environment lacks the root's `completion` value and has its own `y`
+    c = loader(s)
+    assert c.count("!spell-eval") == 2
+    assert m.harness(arch.initial, c) == s
+    # and the loaded state goes on exactly as the reached one
+    assert m.harness(m.harness(arch.initial, c), "'7") == m.harness(s, "'7")
 
 
-def test_analysis_is_undecided_because_an_unloaded_state_is_reachable() -> None:
+def test_spell_eval_runs_a_child_session_in_a_fresh_environment() -> None:
+    from agentic_machines.spell import run_text
+
+    m = arch.machine()
+    # the child sees none of the caller's bindings, and its value comes back
+    assert m.harness(arch.initial, ' (def x 1) \'(!spell-eval "(quine q (+ 1 2))")') is HALT
+    assert m.last_record.value == 3
+    m.harness(arch.initial, ' (def x 1) \'(!spell-eval "(quine q x)")')
+    assert "unbound symbol `x`" in str(m.last_record.error)  # no wrapper: nothing to recover
+    with pytest.raises(UnboundEffect):  # an effect: never outside the trailing form
+        run_text('(!spell-eval "(quine q 1)")')
+    m.harness(arch.initial, " '(!spell-eval 5)")
+    assert "expected one string" in " ".join(m.last_record.recoveries)
+
+
+def test_analysis_holds_with_nested_children_covered() -> None:
     from agentic_machines.architectures import ARCHITECTURES, Architecture
-    from agentic_machines.spell.loader import is_loadable
 
     assert isinstance(ARCHITECTURES["spell"], Architecture)
-    # the loadable states are not closed under h: one more turn leaves them
-    m = arch.machine()
-    child = m.harness(arch.initial, ' \'(list 1 (!llm-self "child"))')
-    assert is_loadable(child)
-    assert not is_loadable(m.harness(child, ' \'(list 2 (!llm-self "grandchild"))'))
-    v = arch.analysis(depth=1)
-    assert v.holds is None and v.witness is None and v.obstruction is None
-    assert v.details["loader"].holds is True and v.details["loader"].witness is not None
+    v = arch.analysis(depth=2)
+    assert (v.holds, v.method) == (True, "sampled") and v.witness is not None
+    assert v.details["nested_states"] > 10 and v.details["states_checked"] > 100
+    assert "nested sessions" in v.witness.description
     assert (v.details["naive_machine"].holds, v.details["naive_machine"].method) == (
         False,
         "fact:F2",
@@ -377,3 +391,33 @@ def test_golden_prompts_of_every_construct() -> None:
             parts += [f"-- prompt ({state.kind}) --", state.prompt, "-- completion --", completion]
         parts += [f"-- value: {run.value!r}; tool calls: {dict(env.calls)} --", ""]
     check_golden(GOLDEN / "patterns.txt", "\n".join(parts))
+
+
+def test_recovery_keeps_the_task_text_after_the_failed_form_is_pruned() -> None:
+    m = arch.machine()
+    s = m.harness(arch.initial, " '(car nil)")  # an evaluation error: recovery
+    assert m.last_record.recoveries and arch.TASK in m.prompt(s)
+    s = m.harness(s, " '(!extend)")  # (prune 2) removes the failed form and the recovery
+    assert "spell-recovery" not in m.prompt(s) and arch.TASK in m.prompt(s)
+    s = m.harness(arch.initial, ' "unterminated')  # a parse error: the raw text is inert
+    s = m.harness(s, " '(!extend)")
+    assert arch.TASK in m.prompt(s)
+
+
+def test_call_now_with_a_limit_cuts_the_injected_value() -> None:
+    from agentic_machines.spell.loader import loader
+
+    m = arch.machine()
+    s = m.harness(arch.initial, ' \'(!call-now notes (read-file "notes.txt") 10)')
+    assert m.prompt(s).endswith('(def notes "the meetin... + [18 chars...]") ')
+    assert (
+        m.harness(s, " 'notes") is HALT and m.last_record.value == "the meetin... + [18 chars...]"
+    )
+    s = m.harness(arch.initial, " '(!call-now n 12345 100)")  # short enough: unchanged
+    assert m.prompt(s).endswith("(def n 12345) ")
+    # waiting on a child with a limit: the loader rebuilds the limit too
+    s = m.harness(arch.initial, ' \'(!call-now x (!llm-self "child") 5)')
+    assert m.harness(arch.initial, loader(s)) == s
+    for bad in (" '(!call-now x 1 -1)", " '(!call-now x 1 y)", " '(!peek x 1 5)"):
+        m.harness(arch.initial, bad)
+        assert any("!call-now" in r or "!peek" in r for r in m.last_record.recoveries), bad

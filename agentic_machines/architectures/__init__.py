@@ -39,6 +39,8 @@ ARCHITECTURE_NAMES: tuple[str, ...] = (
     "spe",
     "spell",
     "reflexion",
+    "pal",
+    "codeact",
 )
 """Module names (inside this package) of the architectures, in table order."""
 

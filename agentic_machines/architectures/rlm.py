@@ -20,6 +20,14 @@ Faithful:
   system prompt); the answer is returned to the code (``docs/design.md``, model-written code: the block is
   interrupted at the call, the answer cached, the block rerun from the namespace it
   started with, so no call is made twice);
+- ``max_depth`` as in the reference: at 1 (the paper's experiments) every sub-call is a
+  plain model call and ``rlm_query`` is ``llm_query``; deeper, ``rlm_query(q)`` starts a
+  child RLM (same system prompt and ``max_turns``, a REPL of its own whose ``context`` is
+  q, a history of its own, no query line), whose answer is the call's return value in the
+  parent's block; its own sub-calls are plain at the depth limit. Every model call of a
+  child is a transition of the one machine (nested states);
+- ``llm_query_batched(prompts)`` and ``rlm_query_batched(prompts)`` return the answers in
+  order, and one failed item does not fail the batch;
 - exceptions in model code become stderr (a short traceback ending ``Type: message``) and
   the turn goes on;
 - the run ends on ``FINAL_VAR(name)`` (checked first; a missing name means "keep going")
@@ -42,13 +50,16 @@ Simplified:
   extend each other), while the run ends on the paper era's ``FINAL``/``FINAL_VAR``
   (HEAD ends on ``answer["ready"] = True``); the scaffold (``context``, ``llm_query``) is
   restored after every block, as at HEAD;
-- depth 1 only (sub-calls are plain model calls, as in the paper's experiments); no
-  batched calls, compaction, cost or time limits;
+- sub-calls run one at a time, in order (the reference runs batches concurrently, with
+  results in order either way); a batch item that is not a string becomes an
+  ``Error: ...`` string and the rest of the batch goes on; no compaction, cost or time
+  limits;
 - a small ``max_turns`` and ``max_output`` for the toy task; the prompts are paraphrased.
 
 The SPE question (:func:`analysis`): a successor of a root state is either a root turn
 whose prompt extends the current one (ending with the next turn's message) or a sub-call
-whose prompt is a rendered single user message (``proofs/rlm_obstruction.md``), so by
+whose prompt is a rendered single user message, or (depth ≥ 2) a child RLM's first
+prompt (``proofs/rlm_obstruction.md``), so by
 F2 the initial state is not an SPE state.
 
 >>> render_messages([("system", "S"), ("user", "U")])
@@ -62,7 +73,7 @@ from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BudgetExceeded
+from ..errors import BudgetExceeded, InvalidArgument
 from ..execution.codeexec import Request, contained
 from ..execution.sandbox import Limits, Scaffold, make_executor, resolve_isolation
 from ..runtime.harness import HarnessMachine, TraceState
@@ -79,12 +90,17 @@ __all__ = [
     "RlmResult",
     "scripted_model",
     "SCRIPT",
+    "DEPTH2_SCRIPT",
     "analysis",
     "successor_invariant",
     "is_single_user_message",
+    "is_child_first_prompt",
+    "REQUESTS",
     "INVARIANT_TEXT",
     "diagram_completions",
     "render_messages",
+    "prompt_summary",
+    "run_outline",
     "find_code_blocks",
     "find_final",
     "format_output",
@@ -126,7 +142,10 @@ SYSTEM_PROMPT = (
     "1. A `context` variable that contains extremely important information about your query. "
     "Look through it before answering.\n"
     "2. A `llm_query(prompt)` function that asks a sub-LLM a question and returns its answer as "
-    "a string. Give it the pieces of the context it needs: it sees only what you pass.\n"
+    "a string. Give it the pieces of the context it needs: it sees only what you pass. "
+    "`llm_query_batched(prompts)` asks several at once and returns the answers in order; "
+    "`rlm_query(prompt)` and `rlm_query_batched(prompts)` hand a prompt to a sub-RLM, which "
+    "gets it as its own `context` and a REPL of its own (a plain sub-LLM at the depth limit).\n"
     "3. `print()` to see the output of your code; only printed text is shown to you, truncated.\n"
     "\n"
     "To run Python code, wrap it in triple backticks with the `repl` language identifier:\n"
@@ -294,13 +313,17 @@ def turn_message(turn: int, max_turns: int) -> str:
     return head + "continue with the REPL, or give your final answer."
 
 
-def metadata_message(context: str, query: str) -> str:
-    """The user message that describes the context without showing it.
+def metadata_message(context: str, query: str | None) -> str:
+    """The user message that describes the context without showing it (a child RLM has
+    no query of its own: its prompt is its context).
 
     >>> metadata_message("abc", "Why?")
     'Answer the following: Why?\\nYour context is a str of 3 total characters.'
+    >>> metadata_message("abc", None)
+    'Your context is a str of 3 total characters.'
     """
-    return f"Answer the following: {query}\nYour context is a {type(context).__name__} of {len(context)} total characters."
+    head = "" if query is None else f"Answer the following: {query}\n"
+    return f"{head}Your context is a {type(context).__name__} of {len(context)} total characters."
 
 
 def _toy_context() -> str:
@@ -353,6 +376,24 @@ SCRIPT: tuple[str, ...] = (
 """Scripted completions solving the default task: three root turns, one sub-call, FINAL_VAR."""
 
 
+DEPTH2_SCRIPT: tuple[str, ...] = (
+    # root, turn 1: find the record
+    "```repl\nhits = [line for line in context.split('\\n') if 'Eiffel' in line]\nprint(hits)\n```",
+    # root, turn 2: hand it to a child RLM
+    "```repl\nriver = rlm_query('Which river does this record name? ' + hits[0])\nprint(river)\n```",
+    # child, turn 1: a batched query with one bad item
+    "```repl\nparts = llm_query_batched(['Name the river in: ' + context, "
+    "'Name the city in: ' + context, 42])\nprint(parts)\n```",
+    "Seine",  # sub-call 1
+    "Paris",  # sub-call 2
+    # child, turn 2: answer from its own REPL
+    "```repl\nanswer_text = parts[0]\n```\nFINAL_VAR(answer_text)",
+    # root, turn 3
+    "FINAL_VAR(river)",
+)
+"""The default task at ``max_depth=2``: the root hands the record to a child RLM, which
+asks a batch of sub-calls (one item is not a string) and answers from its own REPL."""
+
 DEFAULT_MAX_TURNS = 8
 """Root turns before the forced final-answer call (the original: 30)."""
 
@@ -389,13 +430,18 @@ def rlm_program(
     max_turns: int = DEFAULT_MAX_TURNS,
     max_output: int = DEFAULT_MAX_OUTPUT,
     block_lines: int = DEFAULT_BLOCK_LINES,
+    max_depth: int = 1,
     isolation: str | None = None,
     timeout_s: float | None = None,
     limits: Limits | None = None,
 ) -> Generator[str, str, RlmResult]:
-    """The RLM harness as a generator: root turns and ``llm_query`` sub-calls.
+    """The RLM harness as a generator: root turns, sub-calls and child RLMs.
 
-    Blocks run in an executor at level ``isolation`` (see
+    ``max_depth`` is the reference's: 1 (the paper's experiments) makes every sub-call a
+    plain model call; at 2, ``rlm_query`` starts a child RLM (its own REPL whose
+    ``context`` is the prompt, its own history, the same ``max_turns``) whose own
+    sub-calls are plain; and so on. A child's answer is the return value of the call in
+    the parent's block. Blocks run in an executor at level ``isolation`` (see
     :mod:`agentic_machines.execution.sandbox`; ``None`` is ``"strongest"``) with
     ``timeout_s`` wall-clock seconds per block; its worker starts at the first block.
 
@@ -403,10 +449,48 @@ def rlm_program(
     >>> next(g).startswith("<|system|>\\nYou are tasked with answering a query")
     True
     """
+    if type(max_depth) is not int or max_depth < 1:
+        raise InvalidArgument(
+            f"max_depth must be an integer >= 1 (1: plain sub-calls), got {max_depth!r}"
+        )
     # a fresh executor per start: replays restart the generator
     executor = make_executor(isolation, timeout_s=timeout_s, limits=limits)
+    rt = _Rlm(executor, max_turns, max_output, block_lines, max_depth)
     try:
-        executor.namespace(_NS, Scaffold(values={"context": context}, requests=("llm_query",)))
+        return (yield from rt.session(context, query, 0))
+    finally:
+        executor.close()
+
+
+_NS = "rlm"  # the root's namespace; a child RLM's is "rlm.<k>", k counting children
+REQUESTS = ("llm_query", "llm_query_batched", "rlm_query", "rlm_query_batched")
+"""The sub-call functions of every RLM's REPL (the reference's names)."""
+
+
+class _Rlm:
+    """One RLM episode: the executor, the budgets, and the child RLMs started so far."""
+
+    def __init__(
+        self, executor: Any, max_turns: int, max_output: int, block_lines: int, max_depth: int
+    ) -> None:
+        self.executor = executor
+        self.max_turns = max_turns
+        self.max_output = max_output
+        self.block_lines = block_lines
+        self.max_depth = max_depth
+        self.children = 0
+
+    def session(
+        self, context: str, query: str | None, depth: int
+    ) -> Generator[str, str, RlmResult]:
+        """The root loop of one RLM (the root at depth 0, a child RLM deeper)."""
+        key = _NS if depth == 0 else f"{_NS}.{self.children}"
+        executor, max_turns, max_output = self.executor, self.max_turns, self.max_output
+        executor.namespace(key, Scaffold(values={"context": context}, requests=REQUESTS))
+
+        def handle(request: Request) -> Generator[str, str, Any]:
+            return self.sub_call(request, depth)
+
         history: list[tuple[str, str]] = [
             ("system", SYSTEM_PROMPT),
             ("user", metadata_message(context, query)),
@@ -417,16 +501,16 @@ def rlm_program(
             outputs = []
             for code in find_code_blocks(reply):
                 result = yield from executor.run_block(
-                    _NS, code, handle=_sub_call, line_budget=block_lines, max_output=max_output
+                    key, code, handle=handle, line_budget=self.block_lines, max_output=max_output
                 )
                 if result.status == "budget":
                     # The original has no cell timeout: such a block hangs. That is divergence.
-                    raise BudgetExceeded(block_lines)
+                    raise BudgetExceeded(self.block_lines)
                 # As at the reference HEAD: model code may rebind the reserved names; they come back.
-                executor.restore_scaffold(_NS)
-                names = _variables(executor.variables(_NS))
+                executor.restore_scaffold(key)
+                names = _variables(executor.variables(key))
                 outputs.append(format_output(result.stdout, result.stderr, names, max_output))
-            answer = find_final(reply, lambda name: executor.text_of(_NS, name))
+            answer = find_final(reply, lambda name: executor.text_of(key, name))
             if answer is not None:
                 return RlmResult(answer, turn + 1)
             history.append(("assistant", reply))
@@ -434,24 +518,52 @@ def rlm_program(
                 history.append(("user", _outputs_message(outputs)))
         answer = yield render_messages(history + [("assistant", FINAL_REQUEST)])
         return RlmResult(answer, max_turns, forced=True)
-    finally:
-        executor.close()
+
+    def sub_call(self, request: Request, depth: int) -> Generator[str, str, Any]:
+        """Fulfil one of :data:`REQUESTS` made by the RLM at ``depth``."""
+        kind = request.kind
+        if kind not in REQUESTS:
+            raise NameError(f"unknown request {kind!r}")
+        recursive = kind.startswith("rlm_") and depth + 1 < self.max_depth
+        if not kind.endswith("_batched"):
+            # The arguments are model values (a str subclass may override anything): read
+            # them without running model code, or contain what runs.
+            prompt = contained(lambda: _sub_call_prompt(request), lambda exc: None)
+            if prompt is None:
+                raise TypeError(
+                    f"{kind}(prompt) takes one string prompt (and an optional model name)"
+                )
+            return (yield from self.ask(prompt, depth, recursive))
+        prompts = contained(lambda: _batch_prompts(request), lambda exc: None)
+        if prompts is None:
+            raise TypeError(
+                f"{kind}(prompts) takes a list of string prompts (and an optional model name)"
+            )
+        answers: list[str] = []
+        for i, prompt in enumerate(prompts):  # in order: one model call (or child) at a time
+            if prompt is None:  # one failure does not fail the batch
+                answers.append(f"Error: prompt {i} of {kind} is not a string")
+                continue
+            answers.append((yield from self.ask(prompt, depth, recursive)))
+        return answers
+
+    def ask(self, prompt: str, depth: int, recursive: bool) -> Generator[str, str, str]:
+        """A plain sub-call (one model call on a single user message), or a child RLM."""
+        if not recursive:
+            return (yield render_messages([("user", prompt)]))
+        self.children += 1
+        child = yield from self.session(prompt, None, depth + 1)
+        return child.answer
 
 
-_NS = "rlm"  # the one namespace of an RLM episode
-
-
-def _sub_call(request: Request) -> Generator[str, str, str]:
-    """Fulfil ``llm_query(prompt, model=None)``: one model call on a single user message."""
-    if request.kind != "llm_query":
-        raise NameError(f"unknown request {request.kind!r}")
-    # The arguments are model values (a str subclass may override anything): read them
-    # without running model code, or contain what runs.
-    prompt = contained(lambda: _sub_call_prompt(request), lambda exc: None)
-    if prompt is None:
-        raise TypeError("llm_query(prompt) takes one string prompt (and an optional model name)")
-    answer = yield render_messages([("user", prompt)])
-    return answer
+def _batch_prompts(request: Request) -> list[str | None] | None:
+    # the prompts of a batched call: exact strs, None for an item that is not a string
+    args, kwargs = list(request.args), dict(request.kwargs)
+    prompts = args.pop(0) if args else kwargs.pop("prompts", None)
+    kwargs.pop("model", None)
+    if args or kwargs or type(prompts) not in (list, tuple):
+        return None
+    return [str.__str__(p) if issubclass(type(p), str) else None for p in prompts]
 
 
 def _sub_call_prompt(request: Request) -> str | None:
@@ -466,7 +578,7 @@ def _sub_call_prompt(request: Request) -> str | None:
 def _variables(names: list[tuple[str, bool]]) -> list[str]:
     # (name, value is simple data) pairs from the executor, which checks types without
     # running model code
-    return [k for k, simple in names if simple and not k.startswith("_") and k != "llm_query"]
+    return [k for k, simple in names if simple and not k.startswith("_") and k not in REQUESTS]
 
 
 def _outputs_message(outputs: list[str]) -> str:
@@ -482,6 +594,7 @@ def machine(
     max_turns: int = DEFAULT_MAX_TURNS,
     max_output: int = DEFAULT_MAX_OUTPUT,
     block_lines: int = DEFAULT_BLOCK_LINES,
+    max_depth: int = 1,
     isolation: str | None = None,
     timeout_s: float | None = None,
     limits: Limits | None = None,
@@ -492,7 +605,7 @@ def machine(
     The machine does not know which model will drive it, so the default (``None``) is
     ``"strongest"``; pass ``isolation="inline"`` by name for trusted, scripted code.
     The level chosen is ``machine.kwargs["isolation"]``. ``timeout_s`` is the wall-clock
-    deadline per block (isolated levels only).
+    deadline per block (isolated levels only). ``max_depth`` as in :func:`rlm_program`.
 
     >>> m = machine(isolation="inline")
     >>> m.name, m.kwargs["isolation"]
@@ -505,6 +618,7 @@ def machine(
         max_turns=max_turns,
         max_output=max_output,
         block_lines=block_lines,
+        max_depth=max_depth,
         isolation=resolve_isolation(isolation),
         timeout_s=timeout_s,
         limits=limits,
@@ -516,6 +630,7 @@ def machine(
         max_turns=max_turns,
         max_output=max_output,
         block_lines=block_lines,
+        max_depth=max_depth,
         # where blocks run is part of the options: the rebuilt machine must run them alike
         isolation=m.kwargs["isolation"],
         timeout_s=timeout_s,
@@ -538,7 +653,8 @@ def scripted_model() -> ScriptedModel:
 INVARIANT_TEXT = (
     "from a root state, a successor is either a root turn whose prompt strictly extends the "
     "current one and ends with the next turn's message (or the final-answer request), or a "
-    "sub-call whose prompt is a rendered single user message"
+    "sub-call whose prompt is a rendered single user message, or (max_depth >= 2) the first "
+    "turn of a child RLM (system, the metadata of a str context with no query, turn 1)"
 )
 
 _TURN = re.compile(r"<\|user\|>\n(?:[^\n]*\n)?Turn (\d+)/\d+: [^\n]*\n\Z")
@@ -564,6 +680,28 @@ def is_single_user_message(prompt: str) -> bool:
     return prompt.startswith("<|user|>\n") and prompt.endswith("\n")
 
 
+_CHILD_FIRST = re.compile(
+    re.escape(render_messages([("system", SYSTEM_PROMPT)]))
+    + re.escape("<|user|>\nYour context is a str of ")
+    + r"\d+"
+    + re.escape(" total characters.\n<|user|>\n" + SAFEGUARD + "\nTurn 1/")
+    + r"\d+"
+    + re.escape(": write ```repl``` code to look at the context.\n")
+)
+
+
+def is_child_first_prompt(prompt: str) -> bool:
+    """True iff ``prompt`` is the first prompt of a child RLM: the system message, the
+    metadata of a string context without a query, and the turn-1 message.
+
+    >>> child = render_messages([("system", SYSTEM_PROMPT), ("user", metadata_message("q", None)),
+    ...                          ("user", turn_message(0, 8))])
+    >>> is_child_first_prompt(child), is_child_first_prompt(machine().prompt(initial))
+    (True, False)
+    """
+    return _CHILD_FIRST.fullmatch(prompt) is not None
+
+
 def successor_invariant(prompt: str, successor_prompt: str) -> bool:
     """The proved invariant of root states (``proofs/rlm_obstruction.md``).
 
@@ -571,7 +709,7 @@ def successor_invariant(prompt: str, successor_prompt: str) -> bool:
     >>> successor_invariant(p, "<|user|>\\nsub question\\n"), successor_invariant(p, p)
     (True, False)
     """
-    if is_single_user_message(successor_prompt):
+    if is_single_user_message(successor_prompt) or is_child_first_prompt(successor_prompt):
         return True
     if len(successor_prompt) <= len(prompt) or not successor_prompt.startswith(prompt):
         return False
@@ -606,6 +744,58 @@ def valid_completions() -> list[str]:
         "Thinking, no code.",
         "```repl\ntry:\n    llm_query('q')\nexcept BaseException:\n    pass\n```",
     ]
+
+
+def prompt_summary(prompt: str) -> str:
+    """What a prompt is in an RLM run: a root turn, a child RLM's turn, or a plain
+    sub-call (diagrams label states with it, so a depth-2 run shows its nesting).
+
+    >>> prompt_summary(machine().prompt(initial)), prompt_summary("<|user|>\\nWhich river?\\n")
+    ('root RLM, turn 1', 'sub-call: Which river?')
+    >>> child = render_messages([("system", SYSTEM_PROMPT), ("user", metadata_message("q", None)),
+    ...                          ("user", turn_message(0, 8))])
+    >>> prompt_summary(child)
+    'child RLM (context of 1 characters), turn 1'
+    """
+    if is_single_user_message(prompt) and not prompt.startswith(_SYSTEM_HEAD):
+        question = prompt[len("<|user|>\n") : -1].split("\n", 1)[0]
+        return f"sub-call: {question[:40].rstrip()}"
+    turn = turn_of(prompt)
+    where = "final-answer request" if prompt.endswith(_FINAL_TAIL) else f"turn {turn}"
+    meta = prompt[len(_SYSTEM_HEAD) :].split("\n", 2)
+    if len(meta) > 1 and meta[1].startswith("Answer the following: "):
+        return f"root RLM, {where}"
+    size = re.match(
+        r"Your context is a \w+ of (\d+) total characters\.", meta[1] if len(meta) > 1 else ""
+    )
+    return f"child RLM (context of {size.group(1) if size else '?'} characters), {where}"
+
+
+def run_outline(prompts: Iterable[str]) -> str:
+    """A run's prompts as an indented outline: root turns flush left, a child RLM's turns
+    one level in, a plain sub-call one level below the RLM that made it. (Prompts tell a
+    child from the root, not one child depth from another: at ``max_depth`` 2 the
+    outline is exact.)
+
+    >>> child = render_messages([("system", SYSTEM_PROMPT), ("user", metadata_message("q", None)),
+    ...                          ("user", turn_message(0, 8))])
+    >>> print(run_outline([machine().prompt(initial), child, "<|user|>\\nRiver?\\n"]))
+    root RLM, turn 1
+      child RLM (context of 1 characters), turn 1
+        sub-call: River?
+    """
+    lines, level = [], 0
+    for prompt in prompts:
+        summary = prompt_summary(prompt)
+        if summary.startswith("sub-call"):
+            lines.append("  " * (level + 1) + summary)
+            continue
+        level = 0 if summary.startswith("root") else 1
+        lines.append("  " * level + summary)
+    return "\n".join(lines)
+
+
+_SYSTEM_HEAD = render_messages([("system", SYSTEM_PROMPT)]) + "<|user|>"
 
 
 SUB_CALL_REPLY = "```repl\nprint(llm_query('Summarise this: ' + context[:80]))\n```"

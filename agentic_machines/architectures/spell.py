@@ -13,19 +13,18 @@ on it:
 - :func:`naive_machine`: the same tools under a harness that appends each completion
   to the program and re-runs all of it (:class:`~agentic_machines.spell.NaiveMachine`).
 
-The SPE verdicts (:func:`analysis`, :func:`loader_analysis`, :func:`naive_analysis`):
+The SPE verdicts (:func:`analysis`, :func:`naive_analysis`):
 
 - Spell, "is the initial state an SPE state?" (:func:`analysis`, the question every
-  architecture answers): undecided. The loader below covers part of the machine, and
-  no embedding is known for the rest.
-- Spell, restricted (:func:`loader_analysis`): every state whose waiting frames belong to one program (a top-level model
-  call, or a child session whose caller waits for it) is loaded from the initial state
-  by one completion, a quoted form that rebuilds the frames and makes the same call
+  architecture answers): holds. Every state is loaded from the initial state by one
+  completion, a quoted form that rebuilds the waiting frames and makes the same call
   (:func:`agentic_machines.spell.loader.loader`; for a top-level state simply
-  ``'(!llm-self "<its prefix>")``): the identity embedding with this loader, checked on
-  a sample of states (``proofs/spell_loader.md`` proves it for all of them). A child
-  that itself waits inside its own computation is not claimed: its fresh environment
-  cannot be rebuilt inside its caller's (turn-boundary isolation).
+  ``'(!llm-self "<its prefix>")``); a child waiting inside its own computation is
+  rebuilt as a child program run by ``!spell-eval``, Spell's evaluator as a builtin,
+  which starts it in a fresh environment exactly as a turn boundary does. The identity
+  embedding with this loader is checked on the states reached by a sample of
+  completions, nested children included (method ``sampled``); ``proofs/spell_loader.md``
+  proves the loader equation for every state.
 - Naive: every successor prompt strictly extends the current one (the harness only
   appends), so by F2 the initial state is not an SPE state
   (``proofs/spell_naive_obstruction.md``), property-tested on seeded completions.
@@ -64,7 +63,6 @@ __all__ = [
     "SAMPLE_COMPLETIONS",
     "naive_completions",
     "analysis",
-    "loader_analysis",
     "naive_analysis",
     "diagram_completions",
     "contrast_extras",
@@ -173,20 +171,20 @@ SAMPLE_COMPLETIONS: tuple[str, ...] = (
     ' \'(if (= 1 1) (list 1 (!llm-self "deep")) 2)',
     ' \'(let ((a (leaf-llm "word?"))) (str a a))',
     ' \'(!call-now a 1 b (!llm-self "child") c 3)',
+    ' \'(list 0 (!spell-eval "(quine completion (eval (do (def k 1) \'(list k (!llm-self \\"nested\\")))))"))',
     "",
 )
 """Completions used to reach sample states and to check commutation."""
 
 
 def sample_states(depth: int = 2) -> list[Boundary]:
-    """Loadable states (top-level, or a child whose caller is one waiting program)
-    reached from :data:`initial` by up to ``depth`` sample completions.
+    """States reached from :data:`initial` by up to ``depth`` sample completions:
+    top-level calls, children waited on by a caller, and children waiting inside their
+    own computation (nested sessions).
 
     >>> len(sample_states(depth=1)) > 5
     True
     """
-    from ..spell.loader import is_loadable
-
     m = machine()
     seen: dict[Boundary, None] = {initial: None}
     frontier = [initial]
@@ -195,59 +193,27 @@ def sample_states(depth: int = 2) -> list[Boundary]:
         for s in frontier:
             for c in SAMPLE_COMPLETIONS:
                 y = m.harness(s, c)
-                if type(y) is Boundary and is_loadable(y) and y not in seen:
+                if type(y) is Boundary and y not in seen:
                     seen[y] = None
                     nxt.append(y)
         frontier = nxt
     return list(seen)
 
 
+@functools.lru_cache(maxsize=4)  # the contrast table and the CLI may ask more than once
 def analysis(depth: int = 2) -> Verdict:
-    """Is the initial state an SPE state? Undecided: the loader covers only part of it.
+    """Is the initial state an SPE state? Holds, sampled: the identity embedding with the
+    frame-rebuilding loader, checked on every state reached by up to ``depth`` sample
+    completions, nested children included; ``proofs/spell_loader.md`` proves the loader
+    equation for every state.
 
-    The frame-rebuilding loader (:func:`loader_analysis`, ``proofs/spell_loader.md``)
-    loads every state of one waiting program from the initial state, but the set of
-    those states is not closed under the harness: a child session whose own trailing
-    form waits on a grandchild (``'(list 1 (!llm-self "child"))`` then ``'(list 2
-    (!llm-self "grandchild"))``) is reachable and is not loaded by it, and no other
-    embedding of the machine into the initial state's successors is known. So the
-    answer to the architecture question is undecided, with the partial certificate in
-    ``details["loader"]`` and the naive re-run harness's refutation in
-    ``details["naive_machine"]``.
+    The loader (:func:`loader`) rebuilds a state's waiting frames as source, and a child
+    session waiting inside its own computation as a child program started by
+    ``!spell-eval`` (a fresh environment, as at a turn boundary). The naive re-run
+    harness's refutation is kept in ``details["naive_machine"]``, so one call gives both
+    sides of the contrast.
 
     >>> v = analysis(depth=1)
-    >>> v.status, v.details["loader"].status, v.details["naive_machine"].status
-    ('undecided', 'holds', 'refuted')
-    """
-    part = loader_analysis(depth)
-    return Verdict(
-        holds=None,
-        claim="the initial Spell state is an SPE state",
-        method=part.method,
-        checked=part.checked,
-        reason=(
-            "the loader of proofs/spell_loader.md loads every state of one waiting program "
-            f"(sampled on {part.details['states_checked']} states); a child waiting inside "
-            "its own computation is reachable but not loaded, and no other embedding is known"
-        ),
-        details={
-            "loader": part,
-            "naive_machine": part.details["naive_machine"],
-            "proof": "proofs/spell_loader.md",
-        },
-    )
-
-
-@functools.lru_cache(maxsize=4)  # the contrast table asks twice (its row and the extras)
-def loader_analysis(depth: int = 2) -> Verdict:
-    """Does the initial state load every loadable Spell state? Holds, sampled.
-
-    Loadable: a top-level model call, or a child session whose waiting frames all
-    belong to its caller's program (``proofs/spell_loader.md``). The verdict of the
-    naive re-run harness (:func:`naive_analysis`) is kept in ``details["naive_machine"]``,
-    so that one call gives both sides of the contrast.
-
-    >>> v = loader_analysis(depth=1)
     >>> v.status, v.method, v.details["naive_machine"].status
     ('holds', 'sampled', 'refuted')
     """
@@ -256,6 +222,8 @@ def loader_analysis(depth: int = 2) -> Verdict:
 
     m = machine()
     states = sample_states(depth)
+    waited_on = sum(1 for s in states if s.depth == 1)
+    nested = sum(1 for s in states if s.depth >= 2)
     v = is_spe_state(
         m,
         initial,
@@ -264,24 +232,27 @@ def loader_analysis(depth: int = 2) -> Verdict:
         states=states,
         completions=list(SAMPLE_COMPLETIONS),
     )
-    claim = (
-        "the initial Spell state loads, with one completion, every state whose waiting "
-        "frames belong to one program (top-level calls, and children of one waiting caller)"
+    coverage = (
+        f"{len(states)} states reached by up to {depth} sample completions: "
+        f"{len(states) - waited_on - nested} top-level, {waited_on} children waited on by "
+        f"a caller, {nested} children waiting inside their own computation (nested sessions)"
     )
     details = {
         **dict(v.details),
         "states_checked": len(states),
+        "nested_states": nested,
+        "coverage": coverage,
         "proof": "proofs/spell_loader.md",
         "naive_machine": naive_analysis(),
     }
+    claim = "the initial Spell state is an SPE state"
     if v.witness is None:
         return dataclasses.replace(v, claim=claim, details=details)
     witness = dataclasses.replace(
         v.witness,
         description=(
-            "identity embedding with the frame-rebuilding loader of proofs/spell_loader.md: "
-            f"h(x0, loader(s)) = s checked on {len(states)} states "
-            f"({sum(1 for s in states if s.kont)} of them waited on by a caller)"
+            "identity embedding with the frame-rebuilding loader of proofs/spell_loader.md "
+            f"(nested sessions rebuilt with !spell-eval): h(x0, loader(s)) = s checked on {coverage}"
         ),
     )
     return dataclasses.replace(v, claim=claim, witness=witness, details=details)
@@ -342,19 +313,12 @@ def diagram_completions(prompt: str) -> list[str]:
 
 
 def contrast_extras() -> list[tuple[str, str, Verdict, str]]:
-    """Rows for the contrast table beside Spell's own (undecided) SPE row: the loader
-    verdict on the states of one waiting program, and the naive harness's obstruction.
+    """Rows for the contrast table beside Spell's own SPE row: the naive harness's obstruction.
 
     >>> [(name, v.status) for name, _, v, _ in contrast_extras()]
-    [('spell', 'holds'), ('spell-naive', 'refuted')]
+    [('spell-naive', 'refuted')]
     """
     return [
-        (
-            "spell",
-            "initial state loads every state of one waiting program?",
-            loader_analysis(),
-            "identity + frame-rebuilding loader (proofs/spell_loader.md)",
-        ),
         (
             "spell-naive",
             "naive re-run harness: initial state SPE?",

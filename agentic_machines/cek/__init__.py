@@ -18,10 +18,11 @@ from .evaluator import (
     first_boundary,
     run_program,
 )
-from .machine import Boundary
+from .machine import Boundary, step
 from .printer import reify, unparse
 from .reader import parse
 from .realize import Realization, react_toy, realize, realize_react_toy, realize_with
+from .stepper import show_state, start_state
 from .theorem import loader, seed_program, seed_state
 
 __all__ = [
@@ -34,6 +35,9 @@ __all__ = [
     "AgenticEvaluator",
     "Boundary",
     "first_boundary",
+    "start_state",
+    "step",
+    "show_state",
     "seed_program",
     "seed_state",
     "loader",

@@ -1,6 +1,7 @@
 """The ``agentic-machines`` command (also ``python -m agentic_machines``).
 
 Subcommands: ``demo``, ``check TARGET``, ``diagram TARGET``, ``run TARGET --script FILE``,
+``play TARGET``,
 ``explore TARGET``, ``export TARGET -o FILE``, ``eval PROGRAM``, ``explain [TERM]``,
 ``gallery DIR``; ``--help`` on each. A TARGET is a built-in machine name, a machine file
 (``.json``/``.toml``) or ``module:attribute`` / ``file.py:attribute``
@@ -192,11 +193,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="PROGRAM is Spell: each completion is appended to the prefix and evaluated",
     )
     p.add_argument(
+        "--tools",
+        metavar="MODULE:ATTR",
+        default=None,
+        help="with --spell: the tools the trailing form may call, a dict of Spell names to "
+        "Python functions (module:attribute or file.py:attribute)",
+    )
+    p.add_argument(
+        "--step",
+        action="store_true",
+        help="print every CEK step as ⟨e, ρ, κ⟩ (κ: the program with a hole []); without "
+        "--script, type each llm completion",
+    )
+    p.add_argument(
         "--fuel",
         type=_positive,
         default=None,
         metavar="N",
-        help="most machine steps before the run is reported undecided (default: 10 000 000)",
+        help="most machine steps before the run is reported undecided (default: 10 000 000; "
+        "100 000 with --step)",
     )
     p.set_defaults(func=_eval)
 
@@ -228,8 +243,10 @@ def build_parser() -> argparse.ArgumentParser:
     _export_command.add_parser(sub)
     _test_command.add_parser(sub)
     from .exercise import add_parser as add_exercise
+    from .play import add_parser as add_play
 
     add_exercise(sub)
+    add_play(sub)
     return parser
 
 
@@ -278,8 +295,15 @@ def _fail(exc: BaseException) -> None:
 
 
 def _clip(message: str) -> str:
-    """At most MAX_MESSAGE characters: a message may quote input, which may be huge."""
-    return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 1] + "…"
+    r"""At most MAX_MESSAGE characters, escaped: a message may quote input, which may be
+    huge, or hold terminal escapes (a file name, a file's content, a user's exception).
+
+    >>> print(_clip("bad \x1b[2J name"))
+    bad \x1b[2J name
+    """
+    from .._files import excerpt
+
+    return excerpt(message, MAX_MESSAGE)
 
 
 def read_input(path: str | os.PathLike, what: str = "file") -> str:
@@ -518,11 +542,23 @@ def _eval(args: argparse.Namespace) -> int:
     # device in one line); anything else is program text.
     if program.endswith(".lisp") or os.path.lexists(program):
         program = read_input(program, "program")
-    completions = read_script(args.script) if args.script else []
-    if args.spell:
-        from .spell_eval import eval_spell
+    if args.step:
+        if args.spell:
+            raise InvalidArgument("--step steps the CEK machine; it does not take --spell")
+        from .step_eval import step_program
 
-        return eval_spell(program, completions, args.fuel, _fail)
+        script = read_script(args.script) if args.script else None
+        return step_program(
+            program, script, args.fuel, sys.stdin, print, ask=_ask if sys.stdin.isatty() else None
+        )
+    completions = read_script(args.script) if args.script else []
+    if args.tools is not None and not args.spell:
+        raise InvalidArgument("--tools gives Spell tools: add --spell, or leave --tools out")
+    if args.spell:
+        from .spell_eval import eval_spell, load_tools
+
+        tools = load_tools(args.tools) if args.tools is not None else None
+        return eval_spell(program, completions, args.fuel, _fail, tools=tools)
     result = (
         run_program(program, completions)
         if args.fuel is None
@@ -539,6 +575,10 @@ def _eval(args: argparse.Namespace) -> int:
         return 2
     print(unparse(result.value))
     return 0
+
+
+def _ask(text: str) -> None:
+    print(text, end="", flush=True)
 
 
 def _gallery(args: argparse.Namespace) -> int:

@@ -142,13 +142,19 @@ def architecture_row(name: str, module: Any) -> Row:
 
 
 def embeds_react_cell(v: Verdict) -> str:
-    """The "embeds ReAct" cell of a verdict: status, method, certificate and count.
+    """The "embeds ReAct" cell of a verdict: status, method, certificate and count. An
+    obstruction is named at its ReAct state (and completion), with the proof it rests on.
 
     >>> embeds_react_cell(Verdict(True, "c", "sampled", 12, reason="identity checked"))
     'holds (sampled): identity checked; 12 checked'
     """
     status = f"{v.status} (conditional)" if v.conditional else v.status
-    return f"{status} ({v.method}): {_one_line(v.certificate)}; {v.checked} checked"
+    o = v.obstruction
+    if o is None:
+        return f"{status} ({v.method}): {_one_line(v.certificate)}; {v.checked} checked"
+    on = f" on {_short(o.completion)}" if o.completion is not None else ""
+    given = f", given {v.premise.proof}" if v.premise is not None else ""
+    return f"{status} ({v.method}): {o.kind} obstruction at ReAct's state {_short(o.state)}{on}{given}; {v.checked} checked"
 
 
 def _spe_row(name: str, module: Any) -> Row:
@@ -183,8 +189,7 @@ def contrast_rows(names: Iterable[str] | None = None) -> list[Row]:
 
     The extras (rows whose question is not the SPE question) come from
     ``spe.contrast_extras()`` when the SPE architecture is in the table, and from
-    ``spell.contrast_extras()`` when Spell is (its loader verdict on the states of one
-    waiting program, and the naive re-run harness).
+    ``spell.contrast_extras()`` when Spell is (the naive re-run harness's refutation).
 
     >>> [(r.name, r.status, r.method) for r in contrast_rows(["react", "thread"])]
     [('react', 'refuted', 'fact:F2'), ('thread', 'refuted', 'fact:F2')]
@@ -196,7 +201,7 @@ def contrast_rows(names: Iterable[str] | None = None) -> list[Row]:
     extras: list[Callable[[], list[tuple[str, str, Verdict, str]]]] = []
     if "spe" in chosen:
         extras.append(ARCHITECTURES["spe"].contrast_extras)
-    if "spell" in chosen:  # Spell's loader on part of its states, and the naive harness
+    if "spell" in chosen:  # the naive re-run harness Spell improves on
         extras.append(ARCHITECTURES["spell"].contrast_extras)
     for extra in extras:
         for name, question, verdict, certificate in extra():

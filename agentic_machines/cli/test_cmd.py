@@ -31,7 +31,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidArgument, ReplayMismatch
+from ..errors import AgenticMachinesError, InvalidArgument, ReplayMismatch
 from ..machine import HALT
 
 __all__ = ["add_parser", "replay_trace", "DEFAULT_PROPERTIES"]
@@ -221,6 +221,7 @@ def replay_trace(machine: Any, path: str) -> int:
     the recorded step: that prints the error and returns 1. A difference raises
     :class:`~agentic_machines.errors.ReplayMismatch` (exit 2).
     """
+    from .._files import excerpt
     from ..runtime.run import Trace
 
     trace = Trace.load(path)
@@ -232,13 +233,22 @@ def replay_trace(machine: Any, path: str) -> int:
         if crashed and f"raised {type(exc).__name__}" in recorded:
             print(
                 f"replayed {len(trace)} step(s) of {path} as recorded; then, as recorded, the "
-                f"harness raised {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+                f"harness raised {type(exc).__name__}: {excerpt(' '.join(str(exc).split()), 300)}"
             )
             return 1
-        raise
+        if isinstance(exc, AgenticMachinesError):
+            raise
+        # The machine's own code failed on what the file holds (a state it never makes):
+        # a difference from the recording, said in one line, not a traceback.
+        raise ReplayMismatch(
+            f"replaying {path}: the machine raised {type(exc).__name__}: "
+            f"{excerpt(str(exc))}; the trace was not recorded on this machine, or the machine "
+            "changed"
+        ) from exc
     if crashed:
         raise InvalidArgument(
-            f"{path} records that the harness raised ({trace.message}), but the replay did not "
+            f"{path} records that the harness raised ({excerpt(trace.message or '')}), but the "
+            "replay did not "
             "raise: the machine no longer behaves as recorded"
         )
     print(again)
@@ -250,7 +260,8 @@ def replay_trace(machine: Any, path: str) -> int:
         now = raised_note(machine, again.steps[-1]) if again.steps else None
         if now is None or now.split(":", 1)[0] != trace.message.split(":", 1)[0]:
             raise ReplayMismatch(
-                f"{path} records that the run ended because the program {trace.message}, but the "
+                f"{path} records that the run ended because the program "
+                f"{excerpt(trace.message)}, but the "
                 f"replay ended {'normally' if now is None else 'because it ' + now}: the machine no "
                 "longer behaves as recorded"
             )

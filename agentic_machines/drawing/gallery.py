@@ -209,7 +209,7 @@ def architecture_pictures() -> list[Picture]:
     away).
 
     >>> sorted(p.stem for p in architecture_pictures())
-    ['react', 'reflexion', 'repl_plan', 'rlm', 'spe', 'spell', 'thread']
+    ['codeact', 'pal', 'react', 'reflexion', 'repl_plan', 'rlm', 'spe', 'spell', 'thread']
     """
     from ..architectures import ARCHITECTURES
     from ..cli.catalog import resolve

@@ -31,6 +31,10 @@ new worker and rebuilds its state by replaying the journal of messages the host 
 the failed block (the worker is deterministic, so the replay reaches the same state; replies
 are compared).
 
+The outcome a wall-clock deadline (or the host's load) decided is noted as clock-dependent
+(:mod:`agentic_machines.execution.clock`): the machine's h raises
+:class:`~agentic_machines.errors.ClockDependent`, so it is never taken as a fact.
+
 >>> ex = make_executor("inline")
 >>> ex.namespace("main", Scaffold(values={"x": 2}))
 >>> result = drive_rest(ex.run_block("main", "print(x * 21)"), None)
@@ -42,21 +46,24 @@ from __future__ import annotations
 
 import collections
 import copy
+import dataclasses
 import os
 import select
 import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InvalidArgument, REPLNameError
+from ..errors import InvalidArgument, IsolationFallback, REPLNameError
 from . import seccomp, wire
 from .cgroup import WorkerGroup
 from .clock import note as note_clock
@@ -88,6 +95,7 @@ __all__ = [
     "is_scripted",
     "FAILURE_STATUSES",
     "drive_rest",
+    "worker_paths",
 ]
 
 LEVELS = ("inline", "process", "namespace")
@@ -175,9 +183,13 @@ class Limits:
     ``timeout_s``: wall-clock seconds per block (the host kills the worker past it).
     ``memory_mb``: address space; ``cpu_s``: CPU seconds for the worker's whole life;
     ``open_files``: file descriptors; ``file_size_mb``: the largest file it may write.
+    ``replay_timeout_s``: wall-clock seconds for rebuilding a new worker by replaying the
+    journal of the earlier blocks, a budget of its own, never charged to the block that
+    needs the worker (the replayed blocks are each bounded by their line budgets already;
+    this is the safety net).
 
-    >>> Limits().timeout_s
-    10.0
+    >>> Limits().timeout_s, Limits().replay_timeout_s
+    (10.0, 120.0)
     """
 
     timeout_s: float = 10.0
@@ -185,9 +197,17 @@ class Limits:
     cpu_s: int = 600
     open_files: int = 64
     file_size_mb: int = 16
+    replay_timeout_s: float = 120.0
 
     def __post_init__(self) -> None:
-        for name in ("timeout_s", "memory_mb", "cpu_s", "open_files", "file_size_mb"):
+        for name in (
+            "timeout_s",
+            "memory_mb",
+            "cpu_s",
+            "open_files",
+            "file_size_mb",
+            "replay_timeout_s",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise InvalidArgument(f"Limits.{name} must be a positive number, got {value!r}")
@@ -213,41 +233,61 @@ def is_scripted(model: Any) -> bool:
     return getattr(model, "scripted", False) is True
 
 
-_TOOLS: dict[str, bool] = {}
+_TOOLS: dict[str, str | None] = {}  # tool -> None when it works, else why not
 
 
 def namespace_tool() -> str | None:
     """``"bwrap"`` or ``"unshare"``: the first tool that can start a namespaced worker here.
 
-    Each tool is tried once per process (a trivial Python run inside it), so a tool that is
-    installed but not permitted (no user namespaces) is not chosen.
+    Each tool is tried once per process (the worker's own start-up inside it), so a tool
+    that is installed but not permitted (no user namespaces), or that cannot reach the
+    package or the interpreter, is not chosen. Falling back from ``bwrap`` to ``unshare``
+    is never silent: it warns once, with :class:`~agentic_machines.errors.IsolationFallback`
+    naming the reason.
     """
     for tool in ("bwrap", "unshare"):
         if tool not in _TOOLS:
             _TOOLS[tool] = _probe(tool)
-        if _TOOLS[tool]:
+            if tool == "unshare" and _TOOLS[tool] is None:
+                warnings.warn(
+                    IsolationFallback(
+                        f"the namespace level uses unshare, not bubblewrap: {_TOOLS['bwrap']}. "
+                        "unshare gives the worker its own namespaces but no seccomp filter; "
+                        "install bubblewrap (apt-get install bubblewrap) for the stronger sandbox"
+                    ),
+                    stacklevel=2,
+                )
+        if _TOOLS[tool] is None:
             return tool
     return None
 
 
-def _probe(tool: str) -> bool:
-    if sys.platform != "linux" or shutil.which(tool) is None:
-        return False
+def _probe(tool: str) -> str | None:
+    """None when ``tool`` starts a worker here, else the reason it does not."""
+    if sys.platform != "linux":
+        return f"{tool} needs Linux namespaces (this is {sys.platform})"
+    if shutil.which(tool) is None:
+        return f"{tool} is not installed"
     scratch = tempfile.mkdtemp(prefix="am-probe-")
     fd = _seccomp_fd() if tool == "bwrap" else None
     try:
-        argv = _wrap(tool, scratch, [sys.executable, "-S", "-c", "pass"], seccomp_fd=fd)
+        argv = _wrap(
+            tool, scratch, [sys.executable, "-S", "-c", _PROBE, _PACKAGE_ROOT], seccomp_fd=fd
+        )
         done = subprocess.run(
             argv,
             env={},
             cwd=scratch,
             capture_output=True,
-            timeout=20,
+            timeout=60,  # a start-up, even on a busy machine
             pass_fds=() if fd is None else (fd,),
         )
-        return done.returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
+        if done.returncode == 0:
+            return None
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return f"{tool} could not start a worker (exit code {done.returncode}{': ' + said[-1][:200] if said else ''})"
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"{tool} could not start a worker ({type(exc).__name__}: {exc})"
     finally:
         if fd is not None:
             os.close(fd)
@@ -317,9 +357,7 @@ def make_executor(
     level = resolve_isolation(isolation, model)
     limits = limits or Limits()
     if timeout_s is not None:
-        limits = Limits(
-            timeout_s, limits.memory_mb, limits.cpu_s, limits.open_files, limits.file_size_mb
-        )
+        limits = dataclasses.replace(limits, timeout_s=timeout_s)
     if level == "inline":
         return InlineExecutor()
     return ProcessExecutor(level, limits)
@@ -537,6 +575,15 @@ class _Failure(Exception):
 
 
 _OK = b'{"type":"ok"}\n'
+_ALIVE = {"op": "run", "code": "pass", "line_budget": 100, "filename": "<alive>", "max_output": 100}
+
+
+def _op_of(line: bytes) -> tuple[Any, Any]:
+    """The ``op`` and ``ns`` of a message the host sent (its own, so well-formed)."""
+    message = wire.loads(line)
+    return message.get("op"), message.get("ns")
+
+
 _MAX_MESSAGE = 64 * 1024 * 1024  # bytes of one message from the worker
 _MAX_LIVE = 8  # workers alive at once in this process; idle ones beyond it are stopped
 _LIVE: collections.OrderedDict[int, weakref.ref] = collections.OrderedDict()
@@ -554,6 +601,54 @@ _BOOT = (
     "from agentic_machines.execution.worker import main\n"
     "main(sys.argv[2:])\n"
 )
+# What a namespace tool is probed with: the worker's own start-up, without serving, so a
+# tool that cannot reach the package or the interpreter (a checkout under a masked /tmp)
+# fails the probe instead of every block.
+_PROBE = _BOOT.replace("main(sys.argv[2:])\n", "")
+
+
+def worker_paths() -> list[str]:
+    """The paths a worker reads to start and to import: the package's code, the interpreter
+    and its virtual environment, the standard library. Absolute, without repeats.
+
+    The namespace level makes ``/tmp`` and a few other directories private to the worker;
+    whichever of these paths lie there are mounted back, read-only, at the same places, so a
+    checkout and a virtual environment under ``/tmp`` work like any other.
+
+    >>> paths = worker_paths()
+    >>> os.path.join(_PACKAGE_ROOT, "agentic_machines") in paths, sys.prefix in paths
+    (True, True)
+    """
+    found = [os.path.join(_PACKAGE_ROOT, "agentic_machines")]
+    for exe in (sys.executable, os.path.realpath(sys.executable)):
+        found += [exe, os.path.dirname(exe)]
+    # a virtual environment's pyvenv.cfg sits in its prefix; the base interpreter in its own
+    found += [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
+    found += [sysconfig.get_path(key) for key in ("stdlib", "platstdlib")]
+    return list(dict.fromkeys(os.path.abspath(p) for p in found if p))
+
+
+def masked_worker_paths(masked: list[str]) -> list[str]:
+    """The :func:`worker_paths` that lie under the directories ``masked`` (made private to
+    the worker) and exist, parents first, none inside another: what to mount back.
+
+    >>> masked_worker_paths(["/nonexistent-mask"])
+    []
+    """
+    chosen: list[str] = []
+    for path in sorted(worker_paths(), key=len):  # parents first: a child is then covered
+        under = any(path == m or path.startswith(m.rstrip("/") + "/") for m in masked)
+        if not under or not os.path.exists(path):
+            continue
+        if any(path == c or path.startswith(c + "/") for c in chosen):
+            continue
+        chosen.append(path)
+    return chosen
+
+
+def _rebinds(masked: list[str]) -> list[str]:
+    """bwrap arguments that mount the :func:`worker_paths` lying under ``masked`` back, read-only."""
+    return [a for path in masked_worker_paths(masked) for a in ("--ro-bind", path, path)]
 
 
 _HIDDEN = ("/run", "/var/run", "/var/tmp", "/var/lib/docker", "/var/lib/libvirt")
@@ -586,9 +681,10 @@ def _wrap(
     """
     size = str(_tmpfs_bytes(limits or Limits()))
     if tool == "bwrap":
-        hidden = [
-            a for d in _HIDDEN if os.path.isdir(d) and not os.path.islink(d) for a in ("--tmpfs", d)
-        ]
+        hiding = [d for d in _HIDDEN if os.path.isdir(d) and not os.path.islink(d)]
+        hidden = [a for d in hiding for a in ("--tmpfs", d)]
+        # after the private mounts: what the worker imports, where it lives
+        back = _rebinds(["/tmp", "/dev", *hiding])
         return [
             "bwrap",
             "--unshare-all",  # network, pid, ipc, uts, cgroup
@@ -614,6 +710,7 @@ def _wrap(
             "--tmpfs",
             "/tmp",
             *hidden,
+            *back,
             "--size",
             size,
             "--tmpfs",
@@ -630,24 +727,46 @@ def _wrap(
         ]
     if tool == "unshare":
         # unshare gives the namespaces; the worker itself remounts the filesystem read-only
-        # (except the scratch directory) before it reads its first message.
+        # (except the scratch directory) before it reads its first message. Its own PID
+        # namespace with its own /proc: it sees only its processes, and it is not PID 1
+        # there (worker._init_then_worker), so signals it sends itself take effect.
         return [
             "unshare",
             "--user",
             "--map-root-user",
             "--mount",
             "--net",
+            "--ipc",  # System V shared memory is memory no tmpfs size bounds
+            "--uts",
             "--pid",
             "--fork",
+            "--mount-proc",
             "--kill-child",
             "--",
             *argv,
-            *(["--readonly-except", scratch] if argv[-1] != "pass" else []),
+            # the worker mounts private tmpfs mounts of this size, hides _HIDDEN and loads
+            # the seccomp filter itself (worker._readonly_except)
+            *(["--readonly-except", scratch, size, *_HIDDEN] if argv[-1] != "pass" else []),
         ]
     return argv
 
 
-def _limit(limits: Limits, join: list[int] = ()) -> Callable[[], None]:
+def _user_processes() -> int:
+    """How many processes this user runs (RLIMIT_NPROC counts them all)."""
+    uid, count = os.getuid(), 0
+    try:
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    count += os.stat(f"/proc/{name}").st_uid == uid
+                except OSError:
+                    pass
+    except OSError:
+        return 0
+    return count
+
+
+def _limit(limits: Limits, join: list[int] = (), nproc: int | None = None) -> Callable[[], None]:
     import resource  # here, not in apply: the child of a threaded host must not import
 
     def apply() -> None:  # runs in the child between fork and exec: C calls only
@@ -663,6 +782,8 @@ def _limit(limits: Limits, join: list[int] = ()) -> Callable[[], None]:
             (resource.RLIMIT_CORE, 0),
         ):
             resource.setrlimit(which, (value, value))
+        if nproc is not None:
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
 
     return apply
 
@@ -701,8 +822,13 @@ class ProcessExecutor(Executor):
         self._buffer = b""
         self._scratch: str | None = None
         self._group: WorkerGroup | None = None  # the worker's control group, when it has one
+        self._notice: _Failure | None = None  # a REPL reset the next block must report
         self._closed = False
         self._busy = False
+        self._oom_mark = 0  # the host's OOM-kill count when the current block started
+        # Rebuilding workers, reported apart from the blocks (see Limits.replay_timeout_s):
+        self.replays = 0  # how many times a journal was replayed into a worker
+        self.replay_seconds = 0.0  # wall-clock seconds spent replaying, in total
         self.workers_started = 0
         self._finalizer = weakref.finalize(self, _stop_process, [None], None)
 
@@ -723,6 +849,9 @@ class ProcessExecutor(Executor):
         argv = _wrap(self.tool, self._scratch, argv, self.limits, fd)
         self._group = WorkerGroup.create(self.limits.memory_mb * 1024 * 1024, _MAX_PROCESSES)
         join = self._group.join_fds() if self._group is not None else []
+        # no control group: RLIMIT_NPROC counts all of the user's processes, so the worker
+        # may start _MAX_PROCESSES more than the user runs now (the kernel exempts root)
+        nproc = None if self._group is not None else _user_processes() + _MAX_PROCESSES
         try:
             self._proc = subprocess.Popen(
                 argv,
@@ -732,7 +861,7 @@ class ProcessExecutor(Executor):
                 cwd=self._scratch,
                 # no inherited variables; a fixed hash seed keeps a replayed worker deterministic
                 env={"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"},
-                preexec_fn=_limit(self.limits, join),
+                preexec_fn=_limit(self.limits, join, nproc),
                 start_new_session=True,
                 close_fds=True,
                 pass_fds=() if fd is None else (fd,),
@@ -788,24 +917,87 @@ class ProcessExecutor(Executor):
                     _LIVE.move_to_end(id(self))
             pending = self._journal[len(self._journal) - self._unsent :]
             self._unsent = 0
-            self._replay(pending)
+            self._replay(pending, rebuilding=False)
             return
         self._kill()
         self._start()
         self._unsent = 0
-        self._replay(self._journal)
+        # the first worker only receives the setup deferred so far: not a rebuild
+        self._replay(self._journal, rebuilding=self.workers_started > 1)
 
-    def _replay(self, entries: list[tuple[bytes, bytes]]) -> None:
-        for sent, reply in entries:
-            self._send(sent)
-            got = self._receive(self.limits.timeout_s)
-            if wire.dumps(got) != reply:
-                self._kill()
-                raise _Failure(
-                    "died",
-                    "the new worker did not replay the earlier blocks the same way (the code "
-                    "they ran is not deterministic), so their variables are lost",
-                )
+    def _replay(self, entries: list[tuple[bytes, bytes]], rebuilding: bool) -> None:
+        # The replay has its own wall-clock budget (replay_timeout_s), spent here and
+        # reported in replay_seconds, never charged to the block that needs the worker.
+        if not entries:
+            return
+        began = time.monotonic()
+        budget = self.limits.replay_timeout_s if rebuilding else self.limits.timeout_s
+        deadline = began + budget
+        running: list[Any] = []  # namespaces of the replayed blocks not yet ended
+        block = index = 0  # where the outermost replayed block began; the entry being replayed
+        try:
+            for index, (sent, reply) in enumerate(entries):
+                op, key = _op_of(sent)
+                if op == "run":
+                    block = block if running else index
+                    running.append(key)
+                self._send(sent)
+                left = deadline - time.monotonic()
+                got = self._receive(left, replaying=len(entries) if rebuilding else 0)
+                if wire.dumps(got) != reply:
+                    self._kill()
+                    raise _Failure(
+                        "died",
+                        "the new worker did not replay it the same way (the code is not "
+                        "deterministic)",
+                    )
+                if got.get("type") == "result" and running:
+                    key = running.pop()
+                    if rebuilding and not running:
+                        self._check_alive(key, deadline)
+        except _Failure as failure:
+            if not rebuilding:
+                raise
+            # A journal entry whose replay breaks the worker would break every new worker:
+            # it is dropped (with what came after it) and the model is told the REPL was reset.
+            in_block = running or _op_of(entries[index][0])[0] == "run"
+            raise self._reset(block if in_block else index, failure) from None
+        finally:
+            if rebuilding:
+                self.replays += 1
+                self.replay_seconds += time.monotonic() - began
+
+    def _check_alive(self, key: Any, deadline: float) -> None:
+        # After each replayed block, an empty block in its namespace: a block that left the
+        # worker unable to run the next one (a patched decoder, a value whose __deepcopy__
+        # hangs) is found here, while it is the last one replayed.
+        self._send(wire.dumps({**_ALIVE, "ns": key}))
+        wait = min(deadline - time.monotonic(), float(self.limits.timeout_s))
+        got = self._receive(wait, replaying=1)
+        if got.get("type") != "result" or got.get("status") != "ok":
+            self._kill()
+            raise _Failure("died", "the worker could not run an empty block after it")
+
+    def _reset(self, start: int, failure: _Failure) -> _Failure:
+        """Drop the journal from the replayed entry ``start`` on; the failure the block sees."""
+        self._kill()
+        op, _ = _op_of(self._journal[start][0])
+        line = ""
+        if op == "run":
+            code = wire.loads(self._journal[start][0]).get("code")
+            line = code.strip().splitlines()[0][:80] if type(code) is str and code.strip() else ""
+        blocks = sum(_op_of(e[0])[0] == "run" for e in self._journal[start:])
+        self._forget_since(start)
+        what = f"an earlier block (its first line: {line!r})" if line else "an earlier message"
+        detail = failure.detail if failure.status != "timeout" else "it ran past the deadline"
+        self._notice = _Failure(
+            "died",
+            f"the REPL was reset: replaying {what} into a new worker broke it ({detail}), so "
+            f"that block and what came after it ({blocks} block(s) in all) were dropped and "
+            "their variables are gone; this block did not run, so run it again",
+            failure.clock,
+        )
+        return self._notice
 
     def _defer(self, message: dict) -> None:
         # Commands that only change the worker's state are journalled and sent before the
@@ -823,7 +1015,7 @@ class ProcessExecutor(Executor):
         except (BrokenPipeError, OSError, ValueError):
             raise self._death() from None
 
-    def _receive(self, timeout: float) -> dict:
+    def _receive(self, timeout: float, replaying: int = 0) -> dict:
         proc = self._proc
         assert proc is not None and proc.stdout is not None
         fd = proc.stdout.fileno()
@@ -832,6 +1024,16 @@ class ProcessExecutor(Executor):
             left = deadline - time.monotonic()
             if left <= 0:
                 self._kill()
+                if replaying:
+                    budget = self.limits.replay_timeout_s
+                    raise _Failure(
+                        "died",
+                        f"replaying the {replaying} earlier message(s) into a new worker took "
+                        f"longer than the replay's own {budget:g} s deadline (replay_timeout_s), "
+                        "so the REPL's variables are lost; this block did not run",
+                        f"the replay of the worker's journal ran past its own {budget:g} s "
+                        "wall-clock deadline (replay_timeout_s)",
+                    )
                 raise _Failure(
                     "timeout",
                     f"{self.limits.timeout_s:g}",
@@ -885,13 +1087,30 @@ class ProcessExecutor(Executor):
         self._kill()
         if out_of_memory:  # the control group's bound, on the worker and all it holds
             return _Failure("memory", "the worker's control group ran out of memory")
+        if code is not None and code > 128 and self.tool is not None:
+            # PID 1 of the namespace (bwrap's, or worker._init_then_worker under unshare)
+            # reports the worker's death by signal n as exit code 128 + n
+            code = 128 - code
         if code is not None and code < 0:
             try:
                 name = signal.Signals(-code).name
             except ValueError:
                 name = f"signal {-code}"
-            why = "it used up its CPU-seconds limit" if name == "SIGXCPU" else f"{name}"
-            return _Failure("died", f"the worker was killed ({why})")
+            load = None
+            if name == "SIGXCPU":
+                why = "it used up its CPU-seconds limit"
+                load = (
+                    f"the worker used up its {self.limits.cpu_s} CPU-seconds limit (cpu_s): how "
+                    "far it got depends on the machine's speed"
+                )
+            else:
+                why = name
+                if name == "SIGKILL" and _oom_kills() > self._oom_mark:
+                    load = (
+                        "the worker was killed while the host's out-of-memory killer was stopping "
+                        "processes: the host's memory pressure, not the block, may have decided it"
+                    )
+            return _Failure("died", f"the worker was killed ({why})", load)
         return _Failure("died", f"the worker exited (exit code {code})")
 
     def _exchange(self, message: dict, clock: list[float] | None = None) -> dict:
@@ -996,7 +1215,11 @@ class ProcessExecutor(Executor):
             raise InvalidArgument(f"line_budget must be positive, got {line_budget}")
         if key not in self._effects:
             raise InvalidArgument(f"no namespace {key!r}; create it with namespace({key!r}, ...)")
+        if self._notice is not None:  # a query's replay reset the REPL: the model learns it now
+            notice, self._notice = self._notice, None
+            return _failed(code, notice, self.limits)
         start = len(self._journal)
+        self._oom_mark = _oom_kills()
         clock = [float(self.limits.timeout_s)]
         done = [0, 0]  # requests fulfilled, effects performed: what the result may claim
         message: dict = {
@@ -1035,6 +1258,7 @@ class ProcessExecutor(Executor):
                     raise _Failure("died", f"the worker sent an unexpected {_shown(kind)} message")
         except _Failure as failure:
             self._forget_since(start)
+            self._notice = None  # a reset is told by this failure itself
             if failure.clock is not None:
                 note_clock(failure.clock)  # h raises ClockDependent (see execution.clock)
             return _failed(code, failure, self.limits)
@@ -1173,10 +1397,24 @@ def _failed(code: str, failure: _Failure, limits: Limits) -> BlockResult:
     else:
         what = failure.detail
     stderr = (
-        f"{error}: {what}; the REPL's variables are as they were before this block "
+        f"{error}: {what}\n"
+        if what.startswith("the REPL was reset")
+        else f"{error}: {what}; the REPL's variables are as they were before this block "
         "(a new worker replays the earlier blocks)\n"
     )
     return BlockResult(code, "", stderr, failure.status, error=error)
+
+
+def _oom_kills() -> int:
+    """How many processes the kernel's out-of-memory killer has stopped since boot (0 if unknown)."""
+    try:
+        with open("/proc/vmstat", "rb") as f:
+            for line in f:
+                if line.startswith(b"oom_kill "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def _stop_process(holder: list, scratch: str | None) -> None:

@@ -865,7 +865,7 @@ def load_answer(path: str | Path) -> dict[str, Any]:
         return InvalidArgument(f"{path}: {problem}")
 
     if path.suffix == ".json":
-        data = read_regular(path, limit=MAX_ANSWER_BYTES, what="answer", error=error)
+        data = read_regular(path, limit=MAX_ANSWER_BYTES, what="JSON answer", error=error)
         try:
             data = json.loads(data.decode("utf-8"))
         except UnicodeDecodeError as exc:

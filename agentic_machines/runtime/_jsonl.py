@@ -15,12 +15,13 @@ line cut off in the middle of a write is dropped; a bad line anywhere else is an
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable
 from typing import Any
 
-from .._files import brief, open_output, read_lines
+from .._files import SMALLER, brief, open_output, read_lines
 from ..errors import InvalidArgument
 
 __all__ = [
@@ -109,11 +110,13 @@ def read_json_records(
     *,
     limit: int,
     what: str,
+    advice: str = SMALLER,
 ) -> list[tuple[int, Any]]:
     """Every JSON value of the file with its 1-based line number, skipping blank lines.
 
     Strict: a path that is not a regular file (a FIFO, a device, a directory), a file
-    larger than ``limit`` bytes (``what`` names the kind of file in that message), bytes
+    larger than ``limit`` bytes (``what`` names the kind of file in that message, which
+    ends with ``advice``), bytes
     that are not UTF-8, binary data (NUL bytes), ``NaN``/``Infinity``, nesting too deep to
     parse, or a line that is not JSON raise ``error(path, line, problem)`` (line ``None``
     for the whole file). A final line that is unterminated and does not parse is the trace
@@ -135,32 +138,36 @@ def read_json_records(
         return error(name, None, problem)
 
     out: list[tuple[int, Any]] = []
-    lines = read_lines(name, limit=limit, what=what, error=whole)
-    for number, (raw, terminated) in enumerate(lines, start=1):
-        if b"\x00" in raw:  # never in JSON text: binary data, refused at its first line
-            raise error(name, number, _BINARY)
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            if not terminated:  # a write cut inside a multi-byte character
-                break
-            raise error(name, number, f"not UTF-8 text (byte {exc.start} of the line)") from None
-        if not line.strip():
-            continue
-        try:
-            out.append((number, _DECODE(line)))
-        except RecursionError:
-            raise error(name, number, "JSON nested too deeply to read") from None
-        except ValueError as exc:  # JSONDecodeError and the NaN rejection
-            if not terminated:  # unterminated last line: an interrupted write
-                break
-            problem = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-            raise error(
-                name,
-                number,
-                f"not valid JSON: {problem}; the file is not a JSON-lines file written by "
-                "agentic_machines, or it was edited by hand",
-            ) from None
+    # closing: an error raised part-way closes the file at once, not when the error is freed.
+    lines = read_lines(name, limit=limit, what=what, error=whole, advice=advice)
+    with contextlib.closing(lines):
+        for number, (raw, terminated) in enumerate(lines, start=1):
+            if b"\x00" in raw:  # never in JSON text: binary data, refused at its first line
+                raise error(name, number, _BINARY)
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                if not terminated:  # a write cut inside a multi-byte character
+                    break
+                raise error(
+                    name, number, f"not UTF-8 text (byte {exc.start} of the line)"
+                ) from None
+            if not line.strip():
+                continue
+            try:
+                out.append((number, _DECODE(line)))
+            except RecursionError:
+                raise error(name, number, "JSON nested too deeply to read") from None
+            except ValueError as exc:  # JSONDecodeError and the NaN rejection
+                if not terminated:  # unterminated last line: an interrupted write
+                    break
+                problem = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+                raise error(
+                    name,
+                    number,
+                    f"not valid JSON: {problem}; the file is not a JSON-lines file written by "
+                    "agentic_machines, or it was edited by hand",
+                ) from None
     return out
 
 

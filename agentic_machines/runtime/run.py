@@ -58,6 +58,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, NoReturn
 
+from .._files import excerpt
 from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, TraceError, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel, show_outcome
 from ._jsonl import MAX_JSON_LINES_BYTES, JsonLinesWriter, brief, read_json_records
@@ -211,7 +212,7 @@ class Trace:
                     start = machine.initial
                 else:
                     raise InvalidArgument(
-                        f"the trace's start state {start!r} was saved as its repr only; pass the real "
+                        f"the trace's start state {brief(start)} was saved as its repr only; pass the real "
                         "start state: trace.replay(machine, start=...)"
                     )
         # The checker compares every state, prompt and outcome as the rerun makes them,
@@ -227,8 +228,9 @@ class Trace:
             len(again.steps) != len(self.steps) or encode_state(again.end) != encode_state(self.end)
         ):
             raise ReplayMismatch(
-                f"the replay ended after {len(again.steps)} step(s) with {_describe_end(again)}; the recording "
-                f"ended after {len(self.steps)} step(s) with {_describe_end(self)}.",
+                f"the replay ended after {len(again.steps)} step(s) with {_describe_end(again, 120)}; "
+                f"the recording ended after {len(self.steps)} step(s) with "
+                f"{_describe_end(self, 120)}.",
                 index=min(len(again.steps), len(self.steps)),
             )
         return again
@@ -321,7 +323,9 @@ class _ReplayCheck(AgenticMachine):
         if i < len(steps):
             if encode_state(state) != encode_state(steps[i].state):
                 self._mismatch(
-                    f"the state is {state!r}, recorded {steps[i].state!r}", steps[i].prompt, prompt
+                    f"the state is {brief(state)}, recorded {brief(steps[i].state)}",
+                    steps[i].prompt,
+                    prompt,
                 )
             expected = steps[i].prompt
         elif i == len(steps) and self.trace.pending is not None:
@@ -346,7 +350,8 @@ class _ReplayCheck(AgenticMachine):
             return outcome
         if i < len(steps) and encode_state(outcome) != encode_state(steps[i].outcome):
             self._mismatch(
-                f"after {completion!r} the outcome is {outcome!r}, recorded {steps[i].outcome!r}",
+                f"after {brief(completion)} the outcome is {brief(outcome)}, "
+                f"recorded {brief(steps[i].outcome)}",
                 steps[i].prompt,
                 steps[i].prompt,
             )
@@ -397,16 +402,19 @@ def raised_note(machine: AgenticMachine, step: Step) -> str | None:
     return None if record is None else f"raised {record}"
 
 
-def _describe_end(trace: Trace) -> str:
+def _describe_end(trace: Trace, width: int | None = None) -> str:
+    """How the run ended, in words; with ``width``, the message (which a trace file may
+    hold at any length) is cut to that many characters and its control characters escaped."""
     end = trace.end
+    message = trace.message if width is None or not trace.message else excerpt(trace.message, width)
     if is_sentinel(end):
-        said = f" ({trace.message})" if trace.message else ""  # e.g. an agent that raised
+        said = f" ({message})" if message else ""  # e.g. an agent that raised
         return f"ended with {show_outcome(end)}{said}"
     if end == "max_steps":
         return f"stopped at max_steps ({trace.max_steps})"
     if end == "incomplete":
         return "incomplete (the file has no end line: the run was interrupted)"
-    return f"{end}: {trace.message}".rstrip(".")  # callers end the sentence themselves
+    return f"{end}: {message}".rstrip(".")  # callers end the sentence themselves
 
 
 def run(
@@ -628,7 +636,13 @@ def _read_trace_file(
         except InvalidArgument as exc:
             fail(line, f"{key!r}: {exc}")
 
-    records = read_json_records(name, TraceError, limit=max_bytes, what="trace")
+    records = read_json_records(
+        name,
+        TraceError,
+        limit=max_bytes,
+        what="trace",
+        advice="if you trust the file, load it in Python with Trace.load(path, max_bytes=...)",
+    )
     if not records:
         fail(None, "the file is empty (or its only line is cut off): no trace header line")
     line, header = records[0]
@@ -686,7 +700,7 @@ def _read_trace_file(
                 f"step index {index} where {len(steps)} was expected (a step is missing or repeated)",
             )
         if is_sentinel(final) and steps:
-            fail(line, f"a step after the run ended with {final!r}")
+            fail(line, f"a step after the run ended with {brief(final)}")
         if rec.get("same_state") is True:
             state = final
         else:

@@ -10,12 +10,14 @@ frame is rebuilt by the source construct that pushes it (``(f v ... HOLE e ...)`
 ``(fn () HOLE)`` for a frame that gives an environment back); values are written as
 literals, and ``def`` forms set the environment a frame keeps.
 
-Scope is dynamic and no form removes a binding, so this works when the waiting frames
-belong to one program (the state is a top-level call, or a child session whose caller
-waits for it). When a child session itself waits inside its own computation, its frames
-keep an environment without the caller's bindings, which no single program can rebuild:
-:func:`loader` raises :class:`~agentic_machines.errors.InvalidArgument` (see
-``proofs/spell_loader.md``).
+Scope is dynamic and no form removes a binding, so within one program the environments
+only gain keys. A child session that waits inside its own computation keeps, above its
+caller's frames, environments without the caller's bindings: the loader rebuilds the
+caller's frames, then starts the child's part as a child session of its own with
+``(!spell-eval "<program>")`` (Spell's core evaluator as a builtin: a fresh empty
+environment, the result returning through the same call frame a model child's does),
+whose trailing form rebuilds the child's frames. Nested children nest these programs
+(see ``proofs/spell_loader.md``).
 
 >>> from agentic_machines.spell import SpellMachine
 >>> m = SpellMachine(task="t")
@@ -46,27 +48,39 @@ def _sym(name: str) -> Symbol:
 
 
 def is_loadable(state: Boundary) -> bool:
-    """True when :func:`loader` can rebuild ``state`` (its waiting frames are one program's).
+    """True when :func:`loader` can rebuild ``state``: every frame is one a source construct
+    pushes (always, for states the runtime reaches; ``proofs/spell_loader.md``).
 
     >>> is_loadable(Boundary("self", "(quine completion (eval (do ", ()))
     True
     """
-    return all(f[0] != "return" for f in state.kont[:-1])
+    try:
+        loader(state)
+    except InvalidArgument:
+        return False
+    return True
 
 
 def loader(state: Boundary) -> str:
     """The completion that reaches ``state`` from a :class:`SpellMachine`'s initial state."""
     if type(state) is not Boundary:
         raise InvalidArgument(f"loader: {state!r} is not a Spell state")
-    kont = state.kont
-    if not is_loadable(state):
-        raise InvalidArgument(
-            "loader: this state is a child session waiting inside its own computation, below "
-            "its caller's frames; its fresh environment cannot be rebuilt inside the caller's "
-            "(only top-level states and children of one waiting program have a loader)"
-        )
+    call = "!llm-self" if state.kind == "self" else "leaf-llm"
+    form = _segment(state.kont, from_items([_sym(call), state.prompt]), "completion")
+    return " '" + pr_str(form)
+
+
+def _segment(kont: tuple, call: Any, name: str) -> Any:
+    """The form that, evaluated as the trailing form of a program whose quine binds
+    ``name``, pushes ``kont`` and then evaluates ``call``.
+
+    A ``return`` frame below the top is where a child session waits for its caller: the
+    caller's environment is set, and ``(!spell-eval "<child program>")`` pushes the same
+    frame and starts the child in a fresh environment; the child's trailing form is the
+    rest of the stack, rebuilt the same way (recursively, one program per session).
+    """
     contexts: list[Callable[[Any], Any]] = []
-    current: dict[str, Any] = {"completion": _MISSING}
+    current: dict[str, Any] = {name: _MISSING}
 
     def set_env(env: Env) -> Callable[[Any], Any]:
         if not env.effects:
@@ -90,13 +104,22 @@ def loader(state: Boundary) -> str:
     def chain(first: Callable[[Any], Any], then: Callable[[Any], Any]) -> Callable[[Any], Any]:
         return lambda inner: first(then(inner))
 
+    form = call
     i = 0
     n = len(kont)
     while i < n:
         frame = kont[i]
         tag = frame[0]
         nxt = kont[i + 1][0] if i + 1 < n else None
-        if tag == "return":  # only on top (is_loadable): the call's own frame
+        if tag == "return" and i + 1 < n:
+            # a child session waits here: its program is the rest of the stack
+            child_name = _session_name(kont[i + 1 :])
+            inner = _segment(kont[i + 1 :], call, child_name)
+            program = f"(quine {child_name} (eval (do '{pr_str(inner)})))"
+            contexts.append(set_env(frame[1]))
+            form = from_items([_sym("!spell-eval"), program])
+            break
+        if tag == "return":  # the call's own frame, on top
             contexts.append(set_env(frame[1]))
             i += 1
         elif tag == "restore" and nxt in ("let", "eval"):
@@ -109,11 +132,21 @@ def loader(state: Boundary) -> str:
         else:
             contexts.append(_construct(frame))
             i += 1
-    call = "!llm-self" if state.kind == "self" else "leaf-llm"
-    form: Any = from_items([_sym(call), state.prompt])
     for wrap in reversed(contexts):
         form = wrap(form)
-    return " '" + pr_str(form)
+    return form
+
+
+def _session_name(kont: tuple) -> str:
+    # The child's quine binds its name in every environment of its session; the lowest
+    # environment of the segment has the fewest keys, and the name is among them.
+    for frame in kont:
+        if frame[0] in ("restore", "return"):
+            keys = sorted(frame[1].bindings)
+            if not keys:
+                raise InvalidArgument("loader: a child session's environment binds no name")
+            return "completion" if "completion" in keys else keys[0]
+    raise InvalidArgument("loader: a child session without a call frame")  # pragma: no cover
 
 
 def _call_fn(inner: Any) -> Any:
@@ -146,7 +179,7 @@ def _construct(frame: tuple) -> Callable[[Any], Any]:
             raise InvalidArgument("loader: unexpected constant frame")
         return lambda inner: from_items([_sym("think"), "", inner])
     if tag == "callnow":
-        _, kind, names, exprs, done = frame
+        _, kind, names, exprs, done, limit = frame
         k = len(done)
         parts: list[Any] = [_sym(kind)]
         for j in range(k):
@@ -156,7 +189,8 @@ def _construct(frame: tuple) -> Callable[[Any], Any]:
             tail: list[Any] = []
             for j, e in enumerate(exprs):
                 tail += [_sym(names[k + 1 + j]), e]
-            return from_items([*parts, _sym(names[k]), inner, *tail])
+            extra = [] if limit is None else [limit]
+            return from_items([*parts, _sym(names[k]), inner, *tail, *extra])
 
         return build
     raise InvalidArgument(f"loader: cannot rebuild a {tag!r} frame")

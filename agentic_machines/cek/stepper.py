@@ -1,0 +1,144 @@
+"""The CEK machine one step at a time, shown as ⟨e, ρ, κ⟩ with κ as the program around a hole.
+
+:func:`start_state` turns a parsed program into the machine's first state; the machine's
+own :func:`~agentic_machines.cek.machine.step` takes one transition; :func:`show_state`
+prints a state the way a textbook writes it:
+
+- ``eval ⟨e, ρ, κ⟩``: evaluate the expression e in the environment ρ (only the variables
+  e uses), then continue with κ;
+- ``ret  ⟨v, κ⟩``: hand the value v to κ;
+- ``llm  ⟨(llm "q"), κ⟩``: a boundary: the model's completion is handed to κ;
+- ``halt ⟨v⟩``: the run ended with v.
+
+The continuation κ prints as the rest of the program with a hole ``[]`` where the
+current value goes: ``(+ 1 [])`` is "add one to the value". The empty continuation is
+``[]`` itself. Its pending expressions print with their variable names; the values of
+those variables are in the frame's own environment, which :func:`frame_context` keeps
+out of the picture (the frame's repr says how deep it is).
+
+>>> from agentic_machines.cek.reader import parse
+>>> from agentic_machines.cek.machine import step
+>>> s = start_state(parse('(let ((n 2)) (+ n (llm "q")))'))
+>>> for _ in range(5):
+...     print(show_state(s))
+...     s = step(s)
+eval ⟨((lambda (n) (+ n (llm "q"))) 2), {}, []⟩
+eval ⟨(+ n (llm "q")), {n ↦ 2}, []⟩
+eval ⟨(llm "q"), {}, (+ 2 [])⟩
+eval ⟨"q", {}, (+ 2 (llm []))⟩
+ret  ⟨"q", (+ 2 (llm []))⟩
+>>> print(show_state(s))
+llm  ⟨(llm "q"), (+ 2 [])⟩
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .expr import compile_program
+from .machine import (
+    HALT_K,
+    ArgsK,
+    BeginK,
+    Boundary,
+    Eval,
+    EvalK,
+    Failed,
+    Frame,
+    Halted,
+    IfK,
+    LlmK,
+    Ret,
+)
+from .printer import escape_string, unparse
+
+__all__ = ["start_state", "show_state", "kont_text", "frame_context", "HOLE"]
+
+HOLE = "[]"
+"""How the hole of a continuation prints."""
+
+
+def start_state(program: Any) -> Eval:
+    """The first state of a run of ``program``, a parsed program (what :func:`~agentic_machines.cek.parse`
+    returns): ``⟨program, {}, []⟩``. Program text is parsed first, by the caller: a
+    string here is the string literal it is, never parsed.
+
+    >>> from agentic_machines.cek.reader import parse
+    >>> start_state(parse("(+ 1 2)"))
+    Eval(<App (+ 1 2)>, depth=0)
+    >>> start_state(parse("(+ 1 x)"))
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.MalformedProgram: unbound variable `x`: bind it with let, lambda or letrec, or use a primitive (+, car, string-append, ...)
+    """
+    return Eval(compile_program(program), (), HALT_K)
+
+
+def frame_context(frame: Frame, hole: str) -> str:
+    """The source around one frame, with ``hole`` where its value goes.
+
+    >>> from agentic_machines.cek import first_boundary
+    >>> frame_context(first_boundary('(if (llm "ok?") 1 2)').kont, "[]")
+    '(if [] 1 2)'
+    """
+    t = type(frame)
+    if t is ArgsK:
+        parts = [unparse(v) for v in frame.done] + [hole] + [unparse(e) for e in frame.rest.items()]
+        return f"({' '.join(parts)})"
+    if t is IfK:
+        br = frame.branches
+        return f"(if {hole} {unparse(br.then)} {unparse(br.orelse)})"
+    if t is BeginK:
+        return f"(begin {' '.join([hole] + [unparse(e) for e in frame.rest.items()])})"
+    if t is LlmK:
+        return f"(llm {hole})"
+    if t is EvalK:
+        return f"(eval {hole})"
+    raise TypeError(f"frame_context: {t.__name__} is not a continuation frame")
+
+
+def kont_text(kont: Frame) -> str:
+    """The continuation as the program around a hole ``[]`` (innermost frame innermost).
+
+    >>> from agentic_machines.cek import first_boundary
+    >>> kont_text(first_boundary('(+ 1 (string-length (llm "word?")))').kont)
+    '(+ 1 (string-length []))'
+    >>> kont_text(HALT_K)
+    '[]'
+    """
+    text = HOLE
+    while kont is not HALT_K:
+        text = frame_context(kont, text)
+        kont = kont.next
+    return text
+
+
+def env_text(names: tuple, env: tuple) -> str:
+    """An environment as ``{x ↦ v, ...}`` (``names`` aligned with ``env``).
+
+    >>> env_text(("n", "s"), (2, "a"))
+    '{n ↦ 2, s ↦ "a"}'
+    """
+    return "{" + ", ".join(f"{n} ↦ {unparse(v)}" for n, v in zip(names, env)) + "}"
+
+
+def show_state(state: Any) -> str:
+    """One line for a state of the machine: its kind, then ⟨e, ρ, κ⟩ (see the module docstring).
+
+    >>> from agentic_machines.cek.machine import Cycle
+    >>> show_state(Halted(3)), show_state(Ret(3, HALT_K))
+    ('halt ⟨3⟩', 'ret  ⟨3, []⟩')
+    """
+    t = type(state)
+    if t is Eval:
+        expr = state.expr
+        return f"eval ⟨{unparse(expr)}, {env_text(expr.fv, state.env)}, {kont_text(state.kont)}⟩"
+    if t is Ret:
+        return f"ret  ⟨{unparse(state.value)}, {kont_text(state.kont)}⟩"
+    if t is Boundary:
+        return f"llm  ⟨(llm {escape_string(state.prompt)}), {kont_text(state.kont)}⟩"
+    if t is Halted:
+        return f"halt ⟨{unparse(state.value)}⟩"
+    if t is Failed:
+        return f"fail ⟨{state.error}⟩"
+    raise TypeError(f"show_state: {t.__name__} is not a state of the CEK machine")
