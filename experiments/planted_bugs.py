@@ -31,7 +31,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from hypothesis import strategies as st  # noqa: E402
 
 from agentic_machines import HALT, HarnessMachine, TableMachine, agent_machine, effect  # noqa: E402
-from agentic_machines.architectures import codeact, pal, react, reflexion, rlm, thread  # noqa: E402
+from agentic_machines.architectures import (  # noqa: E402
+    adapt,
+    codeact,
+    pal,
+    react,
+    reflexion,
+    rlm,
+    thread,
+    tot,
+)
 from agentic_machines.checking import (  # noqa: E402
     Invariant,
     Property,
@@ -269,6 +278,38 @@ def codeact_free_chat() -> HarnessMachine:
 def codeact_fixed() -> HarnessMachine:
     """CodeAct as shipped: every reply uses a step."""
     return codeact.machine(isolation="inline", max_turns=4)
+
+
+ADAPT_FAIL = " task failed"
+ADAPT_RESTATE = "Step 1: put 2 apple in/on sidetable 1\nExecution order: Step 1"
+"""An executor that always fails, and a planner that restates the task as its one step."""
+
+
+def adapt_no_depth_limit() -> HarnessMachine:
+    """ADaPT without a depth limit: a planner that restates a failed task decomposes it
+    for ever. (One executor action per task keeps the unmodified machine's runs short.)"""
+    return adapt.machine(max_depth=None, executor_steps=1)
+
+
+def adapt_fixed() -> HarnessMachine:
+    """ADaPT with a depth limit (2)."""
+    return adapt.machine(max_depth=2, executor_steps=1)
+
+
+TOT_DEAD_END = "9 - 8 = 1 (left: 1 4 6)"
+TOT_LIKELY = "likely"
+"""A proposal that leads to a dead end (1 4 6, then no valid step proposed), judged likely."""
+
+
+def tot_revisit() -> HarnessMachine:
+    """DFS Tree of Thoughts that restarts from the root on a dead end instead of moving to
+    the next sibling: it revisits the same states for ever."""
+    return tot.machine(search="dfs", revisit=True)
+
+
+def tot_fixed() -> HarnessMachine:
+    """DFS Tree of Thoughts that backtracks to the next sibling."""
+    return tot.machine(search="dfs")
 
 
 # -- a finite workflow -----------------------------------------------------------------------
@@ -583,6 +624,25 @@ CASES: tuple[Case, ...] = (
         codeact_free_chat,
         codeact_fixed,
         [CODEACT_CHAT],
+    ),
+    Case(
+        "adapt-no-depth-limit",
+        "ADaPT",
+        "no depth limit: a planner that restates a failed task makes it recurse for ever",
+        halts_within(6),
+        adapt_no_depth_limit,
+        adapt_fixed,
+        [ADAPT_FAIL, ADAPT_RESTATE],
+    ),
+    Case(
+        "tot-dfs-revisits",
+        "Tree of Thoughts",
+        "DFS restarts from the root on a dead end instead of backtracking: it revisits states "
+        "for ever",
+        halts_within(5),
+        tot_revisit,
+        tot_fixed,
+        [TOT_DEAD_END, TOT_LIKELY],
     ),
     Case(
         "shop-no-turn-limit",

@@ -30,7 +30,8 @@ planted = _load()
 def test_at_least_twelve_cases_of_architectures_and_agent_loops():
     assert len(planted.CASES) >= 12
     subjects = {c.subject for c in planted.CASES}
-    assert {"ReAct", "RLM", "THREAD", "Reflexion", "PAL", "CodeAct", "agent loop"} <= subjects
+    assert {"ReAct", "RLM", "THREAD", "Reflexion", "PAL", "CodeAct", "ADaPT", "Tree of Thoughts"}
+    assert "agent loop" in subjects <= subjects
 
 
 def _marked(case):
@@ -78,6 +79,8 @@ CLI_CASES = [
     ("reflexion_trials_by_memory", "reflexion_fixed", "halts_within:6", ["REFLEXION_WRONG"]),
     ("pal_strict_answer", "pal_fixed", "never_raises", ["PAL_TEXT_ANSWER"]),
     ("codeact_free_chat", "codeact_fixed", "halts_within:5", ["CODEACT_CHAT"]),
+    ("adapt_no_depth_limit", "adapt_fixed", "halts_within:6", ["ADAPT_FAIL", "ADAPT_RESTATE"]),
+    ("tot_revisit", "tot_fixed", "halts_within:5", ["TOT_DEAD_END", "TOT_LIKELY"]),
 ]
 
 
