@@ -53,8 +53,9 @@ of the machine be *loaded* from x by one completion, with the identity embedding
   states reached by the sample completions, nested children counted; the proof for every
   state is `proofs/spell_loader.md`). The naive harness that re-runs the whole program
   is refuted by F2.
-- **Reflexion** (and the other architectures of the zoo, as they land) are refuted the
-  same way, by F2 with a proved invariant. Their rows also fill the column **embeds
+- **Reflexion, PAL, CodeAct, ADaPT and Tree of Thoughts** (BFS; DFS is refuted alike,
+  `tot.analysis(tot.machine(search="dfs"))`) are refuted the same way, by F2 with a
+  proved invariant (PAL's is that no completion leads to a state at all). Their rows also fill the column **embeds
   ReAct**: does ReAct's machine, on the same task, embed into the architecture? The cell
   gives the verdict, its method and its certificate (an embedding checked on sampled
   states, or an obstruction with the proof it rests on); `—` means the question is not
@@ -78,6 +79,9 @@ rows = contrast_rows()
 status = {r.name: r.status for r in rows if r.question == "initial state SPE?"}
 assert status["spe"] == "holds" and status["spell"] == "holds"
 assert all(s == "refuted" for name, s in status.items() if name not in ("spe", "spell"))
+zoo = ("reflexion", "pal", "codeact", "adapt", "tot")
+embeds = {r.name: r.embeds_react for r in rows if r.name in zoo}
+assert all(cell.startswith("refuted") for cell in embeds.values()), embeds
 print(render_table(rows))
 ```
 """

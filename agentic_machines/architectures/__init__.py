@@ -41,6 +41,8 @@ ARCHITECTURE_NAMES: tuple[str, ...] = (
     "reflexion",
     "pal",
     "codeact",
+    "adapt",
+    "tot",
 )
 """Module names (inside this package) of the architectures, in table order."""
 

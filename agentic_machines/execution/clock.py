@@ -126,7 +126,11 @@ class Marks:
             self._marks.popitem(last=False)
 
     def step(
-        self, state: Hashable, live: bool, compute: Callable[[], Any], is_state: Callable[[Any], bool]
+        self,
+        state: Hashable,
+        live: bool,
+        compute: Callable[[], Any],
+        is_state: Callable[[Any], bool],
     ) -> Any:
         """Compute h(state, c) with ``compute`` under a watch; raise ClockDependent if needed.
 
