@@ -16,9 +16,17 @@ them (the names bound, the text of a value). The levels:
     wall-clock deadline per block and kills the worker when it passes. Messages are lines of
     JSON (:mod:`agentic_machines.execution.wire`); the host never unpickles anything.
 ``"namespace"``
-    ``"process"`` inside Linux namespaces: no network, a read-only view of the filesystem
-    except the scratch directory, its own process tree. Uses ``bwrap`` (bubblewrap) when it
-    works, else ``unshare`` from util-linux.
+    ``"process"`` inside Linux namespaces: no network, a read-only view of the filesystem,
+    private size-limited tmpfs mounts for the scratch directory, ``/tmp`` and ``/dev/shm``,
+    the host's socket directories hidden, its own process tree, no nested user namespace
+    and the seccomp filter of :mod:`~agentic_machines.execution.seccomp`. Uses ``bwrap``
+    (bubblewrap) when it works, else ``unshare`` from util-linux.
+
+At both isolated levels the worker runs in a control group of its own when the host can
+make one (:mod:`~agentic_machines.execution.cgroup`: ``memory_mb`` then bounds its
+processes, tmpfs mounts and memfds together), ends every process a block started when the
+block ends, and everything it sends is checked as hostile input (see
+``docs/threat_model.md``).
 ``"strongest"``
     The best level that works on this machine; :func:`resolve_isolation` says which.
 
@@ -181,7 +189,8 @@ class Limits:
     """The limits of an isolated worker.
 
     ``timeout_s``: wall-clock seconds per block (the host kills the worker past it).
-    ``memory_mb``: address space; ``cpu_s``: CPU seconds for the worker's whole life;
+    ``memory_mb``: address space per process, and the whole worker's memory where it has a
+    control group; ``cpu_s``: CPU seconds for the worker's whole life;
     ``open_files``: file descriptors; ``file_size_mb``: the largest file it may write.
     ``replay_timeout_s``: wall-clock seconds for rebuilding a new worker by replaying the
     journal of the earlier blocks, a budget of its own, never charged to the block that
