@@ -40,6 +40,7 @@ __all__ = [
     "check_regular",
     "open_output",
     "describe_size",
+    "SMALLER",
     "brief",
     "excerpt",
     "CHUNK",
@@ -75,14 +76,17 @@ def _not_regular(mode: int, what: str) -> str | None:
     return f"is {kind}, not a regular file; give the path of a {what} file"
 
 
-def _too_large(limit: int, what: str) -> str:
-    return (
-        f"is larger than {describe_size(limit)}, the limit for a {what} file; "
-        "give a smaller one (split it, or cut what it holds)"
-    )
+SMALLER = "give a smaller one (split it, or cut what it holds)"
+"""What a message about a file over its cap advises by default."""
 
 
-def check_regular(path: str | os.PathLike, *, limit: int, what: str, error: Error) -> int:
+def _too_large(limit: int, what: str, advice: str) -> str:
+    return f"is larger than {describe_size(limit)}, the limit for a {what} file; {advice}"
+
+
+def check_regular(
+    path: str | os.PathLike, *, limit: int, what: str, error: Error, advice: str = SMALLER
+) -> int:
     """Check that ``path`` is a regular file of at most ``limit`` bytes; return its size.
 
     For files that another reader opens (a Python file the import system runs):
@@ -101,7 +105,7 @@ def check_regular(path: str | os.PathLike, *, limit: int, what: str, error: Erro
     if problem is not None:
         raise error(problem)
     if info.st_size > limit:
-        raise error(_too_large(limit, what))
+        raise error(_too_large(limit, what, advice))
     return info.st_size
 
 
@@ -110,8 +114,10 @@ def _cannot(exc: BaseException) -> str:
     return f"cannot read it: {reason}; check the path"
 
 
-def _chunks(path: str | os.PathLike, limit: int, what: str, error: Error) -> Iterator[bytes]:
-    check_regular(path, limit=limit, what=what, error=error)
+def _chunks(
+    path: str | os.PathLike, limit: int, what: str, error: Error, advice: str
+) -> Iterator[bytes]:
+    check_regular(path, limit=limit, what=what, error=error, advice=advice)
     try:
         # O_NONBLOCK: if the path became a FIFO since the stat, open returns at once
         # (and fstat below refuses it); it changes nothing for a regular file.
@@ -128,29 +134,32 @@ def _chunks(path: str | os.PathLike, limit: int, what: str, error: Error) -> Ite
             while chunk := fh.read(CHUNK):
                 total += len(chunk)
                 if total > limit:  # the file grew, or (/proc) its size said 0
-                    raise error(_too_large(limit, what))
+                    raise error(_too_large(limit, what, advice))
                 yield chunk
         except OSError as exc:
             raise error(_cannot(exc)) from None
 
 
-def read_regular(path: str | os.PathLike, *, limit: int, what: str, error: Error) -> bytes:
+def read_regular(
+    path: str | os.PathLike, *, limit: int, what: str, error: Error, advice: str = SMALLER
+) -> bytes:
     """The bytes of the regular file ``path``, refused past ``limit`` bytes.
 
     ``what`` names the kind of file in messages (``"script"``: "give the path of a script
     file"); ``error(problem)`` builds the exception raised for a path that is missing or
-    unreadable, is not a regular file, or holds more than ``limit`` bytes.
+    unreadable, is not a regular file, or holds more than ``limit`` bytes (that message
+    ends with ``advice``, which says what to do).
 
     >>> read_regular("/dev/zero", limit=10, what="script", error=InvalidArgument)
     Traceback (most recent call last):
       ...
     agentic_machines.errors.InvalidArgument: is a character device, not a regular file; give the path of a script file
     """
-    return b"".join(_chunks(path, limit, what, error))
+    return b"".join(_chunks(path, limit, what, error, advice))
 
 
 def read_lines(
-    path: str | os.PathLike, *, limit: int, what: str, error: Error
+    path: str | os.PathLike, *, limit: int, what: str, error: Error, advice: str = SMALLER
 ) -> Iterator[tuple[bytes, bool]]:
     r"""The lines of the regular file ``path`` as ``(bytes, terminated)``, read in chunks.
 
@@ -165,7 +174,7 @@ def read_lines(
     [(b'a', True), (b'b', False)]
     """
     pending: list[bytes] = []  # pieces of a line that spans chunks, joined once at its end
-    for chunk in _chunks(path, limit, what, error):
+    for chunk in _chunks(path, limit, what, error, advice):
         start = 0
         while (end := chunk.find(b"\n", start)) != -1:
             line = chunk[start:end]

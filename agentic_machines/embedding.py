@@ -234,7 +234,8 @@ def check_embedding(
         alphabet = list(distinct_completions(source))
     else:
         alphabet = list(distinct_completions(target) or ())
-    if not state_list or (not alphabet and not exhaustive):
+    # an empty alphabet is nothing to check only when it stands for every string
+    if not state_list or (not alphabet and not exhaustive and source.completions is None):
         if exhaustive:  # a machine with no states embeds (vacuously) everywhere
             return Verdict(True, claim, "exhaustive", 0, reason="the source machine has no states")
         missing = "states=[...]" if not state_list else "completions=[...]"
@@ -439,11 +440,13 @@ class _Search:
             check_closed(target)
         self.source, self.target = source, target
         # an empty source is a machine over every alphabet: take the target's then
-        self.alphabet = list(
-            (distinct_completions(source) if not empty else distinct_completions(target))
-            or distinct_completions(source)
-            or ()
-        )
+        # An empty source is a machine over every alphabet: it takes the target's, even an
+        # empty one (falling back to its own only when the target's is every string).
+        own, theirs = distinct_completions(source), distinct_completions(target)
+        if empty and theirs is not None:
+            self.alphabet = list(theirs)
+        else:
+            self.alphabet = list(own or ())
         self.failure: tuple[str, Any, str, dict] | None = None
         self.stats = {"nodes": 0, "conflicts": 0}
         self.src = sorted(distinct_states(source), key=rank)

@@ -164,10 +164,11 @@ class Verdict:
 
     - ``holds``: ``True`` only when ``method`` established the claim over the scope it
       names (every state and completion, a named fact whose premise was checked, or, for
-      ``"sampled"``, the sample only: never a proof); ``False`` only with evidence that
-      was re-checked before the verdict was returned (an ``obstruction``, or a
-      counterexample in ``details`` that replays); ``None`` whenever neither is known,
-      with ``reason`` saying why and what to pass.
+      ``"sampled"``, the sample only: never a proof); ``False`` only with evidence: an
+      ``obstruction`` worked out from the whole of what it names (see below), or a
+      counterexample in ``details`` made of transitions the check itself observed, so a
+      run of the machine that ``run --replay`` reproduces; ``None`` whenever neither is
+      known, with ``reason`` saying why and what to pass.
     - ``method``: how it is known (``"exhaustive"``, ``"fact:F1"`` ... ``"fact:F6"`` or an
       architecture invariant, ``"sampled"``). A finite machine is always decided
       exactly: a sample or a witness given for it never makes its verdict ``"sampled"``.
@@ -177,10 +178,11 @@ class Verdict:
       checked over the verdict's scope: h(x, loader(s)) = e(s) for every state s
       checked, and the embedding checked as :func:`~agentic_machines.embedding.check_embedding` does.
     - ``obstruction`` (only when ``holds`` is False): a concrete state that exhibits the
-      broken condition, re-checked before the verdict was returned (a ``"successor"``
-      obstruction names a state that no completion reaches; a ``"prompt"`` one a state
-      whose prompt no successor carries; a ``"commutation"`` one a state and completion
-      at which the two sides differ).
+      broken condition, chosen after reading everything it claims about (a
+      ``"successor"`` obstruction names a state that no completion reaches, found by
+      reading the whole alphabet even when the decision needed less; a ``"prompt"`` one
+      a state whose prompt no successor carries; a ``"commutation"`` one a state and
+      completion at which the two sides differ).
     - ``premise`` (only for a conditional refutation): what the refutation rests on and
       the proof of it, when the toolkit could only property-test it.
     - ``reason`` and ``details``: the evidence in words, and the raw numbers behind it.

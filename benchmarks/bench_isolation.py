@@ -8,7 +8,13 @@ shop examples of REPL-Plan:
 - per block: one block run again and again in a live executor (the worker already
   started), as a ratio to the same block ``inline``: the cost of the messages (the block,
   each ``act`` as an effect round trip, the result);
-- the worker start alone (a new executor's first, empty block).
+- the worker start alone (a new executor's first, empty block);
+- the strongest level against ``process`` (issue 23): the walls of ``namespace`` (a user
+  namespace without nested ones, the seccomp filter, tmpfs mounts, the control group, the
+  end of a block's processes) cost at worker start and per block, timed alternately with
+  ``process`` in the same executor set-up, for each namespace tool that works here. A
+  block that starts a child process is timed too: the worker then looks for descendants
+  in ``/proc`` and ends them when the block ends.
 
 Each time is the median of several runs (``benchmarks/_timing.py``; the machine is shared).
 """
@@ -25,13 +31,16 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import count_to_four  # noqa: E402
 import shop  # noqa: E402
-from _timing import goal, median_time  # noqa: E402
+from _timing import goal, median_time, paired  # noqa: E402
 
 from agentic_machines.architectures import repl_plan as rp  # noqa: E402
 from agentic_machines.architectures.environments import CountEnv  # noqa: E402
 from agentic_machines.execution.codeexec import drive  # noqa: E402
 from agentic_machines.execution.sandbox import (  # noqa: E402
+    Limits,
+    ProcessExecutor,
     Scaffold,
+    _probe,
     make_executor,
     namespace_tool,
 )
@@ -83,8 +92,62 @@ def per_episode(example, level: str) -> float:
     )[0]
 
 
+CHILD = (
+    "import operator\nw = [c for c in operator.methodcaller('__subclasses__')(object) "
+    "if c.__name__ == '_wrap_close'][0]\nos_ = operator.attrgetter('__init__.__globals__')(w)\n"
+    "os_['system']('sleep 5 &')"
+)
+
+
+def _executor(level: str, tool: str | None) -> ProcessExecutor:
+    ex = ProcessExecutor(level, Limits(timeout_s=30), tool=tool)
+    ex.namespace("m", Scaffold(effects=("act",)), {"act": CountEnv(10**6).step})
+    return ex
+
+
+def strongest_against_process() -> None:
+    """Worker start and per-block cost of each namespace tool ÷ ``process``, alternately."""
+    tools = [t for t in ("bwrap", "unshare") if _probe(t) is None]
+    print(f"\nstrongest against process (namespace tools that work here: {tools})")
+
+    def start(tool: str | None) -> None:
+        ex = _executor("namespace" if tool else "process", tool)
+        drive(ex.run_block("m", "pass"), str)
+        ex.close()
+
+    for tool in tools:
+        ns_s, pr_s, ratio, _ = paired(lambda t=tool: start(t), lambda: start(None), runs=7)
+        print(
+            f"  worker start: namespace ({tool}) {ns_s * 1e3:6.1f} ms | process "
+            f"{pr_s * 1e3:6.1f} ms ({ratio:.1f}x)"
+        )
+        goal(f"worker start: namespace ({tool}) ÷ process", ratio, None)
+    for name, code, n in (
+        ("count_to_four block", BLOCKS["count_to_four"], 50),
+        ("block starting a child", CHILD, 10),
+    ):
+        for tool in tools:
+            ns, pr = _executor("namespace", tool), _executor("process", None)
+            for ex in (ns, pr):
+                drive(ex.run_block("m", "pass"), str)  # started outside the measurement
+
+            def blocks(ex: ProcessExecutor) -> None:
+                for _ in range(n):
+                    drive(ex.run_block("m", code), str)
+
+            ns_s, pr_s, ratio, _ = paired(lambda: blocks(ns), lambda: blocks(pr), runs=5)
+            ns.close()
+            pr.close()
+            print(
+                f"  {name}: namespace ({tool}) {ns_s / n * 1e6:8.0f} us | process "
+                f"{pr_s / n * 1e6:8.0f} us ({ratio:.2f}x)"
+            )
+            goal(f"{name}: namespace ({tool}) ÷ process, per block", ratio, None)
+
+
 def main() -> None:
     print(f"levels: {', '.join(LEVELS)} (namespace tool: {namespace_tool()})")
+    strongest_against_process()
     for level in LEVELS[1:]:
         print(f"worker start ({level}): {worker_start(level) * 1000:.1f} ms")
     for name, example in (("count_to_four", count_to_four), ("shop", shop)):

@@ -148,7 +148,7 @@ def count_to_n_curve() -> None:
         )
     t_exp, c_exp = fitted_exponent(ns, times), fitted_exponent(ns, cached)
     print(f"  fitted growth: time ~ N^{t_exp:.2f}; cached calls replayed ~ N^{c_exp:.2f}")
-    goal("REPL-Plan count-to-N (N = 4…256): fitted growth exponent of time", t_exp, None)
+    goal("REPL-Plan count-to-N (N = 4…256): time grows as N to the power", t_exp, None, unit="")
 
 
 def main() -> None:

@@ -1,6 +1,8 @@
 """The attack-corpus table of docs/threat_model.md: what each isolation level lets through.
 
-Run: ``python experiments/attack_table.py`` (a few minutes). Every block of
+Run: ``python experiments/attack_table.py`` (a few minutes); ``--suite`` prints the table of
+the attack suite (tests/attack_suite.py) instead, one column per level and namespace tool,
+as docs/threat_model.md shows it. Every block of
 ``tests/attack_corpus.py`` runs as the second block of a REPL-Plan episode:
 
 - ``inline``: in a child Python process of its own (so the hangs, exits and module patches
@@ -126,7 +128,18 @@ def isolated_cells(level: str, workdir: Path) -> dict[str, str]:
     return cells
 
 
+def suite_table() -> str:
+    """The attack suite's table (docs/threat_model.md): every available level's column."""
+    from attack_suite import table
+    from test_attack_suite import COLUMNS, available, column_results
+
+    return table({c: column_results(c) for c in COLUMNS if available(c)})
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--suite"]:
+        print(suite_table())
+        return
     workdir = Path(tempfile.mkdtemp(prefix="am-attack-table-"))
     levels = ["process"] + (["namespace"] if namespace_tool() else [])
     isolated = {level: isolated_cells(level, workdir / level) for level in levels}

@@ -30,8 +30,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hypothesis import strategies as st  # noqa: E402
 
-from agentic_machines import HALT, HarnessMachine, TableMachine  # noqa: E402
-from agentic_machines.architectures import react, reflexion, rlm, thread  # noqa: E402
+from agentic_machines import HALT, HarnessMachine, TableMachine, agent_machine, effect  # noqa: E402
+from agentic_machines.architectures import (  # noqa: E402
+    adaplanner,
+    adapt,
+    codeact,
+    pal,
+    react,
+    reflexion,
+    rlm,
+    thread,
+    tot,
+)
 from agentic_machines.checking import (  # noqa: E402
     Invariant,
     Property,
@@ -42,7 +52,10 @@ from agentic_machines.checking import (  # noqa: E402
     never_raises,
     prompt_length_at_most,
 )
-from agentic_machines.checking.adversarial import unicode_text  # noqa: E402
+from agentic_machines.checking.adversarial import (  # noqa: E402
+    adversarial_completions,
+    unicode_text,
+)
 from agentic_machines.checking.stateful import hypothesis_check  # noqa: E402
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "planted_bugs.md"
@@ -238,6 +251,85 @@ def reflexion_fixed() -> HarnessMachine:
 
 REFLEXION_FIRST = reflexion.machine().prompt(reflexion.initial)
 
+PAL_TEXT_ANSWER = "def solution():\n    return 'twenty-three'\n"
+"""A program whose answer is text, not a number."""
+
+
+def pal_strict_answer() -> HarnessMachine:
+    """PAL whose harness converts the answer with ``float()`` unguarded: a program that
+    returns text makes the harness raise. (The alphabet is our own programs: inline.)"""
+    return pal.machine(isolation="inline", strict_answer=True)
+
+
+def pal_fixed() -> HarnessMachine:
+    """PAL as shipped: a text answer is scored wrong."""
+    return pal.machine(isolation="inline")
+
+
+CODEACT_CHAT = "Let me think about the task."
+"""A reply with neither code nor a solution."""
+
+
+def codeact_free_chat() -> HarnessMachine:
+    """CodeAct whose step counter ignores replies without code: a model that only chats is
+    never stopped. (The alphabet is our own replies: inline.)"""
+    return codeact.machine(isolation="inline", max_turns=4, count_chat=False)
+
+
+def codeact_fixed() -> HarnessMachine:
+    """CodeAct as shipped: every reply uses a step."""
+    return codeact.machine(isolation="inline", max_turns=4)
+
+
+ADAPT_FAIL = " task failed"
+ADAPT_RESTATE = "Step 1: put 2 apple in/on sidetable 1\nExecution order: Step 1"
+"""An executor that always fails, and a planner that restates the task as its one step."""
+
+
+def adapt_no_depth_limit() -> HarnessMachine:
+    """ADaPT without a depth limit: a planner that restates a failed task decomposes it
+    for ever. (One executor action per task keeps the unmodified machine's runs short.)"""
+    return adapt.machine(max_depth=None, executor_steps=1)
+
+
+def adapt_fixed() -> HarnessMachine:
+    """ADaPT with a depth limit (2)."""
+    return adapt.machine(max_depth=2, executor_steps=1)
+
+
+TOT_DEAD_END = "9 - 8 = 1 (left: 1 4 6)"
+TOT_LIKELY = "likely"
+"""A proposal that leads to a dead end (1 4 6, then no valid step proposed), judged likely."""
+
+
+def tot_revisit() -> HarnessMachine:
+    """DFS Tree of Thoughts that restarts from the root on a dead end instead of moving to
+    the next sibling: it revisits the same states for ever."""
+    return tot.machine(search="dfs", revisit=True)
+
+
+ADAPLANNER_FAILING_PLAN = (
+    "def solution(start_from=1):\n    assert False, 'Error in [Step 1]: nothing'\n"
+)
+"""A plan whose first assertion fails, whatever it is given."""
+
+
+def adaplanner_unbounded() -> HarnessMachine:
+    """AdaPlanner without a bound on refinements: a plan that keeps failing is refined for
+    ever. (The alphabet is our own plans: inline.)"""
+    return adaplanner.machine(isolation="inline", max_refinements=None)
+
+
+def adaplanner_fixed() -> HarnessMachine:
+    """AdaPlanner with its bound (3 refinements)."""
+    return adaplanner.machine(isolation="inline")
+
+
+def tot_fixed() -> HarnessMachine:
+    """DFS Tree of Thoughts that backtracks to the next sibling."""
+    return tot.machine(search="dfs")
+
+
 # -- a finite workflow -----------------------------------------------------------------------
 
 
@@ -260,6 +352,148 @@ def workflow(cancel_to_cart: bool) -> TableMachine:
     return TableMachine(prompts, t, initial="cart", name="workflow")
 
 
+# -- an agent function: one loop, three planted bugs -----------------------------------------
+
+AGENT_ALPHABETS = {
+    "think-forever": ["think", "done"],
+    "retried-payment": ["pay", "retry", "done"],  # the bug is one "pay" away
+    "unknown-item": ["buy apple", "buy kiwi", "done"],
+}
+
+
+def shop_agent(
+    model: Callable[[str], str],
+    *,
+    think_forever: bool = False,
+    retried_payment: bool = False,
+    unknown_item: bool = False,
+) -> Any:
+    """A shop assistant written as a plain agent function ``fn(model)``. Each flag plants a bug:
+
+    ``think_forever`` ("think" does not use up a turn, so a model that keeps thinking is
+    asked the same question for ever), ``retried_payment`` (the bank answers "pending",
+    and the agent retries the payment at once: the same order is charged twice),
+    ``unknown_item`` ("buy ITEM" looks the price up without checking the item, so an
+    unknown item raises ``KeyError``). "retry" pays the last order again only when it
+    was not paid, in every version.
+    """
+    prices = {"apple": 3, "pear": 4}
+    cart: list[str] = []
+    orders, last, paid = 0, None, set()
+
+    @effect  # defined inside the function: a new object on every replay, recognised anyway
+    def charge(order: int) -> str:
+        return "pending"  # the bank confirms later
+
+    note, turn = "Welcome.", 0
+    while turn < 4:
+        reply = model(
+            f"{note} Cart: {', '.join(cart) or 'empty'}. think, buy ITEM, pay, retry or done?"
+        )
+        reply = reply.strip()
+        if reply == "think":
+            if not think_forever:
+                turn += 1
+            note = "You thought about it."
+            continue
+        turn += 1
+        if reply == "done":
+            return sorted(paid)
+        if reply.startswith("buy "):
+            item = reply[4:]
+            if unknown_item or item in prices:
+                cart.append(f"{item} ({prices[item]})")  # KeyError on an unknown item: the bug
+                note = f"Added {item}."
+            else:
+                note = f"There is no {item}."
+        elif reply == "pay":
+            orders += 1
+            last = orders
+            if charge(orders) == "pending" and retried_payment:
+                charge(orders)  # the retried payment: "pending" is not "failed"
+            note = f"Order {orders} is paid (pending)."
+            paid.add(orders)
+        elif reply == "retry":
+            if last is None:
+                note = "Nothing to retry."
+            elif last in paid:
+                note = f"Order {last} is already paid."
+            else:
+                note = charge(last)
+        else:
+            note = "Say think, buy ITEM, pay, retry or done."
+    return sorted(paid)
+
+
+def think_forever() -> Any:
+    return agent_machine(shop_agent, think_forever=True, name="shop-agent")
+
+
+def retried_payment() -> Any:
+    return agent_machine(shop_agent, retried_payment=True, name="shop-agent")
+
+
+def unknown_item() -> Any:
+    return agent_machine(shop_agent, unknown_item=True, name="shop-agent")
+
+
+def shop_agent_fixed() -> Any:
+    return agent_machine(shop_agent, name="shop-agent")
+
+
+AGENT_BUGS = {  # the three agent-function bugs: factory, what it is, the property it breaks
+    "think-forever": (
+        think_forever,
+        '"think" does not use up a turn: a model that keeps thinking is asked for ever',
+        halts_within(4),  # the unmodified agent halts within its 4 turns
+    ),
+    "retried-payment": (
+        retried_payment,
+        'the bank answers "pending" and the agent retries at once: one order charged twice',
+        effects_at_most_once("charge"),
+    ),
+    "unknown-item": (
+        unknown_item,
+        '"buy ITEM" looks the price up unchecked: an unknown item raises KeyError',
+        never_raises(),
+    ),
+}
+
+
+def _agent_cases() -> tuple[Case, ...]:
+    """Each agent bug twice: exhaustive over a small alphabet, and 200 Hypothesis runs driven
+    by the agent's own commands (its string constants) among adversarial completions."""
+    cases = []
+    for bug, (buggy, what, prop) in AGENT_BUGS.items():
+        cases.append(
+            Case(
+                f"agent-{bug}",
+                "agent function",
+                what,
+                prop,
+                buggy,
+                shop_agent_fixed,
+                AGENT_ALPHABETS[bug],
+                max_depth=5,
+            )
+        )
+        cases.append(
+            Case(
+                f"agent-{bug}-hypothesis",
+                "agent function",
+                what + " (found by Hypothesis)",
+                prop,
+                buggy,
+                shop_agent_fixed,
+                adversarial_completions(shop_agent_fixed()),
+                hypothesis=200,
+                seed=0,
+                max_steps=20,  # as `test --hypothesis` runs them
+            )
+        )
+    return tuple(cases)
+
+
 # -- the cases ------------------------------------------------------------------------------
 
 
@@ -276,6 +510,8 @@ class Case:
     completions: Any
     max_depth: int | None = None
     hypothesis: int = 0  # > 0: Hypothesis runs (adversarial strategies) instead of BFS
+    seed: int | None = None  # the Hypothesis seed (None: a fresh one each time)
+    max_steps: int = 8  # steps per Hypothesis run
 
     def check(self, machine: Any) -> Any:
         if self.hypothesis:
@@ -284,7 +520,8 @@ class Case:
                 properties=[self.prop],
                 completions=self.completions,
                 max_examples=self.hypothesis,
-                max_steps=8,
+                max_steps=self.max_steps,
+                seed=self.seed,
                 progress=False,
             )
         return check_properties(
@@ -388,6 +625,53 @@ CASES: tuple[Case, ...] = (
         max_depth=4,
     ),
     Case(
+        "pal-unguarded-answer",
+        "PAL",
+        "the answer is converted with float() unguarded: a program returning text crashes "
+        "the harness",
+        never_raises(),
+        pal_strict_answer,
+        pal_fixed,
+        [pal.SCRIPT[0], PAL_TEXT_ANSWER],
+    ),
+    Case(
+        "codeact-free-chat",
+        "CodeAct",
+        "a reply without code uses no step: a model that only chats runs for ever",
+        halts_within(5),
+        codeact_free_chat,
+        codeact_fixed,
+        [CODEACT_CHAT],
+    ),
+    Case(
+        "adapt-no-depth-limit",
+        "ADaPT",
+        "no depth limit: a planner that restates a failed task makes it recurse for ever",
+        halts_within(6),
+        adapt_no_depth_limit,
+        adapt_fixed,
+        [ADAPT_FAIL, ADAPT_RESTATE],
+    ),
+    Case(
+        "tot-dfs-revisits",
+        "Tree of Thoughts",
+        "DFS restarts from the root on a dead end instead of backtracking: it revisits states "
+        "for ever",
+        halts_within(5),
+        tot_revisit,
+        tot_fixed,
+        [TOT_DEAD_END, TOT_LIKELY],
+    ),
+    Case(
+        "adaplanner-unbounded-refinement",
+        "AdaPlanner",
+        "no bound on out-of-plan refinements: a plan that keeps failing is refined for ever",
+        halts_within(5),
+        adaplanner_unbounded,
+        adaplanner_fixed,
+        [ADAPLANNER_FAILING_PLAN],
+    ),
+    Case(
         "shop-no-turn-limit",
         "agent loop",
         "no turn limit (while True)",
@@ -477,6 +761,7 @@ CASES: tuple[Case, ...] = (
         lambda: workflow(cancel_to_cart=False),
         None,
     ),
+    *_agent_cases(),
 )
 
 

@@ -99,6 +99,7 @@ class Outcome:
     crashed: str = ""  # an exception the host raised instead of an outcome
     connections: int = 0  # connections the test's Unix socket servers accepted
     leftover: tuple[str, ...] = ()  # what the host found left behind (processes, files)
+    stderrs: tuple[str, ...] = ()  # the stderr of every block, in order
 
 
 Judge = Callable[[Outcome], tuple[str, str]]
@@ -112,8 +113,12 @@ def marker(outcome: Outcome) -> tuple[str, str]:
     if got:
         return "through", got[0][:120]
     said = [line for line in outcome.stdout.splitlines() if line.startswith("NO")]
-    why = said[0] if said else outcome.stderr.strip().splitlines()[-1:] or [outcome.status]
-    return "held", (why if isinstance(why, str) else why[0])[:120]
+    if said:
+        return "held", said[0][:120]
+    if outcome.error == "ExecutionMemoryExceeded":  # the memory bound stopped it
+        return "held", outcome.stderr.strip()[:120]
+    # the block neither got nor was refused what it tried: it did not run as planned
+    return "undecided", f"{outcome.status}: {outcome.stderr.strip()[:100]}"
 
 
 def worker_died(reason: str) -> Judge:
@@ -167,6 +172,17 @@ class Attack:
     blocks: tuple[str, ...]
     judge: Judge
     max_output: int = 4_000
+    timeout_s: float | None = None  # the deadline per block, when not the suite's
+
+
+def reset_told(outcome: Outcome) -> tuple[str, str]:
+    """Held when the model was told the REPL was reset and the last block ran again."""
+    told = [e for e in outcome.stderrs if "the REPL was reset" in e]
+    if outcome.crashed:
+        return "through", f"the host raised {outcome.crashed}"
+    if told and outcome.status == "ok" and outcome.stdout.startswith("NO"):
+        return "held", told[0].strip()[:120]
+    return "through", f"the REPL did not recover: {outcome.status}: {outcome.stderr.strip()[:90]}"
 
 
 def render(code: str, **values) -> str:
@@ -456,10 +472,10 @@ def _host(name: str, call: str) -> Attack:
 HOST = [
     _host(
         "write-process-memory",
-        "fd = os_['open']('/proc/{victim}/maps', os_['O_RDONLY'])\n"
-        "line = [m for m in os_['read'](fd, 1 << 20).decode().splitlines() if '[stack]' in m][0]\n"
-        "end = int(line.split()[0].split('-')[1], 16)\n"
         "try:\n"
+        "    fd = os_['open']('/proc/{victim}/maps', os_['O_RDONLY'])\n"
+        "    maps = os_['read'](fd, 1 << 20).decode().splitlines()\n"
+        "    end = int([m for m in maps if '[stack]' in m][0].split()[0].split('-')[1], 16)\n"
         "    mem = os_['open']('/proc/{victim}/mem', os_['O_RDWR'])\n"
         "    n = os_['pwrite'](mem, b'\\0' * 8, end - 8)\n"
         "    print('GOT wrote', n, 'bytes into the memory of process {victim}')\n"
@@ -497,4 +513,114 @@ HOST = [
     ),
 ]
 
-ATTACKS: list[Attack] = [*WIRE, *CLEANUP, *SECCOMP, *USERNS, *SOCKETS, *MEMORY, *CHILDREN, *HOST]
+VIEW = [
+    Attack(
+        "see-host-processes",
+        "view",
+        (
+            OPERATOR + "seen = os_['path'].exists('/proc/{host}/cmdline')\n"
+            "print(('GOT ' if seen else 'NO ') + 'the host process in /proc')",
+        ),
+        marker,
+    ),
+    Attack(
+        "read-host-tmp",
+        "view",
+        (
+            # the test wrote this file in the host's /tmp (where its sockets often are)
+            OPERATOR + "seen = os_['path'].exists('/tmp/am-visible-{token}')\n"
+            "print(('GOT ' if seen else 'NO ') + \"the host's /tmp\")",
+        ),
+        marker,
+    ),
+]
+
+_RECOVERED = "print('NO the REPL works again')"
+REPLAY = [
+    Attack(
+        "replay-hanging-deepcopy",
+        "replay",
+        (
+            # every later block's snapshot deep-copies h: a C-level hang, in every new worker
+            "class H:\n    def __deepcopy__(self, memo):\n        return sum(range(10**13))\nh = H()",
+            "x = 1",
+            "y = 2",
+            _RECOVERED,
+        ),
+        reset_told,
+        timeout_s=2.0,
+    ),
+    Attack(
+        "replay-patched-decoder",
+        "replay",
+        (
+            OPERATOR + "os_['sys'].modules['json'].loads = lambda *a, **k: 1 / 0",
+            "x = 1",
+            "y = 2",
+            _RECOVERED,
+        ),
+        reset_told,
+        timeout_s=5.0,
+    ),
+    Attack(
+        "replay-not-deterministic",
+        "replay",
+        ("print(id(object()))", OPERATOR + "os_['_exit'](3)", "y = 2", _RECOVERED),
+        reset_told,
+        timeout_s=5.0,
+    ),
+]
+
+ATTACKS: list[Attack] = [
+    *VIEW,
+    *REPLAY,
+    *WIRE,
+    *CLEANUP,
+    *SECCOMP,
+    *USERNS,
+    *SOCKETS,
+    *MEMORY,
+    *CHILDREN,
+    *HOST,
+]
+
+
+KINDS = {
+    "view": "see the host's processes and its /tmp",
+    "host": "change or read a process of the host's user (memory, ptrace, limits, SIGSTOP)",
+    "userns": "a new user (or other) namespace: capabilities over it",
+    "seccomp": "kernel attack surface: io_uring, bpf, perf_event_open, userfaultfd, keyctl, ptrace",
+    "socket": "connect to a Unix socket of the host (/var/tmp, /run, any directory, abstract)",
+    "memory": "memory outside the address-space limit: tmpfs, scratch, memfds, forked children",
+    "children": "leave processes running after the block (background, setsid, double fork)",
+    "wire": "forged or oversized messages to the host",
+    "cleanup": "break the host's cleanup (a 1,500-level directory chain)",
+    "replay": "a block whose replay breaks every new worker (the REPL is reset instead)",
+}
+"""The attack classes, in the order of the threat model's table, with what they try."""
+
+
+def cell(verdicts: dict[str, tuple[str, str, str]], kind: str) -> str:
+    """One cell of the table: ``held (n)`` or ``**through**: names (k of n)``.
+
+    >>> cell({"a": ("wire", "held", ""), "b": ("wire", "through", "")}, "wire")
+    '**through**: b (1 of 2)'
+    """
+    names = sorted(n for n, v in verdicts.items() if v[0] == kind)
+    bad = [n for n in names if verdicts[n][1] != "held"]
+    if not bad:
+        return f"held ({len(names)})"
+    return f"**through**: {', '.join(bad)} ({len(bad)} of {len(names)})"
+
+
+def table(results: dict[str, dict[str, tuple[str, str, str]]]) -> str:
+    """The Markdown table of docs/threat_model.md: a row per attack class, a column per level."""
+    levels = list(results)
+    lines = [
+        "| attack class | " + " | ".join(f"`{lv}`" for lv in levels) + " |",
+        "|---|" + "---|" * len(levels),
+    ]
+    for kind, what in KINDS.items():
+        cells = " | ".join(cell(results[lv], kind) for lv in levels)
+        lines.append(f"| {kind}: {what} | {cells} |")
+    return "\n".join(lines)

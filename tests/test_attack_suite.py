@@ -10,23 +10,35 @@ docs/threat_model.md from these same results.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import os
 import socket
 import subprocess
 import sys
 import uuid
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
 from agentic_machines.architectures import repl_plan as rp
+from agentic_machines.architectures import rlm
 from agentic_machines.architectures.environments import CountEnv
+from agentic_machines.execution.cgroup import WorkerGroup
 from agentic_machines.execution.codeexec import drive
-from agentic_machines.execution.sandbox import Limits, ProcessExecutor, Scaffold, namespace_tool
+from agentic_machines.execution.sandbox import (
+    Limits,
+    ProcessExecutor,
+    Scaffold,
+    _probe,
+    namespace_tool,
+)
+from agentic_machines.runtime.models import FunctionModel
+from agentic_machines.runtime.run import Trace, run
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from attack_suite import ATTACKS, Attack, Outcome, render  # noqa: E402
+from attack_suite import ATTACKS, CHANNEL, KINDS, Attack, Outcome, cell, render  # noqa: E402
 from test_attack_corpus import accepted  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MEMORY_MB = 128
 LIMITS = Limits(timeout_s=10.0, memory_mb=MEMORY_MB, cpu_s=60, open_files=64, file_size_mb=16)
 STRONGEST = "namespace" if namespace_tool() else "process"
-HOST_SIDE = ("wire", "cleanup")  # protections the host gives at every isolated level
+HOST_SIDE = ("wire", "cleanup", "replay")  # protections the host gives at every isolated level
 
 
 def _unix_servers(token: str) -> dict[str, socket.socket]:
@@ -98,18 +110,25 @@ def run_attack(attack: Attack, level: str, tool: str | None = None) -> Outcome:
         "host": os.getpid(),
         "victim": 0,
     }
+    visible = Path(f"/tmp/am-visible-{token}")
+    if attack.kind == "view":
+        visible.write_text("the host's /tmp")
     victim = None
     if attack.kind == "host":  # a process of this user that the attack may harm
         victim = subprocess.Popen(["sleep", "60"], start_new_session=True)
         values["victim"] = victim.pid
-    ex = ProcessExecutor(level, LIMITS, tool=tool)
+    limits = LIMITS
+    if attack.timeout_s is not None:
+        limits = dataclasses.replace(LIMITS, timeout_s=attack.timeout_s)
+    ex = ProcessExecutor(level, limits, tool=tool)
     ex.namespace("main", Scaffold(effects=("act",)), {"act": lambda *a: "ok"})
-    result, crashed = None, ""
+    result, crashed, stderrs = None, "", []
     try:
         for block in attack.blocks:
             code = render(block, **values)
             gen = ex.run_block("main", code, max_output=attack.max_output, line_budget=10**6)
             result = drive(gen, str)
+            stderrs.append(result.stderr)
     except Exception as exc:  # noqa: BLE001 - a crash of the host is an outcome here
         crashed = f"{type(exc).__name__}: {str(exc)[:80]}"
     leftover = _probes_alive(token)
@@ -124,6 +143,7 @@ def run_attack(attack: Attack, level: str, tool: str | None = None) -> Outcome:
         for path in Path(where).glob(f"am-fill-{token}-*"):
             path.unlink()
     connections = _close_servers(servers)
+    visible.unlink(missing_ok=True)
     if victim is not None:
         victim.kill()
         victim.wait()
@@ -143,6 +163,7 @@ def run_attack(attack: Attack, level: str, tool: str | None = None) -> Outcome:
         crashed,
         connections,
         tuple(leftover),
+        tuple(stderrs),
     )
 
 
@@ -172,22 +193,85 @@ def _run_suite(level: str, attacks, tool: str | None) -> dict[str, tuple[str, st
 
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
-LEVELS = [
-    pytest.param(level, marks=[] if level == STRONGEST else [pytest.mark.slow, _slow])
-    for level in ["process"] + (["namespace"] if namespace_tool() else [])
+COLUMNS = {  # the threat model's columns: level, namespace tool, with a control group or not
+    "process": ("process", None, True),
+    "namespace (bwrap)": ("namespace", "bwrap", True),
+    "namespace (unshare)": ("namespace", "unshare", True),
+    # what the memory bound is on a host where no control group can be made
+    "namespace (bwrap), no control group": ("namespace", "bwrap", False),
+}
+DOC = ROOT / "docs" / "threat_model.md"
+
+
+def has_cgroup() -> bool:
+    """Whether this host can make a worker's control group."""
+    group = WorkerGroup.create(1 << 26, 8)
+    if group is not None:
+        group.remove()
+    return group is not None
+
+
+# The column of the level "strongest" gives on this host: it runs in every test run.
+STRONGEST_COLUMN = next(
+    (
+        c
+        for c, (level, tool, cgroup) in COLUMNS.items()
+        if level == STRONGEST and tool in (None, namespace_tool()) and cgroup == has_cgroup()
+    ),
+    "process",
+)
+
+
+def available(column: str) -> bool:
+    level, tool, cgroup = COLUMNS[column]
+    return (tool is None or _probe(tool) is None) and (not cgroup or has_cgroup())
+
+
+def doc_cells(column: str) -> dict[str, str]:
+    """The threat model's cells for ``column``: attack class -> cell text."""
+    text = DOC.read_text(encoding="utf-8")
+    body = text.split("<!-- attack-suite table -->")[1].split("<!-- end attack-suite table -->")[0]
+    rows = [
+        [c.strip() for c in r.strip().strip("|").split(" | ")] for r in body.strip().splitlines()
+    ]
+    header = [h.strip("`") for h in rows[0]]
+    return {r[0].split(":")[0]: r[header.index(column)] for r in rows[2:]}
+
+
+def column_results(column: str) -> dict[str, tuple[str, str, str]]:
+    level, tool, cgroup = COLUMNS[column]
+    if cgroup:
+        return run_suite(level, tool=tool)
+    with mock.patch.object(WorkerGroup, "create", classmethod(lambda cls, *args: None)):
+        return run_suite(level, tool=tool)
+
+
+PARAMS = [
+    pytest.param(column, marks=[] if column == STRONGEST_COLUMN else [pytest.mark.slow, _slow])
+    for column in COLUMNS
     for _slow in [pytest.mark.skipif(not THOROUGH, reason="thorough profile only (slow)")]
 ]
 
 
-@pytest.mark.parametrize("level", LEVELS)
-def test_the_attacks_are_held(level):
-    assert len({a.name for a in ATTACKS}) == len(ATTACKS)
-    results = run_suite(level)
+@pytest.mark.parametrize("column", PARAMS)
+def test_the_attacks_are_held_as_the_threat_model_says(column):
+    if not available(column):
+        pytest.skip(f"{column} does not work here")
+    assert len({a.name for a in ATTACKS}) == len(ATTACKS) >= 30
+    results = column_results(column)
+    level, _, cgroup = COLUMNS[column]
     must_hold = [
-        name for name, (kind, _, _) in results.items() if level == STRONGEST or kind in HOST_SIDE
+        name
+        for name, (kind, _, _) in results.items()
+        if (level == "namespace" and (cgroup or kind != "memory")) or kind in HOST_SIDE
     ]
     failed = [f"{n}: {results[n][2]}" for n in sorted(must_hold) if results[n][1] != "held"]
     assert not failed, "\n".join(failed)
+    # docs/threat_model.md's column is what the suite shows (experiments/attack_table.py
+    # prints it)
+    documented = doc_cells(column)
+    for kind in KINDS:
+        assert documented[kind] == cell(results, kind), (kind, "rerun experiments/attack_table.py")
 
 
 def test_a_forged_frame_is_an_outcome_of_the_episode():
@@ -198,3 +282,28 @@ def test_a_forged_frame_is_an_outcome_of_the_episode():
     history = [b for b in r.repls["main"].history if hasattr(b, "stderr")]
     assert history[1].stderr.startswith("WorkerDied: the worker broke the message protocol")
     assert "Infinity" in history[1].stderr and r.answer == "done"
+
+
+def test_forged_frames_and_a_huge_output_are_outcomes_of_an_rlm_episode(tmp_path):
+    # Through RLM and run(): no HarnessError, the prompt after the block is cut to
+    # max_output, the trace loads, and the episode reaches its final answer.
+    # built at run time, so that the model's own message (the block) stays short
+    forged = render(CHANNEL) + (
+        "import json\nframe = dict(type='result', stdout='x' * 3_000_000, stderr='', "
+        "status='ok', value=None, error='', attempts=1, calls=[], hits=[])\n"
+        "forge(json.dumps(frame).encode() + b'\\n')"
+    )
+    nan = next(a for a in ATTACKS if a.name == "forged-nan").blocks[0]
+    replies = iter([f"```repl\n{forged}\n```", f"```repl\n{render(nan)}\n```", "FINAL(done)"])
+    prompts: list[str] = []
+
+    def model(prompt: str) -> str:
+        prompts.append(prompt)
+        return next(replies)
+
+    m = rlm.machine(isolation=STRONGEST, limits=LIMITS, max_output=4_000)
+    trace = run(m, FunctionModel(model), path=tmp_path / "trace.jsonl")
+    Trace.load(tmp_path / "trace.jsonl")
+    assert len(prompts) == 3 and len(prompts[1]) - len(prompts[0]) < 20_000
+    assert "WorkerDied" in prompts[2] and "NaN" in prompts[2]
+    assert m.result(trace.steps[-1].state, trace.steps[-1].completion).answer == "done"

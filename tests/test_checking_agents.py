@@ -158,3 +158,31 @@ def test_hypothesis_runs_see_the_keyed_loop_too() -> None:
     assert not r
     cx = next(iter(r.counterexamples.values()))
     assert cx.loop is not None and cx.completions[-1] == "think"
+
+
+def sleeper(model):
+    """A tool that blocks: 'wait' sleeps far longer than any step may take."""
+    import time
+
+    while True:
+        if model("wait or done?") == "done":
+            return "ok"
+        time.sleep(60)
+
+
+def test_a_blocking_tool_is_a_clock_dependent_step_never_a_hang() -> None:
+    from agentic_machines.models import ScriptedModel
+
+    from agentic_machines.errors import ClockDependent
+    from agentic_machines.runtime.run import run
+
+    m = agent_machine(sleeper, name="sleeper")
+    m.step_timeout = 0.2
+    with pytest.raises(ClockDependent, match="watchdog"):
+        m.harness(m.initial, "wait")
+    result = check_properties(m, m.initial, [never_raises()], completions=["wait", "done"])
+    v = result.results[0].verdict
+    assert v.holds is None and "watchdog" in v.reason  # undecided, with the reason
+    assert result.coverage.undecided == 1
+    trace = run(m, ScriptedModel(["wait"]))
+    assert trace.steps[0].clock and trace.end is not None

@@ -102,3 +102,35 @@ def test_eval_spell_errors_are_one_line_with_status_2(capsys):
         and len(err.strip().splitlines()) == 1
     )
     assert "unbound symbol `!llm-self`" in out  # the recovery it tried is shown
+
+
+def test_eval_spell_with_tools_from_a_module_or_a_file(capsys, tmp_path):
+    program = '(quine completion (eval (do \'(shout "hi"))))'
+    status, out, err = run_cli(
+        capsys, "--spell", program, "--tools", "agentic_machines.spell.machine:EXAMPLE_TOOLS"
+    )
+    assert (status, err, out.strip()) == (0, "", '"HI!"')
+    tools = tmp_path / "tools.py"
+    tools.write_text("TOOLS = {'double': lambda n: 2 * n}\n", encoding="utf-8")
+    status, out, err = run_cli(
+        capsys,
+        "--spell",
+        "(quine completion (eval (do '(double 21))))",
+        "--tools",
+        f"{tools}:TOOLS",
+    )
+    assert (status, out.strip()) == (0, "42")
+    # without the tools, the same program's tool is an unbound symbol
+    status, out, err = run_cli(capsys, "--spell", program)
+    assert status == 2 and "unbound symbol `shout`" in out  # recovered, then no script left
+
+
+def test_eval_tools_errors_are_one_line_with_status_2(capsys):
+    for argv in (
+        ["--spell", "(quine q 1)", "--tools", "agentic_machines.spell.machine:RETRY_BUDGET"],
+        ["--spell", "(quine q 1)", "--tools", "agentic_machines.spell.machine:NO_SUCH"],
+        ["(quine q 1)", "--tools", "agentic_machines.spell.machine:EXAMPLE_TOOLS"],  # no --spell
+    ):
+        status, out, err = run_cli(capsys, *argv)
+        assert status == 2 and len(err.strip().splitlines()) == 1, (argv, err)
+        assert err.startswith("agentic-machines: error: ")

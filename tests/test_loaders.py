@@ -262,10 +262,11 @@ def test_trace_and_cassette_files_have_a_size_cap_stated_in_the_message(tmp_path
     with pytest.raises(TraceError) as info:
         Trace.load(path, max_bytes=size - 1)
     assert f"is larger than {size - 1} bytes, the limit for a trace file" in str(info.value)
+    assert str(info.value).endswith("load it in Python with Trace.load(path, max_bytes=...)")
     assert Trace.load(path, max_bytes=size).end is HALT
     assert MAX_JSON_LINES_BYTES == 64 * 1024 * 1024
     cassette = cassette_file(tmp_path)
-    with pytest.raises(CassetteError, match="the limit for a cassette file"):
+    with pytest.raises(CassetteError, match=r"the limit for a cassette file; .*max_bytes="):
         ReplayModel(cassette, max_bytes=10)
 
 

@@ -208,21 +208,7 @@ def test_linear_parsers_agree_with_the_reference_regexes(reply):
 
 
 # -- depth 2: child RLMs, batched queries -----------------------------------------------------
-DEPTH2_SCRIPT = [
-    # root, turn 1: find the record
-    "```repl\nhits = [line for line in context.split('\\n') if 'Eiffel' in line]\nprint(hits)\n```",
-    # root, turn 2: hand it to a child RLM
-    "```repl\nriver = rlm_query('Which river does this record name? ' + hits[0])\nprint(river)\n```",
-    # child, turn 1: a batched query with one bad item
-    "```repl\nparts = llm_query_batched(['Name the river in: ' + context, "
-    "'Name the city in: ' + context, 42])\nprint(parts)\n```",
-    "Seine",  # sub-call 1
-    "Paris",  # sub-call 2
-    # child, turn 2: answer from its own REPL
-    "```repl\nanswer_text = parts[0]\n```\nFINAL_VAR(answer_text)",
-    # root, turn 3
-    "FINAL_VAR(river)",
-]
+DEPTH2_SCRIPT = rlm.DEPTH2_SCRIPT
 
 
 def test_depth_two_episode_with_a_batched_query_golden():

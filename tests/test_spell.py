@@ -177,7 +177,7 @@ def test_evaluation_error_appends_recovery_and_fresh_wrapper() -> None:
     s = m.harness(m.initial, " '(car nil)")
     assert m.last_record.recoveries and "car" in m.last_record.recoveries[0]
     assert '"spell-recovery" 1' in s.prompt and s.prompt.endswith(
-        "(eval (do '(!llm-self (reopen completion))"
+        '(eval (do "t" \'(!llm-self (reopen completion))'
     )
     assert m.harness(s, " '(+ 1 1)") is HALT and m.last_record.value == 2
 
@@ -391,3 +391,33 @@ def test_golden_prompts_of_every_construct() -> None:
             parts += [f"-- prompt ({state.kind}) --", state.prompt, "-- completion --", completion]
         parts += [f"-- value: {run.value!r}; tool calls: {dict(env.calls)} --", ""]
     check_golden(GOLDEN / "patterns.txt", "\n".join(parts))
+
+
+def test_recovery_keeps_the_task_text_after_the_failed_form_is_pruned() -> None:
+    m = arch.machine()
+    s = m.harness(arch.initial, " '(car nil)")  # an evaluation error: recovery
+    assert m.last_record.recoveries and arch.TASK in m.prompt(s)
+    s = m.harness(s, " '(!extend)")  # (prune 2) removes the failed form and the recovery
+    assert "spell-recovery" not in m.prompt(s) and arch.TASK in m.prompt(s)
+    s = m.harness(arch.initial, ' "unterminated')  # a parse error: the raw text is inert
+    s = m.harness(s, " '(!extend)")
+    assert arch.TASK in m.prompt(s)
+
+
+def test_call_now_with_a_limit_cuts_the_injected_value() -> None:
+    from agentic_machines.spell.loader import loader
+
+    m = arch.machine()
+    s = m.harness(arch.initial, ' \'(!call-now notes (read-file "notes.txt") 10)')
+    assert m.prompt(s).endswith('(def notes "the meetin... + [18 chars...]") ')
+    assert (
+        m.harness(s, " 'notes") is HALT and m.last_record.value == "the meetin... + [18 chars...]"
+    )
+    s = m.harness(arch.initial, " '(!call-now n 12345 100)")  # short enough: unchanged
+    assert m.prompt(s).endswith("(def n 12345) ")
+    # waiting on a child with a limit: the loader rebuilds the limit too
+    s = m.harness(arch.initial, ' \'(!call-now x (!llm-self "child") 5)')
+    assert m.harness(arch.initial, loader(s)) == s
+    for bad in (" '(!call-now x 1 -1)", " '(!call-now x 1 y)", " '(!peek x 1 5)"):
+        m.harness(arch.initial, bad)
+        assert any("!call-now" in r or "!peek" in r for r in m.last_record.recoveries), bad

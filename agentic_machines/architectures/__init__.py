@@ -39,6 +39,11 @@ ARCHITECTURE_NAMES: tuple[str, ...] = (
     "spe",
     "spell",
     "reflexion",
+    "pal",
+    "codeact",
+    "adapt",
+    "tot",
+    "adaplanner",
 )
 """Module names (inside this package) of the architectures, in table order."""
 

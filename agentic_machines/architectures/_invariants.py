@@ -36,6 +36,7 @@ __all__ = [
     "InvariantAnalysis",
     "record",
     "code_fingerprint",
+    "refute_embedding_by_prompts",
 ]
 
 _PACKAGE = __name__.split(".")[0]
@@ -358,3 +359,102 @@ class _Memo(AgenticMachine):
         if key not in self._steps:
             self._steps[key] = self.inner.harness(state, completion)
         return self._steps[key]
+
+
+def refute_embedding_by_prompts(
+    source: AgenticMachine,
+    source_state: Hashable,
+    target: AgenticMachine,
+    *,
+    allowed: Callable[[str], bool],
+    allowed_text: str,
+    proof: str,
+    completions: Iterable[str],
+    states: Iterable[Hashable] | None = None,
+    not_covered: str | None = None,
+) -> Verdict:
+    """Refute "``source`` embeds into ``target``" at ``source_state`` by prompts.
+
+    An embedding keeps prompts, so ``source_state`` needs a state of ``target`` with its
+    prompt. The caller proves in ``proof`` that every prompt of ``target`` satisfies
+    ``allowed`` (in words: ``allowed_text``); if ``source_state``'s prompt does not, no
+    image exists. The premise is tested on ``states`` (default: the initial state of
+    ``target``) and on every successor of them under ``completions``; a failure, a proof
+    file that does not exist, fewer than ``MIN_PREMISE_TESTS`` completions or a
+    ``not_covered`` reason (the machine is outside the proof's scope) make the verdict
+    undecided. The refutation is conditional on the premise.
+
+    >>> from agentic_machines import FunctionMachine
+    >>> a = FunctionMachine(lambda s: "A" + s, lambda s, c: s + c, initial="", name="a")
+    >>> b = FunctionMachine(lambda s: "B" + s, lambda s, c: s + c, initial="", name="b")
+    >>> v = refute_embedding_by_prompts(a, "", b, allowed=lambda p: p.startswith("B"),
+    ...     allowed_text="every prompt starts with B", proof="proofs/F3_prompt_monotone.md",
+    ...     completions=[str(i) for i in range(60)])
+    >>> v.status, v.obstruction.kind, v.conditional
+    ('refuted', 'prompt', True)
+    """
+    from ..generation import MIN_PREMISE_TESTS, proof_exists
+    from ..verdict import Obstruction, Premise
+
+    claim = f"{source.name} embeds into {target.name}"
+    method = "fact:prompt-keeping"
+    if not_covered is not None:
+        return Verdict(
+            None, claim, method, 0, reason=f"{proof} does not cover this machine: {not_covered}"
+        )
+    p = source.prompt(source_state)
+    if allowed(p):
+        return Verdict(
+            None,
+            claim,
+            method,
+            0,
+            reason=f"the premise ({allowed_text}) does not exclude the prompt of {source_state!r}",
+        )
+    starts = [target.initial] if states is None else list(states)
+    tested = 0
+    for state in starts:
+        if not allowed(target.prompt(state)):
+            return Verdict(
+                None, claim, method, tested, reason=f"premise refuted at state {state!r}"
+            )
+    distinct = list(dict.fromkeys(completions))
+    for state in starts:
+        for c in distinct:
+            tested += 1
+            nxt = target.harness(state, c)
+            if not is_sentinel(nxt) and not allowed(target.prompt(nxt)):
+                return Verdict(
+                    None,
+                    claim,
+                    method,
+                    tested,
+                    reason=f"premise refuted: {c!r} at {state!r} leads to a state whose prompt "
+                    f"breaks it ({allowed_text})",
+                )
+    if not proof_exists(proof) or len(distinct) < MIN_PREMISE_TESTS:
+        return Verdict(
+            None,
+            claim,
+            method,
+            tested,
+            reason=f"the premise ({allowed_text}) needs the proof file {proof} and at least "
+            f"{MIN_PREMISE_TESTS} distinct completions (got {len(distinct)})",
+        )
+    obstruction = Obstruction(
+        "prompt",
+        source_state,
+        f"An embedding sends {source_state!r} of {source.name} to a state of {target.name} with "
+        f"the same prompt, but every prompt of {target.name} satisfies: {allowed_text} (proved in "
+        f"{proof}, tested on {tested} steps), and this prompt does not",
+        details={"prompt": p, "states": len(starts), "completions": len(distinct)},
+    )
+    return Verdict(
+        False,
+        claim,
+        method,
+        tested,
+        obstruction=obstruction,
+        premise=Premise(allowed_text, proof, len(distinct)),
+        details={"states": len(starts), "completions": len(distinct)},
+    )

@@ -90,6 +90,7 @@ __all__ = [
     "RlmResult",
     "scripted_model",
     "SCRIPT",
+    "DEPTH2_SCRIPT",
     "analysis",
     "successor_invariant",
     "is_single_user_message",
@@ -374,6 +375,24 @@ SCRIPT: tuple[str, ...] = (
 )
 """Scripted completions solving the default task: three root turns, one sub-call, FINAL_VAR."""
 
+
+DEPTH2_SCRIPT: tuple[str, ...] = (
+    # root, turn 1: find the record
+    "```repl\nhits = [line for line in context.split('\\n') if 'Eiffel' in line]\nprint(hits)\n```",
+    # root, turn 2: hand it to a child RLM
+    "```repl\nriver = rlm_query('Which river does this record name? ' + hits[0])\nprint(river)\n```",
+    # child, turn 1: a batched query with one bad item
+    "```repl\nparts = llm_query_batched(['Name the river in: ' + context, "
+    "'Name the city in: ' + context, 42])\nprint(parts)\n```",
+    "Seine",  # sub-call 1
+    "Paris",  # sub-call 2
+    # child, turn 2: answer from its own REPL
+    "```repl\nanswer_text = parts[0]\n```\nFINAL_VAR(answer_text)",
+    # root, turn 3
+    "FINAL_VAR(river)",
+)
+"""The default task at ``max_depth=2``: the root hands the record to a child RLM, which
+asks a batch of sub-calls (one item is not a string) and answers from its own REPL."""
 
 DEFAULT_MAX_TURNS = 8
 """Root turns before the forced final-answer call (the original: 30)."""

@@ -139,8 +139,10 @@ def harness_strings(machine: Any, *, max_len: int = 500, limit: int = 100) -> li
     the arguments it was built with: candidate trigger words for the sample.
 
     Strings longer than ``max_len`` are left out, and at most ``limit`` are returned, in
-    a fixed order (arguments first, then code constants). A machine that is not a
-    :class:`~agentic_machines.runtime.harness.HarnessMachine` gives ``[]``.
+    a fixed order (arguments first, then code constants). The program is a
+    :class:`~agentic_machines.runtime.harness.HarnessMachine`'s generator function or an
+    :class:`~agentic_machines.runtime.agent.AgentMachine`'s agent function (its commands
+    are the strings it compares the model's answers with); any other machine gives ``[]``.
 
     >>> from agentic_machines import HarnessMachine
     >>> def echo(stop):
@@ -150,7 +152,7 @@ def harness_strings(machine: Any, *, max_len: int = 500, limit: int = 100) -> li
     >>> harness_strings(HarnessMachine(echo, "halt"))
     ['halt', 'say something', 'xyzzy', 'again: ']
     """
-    program = getattr(machine, "program", None)
+    program = _program_of(machine)
     if program is None:
         return []
     out: dict[str, None] = {}
@@ -174,6 +176,67 @@ def harness_strings(machine: Any, *, max_len: int = 500, limit: int = 100) -> li
                 todo.append(k)
     doc = getattr(program, "__doc__", None)
     return [t for t in out if len(t) <= max_len and t != doc][:limit]
+
+
+_STRING_TESTS = frozenset({"startswith", "endswith", "removeprefix", "removesuffix"})
+
+
+def compared_strings(machine: Any) -> list[str]:
+    """The string constants a harness program (or agent function) compares text with:
+    ``x == "done"``, ``x in ("yes", "no")``, ``x.startswith("buy ")``, in nested functions
+    too. These are the commands the program reacts to, so runs built from them go deep.
+
+    Read from the compiled code (its instructions), in order of appearance.
+
+    >>> from agentic_machines import agent_machine
+    >>> def shop(model):
+    ...     note = "Welcome."
+    ...     while True:
+    ...         reply = model(note)
+    ...         if reply == "done":
+    ...             return
+    ...         if reply.startswith("buy ") or reply in ("pay", "retry"):
+    ...             note = "ok"
+    >>> compared_strings(agent_machine(shop))
+    ['done', 'buy ', 'pay', 'retry']
+    """
+    import dis  # only here: reading bytecode is rare
+
+    program = _program_of(machine)
+    code = getattr(program, "__code__", None)
+    todo = [code] if isinstance(code, CodeType) else []
+    out: dict[str, None] = {}
+    while todo:
+        ins = list(dis.get_instructions(todo.pop(0)))
+        for k, i in enumerate(ins):
+            if i.opname != "LOAD_CONST":
+                if isinstance(i.argval, CodeType):
+                    todo.append(i.argval)
+                continue
+            value = i.argval
+            if isinstance(value, CodeType):
+                todo.append(value)
+                continue
+            after = ins[k + 1].opname if k + 1 < len(ins) else ""
+            before = ins[k - 1] if k else None
+            tested = after in ("COMPARE_OP", "CONTAINS_OP") or (
+                before is not None
+                and before.opname in ("LOAD_METHOD", "LOAD_ATTR")
+                and before.argval in _STRING_TESTS
+            )
+            if not tested:
+                continue
+            for v in value if isinstance(value, (tuple, frozenset)) else (value,):
+                if isinstance(v, str) and v:
+                    out[v] = None
+    return list(out)
+
+
+def _program_of(machine: Any) -> Any:
+    """The Python function a machine runs: a generator harness's or an agent function."""
+    from ..runtime.agent import AgentMachine  # the runtime layer sits above this one
+
+    return machine.fn if isinstance(machine, AgentMachine) else getattr(machine, "program", None)
 
 
 def _mutate(rng: random.Random, text: str) -> str:

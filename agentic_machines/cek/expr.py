@@ -361,8 +361,6 @@ class Seq(Node):
         "head_sel",
         "tail_sel",
         "size",
-        "head_index",
-        "pre_spec",
         "pre",
         "pre_consts",
         "stop",
@@ -378,9 +376,8 @@ class Seq(Node):
             self.fv = ()
             self.size = 0
             self._hash = hash("Seq")
-            self.pre_spec, self.pre, self.pre_consts, self.stop = (), _empty, (), self
+            self.pre, self.pre_consts, self.stop = _empty, (), self
             self.stop_head_sel = self.stop_tail_sel = self.head_sel = self.tail_sel = None
-            self.head_index = -1
             return
         assert tail is not None
         self.fv = _union(head.fv, tail.fv) if tail.fv else head.fv
@@ -388,43 +385,51 @@ class Seq(Node):
         self._hash = hash((11, head._hash, tail._hash))
         self.head_sel = _selector(self.fv, head.fv)
         self.tail_sel = _selector(self.fv, tail.fv)
-        # a variable head's address in this sequence's environment, resolved once here
-        # so the run loop reads it without building head_sel's one-element tuple
-        self.head_index = self.fv.index(head.name) if type(head) is Var else -1
-        self._plan(head, tail)
+        self.pre = UNPLANNED  # the run loop's plan is made when the sequence first runs
 
-    def _plan(self, head: Expr, tail: Seq) -> None:
-        # The run loop's plan for this sequence (machine._run_registers): the values of
-        # the atomic parts before the first compound part, read in one call from the
-        # environment (plus constants), and selectors straight to the environments of
-        # that compound part and of the parts after it. Selecting names from this
-        # sequence's environment gives the same tuples as the part-by-part selections
-        # (every fv is a tuple of distinct names). ``pre`` is None when a lambda comes
-        # first among the atomic parts (it needs a closure built): the loop then goes
-        # part by part.
-        t = type(head)
-        if not head.atomic:
-            spec: tuple | None = ()
-            self.stop = self
-        elif t is Lambda or tail.pre_spec is None:
-            spec = None
-            self.stop = self
-        else:
+    def plan(self) -> Any:
+        """Make the run loop's plan for this sequence; return ``pre`` (see below).
+
+        The plan (machine._run_registers): ``pre`` reads the values of the atomic parts
+        before the first compound part in one call from the environment (plus
+        ``pre_consts``), and ``stop_head_sel``/``stop_tail_sel`` select the environments
+        of that compound part (``stop.head``) and of the parts after it straight from
+        this sequence's environment. These are the same tuples as the part-by-part
+        selections of ``step`` (every fv is a tuple of distinct names). ``pre`` is None
+        when a lambda is among those atomic parts (it needs a closure built): the loop
+        then goes part by part. Made on first use, not when the sequence is built, so
+        compiling (and the loader's round trip) costs what it did.
+
+        >>> s = seq_of([Var("x"), Const(1), App(seq_of([Var("g"), Var("x")]))])
+        >>> s.fv
+        ('g', 'x')
+        >>> s.plan()(("g-value", 7) + s.pre_consts), s.stop.head
+        ((7, 1), <App (g x)>)
+        """
+        spec = []
+        seq = self
+        while seq.head is not None and seq.head.atomic:
+            head = seq.head
+            t = type(head)
             if t is Var:
-                item: tuple = (True, head.name)
+                spec.append((True, head.name))
             elif t is Const:
-                item = (False, head.value)
+                spec.append((False, head.value))
             elif t is Quote:
-                item = (False, head.datum)
-            else:  # PrimRef
-                item = (False, head.prim)
-            spec = (item, *tail.pre_spec)
-            self.stop = tail.stop
-        self.pre_spec = spec
+                spec.append((False, head.datum))
+            elif t is PrimRef:
+                spec.append((False, head.prim))
+            else:  # a lambda: part by part
+                self.pre, self.pre_consts, self.stop = None, (), self
+                self.stop_head_sel, self.stop_tail_sel = self.head_sel, self.tail_sel
+                return None
+            seq = seq.tail  # type: ignore[assignment]
+        self.stop = seq
+        self.pre_consts = ()
+        self.stop_head_sel = None if seq.head is None else _selector(self.fv, seq.head.fv)
+        self.stop_tail_sel = None if seq.head is None else _selector(self.fv, seq.tail.fv)
         self.pre, self.pre_consts = _prefix_getter(self.fv, spec)
-        stop = self.stop
-        self.stop_head_sel = None if stop.head is None else _selector(self.fv, stop.head.fv)
-        self.stop_tail_sel = None if stop.head is None else _selector(self.fv, stop.tail.fv)
+        return self.pre
 
     def __repr__(self) -> str:
         from .printer import unparse  # in-function: the printer imports this module
@@ -444,17 +449,20 @@ class Seq(Node):
 EMPTY_SEQ = Seq(None, None)
 
 
-def _prefix_getter(fv: tuple[str, ...], spec: tuple | None) -> tuple[Any, tuple]:
+UNPLANNED = object()
+"""``Seq.pre`` before the sequence's plan is made (see :meth:`Seq.plan`)."""
+
+
+def _prefix_getter(fv: tuple[str, ...], spec: list) -> tuple[Any, tuple]:
     """(a function env + consts -> the prefix values as a tuple, consts) for a Seq plan."""
-    if spec is None:
-        return None, ()
     if not spec:
         return _empty, ()
     consts: list = []
     index = []
+    position = {name: i for i, name in enumerate(fv)}
     for is_var, x in spec:
         if is_var:
-            index.append(fv.index(x))
+            index.append(position[x])
         else:
             index.append(len(fv) + len(consts))
             consts.append(x)

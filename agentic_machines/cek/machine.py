@@ -35,6 +35,7 @@ from typing import Any
 
 from ..errors import EvaluationError, MalformedProgram, ParseError, Undecided
 from .expr import (
+    UNPLANNED,
     App,
     Begin,
     Branches,
@@ -603,7 +604,7 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
     ``Eval``/``Ret`` nodes are not built. Two rules share the application code at the
     end of the pass: ``(f a ...)`` starts it with no value yet, a value returned to an
     ``ArgsK`` frame resumes it. The atomic parts before the next compound part are read
-    in one call (the ``Seq``'s plan, see ``expr.Seq._plan``) instead of one at a time.
+    in one call (the ``Seq``'s plan, see ``expr.Seq.plan``) instead of one at a time.
 
     Brent's cycle check compares a state with the saved one only when a cheap necessary
     condition holds (same kind, same continuation hash, same expression hash); then it
@@ -717,6 +718,8 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                 #   compound part e:     <e, ρ|e, ArgsK(done, (e' ...), ρ|(e' ...), κ)>
                 #   no part left:        apply done[0] to done[1:] (as _apply)
                 pre = seq.pre
+                if pre is UNPLANNED:
+                    pre = seq.plan()
                 if pre is None:  # a lambda among the atomic parts: one part at a time
                     done, env, seq = _atoms_one_by_one(done, seq, env)
                     stop, head_sel, tail_sel = seq, seq.head_sel, seq.tail_sel

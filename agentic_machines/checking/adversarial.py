@@ -37,7 +37,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from ..architectures.sampling import CONTROL_WORDS, harness_strings
+from ..architectures.sampling import CONTROL_WORDS, compared_strings, harness_strings
 
 __all__ = [
     "malformed_tool_calls",
@@ -45,6 +45,7 @@ __all__ = [
     "huge_strings",
     "unicode_text",
     "control_words",
+    "own_commands",
     "adversarial_completions",
     "INJECTIONS",
 ]
@@ -188,6 +189,31 @@ def control_words(machine: Any = None) -> st.SearchStrategy[str]:
     return st.sampled_from(tuple(dict.fromkeys(words)))
 
 
+def own_commands(machine: Any, *, max_len: int = 40) -> st.SearchStrategy[str] | None:
+    """The machine's own commands: the strings its program (a generator harness or an
+    agent function) compares the model's answers with (``"pay"``, ``"buy "``, ``"done"``:
+    :func:`~agentic_machines.architectures.sampling.compared_strings`), alone or followed
+    by an argument (another command, a digit, or a little text). ``None`` when the
+    program compares with no string.
+
+    >>> from agentic_machines import agent_machine
+    >>> def shop(model):
+    ...     while model("?") != "done":
+    ...         pass
+    >>> from hypothesis import find
+    >>> find(own_commands(agent_machine(shop)), lambda c: c == "done")
+    'done'
+    """
+    words = tuple(w for w in compared_strings(machine) if w.strip() and len(w) <= max_len)
+    if not words:
+        return None
+    word = st.sampled_from(words)
+    argument = st.one_of(word, st.integers(0, 9).map(str), st.text(max_size=5))
+    with_argument = st.builds(lambda w, a: w + a, word, argument)
+    # a bare command three times as often as one with an argument (a drawn choice, as above)
+    return st.sampled_from((0, 1, 2, 3)).flatmap(lambda k: with_argument if k == 3 else word)
+
+
 def adversarial_completions(
     machine: Any = None,
     valid: Iterable[str] = (),
@@ -210,12 +236,19 @@ def adversarial_completions(
     valid = tuple(valid)
     if valid:
         parts.append(st.sampled_from(valid))
-    parts += [
+    commands = own_commands(machine) if machine is not None else None
+    others = [
         control_words(machine),
         malformed_tool_calls(tools),
         prompt_injections(),
         unicode_text(),
-    ]
-    if huge:
-        parts.append(huge_strings())
-    return st.one_of(parts)
+    ] + ([huge_strings()] if huge else [])
+    if commands is not None:
+        # Half the draws are the machine's own commands, the other half one of the
+        # adversarial families, each as likely as the others. The choice is drawn
+        # explicitly: Hypothesis's own choice among one_of's branches favours the larger
+        # spaces, and would hardly ever pick a command.
+        families = [*parts, *others]
+        mixed = st.sampled_from(range(len(families))).flatmap(lambda k: families[k])
+        return st.sampled_from((0, 1)).flatmap(lambda k: commands if k else mixed)
+    return st.one_of(*parts, *others)

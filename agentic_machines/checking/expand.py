@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine
-from .properties import Raised
+from .properties import Raised, _EffectLogView
 
 __all__ = ["expand", "Unknown", "records_errors"]
 
@@ -114,7 +114,10 @@ def expand(
                 t = Raised.of(exc)
             executed: tuple = ()
             if marks is not None:
-                executed = tuple(tuple(log[n:]) for log, n in zip(logs, marks))
+                executed = tuple(
+                    log.at(state, c) if type(log) is _EffectLogView else tuple(log[n:])
+                    for log, n in zip(logs, marks)
+                )
             if t is HALT:
                 if callable(raised):
                     record = raised(state, c)

@@ -350,16 +350,26 @@ class _EffectLogView:
         self.machine, self.tool = machine, tool
         self._read = 0
         self._calls: list = []
+        self._by_state: dict[Any, list] = {}  # the step (its new history) -> its requests
 
     def _sync(self) -> list:
         new = self.machine.effect_log(self._read)
         if new:
             self._read += len(new)
             tool = self.tool
-            self._calls.extend(
-                args for _, name, args, *_ in new if name == tool or name.rsplit(".", 1)[-1] == tool
-            )
+            for state, name, args, *_ in new:
+                if name == tool or name.rsplit(".", 1)[-1] == tool:
+                    self._calls.append(args)
+                    self._by_state.setdefault(state, []).append(args)
         return self._calls
+
+    def at(self, state: Any, completion: str) -> tuple:
+        """The requests of the step h(state, completion), whenever they really ran: in this
+        step, or when an earlier check or run made the same step (an effect runs once per
+        step of the machine, and a replay returns its recorded result). So a run's history
+        of executions is right even when the step was made before."""
+        self._sync()
+        return tuple(self._by_state.get(state.then(completion), ()))
 
     def __len__(self) -> int:
         return len(self._sync())

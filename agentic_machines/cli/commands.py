@@ -199,6 +199,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="PROGRAM is Spell: each completion is appended to the prefix and evaluated",
     )
     p.add_argument(
+        "--tools",
+        metavar="MODULE:ATTR",
+        default=None,
+        help="with --spell: the tools the trailing form may call, a dict of Spell names to "
+        "Python functions (module:attribute or file.py:attribute)",
+    )
+    p.add_argument(
         "--step",
         action="store_true",
         help="print every CEK step as ⟨e, ρ, κ⟩ (κ: the program with a hole []); without "
@@ -553,10 +560,13 @@ def _eval(args: argparse.Namespace) -> int:
             program, script, args.fuel, sys.stdin, print, ask=_ask if sys.stdin.isatty() else None
         )
     completions = read_script(args.script) if args.script else []
+    if args.tools is not None and not args.spell:
+        raise InvalidArgument("--tools gives Spell tools: add --spell, or leave --tools out")
     if args.spell:
-        from .spell_eval import eval_spell
+        from .spell_eval import eval_spell, load_tools
 
-        return eval_spell(program, completions, args.fuel, _fail)
+        tools = load_tools(args.tools) if args.tools is not None else None
+        return eval_spell(program, completions, args.fuel, _fail, tools=tools)
     result = (
         run_program(program, completions)
         if args.fuel is None

@@ -142,13 +142,19 @@ def architecture_row(name: str, module: Any) -> Row:
 
 
 def embeds_react_cell(v: Verdict) -> str:
-    """The "embeds ReAct" cell of a verdict: status, method, certificate and count.
+    """The "embeds ReAct" cell of a verdict: status, method, certificate and count. An
+    obstruction is named at its ReAct state (and completion), with the proof it rests on.
 
     >>> embeds_react_cell(Verdict(True, "c", "sampled", 12, reason="identity checked"))
     'holds (sampled): identity checked; 12 checked'
     """
     status = f"{v.status} (conditional)" if v.conditional else v.status
-    return f"{status} ({v.method}): {_one_line(v.certificate)}; {v.checked} checked"
+    o = v.obstruction
+    if o is None:
+        return f"{status} ({v.method}): {_one_line(v.certificate)}; {v.checked} checked"
+    on = f" on {_short(o.completion)}" if o.completion is not None else ""
+    given = f", given {v.premise.proof}" if v.premise is not None else ""
+    return f"{status} ({v.method}): {o.kind} obstruction at ReAct's state {_short(o.state)}{on}{given}; {v.checked} checked"
 
 
 def _spe_row(name: str, module: Any) -> Row:

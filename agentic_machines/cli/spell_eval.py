@@ -12,9 +12,39 @@ turn 1 (self): (quine completion (eval (do "Pick."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-__all__ = ["eval_spell"]
+from ..errors import InvalidArgument
+
+__all__ = ["eval_spell", "load_tools"]
+
+
+def load_tools(target: str) -> dict[str, Callable[..., Any]]:
+    """The tools ``--tools MODULE:ATTR`` names: a dict of Spell names to Python functions.
+
+    >>> sorted(load_tools("agentic_machines.spell.machine:EXAMPLE_TOOLS"))
+    ['shout']
+    >>> load_tools("agentic_machines.spell.machine:RETRY_BUDGET")
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.InvalidArgument: --tools agentic_machines.spell.machine:RETRY_BUDGET is a int, not a dict of Spell names to Python functions such as {"read-file": read_file}
+    """
+    from .targets import load_object
+
+    tools, where = load_object(target)
+    if not isinstance(tools, Mapping):
+        raise InvalidArgument(
+            f"--tools {where} is a {type(tools).__name__}, not a dict of Spell names to Python "
+            'functions such as {"read-file": read_file}'
+        )
+    bad = [name for name, fn in tools.items() if type(name) is not str or not callable(fn)]
+    if bad:
+        raise InvalidArgument(
+            f"--tools {where}: {bad[0]!r} must be a string naming a Python function; "
+            "give a dict of Spell names to functions"
+        )
+    return dict(tools)
 
 
 def eval_spell(
@@ -22,14 +52,20 @@ def eval_spell(
     completions: Sequence[str],
     fuel: int | None,
     fail: Callable[[BaseException], object],
+    *,
+    tools: Mapping[str, Callable[..., Any]] | None = None,
 ) -> int:
-    """Run ``program`` as Spell; print each turn, then the value (exit 0) or the error (exit 2)."""
-    from ..spell import pr_str, run_spell
+    """Run ``program`` as Spell; print each turn, then the value (exit 0) or the error (exit 2).
 
+    ``tools`` are the environment's tools (:class:`~agentic_machines.spell.ToolEnvironment`).
+    """
+    from ..spell import ToolEnvironment, pr_str, run_spell
+
+    environment = ToolEnvironment(tools) if tools is not None else None
     result = (
-        run_spell(program, completions)
+        run_spell(program, completions, environment)
         if fuel is None
-        else run_spell(program, completions, fuel=fuel)
+        else run_spell(program, completions, environment, fuel=fuel)
     )
     lines = result.describe().splitlines()
     for line in lines[:-1]:

@@ -91,6 +91,14 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--seed", type=int, metavar="S", help="seed of the generated runs")
     p.add_argument(
+        "--step-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="an agent function's step that runs past S seconds (a tool that blocks) is "
+        "undecided, not a hang (default: 10)",
+    )
+    p.add_argument(
         "--save",
         metavar="FILE",
         help="write each counterexample as a trace file (several: FILE with the property's name)",
@@ -133,6 +141,12 @@ def run_test(args: argparse.Namespace) -> int:
     specs = args.property or list(DEFAULT_PROPERTIES)
     properties = [parse_property(s) for s in specs]
     name, machine, start, default = _resolve(args.target)
+    from ..runtime.agent import AgentMachine
+
+    if isinstance(
+        machine, AgentMachine
+    ):  # a blocking tool: undecided with the reason, never a hang
+        machine.step_timeout = args.step_timeout
     alphabet = read_script(args.alphabet) if args.alphabet else None
     if alphabet is not None and not alphabet:
         raise InvalidArgument(f"{args.alphabet}: the alphabet file holds no completion")

@@ -79,6 +79,8 @@ class WorkerGroup:
             if "memory" in own and "pids" in own:
                 memory = os.path.join(_ROOT, "memory", own["memory"].lstrip("/"), name)
                 procs = os.path.join(_ROOT, "pids", own["pids"].lstrip("/"), name)
+                _remove_orphans(os.path.dirname(memory))
+                _remove_orphans(os.path.dirname(procs))
                 for d in (memory, procs):
                     os.mkdir(d)
                     made.append(d)
@@ -95,6 +97,7 @@ class WorkerGroup:
                 if not {"memory", "pids"} <= set(enabled):
                     return None
                 d = os.path.join(parent, name)
+                _remove_orphans(parent)
                 os.mkdir(d)
                 made.append(d)
                 _write(os.path.join(d, "memory.max"), str(memory_bytes))
@@ -178,4 +181,27 @@ def sweep() -> None:
             _PENDING.remove(d)
 
 
-atexit.register(lambda: (time.sleep(0.2) if _PENDING else None, sweep()))
+def _remove_orphans(parent: str) -> None:
+    # Groups of hosts that ended before their workers' groups were empty (a killed test
+    # process, os._exit): removed by the next host, once empty. rmdir never removes a
+    # group that still holds a process.
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith("am-worker-")]
+    except OSError:
+        return
+    for n in names:
+        owner = n.split("-")[2]
+        if owner.isdigit() and int(owner) != os.getpid() and not os.path.exists(f"/proc/{owner}"):
+            try:
+                os.rmdir(os.path.join(parent, n))
+            except OSError:
+                pass
+
+
+@atexit.register
+def _at_exit() -> None:
+    for _ in range(20):  # the last workers' processes may still be exiting
+        sweep()
+        if not _PENDING:
+            return
+        time.sleep(0.05)

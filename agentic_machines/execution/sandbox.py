@@ -16,9 +16,17 @@ them (the names bound, the text of a value). The levels:
     wall-clock deadline per block and kills the worker when it passes. Messages are lines of
     JSON (:mod:`agentic_machines.execution.wire`); the host never unpickles anything.
 ``"namespace"``
-    ``"process"`` inside Linux namespaces: no network, a read-only view of the filesystem
-    except the scratch directory, its own process tree. Uses ``bwrap`` (bubblewrap) when it
-    works, else ``unshare`` from util-linux.
+    ``"process"`` inside Linux namespaces: no network, a read-only view of the filesystem,
+    private size-limited tmpfs mounts for the scratch directory, ``/tmp`` and ``/dev/shm``,
+    the host's socket directories hidden, its own process tree, no nested user namespace
+    and the seccomp filter of :mod:`~agentic_machines.execution.seccomp`. Uses ``bwrap``
+    (bubblewrap) when it works, else ``unshare`` from util-linux.
+
+At both isolated levels the worker runs in a control group of its own when the host can
+make one (:mod:`~agentic_machines.execution.cgroup`: ``memory_mb`` then bounds its
+processes, tmpfs mounts and memfds together), ends every process a block started when the
+block ends, and everything it sends is checked as hostile input (see
+``docs/threat_model.md``).
 ``"strongest"``
     The best level that works on this machine; :func:`resolve_isolation` says which.
 
@@ -181,7 +189,8 @@ class Limits:
     """The limits of an isolated worker.
 
     ``timeout_s``: wall-clock seconds per block (the host kills the worker past it).
-    ``memory_mb``: address space; ``cpu_s``: CPU seconds for the worker's whole life;
+    ``memory_mb``: address space per process, and the whole worker's memory where it has a
+    control group; ``cpu_s``: CPU seconds for the worker's whole life;
     ``open_files``: file descriptors; ``file_size_mb``: the largest file it may write.
     ``replay_timeout_s``: wall-clock seconds for rebuilding a new worker by replaying the
     journal of the earlier blocks, a budget of its own, never charged to the block that
@@ -575,6 +584,15 @@ class _Failure(Exception):
 
 
 _OK = b'{"type":"ok"}\n'
+_ALIVE = {"op": "run", "code": "pass", "line_budget": 100, "filename": "<alive>", "max_output": 100}
+
+
+def _op_of(line: bytes) -> tuple[Any, Any]:
+    """The ``op`` and ``ns`` of a message the host sent (its own, so well-formed)."""
+    message = wire.loads(line)
+    return message.get("op"), message.get("ns")
+
+
 _MAX_MESSAGE = 64 * 1024 * 1024  # bytes of one message from the worker
 _MAX_LIVE = 8  # workers alive at once in this process; idle ones beyond it are stopped
 _LIVE: collections.OrderedDict[int, weakref.ref] = collections.OrderedDict()
@@ -619,9 +637,13 @@ def worker_paths() -> list[str]:
     return list(dict.fromkeys(os.path.abspath(p) for p in found if p))
 
 
-def _rebinds(masked: list[str]) -> list[str]:
-    """bwrap arguments that mount the :func:`worker_paths` lying under ``masked`` back, read-only."""
-    out: list[str] = []
+def masked_worker_paths(masked: list[str]) -> list[str]:
+    """The :func:`worker_paths` that lie under the directories ``masked`` (made private to
+    the worker) and exist, parents first, none inside another: what to mount back.
+
+    >>> masked_worker_paths(["/nonexistent-mask"])
+    []
+    """
     chosen: list[str] = []
     for path in sorted(worker_paths(), key=len):  # parents first: a child is then covered
         under = any(path == m or path.startswith(m.rstrip("/") + "/") for m in masked)
@@ -630,8 +652,12 @@ def _rebinds(masked: list[str]) -> list[str]:
         if any(path == c or path.startswith(c + "/") for c in chosen):
             continue
         chosen.append(path)
-        out += ["--ro-bind", path, path]
-    return out
+    return chosen
+
+
+def _rebinds(masked: list[str]) -> list[str]:
+    """bwrap arguments that mount the :func:`worker_paths` lying under ``masked`` back, read-only."""
+    return [a for path in masked_worker_paths(masked) for a in ("--ro-bind", path, path)]
 
 
 _HIDDEN = ("/run", "/var/run", "/var/tmp", "/var/lib/docker", "/var/lib/libvirt")
@@ -719,18 +745,37 @@ def _wrap(
             "--map-root-user",
             "--mount",
             "--net",
+            "--ipc",  # System V shared memory is memory no tmpfs size bounds
+            "--uts",
             "--pid",
             "--fork",
             "--mount-proc",
             "--kill-child",
             "--",
             *argv,
-            *(["--readonly-except", scratch] if argv[-1] != "pass" else []),
+            # the worker mounts private tmpfs mounts of this size, hides _HIDDEN and loads
+            # the seccomp filter itself (worker._readonly_except)
+            *(["--readonly-except", scratch, size, *_HIDDEN] if argv[-1] != "pass" else []),
         ]
     return argv
 
 
-def _limit(limits: Limits, join: list[int] = ()) -> Callable[[], None]:
+def _user_processes() -> int:
+    """How many processes this user runs (RLIMIT_NPROC counts them all)."""
+    uid, count = os.getuid(), 0
+    try:
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    count += os.stat(f"/proc/{name}").st_uid == uid
+                except OSError:
+                    pass
+    except OSError:
+        return 0
+    return count
+
+
+def _limit(limits: Limits, join: list[int] = (), nproc: int | None = None) -> Callable[[], None]:
     import resource  # here, not in apply: the child of a threaded host must not import
 
     def apply() -> None:  # runs in the child between fork and exec: C calls only
@@ -746,6 +791,8 @@ def _limit(limits: Limits, join: list[int] = ()) -> Callable[[], None]:
             (resource.RLIMIT_CORE, 0),
         ):
             resource.setrlimit(which, (value, value))
+        if nproc is not None:
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
 
     return apply
 
@@ -784,6 +831,7 @@ class ProcessExecutor(Executor):
         self._buffer = b""
         self._scratch: str | None = None
         self._group: WorkerGroup | None = None  # the worker's control group, when it has one
+        self._notice: _Failure | None = None  # a REPL reset the next block must report
         self._closed = False
         self._busy = False
         self._oom_mark = 0  # the host's OOM-kill count when the current block started
@@ -810,6 +858,9 @@ class ProcessExecutor(Executor):
         argv = _wrap(self.tool, self._scratch, argv, self.limits, fd)
         self._group = WorkerGroup.create(self.limits.memory_mb * 1024 * 1024, _MAX_PROCESSES)
         join = self._group.join_fds() if self._group is not None else []
+        # no control group: RLIMIT_NPROC counts all of the user's processes, so the worker
+        # may start _MAX_PROCESSES more than the user runs now (the kernel exempts root)
+        nproc = None if self._group is not None else _user_processes() + _MAX_PROCESSES
         try:
             self._proc = subprocess.Popen(
                 argv,
@@ -819,7 +870,7 @@ class ProcessExecutor(Executor):
                 cwd=self._scratch,
                 # no inherited variables; a fixed hash seed keeps a replayed worker deterministic
                 env={"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"},
-                preexec_fn=_limit(self.limits, join),
+                preexec_fn=_limit(self.limits, join, nproc),
                 start_new_session=True,
                 close_fds=True,
                 pass_fds=() if fd is None else (fd,),
@@ -891,8 +942,14 @@ class ProcessExecutor(Executor):
         began = time.monotonic()
         budget = self.limits.replay_timeout_s if rebuilding else self.limits.timeout_s
         deadline = began + budget
+        running: list[Any] = []  # namespaces of the replayed blocks not yet ended
+        block = index = 0  # where the outermost replayed block began; the entry being replayed
         try:
-            for sent, reply in entries:
+            for index, (sent, reply) in enumerate(entries):
+                op, key = _op_of(sent)
+                if op == "run":
+                    block = block if running else index
+                    running.append(key)
                 self._send(sent)
                 left = deadline - time.monotonic()
                 got = self._receive(left, replaying=len(entries) if rebuilding else 0)
@@ -900,13 +957,56 @@ class ProcessExecutor(Executor):
                     self._kill()
                     raise _Failure(
                         "died",
-                        "the new worker did not replay the earlier blocks the same way (the code "
-                        "they ran is not deterministic), so their variables are lost",
+                        "the new worker did not replay it the same way (the code is not "
+                        "deterministic)",
                     )
+                if got.get("type") == "result" and running:
+                    key = running.pop()
+                    if rebuilding and not running:
+                        self._check_alive(key, deadline)
+        except _Failure as failure:
+            if not rebuilding:
+                raise
+            # A journal entry whose replay breaks the worker would break every new worker:
+            # it is dropped (with what came after it) and the model is told the REPL was reset.
+            in_block = running or _op_of(entries[index][0])[0] == "run"
+            raise self._reset(block if in_block else index, failure) from None
         finally:
             if rebuilding:
                 self.replays += 1
                 self.replay_seconds += time.monotonic() - began
+
+    def _check_alive(self, key: Any, deadline: float) -> None:
+        # After each replayed block, an empty block in its namespace: a block that left the
+        # worker unable to run the next one (a patched decoder, a value whose __deepcopy__
+        # hangs) is found here, while it is the last one replayed.
+        self._send(wire.dumps({**_ALIVE, "ns": key}))
+        wait = min(deadline - time.monotonic(), float(self.limits.timeout_s))
+        got = self._receive(wait, replaying=1)
+        if got.get("type") != "result" or got.get("status") != "ok":
+            self._kill()
+            raise _Failure("died", "the worker could not run an empty block after it")
+
+    def _reset(self, start: int, failure: _Failure) -> _Failure:
+        """Drop the journal from the replayed entry ``start`` on; the failure the block sees."""
+        self._kill()
+        op, _ = _op_of(self._journal[start][0])
+        line = ""
+        if op == "run":
+            code = wire.loads(self._journal[start][0]).get("code")
+            line = code.strip().splitlines()[0][:80] if type(code) is str and code.strip() else ""
+        blocks = sum(_op_of(e[0])[0] == "run" for e in self._journal[start:])
+        self._forget_since(start)
+        what = f"an earlier block (its first line: {line!r})" if line else "an earlier message"
+        detail = failure.detail if failure.status != "timeout" else "it ran past the deadline"
+        self._notice = _Failure(
+            "died",
+            f"the REPL was reset: replaying {what} into a new worker broke it ({detail}), so "
+            f"that block and what came after it ({blocks} block(s) in all) were dropped and "
+            "their variables are gone; this block did not run, so run it again",
+            failure.clock,
+        )
+        return self._notice
 
     def _defer(self, message: dict) -> None:
         # Commands that only change the worker's state are journalled and sent before the
@@ -1124,6 +1224,9 @@ class ProcessExecutor(Executor):
             raise InvalidArgument(f"line_budget must be positive, got {line_budget}")
         if key not in self._effects:
             raise InvalidArgument(f"no namespace {key!r}; create it with namespace({key!r}, ...)")
+        if self._notice is not None:  # a query's replay reset the REPL: the model learns it now
+            notice, self._notice = self._notice, None
+            return _failed(code, notice, self.limits)
         start = len(self._journal)
         self._oom_mark = _oom_kills()
         clock = [float(self.limits.timeout_s)]
@@ -1164,6 +1267,7 @@ class ProcessExecutor(Executor):
                     raise _Failure("died", f"the worker sent an unexpected {_shown(kind)} message")
         except _Failure as failure:
             self._forget_since(start)
+            self._notice = None  # a reset is told by this failure itself
             if failure.clock is not None:
                 note_clock(failure.clock)  # h raises ClockDependent (see execution.clock)
             return _failed(code, failure, self.limits)
@@ -1302,7 +1406,9 @@ def _failed(code: str, failure: _Failure, limits: Limits) -> BlockResult:
     else:
         what = failure.detail
     stderr = (
-        f"{error}: {what}; the REPL's variables are as they were before this block "
+        f"{error}: {what}\n"
+        if what.startswith("the REPL was reset")
+        else f"{error}: {what}; the REPL's variables are as they were before this block "
         "(a new worker replays the earlier blocks)\n"
     )
     return BlockResult(code, "", stderr, failure.status, error=error)

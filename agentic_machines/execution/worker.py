@@ -28,8 +28,13 @@ from typing import Any, BinaryIO
 
 from .. import errors as _errors
 from . import wire
+from .budget import LineBudget
 from .codeexec import Request
-from .sandbox import InlineExecutor, Scaffold
+from .sandbox import InlineExecutor, Scaffold, masked_worker_paths
+
+TEXT_LINES = 100_000
+"""The line budget of ``str`` of a model value (``text_of``: a model-defined ``__str__``
+runs): past it there is no text, decided by lines on any machine, not by the deadline."""
 
 __all__ = ["main", "Server"]
 
@@ -108,7 +113,12 @@ class Server:
             pairs = [[name, simple] for name, simple in self.ex.variables(key)]
             self.write({"type": "value", "value": pairs})
         elif op == "text_of":
-            self.write({"type": "value", "value": self.ex.text_of(key, str(msg["name"]))})
+            try:
+                with LineBudget(TEXT_LINES):
+                    text = self.ex.text_of(key, str(msg["name"]))
+            except _errors.BudgetExceeded:
+                text = None  # as for a __str__ that raises: no text
+            self.write({"type": "value", "value": text})
         else:
             raise _ProtocolError(f"unknown op {op!r}")
 
@@ -263,8 +273,14 @@ def _descends(pid: int, ancestor: int, parents: dict[int, int]) -> bool:
 # --------------------------------------------------------------------------------------
 # start-up
 # --------------------------------------------------------------------------------------
-def _readonly_except(scratch: str) -> None:
-    """Remount every filesystem read-only except ``scratch`` (inside ``unshare --mount``)."""
+def _readonly_except(scratch: str, size: str | None = None, hidden: list[str] = ()) -> None:
+    """Remount every filesystem read-only except ``scratch`` (inside ``unshare --mount``).
+
+    With ``size`` (bytes), as ``bwrap`` does for the namespace level: ``/tmp``, ``/dev/shm``
+    and ``scratch`` become private tmpfs mounts of that size, the directories ``hidden``
+    are covered by empty ones, and the seccomp filter of
+    :mod:`~agentic_machines.execution.seccomp` is loaded once the capabilities are gone.
+    """
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -292,7 +308,40 @@ def _readonly_except(scratch: str) -> None:
             flags |= keep.get(option, 0)
         if mount(None, target, flags) != 0 and target == "/":
             raise OSError(ctypes.get_errno(), "remounting / read-only failed")
+    if size is not None:
+        # scratch last: it may lie under /tmp, and is made again in the new /tmp
+        hide = [d for d in hidden if os.path.isdir(d) and not os.path.islink(d)]
+        # What the worker imports and lies under a private mount (a checkout or a venv
+        # under /tmp) is held by descriptor now and mounted back, read-only, below.
+        held = [
+            (p, os.open(p, os.O_PATH)) for p in masked_worker_paths(["/tmp", "/dev/shm", *hide])
+        ]
+        for target in ["/tmp", "/dev/shm", *hide, scratch]:
+            os.makedirs(target, exist_ok=True)
+            options = f"size={4096 if target in hide else int(size)},mode=1777".encode()
+            if libc.mount(b"tmpfs", target.encode(), b"tmpfs", ms_nosuid | ms_nodev, options):
+                raise OSError(ctypes.get_errno(), f"mounting a private tmpfs on {target} failed")
+        for path, fd in held:
+            if os.path.isdir(f"/proc/self/fd/{fd}"):
+                os.makedirs(path, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                open(path, "ab").close()  # noqa: SIM115 - a mount point
+            if mount(f"/proc/self/fd/{fd}", path, ms_bind | ms_rec) != 0:
+                raise OSError(ctypes.get_errno(), f"mounting {path} back failed")
+            # a bind keeps the read-only flag of the mount it comes from (made so above);
+            # remounting says it again, and whatever happens it is checked
+            mount(None, path, ms_remount | ms_bind | ms_rdonly | ms_nosuid | ms_nodev)
+            if not os.statvfs(path).f_flag & os.ST_RDONLY:
+                raise OSError(0, f"{path} was mounted back writable")
+            os.close(fd)
     _drop_capabilities(libc)
+    if size is not None:
+        from .seccomp import install, program
+
+        prog = program()
+        if prog is not None:
+            install(prog)
 
 
 def _drop_capabilities(libc) -> None:
@@ -367,7 +416,7 @@ def main(argv: list[str] | None = None) -> None:
     os.close(null)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-large file is an OSError, not death
     if len(argv) >= 2 and argv[0] == "--readonly-except":
-        _readonly_except(argv[1])
+        _readonly_except(argv[1], argv[2] if len(argv) > 2 else None, argv[3:])
         os.chdir(argv[1])
         _init_then_worker(inp, out)
     _become_subreaper()  # after the fork: a child does not inherit it

@@ -21,7 +21,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from .._files import brief, open_output, read_lines
+from .._files import SMALLER, brief, open_output, read_lines
 from ..errors import InvalidArgument
 
 __all__ = [
@@ -123,11 +123,13 @@ def read_json_records(
     *,
     limit: int,
     what: str,
+    advice: str = SMALLER,
 ) -> list[tuple[int, Any]]:
     """Every JSON value of the file with its 1-based line number, skipping blank lines.
 
     Strict: a path that is not a regular file (a FIFO, a device, a directory), a file
-    larger than ``limit`` bytes (``what`` names the kind of file in that message), bytes
+    larger than ``limit`` bytes (``what`` names the kind of file in that message, which
+    ends with ``advice``), bytes
     that are not UTF-8, binary data (NUL bytes), ``NaN``/``Infinity``, nesting too deep to
     parse, or a line that is not JSON raise ``error(path, line, problem)`` (line ``None``
     for the whole file). A final line that is unterminated and does not parse is the trace
@@ -150,7 +152,8 @@ def read_json_records(
 
     out: list[tuple[int, Any]] = []
     # closing: an error raised part-way closes the file at once, not when the error is freed.
-    with contextlib.closing(read_lines(name, limit=limit, what=what, error=whole)) as lines:
+    lines = read_lines(name, limit=limit, what=what, error=whole, advice=advice)
+    with contextlib.closing(lines):
         for number, (raw, terminated) in enumerate(lines, start=1):
             if b"\x00" in raw:  # never in JSON text: binary data, refused at its first line
                 raise error(name, number, _BINARY)

@@ -55,6 +55,7 @@ from __future__ import annotations
 import asyncio.events as _events
 import contextvars
 import functools
+import signal
 import threading
 import traceback
 from collections.abc import Callable
@@ -63,14 +64,21 @@ from typing import Any
 
 from greenlet import getcurrent, greenlet
 
-from ..errors import BudgetExceeded, InvalidArgument, InvalidMachine
+from ..errors import BudgetExceeded, ClockDependent, InvalidArgument, InvalidMachine
+from ..execution import clock
 from ..execution.budget import LineBudget, uncharged
 from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
 from .harness import TraceState
 
 __all__ = ["agent_machine", "effect", "AgentMachine", "AgentRaised", "ending"]
 
-_PROMPT, _RETURN, _RAISE, _DIVERGE = range(4)
+_PROMPT, _RETURN, _RAISE, _DIVERGE, _CLOCK = range(5)
+
+
+class _StepTimeout(BaseException):
+    """Raised by the step watchdog inside the agent (a BaseException: the agent's own
+    ``except Exception`` must not swallow it)."""
+
 
 # The run an effect() call belongs to. A context variable, not a greenlet attribute:
 # asyncio tasks and asyncio.to_thread (the OpenAI Agents SDK runs synchronous tools in
@@ -137,6 +145,8 @@ class _Loop:
                 self._exit_budget()
         except BudgetExceeded:
             return _DIVERGE, None
+        except _StepTimeout:
+            return _CLOCK, None
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the agent's exception is an outcome
             # SystemExit too: an agent that calls sys.exit() has ended its run, an outcome;
             # it must not end the toolkit's process. KeyboardInterrupt (the user's Ctrl-C)
@@ -238,12 +248,42 @@ class _Loop:
         here = getcurrent()
         if self.glet.parent is not here:
             self.glet.parent = here
-        message = self.glet.switch(completion) if completion is not None else self.glet.switch()
+        timeout = self.machine.step_timeout
+        if timeout is None or threading.current_thread() is not threading.main_thread():
+            message = self.glet.switch(completion) if completion is not None else self.glet.switch()
+        else:
+            message = self._watched(completion, timeout)
         if message[0] is _PROMPT:
             self.prompt = message[1]
         else:
             self.dead = True
         return message
+
+    def _watched(self, completion: str | None, timeout: float) -> tuple[int, Any]:
+        """The step under a wall-clock watchdog (SIGALRM, so a blocking call such as a
+        ``sleep`` or a socket read is interrupted too): past ``timeout`` seconds the agent
+        gets :class:`_StepTimeout` and the step's outcome is the clock's, not the agent's."""
+        glet = self.glet
+
+        def alarm(signum: int, frame: Any) -> None:
+            if getcurrent() is glet:  # only inside the step (never once it switched back)
+                raise _StepTimeout
+
+        previous = signal.signal(signal.SIGALRM, alarm)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            return glet.switch(completion) if completion is not None else glet.switch()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+
+def _clock(machine: AgentMachine) -> ClockDependent:
+    return ClockDependent(
+        f"the step ran past the {machine.step_timeout} s wall-clock watchdog (step_timeout), "
+        "e.g. a tool that blocks; its outcome came from the clock, not the agent",
+        DIVERGE,
+    )
 
 
 def _name(fn: Any) -> str:
@@ -253,12 +293,22 @@ def _name(fn: Any) -> str:
 class AgentMachine(AgenticMachine):
     """The agentic machine of an agent function; build it with :func:`agent_machine`.
 
+    ``step_timeout`` (seconds, default ``None``: none) is a wall-clock watchdog on each
+    step, for tools that block (a ``sleep``, a network call): a step that runs past it
+    raises :class:`~agentic_machines.errors.ClockDependent` (its outcome, ``DIVERGE``,
+    came from the clock), which every checker counts as undecided with the reason and
+    ``run`` marks as a clock step, instead of hanging. The line budget cannot see a
+    blocked call (it counts lines); the watchdog can, in the main thread (it uses
+    SIGALRM). ``agentic-machines test`` sets it (``--step-timeout``).
+
     >>> def echo(model):
     ...     return model("say something")
     >>> m = agent_machine(echo)
     >>> m.prompt(m.initial), m.harness(m.initial, "hi"), m.result(m.initial, "hi")
     ('say something', 1, 'hi')
     """
+
+    step_timeout: float | None = None
 
     def __init__(
         self,
@@ -293,6 +343,8 @@ class AgentMachine(AgenticMachine):
         self._cache_size = max(1, cache_size)
         self._live: dict[TraceState, _Loop] = {}
         self._prompts: dict[TraceState, str] = {}
+        # cached prompts and suspended runs a clock-dependent step left: no facts either
+        self._clock = clock.Marks(4 * self._cache_size)
         self._results: dict[tuple[TraceState, str], Any] = {}
         self._effects: dict[tuple, tuple[bool, Any]] = {}
         self._effect_list: list[tuple[TraceState, str, str, bool]] = []
@@ -304,6 +356,8 @@ class AgentMachine(AgenticMachine):
                 what = f"returned {payload!r}"
             elif kind is _RAISE:
                 what = f"raised {AgentRaised.of(payload)}"
+            elif kind is _CLOCK:
+                what = f"ran past its {self.step_timeout} s step watchdog"
             else:
                 what = f"ran past its line budget ({line_budget} lines)"
             raise InvalidMachine(
@@ -324,19 +378,35 @@ class AgentMachine(AgenticMachine):
 
     # -- the machine -----------------------------------------------------------------------
     def prompt(self, state: TraceState) -> str:
-        """p(state): the prompt of the model call the agent makes after ``state``'s completions."""
+        """p(state): the prompt of the model call the agent makes after ``state``'s completions.
+
+        Raises :class:`~agentic_machines.errors.ClockDependent` (with the prompt) when the
+        agent met a wall-clock deadline or the host's load on its way to ``state`` (model
+        code it ran through :mod:`agentic_machines.execution` stopped by ``timeout_s``).
+        """
         loop = self._live.get(state)
-        if loop is not None:
-            return loop.prompt
-        prompt = self._prompts.get(state)
-        if prompt is not None:
-            return prompt
-        return self._replay(state).prompt
+        cached = loop.prompt if loop is not None else self._prompts.get(state)
+        return self._clock.prompt(state, cached, lambda: self._replay(state).prompt)
 
     def harness(self, state: TraceState, completion: str) -> Outcome:
-        """h(state, completion): resume the agent with ``completion`` as the model's answer."""
+        """h(state, completion): resume the agent with ``completion`` as the model's answer.
+
+        When the step met a wall-clock deadline or the host's load (see
+        :mod:`agentic_machines.execution.clock`), it raises
+        :class:`~agentic_machines.errors.ClockDependent` carrying the outcome: a run goes
+        on with it, a check counts the step undecided.
+        """
         if type(completion) is not str and not isinstance(completion, str):
             raise InvalidArgument(f"completions are strings (C = str), got {completion!r}")
+        live = self._live.get(state)
+        return self._clock.step(
+            state,
+            live is not None and live.thread == threading.get_ident(),
+            lambda: self._step(state, completion),
+            lambda outcome: isinstance(outcome, TraceState),
+        )
+
+    def _step(self, state: TraceState, completion: str) -> Outcome:
         loop = self._live.pop(state, None)
         if loop is None or loop.thread != threading.get_ident():
             self._replay(state)
@@ -357,6 +427,8 @@ class AgentMachine(AgenticMachine):
         if kind is _DIVERGE:
             self._results[(state, completion)] = DIVERGE
             return DIVERGE
+        if kind is _CLOCK:  # not recorded: the clock decided it, it is no fact about h
+            raise _clock(self)
         self._results[(state, completion)] = AgentRaised.of(payload) if kind is _RAISE else payload
         return HALT
 
@@ -433,6 +505,8 @@ class AgentMachine(AgenticMachine):
             loop.state = prefix
             loop.effects = {}
             kind, payload = loop.resume(c)
+        if kind is _CLOCK:
+            raise _clock(self)
         if kind is not _PROMPT:
             raise InvalidArgument(
                 f"{state!r} is not a state of {self.name!r}: the agent stops before making "

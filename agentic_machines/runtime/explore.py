@@ -29,7 +29,7 @@ from typing import Any
 
 import networkx as nx
 
-from ..errors import InvalidArgument, InvalidMachine, Undecided
+from ..errors import ClockDependent, InvalidArgument, InvalidMachine, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine
 
 __all__ = ["explore", "ExploredGraph", "short_text", "edge_label"]
@@ -218,6 +218,19 @@ class _Found:
         self.labeller: Callable[[Any], Any] | None = None
 
 
+def _prompt(p: Callable[[Any], str], s: Any) -> tuple[str, str | None]:
+    """``p(s)``, and the reason when the clock decided it (``None`` when it did not).
+
+    A prompt the clock decided (a harness that rebuilt ``s`` met a deadline) is shown as it
+    came out, and every transition from ``s`` is undecided with that reason: what follows a
+    clock-dependent prompt is no fact either.
+    """
+    try:
+        return p(s), None
+    except ClockDependent as exc:
+        return exc.outcome, str(exc)
+
+
 def _outcomes(h: Callable[[Any, str], Any], s: Any, comps: list[str]) -> list[Any]:
     """``h(s, c)`` for every completion, an :class:`_Undecided` where ``h`` raised it."""
     try:
@@ -274,9 +287,12 @@ def _serial(machine, starts, fixed, choose, bounds, report, found, began) -> str
     h, p = machine.harness, machine.prompt
     max_states, max_depth = bounds
     depth, prompts, rows = found.depth, found.prompts, found.rows
+    clocked: dict[Any, str] = {}  # states whose prompt the clock decided, and why
     for s in starts:
         depth[s] = 0
-        prompts[s] = p(s)
+        prompts[s], why = _prompt(p, s)
+        if why is not None:
+            clocked[s] = why
     limit = max_states if max_states is not None else float("inf")
     queue = deque(starts)
     depth_cut = False
@@ -287,7 +303,10 @@ def _serial(machine, starts, fixed, choose, bounds, report, found, began) -> str
             depth_cut = True
             continue
         comps = fixed if fixed is not None else _chosen(choose, prompts[s], s)
-        row = _outcomes(h, s, comps)
+        if s in clocked:
+            row = [_Undecided(clocked[s])] * len(comps)
+        else:
+            row = _outcomes(h, s, comps)
         nd = d + 1
         for t in row:
             if t in depth:
@@ -305,7 +324,9 @@ def _serial(machine, starts, fixed, choose, bounds, report, found, began) -> str
                 if t is None:
                     raise none_state(machine, s)
                 depth[t] = nd
-                prompts[t] = p(t)
+                prompts[t], why = _prompt(p, t)
+                if why is not None:
+                    clocked[t] = why
                 queue.append(t)
         rows.append((s, comps, row))
         if len(rows) % _CHECK_CLOCK_EVERY == 0:

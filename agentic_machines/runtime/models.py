@@ -463,7 +463,14 @@ def read_cassette(
     """
     name = os.fspath(path)
     records: list[tuple[str, str]] = []
-    for line, rec in read_json_records(name, CassetteError, limit=max_bytes, what="cassette"):
+    lines = read_json_records(
+        name,
+        CassetteError,
+        limit=max_bytes,
+        what="cassette",
+        advice="if you trust the file, pass ReplayModel(path, max_bytes=...)",
+    )
+    for line, rec in lines:
         if not isinstance(rec, dict):
             raise CassetteError(
                 name,

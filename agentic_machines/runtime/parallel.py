@@ -51,17 +51,18 @@ def expand_batch(
     >>> expand_batch(m, ["a", "b"], None, True, [0])
     [('p', None, [0, 1])]
     """
-    from .explore import _chosen, _outcomes  # explore imports this module lazily
+    from .explore import _chosen, _outcomes, _prompt, _Undecided  # explore imports us lazily
 
     h, p = machine.harness, machine.prompt
     out: list[tuple[str, list[str] | None, list[Any] | None]] = []
     for s in states:
-        prompt = p(s)
+        prompt, why = _prompt(p, s)
         if not expand:
             out.append((prompt, None, None))
             continue
         comps = list(fixed) if fixed is not None else _chosen(choose, prompt, s)
-        out.append((prompt, None if fixed is not None else comps, _outcomes(h, s, comps)))
+        row = _outcomes(h, s, comps) if why is None else [_Undecided(why)] * len(comps)
+        out.append((prompt, None if fixed is not None else comps, row))
     return out
 
 

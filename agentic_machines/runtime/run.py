@@ -767,7 +767,13 @@ def _read_trace_file(
         except InvalidArgument as exc:
             fail(line, f"{key!r}: {exc}")
 
-    records = read_json_records(name, TraceError, limit=max_bytes, what="trace")
+    records = read_json_records(
+        name,
+        TraceError,
+        limit=max_bytes,
+        what="trace",
+        advice="if you trust the file, load it in Python with Trace.load(path, max_bytes=...)",
+    )
     if not records:
         fail(None, "the file is empty (or its only line is cut off): no trace header line")
     line, header = records[0]

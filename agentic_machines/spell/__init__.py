@@ -34,17 +34,22 @@ Differences from the paper's Spell (which is embedded in Clojure):
   always passes the empty one. The loader of :mod:`.loader` uses it for nested children.
 - **``!llm-self`` on a plain prompt** (text that does not begin with ``(``) first wraps
   it with ``wrap-cat``, so every self-call prompt is an open program.
+- **``(!call-now name expression limit)``** cuts the injected value to ``limit``
+  characters (a string, or the printed value), with ``... + [N chars...]`` after it: the
+  limit form of the paper's ``!call-now``, whose exact cut the sources do not give.
 - **``!peek``** appends ``(prune k)`` with k = the number of bindings + 1 (the newer
   documentation's ``(prune 2)`` for one binding), so the next ``!extend`` removes the
   request and the injected bindings unless ``persist`` kept a slice.
 - **Error recovery.** Evaluation errors always use the three-form recovery (no separate
-  in-``do`` ``_error`` variant). The retry budget (2) is counted in the visible program:
+  in-``do`` ``_error`` variant); the fresh wrapper carries the failed program's leading
+  strings (its task text), so ``(prune 2)`` does not take the task away with the failed
+  form. The retry budget (2) is counted in the visible program:
   the recovery form carries its attempt number, and pruning it resets the count. Past
   the budget the session halts with the error.
 - **Fuel.** A harness call has a step budget; running out raises
   :class:`~agentic_machines.errors.Undecided`. There is no cycle detection (states are
   not canonical), so the machine never reports divergence (``DIVERGE``) itself.
-- **Not modelled:** transports, namespaces and gating tiers, agents/inboxes/futures,
+- **Not modelled** (docs/sources.md says why): transports, namespaces and gating tiers, agents/inboxes/futures,
   ``!compact``, ``!print``, ``!describe``, ``stored`` values, ``expand``, macros, and
   deterministic namespace fix-up.
 """

@@ -74,6 +74,7 @@ __all__ = [
     "run",
     "run_text",
     "outer_eval",
+    "cut_value",
 ]
 
 DEFAULT_FUEL = 1_000_000
@@ -610,13 +611,13 @@ def run(
             elif tag == "const":
                 x = frame[1]
             elif tag == "callnow":
-                _, kind, names, exprs, done = frame
+                _, kind, names, exprs, done, limit = frame
                 done = done + (x,)
                 if exprs:
-                    stack.append(("callnow", kind, names, exprs[1:], done))
+                    stack.append(("callnow", kind, names, exprs[1:], done, limit))
                     mode, x = "eval", exprs[0]
                     continue
-                return _call_now(kind, names, done, env, stack), steps
+                return _call_now(kind, names, done, env, stack, limit), steps
             else:  # pragma: no cover - every frame tag is handled above
                 raise TypeError(f"unknown frame {tag}")
     except (EvaluationError, ParseError) as err:
@@ -695,25 +696,56 @@ def _special(name: str, x: Pair, env: Env, stack: list, world: World) -> tuple:
     # !call-now / !peek: effects, so only inside the outer eval of the trailing form
     _gate(name, env, world)
     pairs_in = items[1:]
+    limit = None
+    if name == "!call-now" and len(pairs_in) == 3:
+        # (!call-now name expression limit): the injected value cut to `limit` characters
+        limit = pairs_in[2]
+        if type(limit) is not int or limit < 0:
+            raise EvaluationError(
+                f"!call-now: the limit of (!call-now name expression limit) is a non-negative "
+                f"integer literal, got {_show(limit)}"
+            )
+        pairs_in = pairs_in[:2]
     if not pairs_in or len(pairs_in) % 2:
-        raise EvaluationError(f"{name}: expected ({name} name expression [name expression ...])")
+        raise EvaluationError(
+            f"{name}: expected ({name} name expression [name expression ...])"
+            + (" or (!call-now name expression limit)" if name == "!call-now" else "")
+        )
     names = tuple(_sym(name, pairs_in[i]) for i in range(0, len(pairs_in), 2))
     exprs = tuple(pairs_in[i] for i in range(1, len(pairs_in), 2))
-    stack.append(("callnow", name, names, exprs[1:], ()))
+    stack.append(("callnow", name, names, exprs[1:], (), limit))
     return "eval", exprs[0], env
 
 
-def _call_now(kind: str, names: tuple, values: tuple, env: Env, stack: list) -> Boundary:
+def _call_now(
+    kind: str, names: tuple, values: tuple, env: Env, stack: list, limit: int | None = None
+) -> Boundary:
     # The macro of the paper: reopen the (edited) completion and append the results as
     # literal definitions, so re-evaluating the next program reads them, never the tool.
     from .text import literal
 
+    if limit is not None:
+        values = tuple(cut_value(v, limit) for v in values)
     prefix = _edit_reopen(_completion(env, kind), env)
     defs = "".join(f"(def {n} {pr_str(literal(v))}) " for n, v in zip(names, values))
     if kind == "!peek":
         defs += f"(prune {len(names) + 1}) "
     _call_frame(stack, env)
     return Boundary("self", prefix + defs, tuple(stack))
+
+
+def cut_value(value: Any, limit: int) -> Any:
+    """``value`` as ``(!call-now name expression limit)`` injects it: unchanged when its text
+    (a string itself, anything else printed) has at most ``limit`` characters, else that
+    text cut to ``limit`` characters with ``... + [N chars...]`` after it, as a string.
+
+    >>> cut_value("abcdef", 4), cut_value(7, 4), cut_value(12345678, 4)
+    ('abcd... + [2 chars...]', 7, '1234... + [4 chars...]')
+    """
+    text = value if type(value) is str else pr_str(value)
+    if len(text) <= limit:
+        return value
+    return text[:limit] + f"... + [{len(text) - limit} chars...]"
 
 
 def _apply(f: Any, args: tuple, env: Env, stack: list, world: World) -> tuple | Boundary:

@@ -179,7 +179,7 @@ def _construct(frame: tuple) -> Callable[[Any], Any]:
             raise InvalidArgument("loader: unexpected constant frame")
         return lambda inner: from_items([_sym("think"), "", inner])
     if tag == "callnow":
-        _, kind, names, exprs, done = frame
+        _, kind, names, exprs, done, limit = frame
         k = len(done)
         parts: list[Any] = [_sym(kind)]
         for j in range(k):
@@ -189,7 +189,8 @@ def _construct(frame: tuple) -> Callable[[Any], Any]:
             tail: list[Any] = []
             for j, e in enumerate(exprs):
                 tail += [_sym(names[k + 1 + j]), e]
-            return from_items([*parts, _sym(names[k]), inner, *tail])
+            extra = [] if limit is None else [limit]
+            return from_items([*parts, _sym(names[k]), inner, *tail, *extra])
 
         return build
     raise InvalidArgument(f"loader: cannot rebuild a {tag!r} frame")

@@ -50,6 +50,7 @@ from .evaluator import (
     Halted,
     Stuck,
     World,
+    outer_eval,
     resume,
     run,
     start,
@@ -77,6 +78,9 @@ RETRY_BUDGET = 2
 """How many recoveries (parse and evaluation errors together) a program gets."""
 
 _HINT = "The form before this one failed and is now inert. Continue the program."
+
+EXAMPLE_TOOLS = {"shout": lambda text: str(text).upper() + "!"}
+"""A one-tool dict, the form ``eval --spell --tools MODULE:ATTR`` takes (for the docs and tests)."""
 
 
 class ToolEnvironment(World):
@@ -152,11 +156,35 @@ def _attempt(program: Any) -> int:
     return 0
 
 
-def _recovery_tail(name: str, attempt: int, message: str) -> list:
+def _task_forms(program: Any) -> list:
+    """The leading strings of a program's outer-eval ``do`` (the task text of a seed
+    program), which a recovery carries into the fresh wrapper so that ``(prune 2)``,
+    removing the failed form, does not remove them too.
+
+    >>> _task_forms(parse('(quine completion (eval (do "Say hi." (def x 1) "later" (quote x))))'))
+    ['Say hi.']
+    """
+    outer = outer_eval(program)
+    if outer is None or type(outer[1]) is not Pair or outer[1].car != Symbol("do"):
+        return []
+    forms = []
+    for form in list(iter_list(outer[1]))[1:]:
+        if type(form) is not str:
+            break
+        forms.append(form)
+    return forms
+
+
+def _recovery_tail(name: str, attempt: int, message: str, carried: list) -> list:
     return [
         from_items([Symbol("do"), RECOVERY_TAG, attempt, message, _HINT]),
         from_items([Symbol("prune"), 2]),
-        parse(f"(eval (do '(!llm-self (reopen {name}))))"),
+        from_items(
+            [
+                Symbol("eval"),
+                from_items([Symbol("do"), *carried, parse(f"'(!llm-self (reopen {name}))")]),
+            ]
+        ),
     ]
 
 
@@ -175,14 +203,15 @@ def recovery_for_error(program: Any, error: Exception, budget: int = RETRY_BUDGE
     if attempt > budget:
         return None
     message = f"evaluation error: {error}"
+    carried = _task_forms(program)
     if type(program) is Pair and program.car == Symbol("quine"):
         items = list(iter_list(program))
         if len(items) >= 2 and type(items[1]) is Symbol:
-            return from_items(items + _recovery_tail(items[1].name, attempt, message))
+            return from_items(items + _recovery_tail(items[1].name, attempt, message, carried))
     inert = from_items([Symbol("quote"), program])
     return from_items(
         [Symbol("quine"), Symbol("completion"), inert]
-        + _recovery_tail("completion", attempt, message)
+        + _recovery_tail("completion", attempt, message, carried)
     )
 
 
@@ -198,15 +227,21 @@ def recovery_for_parse(
     (quine completion "(quine completion (eval (do \\"x" (do "spell-recovery" 1 "parse error: unterminated string" "The form before this one failed and is now inert. Continue the program.") (prune 2) (eval (do '(!llm-self (reopen completion)))))
     """
     try:
-        before = _attempt(parse(balance(prefix))) if prefix.strip() else 0
+        written = parse(balance(prefix)) if prefix.strip() else None
     except ParseError:
-        before = 0
+        written = None
+    before = _attempt(written) if written is not None else 0
     attempt = before + 1
     if attempt > budget:
         return None
     return from_items(
         [Symbol("quine"), Symbol("completion"), raw]
-        + _recovery_tail("completion", attempt, f"parse error: {error}")
+        + _recovery_tail(
+            "completion",
+            attempt,
+            f"parse error: {error}",
+            _task_forms(written) if written is not None else [],
+        )
     )
 
 
