@@ -19,8 +19,7 @@ import pytest
 from agentic_machines.cli.catalog import resolve
 from agentic_machines.cli.commands import main
 from agentic_machines.cli.play import PlaySession
-from agentic_machines.runtime.run import prompt_gain
-from agentic_machines.runtime.run import Trace
+from agentic_machines.runtime.run import Trace, prompt_gain
 
 ROOT = Path(__file__).resolve().parent.parent
 
