@@ -53,13 +53,13 @@ of the machine be *loaded* from x by one completion, with the identity embedding
   states reached by the sample completions, nested children counted; the proof for every
   state is `proofs/spell_loader.md`). The naive harness that re-runs the whole program
   is refuted by F2.
-- **Reflexion, PAL, CodeAct, ADaPT and Tree of Thoughts** (BFS; DFS is refuted alike,
-  `tot.analysis(tot.machine(search="dfs"))`) are refuted the same way, by F2 with a
-  proved invariant (PAL's is that no completion leads to a state at all). Their rows also fill the column **embeds
-  ReAct**: does ReAct's machine, on the same task, embed into the architecture? The cell
-  gives the verdict, its method and its certificate (an embedding checked on sampled
-  states, or an obstruction with the proof it rests on); `—` means the question is not
-  examined for that row.
+- **Reflexion, PAL, CodeAct, ADaPT, Tree of Thoughts and AdaPlanner** are refuted the
+  same way, by F2 with a proved invariant (PAL's is that no completion leads to a state
+  at all; Tree of Thoughts' row is BFS, and DFS is refuted alike). Their rows also fill
+  the column **embeds ReAct**: does ReAct's machine, on the same task, embed into the
+  architecture? The cell gives the verdict, its method and its certificate (an embedding
+  checked on sampled states, or an obstruction with the proof it rests on); `—` means
+  the question is not examined for that row.
 - The last rows show the other side of the theorem: what the SPE seed completion-generates
   (machines realized in the evaluator's language) and a state *inside* the SPE machine that
   is not an SPE state (conditional too: the harness is constant there, proved in
@@ -79,7 +79,7 @@ rows = contrast_rows()
 status = {r.name: r.status for r in rows if r.question == "initial state SPE?"}
 assert status["spe"] == "holds" and status["spell"] == "holds"
 assert all(s == "refuted" for name, s in status.items() if name not in ("spe", "spell"))
-zoo = ("reflexion", "pal", "codeact", "adapt", "tot")
+zoo = ("reflexion", "pal", "codeact", "adapt", "tot", "adaplanner")
 embeds = {r.name: r.embeds_react for r in rows if r.name in zoo}
 assert all(cell.startswith("refuted") for cell in embeds.values()), embeds
 print(render_table(rows))

@@ -32,6 +32,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from agentic_machines import HALT, HarnessMachine, TableMachine, agent_machine, effect  # noqa: E402
 from agentic_machines.architectures import (  # noqa: E402
+    adaplanner,
     adapt,
     codeact,
     pal,
@@ -305,6 +306,23 @@ def tot_revisit() -> HarnessMachine:
     """DFS Tree of Thoughts that restarts from the root on a dead end instead of moving to
     the next sibling: it revisits the same states for ever."""
     return tot.machine(search="dfs", revisit=True)
+
+
+ADAPLANNER_FAILING_PLAN = (
+    "def solution(start_from=1):\n    assert False, 'Error in [Step 1]: nothing'\n"
+)
+"""A plan whose first assertion fails, whatever it is given."""
+
+
+def adaplanner_unbounded() -> HarnessMachine:
+    """AdaPlanner without a bound on refinements: a plan that keeps failing is refined for
+    ever. (The alphabet is our own plans: inline.)"""
+    return adaplanner.machine(isolation="inline", max_refinements=None)
+
+
+def adaplanner_fixed() -> HarnessMachine:
+    """AdaPlanner with its bound (3 refinements)."""
+    return adaplanner.machine(isolation="inline")
 
 
 def tot_fixed() -> HarnessMachine:
@@ -643,6 +661,15 @@ CASES: tuple[Case, ...] = (
         tot_revisit,
         tot_fixed,
         [TOT_DEAD_END, TOT_LIKELY],
+    ),
+    Case(
+        "adaplanner-unbounded-refinement",
+        "AdaPlanner",
+        "no bound on out-of-plan refinements: a plan that keeps failing is refined for ever",
+        halts_within(5),
+        adaplanner_unbounded,
+        adaplanner_fixed,
+        [ADAPLANNER_FAILING_PLAN],
     ),
     Case(
         "shop-no-turn-limit",

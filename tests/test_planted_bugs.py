@@ -30,7 +30,17 @@ planted = _load()
 def test_at_least_twelve_cases_of_architectures_and_agent_loops():
     assert len(planted.CASES) >= 12
     subjects = {c.subject for c in planted.CASES}
-    assert {"ReAct", "RLM", "THREAD", "Reflexion", "PAL", "CodeAct", "ADaPT", "Tree of Thoughts"}
+    assert {
+        "ReAct",
+        "RLM",
+        "THREAD",
+        "Reflexion",
+        "PAL",
+        "CodeAct",
+        "ADaPT",
+        "Tree of Thoughts",
+        "AdaPlanner",
+    }
     assert "agent loop" in subjects <= subjects
 
 
@@ -81,6 +91,7 @@ CLI_CASES = [
     ("codeact_free_chat", "codeact_fixed", "halts_within:5", ["CODEACT_CHAT"]),
     ("adapt_no_depth_limit", "adapt_fixed", "halts_within:6", ["ADAPT_FAIL", "ADAPT_RESTATE"]),
     ("tot_revisit", "tot_fixed", "halts_within:5", ["TOT_DEAD_END", "TOT_LIKELY"]),
+    ("adaplanner_unbounded", "adaplanner_fixed", "halts_within:5", ["ADAPLANNER_FAILING_PLAN"]),
 ]
 
 

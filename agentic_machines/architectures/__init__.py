@@ -43,6 +43,7 @@ ARCHITECTURE_NAMES: tuple[str, ...] = (
     "codeact",
     "adapt",
     "tot",
+    "adaplanner",
 )
 """Module names (inside this package) of the architectures, in table order."""
 

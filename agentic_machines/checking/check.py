@@ -42,7 +42,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 from ..batches import check_sendable, run_batches
-from ..errors import InvalidArgument
+from ..errors import ClockDependent, InvalidArgument
 from ..machine import DIVERGE, HALT, AgenticMachine
 from ..runtime.explore import _Reporter  # the status-line timing explore uses
 from ..runtime.harness import TraceState
@@ -232,8 +232,13 @@ class _Search:
         machine, start = self.machine, self.start
         ids: dict[Any, int] = {start: 0}
         states: list[Any] = [start]
+        start_clock: str | None = None  # why the clock decided the start's prompt, if it did
         try:
             first_prompt = machine.prompt(start)
+        except ClockDependent as exc:
+            # a start state a clock-dependent step made: its prompt is shown as it came,
+            # and every step from it is unknown (what follows it is no fact either)
+            first_prompt, start_clock = exc.outcome, str(exc)
         except Exception as exc:  # noqa: BLE001 - the start state itself is broken
             raise InvalidArgument(
                 f"the prompt of the start state {short_repr(start)} raised {type(exc).__name__}: {exc}"
@@ -261,7 +266,8 @@ class _Search:
         self.share: dict[Any, float] = {}
         logs = [e.log(machine) for e in self.effects]
         history: list[tuple] = [tuple(frozenset() for _ in logs)] if logs else []
-        self._check_state(0)
+        if start_clock is None:  # a prompt the clock decided refutes nothing
+            self._check_state(0)
         reporter = _Reporter(self._printer())
         limit = self.max_states if self.max_states is not None else float("inf")
         max_depth = self.max_depth
@@ -298,6 +304,8 @@ class _Search:
             else:  # the same batch, its states spread over the executor's workers
                 rows = run_batches(self.executor, _expand_elsewhere, batch, None, machine)
             for i, row in zip(batch_ids, rows):
+                if i == 0 and start_clock is not None:
+                    row = [(c, Unknown(start_clock), None, ()) for c, *_ in row]
                 out = succ[i]
                 s = states[i]
                 nd = depth[i] + 1

@@ -209,7 +209,7 @@ def architecture_pictures() -> list[Picture]:
     away).
 
     >>> sorted(p.stem for p in architecture_pictures())
-    ['adapt', 'codeact', 'pal', 'react', 'reflexion', 'repl_plan', 'rlm', 'spe', 'spell', 'thread', 'tot']
+    ['adaplanner', 'adapt', 'codeact', 'pal', 'react', 'reflexion', 'repl_plan', 'rlm', 'spe', 'spell', 'thread', 'tot']
     """
     from ..architectures import ARCHITECTURES
     from ..cli.catalog import resolve

@@ -65,6 +65,7 @@ from typing import Any
 from greenlet import getcurrent, greenlet
 
 from ..errors import BudgetExceeded, ClockDependent, InvalidArgument, InvalidMachine
+from ..execution import clock
 from ..execution.budget import LineBudget, uncharged
 from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
 from .harness import TraceState
@@ -342,6 +343,8 @@ class AgentMachine(AgenticMachine):
         self._cache_size = max(1, cache_size)
         self._live: dict[TraceState, _Loop] = {}
         self._prompts: dict[TraceState, str] = {}
+        # cached prompts and suspended runs a clock-dependent step left: no facts either
+        self._clock = clock.Marks(4 * self._cache_size)
         self._results: dict[tuple[TraceState, str], Any] = {}
         self._effects: dict[tuple, tuple[bool, Any]] = {}
         self._effect_list: list[tuple[TraceState, str, str, bool]] = []
@@ -375,19 +378,35 @@ class AgentMachine(AgenticMachine):
 
     # -- the machine -----------------------------------------------------------------------
     def prompt(self, state: TraceState) -> str:
-        """p(state): the prompt of the model call the agent makes after ``state``'s completions."""
+        """p(state): the prompt of the model call the agent makes after ``state``'s completions.
+
+        Raises :class:`~agentic_machines.errors.ClockDependent` (with the prompt) when the
+        agent met a wall-clock deadline or the host's load on its way to ``state`` (model
+        code it ran through :mod:`agentic_machines.execution` stopped by ``timeout_s``).
+        """
         loop = self._live.get(state)
-        if loop is not None:
-            return loop.prompt
-        prompt = self._prompts.get(state)
-        if prompt is not None:
-            return prompt
-        return self._replay(state).prompt
+        cached = loop.prompt if loop is not None else self._prompts.get(state)
+        return self._clock.prompt(state, cached, lambda: self._replay(state).prompt)
 
     def harness(self, state: TraceState, completion: str) -> Outcome:
-        """h(state, completion): resume the agent with ``completion`` as the model's answer."""
+        """h(state, completion): resume the agent with ``completion`` as the model's answer.
+
+        When the step met a wall-clock deadline or the host's load (see
+        :mod:`agentic_machines.execution.clock`), it raises
+        :class:`~agentic_machines.errors.ClockDependent` carrying the outcome: a run goes
+        on with it, a check counts the step undecided.
+        """
         if type(completion) is not str and not isinstance(completion, str):
             raise InvalidArgument(f"completions are strings (C = str), got {completion!r}")
+        live = self._live.get(state)
+        return self._clock.step(
+            state,
+            live is not None and live.thread == threading.get_ident(),
+            lambda: self._step(state, completion),
+            lambda outcome: isinstance(outcome, TraceState),
+        )
+
+    def _step(self, state: TraceState, completion: str) -> Outcome:
         loop = self._live.pop(state, None)
         if loop is None or loop.thread != threading.get_ident():
             self._replay(state)

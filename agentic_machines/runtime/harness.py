@@ -36,7 +36,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Generator
 from typing import Any
 
-from ..errors import BudgetExceeded, ClockDependent, InvalidArgument, InvalidMachine
+from ..errors import BudgetExceeded, InvalidArgument, InvalidMachine
 from ..execution import clock
 from ..execution.budget import LineBudget
 from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
@@ -198,6 +198,8 @@ class HarnessMachine(AgenticMachine):
         self._live: OrderedDict[TraceState, Generator[str, str, Any]] = OrderedDict()
         self._prompts: OrderedDict[TraceState, str] = OrderedDict()
         self._results: OrderedDict[tuple[TraceState, str], Any] = OrderedDict()
+        # cached prompts and live runs that a clock-dependent step left: no facts either
+        self._clock = clock.Marks(cache_size)
         self._start()  # fail at build time if the program cannot even produce a first prompt
 
     def __getstate__(self) -> dict[str, Any]:
@@ -206,6 +208,7 @@ class HarnessMachine(AgenticMachine):
         state = self.__dict__.copy()
         for cache in ("_live", "_prompts", "_results"):
             state[cache] = OrderedDict()
+        state["_clock"] = clock.Marks(self._cache_size)
         return state
 
     # -- the machine -----------------------------------------------------------------
@@ -218,12 +221,7 @@ class HarnessMachine(AgenticMachine):
         cached = self._prompts.get(state)
         if cached is not None:
             self._prompts.move_to_end(state)
-            return cached
-        with clock.watching() as seen:
-            prompt = self._replay(state)[1]
-        if seen:
-            raise ClockDependent(_clock_reason(seen), prompt)
-        return prompt
+        return self._clock.prompt(state, cached, lambda: self._replay(state)[1])
 
     def harness(self, state: TraceState, completion: str) -> Outcome:
         """h(state, completion): resume the program with ``completion``.
@@ -235,11 +233,14 @@ class HarnessMachine(AgenticMachine):
         """
         if not isinstance(completion, str):
             raise InvalidArgument(f"completions are strings (C = str), got {completion!r}")
-        with clock.watching() as seen:
-            outcome = self._step(state, completion)
-        if seen:
-            raise ClockDependent(_clock_reason(seen), outcome)
-        return outcome
+        # Resuming the live run of a state a clock-dependent step made goes on from what
+        # the clock decided; a run rebuilt from the start meets any deadline again.
+        return self._clock.step(
+            state,
+            state in self._live,
+            lambda: self._step(state, completion),
+            lambda outcome: isinstance(outcome, TraceState),
+        )
 
     def _step(self, state: TraceState, completion: str) -> Outcome:
         gen = self._live.pop(state, None)
@@ -332,11 +333,3 @@ class HarnessMachine(AgenticMachine):
         cache.move_to_end(key)
         while len(cache) > self._cache_size:
             cache.popitem(last=False)
-
-
-def _clock_reason(seen: list[str]) -> str:
-    """The message of a clock-dependent step, naming what decided it."""
-    return (
-        "the outcome depends on the clock or the machine's load, not on the completion "
-        f"alone: {'; '.join(seen)}"
-    )

@@ -1,0 +1,433 @@
+"""AdaPlanner (plans as code, refined from in-plan and out-of-plan feedback) as an
+agentic machine.
+
+Source: Sun et al., *AdaPlanner: Adaptive Planning from Feedback with Language Models*
+(NeurIPS 2023), arXiv:2305.16653; full citation and the faithful / simplified / absent
+table in ``docs/sources.md``.
+
+The loop: the *planner* writes the whole plan as a Python function
+``solution(start_from=1)`` whose steps are marked ``# [Step k]``, act in the environment
+with ``act(action)``, and check what they observe with ``assert``. The plan runs in an
+interpreter. Two kinds of feedback come back:
+
+- **in-plan**: the plan itself calls ``ask_llm(question)`` to have the model extract
+  what it needs from an observation (an object's name, say); the answer returns to the
+  running plan, which goes on;
+- **out-of-plan**: an assertion fails (or the plan raises, or ends with the task not
+  done); the *refiner* sees the plan, the error and the observations so far, writes a
+  revised plan and says from which step to resume (``# resume from step k``); the
+  revised plan runs with ``solution(start_from=k)`` in the same episode (the actions
+  already done are not undone or repeated).
+
+The environment is the ALFWorld-like household of
+:mod:`agentic_machines.architectures.environments`.
+
+Faithful: code-style plans with step markers and assertions; ``ask_llm`` in-plan
+refinement; out-of-plan refinement that rewrites the plan and resumes from a step the
+model chooses, in the same episode; a bound on refinements.
+
+Simplified: the plan runs through :mod:`agentic_machines.execution` (restricted
+builtins, line budget, ``isolation=``, default ``"strongest"``), as RLM's code does;
+``ask_llm`` is a model call answered inside the block (the block is rerun from the
+namespace it started with, its ``act`` calls cached, so nothing happens twice); the
+prompts, the one worked example and the refinement counter line are our wording; the
+toy household instead of ALFWorld and MiniWoB++.
+
+Absent: skill discovery (storing successful plans as new examples) - it acts across
+episodes, and the machine is one episode.
+
+The SPE question (:func:`analysis`): a planner or refiner prompt ends with its
+refinement count, and a successor is an ``ask_llm`` prompt or a planner/refiner prompt
+whose count is at most one more (``proofs/adaplanner_invariant.md``); the second
+refinement's prompt is out of one step's reach from the initial state (F2). ReAct does
+not embed: every prompt starts with one of AdaPlanner's headers (:func:`embeds_react`).
+
+>>> m = machine(isolation="inline")
+>>> m.prompt(initial).endswith("Plan (refinement 0):\\n")
+True
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import BudgetExceeded
+from ..execution.codeexec import Request
+from ..execution.sandbox import Limits, Scaffold, make_executor, resolve_isolation
+from ..runtime.harness import HarnessMachine, TraceState
+from ..verdict import Verdict
+from ._invariants import InvariantAnalysis, record
+from .environments import Household, default_household
+
+if TYPE_CHECKING:
+    from ..runtime.models import ScriptedModel
+
+__all__ = [
+    "machine",
+    "initial",
+    "adaplanner_program",
+    "AdaPlannerResult",
+    "scripted_model",
+    "SCRIPT",
+    "analysis",
+    "embeds_react",
+    "successor_invariant",
+    "INVARIANT_TEXT",
+    "diagram_completions",
+    "refinement_count",
+    "PLAN_HEADER",
+    "REFINE_HEADER",
+    "ASK_HEADER",
+]
+
+PLAN_HEADER = (
+    "Write a plan for a household task as a Python function solution(start_from=1). Mark "
+    "each step with a comment # [Step k] and guard it with 'if start_from <= k:'. Act with "
+    "act(action), which returns the observation; check what you expect with assert, whose "
+    "message starts with 'Error in [Step k]'; to pull a detail out of an observation, call "
+    "ask_llm(question), which returns the answer as text.\n"
+    "Here is an example.\n"
+    "Task: put a mug in/on countertop 1.\n"
+    "def solution(start_from=1):\n"
+    "    if start_from <= 1:\n"
+    "        # [Step 1] find the mug\n"
+    "        obs = act('go to cabinet 1')\n"
+    "        assert 'mug' in obs, 'Error in [Step 1]: no mug in cabinet 1'\n"
+    "    if start_from <= 2:\n"
+    "        # [Step 2] take it and put it on the countertop\n"
+    "        mug = ask_llm('Which mug is in this text? ' + act('look'))\n"
+    "        act('take ' + mug + ' from cabinet 1')\n"
+    "        act('go to countertop 1')\n"
+    "        act('put ' + mug + ' in/on countertop 1')\n\n"
+)
+"""The planner's instruction and worked plan (our wording)."""
+
+REFINE_HEADER = (
+    "The plan below failed: an assertion or an error stopped it, or it ended with the task "
+    "not done. Write a revised plan, a whole new solution(start_from=1), and say on its first "
+    "line from which step to resume, as '# resume from step k'; the actions already done "
+    "stay done.\n"
+)
+"""The refiner's instruction (our wording)."""
+
+ASK_HEADER = "Answer briefly, with the answer only.\n"
+"""The header of an in-plan ``ask_llm`` prompt (our wording)."""
+
+SCRIPT: tuple[str, ...] = (
+    "def solution(start_from=1):\n"
+    "    if start_from <= 1:\n"
+    "        # [Step 1] put the apple of the countertop on the side table\n"
+    "        obs = act('go to countertop 1')\n"
+    "        apple = ask_llm('Which apple is in this text? ' + obs)\n"
+    "        act('take ' + apple + ' from countertop 1')\n"
+    "        act('go to sidetable 1')\n"
+    "        act('put ' + apple + ' in/on sidetable 1')\n"
+    "    if start_from <= 2:\n"
+    "        # [Step 2] the second apple is in cabinet 2\n"
+    "        obs = act('go to cabinet 2')\n"
+    "        assert 'apple' in obs, 'Error in [Step 2]: no apple seen at cabinet 2: ' + obs\n"
+    "        act('take apple 2 from cabinet 2')\n"
+    "        act('go to sidetable 1')\n"
+    "        act('put apple 2 in/on sidetable 1')\n",
+    "apple 1",
+    "# resume from step 2\n"
+    "def solution(start_from=1):\n"
+    "    if start_from <= 2:\n"
+    "        # [Step 2] the cabinet is closed: open it first\n"
+    "        act('open cabinet 2')\n"
+    "        act('take apple 2 from cabinet 2')\n"
+    "        act('go to sidetable 1')\n"
+    "        act('put apple 2 in/on sidetable 1')\n",
+)
+"""The scripted completions: the plan, the in-plan answer (which apple), and after the
+assertion of step 2 fails (the cabinet is closed) the revised plan, resumed at step 2."""
+
+initial = TraceState(())
+"""The initial state of :func:`machine`."""
+
+INVARIANT_TEXT = (
+    "a successor of a planner or refiner prompt is an ask_llm prompt or a planner or "
+    "refiner prompt whose refinement count is at most one more"
+)
+
+DEFAULT_BLOCK_LINES = 20_000
+DEFAULT_MAX_OUTPUT = 2_000
+_NS = "adaplanner"
+_COUNT = re.compile(r"\n(?:Plan|Revised plan) \(refinement (\d+)\):\n$")
+_RESUME = re.compile(r"^\s*#\s*resume from step (\d+)\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class AdaPlannerResult:
+    """What a run returns: whether the environment reports the task done, how many
+    out-of-plan refinements were made and how many in-plan questions were asked.
+
+    >>> AdaPlannerResult(True, 1, 1).success
+    True
+    """
+
+    success: bool
+    refinements: int
+    questions: int
+
+
+def refinement_count(prompt: str) -> int | None:
+    """The refinement count on the last line of a planner or refiner prompt.
+
+    >>> refinement_count("...\\nRevised plan (refinement 2):\\n"), refinement_count("x")
+    (2, None)
+    """
+    m = _COUNT.search(prompt)
+    return int(m.group(1)) if m else None
+
+
+def adaplanner_program(
+    env: Household | None = None,
+    *,
+    max_refinements: int | None = 3,
+    block_lines: int = DEFAULT_BLOCK_LINES,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+    isolation: str | None = None,
+    timeout_s: float | None = None,
+    limits: Limits | None = None,
+) -> Generator[str, str, AdaPlannerResult]:
+    """The AdaPlanner harness as a generator: plan, run with in-plan questions, refine.
+
+    ``max_refinements=None`` plants a bug on purpose: no bound on refinements, so a plan
+    that keeps failing is refined for ever.
+
+    >>> g = adaplanner_program(isolation="inline")
+    >>> next(g).startswith(PLAN_HEADER)
+    True
+    """
+    env = (env or default_household()).fresh()  # fresh per start: replays restart here
+    executor = make_executor(isolation, timeout_s=timeout_s, limits=limits)
+    questions = 0
+
+    def ask(request: Request) -> Generator[str, str, str]:
+        nonlocal questions
+        args = request.args
+        if request.kind != "ask_llm" or len(args) != 1 or type(args[0]) is not str:
+            raise TypeError("ask_llm(question) takes one string")
+        questions += 1
+        answer = yield ASK_HEADER + args[0]
+        return answer.strip()
+
+    try:
+        executor.namespace(
+            _NS, Scaffold(effects=("act",), requests=("ask_llm",)), {"act": env.step}
+        )
+        task = env.instruction.removeprefix("Your task is to: ")
+        plan = yield PLAN_HEADER + f"Task: {task}\nPlan (refinement 0):\n"
+        start, refinement = 1, 0
+        while True:
+            code = f"{plan}\n\nsolution(start_from={start})\n"
+            result = yield from executor.run_block(
+                _NS, code, handle=ask, line_budget=block_lines, max_output=max_output
+            )
+            if result.status == "budget":
+                raise BudgetExceeded(block_lines)  # a plan that never ends: divergence
+            executor.restore_scaffold(_NS)
+            if env.done:
+                return AdaPlannerResult(True, refinement, questions)
+            if max_refinements is not None and refinement >= max_refinements:
+                return AdaPlannerResult(False, refinement, questions)
+            refinement += 1
+            lines = result.stderr.strip().splitlines()
+            error = lines[-1] if lines else "the plan ended, but the task is not done"
+            log = "".join(f"> {a}\n" for a in env.action_log) or "(no action yet)\n"
+            plan = yield (
+                REFINE_HEADER
+                + f"Task: {task}\nPlan:\n{plan.rstrip()}\nActions so far:\n{log}"
+                + f"Feedback: {error}\nRevised plan (refinement {refinement}):\n"
+            )
+            m = _RESUME.search(plan)
+            start = 1 if m is None else max(1, int(m.group(1)))
+    finally:
+        executor.close()
+
+
+def machine(
+    env: Household | None = None,
+    *,
+    max_refinements: int | None = 3,
+    block_lines: int = DEFAULT_BLOCK_LINES,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+    isolation: str | None = None,
+    timeout_s: float | None = None,
+    limits: Limits | None = None,
+) -> HarnessMachine:
+    """The AdaPlanner machine on a household task (default: two apples on the side table).
+
+    ``isolation`` is where plans run (default ``"strongest"``; ``isolation="inline"`` by
+    name for trusted, scripted code); ``max_refinements=None`` builds the planted bug.
+
+    >>> machine(isolation="inline").name
+    'adaplanner'
+    """
+    m = HarnessMachine(
+        adaplanner_program,
+        env,
+        max_refinements=max_refinements,
+        block_lines=block_lines,
+        max_output=max_output,
+        isolation=resolve_isolation(isolation),
+        timeout_s=timeout_s,
+        limits=limits,
+        name="adaplanner" if max_refinements is not None else "adaplanner+unbounded",
+    )
+    options = dict(
+        env=env,
+        max_refinements=max_refinements,
+        block_lines=block_lines,
+        max_output=max_output,
+        isolation=m.kwargs["isolation"],
+        timeout_s=timeout_s,
+        limits=limits,
+    )
+    return record(m, "adaplanner.machine", options)
+
+
+def scripted_model() -> ScriptedModel:
+    """A model that plans, answers the in-plan question, and revises the failed step.
+
+    >>> scripted_model().complete("any") == SCRIPT[0]
+    True
+    """
+    from ..runtime.models import ScriptedModel
+
+    return ScriptedModel(SCRIPT)
+
+
+def prompt_kind(prompt: str) -> str:
+    """``"plan"``, ``"refine"``, ``"ask"`` or ``"other"``, read off the fixed header.
+
+    >>> prompt_kind(ASK_HEADER + "Which apple?")
+    'ask'
+    """
+    for kind, head in (("plan", PLAN_HEADER), ("refine", REFINE_HEADER), ("ask", ASK_HEADER)):
+        if prompt.startswith(head):
+            return kind
+    return "other"
+
+
+def successor_invariant(prompt: str, successor_prompt: str) -> bool:
+    """The proved successor-prompt invariant of AdaPlanner (``proofs/adaplanner_invariant.md``).
+
+    >>> p = machine(isolation="inline").prompt(initial)
+    >>> successor_invariant(p, ASK_HEADER + "q"), successor_invariant(p, REFINE_HEADER + "x\\nRevised plan (refinement 2):\\n")
+    (True, False)
+    """
+    kind, next_kind = prompt_kind(prompt), prompt_kind(successor_prompt)
+    if kind == "ask":
+        return next_kind != "other"
+    if next_kind == "ask":
+        return True
+    k, k2 = refinement_count(prompt), refinement_count(successor_prompt)
+    return next_kind in ("plan", "refine") and k is not None and k2 is not None and k2 <= k + 1
+
+
+def valid_completions() -> list[str]:
+    """Plans and answers of every kind.
+
+    >>> len(valid_completions())
+    6
+    """
+    return [
+        "def solution(start_from=1):\n    assert False, 'Error in [Step 1]: nothing'\n",
+        "def solution(start_from=1):\n    print(ask_llm('Which apple?'))\n",
+        "def solution(start_from=1):\n    act('look')\n",
+        "apple 1",
+        "# resume from step 2\ndef solution(start_from=1):\n    act('look')\n",
+        "not code at all (",
+    ]
+
+
+def diagram_completions(prompt: str) -> list[str]:
+    """A small alphabet for diagrams: the scripted completion for the prompt's kind and a
+    plan whose first assertion fails.
+
+    >>> diagram_completions(ASK_HEADER + "q")
+    ['apple 1']
+    """
+    kind = prompt_kind(prompt)
+    if kind == "ask":
+        return [SCRIPT[1]]
+    fail = valid_completions()[0]
+    return [SCRIPT[0] if kind == "plan" else SCRIPT[2], fail]
+
+
+def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
+    from .sampling import completion_sample, harness_strings
+
+    return completion_sample(
+        valid_completions() + list(SCRIPT) + harness_strings(m),
+        seed=seed,
+        n=n,
+        huge=1,
+        huge_size=20_000,
+    )
+
+
+ANALYSIS = InvariantAnalysis(
+    name="adaplanner",
+    build=machine,
+    program=adaplanner_program,
+    proof="proofs/adaplanner_invariant.md",
+    covers=(
+        "machines built by adaplanner.machine() with a refinement bound (any household, "
+        "max_refinements, line budget, output limit, isolation, timeout and limits), whose "
+        "harness is the stock adaplanner_program"
+    ),
+    uncovered=lambda o: (
+        None
+        if o["max_refinements"] is not None
+        else "max_refinements=None plants an unbounded refinement loop"
+    ),
+    deep_script=(valid_completions()[0], valid_completions()[0]),
+    invariant=successor_invariant,
+    invariant_text=INVARIANT_TEXT,
+    sample=_sample,
+)
+"""What ``proofs/adaplanner_invariant.md`` is about: :func:`analysis` refutes only inside it."""
+
+
+def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 80) -> Verdict:
+    """Is the initial state of AdaPlanner an SPE state? Refuted by F2 at the prompt of the
+    second refinement (conditional on ``proofs/adaplanner_invariant.md``).
+
+    >>> v = analysis(n=60)
+    >>> v.status, v.method, v.conditional
+    ('refuted', 'fact:F2', True)
+    """
+    m = m if m is not None else machine(isolation="inline")
+    return ANALYSIS.analysis(m, seed=seed, n=n)
+
+
+def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60) -> Verdict:
+    """Does ReAct's machine embed into AdaPlanner? Refuted by prompts: every prompt starts
+    with the planner's, the refiner's or the ``ask_llm`` header
+    (``proofs/adaplanner_invariant.md``).
+
+    >>> embeds_react().status
+    'refuted'
+    """
+    from . import react
+    from ._invariants import refute_embedding_by_prompts
+
+    m = m if m is not None else machine(isolation="inline")
+    why, fresh = ANALYSIS.not_covered(m)
+    target = m if fresh is None else fresh
+    return refute_embedding_by_prompts(
+        react.machine(),
+        react.initial,
+        target,
+        allowed=lambda p: prompt_kind(p) != "other",
+        allowed_text="every prompt of AdaPlanner starts with its planner, refiner or ask_llm header",
+        proof=ANALYSIS.proof,
+        completions=_sample(target, seed, n),
+        not_covered=why,
+    )
