@@ -294,3 +294,18 @@ def test_an_agent_function_that_meets_a_deadline_is_clock_dependent():
         m.harness(m.initial, "slow")
     graph = explore(m, step.value.outcome, ["x"])
     assert graph.graph["stats"]["undecided"] == 1
+
+
+def test_hypothesis_check_says_which_runs_ended_at_a_clock_step():
+    # Regression: a sampled "holds" said "no counterexample in N runs" even when runs had
+    # ended at a step the clock decided; it now names them and the deadline.
+    from hypothesis import strategies as st
+
+    from agentic_machines.checking.stateful import hypothesis_check
+
+    result = hypothesis_check(
+        _noting(), properties=[never_raises()], completions=st.just("slow"), max_examples=5
+    )
+    verdict = result["never_raises()"].verdict
+    assert result.coverage.undecided >= 1 and verdict.holds is not False
+    assert "undecided step" in verdict.reason and "wall-clock deadline" in verdict.reason

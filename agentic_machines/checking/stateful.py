@@ -122,6 +122,7 @@ class _Run:
         if type(t) is Unknown:
             self.ended = True
             self.log["unknown"] += 1
+            self.log["unknown_reason"] = self.log["unknown_reason"] or t.reason
             return
         ended = is_end(t)
         if not ended:
@@ -231,6 +232,7 @@ def _new_log(tick: Callable[[], None] | None = None) -> dict[str, Any]:
         "edges": set(),
         "transitions": 0,
         "unknown": 0,
+        "unknown_reason": "",  # the first undecided step's (a deadline's, fuel's)
         "depth": 0,
         "runs": 0,
         "failures": [],
@@ -404,9 +406,13 @@ def hypothesis_check(
                 reason=f"the test itself failed: {type(error).__name__}: {error}",
             )
         else:
-            verdict = Verdict(
-                True, claim, "sampled", runs, reason=f"no counterexample in {runs} runs"
-            )
+            reason = f"no counterexample in {runs} runs"
+            if log["unknown"]:  # those runs ended at a step no fact decided: say so
+                reason += (
+                    f"; {log['unknown']} run(s) ended at an undecided step, not checked past "
+                    f"it ({log['unknown_reason']})"
+                )
+            verdict = Verdict(True, claim, "sampled", runs, reason=reason)
         results.append(PropertyResult(prop, verdict, cx))
     reporter.finish(
         {"property": "all", "runs": total["runs"], "seconds": time.perf_counter() - began}
