@@ -96,6 +96,7 @@ def test_wrong_types_and_a_prompt_that_is_not_a_string(tmp_path):
     recs[1]["index"] = "0"
     _write(path, recs)
     _raises(TraceError, path, 2, "'index' must be a whole number")
+    recs[2].pop("prompt_keep", None), recs[2].pop("prompt_add", None)  # a whole prompt instead
     recs[1]["index"], recs[2]["prompt"] = 0, 7
     _write(path, recs)
     _raises(TraceError, path, 3, "'prompt' must be a string, got 7")

@@ -18,8 +18,8 @@ import pytest
 
 from agentic_machines.cli.catalog import resolve
 from agentic_machines.cli.commands import main
-from agentic_machines.cli.play import PlaySession, prompt_gain
-from agentic_machines.runtime.run import Trace
+from agentic_machines.cli.play import PlaySession
+from agentic_machines.runtime.run import Trace, prompt_gain
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from agentic_machines import (
     DIVERGE,
     HALT,
+    AgenticMachine,
     FunctionMachine,
     HarnessMachine,
     TableMachine,
@@ -443,3 +444,107 @@ def test_run_save_load_to_model_run_gives_the_same_trace(machine, data):
         first.save(saved)
         assert Trace.load(saved) == first
         assert loaded.replay(machine) == first
+
+
+# -- prompts stored as deltas (trace format version 2) ----------------------------------
+
+
+class _Prompts(AgenticMachine):
+    """Prompts given by a list, one per state: growing, shrinking, rewritten."""
+
+    def __init__(self, prompts):
+        self.prompts, self.initial, self.name = prompts, 0, "prompts"
+
+    def prompt(self, state):
+        return self.prompts[state]
+
+    def harness(self, state, completion):
+        return HALT if state + 1 == len(self.prompts) else state + 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet="ab\n\u00e9\ud800", max_size=12), min_size=1, max_size=8))
+def test_prompt_deltas_load_exactly(tmp_path_factory, prompts):
+    # Whatever the prompts do (grow, shrink, change in the middle, hold lone surrogates),
+    # the file loads back the same prompts.
+    path = tmp_path_factory.mktemp("d") / "t.jsonl"
+    trace = run(_Prompts(prompts), ScriptedModel(["c"] * len(prompts)), path=path)
+    assert Trace.load(path) == trace and Trace.load(path).prompts == prompts
+
+
+def test_a_growing_prompt_is_written_once(tmp_path):
+    base = "x" * 10_000
+    prompts = [base + "".join(f" step {i}" for i in range(k)) for k in range(50)]
+    path = tmp_path / "t.jsonl"
+    run(_Prompts(prompts), ScriptedModel(["c"] * 50), path=path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 52 and sum(len(line) for line in lines) < 10_000 + 50 * 200
+    assert '"prompt_keep": 10000, "prompt_add": ""' not in lines[2]  # step 1 adds " step 0"
+    assert json.loads(lines[2])["prompt_add"] == " step 0"
+
+
+def test_a_version_1_file_still_loads(tmp_path):
+    path = tmp_path / "old.jsonl"
+    path.write_text(
+        '{"format": "agentic-machines-trace", "version": 1, "kind": "header", "machine": "m",'
+        ' "start": 0, "max_steps": 10}\n'
+        '{"kind": "step", "index": 0, "state": 0, "prompt": "Q?", "completion": "a", "outcome": 1}\n'
+        '{"kind": "step", "index": 1, "state": 1, "prompt": "Q? a", "completion": "b",'
+        ' "outcome": {"sentinel": "1"}}\n'
+        '{"kind": "end", "end": {"sentinel": "1"}, "steps": 2, "message": null, "pending": null}\n',
+        encoding="utf-8",
+    )
+    trace = Trace.load(path)
+    assert trace.prompts == ["Q?", "Q? a"] and trace.end is HALT
+
+
+@pytest.mark.parametrize(
+    "change,problem",
+    [
+        ({"prompt_keep": 99}, "'prompt_keep' is 99 but the previous prompt has 2 characters"),
+        ({"prompt_keep": 0}, "'prompt_keep' is 0"),
+        ({"prompt_keep": "2"}, "'prompt_keep' must be a whole number"),
+        ({"prompt_add": 3}, "'prompt_add' must be a string"),
+        ({"prompt": "x"}, "needs a version 2 file and no 'prompt' field"),
+    ],
+)
+def test_a_bad_prompt_delta_is_reported(tmp_path, change, problem):
+    from agentic_machines.errors import TraceError
+
+    path = tmp_path / "t.jsonl"
+    run(_Prompts(["Q?", "Q? a"]), ScriptedModel(["a", "b"]), path=path)
+    recs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    recs[2].update(change)
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    with pytest.raises(TraceError, match=":3: .*" + problem.replace("(", r"\(")[:40]):
+        Trace.load(path)
+
+
+def test_one_write_per_step(tmp_path, monkeypatch):
+    # Each completed step reaches the file with a single os.write (no buffer, no flush).
+    import agentic_machines.runtime._jsonl as jsonl
+
+    calls = []
+    real = os.write
+    monkeypatch.setattr(jsonl.os, "write", lambda fd, data: calls.append(data) or real(fd, data))
+    run(_Prompts(["a", "ab", "abc"]), ScriptedModel(["x"] * 3), path=tmp_path / "t.jsonl")
+    assert len(calls) == 1 + 3 + 1 and all(c.endswith(b"\n") and c.count(b"\n") == 1 for c in calls)
+
+
+def test_run_prints_every_step_readably(tmp_path, capsys):
+    from agentic_machines.cli.commands import main
+
+    script = tmp_path / "s.json"
+    script.write_text(
+        json.dumps([" I will look.\nAction 1: Search[Paris]", " Done.\nAction 2: Finish[Seine]"])
+    )
+    assert main(["run", "react", "--script", str(script)]) == 0
+    out = capsys.readouterr().out
+    assert "  completion  ' I will look.\\nAction 1: Search[Paris]'" in out  # whole
+    assert "  prompt +    (after 1149 kept) ' I will look.\\nAction 1: Search[Paris]\\nObs" in out
+    assert all(len(line) <= 100 for line in out.splitlines() if not line.startswith("  completion"))
+    assert main(["run", "react", "--script", str(script), "--full"]) == 0
+    full = capsys.readouterr().out
+    assert (
+        "    | Question: Which river flows through the city where the Eiffel Tower stands?" in full
+    )

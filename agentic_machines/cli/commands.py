@@ -25,6 +25,7 @@ import argparse
 import inspect
 import json
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -168,6 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-steps", type=_natural, default=1000, metavar="N", help="step bound (default: 1000)"
     )
     p.add_argument("--save", metavar="FILE", help="also write the trace as JSON lines")
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="print each prompt whole (default: what it gained since the previous step)",
+    )
     p.add_argument(
         "--isolation",
         choices=("strongest", "namespace", "process", "inline"),
@@ -502,7 +508,9 @@ def _run(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         path=args.save,
     )
-    print(trace)
+    # Fitted to a terminal; 100 columns when the output goes to a file or a pipe.
+    width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
+    print(trace.describe(width=width, full=args.full))
     from ..runtime.agent import ending
 
     end = ending(machine, trace)  # an agent function's return value or exception

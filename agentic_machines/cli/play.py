@@ -50,8 +50,9 @@ from typing import Any, TextIO
 
 from ..errors import InvalidArgument
 from ..machine import AgenticMachine, is_sentinel, show_outcome
+from ..runtime.run import prompt_gain
 
-__all__ = ["PlaySession", "add_parser", "play_command", "HELP", "prompt_gain"]
+__all__ = ["PlaySession", "add_parser", "play_command", "HELP"]
 
 HELP = """\
 Type the completion and press Enter.
@@ -68,31 +69,6 @@ Type the completion and press Enter.
 """The text ``:help`` prints."""
 
 BLOCK = '"""'
-
-
-def prompt_gain(previous: str | None, prompt: str) -> tuple[int, str]:
-    """What ``prompt`` adds to ``previous``: the length of their common prefix and the rest.
-
-    A transcript-style prompt grows at its end, so ``(len(previous), new text)``; a prompt
-    that changed earlier keeps only the common prefix. ``previous=None`` keeps nothing.
-
-    >>> prompt_gain("Q: hi\\n", "Q: hi\\nA: yo\\n")
-    (6, 'A: yo\\n')
-    >>> prompt_gain("abc", "abd"), prompt_gain(None, "x")
-    ((2, 'd'), (0, 'x'))
-    """
-    if previous is None:
-        return 0, prompt
-    if prompt.startswith(previous):  # the common case, at C speed
-        return len(previous), prompt[len(previous) :]
-    low, high = 0, min(len(previous), len(prompt))
-    while low < high:  # the longest common prefix, by bisection: O(n log n) in C
-        mid = (low + high + 1) // 2
-        if prompt[:mid] == previous[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low, prompt[low:]
 
 
 @dataclass

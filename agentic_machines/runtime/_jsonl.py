@@ -54,32 +54,45 @@ def dump_line(obj: Any) -> str:
 
 
 class JsonLinesWriter:
-    """Write JSON objects to ``path``, one per line, flushing after each line.
+    """Write JSON objects to ``path``, one per line, each line on disk when ``write`` returns.
 
-    ``mode="w"`` starts a new file; ``mode="a"`` appends.
+    ``mode="w"`` starts a new file; ``mode="a"`` appends. A line is encoded once and
+    handed to the operating system with one ``os.write`` (no buffer to flush), so a
+    process killed after ``write`` returned keeps the line.
     """
 
     def __init__(self, path: str | os.PathLike, mode: str = "w") -> None:
         if mode not in ("w", "a"):
             raise InvalidArgument(f"mode must be 'w' or 'a', got {mode!r}")
         self.path = os.fspath(path)
-        self._fh = open_output(self.path, mode)  # a FIFO with no reader: an error, not a block
+        # A FIFO with no reader: an error, not a block. Binary and unbuffered use: the
+        # file object only owns the descriptor; every line goes through os.write.
+        self._fh = open_output(self.path, mode + "b")
+        self._fd = self._fh.fileno()
 
     def write(self, obj: Any) -> None:
-        r"""Write one line and flush it to the operating system at once.
+        r"""Write one line with one ``os.write``.
 
         A string with a lone surrogate (``"\ud800"``, which a model's JSON answer can
         hold) has no UTF-8 form: that line is written with ASCII escapes instead, which
         read back to the same string. An I/O error names the file.
         """
+        text = _ENCODE(obj) + "\n"
         try:
-            try:
-                self._fh.write(dump_line(obj))
-            except UnicodeEncodeError:  # nothing was written: the text is encoded first
-                self._fh.write(_ENCODE_ASCII(obj) + "\n")
-            self._fh.flush()
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # nothing was written: the text is encoded first
+            data = (_ENCODE_ASCII(obj) + "\n").encode("ascii")
+        self.write_bytes(data)
+
+    def write_bytes(self, data: bytes) -> None:
+        """Write ``data`` (whole lines, already encoded) with one ``os.write`` (more only
+        if the system writes part of it)."""
+        try:
+            written = os.write(self._fd, data)
+            while written < len(data):  # a short write (a full pipe, a signal): finish it
+                written += os.write(self._fd, data[written:])
         except OSError as exc:
-            if exc.filename is None:  # e.g. ENOSPC on flush: say which file
+            if exc.filename is None:  # e.g. ENOSPC: say which file
                 exc.filename = self.path
             raise
 

@@ -40,8 +40,11 @@ line, one flushed line per completed step, and an end line; a run killed half-wa
 leaves every completed step on disk, and :meth:`Trace.load` reads it back. A step
 line whose state is a ``TraceState`` equal to the previous outcome says
 ``"same_state": true`` instead of repeating it, and one whose outcome is that state
-plus the step's completion says ``"outcome_then": true``, so a long ``HarnessMachine``
-run writes a file linear in its length.
+plus the step's completion says ``"outcome_then": true``, and a prompt is stored as the
+length it keeps of the previous step's prompt and the text it adds (``"prompt_keep"``,
+``"prompt_add"``, :func:`prompt_gain`), so a long ``HarnessMachine`` or ReAct run writes
+a file linear in its length. Each line is encoded once and written with one ``os.write``.
+Files of version 1 (every prompt whole) still load.
 
 States are written with :func:`encode_state`. After ``Trace.load`` the states and
 outcomes are *equal* to the original ones when they are built from ``str``, ``int``,
@@ -52,6 +55,7 @@ outcomes are *equal* to the original ones when they are built from ``str``, ``in
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Iterator
@@ -61,14 +65,33 @@ from typing import Any, NamedTuple, NoReturn
 from .._files import excerpt
 from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, TraceError, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel, show_outcome
-from ._jsonl import MAX_JSON_LINES_BYTES, JsonLinesWriter, brief, read_json_records
+from ._jsonl import (
+    _ENCODE,
+    _ENCODE_ASCII,
+    MAX_JSON_LINES_BYTES,
+    JsonLinesWriter,
+    brief,
+    read_json_records,
+)
 from .harness import TraceState
 from .models import Model, ScriptedModel, describe_difference, shorten
 
-__all__ = ["run", "Trace", "Step", "Opaque", "encode_state", "decode_state", "END_REASONS"]
+__all__ = [
+    "run",
+    "Trace",
+    "Step",
+    "Opaque",
+    "encode_state",
+    "decode_state",
+    "prompt_gain",
+    "END_REASONS",
+]
 
 FORMAT = "agentic-machines-trace"
-VERSION = 1
+VERSION = 2
+"""The trace format written. Version 2 stores a prompt as a delta from the previous
+step's prompt; version 1 files (every prompt whole) still load."""
+READ_VERSIONS = (1, 2)
 
 END_REASONS = ("max_steps", "undecided", "model-error", "harness-error", "incomplete")
 """The string ends of a trace; the other two ends are ``HALT`` and ``DIVERGE``."""
@@ -272,16 +295,63 @@ class Trace:
 
     # -- display -------------------------------------------------------------------------
     def __str__(self) -> str:
-        head = f"Trace of {self.machine!r} from {self.start!r}: {len(self.steps)} step{'s' * (len(self.steps) != 1)}, {_describe_end(self)}."
-        timed = sum(step.clock for step in self.steps)
-        if timed:
-            head += f" {timed} step(s) marked (clock): their outcome came from a wall-clock deadline or the machine's load."
+        head = self._head()
         rows = [["#", "state", "prompt", "completion", "outcome"]] + [r for r in self._rows()]
         widths = [max(len(r[i]) for r in rows) for i in range(5)]
         lines = [head] + [
             "  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows
         ]
         return "\n".join(lines)
+
+    def describe(self, width: int = 100, full: bool = False) -> str:
+        """Every step, readable: the state, what the prompt gained since the previous step
+        (or, with ``full``, the whole prompt), the whole completion, and the outcome.
+
+        Lines other than the completion are cut to ``width`` characters (the terminal's);
+        the completion is always whole: it is what the model said. ``prompt +`` shows the
+        text added after the first ``kept`` characters of the previous step's prompt.
+
+        >>> from agentic_machines import TableMachine, HALT
+        >>> m = TableMachine({0: "Q?", 1: "Q? A."}, {(0, "A."): 1, (0, "ok"): 0, (1, "A."): 1,
+        ...                  (1, "ok"): HALT}, initial=0)
+        >>> print(run(m, ScriptedModel(["A.", "ok"])).describe())
+        Trace of 'table' from 0: 2 steps, ended with HALT (1).
+        step 0  state 0
+          prompt      'Q?'
+          completion  'A.'
+          outcome     1
+        step 1  state 1
+          prompt +    (after 2 kept) ' A.'
+          completion  'ok'
+          outcome     HALT (1)
+        """
+        width = max(width, 40)
+        lines = [self._head()]
+        previous: str | None = None
+        for step in self.steps:
+            lines.append(_fit(f"step {step.index}  state {step.state!r}", width))
+            kept, added = prompt_gain(previous, step.prompt)
+            if full or not kept:
+                if full and "\n" in step.prompt:
+                    lines.append("  prompt")
+                    lines.extend(f"    | {ln}" for ln in step.prompt.split("\n"))
+                else:
+                    lines.append(_fit(f"  prompt      {step.prompt!r}", width))
+            else:
+                lines.append(_fit(f"  prompt +    (after {kept} kept) {added!r}", width))
+            lines.append(f"  completion  {step.completion!r}")
+            clock = " (clock)" if step.clock else ""
+            lines.append(_fit(f"  outcome     {show_outcome(step.outcome)}{clock}", width))
+            previous = step.prompt
+        return "\n".join(lines)
+
+    def _head(self) -> str:
+        n = len(self.steps)
+        head = f"Trace of {self.machine!r} from {self.start!r}: {n} step{'s' * (n != 1)}, {_describe_end(self)}."
+        timed = sum(step.clock for step in self.steps)
+        if timed:
+            head += f" {timed} step(s) marked (clock): their outcome came from a wall-clock deadline or the machine's load."
+        return head
 
     def _repr_markdown_(self) -> str:
         head = f"**Trace** of `{self.machine}` from `{self.start!r}`: {len(self.steps)} step(s), {_describe_end(self)}.\n\n"
@@ -378,6 +448,11 @@ def _may_be_state(machine: AgenticMachine, value: Any) -> bool:
         return value in states
     except TypeError:
         return False
+
+
+def _fit(text: str, width: int) -> str:
+    """One line of at most ``width`` characters (an ellipsis marks a cut)."""
+    return text if len(text) <= width else text[: max(width, 2) - 1] + "…"
 
 
 def _machine_name(machine: AgenticMachine) -> str:
@@ -536,6 +611,47 @@ def _steps(
     return trace
 
 
+def prompt_gain(previous: str | None, prompt: str) -> tuple[int, str]:
+    """What ``prompt`` adds to ``previous``: the length of their common prefix and the rest.
+
+    A transcript's prompt grows at its end, so ``(len(previous), new text)``; a prompt
+    that changed earlier keeps only the common prefix. ``previous=None`` keeps nothing.
+    Trace files store prompts this way, and ``run`` and ``play`` show what a prompt gained.
+
+    >>> prompt_gain("Q: hi\\n", "Q: hi\\nA: yo\\n")
+    (6, 'A: yo\\n')
+    >>> prompt_gain("abc", "abd"), prompt_gain(None, "x")
+    ((2, 'd'), (0, 'x'))
+    """
+    if previous is None:
+        return 0, prompt
+    if prompt.startswith(previous):  # the common case, at C speed
+        return len(previous), prompt[len(previous) :]
+    low, high = 0, min(len(previous), len(prompt))
+    while low < high:  # the longest common prefix, by bisection: O(n log n) in C
+        mid = (low + high + 1) // 2
+        if prompt[:mid] == previous[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low, prompt[low:]
+
+
+_escape = json.encoder.encode_basestring  # a str as a JSON string (C): what json.dumps uses
+_escape_ascii = json.encoder.encode_basestring_ascii
+
+
+def _value(value: Any, esc: Any) -> str:
+    """The JSON text of :func:`encode_state` of ``value`` (ints and strings directly)."""
+    kind = type(value)
+    if kind is int:
+        return str(value)
+    if kind is str:
+        return esc(value)
+    encoded = encode_state(value)
+    return (_ENCODE if esc is _escape else _ENCODE_ASCII)(encoded)
+
+
 class _TraceWriter:
     """Writes the header at once, then one flushed line per step, then the end line."""
 
@@ -554,30 +670,45 @@ class _TraceWriter:
             }
         )
         self._previous = start
+        self._prompt: str | None = None
 
     def step(self, step: Step) -> None:
-        line: dict[str, Any] = {"kind": "step", "index": step.index}
+        """Write one step line: encoded once, written with one ``os.write``."""
+        state, outcome = step.state, step.outcome
         # A TraceState holds every completion so far; writing it in full on every line
         # would make the file quadratic in the run's length. When it is the previous
         # outcome (or the start), and when the outcome is the state plus this
         # completion, the line says so instead; Trace.load rebuilds both.
-        if isinstance(step.state, TraceState) and step.state == self._previous:
-            line["same_state"] = True
+        traced = type(state) is TraceState
+        same_state = traced and state == self._previous
+        then = traced and type(outcome) is TraceState and outcome == state.then(step.completion)
+        # A transcript's prompt is the previous one plus new text: writing it whole on
+        # every line would make the file quadratic in the run's length. The line keeps
+        # the length of the common prefix and the new text; Trace.load rebuilds it.
+        kept, added = prompt_gain(self._prompt, step.prompt)
+        parts = (step, same_state, then, kept, added)
+        try:
+            data = self._line(*parts, _escape).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: JSON's \\u escapes read back the same
+            data = self._line(*parts, _escape_ascii).encode("ascii")
+        self._out.write_bytes(data)
+        self._previous = outcome
+        self._prompt = step.prompt
+
+    @staticmethod
+    def _line(step: Step, same_state: bool, then: bool, kept: int, added: str, esc: Any) -> str:
+        # The JSON of the step's dict, assembled directly: the same text json.dumps would
+        # give for {"kind": "step", "index": ..., ...}, at a fraction of the cost (the
+        # writer's budget is one write's cost again: benchmarks/bench_trace.py).
+        text = f'{{"kind": "step", "index": {step.index}'
+        text += ', "same_state": true' if same_state else f', "state": {_value(step.state, esc)}'
+        if kept:
+            text += f', "prompt_keep": {kept}, "prompt_add": {esc(added)}'
         else:
-            line["state"] = encode_state(step.state)
-        line["prompt"], line["completion"] = step.prompt, step.completion
-        if (
-            isinstance(step.state, TraceState)
-            and isinstance(step.outcome, TraceState)
-            and step.outcome == step.state.then(step.completion)
-        ):
-            line["outcome_then"] = True
-        else:
-            line["outcome"] = encode_state(step.outcome)
-        if step.clock:
-            line["clock"] = True
-        self._out.write(line)
-        self._previous = step.outcome
+            text += f', "prompt": {esc(step.prompt)}'
+        text += f', "completion": {esc(step.completion)}'
+        text += ', "outcome_then": true' if then else f', "outcome": {_value(step.outcome, esc)}'
+        return text + (', "clock": true}\n' if step.clock else "}\n")
 
     def end(self, trace: Trace) -> None:
         self._out.write(
@@ -649,10 +780,11 @@ def _read_trace_file(
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         fail(line, "not a trace file written by agentic_machines (no trace header line)")
     version = header.get("version")
-    if version != VERSION:
+    if type(version) is not int or version not in READ_VERSIONS:
         fail(
             line,
-            f"unknown trace format version {brief(version)}; this toolkit reads version {VERSION}",
+            f"unknown trace format version {brief(version)}; this toolkit reads versions "
+            f"{', '.join(map(str, READ_VERSIONS))}",
         )
     machine = field_of(header, line, "machine", (str,), "a string")
     start = state_of(header, line, "start")
@@ -660,6 +792,7 @@ def _read_trace_file(
     if max_steps is not None and (type(max_steps) is not int or max_steps < 0):
         fail(line, f"'max_steps' must be a whole number >= 0 or null, got {brief(max_steps)}")
     steps: list[Step] = []
+    previous_prompt = ""
     final = start
     end = None
     for line, rec in records[1:]:
@@ -705,7 +838,20 @@ def _read_trace_file(
             state = final
         else:
             state = state_of(rec, line, "state")
-        prompt = field_of(rec, line, "prompt", (str,), "a string")
+        if "prompt_keep" in rec:
+            if version < 2 or "prompt" in rec:
+                fail(line, "'prompt_keep' needs a version 2 file and no 'prompt' field")
+            kept = field_of(rec, line, "prompt_keep", (int,), "a whole number")
+            if not 0 < kept <= len(previous_prompt):
+                fail(
+                    line,
+                    f"'prompt_keep' is {kept} but the previous prompt has "
+                    f"{len(previous_prompt)} characters",
+                )
+            prompt = previous_prompt[:kept] + field_of(rec, line, "prompt_add", (str,), "a string")
+        else:
+            prompt = field_of(rec, line, "prompt", (str,), "a string")
+        previous_prompt = prompt
         completion = field_of(rec, line, "completion", (str,), "a string")
         if rec.get("outcome_then") is True:
             if not isinstance(state, TraceState):

@@ -1,0 +1,143 @@
+"""The trace writer: what a trace file costs a run, and how big it grows.
+
+    python benchmarks/bench_trace.py
+
+1. **Writer cost.** A 300-step run of a cheap machine with ``path=`` minus the same run
+   without a file is the cost the trace adds. The floor it is compared with: opening the
+   file and writing its own lines (already encoded, read back from the file) with one
+   ``os.write`` each, in a plain loop. Goal ≤ 2x: encoding a line (JSON of the step and the prompt delta)
+   and the one write per step cost at most as much again as the write itself.
+   The machine's prompt grows like ReAct's (a 1 KB preamble, about 60 characters a step),
+   the case the prompt delta is for.
+2. **ReAct file size against run length.** ReAct runs of n = 8 ... 256 steps (Lookup
+   actions on the toy wiki); the file size is fitted to a + b·n and to a + b·n + c·n².
+   The goal: the bytes each added step costs stay the same from one doubling of n to the
+   next (ratio ≤ 1.1; a quadratic file doubles them).
+   Before prompt deltas every line held the whole transcript so far: quadratic.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _timing import goal, interleaved  # noqa: E402
+from agentic_machines.models import ScriptedModel  # noqa: E402
+
+from agentic_machines import AgenticMachine, run  # noqa: E402
+
+
+class Transcript(AgenticMachine):
+    """State n; the prompt is a growing transcript (a header and one line per step)."""
+
+    name = "transcript"
+    initial = 0
+
+    def __init__(self, steps: int) -> None:
+        self.steps = steps
+        # A ReAct-sized transcript: a 1 KB preamble, then about 60 characters a step.
+        self.lines = ["You are a counter. Answer 'next'.\n" * 30] + [
+            f"Thought {i}: the count is {i}.\nAction {i}: next\nObservation {i}: ok\n"
+            for i in range(steps)
+        ]
+        self.texts = ["".join(self.lines[: i + 1]) for i in range(steps)]
+
+    def prompt(self, state: int) -> str:
+        return self.texts[state]
+
+    def harness(self, state: int, completion: str) -> object:
+        return state + 1 if state + 1 < self.steps else "done"
+
+
+def writer_cost(n: int, folder: str) -> tuple[float, float]:
+    machine = Transcript(n)
+    script = ["next"] * n
+    path = os.path.join(folder, "trace.jsonl")
+    run(machine, ScriptedModel(script), max_steps=n, path=path)
+    lines = Path(path).read_bytes().splitlines(keepends=True)
+    copy = os.path.join(folder, "copy.jsonl")
+
+    def plain() -> None:
+        fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            write = os.write
+            for line in lines:
+                write(fd, line)
+        finally:
+            os.close(fd)
+
+    (t_bare, _), (t_file, _), (t_plain, _) = interleaved(
+        [
+            lambda: run(machine, ScriptedModel(script), max_steps=n),
+            lambda: run(machine, ScriptedModel(script), max_steps=n, path=path),
+            plain,
+        ],
+        15,
+    )
+    return (t_file - t_bare) / t_plain, t_plain / n
+
+
+def react_sizes(folder: str, lengths: list[int]) -> list[tuple[int, int]]:
+    from agentic_machines.architectures import react
+
+    sizes = []
+    for n in lengths:
+        machine = react.machine(max_steps=n)
+        comps = [f" Look again.\nAction {i + 1}: Lookup[river]" for i in range(n)]
+        path = os.path.join(folder, f"react-{n}.jsonl")
+        trace = run(machine, ScriptedModel(comps), max_steps=n, path=path)
+        sizes.append((len(trace), os.path.getsize(path)))
+    return sizes
+
+
+def fit(points: list[tuple[int, int]], degree: int) -> list[float]:
+    """Least squares of size on 1, n (, n²), by the normal equations (no numpy needed)."""
+    rows = [[float(n) ** k for k in range(degree + 1)] for n, _ in points]
+    ys = [float(s) for _, s in points]
+    m = degree + 1
+    a = [[sum(r[i] * r[j] for r in rows) for j in range(m)] for i in range(m)]
+    b = [sum(r[i] * y for r, y in zip(rows, ys)) for i in range(m)]
+    for i in range(m):  # Gauss-Jordan
+        p = max(range(i, m), key=lambda r: abs(a[r][i]))
+        a[i], a[p], b[i], b[p] = a[p], a[i], b[p], b[i]
+        for r in range(m):
+            if r != i:
+                f = a[r][i] / a[i][i]
+                a[r] = [x - f * y for x, y in zip(a[r], a[i])]
+                b[r] -= f * b[i]
+    return [b[i] / a[i][i] for i in range(m)]
+
+
+def main() -> None:
+    folder = tempfile.mkdtemp()
+    ratio, per_line = writer_cost(300, folder)
+    print(
+        f"trace writer, 300 steps: cost added ÷ plain os.write loop = {ratio:.2f}x "
+        f"(plain write {per_line * 1e6:.2f} µs per line)"
+    )
+    lengths = [8, 16, 32, 64, 128, 256]
+    sizes = react_sizes(folder, lengths)
+    print(f"{'steps':>6} {'bytes':>9} {'bytes/step':>10}")
+    for n, size in sizes:
+        print(f"{n:6d} {size:9d} {size / n:10.1f}")
+    a, b = fit(sizes, 1)
+    qa, qb, qc = fit(sizes, 2)
+    largest = sizes[-1][0]
+    share = abs(qc) * largest**2 / sizes[-1][1]
+    print(
+        f"linear fit: {a:.0f} + {b:.1f}·n bytes; quadratic term c = {qc:.4f} "
+        f"({share:.1%} of the largest file)"
+    )
+    goal("trace writer: cost a trace adds ÷ one os.write per line", ratio, 2)
+    (n1, s1), (n2, s2), (n3, s3) = sizes[-3:]
+    growth = ((s3 - s2) / (n3 - n2)) / ((s2 - s1) / (n2 - n1))
+    print(f"bytes per added step, {n2}->{n3} ÷ {n1}->{n2}: {growth:.3f} (1 linear, 2 quadratic)")
+    goal("ReAct trace file: bytes per added step, last doubling ÷ the one before", growth, 1.1)
+
+
+if __name__ == "__main__":
+    main()
