@@ -309,3 +309,28 @@ def test_hypothesis_check_says_which_runs_ended_at_a_clock_step():
     verdict = result["never_raises()"].verdict
     assert result.coverage.undecided >= 1 and verdict.holds is not False
     assert "undecided step" in verdict.reason and "wall-clock deadline" in verdict.reason
+
+
+def test_a_state_whose_replay_the_agent_watchdog_cuts_has_a_prompt_that_says_so():
+    # Regression: the watchdog's ClockDependent carried DIVERGE, which p passed on as the
+    # prompt: explore showed the prompt as ↑ and run handed DIVERGE to the model.
+    import time
+
+    from agentic_machines.runtime.agent import agent_machine
+    from agentic_machines.runtime.harness import TraceState
+
+    def agent(model):
+        if model("first?") == "slow":
+            time.sleep(30)  # a blocking tool; the watchdog interrupts it
+        return model("second?")
+
+    m = agent_machine(agent)
+    m.step_timeout = 0.2
+    slow = TraceState(("slow",))
+    with pytest.raises(ClockDependent) as exc:
+        m.prompt(slow)
+    assert isinstance(exc.value.outcome, str) and "step_timeout" in exc.value.outcome
+    node = explore(m, slow, ["x"]).nodes[slow]
+    assert isinstance(node["prompt"], str) and node["undecided"] == ["x"]
+    trace = run(m, ScriptedModel(["x"]), slow)
+    assert trace.end is DIVERGE and [s.clock for s in trace.steps] == [True]

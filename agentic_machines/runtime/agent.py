@@ -386,7 +386,16 @@ class AgentMachine(AgenticMachine):
         """
         loop = self._live.get(state)
         cached = loop.prompt if loop is not None else self._prompts.get(state)
-        return self._clock.prompt(state, cached, lambda: self._replay(state).prompt)
+        return self._clock.prompt(state, cached, lambda: self._rebuilt_prompt(state))
+
+    def _rebuilt_prompt(self, state: TraceState) -> str:
+        try:
+            return self._replay(state).prompt
+        except ClockDependent as exc:
+            # The watchdog cut the replay before the agent asked anything: there is no
+            # prompt. The one shown (and that a run's model reads) says why, as a REPL
+            # shows a timeout; its outcome was DIVERGE, which is no prompt.
+            raise ClockDependent(exc.reason, f"(no prompt: {exc.reason})") from None
 
     def harness(self, state: TraceState, completion: str) -> Outcome:
         """h(state, completion): resume the agent with ``completion`` as the model's answer.
