@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from agentic_machines.cli.commands import MAX_INPUT_BYTES, MAX_MESSAGE, main
+from agentic_machines.cli.commands import MAX_INPUT_BYTES, MAX_MESSAGE, build_parser, main
 
 
 def error_line(capsys) -> str:
@@ -276,3 +276,30 @@ def test_a_machine_that_raises_on_a_recorded_state_is_a_replay_mismatch(tmp_path
     assert main(["run", f"{target}:machine", "--replay", str(save)]) == 2
     line = error_line(capsys)
     assert "the machine raised AttributeError" in line and "not recorded on this machine" in line
+
+
+def test_small_things_a_class_hit(tmp_path, capsys):
+    from agentic_machines.cli.catalog import names
+
+    # check --help lists the built-in names it promises
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["check", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert all(name in help_text for name in names())
+    # the fuel error names the command line's --fuel
+    assert main(["eval", "(letrec ((f (lambda (n) (f (+ n 1))))) (f 0))", "--fuel", "100"]) == 2
+    err = capsys.readouterr().err
+    assert "--fuel N" in err and "fuel=" not in err and err.count("\n") == 1
+    # gallery FILE fails before drawing anything
+    target = tmp_path / "g.txt"
+    target.write_text("x")
+    assert main(["gallery", str(target)]) == 2
+    out, err = capsys.readouterr()
+    assert "is a file, not a folder" in err and "picture" not in out
+    # a missing program file is named as missing; a deep exercise answer is one line
+    assert main(["eval", str(tmp_path / "missing.lisp")]) == 2
+    assert "No such file" in capsys.readouterr().err
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert main(["exercise", "1.1", str(deep)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..errors import AgenticMachinesError, InvalidArgument, ProgramDiverged
+from ..errors import AgenticMachinesError, InvalidArgument, ProgramDiverged, Undecided
 from ..machine import DIVERGE
 
 __all__ = ["main", "build_parser", "read_script", "read_input", "MAX_INPUT_BYTES", "MAX_MESSAGE"]
@@ -59,6 +59,15 @@ SUFFIXES = {
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (like every other error) and exit 2."""
+
+    lazy_epilog: Any = None
+    """A function giving the epilog, called only when the help is shown (``check --help``
+    lists the built-in names without every command importing the catalog)."""
+
+    def format_help(self) -> str:
+        if self.lazy_epilog is not None:
+            self.epilog = self.lazy_epilog()
+        return super().format_help()
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {_clip(message)} (see '{self.prog} --help')\n")
@@ -108,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         "analysis() verdict; for another infinite machine, test the start state on states "
         "explored to --depth and say what would decide it.",
     )
+    p.lazy_epilog = lambda: "Built-in machines: " + ", ".join(_builtin_names()) + "."
     add_target_arguments(p)
     p.add_argument(
         "--depth",
@@ -254,6 +264,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_exercise(sub)
     add_play(sub)
     return parser
+
+
+def _builtin_names() -> list[str]:
+    """The built-in machine names (fixtures, then architectures), for help texts."""
+    from .catalog import names
+
+    return names()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -566,7 +583,7 @@ def _eval(args: argparse.Namespace) -> int:
         from .spell_eval import eval_spell, load_tools
 
         tools = load_tools(args.tools) if args.tools is not None else None
-        return eval_spell(program, completions, args.fuel, _fail, tools=tools)
+        return eval_spell(program, completions, args.fuel, _fail_eval, tools=tools)
     result = (
         run_program(program, completions)
         if args.fuel is None
@@ -579,10 +596,18 @@ def _eval(args: argparse.Namespace) -> int:
         print(f"{DIVERGE.label}: {result.error}")
         return 0
     if result.error is not None:
-        _fail(result.error)
+        _fail_eval(result.error)
         return 2
     print(unparse(result.value))
     return 0
+
+
+def _fail_eval(exc: BaseException) -> None:
+    # The evaluators' out-of-fuel message speaks to a Python caller ("pass fuel="); on
+    # the command line the knob is --fuel.
+    if isinstance(exc, Undecided) and "fuel=" in str(exc):
+        exc = Undecided(str(exc).replace("fuel=", "--fuel N (the default is 10 000 000)"))
+    _fail(exc)
 
 
 def _ask(text: str) -> None:

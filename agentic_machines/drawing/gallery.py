@@ -353,9 +353,15 @@ def write_gallery(
     ...     [p.name for p in write_gallery(d, only=["embedding"])]
     ['embedding.png', 'embedding-source.mmd', 'embedding-target.mmd']
     """
-    pictures = draw_gallery(only, verbose=verbose)
     out = Path(out_dir)
+    # The folder first: a path that is a file fails at once, not after a minute of drawing.
+    if out.exists() and not out.is_dir():
+        raise InvalidArgument(
+            f"{out} is a file, not a folder; give the folder to write the gallery into "
+            "(it is created if missing)"
+        )
     out.mkdir(parents=True, exist_ok=True)
+    pictures = draw_gallery(only, verbose=verbose)
     written: list[Path] = []
     for picture in pictures:
         written += picture.save(out)
