@@ -334,3 +334,27 @@ def test_a_state_whose_replay_the_agent_watchdog_cuts_has_a_prompt_that_says_so(
     assert isinstance(node["prompt"], str) and node["undecided"] == ["x"]
     trace = run(m, ScriptedModel(["x"]), slow)
     assert trace.end is DIVERGE and [s.clock for s in trace.steps] == [True]
+
+
+def test_replaying_a_trace_does_not_compare_the_prompts_the_clock_decided():
+    # Regression: a recorded clock step's prompt (the timeout the model read) was compared
+    # on replay, so a replay on a quiet machine raised ReplayMismatch, "the machine no
+    # longer behaves as it did", though only the clock had changed.
+    from agentic_machines.runtime.harness import HarnessMachine
+
+    slow = [True]
+
+    def program():
+        c = yield "start"
+        if c == "slow" and slow[0]:
+            clock.note("the block ran past its 1 s wall-clock deadline")
+            c = yield "timed out"
+        else:
+            c = yield f"after {c}"
+        return c
+
+    trace = run(HarnessMachine(program), ScriptedModel(["slow", "done"]))
+    assert [s.clock for s in trace.steps] == [True, True]
+    slow[0] = False  # the same machine, on a machine where the deadline is not met
+    again = trace.replay(HarnessMachine(program))
+    assert again.steps[1].prompt == "after slow" and again.end == trace.end
