@@ -93,21 +93,39 @@ def _same_machine(answer: Any, reference: TableMachine, name: str) -> None:
     """Compare a finite machine with the reference: states, prompts, completions, h."""
     m = _machine(answer, name)
     if m.states is None or set(m.states) != set(reference.states):
+        extra = sorted(set(m.states or ()) - set(reference.states), key=repr)
         _fail(
-            f"{name} has states {_show(m.states)}; the exercise asks for {sorted(reference.states, key=repr)}"
+            f"{name} has states {_show(m.states)}: "
+            + (
+                f"{extra[0]!r} is not a state the exercise describes"
+                if extra
+                else f"the exercise describes {len(reference.states)} states; one is missing"
+            )
         )
     if m.completions is None or set(m.completions) != set(reference.completions):
+        extra = sorted(set(m.completions or ()) - set(reference.completions), key=repr)
         _fail(
-            f"{name} has completions {_show(m.completions)}; the exercise asks for "
-            f"{sorted(reference.completions, key=repr)}"
+            f"{name} has completions {_show(m.completions)}: "
+            + (
+                f"{extra[0]!r} is not a completion the exercise describes"
+                if extra
+                else f"the exercise describes {len(reference.completions)} completions; one is missing"
+            )
         )
     for s in reference.states:
         if m.prompt(s) != reference.prompt(s):
-            _fail(f"{name}.prompt({s!r}) is {m.prompt(s)!r}, but should be {reference.prompt(s)!r}")
+            # A counterexample, never the answer: the state where the prompt differs.
+            _fail(
+                f"{name}.prompt({s!r}) is {m.prompt(s)!r}, which is not the prompt the "
+                f"exercise gives state {s!r}"
+            )
         for c in reference.completions:
             got, want = m.harness(s, c), reference.harness(s, c)
             if got != want or is_sentinel(got) != is_sentinel(want):
-                _fail(f"{name}.harness({s!r}, {c!r}) is {_show(got)}, but should be {_show(want)}")
+                _fail(
+                    f"{name}.harness({s!r}, {c!r}) is {_show(got)}: the exercise's machine "
+                    f"does not do that in state {s!r} on {c!r}; re-read what it says happens there"
+                )
 
 
 def _call(what: str, f: Callable[..., Any], *args: Any) -> Any:
@@ -266,7 +284,10 @@ def ex_2_3(a: Mapping[str, Any]) -> Feedback:
         _fail(f"composed is not an embedding: {v.obstruction.explanation}")
     options = [dict(f.mapping) for f in find_embeddings(loop, menu)]
     if dict(e.mapping or {}) not in options:
-        _fail(f"composed maps {e.mapping!r}, which is not one of the embeddings {options}")
+        _fail(
+            f"composed maps {e.mapping!r}: an embedding, but not the composition the "
+            "exercise asks for (compose(first, identity(loop)))"
+        )
     return _right(f"composed = {dict(e.mapping)!r} is an embedding of loop into menu")
 
 
