@@ -589,8 +589,9 @@ print(spe.analysis().status, spe.machine().prompt(spe.initial))
         "Spell",
         "Spell = the programming language of the SPE paper",
         "Spell is the SPE paper's language: programs whose llm calls are the model's turns. "
-        "Here the CEK evaluator's small Lisp plays that role, and the SPE architecture runs "
-        "its programs as an agentic machine.",
+        "Here it is a dialect of the CEK evaluator's small Lisp (agentic_machines.spell; "
+        "explain quine, trailing expression, effect boundary, !call-now, recovery form), "
+        "and the spell architecture runs it as an agentic machine.",
         """\
 from agentic_machines.cek import run_program
 print(run_program('(string-append "Hello, " (llm "name?"))', ["Ada"]).value)
@@ -598,6 +599,82 @@ print(run_program('(string-append "Hello, " (llm "name?"))', ["Ada"]).value)
         result="Hello, Ada\n",
         aliases=("spell language",),
         see=("SPE architecture", "CEK machine"),
+    ),
+    Term(
+        "quine",
+        "(quine q e ...)  evaluates e ... with q bound to the whole (quine q e ...) form, as data",
+        "The form every Spell program is: the program can read its own text through q. A "
+        "model's turn appends to that text, so the program the model sees and extends is "
+        "the program that runs (agentic_machines.spell).",
+        """\
+from agentic_machines.spell import pr_str, run_text
+print(pr_str(run_text("(quine q (car (cdr q)))")))
+""",
+        result="q\n",
+        aliases=("quine form",),
+        see=("Spell", "trailing expression"),
+    ),
+    Term(
+        "trailing expression",
+        "turn_kind(program) ∈ {halt, turn, fork}, read from the program's last form",
+        "What a Spell program ends with decides what happens next: a plain value halts the "
+        "session with it; a quoted (!llm-self ...) form asks the model for another turn "
+        "(its text is the next prompt); several such forms fork.",
+        """\
+from agentic_machines.spell import turn_kind
+print(turn_kind("(quine c (eval (do 'x)) 42)"), turn_kind("(quine c (eval (do '(!llm-self \\"go\\"))))"))
+""",
+        result="halt turn\n",
+        aliases=("trailing form", "turn kind"),
+        see=("quine", "effect boundary"),
+    ),
+    Term(
+        "effect boundary",
+        "(quine completion (eval (do ... 'T)))  tools are bound only inside the outer eval",
+        "In Spell the outer eval of the wrapper quine is the only place where tools (effects) "
+        "run; what is quoted is inert data. So re-reading or re-running the program text "
+        "never repeats an effect, which is what makes the runtime's states loadable.",
+        """\
+from agentic_machines.spell import run_spell
+r = run_spell("(quine completion (eval (do '(!llm-self \\"Pick a number.\\"))))", ["7"])
+print(r.value, len(r.states))
+""",
+        result="7 1\n",
+        aliases=("effect boundaries", "outer eval"),
+        see=("!call-now", "quine"),
+    ),
+    Term(
+        "!call-now",
+        "'(!call-now name (tool ...))  runs the tool once, now, and splices (def name value) into the text",
+        "A Spell turn that calls a tool at once and records its result in the program as a "
+        "definition: the next prompt shows the value, and later turns read it without "
+        "calling the tool again.",
+        """\
+from agentic_machines.architectures import spell
+m = spell.machine()
+s = m.harness(m.initial, " '(!call-now todo (read-file \\"todo.txt\\"))")
+print(m.prompt(s)[-32:])
+""",
+        result='(def todo "buy milk\\ncall Bob") \n',
+        aliases=("call-now", "!call now"),
+        see=("effect boundary",),
+    ),
+    Term(
+        "recovery form",
+        'failed program P  ↦  P + (do "spell-recovery" k error ...) (prune 2) (eval (do \'(!llm-self ...)))',
+        "When a Spell turn fails (a run-time or parse error), the runtime does not crash the "
+        "session: it appends a recovery form that records the error as inert data, prunes the "
+        "failed form and asks the model again, at most RETRY_BUDGET times.",
+        """\
+from agentic_machines.cek import parse, unparse
+from agentic_machines.errors import EvaluationError
+from agentic_machines.spell import recovery_for_error
+p = parse("(quine completion (eval (do '(car nil))))")
+print(unparse(recovery_for_error(p, EvaluationError("car: bad")))[41:74])
+""",
+        result='(do "spell-recovery" 1 "evaluatio\n',
+        aliases=("recovery", "error recovery"),
+        see=("trailing expression",),
     ),
     Term(
         "HarnessMachine",
