@@ -358,3 +358,35 @@ def test_replaying_a_trace_does_not_compare_the_prompts_the_clock_decided():
     slow[0] = False  # the same machine, on a machine where the deadline is not met
     again = trace.replay(HarnessMachine(program))
     assert again.steps[1].prompt == "after slow" and again.end == trace.end
+
+
+@pytest.mark.skipif(resolve_isolation("strongest") == "inline", reason="needs POSIX")
+def test_a_worker_that_boots_slower_than_the_block_deadline_is_no_timeout(monkeypatch):
+    # Regression: the first worker's setup was bounded by the block's timeout_s, so on a
+    # busy machine a worker that booted slower than that (0.5-1 s here under load) ended
+    # the first block as a timeout before it ran. The boot is simulated as slow by
+    # stopping the worker for 3x the block's deadline.
+    import os
+    import signal
+    import threading
+
+    from agentic_machines.execution.codeexec import drive_rest
+    from agentic_machines.execution.sandbox import Limits, ProcessExecutor, Scaffold
+
+    original = ProcessExecutor._start
+
+    def slow_start(self):
+        original(self)
+        pid = self._proc.pid
+        os.kill(pid, signal.SIGSTOP)
+        threading.Timer(1.5, os.kill, (pid, signal.SIGCONT)).start()
+
+    monkeypatch.setattr(ProcessExecutor, "_start", slow_start)
+    ex = ProcessExecutor("process", Limits(timeout_s=0.5))
+    try:
+        ex.namespace("m", Scaffold(values={"x": 2}))
+        with clock.watching() as seen:
+            result = drive_rest(ex.run_block("m", "print(x * 21)"), None)
+        assert (result.status, result.stdout, seen) == ("ok", "42\n", []), result.stderr
+    finally:
+        ex.close()

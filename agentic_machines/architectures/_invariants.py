@@ -166,6 +166,7 @@ _OWN_ATTRIBUTES = frozenset(
         "_live",
         "_prompts",
         "_results",
+        "_clock",
         "built_by",
     }
 )

@@ -932,15 +932,22 @@ class ProcessExecutor(Executor):
         self._start()
         self._unsent = 0
         # the first worker only receives the setup deferred so far: not a rebuild
-        self._replay(self._journal, rebuilding=self.workers_started > 1)
+        self._replay(self._journal, rebuilding=self.workers_started > 1, starting=True)
 
-    def _replay(self, entries: list[tuple[bytes, bytes]], rebuilding: bool) -> None:
+    def _replay(
+        self, entries: list[tuple[bytes, bytes]], rebuilding: bool, starting: bool = False
+    ) -> None:
         # The replay has its own wall-clock budget (replay_timeout_s), spent here and
         # reported in replay_seconds, never charged to the block that needs the worker.
+        # A worker just started answers its first message only once it has booted, so
+        # the first worker's setup has that budget too (at least the block's deadline):
+        # on a busy machine a boot slower than timeout_s is no timeout of any block.
         if not entries:
             return
         began = time.monotonic()
         budget = self.limits.replay_timeout_s if rebuilding else self.limits.timeout_s
+        if starting and not rebuilding:
+            budget = max(budget, self.limits.replay_timeout_s)
         deadline = began + budget
         running: list[Any] = []  # namespaces of the replayed blocks not yet ended
         block = index = 0  # where the outermost replayed block began; the entry being replayed
@@ -952,7 +959,7 @@ class ProcessExecutor(Executor):
                     running.append(key)
                 self._send(sent)
                 left = deadline - time.monotonic()
-                got = self._receive(left, replaying=len(entries) if rebuilding else 0)
+                got = self._receive(left, replaying=len(entries) if rebuilding or starting else 0)
                 if wire.dumps(got) != reply:
                     self._kill()
                     raise _Failure(
