@@ -184,13 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print each prompt whole (default: what it gained since the previous step)",
     )
-    p.add_argument(
-        "--isolation",
-        choices=("strongest", "namespace", "process", "inline"),
-        default="strongest",
-        help="where RLM and REPL-Plan run the script's code (default: strongest; inline only "
-        "for code you trust, see docs/threat_model.md)",
-    )
+    add_isolation_argument(p, "the script's code")
     p.set_defaults(func=_run)
 
     p = sub.add_parser(
@@ -271,6 +265,18 @@ def _builtin_names() -> list[str]:
     from .catalog import names
 
     return names()
+
+
+def add_isolation_argument(parser: argparse.ArgumentParser, code: str) -> None:
+    """``--isolation``: where RLM and REPL-Plan run ``code`` (the commands that feed them
+    completions from outside: ``run`` and ``play``)."""
+    parser.add_argument(
+        "--isolation",
+        choices=("strongest", "namespace", "process", "inline"),
+        default="strongest",
+        help=f"where RLM and REPL-Plan run {code} (default: strongest; inline only "
+        "for code you trust, see docs/threat_model.md)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -337,6 +337,7 @@ def _cut(text: str, width: int) -> str:
 
 def add_parser(sub: Any) -> None:
     """Register ``play`` on the subcommand parsers ``sub``."""
+    from .commands import add_isolation_argument
     from .targets import add_target_arguments
 
     p = sub.add_parser(
@@ -356,12 +357,7 @@ def add_parser(sub: Any) -> None:
         metavar="FILE",
         help="the trace file written on leaving (default: NAME-play.jsonl)",
     )
-    p.add_argument(
-        "--isolation",
-        choices=("strongest", "namespace", "process", "inline"),
-        default="strongest",
-        help="where RLM and REPL-Plan run the code you type (default: strongest)",
-    )
+    add_isolation_argument(p, "the code you type")
     p.set_defaults(func=play_command)
 
 
