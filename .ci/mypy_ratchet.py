@@ -20,7 +20,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = ROOT / ".ci" / "mypy-baseline.json"
 # Module paths (or folders) that must type-check with no error: the formal core first.
-MUST_BE_CLEAN: list[str] = []
+MUST_BE_CLEAN: list[str] = [
+    "agentic_machines/machine.py",
+    "agentic_machines/verdict.py",
+    "agentic_machines/generation.py",
+    "agentic_machines/embedding.py",
+]
 _LINE = re.compile(r"^(?P<path>[^:\s]+\.py):\d+: error: ")
 
 
