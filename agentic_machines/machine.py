@@ -17,7 +17,7 @@ and ``DIVERGE`` (``repr`` ``↑``) are the two sentinel outcomes; text output na
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from .errors import InvalidMachine
 from .verdict import short_repr
@@ -77,6 +77,9 @@ DIVERGE = _Sentinel("↑", "DIVERGE")
 
 State = Hashable
 Outcome = Hashable | _Sentinel
+# A machine's own state type: a subclass whose states are, say, TraceState values
+# declares AgenticMachine[TraceState], so its prompt(state: TraceState) is a proper override.
+StateT = TypeVar("StateT", bound=Hashable)
 
 
 def show_outcome(outcome: object) -> str:
@@ -98,7 +101,7 @@ def is_sentinel(outcome: object) -> bool:
     return outcome is HALT or outcome is DIVERGE
 
 
-class AgenticMachine:
+class AgenticMachine(Generic[StateT]):
     """Base class: subclasses define :meth:`prompt` and :meth:`harness`.
 
     Optional attributes describe what is known about the machine: ``states`` (a finite
@@ -114,16 +117,16 @@ class AgenticMachine:
     (1, False)
     """
 
-    states: Collection[State] | None = None
+    states: Collection[StateT] | None = None
     completions: Sequence[str] | None = None
-    initial: State | None = None
+    initial: StateT | None = None
     name: str = "machine"
 
-    def prompt(self, state: State) -> str:
+    def prompt(self, state: StateT) -> str:
         """Return p(state), the prompt the model sees in ``state``."""
         raise NotImplementedError(f"{type(self).__name__} must define prompt(state)")
 
-    def harness(self, state: State, completion: str) -> Outcome:
+    def harness(self, state: StateT, completion: str) -> Outcome:
         """Return h(state, completion): the next state, ``HALT`` or ``DIVERGE``."""
         raise NotImplementedError(f"{type(self).__name__} must define harness(state, completion)")
 
