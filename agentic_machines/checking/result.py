@@ -20,11 +20,13 @@ reproduces.
 
 from __future__ import annotations
 
+import builtins  # the field `property` hides the builtin inside these classes
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import UnknownProperty
 from ..machine import DIVERGE, HALT
 from ..runtime.run import Step, Trace
 from ..verdict import Verdict, short_repr
@@ -67,12 +69,12 @@ class Counterexample:
     def __len__(self) -> int:
         return len(self.completions)
 
-    @property
+    @builtins.property
     def start(self) -> Any:
         """The state the run starts in."""
         return self.states[0]
 
-    @property
+    @builtins.property
     def end(self) -> Any:
         """The last outcome: ``HALT``, ``DIVERGE``, a :class:`Raised` or a state."""
         return self.states[-1]
@@ -252,7 +254,7 @@ class PropertyResult:
     verdict: Verdict
     counterexample: Counterexample | None = None
 
-    @property
+    @builtins.property
     def name(self) -> str:
         """The property's name."""
         return self.property.name
@@ -290,7 +292,10 @@ class CheckResult:
         for r in self.results:
             if r.name == name:
                 return r
-        raise KeyError(f"no property {name!r}; checked: {', '.join(r.name for r in self.results)}")
+        raise UnknownProperty(
+            f"no property {name!r} was checked; index the result by one of the names checked: "
+            + ", ".join(r.name for r in self.results)
+        )
 
     @property
     def verdicts(self) -> dict[str, Verdict]:

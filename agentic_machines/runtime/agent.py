@@ -64,7 +64,7 @@ from typing import Any
 
 from greenlet import getcurrent, greenlet
 
-from ..errors import BudgetExceeded, ClockDependent, InvalidArgument, InvalidMachine
+from ..errors import BudgetExceeded, ClockDependent, InvalidArgument, InvalidMachine, WrongType
 from ..execution import clock
 from ..execution.budget import LineBudget, uncharged
 from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
@@ -165,7 +165,10 @@ class _Loop:
             budget.__exit__(None, None, None)
         if type(prompt) is not str and not isinstance(prompt, str):
             self._enter_budget()
-            raise TypeError(f"the agent called model({prompt!r}); a prompt is a string (P = str)")
+            raise WrongType(
+                f"the agent called model({prompt!r}); a prompt is a string (P = str): pass str(...) "
+                "of what the model should read"
+            )
         if getcurrent() is not self.glet:
             self._enter_budget()
             raise RuntimeError(
@@ -290,7 +293,7 @@ def _name(fn: Any) -> str:
     return getattr(fn, "__qualname__", None) or repr(fn)
 
 
-class AgentMachine(AgenticMachine):
+class AgentMachine(AgenticMachine[TraceState]):
     """The agentic machine of an agent function; build it with :func:`agent_machine`.
 
     ``step_timeout`` (seconds, default ``None``: none) is a wall-clock watchdog on each
@@ -307,6 +310,9 @@ class AgentMachine(AgenticMachine):
     >>> m.prompt(m.initial), m.harness(m.initial, "hi"), m.result(m.initial, "hi")
     ('say something', 1, 'hi')
     """
+
+    # Every run starts from the empty trace, so the start state is always known.
+    initial: TraceState
 
     step_timeout: float | None = None
 
@@ -336,7 +342,7 @@ class AgentMachine(AgenticMachine):
         self.fn = fn
         self.args = tuple(args)
         self.kwargs = dict(kwargs or {})
-        self.name = name or getattr(fn, "__name__", "agent")
+        self.name = name or str(getattr(fn, "__name__", "agent"))
         self.completions = None if completions is None else tuple(dict.fromkeys(completions))
         self.line_budget = line_budget
         self.initial = TraceState(())
