@@ -116,8 +116,9 @@ def test_max_steps_ends_a_linear_run_and_a_later_branch_replays_it():
         return len(sent)
 
     def mailer(model):
-        while True:
-            send(model(f"sent {len(sent)}"))
+        receipt = 0
+        while True:  # the prompt depends on what the effect returned, never on `sent`
+            receipt = send(model(f"last receipt {receipt}"))
 
     m = agent_machine(mailer)
     trace = run(m, ScriptedModel(["a", "b", "c", "d"]), max_steps=3)

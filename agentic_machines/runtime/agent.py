@@ -108,7 +108,7 @@ class _StepTimeout(BaseException):
 # The run an effect() call belongs to. A context variable, not a greenlet attribute:
 # asyncio tasks and asyncio.to_thread (the OpenAI Agents SDK runs synchronous tools in
 # a worker thread) copy the context, so a tool finds its run wherever it executes.
-_CURRENT: contextvars.ContextVar[_Loop | None] = contextvars.ContextVar(
+_CURRENT: contextvars.ContextVar[_Run | None] = contextvars.ContextVar(
     "agentic_machines_agent_loop", default=None
 )
 
@@ -478,7 +478,7 @@ class _Linear(_Run):
             else:
                 i = j - 1
                 states = self.states
-                step = _new_step(
+                step: tuple = _new_step(
                     self.step_type,
                     (i, states[i], prompts[i], self.completions[i], states[j], self.taint),
                 )
@@ -533,8 +533,9 @@ class _Linear(_Run):
             return
         outcome = self._counted(j)
         live = self.machine._live
-        if outcome == self.states[j] and outcome in live and live[outcome].prompt == prompt:
-            self.shadow = live.pop(outcome)  # the same step: the untraced run goes on
+        reached = self.states[j]
+        if outcome == reached and reached in live and live[reached].prompt == prompt:
+            self.shadow = live.pop(reached)  # the same step: the untraced run goes on
             self._record(j - 1, outcome)
             return
         self._record(j - 1, outcome)
@@ -547,7 +548,7 @@ class _Linear(_Run):
             self.taint = True
         if not late:
             state, completion = self.states[j - 1], self.completions[j - 1]
-            outcome = DIVERGE if kind is _DIVERGE else HALT
+            outcome: Outcome = DIVERGE if kind is _DIVERGE else HALT
             result = AgentRaised.of(value) if kind is _RAISE else value
             self.machine._results[(state, completion)] = DIVERGE if kind is _DIVERGE else result
             self._record(j - 1, outcome)
@@ -570,7 +571,7 @@ class _Linear(_Run):
         self._end(outcome, unwind=False)
 
     def _record(self, i: int, outcome: Any) -> None:
-        step = _new_step(
+        step: tuple = _new_step(
             self.step_type,
             (i, self.states[i], self.prompts[i], self.completions[i], outcome, self.taint),
         )
