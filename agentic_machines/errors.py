@@ -14,6 +14,8 @@ __all__ = [
     "InvalidMachineFile",
     "InvalidEmbedding",
     "InvalidArgument",
+    "WrongType",
+    "UnknownProperty",
     "ScriptExhausted",
     "UnmatchedPrompt",
     "ReplayMismatch",
@@ -48,6 +50,28 @@ class AgenticMachinesError(Exception):
 
 class InvalidArgument(AgenticMachinesError, ValueError):
     """A public function was called with an argument it cannot use."""
+
+
+class WrongType(InvalidArgument, TypeError):
+    """An argument of the wrong type (a prompt that is not a string, a state from another
+    machine). A ``TypeError`` too, so code that caught the plain ``TypeError`` still works.
+
+    >>> isinstance(WrongType("x"), TypeError), isinstance(WrongType("x"), InvalidArgument)
+    (True, True)
+    """
+
+
+class UnknownProperty(AgenticMachinesError, KeyError):
+    """A property name that a check result does not hold (``result["name"]``). A
+    ``KeyError`` too, for code that caught that; printed as its message, without the quotes
+    ``KeyError`` adds.
+
+    >>> str(UnknownProperty("no property 'p'; pick one of: q"))
+    "no property 'p'; pick one of: q"
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class _FileError(InvalidArgument):

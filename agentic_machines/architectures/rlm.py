@@ -127,7 +127,7 @@ def render_messages(messages: Iterable[tuple[str, str]]) -> str:
     out = []
     for role, content in messages:
         if role not in ROLES:
-            raise ValueError(f"unknown chat role {role!r}; use one of {ROLES}")
+            raise InvalidArgument(f"unknown chat role {role!r}; use one of {ROLES}")
         out.append(f"<|{role}|>\n{content}\n")
     return "".join(out)
 

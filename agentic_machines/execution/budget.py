@@ -31,7 +31,7 @@ import sys
 from types import CodeType, FrameType, TracebackType
 from typing import Any
 
-from ..errors import BudgetExceeded
+from ..errors import BudgetExceeded, InvalidArgument
 
 __all__ = [
     "LineBudget",
@@ -68,7 +68,9 @@ class LineBudget:
 
     def __init__(self, limit: int) -> None:
         if limit <= 0:
-            raise ValueError(f"a line budget must be positive, got {limit}")
+            raise InvalidArgument(
+                f"a line budget must be a positive number of lines, got {limit!r}; pass e.g. 10_000"
+            )
         self.limit = limit
         self._used = 0
         self._base: int | None = None  # the line count when entered minus the lines used before

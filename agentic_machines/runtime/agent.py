@@ -87,7 +87,7 @@ from typing import Any
 
 from greenlet import getcurrent, greenlet
 
-from ..errors import BudgetExceeded, ClockDependent, InvalidArgument, InvalidMachine
+from ..errors import BudgetExceeded, ClockDependent, InvalidArgument, InvalidMachine, WrongType
 from ..execution import clock
 from ..execution.budget import LineBudget, count_running, uncharged
 from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
@@ -201,8 +201,11 @@ def _count_off(budget: LineBudget) -> None:
     budget.__exit__(None, None, None)
 
 
-def _prompt_error(prompt: Any) -> TypeError:
-    return TypeError(f"the agent called model({prompt!r}); a prompt is a string (P = str)")
+def _prompt_error(prompt: Any) -> WrongType:
+    return WrongType(
+        f"the agent called model({prompt!r}); a prompt is a string (P = str): pass str(...) "
+        "of what the model should read"
+    )
 
 
 def _thread_error() -> RuntimeError:
