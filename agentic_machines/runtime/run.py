@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, NoReturn
 
 from .._files import excerpt
+from .._text import clip
 from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, TraceError, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel, show_outcome
 from ._jsonl import (
@@ -332,19 +333,19 @@ class Trace:
         lines = [self._head()]
         previous: str | None = None
         for step in self.steps:
-            lines.append(_fit(f"step {step.index}  state {step.state!r}", width))
+            lines.append(clip(f"step {step.index}  state {step.state!r}", width))
             kept, added = prompt_gain(previous, step.prompt)
             if full or not kept:
                 if full and "\n" in step.prompt:
                     lines.append("  prompt")
                     lines.extend(f"    | {ln}" for ln in step.prompt.split("\n"))
                 else:
-                    lines.append(_fit(f"  prompt      {step.prompt!r}", width))
+                    lines.append(clip(f"  prompt      {step.prompt!r}", width))
             else:
-                lines.append(_fit(f"  prompt +    (after {kept} kept) {added!r}", width))
+                lines.append(clip(f"  prompt +    (after {kept} kept) {added!r}", width))
             lines.append(f"  completion  {step.completion!r}")
             clock = " (clock)" if step.clock else ""
-            lines.append(_fit(f"  outcome     {show_outcome(step.outcome)}{clock}", width))
+            lines.append(clip(f"  outcome     {show_outcome(step.outcome)}{clock}", width))
             previous = step.prompt
         return "\n".join(lines)
 
@@ -455,11 +456,6 @@ def _may_be_state(machine: AgenticMachine, value: Any) -> bool:
         return value in states
     except TypeError:
         return False
-
-
-def _fit(text: str, width: int) -> str:
-    """One line of at most ``width`` characters (an ellipsis marks a cut)."""
-    return text if len(text) <= width else text[: max(width, 2) - 1] + "…"
 
 
 def _machine_name(machine: AgenticMachine) -> str:
