@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ._text import clip
 from .errors import Undecided
 
 __all__ = [
@@ -339,7 +340,7 @@ def short_repr(value: Any, limit: int = 40) -> str:
         text = show_outcome(value)
     except RecursionError:
         return "<a value nested too deeply to show>"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(text, limit)
 
 
 _F = TypeVar("_F", bound=Callable[..., Verdict])
