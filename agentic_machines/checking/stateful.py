@@ -33,18 +33,18 @@ it was in (the model can repeat that loop for ever: a lasso);
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from hypothesis import HealthCheck, settings
+from hypothesis import seed as fix_seed
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
 from ..errors import InvalidArgument
 from ..machine import AgenticMachine
-from ..runtime.explore import _Reporter  # the status-line timing explore uses
+from ..runtime.search import Reporter  # the status lines every search shows
 from ..verdict import Verdict
 from .coverage import unreached_prompts
 from .properties import (
@@ -157,7 +157,9 @@ def hypothesis_check(
     Each property gets its own Hypothesis run (so each refuted one gets its own
     minimal counterexample). A property no run broke gets a ``"sampled"`` verdict that
     holds with the number of runs named, never a proof. ``seed`` fixes the generated
-    runs (default: derandomized, the same runs every time). ``progress`` prints a
+    runs (default: derandomized, the same runs every time): the search is a function of
+    the seed, the same in every process whatever its hash seed (the agent's own commands
+    are drawn in a fixed order, and no example database is read or written). ``progress`` prints a
     status line on stderr every two seconds once the check runs for two (``False``:
     never; a function: called with the statistics instead).
     """
@@ -171,7 +173,7 @@ def hypothesis_check(
         start = machine.initial
     results = []
     total = new_log()
-    reporter = _Reporter(_printer(progress))
+    reporter = Reporter(progress, _line)
     for prop in props:
         runs_before = total["runs"]
         holder: list[Any] = []
@@ -198,11 +200,12 @@ def hypothesis_check(
         )
         cx: Counterexample | None = None
         error: BaseException | None = None
+        if seed is not None:
+            # Hypothesis reads the seed of a state-machine test from its class (a seed put
+            # on a wrapper function is not seen, and every process then drew its own runs)
+            cls = fix_seed(seed)(cls)
         try:
-            if seed is None:
-                run_state_machine_as_test(cls, settings=config)
-            else:
-                _seeded(cls, config, seed)
+            run_state_machine_as_test(cls, settings=config)
         except PropertyViolation as exc:
             cx = exc.counterexample
         except Exception as exc:  # noqa: BLE001 - the machine broke the checker itself
@@ -270,34 +273,13 @@ def hypothesis_check(
     )
 
 
-def _printer(progress: Any) -> Any:
-    if progress is False or callable(progress):
-        return progress
-
-    def line(stats: dict[str, Any]) -> None:
-        word = "tested" if stats.get("final") else f"testing {stats['property']}"
-        print(
-            f"agentic-machines: {word}: {stats['runs']:,} runs, {stats['seconds']:.1f} s",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    return line
+def _line(stats: dict[str, Any], final: bool) -> str:
+    word = "tested" if final else f"testing {stats['property']}"
+    return f"agentic-machines: {word}: {stats['runs']:,} runs, {stats['seconds']:.1f} s"
 
 
 def _fields(cx: Counterexample) -> tuple:
     return (cx.completions, cx.states, cx.prompts, cx.explanation, cx.loop, cx.machine, cx.initial)
-
-
-def _seeded(cls: type[RuleBasedStateMachine], config: settings, seed: int) -> None:
-    from hypothesis import seed as fix_seed
-
-    @fix_seed(seed)
-    @config
-    def test() -> None:
-        run_state_machine_as_test(cls, settings=config)
-
-    test()
 
 
 def _parts(properties: Property | Sequence[Property]) -> list[Property]:
