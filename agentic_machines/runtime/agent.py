@@ -506,7 +506,7 @@ class _Linear(_Run):
                     self.error = exc  # it must not reach the agent's handlers
                     self._end(None)
             else:
-                step = _new_step(
+                step: tuple = _new_step(
                     self.step_type,
                     (j - 1, self.before, self.prompt, self.completion, self.state, self.taint),
                 )
@@ -585,6 +585,7 @@ class _Linear(_Run):
             self.taint = True
         if not late:
             outcome: Outcome = DIVERGE if kind is _DIVERGE else HALT
+            result: Any
             if kind is _DIVERGE:
                 result = DIVERGE
             else:

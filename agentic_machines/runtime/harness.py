@@ -79,6 +79,7 @@ class TraceState:
     # One slot, the tuple (parent, last completion, length, hash), set once: making a node
     # is then one tuple and one store (a linear run makes one per step).
     __slots__ = ("_node",)
+    _node: tuple[TraceState | None, str | None, int, int]
 
     def __init__(self, completions: tuple[str, ...] = ()) -> None:
         node: TraceState | None = None
@@ -99,7 +100,7 @@ class TraceState:
             parent, last, length, _ = node._node
             if not length:
                 break
-            out.append(last)
+            out.append(last)  # type: ignore[arg-type]  # a node of length > 0 has one
             node = parent
         return tuple(reversed(out))
 
