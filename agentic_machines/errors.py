@@ -19,6 +19,7 @@ __all__ = [
     "ScriptExhausted",
     "UnmatchedPrompt",
     "ReplayMismatch",
+    "CertificateError",
     "ModelError",
     "Undecided",
     "ClockDependent",
@@ -158,6 +159,33 @@ class ReplayMismatch(AgenticMachinesError):
         self.index = index
         self.expected = expected
         self.got = got
+
+
+class CertificateError(AgenticMachinesError):
+    """An internal error: a certificate the toolkit was about to return did not re-check.
+
+    Every counterexample a check returns is replayed on the machine, and the property is
+    checked again on the replayed run, before it is returned (likewise every named
+    obstruction state of the deciders is checked again). When that fails, the toolkit
+    raises this instead of returning a certificate that is not true: either the machine's
+    harness is not a function (the replay gave another outcome) or it is a bug of
+    agentic_machines. ``property`` names the property (or the relation) concerned.
+
+    >>> str(CertificateError("halts_within(3)", "the replay halted after 2 steps"))
+    'internal error: the counterexample to halts_within(3) did not re-check: the replay halted after 2 steps. Check that the harness is a function (same state and completion, same outcome); if it is, report this as a bug of agentic_machines, with the machine'
+    """
+
+    def __init__(self, property: str, problem: str, what: str = "counterexample") -> None:
+        super().__init__(
+            f"internal error: the {what} to {property} did not re-check: {problem}. Check that "
+            "the harness is a function (same state and completion, same outcome); if it is, "
+            "report this as a bug of agentic_machines, with the machine"
+        )
+        self.property, self.problem, self.what = property, problem, what
+
+    def __reduce__(self) -> tuple:
+        # pickled with its arguments (a check on an executor sends exceptions back)
+        return (type(self), (self.property, self.problem, self.what))
 
 
 class ModelError(AgenticMachinesError):

@@ -75,10 +75,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BudgetExceeded, InvalidArgument
 from ..execution.codeexec import Request, contained
-from ..execution.sandbox import Limits, Scaffold, make_executor, resolve_isolation
+from ..execution.sandbox import Limits, Scaffold, make_executor
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, record
+from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -101,6 +101,7 @@ __all__ = [
     "render_messages",
     "prompt_summary",
     "run_outline",
+    "run_levels",
     "find_code_blocks",
     "find_final",
     "format_output",
@@ -611,32 +612,23 @@ def machine(
     >>> m.name, m.kwargs["isolation"]
     ('rlm', 'inline')
     """
-    m = HarnessMachine(
+    return recorded_machine(
+        "rlm.machine",
         rlm_program,
-        context,
-        query,
-        max_turns=max_turns,
-        max_output=max_output,
-        block_lines=block_lines,
-        max_depth=max_depth,
-        isolation=resolve_isolation(isolation),
-        timeout_s=timeout_s,
-        limits=limits,
-        name="rlm",
+        "rlm",
+        ["context", "query"],
+        dict(
+            context=context,
+            query=query,
+            max_turns=max_turns,
+            max_output=max_output,
+            block_lines=block_lines,
+            max_depth=max_depth,
+            isolation=isolation,
+            timeout_s=timeout_s,
+            limits=limits,
+        ),
     )
-    options = dict(
-        context=context,
-        query=query,
-        max_turns=max_turns,
-        max_output=max_output,
-        block_lines=block_lines,
-        max_depth=max_depth,
-        # where blocks run is part of the options: the rebuilt machine must run them alike
-        isolation=m.kwargs["isolation"],
-        timeout_s=timeout_s,
-        limits=limits,
-    )
-    return record(m, "rlm.machine", options)
 
 
 def scripted_model() -> ScriptedModel:
@@ -771,11 +763,31 @@ def prompt_summary(prompt: str) -> str:
     return f"child RLM (context of {size.group(1) if size else '?'} characters), {where}"
 
 
+def run_levels(prompts: Iterable[str]) -> list[tuple[int, str]]:
+    """Each prompt of a run with its nesting level and :func:`prompt_summary`: root turns
+    at 0, a child RLM's turns at 1, a plain sub-call one level below the RLM that made
+    it. (Prompts tell a child from the root, not one child depth from another: at
+    ``max_depth`` 2 the levels are exact.) :func:`run_outline` prints them;
+    :func:`agentic_machines.drawing.nesting.draw_nesting` draws them as nested blocks.
+
+    >>> run_levels([machine().prompt(initial), "<|user|>\\nRiver?\\n"])
+    [(0, 'root RLM, turn 1'), (1, 'sub-call: River?')]
+    """
+    levels, level = [], 0
+    for prompt in prompts:
+        summary = prompt_summary(prompt)
+        if summary.startswith("sub-call"):
+            levels.append((level + 1, summary))
+            continue
+        level = 0 if summary.startswith("root") else 1
+        levels.append((level, summary))
+    return levels
+
+
 def run_outline(prompts: Iterable[str]) -> str:
-    """A run's prompts as an indented outline: root turns flush left, a child RLM's turns
-    one level in, a plain sub-call one level below the RLM that made it. (Prompts tell a
-    child from the root, not one child depth from another: at ``max_depth`` 2 the
-    outline is exact.)
+    """A run's prompts as an indented outline (the levels of :func:`run_levels`): root
+    turns flush left, a child RLM's turns one level in, a plain sub-call one level below
+    the RLM that made it.
 
     >>> child = render_messages([("system", SYSTEM_PROMPT), ("user", metadata_message("q", None)),
     ...                          ("user", turn_message(0, 8))])
@@ -784,15 +796,7 @@ def run_outline(prompts: Iterable[str]) -> str:
       child RLM (context of 1 characters), turn 1
         sub-call: River?
     """
-    lines, level = [], 0
-    for prompt in prompts:
-        summary = prompt_summary(prompt)
-        if summary.startswith("sub-call"):
-            lines.append("  " * (level + 1) + summary)
-            continue
-        level = 0 if summary.startswith("root") else 1
-        lines.append("  " * level + summary)
-    return "\n".join(lines)
+    return "\n".join("  " * level + summary for level, summary in run_levels(prompts))
 
 
 _SYSTEM_HEAD = render_messages([("system", SYSTEM_PROMPT)]) + "<|user|>"
@@ -837,17 +841,7 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 200) ->
     >>> v.status, v.method, v.conditional
     ('refuted', 'fact:F2', True)
     """
-    # the completions are the project's own fixed strings: trusted, scripted code
-    m = m if m is not None else machine(isolation="inline")
     return ANALYSIS.analysis(m, seed=seed, n=n)
-
-
-def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
-    from .sampling import completion_sample, harness_strings
-
-    return completion_sample(
-        valid_completions() + list(SCRIPT) + harness_strings(m), seed=seed, n=n
-    )
 
 
 ANALYSIS = InvariantAnalysis(
@@ -863,6 +857,7 @@ ANALYSIS = InvariantAnalysis(
     deep_script=SCRIPT[:2],
     invariant=successor_invariant,
     invariant_text=INVARIANT_TEXT,
-    sample=_sample,
+    sample=completion_sampler(valid_completions, SCRIPT),
+    default_options={"isolation": "inline"},
 )
 """What ``proofs/rlm_obstruction.md`` is about: :func:`analysis` refutes only inside it."""

@@ -34,7 +34,6 @@ raised ``Undecided``).
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -44,8 +43,8 @@ from typing import Any
 from ..batches import check_sendable, run_batches
 from ..errors import ClockDependent, InvalidArgument
 from ..machine import DIVERGE, HALT, AgenticMachine
-from ..runtime.explore import _Reporter  # the status-line timing explore uses
 from ..runtime.harness import TraceState
+from ..runtime.search import Reporter, search_line
 from ..verdict import Verdict, short_repr
 from .coverage import unreached_prompts
 from .expand import Unknown, expand
@@ -61,6 +60,7 @@ from .properties import (
     flatten,
 )
 from .result import CheckResult, Counterexample, Coverage, PropertyResult
+from .run_check import confirm
 
 __all__ = ["check_properties", "Completions", "BATCH"]
 
@@ -268,7 +268,7 @@ class _Search:
         history: list[tuple] = [tuple(frozenset() for _ in logs)] if logs else []
         if start_clock is None:  # a prompt the clock decided refutes nothing
             self._check_state(0)
-        reporter = _Reporter(self._printer())
+        reporter = Reporter(self.progress, _check_line)
         limit = self.max_states if self.max_states is not None else float("inf")
         max_depth = self.max_depth
         fixed = self.fixed
@@ -380,7 +380,10 @@ class _Search:
         self.bound_depth = self._bound_depth(depth_cut, cut_depth)
         self.stopped_early = stopped_early
         self.truncated = truncated
-        results = [self._verdict(p) for p in self.props]
+        # Every counterexample is replayed, over the alphabet checked, and its property
+        # checked again on the replayed run before it is returned (run_check.confirm).
+        offered = (lambda _prompt: fixed) if fixed is not None else self.choose
+        results = [confirm(machine, self._verdict(p), offered) for p in self.props]
         seconds = time.perf_counter() - began
         stats = self._stats(began, len(queue))
         reporter.finish(stats)
@@ -883,22 +886,9 @@ class _Search:
             "states_per_second": round(n / seconds, 1) if seconds > 0 else float(n),
         }
 
-    def _printer(self) -> Any:
-        if self.progress is False or callable(self.progress):
-            return self.progress
 
-        def line(stats: dict[str, Any]) -> None:
-            word = "checked" if stats.get("final") else "checking"
-            print(
-                f"agentic-machines: {word}: {stats['states']:,} states, "
-                f"{stats['transitions']:,} transitions, depth {stats['depth']}, "
-                f"{stats['queued']:,} queued, {stats['states_per_second']:,.0f} states/s, "
-                f"{stats['seconds']:.1f} s",
-                file=sys.stderr,
-                flush=True,
-            )
-
-        return line
+def _check_line(stats: dict[str, Any], final: bool) -> str:
+    return search_line(stats, final, ("checking", "checked"), "transitions")
 
 
 def _one_line(text: str) -> str:

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._text import one_line
 from ..errors import UnknownProperty
 from ..machine import DIVERGE, HALT
 from ..runtime.run import Step, Trace
@@ -174,7 +175,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())[:200]
+    return one_line(text)[:200]
 
 
 @dataclass(frozen=True)

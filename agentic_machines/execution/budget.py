@@ -33,7 +33,15 @@ from typing import Any
 
 from ..errors import BudgetExceeded, InvalidArgument
 
-__all__ = ["LineBudget", "BudgetExceeded", "checkpoint", "restore_tracing", "uncharged"]
+__all__ = [
+    "LineBudget",
+    "BudgetExceeded",
+    "checkpoint",
+    "restore_tracing",
+    "uncharged",
+    "count_running",
+    "positive_budget",
+]
 
 _active: list[LineBudget] = []
 _previous_trace: Any = None
@@ -48,6 +56,24 @@ _lines = 0
 _deadline: float = float("inf")  # the count past which the first active budget is spent
 
 
+def positive_budget(limit: int, what: str = "a line budget") -> int:
+    """``limit`` when it is a positive whole number of lines, else :class:`InvalidArgument`
+    saying what to pass: the one check of every line budget (a budget, a block, a replay).
+
+    >>> positive_budget(100)
+    100
+    >>> positive_budget(0, "line_budget")
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.InvalidArgument: line_budget must be a positive number of lines, got 0; pass e.g. 10_000
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+        raise InvalidArgument(
+            f"{what} must be a positive number of lines, got {limit!r}; pass e.g. 10_000"
+        )
+    return limit
+
+
 class LineBudget:
     """A context manager that allows at most ``limit`` executed lines inside it.
 
@@ -60,11 +86,7 @@ class LineBudget:
     """
 
     def __init__(self, limit: int) -> None:
-        if limit <= 0:
-            raise InvalidArgument(
-                f"a line budget must be a positive number of lines, got {limit!r}; pass e.g. 10_000"
-            )
-        self.limit = limit
+        self.limit = positive_budget(limit)
         self._used = 0
         self._base: int | None = None  # the line count when entered minus the lines used before
 
@@ -175,6 +197,37 @@ def uncharged(fn: Any) -> Any:
     """
     _uncharged.add(fn.__code__)
     return fn
+
+
+def count_running(frame: FrameType | None, stop: CodeType) -> None:
+    """Count, from now on, the lines of ``frame`` and its callers down to a frame of ``stop``.
+
+    The tracer decides whether to count a frame's lines when the frame is called, so a
+    frame that was already running when the first budget was entered is not counted
+    (only the caller of ``__enter__`` is). Call this, before entering the budget, to
+    give ``frame`` and the frames below it (up to, not including, the first frame
+    running ``stop``) the decision they would have had if a budget had been active when
+    they were called: a computation run part of the way uncounted is then counted from
+    here exactly as if it had been counted all along.
+
+    >>> import sys
+    >>> def outer():
+    ...     inner()
+    ...     total = 0
+    ...     for i in range(3):
+    ...         total += i
+    ...     return b.used
+    >>> def inner():
+    ...     global b
+    ...     count_running(sys._getframe(1), stop=sys._getframe(2).f_code)
+    ...     b = LineBudget(100).__enter__()
+    >>> outer() >= 6  # the loop in outer, which was running before the budget, counted
+    True
+    >>> b.__exit__(None, None, None)
+    """
+    while frame is not None and frame.f_code is not stop:
+        frame.f_trace = _global_trace(frame, "call", None)
+        frame = frame.f_back
 
 
 def _global_trace(frame: FrameType, event: str, arg: Any) -> Any:

@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, NoReturn
 
 from .._files import excerpt
+from .._text import clip
 from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, TraceError, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel, show_outcome
 from ._jsonl import (
@@ -73,6 +74,7 @@ from ._jsonl import (
     brief,
     read_json_records,
 )
+from .agent import AgentMachine
 from .harness import TraceState
 from .models import Model, ScriptedModel, describe_difference, shorten
 
@@ -331,19 +333,19 @@ class Trace:
         lines = [self._head()]
         previous: str | None = None
         for step in self.steps:
-            lines.append(_fit(f"step {step.index}  state {step.state!r}", width))
+            lines.append(clip(f"step {step.index}  state {step.state!r}", width))
             kept, added = prompt_gain(previous, step.prompt)
             if full or not kept:
                 if full and "\n" in step.prompt:
                     lines.append("  prompt")
                     lines.extend(f"    | {ln}" for ln in step.prompt.split("\n"))
                 else:
-                    lines.append(_fit(f"  prompt      {step.prompt!r}", width))
+                    lines.append(clip(f"  prompt      {step.prompt!r}", width))
             else:
-                lines.append(_fit(f"  prompt +    (after {kept} kept) {added!r}", width))
+                lines.append(clip(f"  prompt +    (after {kept} kept) {added!r}", width))
             lines.append(f"  completion  {step.completion!r}")
             clock = " (clock)" if step.clock else ""
-            lines.append(_fit(f"  outcome     {show_outcome(step.outcome)}{clock}", width))
+            lines.append(clip(f"  outcome     {show_outcome(step.outcome)}{clock}", width))
             previous = step.prompt
         return "\n".join(lines)
 
@@ -454,11 +456,6 @@ def _may_be_state(machine: AgenticMachine, value: Any) -> bool:
         return value in states
     except TypeError:
         return False
-
-
-def _fit(text: str, width: int) -> str:
-    """One line of at most ``width`` characters (an ellipsis marks a cut)."""
-    return text if len(text) <= width else text[: max(width, 2) - 1] + "…"
 
 
 def _machine_name(machine: AgenticMachine) -> str:
@@ -573,7 +570,21 @@ def _steps(
     record = trace.steps.append
     write = writer.step if writer is not None else None
     make_step = tuple.__new__  # what Step(...) does, without the generated wrapper
-    for index in range(trace.max_steps or 0):
+
+    def ask(prompt: str) -> str | None:
+        return _ask(complete, prompt, trace, raise_errors)
+
+    first = 0
+    if isinstance(machine, AgentMachine) and machine._runs_linearly(state, trace.max_steps or 0):
+        # An agent function runs once, calling the model itself: no greenlet switch per
+        # step (runtime/agent.py, _Linear); the same steps as the loop below would make.
+        handed = machine._run_linear(trace, ask, write, Step)
+        if handed is None:
+            if trace.end == "model-error" and raise_errors:
+                raise trace.error  # type: ignore[misc]
+            return trace
+        state, first = handed, len(trace.steps)  # it goes on step by step from there
+    for index in range(first, trace.max_steps or 0):
         timed = False  # this step's prompt or outcome came from the clock
         try:
             prompt = prompt_of(state)
@@ -582,21 +593,10 @@ def _steps(
         except Undecided as exc:
             trace.end, trace.message = "undecided", str(exc)
             return trace
-        try:
-            completion = complete(prompt)
-            if type(completion) is not str and not isinstance(completion, str):
-                raise InvalidArgument(
-                    f"the model answered {completion!r} ({type(completion).__name__}); completions must be strings (C = str)"
-                )
-        except Exception as exc:  # noqa: BLE001 - a model failure ends the run; the trace keeps it
+        completion = ask(prompt)
+        if completion is None:
             if raise_errors:
-                trace.end = "model-error"
-                raise
-            trace.end, trace.message, trace.error = (
-                "model-error",
-                f"{type(exc).__name__}: {exc}",
-                exc,
-            )
+                raise trace.error  # type: ignore[misc]
             return trace
         try:
             outcome = harness(state, completion)
@@ -615,6 +615,24 @@ def _steps(
         state = outcome
     trace.end = "max_steps"
     return trace
+
+
+def _ask(complete: Any, prompt: str, trace: Trace, raise_errors: bool) -> str | None:
+    """The model's completion for ``prompt``, or None when the model failed: the trace
+    then ends with ``"model-error"`` and keeps the exception (its caller re-raises it with
+    ``raise_errors``, once out of any agent function that could catch it)."""
+    try:
+        completion = complete(prompt)
+        if type(completion) is not str and not isinstance(completion, str):
+            raise InvalidArgument(
+                f"the model answered {completion!r} ({type(completion).__name__}); completions must be strings (C = str)"
+            )
+        return completion
+    except Exception as exc:  # noqa: BLE001 - a model failure ends the run; the trace keeps it
+        trace.end, trace.error = "model-error", exc
+        if not raise_errors:
+            trace.message = f"{type(exc).__name__}: {exc}"
+        return None
 
 
 def prompt_gain(previous: str | None, prompt: str) -> tuple[int, str]:
