@@ -10,7 +10,7 @@ A *target* is one of
   function ``fn(model, ...)`` that :func:`~agentic_machines.runtime.agent.agent_machine`
   turns into a machine. The attribute may be dotted (``module:Class.factory``).
 
-:func:`resolve_target` turns a target into a :class:`~agentic_machines.cli.catalog.Entry`
+:func:`resolve_target` turns a target into a :class:`~agentic_machines.catalog.Entry`
 (the machine, where to start, how to explore and what to highlight), so ``check``,
 ``diagram``, ``run``, ``explore``, ``export`` and later commands treat all of them
 alike. A target that cannot be used raises
@@ -45,7 +45,7 @@ from typing import Any
 
 from ..errors import InvalidMachineFile, UnknownMachine
 from ..machine import AgenticMachine
-from .catalog import Entry, names, resolve
+from ..catalog import Entry, names, resolve
 
 __all__ = ["resolve_target", "TARGET_HELP", "load_object"]
 

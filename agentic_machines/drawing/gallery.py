@@ -9,7 +9,7 @@ call it. The pictures (``PICTURES``, in order):
   commuting square;
 - ``fans``: the successor fan of the SPE seed state x* and of ReAct's initial state;
 - ``architectures``: each architecture's explored graph with the obstruction state of
-  its verdict marked (the graphs of :func:`agentic_machines.cli.contrast.architecture_graph`);
+  its verdict marked (the graphs of :func:`agentic_machines.contrast.architecture_graph`);
 - ``repl_plan``: the tree of REPLs that REPL-Plan builds for count-to-four.
 
 Every picture is drawn by :mod:`agentic_machines.drawing.diagrams` from a graph made by
@@ -108,12 +108,12 @@ def fixture_pictures() -> list[Picture]:
     """``f2-add``, ``f2-mul``, ``f2-const``: every state drawn, SPE states in gold.
 
     The same graphs and marks as ``agentic-machines diagram f2-add`` (both go through
-    :mod:`agentic_machines.cli.catalog`).
+    :mod:`agentic_machines.catalog`).
 
     >>> [p.stem for p in fixture_pictures()]
     ['f2-add', 'f2-mul', 'f2-const']
     """
-    from ..cli.catalog import resolve
+    from ..catalog import resolve
 
     pictures = []
     for name in ("f2-add", "f2-mul", "f2-const"):
@@ -173,7 +173,7 @@ def fan_pictures() -> list[Picture]:
     >>> [p.stem for p in fan_pictures()]
     ['fan-spe', 'fan-react']
     """
-    from ..cli.catalog import resolve
+    from ..catalog import resolve
 
     pictures = []
     for name in ("spe", "react"):
@@ -204,7 +204,7 @@ def architecture_pictures() -> list[Picture]:
     """Each architecture's explored graph, the obstruction state of its verdict marked.
 
     The graph and marks of ``agentic-machines diagram NAME``
-    (:mod:`agentic_machines.cli.catalog`), deep enough to reach the obstruction state:
+    (:mod:`agentic_machines.catalog`), deep enough to reach the obstruction state:
     two steps, more when the obstruction lies deeper (REPL-Plan's is three completions
     away).
 
@@ -212,7 +212,7 @@ def architecture_pictures() -> list[Picture]:
     ['adaplanner', 'adapt', 'codeact', 'pal', 'react', 'reflexion', 'repl_plan', 'rlm', 'spe', 'spell', 'thread', 'tot']
     """
     from ..architectures import ARCHITECTURES
-    from ..cli.catalog import resolve
+    from ..catalog import resolve
 
     pictures = []
     for name, module in ARCHITECTURES.items():
