@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_machines.architectures.goldens import check_golden
+from agentic_machines.testing import check_golden
 from agentic_machines.cek import first_boundary, parse, run_program
 from agentic_machines.cek.machine import HALT_K, Boundary, Halted, Ret, run_by_steps, step
 from agentic_machines.cek.stepper import kont_text, show_state, start_state

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from agentic_machines import HALT, TraceState, is_sentinel
 from agentic_machines.architectures import react
-from agentic_machines.architectures.goldens import check_golden
+from agentic_machines.testing import check_golden
 from agentic_machines.architectures.sampling import CONTROL_WORDS, completion_strategy
 from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from agentic_machines import DIVERGE, HALT
 from agentic_machines.architectures import repl_plan as rp
 from agentic_machines.architectures.environments import CountEnv
-from agentic_machines.architectures.goldens import check_golden, render_trace
+from agentic_machines.testing import check_golden, render_trace
 from agentic_machines.errors import ScriptExhausted
 from agentic_machines.machine import is_sentinel
 from agentic_machines.runtime.run import run

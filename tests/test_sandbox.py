@@ -14,7 +14,7 @@ import pytest
 from agentic_machines.architectures import repl_plan as rp
 from agentic_machines.architectures import rlm
 from agentic_machines.architectures.environments import CountEnv
-from agentic_machines.architectures.goldens import render_trace
+from agentic_machines.testing import render_trace
 from agentic_machines.errors import InvalidArgument
 from agentic_machines.execution import wire
 from agentic_machines.execution.codeexec import drive_rest
