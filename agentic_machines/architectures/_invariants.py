@@ -298,7 +298,7 @@ def refute_by_invariant(
     ``"completions_tested"``.
 
     >>> from agentic_machines.architectures import react
-    >>> from agentic_machines.architectures.sampling import completion_sample
+    >>> from agentic_machines.checking.sampling import completion_sample
     >>> m = react.machine()
     >>> v = refute_by_invariant(m, m.initial, deep_script=react.SCRIPT[:2],
     ...     invariant=react.successor_invariant, invariant_text=react.INVARIANT_TEXT,

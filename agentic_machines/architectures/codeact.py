@@ -321,7 +321,7 @@ def diagram_completions(prompt: str) -> list[str]:
 
 
 def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
-    from .sampling import completion_sample, harness_strings
+    from ..checking.sampling import completion_sample, harness_strings
 
     return completion_sample(
         valid_completions() + list(SCRIPT) + harness_strings(m),

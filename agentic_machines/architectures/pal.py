@@ -295,7 +295,7 @@ def diagram_completions(prompt: str) -> list[str]:
 
 
 def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
-    from .sampling import completion_sample, harness_strings
+    from ..checking.sampling import completion_sample, harness_strings
 
     # the endless loop is left out: it costs a whole line budget per replay
     valid = [c for c in valid_completions() if "while True" not in c]

@@ -1091,7 +1091,7 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 200) ->
 
 
 def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
-    from .sampling import completion_sample
+    from ..checking.sampling import completion_sample
 
     return completion_sample(valid_completions(), seed=seed, n=n, huge_size=20_000)
 

@@ -843,7 +843,7 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 200) ->
 
 
 def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
-    from .sampling import completion_sample, harness_strings
+    from ..checking.sampling import completion_sample, harness_strings
 
     return completion_sample(
         valid_completions() + list(SCRIPT) + harness_strings(m), seed=seed, n=n

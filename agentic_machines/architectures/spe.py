@@ -190,7 +190,7 @@ def non_spe_state() -> Verdict:
     ('refuted', 'fact:F5', True)
     """
     from ..generation import MIN_PREMISE_TESTS, cardinality_obstruction
-    from .sampling import completion_sample
+    from ..checking.sampling import completion_sample
 
     m = machine()
     beta_a = first_boundary(NON_SPE_PROGRAM)

@@ -445,7 +445,7 @@ def _cut(text: str) -> str:
 
 
 def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
-    from .sampling import completion_sample, harness_strings
+    from ..checking.sampling import completion_sample, harness_strings
 
     return completion_sample(
         valid_completions() + list(SCRIPT) + harness_strings(m), seed=seed, n=n
