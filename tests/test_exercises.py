@@ -11,7 +11,7 @@ import pytest
 
 from agentic_machines import HALT, TableMachine
 from agentic_machines.architectures import repl_plan as rp
-from agentic_machines.drawing.gallery import menu_and_loop
+from agentic_machines.fixtures import menu_and_loop
 from agentic_machines.embedding import compose, find_embeddings, identity
 from agentic_machines.errors import InvalidArgument
 from agentic_machines.exercises import EXERCISES, check, check_file, exercise

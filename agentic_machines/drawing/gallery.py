@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidArgument
-from ..machine import HALT, TableMachine
+from ..fixtures import menu_and_loop
 
 __all__ = [
     "write_gallery",
@@ -41,39 +41,12 @@ __all__ = [
     "Picture",
     "REPL_LEGEND",
     "PICTURES",
-    "menu_and_loop",
     "fixture_pictures",
     "embedding_picture",
     "fan_pictures",
     "architecture_pictures",
     "repl_plan_picture",
 ]
-
-
-def menu_and_loop() -> tuple[TableMachine, TableMachine]:
-    """The two machines of tutorial chapter 2: ``loop`` embeds into ``menu`` twice.
-
-    >>> menu, loop = menu_and_loop()
-    >>> menu.prompt("a") == loop.prompt("q")
-    True
-    """
-    menu = TableMachine(
-        {"s0": "menu", "a": "continue?", "b": "continue?"},
-        {
-            ("s0", "yes"): "a",
-            ("s0", "no"): "b",
-            ("a", "yes"): "a",
-            ("a", "no"): HALT,
-            ("b", "yes"): "b",
-            ("b", "no"): HALT,
-        },
-        initial="s0",
-        name="menu",
-    )
-    loop = TableMachine(
-        {"q": "continue?"}, {("q", "yes"): "q", ("q", "no"): HALT}, initial="q", name="loop"
-    )
-    return menu, loop
 
 
 @dataclass
