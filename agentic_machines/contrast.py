@@ -26,9 +26,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .catalog import scripted_machine
 from .verdict import Verdict
 from .verdict import short_repr as _short
-from .catalog import scripted_machine
 
 __all__ = [
     "Row",

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from agentic_machines import HALT, TraceState, is_sentinel
 from agentic_machines.architectures import react
-from agentic_machines.testing import check_golden
 from agentic_machines.checking.sampling import CONTROL_WORDS, completion_strategy
 from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
+from agentic_machines.testing import check_golden
 
 GOLDEN = Path(__file__).parent / "golden" / "react"
 M = react.machine()

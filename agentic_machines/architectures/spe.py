@@ -189,8 +189,8 @@ def non_spe_state() -> Verdict:
     >>> v.status, v.method, v.conditional
     ('refuted', 'fact:F5', True)
     """
-    from ..generation import MIN_PREMISE_TESTS, cardinality_obstruction
     from ..checking.sampling import completion_sample
+    from ..generation import MIN_PREMISE_TESTS, cardinality_obstruction
 
     m = machine()
     beta_a = first_boundary(NON_SPE_PROGRAM)

@@ -43,9 +43,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from ..catalog import Entry, names, resolve
 from ..errors import InvalidMachineFile, UnknownMachine
 from ..machine import AgenticMachine
-from ..catalog import Entry, names, resolve
 
 __all__ = ["resolve_target", "TARGET_HELP", "load_object"]
 

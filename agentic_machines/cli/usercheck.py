@@ -22,10 +22,10 @@ from __future__ import annotations
 import sys
 from typing import IO, Any
 
+from ..catalog import Entry
 from ..errors import InvalidArgument
 from ..generation import is_spe_state
 from ..machine import AgenticMachine, is_sentinel
-from ..catalog import Entry
 
 __all__ = ["check_infinite", "MORE"]
 
