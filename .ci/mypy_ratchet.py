@@ -20,7 +20,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = ROOT / ".ci" / "mypy-baseline.json"
 # Module paths (or folders) that must type-check with no error: the formal core first.
-MUST_BE_CLEAN: list[str] = []
+MUST_BE_CLEAN: list[str] = [
+    "agentic_machines/machine.py",
+    "agentic_machines/verdict.py",
+    "agentic_machines/generation.py",
+    "agentic_machines/embedding.py",
+    # runtime/ and checking/ but explore.py, parallel.py, search.py and check.py (whose types
+    # come with the one search kernel, issue 26 item 1): listed file by file until then.
+    "agentic_machines/runtime/__init__.py",
+    "agentic_machines/runtime/_jsonl.py",
+    "agentic_machines/runtime/agent.py",
+    "agentic_machines/runtime/harness.py",
+    "agentic_machines/runtime/models.py",
+    "agentic_machines/runtime/run.py",
+    "agentic_machines/checking/__init__.py",
+    "agentic_machines/checking/adversarial.py",
+    "agentic_machines/checking/coverage.py",
+    "agentic_machines/checking/expand.py",
+    "agentic_machines/checking/properties.py",
+    "agentic_machines/checking/result.py",
+    "agentic_machines/checking/stateful.py",
+]
 _LINE = re.compile(r"^(?P<path>[^:\s]+\.py):\d+: error: ")
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import IO, Any
 
 from .errors import InvalidArgument
@@ -160,7 +160,7 @@ def read_regular(
 
 def read_lines(
     path: str | os.PathLike, *, limit: int, what: str, error: Error, advice: str = SMALLER
-) -> Iterator[tuple[bytes, bool]]:
+) -> Generator[tuple[bytes, bool], None, None]:
     r"""The lines of the regular file ``path`` as ``(bytes, terminated)``, read in chunks.
 
     Each line comes without its ``\n``; ``terminated`` is False only for a last line with

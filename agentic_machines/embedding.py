@@ -130,8 +130,9 @@ def identity(machine: AgenticMachine) -> Embedding:
     >>> bool(check_embedding(identity(fixture("f2-const"))))
     True
     """
-    if machine.states is not None:
-        return Embedding(machine, machine, {s: s for s in distinct_states(machine)})
+    declared = distinct_states(machine)
+    if declared is not None:
+        return Embedding(machine, machine, {s: s for s in declared})
     return Embedding(machine, machine, _identity_fn)
 
 
@@ -221,17 +222,17 @@ def check_embedding(
         raise InvalidArgument(
             f"completions must be a list of strings, not the string {completions!r}; wrap it: [{completions!r}]"
         )
+    own = distinct_completions(source)
     if completions is not None:
         alphabet = list(completions)
-        own = distinct_completions(source)
         outside = [c for c in alphabet if own is not None and c not in own]
         if outside:
             raise InvalidArgument(
                 f"completion {outside[0]!r} is not in the alphabet of the source {source.name!r}; "
                 "sample only its completions"
             )
-    elif source.completions is not None:
-        alphabet = list(distinct_completions(source))
+    elif own is not None:
+        alphabet = list(own)
     else:
         alphabet = list(distinct_completions(target) or ())
     # an empty alphabet is nothing to check only when it stands for every string
@@ -424,8 +425,9 @@ class _Search:
     def __init__(
         self, source: AgenticMachine, target: AgenticMachine, into: Iterable[Hashable] | None
     ) -> None:
-        empty = source.states is not None and len(distinct_states(source)) == 0
-        if source.states is None or (source.completions is None and not empty):
+        declared = distinct_states(source)
+        empty = declared is not None and len(declared) == 0
+        if declared is None or (source.completions is None and not empty):
             raise InvalidArgument(
                 f"find_embeddings needs a finite source machine; {source.name!r} has no finite "
                 "states/completions. Check a given embedding with check_embedding(..., states=...) instead."
@@ -449,7 +451,7 @@ class _Search:
             self.alphabet = list(own or ())
         self.failure: tuple[str, Any, str, dict] | None = None
         self.stats = {"nodes": 0, "conflicts": 0}
-        self.src = sorted(distinct_states(source), key=rank)
+        self.src = sorted(declared, key=rank)
         self.src_index = {s: i for i, s in enumerate(self.src)}
         # An empty machine is a machine over every alphabet (proofs/empty_machine.md), so
         # the alphabets are compared only when both sides have a state.
@@ -500,19 +502,20 @@ class _Search:
 
     def _build_target(self, into: Iterable[Hashable] | None) -> None:
         target = self.target
-        pool = (
-            list(distinct_states(target))
-            if into is None
-            else [t for t in into if not is_sentinel(t)]
-        )
-        if into is not None and target.states is not None:
-            known = state_set(target)
-            pool = [t for t in pool if t in known]
+        known = state_set(target)
+        if into is None:
+            # __init__ refused an infinite target without into=, so known is a set here
+            pool = list(distinct_states(target) or ())
+        else:
+            pool = [t for t in into if not is_sentinel(t)]
+            if known is not None:
+                pool = [t for t in pool if t in known]
         pool = sorted(dict.fromkeys(pool), key=rank)
         if target is self.source and pool == self.src:
             # The search of X inside all of X: the source rows were encoded, so every
             # outcome is a declared state or a sentinel and nothing leaves the pool.
-            self.pool_size, self.escape = len(pool), None
+            self.pool_size = len(pool)
+            self.escape: tuple | None = None  # one (state, completion, outcome) leaving the pool
             self.tgt, self.tgt_index, self.tgt_next = self.src, self.src_index, self.src_next
             return
         alive = set(pool)
@@ -521,7 +524,7 @@ class _Search:
         succ: dict[Hashable, list[Outcome]] = {t: self._row(target, t) for t in pool}
         preds: dict[Hashable, list[Hashable]] = {t: [] for t in pool}
         bad = []
-        self.escape: tuple | None = None  # one (state, completion, outcome) that leaves the pool
+        self.escape = None
         for t, row in succ.items():
             for c, o in zip(self.alphabet, row):
                 if o is HALT or o is DIVERGE:

@@ -39,10 +39,12 @@ from .machine import (
     DIVERGE,
     HALT,
     AgenticMachine,
+    FiniteParts,
     Outcome,
     check_closed,
     distinct_completions,
     distinct_states,
+    finite_parts,
     is_sentinel,
     state_set,
 )
@@ -59,6 +61,9 @@ __all__ = [
     "MIN_PREMISE_TESTS",
     "proof_exists",
 ]
+
+# A loader gives, for each target state s, the completion c with h(x, c) = e(s).
+Loader = Mapping[Hashable, str] | Callable[[Hashable], str]
 
 
 def successors(
@@ -117,9 +122,9 @@ def _witness_shape(
     machine: AgenticMachine,
     target: AgenticMachine,
     embedding: Embedding | None,
-    loader: Any,
-) -> None:
-    """A witness is an embedding of the target into the machine AND a loader."""
+    loader: Loader | None,
+) -> tuple[Embedding, Loader]:
+    """A witness is an embedding of the target into the machine AND a loader: both, checked."""
     if embedding is None or loader is None:
         raise InvalidArgument(
             "a witness is an embedding AND a loader; pass both embedding= and loader=."
@@ -133,6 +138,7 @@ def _witness_shape(
             f"the embedding must go from the target {target.name!r} into {machine.name!r}; "
             f"it goes from {embedding.source.name!r} into {embedding.target.name!r}."
         )
+    return embedding, loader
 
 
 # ---------------------------------------------------------------------------------------
@@ -197,13 +203,15 @@ def completion_generates(
     # anything is decided about it (check_closed skips machines that are not finite).
     check_closed(target)
     check_closed(machine)
-    if target.states is not None and len(distinct_states(target)) == 0:
+    declared = distinct_states(target)
+    if declared is not None and len(declared) == 0:
         return _empty_target(machine, state, target, claim)
-    if target.is_finite and machine.completions is not None:
+    parts = finite_parts(target)
+    if parts is not None and machine.completions is not None:
         # Exact first: a finite question is decided over everything, whatever sample or
         # witness was given (a witness is only a hint, and a sample never makes a finite
         # decision 'sampled'), so the answer cannot depend on what the caller passed.
-        verdict = _decide(machine, state, target, claim)
+        verdict = _decide(machine, state, target, parts, claim)
         return _hint_note(verdict, machine, state, target, embedding, loader, claim)
     rejected: Verdict | None = None  # an undecided witness check, kept for its reason
     if embedding is not None or loader is not None:
@@ -219,15 +227,15 @@ def completion_generates(
         sample = [
             s for s in dict.fromkeys(states) if not is_sentinel(s)
         ]  # sentinels are outcomes, not states
-        if target.states is not None:
-            known = state_set(target)
+        known = state_set(target)
+        if known is not None:
             unknown = [s for s in sample if s not in known]
             if unknown:
                 raise InvalidArgument(
                     f"{_short(unknown[0])} is not a state of {target.name!r}; sample only its states."
                 )
     else:
-        sample = [] if target.states is None else list(distinct_states(target))
+        sample = [] if declared is None else list(declared)
     checked = 0
     if machine.completions is None:
         why = (
@@ -410,12 +418,15 @@ def _refute_by_prompts(
     return None
 
 
-def _decide(machine: AgenticMachine, x: Hashable, target: AgenticMachine, claim: str) -> Verdict:
-    """Exact decision: F2, then F5, then the F6 search inside succ(x)."""
+def _decide(
+    machine: AgenticMachine, x: Hashable, target: AgenticMachine, parts: FiniteParts, claim: str
+) -> Verdict:
+    """Exact decision: F2, then F5, then the F6 search inside succ(x) (``parts``: the
+    finite target's S and C)."""
     succ = successors(machine, x)
     loaders = _successor_loaders(succ)
     checked = len(succ)
-    targets = sorted(distinct_states(target), key=rank)
+    targets = sorted(parts.states, key=rank)
     details = {
         "successor_states": len(loaders),
         "target_states": len(targets),
@@ -427,7 +438,7 @@ def _decide(machine: AgenticMachine, x: Hashable, target: AgenticMachine, claim:
     search = _Search(target, machine, list(loaders))
     for e in search.embeddings():
         loader = {s: loaders[e(s)] for s in targets}
-        checked += len(targets) * len(distinct_completions(target) or ())
+        checked += len(targets) * len(parts.completions)
         return Verdict(
             True,
             claim,
@@ -474,10 +485,11 @@ def _check_witness(
     claim: str,
     executor: Executor | None = None,
 ) -> Verdict:
-    _witness_shape(machine, target, embedding, loader)
+    embedding, loader = _witness_shape(machine, target, embedding, loader)
     sample = None if states is None else list(states)
     if sample is None:
-        if target.states is None:
+        declared = distinct_states(target)
+        if declared is None:
             return Verdict(
                 None,
                 claim,
@@ -485,7 +497,7 @@ def _check_witness(
                 0,
                 reason=f"{target.name} is infinite; pass states=[...] to check the witness on a sample",
             )
-        sample = list(distinct_states(target))
+        sample = list(declared)
     sample = sorted(dict.fromkeys(sample), key=rank)
     comp_list = None if completions is None else list(completions)
     load = loader.__getitem__ if isinstance(loader, Mapping) else loader
@@ -612,7 +624,8 @@ def is_spe_state(
     >>> v.holds, v.method, v.witness.loader
     (True, 'fact:F1', {0: '0', 1: '1'})
     """
-    if not machine.is_finite:
+    parts = finite_parts(machine)
+    if parts is None:
         return completion_generates(
             machine,
             state,
@@ -628,13 +641,16 @@ def is_spe_state(
     _check_state_of(machine, state)
     check_closed(machine)  # F1 is a fact about machines that stay inside S
     claim = _claim(machine, state, machine)
-    verdict = _f1_verdict(machine, state, claim)
+    verdict = _f1_verdict(machine, parts, state, claim)
     return _hint_note(verdict, machine, state, machine, embedding, loader, claim)
 
 
-def _f1_verdict(machine: AgenticMachine, state: Hashable, claim: str) -> Verdict:
-    """F1 on a finite, closed machine: is every state a successor of ``state``?"""
-    states, alphabet = distinct_states(machine), distinct_completions(machine)
+def _f1_verdict(
+    machine: AgenticMachine, parts: FiniteParts, state: Hashable, claim: str
+) -> Verdict:
+    """F1 on a finite, closed machine (``parts``: its S and C): is every state a successor
+    of ``state``?"""
+    states, alphabet = parts.states, parts.completions
     loaders, read = _f1_scan(machine, state, alphabet, len(states))
     details = {
         "premise": "S and C are finite (checked)",
@@ -735,16 +751,16 @@ def spe_states(machine: AgenticMachine) -> frozenset:
     >>> sorted(spe_states(fixture("f2-add"))), sorted(spe_states(fixture("f2-const")))
     ([0, 1], [])
     """
-    if not machine.is_finite:
+    parts = finite_parts(machine)
+    if parts is None:
         raise InvalidArgument(
             f"spe_states needs a finite machine; {machine.name!r} has no finite states/completions. "
             "Use is_spe_state(machine, state, ...) on the states you care about."
         )
     check_closed(machine)  # F1 is a fact about machines that stay inside S
-    alphabet, states = distinct_completions(machine), distinct_states(machine)
+    states, everything, alphabet = parts
     if len(states) > len(alphabet):  # F1: S ⊆ succ(x) needs |S| ≤ |C|
         return frozenset()
-    everything = state_set(machine)
     result = []
     for x in states:
         loaders, read = _f1_scan(machine, x, alphabet, len(states))
@@ -1046,8 +1062,8 @@ def cardinality_obstruction(
             reason="no completions were given, so the premise was not tested",
         )
     distinct = sorted(dict.fromkeys(target_states), key=rank)
-    if target.states is not None:
-        known = state_set(target)
+    known = state_set(target)
+    if known is not None:
         distinct = [s for s in distinct if s in known]
     if len(distinct) < 2:
         return Verdict(

@@ -17,7 +17,7 @@ and ``DIVERGE`` (``repr`` ``↑``) are the two sentinel outcomes; text output na
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from .errors import InvalidMachine
 from .verdict import short_repr
@@ -35,6 +35,8 @@ __all__ = [
     "distinct_states",
     "distinct_completions",
     "state_set",
+    "FiniteParts",
+    "finite_parts",
 ]
 
 
@@ -75,6 +77,9 @@ DIVERGE = _Sentinel("↑", "DIVERGE")
 
 State = Hashable
 Outcome = Hashable | _Sentinel
+# A machine's own state type: a subclass whose states are, say, TraceState values
+# declares AgenticMachine[TraceState], so its prompt(state: TraceState) is a proper override.
+StateT = TypeVar("StateT", bound=Hashable)
 
 
 def show_outcome(outcome: object) -> str:
@@ -96,7 +101,7 @@ def is_sentinel(outcome: object) -> bool:
     return outcome is HALT or outcome is DIVERGE
 
 
-class AgenticMachine:
+class AgenticMachine(Generic[StateT]):
     """Base class: subclasses define :meth:`prompt` and :meth:`harness`.
 
     Optional attributes describe what is known about the machine: ``states`` (a finite
@@ -112,16 +117,16 @@ class AgenticMachine:
     (1, False)
     """
 
-    states: Collection[State] | None = None
+    states: Collection[StateT] | None = None
     completions: Sequence[str] | None = None
-    initial: State | None = None
+    initial: StateT | None = None
     name: str = "machine"
 
-    def prompt(self, state: State) -> str:
+    def prompt(self, state: StateT) -> str:
         """Return p(state), the prompt the model sees in ``state``."""
         raise NotImplementedError(f"{type(self).__name__} must define prompt(state)")
 
-    def harness(self, state: State, completion: str) -> Outcome:
+    def harness(self, state: StateT, completion: str) -> Outcome:
         """Return h(state, completion): the next state, ``HALT`` or ``DIVERGE``."""
         raise NotImplementedError(f"{type(self).__name__} must define harness(state, completion)")
 
@@ -200,6 +205,10 @@ class TableMachine(AgenticMachine):
       - transition (0, 'a') -> 1 goes to an unknown state 1
     Fix: give every state a prompt, add a transition for every (state, completion) pair, use only completions of the alphabet, and send transitions only to states in `prompts` or to HALT/DIVERGE.
     """
+
+    # A table is finite by construction: both are always known, never None.
+    states: tuple[State, ...]
+    completions: tuple[str, ...]
 
     def __init__(
         self,
@@ -359,7 +368,7 @@ class FunctionMachine(AgenticMachine):
         if initial is not None and self.states is not None and initial not in self.states:
             raise InvalidMachine(f"initial state {initial!r} is not one of the given states")
         self.initial = initial
-        self.name = name or getattr(harness, "__name__", "function")
+        self.name = name or str(getattr(harness, "__name__", "function"))
 
     def prompt(self, state: State) -> str:
         """p(state), computed by the prompt function."""
@@ -417,13 +426,40 @@ def distinct_completions(machine: AgenticMachine) -> tuple[str, ...] | None:
     return _normalised(machine, "completions", "_am_distinct_completions", _unique)
 
 
-def state_set(machine: AgenticMachine) -> frozenset | None:
+def state_set(machine: AgenticMachine) -> frozenset[State] | None:
     """The declared states as a frozenset, for membership tests (``None`` when S is not finite).
 
     >>> state_set(TableMachine({"a": "go"}, {("a", "x"): HALT}))
     frozenset({'a'})
     """
     return _normalised(machine, "states", "_am_state_set", frozenset)
+
+
+class FiniteParts(NamedTuple):
+    """What an exact decider reads of a finite machine: S in order, S as a set, and C."""
+
+    states: tuple[State, ...]
+    state_set: frozenset[State]
+    completions: tuple[str, ...]
+
+
+def finite_parts(machine: AgenticMachine) -> FiniteParts | None:
+    """S (each state once, in order), S as a frozenset and C (each completion once) of a
+    machine whose states and alphabet are both declared; ``None`` when either is not.
+
+    One test of the result stands for ``is_finite`` and the three look-ups after it, so a
+    decider that reasons about S x C cannot reach them on a machine that lacks one.
+
+    >>> finite_parts(TableMachine({"a": "go"}, {("a", "x"): HALT}))
+    FiniteParts(states=('a',), state_set=frozenset({'a'}), completions=('x',))
+    >>> finite_parts(FunctionMachine(lambda s: "", lambda s, c: s, completions=["x"])) is None
+    True
+    """
+    states, known = distinct_states(machine), state_set(machine)
+    alphabet = distinct_completions(machine)
+    if states is None or known is None or alphabet is None:
+        return None
+    return FiniteParts(states, known, alphabet)
 
 
 # ---------------------------------------------------------------------------------------
@@ -449,11 +485,10 @@ def check_closed(machine: AgenticMachine) -> None:
       ...
     agentic_machines.errors.InvalidMachine: g leaves its declared states: h(1, 'a') = 5, which is not one of its declared states [0, 1] (nor HALT/DIVERGE). Fix: add 5 to `states`, or fix the harness so that it stays inside them.
     """
-    if isinstance(machine, TableMachine) or not machine.is_finite:
+    parts = None if isinstance(machine, TableMachine) else finite_parts(machine)
+    if parts is None:
         return
-    states = distinct_states(machine)
-    known = state_set(machine)
-    alphabet = distinct_completions(machine)
+    states, known, alphabet = parts
     for s in states:
         prompt = machine.prompt(s)
         if not isinstance(prompt, str):

@@ -228,7 +228,9 @@ class Verdict:
     def certificate(self) -> str:
         """A one-line summary of the evidence, for tables."""
         if self.obstruction is not None:
-            given = f" (conditional on {self.premise.proof})" if self.conditional else ""
+            # conditional implies a premise; testing the premise itself lets the checker see it
+            premise = self.premise if self.conditional else None
+            given = f" (conditional on {premise.proof})" if premise is not None else ""
             return f"{self.obstruction.kind} obstruction at {short_repr(self.obstruction.state, 60)}{given}"
         if self.witness is not None:
             return self.witness.description or "embedding + loader"

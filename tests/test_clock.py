@@ -390,3 +390,37 @@ def test_a_worker_that_boots_slower_than_the_block_deadline_is_no_timeout(monkey
         assert (result.status, result.stdout, seen) == ("ok", "42\n", []), result.stderr
     finally:
         ex.close()
+
+
+def test_a_deadline_met_in_another_thread_with_the_callers_context_is_seen():
+    # A tool that hands its work to a thread (asyncio.to_thread copies the context) must
+    # not turn a deadline met there into a fact: the caller's watch sees the note.
+    import asyncio
+    import contextvars
+    import threading
+
+    from agentic_machines.execution import clock
+
+    with clock.watching() as seen:
+        asyncio.run(asyncio.to_thread(clock.note, "a deadline met in a thread"))
+    assert seen == ["a deadline met in a thread"]
+
+    with clock.watching() as seen:
+        context = contextvars.copy_context()
+        worker = threading.Thread(target=context.run, args=(clock.note, "via copy_context"))
+        worker.start()
+        worker.join()
+    assert seen == ["via copy_context"]
+
+
+def test_a_thread_started_without_the_context_cannot_close_or_reach_the_callers_watch():
+    import threading
+
+    from agentic_machines.execution import clock
+
+    with clock.watching() as seen:
+        worker = threading.Thread(target=clock.note, args=("a bare thread",))
+        worker.start()
+        worker.join()
+        clock.note("the caller's own note")
+    assert seen == ["the caller's own note"]

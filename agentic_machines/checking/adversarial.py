@@ -32,7 +32,7 @@ True
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hypothesis import strategies as st
@@ -167,7 +167,7 @@ def unicode_text(max_size: int = 200) -> st.SearchStrategy[str]:
     specials = st.sampled_from(
         ["\u202e", "\u200b", "\u200d", "\ufeff", "\u0301", "\r", "\x00", "😀"]
     )
-    plain = st.text(st.characters(exclude_categories=("Cs",)), max_size=max_size)
+    plain = st.text(st.characters(exclude_categories=["Cs"]), max_size=max_size)
     return st.one_of(
         plain,
         st.builds(lambda a, s, b: a + s + b, plain, specials, plain),
@@ -230,8 +230,8 @@ def adversarial_completions(
     """
     tools: list[str] = []
     mapping = getattr(machine, "tools", None)
-    if hasattr(mapping, "keys"):
-        tools = [str(k) for k in mapping.keys()]
+    if isinstance(mapping, Mapping):  # a machine's tools, by name (SpellMachine's dict)
+        tools = [str(k) for k in mapping]
     parts = []
     valid = tuple(valid)
     if valid:

@@ -29,7 +29,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -314,7 +314,7 @@ class EffectsAtMostOnce(Property):
             return _EffectLogView(machine, tool)  # type: ignore[return-value]
         if isinstance(tool, str):
             tools = getattr(machine, "tools", None)
-            if not hasattr(tools, "get") or tools.get(tool) is None:
+            if not isinstance(tools, Mapping) or tools.get(tool) is None:
                 raise InvalidArgument(
                     f"effects_at_most_once({tool!r}): machine {getattr(machine, 'name', machine)!r} "
                     "has no tools mapping with that name; pass the tool object itself"

@@ -20,6 +20,7 @@ reproduces.
 
 from __future__ import annotations
 
+import builtins  # the field `property` hides the builtin inside these classes
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -67,12 +68,12 @@ class Counterexample:
     def __len__(self) -> int:
         return len(self.completions)
 
-    @property
+    @builtins.property
     def start(self) -> Any:
         """The state the run starts in."""
         return self.states[0]
 
-    @property
+    @builtins.property
     def end(self) -> Any:
         """The last outcome: ``HALT``, ``DIVERGE``, a :class:`Raised` or a state."""
         return self.states[-1]
@@ -252,7 +253,7 @@ class PropertyResult:
     verdict: Verdict
     counterexample: Counterexample | None = None
 
-    @property
+    @builtins.property
     def name(self) -> str:
         """The property's name."""
         return self.property.name

@@ -36,7 +36,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -102,7 +102,9 @@ class _Run:
         self.ended = False
         self.seen = {start: 0}
         # per never_diverges(key=...): the key of each state of the run -> its step
-        self.keyed = {p: {} for p in parts if isinstance(p, NeverDiverges) and p.key is not None}
+        self.keyed: dict[NeverDiverges, dict[Any, int]] = {
+            p: {} for p in parts if isinstance(p, NeverDiverges) and p.key is not None
+        }
         for p, seen in self.keyed.items():
             seen[_key(p, start)] = 0
         log["states"].add(start)
@@ -185,7 +187,7 @@ class _Run:
             self.ended = True
         else:
             self.seen.setdefault(t, len(self.completions))
-            self._state_checks(t, prompt)
+            self._state_checks(t, self.prompts[-1])  # t's prompt, appended above
 
     def _state_checks(self, state: Any, prompt: str) -> None:
         for p in self.parts:
@@ -239,6 +241,12 @@ def _new_log(tick: Callable[[], None] | None = None) -> dict[str, Any]:
     }
 
 
+class _LoggedTest(RuleBasedStateMachine):
+    """A test class :func:`hypothesis_test` builds: its runs add to ``log`` (``_new_log``)."""
+
+    log: ClassVar[dict[str, Any]]
+
+
 def hypothesis_test(
     machine: AgenticMachine,
     start: Any = None,
@@ -248,7 +256,7 @@ def hypothesis_test(
     max_steps: int = 20,
     max_examples: int | None = None,
     on_run: Callable[[], None] | None = None,
-) -> type[RuleBasedStateMachine]:
+) -> type[_LoggedTest]:
     """A ``RuleBasedStateMachine`` subclass that runs ``machine`` on generated completions.
 
     ``completions`` is a strategy, or a function ``prompt -> strategy`` (default:
@@ -279,15 +287,17 @@ def hypothesis_test(
     if not isinstance(max_steps, int) or max_steps < 1:
         raise InvalidArgument(f"max_steps must be a positive integer, got {max_steps!r}")
     source = _source(machine, completions)
-    log = _new_log(on_run)
+    run_log = _new_log(on_run)
 
-    class HarnessTest(RuleBasedStateMachine):
+    class HarnessTest(_LoggedTest):
+        log = run_log
+
         def __init__(self) -> None:
             super().__init__()
-            log["runs"] += 1
-            if log["tick"] is not None:
-                log["tick"]()
-            self.run = _Run(machine, start, parts, log)
+            run_log["runs"] += 1
+            if run_log["tick"] is not None:
+                run_log["tick"]()
+            self.run = _Run(machine, start, parts, run_log)
 
         if callable(source) and not isinstance(source, st.SearchStrategy):
 
@@ -303,12 +313,11 @@ def hypothesis_test(
                 self.run.step(c)
 
     HarnessTest.__name__ = HarnessTest.__qualname__ = f"Test_{_identifier(machine.name)}"
-    HarnessTest.log = log  # type: ignore[attr-defined]
     HarnessTest.TestCase.settings = settings(  # type: ignore[attr-defined]
         settings.default,
         stateful_step_count=max_steps,
         deadline=None,
-        max_examples=max_examples if max_examples is not None else settings.default.max_examples,
+        max_examples=max_examples if max_examples is not None else settings().max_examples,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
     return HarnessTest

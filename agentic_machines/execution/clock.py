@@ -9,8 +9,13 @@ here with the reason; whoever computes a transition *watches* while it does, and
 :class:`~agentic_machines.errors.ClockDependent` with the outcome when anything was noted
 (``HarnessMachine`` does so for every harness program).
 
-Notes go to every watch open in the current thread (watches nest: a child REPL's block
-inside a parent's step taints both); with no watch open a note is dropped.
+Notes go to every watch open in the current context (watches nest: a child REPL's block
+inside a parent's step taints both); with no watch open a note is dropped. The open
+watches are kept twice, per thread and per :mod:`contextvars` context, and a note goes
+to both: a greenlet has a context of its own but shares its thread (an agent function
+runs in one), while work handed to another thread with the caller's context
+(``asyncio.to_thread``, a task run under ``contextvars.copy_context().run``) shares the
+context but not the thread. Either way a deadline met there cannot pass for a fact.
 
 >>> with watching() as seen:
 ...     note("the block ran past its 1 s wall-clock deadline")
@@ -24,6 +29,7 @@ inside a parent's step taints both); with no watch open a note is dropped.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
@@ -35,9 +41,14 @@ from ..errors import ClockDependent
 __all__ = ["note", "watching", "Marks", "reason_of"]
 
 _local = threading.local()
+# A tuple, replaced rather than changed: a context copied into another thread shares
+# the caller's open watches (the lists) but cannot close them for the caller.
+_WATCHES: contextvars.ContextVar[tuple[list[str], ...]] = contextvars.ContextVar(
+    "agentic_machines_clock_watches", default=()
+)
 
 
-def _watches() -> list[list[str]]:
+def _thread_watches() -> list[list[str]]:
     watches = getattr(_local, "watches", None)
     if watches is None:
         watches = _local.watches = []
@@ -45,18 +56,19 @@ def _watches() -> list[list[str]]:
 
 
 def note(reason: str) -> None:
-    """Record that an outcome just computed in this thread depends on the clock or load.
+    """Record that an outcome just computed in this context depends on the clock or load.
 
     >>> note("nobody watches: dropped")
     """
-    for seen in _watches():
+    shared = _WATCHES.get()
+    for seen in (*shared, *(w for w in _thread_watches() if not any(w is s for s in shared))):
         if reason not in seen:
             seen.append(reason)
 
 
 @contextmanager
 def watching() -> Iterator[list[str]]:
-    """Collect the reasons noted in this thread while the block runs (in order, no repeats).
+    """Collect the reasons noted in this context while the block runs (in order, no repeats).
 
     >>> with watching() as outer:
     ...     with watching() as inner:
@@ -65,11 +77,13 @@ def watching() -> Iterator[list[str]]:
     (['a deadline'], ['a deadline'])
     """
     seen: list[str] = []
-    watches = _watches()
+    token = _WATCHES.set((*_WATCHES.get(), seen))
+    watches = _thread_watches()
     watches.append(seen)
     try:
         yield seen
     finally:
+        _WATCHES.reset(token)
         # by identity: two watches that saw the same reasons are equal lists
         for i in range(len(watches) - 1, -1, -1):
             if watches[i] is seen:

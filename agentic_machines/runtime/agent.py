@@ -290,7 +290,7 @@ def _name(fn: Any) -> str:
     return getattr(fn, "__qualname__", None) or repr(fn)
 
 
-class AgentMachine(AgenticMachine):
+class AgentMachine(AgenticMachine[TraceState]):
     """The agentic machine of an agent function; build it with :func:`agent_machine`.
 
     ``step_timeout`` (seconds, default ``None``: none) is a wall-clock watchdog on each
@@ -307,6 +307,9 @@ class AgentMachine(AgenticMachine):
     >>> m.prompt(m.initial), m.harness(m.initial, "hi"), m.result(m.initial, "hi")
     ('say something', 1, 'hi')
     """
+
+    # Every run starts from the empty trace, so the start state is always known.
+    initial: TraceState
 
     step_timeout: float | None = None
 
@@ -336,7 +339,7 @@ class AgentMachine(AgenticMachine):
         self.fn = fn
         self.args = tuple(args)
         self.kwargs = dict(kwargs or {})
-        self.name = name or getattr(fn, "__name__", "agent")
+        self.name = name or str(getattr(fn, "__name__", "agent"))
         self.completions = None if completions is None else tuple(dict.fromkeys(completions))
         self.line_budget = line_budget
         self.initial = TraceState(())

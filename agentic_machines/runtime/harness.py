@@ -151,7 +151,7 @@ def _extend(parent: TraceState | None, completion: str) -> TraceState:
     return node
 
 
-class HarnessMachine(AgenticMachine):
+class HarnessMachine(AgenticMachine[TraceState]):
     """The agentic machine of a generator-function harness ``program(*args, **kwargs)``.
 
     p(s) is the prompt the generator yields after being sent s's completions;
@@ -173,6 +173,9 @@ class HarnessMachine(AgenticMachine):
     (TraceState('up'), "n = 1; say 'up'", 1, 2)
     """
 
+    # Every run starts from the empty trace, so the start state is always known.
+    initial: TraceState
+
     def __init__(
         self,
         program: Program,
@@ -192,7 +195,7 @@ class HarnessMachine(AgenticMachine):
         self.kwargs = kwargs
         self.line_budget = line_budget
         self.on_error = on_error
-        self.name = name or getattr(program, "__name__", "harness")
+        self.name = name or str(getattr(program, "__name__", "harness"))
         self.initial = TraceState(())
         self._cache_size = cache_size
         self._live: OrderedDict[TraceState, Generator[str, str, Any]] = OrderedDict()

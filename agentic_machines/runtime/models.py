@@ -54,6 +54,10 @@ from ..errors import (
 )
 from ._jsonl import MAX_JSON_LINES_BYTES, JsonLinesWriter, brief, read_json_records
 
+# A weight as a type: int, float or Fraction (the checks accept any numbers.Real, which
+# mypy cannot use as a static type: its ABCs declare no arithmetic).
+Weight = float | Fraction
+
 __all__ = [
     "Model",
     "ModelBase",
@@ -210,7 +214,7 @@ class MappingModel(ModelBase):
                 "MappingModel rules are malformed:\n" + "\n".join(f"  - {p}" for p in problems)
             )
         self.rules: tuple[tuple[Any, str], ...] = tuple(pairs)
-        self._exact = {}
+        self._exact: dict[str, str] = {}
         for matcher, completion in self.rules:
             if isinstance(matcher, str):
                 self._exact.setdefault(matcher, completion)
@@ -284,7 +288,9 @@ class DistributionModel(ModelBase):
     """
 
     def __init__(
-        self, dist: Mapping[str, Real] | Callable[[str], Mapping[str, Real]], seed: int | None = 0
+        self,
+        dist: Mapping[str, Weight] | Callable[[str], Mapping[str, Weight]],
+        seed: int | None = 0,
     ) -> None:
         super().__init__()
         if not (isinstance(dist, Mapping) or callable(dist)):
@@ -297,7 +303,7 @@ class DistributionModel(ModelBase):
         self.seed = seed
         self._rng = random.Random(seed)
 
-    def distribution(self, prompt: str) -> dict[str, Real]:
+    def distribution(self, prompt: str) -> dict[str, Weight]:
         """M(prompt): completion -> probability, positive weights only, summing to 1."""
         return _normalise(self.dist if isinstance(self.dist, Mapping) else self.dist(prompt))
 
@@ -312,7 +318,7 @@ class DistributionModel(ModelBase):
         return completion  # float rounding left x just above the total: the last one
 
 
-def _normalise(dist: Mapping[str, Real]) -> dict[str, Real]:
+def _normalise(dist: Mapping[str, Weight]) -> dict[str, Weight]:
     if not isinstance(dist, Mapping):
         raise InvalidArgument(f"a distribution is a mapping completion -> weight, got {dist!r}")
     problems = [f"{c!r} is not a string" for c in dist if not isinstance(c, str)]
@@ -324,7 +330,11 @@ def _normalise(dist: Mapping[str, Real]) -> dict[str, Real]:
     if problems:
         raise InvalidArgument("bad distribution: " + "; ".join(problems))
     exact = all(isinstance(w, Rational) for w in dist.values())
-    total = sum(Fraction(w) for w in dist.values()) if exact else float(sum(dist.values()))
+    total: Weight = (
+        sum((Fraction(w) for w in dist.values()), Fraction(0))
+        if exact
+        else float(sum(dist.values()))
+    )
     if total <= 0:
         raise InvalidArgument(
             f"distribution {dict(dist)!r} has no positive weight; give at least one completion a weight > 0"

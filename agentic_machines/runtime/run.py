@@ -109,7 +109,9 @@ class Step(NamedTuple):
     ('b', False)
     """
 
-    index: int
+    # The public field name shadows tuple.index (a method); Step is saved and documented
+    # under this name, so the clash is declared here once rather than renamed away.
+    index: int  # type: ignore[assignment]
     state: Any
     prompt: str
     completion: str
@@ -362,10 +364,10 @@ class Trace:
 
     def _rows(self, first: int = 20, last: int = 5) -> Iterator[list[str]]:
         """Table rows; a long trace shows its first and last steps around a gap."""
-        shown = (
-            self.steps
+        shown: list[Step | None] = (
+            list(self.steps)
             if len(self.steps) <= first + last + 1
-            else self.steps[:first] + [None] + self.steps[-last:]
+            else [*self.steps[:first], None, *self.steps[-last:]]
         )
         for step in shown:
             if step is None:
