@@ -14,9 +14,12 @@ __all__ = [
     "InvalidMachineFile",
     "InvalidEmbedding",
     "InvalidArgument",
+    "WrongType",
+    "UnknownProperty",
     "ScriptExhausted",
     "UnmatchedPrompt",
     "ReplayMismatch",
+    "CertificateError",
     "ModelError",
     "Undecided",
     "ClockDependent",
@@ -48,6 +51,28 @@ class AgenticMachinesError(Exception):
 
 class InvalidArgument(AgenticMachinesError, ValueError):
     """A public function was called with an argument it cannot use."""
+
+
+class WrongType(InvalidArgument, TypeError):
+    """An argument of the wrong type (a prompt that is not a string, a state from another
+    machine). A ``TypeError`` too, so code that caught the plain ``TypeError`` still works.
+
+    >>> isinstance(WrongType("x"), TypeError), isinstance(WrongType("x"), InvalidArgument)
+    (True, True)
+    """
+
+
+class UnknownProperty(AgenticMachinesError, KeyError):
+    """A property name that a check result does not hold (``result["name"]``). A
+    ``KeyError`` too, for code that caught that; printed as its message, without the quotes
+    ``KeyError`` adds.
+
+    >>> str(UnknownProperty("no property 'p'; pick one of: q"))
+    "no property 'p'; pick one of: q"
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class _FileError(InvalidArgument):
@@ -134,6 +159,33 @@ class ReplayMismatch(AgenticMachinesError):
         self.index = index
         self.expected = expected
         self.got = got
+
+
+class CertificateError(AgenticMachinesError):
+    """An internal error: a certificate the toolkit was about to return did not re-check.
+
+    Every counterexample a check returns is replayed on the machine, and the property is
+    checked again on the replayed run, before it is returned (likewise every named
+    obstruction state of the deciders is checked again). When that fails, the toolkit
+    raises this instead of returning a certificate that is not true: either the machine's
+    harness is not a function (the replay gave another outcome) or it is a bug of
+    agentic_machines. ``property`` names the property (or the relation) concerned.
+
+    >>> str(CertificateError("halts_within(3)", "the replay halted after 2 steps"))
+    'internal error: the counterexample to halts_within(3) did not re-check: the replay halted after 2 steps. Check that the harness is a function (same state and completion, same outcome); if it is, report this as a bug of agentic_machines, with the machine'
+    """
+
+    def __init__(self, property: str, problem: str, what: str = "counterexample") -> None:
+        super().__init__(
+            f"internal error: the {what} to {property} did not re-check: {problem}. Check that "
+            "the harness is a function (same state and completion, same outcome); if it is, "
+            "report this as a bug of agentic_machines, with the machine"
+        )
+        self.property, self.problem, self.what = property, problem, what
+
+    def __reduce__(self) -> tuple:
+        # pickled with its arguments (a check on an executor sends exceptions back)
+        return (type(self), (self.property, self.problem, self.what))
 
 
 class ModelError(AgenticMachinesError):

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from ._files import brief, open_output
+from ._text import clip
 from .errors import InvalidArgument, InvalidMachineFile
 from .machine import DIVERGE, HALT, AgenticMachine, TableMachine
 
@@ -411,7 +412,7 @@ def _key_name(key: Any, quoted: bool = False) -> str:
     text = json.dumps(key, ensure_ascii=False) if quoted or not isinstance(key, str) else key
     if not text.isprintable():
         text = json.dumps(key)  # ASCII escapes for what a terminal would interpret
-    return text if len(text) <= _KEY_WIDTH else text[: _KEY_WIDTH - 1] + "…"
+    return clip(text, _KEY_WIDTH)
 
 
 _KEY_WIDTH = 41

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ._text import clip
 from .errors import Undecided
 
 __all__ = [
@@ -166,8 +167,17 @@ class Verdict:
       names (every state and completion, a named fact whose premise was checked, or, for
       ``"sampled"``, the sample only: never a proof); ``False`` only with evidence: an
       ``obstruction`` worked out from the whole of what it names (see below), or a
-      counterexample in ``details`` made of transitions the check itself observed, so a
-      run of the machine that ``run --replay`` reproduces; ``None`` whenever neither is
+      counterexample (in ``details``, and a check's ``PropertyResult``) that was
+      re-checked before it was returned: its completions were replayed on the machine,
+      every outcome was the recorded one, every completion one of the alphabet the claim
+      is about, and the property was checked again on the replayed run and is broken at
+      its last step (a lasso comes back to its loop state; a stuck run is offered no
+      completion). So ``run --replay`` reproduces it. A tool's double execution
+      (``effects_at_most_once``) is an event, not a value of h: when the replay does not
+      repeat it, ``reason`` says the executions are those the search saw. A
+      counterexample that does not re-check is never returned: that raises
+      :class:`~agentic_machines.errors.CertificateError` naming the property, and a replay
+      that meets an unknown step makes the verdict ``None``. ``None`` whenever neither is
       known, with ``reason`` saying why and what to pass.
     - ``method``: how it is known (``"exhaustive"``, ``"fact:F1"`` ... ``"fact:F6"`` or an
       architecture invariant, ``"sampled"``). A finite machine is always decided
@@ -330,7 +340,7 @@ def short_repr(value: Any, limit: int = 40) -> str:
         text = show_outcome(value)
     except RecursionError:
         return "<a value nested too deeply to show>"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(text, limit)
 
 
 _F = TypeVar("_F", bound=Callable[..., Verdict])

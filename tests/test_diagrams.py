@@ -211,3 +211,55 @@ def test_long_texts_move_to_the_legend_table_and_nothing_clashes():
     table = "\n".join(t.get_text() for t in fig.texts)
     assert '"' + "x" * 80 + '"' in re.sub(r"\n +", "", table)  # the whole prompt, wrapped
     assert label_clashes(fig) == []
+
+
+# -- polished for a class: arrowheads, glyphs, ids ------------------------------------------
+def test_arrowheads_end_outside_the_initial_ring_and_every_node():
+    from agentic_machines.drawing.geometry import arrowheads, hidden_arrowheads, node_outlines
+
+    m = fixture("f2-mul")
+    fig = draw(explore(m, roots=m.states), spe_states=[1])
+    assert hidden_arrowheads(fig) == []
+    # measured, not assumed: every head's tip is outside the ring of the initial state 0
+    ax = fig.axes[0]
+    ring = max((o for _, o in node_outlines(ax)), key=lambda o: o.get_extents().width)
+    heads = arrowheads(fig)
+    assert len(heads) == 3  # two loops and the edge 1 -> 0
+    assert not any(ring.contains_point(p) for _, _, head in heads for p in head)
+    for g in (busy(), explore(fixture("halt1")), explore(fixture("diverge1"))):
+        assert hidden_arrowheads(draw(g, successors_of=g.graph["start"])) == []
+
+
+def test_the_hidden_arrowhead_check_sees_a_head_under_a_node():
+    from matplotlib.figure import Figure
+    from matplotlib.patches import FancyArrowPatch
+
+    from agentic_machines.drawing.geometry import hidden_arrowheads
+
+    fig = Figure(figsize=(3, 2))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(-1, 2)
+    ax.set_ylim(-1, 1)
+    ax.scatter([1.0], [0.0], s=1500 * 1.55, marker="o")  # a ring's size
+    ax.add_patch(FancyArrowPatch((-0.5, 0.3), (1.0, 0.0), arrowstyle="-|>", shrinkB=20))
+    assert len(hidden_arrowheads(fig)) == 1  # 20 points from the centre: inside the ring
+    ax.patches[0].set_visible(False)
+    ax.add_patch(FancyArrowPatch((-0.5, 0.3), (1.0, 0.0), arrowstyle="-|>", shrinkB=40))
+    assert hidden_arrowheads(fig) == []
+
+
+def test_the_star_prompt_is_drawn_in_a_font_whose_star_is_a_star():
+    m = fixture("f2-add")
+    fig = draw(explore(m, roots=m.states))
+    stars = [t for t in fig.axes[0].texts if t.get_text() == "⋆"]
+    assert len(stars) == 2
+    assert all(t.get_fontfamily()[0] == "STIXGeneral" and t.get_fontsize() > 6.5 for t in stars)
+
+
+def test_the_table_says_which_node_each_id_is():
+    from agentic_machines.architectures import react
+
+    g = explore(react.machine(), completions=react.diagram_completions, max_depth=1, progress=False)
+    table = "\n".join(t.get_text() for t in draw(g).texts)
+    assert "s0  (drawn as ⟨⟩, initial)" in table
+    assert "s2  (drawn as ⟨ hmm⟩)" in table

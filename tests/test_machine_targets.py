@@ -270,11 +270,11 @@ def test_export_then_check_gives_the_same_verdicts(files, capsys):
     assert ".json or .toml" in error_of(capsys, ["export", "f2-mul", "-o", "m.yaml"])
 
 
-TARGETS = ["toggle.json", "toggle.toml", "toggle_target:machine", "toggle_target:build"]
+TARGETS = ["toggle.json", "toggle.toml", "toggle_target:machine", "toggle_target:build()"]
 
 
 @pytest.mark.parametrize(
-    "target", TARGETS + ["toggle_target.py:machine", "./toggle_target.py:build"]
+    "target", TARGETS + ["toggle_target.py:machine", "./toggle_target.py:build()"]
 )
 def test_every_target_form_gives_the_same_verdicts_and_diagrams(files, capsys, target):
     from agentic_machines.catalog import Entry
@@ -326,14 +326,22 @@ def test_an_agent_function_target(files, capsys):
 def test_bad_targets_say_what_to_fix(files, capsys):
     (files / "broken.py").write_text("x = 1\nraise RuntimeError('boom')\n")
     (files / "syntax.py").write_text("def f(:\n")
-    (files / "other.py").write_text("value = 3\ndef two(model, extra):\n    pass\n")
+    (files / "other.py").write_text(
+        "from agentic_machines.fixtures import fixture\nvalue = 3\nclass Box:\n    pass\n"
+        "def build():\n    return fixture('f2-mul')\ndef not_a_factory():\n    return 3\n"
+    )
     cases = {
         "toggle_target:machin": "has no attribute 'machin' (did you mean machine?)",
         "no_such_module:machine": "cannot import module 'no_such_module'",
         "broken.py:x": "raised RuntimeError: boom at",
         "syntax.py:f": "syntax.py, line 1: invalid Python",
         "other.py:value": "names a int, not a machine",
-        "other.py:two": "needs 2 arguments (model, extra)",
+        # the form is read from the target, never guessed from a signature
+        "other.py:Box": "names the class Box; a class is a factory, so write 'other.py:Box()'",
+        "other.py:Box()": "returned a Box, not an AgenticMachine",
+        "toggle_target:machine()": "names a machine, which cannot be called; drop the ()",
+        "other.py:value()": "names a int, which cannot be called",
+        "other.py:not_a_factory()": "returned a int, not an AgenticMachine",
         "missing.py:m": "there is no file 'missing.py'",
         "toggle_target.py": "name the object too, as toggle_target.py:ATTRIBUTE",
         "f2-mull": "did you mean f2-mul?",
@@ -341,6 +349,11 @@ def test_bad_targets_say_what_to_fix(files, capsys):
     for target, message in cases.items():
         assert message in error_of(capsys, ["check", target]), target
     assert "broken.py, line 2" in error_of(capsys, ["check", "broken.py:x"])
+    # the same function is a factory with () and an agent function without: as written
+    assert resolve_target("other.py:build()").machine().name == "f2-mul"
+    assert "if build is a factory that returns a machine, write 'other.py:build()'" in (
+        error_of(capsys, ["check", "other.py:build"])
+    )
     with pytest.raises(UnknownMachine):
         resolve_target("nothing-like-it")
 

@@ -105,10 +105,10 @@ def test_the_command_line_test_finds_the_zoo_bugs(buggy, fixed, prop, words, tmp
     alphabet.write_text(json.dumps([getattr(planted, w) for w in words]), encoding="utf-8")
     target = str(ROOT / "experiments" / "planted_bugs.py")
     args = ["--property", prop, "--alphabet", str(alphabet)]
-    assert main(["test", f"{target}:{buggy}", *args]) == 1
+    assert main(["test", f"{target}:{buggy}()", *args]) == 1
     out = capsys.readouterr().out
     assert "FAIL" in out and "counterexample" in out
-    assert main(["test", f"{target}:{fixed}", *args]) == 0
+    assert main(["test", f"{target}:{fixed}()", *args]) == 0
 
 
 # The three agent-function bugs from the command line, both ways: exhaustive over a small
@@ -134,7 +134,7 @@ def test_the_command_line_test_finds_the_agent_bugs_and_they_replay(
 
     from agentic_machines.cli.commands import main
 
-    target = f"{ROOT / 'experiments' / 'planted_bugs.py'}:{factory}"
+    target = f"{ROOT / 'experiments' / 'planted_bugs.py'}:{factory}()"
     saved = tmp_path / "cx.jsonl"
     if mode == "exhaustive":
         file = tmp_path / "alphabet.json"

@@ -472,6 +472,71 @@ def test_prompt_deltas_load_exactly(tmp_path_factory, prompts):
     assert Trace.load(path) == trace and Trace.load(path).prompts == prompts
 
 
+_WRITER_STATES = st.sampled_from(
+    [0, 7, -3, "s", 'q"\\\n', "\ud800", 1.5, True, None, ("t", 1), frozenset({2}), HALT, DIVERGE]
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(_WRITER_STATES, st.just("trace")),
+            st.text(alphabet="ab\n\u00e9\ud800", max_size=6),
+            st.text(alphabet='c"\\\ud800', max_size=4),
+            st.one_of(_WRITER_STATES, st.just("then")),
+            st.booleans(),
+        ),
+        max_size=6,
+    )
+)
+def test_each_step_line_is_the_json_of_its_dict(tmp_path_factory, rows):
+    # The writer assembles a step's JSON by hand (for speed); it must be exactly the text
+    # json.dumps gives for the step's dict (ASCII escapes when a lone surrogate is in it).
+    from agentic_machines.runtime.run import _TraceWriter, prompt_gain
+
+    path = tmp_path_factory.mktemp("w") / "t.jsonl"
+    previous, prompt, expected = 0, None, []
+    with _TraceWriter(path, "m", 0, None) as writer:
+        for index, (state, added, completion, outcome, clock) in enumerate(rows):
+            if state == "trace":
+                state = (  # equal to the previous outcome, not the same object
+                    TraceState(previous.completions)
+                    if isinstance(previous, TraceState)
+                    else TraceState(("x",))
+                )
+            if outcome == "then":
+                outcome = state.then(completion) if isinstance(state, TraceState) else 1
+            new_prompt = (prompt or "") + added if index % 3 else added + "p"
+            line = {"kind": "step", "index": index}
+            if isinstance(state, TraceState) and state == previous:
+                line["same_state"] = True
+            else:
+                line["state"] = encode_state(state)
+            kept, rest = prompt_gain(prompt, new_prompt)
+            line.update(
+                {"prompt_keep": kept, "prompt_add": rest} if kept else {"prompt": new_prompt}
+            )
+            line["completion"] = completion
+            if (
+                isinstance(outcome, TraceState)
+                and isinstance(state, TraceState)
+                and outcome == state.then(completion)
+            ):
+                line["outcome_then"] = True
+            else:
+                line["outcome"] = encode_state(outcome)
+            if clock:
+                line["clock"] = True
+            try:
+                expected.append(json.dumps(line, ensure_ascii=False).encode("utf-8"))
+            except UnicodeEncodeError:
+                expected.append(json.dumps(line).encode("ascii"))
+            writer.step(Step(index, state, new_prompt, completion, outcome, clock))
+            previous, prompt = outcome, new_prompt
+    assert path.read_bytes().splitlines()[1:] == expected
+
+
 def test_a_growing_prompt_is_written_once(tmp_path):
     base = "x" * 10_000
     prompts = [base + "".join(f" step {i}" for i in range(k)) for k in range(50)]

@@ -9,7 +9,9 @@ a short script. This module holds what they share:
   program, the options the proof covers, the invariant, the script to the obstruction
   state, the completion sample), and :meth:`InvariantAnalysis.analysis`, the one body
   of every ``analysis()``;
-- :func:`record`, which ``machine()`` calls to note the options it was built with, and
+- :func:`recorded_machine` (every ``machine()``'s body: build the HarnessMachine and
+  :func:`record` the options it was built with) and :func:`completion_sampler` (the
+  ``sample`` of an analysis), and
   :func:`code_fingerprint`, which identifies the harness code: a refutation is given only
   for a machine whose harness *is* the stock one (same code, same helpers, same
   options), checked against the machine itself, never its name;
@@ -35,6 +37,8 @@ __all__ = [
     "reach",
     "InvariantAnalysis",
     "record",
+    "recorded_machine",
+    "completion_sampler",
     "code_fingerprint",
     "refute_embedding_by_prompts",
 ]
@@ -132,6 +136,66 @@ def record(machine: Any, builder: str, options: Mapping[str, Any]) -> Any:
     return machine
 
 
+def recorded_machine(
+    builder: str,
+    program: Callable[..., Any],
+    name: str,
+    positional: Sequence[str],
+    options: Mapping[str, Any],
+) -> Any:
+    """``HarnessMachine(program, *positional options, name=name, **the other options)``,
+    with the options :func:`record`-ed under ``builder``: the one body of every ``machine()``.
+
+    An ``isolation`` option is resolved first (``None`` -> the strongest available), and
+    the resolved name is what is recorded: where blocks run is part of the options, so the
+    machine rebuilt from them runs its blocks alike.
+
+    >>> def echo(word, *, times):
+    ...     yield word * times
+    >>> m = recorded_machine("demo.machine", echo, "demo", ["word"], {"word": "a", "times": 2})
+    >>> m.args, m.kwargs, m.built_by
+    (('a',), {'times': 2}, ('demo.machine', {'word': 'a', 'times': 2}))
+    """
+    from ..execution.sandbox import resolve_isolation  # execution and runtime: above the core
+    from ..runtime.harness import HarnessMachine
+
+    opts = dict(options)
+    if "isolation" in opts:
+        opts["isolation"] = resolve_isolation(opts["isolation"])
+    args = [opts[key] for key in positional]
+    kwargs = {key: value for key, value in opts.items() if key not in positional}
+    return record(HarnessMachine(program, *args, name=name, **kwargs), builder, opts)
+
+
+def completion_sampler(
+    valid: Callable[[], Iterable[str]],
+    script: Sequence[str] = (),
+    *,
+    harness: bool = True,
+    **sizes: int,
+) -> Callable[[Any, int, int], list[str]]:
+    """The ``sample(machine, seed, n)`` of an :class:`InvariantAnalysis`: ``n`` seeded
+    completions drawn from ``valid()``, the ``script`` and (when ``harness``) the strings
+    the machine's harness code contains; ``sizes`` (``huge``, ``huge_size``) as for
+    :func:`~agentic_machines.checking.sampling.completion_sample`.
+
+    >>> sample = completion_sampler(lambda: ["ok"], harness=False, huge=0)
+    >>> sample(None, 0, 3)[0]
+    'ok'
+    """
+
+    def sample(machine: Any, seed: int, n: int) -> list[str]:
+        from ..checking.sampling import (  # hypothesis: on first use
+            completion_sample,
+            harness_strings,
+        )
+
+        pool = [*valid(), *script, *(harness_strings(machine) if harness else [])]
+        return completion_sample(pool, seed=seed, n=n, **sizes)
+
+    return sample
+
+
 def reach(machine: AgenticMachine, start: Hashable, script: Sequence[str]) -> Hashable:
     """The state reached from ``start`` by feeding ``script`` (each step must stay a state).
 
@@ -181,7 +245,10 @@ class InvariantAnalysis:
     machines and options the proof covers, and ``uncovered(options)`` returns why given
     options are *not* covered (``None`` when they are). ``deep_script`` reaches the
     obstruction state; ``invariant``/``invariant_text`` are the proved invariant;
-    ``sample(machine, seed, n)`` gives the completions it is property-tested on.
+    ``sample(machine, seed, n)`` gives the completions it is property-tested on;
+    ``default_options`` builds the machine analysed when none is given (``isolation:
+    inline`` for the architectures that run code: the completions are the project's own
+    fixed strings, trusted and scripted).
     """
 
     name: str
@@ -194,12 +261,17 @@ class InvariantAnalysis:
     invariant: Callable[[str, str], bool]
     invariant_text: str
     sample: Callable[[Any, int, int], list[str]]
+    default_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     stock: str = dataclasses.field(default="", compare=False)
 
     def __post_init__(self) -> None:
         # The stock fingerprint is taken when the architecture module is imported, so a
         # helper patched later no longer matches it.
         object.__setattr__(self, "stock", code_fingerprint(self.program))
+
+    def subject(self, machine: Any = None) -> Any:
+        """``machine``, or the one ``build(**default_options)`` makes when it is ``None``."""
+        return self.build(**self.default_options) if machine is None else machine
 
     def not_covered(self, machine: Any) -> tuple[str | None, Any]:
         """Why the proof does not cover ``machine`` (``None`` if it does), and the machine
@@ -245,7 +317,7 @@ class InvariantAnalysis:
         """The verdict of ``analysis()``: refuted (conditional on the invariant) for a
         machine the proof covers, otherwise undecided with a reason naming the proof and
         its scope (and a premise counterexample, when the sample finds one)."""
-        machine = self.build() if machine is None else machine
+        machine = self.subject(machine)
         why, fresh = self.not_covered(machine)
         subject = fresh if why is None else machine
         try:

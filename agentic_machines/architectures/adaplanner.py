@@ -56,10 +56,10 @@ from typing import TYPE_CHECKING
 
 from ..errors import BudgetExceeded
 from ..execution.codeexec import Request
-from ..execution.sandbox import Limits, Scaffold, make_executor, resolve_isolation
+from ..execution.sandbox import Limits, Scaffold, make_executor
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, record
+from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
 from .environments import Household, default_household
 
 if TYPE_CHECKING:
@@ -268,27 +268,21 @@ def machine(
     >>> machine(isolation="inline").name
     'adaplanner'
     """
-    m = HarnessMachine(
+    return recorded_machine(
+        "adaplanner.machine",
         adaplanner_program,
-        env,
-        max_refinements=max_refinements,
-        block_lines=block_lines,
-        max_output=max_output,
-        isolation=resolve_isolation(isolation),
-        timeout_s=timeout_s,
-        limits=limits,
-        name="adaplanner" if max_refinements is not None else "adaplanner+unbounded",
+        "adaplanner" if max_refinements is not None else "adaplanner+unbounded",
+        ["env"],
+        dict(
+            env=env,
+            max_refinements=max_refinements,
+            block_lines=block_lines,
+            max_output=max_output,
+            isolation=isolation,
+            timeout_s=timeout_s,
+            limits=limits,
+        ),
     )
-    options = dict(
-        env=env,
-        max_refinements=max_refinements,
-        block_lines=block_lines,
-        max_output=max_output,
-        isolation=m.kwargs["isolation"],
-        timeout_s=timeout_s,
-        limits=limits,
-    )
-    return record(m, "adaplanner.machine", options)
 
 
 def scripted_model() -> ScriptedModel:
@@ -360,18 +354,6 @@ def diagram_completions(prompt: str) -> list[str]:
     return [SCRIPT[0] if kind == "plan" else SCRIPT[2], fail]
 
 
-def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
-    from ..checking.sampling import completion_sample, harness_strings
-
-    return completion_sample(
-        valid_completions() + list(SCRIPT) + harness_strings(m),
-        seed=seed,
-        n=n,
-        huge=1,
-        huge_size=20_000,
-    )
-
-
 ANALYSIS = InvariantAnalysis(
     name="adaplanner",
     build=machine,
@@ -390,7 +372,8 @@ ANALYSIS = InvariantAnalysis(
     deep_script=(valid_completions()[0], valid_completions()[0]),
     invariant=successor_invariant,
     invariant_text=INVARIANT_TEXT,
-    sample=_sample,
+    sample=completion_sampler(valid_completions, SCRIPT, huge=1, huge_size=20_000),
+    default_options={"isolation": "inline"},
 )
 """What ``proofs/adaplanner_invariant.md`` is about: :func:`analysis` refutes only inside it."""
 
@@ -403,7 +386,6 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 80) -> 
     >>> v.status, v.method, v.conditional
     ('refuted', 'fact:F2', True)
     """
-    m = m if m is not None else machine(isolation="inline")
     return ANALYSIS.analysis(m, seed=seed, n=n)
 
 
@@ -418,7 +400,7 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
     from . import react
     from ._invariants import refute_embedding_by_prompts
 
-    m = m if m is not None else machine(isolation="inline")
+    m = ANALYSIS.subject(m)
     why, fresh = ANALYSIS.not_covered(m)
     target = m if fresh is None else fresh
     return refute_embedding_by_prompts(
@@ -428,6 +410,6 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
         allowed=lambda p: prompt_kind(p) != "other",
         allowed_text="every prompt of AdaPlanner starts with its planner, refiner or ask_llm header",
         proof=ANALYSIS.proof,
-        completions=_sample(target, seed, n),
+        completions=ANALYSIS.sample(target, seed, n),
         not_covered=why,
     )

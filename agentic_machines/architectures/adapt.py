@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING
 
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, record
+from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
 from .environments import Household, default_household
 
 if TYPE_CHECKING:
@@ -254,15 +254,17 @@ def machine(
     >>> machine().name, machine(max_depth=None).name
     ('adapt', 'adapt+no-depth-limit')
     """
-    m = HarnessMachine(
+    return recorded_machine(
+        "adapt.machine",
         adapt_program,
-        env,
-        max_depth=max_depth,
-        executor_steps=executor_steps,
-        name="adapt" if max_depth is not None else "adapt+no-depth-limit",
+        "adapt" if max_depth is not None else "adapt+no-depth-limit",
+        ["env"],
+        dict(
+            env=env,
+            max_depth=max_depth,
+            executor_steps=executor_steps,
+        ),
     )
-    options = dict(env=env, max_depth=max_depth, executor_steps=executor_steps)
-    return record(m, "adapt.machine", options)
 
 
 def scripted_model() -> ScriptedModel:
@@ -354,14 +356,6 @@ def diagram_completions(prompt: str) -> list[str]:
     return ([SCRIPT[k]] if k < 2 else []) + [" task failed"]
 
 
-def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
-    from ..checking.sampling import completion_sample, harness_strings
-
-    return completion_sample(
-        valid_completions() + list(SCRIPT) + harness_strings(m), seed=seed, n=n
-    )
-
-
 ANALYSIS = InvariantAnalysis(
     name="adapt",
     build=machine,
@@ -377,7 +371,7 @@ ANALYSIS = InvariantAnalysis(
     deep_script=SCRIPT[:2],
     invariant=successor_invariant,
     invariant_text=INVARIANT_TEXT,
-    sample=_sample,
+    sample=completion_sampler(valid_completions, SCRIPT),
 )
 """What ``proofs/adapt_invariant.md`` is about: :func:`analysis` refutes only inside it."""
 
@@ -403,7 +397,7 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
     from . import react
     from ._invariants import reach, refute_embedding_by_prompts
 
-    m = m if m is not None else machine()
+    m = ANALYSIS.subject(m)
     why, fresh = ANALYSIS.not_covered(m)
     target = m if fresh is None else fresh
     states = [reach(target, target.initial, SCRIPT[:k]) for k in (0, 1, 3)]
@@ -414,7 +408,7 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
         allowed=lambda p: prompt_kind(p) != "other",
         allowed_text="every prompt of ADaPT starts with the executor's or the planner's header",
         proof=ANALYSIS.proof,
-        completions=_sample(target, seed, n),
+        completions=ANALYSIS.sample(target, seed, n),
         states=states,
         not_covered=why,
     )

@@ -60,10 +60,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import BudgetExceeded
-from ..execution.sandbox import Limits, Scaffold, make_executor, resolve_isolation
+from ..execution.sandbox import Limits, Scaffold, make_executor
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, record
+from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
 from .environments import Household, default_household
 from .rlm import render_messages, truncate
 
@@ -241,29 +241,22 @@ def machine(
     >>> machine(isolation="inline").name
     'codeact'
     """
-    m = HarnessMachine(
+    return recorded_machine(
+        "codeact.machine",
         codeact_program,
-        env,
-        max_turns=max_turns,
-        max_output=max_output,
-        block_lines=block_lines,
-        isolation=resolve_isolation(isolation),
-        timeout_s=timeout_s,
-        limits=limits,
-        count_chat=count_chat,
-        name="codeact" if count_chat else "codeact+free-chat",
+        "codeact" if count_chat else "codeact+free-chat",
+        ["env"],
+        dict(
+            env=env,
+            max_turns=max_turns,
+            max_output=max_output,
+            block_lines=block_lines,
+            isolation=isolation,
+            timeout_s=timeout_s,
+            limits=limits,
+            count_chat=count_chat,
+        ),
     )
-    options = dict(
-        env=env,
-        max_turns=max_turns,
-        max_output=max_output,
-        block_lines=block_lines,
-        isolation=m.kwargs["isolation"],
-        timeout_s=timeout_s,
-        limits=limits,
-        count_chat=count_chat,
-    )
-    return record(m, "codeact.machine", options)
 
 
 def scripted_model() -> ScriptedModel:
@@ -320,18 +313,6 @@ def diagram_completions(prompt: str) -> list[str]:
     return ([SCRIPT[k]] if 0 <= k < len(SCRIPT) else []) + ["I am thinking about it."]
 
 
-def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
-    from ..checking.sampling import completion_sample, harness_strings
-
-    return completion_sample(
-        valid_completions() + list(SCRIPT) + harness_strings(m),
-        seed=seed,
-        n=n,
-        huge=1,
-        huge_size=20_000,
-    )
-
-
 def _uncovered(options: dict) -> str | None:
     return None if options["count_chat"] else "count_chat=False plants a step that is never used"
 
@@ -350,7 +331,8 @@ ANALYSIS = InvariantAnalysis(
     deep_script=SCRIPT[:2],
     invariant=successor_invariant,
     invariant_text=INVARIANT_TEXT,
-    sample=_sample,
+    sample=completion_sampler(valid_completions, SCRIPT, huge=1, huge_size=20_000),
+    default_options={"isolation": "inline"},
 )
 """What ``proofs/codeact_invariant.md`` is about: :func:`analysis` refutes only inside it."""
 
@@ -363,7 +345,6 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 80) -> 
     >>> v.status, v.method, v.conditional
     ('refuted', 'fact:F2', True)
     """
-    m = m if m is not None else machine(isolation="inline")
     return ANALYSIS.analysis(m, seed=seed, n=n)
 
 
@@ -382,7 +363,7 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
     from . import react
     from ._invariants import reach, refute_embedding_by_prompts
 
-    m = m if m is not None else machine(isolation="inline")
+    m = ANALYSIS.subject(m)
     why, fresh = ANALYSIS.not_covered(m)
     target = m if fresh is None else fresh
     states = [target.initial, reach(target, target.initial, SCRIPT[:1])]
@@ -394,7 +375,7 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
         allowed=allowed,
         allowed_text="every prompt of CodeAct starts with its system message",
         proof=ANALYSIS.proof,
-        completions=_sample(target, seed, n),
+        completions=ANALYSIS.sample(target, seed, n),
         states=states,
         not_covered=why,
     )

@@ -51,10 +51,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import BudgetExceeded
-from ..execution.sandbox import Limits, Scaffold, make_executor, resolve_isolation
+from ..execution.sandbox import Limits, Scaffold, make_executor
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, record
+from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -222,27 +222,21 @@ def machine(
     >>> machine(isolation="inline").kwargs["isolation"]
     'inline'
     """
-    m = HarnessMachine(
+    return recorded_machine(
+        "pal.machine",
         pal_program,
-        question,
-        gold=gold,
-        block_lines=block_lines,
-        isolation=resolve_isolation(isolation),
-        timeout_s=timeout_s,
-        limits=limits,
-        strict_answer=strict_answer,
-        name="pal" if not strict_answer else "pal+strict-answer",
+        "pal" if not strict_answer else "pal+strict-answer",
+        ["question"],
+        dict(
+            question=question,
+            gold=gold,
+            block_lines=block_lines,
+            isolation=isolation,
+            timeout_s=timeout_s,
+            limits=limits,
+            strict_answer=strict_answer,
+        ),
     )
-    options = dict(
-        question=question,
-        gold=gold,
-        block_lines=block_lines,
-        isolation=m.kwargs["isolation"],
-        timeout_s=timeout_s,
-        limits=limits,
-        strict_answer=strict_answer,
-    )
-    return record(m, "pal.machine", options)
 
 
 def scripted_model() -> ScriptedModel:
@@ -294,12 +288,9 @@ def diagram_completions(prompt: str) -> list[str]:
     return [SCRIPT[0], "def solution():\n    return 1 / 0\n"]
 
 
-def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
-    from ..checking.sampling import completion_sample, harness_strings
-
+def _valid_but_endless() -> list[str]:
     # the endless loop is left out: it costs a whole line budget per replay
-    valid = [c for c in valid_completions() if "while True" not in c]
-    return completion_sample(valid + harness_strings(m), seed=seed, n=n, huge=1, huge_size=20_000)
+    return [c for c in valid_completions() if "while True" not in c]
 
 
 ANALYSIS = InvariantAnalysis(
@@ -315,7 +306,8 @@ ANALYSIS = InvariantAnalysis(
     deep_script=(),
     invariant=successor_invariant,
     invariant_text=INVARIANT_TEXT,
-    sample=_sample,
+    sample=completion_sampler(_valid_but_endless, huge=1, huge_size=20_000),
+    default_options={"isolation": "inline"},
 )
 """What ``proofs/pal_one_shot.md`` is about: :func:`analysis` refutes only inside it."""
 
@@ -329,7 +321,6 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 120) ->
     >>> v.status, v.method, v.conditional
     ('refuted', 'fact:F2', True)
     """
-    m = m if m is not None else machine(isolation="inline")
     return ANALYSIS.analysis(m, seed=seed, n=n)
 
 
@@ -345,7 +336,7 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 120
     from . import react
     from ._invariants import refute_embedding_by_prompts
 
-    m = m if m is not None else machine(isolation="inline")
+    m = ANALYSIS.subject(m)
     why, fresh = ANALYSIS.not_covered(m)
     source = react.machine()
     return refute_embedding_by_prompts(
@@ -355,6 +346,6 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 120
         allowed=lambda prompt: prompt == fresh.prompt(fresh.initial) if fresh else False,
         allowed_text="the only state of PAL is its initial state, with PAL's few-shot prompt",
         proof=ANALYSIS.proof,
-        completions=_sample(m, seed, n),
+        completions=ANALYSIS.sample(m, seed, n),
         not_covered=why,
     )

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, record
+from ._invariants import InvariantAnalysis, recorded_machine
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
 
 if TYPE_CHECKING:
@@ -212,17 +212,19 @@ def machine(
     >>> machine().name
     'react'
     """
-    m = HarnessMachine(
+    return recorded_machine(
+        "react.machine",
         react_program,
-        question,
-        pages,
-        gold=gold,
-        max_steps=max_steps,
-        reset=reset,
-        name="react" if reset is None else "react+reset",
+        "react" if reset is None else "react+reset",
+        ["question", "pages"],
+        dict(
+            question=question,
+            pages=pages,
+            gold=gold,
+            max_steps=max_steps,
+            reset=reset,
+        ),
     )
-    options = dict(question=question, pages=pages, gold=gold, max_steps=max_steps, reset=reset)
-    return record(m, "react.machine", options)
 
 
 def scripted_model() -> ScriptedModel:

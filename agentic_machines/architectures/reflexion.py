@@ -65,7 +65,7 @@ from ..machine import HALT, is_sentinel
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Obstruction, Premise, Verdict
 from . import react
-from ._invariants import InvariantAnalysis, record
+from ._invariants import InvariantAnalysis, recorded_machine
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION
 
 if TYPE_CHECKING:
@@ -256,31 +256,24 @@ def machine(
                 f"{label} must be an integer >= 1, got {value!r}; pass {label}=1 or more"
                 + (" (the paper uses 1 to 3)" if label == "memory_size" else "")
             )
-    m = HarnessMachine(
+    return recorded_machine(
+        "reflexion.machine",
         reflexion_program,
-        question,
-        pages,
-        gold=gold,
-        max_steps=max_steps,
-        max_trials=max_trials,
-        memory_size=memory_size,
-        reflect=reflect,
-        trials_by_memory=trials_by_memory,
-        name="reflexion"
+        "reflexion"
         + ("" if reflect else "-no-reflect")
         + ("+trials-by-memory" if trials_by_memory else ""),
+        ["question", "pages"],
+        dict(
+            question=question,
+            pages=pages,
+            gold=gold,
+            max_steps=max_steps,
+            max_trials=max_trials,
+            memory_size=memory_size,
+            reflect=reflect,
+            trials_by_memory=trials_by_memory,
+        ),
     )
-    options = dict(
-        question=question,
-        pages=pages,
-        gold=gold,
-        max_steps=max_steps,
-        max_trials=max_trials,
-        memory_size=memory_size,
-        reflect=reflect,
-        trials_by_memory=trials_by_memory,
-    )
-    return record(m, "reflexion.machine", options)
 
 
 def scripted_model() -> ScriptedModel:

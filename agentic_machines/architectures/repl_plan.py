@@ -100,7 +100,7 @@ from ..execution.sandbox import (
 )
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, record
+from ._invariants import InvariantAnalysis, completion_sampler, record
 from .environments import CountEnv
 from .start_fix import base_prompt, requery
 
@@ -1085,15 +1085,7 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 200) ->
     >>> v.status, v.method, v.conditional
     ('refuted', 'fact:F2', True)
     """
-    # the completions are the project's own fixed strings: trusted, scripted code
-    m = m if m is not None else machine(isolation="inline")
     return ANALYSIS.analysis(m, seed=seed, n=n)
-
-
-def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
-    from ..checking.sampling import completion_sample
-
-    return completion_sample(valid_completions(), seed=seed, n=n, huge_size=20_000)
 
 
 ANALYSIS = InvariantAnalysis(
@@ -1109,6 +1101,7 @@ ANALYSIS = InvariantAnalysis(
     deep_script=SCRIPT[:3],
     invariant=successor_invariant,
     invariant_text=INVARIANT_TEXT,
-    sample=_sample,
+    sample=completion_sampler(valid_completions, harness=False, huge_size=20_000),
+    default_options={"isolation": "inline"},
 )
 """What ``proofs/repl_plan_invariant.md`` is about: :func:`analysis` refutes only inside it."""

@@ -75,10 +75,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BudgetExceeded, InvalidArgument
 from ..execution.codeexec import Request, contained
-from ..execution.sandbox import Limits, Scaffold, make_executor, resolve_isolation
+from ..execution.sandbox import Limits, Scaffold, make_executor
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, record
+from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -127,7 +127,7 @@ def render_messages(messages: Iterable[tuple[str, str]]) -> str:
     out = []
     for role, content in messages:
         if role not in ROLES:
-            raise ValueError(f"unknown chat role {role!r}; use one of {ROLES}")
+            raise InvalidArgument(f"unknown chat role {role!r}; use one of {ROLES}")
         out.append(f"<|{role}|>\n{content}\n")
     return "".join(out)
 
@@ -611,32 +611,23 @@ def machine(
     >>> m.name, m.kwargs["isolation"]
     ('rlm', 'inline')
     """
-    m = HarnessMachine(
+    return recorded_machine(
+        "rlm.machine",
         rlm_program,
-        context,
-        query,
-        max_turns=max_turns,
-        max_output=max_output,
-        block_lines=block_lines,
-        max_depth=max_depth,
-        isolation=resolve_isolation(isolation),
-        timeout_s=timeout_s,
-        limits=limits,
-        name="rlm",
+        "rlm",
+        ["context", "query"],
+        dict(
+            context=context,
+            query=query,
+            max_turns=max_turns,
+            max_output=max_output,
+            block_lines=block_lines,
+            max_depth=max_depth,
+            isolation=isolation,
+            timeout_s=timeout_s,
+            limits=limits,
+        ),
     )
-    options = dict(
-        context=context,
-        query=query,
-        max_turns=max_turns,
-        max_output=max_output,
-        block_lines=block_lines,
-        max_depth=max_depth,
-        # where blocks run is part of the options: the rebuilt machine must run them alike
-        isolation=m.kwargs["isolation"],
-        timeout_s=timeout_s,
-        limits=limits,
-    )
-    return record(m, "rlm.machine", options)
 
 
 def scripted_model() -> ScriptedModel:
@@ -837,17 +828,7 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 200) ->
     >>> v.status, v.method, v.conditional
     ('refuted', 'fact:F2', True)
     """
-    # the completions are the project's own fixed strings: trusted, scripted code
-    m = m if m is not None else machine(isolation="inline")
     return ANALYSIS.analysis(m, seed=seed, n=n)
-
-
-def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
-    from ..checking.sampling import completion_sample, harness_strings
-
-    return completion_sample(
-        valid_completions() + list(SCRIPT) + harness_strings(m), seed=seed, n=n
-    )
 
 
 ANALYSIS = InvariantAnalysis(
@@ -863,6 +844,7 @@ ANALYSIS = InvariantAnalysis(
     deep_script=SCRIPT[:2],
     invariant=successor_invariant,
     invariant_text=INVARIANT_TEXT,
-    sample=_sample,
+    sample=completion_sampler(valid_completions, SCRIPT),
+    default_options={"isolation": "inline"},
 )
 """What ``proofs/rlm_obstruction.md`` is about: :func:`analysis` refutes only inside it."""

@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING
 from ..errors import InvalidArgument
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, record
+from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
 from .start_fix import START_TOKEN, base_prompt, requery
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
 
@@ -328,17 +328,19 @@ def machine(
     """
     if not isinstance(start_fix, bool):
         raise InvalidArgument(f"start_fix must be True or False, got {start_fix!r}")
-    m = HarnessMachine(
+    return recorded_machine(
+        "thread.machine",
         thread_program,
-        task,
-        pages,
-        gold=gold,
-        max_calls=max_calls,
-        start_fix=start_fix,
-        name="thread",
+        "thread",
+        ["task", "pages"],
+        dict(
+            task=task,
+            pages=pages,
+            gold=gold,
+            max_calls=max_calls,
+            start_fix=start_fix,
+        ),
     )
-    options = dict(task=task, pages=pages, gold=gold, max_calls=max_calls, start_fix=start_fix)
-    return record(m, "thread.machine", options)
 
 
 def scripted_model() -> ScriptedModel:
@@ -444,14 +446,6 @@ def _cut(text: str) -> str:
     return text[:at]
 
 
-def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
-    from ..checking.sampling import completion_sample, harness_strings
-
-    return completion_sample(
-        valid_completions() + list(SCRIPT) + harness_strings(m), seed=seed, n=n
-    )
-
-
 ANALYSIS = InvariantAnalysis(
     name="thread",
     build=machine,
@@ -465,6 +459,6 @@ ANALYSIS = InvariantAnalysis(
     deep_script=SCRIPT[:2],
     invariant=successor_invariant,
     invariant_text=INVARIANT_TEXT,
-    sample=_sample,
+    sample=completion_sampler(valid_completions, SCRIPT),
 )
 """What ``proofs/thread_invariant.md`` is about: :func:`analysis` refutes only inside it."""

@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING
 from ..errors import InvalidArgument
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, record
+from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -294,16 +294,18 @@ def machine(
         raise InvalidArgument(f"breadth must be an integer >= 1, got {breadth!r}")
     if len(numbers) < 2 or not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
         raise InvalidArgument(f"numbers must be two or more integers, got {numbers!r}")
-    m = HarnessMachine(
+    return recorded_machine(
+        "tot.machine",
         tot_program,
-        tuple(numbers),
-        search=search,
-        breadth=breadth,
-        revisit=revisit,
-        name=f"tot-{search}" + ("+revisit" if revisit else ""),
+        f"tot-{search}" + ("+revisit" if revisit else ""),
+        ["numbers"],
+        dict(
+            numbers=tuple(numbers),
+            search=search,
+            breadth=breadth,
+            revisit=revisit,
+        ),
     )
-    options = dict(numbers=tuple(numbers), search=search, breadth=breadth, revisit=revisit)
-    return record(m, "tot.machine", options)
 
 
 def scripted_model() -> ScriptedModel:
@@ -361,14 +363,6 @@ def diagram_completions(prompt: str) -> list[str]:
     return [SCRIPT[level]] if level is not None else []
 
 
-def _sample(m: HarnessMachine, seed: int, n: int) -> list[str]:
-    from ..checking.sampling import completion_sample, harness_strings
-
-    return completion_sample(
-        valid_completions() + list(SCRIPT) + harness_strings(m), seed=seed, n=n
-    )
-
-
 ANALYSIS = InvariantAnalysis(
     name="tot",
     build=machine,
@@ -383,7 +377,7 @@ ANALYSIS = InvariantAnalysis(
     deep_script=(SCRIPT[0], "sure", "impossible", SCRIPT[3]),
     invariant=successor_invariant,
     invariant_text=INVARIANT_TEXT,
-    sample=_sample,
+    sample=completion_sampler(valid_completions, SCRIPT),
 )
 """What ``proofs/tot_invariant.md`` is about: :func:`analysis` refutes only inside it."""
 
@@ -411,7 +405,7 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
     from . import react
     from ._invariants import reach, refute_embedding_by_prompts
 
-    m = m if m is not None else machine()
+    m = ANALYSIS.subject(m)
     why, fresh = ANALYSIS.not_covered(m)
     target = m if fresh is None else fresh
     return refute_embedding_by_prompts(
@@ -421,7 +415,7 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
         allowed=lambda p: p.startswith((PROPOSE_HEADER, VALUE_HEADER)),
         allowed_text="every prompt of Tree of Thoughts starts with the propose or the value header",
         proof=ANALYSIS.proof,
-        completions=_sample(target, seed, n),
+        completions=ANALYSIS.sample(target, seed, n),
         states=[target.initial, reach(target, target.initial, SCRIPT[:1])],
         not_covered=why,
     )

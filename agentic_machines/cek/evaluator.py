@@ -33,6 +33,7 @@ from ..errors import (
     ProgramDiverged,
     ScriptExhausted,
     Undecided,
+    WrongType,
 )
 from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
 from .expr import Expr, compile_program
@@ -270,7 +271,7 @@ class AgenticEvaluator(AgenticMachine):
     def prompt(self, state: Boundary) -> str:
         """p(β): the evaluated prompt string of the boundary state."""
         if type(state) is not Boundary:
-            raise TypeError(
+            raise WrongType(
                 f"{state!r} is not a boundary state; states of the agentic evaluator come from first_boundary/seed_state"
             )
         return state.prompt
@@ -281,11 +282,11 @@ class AgenticEvaluator(AgenticMachine):
         Raises :class:`Undecided` (and nothing else) when the fuel runs out first.
         """
         if type(state) is not Boundary:
-            raise TypeError(
+            raise WrongType(
                 f"{state!r} is not a boundary state; states of the agentic evaluator come from first_boundary/seed_state"
             )
         if type(completion) is not str:
-            raise TypeError(
+            raise WrongType(
                 f"completions are strings (C = str); got {type(completion).__name__}: pass str(completion)"
             )
         result, steps = run(Ret(completion, state.kont), fuel=self.fuel)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import WrongType
 from .expr import App, Const, Expr, Lambda, Letrec, PrimRef, Quote, Var, seq_of, to_datum
 from .syntax import NIL, Bool, Nil, Pair, Symbol, iter_list
 from .values import Closure, Prim
@@ -108,8 +109,9 @@ def unparse(x: Any) -> str:
         elif t is Nil:
             out.append("nil")
         else:
-            raise TypeError(
-                f"unparse: cannot print {type(x).__name__}; expected program data, an expression or a value"
+            raise WrongType(
+                f"unparse: cannot print {type(x).__name__}; pass program data (read(...)), an "
+                "expression or a value of the CEK language"
             )
     return "".join(out)
 
@@ -175,7 +177,10 @@ def reify_into(roots: list[Any], memo: dict[int, Expr]) -> None:
             )
             memo[key] = bind(group.fv, v.env, inner, memo)
         else:
-            raise TypeError(f"reify: {type(v).__name__} is not a value of the CEK language")
+            raise WrongType(
+                f"reify: {type(v).__name__} is not a value of the CEK language; pass what "
+                "evaluate(...) returned"
+            )
 
 
 def bind(names: tuple, values: tuple, body: Expr, memo: dict[int, Expr]) -> Expr:

@@ -34,8 +34,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..embedding import Embedding
+from ..errors import InvalidArgument
 from ..generation import completion_generates
-from ..machine import DIVERGE, HALT, AgenticMachine, FunctionMachine
+from ..machine import DIVERGE, HALT, AgenticMachine, FunctionMachine, finite_parts
 from ..verdict import Verdict
 from .evaluator import HARNESS_FUEL, AgenticEvaluator, first_boundary
 from .machine import Boundary
@@ -141,8 +142,9 @@ def realize_with(
     def image(state: Hashable) -> Boundary:
         b = first_boundary(_load_text(program, encode(state)), fuel=fuel)
         if type(b) is not Boundary:
-            raise ValueError(
-                f"E_{state!r} reached {b} before its first llm call: Prompt must be pure and terminate"
+            raise InvalidArgument(
+                f"E_{state!r} reached {b} before its first llm call: Prompt must be pure and "
+                "terminate; fix the prompt definition so that it returns a string for every state"
             )
         return b
 
@@ -172,12 +174,13 @@ def realize(
     >>> r.evaluator.harness(r.embedding(0), "x"), r.evaluator.harness(r.embedding(0), "y") == r.embedding(0)
     (↑, True)
     """
-    if not machine.is_finite:
-        raise ValueError(
+    parts = finite_parts(machine)
+    if parts is None:
+        raise InvalidArgument(
             f"realize needs a finite machine (states and completions known); {machine.name!r} is not. "
             "Write Prompt and Step by hand and use realize_with."
         )
-    states = list(machine.states)
+    states = list(parts.states)
     index = {s: i for i, s in enumerate(states)}
 
     def outcome(y: Any) -> str:
@@ -201,7 +204,7 @@ def realize(
         row = table(
             [
                 (f"(string=? c {escape_string(c)})", outcome(machine.harness(s, c)))
-                for c in machine.completions
+                for c in parts.completions
             ],
             "'halt",
         )

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import WrongType
 from .expr import compile_program
 from .machine import (
     HALT_K,
@@ -141,4 +142,7 @@ def show_state(state: Any) -> str:
         return f"halt ⟨{unparse(state.value)}⟩"
     if t is Failed:
         return f"fail ⟨{state.error}⟩"
-    raise TypeError(f"show_state: {t.__name__} is not a state of the CEK machine")
+    raise WrongType(
+        f"show_state: {t.__name__} is not a state of the CEK machine; pass one that "
+        "CEKStepper or first_boundary(...) gave"
+    )

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import WrongType
 from .evaluator import first_boundary
 from .expr import (
     App,
@@ -77,7 +78,10 @@ def loader_expr(state: Boundary) -> Expr:
     <If (if (llm "ok?") 1 2)>
     """
     if type(state) is not Boundary:
-        raise TypeError(f"loader: {state!r} is not a boundary state of the agentic evaluator")
+        raise WrongType(
+            f"loader: {state!r} is not a boundary state of the agentic evaluator; pass one that "
+            "first_boundary(...) or AgenticEvaluator.harness returned"
+        )
     frames = []
     k = state.kont
     while k is not HALT_K:

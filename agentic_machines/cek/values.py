@@ -25,6 +25,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from .._text import clip
 from ..errors import EvaluationError
 from .syntax import FALSE, NIL, TRUE, Bool, Nil, Node, Pair, Symbol, deep_equal, from_items
 
@@ -103,7 +104,7 @@ def _show(v: Any) -> str:
     from .printer import unparse  # in-function: the printer imports this module
 
     text = unparse(v)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return clip(text, 40, "...")
 
 
 def _int(name: str, v: Any) -> int:

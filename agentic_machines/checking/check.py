@@ -61,6 +61,7 @@ from .properties import (
     flatten,
 )
 from .result import CheckResult, Counterexample, Coverage, PropertyResult
+from .run_check import confirm
 
 __all__ = ["check_properties", "Completions", "BATCH"]
 
@@ -380,7 +381,10 @@ class _Search:
         self.bound_depth = self._bound_depth(depth_cut, cut_depth)
         self.stopped_early = stopped_early
         self.truncated = truncated
-        results = [self._verdict(p) for p in self.props]
+        # Every counterexample is replayed, over the alphabet checked, and its property
+        # checked again on the replayed run before it is returned (run_check.confirm).
+        offered = (lambda _prompt: fixed) if fixed is not None else self.choose
+        results = [confirm(machine, self._verdict(p), offered) for p in self.props]
         seconds = time.perf_counter() - began
         stats = self._stats(began, len(queue))
         reporter.finish(stats)

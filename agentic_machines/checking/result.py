@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._text import one_line
+from ..errors import UnknownProperty
 from ..machine import DIVERGE, HALT
 from ..runtime.run import Step, Trace
 from ..verdict import Verdict, short_repr
@@ -173,7 +175,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())[:200]
+    return one_line(text)[:200]
 
 
 @dataclass(frozen=True)
@@ -291,7 +293,10 @@ class CheckResult:
         for r in self.results:
             if r.name == name:
                 return r
-        raise KeyError(f"no property {name!r}; checked: {', '.join(r.name for r in self.results)}")
+        raise UnknownProperty(
+            f"no property {name!r} was checked; index the result by one of the names checked: "
+            + ", ".join(r.name for r in self.results)
+        )
 
     @property
     def verdicts(self) -> dict[str, Verdict]:

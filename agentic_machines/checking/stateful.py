@@ -43,206 +43,24 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
 from ..errors import InvalidArgument
-from ..machine import DIVERGE, AgenticMachine
+from ..machine import AgenticMachine
 from ..runtime.explore import _Reporter  # the status-line timing explore uses
-from ..verdict import Verdict, short_repr
+from ..verdict import Verdict
 from .coverage import unreached_prompts
-from .expand import Unknown, expand, records_errors
 from .properties import (
-    EffectsAtMostOnce,
-    HaltsWithin,
-    Invariant,
-    NeverDiverges,
-    NeverRaises,
     Property,
-    Raised,
-    Transition,
     flatten,
-    is_end,
 )
 from .result import CheckResult, Counterexample, Coverage, PropertyResult
+from .run_check import PropertyViolation, RunCheck, confirm, new_log
 
 __all__ = ["hypothesis_test", "hypothesis_check", "PropertyViolation"]
 
 CompletionSource = st.SearchStrategy[str] | Callable[[str], st.SearchStrategy[str]]
 
 
-class PropertyViolation(AssertionError):
-    """A generated run broke a property; ``counterexample`` is the run."""
-
-    def __init__(self, message: str, counterexample: Counterexample) -> None:
-        super().__init__(message)
-        self.counterexample = counterexample
-
-
-def _key(p: NeverDiverges, state: Any) -> Any:
-    """``p.key(state)``, made hashable (its ``repr`` when it is not)."""
-    key = p.key(state)  # type: ignore[misc]
-    try:
-        hash(key)
-    except TypeError:
-        return repr(key)
-    return key
-
-
-class _Run:
-    """One run of the machine, checked step by step."""
-
-    def __init__(
-        self, machine: AgenticMachine, start: Any, parts: list[Property], log: dict
-    ) -> None:
-        self.machine, self.parts, self.log = machine, parts, log
-        self.logs = [p.log(machine) for p in parts if isinstance(p, EffectsAtMostOnce)]
-        self.effect_parts = [p for p in parts if isinstance(p, EffectsAtMostOnce)]
-        self.done: list[set] = [set() for _ in self.logs]
-        self.errors = records_errors(machine)
-        self.states: list[Any] = [start]
-        self.prompts: list[str] = [machine.prompt(start)]
-        self.completions: list[str] = []
-        self.ended = False
-        self.seen = {start: 0}
-        # per never_diverges(key=...): the key of each state of the run -> its step
-        self.keyed: dict[NeverDiverges, dict[Any, int]] = {
-            p: {} for p in parts if isinstance(p, NeverDiverges) and p.key is not None
-        }
-        for p, seen in self.keyed.items():
-            seen[_key(p, start)] = 0
-        log["states"].add(start)
-        log["prompts"].add(self.prompts[0])
-        self._state_checks(start, self.prompts[0])
-
-    def step(self, c: str) -> None:
-        if self.ended:
-            return  # the run is over; Hypothesis shrinks such steps away
-        s = self.states[-1]
-        ((_, t, prompt, executed),) = expand(
-            self.machine, [(s, [c])], logs=self.logs, errors=self.errors
-        )[0]
-        self.log["transitions"] += 1
-        self.completions.append(c)
-        self.states.append(t)
-        if type(t) is Unknown:
-            self.ended = True
-            self.log["unknown"] += 1
-            self.log["unknown_reason"] = self.log["unknown_reason"] or t.reason
-            return
-        ended = is_end(t)
-        if not ended:
-            prompt = prompt if prompt is not None else self.machine.prompt(t)
-            self.prompts.append(prompt)
-            self.log["states"].add(t)
-            self.log["prompts"].add(prompt)
-            self.log["edges"].add((s, t))
-        self.log["depth"] = max(self.log["depth"], len(self.completions))
-        for p in self.parts:
-            if isinstance(p, Transition):
-                self._verify(
-                    p,
-                    p.fn,
-                    (s, c, t),
-                    f"{p.name} is false of the step {short_repr(s)} --{short_repr(c)}--> {short_repr(t)}",
-                )
-            elif isinstance(p, NeverRaises) and type(t) is Raised:
-                self._fail(p, f"the harness raised {t.type}: {' '.join(t.message.split())[:200]}")
-            elif isinstance(p, HaltsWithin):
-                if t is DIVERGE and len(self.completions) <= p.k:
-                    self._fail(
-                        p,
-                        f"the harness returned DIVERGE (↑) after {len(self.completions)} model call(s)",
-                    )
-                if not ended and len(self.completions) == p.k:
-                    self._fail(p, f"after {p.k} model calls the run has not halted")
-            elif isinstance(p, NeverDiverges):
-                if t is DIVERGE:
-                    self._fail(p, "the harness returned DIVERGE (↑): it never returns to the model")
-                elif not ended and t in self.seen:
-                    at = self.seen[t]
-                    self._fail(
-                        p,
-                        f"the run is back in {short_repr(t)}, where step {at} started: repeating "
-                        "the loop never ends",
-                        loop=at,
-                    )
-                elif not ended and p.key is not None:
-                    key, seen = _key(p, t), self.keyed[p]
-                    if key in seen:
-                        at = seen[key]
-                        self._fail(
-                            p,
-                            f"the run is in {short_repr(t)}, whose key {short_repr(key)} is the key of the "
-                            f"state at step {at}: by the key it is back where it was, so repeating the "
-                            f"completions from step {at} never ends",
-                            loop=at,
-                        )
-                    seen[key] = len(self.completions)
-        for p, done, new in zip(self.effect_parts, self.done, executed):
-            for request in new:
-                key = repr(request)
-                if key in done:
-                    self._fail(
-                        p, f"{p.name[21:-1]} executed the request {short_repr(request)} twice"
-                    )
-                done.add(key)
-        if ended:
-            self.ended = True
-        else:
-            self.seen.setdefault(t, len(self.completions))
-            self._state_checks(t, self.prompts[-1])  # t's prompt, appended above
-
-    def _state_checks(self, state: Any, prompt: str) -> None:
-        for p in self.parts:
-            if isinstance(p, Invariant):
-                self._verify(
-                    p,
-                    p.fn,
-                    (state, prompt),
-                    f"{p.name} is false in state {short_repr(state)} (prompt of {len(prompt):,} characters)",
-                )
-            elif isinstance(p, HaltsWithin) and p.k == 0 and not self.completions:
-                self._fail(p, "after 0 model calls the run has not halted")
-
-    def _verify(self, p: Property, fn: Callable[..., bool], args: tuple, why: str) -> None:
-        try:
-            ok = fn(*args)
-        except Exception as exc:  # noqa: BLE001 - a broken property is reported as failing
-            ok, why = False, f"the property raised {type(exc).__name__}: {exc}"
-        if not ok:
-            self._fail(p, why)
-
-    def _fail(self, p: Property, why: str, loop: int | None = None) -> None:
-        cx = Counterexample(
-            p.name,
-            tuple(self.completions),
-            tuple(self.states),
-            tuple(self.prompts),
-            why,
-            loop,
-            getattr(self.machine, "name", "machine"),
-            getattr(self.machine, "initial", None),
-        )
-        self.log["failures"].append(cx)
-        raise PropertyViolation(
-            f"{p.name} failed after {len(cx)} step(s): {why}\n{cx.describe()}\n{cx.snippet()}", cx
-        )
-
-
-def _new_log(tick: Callable[[], None] | None = None) -> dict[str, Any]:
-    return {
-        "tick": tick,
-        "states": set(),
-        "prompts": set(),
-        "edges": set(),
-        "transitions": 0,
-        "unknown": 0,
-        "unknown_reason": "",  # the first undecided step's (a deadline's, fuel's)
-        "depth": 0,
-        "runs": 0,
-        "failures": [],
-    }
-
-
 class _LoggedTest(RuleBasedStateMachine):
-    """A test class :func:`hypothesis_test` builds: its runs add to ``log`` (``_new_log``)."""
+    """A test class :func:`hypothesis_test` builds: its runs add to ``log`` (``new_log``)."""
 
     log: ClassVar[dict[str, Any]]
 
@@ -287,7 +105,7 @@ def hypothesis_test(
     if not isinstance(max_steps, int) or max_steps < 1:
         raise InvalidArgument(f"max_steps must be a positive integer, got {max_steps!r}")
     source = _source(machine, completions)
-    run_log = _new_log(on_run)
+    run_log = new_log(on_run)
 
     class HarnessTest(_LoggedTest):
         log = run_log
@@ -297,7 +115,7 @@ def hypothesis_test(
             run_log["runs"] += 1
             if run_log["tick"] is not None:
                 run_log["tick"]()
-            self.run = _Run(machine, start, parts, run_log)
+            self.run = RunCheck(machine, start, parts, run_log)
 
         if callable(source) and not isinstance(source, st.SearchStrategy):
 
@@ -352,7 +170,7 @@ def hypothesis_check(
     if start is None:
         start = machine.initial
     results = []
-    total = _new_log()
+    total = new_log()
     reporter = _Reporter(_printer(progress))
     for prop in props:
         runs_before = total["runs"]
@@ -422,7 +240,8 @@ def hypothesis_check(
                     f"it ({log['unknown_reason']})"
                 )
             verdict = Verdict(True, claim, "sampled", runs, reason=reason)
-        results.append(PropertyResult(prop, verdict, cx))
+        # the shrunk run is replayed and the property checked on it again before it is returned
+        results.append(confirm(machine, PropertyResult(prop, verdict, cx)))
     reporter.finish(
         {"property": "all", "runs": total["runs"], "seconds": time.perf_counter() - began}
     )

@@ -5,10 +5,16 @@ A *target* is one of
 - a built-in name (a fixture such as ``f2-mul`` or an architecture such as ``react``);
 - ``PATH.json`` or ``PATH.toml``, a machine file (:mod:`agentic_machines.machinefile`);
 - ``package.module:attribute`` or ``path/to/file.py:attribute`` naming an
-  :class:`~agentic_machines.machine.AgenticMachine`, a factory (a callable with no
-  required argument, or an ``AgenticMachine`` subclass) returning one, or an agent
-  function ``fn(model, ...)`` that :func:`~agentic_machines.runtime.agent.agent_machine`
-  turns into a machine. The attribute may be dotted (``module:Class.factory``).
+  :class:`~agentic_machines.machine.AgenticMachine`, or an agent function ``fn(model)``
+  that :func:`~agentic_machines.runtime.agent.agent_machine` turns into a machine;
+- ``package.module:factory()`` or ``path/to/file.py:factory()``: a factory, called with
+  no argument, that returns an ``AgenticMachine`` (a function, or an ``AgenticMachine``
+  subclass). The ``()`` says "call it"; quote the target in a shell
+  (``'lamp.py:build()'``). The attribute may be dotted (``module:Class.factory()``).
+
+Which form a target is comes from how it is written, never from the object's
+signature: without ``()`` a callable is an agent function, with ``()`` a factory.
+A class without ``()``, or a machine with it, is refused with the form to write.
 
 :func:`resolve_target` turns a target into a :class:`~agentic_machines.catalog.Entry`
 (the machine, where to start, how to explore and what to highlight), so ``check``,
@@ -21,13 +27,13 @@ prints it as one line and exits 2.
 >>> entry = resolve_target("f2-mul")
 >>> entry.kind, entry.name
 ('fixture', 'f2-mul')
->>> entry = resolve_target("agentic_machines.fixtures:f2_add")
+>>> entry = resolve_target("agentic_machines.fixtures:f2_add()")
 >>> entry.kind, entry.name, entry.machine().harness(1, "1")
 ('python', 'f2-add', 0)
 >>> resolve_target("agentic_machines.fixtures:f2_ad")
 Traceback (most recent call last):
   ...
-agentic_machines.errors.InvalidMachineFile: agentic_machines.fixtures:f2_ad: module 'agentic_machines.fixtures' has no attribute 'f2_ad' (did you mean f2_add?); name one of its machines, factories or agent functions
+agentic_machines.errors.InvalidMachineFile: agentic_machines.fixtures:f2_ad: module 'agentic_machines.fixtures' has no attribute 'f2_ad' (did you mean f2_add?); name one of its machines, agent functions or factories (written FACTORY())
 """
 
 from __future__ import annotations
@@ -36,7 +42,6 @@ import difflib
 import hashlib
 import importlib
 import importlib.util
-import inspect
 import os
 import sys
 import traceback
@@ -44,16 +49,20 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import Entry, names, resolve
-from ..errors import InvalidMachineFile, UnknownMachine
+from ..errors import InvalidMachine, InvalidMachineFile, UnknownMachine
 from ..machine import AgenticMachine
 
 __all__ = ["resolve_target", "TARGET_HELP", "load_object"]
 
 TARGET_HELP = (
     "a built-in name (agentic-machines check --help lists them), a machine file "
-    "PATH.json or PATH.toml, or module:attribute / file.py:attribute naming an "
-    "AgenticMachine, a factory returning one, or an agent function fn(model, ...)"
+    "PATH.json or PATH.toml, module:attribute / file.py:attribute naming an "
+    "AgenticMachine or an agent function fn(model), or 'module:factory()' / "
+    "'file.py:factory()' (quoted) calling a factory that returns an AgenticMachine"
 )
+
+FACTORY = "()"
+"""The suffix that makes a Python target a factory call: ``module:build()``."""
 """One phrase describing every accepted target, for ``--help`` texts."""
 
 
@@ -77,12 +86,14 @@ def resolve_target(target: str) -> Entry:
         machine = load_machine(text)
         return Entry(machine.name, "file", lambda: machine, source=text)
     if ":" in text:
-        machine = _machine_of(text, *load_object(text))
+        call = text.endswith(FACTORY)
+        obj, _ = load_object(text[: -len(FACTORY)] if call else text)
+        machine = _call_factory(text, obj) if call else _machine_of(text, obj)
         return Entry(machine.name, "python", lambda: machine, source=text)
     if text.endswith(".py"):
         raise InvalidMachineFile(
-            f"{text}: name the object too, as {text}:ATTRIBUTE (the machine, factory or "
-            "agent function in that file)",
+            f"{text}: name the object too, as {text}:ATTRIBUTE (the machine or agent "
+            f"function in that file) or '{text}:FACTORY()'",
             path=text,
         )
     close = difflib.get_close_matches(text, builtin, n=2, cutoff=0.6)
@@ -124,7 +135,7 @@ def load_object(target: str) -> tuple[Any, str]:
             owner = label if not walked else f"{'.'.join(walked)!r}"
             raise InvalidMachineFile(
                 f"{target}: {owner} has no attribute {part!r}{hint}; name one of its machines, "
-                "factories or agent functions",
+                "agent functions or factories (written FACTORY())",
                 path=module_part,
                 key=attribute,
             )
@@ -211,44 +222,40 @@ def _raised_while(target: str, where: str, doing: str, exc: BaseException) -> In
     )
 
 
-def _machine_of(target: str, obj: Any, where: str) -> AgenticMachine:
-    """The machine that ``obj`` is, builds, or (an agent function) becomes."""
+def _machine_of(target: str, obj: Any) -> AgenticMachine:
+    """The machine that ``obj`` is, or (an agent function) becomes: a target without ``()``."""
     if isinstance(obj, AgenticMachine):
         return obj
-    if inspect.isclass(obj):
-        if not issubclass(obj, AgenticMachine):
-            raise _not_a_machine(target, obj)
-        return _call_factory(target, obj)
+    if isinstance(obj, type):
+        raise InvalidMachineFile(
+            f"{target}: names the class {obj.__name__}; a class is a factory, so write "
+            f"'{target}()' to call it (with no argument) and use the machine it returns",
+            path=target,
+        )
     if not callable(obj):
         raise _not_a_machine(target, obj)
-    try:
-        signature = inspect.signature(obj)
-    except (TypeError, ValueError):
-        signature = None
-    required = (
-        [
-            p
-            for p in signature.parameters.values()
-            if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
-        if signature is not None
-        else []
-    )
-    if not required:
-        return _call_factory(target, obj)
-    if len(required) > 1:
-        raise InvalidMachineFile(
-            f"{target}: {getattr(obj, '__name__', 'the function')} needs {len(required)} "
-            f"arguments ({', '.join(p.name for p in required)}); an agent function takes only the "
-            "model, so give the others defaults or wrap it in a factory that calls agent_machine(fn, ...)",
-            path=where,
-        )
     from ..runtime.agent import agent_machine
 
-    return agent_machine(obj)
+    try:  # a callable named without () is an agent function fn(model), run to its first call
+        return agent_machine(obj)
+    except InvalidMachine as exc:
+        name = getattr(obj, "__name__", "it")
+        raise InvalidMachineFile(
+            f"{target}: {exc}; if {name} is a factory that returns a machine, write "
+            f"'{target}()' to call it",
+            path=target,
+        ) from None
 
 
 def _call_factory(target: str, factory: Any) -> AgenticMachine:
+    """The machine ``factory()`` returns: a target written with ``()``."""
+    if isinstance(factory, AgenticMachine) or not callable(factory):
+        what = "a machine" if isinstance(factory, AgenticMachine) else f"a {type(factory).__name__}"
+        raise InvalidMachineFile(
+            f"{target}: names {what}, which cannot be called; drop the () "
+            f"('{target[: -len(FACTORY)]}') to use a machine, or name a factory that returns one",
+            path=target,
+        )
     try:
         built = factory()
     # SystemExit too: a sys.exit() in user code must not end the command with its status.
@@ -260,7 +267,7 @@ def _call_factory(target: str, factory: Any) -> AgenticMachine:
         raise InvalidMachineFile(
             f"{target}: calling {getattr(factory, '__name__', 'it')}() returned a "
             f"{type(built).__name__}, not an AgenticMachine; return a machine (TableMachine, "
-            "FunctionMachine, agent_machine(...), ...)",
+            "FunctionMachine, agent_machine(...), ...), or drop the () if it is an agent function",
             path=target,
         )
     return built
@@ -268,8 +275,8 @@ def _call_factory(target: str, factory: Any) -> AgenticMachine:
 
 def _not_a_machine(target: str, obj: Any) -> InvalidMachineFile:
     return InvalidMachineFile(
-        f"{target}: names a {type(obj).__name__}, not a machine; name an AgenticMachine, a "
-        "factory returning one, or an agent function fn(model, ...)",
+        f"{target}: names a {type(obj).__name__}, not a machine; name an AgenticMachine or an "
+        "agent function fn(model), or write 'MODULE:FACTORY()' to call a factory",
         path=target,
     )
 

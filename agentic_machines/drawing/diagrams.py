@@ -47,7 +47,7 @@ from ..errors import InvalidArgument
 from ..machine import DIVERGE, HALT, is_sentinel
 from ..runtime.explore import short_text
 from ..runtime.harness import TraceState
-from .labels import MONO, TABLE_CHARS, TABLE_FONT, plan_labels
+from .labels import MONO, TABLE_CHARS, TABLE_FONT, glyph_style, plan_labels
 
 __all__ = ["draw", "draw_embedding", "to_dot", "to_mermaid", "to_json", "node_names", "FORMATS"]
 
@@ -556,7 +556,15 @@ def _draw_graph(
     for n in graph:
         x, y = pos[n]
         placed.append(
-            ax.text(x, y, plan.inside[n], fontsize=font, ha="center", va="center", zorder=4)
+            ax.text(
+                x,
+                y,
+                plan.inside[n],
+                ha="center",
+                va="center",
+                zorder=4,
+                **glyph_style(plan.inside[n], font),
+            )
         )
         if plan.under.get(n):
             # under the node's rim (or its initial ring): sentinels are smaller than states
@@ -568,8 +576,8 @@ def _draw_graph(
                     xy=(x, y),
                     xytext=(0, -drop),
                     textcoords="offset points",
-                    fontsize=6.5,
                     color="#333333",
+                    **glyph_style(plan.under[n], 6.5),
                     ha="center",
                     va="top",
                     zorder=4,
@@ -588,6 +596,8 @@ def _draw_edges(
     small: bool,
     placed: list,
 ) -> None:
+    from .geometry import node_outlines
+
     loops = [(u, v) for u, v in graph.edges if u == v]
     # A pair of opposite edges would be drawn on top of each other: bend both (the same
     # rad bends them to opposite sides). An edge whose straight line would run through
@@ -601,6 +611,13 @@ def _draw_edges(
     width = {e: 2.2 if color[e] != COLORS["edge"] else 1.1 for e in graph.edges}
     font = 7 if small else 5
     box = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85}
+    # The outlines as drawn (rings and sentinel shapes included): every arrow ends on the
+    # rim of what covers its node, so no head is hidden under a ring or a square's corner.
+    outlines: dict[Any, list[Any]] = {}
+    drawn = node_outlines(ax)
+    for n, xy in pos.items():
+        cx, cy = ax.transData.transform(xy)
+        outlines[n] = [o for c, o in drawn if math.hypot(c[0] - cx, c[1] - cy) < 0.5]
     for e in loops:
         n = e[0]
         others = [pos[m] for m in (*graph.successors(n), *graph.predecessors(n)) if m != n]
@@ -609,7 +626,7 @@ def _draw_edges(
                 ax,
                 pos[n],
                 plan.edges[e],
-                size,
+                _outer_radius(ax, outlines[n]),
                 color[e],
                 width[e],
                 font,
@@ -617,20 +634,8 @@ def _draw_edges(
                 _free_side(pos[n], others),
             )
         )
-    for rad in sorted(set(rads.values())):
-        edges = [e for e, r in rads.items() if r == rad]
-        nx.draw_networkx_edges(
-            graph,
-            pos,
-            edgelist=edges,
-            ax=ax,
-            arrows=True,
-            arrowsize=14,
-            node_size=size,
-            connectionstyle=f"arc3,rad={rad}",
-            edge_color=[color[e] for e in edges],
-            width=[width[e] for e in edges],
-        )
+    for (u, v), rad in rads.items():
+        _edge_arrow(ax, pos[u], pos[v], rad, outlines[u], outlines[v], color[(u, v)], width[(u, v)])
     _place_edge_labels(ax, pos, plan, rads, font, box, size, placed)
 
 
@@ -674,8 +679,9 @@ def _place_edge_labels(
     for (u, v), rad in sorted(rads.items(), key=lambda item: -len(plan.edges[item[0]])):
         (x1, y1), (x2, y2) = to_px.transform(pos[u]), to_px.transform(pos[v])
         cx, cy = (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
+        label = plan.edges[(u, v)]
         text = ax.text(
-            0, 0, plan.edges[(u, v)], fontsize=font, ha="center", va="center", bbox=box, zorder=5
+            0, 0, label, ha="center", va="center", bbox=box, zorder=5, **glyph_style(label, font)
         )
         best = None
         for t in (0.5, 0.4, 0.6, 0.32, 0.68, 0.25, 0.75, 0.45, 0.55, 0.2, 0.8):
@@ -734,11 +740,57 @@ def _free_side(xy: tuple[float, float], others: list[tuple[float, float]]) -> fl
     return max((0.0, math.pi / 2, math.pi, -math.pi / 2), key=clearance)
 
 
+def _edge_arrow(
+    ax: Any,
+    a: tuple[float, float],
+    b: tuple[float, float],
+    rad: float,
+    outline_a: list[Any],
+    outline_b: list[Any],
+    color: str,
+    width: float,
+) -> None:
+    """The arrow a -> b (an ``arc3`` curve), cut where it leaves a's drawn outline and
+    where it enters b's, measured along the curve's end directions."""
+    from matplotlib.patches import FancyArrowPatch
+
+    from .geometry import rim_distance
+
+    to_px = ax.transData
+    (x1, y1), (x2, y2) = to_px.transform(a), to_px.transform(b)
+    # arc3's control point (as matplotlib computes it): the ends leave towards it
+    cx, cy = (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
+    points = 72 / ax.figure.dpi
+    shrink_a = rim_distance(outline_a, (x1, y1), (cx - x1, cy - y1)) * points + 1.5
+    shrink_b = rim_distance(outline_b, (x2, y2), (cx - x2, cy - y2)) * points + 1.5
+    ax.add_patch(
+        FancyArrowPatch(
+            a,
+            b,
+            arrowstyle="-|>",
+            mutation_scale=14,
+            connectionstyle=f"arc3,rad={rad}",
+            shrinkA=shrink_a,
+            shrinkB=shrink_b,
+            color=color,
+            linewidth=width,
+            zorder=1,
+        )
+    )
+
+
+def _outer_radius(ax: Any, outlines: list[Any]) -> float:
+    """The radius (points) of the largest outline drawn at a node: its ring, if any."""
+    extents = [o.get_extents() for o in outlines]
+    px = max((max(e.width, e.height) / 2 for e in extents), default=0.0)
+    return px * 72 / ax.figure.dpi
+
+
 def _self_loop(
     ax: Any,
     xy: tuple[float, float],
     label: str,
-    size: float,
+    radius: float,
     color: str,
     width: float,
     font: float,
@@ -750,14 +802,16 @@ def _self_loop(
     networkx sizes self-loops by the vertical extent of the drawing, so they grow with
     the graph (and explode on a one-row graph). Here the loop's shape is in inches,
     placed at the node's data position: the same size in every picture and at every dpi.
+    It leaves and re-enters the node at ``radius`` (points: the node's outermost drawn
+    rim, the initial state's ring included), so its head is never under the ring.
     """
     from matplotlib.patches import FancyArrowPatch
     from matplotlib.path import Path as MplPath
     from matplotlib.transforms import ScaledTranslation
 
-    r = math.sqrt(size) / 2 / 72  # node radius in inches (node_size is in points²)
+    r = (radius + 2.0) / 72  # in inches, a little outside the rim and its line
     # Drawn to the right, then turned to the side where no other edge leaves the node.
-    a, b = math.radians(28), math.radians(-28)
+    a, b = math.radians(30), math.radians(-30)
     verts = [
         (r * math.cos(a), r * math.sin(a)),
         (r + 0.62, 0.42),
@@ -788,8 +842,8 @@ def _self_loop(
         textcoords="offset points",
         ha="center" if abs(cos) < 0.5 else ("left" if cos > 0 else "right"),
         va="center" if abs(sin) < 0.5 else ("bottom" if sin > 0 else "top"),
-        fontsize=font,
         bbox=box,
+        **glyph_style(label, font),
         zorder=3,
     )
 

@@ -10,7 +10,8 @@ nothing is cut:
 - under a node: its name or its prompt when either is short;
 - on an edge: its completions when short, else a tag ``c1``, ``c2``, ... whose full
   completions the table lists;
-- in the table, one entry per state: its id, how it was reached (``← s1 by c3``), its
+- in the table, one entry per state: its id (and what the node shows when that is not the
+  id: ``s2  (drawn as ⟨ hmm⟩)``), how it was reached (``← s1 by c3``), its
   prompt as the difference from the state it was reached from (``s1's prompt + "…"``),
   and, when two states the picture cannot tell apart show the same prompt, a hint of
   what differs.
@@ -43,7 +44,14 @@ import networkx as nx
 
 from ..machine import DIVERGE, HALT, is_sentinel
 
-__all__ = ["LabelPlan", "plan_labels", "label_clashes", "text_artists", "one_line"]
+__all__ = [
+    "LabelPlan",
+    "plan_labels",
+    "label_clashes",
+    "text_artists",
+    "one_line",
+    "glyph_style",
+]
 
 MONO = "DejaVu Sans Mono"
 """The legend table's font: fixed width, so its width in inches is known in advance."""
@@ -59,6 +67,28 @@ INLINE = 14
 """Longest completion text drawn on an edge; a longer one gets a tag and a table entry."""
 PROMPT_CHARS = 5 * (TABLE_CHARS - 8)
 """The most of one prompt (or of what it added) the table shows; the middle is elided."""
+
+
+SMALL_GLYPHS = "⋆"
+"""Characters DejaVu Sans (matplotlib's default font) draws too small to read: its ``⋆``
+(the F2 fixtures' prompt) is a dot at label sizes."""
+
+
+def glyph_style(text: str, size: float) -> dict[str, Any]:
+    """Text properties that draw ``text`` legibly at ``size`` points.
+
+    A text with one of ``SMALL_GLYPHS`` is drawn in STIX (shipped with matplotlib, whose
+    ``⋆`` is a star) at 1.5 times the size, DejaVu Sans standing in for any character
+    STIX lacks; any other text keeps the default font.
+
+    >>> glyph_style("⋆", 6.5)
+    {'fontsize': 9.75, 'family': ['STIXGeneral', 'DejaVu Sans']}
+    >>> glyph_style("s1", 6.5)
+    {'fontsize': 6.5}
+    """
+    if any(c in SMALL_GLYPHS for c in text):
+        return {"fontsize": size * 1.5, "family": ["STIXGeneral", "DejaVu Sans"]}
+    return {"fontsize": size}
 
 
 @dataclass(frozen=True)
@@ -213,8 +243,12 @@ def _state_rows(
         head = ident
         if label not in (ident, inside[n]):
             head += f"  {label}"
+        # The picture writes the state itself when it is short: say which node is which id.
+        notes = [f"drawn as {inside[n]}"] if inside[n] != ident else []
         if n == start:
-            head += "  (initial)"
+            notes.append("initial")
+        if notes:
+            head += f"  ({', '.join(notes)})"
         prompt = prompts[n]
         if n in parents:
             p, e = parents[n]

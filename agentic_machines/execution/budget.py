@@ -31,9 +31,16 @@ import sys
 from types import CodeType, FrameType, TracebackType
 from typing import Any
 
-from ..errors import BudgetExceeded
+from ..errors import BudgetExceeded, InvalidArgument
 
-__all__ = ["LineBudget", "BudgetExceeded", "checkpoint", "restore_tracing", "uncharged"]
+__all__ = [
+    "LineBudget",
+    "BudgetExceeded",
+    "checkpoint",
+    "restore_tracing",
+    "uncharged",
+    "positive_budget",
+]
 
 _active: list[LineBudget] = []
 _previous_trace: Any = None
@@ -48,6 +55,24 @@ _lines = 0
 _deadline: float = float("inf")  # the count past which the first active budget is spent
 
 
+def positive_budget(limit: int, what: str = "a line budget") -> int:
+    """``limit`` when it is a positive whole number of lines, else :class:`InvalidArgument`
+    saying what to pass: the one check of every line budget (a budget, a block, a replay).
+
+    >>> positive_budget(100)
+    100
+    >>> positive_budget(0, "line_budget")
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.InvalidArgument: line_budget must be a positive number of lines, got 0; pass e.g. 10_000
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+        raise InvalidArgument(
+            f"{what} must be a positive number of lines, got {limit!r}; pass e.g. 10_000"
+        )
+    return limit
+
+
 class LineBudget:
     """A context manager that allows at most ``limit`` executed lines inside it.
 
@@ -60,9 +85,7 @@ class LineBudget:
     """
 
     def __init__(self, limit: int) -> None:
-        if limit <= 0:
-            raise ValueError(f"a line budget must be positive, got {limit}")
-        self.limit = limit
+        self.limit = positive_budget(limit)
         self._used = 0
         self._base: int | None = None  # the line count when entered minus the lines used before
 

@@ -102,7 +102,7 @@ from types import CodeType, FrameType
 from typing import Any, NoReturn
 
 from ..errors import BudgetExceeded, InvalidArgument, ReplayDivergence
-from .budget import LineBudget, checkpoint, restore_tracing, uncharged
+from .budget import LineBudget, checkpoint, positive_budget, restore_tracing, uncharged
 
 __all__ = [
     "run_block",
@@ -655,8 +655,7 @@ def run_block(
     >>> r.status, r.stdout.count("tick") > 10
     ('budget', True)
     """
-    if line_budget <= 0:
-        raise InvalidArgument(f"line_budget must be positive, got {line_budget}")
+    positive_budget(line_budget, "line_budget")
     lines = code.splitlines()
     try:
         compiled, callees = _compile(code, filename)

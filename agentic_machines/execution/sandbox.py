@@ -71,8 +71,10 @@ from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._text import clip
 from ..errors import InvalidArgument, IsolationFallback, REPLNameError
 from . import seccomp, wire
+from .budget import positive_budget
 from .cgroup import WorkerGroup
 from .clock import note as note_clock
 from .codeexec import (
@@ -243,6 +245,10 @@ def is_scripted(model: Any) -> bool:
 
 
 _TOOLS: dict[str, str | None] = {}  # tool -> None when it works, else why not
+_NO_NAMESPACE_TOOL = (
+    "isolation='namespace' needs bwrap (bubblewrap) or unshare (util-linux) with user "
+    "namespaces; install bubblewrap (apt-get install bubblewrap) or use 'process'"
+)
 
 
 def namespace_tool() -> str | None:
@@ -344,10 +350,7 @@ def resolve_isolation(isolation: str | None, model: Any = None) -> str:
     if isolation == "process" and os.name != "posix":
         raise InvalidArgument("isolation='process' needs a POSIX system (resource limits)")
     if isolation == "namespace" and namespace_tool() is None:
-        raise InvalidArgument(
-            "isolation='namespace' needs bwrap (bubblewrap) or unshare (util-linux) with user "
-            "namespaces; install bubblewrap (apt-get install bubblewrap) or use 'process'"
-        )
+        raise InvalidArgument(_NO_NAMESPACE_TOOL)
     return isolation
 
 
@@ -819,10 +822,7 @@ class ProcessExecutor(Executor):
         # tool: which namespace tool to use (default: the first that works, see namespace_tool)
         self.tool = (tool or namespace_tool()) if level == "namespace" else None
         if level == "namespace" and self.tool is None:
-            raise InvalidArgument(
-                "isolation='namespace' needs bwrap (bubblewrap) or unshare (util-linux) with "
-                "user namespaces; install bubblewrap (apt-get install bubblewrap) or use 'process'"
-            )
+            raise InvalidArgument(_NO_NAMESPACE_TOOL)
         self.limits = limits or Limits()
         self._effects: dict[str, dict[str, Callable[..., Any]]] = {}
         self._journal: list[tuple[bytes, bytes]] = []  # (message sent, reply received)
@@ -1227,8 +1227,7 @@ class ProcessExecutor(Executor):
         filename: str = "<block>",
         max_output: int = 20_000,
     ) -> Generator[str, str, BlockResult]:
-        if line_budget <= 0:
-            raise InvalidArgument(f"line_budget must be positive, got {line_budget}")
+        positive_budget(line_budget, "line_budget")
         if key not in self._effects:
             raise InvalidArgument(f"no namespace {key!r}; create it with namespace({key!r}, ...)")
         if self._notice is not None:  # a query's replay reset the REPL: the model learns it now
@@ -1381,7 +1380,7 @@ def _shown(value: Any) -> str:
     text = (
         repr(value) if type(value) in (str, int, float, bool, type(None)) else type(value).__name__
     )
-    return text if len(text) <= 60 else text[:57] + "..."
+    return clip(text, 60, "...")
 
 
 def _text(value: Any) -> str:

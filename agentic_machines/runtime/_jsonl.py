@@ -96,6 +96,11 @@ class JsonLinesWriter:
                 exc.filename = self.path
             raise
 
+    def fileno(self) -> int:
+        """The file descriptor, for a writer that makes its own ``os.write`` of a line and
+        hands :meth:`write_bytes` only what is left (a short or failed write)."""
+        return self._fd
+
     def close(self) -> None:
         """Close the file (idempotent)."""
         self._fh.close()

@@ -64,7 +64,7 @@ from typing import Any
 
 from greenlet import getcurrent, greenlet
 
-from ..errors import BudgetExceeded, ClockDependent, InvalidArgument, InvalidMachine
+from ..errors import BudgetExceeded, ClockDependent, InvalidArgument, InvalidMachine, WrongType
 from ..execution import clock
 from ..execution.budget import LineBudget, uncharged
 from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
@@ -165,7 +165,10 @@ class _Loop:
             budget.__exit__(None, None, None)
         if type(prompt) is not str and not isinstance(prompt, str):
             self._enter_budget()
-            raise TypeError(f"the agent called model({prompt!r}); a prompt is a string (P = str)")
+            raise WrongType(
+                f"the agent called model({prompt!r}); a prompt is a string (P = str): pass str(...) "
+                "of what the model should read"
+            )
         if getcurrent() is not self.glet:
             self._enter_budget()
             raise RuntimeError(

@@ -36,6 +36,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Generator
 from typing import Any
 
+from .._text import clip
 from ..errors import BudgetExceeded, InvalidArgument, InvalidMachine
 from ..execution import clock
 from ..execution.budget import LineBudget
@@ -137,7 +138,7 @@ class TraceState:
         return (TraceState, (self.completions,))
 
     def __repr__(self) -> str:
-        shown = ", ".join(repr(c if len(c) <= 24 else c[:23] + "…") for c in self.completions)
+        shown = ", ".join(repr(clip(c, 24)) for c in self.completions)
         return f"TraceState({shown})"
 
 

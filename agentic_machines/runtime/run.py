@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, NoReturn
 
 from .._files import excerpt
+from .._text import clip
 from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, TraceError, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel, show_outcome
 from ._jsonl import (
@@ -331,19 +332,19 @@ class Trace:
         lines = [self._head()]
         previous: str | None = None
         for step in self.steps:
-            lines.append(_fit(f"step {step.index}  state {step.state!r}", width))
+            lines.append(clip(f"step {step.index}  state {step.state!r}", width))
             kept, added = prompt_gain(previous, step.prompt)
             if full or not kept:
                 if full and "\n" in step.prompt:
                     lines.append("  prompt")
                     lines.extend(f"    | {ln}" for ln in step.prompt.split("\n"))
                 else:
-                    lines.append(_fit(f"  prompt      {step.prompt!r}", width))
+                    lines.append(clip(f"  prompt      {step.prompt!r}", width))
             else:
-                lines.append(_fit(f"  prompt +    (after {kept} kept) {added!r}", width))
+                lines.append(clip(f"  prompt +    (after {kept} kept) {added!r}", width))
             lines.append(f"  completion  {step.completion!r}")
             clock = " (clock)" if step.clock else ""
-            lines.append(_fit(f"  outcome     {show_outcome(step.outcome)}{clock}", width))
+            lines.append(clip(f"  outcome     {show_outcome(step.outcome)}{clock}", width))
             previous = step.prompt
         return "\n".join(lines)
 
@@ -454,11 +455,6 @@ def _may_be_state(machine: AgenticMachine, value: Any) -> bool:
         return value in states
     except TypeError:
         return False
-
-
-def _fit(text: str, width: int) -> str:
-    """One line of at most ``width`` characters (an ellipsis marks a cut)."""
-    return text if len(text) <= width else text[: max(width, 2) - 1] + "…"
 
 
 def _machine_name(machine: AgenticMachine) -> str:
@@ -675,46 +671,73 @@ class _TraceWriter:
                 "max_steps": max_steps,
             }
         )
+        self._fd = self._out.fileno()
         self._previous = start
         self._prompt: str | None = None
 
-    def step(self, step: Step) -> None:
-        """Write one step line: encoded once, written with one ``os.write``."""
-        state, outcome = step.state, step.outcome
-        # A TraceState holds every completion so far; writing it in full on every line
-        # would make the file quadratic in the run's length. When it is the previous
-        # outcome (or the start), and when the outcome is the state plus this
-        # completion, the line says so instead; Trace.load rebuilds both.
-        traced = type(state) is TraceState
-        same_state = traced and state == self._previous
-        then = traced and type(outcome) is TraceState and outcome == state.then(step.completion)
+    def step(self, step: Step, esc: Any = _escape) -> None:
+        """Write one step line: encoded once, written with one ``os.write``.
+
+        The line is the JSON ``json.dumps`` gives for the step's dict, assembled here
+        directly in one f-string: the writer's budget is one write's cost again
+        (benchmarks/bench_trace.py), and building a dict and walking it costs more.
+        """
+        index, state, prompt, completion, outcome, clock = step
         # A transcript's prompt is the previous one plus new text: writing it whole on
         # every line would make the file quadratic in the run's length. The line keeps
         # the length of the common prefix and the new text; Trace.load rebuilds it.
-        kept, added = prompt_gain(self._prompt, step.prompt)
-        parts = (step, same_state, then, kept, added)
-        try:
-            data = self._line(*parts, _escape).encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate: JSON's \\u escapes read back the same
-            data = self._line(*parts, _escape_ascii).encode("ascii")
-        self._out.write_bytes(data)
-        self._previous = outcome
-        self._prompt = step.prompt
-
-    @staticmethod
-    def _line(step: Step, same_state: bool, then: bool, kept: int, added: str, esc: Any) -> str:
-        # The JSON of the step's dict, assembled directly: the same text json.dumps would
-        # give for {"kind": "step", "index": ..., ...}, at a fraction of the cost (the
-        # writer's budget is one write's cost again: benchmarks/bench_trace.py).
-        text = f'{{"kind": "step", "index": {step.index}'
-        text += ', "same_state": true' if same_state else f', "state": {_value(step.state, esc)}'
-        if kept:
-            text += f', "prompt_keep": {kept}, "prompt_add": {esc(added)}'
+        previous = self._prompt
+        if previous and prompt.startswith(previous):  # the common case, at C speed
+            kept = len(previous)
+            added = prompt[kept:]
         else:
-            text += f', "prompt": {esc(step.prompt)}'
-        text += f', "completion": {esc(step.completion)}'
-        text += ', "outcome_then": true' if then else f', "outcome": {_value(step.outcome, esc)}'
-        return text + (', "clock": true}\n' if step.clock else "}\n")
+            kept, added = prompt_gain(previous, prompt)
+        # A TraceState holds every completion so far; writing it in full on every line
+        # would make the file quadratic in the run's length. When it is the previous
+        # outcome (or the start), and when the outcome is the state plus this
+        # completion, the line says so instead; Trace.load rebuilds both. An int goes
+        # into the f-string as it is (its JSON is its str).
+        key, kind = "state", type(state)
+        if kind is int:
+            shown_state: Any = state
+        elif kind is str:
+            shown_state = esc(state)
+        elif kind is TraceState and state == self._previous:
+            key, shown_state = "same_state", "true"
+        else:
+            shown_state = _value(state, esc)
+        okey, kind = "outcome", type(outcome)
+        if kind is int:
+            shown: Any = outcome
+        elif kind is str:
+            shown = esc(outcome)
+        elif kind is TraceState and type(state) is TraceState and outcome == state.then(completion):
+            okey, shown = "outcome_then", "true"
+        else:
+            shown = _value(outcome, esc)
+        end = ', "clock": true}\n' if clock else "}\n"
+        if kept:
+            text = (
+                f'{{"kind": "step", "index": {index}, "{key}": {shown_state}, "prompt_keep": {kept}, '
+                f'"prompt_add": {esc(added)}, "completion": {esc(completion)}, "{okey}": {shown}{end}'
+            )
+        else:
+            text = (
+                f'{{"kind": "step", "index": {index}, "{key}": {shown_state}, "prompt": {esc(prompt)}, '
+                f'"completion": {esc(completion)}, "{okey}": {shown}{end}'
+            )
+        try:
+            data = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate: JSON's \\u escapes read back the same
+            return self.step(step, _escape_ascii)
+        try:
+            written = os.write(self._fd, data)  # the one write, inline
+        except OSError:  # nothing was written: write_bytes tries again and names the file
+            written = 0
+        if written != len(data):  # a short write (a full pipe, a signal) finishes there too
+            self._out.write_bytes(data[written:])
+        self._previous = outcome
+        self._prompt = prompt
 
     def end(self, trace: Trace) -> None:
         self._out.write(

@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._text import clip
 from ..cek.machine import Halted
 from ..cek.reader import parse
 from ..cek.syntax import (
@@ -291,7 +292,7 @@ def from_python(x: Any) -> Any:
 
 def _show(v: Any) -> str:
     text = pr_str(v)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return clip(text, 40, "...")
 
 
 def _str(*xs: Any) -> str:

@@ -41,7 +41,7 @@ from typing import Any
 from ..cek.printer import escape_string
 from ..cek.reader import parse
 from ..cek.syntax import Pair, Symbol, from_items, iter_list
-from ..errors import EvaluationError, InvalidArgument, ParseError, ScriptExhausted
+from ..errors import EvaluationError, InvalidArgument, ParseError, ScriptExhausted, WrongType
 from ..machine import HALT, AgenticMachine, Outcome
 from .evaluator import (
     DEFAULT_FUEL,
@@ -301,7 +301,7 @@ class SpellMachine(AgenticMachine):
     def prompt(self, state: Boundary) -> str:
         """p(s): the open program prefix (a self-call) or the plain prompt (``leaf-llm``)."""
         if type(state) is not Boundary:
-            raise TypeError(
+            raise WrongType(
                 f"{state!r} is not a Spell state; states come from SpellMachine.initial or harness()"
             )
         return state.prompt
@@ -321,7 +321,9 @@ class SpellMachine(AgenticMachine):
         retry budget; :attr:`last_record` says which)."""
         self.prompt(state)
         if type(completion) is not str:
-            raise TypeError(f"completions are strings (C = str); got {type(completion).__name__}")
+            raise WrongType(
+                f"completions are strings (C = str); got {type(completion).__name__}: pass str(completion)"
+            )
         if state.kind == "leaf":
             self._recoveries = []
             return self._finish(resume(state, completion))

@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from .._text import clip
 from ..cek.printer import unparse
 from ..cek.syntax import Pair, Symbol, from_items, iter_list
 from ..errors import EvaluationError
@@ -193,7 +194,7 @@ def reopen(program: Any) -> str:
     text = program if type(program) is str else pr_str(program)
     toks = _tokens(text)
     if len(toks) < 3 or any(m.group() != ")" for m in toks[-3:]):
-        shown = text if len(text) <= 40 else text[:37] + "..."
+        shown = clip(text, 40, "...")
         raise EvaluationError(
             "reopen: the program must end with three closing parentheses (a wrapper "
             f"(quine completion (eval (do ...)))); got `{shown}`"

@@ -1,0 +1,364 @@
+"""The properties on one run: checked step by step, and a certificate re-checked.
+
+:class:`RunCheck` follows one run of a machine, a completion at a time, and raises
+:class:`PropertyViolation` as soon as the run so far breaks a property: the Hypothesis
+runs of :mod:`~agentic_machines.checking.stateful` are made of it. :func:`confirm` uses
+the same per-run check to re-check a counterexample before a check returns it: it
+replays the run on the machine, compares every outcome with the recorded one, and checks
+that the replayed run breaks the property. A counterexample that does not re-check is
+never returned: that is a :class:`~agentic_machines.errors.CertificateError` naming the
+property (an internal error, or a harness that is not a function).
+
+>>> from agentic_machines import FunctionMachine, HALT
+>>> from agentic_machines.checking import check_properties, never_raises
+>>> def h(n, c):
+...     if c == "boom":
+...         raise KeyError(n)
+...     return HALT if n == 3 else n + 1
+>>> m = FunctionMachine(lambda n: f"at {n}", h, initial=0, name="fragile")
+>>> result = check_properties(m, properties=[never_raises()], completions=["go", "boom"])
+>>> r = result["never_raises()"]
+>>> confirm(m, r) is r  # the counterexample replays and breaks the property again
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import Any
+
+from ..errors import CertificateError, Undecided
+from ..machine import DIVERGE, AgenticMachine
+from ..verdict import short_repr
+from .expand import Unknown, expand, records_errors
+from .properties import (
+    EffectsAtMostOnce,
+    HaltsWithin,
+    Invariant,
+    NeverDiverges,
+    NeverRaises,
+    Property,
+    Raised,
+    Transition,
+    is_end,
+)
+from .result import Counterexample, PropertyResult
+
+__all__ = ["RunCheck", "PropertyViolation", "confirm", "new_log"]
+
+
+class PropertyViolation(AssertionError):
+    """A generated run broke a property; ``counterexample`` is the run."""
+
+    def __init__(self, message: str, counterexample: Counterexample) -> None:
+        super().__init__(message)
+        self.counterexample = counterexample
+
+
+def _key(p: NeverDiverges, state: Any) -> Any:
+    """``p.key(state)``, made hashable (its ``repr`` when it is not)."""
+    key = p.key(state)  # type: ignore[misc]  # a key that raises is the caller's to report
+    try:
+        hash(key)
+    except TypeError:
+        return repr(key)
+    return key
+
+
+class RunCheck:
+    """One run of the machine, checked step by step: :meth:`step` feeds it a completion
+    and raises :class:`PropertyViolation` when the run so far breaks a property."""
+
+    def __init__(
+        self, machine: AgenticMachine, start: Any, parts: list[Property], log: dict
+    ) -> None:
+        self.machine, self.parts, self.log = machine, parts, log
+        self.logs = [p.log(machine) for p in parts if isinstance(p, EffectsAtMostOnce)]
+        self.effect_parts = [p for p in parts if isinstance(p, EffectsAtMostOnce)]
+        self.done: list[set] = [set() for _ in self.logs]
+        self.errors = records_errors(machine)
+        self.states: list[Any] = [start]
+        self.prompts: list[str] = [machine.prompt(start)]
+        self.completions: list[str] = []
+        self.ended = False
+        self.seen = {start: 0}
+        # per never_diverges(key=...): the key of each state of the run -> its step
+        self.keyed: dict[NeverDiverges, dict[Any, int]] = {
+            p: {} for p in parts if isinstance(p, NeverDiverges) and p.key is not None
+        }
+        for p, seen in self.keyed.items():
+            seen[self._keyed(p, start)] = 0
+        log["states"].add(start)
+        log["prompts"].add(self.prompts[0])
+        self._state_checks(start, self.prompts[0])
+
+    def step(self, c: str) -> None:
+        if self.ended:
+            return  # the run is over; Hypothesis shrinks such steps away
+        s = self.states[-1]
+        ((_, t, prompt, executed),) = expand(
+            self.machine, [(s, [c])], logs=self.logs, errors=self.errors
+        )[0]
+        self.log["transitions"] += 1
+        self.completions.append(c)
+        self.states.append(t)
+        if type(t) is Unknown:
+            self.ended = True
+            self.log["unknown"] += 1
+            self.log["unknown_reason"] = self.log["unknown_reason"] or t.reason
+            return
+        ended = is_end(t)
+        prompt = "" if ended else prompt if prompt is not None else self.machine.prompt(t)
+        if not ended:
+            self.prompts.append(prompt)
+            self.log["states"].add(t)
+            self.log["prompts"].add(prompt)
+            self.log["edges"].add((s, t))
+        self.log["depth"] = max(self.log["depth"], len(self.completions))
+        for p in self.parts:
+            if isinstance(p, Transition):
+                self._verify(
+                    p,
+                    p.fn,
+                    (s, c, t),
+                    f"{p.name} is false of the step {short_repr(s)} --{short_repr(c)}--> {short_repr(t)}",
+                )
+            elif isinstance(p, NeverRaises) and type(t) is Raised:
+                self._fail(p, f"the harness raised {t.type}: {' '.join(t.message.split())[:200]}")
+            elif isinstance(p, HaltsWithin):
+                if t is DIVERGE and len(self.completions) <= p.k:
+                    self._fail(
+                        p,
+                        f"the harness returned DIVERGE (↑) after {len(self.completions)} model call(s)",
+                    )
+                if not ended and len(self.completions) == p.k:
+                    self._fail(p, f"after {p.k} model calls the run has not halted")
+            elif isinstance(p, NeverDiverges):
+                if t is DIVERGE:
+                    self._fail(p, "the harness returned DIVERGE (↑): it never returns to the model")
+                elif not ended and t in self.seen:
+                    at = self.seen[t]
+                    self._fail(
+                        p,
+                        f"the run is back in {short_repr(t)}, where step {at} started: repeating "
+                        "the loop never ends",
+                        loop=at,
+                    )
+                elif not ended and p.key is not None:
+                    key, seen = self._keyed(p, t), self.keyed[p]
+                    if key in seen:
+                        at = seen[key]
+                        self._fail(
+                            p,
+                            f"the run is in {short_repr(t)}, whose key {short_repr(key)} is the key of the "
+                            f"state at step {at}: by the key it is back where it was, so repeating the "
+                            f"completions from step {at} never ends",
+                            loop=at,
+                        )
+                    seen[key] = len(self.completions)
+        for p, done, new in zip(self.effect_parts, self.done, executed):
+            for request in new:
+                key = repr(request)
+                if key in done:
+                    self._fail(
+                        p, f"{p.name[21:-1]} executed the request {short_repr(request)} twice"
+                    )
+                done.add(key)
+        if ended:
+            self.ended = True
+        else:
+            self.seen.setdefault(t, len(self.completions))
+            self._state_checks(t, prompt)
+
+    def _state_checks(self, state: Any, prompt: str) -> None:
+        for p in self.parts:
+            if isinstance(p, Invariant):
+                self._verify(
+                    p,
+                    p.fn,
+                    (state, prompt),
+                    f"{p.name} is false in state {short_repr(state)} (prompt of {len(prompt):,} characters)",
+                )
+            elif isinstance(p, HaltsWithin) and p.k == 0 and not self.completions:
+                self._fail(p, "after 0 model calls the run has not halted")
+
+    def _keyed(self, p: NeverDiverges, state: Any) -> Any:
+        try:
+            return _key(p, state)
+        except Exception as exc:  # noqa: BLE001 - a broken key is reported as failing, as check does
+            self._fail(p, f"the key of {p.name} raised {type(exc).__name__}: {exc}")
+
+    def _verify(self, p: Property, fn: Callable[..., bool], args: tuple, why: str) -> None:
+        try:
+            ok = fn(*args)
+        except Exception as exc:  # noqa: BLE001 - a broken property is reported as failing
+            ok, why = False, f"the property raised {type(exc).__name__}: {exc}"
+        if not ok:
+            self._fail(p, why)
+
+    def _fail(self, p: Property, why: str, loop: int | None = None) -> None:
+        cx = Counterexample(
+            p.name,
+            tuple(self.completions),
+            tuple(self.states),
+            tuple(self.prompts),
+            why,
+            loop,
+            getattr(self.machine, "name", "machine"),
+            getattr(self.machine, "initial", None),
+        )
+        self.log["failures"].append(cx)
+        raise PropertyViolation(
+            f"{p.name} failed after {len(cx)} step(s): {why}\n{cx.describe()}\n{cx.snippet()}", cx
+        )
+
+
+def new_log(tick: Callable[[], None] | None = None) -> dict[str, Any]:
+    """A fresh log of what runs saw (states, prompts, edges, counts, failures);
+    ``tick`` is called as each Hypothesis run starts.
+
+    >>> sorted(new_log())[:4]
+    ['depth', 'edges', 'failures', 'prompts']
+    """
+    return {
+        "tick": tick,
+        "states": set(),
+        "prompts": set(),
+        "edges": set(),
+        "transitions": 0,
+        "unknown": 0,
+        "unknown_reason": "",  # the first undecided step's (a deadline's, fuel's)
+        "depth": 0,
+        "runs": 0,
+        "failures": [],
+    }
+
+
+def confirm(
+    machine: AgenticMachine,
+    result: PropertyResult,
+    offered: Callable[[str], Iterable[str]] | None = None,
+) -> PropertyResult:
+    """``result`` itself once its counterexample (if any) is re-checked on ``machine``.
+
+    The counterexample's completions are replayed from its start: every outcome must be
+    the recorded one, every completion one that ``offered(prompt)`` offers (when given:
+    the alphabet the verdict is about), and the replayed run must break the property at
+    its last step (a lasso must come back to ``states[loop]``; a run left stuck must be
+    one where ``offered`` offers nothing). A tool's double execution
+    (``effects_at_most_once``) is an event, not a value of h: when the replay does not
+    repeat it (the machine serves the replayed steps without running the tool again) the
+    run is still re-checked outcome by outcome, and the verdict's reason says that the
+    executions are the ones the search saw. A replay that meets a step whose outcome is
+    unknown (the harness raised ``Undecided``: a clock, fuel) makes the verdict
+    undecided, with the reason. Anything else that does not re-check raises
+    :class:`~agentic_machines.errors.CertificateError` naming the property.
+
+    >>> from agentic_machines import TableMachine, HALT, Verdict
+    >>> from agentic_machines.checking import halts_within
+    >>> m = TableMachine({0: "?", 1: "?"}, {(0, "a"): 1, (1, "a"): HALT}, initial=0)
+    >>> good = Counterexample("halts_within(1)", ("a",), (0, 1), ("?", "?"), "not halted")
+    >>> r = PropertyResult(halts_within(1), Verdict(False, "c", "exhaustive", 1), good)
+    >>> confirm(m, r) is r
+    True
+    >>> bad = Counterexample("halts_within(1)", ("a",), (0, HALT), ("?",), "wrong")
+    >>> confirm(m, replace(r, counterexample=bad))
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.CertificateError: internal error: the counterexample to halts_within(1) did not re-check: step 1 ('a' in 0) gives 1 on replay, but the counterexample records HALT (1). ...
+    """
+    cx = result.counterexample
+    if cx is None:
+        return result
+    prop = result.property
+    try:
+        problem = _replay_breaks(machine, prop, cx, offered)
+    except Undecided as exc:
+        verdict = replace(
+            result.verdict,
+            holds=None,
+            reason=f"a counterexample was found, but its replay met a step whose outcome is unknown: {exc}",
+            details={k: v for k, v in result.verdict.details.items() if k != "counterexample"},
+        )
+        return PropertyResult(prop, verdict, None)
+    if problem is EFFECTS_SEEN:
+        verdict = replace(result.verdict, reason=f"{result.verdict.reason} ({problem})")
+        return PropertyResult(prop, verdict, cx)
+    if problem:
+        raise CertificateError(prop.name, problem)
+    return result
+
+
+def _replay_breaks(
+    machine: AgenticMachine,
+    prop: Property,
+    cx: Counterexample,
+    offered: Callable[[str], Iterable[str]] | None,
+) -> str:
+    """Replay ``cx`` and check ``prop`` on it: "" when it re-checks, else what is wrong."""
+    parts = list(dict.fromkeys(prop.parts))
+    n = len(cx.completions)
+    try:
+        run = RunCheck(machine, cx.start, parts, new_log())
+    except PropertyViolation:
+        return (
+            ""
+            if n == 0
+            else "the start state already breaks it (the run is not the first violation)"
+        )
+    for i, c in enumerate(cx.completions):
+        if offered is not None and c not in list(offered(run.prompts[-1])):
+            return f"step {i + 1} takes {c!r}, which the alphabet does not offer at that prompt"
+        try:
+            run.step(c)
+        except PropertyViolation:
+            mismatch = _mismatch(run, cx, i)
+            if mismatch:
+                return mismatch
+            if i < n - 1:
+                return f"the replayed run breaks it after {i + 1} step(s), before its last step"
+            return ""
+        if type(run.states[-1]) is Unknown:
+            raise Undecided(run.states[-1].reason)
+        mismatch = _mismatch(run, cx, i)
+        if mismatch:
+            return mismatch
+        if run.ended and i < n - 1:
+            return (
+                f"the replayed run ended after {i + 1} step(s), with {short_repr(run.states[-1])}"
+            )
+    # Breaks that one run's steps cannot show: a lasso of halts_within, a stuck run.
+    end = run.states[-1]
+    for q in parts:
+        if not isinstance(q, HaltsWithin) or is_end(end) or n > q.k:
+            continue
+        if cx.loop is not None and 0 <= cx.loop < n and end == run.states[cx.loop]:
+            return ""  # back where step `loop` started: the run never halts
+        if offered is not None and not list(offered(run.prompts[-1])):
+            return ""  # stuck: no completion offered, and the run has not halted
+    if any(isinstance(q, EffectsAtMostOnce) for q in parts):
+        # A tool's executions are events of the world, not values of h: a machine that
+        # keeps its steps (a cache of live runs, an effect journal) replays them without
+        # running the tool again, so the double execution the search saw need not recur.
+        return EFFECTS_SEEN
+    return f"the replayed run of {n} step(s) ends in {short_repr(end)} and breaks nothing"
+
+
+EFFECTS_SEEN = (
+    "its run replays with every recorded outcome; the double execution was seen while the "
+    "search made those steps, and the replay (which the machine may serve without running "
+    "the tool again) did not repeat it"
+)
+"""What an ``effects_at_most_once`` verdict says when the replay could not show the double
+execution again: the run itself is re-checked, the executions are what the search saw."""
+
+
+def _mismatch(run: RunCheck, cx: Counterexample, i: int) -> str:
+    got, want = run.states[i + 1], cx.states[i + 1] if i + 1 < len(cx.states) else None
+    if got == want and (got is DIVERGE) == (want is DIVERGE):
+        return ""
+    return (
+        f"step {i + 1} ({short_repr(cx.completions[i])} in {short_repr(run.states[i])}) gives "
+        f"{short_repr(got)} on replay, but the counterexample records {short_repr(want)}"
+    )

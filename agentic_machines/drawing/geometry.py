@@ -1,0 +1,177 @@
+"""Where a drawn figure's nodes and arrowheads are, measured from what matplotlib draws.
+
+A state diagram is legible only if every arrow shows its head: an arrow whose head ends
+under a node (or under the ring of the initial state) points nowhere a reader can see.
+:func:`node_outlines` reads the outline of every node marker a figure draws (the
+``PathCollection`` markers, rings included) in pixels; :func:`arrowheads` reads the head
+triangle of every arrow (``FancyArrowPatch``, ``ConnectionPatch`` included);
+:func:`hidden_arrowheads` names every head that lies under a node. The drawing code uses
+:func:`rim_distance` to end each arrow on the rim of what is drawn, and the test suite
+runs :func:`hidden_arrowheads` on every gallery picture.
+
+>>> from matplotlib.figure import Figure
+>>> fig = Figure(figsize=(3, 2)); ax = fig.add_axes((0, 0, 1, 1)); ax.set_axis_off()
+>>> ax.set_xlim(-1, 2); ax.set_ylim(-1, 1)
+(-1.0, 2.0)
+(-1.0, 1.0)
+>>> _ = ax.scatter([1.0], [0.0], s=1500)
+>>> from matplotlib.patches import FancyArrowPatch
+>>> _ = ax.add_patch(FancyArrowPatch((-0.5, 0), (1.0, 0), arrowstyle="-|>", mutation_scale=14))
+>>> hidden_arrowheads(fig)
+['arrow 1 in axes 0: its head is under a node at (1, 0)']
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from matplotlib.collections import PathCollection
+from matplotlib.patches import FancyArrowPatch
+from matplotlib.path import Path
+from matplotlib.transforms import Affine2D
+
+__all__ = ["node_outlines", "arrowheads", "hidden_arrowheads", "rim_distance"]
+
+
+def node_outlines(ax: Any) -> list[tuple[tuple[float, float], Path]]:
+    """Every node marker ``ax`` draws: (centre, outline), both in pixels.
+
+    Markers of every ``PathCollection`` with offsets (what ``networkx`` and ``scatter``
+    draw), at their drawn size and shape: circles, squares, diamonds, rings.
+
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure(dpi=72); ax = fig.add_axes((0, 0, 1, 1))
+    >>> _ = ax.scatter([0.5], [0.5], s=100, marker="s")
+    >>> [(c, round(float(p.get_extents().width))) for c, p in node_outlines(ax)]
+    [((230.4, 172.8), 10)]
+    """
+    # Marker sizes are in points²; scaled here with the figure's dpi (the collection
+    # itself rescales only when drawn, so its transforms are stale before that).
+    dpi = ax.figure.dpi
+    found = []
+    for coll in ax.collections:
+        if not isinstance(coll, PathCollection) or not coll.get_visible():
+            continue
+        offsets = coll.get_offset_transform().transform(coll.get_offsets())
+        paths, sizes = coll.get_paths(), coll.get_sizes()
+        for i, (x, y) in enumerate(offsets):
+            path = paths[i % len(paths)]
+            side = math.sqrt(float(sizes[i % len(sizes)])) * dpi / 72 if len(sizes) else 1.0
+            outline = path.transformed(Affine2D().scale(side) + Affine2D().translate(x, y))
+            found.append(((round(float(x), 3), round(float(y), 3)), outline))
+    return found
+
+
+def arrowheads(fig: Any) -> list[tuple[Any, Any, list[tuple[float, float]]]]:
+    """Every arrow of ``fig`` with a head: (axes or None, patch, head corners in pixels).
+
+    The head is the last closed piece of the drawn arrow (``-|>`` style): its two back
+    corners and its tip, in that order.
+
+    >>> from matplotlib.figure import Figure
+    >>> from matplotlib.patches import FancyArrowPatch
+    >>> fig = Figure(dpi=72); ax = fig.add_axes((0, 0, 1, 1))
+    >>> _ = ax.add_patch(FancyArrowPatch((0.1, 0.5), (0.9, 0.5), arrowstyle="-|>", mutation_scale=10))
+    >>> [len(head) for _, _, head in arrowheads(fig)]
+    [3]
+    """
+    from .labels import renderer_of
+
+    renderer_of(fig)
+    fig.draw_without_rendering()  # annotations and connection patches find their ends
+    owners = [(ax, p) for ax in fig.axes for p in ax.patches] + [(None, a) for a in fig.artists]
+    owners += [
+        (ax, t.arrow_patch) for ax in fig.axes for t in ax.texts if getattr(t, "arrow_patch", None)
+    ]
+    found = []
+    for ax, patch in owners:
+        if not isinstance(patch, FancyArrowPatch) or not patch.get_visible():
+            continue
+        # Any: the stubs type a Path's arrays as any array-like
+        path: Any = patch.get_transform().transform_path(patch.get_path())
+        codes = [int(c) for c in path.codes] if path.codes is not None else []
+        starts = [i for i, c in enumerate(codes) if c == Path.MOVETO]
+        if len(starts) < 2 or codes[-1] != Path.CLOSEPOLY:
+            continue  # a line without a closed head
+        vertices = path.vertices.tolist()
+        head = [(float(x), float(y)) for x, y in vertices[starts[-1] : len(codes) - 1]]
+        found.append((ax, patch, head))
+    return found
+
+
+def hidden_arrowheads(fig: Any, tolerance: float = 1.0) -> list[str]:
+    """Name every arrowhead of ``fig`` that lies under a node or a ring.
+
+    A head is hidden, wholly or in part, when one of its corners (the tip included) or
+    its centre lies inside a node's drawn outline by more than ``tolerance`` pixels:
+    nodes are drawn above edges, so that part of the head is covered. The tip may touch
+    the rim. An empty list: every head shows whole.
+
+    >>> from matplotlib.figure import Figure
+    >>> hidden_arrowheads(Figure())
+    []
+    """
+    outlines = {id(ax): node_outlines(ax) for ax in fig.axes}
+    every = [o for found in outlines.values() for o in found]
+    problems = []
+    for k, (ax, _patch, head) in enumerate(arrowheads(fig), 1):
+        if len(head) < 3:
+            continue
+        centre = (sum(x for x, _ in head) / len(head), sum(y for _, y in head) / len(head))
+        points = [centre, *head]
+        for (cx, cy), outline in every:
+            if any(_inside(outline, p, tolerance) for p in points):
+                where = f"axes {fig.axes.index(ax)}" if ax is not None else "the figure"
+                x, y = _data_of(ax, (cx, cy)) if ax is not None else (cx, cy)
+                problems.append(
+                    f"arrow {k} in {where}: its head is under a node at ({x:.3g}, {y:.3g})"
+                )
+                break
+    return problems
+
+
+def _inside(outline: Path, point: tuple[float, float], tolerance: float) -> bool:
+    # inside and not within `tolerance` of the rim: the point and its four neighbours at
+    # that distance are all inside
+    x, y = point
+    probes = [
+        (x, y),
+        (x + tolerance, y),
+        (x - tolerance, y),
+        (x, y + tolerance),
+        (x, y - tolerance),
+    ]
+    return all(outline.contains_point(p) for p in probes)
+
+
+def _data_of(ax: Any, xy: tuple[float, float]) -> tuple[float, float]:
+    x, y = ax.transData.inverted().transform(xy)
+    return float(x), float(y)
+
+
+def rim_distance(
+    outlines: list[Path], centre: tuple[float, float], direction: tuple[float, float]
+) -> float:
+    """How far (pixels) from ``centre`` along ``direction`` the last of ``outlines`` ends.
+
+    Bisection on the drawn outlines, so a square, a diamond and a ring all end where
+    they are drawn.
+
+    >>> circle = Path.circle((0, 0), 10)
+    >>> round(rim_distance([circle], (0, 0), (1, 1)), 1)
+    10.0
+    """
+    dx, dy = direction
+    norm = math.hypot(dx, dy) or 1.0
+    dx, dy = dx / norm, dy / norm
+    far = max((max(o.get_extents().width, o.get_extents().height) for o in outlines), default=0)
+    lo, hi = 0.0, float(far) + 1.0
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        p = (centre[0] + dx * mid, centre[1] + dy * mid)
+        if any(o.contains_point(p) for o in outlines):
+            lo = mid
+        else:
+            hi = mid
+    return hi
