@@ -182,7 +182,7 @@ def test_bad_inputs_are_clear_errors():
     # A prompt that is not a string is the agent's bug: an outcome, not a crash.
     bad = agent_machine(lambda model: model("first") and model(["not", "a", "string"]))
     assert bad.harness(bad.initial, "x") is HALT
-    assert bad.raised(bad.initial, "x").type == "TypeError"
+    assert bad.raised(bad.initial, "x").type == "WrongType"  # a TypeError, named for what is wrong
 
 
 def test_asyncio_agents_suspend_and_branch():

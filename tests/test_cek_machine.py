@@ -20,6 +20,7 @@ from agentic_machines.cek import (
     unparse,
 )
 from agentic_machines.cek.evaluator import start_state as start_state_of
+from agentic_machines.cek.expr import EMPTY_SEQ, Branches, Const
 from agentic_machines.cek.machine import ArgsK, BeginK, EvalK, IfK, LlmK, kont_depth
 from agentic_machines.cek.strategies import (
     ERRORING_PROGRAMS,
@@ -255,7 +256,11 @@ def _check_run_equals_steps(text, replies, fuel):
 
 
 @settings(max_examples=300, deadline=None, database=None)
-@given(programs(), st.lists(completions(), max_size=4), st.sampled_from([3, 40, 100_000]))
+@given(
+    programs(),
+    st.lists(completions(), max_size=4),
+    st.one_of(st.sampled_from([3, 40, 100_000]), st.integers(1, 120)),
+)
 def test_run_in_registers_takes_the_same_steps_as_step(text, replies, fuel):
     # run() keeps the state in registers between steps; run_by_steps() calls step() once
     # per transition. Same boundaries, endings, errors, step counts and out-of-fuel points.
@@ -275,3 +280,54 @@ def test_run_in_registers_on_loops_and_errors(text, fuel):
         return
     (k1, a), (k2, b) = _both(state, fuel, detect_cycles=False)
     assert k1 == k2 and (a == b if k1 == "undecided" else _same_outcome(a, b))
+
+
+# Runs that pass primitive calls in place (an if's primitive test, a primitive argument of
+# an application; see machine._run_registers): terminating, looping through such calls
+# (a repeated state), failing inside one, and reaching a boundary after them.
+IN_PLACE_PROGRAMS = (
+    "(letrec ((fib (lambda (n) (if (< n 2) n (+ (fib (- n 1)) (fib (- n 2))))))) (fib 5))",
+    "(letrec ((f (lambda (n) (if (< n 2) (f n) 0)))) (f 1))",
+    "(letrec ((f (lambda (n) (f (- n 0))))) (f 5))",
+    "(letrec ((f (lambda (n) (if (= n 0) 0 (+ (- n 0) (f (- n 1))))))) (f 5))",
+    "(letrec ((f (lambda (n) (if (= n 0) (f (+ n 0)) (f (- n 1)))))) (f 3))",
+    "(letrec ((f (lambda (n) (f (car n))))) (f 5))",
+    "(letrec ((f (lambda (n) (if (car n) 1 2)))) (f 5))",
+    '(string-append (substring "abc" 0 1) (llm (string-append "q" "r")) (number->string (+ 1 2)))',
+    '(letrec ((f (lambda (n) (if (= n 0) (llm "q") (+ (- n 1) (f (- n 1))))))) (f 4))',
+)
+
+
+@pytest.mark.parametrize("text", IN_PLACE_PROGRAMS)
+@pytest.mark.parametrize("shift", range(6))
+def test_primitive_calls_in_place_agree_with_step_on_every_fuel(text, shift):
+    # Every fuel from 1 to past the run's end, so the fuel runs out at each state the
+    # loop passes in place; the `shift` leading steps (2 per `0` in a begin, 1 per
+    # `(if #t ...)`) move Brent's saved states across those states, so a cycle is found
+    # from every phase, and run() must find it at the same step with the same period.
+    from agentic_machines.cek.evaluator import run_program
+
+    text = "(if #t " * (shift % 2) + f"(begin {'0 ' * (shift // 2)}{text})" + " 0)" * (shift % 2)
+    replies = ["7", "x"]
+    total = run_program(text, replies, fuel=10_000).steps
+    assert total > 0
+    for fuel in range(1, total + 3):
+        _check_run_equals_steps(text, replies, fuel)
+    _check_run_equals_steps(text, replies, 100_000)
+
+
+def test_frames_hash_on_first_use_as_they_would_when_built():
+    # A frame's hash is computed when asked for, down a 200 000-deep chain without
+    # recursion, and equal continuations built apart hash and compare equal.
+    from agentic_machines.cek.machine import HALT_K
+
+    def chain(n):
+        k = HALT_K
+        for i in range(n):
+            k = ArgsK((i,), EMPTY_SEQ, (), k) if i % 2 else LlmK(k)
+        return k
+
+    a, b = chain(200_000), chain(200_000)
+    assert a._h is None and kont_depth(a) == 200_000
+    assert hash(a) == hash(b) and a == b and a._h is not None
+    assert IfK(Branches(Const(1), Const(2)), (), a) != IfK(Branches(Const(1), Const(3)), (), b)

@@ -8,7 +8,7 @@ from agentic_machines import HALT, FunctionMachine, HarnessMachine, run
 from agentic_machines.checking import check_properties, halts_within, never_raises
 from agentic_machines.cli.commands import main
 from agentic_machines.cli.test_cmd import replay_trace
-from agentic_machines.runtime import explore as explore_module
+from agentic_machines.runtime import search as search_module
 from agentic_machines.runtime.models import ScriptedModel
 from agentic_machines.runtime.run import Trace
 
@@ -107,8 +107,8 @@ def test_snippets_run_and_give_the_counterexample_trace():
 
 
 def test_a_progress_line_for_long_checks(monkeypatch):
-    monkeypatch.setattr(explore_module, "PROGRESS_AFTER", 0.0)
-    monkeypatch.setattr(explore_module, "PROGRESS_EVERY", 0.0)
+    monkeypatch.setattr(search_module, "PROGRESS_AFTER", 0.0)
+    monkeypatch.setattr(search_module, "PROGRESS_EVERY", 0.0)
     seen = []
     m = FunctionMachine(lambda n: str(n), lambda n, c: n + 1, initial=0)
     check_properties(

@@ -156,11 +156,11 @@ def test_undecided_is_recorded_not_raised():
 
 
 def test_progress_callback_gets_status_lines(monkeypatch):
-    import agentic_machines.runtime.explore as ex
+    import agentic_machines.runtime.search as ex
 
     monkeypatch.setattr(ex, "PROGRESS_AFTER", 0.0)
     monkeypatch.setattr(ex, "PROGRESS_EVERY", 0.0)
-    monkeypatch.setattr(ex, "_CHECK_CLOCK_EVERY", 1)
+    monkeypatch.setattr(ex, "CHECK_CLOCK_EVERY", 1)
     seen = []
     counter = FunctionMachine(lambda n: "", lambda n, c: n + 1, initial=0)
     explore(counter, completions=["+"], max_states=5, progress=seen.append)
@@ -169,10 +169,10 @@ def test_progress_callback_gets_status_lines(monkeypatch):
 
 
 def test_progress_prints_on_stderr(monkeypatch, capsys):
-    import agentic_machines.runtime.explore as ex
+    import agentic_machines.runtime.search as ex
 
     monkeypatch.setattr(ex, "PROGRESS_AFTER", 0.0)
-    monkeypatch.setattr(ex, "_CHECK_CLOCK_EVERY", 1)
+    monkeypatch.setattr(ex, "CHECK_CLOCK_EVERY", 1)
     explore(
         FunctionMachine(lambda n: "", lambda n, c: n + 1, initial=0),
         completions=["+"],

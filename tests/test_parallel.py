@@ -115,7 +115,7 @@ def test_an_unpicklable_machine_is_refused_with_what_failed_and_what_to_do(pool)
 def test_parallel_progress_reports_states_per_second() -> None:
     seen = []
     m = FunctionMachine(lambda s: f"{s}", lambda s, c: s + 1, initial=0, completions=["a"])
-    import agentic_machines.runtime.explore as ex
+    import agentic_machines.runtime.search as ex
 
     old = ex.PROGRESS_AFTER
     ex.PROGRESS_AFTER = 0.0

@@ -76,12 +76,11 @@ def _union(*fvs: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted(names))
 
 
-def _identity(env: tuple) -> tuple:
-    return env
-
-
-def _empty(env: tuple) -> tuple:
-    return ()
+# The two trivial selectors are C callables, not Python functions, so selecting costs no
+# Python frame in the run loop: ``tuple(env)`` is ``env`` itself (an exact tuple is
+# returned as is), and the empty slice of any tuple is ``()``.
+_identity: Callable[[tuple], tuple] = tuple
+_empty: Callable[[tuple], tuple] = itemgetter(slice(0, 0))
 
 
 def _selector(source: Sequence[str], target: Sequence[str]) -> Callable[[tuple], tuple]:
@@ -366,6 +365,7 @@ class Seq(Node):
         "stop",
         "stop_head_sel",
         "stop_tail_sel",
+        "stop_call",
     )
     _fields = ("head", "tail")
 
@@ -376,7 +376,7 @@ class Seq(Node):
             self.fv = ()
             self.size = 0
             self._hash = hash("Seq")
-            self.pre, self.pre_consts, self.stop = _empty, (), self
+            self.pre, self.pre_consts, self.stop, self.stop_call = _empty, (), self, None
             self.stop_head_sel = self.stop_tail_sel = self.head_sel = self.tail_sel = None
             return
         assert tail is not None
@@ -395,39 +395,33 @@ class Seq(Node):
         ``pre_consts``), and ``stop_head_sel``/``stop_tail_sel`` select the environments
         of that compound part (``stop.head``) and of the parts after it straight from
         this sequence's environment. These are the same tuples as the part-by-part
-        selections of ``step`` (every fv is a tuple of distinct names). ``pre`` is None
-        when a lambda is among those atomic parts (it needs a closure built): the loop
-        then goes part by part. Made on first use, not when the sequence is built, so
-        compiling (and the loader's round trip) costs what it did.
+        selections of ``step`` (every fv is a tuple of distinct names). ``stop_call`` is
+        the :func:`primitive_call` of ``stop.head`` read from this sequence's environment,
+        or None. ``pre`` is None when a lambda is among those atomic parts (it needs a
+        closure built): the loop then goes part by part. Made on first use, not when the
+        sequence is built, so compiling (and the loader's round trip) costs what it did.
 
         >>> s = seq_of([Var("x"), Const(1), App(seq_of([Var("g"), Var("x")]))])
         >>> s.fv
         ('g', 'x')
-        >>> s.plan()(("g-value", 7) + s.pre_consts), s.stop.head
-        ((7, 1), <App (g x)>)
+        >>> s.plan()(("g-value", 7) + s.pre_consts), s.stop.head, s.stop_call
+        ((7, 1), <App (g x)>, None)
         """
-        spec = []
-        seq = self
-        while seq.head is not None and seq.head.atomic:
-            head = seq.head
-            t = type(head)
-            if t is Var:
-                spec.append((True, head.name))
-            elif t is Const:
-                spec.append((False, head.value))
-            elif t is Quote:
-                spec.append((False, head.datum))
-            elif t is PrimRef:
-                spec.append((False, head.prim))
-            else:  # a lambda: part by part
-                self.pre, self.pre_consts, self.stop = None, (), self
-                self.stop_head_sel, self.stop_tail_sel = self.head_sel, self.tail_sel
-                return None
-            seq = seq.tail  # type: ignore[assignment]
+        found = _atom_spec(self)
+        if found is None:  # a lambda: part by part
+            self.pre, self.pre_consts, self.stop, self.stop_call = None, (), self, None
+            self.stop_head_sel, self.stop_tail_sel = self.head_sel, self.tail_sel
+            return None
+        spec, seq = found
         self.stop = seq
         self.pre_consts = ()
-        self.stop_head_sel = None if seq.head is None else _selector(self.fv, seq.head.fv)
-        self.stop_tail_sel = None if seq.head is None else _selector(self.fv, seq.tail.fv)
+        if seq.head is None:
+            self.stop_head_sel = self.stop_tail_sel = self.stop_call = None
+        else:
+            assert seq.tail is not None
+            self.stop_head_sel = _selector(self.fv, seq.head.fv)
+            self.stop_tail_sel = _selector(self.fv, seq.tail.fv)
+            self.stop_call = primitive_call(seq.head, self.fv)
         self.pre, self.pre_consts = _prefix_getter(self.fv, spec)
         return self.pre
 
@@ -450,7 +444,59 @@ EMPTY_SEQ = Seq(None, None)
 
 
 UNPLANNED = object()
-"""``Seq.pre`` before the sequence's plan is made (see :meth:`Seq.plan`)."""
+"""``Seq.pre`` and ``If.test_call`` before their plan is made (see :meth:`Seq.plan`)."""
+
+
+def _atom_spec(seq: Seq) -> tuple[list[tuple[bool, Any]], Seq] | None:
+    """The atomic parts at the front of ``seq`` as a spec for :func:`_prefix_getter`
+    (``(True, name)`` for a variable, ``(False, value)`` otherwise) and the rest of the
+    sequence from its first compound part; None when a lambda is among those parts.
+
+    >>> _atom_spec(seq_of([PrimRef("+"), Var("n"), Const(1)]))
+    ([(False, <primitive +>), (True, 'n'), (False, 1)], <Seq>)
+    """
+    spec: list[tuple[bool, Any]] = []
+    while seq.head is not None and seq.head.atomic:
+        head = seq.head
+        t = type(head)
+        if t is Var:
+            spec.append((True, head.name))  # type: ignore[attr-defined]
+        elif t is Const:
+            spec.append((False, head.value))  # type: ignore[attr-defined]
+        elif t is Quote:
+            spec.append((False, head.datum))  # type: ignore[attr-defined]
+        elif t is PrimRef:
+            spec.append((False, head.prim))  # type: ignore[attr-defined]
+        else:
+            return None
+        seq = seq.tail  # type: ignore[assignment]
+    return spec, seq
+
+
+def primitive_call(e: Expr, fv: tuple[str, ...]) -> tuple[Callable, Any, tuple] | None:
+    """``(fn, get, consts)`` when ``e`` applies a primitive to atoms that need no closure
+    (variables, constants, quotes, primitive names), else None.
+
+    Such an application takes exactly one step, from evaluating it to its value, with no
+    frame: its arguments are ``get(env + consts)`` (or ``get(env)`` when ``consts`` is
+    empty) for an environment ``env`` aligned with ``fv`` (which contains ``e.fv``), and
+    its value is ``fn(*arguments)``, raising what the primitive raises. The run loop
+    evaluates such a part in place (machine._run_registers).
+
+    >>> from agentic_machines.cek.reader import parse
+    >>> fn, get, consts = primitive_call(compile_program(parse("(- 9 1)")), ())
+    >>> fn(*get(() + consts))
+    8
+    >>> primitive_call(compile_program(parse("((lambda (x) x) 1)")), ()) is None
+    True
+    """
+    if type(e) is not App or type(e.seq.head) is not PrimRef:
+        return None
+    found = _atom_spec(e.seq)
+    if found is None or found[1].head is not None:
+        return None
+    getter, consts = _prefix_getter(fv, found[0][1:])
+    return e.seq.head.prim.fn, getter, consts  # type: ignore[union-attr]
 
 
 def _prefix_getter(fv: tuple[str, ...], spec: list) -> tuple[Any, tuple]:
@@ -532,7 +578,7 @@ class If(Expr):
     ('a', 't')
     """
 
-    __slots__ = ("test", "branches", "test_sel", "branches_sel")
+    __slots__ = ("test", "branches", "test_sel", "branches_sel", "test_call")
     _fields = ("test", "branches")
 
     def __init__(self, test: Expr, branches: Branches) -> None:
@@ -542,6 +588,20 @@ class If(Expr):
         self._hash = hash((14, test._hash, branches._hash))
         self.test_sel = _selector(self.fv, test.fv)
         self.branches_sel = _selector(self.fv, branches.fv)
+        self.test_call: Any = UNPLANNED  # made when the if first runs (see plan)
+
+    def plan(self) -> Any:
+        """Make and return ``test_call``: the :func:`primitive_call` of the test, read
+        from this ``if``'s environment, or None (machine._run_registers uses it).
+
+        >>> from agentic_machines.cek.reader import parse
+        >>> e = compile_program(parse("(let ((n 1)) (if (< n 2) n 0))")).seq.head.body
+        >>> fn, get, consts = e.plan()
+        >>> fn(*get((1,) + consts))
+        #t
+        """
+        self.test_call = primitive_call(self.test, self.fv)
+        return self.test_call
 
 
 class Begin(Expr):

@@ -55,7 +55,7 @@ from .expr import (
 )
 from .printer import unparse
 from .reader import parse
-from .syntax import FALSE, Node
+from .syntax import FALSE, Node, deep_equal
 from .values import Closure, Prim, type_name
 
 __all__ = [
@@ -85,19 +85,56 @@ __all__ = [
 
 
 class Frame(Node):
-    """A continuation frame; ``next`` is the rest of the continuation.
+    """A continuation frame; ``next`` is the rest of the continuation, ``depth`` the
+    number of frames from this one down to :data:`HALT_K` (excluded).
+
+    A frame's hash is computed when it is first asked for, not when the frame is built:
+    the run loop builds a frame at nearly every other step and most are dropped unseen,
+    while a state is hashed only where it is observed (a boundary, a cycle check that
+    got past its cheap tests, ``step``'s states). The hash is the same number either way
+    (:meth:`_own_hash` of the fields and the next frame's hash), computed down the chain
+    with a loop, never by recursion, and cached in ``_h``: a cache, not a field, so
+    frames stay immutable in every way equality or a reader can see.
 
     >>> LlmK(HALT_K).next is HALT_K, LlmK(EvalK(HALT_K))
     (True, LlmK((eval (llm [])), depth=2))
+    >>> k = LlmK(EvalK(HALT_K))
+    >>> k._h is None, hash(k) == hash(LlmK(EvalK(HALT_K))), k._h is None
+    (True, True, False)
     """
 
-    __slots__ = ("next",)
+    __slots__ = ("next", "depth", "_h")
+    next: Frame
+    depth: int
+    _h: int | None
+
+    @property  # type: ignore[override]
+    def _hash(self) -> int:  # the Node protocol's cached hash, computed on first use
+        h = self._h
+        return _hash_frames(self) if h is None else h
+
+    def _own_hash(self, next_hash: int) -> int:
+        raise NotImplementedError  # every concrete frame defines it
 
     def __repr__(self) -> str:
         # The continuation from this frame as a program with a hole: no object address.
         from .stepper import kont_text  # the stepper imports this module
 
         return f"{type(self).__name__}({kont_text(self)}, depth={kont_depth(self)})"
+
+
+def _hash_frames(top: Frame) -> int:
+    # Hash the frames from ``top`` down to the first already hashed one (HALT_K is), then
+    # back up, so a 100 000-deep continuation hashes without recursion and each frame once.
+    chain = []
+    f = top
+    while f._h is None:
+        chain.append(f)
+        f = f.next
+    h: int = f._h  # type: ignore[assignment]
+    for f in reversed(chain):
+        h = f._h = f._own_hash(h)
+    return h
 
 
 class HaltK(Frame):
@@ -111,13 +148,14 @@ class HaltK(Frame):
     _fields = ()
 
     def __init__(self) -> None:
-        self.next = None
-        self._hash = hash("HaltK")
+        self.next = None  # type: ignore[assignment]
+        self.depth = 0
+        self._h = hash("HaltK")
 
     def __repr__(self) -> str:
         return "HALT_K"
 
-    def __reduce__(self) -> str:
+    def __reduce__(self) -> str:  # type: ignore[override]
         return "HALT_K"
 
 
@@ -143,7 +181,11 @@ class ArgsK(Frame):
         self.rest = rest
         self.env = env
         self.next = next
-        self._hash = hash((1, done, rest._hash, env, next._hash))
+        self.depth = next.depth + 1
+        self._h = None
+
+    def _own_hash(self, next_hash: int) -> int:
+        return hash((1, self.done, self.rest._hash, self.env, next_hash))
 
 
 class IfK(Frame):
@@ -161,7 +203,11 @@ class IfK(Frame):
         self.branches = branches
         self.env = env
         self.next = next
-        self._hash = hash((2, branches._hash, env, next._hash))
+        self.depth = next.depth + 1
+        self._h = None
+
+    def _own_hash(self, next_hash: int) -> int:
+        return hash((2, self.branches._hash, self.env, next_hash))
 
 
 class BeginK(Frame):
@@ -179,7 +225,11 @@ class BeginK(Frame):
         self.rest = rest
         self.env = env
         self.next = next
-        self._hash = hash((3, rest._hash, env, next._hash))
+        self.depth = next.depth + 1
+        self._h = None
+
+    def _own_hash(self, next_hash: int) -> int:
+        return hash((3, self.rest._hash, self.env, next_hash))
 
 
 class LlmK(Frame):
@@ -195,7 +245,11 @@ class LlmK(Frame):
 
     def __init__(self, next: Frame) -> None:
         self.next = next
-        self._hash = hash((4, next._hash))
+        self.depth = next.depth + 1
+        self._h = None
+
+    def _own_hash(self, next_hash: int) -> int:
+        return hash((4, next_hash))
 
 
 class EvalK(Frame):
@@ -211,7 +265,11 @@ class EvalK(Frame):
 
     def __init__(self, next: Frame) -> None:
         self.next = next
-        self._hash = hash((5, next._hash))
+        self.depth = next.depth + 1
+        self._h = None
+
+    def _own_hash(self, next_hash: int) -> int:
+        return hash((5, next_hash))
 
 
 # ---------------------------------------------------------------- states and endings
@@ -350,11 +408,7 @@ def kont_depth(kont: Frame) -> int:
     >>> kont_depth(LlmK(EvalK(HALT_K)))
     2
     """
-    n = 0
-    while kont is not HALT_K and kont is not None:
-        n += 1
-        kont = kont.next
-    return n
+    return kont.depth  # kept by each frame as it is built
 
 
 # ---------------------------------------------------------------- the step function
@@ -598,32 +652,53 @@ def run_by_steps(state: Node, *, fuel: int, detect_cycles: bool = True) -> tuple
 def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[Node, int]:
     """:func:`run_by_steps` with the state held in registers between steps.
 
-    The state ``Eval(e, env, k)`` is kept as ``(EVAL, e, env, k)`` and ``Ret(v, k)`` as
-    ``(RET, v, k)``; each pass of the loop is one rule of :func:`step` (same comment,
-    same frames built), so the sequence of states is the same and only their
-    ``Eval``/``Ret`` nodes are not built. Two rules share the application code at the
-    end of the pass: ``(f a ...)`` starts it with no value yet, a value returned to an
-    ``ArgsK`` frame resumes it. The atomic parts before the next compound part are read
-    in one call (the ``Seq``'s plan, see ``expr.Seq.plan``) instead of one at a time.
+    The state ``Eval(e, env, k)`` is kept as ``evaluating=True, e, env, k`` and
+    ``Ret(v, k)`` as ``evaluating=False, v, k``; each pass of the loop is one rule of
+    :func:`step` (same comment, same frames built), so the sequence of states is the
+    same and only their ``Eval``/``Ret`` nodes are not built. Two rules share the
+    application code at the end of the pass: ``(f a ...)`` starts it with no value yet,
+    a value returned to an ``ArgsK`` frame resumes it. The atomic parts before the next
+    compound part are read in one call (the ``Seq``'s plan, see ``expr.Seq.plan``)
+    instead of one at a time.
 
-    Brent's cycle check compares a state with the saved one only when a cheap necessary
-    condition holds (same kind, same continuation hash, same expression hash); then it
-    builds the state node and compares exactly as :func:`run_by_steps` does.
+    **Primitive calls in place.** When the rule about to run would push a frame ``F``
+    (an ``IfK`` for an ``if``'s test, an ``ArgsK`` for an application's next part) and
+    evaluate a primitive applied to atoms (``expr.primitive_call``), the next two
+    states are ``<(p a ...), ρ', F κ>`` and ``<v, F κ>``: the loop computes ``v``
+    directly and takes ``F``'s rule on it, counting the three steps, without building
+    ``F``. It does so only when nothing can observe those two states: the fuel lasts
+    past them, Brent's check saves no state at them (``power - lam >= 2``), and the saved
+    state's continuation depth differs from theirs (``depth(κ) + 1``), so neither can
+    equal it; otherwise it takes the single steps. An error of the primitive is the
+    error of the second step, as in :func:`step`.
+
+    Brent's cycle check compares a state with the saved one only when cheap necessary
+    conditions hold (same kind, same continuation depth, equal expression hash and
+    environment, or equal value); then it compares the continuations exactly, which
+    hashes them (frames hash on first use, see :class:`Frame`). tests/test_cek_machine.py
+    checks that this loop and :func:`run_by_steps` agree on generated programs, on every
+    fuel up to a bound, and on loops whose cycles pass through primitive calls in place.
     """
     if type(state) is Eval:
-        mode, e, env, k, v = _EVAL, state.expr, state.env, state.kont, None
+        evaluating, e, env, k, v = True, state.expr, state.env, state.kont, None
     else:
-        mode, e, env, k, v = _RET, None, (), state.kont, state.value
-    tortoise, t_mode, tk_hash = state, mode, k._hash
-    te_hash = e._hash if mode is _EVAL else 0
+        evaluating, e, env, k, v = False, None, (), state.kont, state.value
+    # Brent's saved state, in registers too, with its continuation depth and expression
+    # hash for the cheap tests. Without cycle detection: a depth no state has, and a
+    # power no run reaches, so the test for primitive calls in place is the same.
+    t_eval, t_e, t_env, t_k, t_v = evaluating, e, env, k, v
+    t_depth, te_hash = k.depth, e._hash if evaluating else 0
     power = lam = 1
+    if not detect_cycles:
+        t_depth, power = -1, 1 << 62
+    last = fuel - 3  # the last step count at which two steps in place fit in the fuel
     steps = 0
     while True:
         if steps >= fuel:
             raise _out_of_fuel(fuel)
         try:
             seq = None
-            if mode is _EVAL:
+            if evaluating:
                 te = type(e)
                 if te is App:
                     # <(f a ...), ρ, κ>  ->  evaluate the parts left to right (below)
@@ -638,23 +713,44 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                         else:
                             e, env = br.then, br.then_sel(benv)
                     else:
-                        k = IfK(br, e.branches_sel(env), k)
-                        e, env = test, e.test_sel(env)
+                        call = e.test_call
+                        if call is UNPLANNED:
+                            call = e.plan()
+                        if (
+                            call is not None
+                            and steps <= last
+                            and power - lam >= 2
+                            and k.depth + 1 != t_depth
+                        ):
+                            # a primitive test in place: <t, ρ|t, IfK(...)> -> <v, IfK(...)> -> branch
+                            fn, get, consts = call
+                            steps += 1
+                            v = fn(*(get(env + consts) if consts else get(env)))
+                            steps += 1
+                            lam += 2
+                            benv = e.branches_sel(env)
+                            if v is FALSE:
+                                e, env = br.orelse, br.else_sel(benv)
+                            else:
+                                e, env = br.then, br.then_sel(benv)
+                        else:
+                            k = IfK(br, e.branches_sel(env), k)
+                            e, env = test, e.test_sel(env)
                 elif te is Var:
                     # <x, ρ, κ>  ->  <ρ(x), κ>
-                    v, mode = env[0], _RET
+                    v, evaluating = env[0], False
                 elif te is Const:
                     # <c, ρ, κ>  ->  <c, κ>
-                    v, mode = e.value, _RET
+                    v, evaluating = e.value, False
                 elif te is PrimRef:
                     # <p, ρ, κ>  ->  <primitive p, κ>
-                    v, mode = e.prim, _RET
+                    v, evaluating = e.prim, False
                 elif te is Lambda:
                     # <(lambda (x ...) b), ρ, κ>  ->  <closure(λ, ρ), κ>
-                    v, mode = Closure(e.group, 0, env), _RET
+                    v, evaluating = Closure(e.group, 0, env), False
                 elif te is Quote:
                     # <'d, ρ, κ>  ->  <d, κ>
-                    v, mode = e.datum, _RET
+                    v, evaluating = e.datum, False
                 elif te is Begin:
                     # <(begin e1 e ...), ρ, κ>  ->  <e1, ρ|e1, BeginK((e ...), ..., κ)>
                     bseq = e.seq
@@ -691,7 +787,7 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                         e, env = br.orelse, br.else_sel(k.env)
                     else:
                         e, env = br.then, br.then_sel(k.env)
-                    k, mode = k.next, _EVAL
+                    k, evaluating = k.next, True
                 elif tk is BeginK:
                     # <v, BeginK((e ...), ρ, κ)>  ->  <e, ...>
                     rest = k.rest
@@ -700,77 +796,100 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                     else:
                         e, env = rest.head, rest.head_sel(k.env)
                         k = BeginK(rest.tail, rest.tail_sel(k.env), k.next)
-                    mode = _EVAL
+                    evaluating = True
                 elif tk is LlmK:
                     # <q, LlmK(κ)>  ->  boundary (llm q, κ)   when q is a string
                     return step(Ret(v, k)), steps + 1
                 elif tk is EvalK:
                     # <text or datum, EvalK(κ)>  ->  <program, {}, κ>
-                    e, env, k, mode = program_value(v), (), k.next, _EVAL
+                    e, env, k, evaluating = program_value(v), (), k.next, True
                 elif tk is HaltK:
                     # <v, HALT_K>  ->  halted with v
                     return Halted(v), steps + 1
                 else:
                     raise TypeError(f"step: unknown frame {tk.__name__}")
-            if seq is not None:
+            while seq is not None:
                 # The application rule (as _parts), env aligned with seq.fv:
                 #   atomic parts a ...:  done + values, read in one call
-                #   compound part e:     <e, ρ|e, ArgsK(done, (e' ...), ρ|(e' ...), κ)>
+                #   compound part e:     <e, ρ|e, ArgsK(done, (e' ...), ρ|(e' ...), κ)>,
+                #                        or its value in place when e is a primitive call
                 #   no part left:        apply done[0] to done[1:] (as _apply)
                 pre = seq.pre
                 if pre is UNPLANNED:
                     pre = seq.plan()
                 if pre is None:  # a lambda among the atomic parts: one part at a time
                     done, env, seq = _atoms_one_by_one(done, seq, env)
-                    stop, head_sel, tail_sel = seq, seq.head_sel, seq.tail_sel
+                    stop, head_sel, tail_sel, call = seq, seq.head_sel, seq.tail_sel, None
                 else:
                     if pre is not _empty:
                         consts = seq.pre_consts
                         done = done + (pre(env + consts) if consts else pre(env))
                     stop, head_sel, tail_sel = seq.stop, seq.stop_head_sel, seq.stop_tail_sel
+                    call = seq.stop_call
                 if stop.head is not None:
+                    if (
+                        call is not None
+                        and steps <= last
+                        and power - lam >= 2
+                        and k.depth + 1 != t_depth
+                    ):
+                        # a primitive part in place: <e, ρ|e, ArgsK(...)> -> <v, ArgsK(...)> -> continue
+                        fn, get, consts = call
+                        steps += 1
+                        v = fn(*(get(env + consts) if consts else get(env)))
+                        steps += 1
+                        lam += 2
+                        done, env, seq = done + (v,), tail_sel(env), stop.tail
+                        continue
                     k = ArgsK(done, stop.tail, tail_sel(env), k)
-                    e, env, mode = stop.head, head_sel(env), _EVAL
-                else:
-                    f = done[0]
-                    tf = type(f)
-                    if tf is Prim:
-                        # apply primitive p to args  ->  <p(args), κ>
-                        v, mode = f.fn(*done[1:]), _RET
-                    elif tf is Closure:
-                        # apply closure(group, i, ρ) to args  ->  <body_i, {params: args} + ρ + recursive members, κ>
-                        group = f.group
-                        plan = group.plans[f.index]
-                        args = done[1:]
-                        if len(args) != plan.arity:
-                            _apply(f, args, k)  # raises the arity error
-                        if plan.self_only:  # group.closure(i, f.env) equals f: see _recursive
-                            vals = args + f.env + (f,)
-                        elif plan.rec:
-                            vals = args + f.env + _recursive(group, plan.rec, f)
-                        else:
-                            vals = args + f.env
-                        e, env, mode = plan.body, plan.select(vals), _EVAL
+                    e, env, evaluating = stop.head, head_sel(env), True
+                    break
+                f = done[0]
+                tf = type(f)
+                if tf is Prim:
+                    # apply primitive p to args  ->  <p(args), κ>
+                    v, evaluating = f.fn(*done[1:]), False
+                elif tf is Closure:
+                    # apply closure(group, i, ρ) to args  ->  <body_i, {params: args} + ρ + recursive members, κ>
+                    group = f.group
+                    plan = group.plans[f.index]
+                    args = done[1:]
+                    if len(args) != plan.arity:
+                        _apply(f, args, k)  # raises the arity error
+                    if plan.self_only:  # group.closure(i, f.env) equals f: see _recursive
+                        vals = args + f.env + (f,)
+                    elif plan.rec:
+                        vals = args + f.env + _recursive(group, plan.rec, f)
                     else:
-                        _apply(f, done[1:], k)  # raises: not a procedure
+                        vals = args + f.env
+                    e, env, evaluating = plan.body, plan.select(vals), True
+                else:
+                    _apply(f, done[1:], k)  # raises: not a procedure
+                break
         except (EvaluationError, MalformedProgram, ParseError) as err:
             return Failed(err), steps + 1
         steps += 1
         if detect_cycles:
-            if mode is t_mode and k._hash == tk_hash and (mode is _RET or e._hash == te_hash):
-                s = Eval(e, env, k) if mode is _EVAL else Ret(v, k)
-                if s._hash == tortoise._hash and s == tortoise:
-                    return Cycle(lam), steps
+            # Equal states have the same kind and continuation depth, and equal
+            # expressions (same hash) and environments, or equal values: only a state
+            # that passes those is compared in full (which hashes its continuation).
+            if (
+                evaluating is t_eval
+                and k.depth == t_depth
+                and (
+                    (e._hash == te_hash and env == t_env and e == t_e)
+                    if evaluating
+                    else (v == t_v and deep_equal(v, t_v))
+                )
+                and k == t_k
+            ):
+                return Cycle(lam), steps
             if power == lam:
-                tortoise = Eval(e, env, k) if mode is _EVAL else Ret(v, k)
-                t_mode, tk_hash = mode, k._hash
-                te_hash = e._hash if mode is _EVAL else 0
+                t_eval, t_e, t_env, t_k, t_v = evaluating, e, env, k, v
+                t_depth, te_hash = k.depth, e._hash if evaluating else 0
                 power <<= 1
                 lam = 0
             lam += 1
-
-
-_EVAL, _RET = "eval", "ret"
 
 
 def _atoms_one_by_one(done: tuple, seq: Seq, env: tuple) -> tuple[tuple, tuple, Seq]:

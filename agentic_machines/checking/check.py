@@ -34,7 +34,6 @@ raised ``Undecided``).
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -44,8 +43,8 @@ from typing import Any
 from ..batches import check_sendable, run_batches
 from ..errors import ClockDependent, InvalidArgument
 from ..machine import DIVERGE, HALT, AgenticMachine
-from ..runtime.explore import _Reporter  # the status-line timing explore uses
 from ..runtime.harness import TraceState
+from ..runtime.search import Reporter, search_line
 from ..verdict import Verdict, short_repr
 from .coverage import unreached_prompts
 from .expand import Unknown, expand
@@ -269,7 +268,7 @@ class _Search:
         history: list[tuple] = [tuple(frozenset() for _ in logs)] if logs else []
         if start_clock is None:  # a prompt the clock decided refutes nothing
             self._check_state(0)
-        reporter = _Reporter(self._printer())
+        reporter = Reporter(self.progress, _check_line)
         limit = self.max_states if self.max_states is not None else float("inf")
         max_depth = self.max_depth
         fixed = self.fixed
@@ -887,22 +886,9 @@ class _Search:
             "states_per_second": round(n / seconds, 1) if seconds > 0 else float(n),
         }
 
-    def _printer(self) -> Any:
-        if self.progress is False or callable(self.progress):
-            return self.progress
 
-        def line(stats: dict[str, Any]) -> None:
-            word = "checked" if stats.get("final") else "checking"
-            print(
-                f"agentic-machines: {word}: {stats['states']:,} states, "
-                f"{stats['transitions']:,} transitions, depth {stats['depth']}, "
-                f"{stats['queued']:,} queued, {stats['states_per_second']:,.0f} states/s, "
-                f"{stats['seconds']:.1f} s",
-                file=sys.stderr,
-                flush=True,
-            )
-
-        return line
+def _check_line(stats: dict[str, Any], final: bool) -> str:
+    return search_line(stats, final, ("checking", "checked"), "transitions")
 
 
 def _one_line(text: str) -> str:

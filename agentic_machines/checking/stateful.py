@@ -33,7 +33,6 @@ it was in (the model can repeat that loop for ever: a lasso);
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -44,7 +43,7 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 
 from ..errors import InvalidArgument
 from ..machine import AgenticMachine
-from ..runtime.explore import _Reporter  # the status-line timing explore uses
+from ..runtime.search import Reporter  # the status lines every search shows
 from ..verdict import Verdict
 from .coverage import unreached_prompts
 from .properties import (
@@ -171,7 +170,7 @@ def hypothesis_check(
         start = machine.initial
     results = []
     total = new_log()
-    reporter = _Reporter(_printer(progress))
+    reporter = Reporter(progress, _line)
     for prop in props:
         runs_before = total["runs"]
         holder: list[Any] = []
@@ -270,19 +269,9 @@ def hypothesis_check(
     )
 
 
-def _printer(progress: Any) -> Any:
-    if progress is False or callable(progress):
-        return progress
-
-    def line(stats: dict[str, Any]) -> None:
-        word = "tested" if stats.get("final") else f"testing {stats['property']}"
-        print(
-            f"agentic-machines: {word}: {stats['runs']:,} runs, {stats['seconds']:.1f} s",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    return line
+def _line(stats: dict[str, Any], final: bool) -> str:
+    word = "tested" if final else f"testing {stats['property']}"
+    return f"agentic-machines: {word}: {stats['runs']:,} runs, {stats['seconds']:.1f} s"
 
 
 def _fields(cx: Counterexample) -> tuple:

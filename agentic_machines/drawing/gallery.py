@@ -10,7 +10,9 @@ call it. The pictures (``PICTURES``, in order):
 - ``fans``: the successor fan of the SPE seed state x* and of ReAct's initial state;
 - ``architectures``: each architecture's explored graph with the obstruction state of
   its verdict marked (the graphs of :func:`agentic_machines.contrast.architecture_graph`);
-- ``repl_plan``: the tree of REPLs that REPL-Plan builds for count-to-four.
+- ``repl_plan``: the tree of REPLs that REPL-Plan builds for count-to-four;
+- ``rlm_depth2``: an RLM run at depth 2, the child RLM drawn inside the root's block
+  that called it, the child's sub-calls inside the child's.
 
 Every picture is drawn by :mod:`agentic_machines.drawing.diagrams` from a graph made by
 :func:`agentic_machines.runtime.explore.explore`, so the gallery shows exactly what the
@@ -46,6 +48,7 @@ __all__ = [
     "fan_pictures",
     "architecture_pictures",
     "repl_plan_picture",
+    "rlm_depth2_picture",
 ]
 
 
@@ -277,12 +280,47 @@ def repl_plan_picture() -> list[Picture]:
     return [_picture("repl-plan-tree", graph, title, legend=list(REPL_LEGEND))]
 
 
+def rlm_depth2_picture() -> list[Picture]:
+    """The scripted depth-2 RLM episode (``rlm.DEPTH2_SCRIPT``) as nested blocks: the
+    root's turn 2 starts a child RLM, whose turn 1 asks a batch of sub-calls.
+
+    >>> [p.stem for p in rlm_depth2_picture()]
+    ['rlm-depth2']
+    """
+    from ..architectures import rlm
+    from ..runtime.models import ScriptedModel
+    from ..runtime.run import run
+    from .nesting import draw_nesting, nesting_mermaid
+
+    m = rlm.machine(max_depth=2, isolation="inline")  # the project's own scripted code
+    trace = run(m, ScriptedModel(rlm.DEPTH2_SCRIPT))
+    last = trace.steps[-1]
+    result = m.result(last.state, last.completion)
+    steps = []
+    for (level, summary), step in zip(
+        rlm.run_levels(s.prompt for s in trace.steps), trace.steps, strict=True
+    ):
+        # a sub-call's box shows its answer: what returns into the caller's block
+        answer = f" → {step.completion!r}" if summary.startswith("sub-call") else ""
+        steps.append((level, summary + answer))
+    title = (
+        f"RLM at max_depth=2: {len(steps)} model calls, answer {result.answer!r} "
+        f"after {result.turns} root turns"
+    )
+    label = "inside step {caller}'s block"
+    fig = draw_nesting(steps, title=title, frame_label=label)
+    return [
+        Picture("rlm-depth2", fig, {"rlm-depth2.mmd": nesting_mermaid(steps, frame_label=label)})
+    ]
+
+
 PICTURES: dict[str, Callable[[], list[Picture]]] = {
     "fixtures": fixture_pictures,
     "embedding": embedding_picture,
     "fans": fan_pictures,
     "architectures": architecture_pictures,
     "repl_plan": repl_plan_picture,
+    "rlm_depth2": rlm_depth2_picture,
 }
 """Picture group name -> the function that draws its pictures."""
 
@@ -297,7 +335,7 @@ def draw_gallery(only: Iterable[str] | None = None, *, verbose: bool = False) ->
     >>> draw_gallery(["nope"])
     Traceback (most recent call last):
       ...
-    agentic_machines.errors.InvalidArgument: unknown gallery picture(s) ['nope']; choose from ['fixtures', 'embedding', 'fans', 'architectures', 'repl_plan']
+    agentic_machines.errors.InvalidArgument: unknown gallery picture(s) ['nope']; choose from ['fixtures', 'embedding', 'fans', 'architectures', 'repl_plan', 'rlm_depth2']
     """
     names = list(PICTURES) if only is None else list(only)
     unknown = [n for n in names if n not in PICTURES]

@@ -39,6 +39,7 @@ __all__ = [
     "checkpoint",
     "restore_tracing",
     "uncharged",
+    "count_running",
     "positive_budget",
 ]
 
@@ -196,6 +197,37 @@ def uncharged(fn: Any) -> Any:
     """
     _uncharged.add(fn.__code__)
     return fn
+
+
+def count_running(frame: FrameType | None, stop: CodeType) -> None:
+    """Count, from now on, the lines of ``frame`` and its callers down to a frame of ``stop``.
+
+    The tracer decides whether to count a frame's lines when the frame is called, so a
+    frame that was already running when the first budget was entered is not counted
+    (only the caller of ``__enter__`` is). Call this, before entering the budget, to
+    give ``frame`` and the frames below it (up to, not including, the first frame
+    running ``stop``) the decision they would have had if a budget had been active when
+    they were called: a computation run part of the way uncounted is then counted from
+    here exactly as if it had been counted all along.
+
+    >>> import sys
+    >>> def outer():
+    ...     inner()
+    ...     total = 0
+    ...     for i in range(3):
+    ...         total += i
+    ...     return b.used
+    >>> def inner():
+    ...     global b
+    ...     count_running(sys._getframe(1), stop=sys._getframe(2).f_code)
+    ...     b = LineBudget(100).__enter__()
+    >>> outer() >= 6  # the loop in outer, which was running before the budget, counted
+    True
+    >>> b.__exit__(None, None, None)
+    """
+    while frame is not None and frame.f_code is not stop:
+        frame.f_trace = _global_trace(frame, "call", None)
+        frame = frame.f_back
 
 
 def _global_trace(frame: FrameType, event: str, arg: Any) -> Any:

@@ -37,17 +37,38 @@ called once per step, into an :class:`~agentic_machines.machine.AgenticMachine`:
 >>> m.harness(s, "give up"), m.raised(s, "give up")
 (1, AgentRaised(type='RuntimeError', message='the model gave up'))
 
-How it runs. The function runs in a greenlet (a coroutine with its own stack): a model
-call switches back to the machine, and ``h`` switches into the suspended function
-again, so a linear run costs O(1) per step, with no thread switch and no replay.
-Branching (a second completion from the same state, as ``explore`` and the checkers
-do) starts the function again and replays the state's completions. Tools with side
-effects must not run again during a replay: wrap them with :func:`effect`, which
-records each call's result under the step that made it and returns the recorded
-result on a replay. The function must otherwise be deterministic (the same
-completions give the same prompts), and build its mutable state afresh when it
-starts. An ``async`` loop run with ``asyncio.run`` inside the function works too: the
-running event loop is set aside while the function is suspended.
+How it runs. For ``h``, the function runs in a greenlet (a coroutine with its own
+stack): a model call switches back to the machine, and ``h`` switches into the
+suspended function again, so a chain of steps costs O(1) per step, with no thread
+switch and no replay, every line of a step counted against ``line_budget``. Branching
+(a second completion from the same state, as ``explore`` and the checkers do) starts
+the function again and replays the state's completions. Tools with side effects must
+not run again during a replay: wrap them with :func:`effect`, which records each call's
+result under the step that made it and returns the recorded result on a replay. The
+function must otherwise be deterministic (the same completions give the same prompts),
+and build its mutable state afresh when it starts. An ``async`` loop run with
+``asyncio.run`` inside the function works too: the running event loop is set aside
+while the function is suspended.
+
+:func:`~agentic_machines.runtime.run.run` from the initial state takes a faster, linear
+path with the same outcomes: it calls the function once, with a model function that
+asks the real model and records the step, and runs each step *untraced*. Counting lines
+with ``sys.settrace`` costs several times the agent's own work, so it is done only where
+it can change an outcome. Why an untraced step's outcome is the counted one: no CPython
+runs a counted line in less than ``_FASTEST_LINE`` (0.05 ns: each line is at least one
+bytecode instruction, which takes several CPU cycles; no core runs at 20 GHz), and
+wall-clock time only grows with load or blocking, so a step that returned within
+``line_budget * _FASTEST_LINE`` seconds (50 µs for the default budget) certainly ran
+fewer lines than its budget. Every other step is decided by counting, exactly as ``h``
+decides it: a *shadow* run of the function, in a greenlet, catches up (uncounted)
+through the steps already decided and runs that step with every line counted, frames
+that were already running included; if it agrees, the untraced run goes on, otherwise
+its outcome (``DIVERGE``) ends the run. A step still running untraced after
+``_WATCH_AFTER`` seconds (a loop that never calls the model again) is stopped by a
+watchdog thread and decided the same way. So the clock decides only *when* lines are
+counted, never an outcome: the same machine gives the same trace on a quiet machine and
+a busy one. A run with a step to count replays the function once (the shadow), so
+tools with side effects need :func:`effect` there too.
 """
 
 from __future__ import annotations
@@ -56,23 +77,27 @@ import asyncio.events as _events
 import contextvars
 import functools
 import signal
+import sys
 import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from time import perf_counter
 from typing import Any
 
 from greenlet import getcurrent, greenlet
 
 from ..errors import BudgetExceeded, ClockDependent, InvalidArgument, InvalidMachine, WrongType
 from ..execution import clock
-from ..execution.budget import LineBudget, uncharged
+from ..execution.budget import LineBudget, count_running, uncharged
 from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
-from .harness import TraceState
+from .harness import TraceState, _extend
 
 __all__ = ["agent_machine", "effect", "AgentMachine", "AgentRaised", "ending"]
 
 _PROMPT, _RETURN, _RAISE, _DIVERGE, _CLOCK = range(5)
+_get_ident = threading.get_ident
+_new_step = tuple.__new__  # a step (a NamedTuple) without its generated __new__
 
 
 class _StepTimeout(BaseException):
@@ -83,7 +108,7 @@ class _StepTimeout(BaseException):
 # The run an effect() call belongs to. A context variable, not a greenlet attribute:
 # asyncio tasks and asyncio.to_thread (the OpenAI Agents SDK runs synchronous tools in
 # a worker thread) copy the context, so a tool finds its run wherever it executes.
-_CURRENT: contextvars.ContextVar[_Loop | None] = contextvars.ContextVar(
+_CURRENT: contextvars.ContextVar[_Run | None] = contextvars.ContextVar(
     "agentic_machines_agent_loop", default=None
 )
 
@@ -117,88 +142,16 @@ class AgentRaised:
         )
 
 
-class _Loop:
-    """One run of the agent function, suspended in its greenlet at a model call."""
+class _Run:
+    """What an effect() call needs of the run it belongs to (a greenlet's or a linear one)."""
 
-    __slots__ = ("machine", "glet", "state", "effects", "prompt", "thread", "budget", "dead")
+    __slots__ = ("machine", "state", "effects")
     # ``effects`` counts, per effect key, the calls made so far in the current step.
 
     def __init__(self, machine: AgentMachine) -> None:
         self.machine = machine
-        self.glet = greenlet(self._main)
         self.state = machine.initial
         self.effects: dict[tuple, int] = {}
-        self.prompt = ""
-        self.thread = threading.get_ident()  # a greenlet can only be resumed in its thread
-        self.budget: LineBudget | None = None
-        self.dead = False
-
-    # -- inside the greenlet ---------------------------------------------------------------
-    def _main(self) -> tuple[int, Any]:
-        m = self.machine
-        _CURRENT.set(self)  # in this greenlet's own context (each greenlet has one)
-        try:
-            self._enter_budget()
-            try:
-                value = m.fn(self.model, *m.args, **m.kwargs)
-            finally:
-                self._exit_budget()
-        except BudgetExceeded:
-            return _DIVERGE, None
-        except _StepTimeout:
-            return _CLOCK, None
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the agent's exception is an outcome
-            # SystemExit too: an agent that calls sys.exit() has ended its run, an outcome;
-            # it must not end the toolkit's process. KeyboardInterrupt (the user's Ctrl-C)
-            # and GreenletExit (close() ending a suspended run) still propagate.
-            return _RAISE, exc
-        return _RETURN, value
-
-    @uncharged  # the line budget charges the agent's own lines, not this bookkeeping
-    def model(self, prompt: str) -> str:
-        """The ``model(prompt) -> str`` the agent function calls (once per step)."""
-        # Stop counting lines first (uncharged spares this frame the tracer, but the
-        # functions it calls would still be traced while the budget is active).
-        budget = self.budget
-        if budget is not None:
-            self.budget = None
-            budget.__exit__(None, None, None)
-        if type(prompt) is not str and not isinstance(prompt, str):
-            self._enter_budget()
-            raise WrongType(
-                f"the agent called model({prompt!r}); a prompt is a string (P = str): pass str(...) "
-                "of what the model should read"
-            )
-        if getcurrent() is not self.glet:
-            self._enter_budget()
-            raise RuntimeError(
-                "the agent called its model from another thread or coroutine than its own; "
-                "call model(prompt) from the agent function's own flow of control"
-            )
-        running = _events._get_running_loop()
-        if running is not None:  # an asyncio loop inside the agent: hide it while suspended
-            _events._set_running_loop(None)
-        try:
-            completion = self.glet.parent.switch((_PROMPT, prompt))
-        finally:
-            if running is not None:
-                _events._set_running_loop(running)
-        limit = self.machine.line_budget
-        if limit is not None:
-            budget = self.budget = LineBudget(limit)
-            budget.__enter__()
-        return completion
-
-    def _enter_budget(self) -> None:
-        limit = self.machine.line_budget
-        if limit is not None:
-            self.budget = LineBudget(limit)
-            self.budget.__enter__()
-
-    def _exit_budget(self) -> None:
-        if self.budget is not None:
-            budget, self.budget = self.budget, None
-            budget.__exit__(None, None, None)
 
     def effect(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         # The key names the call by its step, its tool and its arguments (and how many
@@ -233,6 +186,115 @@ class _Loop:
         executed.append((self.state, _name(fn), shown, True))
         return value
 
+
+@uncharged  # the budget counts the agent's lines, never this bookkeeping
+def _count_on(limit: int, running: Any) -> LineBudget:
+    """Enter a line budget for one step; ``running`` (a frame or None): the agent's frames
+    that ran uncounted so far, to be counted from now on as if they always had been."""
+    if running is not None:
+        count_running(running, _Loop._main.__code__)
+    return LineBudget(limit).__enter__()  # the last line: nothing after it is counted
+
+
+@uncharged
+def _count_off(budget: LineBudget) -> None:
+    budget.__exit__(None, None, None)
+
+
+def _prompt_error(prompt: Any) -> WrongType:
+    return WrongType(
+        f"the agent called model({prompt!r}); a prompt is a string (P = str): pass str(...) "
+        "of what the model should read"
+    )
+
+
+def _thread_error() -> RuntimeError:
+    return RuntimeError(
+        "the agent called its model from another thread or coroutine than its own; "
+        "call model(prompt) from the agent function's own flow of control"
+    )
+
+
+class _Loop(_Run):
+    """One run of the agent function, suspended in its greenlet at a model call."""
+
+    __slots__ = ("glet", "prompt", "thread", "budget", "dead", "counting", "uncounted")
+
+    def __init__(self, machine: AgentMachine) -> None:
+        super().__init__(machine)
+        self.glet = greenlet(self._main)
+        self.prompt = ""
+        self.thread = threading.get_ident()  # a greenlet can only be resumed in its thread
+        self.budget: LineBudget | None = None
+        self.dead = False
+        # Whether the step being resumed counts its lines (a linear run's shadow catches
+        # up uncounted through steps it knows are within budget), and whether any step ran
+        # uncounted (its frames must then be set counting when counting resumes).
+        self.counting = machine.line_budget is not None
+        self.uncounted = False
+
+    # -- inside the greenlet ---------------------------------------------------------------
+    def _main(self) -> tuple[int, Any]:
+        m = self.machine
+        _CURRENT.set(self)  # in this greenlet's own context (each greenlet has one)
+        try:
+            if self.counting:
+                self.budget = _count_on(m.line_budget, None)  # type: ignore[arg-type]
+            else:
+                self.uncounted = True
+            try:
+                value = m.fn(self.model, *m.args, **m.kwargs)
+            finally:
+                self._exit_budget()
+        except BudgetExceeded:
+            return _DIVERGE, None
+        except _StepTimeout:
+            return _CLOCK, None
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the agent's exception is an outcome
+            # SystemExit too: an agent that calls sys.exit() has ended its run, an outcome;
+            # it must not end the toolkit's process. KeyboardInterrupt (the user's Ctrl-C)
+            # and GreenletExit (close() ending a suspended run) still propagate.
+            return _RAISE, exc
+        return _RETURN, value
+
+    @uncharged  # the line budget charges the agent's own lines, not this bookkeeping
+    def model(self, prompt: str) -> str:
+        """The ``model(prompt) -> str`` the agent function calls (once per step)."""
+        # A bad call is the agent's error inside its step, which goes on (and keeps
+        # counting): the agent may catch it.
+        if type(prompt) is not str and not isinstance(prompt, str):
+            raise _prompt_error(prompt)
+        if getcurrent() is not self.glet:
+            raise _thread_error()
+        # Stop counting lines first (uncharged spares this frame the tracer, but the
+        # functions it calls would still be traced while the budget is active).
+        budget = self.budget
+        if budget is not None:
+            self.budget = None
+            _count_off(budget)
+        running = _events._get_running_loop()
+        if running is not None:  # an asyncio loop inside the agent: hide it while suspended
+            _events._set_running_loop(None)
+        try:
+            completion = self.glet.parent.switch((_PROMPT, prompt))
+        finally:
+            if running is not None:
+                _events._set_running_loop(running)
+        if self.counting:
+            frames = None
+            if self.uncounted:  # frames made while uncounted: count them from here on
+                frames, self.uncounted = sys._getframe(1), False
+            self.budget = _count_on(self.machine.line_budget, frames)  # type: ignore[arg-type]
+        else:
+            self.uncounted = True
+        return completion
+
+    @uncharged
+    def _exit_budget(self) -> None:
+        if self.budget is not None:
+            budget, self.budget = self.budget, None
+            _count_off(budget)
+
     # -- on the machine's side ---------------------------------------------------------------
     def close(self) -> None:
         """End a suspended run (its ``finally`` blocks run); a no-op for a finished one."""
@@ -247,7 +309,11 @@ class _Loop:
         except Exception:  # noqa: BLE001 - a run that fails while shutting down is gone anyway
             pass
 
-    def resume(self, completion: str | None) -> tuple[int, Any]:
+    def resume(self, completion: str | None, counted: bool = True) -> tuple[int, Any]:
+        """Run the next step (the first one when ``completion`` is None) to its end;
+        ``counted=False`` runs it without counting its lines (a step known to be within
+        its budget, which a linear run's shadow replays)."""
+        self.counting = counted and self.machine.line_budget is not None
         here = getcurrent()
         if self.glet.parent is not here:
             self.glet.parent = here
@@ -279,6 +345,359 @@ class _Loop:
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
+
+
+# -- the linear run ----------------------------------------------------------------------------
+# No CPython runs a counted line (one line event, or one instruction of a one-line loop)
+# in less than this many seconds: each is at least one bytecode instruction, whose
+# dispatch alone takes a few CPU cycles, and no core runs at 20 GHz. So an untraced step
+# that took less than line_budget * _FASTEST_LINE seconds of wall-clock time (which only
+# load and blocking can stretch, never shrink) certainly ran fewer lines than its budget:
+# counting them would have given the same outcome. The margin over the fastest machines
+# of 2026 (about 0.3 ns for the cheapest instruction at 5-6 GHz) is more than 5x.
+_FASTEST_LINE = 5e-11
+# A step still running untraced after this long is stopped and decided by counting: the
+# watchdog that keeps a loop that never calls the model from running forever.
+_WATCH_AFTER = 0.5
+_POLL = 0.05
+
+
+class _Recheck(BaseException):
+    """Stops a linear run whose step must be decided by counting its lines (the watchdog
+    raises it in the agent's thread); a BaseException, like ``_StepTimeout``."""
+
+
+class _Stop(BaseException):
+    """Unwinds a linear run's agent function when the run has ended (its last step is
+    recorded, ``max_steps`` was reached, or the model failed)."""
+
+
+def _async_raisers() -> tuple[Any, Any] | None:
+    """CPython's PyThreadState_SetAsyncExc, to raise in (and to clear for) a thread, or
+    None where it is missing (then run() takes the step-by-step path)."""
+    try:
+        import ctypes
+
+        api = ctypes.pythonapi
+        raise_in = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.py_object)(
+            ("PyThreadState_SetAsyncExc", api)
+        )
+        clear = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p)(
+            ("PyThreadState_SetAsyncExc", api)
+        )
+    except (ImportError, AttributeError, OSError):
+        return None
+    return raise_in, clear
+
+
+_ASYNC: list[tuple[Any, Any] | None] = []  # looked up once, on the first linear run
+
+
+class _Linear(_Run):
+    """A linear run of the agent function, as :func:`run` makes it: the function is called
+    once, with a model function that asks the real model and records each step, so no
+    step switches a greenlet. Steps run untraced: a step that took less than
+    ``line_budget * _FASTEST_LINE`` seconds is within its line budget (see
+    ``_FASTEST_LINE``), so its outcome is the counted one. Any other step (it took
+    longer, or the watchdog stopped it after ``_WATCH_AFTER`` seconds) is decided by the
+    machine's own counted step: a *shadow* run of the function in a greenlet catches up,
+    uncounted, through the steps already decided (each is replayed at most once in the
+    whole run, so the catching up costs one extra run of the function at most), and runs
+    that step with its lines counted, exactly as ``h`` does. The run goes on untraced when
+    the counted step agrees, and step by step from the shadow otherwise. The clock
+    decides only when to count, never an outcome."""
+
+    __slots__ = (
+        "trace",
+        "ask",
+        "steps",
+        "write",
+        "step_type",
+        "max_steps",
+        "thread",
+        "states",
+        "prompts",
+        "completions",
+        "gate",
+        "lock",
+        "armed",
+        "fired",
+        "t0",
+        "ended",
+        "shadow",
+        "taint",
+        "seen",
+        "stopped",
+        "handed",
+        "error",
+    )
+
+    def __init__(
+        self, machine: AgentMachine, trace: Any, ask: Any, write: Any, step_type: type
+    ) -> None:
+        super().__init__(machine)
+        self.trace, self.ask, self.write, self.step_type = trace, ask, write, step_type
+        self.steps = trace.steps
+        self.max_steps = trace.max_steps
+        self.thread = _get_ident()
+        self.states: list[TraceState] = [machine.initial]
+        self.prompts: list[str] = []
+        self.completions: list[str] = []
+        limit = machine.line_budget
+        self.gate = None if limit is None else limit * _FASTEST_LINE
+        self.lock = threading.Lock()
+        self.armed = self.fired = self.ended = self.taint = self.stopped = False
+        self.handed: TraceState | None = None
+        self.error: BaseException | None = None
+        self.t0 = 0.0
+        self.shadow: _Loop | None = None
+        self.seen: list[str] = []
+
+    # -- the agent's side ----------------------------------------------------------------
+    @uncharged
+    def model(self, prompt: str) -> str:
+        # The hot path of a linear run: everything a step costs beyond the agent's own
+        # work is here, so it is written flat (each Python call is a good part of a step).
+        if type(prompt) is not str and not isinstance(prompt, str):
+            raise _prompt_error(prompt)
+        if _get_ident() != self.thread:
+            raise _thread_error()
+        if self.ended:  # an agent that caught _Stop and called again
+            raise _Stop
+        gate = self.gate
+        late = False if gate is None else self._disarm()
+        prompts = self.prompts
+        j = len(prompts)  # the step that just ended asked the j-th prompt
+        prompts.append(prompt)
+        if j:
+            if late or self.seen:
+                try:
+                    self._asked(j, prompt, late)
+                except _Stop:
+                    raise
+                except BaseException as exc:  # the toolkit's failure, not the agent's:
+                    self.error = exc  # it must not reach the agent's handlers
+                    self._end(None)
+            else:
+                i = j - 1
+                states = self.states
+                step: tuple = _new_step(
+                    self.step_type,
+                    (i, states[i], prompts[i], self.completions[i], states[j], self.taint),
+                )
+                self.steps.append(step)
+                if self.write is not None:
+                    self.write(step)
+        if j >= self.max_steps:
+            self._end("max_steps")
+        running = _events._get_running_loop()
+        if running is not None:  # as in a greenlet: the model runs outside the agent's loop
+            _events._set_running_loop(None)
+        try:
+            completion = self.ask(prompt)
+        finally:
+            if running is not None:
+                _events._set_running_loop(running)
+        if completion is None:  # the model failed: the trace already says how
+            self._end(None)
+        self.completions.append(completion)
+        state = _extend(self.states[j], completion)
+        self.states.append(state)
+        self.state = state
+        if self.effects:
+            self.effects = {}
+        if gate is not None:
+            self.t0 = perf_counter()
+            self.armed = True
+        return completion
+
+    def _disarm(self) -> bool:
+        """End the running step's clock: whether it ran too long to prove it within its
+        line budget. Disarmed under the lock, so the watchdog cannot raise once this
+        returns; raises _Recheck if it did (dropping it if it is still pending)."""
+        t = perf_counter()
+        with self.lock:
+            self.armed = False
+            fired = self.fired
+        if fired or self.stopped:
+            self.fired = False
+            self.stopped = True
+            _ASYNC[0][1](self.thread, None)  # type: ignore[index]
+            raise _Recheck
+        return t - self.t0 > self.gate  # type: ignore[operator]
+
+    def _asked(self, j: int, prompt: str, late: bool) -> None:
+        """Step j-1 reached state j, which asks ``prompt``: record it, after counting its
+        lines when its time proves nothing."""
+        if self.seen:  # model code inside the agent met a deadline: the clock spoke
+            self.taint = True
+        if not late:
+            self._record(j - 1, self.states[j])
+            return
+        outcome = self._counted(j)
+        live = self.machine._live
+        reached = self.states[j]
+        if outcome == reached and reached in live and live[reached].prompt == prompt:
+            self.shadow = live.pop(reached)  # the same step: the untraced run goes on
+            self._record(j - 1, outcome)
+            return
+        self._record(j - 1, outcome)
+        self._end(outcome)
+
+    def _returned(self, kind: int, value: Any, late: bool) -> None:
+        """The agent ended in step j-1 (returned or raised)."""
+        j = len(self.prompts)
+        if self.seen:
+            self.taint = True
+        if not late:
+            state, completion = self.states[j - 1], self.completions[j - 1]
+            outcome: Outcome = DIVERGE if kind is _DIVERGE else HALT
+            result = AgentRaised.of(value) if kind is _RAISE else value
+            self.machine._results[(state, completion)] = DIVERGE if kind is _DIVERGE else result
+            self._record(j - 1, outcome)
+            self.trace.end = outcome
+            return
+        outcome = self._counted(j)
+        self._record(j - 1, outcome)
+        self._end(outcome, unwind=False)
+
+    def _stopped(self) -> None:
+        """The watchdog stopped step j-1 while it ran: decide it by counting."""
+        j = len(self.prompts)
+        if j == 0:  # before the first model call: the machine's own run knows that part
+            self.handed = self.machine.initial
+            return
+        if self.seen:
+            self.taint = True
+        outcome = self._counted(j)
+        self._record(j - 1, outcome)
+        self._end(outcome, unwind=False)
+
+    def _record(self, i: int, outcome: Any) -> None:
+        step: tuple = _new_step(
+            self.step_type,
+            (i, self.states[i], self.prompts[i], self.completions[i], outcome, self.taint),
+        )
+        self.steps.append(step)
+        if self.write is not None:
+            self.write(step)
+
+    def _end(self, end: Any, unwind: bool = True) -> None:
+        """End the linear run: with HALT, DIVERGE or "max_steps" (the trace's end), with
+        None (the model failed; the trace's end is set), or with a state, from which the
+        run goes on step by step (the counted step's shadow is live there)."""
+        self.ended = True
+        if isinstance(end, TraceState):
+            self.handed = end
+        elif end is not None:
+            self.trace.end = end
+        if unwind:
+            raise _Stop
+
+    # -- deciding a step by counting -------------------------------------------------------
+    def _counted(self, j: int) -> Outcome:
+        """h(state j-1, completion j-1) as the machine computes it, lines counted, on the
+        shadow run caught up (uncounted) to state j-1; it is left live at the outcome."""
+        m = self.machine
+        loop = self.shadow
+        self.shadow = None
+        if loop is None:
+            loop = _Loop(m)
+            kind, _ = loop.resume(None, counted=False)
+            if kind is not _PROMPT or loop.prompt != self.prompts[0]:
+                self._not_deterministic(0)
+        for k in range(len(loop.state), j - 1):  # already decided: not counted again
+            loop.state = self.states[k + 1]
+            loop.effects = {}
+            kind, _ = loop.resume(self.completions[k], counted=False)
+            if kind is not _PROMPT or loop.prompt != self.prompts[k + 1]:
+                self._not_deterministic(k + 1)
+        state = self.states[j - 1]
+        if len(m._live) >= m._cache_size:
+            m._drop_live()
+        m._live[state] = loop
+        try:
+            return m.harness(state, self.completions[j - 1])
+        except ClockDependent as exc:
+            self.taint = True
+            return exc.outcome
+
+    def _not_deterministic(self, k: int) -> None:
+        raise InvalidMachine(
+            f"agent function {self.machine.name!r} did not repeat itself: replayed with the "
+            f"same completions, it asked another prompt or ended differently at step {k}. "
+            "An agent function must be deterministic; wrap tools whose results change "
+            "with effect()"
+        )
+
+    # -- the run ---------------------------------------------------------------------------
+    def go(self) -> TraceState | None:
+        """Run to the end. Returns None when the trace has ended, else the state from which
+        the run goes on step by step."""
+        m = self.machine
+        token = _CURRENT.set(self)
+        watchdog = None
+        try:
+            with clock.watching() as seen:
+                self.seen = seen
+                if self.gate is not None:
+                    watchdog = _Watchdog(self)
+                    self.t0 = perf_counter()
+                    self.armed = True
+                late = False
+                try:
+                    try:
+                        value: Any = m.fn(self.model, *m.args, **m.kwargs)
+                        kind = _RETURN
+                    except (_Stop, _Recheck):
+                        raise
+                    except BudgetExceeded:  # a budget of the agent's own ran out: count the step
+                        kind, value, late = _DIVERGE, None, self.gate is not None
+                    except (Exception, SystemExit) as exc:  # noqa: BLE001 - an outcome
+                        kind, value = _RAISE, exc
+                    if self.gate is not None and not self.ended:
+                        late = self._disarm() or late
+                except _Stop:
+                    pass
+                except _Recheck:
+                    if not self.ended:
+                        self._stopped()
+                else:
+                    if not self.ended:
+                        self._returned(kind, value, late)
+        finally:
+            if watchdog is not None:
+                watchdog.stop()
+            _CURRENT.reset(token)
+        if self.error is not None:
+            raise self.error
+        return self.handed
+
+
+class _Watchdog:
+    """Stops a linear run's step that runs untraced for more than ``_WATCH_AFTER`` s, by
+    raising _Recheck in its thread; the step is then decided by counting. It checks and
+    raises under the run's lock, which the run takes to end a step's clock, so it never
+    raises outside a step."""
+
+    def __init__(self, run: _Linear) -> None:
+        self.run = run
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, name="agent-step-watchdog", daemon=True)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        run, raise_in = self.run, _ASYNC[0][0]  # type: ignore[index]
+        while not self.done.wait(_POLL):
+            with run.lock:
+                if run.armed and perf_counter() - run.t0 > _WATCH_AFTER:
+                    run.armed = False
+                    run.fired = True
+                    raise_in(run.thread, _Recheck)
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join()
 
 
 def _clock(machine: AgentMachine) -> ClockDependent:
@@ -501,6 +920,30 @@ class AgentMachine(AgenticMachine[TraceState]):
         [(1, 'ping', '((1,), [])', True), (2, 'ping', '((2,), [])', True)]
         """
         return self._effect_list[start:]
+
+    # -- run()'s linear path -----------------------------------------------------------------
+    def _runs_linearly(self, start: Any, max_steps: int) -> bool:
+        """Whether :func:`~agentic_machines.runtime.run.run` from ``start`` takes the linear
+        path (:meth:`_run_linear`): from the initial state, without a wall-clock step
+        watchdog, and where the interpreter lets the line-budget watchdog stop a step."""
+        if self.step_timeout is not None or max_steps < 1 or not self.initial == start:
+            return False
+        if self.line_budget is not None:
+            if not _ASYNC:
+                _ASYNC.append(_async_raisers())
+            if _ASYNC[0] is None:
+                return False
+        return True
+
+    def _run_linear(
+        self, trace: Any, ask: Callable[[str], str | None], write: Any, step_type: type
+    ) -> Any:
+        """Run the agent function once for ``trace`` (see :class:`_Linear`): ``ask(prompt)``
+        is the model's completion or None when it failed (``trace`` then says how); each
+        step, a ``step_type`` tuple, is appended to ``trace.steps`` and given to ``write``
+        (unless None). Returns None when the trace has ended, else the state from which
+        it goes on step by step."""
+        return _Linear(self, trace, ask, write, step_type).go()
 
     # -- replays ------------------------------------------------------------------------------
     def _replay(self, state: TraceState) -> _Loop:

@@ -22,13 +22,25 @@ True
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Executor
 from typing import Any
 
 from ..batches import TASKS_PER_WORKER, check_sendable, run_batches
 from ..machine import DIVERGE, HALT, AgenticMachine
+from .search import (
+    Bounds,
+    Choose,
+    Found,
+    Reporter,
+    UndecidedStep,
+    cut_row,
+    none_state,
+    offered,
+    outcomes,
+    prompt_of,
+    stats,
+)
 
 __all__ = ["expand_batch", "parallel_search", "run_batches", "check_sendable", "TASKS_PER_WORKER"]
 
@@ -36,7 +48,7 @@ __all__ = ["expand_batch", "parallel_search", "run_batches", "check_sendable", "
 def expand_batch(
     machine: AgenticMachine,
     fixed: Sequence[str] | None,
-    choose: Callable[[str], Iterable[str]] | None,
+    choose: Choose | None,
     expand: bool,
     states: Sequence[Any],
 ) -> list[tuple[str, list[str] | None, list[Any] | None]]:
@@ -51,17 +63,15 @@ def expand_batch(
     >>> expand_batch(m, ["a", "b"], None, True, [0])
     [('p', None, [0, 1])]
     """
-    from .explore import _chosen, _outcomes, _prompt, _Undecided  # explore imports us lazily
-
     h, p = machine.harness, machine.prompt
     out: list[tuple[str, list[str] | None, list[Any] | None]] = []
     for s in states:
-        prompt, why = _prompt(p, s)
+        prompt, why = prompt_of(p, s)
         if not expand:
             out.append((prompt, None, None))
             continue
-        comps = list(fixed) if fixed is not None else _chosen(choose, prompt, s)
-        row = _outcomes(h, s, comps) if why is None else [_Undecided(why)] * len(comps)
+        comps = list(fixed) if fixed is not None else offered(choose, prompt, s)  # type: ignore[arg-type]
+        row = outcomes(h, s, comps) if why is None else [UndecidedStep(why)] * len(comps)
         out.append((prompt, None if fixed is not None else comps, row))
     return out
 
@@ -70,10 +80,10 @@ def parallel_search(
     machine: AgenticMachine,
     starts: list[Any],
     fixed: list[str] | None,
-    choose: Callable[[str], Iterable[str]] | None,
-    bounds: tuple[int | None, int | None],
-    report: Any,
-    found: Any,
+    choose: Choose | None,
+    bounds: Bounds,
+    report: Reporter,
+    found: Found,
     began: float,
     executor: Executor,
     batch_size: int | None,
@@ -83,12 +93,11 @@ def parallel_search(
     Fills ``found`` exactly as the serial loop does (same discovery order, same cut
     where the state bound stops it) and returns why it stopped early, if it did.
     """
-    from .explore import _cut, _depth_reason, _full, _stats, _Undecided, none_state
-
     check_sendable(executor, "explore", machine=machine, completions=choose)
-    max_states, max_depth = bounds
+    max_depth = bounds.max_depth
     depth, prompts, rows = found.depth, found.prompts, found.rows
-    limit = max_states if max_states is not None else math.inf
+    limit = bounds.limit
+    every: list[str] = fixed if fixed is not None else []  # the rows share the fixed alphabet
     for s in starts:
         depth[s] = 0
     n_states = len(starts)
@@ -102,23 +111,23 @@ def parallel_search(
         for s, (prompt, _c, _r) in zip(level, results):
             prompts[s] = prompt
         if not expand:
-            return _depth_reason(max_depth)
+            return bounds.depth_cut()
         nxt: list[Any] = []
-        for i, (s, (_p, comps, row)) in enumerate(zip(level, results)):
-            comps = comps if comps is not None else fixed
+        for i, (s, (_p, chosen, row)) in enumerate(zip(level, results)):
+            comps: list[str] = chosen if chosen is not None else every
             for t in row:
                 if t in depth:
                     continue
                 if t is HALT or t is DIVERGE:
                     depth[t] = d + 1
-                elif type(t) is _Undecided:
+                elif type(t) is UndecidedStep:
                     continue
                 elif n_states >= limit:
-                    rows.append((s, comps, _cut(row, depth)))
+                    rows.append((s, comps, cut_row(row, depth)))
                     found.cut = True
                     found.queued = len(level) - i - 1 + len(nxt)
                     _prompts_of(executor, nxt, batch_size, machine, prompts)
-                    return _full(max_states, n_states)
+                    return bounds.full(n_states)
                 else:
                     if t is None:
                         raise none_state(machine, s)
@@ -126,12 +135,18 @@ def parallel_search(
                     depth[t] = d + 1
                     nxt.append(t)
             rows.append((s, comps, row))
-        report.tick(lambda: _stats(found, began, None, queued=len(nxt)))  # noqa: B023 - called at once
+        report.tick(lambda: stats(found, began, None, queued=len(nxt)))  # noqa: B023 - called at once
         level, d = nxt, d + 1
     return None
 
 
-def _prompts_of(executor, states, batch_size, machine, prompts) -> None:
+def _prompts_of(
+    executor: Executor,
+    states: list[Any],
+    batch_size: int | None,
+    machine: AgenticMachine,
+    prompts: dict[Any, str],
+) -> None:
     results = run_batches(executor, expand_batch, states, batch_size, machine, None, None, False)
     for s, (prompt, _c, _r) in zip(states, results):
         prompts[s] = prompt

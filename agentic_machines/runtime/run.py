@@ -74,6 +74,7 @@ from ._jsonl import (
     brief,
     read_json_records,
 )
+from .agent import AgentMachine
 from .harness import TraceState
 from .models import Model, ScriptedModel, describe_difference, shorten
 
@@ -569,7 +570,21 @@ def _steps(
     record = trace.steps.append
     write = writer.step if writer is not None else None
     make_step = tuple.__new__  # what Step(...) does, without the generated wrapper
-    for index in range(trace.max_steps or 0):
+
+    def ask(prompt: str) -> str | None:
+        return _ask(complete, prompt, trace, raise_errors)
+
+    first = 0
+    if isinstance(machine, AgentMachine) and machine._runs_linearly(state, trace.max_steps or 0):
+        # An agent function runs once, calling the model itself: no greenlet switch per
+        # step (runtime/agent.py, _Linear); the same steps as the loop below would make.
+        handed = machine._run_linear(trace, ask, write, Step)
+        if handed is None:
+            if trace.end == "model-error" and raise_errors:
+                raise trace.error  # type: ignore[misc]
+            return trace
+        state, first = handed, len(trace.steps)  # it goes on step by step from there
+    for index in range(first, trace.max_steps or 0):
         timed = False  # this step's prompt or outcome came from the clock
         try:
             prompt = prompt_of(state)
@@ -578,21 +593,10 @@ def _steps(
         except Undecided as exc:
             trace.end, trace.message = "undecided", str(exc)
             return trace
-        try:
-            completion = complete(prompt)
-            if type(completion) is not str and not isinstance(completion, str):
-                raise InvalidArgument(
-                    f"the model answered {completion!r} ({type(completion).__name__}); completions must be strings (C = str)"
-                )
-        except Exception as exc:  # noqa: BLE001 - a model failure ends the run; the trace keeps it
+        completion = ask(prompt)
+        if completion is None:
             if raise_errors:
-                trace.end = "model-error"
-                raise
-            trace.end, trace.message, trace.error = (
-                "model-error",
-                f"{type(exc).__name__}: {exc}",
-                exc,
-            )
+                raise trace.error  # type: ignore[misc]
             return trace
         try:
             outcome = harness(state, completion)
@@ -611,6 +615,24 @@ def _steps(
         state = outcome
     trace.end = "max_steps"
     return trace
+
+
+def _ask(complete: Any, prompt: str, trace: Trace, raise_errors: bool) -> str | None:
+    """The model's completion for ``prompt``, or None when the model failed: the trace
+    then ends with ``"model-error"`` and keeps the exception (its caller re-raises it with
+    ``raise_errors``, once out of any agent function that could catch it)."""
+    try:
+        completion = complete(prompt)
+        if type(completion) is not str and not isinstance(completion, str):
+            raise InvalidArgument(
+                f"the model answered {completion!r} ({type(completion).__name__}); completions must be strings (C = str)"
+            )
+        return completion
+    except Exception as exc:  # noqa: BLE001 - a model failure ends the run; the trace keeps it
+        trace.end, trace.error = "model-error", exc
+        if not raise_errors:
+            trace.message = f"{type(exc).__name__}: {exc}"
+        return None
 
 
 def prompt_gain(previous: str | None, prompt: str) -> tuple[int, str]:

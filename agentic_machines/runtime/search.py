@@ -1,0 +1,531 @@
+"""The breadth-first search kernel that every exhaustive decider of the toolkit builds on.
+
+:func:`~agentic_machines.runtime.explore.explore`, the level-by-level search on an
+executor (:mod:`~agentic_machines.runtime.parallel`) and
+:func:`~agentic_machines.checking.check_properties` all walk the graph a machine reaches
+from its start over a completion alphabet. What they must agree on lives here, once:
+
+- the **alphabet rule** (:func:`alphabet`, :func:`offered`): a finite list of strings,
+  duplicates dropped, or a function ``prompt -> completions`` asked per state. An empty
+  alphabet is allowed: it is the function that offers nothing at every prompt, so each
+  state expanded is *stuck* (the run can neither go on nor has it ended);
+- the **bound rule** (:class:`Bounds`): at most ``max_states`` states recorded, states at
+  depth ``max_depth`` not expanded, with one wording for each cut;
+- the **start rule** (:func:`roots`);
+- **progress** (:class:`Reporter`): silent for short runs, then a status line every couple
+  of seconds on stderr, or a function called with the statistics;
+- the **transitions of a state** (:func:`prompt_of`, :func:`outcomes`): a prompt the clock
+  decided makes every step from its state undecided, and a harness that raised
+  ``Undecided`` gives an :class:`UndecidedStep` instead of an outcome;
+- the **serial search** (:func:`serial_search`) that fills a :class:`Found` record, and the
+  statistics read from it (:func:`stats`). The parallel search fills the same record.
+
+>>> from agentic_machines import TableMachine, HALT
+>>> m = TableMachine({0: "p", 1: "q"}, {(0, "a"): 1, (0, "b"): HALT, (1, "a"): 1, (1, "b"): 0})
+>>> found = Found()
+>>> serial_search(m, [0], ["a", "b"], None, Bounds(None, None), Reporter(False), found, 0.0)
+>>> [s for s, _comps, _row in found.rows], found.depth == {0: 0, 1: 1, HALT: 1}
+([0, 1], True)
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ClockDependent, InvalidArgument, InvalidMachine, Undecided
+from ..machine import DIVERGE, HALT, AgenticMachine
+
+__all__ = [
+    "Completions",
+    "Progress",
+    "Choose",
+    "alphabet",
+    "offered",
+    "Bounds",
+    "roots",
+    "Reporter",
+    "UndecidedStep",
+    "prompt_of",
+    "outcomes",
+    "none_state",
+    "Found",
+    "serial_search",
+    "cut_row",
+    "stats",
+    "PROGRESS_AFTER",
+    "PROGRESS_EVERY",
+]
+
+Completions = Sequence[str] | Callable[[str], Iterable[str]]
+"""An alphabet as callers give it: a finite list, or a function ``prompt -> completions``."""
+
+Choose = Callable[[str], Iterable[str]]
+"""A function that picks the completions to try at a prompt."""
+
+Progress = None | bool | Callable[[dict[str, Any]], None]
+"""``None``: status lines on stderr for long runs; ``False``: silent; a function: called."""
+
+PROGRESS_AFTER = 2.0
+"""Seconds of search before the first status line (short runs stay silent)."""
+
+PROGRESS_EVERY = 2.0
+"""Seconds between two status lines."""
+
+CHECK_CLOCK_EVERY = 512  # expansions between clock reads: keeps the loop tight
+
+
+# -- the alphabet rule -------------------------------------------------------------------------
+def alphabet(
+    machine: AgenticMachine, completions: Completions | None, what: str = "the search"
+) -> tuple[list[str] | None, Choose | None]:
+    """``(fixed, choose)``: the finite alphabet to try at every state, or the function
+    that picks one per prompt (exactly one of the two is ``None``).
+
+    ``completions`` defaults to the machine's own finite alphabet. A list loses its
+    duplicates (the first occurrence keeps its place); an empty one is allowed and makes
+    every state stuck, as a function that offers nothing would. ``what`` names the caller
+    in the error for a machine with no finite alphabet.
+
+    >>> from agentic_machines import TableMachine, HALT
+    >>> m = TableMachine({0: "p"}, {(0, "a"): HALT, (0, "b"): 0})
+    >>> alphabet(m, None), alphabet(m, ["b", "a", "b"]), alphabet(m, [])
+    ((['a', 'b'], None), (['b', 'a'], None), ([], None))
+    >>> alphabet(m, "ab")
+    Traceback (most recent call last):
+    ...
+    agentic_machines.errors.InvalidArgument: completions must be a list of strings, not the single string 'ab'; wrap it: ['ab']
+    """
+    if completions is None:
+        completions = machine.completions
+    if completions is None:
+        raise InvalidArgument(
+            f"machine {machine.name!r} has no finite completion alphabet, so {what} does not know "
+            "which completions to follow; pass completions=[...] or a function prompt -> list of completions"
+        )
+    if callable(completions):
+        return None, completions
+    if isinstance(completions, str):
+        raise InvalidArgument(
+            f"completions must be a list of strings, not the single string {completions!r}; wrap it: [{completions!r}]"
+        )
+    if not isinstance(completions, Iterable):
+        raise InvalidArgument(
+            f"completions must be a list of strings or a function prompt -> list of completions, "
+            f"not a {type(completions).__name__}"
+        )
+    fixed = list(dict.fromkeys(completions))
+    bad = [c for c in fixed if not isinstance(c, str)]
+    if bad:
+        raise InvalidArgument(f"completions are strings (C = str); got {bad!r}")
+    return fixed, None
+
+
+def offered(choose: Choose, prompt: str, state: Any) -> list[str]:
+    """The completions ``choose`` offers at ``prompt`` (the prompt of ``state``), checked
+    and without duplicates: a repeated completion would be counted twice.
+
+    >>> offered(lambda p: ["x", "y", "x"], "p", 0)
+    ['x', 'y']
+    >>> offered(lambda p: [1], "p", 0)
+    Traceback (most recent call last):
+    ...
+    agentic_machines.errors.InvalidArgument: the completions function returned non-strings [1] for the prompt of 0; it must return a list of completion strings
+    """
+    comps = choose(prompt)
+    if isinstance(comps, str):
+        raise InvalidArgument(
+            f"the completions function returned the single string {comps!r} for the prompt of "
+            f"{_short(state)}; it must return a list of completion strings"
+        )
+    chosen = list(dict.fromkeys(comps))
+    bad = [c for c in chosen if not isinstance(c, str)]
+    if bad:
+        raise InvalidArgument(
+            f"the completions function returned non-strings {bad!r} for the prompt of "
+            f"{_short(state)}; it must return a list of completion strings"
+        )
+    return chosen
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- the bound rule ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Bounds:
+    """How far a search goes: at most ``max_states`` states recorded (``None``: no
+    bound; the search stops at the first new state beyond it), and states at depth
+    ``max_depth`` (``None``: none) are recorded but not expanded.
+
+    >>> b = Bounds(10, 2)
+    >>> b.limit, b.depth_cut(), b.full(10)
+    (10, 'max_depth=2: states at depth 2 were not expanded', 'max_states=10: the search stopped when the graph held 10 states')
+    >>> Bounds(0, None)
+    Traceback (most recent call last):
+    ...
+    agentic_machines.errors.InvalidArgument: max_states must be a whole number, at least 1 (or None for no bound), got 0
+    """
+
+    max_states: int | None
+    max_depth: int | None
+
+    def __post_init__(self) -> None:
+        if self.max_states is not None and not _at_least(self.max_states, 1):
+            raise InvalidArgument(
+                "max_states must be a whole number, at least 1 (or None for no bound), "
+                f"got {self.max_states!r}"
+            )
+        if self.max_depth is not None and not _at_least(self.max_depth, 0):
+            raise InvalidArgument(
+                f"max_depth must be a whole number, 0 or more (or None for no bound), got {self.max_depth!r}"
+            )
+
+    @property
+    def limit(self) -> float:
+        """``max_states``, or infinity: compared with the number of states held."""
+        return self.max_states if self.max_states is not None else float("inf")
+
+    def full(self, held: int) -> str:
+        """Why the search stopped at the state bound, holding ``held`` states."""
+        return f"max_states={self.max_states}: the search stopped when the graph held {held} states"
+
+    def depth_cut(self) -> str:
+        """Why the states at the depth bound have no successors."""
+        return f"max_depth={self.max_depth}: states at depth {self.max_depth} were not expanded"
+
+
+def _at_least(value: Any, low: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+
+# -- the start rule ----------------------------------------------------------------------------
+def roots(
+    machine: AgenticMachine,
+    start: Any,
+    more: Iterable[Any] | None = None,
+    *,
+    what: str = "explore",
+    every_state: bool = True,
+) -> list[Any]:
+    """The states a search starts from: ``start``, then ``more`` (duplicates dropped).
+
+    Without either, the machine's initial state, or (when ``every_state``) every state
+    of a finite machine that has none. ``None`` and the sentinels are refused.
+
+    >>> from agentic_machines import TableMachine, HALT
+    >>> m = TableMachine({0: "p", 1: "q"}, {(0, "a"): 1, (1, "a"): HALT})
+    >>> roots(m, None), roots(m, 1), roots(m, None, [1, 0, 1])
+    ([0, 1], [1], [1, 0])
+    """
+    if more is not None:
+        starts = list(dict.fromkeys(more))
+        if start is not None:
+            starts = [start] + [s for s in starts if s != start]
+    elif start is not None:
+        starts = [start]
+    elif machine.initial is not None:
+        starts = [machine.initial]
+    elif every_state and machine.states is not None:
+        starts = list(dict.fromkeys(machine.states))  # a state listed twice is one root
+    else:
+        starts = []
+    if not starts:
+        finite = " and no finite state list" if every_state else ""
+        raise InvalidArgument(
+            f"machine {machine.name!r} has no initial state{finite}; "
+            f"pass {what}(machine, <a start state>, ...)"
+        )
+    for s in starts:
+        if s is None:
+            raise InvalidArgument(
+                f"machine {machine.name!r} lists None as a state; None means 'no state' here (a graph "
+                "has no None node), so use another value for that state"
+            )
+        if s is HALT or s is DIVERGE:
+            raise InvalidArgument(
+                f"cannot {what} from the sentinel {s!r}; start from a state of the machine"
+            )
+    return starts
+
+
+# -- progress ----------------------------------------------------------------------------------
+class Reporter:
+    """Periodic status lines for long searches (TLC-style: states, edges, depth, queue).
+
+    ``progress`` is ``None`` (print ``line(stats, final)`` on stderr), ``False`` (never)
+    or a function called with the statistics and ``final``. Nothing is shown before
+    :data:`PROGRESS_AFTER` seconds, then at most every :data:`PROGRESS_EVERY`; a run that
+    showed a line ends with the totals.
+
+    >>> seen = []
+    >>> r = Reporter(seen.append)
+    >>> r.began -= 10  # as if the search had run for ten seconds
+    >>> r.tick(lambda: {"states": 5}); r.finish({"states": 7}); seen
+    [{'states': 5, 'final': False}, {'states': 7, 'final': True}]
+    """
+
+    def __init__(
+        self, progress: Progress, line: Callable[[dict[str, Any], bool], str] | None = None
+    ) -> None:
+        if progress is not None and not isinstance(progress, bool) and not callable(progress):
+            raise InvalidArgument(
+                f"progress is None (status lines), False (silent) or a function, not {progress!r}"
+            )
+        self.progress = progress
+        self.line = line or search_line
+        self.began = time.perf_counter()
+        self.last: float | None = None
+
+    def tick(self, snapshot: Callable[[], dict[str, Any]]) -> None:
+        """Show ``snapshot()`` if it is time to (the snapshot is taken only then)."""
+        if self.progress is False:
+            return
+        now = time.perf_counter()
+        if now - self.began < PROGRESS_AFTER or (
+            self.last is not None and now - self.last < PROGRESS_EVERY
+        ):
+            return
+        self.last = now
+        self._emit(snapshot(), final=False)
+
+    def finish(self, totals: dict[str, Any]) -> None:
+        """Close the series of status lines with the totals (nothing if none was shown)."""
+        if self.last is not None:
+            self._emit(totals, final=True)
+
+    def _emit(self, values: dict[str, Any], final: bool) -> None:
+        if callable(self.progress):
+            self.progress(dict(values, final=final))
+            return
+        print(self.line(values, final), file=sys.stderr, flush=True)
+
+
+def search_line(
+    values: dict[str, Any],
+    final: bool,
+    verbs: tuple[str, str] = ("exploring", "explored"),
+    counted: str = "edges",
+) -> str:
+    """The status line of a graph search: ``verbs`` (running, done) and what it counts.
+
+    >>> search_line({"states": 1200, "edges": 3000, "depth": 4, "queued": 10,
+    ...              "states_per_second": 600.0, "seconds": 2.0}, False)
+    'agentic-machines: exploring: 1,200 states, 3,000 edges, depth 4, 10 queued, 600 states/s, 2.0 s'
+    """
+    return (
+        f"agentic-machines: {verbs[final]}: {values['states']:,} states, {values[counted]:,} "
+        f"{counted}, depth {values['depth']}, {values['queued']:,} queued, "
+        f"{values['states_per_second']:,.0f} states/s, {values['seconds']:.1f} s"
+    )
+
+
+# -- the transitions of one state --------------------------------------------------------------
+class UndecidedStep:
+    """A transition the harness could not settle (it raised ``Undecided``): no edge.
+
+    >>> UndecidedStep("fuel").reason
+    'fuel'
+    """
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (UndecidedStep, (self.reason,))
+
+
+def prompt_of(p: Callable[[Any], str], s: Any) -> tuple[str, str | None]:
+    """``p(s)``, and the reason when the clock decided it (``None`` when it did not).
+
+    A prompt the clock decided (a harness that rebuilt ``s`` met a deadline) is shown as it
+    came out, and every transition from ``s`` is undecided with that reason: what follows a
+    clock-dependent prompt is no fact either.
+
+    >>> prompt_of(lambda s: f"at {s}", 3)
+    ('at 3', None)
+    """
+    try:
+        return p(s), None
+    except ClockDependent as exc:
+        return exc.outcome, str(exc)
+
+
+def outcomes(h: Callable[[Any, str], Any], s: Any, comps: list[str]) -> list[Any]:
+    """``h(s, c)`` for every completion, an :class:`UndecidedStep` where ``h`` raised it.
+
+    >>> outcomes(lambda s, c: s + len(c), 1, ["a", "bb"])
+    [2, 3]
+    """
+    try:
+        return [h(s, c) for c in comps]
+    except Undecided:  # rare: redo one by one so that the others still count
+        row: list[Any] = []
+        for c in comps:
+            try:
+                row.append(h(s, c))
+            except Undecided as exc:
+                row.append(UndecidedStep(str(exc)))
+        return row
+
+
+def none_state(machine: AgenticMachine, s: Any) -> InvalidMachine:
+    """The error for a harness that returned ``None``: not a state (a graph has no None
+    node, and ``None`` means "no state" across the toolkit), most often a missing ``return``.
+
+    >>> from agentic_machines import TableMachine, HALT
+    >>> print(none_state(TableMachine({0: "p"}, {(0, "a"): HALT}), 0))
+    h(0, ·) of 'table' returned None, which is not a state; return a state, HALT or DIVERGE (a missing return?)
+    """
+    return InvalidMachine(
+        f"h({s!r}, ·) of {machine.name!r} returned None, which is not a state; return a state, HALT or "
+        "DIVERGE (a missing return?)"
+    )
+
+
+# -- the search and its record -----------------------------------------------------------------
+class Found:
+    """What a search found, in the compact form it is recorded in.
+
+    ``rows`` holds, per expanded state in expansion order, ``(state, completions,
+    outcomes)``: the outcomes aligned with the completions (an :class:`UndecidedStep`
+    where the harness raised), cut where the state bound stopped the search. ``depth``
+    maps every node (states and the sentinels reached) to its depth, in discovery order,
+    and ``prompts`` every state to its prompt. Graphs, verdicts and statistics are read
+    from it after the search, so the search itself costs little more than a bare loop.
+
+    >>> f = Found(); (f.rows, f.cut, f.queued)
+    ([], False, 0)
+    """
+
+    __slots__ = ("rows", "depth", "prompts", "cut", "queued", "labeller")
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[Any, list[str], list[Any]]] = []
+        self.depth: dict[Any, int] = {}
+        self.prompts: dict[Any, str] = {}
+        self.cut: bool = False  # the last row was cut by the state bound: not expanded
+        self.queued = 0
+        self.labeller: Callable[[Any], Any] | None = None
+
+
+def serial_search(
+    machine: AgenticMachine,
+    starts: list[Any],
+    fixed: list[str] | None,
+    choose: Choose | None,
+    bounds: Bounds,
+    report: Reporter,
+    found: Found,
+    began: float,
+) -> str | None:
+    """The breadth-first loop in this process: the bare loop plus what the graph needs.
+
+    Fills ``found`` and returns why the search stopped early (``None`` when it did not).
+    """
+    h, p = machine.harness, machine.prompt
+    max_depth = bounds.max_depth
+    depth, prompts, rows = found.depth, found.prompts, found.rows
+    clocked: dict[Any, str] = {}  # states whose prompt the clock decided, and why
+    for s in starts:
+        depth[s] = 0
+        prompts[s], why = prompt_of(p, s)
+        if why is not None:
+            clocked[s] = why
+    limit = bounds.limit
+    queue = deque(starts)
+    depth_cut = False
+    while queue:
+        s = queue.popleft()
+        d = depth[s]
+        if max_depth is not None and d >= max_depth:
+            depth_cut = True
+            continue
+        comps = fixed if fixed is not None else offered(choose, prompts[s], s)  # type: ignore[arg-type]
+        if s in clocked:
+            row: list[Any] = [UndecidedStep(clocked[s])] * len(comps)
+        else:
+            row = outcomes(h, s, comps)
+        nd = d + 1
+        for t in row:
+            if t in depth:
+                continue
+            if t is HALT or t is DIVERGE:
+                depth[t] = nd
+            elif type(t) is UndecidedStep:
+                continue
+            elif len(prompts) >= limit:
+                rows.append((s, comps, cut_row(row, depth)))
+                found.cut = True
+                found.queued = len(queue)
+                return bounds.full(len(prompts))
+            else:
+                if t is None:
+                    raise none_state(machine, s)
+                depth[t] = nd
+                prompts[t], why = prompt_of(p, t)
+                if why is not None:
+                    clocked[t] = why
+                queue.append(t)
+        rows.append((s, comps, row))
+        if len(rows) % CHECK_CLOCK_EVERY == 0:
+            report.tick(lambda: stats(found, began, None, queued=len(queue)))  # noqa: B023 - called at once
+    return bounds.depth_cut() if depth_cut else None
+
+
+def cut_row(row: list[Any], depth: dict[Any, int]) -> list[Any]:
+    """``row`` up to the outcome the state bound refused: the first unrecorded state.
+
+    >>> cut_row([1, 2, 3], {1: 0})
+    [1]
+    """
+    for k, t in enumerate(row):
+        if t not in depth and t is not HALT and t is not DIVERGE and type(t) is not UndecidedStep:
+            return row[:k]
+    return row
+
+
+def stats(
+    found: Found, began: float, reason: str | None, *, final: bool = False, queued: int = 0
+) -> dict[str, Any]:
+    """The statistics of a search (edge counts only once it ended; a status line
+    mid-search counts transitions, which costs nothing).
+
+    >>> f = Found(); f.prompts[0] = "p"; f.depth[0] = 0; f.rows.append((0, ["a"], [0]))
+    >>> s = stats(f, 0.0, None, final=True)
+    >>> s["states"], s["edges"], s["transitions"], s["truncated"]
+    (1, 1, 1, False)
+    """
+    seconds = time.perf_counter() - began
+    n_states = len(found.prompts)
+    edges = transitions = undecided = 0
+    if final:
+        for _s, _comps, row in found.rows:
+            targets = set(row)
+            stuck = sum(type(t) is UndecidedStep for t in targets)
+            edges += len(targets) - stuck
+            undecided += stuck
+            transitions += len(row) - stuck
+    else:  # a status line mid-search: counting edges would cost as much as the search
+        edges = sum(len(row) for _s, _c, row in found.rows)
+        transitions = edges
+    return {
+        "states": n_states,
+        "edges": edges,
+        "transitions": transitions,
+        "undecided": undecided,
+        "depth": max(found.depth.values(), default=0),
+        "queued": found.queued if final else queued,
+        "seconds": round(seconds, 6),
+        "states_per_second": round(n_states / seconds, 1) if seconds > 0 else float(n_states),
+        "truncated": reason is not None,
+        "truncated_reason": reason,
+    }

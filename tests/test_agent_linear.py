@@ -1,0 +1,140 @@
+"""run()'s linear path for agent functions: untraced steps, the same outcomes as h.
+
+``run(agent_machine(fn), model)`` calls ``fn`` once, untraced, and decides by counting
+lines only the steps whose time does not prove them within the line budget. These tests
+check that it makes exactly the trace the step-by-step path makes (``h`` through the
+machine's greenlet, every line counted), at the budget's boundary too.
+"""
+
+from __future__ import annotations
+
+import pytest
+from agentic_machines.models import ScriptedModel
+
+from agentic_machines import DIVERGE, HALT, agent_machine, effect, run
+from agentic_machines.execution import clock
+from agentic_machines.runtime import agent as agent_module
+
+
+def summer(model):
+    """Each step runs a loop of as many iterations as the model's last answer says."""
+    n = int(model("n?"))
+    while True:
+        total = 0
+        for i in range(n):
+            total += i
+        if n == 0:
+            return total
+        n = int(model(f"total {total}; n?"))
+
+
+def step_by_step(machine):
+    """The same machine run through h, one step at a time (the wall-clock step watchdog,
+    set far away, keeps run() off the linear path)."""
+    machine.step_timeout = 3600.0
+    return machine
+
+
+def same_steps(a, b):
+    return [tuple(s) for s in a.steps] == [tuple(s) for s in b.steps] and a.end == b.end
+
+
+def test_a_linear_run_makes_the_trace_the_step_by_step_run_makes():
+    script = ["3", "5", "1", "7", "0"]
+    linear = run(agent_machine(summer), ScriptedModel(script))
+    stepped = run(step_by_step(agent_machine(summer)), ScriptedModel(script))
+    assert linear.end is HALT and len(linear) == 5
+    assert same_steps(linear, stepped)
+
+
+def test_at_the_line_budget_run_and_h_agree_on_every_step():
+    # A budget this small gives a gate of nanoseconds, so every step is decided by
+    # counting on the shadow run: the verdicts must be h's, step for step, on both sides
+    # of the boundary (found here by h itself, not assumed).
+    budget = 300
+    flips = []
+    for n in range(0, 200, 3):
+        m = agent_machine(summer, line_budget=budget)
+        s = m.harness(m.initial, "1")
+        flips.append((n, m.harness(s, str(n)) is DIVERGE))
+    assert any(d for _, d in flips) and not all(d for _, d in flips)  # the boundary is inside
+    for n, diverges in flips:
+        trace = run(agent_machine(summer, line_budget=budget), ScriptedModel(["1", str(n), "0"]))
+        stepped = run(
+            step_by_step(agent_machine(summer, line_budget=budget)),
+            ScriptedModel(["1", str(n), "0"]),
+        )
+        assert same_steps(trace, stepped), n
+        assert (trace.end is DIVERGE) == diverges, n
+
+
+def test_a_step_the_watchdog_stops_is_decided_by_counting():
+    def stuck(model):
+        model("go?")
+        while True:
+            pass
+
+    trace = run(agent_machine(stuck, line_budget=5_000), ScriptedModel(["go"]))
+    assert trace.end is DIVERGE and [s.outcome for s in trace.steps] == [DIVERGE]
+
+
+def test_late_steps_that_agree_let_the_untraced_run_go_on(monkeypatch):
+    # A gate of zero seconds: every step is late and checked on the shadow, which catches
+    # up uncounted and agrees; the run goes on untraced and ends as the stepped one does.
+    monkeypatch.setattr(agent_module, "_FASTEST_LINE", 0.0)
+    script = [str(n) for n in (4, 9, 2, 6)] + ["0"]
+    checked = agent_machine(summer)
+    trace = run(checked, ScriptedModel(script))
+    assert same_steps(trace, run(step_by_step(agent_machine(summer)), ScriptedModel(script)))
+    assert checked.result(trace[-1].state, trace[-1].completion) == 0
+
+
+def test_a_failing_model_never_reaches_the_agent_and_ends_the_run():
+    seen = []
+
+    def careful(model):
+        while True:
+            try:
+                model("go on?")
+            except Exception as exc:  # noqa: BLE001 - the test: this must not run
+                seen.append(exc)
+                return "caught"
+
+    trace = run(agent_machine(careful), ScriptedModel(["a", "b"]))
+    assert trace.end == "model-error" and len(trace) == 2 and seen == []
+    with pytest.raises(Exception, match="(?i)script"):
+        run(agent_machine(careful), ScriptedModel(["a"]), raise_errors=True)
+    assert seen == []
+
+
+def test_max_steps_ends_a_linear_run_and_a_later_branch_replays_it():
+    sent = []
+
+    @effect
+    def send(text):
+        sent.append(text)
+        return len(sent)
+
+    def mailer(model):
+        receipt = 0
+        while True:  # the prompt depends on what the effect returned, never on `sent`
+            receipt = send(model(f"last receipt {receipt}"))
+
+    m = agent_machine(mailer)
+    trace = run(m, ScriptedModel(["a", "b", "c", "d"]), max_steps=3)
+    assert trace.end == "max_steps" and len(trace) == 3 and sent == ["a", "b", "c"]
+    # A branch from a recorded state replays the run; the effects already made are not redone.
+    assert m.harness(trace[2].state, "x") is not None and sent == ["a", "b", "c", "x"]
+
+
+def test_a_step_the_clock_decided_is_marked_from_there_on_as_step_by_step():
+    def noting(model):
+        while True:
+            if model("next?") == "slow":
+                clock.note("the block ran past its 1 s wall-clock deadline")
+
+    script = ["a", "slow", "b", "c"]
+    linear = run(agent_machine(noting), ScriptedModel(script), max_steps=4)
+    stepped = run(step_by_step(agent_machine(noting)), ScriptedModel(script), max_steps=4)
+    assert [s.clock for s in linear.steps] == [s.clock for s in stepped.steps]
+    assert [s.clock for s in linear.steps] == [False, True, True, True]

@@ -1,0 +1,78 @@
+"""The search kernel's rules (runtime/search.py) hold the same for every search built on it:
+``explore`` (serial and on an executor) and ``check_properties``."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from agentic_machines import HALT, FunctionMachine, TableMachine
+from agentic_machines.errors import InvalidArgument
+from agentic_machines.runtime.explore import explore
+from agentic_machines.runtime.search import Bounds, alphabet, offered
+
+M = TableMachine(
+    {0: "p", 1: "q"}, {(0, "a"): 1, (0, "b"): HALT, (1, "a"): 0, (1, "b"): 1}, initial=0
+)
+
+
+def _explore_both(machine, **kw):
+    serial = explore(machine, **kw)
+    with ThreadPoolExecutor(2) as pool:
+        parallel = explore(machine, executor=pool, **kw)
+    assert list(serial.nodes(data=True)) == list(parallel.nodes(data=True))
+    assert list(serial.edges(data=True)) == list(parallel.edges(data=True))
+    assert serial.graph["stats"]["truncated_reason"] == parallel.graph["stats"]["truncated_reason"]
+    return serial
+
+
+def test_an_empty_alphabet_is_a_function_that_offers_nothing():
+    # An alphabet is a set of strings, and the empty set is one: every state expanded is
+    # stuck (no completion to follow), exactly as with a function that offers nothing.
+    fixed = _explore_both(M, completions=[])
+    chosen = _explore_both(M, completions=lambda prompt: [])
+    for g in (fixed, chosen):
+        assert list(g.nodes) == [0] and not g.edges
+        assert g.nodes[0]["expanded"] is True
+        assert g.graph["stats"]["truncated"] is False
+    assert alphabet(M, []) == ([], None)
+
+
+def test_duplicates_and_non_strings_follow_one_rule_for_lists_and_functions():
+    assert alphabet(M, ["b", "a", "b"]) == (["b", "a"], None)
+    assert offered(lambda p: ["b", "a", "b"], "p", 0) == ["b", "a"]
+    with pytest.raises(InvalidArgument, match="completions are strings"):
+        explore(M, completions=["a", 1])
+    for kw in ({}, {"executor": ThreadPoolExecutor(1)}):
+        with pytest.raises(InvalidArgument, match="non-strings"):
+            explore(M, completions=lambda p: ["a", 1], **kw)
+        with pytest.raises(InvalidArgument, match="single string"):
+            explore(M, completions=lambda p: "ab", **kw)
+    with pytest.raises(InvalidArgument, match="list of strings or a function"):
+        explore(M, completions=3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("max_states", "max_depth", "words"),
+    [
+        (0, None, "max_states must be a whole number, at least 1"),
+        (True, None, "max_states must be a whole number"),
+        (2.5, None, "max_states must be a whole number"),
+        (None, -1, "max_depth must be a whole number, 0 or more"),
+        (None, 1.0, "max_depth must be a whole number"),
+    ],
+)
+def test_one_bound_rule(max_states, max_depth, words):
+    with pytest.raises(InvalidArgument, match=words):
+        explore(M, max_states=max_states, max_depth=max_depth)
+    with pytest.raises(InvalidArgument, match=words):
+        Bounds(max_states, max_depth)
+
+
+def test_bounds_cut_the_same_way_serial_and_parallel():
+    counter = FunctionMachine(lambda n: f"at {n}", lambda n, c: n + int(c), initial=0)
+    g = _explore_both(counter, completions=["1", "2"], max_states=4)
+    assert g.graph["stats"]["truncated_reason"] == Bounds(4, None).full(4)
+    g = _explore_both(counter, completions=["1", "2"], max_depth=2)
+    assert g.graph["stats"]["truncated_reason"] == Bounds(None, 2).depth_cut()
