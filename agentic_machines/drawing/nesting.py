@@ -47,7 +47,7 @@ class Frame:
 
 
 def _checked(steps: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
-    out = []
+    out: list[tuple[int, str]] = []
     for i, step in enumerate(steps):
         if not (isinstance(step, tuple) and len(step) == 2):
             raise InvalidArgument(f"step {i} is {step!r}; give each step as (level, text)")

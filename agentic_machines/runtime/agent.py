@@ -76,6 +76,7 @@ from __future__ import annotations
 import asyncio.events as _events
 import contextvars
 import functools
+import queue
 import signal
 import sys
 import threading
@@ -218,13 +219,28 @@ def _thread_error() -> RuntimeError:
 class _Loop(_Run):
     """One run of the agent function, suspended in its greenlet at a model call."""
 
-    __slots__ = ("glet", "prompt", "thread", "budget", "dead", "counting", "uncounted")
+    __slots__ = (
+        "glet",
+        "prompt",
+        "thread",
+        "budget",
+        "dead",
+        "counting",
+        "uncounted",
+        "worker",
+    )
 
     def __init__(self, machine: AgentMachine) -> None:
         super().__init__(machine)
-        self.glet = greenlet(self._main)
         self.prompt = ""
         self.thread = threading.get_ident()  # a greenlet can only be resumed in its thread
+        # Off the main thread there is no SIGALRM: a watched run's greenlet lives in a
+        # thread of its own, and this thread waits for each step at most the timeout.
+        self.worker: _StepThread | None = None
+        if machine.step_timeout is not None and not _in_main_thread():
+            self.worker = _StepThread(self)
+        else:
+            self.glet = greenlet(self._main)
         self.budget: LineBudget | None = None
         self.dead = False
         # Whether the step being resumed counts its lines (a linear run's shadow catches
@@ -298,9 +314,19 @@ class _Loop(_Run):
     # -- on the machine's side ---------------------------------------------------------------
     def close(self) -> None:
         """End a suspended run (its ``finally`` blocks run); a no-op for a finished one."""
+        if self.worker is not None:  # its greenlet ends in its own thread
+            if not self.dead:
+                self.dead = True
+                self.worker.close()
+            return
         if self.dead or self.thread != threading.get_ident() or not self.glet:
             return
         self.dead = True
+        self._end_greenlet()
+
+    def _end_greenlet(self) -> None:
+        if not self.glet:  # finished (or never started): nothing to unwind
+            return
         here = getcurrent()
         if self.glet.parent is not here:
             self.glet.parent = here
@@ -314,24 +340,36 @@ class _Loop(_Run):
         ``counted=False`` runs it without counting its lines (a step known to be within
         its budget, which a linear run's shadow replays)."""
         self.counting = counted and self.machine.line_budget is not None
-        here = getcurrent()
-        if self.glet.parent is not here:
-            self.glet.parent = here
         timeout = self.machine.step_timeout
-        if timeout is None or threading.current_thread() is not threading.main_thread():
-            message = self.glet.switch(completion) if completion is not None else self.glet.switch()
+        if self.worker is not None:
+            message = self.worker.step(completion, timeout)
         else:
-            message = self._watched(completion, timeout)
+            here = getcurrent()
+            if self.glet.parent is not here:
+                self.glet.parent = here
+            if timeout is None:
+                message = (
+                    self.glet.switch(completion) if completion is not None else self.glet.switch()
+                )
+            else:
+                message = self._watched(completion, timeout)
         if message[0] is _PROMPT:
             self.prompt = message[1]
         else:
             self.dead = True
         return message
 
+    def watchable(self) -> bool:
+        """Whether this run's next step can be watched as the machine now asks: a run made
+        before ``step_timeout`` was set, off the main thread, has no thread of its own."""
+        return self.worker is not None or self.machine.step_timeout is None or _in_main_thread()
+
     def _watched(self, completion: str | None, timeout: float) -> tuple[int, Any]:
         """The step under a wall-clock watchdog (SIGALRM, so a blocking call such as a
         ``sleep`` or a socket read is interrupted too): past ``timeout`` seconds the agent
-        gets :class:`_StepTimeout` and the step's outcome is the clock's, not the agent's."""
+        gets :class:`_StepTimeout` and the step's outcome is the clock's, not the agent's.
+        In the main thread only (SIGALRM is delivered there); off it, the run has a
+        :class:`_StepThread`."""
         glet = self.glet
 
         def alarm(signum: int, frame: Any) -> None:
@@ -345,6 +383,74 @@ class _Loop(_Run):
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+_CLOSE = object()  # the task that ends a step thread's run
+
+
+class _StepThread:
+    """The thread that runs one watched run's greenlet, off the main thread.
+
+    SIGALRM, which interrupts a blocked call, reaches only the main thread. Elsewhere the
+    run's greenlet is made and resumed in a thread of its own, and the caller waits for
+    each step at most ``step_timeout`` seconds: a step still running then (a tool that
+    blocks) is the clock's outcome, as in the main thread, and the caller goes on at once.
+    The blocked step is abandoned: its thread (a daemon) ends the run when the call
+    returns, and never reports to anyone. So off the main thread a blocking tool is never
+    a hang either; what differs is that the blocked call itself is not interrupted.
+    """
+
+    __slots__ = ("tasks", "results", "abandoned", "thread")
+
+    def __init__(self, loop: _Loop) -> None:
+        self.tasks: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.results: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.abandoned = False
+        self.thread = threading.Thread(
+            target=contextvars.copy_context().run,  # the caller's clock watches see its notes
+            args=(self._serve, loop),
+            name="agent-step",
+            daemon=True,
+        )
+        self.thread.start()
+
+    def _serve(self, loop: _Loop) -> None:
+        loop.glet = greenlet(loop._main)  # made here: a greenlet is resumed in its own thread
+        while True:
+            task = self.tasks.get()
+            if task is _CLOSE:
+                loop._end_greenlet()
+                return
+            try:
+                message = loop.glet.switch(task) if task is not None else loop.glet.switch()
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+                message = (None, exc)
+            if self.abandoned:  # the caller gave up on this step: end the run here
+                loop._end_greenlet()
+                return
+            self.results.put(message)
+            if message[0] is not _PROMPT:
+                return
+
+    def step(self, completion: str | None, timeout: float | None) -> tuple[int, Any]:
+        """The next step's message, or the clock's outcome past ``timeout`` seconds."""
+        self.tasks.put(completion)
+        try:
+            message = self.results.get(timeout=timeout)
+        except queue.Empty:
+            self.abandoned = True
+            self.tasks.put(_CLOSE)  # in case the step ends between the wait and the flag
+            return _CLOCK, None
+        if message[0] is None:
+            raise message[1]
+        return message
+
+    def close(self) -> None:
+        self.tasks.put(_CLOSE)
 
 
 # -- the linear run ----------------------------------------------------------------------------
@@ -720,8 +826,12 @@ class AgentMachine(AgenticMachine[TraceState]):
     raises :class:`~agentic_machines.errors.ClockDependent` (its outcome, ``DIVERGE``,
     came from the clock), which every checker counts as undecided with the reason and
     ``run`` marks as a clock step, instead of hanging. The line budget cannot see a
-    blocked call (it counts lines); the watchdog can, in the main thread (it uses
-    SIGALRM). ``agentic-machines test`` sets it (``--step-timeout``).
+    blocked call (it counts lines); the watchdog can. In the main thread it interrupts
+    the blocked call (SIGALRM). Off the main thread, where no signal can reach it, each
+    run's steps go to a thread of their own and the caller waits at most ``step_timeout``
+    for each: the verdict is the same (undecided, with the reason) and the caller goes on
+    at once, while the blocked call is left to finish in that (daemon) thread, which then
+    ends the run unseen. ``agentic-machines test`` sets it (``--step-timeout``).
 
     >>> def echo(model):
     ...     return model("say something")
@@ -835,14 +945,16 @@ class AgentMachine(AgenticMachine[TraceState]):
         live = self._live.get(state)
         return self._clock.step(
             state,
-            live is not None and live.thread == threading.get_ident(),
+            live is not None and live.thread == threading.get_ident() and live.watchable(),
             lambda: self._step(state, completion),
             lambda outcome: isinstance(outcome, TraceState),
         )
 
     def _step(self, state: TraceState, completion: str) -> Outcome:
         loop = self._live.pop(state, None)
-        if loop is None or loop.thread != threading.get_ident():
+        if loop is None or loop.thread != threading.get_ident() or not loop.watchable():
+            if loop is not None:
+                loop.close()
             self._replay(state)
             loop = self._live.pop(state)
         self._prompts[state] = loop.prompt  # p(state) may be asked again (branching)
