@@ -30,7 +30,8 @@ from typing import Any
 from ..errors import AgenticMachinesError, InvalidArgument
 from ..generation import prompt_obstruction
 from ..machine import AgenticMachine, is_sentinel
-from ..verdict import Verdict
+from ..obstruction import _premise_verdict
+from ..verdict import Obstruction, Verdict
 
 __all__ = [
     "refute_by_invariant",
@@ -38,6 +39,7 @@ __all__ = [
     "InvariantAnalysis",
     "record",
     "recorded_machine",
+    "scripted",
     "completion_sampler",
     "code_fingerprint",
     "refute_embedding_by_prompts",
@@ -165,6 +167,19 @@ def recorded_machine(
     args = [opts[key] for key in positional]
     kwargs = {key: value for key, value in opts.items() if key not in positional}
     return record(HarnessMachine(program, *args, name=name, **kwargs), builder, opts)
+
+
+def scripted(script: Sequence[str]) -> Any:
+    """A :class:`~agentic_machines.runtime.models.ScriptedModel` answering ``script`` in
+    order: the body of every architecture's ``scripted_model()`` (the models module is
+    imported on first use, so importing an architecture does not load the HTTP client).
+
+    >>> scripted(["a", "b"]).complete("anything")
+    'a'
+    """
+    from ..runtime.models import ScriptedModel
+
+    return ScriptedModel(script)
 
 
 def completion_sampler(
@@ -466,8 +481,6 @@ def refute_embedding_by_prompts(
     >>> v.status, v.obstruction.kind, v.conditional
     ('refuted', 'prompt', True)
     """
-    from ..generation import MIN_PREMISE_TESTS, proof_exists
-    from ..verdict import Obstruction, Premise
 
     claim = f"{source.name} embeds into {target.name}"
     method = "fact:prompt-keeping"
@@ -505,15 +518,6 @@ def refute_embedding_by_prompts(
                     reason=f"premise refuted: {c!r} at {state!r} leads to a state whose prompt "
                     f"breaks it ({allowed_text})",
                 )
-    if not proof_exists(proof) or len(distinct) < MIN_PREMISE_TESTS:
-        return Verdict(
-            None,
-            claim,
-            method,
-            tested,
-            reason=f"the premise ({allowed_text}) needs the proof file {proof} and at least "
-            f"{MIN_PREMISE_TESTS} distinct completions (got {len(distinct)})",
-        )
     obstruction = Obstruction(
         "prompt",
         source_state,
@@ -522,12 +526,16 @@ def refute_embedding_by_prompts(
         f"{proof}, tested on {tested} steps), and this prompt does not",
         details={"prompt": p, "states": len(starts), "completions": len(distinct)},
     )
-    return Verdict(
-        False,
+    # the proof file and the number of tests decide as for every premise-based refutation
+    return _premise_verdict(
+        target,
         claim,
         method,
         tested,
-        obstruction=obstruction,
-        premise=Premise(allowed_text, proof, len(distinct)),
-        details={"states": len(starts), "completions": len(distinct)},
+        False,
+        allowed_text,
+        proof,
+        obstruction,
+        {"states": len(starts), "completions": len(distinct)},
+        premise_tests=len(distinct),
     )

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, recorded_machine
+from ._invariants import InvariantAnalysis, recorded_machine, scripted
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
 
 if TYPE_CHECKING:
@@ -233,9 +233,7 @@ def scripted_model() -> ScriptedModel:
     >>> scripted_model().complete(machine().prompt(initial)) == SCRIPT[0]
     True
     """
-    from ..runtime.models import ScriptedModel
-
-    return ScriptedModel(SCRIPT)
+    return scripted(SCRIPT)
 
 
 _LABEL = re.compile(r"(?:Thought|Action) (\d+):$")

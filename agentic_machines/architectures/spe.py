@@ -32,6 +32,7 @@ from ..cek import AgenticEvaluator, Boundary, first_boundary, loader, seed_progr
 from ..cek.theorem import SEED_PROMPT
 from ..machine import is_sentinel
 from ..verdict import Verdict
+from ._invariants import scripted
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -109,9 +110,7 @@ def scripted_model() -> ScriptedModel:
     >>> scripted_model().complete("Write a program.") == SCRIPT[0]
     True
     """
-    from ..runtime.models import ScriptedModel
-
-    return ScriptedModel(SCRIPT)
+    return scripted(SCRIPT)
 
 
 def sample_states(
