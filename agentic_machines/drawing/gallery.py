@@ -10,6 +10,8 @@ call it. The pictures (``PICTURES``, in order):
 - ``fans``: the successor fan of the SPE seed state x* and of ReAct's initial state;
 - ``architectures``: each architecture's explored graph with the obstruction state of
   its verdict marked (the graphs of :func:`agentic_machines.contrast.architecture_graph`);
+- ``deep``: THREAD three steps deep (21 states), the size a class meets first: drawn to
+  fit a 16:9 slide, its legend table under the graph;
 - ``repl_plan``: the tree of REPLs that REPL-Plan builds for count-to-four;
 - ``rlm_depth2``: an RLM run at depth 2, the child RLM drawn inside the root's block
   that called it, the child's sub-calls inside the child's.
@@ -36,6 +38,7 @@ from typing import Any
 
 from ..errors import InvalidArgument
 from ..fixtures import menu_and_loop
+from ..machine import is_sentinel
 
 __all__ = [
     "write_gallery",
@@ -49,6 +52,7 @@ __all__ = [
     "architecture_pictures",
     "repl_plan_picture",
     "rlm_depth2_picture",
+    "deep_pictures",
 ]
 
 
@@ -209,6 +213,23 @@ def architecture_pictures() -> list[Picture]:
     return pictures
 
 
+def deep_pictures() -> list[Picture]:
+    """THREAD explored three steps deep: 21 states, the legend table under the graph so
+    that the picture fits a 16:9 slide 1920 pixels wide (:data:`.diagrams.SLIDE`).
+
+    >>> [p.stem for p in deep_pictures()]
+    ['thread-depth3']
+    """
+    from ..catalog import resolve
+
+    entry = resolve("thread")
+    machine = entry.machine()
+    graph = entry.explore(machine, depth=3)
+    states = sum(1 for n in graph if not is_sentinel(n))
+    title = f"thread, three steps deep: {states} states, the initial state's successors"
+    return [_picture("thread-depth3", graph, title, successors_of=entry.start(machine))]
+
+
 def repl_tree(result: Any) -> Any:
     """The tree of REPLs of a finished REPL-Plan episode, as a graph :mod:`.diagrams` draws.
 
@@ -319,6 +340,7 @@ PICTURES: dict[str, Callable[[], list[Picture]]] = {
     "embedding": embedding_picture,
     "fans": fan_pictures,
     "architectures": architecture_pictures,
+    "deep": deep_pictures,
     "repl_plan": repl_plan_picture,
     "rlm_depth2": rlm_depth2_picture,
 }
@@ -335,7 +357,7 @@ def draw_gallery(only: Iterable[str] | None = None, *, verbose: bool = False) ->
     >>> draw_gallery(["nope"])
     Traceback (most recent call last):
       ...
-    agentic_machines.errors.InvalidArgument: unknown gallery picture(s) ['nope']; choose from ['fixtures', 'embedding', 'fans', 'architectures', 'repl_plan', 'rlm_depth2']
+    agentic_machines.errors.InvalidArgument: unknown gallery picture(s) ['nope']; choose from ['fixtures', 'embedding', 'fans', 'architectures', 'deep', 'repl_plan', 'rlm_depth2']
     """
     names = list(PICTURES) if only is None else list(only)
     unknown = [n for n in names if n not in PICTURES]
