@@ -60,6 +60,7 @@ from .obstruction import (
 )
 from .verdict import (
     LazyObstruction,
+    LazyVerdict,
     Obstruction,
     Verdict,
     Witness,
@@ -685,30 +686,48 @@ def is_spe_state(
         )
     # A finite machine is decided by F1 over everything: a witness is only a hint
     # (checked afterwards, for a note) and a sample of states is not used.
-    _check_state_of(machine, state)
+    if is_sentinel(state) or state not in parts.state_set:
+        _check_state_of(machine, state)  # raises, saying what to pass
     check_closed(machine)  # F1 is a fact about machines that stay inside S
-    claim = _claim(machine, state, machine)
-    verdict = _f1_verdict(machine, parts, state, claim)
-    return _hint_note(verdict, machine, state, machine, embedding, loader, claim)
+    verdict = _f1_verdict(machine, parts, state)
+    if embedding is None and loader is None:
+        return verdict
+    return _hint_note(verdict, machine, state, machine, embedding, loader, verdict.claim)
 
 
-def _f1_verdict(
-    machine: AgenticMachine, parts: FiniteParts, state: Hashable, claim: str
-) -> Verdict:
+def _f1_verdict(machine: AgenticMachine, parts: FiniteParts, state: Hashable) -> Verdict:
     """F1 on a finite, closed machine (``parts``: its S and C): is every state a successor
-    of ``state``?"""
+    of ``state``? The answer is known after the scan; the verdict's words (its claim,
+    witness description or obstruction, details) are written when first read."""
     states, alphabet = parts.states, parts.completions
     loaders, read = _f1_scan(machine, state, alphabet, len(states))
+    # The machine is closed, so the successors reached are declared states: fewer of them
+    # than |S| (or a scan stopped early) means some state is not a successor.
+    holds = read == len(alphabet) and len(loaders) == len(states)
+    build = functools.partial(_f1_explained, machine, parts, state, loaders, read, holds)
+    return LazyVerdict(build, holds=holds, method="fact:F1", checked=read)
+
+
+def _f1_explained(
+    machine: AgenticMachine,
+    parts: FiniteParts,
+    state: Hashable,
+    loaders: dict[Hashable, str],
+    read: int,
+    holds: bool,
+) -> Verdict:
+    """The whole F1 verdict, in words, from what the scan found."""
+    states, alphabet = parts.states, parts.completions
+    claim = _claim(machine, state, machine)
     details = {
         "premise": "S and C are finite (checked)",
         "states": len(states),
         "completions": len(alphabet),
         "completions_read": read,
     }
-    # The machine is closed, so the successors reached are declared states: fewer of them
-    # than |S| (or a scan stopped early) means some state is not a successor. Naming one
-    # that really is not, and saying so in words, waits until the verdict is read.
-    if read < len(alphabet) or len(loaders) < len(states):
+    if not holds:
+        # Naming a state that really is not a successor reads the rest of the alphabet:
+        # it waits until the obstruction itself is read.
         return Verdict(
             False,
             claim,
@@ -724,15 +743,18 @@ def _f1_verdict(
         claim,
         "fact:F1",
         read,
-        witness=Witness(
-            _identity(machine),
-            loaders,  # every state, each with the first completion that reaches it
-            f"every state is a successor of {_short(state)} (F1), so the identity embedding works, "
-            f"with loader completions "
-            + ", ".join(f"{_short(s, 15)}←{c!r}" for s, c in itertools.islice(loaders.items(), 6))
-            + (", …" if len(loaders) > 6 else ""),
-        ),
+        # Every state, each with the first completion that reaches it.
+        witness=Witness(_identity(machine), loaders, _f1_description(state, loaders)),
         details=details,
+    )
+
+
+def _f1_description(state: Hashable, loaders: Mapping[Hashable, str]) -> str:
+    """What an F1 witness is, in words: the identity, loaded by the completions found."""
+    shown = ", ".join(f"{_short(s, 15)}←{c!r}" for s, c in itertools.islice(loaders.items(), 6))
+    return (
+        f"every state is a successor of {_short(state)} (F1), so the identity embedding works, "
+        f"with loader completions {shown}" + (", …" if len(loaders) > 6 else "")
     )
 
 

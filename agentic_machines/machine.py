@@ -455,11 +455,22 @@ def finite_parts(machine: AgenticMachine) -> FiniteParts | None:
     >>> finite_parts(FunctionMachine(lambda s: "", lambda s, c: s, completions=["x"])) is None
     True
     """
+    # Kept on the machine while S and C are the same immutable objects, as each part is
+    # (_normalised): a decider asked once per state (is_spe_state) reads them each call.
+    raw_states, raw_completions = machine.states, machine.completions
+    cached = machine.__dict__.get("_am_finite_parts")
+    if cached is not None and cached[0] is raw_states and cached[1] is raw_completions:
+        return cached[2]
     states, known = distinct_states(machine), state_set(machine)
     alphabet = distinct_completions(machine)
     if states is None or known is None or alphabet is None:
         return None
-    return FiniteParts(states, known, alphabet)
+    parts = FiniteParts(states, known, alphabet)
+    if isinstance(raw_states, (tuple, frozenset)) and isinstance(
+        raw_completions, (tuple, frozenset)
+    ):
+        machine.__dict__["_am_finite_parts"] = (raw_states, raw_completions, parts)
+    return parts
 
 
 # ---------------------------------------------------------------------------------------
@@ -488,6 +499,12 @@ def check_closed(machine: AgenticMachine) -> None:
     parts = None if isinstance(machine, TableMachine) else finite_parts(machine)
     if parts is None:
         return
+    # h is a function, so a pass that found the machine closed holds while S and C are
+    # the same immutable objects: is_spe_state on every state walks S x C once, not |S| times.
+    key = (machine.states, machine.completions)
+    done = machine.__dict__.get("_am_closed")
+    if done is not None and done[0] is key[0] and done[1] is key[1]:
+        return
     states, known, alphabet = parts
     for s in states:
         prompt = machine.prompt(s)
@@ -508,3 +525,5 @@ def check_closed(machine: AgenticMachine) -> None:
                     f"{short_repr(out, 60)} to `states`, or fix the harness so that it stays inside them.",
                     [f"h({s!r}, {c!r}) = {out!r} is not a declared state"],
                 )
+    if all(isinstance(part, (tuple, frozenset)) for part in key):
+        machine.__dict__["_am_closed"] = key

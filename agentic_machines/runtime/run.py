@@ -571,14 +571,14 @@ def _steps(
     write = writer.step if writer is not None else None
     make_step = tuple.__new__  # what Step(...) does, without the generated wrapper
 
-    def ask(prompt: str) -> str | None:
-        return _ask(complete, prompt, trace, raise_errors)
+    def failed(exc: Exception | None = None, answer: Any = None) -> Exception:
+        return _model_failed(trace, raise_errors, exc, answer)
 
     first = 0
     if isinstance(machine, AgentMachine) and machine._runs_linearly(state, trace.max_steps or 0):
         # An agent function runs once, calling the model itself: no greenlet switch per
         # step (runtime/agent.py, _Linear); the same steps as the loop below would make.
-        handed = machine._run_linear(trace, ask, write, Step)
+        handed = machine._run_linear(trace, complete, failed, write, Step)
         if handed is None:
             if trace.end == "model-error" and raise_errors:
                 raise trace.error  # type: ignore[misc]
@@ -593,10 +593,17 @@ def _steps(
         except Undecided as exc:
             trace.end, trace.message = "undecided", str(exc)
             return trace
-        completion = ask(prompt)
-        if completion is None:
+        try:
+            completion = complete(prompt)
+        except Exception as exc:  # noqa: BLE001 - a model failure ends the run; the trace keeps it
+            failed(exc)
             if raise_errors:
-                raise trace.error  # type: ignore[misc]
+                raise
+            return trace
+        if type(completion) is not str and not isinstance(completion, str):
+            failure = failed(answer=completion)
+            if raise_errors:
+                raise failure
             return trace
         try:
             outcome = harness(state, completion)
@@ -617,22 +624,21 @@ def _steps(
     return trace
 
 
-def _ask(complete: Any, prompt: str, trace: Trace, raise_errors: bool) -> str | None:
-    """The model's completion for ``prompt``, or None when the model failed: the trace
-    then ends with ``"model-error"`` and keeps the exception (its caller re-raises it with
-    ``raise_errors``, once out of any agent function that could catch it)."""
-    try:
-        completion = complete(prompt)
-        if type(completion) is not str and not isinstance(completion, str):
-            raise InvalidArgument(
-                f"the model answered {completion!r} ({type(completion).__name__}); completions must be strings (C = str)"
-            )
-        return completion
-    except Exception as exc:  # noqa: BLE001 - a model failure ends the run; the trace keeps it
-        trace.end, trace.error = "model-error", exc
-        if not raise_errors:
-            trace.message = f"{type(exc).__name__}: {exc}"
-        return None
+def _model_failed(
+    trace: Trace, raise_errors: bool, exc: Exception | None = None, answer: Any = None
+) -> Exception:
+    """End ``trace`` with ``"model-error"``: the model raised ``exc``, or answered ``answer``,
+    which is no string. Returns the exception, which the trace keeps (and which the
+    caller re-raises with ``raise_errors``, once out of any agent function that could
+    catch it)."""
+    if exc is None:
+        exc = InvalidArgument(
+            f"the model answered {answer!r} ({type(answer).__name__}); completions must be strings (C = str)"
+        )
+    trace.end, trace.error = "model-error", exc
+    if not raise_errors:
+        trace.message = f"{type(exc).__name__}: {exc}"
+    return exc
 
 
 def prompt_gain(previous: str | None, prompt: str) -> tuple[int, str]:
