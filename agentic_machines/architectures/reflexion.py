@@ -345,7 +345,7 @@ def reflexion_completion_sample(
     >>> len(reflexion_completion_sample(n=100))
     100
     """
-    from .sampling import completion_sample, harness_strings
+    from ..checking.sampling import completion_sample, harness_strings
 
     extra = harness_strings(m if m is not None else machine())
     valid = react.valid_completions(1) + list(SCRIPT) + [" Finish[Thames]", "I should search."]

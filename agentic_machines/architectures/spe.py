@@ -188,8 +188,8 @@ def non_spe_state() -> Verdict:
     >>> v.status, v.method, v.conditional
     ('refuted', 'fact:F5', True)
     """
+    from ..checking.sampling import completion_sample
     from ..generation import MIN_PREMISE_TESTS, cardinality_obstruction
-    from .sampling import completion_sample
 
     m = machine()
     beta_a = first_boundary(NON_SPE_PROGRAM)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidArgument
+from ..fixtures import menu_and_loop
 from ..machine import DIVERGE, HALT, AgenticMachine, TableMachine, is_sentinel
 
 __all__ = ["EXERCISES", "Exercise", "Feedback", "check", "check_file", "exercise", "load_answer"]
@@ -132,12 +133,6 @@ def _call(what: str, f: Callable[..., Any], *args: Any) -> Any:
         _fail(f"{what} raised {type(exc).__name__}: {exc}")
 
 
-def _menu_and_loop() -> tuple[TableMachine, TableMachine]:
-    from ..drawing.gallery import menu_and_loop
-
-    return menu_and_loop()
-
-
 # ---------------------------------------------------------------------- chapter 1
 def _toggle() -> TableMachine:
     return TableMachine(
@@ -219,7 +214,7 @@ def ex_2_1(a: Mapping[str, Any]) -> Feedback:
     """``mappings``: every embedding of loop into menu whose image avoids ``"a"``."""
     from ..embedding import Embedding, check_embedding, find_embeddings
 
-    menu, loop = _menu_and_loop()
+    menu, loop = menu_and_loop()
     given = _mapping_list(a["mappings"], "mappings")
     want = [dict(e.mapping) for e in find_embeddings(loop, menu, into={"b", "s0"})]
     for m in given:
@@ -243,7 +238,7 @@ def ex_2_2(a: Mapping[str, Any]) -> Feedback:
     """``two`` (p, r swapped by yes, no halts) and ``embeds`` (does two embed into menu?)."""
     from ..embedding import find_embeddings
 
-    menu, _ = _menu_and_loop()
+    menu, _ = menu_and_loop()
     reference = TableMachine(
         {"p": "continue?", "r": "continue?"},
         {("p", "yes"): "r", ("r", "yes"): "p", ("p", "no"): HALT, ("r", "no"): HALT},
@@ -268,7 +263,7 @@ def ex_2_3(a: Mapping[str, Any]) -> Feedback:
     """``composed``: the composition of an embedding of loop into menu after identity(loop)."""
     from ..embedding import Embedding, check_embedding, find_embeddings
 
-    menu, loop = _menu_and_loop()
+    menu, loop = menu_and_loop()
     e = a["composed"]
     if not isinstance(e, Embedding):
         _fail(
@@ -313,7 +308,7 @@ def _spe_answer(machine: TableMachine, claimed: set) -> None:
 
 def ex_3_1(a: Mapping[str, Any]) -> Feedback:
     """``spe``: the SPE states of menu (predict with F1 and |S| <= |C|)."""
-    menu, _ = _menu_and_loop()
+    menu, _ = menu_and_loop()
     _spe_answer(menu, _state_set(a["spe"], "spe"))
     return _right("menu has no SPE state: |S| = 3 > |C| = 2, so no state reaches all three (F1)")
 
@@ -337,7 +332,7 @@ def ex_3_3(a: Mapping[str, Any]) -> Feedback:
     """``halt_c`` (one state, prompt continue?, halts on yes and no) and ``generates``."""
     from ..generation import completion_generates
 
-    menu, _ = _menu_and_loop()
+    menu, _ = menu_and_loop()
     reference = TableMachine({0: "continue?"}, {(0, "yes"): HALT, (0, "no"): HALT}, name="halt_c")
     m = _machine(a["halt_c"], "halt_c")
     states = list(m.states or [])
