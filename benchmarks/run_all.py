@@ -30,7 +30,7 @@ ROOT = HERE.parent
 OUT = ROOT / "docs" / "scaling.md"
 sys.path.insert(0, str(HERE))
 
-from _timing import parse_goal  # noqa: E402
+from _timing import median_time, parse_goal  # noqa: E402
 
 TABLE_HEAD = "| area | measure | measured | goal | verdict |\n|---|---|---|---|---|\n"
 
@@ -43,9 +43,12 @@ def areas() -> list[str]:
 def run_area(area: str) -> tuple[str, float]:
     """(what ``bench_<area>.py`` printed, seconds it took), run in a fresh interpreter."""
     script = HERE / f"bench_{area}.py"
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT)
-    seconds = time.perf_counter() - t0
+    seconds, proc = median_time(
+        lambda: subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT
+        ),
+        runs=1,
+    )
     text = proc.stdout.rstrip()
     if proc.returncode != 0:
         text += f"\n(exit status {proc.returncode})\n{proc.stderr.strip()[-2000:]}"
@@ -93,13 +96,18 @@ def main(argv: list[str] | None = None) -> int:
             text, when = saved[area], "from a saved run"
         else:
             print(f"== {area} (benchmarks/bench_{area}.py)", flush=True)
+            before = os.getloadavg()[0]
             text, seconds = run_area(area)
             print(text, flush=True)
-            when = f"{seconds:.0f} s in all"
+            # The machine's load beside each report: other processes share its cores.
+            when = (
+                f"{seconds:.0f} s in all, load average {before:.1f} before and "
+                f"{os.getloadavg()[0]:.1f} after on {os.cpu_count()} cores"
+            )
         rows[area] = goal_rows(area, text)
         sections[area] = (
             f"## {area}\n\n`python benchmarks/bench_{area}.py` ({when}, "
-            f"{time.strftime('%Y-%m-%d %H:%M')} UTC)\n\n```text\n{text}\n```\n"
+            f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC)\n\n```text\n{text}\n```\n"
         )
     if args.write and (wanted or saved is not None):
         old_sections, old_rows = _old_page()
@@ -116,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
 def _page(rows: list[tuple[str, ...]], sections: dict[str, str]) -> str:
     head = (
         "# Scaling benchmarks\n\n"
-        f"Written by `python benchmarks/run_all.py --write` on {time.strftime('%Y-%m-%d')}, "
+        f"Written by `python benchmarks/run_all.py --write` on {time.strftime('%Y-%m-%d', time.gmtime())}, "
         f"{platform.python_implementation()} {platform.python_version()}, {platform.machine()}, "
         f"{os.cpu_count()} cores. The numbers were taken on a shared {os.cpu_count()}-core "
         "machine where other developers ran tests at the same time, so absolute times drift "

@@ -277,7 +277,7 @@ TARGETS = ["toggle.json", "toggle.toml", "toggle_target:machine", "toggle_target
     "target", TARGETS + ["toggle_target.py:machine", "./toggle_target.py:build()"]
 )
 def test_every_target_form_gives_the_same_verdicts_and_diagrams(files, capsys, target):
-    from agentic_machines.cli.catalog import Entry
+    from agentic_machines.catalog import Entry
 
     reference = Entry("toggle", "python", toggle)
     expected = reference.explore(reference.machine())

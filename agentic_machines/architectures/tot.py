@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING
 from ..errors import InvalidArgument
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
+from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine, scripted
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -314,9 +314,7 @@ def scripted_model() -> ScriptedModel:
     >>> scripted_model().complete("any") == SCRIPT[0]
     True
     """
-    from ..runtime.models import ScriptedModel
-
-    return ScriptedModel(SCRIPT)
+    return scripted(SCRIPT)
 
 
 def successor_invariant(prompt: str, successor_prompt: str) -> bool:

@@ -262,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _builtin_names() -> list[str]:
     """The built-in machine names (fixtures, then architectures), for help texts."""
-    from .catalog import names
+    from ..catalog import names
 
     return names()
 
