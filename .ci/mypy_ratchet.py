@@ -31,6 +31,12 @@ MUST_BE_CLEAN: list[str] = [
     "agentic_machines/execution/executor.py",
     "agentic_machines/execution/isolated.py",
     "agentic_machines/execution/confine.py",
+    "agentic_machines/architectures/_invariants.py",
+    "agentic_machines/architectures/adaplanner.py",
+    "agentic_machines/architectures/adapt.py",
+    "agentic_machines/architectures/codeact.py",
+    "agentic_machines/architectures/environments.py",
+    "agentic_machines/architectures/tot.py",
     "agentic_machines/runtime/",
     "agentic_machines/checking/",
 ]

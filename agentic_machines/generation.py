@@ -58,7 +58,15 @@ from .obstruction import (
     prompt_obstruction,
     proof_exists,
 )
-from .verdict import LazyObstruction, Obstruction, Verdict, Witness, undecided_as_verdict
+from .verdict import (
+    LazyObstruction,
+    LazyVerdict,
+    Obstruction,
+    Verdict,
+    Witness,
+    confirmed,
+    undecided_as_verdict,
+)
 from .verdict import short_repr as _short
 
 __all__ = [
@@ -72,8 +80,9 @@ __all__ = [
     "proof_exists",
 ]
 
-# A loader gives, for each target state s, the completion c with h(x, c) = e(s).
-Loader = Mapping[Hashable, str] | Callable[[Hashable], str]
+# A loader gives, for each target state s, the completion c with h(x, c) = e(s). Its key is
+# the target's own state type (a Boundary, a TraceState), as in Witness.loader.
+Loader = Mapping[Any, str] | Callable[[Any], str]
 
 
 def successors(
@@ -145,7 +154,7 @@ def completion_generates(
     target: AgenticMachine,
     *,
     embedding: Embedding | None = None,
-    loader: Mapping[Hashable, str] | Callable[[Hashable], str] | None = None,
+    loader: Loader | None = None,
     states: Iterable[Hashable] | None = None,
     completions: Iterable[str] | None = None,
     executor: Executor | None = None,
@@ -369,6 +378,7 @@ def _refute_by_prompts(
     for s in targets:
         p = target.prompt(s)
         if p not in succ_prompts:
+            confirmed_absent = _prompt_not_reached(machine, x, target, s, p)
             where = (
                 f"the successors of {_short(x)} carry the prompts {_set_text(succ_prompts)}"
                 if succ_prompts
@@ -379,12 +389,16 @@ def _refute_by_prompts(
                 claim,
                 "fact:F2",
                 checked,
-                obstruction=Obstruction(
-                    "prompt",
-                    s,
-                    f"State {_short(s)} of {target.name} has prompt {_short(p)}, but {where}; an embedding keeps "
-                    f"prompts, so no successor can be the image of {_short(s)} (F2).",
-                    details={"prompt": p},
+                obstruction=confirmed(
+                    Obstruction(
+                        "prompt",
+                        s,
+                        f"State {_short(s)} of {target.name} has prompt {_short(p)}, but {where}; an embedding "
+                        f"keeps prompts, so no successor can be the image of {_short(s)} (F2).",
+                        details={"prompt": p},
+                    ),
+                    claim,
+                    confirmed_absent,
                 ),
                 details=details,
             )
@@ -393,22 +407,64 @@ def _refute_by_prompts(
         have = succ_prompts.get(p, [])
         if len(members) > len(have):
             s = members[len(have)]
+            recount = _too_few(machine, x, target, targets, p)
             return Verdict(
                 False,
                 claim,
                 "fact:F5",
                 checked,
-                obstruction=Obstruction(
-                    "cardinality",
-                    s,
-                    f"{target.name} has {len(members)} states with prompt {_short(p)} but only {len(have)} successor(s) "
-                    f"of {_short(x)} have it ({_set_text(have)}); an embedding is injective, so a state such as "
-                    f"{_short(s)} is left without an image in succ({_short(x)}) (F5: |S'| ≤ |succ(x) ∩ S| per prompt).",
-                    details={"prompt": p, "needed": len(members), "available": len(have)},
+                obstruction=confirmed(
+                    Obstruction(
+                        "cardinality",
+                        s,
+                        f"{target.name} has {len(members)} states with prompt {_short(p)} but only {len(have)} successor(s) "
+                        f"of {_short(x)} have it ({_set_text(have)}); an embedding is injective, so a state such as "
+                        f"{_short(s)} is left without an image in succ({_short(x)}) (F5: |S'| ≤ |succ(x) ∩ S| per prompt).",
+                        details={"prompt": p, "needed": len(members), "available": len(have)},
+                    ),
+                    claim,
+                    recount,
                 ),
                 details=details,
             )
     return None
+
+
+def _fresh_successors(machine: AgenticMachine, x: Hashable) -> dict[Hashable, str]:
+    """succ(x) read afresh over the whole finite alphabet (for re-checks): state -> completion."""
+    out: dict[Hashable, str] = {}
+    for c in distinct_completions(machine) or ():
+        y = machine.harness(x, c)
+        if not is_sentinel(y):
+            out.setdefault(y, c)
+    return out
+
+
+def _prompt_not_reached(
+    machine: AgenticMachine, x: Hashable, target: AgenticMachine, s: Hashable, p: str
+) -> str:
+    """The re-check of an F2 obstruction: "" when ``s`` has prompt ``p`` and no successor
+    of ``x`` has it (read afresh), else what is wrong."""
+    if target.prompt(s) != p:
+        return f"p({_short(s)}) is not {_short(p)}"
+    for y, c in _fresh_successors(machine, x).items():
+        if machine.prompt(y) == p:
+            return f"h({_short(x)}, {c!r}) = {_short(y)} has the prompt {_short(p)}"
+    return ""
+
+
+def _too_few(
+    machine: AgenticMachine, x: Hashable, target: AgenticMachine, targets: list, p: str
+) -> str:
+    """The re-check of an F5 obstruction: "" when more of ``targets`` than successors of
+    ``x`` (read afresh) have the prompt ``p``, else what is wrong."""
+    needed = sum(target.prompt(t) == p for t in dict.fromkeys(targets))
+    have = sum(machine.prompt(y) == p for y in _fresh_successors(machine, x))
+    return (
+        ""
+        if needed > have
+        else f"{have} successor(s) have the prompt {_short(p)}, enough for {needed}"
+    )
 
 
 def _decide(
@@ -472,7 +528,7 @@ def _check_witness(
     x: Hashable,
     target: AgenticMachine,
     embedding: Embedding | None,
-    loader: Mapping[Hashable, str] | Callable[[Hashable], str] | None,
+    loader: Loader | None,
     states: Iterable[Hashable] | None,
     completions: Iterable[str] | None,
     claim: str,
@@ -600,7 +656,7 @@ def is_spe_state(
     state: Hashable,
     *,
     embedding: Embedding | None = None,
-    loader: Mapping[Hashable, str] | Callable[[Hashable], str] | None = None,
+    loader: Loader | None = None,
     states: Iterable[Hashable] | None = None,
     completions: Iterable[str] | None = None,
     executor: Executor | None = None,
@@ -631,30 +687,48 @@ def is_spe_state(
         )
     # A finite machine is decided by F1 over everything: a witness is only a hint
     # (checked afterwards, for a note) and a sample of states is not used.
-    _check_state_of(machine, state)
+    if is_sentinel(state) or state not in parts.state_set:
+        _check_state_of(machine, state)  # raises, saying what to pass
     check_closed(machine)  # F1 is a fact about machines that stay inside S
-    claim = _claim(machine, state, machine)
-    verdict = _f1_verdict(machine, parts, state, claim)
-    return _hint_note(verdict, machine, state, machine, embedding, loader, claim)
+    verdict = _f1_verdict(machine, parts, state)
+    if embedding is None and loader is None:
+        return verdict
+    return _hint_note(verdict, machine, state, machine, embedding, loader, verdict.claim)
 
 
-def _f1_verdict(
-    machine: AgenticMachine, parts: FiniteParts, state: Hashable, claim: str
-) -> Verdict:
+def _f1_verdict(machine: AgenticMachine, parts: FiniteParts, state: Hashable) -> Verdict:
     """F1 on a finite, closed machine (``parts``: its S and C): is every state a successor
-    of ``state``?"""
+    of ``state``? The answer is known after the scan; the verdict's words (its claim,
+    witness description or obstruction, details) are written when first read."""
     states, alphabet = parts.states, parts.completions
     loaders, read = _f1_scan(machine, state, alphabet, len(states))
+    # The machine is closed, so the successors reached are declared states: fewer of them
+    # than |S| (or a scan stopped early) means some state is not a successor.
+    holds = read == len(alphabet) and len(loaders) == len(states)
+    build = functools.partial(_f1_explained, machine, parts, state, loaders, read, holds)
+    return LazyVerdict(build, holds=holds, method="fact:F1", checked=read)
+
+
+def _f1_explained(
+    machine: AgenticMachine,
+    parts: FiniteParts,
+    state: Hashable,
+    loaders: dict[Hashable, str],
+    read: int,
+    holds: bool,
+) -> Verdict:
+    """The whole F1 verdict, in words, from what the scan found."""
+    states, alphabet = parts.states, parts.completions
+    claim = _claim(machine, state, machine)
     details = {
         "premise": "S and C are finite (checked)",
         "states": len(states),
         "completions": len(alphabet),
         "completions_read": read,
     }
-    # The machine is closed, so the successors reached are declared states: fewer of them
-    # than |S| (or a scan stopped early) means some state is not a successor. Naming one
-    # that really is not, and saying so in words, waits until the verdict is read.
-    if read < len(alphabet) or len(loaders) < len(states):
+    if not holds:
+        # Naming a state that really is not a successor reads the rest of the alphabet:
+        # it waits until the obstruction itself is read.
         return Verdict(
             False,
             claim,
@@ -670,15 +744,18 @@ def _f1_verdict(
         claim,
         "fact:F1",
         read,
-        witness=Witness(
-            _identity(machine),
-            loaders,  # every state, each with the first completion that reaches it
-            f"every state is a successor of {_short(state)} (F1), so the identity embedding works, "
-            f"with loader completions "
-            + ", ".join(f"{_short(s, 15)}←{c!r}" for s, c in itertools.islice(loaders.items(), 6))
-            + (", …" if len(loaders) > 6 else ""),
-        ),
+        # Every state, each with the first completion that reaches it.
+        witness=Witness(_identity(machine), loaders, _f1_description(state, loaders)),
         details=details,
+    )
+
+
+def _f1_description(state: Hashable, loaders: Mapping[Hashable, str]) -> str:
+    """What an F1 witness is, in words: the identity, loaded by the completions found."""
+    shown = ", ".join(f"{_short(s, 15)}←{c!r}" for s, c in itertools.islice(loaders.items(), 6))
+    return (
+        f"every state is a successor of {_short(state)} (F1), so the identity embedding works, "
+        f"with loader completions {shown}" + (", …" if len(loaders) > 6 else "")
     )
 
 
@@ -716,6 +793,10 @@ def _f1_obstruction(
             succ.setdefault(y, c)
     missing = [s for s in states if s not in succ]
     s = min(missing, key=rank)
+    reached = _fresh_successors(machine, x)  # the re-check: read the alphabet afresh
+    problem = f"h({_short(x)}, {reached[s]!r}) = {_short(s)}" if s in reached else ""
+    if not problem and s not in (state_set(machine) or ()):
+        problem = f"{_short(s)} is not a state of {machine.name}"
     count = (
         f" |S| = {len(states)} > |C| = {len(alphabet)}, so this fails for every state."
         if len(states) > len(alphabet)
@@ -727,7 +808,7 @@ def _f1_obstruction(
         if read < len(alphabet)
         else ""
     )
-    return Obstruction(
+    found = Obstruction(
         "successor",
         s,
         f"State {_short(s)} is not a successor of {_short(x)}: no completion c gives "
@@ -735,6 +816,7 @@ def _f1_obstruction(
         f"a finite machine is an SPE state only if every state is one of its successors.{count}{early}",
         details={"not_successors": len(missing), "completions_read": read},
     )
+    return confirmed(found, _claim(machine, x, machine), problem)
 
 
 def spe_states(machine: AgenticMachine) -> frozenset:

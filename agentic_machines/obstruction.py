@@ -89,10 +89,16 @@ def _premise_verdict(
     proof: str | None,
     obstruction: Obstruction,
     details: Mapping[str, Any],
+    premise_tests: int | None = None,
 ) -> Verdict:
     """The refutation once the premise passed every test: plain when the tests covered the
     whole finite alphabet (the premise is then checked exhaustively), else conditional on
-    the premise, and undecided when the proof file is missing or too few were tested."""
+    the premise, and undecided when the proof file is missing or too few were tested.
+
+    ``tested`` is the verdict's count of checks; ``premise_tests`` the distinct completions
+    the premise was tested on, when that differs (default: ``tested``)."""
+    if premise_tests is None:
+        premise_tests = tested
     if covered:
         return Verdict(
             False,
@@ -119,13 +125,13 @@ def _premise_verdict(
             "proof= the path of an existing file (a Markdown file under proofs/) that proves it",
             details=details,
         )
-    if tested < MIN_PREMISE_TESTS:
+    if premise_tests < MIN_PREMISE_TESTS:
         return Verdict(
             None,
             claim,
             method,
             tested,
-            reason=f"the premise ({premise_text}) was tested on only {tested} distinct completion(s); pass at least "
+            reason=f"the premise ({premise_text}) was tested on only {premise_tests} distinct completion(s); pass at least "
             f"{MIN_PREMISE_TESTS} different completions=[...] (MIN_PREMISE_TESTS) for a conditional refutation",
             details=details,
         )
@@ -136,7 +142,7 @@ def _premise_verdict(
         tested,
         obstruction=obstruction,
         details=details,
-        premise=Premise(premise_text, proof, tested),
+        premise=Premise(premise_text, proof, premise_tests),
     )
 
 

@@ -78,7 +78,7 @@ from ..execution.codeexec import Request, contained
 from ..execution.sandbox import Limits, Scaffold, make_executor
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
+from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine, scripted
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -637,9 +637,7 @@ def scripted_model() -> ScriptedModel:
     >>> scripted_model().complete("any") == SCRIPT[0]
     True
     """
-    from ..runtime.models import ScriptedModel
-
-    return ScriptedModel(SCRIPT)
+    return scripted(SCRIPT)
 
 
 INVARIANT_TEXT = (

@@ -68,7 +68,10 @@ its outcome (``DIVERGE``) ends the run. A step still running untraced after
 watchdog thread and decided the same way. So the clock decides only *when* lines are
 counted, never an outcome: the same machine gives the same trace on a quiet machine and
 a busy one. A run with a step to count replays the function once (the shadow), so
-tools with side effects need :func:`effect` there too.
+tools with side effects need :func:`effect` there too; a step the watchdog stopped (a
+tool that blocks for long, say) is run again on the shadow, and the run goes on step by
+step from there. One limit holds on both paths alike: the lines of an :func:`effect`
+tool are counted when it runs, not when a replay returns its recorded result.
 """
 
 from __future__ import annotations
@@ -98,6 +101,7 @@ __all__ = ["agent_machine", "effect", "AgentMachine", "AgentRaised", "ending"]
 
 _PROMPT, _RETURN, _RAISE, _DIVERGE, _CLOCK = range(5)
 _get_ident = threading.get_ident
+_get_running_loop = _events._get_running_loop
 _new_step = tuple.__new__  # a step (a NamedTuple) without its generated __new__
 
 
@@ -227,6 +231,7 @@ class _Loop(_Run):
         "dead",
         "counting",
         "uncounted",
+        "queue",
         "worker",
     )
 
@@ -248,6 +253,9 @@ class _Loop(_Run):
         # uncounted (its frames must then be set counting when counting resumes).
         self.counting = machine.line_budget is not None
         self.uncounted = False
+        # Recorded steps a linear run's shadow catches up through without switching out:
+        # (prompt expected, completion, state after it), the next one last.
+        self.queue: list[tuple[str, str, TraceState]] = []
 
     # -- inside the greenlet ---------------------------------------------------------------
     def _main(self) -> tuple[int, Any]:
@@ -282,6 +290,16 @@ class _Loop(_Run):
             raise _prompt_error(prompt)
         if getcurrent() is not self.glet:
             raise _thread_error()
+        queue = self.queue
+        if queue:  # a shadow catching up (uncounted): answer from the record, no switch
+            expected, completion, state = queue[-1]
+            if prompt == expected:
+                queue.pop()
+                self.state = state
+                if self.effects:
+                    self.effects = {}
+                return completion
+            queue.clear()  # not the recorded prompt: back to the linear run, which says so
         # Stop counting lines first (uncharged spares this frame the tracer, but the
         # functions it calls would still be traced while the budget is active).
         budget = self.budget
@@ -511,19 +529,26 @@ class _Linear(_Run):
     whole run, so the catching up costs one extra run of the function at most), and runs
     that step with its lines counted, exactly as ``h`` does. The run goes on untraced when
     the counted step agrees, and step by step from the shadow otherwise. The clock
-    decides only when to count, never an outcome."""
+    decides only when to count, never an outcome.
+
+    Step j-1 (fed completion j-1 in state j-1) ends when the agent asks its j-th prompt
+    (state j's), returns or raises; until it is recorded, ``before``, ``prompt`` and
+    ``completion`` hold state j-1, its prompt and completion j-1, and ``state`` state j.
+    """
 
     __slots__ = (
         "trace",
-        "ask",
+        "complete",
+        "failed",
         "steps",
         "write",
         "step_type",
         "max_steps",
         "thread",
-        "states",
-        "prompts",
-        "completions",
+        "asked",
+        "before",
+        "prompt",
+        "completion",
         "gate",
         "lock",
         "armed",
@@ -539,25 +564,32 @@ class _Linear(_Run):
     )
 
     def __init__(
-        self, machine: AgentMachine, trace: Any, ask: Any, write: Any, step_type: type
+        self,
+        machine: AgentMachine,
+        trace: Any,
+        complete: Callable[[str], Any],
+        failed: Callable[..., Exception],
+        write: Any,
+        step_type: type,
     ) -> None:
         super().__init__(machine)
-        self.trace, self.ask, self.write, self.step_type = trace, ask, write, step_type
-        self.steps = trace.steps
-        self.max_steps = trace.max_steps
+        self.trace, self.complete, self.failed = trace, complete, failed
+        self.write, self.step_type = write, step_type
+        self.steps: list[tuple] = trace.steps
+        self.max_steps: int = trace.max_steps
         self.thread = _get_ident()
-        self.states: list[TraceState] = [machine.initial]
-        self.prompts: list[str] = []
-        self.completions: list[str] = []
+        self.asked = 0  # prompts asked so far
+        self.before = self.state
+        self.prompt = self.completion = ""
         limit = machine.line_budget
         self.gate = None if limit is None else limit * _FASTEST_LINE
         self.lock = threading.Lock()
         self.armed = self.fired = self.ended = self.taint = self.stopped = False
-        self.handed: TraceState | None = None
-        self.error: BaseException | None = None
         self.t0 = 0.0
         self.shadow: _Loop | None = None
         self.seen: list[str] = []
+        self.handed: TraceState | None = None
+        self.error: BaseException | None = None
 
     # -- the agent's side ----------------------------------------------------------------
     @uncharged
@@ -572,44 +604,45 @@ class _Linear(_Run):
             raise _Stop
         gate = self.gate
         late = False if gate is None else self._disarm()
-        prompts = self.prompts
-        j = len(prompts)  # the step that just ended asked the j-th prompt
-        prompts.append(prompt)
-        if j:
+        j = self.asked
+        self.asked = j + 1
+        if j:  # step j-1 reached state j, which asks `prompt`
             if late or self.seen:
                 try:
-                    self._asked(j, prompt, late)
+                    self._reached(prompt, late)
                 except _Stop:
                     raise
                 except BaseException as exc:  # the toolkit's failure, not the agent's:
                     self.error = exc  # it must not reach the agent's handlers
                     self._end(None)
             else:
-                i = j - 1
-                states = self.states
                 step: tuple = _new_step(
                     self.step_type,
-                    (i, states[i], prompts[i], self.completions[i], states[j], self.taint),
+                    (j - 1, self.before, self.prompt, self.completion, self.state, self.taint),
                 )
                 self.steps.append(step)
                 if self.write is not None:
                     self.write(step)
-        if j >= self.max_steps:
-            self._end("max_steps")
-        running = _events._get_running_loop()
+            if j >= self.max_steps:
+                self._end("max_steps")
+        self.prompt = prompt
+        running = _get_running_loop()
         if running is not None:  # as in a greenlet: the model runs outside the agent's loop
             _events._set_running_loop(None)
         try:
-            completion = self.ask(prompt)
+            completion = self.complete(prompt)
+        except Exception as exc:  # noqa: BLE001 - the model failed: the trace says how
+            self.failed(exc)
+            self._end(None)
         finally:
             if running is not None:
                 _events._set_running_loop(running)
-        if completion is None:  # the model failed: the trace already says how
+        if type(completion) is not str and not isinstance(completion, str):
+            self.failed(answer=completion)
             self._end(None)
-        self.completions.append(completion)
-        state = _extend(self.states[j], completion)
-        self.states.append(state)
-        self.state = state
+        self.completion = completion
+        self.before = state = self.state
+        self.state = _extend(state, completion)
         if self.effects:
             self.effects = {}
         if gate is not None:
@@ -632,57 +665,65 @@ class _Linear(_Run):
             raise _Recheck
         return t - self.t0 > self.gate  # type: ignore[operator]
 
-    def _asked(self, j: int, prompt: str, late: bool) -> None:
-        """Step j-1 reached state j, which asks ``prompt``: record it, after counting its
-        lines when its time proves nothing."""
+    def _reached(self, prompt: str, late: bool) -> None:
+        """The pending step reached ``self.state``, which asks ``prompt``: record it,
+        after counting its lines when its time proves nothing."""
         if self.seen:  # model code inside the agent met a deadline: the clock spoke
             self.taint = True
         if not late:
-            self._record(j - 1, self.states[j])
+            self._record(self.state)
             return
-        outcome = self._counted(j)
+        outcome = self._counted()
         live = self.machine._live
-        reached = self.states[j]
+        reached = self.state
         if outcome == reached and reached in live and live[reached].prompt == prompt:
             self.shadow = live.pop(reached)  # the same step: the untraced run goes on
-            self._record(j - 1, outcome)
+            self._record(outcome)
             return
-        self._record(j - 1, outcome)
+        self._record(outcome)
         self._end(outcome)
 
     def _returned(self, kind: int, value: Any, late: bool) -> None:
-        """The agent ended in step j-1 (returned or raised)."""
-        j = len(self.prompts)
+        """The agent ended the pending step: it returned ``value`` or raised it."""
+        if self.asked == 0:
+            raise InvalidMachine(
+                f"agent function {self.machine.name!r} ended before its first model call "
+                "in a run, though it made one when the machine was built; it must be "
+                "deterministic"
+            )
         if self.seen:
             self.taint = True
         if not late:
-            state, completion = self.states[j - 1], self.completions[j - 1]
             outcome: Outcome = DIVERGE if kind is _DIVERGE else HALT
-            result = AgentRaised.of(value) if kind is _RAISE else value
-            self.machine._results[(state, completion)] = DIVERGE if kind is _DIVERGE else result
-            self._record(j - 1, outcome)
+            result: Any
+            if kind is _DIVERGE:
+                result = DIVERGE
+            else:
+                result = AgentRaised.of(value) if kind is _RAISE else value
+            self.machine._results[(self.before, self.completion)] = result
+            self._record(outcome)
             self.trace.end = outcome
             return
-        outcome = self._counted(j)
-        self._record(j - 1, outcome)
+        outcome = self._counted()
+        self._record(outcome)
         self._end(outcome, unwind=False)
 
     def _stopped(self) -> None:
-        """The watchdog stopped step j-1 while it ran: decide it by counting."""
-        j = len(self.prompts)
-        if j == 0:  # before the first model call: the machine's own run knows that part
+        """The watchdog stopped the pending step while it ran: decide it by counting."""
+        if self.asked == 0:  # before the first model call: the machine's own run knows it
             self.handed = self.machine.initial
             return
         if self.seen:
             self.taint = True
-        outcome = self._counted(j)
-        self._record(j - 1, outcome)
+        outcome = self._counted()
+        self._record(outcome)
         self._end(outcome, unwind=False)
 
-    def _record(self, i: int, outcome: Any) -> None:
+    def _record(self, outcome: Any) -> None:
+        """Record the pending step with ``outcome``."""
+        i = len(self.steps)  # steps are recorded in order: the pending one is next
         step: tuple = _new_step(
-            self.step_type,
-            (i, self.states[i], self.prompts[i], self.completions[i], outcome, self.taint),
+            self.step_type, (i, self.before, self.prompt, self.completion, outcome, self.taint)
         )
         self.steps.append(step)
         if self.write is not None:
@@ -701,29 +742,37 @@ class _Linear(_Run):
             raise _Stop
 
     # -- deciding a step by counting -------------------------------------------------------
-    def _counted(self, j: int) -> Outcome:
-        """h(state j-1, completion j-1) as the machine computes it, lines counted, on the
-        shadow run caught up (uncounted) to state j-1; it is left live at the outcome."""
+    def _counted(self) -> Outcome:
+        """h(pending state, pending completion) as the machine computes it, lines counted,
+        on the shadow run caught up (uncounted) to the pending state; the shadow is left
+        live at the outcome (the machine's cache)."""
         m = self.machine
+        steps = self.steps
         loop = self.shadow
         self.shadow = None
         if loop is None:
             loop = _Loop(m)
             kind, _ = loop.resume(None, counted=False)
-            if kind is not _PROMPT or loop.prompt != self.prompts[0]:
+            first = steps[0].prompt if steps else self.prompt  # type: ignore[attr-defined]
+            if kind is not _PROMPT or loop.prompt != first:
                 self._not_deterministic(0)
-        for k in range(len(loop.state), j - 1):  # already decided: not counted again
-            loop.state = self.states[k + 1]
+        at = len(loop.state)
+        if at < len(steps):  # steps already decided: replayed uncounted, in one switch
+            loop.queue = [
+                (steps[k].prompt, steps[k].completion, steps[k].outcome)  # type: ignore[attr-defined]
+                for k in range(len(steps) - 1, at, -1)
+            ]
+            loop.state = steps[at].outcome  # type: ignore[attr-defined]
             loop.effects = {}
-            kind, _ = loop.resume(self.completions[k], counted=False)
-            if kind is not _PROMPT or loop.prompt != self.prompts[k + 1]:
-                self._not_deterministic(k + 1)
-        state = self.states[j - 1]
+            kind, _ = loop.resume(steps[at].completion, counted=False)  # type: ignore[attr-defined]
+            if kind is not _PROMPT or loop.queue or loop.prompt != self.prompt:
+                self._not_deterministic(len(steps) - len(loop.queue))
+        state = self.before
         if len(m._live) >= m._cache_size:
             m._drop_live()
         m._live[state] = loop
         try:
-            return m.harness(state, self.completions[j - 1])
+            return m.harness(state, self.completion)
         except ClockDependent as exc:
             self.taint = True
             return exc.outcome
@@ -1048,14 +1097,19 @@ class AgentMachine(AgenticMachine[TraceState]):
         return True
 
     def _run_linear(
-        self, trace: Any, ask: Callable[[str], str | None], write: Any, step_type: type
+        self,
+        trace: Any,
+        complete: Callable[[str], Any],
+        failed: Callable[..., Exception],
+        write: Any,
+        step_type: type,
     ) -> Any:
-        """Run the agent function once for ``trace`` (see :class:`_Linear`): ``ask(prompt)``
-        is the model's completion or None when it failed (``trace`` then says how); each
-        step, a ``step_type`` tuple, is appended to ``trace.steps`` and given to ``write``
-        (unless None). Returns None when the trace has ended, else the state from which
-        it goes on step by step."""
-        return _Linear(self, trace, ask, write, step_type).go()
+        """Run the agent function once for ``trace`` (see :class:`_Linear`): ``complete``
+        is the model's; ``failed(exc)`` or ``failed(answer=...)`` ends the trace when the
+        model raised or answered no string; each step, a ``step_type`` tuple, is appended
+        to ``trace.steps`` and given to ``write`` (unless None). Returns None when the
+        trace has ended, else the state from which it goes on step by step."""
+        return _Linear(self, trace, complete, failed, write, step_type).go()
 
     # -- replays ------------------------------------------------------------------------------
     def _replay(self, state: TraceState) -> _Loop:
