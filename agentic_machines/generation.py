@@ -29,7 +29,6 @@ import functools
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from concurrent.futures import Executor
-from pathlib import Path
 from typing import Any
 
 from .batches import harness_all
@@ -48,7 +47,26 @@ from .machine import (
     is_sentinel,
     state_set,
 )
-from .verdict import LazyObstruction, Obstruction, Premise, Verdict, Witness, undecided_as_verdict
+
+# F2 and F5 on infinite machines live in obstruction (one concept each); their names stay
+# importable from here, as before.
+from .obstruction import (
+    MIN_PREMISE_TESTS,
+    _check_state_of,
+    _claim,
+    cardinality_obstruction,
+    prompt_obstruction,
+    proof_exists,
+)
+from .verdict import (
+    LazyObstruction,
+    LazyVerdict,
+    Obstruction,
+    Verdict,
+    Witness,
+    confirmed,
+    undecided_as_verdict,
+)
 from .verdict import short_repr as _short
 
 __all__ = [
@@ -62,8 +80,9 @@ __all__ = [
     "proof_exists",
 ]
 
-# A loader gives, for each target state s, the completion c with h(x, c) = e(s).
-Loader = Mapping[Hashable, str] | Callable[[Hashable], str]
+# A loader gives, for each target state s, the completion c with h(x, c) = e(s). Its key is
+# the target's own state type (a Boundary, a TraceState), as in Witness.loader.
+Loader = Mapping[Any, str] | Callable[[Any], str]
 
 
 def successors(
@@ -101,23 +120,6 @@ def _set_text(items: Iterable[Any], limit: int = 6) -> str:
     return "{" + shown + (", …" if len(items) > limit else "") + "}"
 
 
-def _claim(machine: AgenticMachine, state: Hashable, target: AgenticMachine) -> str:
-    if target is machine:
-        return f"{_short(state)} is an SPE state of {machine.name}"
-    return f"({machine.name}, {_short(state)}) completion-generates {target.name}"
-
-
-def _check_state_of(machine: AgenticMachine, state: Hashable, role: str = "") -> None:
-    """Raise unless ``state`` is a state: never a sentinel, and one of the declared states
-    when the machine lists them (a question about a non-state has no answer)."""
-    known = state_set(machine)
-    if is_sentinel(state) or (known is not None and state not in known):
-        what = f"the {role} " if role else ""
-        raise InvalidArgument(
-            f"{_short(state)} is not a state of {what}{machine.name!r}; pick one of its states."
-        )
-
-
 def _witness_shape(
     machine: AgenticMachine,
     target: AgenticMachine,
@@ -152,7 +154,7 @@ def completion_generates(
     target: AgenticMachine,
     *,
     embedding: Embedding | None = None,
-    loader: Mapping[Hashable, str] | Callable[[Hashable], str] | None = None,
+    loader: Loader | None = None,
     states: Iterable[Hashable] | None = None,
     completions: Iterable[str] | None = None,
     executor: Executor | None = None,
@@ -376,6 +378,7 @@ def _refute_by_prompts(
     for s in targets:
         p = target.prompt(s)
         if p not in succ_prompts:
+            confirmed_absent = _prompt_not_reached(machine, x, target, s, p)
             where = (
                 f"the successors of {_short(x)} carry the prompts {_set_text(succ_prompts)}"
                 if succ_prompts
@@ -386,12 +389,16 @@ def _refute_by_prompts(
                 claim,
                 "fact:F2",
                 checked,
-                obstruction=Obstruction(
-                    "prompt",
-                    s,
-                    f"State {_short(s)} of {target.name} has prompt {_short(p)}, but {where}; an embedding keeps "
-                    f"prompts, so no successor can be the image of {_short(s)} (F2).",
-                    details={"prompt": p},
+                obstruction=confirmed(
+                    Obstruction(
+                        "prompt",
+                        s,
+                        f"State {_short(s)} of {target.name} has prompt {_short(p)}, but {where}; an embedding "
+                        f"keeps prompts, so no successor can be the image of {_short(s)} (F2).",
+                        details={"prompt": p},
+                    ),
+                    claim,
+                    confirmed_absent,
                 ),
                 details=details,
             )
@@ -400,22 +407,64 @@ def _refute_by_prompts(
         have = succ_prompts.get(p, [])
         if len(members) > len(have):
             s = members[len(have)]
+            recount = _too_few(machine, x, target, targets, p)
             return Verdict(
                 False,
                 claim,
                 "fact:F5",
                 checked,
-                obstruction=Obstruction(
-                    "cardinality",
-                    s,
-                    f"{target.name} has {len(members)} states with prompt {_short(p)} but only {len(have)} successor(s) "
-                    f"of {_short(x)} have it ({_set_text(have)}); an embedding is injective, so a state such as "
-                    f"{_short(s)} is left without an image in succ({_short(x)}) (F5: |S'| ≤ |succ(x) ∩ S| per prompt).",
-                    details={"prompt": p, "needed": len(members), "available": len(have)},
+                obstruction=confirmed(
+                    Obstruction(
+                        "cardinality",
+                        s,
+                        f"{target.name} has {len(members)} states with prompt {_short(p)} but only {len(have)} successor(s) "
+                        f"of {_short(x)} have it ({_set_text(have)}); an embedding is injective, so a state such as "
+                        f"{_short(s)} is left without an image in succ({_short(x)}) (F5: |S'| ≤ |succ(x) ∩ S| per prompt).",
+                        details={"prompt": p, "needed": len(members), "available": len(have)},
+                    ),
+                    claim,
+                    recount,
                 ),
                 details=details,
             )
     return None
+
+
+def _fresh_successors(machine: AgenticMachine, x: Hashable) -> dict[Hashable, str]:
+    """succ(x) read afresh over the whole finite alphabet (for re-checks): state -> completion."""
+    out: dict[Hashable, str] = {}
+    for c in distinct_completions(machine) or ():
+        y = machine.harness(x, c)
+        if not is_sentinel(y):
+            out.setdefault(y, c)
+    return out
+
+
+def _prompt_not_reached(
+    machine: AgenticMachine, x: Hashable, target: AgenticMachine, s: Hashable, p: str
+) -> str:
+    """The re-check of an F2 obstruction: "" when ``s`` has prompt ``p`` and no successor
+    of ``x`` has it (read afresh), else what is wrong."""
+    if target.prompt(s) != p:
+        return f"p({_short(s)}) is not {_short(p)}"
+    for y, c in _fresh_successors(machine, x).items():
+        if machine.prompt(y) == p:
+            return f"h({_short(x)}, {c!r}) = {_short(y)} has the prompt {_short(p)}"
+    return ""
+
+
+def _too_few(
+    machine: AgenticMachine, x: Hashable, target: AgenticMachine, targets: list, p: str
+) -> str:
+    """The re-check of an F5 obstruction: "" when more of ``targets`` than successors of
+    ``x`` (read afresh) have the prompt ``p``, else what is wrong."""
+    needed = sum(target.prompt(t) == p for t in dict.fromkeys(targets))
+    have = sum(machine.prompt(y) == p for y in _fresh_successors(machine, x))
+    return (
+        ""
+        if needed > have
+        else f"{have} successor(s) have the prompt {_short(p)}, enough for {needed}"
+    )
 
 
 def _decide(
@@ -479,7 +528,7 @@ def _check_witness(
     x: Hashable,
     target: AgenticMachine,
     embedding: Embedding | None,
-    loader: Mapping[Hashable, str] | Callable[[Hashable], str] | None,
+    loader: Loader | None,
     states: Iterable[Hashable] | None,
     completions: Iterable[str] | None,
     claim: str,
@@ -607,7 +656,7 @@ def is_spe_state(
     state: Hashable,
     *,
     embedding: Embedding | None = None,
-    loader: Mapping[Hashable, str] | Callable[[Hashable], str] | None = None,
+    loader: Loader | None = None,
     states: Iterable[Hashable] | None = None,
     completions: Iterable[str] | None = None,
     executor: Executor | None = None,
@@ -638,30 +687,48 @@ def is_spe_state(
         )
     # A finite machine is decided by F1 over everything: a witness is only a hint
     # (checked afterwards, for a note) and a sample of states is not used.
-    _check_state_of(machine, state)
+    if is_sentinel(state) or state not in parts.state_set:
+        _check_state_of(machine, state)  # raises, saying what to pass
     check_closed(machine)  # F1 is a fact about machines that stay inside S
-    claim = _claim(machine, state, machine)
-    verdict = _f1_verdict(machine, parts, state, claim)
-    return _hint_note(verdict, machine, state, machine, embedding, loader, claim)
+    verdict = _f1_verdict(machine, parts, state)
+    if embedding is None and loader is None:
+        return verdict
+    return _hint_note(verdict, machine, state, machine, embedding, loader, verdict.claim)
 
 
-def _f1_verdict(
-    machine: AgenticMachine, parts: FiniteParts, state: Hashable, claim: str
-) -> Verdict:
+def _f1_verdict(machine: AgenticMachine, parts: FiniteParts, state: Hashable) -> Verdict:
     """F1 on a finite, closed machine (``parts``: its S and C): is every state a successor
-    of ``state``?"""
+    of ``state``? The answer is known after the scan; the verdict's words (its claim,
+    witness description or obstruction, details) are written when first read."""
     states, alphabet = parts.states, parts.completions
     loaders, read = _f1_scan(machine, state, alphabet, len(states))
+    # The machine is closed, so the successors reached are declared states: fewer of them
+    # than |S| (or a scan stopped early) means some state is not a successor.
+    holds = read == len(alphabet) and len(loaders) == len(states)
+    build = functools.partial(_f1_explained, machine, parts, state, loaders, read, holds)
+    return LazyVerdict(build, holds=holds, method="fact:F1", checked=read)
+
+
+def _f1_explained(
+    machine: AgenticMachine,
+    parts: FiniteParts,
+    state: Hashable,
+    loaders: dict[Hashable, str],
+    read: int,
+    holds: bool,
+) -> Verdict:
+    """The whole F1 verdict, in words, from what the scan found."""
+    states, alphabet = parts.states, parts.completions
+    claim = _claim(machine, state, machine)
     details = {
         "premise": "S and C are finite (checked)",
         "states": len(states),
         "completions": len(alphabet),
         "completions_read": read,
     }
-    # The machine is closed, so the successors reached are declared states: fewer of them
-    # than |S| (or a scan stopped early) means some state is not a successor. Naming one
-    # that really is not, and saying so in words, waits until the verdict is read.
-    if read < len(alphabet) or len(loaders) < len(states):
+    if not holds:
+        # Naming a state that really is not a successor reads the rest of the alphabet:
+        # it waits until the obstruction itself is read.
         return Verdict(
             False,
             claim,
@@ -677,15 +744,18 @@ def _f1_verdict(
         claim,
         "fact:F1",
         read,
-        witness=Witness(
-            _identity(machine),
-            loaders,  # every state, each with the first completion that reaches it
-            f"every state is a successor of {_short(state)} (F1), so the identity embedding works, "
-            f"with loader completions "
-            + ", ".join(f"{_short(s, 15)}←{c!r}" for s, c in itertools.islice(loaders.items(), 6))
-            + (", …" if len(loaders) > 6 else ""),
-        ),
+        # Every state, each with the first completion that reaches it.
+        witness=Witness(_identity(machine), loaders, _f1_description(state, loaders)),
         details=details,
+    )
+
+
+def _f1_description(state: Hashable, loaders: Mapping[Hashable, str]) -> str:
+    """What an F1 witness is, in words: the identity, loaded by the completions found."""
+    shown = ", ".join(f"{_short(s, 15)}←{c!r}" for s, c in itertools.islice(loaders.items(), 6))
+    return (
+        f"every state is a successor of {_short(state)} (F1), so the identity embedding works, "
+        f"with loader completions {shown}" + (", …" if len(loaders) > 6 else "")
     )
 
 
@@ -723,6 +793,10 @@ def _f1_obstruction(
             succ.setdefault(y, c)
     missing = [s for s in states if s not in succ]
     s = min(missing, key=rank)
+    reached = _fresh_successors(machine, x)  # the re-check: read the alphabet afresh
+    problem = f"h({_short(x)}, {reached[s]!r}) = {_short(s)}" if s in reached else ""
+    if not problem and s not in (state_set(machine) or ()):
+        problem = f"{_short(s)} is not a state of {machine.name}"
     count = (
         f" |S| = {len(states)} > |C| = {len(alphabet)}, so this fails for every state."
         if len(states) > len(alphabet)
@@ -734,7 +808,7 @@ def _f1_obstruction(
         if read < len(alphabet)
         else ""
     )
-    return Obstruction(
+    found = Obstruction(
         "successor",
         s,
         f"State {_short(s)} is not a successor of {_short(x)}: no completion c gives "
@@ -742,6 +816,7 @@ def _f1_obstruction(
         f"a finite machine is an SPE state only if every state is one of its successors.{count}{early}",
         details={"not_successors": len(missing), "completions_read": read},
     )
+    return confirmed(found, _claim(machine, x, machine), problem)
 
 
 def spe_states(machine: AgenticMachine) -> frozenset:
@@ -797,306 +872,3 @@ def _f1_scan(
         else:
             loaders[y] = c
     return loaders, read
-
-
-# ---------------------------------------------------------------------------------------
-# Obstructions for infinite machines, with a premise property-tested on given completions
-
-MIN_PREMISE_TESTS = 50
-"""The fewest distinct completions a premise must be tested on before a conditional refutation
-(a completion given twice counts once).
-
-A premise that the toolkit cannot check exhaustively (a successor-prompt invariant for
-F2, a constant harness for F5, on a machine whose completion alphabet is every string)
-is property-tested on the given completions; below this many, the verdict is undecided.
-"""
-
-_REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-def proof_exists(proof: str) -> bool:
-    """Does the proof file ``proof`` exist: as given (absolute, or relative to the working
-    directory), or relative to the repository that holds this package (``proofs/...``)?
-
-    >>> proof_exists("proofs/F2_prompt_obstruction.md"), proof_exists("proofs/NO_SUCH_FILE.md")
-    (True, False)
-    """
-    if not isinstance(proof, str) or not proof.strip():
-        return False
-    path = Path(proof)
-    return path.is_file() or (not path.is_absolute() and (_REPO_ROOT / path).is_file())
-
-
-def _premise_verdict(
-    machine: AgenticMachine,
-    claim: str,
-    method: str,
-    tested: int,
-    covered: bool,
-    premise_text: str,
-    proof: str | None,
-    obstruction: Obstruction,
-    details: Mapping[str, Any],
-) -> Verdict:
-    """The refutation once the premise passed every test: plain when the tests covered the
-    whole finite alphabet (the premise is then checked exhaustively), else conditional on
-    the premise, and undecided when the proof file is missing or too few were tested."""
-    if covered:
-        return Verdict(
-            False,
-            claim,
-            method,
-            tested,
-            obstruction=obstruction,
-            reason=f"the premise ({premise_text}) was checked on the whole completion alphabet of "
-            f"{machine.name}",
-            details=details,
-        )
-    if proof is None or not proof_exists(proof):
-        missing = (
-            "no proof file was given"
-            if proof is None
-            else f"the proof file {proof!r} does not exist"
-        )
-        return Verdict(
-            None,
-            claim,
-            method,
-            tested,
-            reason=f"the premise ({premise_text}) cannot be checked exhaustively here and {missing}; pass "
-            "proof= the path of an existing file (a Markdown file under proofs/) that proves it",
-            details=details,
-        )
-    if tested < MIN_PREMISE_TESTS:
-        return Verdict(
-            None,
-            claim,
-            method,
-            tested,
-            reason=f"the premise ({premise_text}) was tested on only {tested} distinct completion(s); pass at least "
-            f"{MIN_PREMISE_TESTS} different completions=[...] (MIN_PREMISE_TESTS) for a conditional refutation",
-            details=details,
-        )
-    return Verdict(
-        False,
-        claim,
-        method,
-        tested,
-        obstruction=obstruction,
-        details=details,
-        premise=Premise(premise_text, proof, tested),
-    )
-
-
-def _covers_alphabet(machine: AgenticMachine, tested: Iterable[str]) -> bool:
-    """Did the tests try every completion of a finite alphabet (an exhaustive premise check)?"""
-    return machine.completions is not None and set(machine.completions) <= set(tested)
-
-
-@undecided_as_verdict(
-    lambda machine, state, target, *_, **__: _claim(machine, state, target), "fact:F2"
-)
-def prompt_obstruction(
-    machine: AgenticMachine,
-    state: Hashable,
-    target: AgenticMachine,
-    target_state: Hashable,
-    *,
-    invariant: Callable[[str, str], bool],
-    invariant_text: str,
-    proof: str,
-    completions: Iterable[str],
-) -> Verdict:
-    """Refute completion-generation by F2 using a successor-prompt invariant.
-
-    The caller claims (and proves in the file ``proof``) that every successor state y
-    of ``state`` satisfies ``invariant(p(state), p(y))``. If ``target_state``'s prompt
-    violates it, no successor can be its image: refuted, method ``"fact:F2"``. The
-    invariant is property-tested on ``completions`` first; a counterexample makes the
-    verdict undecided (premise refuted), as does an invariant that does not exclude
-    ``target_state``.
-
-    When ``completions`` cover the machine's finite alphabet the premise is checked
-    exhaustively and the refutation is plain. Otherwise it is *conditional*: the verdict
-    carries the :class:`~agentic_machines.verdict.Premise` (``str(v)`` reads "Refuted,
-    given ..."), and it is undecided instead when ``proof`` does not exist or fewer than
-    :data:`MIN_PREMISE_TESTS` completions were tested.
-
-    >>> from agentic_machines import FunctionMachine
-    >>> grow = FunctionMachine(lambda s: s, lambda s, c: s + c, name="grow")
-    >>> words = ["a", "b", "xyz"] + [f"w{i}" for i in range(60)]
-    >>> v = prompt_obstruction(grow, "ab", grow, "ab",
-    ...     invariant=lambda p, q: q.startswith(p) and len(q) > len(p),
-    ...     invariant_text="p(x) is a proper prefix of p(y)", proof="proofs/F3_prompt_monotone.md",
-    ...     completions=words)
-    >>> v.holds, v.method, v.checked, v.conditional, v.obstruction.state
-    (False, 'fact:F2', 63, True, 'ab')
-    >>> prompt_obstruction(grow, "ab", grow, "ab", invariant=lambda p, q: q != p, invariant_text="t",
-    ...     proof="proofs/F3_prompt_monotone.md", completions=["a"]).status
-    'undecided'
-    """
-    claim = _claim(machine, state, target)
-    _check_state_of(machine, state)
-    # target_state must be a state of the target: F2 says nothing about a non-state, and a
-    # "refutation" pinned to one would refute a relation that may hold.
-    _check_state_of(target, target_state, "target")
-    p_x = machine.prompt(state)
-    p_t = target.prompt(target_state)
-    if invariant(p_x, p_t):
-        return Verdict(
-            None,
-            claim,
-            "fact:F2",
-            0,
-            reason=(
-                f"the invariant ({invariant_text}) does not exclude state {_short(target_state)}: its prompt "
-                f"{_short(p_t)} satisfies it, so this obstruction says nothing about that state"
-            ),
-        )
-    tested = sentinels = 0
-    seen: list[str] = []
-    # A repeated completion tests nothing new: the premise counts distinct completions.
-    for c in dict.fromkeys(completions):
-        tested += 1
-        seen.append(c)
-        y = machine.harness(state, c)
-        if is_sentinel(y):
-            sentinels += 1
-            continue
-        p_y = machine.prompt(y)
-        if not invariant(p_x, p_y):
-            return Verdict(
-                None,
-                claim,
-                "fact:F2",
-                tested,
-                reason=(
-                    f"premise refuted: completion {_short(c)} leads to {_short(y)} with prompt {_short(p_y)}, "
-                    f"which violates the claimed invariant ({invariant_text}); the obstruction does not apply"
-                ),
-                details={"completion": c, "successor": y, "tested": tested},
-            )
-    counts = {
-        "completions_tested": tested,
-        "sentinel_outcomes": sentinels,
-        "successor_states": tested - sentinels,
-    }
-    covered = _covers_alphabet(machine, seen)
-    where = (
-        "checked on the whole completion alphabet"
-        if covered
-        else f"proved in {proof}; property-tested on {tested} completion(s)"
-    )
-    obstruction = Obstruction(
-        "prompt",
-        target_state,
-        f"State {_short(target_state)} of {target.name} has prompt {_short(p_t)}, but every successor y of "
-        f"{_short(state)} satisfies: {invariant_text} ({where}), which this prompt violates; so no successor "
-        f"can be the image of {_short(target_state)} (F2).",
-        details={"prompt": p_t, "proof": proof, **counts},
-    )
-    return _premise_verdict(
-        machine, claim, "fact:F2", tested, covered, invariant_text, proof, obstruction, counts
-    )
-
-
-@undecided_as_verdict(
-    lambda machine, state, target, *_, **__: _claim(machine, state, target), "fact:F5"
-)
-def cardinality_obstruction(
-    machine: AgenticMachine,
-    state: Hashable,
-    target: AgenticMachine,
-    *,
-    reason: str,
-    completions: Iterable[str],
-    target_states: Iterable[Hashable],
-    proof: str | None = None,
-) -> Verdict:
-    """Refute completion-generation by F5 when h(state, ·) is constant.
-
-    The caller claims h(state, ·) is constant (``reason`` says why); this is checked on
-    ``completions``. An injective embedding cannot put two target states on the one
-    successor, so two distinct ``target_states`` refute: method ``"fact:F5"``. Two
-    different outcomes make the verdict undecided (premise refuted).
-
-    As for :func:`prompt_obstruction`: plain when ``completions`` cover the machine's
-    finite alphabet, otherwise conditional on the premise, which needs ``proof`` (an
-    existing file that proves it) and at least :data:`MIN_PREMISE_TESTS` completions.
-
-    >>> from agentic_machines.fixtures import fixture
-    >>> const = fixture("f2-const")
-    >>> v = cardinality_obstruction(const, 0, const, reason="h(a, b) = a ignores b",
-    ...                             completions=["0", "1"], target_states=[0, 1])
-    >>> v.holds, v.method, v.obstruction.kind, v.obstruction.state, v.conditional
-    (False, 'fact:F5', 'cardinality', 1, False)
-    """
-    claim = _claim(machine, state, target)
-    outcomes: dict[Hashable, str] = {}
-    tested = 0
-    seen: list[str] = []
-    for c in dict.fromkeys(completions):  # distinct completions, as in prompt_obstruction
-        tested += 1
-        seen.append(c)
-        y = machine.harness(state, c)
-        outcomes.setdefault(y, c)
-        if len(outcomes) > 1:
-            (y0, c0), (y1, c1) = list(outcomes.items())[:2]
-            return Verdict(
-                None,
-                claim,
-                "fact:F5",
-                tested,
-                reason=(
-                    f"premise refuted: h({_short(state)}, ·) is not constant ({reason} was claimed): completion "
-                    f"{_short(c0)} gives {_short(y0)} but {_short(c1)} gives {_short(y1)}"
-                ),
-                details={"outcomes": {c0: y0, c1: y1}},
-            )
-    if not outcomes:
-        return Verdict(
-            None,
-            claim,
-            "fact:F5",
-            0,
-            reason="no completions were given, so the premise was not tested",
-        )
-    distinct = sorted(dict.fromkeys(target_states), key=rank)
-    known = state_set(target)
-    if known is not None:
-        distinct = [s for s in distinct if s in known]
-    if len(distinct) < 2:
-        return Verdict(
-            None,
-            claim,
-            "fact:F5",
-            tested,
-            reason=f"need two distinct states of {target.name} to refute; got {len(distinct)}",
-        )
-    y = next(iter(outcomes))
-    # If y is itself a target state (the SPE case), the natural preimage of y is y: name another one.
-    s = next(
-        (t for t in distinct[1:] + distinct[:1] if not (t == y and target is machine)), distinct[1]
-    )
-    other = distinct[0] if s != distinct[0] else distinct[1]
-    covered = _covers_alphabet(machine, seen)
-    premise = f"h({_short(state)}, ·) is constant ({reason})"
-    obstruction = Obstruction(
-        "cardinality",
-        s,
-        f"h({_short(state)}, ·) is constant ({reason}; checked on {tested} completion(s)): every completion gives "
-        f"{_short(y)}, so succ({_short(state)}) has at most one state. An embedding is injective, so {_short(other)} "
-        f"and {_short(s)} cannot both map into it: state {_short(s)} of {target.name} has no loader (F5).",
-        details={"successor": y, "completions_tested": tested},
-    )
-    return _premise_verdict(
-        machine,
-        claim,
-        "fact:F5",
-        tested,
-        covered,
-        premise,
-        proof,
-        obstruction,
-        {"completions_tested": tested, "target_states": len(distinct)},
-    )

@@ -17,7 +17,7 @@ and ``DIVERGE`` (``repr`` ``↑``) are the two sentinel outcomes; text output na
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from .errors import InvalidMachine
 from .verdict import short_repr
@@ -139,49 +139,22 @@ class AgenticMachine(Generic[StateT]):
         size = f"{len(self.states)} states" if self.states is not None else "infinite"
         return f"<{type(self).__name__} {self.name!r}: {size}>"
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        """Jupyter display: the state diagram (SVG) and plain text, one rich type only.
+    if TYPE_CHECKING:
+        # The notebook display is attached by agentic_machines.drawing.display (which the
+        # package's __init__ imports), so the core never imports the drawing layer; these
+        # declarations only tell type checkers the methods are there.
 
-        A bundle offering Markdown and SVG together shows only the Markdown in
-        JupyterLab (it ranks Markdown above images), so the diagram would never be seen.
-        A machine therefore offers its diagram; :meth:`tables` displays the Markdown
-        tables where they are wanted. A machine with nothing to draw from (no initial
-        state, no finite state list) offers its Markdown summary instead.
+        def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+            """Jupyter display: the state diagram (SVG) and plain text, one rich type only."""
+            ...
 
-        >>> m = FunctionMachine(lambda s: "*", lambda s, c: s + 1)
-        >>> sorted(m._repr_mimebundle_())
-        ['text/markdown', 'text/plain']
-        """
-        from .drawing.display import machine_bundle  # lazy: display imports matplotlib
+        def tables(self) -> Any:
+            """The machine's prompt and transition tables, displayed as Markdown in Jupyter."""
+            ...
 
-        return machine_bundle(self)
-
-    def tables(self) -> Any:
-        """The machine's prompt and transition tables, displayed as Markdown in Jupyter
-        (``print`` shows the Markdown text).
-
-        >>> print(TableMachine({"a": "go"}, {("a", "x"): HALT}).tables())
-        **TableMachine `table`**: 1 state, 1 completion
-        <BLANKLINE>
-        | state | prompt | `'x'` |
-        |---|---|---|
-        | `'a'` | `'go'` | `1` |
-        """
-        from .drawing.display import Markdown, machine_markdown
-
-        return Markdown(machine_markdown(self))
-
-    def diagram(self, depth: int = 3, completions: Any = None) -> Any:
-        """The machine's state diagram explored ``depth`` steps, displayed as SVG in
-        Jupyter (``.data`` is the SVG text); ``completions`` as for ``explore``.
-
-        >>> d = TableMachine({"a": "go"}, {("a", "x"): HALT}).diagram()
-        >>> d.data.count("<svg")
-        1
-        """
-        from .drawing.display import SVG, machine_svg
-
-        return SVG(machine_svg(self, depth=depth, completions=completions))
+        def diagram(self, depth: int = 3, completions: Any = None) -> Any:
+            """The machine's state diagram explored ``depth`` steps, displayed as SVG."""
+            ...
 
 
 def _unique(items: Iterable[Any]) -> tuple[Any, ...]:
@@ -455,11 +428,22 @@ def finite_parts(machine: AgenticMachine) -> FiniteParts | None:
     >>> finite_parts(FunctionMachine(lambda s: "", lambda s, c: s, completions=["x"])) is None
     True
     """
+    # Kept on the machine while S and C are the same immutable objects, as each part is
+    # (_normalised): a decider asked once per state (is_spe_state) reads them each call.
+    raw_states, raw_completions = machine.states, machine.completions
+    cached = machine.__dict__.get("_am_finite_parts")
+    if cached is not None and cached[0] is raw_states and cached[1] is raw_completions:
+        return cached[2]
     states, known = distinct_states(machine), state_set(machine)
     alphabet = distinct_completions(machine)
     if states is None or known is None or alphabet is None:
         return None
-    return FiniteParts(states, known, alphabet)
+    parts = FiniteParts(states, known, alphabet)
+    if isinstance(raw_states, (tuple, frozenset)) and isinstance(
+        raw_completions, (tuple, frozenset)
+    ):
+        machine.__dict__["_am_finite_parts"] = (raw_states, raw_completions, parts)
+    return parts
 
 
 # ---------------------------------------------------------------------------------------
@@ -488,6 +472,12 @@ def check_closed(machine: AgenticMachine) -> None:
     parts = None if isinstance(machine, TableMachine) else finite_parts(machine)
     if parts is None:
         return
+    # h is a function, so a pass that found the machine closed holds while S and C are
+    # the same immutable objects: is_spe_state on every state walks S x C once, not |S| times.
+    key = (machine.states, machine.completions)
+    done = machine.__dict__.get("_am_closed")
+    if done is not None and done[0] is key[0] and done[1] is key[1]:
+        return
     states, known, alphabet = parts
     for s in states:
         prompt = machine.prompt(s)
@@ -508,3 +498,5 @@ def check_closed(machine: AgenticMachine) -> None:
                     f"{short_repr(out, 60)} to `states`, or fix the harness so that it stays inside them.",
                     [f"h({s!r}, {c!r}) = {out!r} is not a declared state"],
                 )
+    if all(isinstance(part, (tuple, frozenset)) for part in key):
+        machine.__dict__["_am_closed"] = key

@@ -19,20 +19,22 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, TypeVar
 
 from ._text import clip
-from .errors import Undecided
+from .errors import CertificateError, Undecided
 
 __all__ = [
     "Verdict",
     "Obstruction",
     "LazyObstruction",
     "Witness",
+    "LazyVerdict",
     "Premise",
     "METHODS",
     "undecided_as_verdict",
+    "confirmed",
 ]
 
 METHODS = (
@@ -72,48 +74,86 @@ class Obstruction:
         return self.explanation
 
 
-_OBSTRUCTION_FIELDS = frozenset({"kind", "state", "explanation", "completion", "details"})
+def confirmed(obstruction: Obstruction, claim: str, problem: str) -> Obstruction:
+    """``obstruction``, once a re-check of what it names found nothing wrong.
+
+    The deciders re-check every obstruction they return, from the machines afresh (the
+    named state is a state, the broken condition really fails there); ``problem`` is what
+    that re-check found, empty when nothing. A problem is never returned as a
+    certificate: it raises :class:`~agentic_machines.errors.CertificateError` (an internal
+    error, or a harness that is not a function) naming the claim.
+
+    >>> o = Obstruction("prompt", 3, "State 3 has prompt 'stop?', which no successor has.")
+    >>> confirmed(o, "x is an SPE state", "") is o
+    True
+    >>> confirmed(o, "x is an SPE state", "state 3 has the successor 4's prompt")
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.CertificateError: internal error: the obstruction to x is an SPE state did not re-check: state 3 has the successor 4's prompt. ...
+    """
+    if problem:
+        raise CertificateError(claim, problem, "obstruction")
+    return obstruction
 
 
-class LazyObstruction(Obstruction):
-    """An :class:`Obstruction` worked out on first use: ``build()`` returns the real one.
+class _Lazy:
+    """A stand-in for an instance of a frozen dataclass (the class it is mixed into
+    after this one) whose fields are built on first use.
 
-    A decider that refutes many states (``is_spe_state`` on every state of a machine)
-    knows at once *that* a state fails, but naming a state that really fails, and saying
-    why in words, costs more than the decision; it is done when a field is first read
-    (then kept). It compares, prints and pickles as the obstruction it builds.
-
-    >>> o = LazyObstruction(lambda: Obstruction("prompt", 3, "no successor has it"))
-    >>> o.state, o.kind, o == Obstruction("prompt", 3, "no successor has it")
-    (3, 'prompt', True)
+    ``build()`` returns the real instance; the fields given as keywords are known at once
+    and are read without building. The first read of any other field builds the real
+    instance and keeps its fields. The stand-in compares, hashes, prints and pickles as
+    the real instance: only its type tells them apart. A decider that answers many
+    questions (``is_spe_state`` on every state of a machine) knows each answer at once,
+    while saying why in words costs more than the decision: that waits until it is read.
     """
 
-    def __init__(self, build: Callable[[], Obstruction]) -> None:  # noqa: D107
-        object.__setattr__(self, "_build", build)
+    _fields: frozenset[str] = frozenset()
+    _real_type: type = object
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._real_type = next(c for c in cls.__mro__[1:] if is_dataclass(c) and c is not _Lazy)
+        cls._fields = frozenset(f.name for f in fields(cls._real_type))
+
+    def __init__(self, build: Callable[[], Any] | None = None, /, **known: Any) -> None:  # noqa: D107
+        names = type(self)._fields
+        if not known.keys() <= names:
+            raise TypeError(f"{type(self).__name__} has no field(s) {sorted(known.keys() - names)}")
+        d = object.__getattribute__(self, "__dict__")
+        d.update(known)
+        if len(known) < len(names):
+            if build is None:  # dataclasses.replace gives every field
+                raise TypeError(f"{type(self).__name__} needs build() or every field")
+            d["_build"] = build
 
     def __getattribute__(self, name: str) -> Any:
-        if name in _OBSTRUCTION_FIELDS or name == "__dict__":
-            d = object.__getattribute__(self, "__dict__")
-            if "kind" not in d:
-                real = object.__getattribute__(self, "_build")()
-                for f in _OBSTRUCTION_FIELDS:
+        d = object.__getattribute__(self, "__dict__")
+        if "_build" in d and name not in d and (name == "__dict__" or name in type(self)._fields):
+            real = d.pop("_build")()
+            for f in type(self)._fields:
+                if f not in d:
                     d[f] = getattr(real, f)
         return object.__getattribute__(self, name)
 
+    def _real(self) -> Any:
+        return self._real_type(**{f: getattr(self, f) for f in self._fields})
+
     def __reduce__(self) -> tuple:
-        return (
-            Obstruction,
-            (self.kind, self.state, self.explanation, self.completion, self.details),
-        )
+        # Pickled as the real instance: its class called with the fields in their order.
+        real = self._real_type
+        return (real, tuple(getattr(self, f.name) for f in fields(real)))
+
+    def __repr__(self) -> str:
+        return repr(self._real())
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Obstruction):
+        if not isinstance(other, self._real_type):
             return NotImplemented
-        fields = ("kind", "state", "explanation", "completion")
-        return all(getattr(self, f) == getattr(other, f) for f in fields)
+        return bool(self._real() == (other._real() if isinstance(other, _Lazy) else other))
 
     def __hash__(self) -> int:
-        return hash((self.kind, self.state, self.explanation, self.completion))
+        return hash(self._real())
 
 
 @dataclass(frozen=True)
@@ -192,7 +232,16 @@ class Verdict:
       ``"successor"`` obstruction names a state that no completion reaches, found by
       reading the whole alphabet even when the decision needed less; a ``"prompt"`` one
       a state whose prompt no successor carries; a ``"commutation"`` one a state and
-      completion at which the two sides differ).
+      completion at which the two sides differ). Before it is returned it is re-checked
+      from the machines afresh (:func:`confirmed`): the named state is a state, and the
+      condition fails there, by new harness and prompt calls (the ``"domain"``,
+      ``"injectivity"``, ``"prompt"`` and ``"commutation"`` obstructions of
+      ``check_embedding``, F1's ``"successor"``, F2's ``"prompt"`` and F5's
+      ``"cardinality"`` of the finite deciders). The obstruction of a conditional
+      refutation (F2/F5 on an infinite machine) names a checked state of the target and
+      rests on its ``premise``; an exhaustive embedding search that found no embedding
+      (kinds from its search) names where its last branch failed, and its claim is the
+      search's exhaustiveness.
     - ``premise`` (only for a conditional refutation): what the refutation rests on and
       the proof of it, when the toolkit could only property-test it.
     - ``reason`` and ``details``: the evidence in words, and the raw numbers behind it.
@@ -318,6 +367,37 @@ _FACTS = {
 }
 
 
+class LazyObstruction(_Lazy, Obstruction):
+    """An :class:`Obstruction` worked out on first use: ``build()`` returns the real one.
+
+    Naming a state that really fails, and saying why in words, can cost more than knowing
+    *that* the state fails; it is done when a field is first read (then kept). It
+    compares, prints and pickles as the obstruction it builds.
+
+    >>> o = LazyObstruction(lambda: Obstruction("prompt", 3, "no successor has it"))
+    >>> o.state, o.kind, o == Obstruction("prompt", 3, "no successor has it")
+    (3, 'prompt', True)
+    """
+
+
+class LazyVerdict(_Lazy, Verdict):
+    """A :class:`Verdict` whose answer is known at once and whose explanation (the claim,
+    the evidence in words, the details) is built on first use by ``build()``.
+
+    ``is_spe_state`` returns one per question on a finite machine: ``holds``, ``method``
+    and ``checked`` are given, the rest waits until it is read. It compares, prints and
+    pickles as the verdict it builds.
+
+    >>> v = LazyVerdict(lambda: Verdict(True, "0 is an SPE state of m", "fact:F1", 2),
+    ...                 holds=True, method="fact:F1", checked=2)
+    >>> bool(v), v.claim, v == Verdict(True, "0 is an SPE state of m", "fact:F1", 2)
+    (True, '0 is an SPE state of m', True)
+    """
+
+
+_show_outcome: Callable[[Any], str] | None = None
+
+
 def short_repr(value: Any, limit: int = 40) -> str:
     """``repr(value)`` cut to ``limit`` characters with an ellipsis: states in explanations.
 
@@ -334,10 +414,13 @@ def short_repr(value: Any, limit: int = 40) -> str:
     >>> short_repr("a" * 50, 8), short_repr(3), short_repr(deep)
     ("'aaaaaa…", '3', '<a value nested too deeply to show>')
     """
-    from .machine import show_outcome  # machine imports this module: import when used
+    global _show_outcome
+    if _show_outcome is None:  # machine imports this module: import on first use, once
+        from .machine import show_outcome
 
+        _show_outcome = show_outcome
     try:
-        text = show_outcome(value)
+        text = _show_outcome(value)
     except RecursionError:
         return "<a value nested too deeply to show>"
     return clip(text, limit)

@@ -138,3 +138,105 @@ def test_a_step_the_clock_decided_is_marked_from_there_on_as_step_by_step():
     stepped = run(step_by_step(agent_machine(noting)), ScriptedModel(script), max_steps=4)
     assert [s.clock for s in linear.steps] == [s.clock for s in stepped.steps]
     assert [s.clock for s in linear.steps] == [False, True, True, True]
+
+
+def test_the_shadow_catches_up_through_decided_steps_in_one_go(monkeypatch):
+    # A clock that only moves when the agent says a step was slow: steps 2 and 5 are
+    # late, so the shadow replays steps 0-1 (then 3-4) from the record before counting.
+    now = [0.0]
+
+    def clock_now():
+        now[0] += 1e-9
+        return now[0]
+
+    monkeypatch.setattr(agent_module, "perf_counter", clock_now)
+
+    def slowish(model):
+        n = int(model("n?"))
+        while True:
+            for _ in range(n):
+                pass
+            if n == 7:
+                now[0] += 1.0  # this step "took" a second: its time proves nothing
+            n = int(model(f"ran {n}; n?"))
+
+    script = ["1", "2", "7", "3", "4", "7", "5"]
+    replays = []
+    resume = agent_module._Loop.resume
+
+    def counting_resume(self, completion, counted=True):
+        replays.append((completion, counted, len(self.queue)))
+        return resume(self, completion, counted)
+
+    monkeypatch.setattr(agent_module._Loop, "resume", counting_resume)
+    trace = run(agent_machine(slowish), ScriptedModel(script), max_steps=7)
+    monkeypatch.setattr(agent_module._Loop, "resume", resume)
+    stepped = run(step_by_step(agent_machine(slowish)), ScriptedModel(script), max_steps=7)
+    assert same_steps(trace, stepped) and trace.end == "max_steps"
+    # After the machine's own first step (counted, when it was built), the shadow
+    # started, caught up through steps 0-1 in one resume (one queued step after the
+    # first), counted step 2; later caught up through steps 3-4 and counted step 5.
+    assert replays == [
+        (None, True, 0),
+        (None, False, 0),
+        ("1", False, 1),
+        ("7", True, 0),
+        ("3", False, 1),
+        ("7", True, 0),
+    ]
+
+
+def test_off_the_main_thread_the_watchdog_stops_a_stuck_step_too():
+    import threading
+
+    def stuck(model):
+        model("go?")
+        while True:
+            pass
+
+    ends = []
+
+    def go():
+        ends.append(run(agent_machine(stuck, line_budget=5_000), ScriptedModel(["go"])).end)
+
+    worker = threading.Thread(target=go)
+    worker.start()
+    worker.join(timeout=120)
+    assert ends == [DIVERGE]
+
+
+def test_an_asyncio_agent_runs_linearly_and_its_model_sees_no_running_loop():
+    import asyncio
+
+    def async_agent(model):
+        async def main():
+            seen = []
+            for _ in range(3):
+                await asyncio.sleep(0)
+                seen.append(model(f"seen {seen}"))
+            return seen
+
+        return asyncio.run(main())
+
+    loops = []
+
+    class Probe:
+        def complete(self, prompt):
+            try:
+                asyncio.get_running_loop()
+                loops.append("running")
+            except RuntimeError:
+                loops.append("none")
+            return str(len(loops))
+
+    trace = run(agent_machine(async_agent), Probe())
+    assert trace.end is HALT and loops == ["none"] * 3
+    assert trace.message is None and len(trace) == 3
+
+
+def test_a_linear_run_writes_the_trace_file_step_by_step(tmp_path):
+    from agentic_machines.runtime.run import Trace
+
+    path = tmp_path / "run.jsonl"
+    trace = run(agent_machine(summer), ScriptedModel(["2", "3", "0"]), path=path)
+    assert trace.end is HALT and Trace.load(path) == trace

@@ -36,7 +36,7 @@ import pytest
 from agentic_machines.architectures import repl_plan as rp
 from agentic_machines.architectures import rlm
 from agentic_machines.architectures.environments import CountEnv
-from agentic_machines.execution import sandbox
+from agentic_machines.execution import isolated, sandbox
 from agentic_machines.execution.sandbox import Limits, namespace_tool
 from agentic_machines.machine import DIVERGE
 from agentic_machines.runtime.run import Trace, run
@@ -203,8 +203,8 @@ def run_case(arch: str, level: str, name: str, kind: str, code: str, where: Path
 
 def run_corpus(level: str, workdir: Path, archs=("rlm", "repl_plan")) -> dict:
     """Every corpus block through each architecture at ``level``, 4 cases at a time."""
-    original, original_ensure = sandbox._failed, sandbox.ProcessExecutor._ensure
-    sandbox._failed = _timed_failed(original)
+    original, original_ensure = isolated._failed, sandbox.ProcessExecutor._ensure
+    isolated._failed = _timed_failed(original)
     sandbox.ProcessExecutor._ensure = _timed_ensure(original_ensure)
     cases = [(arch, name, kind, code) for name, kind, code in CORPUS for arch in archs]
     results = {}
@@ -223,7 +223,7 @@ def run_corpus(level: str, workdir: Path, archs=("rlm", "repl_plan")) -> dict:
             for future in concurrent.futures.as_completed(futures):
                 results[futures[future]] = future.result()
     finally:
-        sandbox._failed = original
+        isolated._failed = original
         sandbox.ProcessExecutor._ensure = original_ensure
         if saved is None:
             del os.environ["AM_CANARY_API_KEY"]

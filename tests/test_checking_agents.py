@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentic_machines import agent_machine, effect
+from agentic_machines import HALT, agent_machine, effect
 from agentic_machines.checking import effects_at_most_once, never_raises
 from agentic_machines.checking.check import check_properties
 
@@ -186,3 +186,73 @@ def test_a_blocking_tool_is_a_clock_dependent_step_never_a_hang() -> None:
     assert result.coverage.undecided == 1
     trace = run(m, ScriptedModel(["wait"]))
     assert trace.steps[0].clock and trace.end is not None
+
+
+def test_off_the_main_thread_a_blocking_tool_is_clock_dependent_too() -> None:
+    # SIGALRM reaches only the main thread: off it, the step runs in a thread of its own
+    # and the caller waits at most step_timeout, so a blocking tool is undecided there
+    # too, never a hang. The blocked call is released at the end (it is left to finish).
+    import threading
+
+    from agentic_machines.errors import ClockDependent
+
+    release = threading.Event()
+
+    def blocker(model):
+        while model("wait or done?") != "done":
+            release.wait(120)  # a tool that blocks until the test lets it go
+
+    m = agent_machine(blocker, name="blocker")
+    m.step_timeout = 0.2
+    out: dict = {}
+
+    def check() -> None:
+        try:
+            m.harness(m.initial, "wait")
+        except ClockDependent as exc:
+            out["clock"] = str(exc)
+        out["done"] = m.harness(m.initial, "done")  # the machine goes on after the timeout
+        out["result"] = check_properties(
+            m, m.initial, [never_raises()], completions=["wait", "done"]
+        )
+
+    worker = threading.Thread(target=check)
+    worker.start()
+    worker.join(100)  # a hang would keep it running (the step blocks for 120 s)
+    release.set()
+    assert not worker.is_alive(), "the check hung on a blocking tool off the main thread"
+    assert "watchdog" in out["clock"] and out["done"] is HALT
+    v = out["result"].results[0].verdict
+    assert v.holds is None and "watchdog" in v.reason  # undecided, with the reason
+    assert out["result"].coverage.undecided == 1
+
+
+def test_off_the_main_thread_a_watched_run_gives_the_main_thread_outcomes() -> None:
+    import threading
+
+    from agentic_machines.runtime.harness import TraceState
+
+    def counter(model):
+        n = 0
+        while model(f"n = {n}") == "inc":
+            n += 1
+        if n > 2:
+            raise ValueError("too many")
+        return n
+
+    def outcomes(m):
+        start = m.initial
+        steps = [m.harness(start, "inc"), m.harness(TraceState(("inc",)), "stop")]
+        three = TraceState(("inc",) * 3)
+        return steps, m.prompt(three), m.raised(three, "stop")
+
+    here = agent_machine(counter)
+    expected = outcomes(here)
+    there = agent_machine(counter)
+    there.step_timeout = 30.0
+    got: list = []
+    t = threading.Thread(target=lambda: got.append(outcomes(there)))
+    t.start()
+    t.join(100)
+    assert got == [expected]
+    assert expected[2] is not None and expected[2].type == "ValueError"

@@ -45,6 +45,21 @@ def test_no_arrowhead_is_hidden_under_a_node_or_ring(pictures) -> None:
     assert not any(problems.values()), {k: v for k, v in problems.items() if v}
 
 
+def test_every_picture_fits_a_16_9_slide_1920_pixels_wide(pictures) -> None:
+    # the PNG as the gallery saves it (120 dpi, cropped to what is drawn), not scaled
+    import io
+    import struct
+
+    sizes = {}
+    for p in pictures:
+        buf = io.BytesIO()
+        p.figure.savefig(buf, format="png", bbox_inches="tight", dpi=120)
+        width, height = struct.unpack(">II", buf.getvalue()[16:24])  # the IHDR chunk
+        sizes[p.stem] = (width, height)
+    assert {k: v for k, v in sizes.items() if v[0] > 1920 or v[1] > 1080} == {}
+    assert sizes["thread-depth3"][0] > 1000  # the deep graph uses the slide, not a corner
+
+
 def test_long_completions_move_to_the_legend_table_whole(pictures) -> None:
     fan = next(p for p in pictures if p.stem == "fan-spe")
     texts = "\n".join(t.get_text() for t in fan.figure.texts)

@@ -14,7 +14,6 @@ import pytest
 from agentic_machines.architectures import repl_plan as rp
 from agentic_machines.architectures import rlm
 from agentic_machines.architectures.environments import CountEnv
-from agentic_machines.architectures.goldens import render_trace
 from agentic_machines.errors import InvalidArgument
 from agentic_machines.execution import wire
 from agentic_machines.execution.codeexec import drive_rest
@@ -29,6 +28,7 @@ from agentic_machines.execution.sandbox import (
 )
 from agentic_machines.runtime.models import FunctionModel, ScriptedModel
 from agentic_machines.runtime.run import run
+from agentic_machines.testing import render_trace
 
 ROOT = Path(__file__).parent.parent
 GOLDEN = Path(__file__).parent / "golden"
@@ -226,7 +226,7 @@ def test_wire_round_trips_data_and_refuses_malformed_values():
 def test_unshare_fallback_runs_blocks_too(tmp_path):
     if not ProcessExecutor("namespace", tool="unshare").tool == "unshare":  # pragma: no cover
         pytest.skip("unshare unavailable")
-    from agentic_machines.execution.sandbox import _probe
+    from agentic_machines.execution.confine import _probe
 
     if _probe("unshare") is not None:
         pytest.skip("unshare does not work here")
@@ -264,7 +264,7 @@ def test_cli_runs_of_rlm_and_repl_plan_are_isolated_by_default(tmp_path, capsys)
 
 # -- what each namespace tool guarantees (bubblewrap and the unshare fallback alike) --------
 def _working_tools() -> list[str]:
-    from agentic_machines.execution.sandbox import _probe
+    from agentic_machines.execution.confine import _probe
 
     return [tool for tool in ("bwrap", "unshare") if _probe(tool) is None]
 
@@ -295,22 +295,22 @@ def test_each_tool_gives_the_worker_its_own_processes_and_signals_work(tool):
 
 def test_falling_back_to_unshare_warns_with_the_reason(monkeypatch):
     from agentic_machines.errors import IsolationFallback
-    from agentic_machines.execution import sandbox
+    from agentic_machines.execution import confine
 
     # bwrap was probed and failed; unshare is probed now and works
-    monkeypatch.setattr(sandbox, "_TOOLS", {"bwrap": "bwrap is not installed"})
-    monkeypatch.setattr(sandbox, "_probe", lambda tool: None)
+    monkeypatch.setattr(confine, "_TOOLS", {"bwrap": "bwrap is not installed"})
+    monkeypatch.setattr(confine, "_probe", lambda tool: None)
     with pytest.warns(IsolationFallback, match="unshare, not bubblewrap: bwrap is not installed"):
-        assert sandbox.namespace_tool() == "unshare"
+        assert confine.namespace_tool() == "unshare"
 
 
 def test_the_worker_paths_under_a_private_directory_are_mounted_back():
-    from agentic_machines.execution import sandbox
+    from agentic_machines.execution import confine
 
     package = str(ROOT / "agentic_machines")
-    binds = sandbox._rebinds([str(ROOT.parent)])  # as if the checkout's parent were /tmp
+    binds = confine._rebinds([str(ROOT.parent)])  # as if the checkout's parent were /tmp
     triples = [tuple(binds[i : i + 3]) for i in range(0, len(binds), 3)]
     assert ("--ro-bind", package, package) in triples or any(
         package.startswith(t[1] + "/") for t in triples
     )
-    assert sandbox._rebinds(["/nonexistent-mask"]) == []
+    assert confine._rebinds(["/nonexistent-mask"]) == []

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from agentic_machines import HALT, FunctionMachine, TableMachine
+from agentic_machines.checking import check_properties, halts_within, never_diverges
 from agentic_machines.errors import InvalidArgument
 from agentic_machines.runtime.explore import explore
 from agentic_machines.runtime.search import Bounds, alphabet, offered
@@ -39,6 +40,17 @@ def test_an_empty_alphabet_is_a_function_that_offers_nothing():
     assert alphabet(M, []) == ([], None)
 
 
+def test_check_properties_reads_an_empty_alphabet_as_explore_does():
+    # The same rule in the checker: the start is stuck, a run that has not halted.
+    props = [halts_within(3), never_diverges()]
+    for completions in ([], lambda prompt: []):
+        r = check_properties(M, properties=props, completions=completions)
+        assert r.coverage.states == 1 and r.coverage.stuck == 1
+        assert r["never_diverges()"].verdict.holds is True
+        cx = r.counterexample("halts_within(3)")
+        assert cx.completions == () and cx.states == (0,) and "stuck" in cx.explanation
+
+
 def test_duplicates_and_non_strings_follow_one_rule_for_lists_and_functions():
     assert alphabet(M, ["b", "a", "b"]) == (["b", "a"], None)
     assert offered(lambda p: ["b", "a", "b"], "p", 0) == ["b", "a"]
@@ -67,6 +79,8 @@ def test_one_bound_rule(max_states, max_depth, words):
     with pytest.raises(InvalidArgument, match=words):
         explore(M, max_states=max_states, max_depth=max_depth)
     with pytest.raises(InvalidArgument, match=words):
+        check_properties(M, properties=halts_within(2), max_states=max_states, max_depth=max_depth)
+    with pytest.raises(InvalidArgument, match=words):
         Bounds(max_states, max_depth)
 
 
@@ -76,3 +90,28 @@ def test_bounds_cut_the_same_way_serial_and_parallel():
     assert g.graph["stats"]["truncated_reason"] == Bounds(4, None).full(4)
     g = _explore_both(counter, completions=["1", "2"], max_depth=2)
     assert g.graph["stats"]["truncated_reason"] == Bounds(None, 2).depth_cut()
+
+
+def test_check_properties_names_the_bounds_as_explore_does():
+    counter = FunctionMachine(lambda n: f"at {n}", lambda n, c: n + int(c), initial=0)
+    r = check_properties(counter, properties=never_diverges(), completions=["1"], max_depth=2)
+    assert r.coverage.truncated == Bounds(None, 2).depth_cut()
+    r = check_properties(counter, properties=never_diverges(), completions=["1"], max_states=4)
+    assert r.coverage.truncated == Bounds(4, None).full(4)
+    assert explore(counter, completions=["1"], max_states=4).graph["stats"]["states"] == 4
+
+
+def test_the_start_rule_is_shared():
+    no_start = FunctionMachine(lambda n: "p", lambda n, c: n, name="nowhere")
+    for call in (
+        lambda: explore(no_start, completions=["a"]),
+        lambda: check_properties(no_start, properties=never_diverges(), completions=["a"]),
+    ):
+        with pytest.raises(InvalidArgument, match="'nowhere' has no initial state"):
+            call()
+    for call in (
+        lambda: explore(M, HALT),
+        lambda: check_properties(M, HALT, never_diverges()),
+    ):
+        with pytest.raises(InvalidArgument, match="from the sentinel"):
+            call()

@@ -30,7 +30,8 @@ from typing import Any
 from ..errors import AgenticMachinesError, InvalidArgument
 from ..generation import prompt_obstruction
 from ..machine import AgenticMachine, is_sentinel
-from ..verdict import Verdict
+from ..obstruction import _premise_verdict
+from ..verdict import Obstruction, Verdict
 
 __all__ = [
     "refute_by_invariant",
@@ -38,6 +39,7 @@ __all__ = [
     "InvariantAnalysis",
     "record",
     "recorded_machine",
+    "scripted",
     "completion_sampler",
     "code_fingerprint",
     "refute_embedding_by_prompts",
@@ -167,6 +169,19 @@ def recorded_machine(
     return record(HarnessMachine(program, *args, name=name, **kwargs), builder, opts)
 
 
+def scripted(script: Sequence[str]) -> Any:
+    """A :class:`~agentic_machines.runtime.models.ScriptedModel` answering ``script`` in
+    order: the body of every architecture's ``scripted_model()`` (the models module is
+    imported on first use, so importing an architecture does not load the HTTP client).
+
+    >>> scripted(["a", "b"]).complete("anything")
+    'a'
+    """
+    from ..runtime.models import ScriptedModel
+
+    return ScriptedModel(script)
+
+
 def completion_sampler(
     valid: Callable[[], Iterable[str]],
     script: Sequence[str] = (),
@@ -177,7 +192,7 @@ def completion_sampler(
     """The ``sample(machine, seed, n)`` of an :class:`InvariantAnalysis`: ``n`` seeded
     completions drawn from ``valid()``, the ``script`` and (when ``harness``) the strings
     the machine's harness code contains; ``sizes`` (``huge``, ``huge_size``) as for
-    :func:`~agentic_machines.architectures.sampling.completion_sample`.
+    :func:`~agentic_machines.checking.sampling.completion_sample`.
 
     >>> sample = completion_sampler(lambda: ["ok"], harness=False, huge=0)
     >>> sample(None, 0, 3)[0]
@@ -185,7 +200,10 @@ def completion_sampler(
     """
 
     def sample(machine: Any, seed: int, n: int) -> list[str]:
-        from .sampling import completion_sample, harness_strings  # hypothesis: on first use
+        from ..checking.sampling import (  # hypothesis: on first use
+            completion_sample,
+            harness_strings,
+        )
 
         pool = [*valid(), *script, *(harness_strings(machine) if harness else [])]
         return completion_sample(pool, seed=seed, n=n, **sizes)
@@ -367,7 +385,7 @@ def refute_by_invariant(
     ``"completions_tested"``.
 
     >>> from agentic_machines.architectures import react
-    >>> from agentic_machines.architectures.sampling import completion_sample
+    >>> from agentic_machines.checking.sampling import completion_sample
     >>> m = react.machine()
     >>> v = refute_by_invariant(m, m.initial, deep_script=react.SCRIPT[:2],
     ...     invariant=react.successor_invariant, invariant_text=react.INVARIANT_TEXT,
@@ -463,8 +481,6 @@ def refute_embedding_by_prompts(
     >>> v.status, v.obstruction.kind, v.conditional
     ('refuted', 'prompt', True)
     """
-    from ..generation import MIN_PREMISE_TESTS, proof_exists
-    from ..verdict import Obstruction, Premise
 
     claim = f"{source.name} embeds into {target.name}"
     method = "fact:prompt-keeping"
@@ -502,15 +518,6 @@ def refute_embedding_by_prompts(
                     reason=f"premise refuted: {c!r} at {state!r} leads to a state whose prompt "
                     f"breaks it ({allowed_text})",
                 )
-    if not proof_exists(proof) or len(distinct) < MIN_PREMISE_TESTS:
-        return Verdict(
-            None,
-            claim,
-            method,
-            tested,
-            reason=f"the premise ({allowed_text}) needs the proof file {proof} and at least "
-            f"{MIN_PREMISE_TESTS} distinct completions (got {len(distinct)})",
-        )
     obstruction = Obstruction(
         "prompt",
         source_state,
@@ -519,12 +526,16 @@ def refute_embedding_by_prompts(
         f"{proof}, tested on {tested} steps), and this prompt does not",
         details={"prompt": p, "states": len(starts), "completions": len(distinct)},
     )
-    return Verdict(
-        False,
+    # the proof file and the number of tests decide as for every premise-based refutation
+    return _premise_verdict(
+        target,
         claim,
         method,
         tested,
-        obstruction=obstruction,
-        premise=Premise(allowed_text, proof, len(distinct)),
-        details={"states": len(starts), "completions": len(distinct)},
+        False,
+        allowed_text,
+        proof,
+        obstruction,
+        {"states": len(starts), "completions": len(distinct)},
+        premise_tests=len(distinct),
     )

@@ -55,15 +55,15 @@ system message (:func:`embeds_react`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BudgetExceeded
 from ..execution.sandbox import Limits, Scaffold, make_executor
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
+from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine, scripted
 from .environments import Household, default_household
 from .rlm import render_messages, truncate
 
@@ -265,9 +265,7 @@ def scripted_model() -> ScriptedModel:
     >>> scripted_model().complete("any") == SCRIPT[0]
     True
     """
-    from ..runtime.models import ScriptedModel
-
-    return ScriptedModel(SCRIPT)
+    return scripted(SCRIPT)
 
 
 def successor_invariant(prompt: str, successor_prompt: str) -> bool:
@@ -313,7 +311,7 @@ def diagram_completions(prompt: str) -> list[str]:
     return ([SCRIPT[k]] if 0 <= k < len(SCRIPT) else []) + ["I am thinking about it."]
 
 
-def _uncovered(options: dict) -> str | None:
+def _uncovered(options: Mapping[str, Any]) -> str | None:
     return None if options["count_chat"] else "count_chat=False plants a step that is never used"
 
 

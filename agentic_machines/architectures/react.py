@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, recorded_machine
+from ._invariants import InvariantAnalysis, recorded_machine, scripted
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
 
 if TYPE_CHECKING:
@@ -233,9 +233,7 @@ def scripted_model() -> ScriptedModel:
     >>> scripted_model().complete(machine().prompt(initial)) == SCRIPT[0]
     True
     """
-    from ..runtime.models import ScriptedModel
-
-    return ScriptedModel(SCRIPT)
+    return scripted(SCRIPT)
 
 
 _LABEL = re.compile(r"(?:Thought|Action) (\d+):$")
@@ -338,14 +336,14 @@ def react_completion_sample(
 ) -> list[str]:
     """The seeded completions on which :func:`analysis` tests the invariant: well-formed
     and malformed ones, control words, and the string constants of the harness of ``m``
-    (:func:`~agentic_machines.architectures.sampling.harness_strings`).
+    (:func:`~agentic_machines.checking.sampling.harness_strings`).
 
     >>> len(react_completion_sample(n=100))
     100
     >>> "xyzzy" in react_completion_sample(n=100, m=machine(reset="xyzzy"))
     True
     """
-    from .sampling import completion_sample, harness_strings
+    from ..checking.sampling import completion_sample, harness_strings
 
     extra = harness_strings(m if m is not None else machine())
     return completion_sample(valid_completions(1) + list(SCRIPT) + extra, seed=seed, n=n)

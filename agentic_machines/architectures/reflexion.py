@@ -65,7 +65,7 @@ from ..machine import HALT, is_sentinel
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Obstruction, Premise, Verdict
 from . import react
-from ._invariants import InvariantAnalysis, recorded_machine
+from ._invariants import InvariantAnalysis, recorded_machine, scripted
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION
 
 if TYPE_CHECKING:
@@ -282,9 +282,7 @@ def scripted_model() -> ScriptedModel:
     >>> scripted_model().complete(machine().prompt(initial)) == SCRIPT[0]
     True
     """
-    from ..runtime.models import ScriptedModel
-
-    return ScriptedModel(SCRIPT)
+    return scripted(SCRIPT)
 
 
 _ACTOR_WITH_MEMORY = react.HEADER + react.EXAMPLES + MEMORY_HEADER
@@ -347,7 +345,7 @@ def reflexion_completion_sample(
     >>> len(reflexion_completion_sample(n=100))
     100
     """
-    from .sampling import completion_sample, harness_strings
+    from ..checking.sampling import completion_sample, harness_strings
 
     extra = harness_strings(m if m is not None else machine())
     valid = react.valid_completions(1) + list(SCRIPT) + [" Finish[Thames]", "I should search."]

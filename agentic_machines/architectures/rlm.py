@@ -78,7 +78,7 @@ from ..execution.codeexec import Request, contained
 from ..execution.sandbox import Limits, Scaffold, make_executor
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
+from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine, scripted
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -101,6 +101,7 @@ __all__ = [
     "render_messages",
     "prompt_summary",
     "run_outline",
+    "run_levels",
     "find_code_blocks",
     "find_final",
     "format_output",
@@ -636,9 +637,7 @@ def scripted_model() -> ScriptedModel:
     >>> scripted_model().complete("any") == SCRIPT[0]
     True
     """
-    from ..runtime.models import ScriptedModel
-
-    return ScriptedModel(SCRIPT)
+    return scripted(SCRIPT)
 
 
 INVARIANT_TEXT = (
@@ -762,11 +761,31 @@ def prompt_summary(prompt: str) -> str:
     return f"child RLM (context of {size.group(1) if size else '?'} characters), {where}"
 
 
+def run_levels(prompts: Iterable[str]) -> list[tuple[int, str]]:
+    """Each prompt of a run with its nesting level and :func:`prompt_summary`: root turns
+    at 0, a child RLM's turns at 1, a plain sub-call one level below the RLM that made
+    it. (Prompts tell a child from the root, not one child depth from another: at
+    ``max_depth`` 2 the levels are exact.) :func:`run_outline` prints them;
+    :func:`agentic_machines.drawing.nesting.draw_nesting` draws them as nested blocks.
+
+    >>> run_levels([machine().prompt(initial), "<|user|>\\nRiver?\\n"])
+    [(0, 'root RLM, turn 1'), (1, 'sub-call: River?')]
+    """
+    levels, level = [], 0
+    for prompt in prompts:
+        summary = prompt_summary(prompt)
+        if summary.startswith("sub-call"):
+            levels.append((level + 1, summary))
+            continue
+        level = 0 if summary.startswith("root") else 1
+        levels.append((level, summary))
+    return levels
+
+
 def run_outline(prompts: Iterable[str]) -> str:
-    """A run's prompts as an indented outline: root turns flush left, a child RLM's turns
-    one level in, a plain sub-call one level below the RLM that made it. (Prompts tell a
-    child from the root, not one child depth from another: at ``max_depth`` 2 the
-    outline is exact.)
+    """A run's prompts as an indented outline (the levels of :func:`run_levels`): root
+    turns flush left, a child RLM's turns one level in, a plain sub-call one level below
+    the RLM that made it.
 
     >>> child = render_messages([("system", SYSTEM_PROMPT), ("user", metadata_message("q", None)),
     ...                          ("user", turn_message(0, 8))])
@@ -775,15 +794,7 @@ def run_outline(prompts: Iterable[str]) -> str:
       child RLM (context of 1 characters), turn 1
         sub-call: River?
     """
-    lines, level = [], 0
-    for prompt in prompts:
-        summary = prompt_summary(prompt)
-        if summary.startswith("sub-call"):
-            lines.append("  " * (level + 1) + summary)
-            continue
-        level = 0 if summary.startswith("root") else 1
-        lines.append("  " * level + summary)
-    return "\n".join(lines)
+    return "\n".join("  " * level + summary for level, summary in run_levels(prompts))
 
 
 _SYSTEM_HEAD = render_messages([("system", SYSTEM_PROMPT)]) + "<|user|>"

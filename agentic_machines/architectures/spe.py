@@ -32,6 +32,7 @@ from ..cek import AgenticEvaluator, Boundary, first_boundary, loader, seed_progr
 from ..cek.theorem import SEED_PROMPT
 from ..machine import is_sentinel
 from ..verdict import Verdict
+from ._invariants import scripted
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -109,9 +110,7 @@ def scripted_model() -> ScriptedModel:
     >>> scripted_model().complete("Write a program.") == SCRIPT[0]
     True
     """
-    from ..runtime.models import ScriptedModel
-
-    return ScriptedModel(SCRIPT)
+    return scripted(SCRIPT)
 
 
 def sample_states(
@@ -189,8 +188,8 @@ def non_spe_state() -> Verdict:
     >>> v.status, v.method, v.conditional
     ('refuted', 'fact:F5', True)
     """
+    from ..checking.sampling import completion_sample
     from ..generation import MIN_PREMISE_TESTS, cardinality_obstruction
-    from .sampling import completion_sample
 
     m = machine()
     beta_a = first_boundary(NON_SPE_PROGRAM)

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 from ..spell import NaiveMachine, SpellMachine, ToolEnvironment
 from ..spell.evaluator import Boundary
 from ..verdict import Verdict
+from ._invariants import scripted
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -137,9 +138,7 @@ def scripted_model() -> ScriptedModel:
     >>> scripted_model().complete(machine().prompt(initial)) == SCRIPT[0]
     True
     """
-    from ..runtime.models import ScriptedModel
-
-    return ScriptedModel(SCRIPT)
+    return scripted(SCRIPT)
 
 
 def loader(state: Boundary) -> str:
@@ -264,7 +263,7 @@ def naive_completions(n: int = 60, seed: int = 0) -> list[str]:
     >>> len(naive_completions())
     60
     """
-    from .sampling import completion_sample
+    from ..checking.sampling import completion_sample
 
     valid = list(NAIVE_SCRIPT) + [
         "(list-files)",

@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING
 from ..errors import InvalidArgument
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
+from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine, scripted
 from .start_fix import START_TOKEN, base_prompt, requery
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
 
@@ -349,9 +349,7 @@ def scripted_model() -> ScriptedModel:
     >>> scripted_model().complete("any prompt") == SCRIPT[0]
     True
     """
-    from ..runtime.models import ScriptedModel
-
-    return ScriptedModel(SCRIPT)
+    return scripted(SCRIPT)
 
 
 def is_fresh_child_prompt(prompt: str, *, examples: str = EXAMPLES) -> bool:

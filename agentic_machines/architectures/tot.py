@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING
 from ..errors import InvalidArgument
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
+from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine, scripted
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -225,7 +225,7 @@ def tot_program(
         """Propose, keep the valid thoughts, value each: [(value, step, numbers), ...]."""
         nonlocal evaluated
         reply = yield PROPOSE_HEADER + f"Input: {_fmt(state)}\nPossible next steps:\n"
-        out = []
+        out: list[tuple[float, str, tuple[Fraction, ...]]] = []  # (value, step, numbers left)
         for line in reply.split("\n"):
             left = parse_step(line, state)
             if left is None or any(left == c[2] for c in out):
@@ -314,9 +314,7 @@ def scripted_model() -> ScriptedModel:
     >>> scripted_model().complete("any") == SCRIPT[0]
     True
     """
-    from ..runtime.models import ScriptedModel
-
-    return ScriptedModel(SCRIPT)
+    return scripted(SCRIPT)
 
 
 def successor_invariant(prompt: str, successor_prompt: str) -> bool:

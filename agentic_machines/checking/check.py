@@ -44,9 +44,18 @@ from ..batches import check_sendable, run_batches
 from ..errors import ClockDependent, InvalidArgument
 from ..machine import DIVERGE, HALT, AgenticMachine
 from ..runtime.harness import TraceState
-from ..runtime.search import Reporter, search_line
+from ..runtime.search import (
+    Bounds,
+    Completions,
+    Reporter,
+    alphabet,
+    offered,
+    roots,
+    search_line,
+)
 from ..verdict import Verdict, short_repr
 from .coverage import unreached_prompts
+from .expand import Transition as Step
 from .expand import Unknown, expand
 from .properties import (
     EffectsAtMostOnce,
@@ -63,8 +72,6 @@ from .result import CheckResult, Counterexample, Coverage, PropertyResult
 from .run_check import confirm
 
 __all__ = ["check_properties", "Completions", "BATCH"]
-
-Completions = Sequence[str] | Callable[[str], Iterable[str]]
 
 BATCH = 64
 """States per call of :func:`~agentic_machines.checking.expand.expand`."""
@@ -129,19 +136,9 @@ def check_properties(
         raise InvalidArgument(
             "check_properties needs at least one property, e.g. properties=[halts_within(8), never_raises()]"
         )
-    if max_states is not None and (not isinstance(max_states, int) or max_states < 1):
-        raise InvalidArgument(f"max_states must be at least 1 (or None), got {max_states!r}")
-    if max_depth is not None and (not isinstance(max_depth, int) or max_depth < 0):
-        raise InvalidArgument(f"max_depth must be 0 or more (or None), got {max_depth!r}")
-    if start is None:
-        start = machine.initial
-    if start is None:
-        raise InvalidArgument(
-            f"machine {machine.name!r} has no initial state; pass check_properties(machine, start, ...)"
-        )
-    if start is HALT or start is DIVERGE:
-        raise InvalidArgument(f"cannot check from the sentinel {start!r}; start from a state")
-    fixed, choose = _alphabet(machine, completions)
+    Bounds(max_states, max_depth)  # the kernel's bound rule, checked before anything runs
+    start = roots(machine, start, what="check_properties", every_state=False)[0]
+    fixed, choose = alphabet(machine, completions, "check_properties")
     search = _Search(machine, start, props, fixed, choose, max_depth, max_states, progress)
     if executor is not None:
         if search.effects:
@@ -152,31 +149,6 @@ def check_properties(
         check_sendable(executor, "check_properties", machine=machine, completions=choose)
     search.executor = executor
     return search.run(stop_early)
-
-
-def _alphabet(
-    machine: AgenticMachine, completions: Completions | None
-) -> tuple[list[str] | None, Callable[[str], Iterable[str]] | None]:
-    if completions is None:
-        completions = machine.completions
-    if completions is None:
-        raise InvalidArgument(
-            f"machine {machine.name!r} has no finite completion alphabet; pass completions=[...] "
-            "or a function prompt -> list of completions (or test it with hypothesis_test)"
-        )
-    if callable(completions):
-        return None, completions
-    if isinstance(completions, str):
-        raise InvalidArgument(
-            f"completions must be a list of strings, not the single string {completions!r}; wrap it: [{completions!r}]"
-        )
-    fixed = list(dict.fromkeys(completions))
-    bad = [c for c in fixed if not isinstance(c, str)]
-    if bad:
-        raise InvalidArgument(f"completions are strings (C = str); got {bad!r}")
-    if not fixed:
-        raise InvalidArgument("the completion alphabet is empty; give at least one completion")
-    return fixed, None
 
 
 def _alphabet_name(fixed: list[str] | None) -> str:
@@ -223,40 +195,54 @@ class _Search:
         if max_depth is None and self.halting and len(self.halting) == len(self.parts):
             # halts_within(k) is decided by the runs of k steps: no need to go deeper
             self.max_depth = max(q.k for q in self.halting)
+        self.bounds = Bounds(max_states, self.max_depth)
+        self.limit = self.bounds.limit
         # first violation per part: (state id, completion or None, outcome, explanation)
         self.found: dict[Property, tuple] = {}
 
     # -- the search ------------------------------------------------------------------------
     def run(self, stop_early: bool) -> CheckResult:
+        """Search breadth-first in batches, checking as it goes; then decide every property."""
         began = time.perf_counter()
-        machine, start = self.machine, self.start
-        ids: dict[Any, int] = {start: 0}
-        states: list[Any] = [start]
-        start_clock: str | None = None  # why the clock decided the start's prompt, if it did
+        self._begin()
+        reporter = Reporter(self.progress, _check_line)
+        queue = deque([0])
+        wanted = len(self.parts)
+        while queue and self.truncated is None:
+            if stop_early and len(self.found) == wanted:
+                break
+            ids, batch = self._next_batch(queue)
+            for i, row in zip(ids, self._expand(batch)):
+                if not self._record(i, row, queue):
+                    break  # the state bound stopped the search
+            reporter.tick(lambda: self._stats(began, len(queue)))  # noqa: B023 - called at once
+        self.stopped_early = bool(queue) and self.truncated is None and len(self.found) == wanted
+        self.bound_depth = self._bound_depth()
+        return self._result(began, len(queue), reporter)
+
+    def _begin(self) -> None:
+        """The record of the search, holding the start state (id 0) and its prompt."""
+        start = self.start
+        self.start_clock: str | None = None  # why the clock decided the start's prompt, if it did
         try:
-            first_prompt = machine.prompt(start)
+            first_prompt = self.machine.prompt(start)
         except ClockDependent as exc:
             # a start state a clock-dependent step made: its prompt is shown as it came,
             # and every step from it is unknown (what follows it is no fact either)
-            first_prompt, start_clock = exc.outcome, str(exc)
+            first_prompt, self.start_clock = exc.outcome, str(exc)
         except Exception as exc:  # noqa: BLE001 - the start state itself is broken
             raise InvalidArgument(
                 f"the prompt of the start state {short_repr(start)} raised {type(exc).__name__}: {exc}"
             ) from exc
-        prompts: list[str] = [first_prompt]
-        depth: list[int] = [0]
-        parent: list[int] = [-1]
-        via: list[str | None] = [None]
-        succ: list[dict[Any, str]] = [{}]
-        complete: list[bool] = [False]
-        self.ids, self.states, self.prompts = ids, states, prompts
-        self.depth, self.parent, self.via, self.succ, self.complete = (
-            depth,
-            parent,
-            via,
-            succ,
-            complete,
-        )
+        # The explored graph as flat lists indexed by state id.
+        self.ids: dict[Any, int] = {start: 0}
+        self.states: list[Any] = [start]
+        self.prompts: list[str] = [first_prompt]
+        self.depth: list[int] = [0]
+        self.parent: list[int] = [-1]
+        self.via: list[str] = [""]  # the completion that first reached each state (none: the start)
+        self.succ: list[dict[Any, str]] = [{}]
+        self.complete: list[bool] = [False]  # expanded: every successor recorded
         self.first_diverge: tuple[int, str] | None = None
         self.first_raised: tuple[int, str, Raised] | None = None
         self.unknown = 0
@@ -264,141 +250,142 @@ class _Search:
         self.stuck = 0  # states where the completions function offered nothing
         self.transitions_made = 0
         self.share: dict[Any, float] = {}
-        logs = [e.log(machine) for e in self.effects]
-        history: list[tuple] = [tuple(frozenset() for _ in logs)] if logs else []
-        if start_clock is None:  # a prompt the clock decided refutes nothing
+        self.depth_cut = False
+        self.truncated: str | None = None
+        self.cut_depth: int | None = None  # the depth being expanded when max_states stopped it
+        self.logs = [e.log(self.machine) for e in self.effects]
+        # per state, per effect log: the requests executed on the run to it
+        self.history: list[tuple[frozenset[Any], ...]] = (
+            [tuple(frozenset() for _ in self.logs)] if self.logs else []
+        )
+        if self.start_clock is None:  # a prompt the clock decided refutes nothing
             self._check_state(0)
-        reporter = Reporter(self.progress, _check_line)
-        limit = self.max_states if self.max_states is not None else float("inf")
-        max_depth = self.max_depth
-        fixed = self.fixed
-        invariants, transitions = self.invariants, self.transitions
-        queue = deque([0])
-        depth_cut = False
-        truncated: str | None = None
-        cut_depth: int | None = None  # the depth being expanded when max_states stopped it
-        wanted = len(self.parts)
-        found = self.found
-        while queue and truncated is None:
-            if stop_early and len(found) == wanted:
-                break
-            batch_ids: list[int] = []
-            batch: list[tuple[Any, list[str]]] = []
-            while queue and len(batch_ids) < BATCH:
-                i = queue.popleft()
-                if max_depth is not None and depth[i] >= max_depth:
-                    depth_cut = True
-                    continue
-                comps = fixed if fixed is not None else self._chosen(prompts[i], states[i])
-                if not comps:  # stuck: the run can neither go on nor has it ended
-                    complete[i] = True
-                    self.stuck += 1
-                    self._stuck(i)
-                    continue
-                batch_ids.append(i)
-                batch.append((states[i], comps))
-            if not batch:
+
+    def _next_batch(self, queue: deque[int]) -> tuple[list[int], list[tuple[Any, list[str]]]]:
+        """Up to :data:`BATCH` states from the queue to expand, with their completions.
+
+        States at the depth bound are left unexpanded, and a state whose alphabet is empty
+        is stuck: an outcome of its own, recorded here."""
+        ids: list[int] = []
+        batch: list[tuple[Any, list[str]]] = []
+        max_depth, fixed = self.max_depth, self.fixed
+        depth, states, prompts = self.depth, self.states, self.prompts
+        while queue and len(ids) < BATCH:
+            i = queue.popleft()
+            if max_depth is not None and depth[i] >= max_depth:
+                self.depth_cut = True
                 continue
-            if self.executor is None:
-                rows = expand(machine, batch, known=ids, logs=logs)
-            else:  # the same batch, its states spread over the executor's workers
-                rows = run_batches(self.executor, _expand_elsewhere, batch, None, machine)
-            for i, row in zip(batch_ids, rows):
-                if i == 0 and start_clock is not None:
-                    row = [(c, Unknown(start_clock), None, ()) for c, *_ in row]
-                out = succ[i]
-                s = states[i]
-                nd = depth[i] + 1
-                full = False
-                for c, t, prompt, executed in row:
-                    self.transitions_made += 1
-                    kind = type(t)
-                    if kind is Unknown:
-                        self.unknown += 1
-                        self.unknown_reason = self.unknown_reason or t.reason
-                        continue
-                    if t is DIVERGE:
-                        if self.first_diverge is None:
-                            self.first_diverge = (i, c)
-                            self._diverged(i, c)
-                    elif kind is Raised:
-                        if self.first_raised is None:
-                            self.first_raised = (i, c, t)
-                    elif t is not HALT:
-                        j = ids.get(t)
-                        if j is None:
-                            if len(states) >= limit:
-                                full = True
-                                break
-                            j = len(states)
-                            ids[t] = j
-                            states.append(t)
-                            prompts.append(prompt if prompt is not None else machine.prompt(t))
-                            depth.append(nd)
-                            parent.append(i)
-                            via.append(c)
-                            succ.append({})
-                            complete.append(False)
-                            if logs:  # the parent's history, copied only when this step added to it
-                                past = history[i]
-                                history.append(
-                                    tuple(
-                                        h | frozenset(map(_hashable, e)) if e else h
-                                        for h, e in zip(past, executed)
-                                    )
-                                    if any(executed)
-                                    else past
-                                )
-                            if invariants:
-                                self._check_state(j)
-                            if self.halting:
-                                self._deep(j, nd)
-                            queue.append(j)
-                        t = j
-                    if t not in out:
-                        out[t] = c
-                    if transitions:
-                        self._check_transition(i, c, t)
-                    if logs:
-                        self._check_effects(i, c, t, executed, history[i])
-                if full:
-                    truncated = (
-                        f"max_states={self.max_states}: the search stopped at {len(states):,} "
-                        "states"
-                    )
-                    cut_depth = depth[i]
-                    break
-                complete[i] = True
-                decided = (
-                    len(row) if not self.unknown else sum(type(r[1]) is not Unknown for r in row)
-                )
-                if decided:
-                    self.share[s] = len(out) / decided
-            reporter.tick(lambda: self._stats(began, len(queue)))  # noqa: B023
-        stopped_early = bool(queue) and truncated is None and len(found) == wanted
-        self.depth_cut = depth_cut
-        self.bound_depth = self._bound_depth(depth_cut, cut_depth)
-        self.stopped_early = stopped_early
-        self.truncated = truncated
+            comps = fixed if fixed is not None else offered(self.choose, prompts[i], states[i])  # type: ignore[arg-type]
+            if not comps:  # stuck: the run can neither go on nor has it ended
+                self.complete[i] = True
+                self.stuck += 1
+                self._stuck(i)
+                continue
+            ids.append(i)
+            batch.append((states[i], comps))
+        return ids, batch
+
+    def _expand(self, batch: list[tuple[Any, list[str]]]) -> list[list[Step]]:
+        """The harness calls of a batch, here or spread over the executor's workers."""
+        if not batch:
+            return []
+        if self.executor is None:
+            return expand(self.machine, batch, known=self.ids, logs=self.logs)
+        return run_batches(self.executor, _expand_elsewhere, batch, None, self.machine)
+
+    def _record(self, i: int, row: list[Step], queue: deque[int]) -> bool:
+        """Record the steps from state ``i``, checking each; False when the state bound
+        stopped the search (state ``i`` is then left incomplete)."""
+        if i == 0 and self.start_clock is not None:
+            row = [(c, Unknown(self.start_clock), None, ()) for c, *_ in row]
+        ids, limit, transitions, logs = self.ids, self.limit, self.transitions, self.logs
+        out = self.succ[i]
+        nd = self.depth[i] + 1
+        for c, t, prompt, executed in row:
+            self.transitions_made += 1
+            kind = type(t)
+            if kind is Unknown:
+                self.unknown += 1
+                self.unknown_reason = self.unknown_reason or t.reason
+                continue
+            if t is DIVERGE:
+                if self.first_diverge is None:
+                    self.first_diverge = (i, c)
+                    self._diverged(i, c)
+            elif kind is Raised:
+                if self.first_raised is None:
+                    self.first_raised = (i, c, t)
+            elif t is not HALT:
+                j = ids.get(t)
+                if j is None:
+                    if len(self.states) >= limit:
+                        self.truncated = self.bounds.full(len(self.states))
+                        self.cut_depth = self.depth[i]
+                        return False
+                    j = self._add_state(t, prompt, i, c, nd, executed)
+                    queue.append(j)
+                t = j
+            if t not in out:
+                out[t] = c
+            if transitions:
+                self._check_transition(i, c, t)
+            if logs:
+                self._check_effects(i, c, t, executed, self.history[i])
+        self.complete[i] = True
+        decided = len(row) if not self.unknown else sum(type(r[1]) is not Unknown for r in row)
+        if decided:
+            self.share[self.states[i]] = len(out) / decided
+        return True
+
+    def _add_state(
+        self, t: Any, prompt: str | None, i: int, c: str, d: int, executed: tuple[Any, ...]
+    ) -> int:
+        """Record the new state ``t``, reached from state ``i`` by ``c`` at depth ``d``,
+        check the invariants on it, and return its id."""
+        j = len(self.states)
+        self.ids[t] = j
+        self.states.append(t)
+        self.prompts.append(prompt if prompt is not None else self.machine.prompt(t))
+        self.depth.append(d)
+        self.parent.append(i)
+        self.via.append(c)
+        self.succ.append({})
+        self.complete.append(False)
+        if self.logs:  # the parent's history, copied only when this step added to it
+            past = self.history[i]
+            self.history.append(
+                tuple(h | frozenset(map(_hashable, e)) if e else h for h, e in zip(past, executed))
+                if any(executed)
+                else past
+            )
+        if self.invariants:
+            self._check_state(j)
+        if self.halting:
+            self._deep(j, d)
+        return j
+
+    def _result(self, began: float, queued: int, reporter: Reporter) -> CheckResult:
+        """Every property's verdict, each counterexample re-checked, and the coverage."""
+        fixed = self.fixed
         # Every counterexample is replayed, over the alphabet checked, and its property
         # checked again on the replayed run before it is returned (run_check.confirm).
-        offered = (lambda _prompt: fixed) if fixed is not None else self.choose
-        results = [confirm(machine, self._verdict(p), offered) for p in self.props]
+        offer = (lambda _prompt: fixed) if fixed is not None else self.choose
+        results = [confirm(self.machine, self._verdict(p), offer) for p in self.props]
         seconds = time.perf_counter() - began
-        stats = self._stats(began, len(queue))
+        stats = self._stats(began, queued)
         reporter.finish(stats)
+        unreached, basis = unreached_prompts(self.machine, self.prompts)
         coverage = Coverage(
-            states=len(states),
+            states=len(self.states),
             transitions=self.transitions_made,
-            edges=sum(map(len, succ)),
-            depth=max(depth),
+            edges=sum(map(len, self.succ)),
+            depth=max(self.depth),
             alphabet_share=self.share,
             undecided=self.unknown,
             stuck=self.stuck,
             truncated=self._truncation_text(),
-            **dict(
-                zip(("unreached_prompts", "unreached_basis"), unreached_prompts(machine, prompts))
-            ),
+            unreached_prompts=unreached,
+            unreached_basis=basis,
         )
         return CheckResult(
             machine=self.name,
@@ -410,19 +397,6 @@ class _Search:
             seconds=seconds,
             details={"states_per_second": stats["states_per_second"], "alphabet": self.fixed},
         )
-
-    def _chosen(self, prompt: str, state: Any) -> list[str]:
-        comps = self.choose(prompt)  # type: ignore[misc]
-        if isinstance(comps, str):
-            raise InvalidArgument(
-                f"the completions function returned the single string {comps!r} for the prompt of "
-                f"{short_repr(state)}; it must return a list of completion strings"
-            )
-        comps = list(dict.fromkeys(comps))
-        bad = [c for c in comps if not isinstance(c, str)]
-        if bad:
-            raise InvalidArgument(f"the completions function returned non-strings {bad!r}")
-        return comps
 
     # -- safety checks during the search ----------------------------------------------------
     def _check_state(self, j: int) -> None:
@@ -457,10 +431,10 @@ class _Search:
                 q,
                 (i, c, DIVERGE, "the harness returned DIVERGE (↑): it never returns to the model"),
             )
-        for q in self.halting:
-            if n <= q.k:
+        for hq in self.halting:
+            if n <= hq.k:
                 self.found.setdefault(
-                    q, (i, c, DIVERGE, f"the harness returned DIVERGE (↑) after {n} model call(s)")
+                    hq, (i, c, DIVERGE, f"the harness returned DIVERGE (↑) after {n} model call(s)")
                 )
 
     def _stuck(self, i: int) -> None:
@@ -651,7 +625,7 @@ class _Search:
     def _state_succ(self, i: int) -> Iterable[tuple[int, str]]:
         return ((t, c) for t, c in self.succ[i].items() if type(t) is int)
 
-    def _never_diverges(self, q: Property) -> tuple[Counterexample | None, str]:
+    def _never_diverges(self, q: NeverDiverges) -> tuple[Counterexample | None, str]:
         candidates: list[Counterexample] = []
         if self.first_diverge is not None:
             i, c = self.first_diverge
@@ -680,11 +654,14 @@ class _Search:
         """The shortest run that comes back to a state with the key of an earlier state
         of the same run (by ``q.key``). Runs are the breadth-first paths, which are all
         the runs when every state has one history (trace states, agent functions)."""
+        key_of = q.key
+        if key_of is None:
+            return None
         n = len(self.states)
         keys = []
         for k in range(n):
             try:
-                keys.append(_hashable(q.key(self.states[k])))
+                keys.append(_hashable(key_of(self.states[k])))
             except Exception as exc:  # noqa: BLE001 - a broken key is reported, not raised
                 why = f"the key of {q.name} raised {type(exc).__name__}: {exc}"
                 return self._path_cx(q, k, None, None, why)
@@ -801,7 +778,8 @@ class _Search:
                 candidates.append(lasso)
                 return min(candidates, key=len), ""
         # Layers of the runs: layer j holds every state some run is in after j steps.
-        layer = {0: None}  # state id -> (previous id, completion) of one run reaching it
+        # state id -> (previous id, completion) of one run reaching it
+        layer: dict[int, tuple[int, str] | None] = {0: None}
         layers: list[dict[int, tuple[int, str] | None]] = [layer]
         open_end = ""
         for j in range(k):
@@ -843,20 +821,19 @@ class _Search:
         return None, "; ".join(reasons)
 
     # -- bounds and statistics ---------------------------------------------------------------
-    def _bound_depth(self, depth_cut: bool, cut_depth: int | None) -> int | None:
+    def _bound_depth(self) -> int | None:
+        """The depth up to which every run was searched, when not the whole graph."""
         bounds = []
-        if depth_cut:
+        if self.depth_cut and self.max_depth is not None:
             bounds.append(self.max_depth)
-        if cut_depth is not None:
-            bounds.append(cut_depth)
+        if self.cut_depth is not None:
+            bounds.append(self.cut_depth)
         return min(bounds) if bounds else None
 
     def _truncation_text(self) -> str | None:
         parts = []
         if self.depth_cut:
-            parts.append(
-                f"max_depth={self.max_depth}: states {self.max_depth} steps deep were not expanded"
-            )
+            parts.append(self.bounds.depth_cut())
         if self.truncated:
             parts.append(self.truncated)
         if self.stopped_early:

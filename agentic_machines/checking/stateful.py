@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from hypothesis import HealthCheck, settings
+from hypothesis import seed as fix_seed
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
@@ -156,7 +157,9 @@ def hypothesis_check(
     Each property gets its own Hypothesis run (so each refuted one gets its own
     minimal counterexample). A property no run broke gets a ``"sampled"`` verdict that
     holds with the number of runs named, never a proof. ``seed`` fixes the generated
-    runs (default: derandomized, the same runs every time). ``progress`` prints a
+    runs (default: derandomized, the same runs every time): the search is a function of
+    the seed, the same in every process whatever its hash seed (the agent's own commands
+    are drawn in a fixed order, and no example database is read or written). ``progress`` prints a
     status line on stderr every two seconds once the check runs for two (``False``:
     never; a function: called with the statistics instead).
     """
@@ -197,11 +200,12 @@ def hypothesis_check(
         )
         cx: Counterexample | None = None
         error: BaseException | None = None
+        if seed is not None:
+            # Hypothesis reads the seed of a state-machine test from its class (a seed put
+            # on a wrapper function is not seen, and every process then drew its own runs)
+            cls = fix_seed(seed)(cls)
         try:
-            if seed is None:
-                run_state_machine_as_test(cls, settings=config)
-            else:
-                _seeded(cls, config, seed)
+            run_state_machine_as_test(cls, settings=config)
         except PropertyViolation as exc:
             cx = exc.counterexample
         except Exception as exc:  # noqa: BLE001 - the machine broke the checker itself
@@ -276,17 +280,6 @@ def _line(stats: dict[str, Any], final: bool) -> str:
 
 def _fields(cx: Counterexample) -> tuple:
     return (cx.completions, cx.states, cx.prompts, cx.explanation, cx.loop, cx.machine, cx.initial)
-
-
-def _seeded(cls: type[RuleBasedStateMachine], config: settings, seed: int) -> None:
-    from hypothesis import seed as fix_seed
-
-    @fix_seed(seed)
-    @config
-    def test() -> None:
-        run_state_machine_as_test(cls, settings=config)
-
-    test()
 
 
 def _parts(properties: Property | Sequence[Property]) -> list[Property]:

@@ -89,7 +89,13 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         help="steps per generated run with --hypothesis (default: 20)",
     )
-    p.add_argument("--seed", type=int, metavar="S", help="seed of the generated runs")
+    p.add_argument(
+        "--seed",
+        type=int,
+        metavar="S",
+        help="seed of the generated runs: the same seed gives the same runs in every process "
+        "(default: a fixed derandomized search)",
+    )
     p.add_argument(
         "--step-timeout",
         type=float,

@@ -47,7 +47,7 @@ from ..errors import InvalidArgument
 from ..machine import DIVERGE, HALT, is_sentinel
 from ..runtime.explore import short_text
 from ..runtime.harness import TraceState
-from .labels import MONO, TABLE_CHARS, TABLE_FONT, glyph_style, plan_labels
+from .labels import MONO, PROMPT_CHARS, TABLE_CHARS, TABLE_FONT, glyph_style, plan_labels
 
 __all__ = ["draw", "draw_embedding", "to_dot", "to_mermaid", "to_json", "node_names", "FORMATS"]
 
@@ -343,22 +343,58 @@ def draw(
     roles = _roles(graph, highlight, successors_of, embedding_image, spe_states, obstruction)
     pos = _layout(graph, layout)
     names = node_names(graph)
-    plan = plan_labels(graph, names)
     handles = _legend_items(graph, roles) if legend is None else _custom_legend(legend)
     heading = title if title is not None else graph.graph.get("name")
-    panel = _panel_size(graph, pos, layout)
-    page = _Page(
-        [panel],
-        handles,
-        [("states", plan.states), (_edge_heading(graph), plan.completions)],
-        str(heading) if heading else "",
-        _note(graph, roles),
-    )
+    plan, panel, page = _fit(graph, pos, layout, names, handles, heading, _note(graph, roles))
     fig, (ax,) = page.build()
     _draw_graph(ax, graph, pos, roles, plan, panel)
     if path is not None:
         _save(fig, path, fmt)
     return fig
+
+
+_PROMPT_LEVELS = (PROMPT_CHARS, 150, 90, 50)  # the table's prompt excerpts, longest first
+_SQUEEZE_MIN = (0.45, 0.5)  # the tightest column and row spacing (of _COL, _ROW)
+
+
+def _fit(
+    graph: nx.DiGraph,
+    pos: dict,
+    layout: Any,
+    names: dict,
+    handles: list[Any],
+    heading: Any,
+    note: str,
+) -> tuple[Any, _Panel, _Page]:
+    """The label plan, panel and page of the first layout that fits :data:`SLIDE`.
+
+    Tried in order: the table beside the graph, with whole prompt excerpts and the
+    graph's spacing tightened step by step (columns when too wide, rows when too tall)
+    down to ``_SQUEEZE_MIN``, then with shorter excerpts (their elided middles say how
+    many characters are not shown); then the same with the table under the graph (for
+    wide graphs). A graph that fits no layout is drawn with the last one tried.
+    """
+    page: _Page | None = None
+    for chars, below in [(c, False) for c in _PROMPT_LEVELS] + [(c, True) for c in _PROMPT_LEVELS]:
+        plan = plan_labels(graph, names, prompt_chars=chars)
+        sections = [("states", plan.states), (_edge_heading(graph), plan.completions)]
+        sx = sy = 1.0
+        while True:
+            panel = _panel_size(graph, pos, layout, (sx, sy))
+            page = _Page(
+                [panel], handles, sections, str(heading) if heading else "", note, below=below
+            )
+            size = page.layout()
+            if size["width"] <= SLIDE[0] and size["height"] <= SLIDE[1]:
+                return plan, panel, page
+            if size["width"] > SLIDE[0] and sx > _SQUEEZE_MIN[0]:
+                sx = max(_SQUEEZE_MIN[0], sx * 0.85)
+            elif size["height"] > SLIDE[1] and sy > _SQUEEZE_MIN[1]:
+                sy = max(_SQUEEZE_MIN[1], sy * 0.85)
+            else:
+                break
+    assert page is not None
+    return plan, panel, page
 
 
 def _edge_heading(graph: nx.DiGraph) -> str:
@@ -385,17 +421,21 @@ class _Panel:
     heading: str = ""
 
 
-def _panel_size(graph: nx.DiGraph, pos: dict, layout: Any) -> _Panel:
+def _panel_size(
+    graph: nx.DiGraph, pos: dict, layout: Any, squeeze: tuple[float, float] = (1.0, 1.0)
+) -> _Panel:
+    """The panel a graph needs; ``squeeze`` scales the spacing of columns and rows (a
+    picture too big for a slide is drawn tighter)."""
     if not pos:
         return _Panel(2.0, 1.5, (-1.0, 1.0), (-1.0, 1.0))
     xs = [p[0] for p in pos.values()]
     ys = [p[1] for p in pos.values()]
     dx, dy = max(xs) - min(xs), max(ys) - min(ys)
     if layout in ("auto", "layered"):
-        ux, uy = _COL, _ROW  # inches per data unit (one column, one row)
+        ux, uy = _COL * squeeze[0], _ROW * squeeze[1]  # inches per data unit
     else:
         side = 1.4 * math.sqrt(len(graph)) + 0.6
-        ux, uy = side / max(dx, 1e-9), side / max(dy, 1e-9)
+        ux, uy = side * squeeze[0] / max(dx, 1e-9), side * squeeze[1] / max(dy, 1e-9)
     loops = any(u == v for u, v in graph.edges)
     # Room around the outer nodes for a node, its labels and a self-loop with its label.
     pad_x = 1.0 + (0.9 if loops else 0.0)
@@ -412,10 +452,21 @@ def _panel_size(graph: nx.DiGraph, pos: dict, layout: Any) -> _Panel:
     )
 
 
+SLIDE = (16.0, 9.0)
+"""The largest figure :func:`draw` makes when it can, in inches: at the gallery's 120 dpi,
+a 16:9 slide 1920 pixels wide (1080 high), so no picture is scaled down on a slide."""
+
+DPI = 120
+"""The resolution the gallery saves at (and :func:`draw` when given a path)."""
+
+_COLUMN_GAP = 0.15  # between columns of the legend table
+
+
 @dataclass
 class _Page:
     """A figure laid out in inches: a title, panels side by side, a column with the
-    roles legend and the legend table, and a note at the bottom."""
+    roles legend and the legend table (flowing into more columns when it is taller than
+    a slide), and a note at the bottom."""
 
     panels: list[_Panel]
     handles: list[Any]
@@ -423,40 +474,102 @@ class _Page:
     title: str = ""
     note: str = ""
     footer: float = 0.0  # extra room under the panels (inches)
+    below: bool = False  # the legend and the table under the panels, not beside them
+
+    def _lines(self) -> list[str]:
+        out: list[str] = []
+        for head, lines in self.sections:
+            if lines:
+                out += ([""] if out else []) + [head.upper()] + lines
+        return out
+
+    def layout(self) -> dict[str, Any]:
+        """Sizes (inches), wrapped title and note, and the table's lines per column."""
+        lines = self._lines()
+        column_w = max(1.9, (TABLE_CHARS * TABLE_FONT * 0.61 / 72 + 0.1) if lines else 0.0)
+        legend_h = len(self.handles) * _ITEM + 0.15
+        heading = 0.3 if any(p.heading for p in self.panels) else 0.0
+        graphs_w = sum(p.width for p in self.panels) + 0.2 * (len(self.panels) - 1)
+        graphs_h = max(p.height for p in self.panels) + heading + self.footer
+
+        def texts(width: float) -> tuple[str, float, str, float]:
+            chars = int((width - 2 * _MARGIN) * 72 / (10 * 0.6))
+            title = textwrap.fill(self.title, max(chars, 20)) if self.title else ""
+            title_h = (0.22 * (title.count("\n") + 1) + 0.12) if title else 0.05
+            note_chars = int((width - 2 * _MARGIN) * 72 / (7 * 0.6))
+            note = textwrap.fill(self.note, max(note_chars, 20)) if self.note else ""
+            note_h = (0.14 * (note.count("\n") + 1) + 0.1) if note else 0.0
+            return title, title_h, note, note_h
+
+        one_column = legend_h + len(lines) * _LINE
+        if self.below:  # as many columns as a slide's width holds, of equal length
+            fit = int((SLIDE[0] - 2 * _MARGIN + _COLUMN_GAP) // (column_w + _COLUMN_GAP))
+            per = math.ceil((len(lines) + legend_h / _LINE) / max(fit, 1))
+            columns = _flow(lines, max(per - int(legend_h / _LINE), 1), per)
+            while len(columns) > max(fit, 1):  # entries kept whole made one column more
+                per += 1
+                columns = _flow(lines, max(per - int(legend_h / _LINE), 1), per)
+            table_w = len(columns) * column_w + _COLUMN_GAP * (len(columns) - 1)
+            table_h = max(
+                [legend_h + len(columns[0]) * _LINE if columns else legend_h]
+                + [len(c) * _LINE for c in columns[1:]]
+            )
+            width = _MARGIN * 2 + max(graphs_w, table_w)
+            body = graphs_h + _GAP + table_h
+            table_x, table_top = _MARGIN, graphs_h + _GAP
+        else:
+            title, title_h, note, note_h = texts(_MARGIN * 2 + graphs_w + _GAP + column_w)
+            room = SLIDE[1] - 2 * _MARGIN - title_h - note_h  # the body's height on a slide
+            body = max(graphs_h, room)
+            if one_column <= max(graphs_h, room):
+                columns = [lines]
+                body = max(graphs_h, one_column)
+            else:  # flow the table into columns as tall as the body
+                columns = _flow(lines, int((body - legend_h) / _LINE), int(body / _LINE))
+            width = (
+                _MARGIN * 2
+                + graphs_w
+                + _GAP
+                + len(columns) * column_w
+                + _COLUMN_GAP * (len(columns) - 1)
+            )
+            table_x, table_top = _MARGIN + graphs_w + _GAP, 0.0
+        title, title_h, note, note_h = texts(width)
+        height = _MARGIN * 2 + title_h + body + note_h
+        return {
+            "width": width,
+            "height": height,
+            "title": title,
+            "title_h": title_h,
+            "note": note,
+            "heading": heading,
+            "table_x": table_x,
+            "table_top": table_top,
+            "column_w": column_w,
+            "columns": columns,
+        }
+
+    def fits(self) -> bool:
+        """Whether the page fits :data:`SLIDE`."""
+        size = self.layout()
+        return size["width"] <= SLIDE[0] + 1e-9 and size["height"] <= SLIDE[1] + 1e-9
 
     def build(self) -> tuple[Figure, list[Any]]:
         from matplotlib.figure import Figure
 
         from .labels import renderer_of
 
-        sections = [(h, lines) for h, lines in self.sections if lines]
-        table_lines = sum(len(lines) + 1 for _, lines in sections)
-        column_w = max(
-            1.9,
-            (TABLE_CHARS * TABLE_FONT * 0.61 / 72 + 0.1) if sections else 0.0,
-        )
-        column_h = len(self.handles) * _ITEM + 0.15 + table_lines * _LINE + 0.1 * len(sections)
-        heading = 0.3 if any(p.heading for p in self.panels) else 0.0
-        graphs_w = sum(p.width for p in self.panels) + 0.2 * (len(self.panels) - 1)
-        graphs_h = max(p.height for p in self.panels) + heading + self.footer
-        width = _MARGIN * 2 + graphs_w + _GAP + column_w
-        chars = int((width - 2 * _MARGIN) * 72 / (10 * 0.6))
-        title = textwrap.fill(self.title, max(chars, 20)) if self.title else ""
-        title_h = (0.22 * (title.count("\n") + 1) + 0.12) if title else 0.05
-        note_chars = int((width - 2 * _MARGIN) * 72 / (7 * 0.6))
-        note = textwrap.fill(self.note, max(note_chars, 20)) if self.note else ""
-        note_h = (0.14 * (note.count("\n") + 1) + 0.1) if note else 0.0
-        body = max(graphs_h, column_h)
-        height = _MARGIN * 2 + title_h + body + note_h
+        size = self.layout()
+        width, height, title, note = size["width"], size["height"], size["title"], size["note"]
         fig = Figure(figsize=(width, height))
         renderer = renderer_of(fig)
-        top = height - _MARGIN - title_h  # inches from the bottom
+        top = height - _MARGIN - size["title_h"]  # inches from the bottom
         if title:
             fig.text(_MARGIN / width, (height - _MARGIN) / height, title, fontsize=10, va="top")
         axes = []
         x = _MARGIN
         for p in self.panels:
-            bottom = top - heading - p.height
+            bottom = top - size["heading"] - p.height
             ax = fig.add_axes((x / width, bottom / height, p.width / width, p.height / height))
             ax.set_xlim(*p.lim_x)
             ax.set_ylim(*p.lim_y)
@@ -473,13 +586,13 @@ class _Page:
                 )
             axes.append(ax)
             x += p.width + 0.2
-        column_x = (_MARGIN + graphs_w + _GAP) / width
-        y = top / height
+        column_x = size["table_x"]
+        y = (top - size["table_top"]) / height
         if self.handles:
             legend = fig.legend(
                 handles=self.handles,
                 loc="upper left",
-                bbox_to_anchor=(column_x, y),
+                bbox_to_anchor=(column_x / width, y),
                 fontsize=7,
                 frameon=False,
                 borderaxespad=0.0,
@@ -487,19 +600,21 @@ class _Page:
             )
             fig.draw_without_rendering()
             y = legend.get_window_extent(renderer).y0 / fig.bbox.height - 0.12 / height
-        for head, lines in sections:
-            text = fig.text(
-                column_x,
-                y,
-                "\n".join([head.upper()] + lines),
-                fontsize=TABLE_FONT,
-                family=MONO,
-                va="top",
-                ha="left",
-                linespacing=1.2,
-                color="#222222",
-            )
-            y = text.get_window_extent(renderer).y0 / fig.bbox.height - 0.1 / height
+        for column in size["columns"]:
+            if column:
+                fig.text(
+                    column_x / width,
+                    y,
+                    "\n".join(column),
+                    fontsize=TABLE_FONT,
+                    family=MONO,
+                    va="top",
+                    ha="left",
+                    linespacing=1.2,
+                    color="#222222",
+                )
+            column_x += size["column_w"] + _COLUMN_GAP
+            y = (top - size["table_top"]) / height
         if note:
             fig.text(
                 _MARGIN / width,
@@ -511,6 +626,30 @@ class _Page:
                 ha="left",
             )
         return fig, axes
+
+
+def _flow(lines: list[str], first: int, rest: int) -> list[list[str]]:
+    """``lines`` in columns of ``first`` lines, then ``rest``; a column ends before an
+    entry's first line (an unindented line) when one is near, so entries stay whole.
+
+    >>> _flow(["a", "  a2", "b", "  b2", "  b3", "c"], 3, 3)
+    [['a', '  a2'], ['b', '  b2', '  b3'], ['c']]
+    """
+    columns: list[list[str]] = []
+    i = 0
+    while i < len(lines):
+        room = max(first if not columns else rest, 1)
+        end = min(i + room, len(lines))
+        if end < len(lines):
+            cut = end
+            while cut > i + room // 2 and lines[cut].startswith(" "):
+                cut -= 1
+            end = cut if cut > i + room // 2 else end
+        columns.append(lines[i:end])
+        i = end
+        while i < len(lines) and not lines[i]:  # no column starts with a blank line
+            i += 1
+    return columns
 
 
 def _draw_graph(

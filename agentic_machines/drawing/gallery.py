@@ -9,8 +9,12 @@ call it. The pictures (``PICTURES``, in order):
   commuting square;
 - ``fans``: the successor fan of the SPE seed state x* and of ReAct's initial state;
 - ``architectures``: each architecture's explored graph with the obstruction state of
-  its verdict marked (the graphs of :func:`agentic_machines.cli.contrast.architecture_graph`);
-- ``repl_plan``: the tree of REPLs that REPL-Plan builds for count-to-four.
+  its verdict marked (the graphs of :func:`agentic_machines.contrast.architecture_graph`);
+- ``deep``: THREAD three steps deep (21 states), the size a class meets first: drawn to
+  fit a 16:9 slide, its legend table under the graph;
+- ``repl_plan``: the tree of REPLs that REPL-Plan builds for count-to-four;
+- ``rlm_depth2``: an RLM run at depth 2, the child RLM drawn inside the root's block
+  that called it, the child's sub-calls inside the child's.
 
 Every picture is drawn by :mod:`agentic_machines.drawing.diagrams` from a graph made by
 :func:`agentic_machines.runtime.explore.explore`, so the gallery shows exactly what the
@@ -33,7 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidArgument
-from ..machine import HALT, TableMachine
+from ..fixtures import menu_and_loop
+from ..machine import is_sentinel
 
 __all__ = [
     "write_gallery",
@@ -41,39 +46,14 @@ __all__ = [
     "Picture",
     "REPL_LEGEND",
     "PICTURES",
-    "menu_and_loop",
     "fixture_pictures",
     "embedding_picture",
     "fan_pictures",
     "architecture_pictures",
     "repl_plan_picture",
+    "rlm_depth2_picture",
+    "deep_pictures",
 ]
-
-
-def menu_and_loop() -> tuple[TableMachine, TableMachine]:
-    """The two machines of tutorial chapter 2: ``loop`` embeds into ``menu`` twice.
-
-    >>> menu, loop = menu_and_loop()
-    >>> menu.prompt("a") == loop.prompt("q")
-    True
-    """
-    menu = TableMachine(
-        {"s0": "menu", "a": "continue?", "b": "continue?"},
-        {
-            ("s0", "yes"): "a",
-            ("s0", "no"): "b",
-            ("a", "yes"): "a",
-            ("a", "no"): HALT,
-            ("b", "yes"): "b",
-            ("b", "no"): HALT,
-        },
-        initial="s0",
-        name="menu",
-    )
-    loop = TableMachine(
-        {"q": "continue?"}, {("q", "yes"): "q", ("q", "no"): HALT}, initial="q", name="loop"
-    )
-    return menu, loop
 
 
 @dataclass
@@ -108,12 +88,12 @@ def fixture_pictures() -> list[Picture]:
     """``f2-add``, ``f2-mul``, ``f2-const``: every state drawn, SPE states in gold.
 
     The same graphs and marks as ``agentic-machines diagram f2-add`` (both go through
-    :mod:`agentic_machines.cli.catalog`).
+    :mod:`agentic_machines.catalog`).
 
     >>> [p.stem for p in fixture_pictures()]
     ['f2-add', 'f2-mul', 'f2-const']
     """
-    from ..cli.catalog import resolve
+    from ..catalog import resolve
 
     pictures = []
     for name in ("f2-add", "f2-mul", "f2-const"):
@@ -173,7 +153,7 @@ def fan_pictures() -> list[Picture]:
     >>> [p.stem for p in fan_pictures()]
     ['fan-spe', 'fan-react']
     """
-    from ..cli.catalog import resolve
+    from ..catalog import resolve
 
     pictures = []
     for name in ("spe", "react"):
@@ -204,7 +184,7 @@ def architecture_pictures() -> list[Picture]:
     """Each architecture's explored graph, the obstruction state of its verdict marked.
 
     The graph and marks of ``agentic-machines diagram NAME``
-    (:mod:`agentic_machines.cli.catalog`), deep enough to reach the obstruction state:
+    (:mod:`agentic_machines.catalog`), deep enough to reach the obstruction state:
     two steps, more when the obstruction lies deeper (REPL-Plan's is three completions
     away).
 
@@ -212,7 +192,7 @@ def architecture_pictures() -> list[Picture]:
     ['adaplanner', 'adapt', 'codeact', 'pal', 'react', 'reflexion', 'repl_plan', 'rlm', 'spe', 'spell', 'thread', 'tot']
     """
     from ..architectures import ARCHITECTURES
-    from ..cli.catalog import resolve
+    from ..catalog import resolve
 
     pictures = []
     for name, module in ARCHITECTURES.items():
@@ -231,6 +211,23 @@ def architecture_pictures() -> list[Picture]:
         )
         pictures.append(_picture(name, graph, title, **marks))
     return pictures
+
+
+def deep_pictures() -> list[Picture]:
+    """THREAD explored three steps deep: 21 states, the legend table under the graph so
+    that the picture fits a 16:9 slide 1920 pixels wide (:data:`.diagrams.SLIDE`).
+
+    >>> [p.stem for p in deep_pictures()]
+    ['thread-depth3']
+    """
+    from ..catalog import resolve
+
+    entry = resolve("thread")
+    machine = entry.machine()
+    graph = entry.explore(machine, depth=3)
+    states = sum(1 for n in graph if not is_sentinel(n))
+    title = f"thread, three steps deep: {states} states, the initial state's successors"
+    return [_picture("thread-depth3", graph, title, successors_of=entry.start(machine))]
 
 
 def repl_tree(result: Any) -> Any:
@@ -304,12 +301,48 @@ def repl_plan_picture() -> list[Picture]:
     return [_picture("repl-plan-tree", graph, title, legend=list(REPL_LEGEND))]
 
 
+def rlm_depth2_picture() -> list[Picture]:
+    """The scripted depth-2 RLM episode (``rlm.DEPTH2_SCRIPT``) as nested blocks: the
+    root's turn 2 starts a child RLM, whose turn 1 asks a batch of sub-calls.
+
+    >>> [p.stem for p in rlm_depth2_picture()]
+    ['rlm-depth2']
+    """
+    from ..architectures import rlm
+    from ..runtime.models import ScriptedModel
+    from ..runtime.run import run
+    from .nesting import draw_nesting, nesting_mermaid
+
+    m = rlm.machine(max_depth=2, isolation="inline")  # the project's own scripted code
+    trace = run(m, ScriptedModel(rlm.DEPTH2_SCRIPT))
+    last = trace.steps[-1]
+    result = m.result(last.state, last.completion)
+    steps = []
+    for (level, summary), step in zip(
+        rlm.run_levels(s.prompt for s in trace.steps), trace.steps, strict=True
+    ):
+        # a sub-call's box shows its answer: what returns into the caller's block
+        answer = f" → {step.completion!r}" if summary.startswith("sub-call") else ""
+        steps.append((level, summary + answer))
+    title = (
+        f"RLM at max_depth=2: {len(steps)} model calls, answer {result.answer!r} "
+        f"after {result.turns} root turns"
+    )
+    label = "inside step {caller}'s block"
+    fig = draw_nesting(steps, title=title, frame_label=label)
+    return [
+        Picture("rlm-depth2", fig, {"rlm-depth2.mmd": nesting_mermaid(steps, frame_label=label)})
+    ]
+
+
 PICTURES: dict[str, Callable[[], list[Picture]]] = {
     "fixtures": fixture_pictures,
     "embedding": embedding_picture,
     "fans": fan_pictures,
     "architectures": architecture_pictures,
+    "deep": deep_pictures,
     "repl_plan": repl_plan_picture,
+    "rlm_depth2": rlm_depth2_picture,
 }
 """Picture group name -> the function that draws its pictures."""
 
@@ -324,7 +357,7 @@ def draw_gallery(only: Iterable[str] | None = None, *, verbose: bool = False) ->
     >>> draw_gallery(["nope"])
     Traceback (most recent call last):
       ...
-    agentic_machines.errors.InvalidArgument: unknown gallery picture(s) ['nope']; choose from ['fixtures', 'embedding', 'fans', 'architectures', 'repl_plan']
+    agentic_machines.errors.InvalidArgument: unknown gallery picture(s) ['nope']; choose from ['fixtures', 'embedding', 'fans', 'architectures', 'deep', 'repl_plan', 'rlm_depth2']
     """
     names = list(PICTURES) if only is None else list(only)
     unknown = [n for n in names if n not in PICTURES]

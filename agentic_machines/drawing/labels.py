@@ -157,11 +157,19 @@ def _tree(graph: nx.DiGraph) -> dict[Hashable, tuple[Hashable, tuple[Hashable, H
     return out
 
 
-def plan_labels(graph: nx.DiGraph, names: Mapping[Hashable, tuple[str, str]]) -> LabelPlan:
+def plan_labels(
+    graph: nx.DiGraph,
+    names: Mapping[Hashable, tuple[str, str]],
+    *,
+    prompt_chars: int = PROMPT_CHARS,
+) -> LabelPlan:
     """Decide what every node and edge of ``graph`` shows, and the legend table.
 
     ``names`` is :func:`agentic_machines.drawing.diagrams.node_names` of the graph. A
-    graph whose labels all fit (the F2 fixtures) gets no table.
+    graph whose labels all fit (the F2 fixtures) gets no table. ``prompt_chars`` is the
+    most of one prompt (or of what a step added to it) an entry shows: the middle of a
+    longer one is elided, with its length said (a big graph is drawn with less, so that
+    it fits a slide).
 
     >>> from agentic_machines.runtime.explore import explore
     >>> from agentic_machines.fixtures import fixture
@@ -188,20 +196,30 @@ def plan_labels(graph: nx.DiGraph, names: Mapping[Hashable, tuple[str, str]]) ->
 
     edges: dict[tuple[Hashable, Hashable], str] = {}
     rows: list[tuple[str, str]] = []  # (tag, full text) of edges with a tag
+    # One tag per distinct completion (or list of them), however many edges it labels:
+    # in a tree of turns the same reply recurs on many edges, and says the same thing.
+    tagged: dict[tuple[str, ...], list[tuple[Hashable, Hashable]]] = {}
     for u, v, a in graph.edges(data=True):
         cs = [str(c) for c in a.get("completions") or []]
         shown = ", ".join(cs) if cs else str(a.get("label", ""))
         if _fits(shown, INLINE) and len(cs) <= 3:
             edges[(u, v)] = shown
-            continue
-        tag = f"c{len({t for t, _ in rows}) + 1}"
-        edges[(u, v)] = tag
-        head = f"{tag}  {names[u][0]} → {names[v][0]}: "
-        if len(cs) > 1:
-            rows.append((tag, head + f"{len(cs)} {graph.graph.get('edge_noun', 'completions')}"))
-            rows += [(tag, "  · " + _quote(c)) for c in cs]
         else:
-            rows.append((tag, head + _quote(cs[0] if cs else shown)))
+            tagged.setdefault(tuple(cs) if cs else (shown,), []).append((u, v))
+    noun = graph.graph.get("edge_noun", "completions")
+    for k, (cs_key, tagged_edges) in enumerate(tagged.items(), 1):
+        tag = f"c{k}"
+        for e in tagged_edges:
+            edges[e] = tag
+        u, v = tagged_edges[0]
+        where = f"{names[u][0]} → {names[v][0]}"
+        if len(tagged_edges) > 1:
+            where = f"{len(tagged_edges)} edges ({where}, …)"
+        if len(cs_key) > 1:
+            rows.append((tag, f"{tag}  {where}: {len(cs_key)} {noun}"))
+            rows += [(tag, "  · " + _quote(c)) for c in cs_key]
+        else:
+            rows.append((tag, f"{tag}  {where}: " + _quote(cs_key[0])))
     completions = _wrap([text for _, text in rows])
 
     need = bool(rows) or any(
@@ -211,7 +229,7 @@ def plan_labels(graph: nx.DiGraph, names: Mapping[Hashable, tuple[str, str]]) ->
         if not is_sentinel(n)
     )
     tags = {tag for tag, _ in rows}
-    states = _state_rows(graph, names, parents, edges, inside, tags) if need else []
+    states = _state_rows(graph, names, parents, edges, inside, tags, prompt_chars) if need else []
     return LabelPlan(inside, under, edges, states, completions)
 
 
@@ -222,6 +240,7 @@ def _state_rows(
     edges: Mapping[tuple[Hashable, Hashable], str],
     inside: Mapping[Hashable, str],
     tags: set[str],
+    prompt_chars: int = PROMPT_CHARS,
 ) -> list[str]:
     start = graph.graph.get("start")
     prompts = {n: a.get("prompt") or "" for n, a in graph.nodes(data=True)}
@@ -254,9 +273,9 @@ def _state_rows(
             p, e = parents[n]
             tag = edges[e]
             head += f"  ← {names[p][0]} by " + (tag if tag in tags else _quote(tag))
-            body = _prompt_delta(prompt, prompts[p], names[p][0])
+            body = _prompt_delta(prompt, prompts[p], names[p][0], prompt_chars)
         else:
-            body = f"prompt ({len(prompt)} chars): " + _quote(_clip_middle(prompt))
+            body = f"prompt ({len(prompt)} chars): " + _quote(_clip_middle(prompt, prompt_chars))
         lines.append(head)
         lines.append("    " + body)
         twin = first_with.setdefault(prompt, n)
@@ -268,7 +287,7 @@ def _state_rows(
     return _wrap(lines)
 
 
-def _prompt_delta(prompt: str, before: str, who: str) -> str:
+def _prompt_delta(prompt: str, before: str, who: str, limit: int = PROMPT_CHARS) -> str:
     """A prompt as its difference from the prompt of the state it was reached from.
 
     >>> _prompt_delta("Q? Thought 1: hmm", "Q? Thought 1:", "s0")
@@ -284,8 +303,8 @@ def _prompt_delta(prompt: str, before: str, who: str) -> str:
             break
         k += 1
     if k < 8:  # a fresh prompt: show it whole
-        return f"prompt: {_quote(_clip_middle(prompt))} (none of {who}'s)"
-    rest = _quote(_clip_middle(prompt[k:]))
+        return f"prompt: {_quote(_clip_middle(prompt, limit))} (none of {who}'s)"
+    rest = _quote(_clip_middle(prompt[k:], limit))
     if k == len(before):
         return f"prompt = {who}'s + {rest}"
     return f"prompt = the first {k} chars of {who}'s + {rest}"

@@ -30,7 +30,8 @@ from .. import errors as _errors
 from . import wire
 from .budget import LineBudget
 from .codeexec import Request
-from .sandbox import InlineExecutor, Scaffold, masked_worker_paths
+from .confine import masked_worker_paths
+from .executor import InlineExecutor, Scaffold
 
 TEXT_LINES = 100_000
 """The line budget of ``str`` of a model value (``text_of``: a model-defined ``__str__``

@@ -68,7 +68,10 @@ its outcome (``DIVERGE``) ends the run. A step still running untraced after
 watchdog thread and decided the same way. So the clock decides only *when* lines are
 counted, never an outcome: the same machine gives the same trace on a quiet machine and
 a busy one. A run with a step to count replays the function once (the shadow), so
-tools with side effects need :func:`effect` there too.
+tools with side effects need :func:`effect` there too; a step the watchdog stopped (a
+tool that blocks for long, say) is run again on the shadow, and the run goes on step by
+step from there. One limit holds on both paths alike: the lines of an :func:`effect`
+tool are counted when it runs, not when a replay returns its recorded result.
 """
 
 from __future__ import annotations
@@ -76,6 +79,7 @@ from __future__ import annotations
 import asyncio.events as _events
 import contextvars
 import functools
+import queue
 import signal
 import sys
 import threading
@@ -97,6 +101,7 @@ __all__ = ["agent_machine", "effect", "AgentMachine", "AgentRaised", "ending"]
 
 _PROMPT, _RETURN, _RAISE, _DIVERGE, _CLOCK = range(5)
 _get_ident = threading.get_ident
+_get_running_loop = _events._get_running_loop
 _new_step = tuple.__new__  # a step (a NamedTuple) without its generated __new__
 
 
@@ -218,13 +223,29 @@ def _thread_error() -> RuntimeError:
 class _Loop(_Run):
     """One run of the agent function, suspended in its greenlet at a model call."""
 
-    __slots__ = ("glet", "prompt", "thread", "budget", "dead", "counting", "uncounted")
+    __slots__ = (
+        "glet",
+        "prompt",
+        "thread",
+        "budget",
+        "dead",
+        "counting",
+        "uncounted",
+        "queue",
+        "worker",
+    )
 
     def __init__(self, machine: AgentMachine) -> None:
         super().__init__(machine)
-        self.glet = greenlet(self._main)
         self.prompt = ""
         self.thread = threading.get_ident()  # a greenlet can only be resumed in its thread
+        # Off the main thread there is no SIGALRM: a watched run's greenlet lives in a
+        # thread of its own, and this thread waits for each step at most the timeout.
+        self.worker: _StepThread | None = None
+        if machine.step_timeout is not None and not _in_main_thread():
+            self.worker = _StepThread(self)
+        else:
+            self.glet = greenlet(self._main)
         self.budget: LineBudget | None = None
         self.dead = False
         # Whether the step being resumed counts its lines (a linear run's shadow catches
@@ -232,6 +253,9 @@ class _Loop(_Run):
         # uncounted (its frames must then be set counting when counting resumes).
         self.counting = machine.line_budget is not None
         self.uncounted = False
+        # Recorded steps a linear run's shadow catches up through without switching out:
+        # (prompt expected, completion, state after it), the next one last.
+        self.queue: list[tuple[str, str, TraceState]] = []
 
     # -- inside the greenlet ---------------------------------------------------------------
     def _main(self) -> tuple[int, Any]:
@@ -266,6 +290,16 @@ class _Loop(_Run):
             raise _prompt_error(prompt)
         if getcurrent() is not self.glet:
             raise _thread_error()
+        queue = self.queue
+        if queue:  # a shadow catching up (uncounted): answer from the record, no switch
+            expected, completion, state = queue[-1]
+            if prompt == expected:
+                queue.pop()
+                self.state = state
+                if self.effects:
+                    self.effects = {}
+                return completion
+            queue.clear()  # not the recorded prompt: back to the linear run, which says so
         # Stop counting lines first (uncharged spares this frame the tracer, but the
         # functions it calls would still be traced while the budget is active).
         budget = self.budget
@@ -298,9 +332,19 @@ class _Loop(_Run):
     # -- on the machine's side ---------------------------------------------------------------
     def close(self) -> None:
         """End a suspended run (its ``finally`` blocks run); a no-op for a finished one."""
+        if self.worker is not None:  # its greenlet ends in its own thread
+            if not self.dead:
+                self.dead = True
+                self.worker.close()
+            return
         if self.dead or self.thread != threading.get_ident() or not self.glet:
             return
         self.dead = True
+        self._end_greenlet()
+
+    def _end_greenlet(self) -> None:
+        if not self.glet:  # finished (or never started): nothing to unwind
+            return
         here = getcurrent()
         if self.glet.parent is not here:
             self.glet.parent = here
@@ -314,24 +358,36 @@ class _Loop(_Run):
         ``counted=False`` runs it without counting its lines (a step known to be within
         its budget, which a linear run's shadow replays)."""
         self.counting = counted and self.machine.line_budget is not None
-        here = getcurrent()
-        if self.glet.parent is not here:
-            self.glet.parent = here
         timeout = self.machine.step_timeout
-        if timeout is None or threading.current_thread() is not threading.main_thread():
-            message = self.glet.switch(completion) if completion is not None else self.glet.switch()
+        if self.worker is not None:
+            message = self.worker.step(completion, timeout)
         else:
-            message = self._watched(completion, timeout)
+            here = getcurrent()
+            if self.glet.parent is not here:
+                self.glet.parent = here
+            if timeout is None:
+                message = (
+                    self.glet.switch(completion) if completion is not None else self.glet.switch()
+                )
+            else:
+                message = self._watched(completion, timeout)
         if message[0] is _PROMPT:
             self.prompt = message[1]
         else:
             self.dead = True
         return message
 
+    def watchable(self) -> bool:
+        """Whether this run's next step can be watched as the machine now asks: a run made
+        before ``step_timeout`` was set, off the main thread, has no thread of its own."""
+        return self.worker is not None or self.machine.step_timeout is None or _in_main_thread()
+
     def _watched(self, completion: str | None, timeout: float) -> tuple[int, Any]:
         """The step under a wall-clock watchdog (SIGALRM, so a blocking call such as a
         ``sleep`` or a socket read is interrupted too): past ``timeout`` seconds the agent
-        gets :class:`_StepTimeout` and the step's outcome is the clock's, not the agent's."""
+        gets :class:`_StepTimeout` and the step's outcome is the clock's, not the agent's.
+        In the main thread only (SIGALRM is delivered there); off it, the run has a
+        :class:`_StepThread`."""
         glet = self.glet
 
         def alarm(signum: int, frame: Any) -> None:
@@ -345,6 +401,74 @@ class _Loop(_Run):
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+_CLOSE = object()  # the task that ends a step thread's run
+
+
+class _StepThread:
+    """The thread that runs one watched run's greenlet, off the main thread.
+
+    SIGALRM, which interrupts a blocked call, reaches only the main thread. Elsewhere the
+    run's greenlet is made and resumed in a thread of its own, and the caller waits for
+    each step at most ``step_timeout`` seconds: a step still running then (a tool that
+    blocks) is the clock's outcome, as in the main thread, and the caller goes on at once.
+    The blocked step is abandoned: its thread (a daemon) ends the run when the call
+    returns, and never reports to anyone. So off the main thread a blocking tool is never
+    a hang either; what differs is that the blocked call itself is not interrupted.
+    """
+
+    __slots__ = ("tasks", "results", "abandoned", "thread")
+
+    def __init__(self, loop: _Loop) -> None:
+        self.tasks: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.results: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.abandoned = False
+        self.thread = threading.Thread(
+            target=contextvars.copy_context().run,  # the caller's clock watches see its notes
+            args=(self._serve, loop),
+            name="agent-step",
+            daemon=True,
+        )
+        self.thread.start()
+
+    def _serve(self, loop: _Loop) -> None:
+        loop.glet = greenlet(loop._main)  # made here: a greenlet is resumed in its own thread
+        while True:
+            task = self.tasks.get()
+            if task is _CLOSE:
+                loop._end_greenlet()
+                return
+            try:
+                message = loop.glet.switch(task) if task is not None else loop.glet.switch()
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+                message = (None, exc)
+            if self.abandoned:  # the caller gave up on this step: end the run here
+                loop._end_greenlet()
+                return
+            self.results.put(message)
+            if message[0] is not _PROMPT:
+                return
+
+    def step(self, completion: str | None, timeout: float | None) -> tuple[int, Any]:
+        """The next step's message, or the clock's outcome past ``timeout`` seconds."""
+        self.tasks.put(completion)
+        try:
+            message = self.results.get(timeout=timeout)
+        except queue.Empty:
+            self.abandoned = True
+            self.tasks.put(_CLOSE)  # in case the step ends between the wait and the flag
+            return _CLOCK, None
+        if message[0] is None:
+            raise message[1]
+        return message
+
+    def close(self) -> None:
+        self.tasks.put(_CLOSE)
 
 
 # -- the linear run ----------------------------------------------------------------------------
@@ -405,19 +529,26 @@ class _Linear(_Run):
     whole run, so the catching up costs one extra run of the function at most), and runs
     that step with its lines counted, exactly as ``h`` does. The run goes on untraced when
     the counted step agrees, and step by step from the shadow otherwise. The clock
-    decides only when to count, never an outcome."""
+    decides only when to count, never an outcome.
+
+    Step j-1 (fed completion j-1 in state j-1) ends when the agent asks its j-th prompt
+    (state j's), returns or raises; until it is recorded, ``before``, ``prompt`` and
+    ``completion`` hold state j-1, its prompt and completion j-1, and ``state`` state j.
+    """
 
     __slots__ = (
         "trace",
-        "ask",
+        "complete",
+        "failed",
         "steps",
         "write",
         "step_type",
         "max_steps",
         "thread",
-        "states",
-        "prompts",
-        "completions",
+        "asked",
+        "before",
+        "prompt",
+        "completion",
         "gate",
         "lock",
         "armed",
@@ -433,25 +564,32 @@ class _Linear(_Run):
     )
 
     def __init__(
-        self, machine: AgentMachine, trace: Any, ask: Any, write: Any, step_type: type
+        self,
+        machine: AgentMachine,
+        trace: Any,
+        complete: Callable[[str], Any],
+        failed: Callable[..., Exception],
+        write: Any,
+        step_type: type,
     ) -> None:
         super().__init__(machine)
-        self.trace, self.ask, self.write, self.step_type = trace, ask, write, step_type
-        self.steps = trace.steps
-        self.max_steps = trace.max_steps
+        self.trace, self.complete, self.failed = trace, complete, failed
+        self.write, self.step_type = write, step_type
+        self.steps: list[tuple] = trace.steps
+        self.max_steps: int = trace.max_steps
         self.thread = _get_ident()
-        self.states: list[TraceState] = [machine.initial]
-        self.prompts: list[str] = []
-        self.completions: list[str] = []
+        self.asked = 0  # prompts asked so far
+        self.before = self.state
+        self.prompt = self.completion = ""
         limit = machine.line_budget
         self.gate = None if limit is None else limit * _FASTEST_LINE
         self.lock = threading.Lock()
         self.armed = self.fired = self.ended = self.taint = self.stopped = False
-        self.handed: TraceState | None = None
-        self.error: BaseException | None = None
         self.t0 = 0.0
         self.shadow: _Loop | None = None
         self.seen: list[str] = []
+        self.handed: TraceState | None = None
+        self.error: BaseException | None = None
 
     # -- the agent's side ----------------------------------------------------------------
     @uncharged
@@ -466,44 +604,45 @@ class _Linear(_Run):
             raise _Stop
         gate = self.gate
         late = False if gate is None else self._disarm()
-        prompts = self.prompts
-        j = len(prompts)  # the step that just ended asked the j-th prompt
-        prompts.append(prompt)
-        if j:
+        j = self.asked
+        self.asked = j + 1
+        if j:  # step j-1 reached state j, which asks `prompt`
             if late or self.seen:
                 try:
-                    self._asked(j, prompt, late)
+                    self._reached(prompt, late)
                 except _Stop:
                     raise
                 except BaseException as exc:  # the toolkit's failure, not the agent's:
                     self.error = exc  # it must not reach the agent's handlers
                     self._end(None)
             else:
-                i = j - 1
-                states = self.states
                 step: tuple = _new_step(
                     self.step_type,
-                    (i, states[i], prompts[i], self.completions[i], states[j], self.taint),
+                    (j - 1, self.before, self.prompt, self.completion, self.state, self.taint),
                 )
                 self.steps.append(step)
                 if self.write is not None:
                     self.write(step)
-        if j >= self.max_steps:
-            self._end("max_steps")
-        running = _events._get_running_loop()
+            if j >= self.max_steps:
+                self._end("max_steps")
+        self.prompt = prompt
+        running = _get_running_loop()
         if running is not None:  # as in a greenlet: the model runs outside the agent's loop
             _events._set_running_loop(None)
         try:
-            completion = self.ask(prompt)
+            completion = self.complete(prompt)
+        except Exception as exc:  # noqa: BLE001 - the model failed: the trace says how
+            self.failed(exc)
+            self._end(None)
         finally:
             if running is not None:
                 _events._set_running_loop(running)
-        if completion is None:  # the model failed: the trace already says how
+        if type(completion) is not str and not isinstance(completion, str):
+            self.failed(answer=completion)
             self._end(None)
-        self.completions.append(completion)
-        state = _extend(self.states[j], completion)
-        self.states.append(state)
-        self.state = state
+        self.completion = completion
+        self.before = state = self.state
+        self.state = _extend(state, completion)
         if self.effects:
             self.effects = {}
         if gate is not None:
@@ -526,57 +665,65 @@ class _Linear(_Run):
             raise _Recheck
         return t - self.t0 > self.gate  # type: ignore[operator]
 
-    def _asked(self, j: int, prompt: str, late: bool) -> None:
-        """Step j-1 reached state j, which asks ``prompt``: record it, after counting its
-        lines when its time proves nothing."""
+    def _reached(self, prompt: str, late: bool) -> None:
+        """The pending step reached ``self.state``, which asks ``prompt``: record it,
+        after counting its lines when its time proves nothing."""
         if self.seen:  # model code inside the agent met a deadline: the clock spoke
             self.taint = True
         if not late:
-            self._record(j - 1, self.states[j])
+            self._record(self.state)
             return
-        outcome = self._counted(j)
+        outcome = self._counted()
         live = self.machine._live
-        reached = self.states[j]
+        reached = self.state
         if outcome == reached and reached in live and live[reached].prompt == prompt:
             self.shadow = live.pop(reached)  # the same step: the untraced run goes on
-            self._record(j - 1, outcome)
+            self._record(outcome)
             return
-        self._record(j - 1, outcome)
+        self._record(outcome)
         self._end(outcome)
 
     def _returned(self, kind: int, value: Any, late: bool) -> None:
-        """The agent ended in step j-1 (returned or raised)."""
-        j = len(self.prompts)
+        """The agent ended the pending step: it returned ``value`` or raised it."""
+        if self.asked == 0:
+            raise InvalidMachine(
+                f"agent function {self.machine.name!r} ended before its first model call "
+                "in a run, though it made one when the machine was built; it must be "
+                "deterministic"
+            )
         if self.seen:
             self.taint = True
         if not late:
-            state, completion = self.states[j - 1], self.completions[j - 1]
             outcome: Outcome = DIVERGE if kind is _DIVERGE else HALT
-            result = AgentRaised.of(value) if kind is _RAISE else value
-            self.machine._results[(state, completion)] = DIVERGE if kind is _DIVERGE else result
-            self._record(j - 1, outcome)
+            result: Any
+            if kind is _DIVERGE:
+                result = DIVERGE
+            else:
+                result = AgentRaised.of(value) if kind is _RAISE else value
+            self.machine._results[(self.before, self.completion)] = result
+            self._record(outcome)
             self.trace.end = outcome
             return
-        outcome = self._counted(j)
-        self._record(j - 1, outcome)
+        outcome = self._counted()
+        self._record(outcome)
         self._end(outcome, unwind=False)
 
     def _stopped(self) -> None:
-        """The watchdog stopped step j-1 while it ran: decide it by counting."""
-        j = len(self.prompts)
-        if j == 0:  # before the first model call: the machine's own run knows that part
+        """The watchdog stopped the pending step while it ran: decide it by counting."""
+        if self.asked == 0:  # before the first model call: the machine's own run knows it
             self.handed = self.machine.initial
             return
         if self.seen:
             self.taint = True
-        outcome = self._counted(j)
-        self._record(j - 1, outcome)
+        outcome = self._counted()
+        self._record(outcome)
         self._end(outcome, unwind=False)
 
-    def _record(self, i: int, outcome: Any) -> None:
+    def _record(self, outcome: Any) -> None:
+        """Record the pending step with ``outcome``."""
+        i = len(self.steps)  # steps are recorded in order: the pending one is next
         step: tuple = _new_step(
-            self.step_type,
-            (i, self.states[i], self.prompts[i], self.completions[i], outcome, self.taint),
+            self.step_type, (i, self.before, self.prompt, self.completion, outcome, self.taint)
         )
         self.steps.append(step)
         if self.write is not None:
@@ -595,29 +742,37 @@ class _Linear(_Run):
             raise _Stop
 
     # -- deciding a step by counting -------------------------------------------------------
-    def _counted(self, j: int) -> Outcome:
-        """h(state j-1, completion j-1) as the machine computes it, lines counted, on the
-        shadow run caught up (uncounted) to state j-1; it is left live at the outcome."""
+    def _counted(self) -> Outcome:
+        """h(pending state, pending completion) as the machine computes it, lines counted,
+        on the shadow run caught up (uncounted) to the pending state; the shadow is left
+        live at the outcome (the machine's cache)."""
         m = self.machine
+        steps = self.steps
         loop = self.shadow
         self.shadow = None
         if loop is None:
             loop = _Loop(m)
             kind, _ = loop.resume(None, counted=False)
-            if kind is not _PROMPT or loop.prompt != self.prompts[0]:
+            first = steps[0].prompt if steps else self.prompt  # type: ignore[attr-defined]
+            if kind is not _PROMPT or loop.prompt != first:
                 self._not_deterministic(0)
-        for k in range(len(loop.state), j - 1):  # already decided: not counted again
-            loop.state = self.states[k + 1]
+        at = len(loop.state)
+        if at < len(steps):  # steps already decided: replayed uncounted, in one switch
+            loop.queue = [
+                (steps[k].prompt, steps[k].completion, steps[k].outcome)  # type: ignore[attr-defined]
+                for k in range(len(steps) - 1, at, -1)
+            ]
+            loop.state = steps[at].outcome  # type: ignore[attr-defined]
             loop.effects = {}
-            kind, _ = loop.resume(self.completions[k], counted=False)
-            if kind is not _PROMPT or loop.prompt != self.prompts[k + 1]:
-                self._not_deterministic(k + 1)
-        state = self.states[j - 1]
+            kind, _ = loop.resume(steps[at].completion, counted=False)  # type: ignore[attr-defined]
+            if kind is not _PROMPT or loop.queue or loop.prompt != self.prompt:
+                self._not_deterministic(len(steps) - len(loop.queue))
+        state = self.before
         if len(m._live) >= m._cache_size:
             m._drop_live()
         m._live[state] = loop
         try:
-            return m.harness(state, self.completions[j - 1])
+            return m.harness(state, self.completion)
         except ClockDependent as exc:
             self.taint = True
             return exc.outcome
@@ -720,8 +875,12 @@ class AgentMachine(AgenticMachine[TraceState]):
     raises :class:`~agentic_machines.errors.ClockDependent` (its outcome, ``DIVERGE``,
     came from the clock), which every checker counts as undecided with the reason and
     ``run`` marks as a clock step, instead of hanging. The line budget cannot see a
-    blocked call (it counts lines); the watchdog can, in the main thread (it uses
-    SIGALRM). ``agentic-machines test`` sets it (``--step-timeout``).
+    blocked call (it counts lines); the watchdog can. In the main thread it interrupts
+    the blocked call (SIGALRM). Off the main thread, where no signal can reach it, each
+    run's steps go to a thread of their own and the caller waits at most ``step_timeout``
+    for each: the verdict is the same (undecided, with the reason) and the caller goes on
+    at once, while the blocked call is left to finish in that (daemon) thread, which then
+    ends the run unseen. ``agentic-machines test`` sets it (``--step-timeout``).
 
     >>> def echo(model):
     ...     return model("say something")
@@ -835,14 +994,16 @@ class AgentMachine(AgenticMachine[TraceState]):
         live = self._live.get(state)
         return self._clock.step(
             state,
-            live is not None and live.thread == threading.get_ident(),
+            live is not None and live.thread == threading.get_ident() and live.watchable(),
             lambda: self._step(state, completion),
             lambda outcome: isinstance(outcome, TraceState),
         )
 
     def _step(self, state: TraceState, completion: str) -> Outcome:
         loop = self._live.pop(state, None)
-        if loop is None or loop.thread != threading.get_ident():
+        if loop is None or loop.thread != threading.get_ident() or not loop.watchable():
+            if loop is not None:
+                loop.close()
             self._replay(state)
             loop = self._live.pop(state)
         self._prompts[state] = loop.prompt  # p(state) may be asked again (branching)
@@ -936,14 +1097,19 @@ class AgentMachine(AgenticMachine[TraceState]):
         return True
 
     def _run_linear(
-        self, trace: Any, ask: Callable[[str], str | None], write: Any, step_type: type
+        self,
+        trace: Any,
+        complete: Callable[[str], Any],
+        failed: Callable[..., Exception],
+        write: Any,
+        step_type: type,
     ) -> Any:
-        """Run the agent function once for ``trace`` (see :class:`_Linear`): ``ask(prompt)``
-        is the model's completion or None when it failed (``trace`` then says how); each
-        step, a ``step_type`` tuple, is appended to ``trace.steps`` and given to ``write``
-        (unless None). Returns None when the trace has ended, else the state from which
-        it goes on step by step."""
-        return _Linear(self, trace, ask, write, step_type).go()
+        """Run the agent function once for ``trace`` (see :class:`_Linear`): ``complete``
+        is the model's; ``failed(exc)`` or ``failed(answer=...)`` ends the trace when the
+        model raised or answered no string; each step, a ``step_type`` tuple, is appended
+        to ``trace.steps`` and given to ``write`` (unless None). Returns None when the
+        trace has ended, else the state from which it goes on step by step."""
+        return _Linear(self, trace, complete, failed, write, step_type).go()
 
     # -- replays ------------------------------------------------------------------------------
     def _replay(self, state: TraceState) -> _Loop:

@@ -76,21 +76,16 @@ class TraceState:
     ('a', 'b')
     """
 
-    __slots__ = ("_parent", "_last", "_len", "_hash")
+    # One slot, the tuple (parent, last completion, length, hash), set once: making a node
+    # is then one tuple and one store (a linear run makes one per step).
+    __slots__ = ("_node",)
+    _node: tuple[TraceState | None, str | None, int, int]
 
     def __init__(self, completions: tuple[str, ...] = ()) -> None:
         node: TraceState | None = None
         for c in completions:
             node = _extend(node, c)
-        if node is None:
-            self._parent, self._last, self._len, self._hash = None, None, 0, hash(("TraceState",))
-        else:
-            self._parent, self._last, self._len, self._hash = (
-                node._parent,
-                node._last,
-                node._len,
-                node._hash,
-            )
+        _set_node(self, _EMPTY if node is None else node._node)
 
     def then(self, completion: str) -> TraceState:
         """The state after one more completion."""
@@ -101,16 +96,19 @@ class TraceState:
         """The completions fed so far, oldest first."""
         out: list[str] = []
         node: TraceState | None = self
-        while node is not None and node._len:
-            out.append(node._last)  # type: ignore[arg-type]
-            node = node._parent
+        while node is not None:
+            parent, last, length, _ = node._node
+            if not length:
+                break
+            out.append(last)  # type: ignore[arg-type]  # a node of length > 0 has one
+            node = parent
         return tuple(reversed(out))
 
     def __len__(self) -> int:
-        return self._len
+        return self._node[2]
 
     def __hash__(self) -> int:
-        return self._hash
+        return self._node[3]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TraceState):
@@ -118,21 +116,18 @@ class TraceState:
         a: TraceState | None = self
         b: TraceState | None = other
         while a is not b:  # iterative: a long trace never recurses
-            if (
-                a is None
-                or b is None
-                or a._hash != b._hash
-                or a._len != b._len
-                or a._last != b._last
-            ):
+            if a is None or b is None:
                 return False
-            a, b = a._parent, b._parent
+            na, nb = a._node, b._node
+            if na is nb:  # the same node (a state rebuilt from another shares it)
+                return True
+            if na[3] != nb[3] or na[2] != nb[2] or na[1] != nb[1]:
+                return False
+            a, b = na[0], nb[0]
         return True
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if hasattr(self, "_hash"):
-            raise AttributeError("TraceState is immutable")
-        object.__setattr__(self, name, value)
+        raise AttributeError("TraceState is immutable")
 
     def __reduce__(self) -> tuple:
         return (TraceState, (self.completions,))
@@ -142,13 +137,20 @@ class TraceState:
         return f"TraceState({shown})"
 
 
+_set_node = TraceState.__dict__["_node"].__set__  # the slot's own setter (no __setattr__)
+_new = object.__new__
+_EMPTY: tuple = (None, None, 0, hash(("TraceState",)))
+
+
 def _extend(parent: TraceState | None, completion: str) -> TraceState:
-    node = object.__new__(TraceState)
-    base_hash = hash(("TraceState",)) if parent is None else parent._hash
-    object.__setattr__(node, "_parent", parent if parent is not None and parent._len else None)
-    object.__setattr__(node, "_last", completion)
-    object.__setattr__(node, "_len", (parent._len if parent is not None else 0) + 1)
-    object.__setattr__(node, "_hash", hash((base_hash, completion)))
+    node = _new(TraceState)
+    if parent is None:
+        _set_node(node, (None, completion, 1, hash((_EMPTY[3], completion))))
+    else:
+        up = parent._node
+        _set_node(
+            node, (parent if up[2] else None, completion, up[2] + 1, hash((up[3], completion)))
+        )
     return node
 
 

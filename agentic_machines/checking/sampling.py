@@ -31,6 +31,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from ..runtime.agent import AgentMachine
+
 __all__ = ["completion_sample", "completion_strategy", "harness_strings", "CONTROL_WORDS"]
 
 CONTROL_WORDS: tuple[str, ...] = (
@@ -226,7 +228,10 @@ def compared_strings(machine: Any) -> list[str]:
             )
             if not tested:
                 continue
-            for v in value if isinstance(value, (tuple, frozenset)) else (value,):
+            # a set literal is a frozenset constant, whose order changes with the hash seed:
+            # sorted, so the strategies drawing these words are the same in every process
+            members = sorted(value, key=repr) if isinstance(value, frozenset) else value
+            for v in members if isinstance(value, (tuple, frozenset)) else (value,):
                 if isinstance(v, str) and v:
                     out[v] = None
     return list(out)
@@ -234,8 +239,6 @@ def compared_strings(machine: Any) -> list[str]:
 
 def _program_of(machine: Any) -> Any:
     """The Python function a machine runs: a generator harness's or an agent function."""
-    from ..runtime.agent import AgentMachine  # the runtime layer sits above this one
-
     return machine.fn if isinstance(machine, AgentMachine) else getattr(machine, "program", None)
 
 
