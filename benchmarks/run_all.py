@@ -223,22 +223,42 @@ before and after, as measured by the benchmarks above:
   0.19 s, the primitives 0.19 s, the rest below 0.1 s each; Brent's check is 5–15% of
   the run (with `detect_cycles=False` for comparison). A Seq's plan is made the first
   time the loop meets it, so compiling (and the loader's round trip) costs what it did.
-- **`agent_machine`, linear 10k-step ReAct run ÷ direct: not met.** The bench_agent
-  rows show the floors on this machine (several runs while others worked): suspending
-  the agent in a bare greenlet at each model call (no machine at all) is already
-  1.8–3.5x the direct loop, `h()` in a plain loop without line counting 4–10x, through
-  `run` 7–16x, and the line budget about doubles or triples that (`sys.settrace` calls
-  the Python tracer on every line: 9–21x on the budget benchmark's loops). So 3x is at or below
-  the floor of the greenlet design. The design change that would move it: for a linear
-  `run` of an agent machine, invert the control (call the agent function once with a
-  model that asks the real model and records each prompt and completion into the trace,
-  so no greenlet switch is needed; branching still replays), and count lines only when
-  needed: run each step untraced, time it, and accept it untraced only when its time
-  proves it ran fewer lines than the budget (no CPython executes more than about 10⁹
-  counted lines a second, so a 1 000 000-line budget cannot be spent in under 1 ms);
-  otherwise, and when a watchdog thread stops a step that runs on, re-run that step from
-  its recorded completions under the line budget to decide `DIVERGE`. The clock then
-  decides only when to check, never the outcome.
+- **`agent_machine`, linear 10k-step ReAct run ÷ direct: not met, 30.3x → 5.0–10.2x
+  (the default line budget) and 17.2x → 2.7–4.7x (no budget).** Measured with the
+  machine's load average at 10.7–13 on its 2 cores (other developers' tests); the
+  code before this change gave 30.3x and 17.2x in the same hour, at load 12.9. What
+  changed: `run` from the initial state takes a linear path
+  (`runtime/agent.py`, `_Linear`): the agent function is called once with a model
+  function that asks the real model and records the step, so no greenlet switch is
+  made per step, and every step runs untraced. A step is *decided by counting* (its
+  lines counted exactly as `h` counts them) only when its time does not prove it within
+  the budget: no CPython runs a counted line (at least one bytecode instruction, several
+  CPU cycles) in less than 0.05 ns, and wall-clock time only grows with load or
+  blocking, so a step that returned within `line_budget × 0.05 ns` (50 µs for the
+  default budget) ran fewer lines than its budget, and counting would have given the
+  same outcome. Every other step, and one a watchdog thread stops after 0.5 s (a loop
+  that never calls the model again), is decided on a *shadow* run of the function in a
+  greenlet: it catches up uncounted through the steps already decided (served from the
+  trace, in one switch; at most one extra run of the function in the whole run), then
+  runs that step through `h` with every line counted (frames that ran uncounted are set
+  counting: `budget.count_running`). If the shadow agrees, the untraced run goes on; if
+  not, its outcome (`DIVERGE`) stands. The clock decides only when to count, never an
+  outcome: `tests/test_agent_linear.py` checks that the linear trace equals the
+  step-by-step one, at the budget's boundary too. What is left, measured in CPU time
+  per step (`time.thread_time`, the direct step about 0.85 µs on this machine): the
+  `FunctionModel` that `run` needs (its call log) 0.3–0.6x; a `TraceState` node per
+  step 0.6 µs (it was 1.2 µs before it kept one slot); the `Step` tuple, the model
+  function's bookkeeping and the asyncio/thread checks about 1 µs; the gate (two clock
+  reads and a lock, so the watchdog can never raise outside a step) about 0.6 µs. Under
+  load, a step preempted for longer than 50 µs is decided by counting: 7–19 per 10 000
+  steps here, which costs the shadow's one extra run (about 1.5x) and the counted steps;
+  that, and the load's own noise, is the spread between runs. The greenlet path that
+  branching takes (`h()` in a plain loop) is unchanged in design: 13–17x here.
+  What would move it further: a trace that makes its `TraceState`s lazily (a step could
+  hold the completion's index and build the state when read); a watchdog that works by
+  signal in the main thread (no lock per step); and a clock that ignores preemption
+  (`CLOCK_THREAD_CPUTIME_ID`, which costs 8 µs per read on this VM but about 0.1 µs on
+  bare metal) so that a busy machine makes no late steps.
 - **REPL-Plan, traced lines per replayed cached call: about 80 → 1** (the block's own
   line). Before, every cached call ran the call log's bookkeeping under the block's
   line budget: `call`, `_same` (with `all()` over generators, whose frames were traced

@@ -90,29 +90,26 @@ def _machine(answer: Any, name: str) -> AgenticMachine:
     return answer
 
 
+def _same_set(name: str, what: str, got: Any, described: Any) -> None:
+    """Fail unless ``got`` (the answer's states or completions) is the set the exercise
+    describes; the message names one extra member, or says one is missing."""
+    if got is None or set(got) != set(described):
+        extra = sorted(set(got or ()) - set(described), key=repr)
+        _fail(
+            f"{name} has {what}s {_show(got)}: "
+            + (
+                f"{extra[0]!r} is not a {what} the exercise describes"
+                if extra
+                else f"the exercise describes {len(described)} {what}s; one is missing"
+            )
+        )
+
+
 def _same_machine(answer: Any, reference: TableMachine, name: str) -> None:
     """Compare a finite machine with the reference: states, prompts, completions, h."""
     m = _machine(answer, name)
-    if m.states is None or set(m.states) != set(reference.states):
-        extra = sorted(set(m.states or ()) - set(reference.states), key=repr)
-        _fail(
-            f"{name} has states {_show(m.states)}: "
-            + (
-                f"{extra[0]!r} is not a state the exercise describes"
-                if extra
-                else f"the exercise describes {len(reference.states)} states; one is missing"
-            )
-        )
-    if m.completions is None or set(m.completions) != set(reference.completions):
-        extra = sorted(set(m.completions or ()) - set(reference.completions), key=repr)
-        _fail(
-            f"{name} has completions {_show(m.completions)}: "
-            + (
-                f"{extra[0]!r} is not a completion the exercise describes"
-                if extra
-                else f"the exercise describes {len(reference.completions)} completions; one is missing"
-            )
-        )
+    _same_set(name, "state", m.states, reference.states)
+    _same_set(name, "completion", m.completions, reference.completions)
     for s in reference.states:
         if m.prompt(s) != reference.prompt(s):
             # A counterexample, never the answer: the state where the prompt differs.
