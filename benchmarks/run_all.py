@@ -176,7 +176,8 @@ before and after, as measured by the benchmarks above:
   250 x 250). What is left is Python's call and object costs: the `LazyVerdict` itself
   (≈ 1.2 µs), the keyword arguments, the state check.
 - **Trace writer: the cost a trace file adds ÷ writing its own lines with one `os.write`
-  each: 4.6x → 2.2–2.4x (CPU time, load 10–12 on 2 cores), goal 2x, not met here.**
+  each: 4.6x → 2.2–2.7x (CPU time, five runs at load 10–13 on 2 cores), goal 2x, not
+  met here.**
   One step line is one f-string (the same text `json.dumps` gives for the step's dict,
   which a property test checks) encoded once and written with one `os.write`. Measured
   per step on this machine (CPU time): the `os.write` of a 200-byte line 1.3–1.5 µs;
