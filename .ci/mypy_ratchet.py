@@ -37,6 +37,8 @@ MUST_BE_CLEAN: list[str] = [
     "agentic_machines/architectures/codeact.py",
     "agentic_machines/architectures/environments.py",
     "agentic_machines/architectures/tot.py",
+    "agentic_machines/architectures/spe.py",
+    "agentic_machines/architectures/reflexion.py",
     "agentic_machines/runtime/",
     "agentic_machines/checking/",
 ]

@@ -156,12 +156,44 @@ before and after, as measured by the benchmarks above:
   every row was read in full (4 M `harness` calls). After: one F1 scan per state stops once
   more than |C| − |S| completions were wasted (halted, diverged or repeated), the
   pigeonhole bound of the baseline, without copying S per state.
-- **`is_spe_state` on every state ÷ `spe_states`: 1.8–2.3x → about 1.5x.** The two share
-  the F1 scan now; profile of the rest (2 000 calls, GC off): the scan 0.36 s,
+- **`is_spe_state` on every state ÷ `spe_states`: 1.8–2.3x → about 1.5x → 1.0–1.3x.**
+  The two share the F1 scan; profile of the rest (2 000 calls, GC off): the scan 0.36 s,
   `is_spe_state` itself 0.11 s, of which building the `Verdict` and its `Obstruction`
-  (two frozen dataclasses, ≈ 11 µs a call) and the claim text (≈ 6 µs) are the floor of
-  returning an explained verdict per state; the first pass over a 4 M-entry table also
-  pays the cyclic garbage collector walking it (3.9x with GC, 1.6x without).
+  (two frozen dataclasses, ≈ 11 µs a call) and the claim text (≈ 6 µs) were the cost of
+  an explained verdict per state; the first pass over a 4 M-entry table also pays the
+  cyclic garbage collector walking it (3.9x with GC, 1.6x without). What changed (issue
+  25 item 6): `is_spe_state` returns a `LazyVerdict` whose `holds`, `method` and
+  `checked` are set at once and whose claim, witness or obstruction and details are
+  built when first read (it compares, prints and pickles as that `Verdict`); the
+  machine's S and C (`finite_parts`) and its closedness check are kept on the machine
+  while they are the same immutable objects (a `FunctionMachine` was walked over S x C
+  on every call); `short_repr` no longer imports on every call. Per call, the overhead
+  over the scan went from 10–15 µs to about 3 µs (random 1 000 x 1 000, CPU time);
+  the benchmark rows, CPU time with load 11–15 on 2 cores: 1.20–1.28x in four runs
+  (random 2 000 x 2 000, where a refuting scan stops after about 50 completions, so a
+  few µs are 10–20%; the same loop read 1.07x with the garbage collector off, and the
+  spread between runs is as large as the gap to 1.2x) and 1.02–1.08x (all-SPE
+  250 x 250). What is left is Python's call and object costs: the `LazyVerdict` itself
+  (≈ 1.2 µs), the keyword arguments, the state check.
+- **Trace writer: the cost a trace file adds ÷ writing its own lines with one `os.write`
+  each: 4.6x → 2.2–2.7x (CPU time, five runs at load 10–13 on 2 cores), goal 2x, not
+  met here.**
+  One step line is one f-string (the same text `json.dumps` gives for the step's dict,
+  which a property test checks) encoded once and written with one `os.write`. Measured
+  per step on this machine (CPU time): the `os.write` of a 200-byte line 1.3–1.5 µs;
+  the writer's own work about 1.5 µs: finding the prompt delta (`startswith` of the
+  previous prompt, O(prompt): 0.2 µs for a hot 10 KB prompt, 1.7 µs for a cold one),
+  JSON-escaping the new text and the completion (0.4 µs for 60 characters; C), the
+  line's f-string (0.4–0.6 µs; `%` and `str.join` cost the same), `encode` (0.05 µs)
+  and the call. So the floor of this format in CPython is about 2x a write, before the
+  per-run costs (opening through `open_output`, the header and end lines), which a
+  300-step run does not fully amortise. What would move it: the prompt delta told by the machine
+  instead of found (a transcript machine knows what it appended), or the line's
+  escaping and formatting in C. The benchmark compares honestly: the same bytes (it
+  asserts it), one `os.write` per line, a new file per call for both sides (truncating a
+  file written a moment ago makes ext4 flush it first: 6–7 ms of wall time), alternating
+  order, median of 41 per-round ratios, CPU time (wall time on a machine with load 10
+  on 2 cores mostly measures the scheduler: 0.8–2.3x in the same runs).
 - **CEK fib 20 ÷ plain Python: not met here, 140x (goal 120x), about 3x faster than
   before.** On this machine the code before issue 25 measured 430–457x (CPU time,
   plain Python in batches) where the issue measured 292–305x on a quieter one; the
