@@ -426,9 +426,14 @@ def step(state: Node) -> Node:
     >>> step(step(s))
     Boundary(prompt="q", depth=0)
     """
+    # Dispatch on exact types (type(x) is C), which mypy does not narrow through a saved
+    # type: the registers are typed Any, as in _run_registers.
+    st: Any = state
+    e: Any
+    k: Any
     t = type(state)
     if t is Eval:
-        e, env, k = state.expr, state.env, state.kont
+        e, env, k = st.expr, st.env, st.kont
         te = type(e)
         if te is Var:
             # <x, ρ, κ>  ->  <ρ(x), κ>          (ρ holds exactly x)
@@ -474,7 +479,7 @@ def step(state: Node) -> Node:
             return Eval(e.arg, env, EvalK(k))
         raise TypeError(f"step: unknown expression node {te.__name__}")
     if t is Ret:
-        v, k = state.value, state.kont
+        v, k = st.value, st.kont
         tk = type(k)
         if tk is ArgsK:
             # <v, ArgsK(done, rest, ρ, κ)>  ->  continue the application with done + v (see _parts)
@@ -507,7 +512,7 @@ def step(state: Node) -> Node:
     raise TypeError(f"step: {t.__name__} is not a running state (Eval or Ret)")
 
 
-def _atom(e: Expr, env: tuple) -> Any:
+def _atom(e: Any, env: tuple) -> Any:
     """The value of an atomic expression (no effect, cannot fail), without a step."""
     t = type(e)
     if t is Var:
@@ -681,10 +686,18 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
     checks that this loop and :func:`run_by_steps` agree on generated programs, on every
     fuel up to a bound, and on loops whose cycles pass through primitive calls in place.
     """
+    # The registers hold whatever node the rule at hand dispatched on (type(x) is C),
+    # which mypy does not narrow through a saved type: they are typed Any.
+    st: Any = state
+    e: Any
+    k: Any
+    env: Any
+    done: Any
+    seq: Any
     if type(state) is Eval:
-        evaluating, e, env, k, v = True, state.expr, state.env, state.kont, None
+        evaluating, e, env, k, v = True, st.expr, st.env, st.kont, None
     else:
-        evaluating, e, env, k, v = False, None, (), state.kont, state.value
+        evaluating, e, env, k, v = False, None, (), st.kont, st.value
     # Brent's saved state, in registers too, with its continuation depth and expression
     # hash for the cheap tests, and the step count at which it was saved (t_step): the
     # ``lam`` of run_by_steps is steps - t_step. The next state is saved at step
