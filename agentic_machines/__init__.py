@@ -27,6 +27,7 @@ the public API from here:
 
 import sys as _sys
 
+from .drawing import display as _display  # noqa: F401 (importing it attaches the notebook display)
 from .embedding import Embedding, check_embedding, compose, find_embeddings, identity
 from .errors import (
     AgenticMachinesError,

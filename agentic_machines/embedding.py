@@ -35,7 +35,7 @@ from .machine import (
     is_sentinel,
     state_set,
 )
-from .verdict import Obstruction, Verdict, undecided_as_verdict
+from .verdict import Obstruction, Verdict, confirmed, undecided_as_verdict
 from .verdict import short_repr as _short
 
 __all__ = [
@@ -254,6 +254,7 @@ def check_embedding(
     checked = len(state_list) * max(len(alphabet), 1)
     details = {"states": len(state_list), "completions": len(alphabet)}
     if failure is not None:
+        failure = confirmed(failure, claim, _recheck(embedding, failure))
         return Verdict(False, claim, method, checked, obstruction=failure, details=details)
     return Verdict(
         True, claim, method, checked, reason=alphabet_scope(source, target), details=details
@@ -295,6 +296,43 @@ def alphabet_scope(source: AgenticMachine, target: AgenticMachine) -> str:
 
 def _embedding_claim(embedding: Embedding) -> str:
     return f"{embedding!r} embeds {embedding.source.name} into {embedding.target.name}"
+
+
+def _recheck(e: Embedding, o: Obstruction) -> str:
+    """What is wrong with the obstruction ``o`` of ``e``, checked afresh ("" if nothing)."""
+    source, target, s = e.source, e.target, o.state
+    known = state_set(target)
+
+    def image(state: Hashable) -> tuple[bool, Any]:
+        try:
+            return True, e(state)
+        except InvalidEmbedding:
+            return False, None
+
+    if o.kind == "domain":
+        ok, t = image(s)
+        fine = ok and not is_sentinel(t) and (known is None or t in known)
+        return f"e({s!r}) = {t!r} is a state of {target.name}" if fine else ""
+    if o.kind == "injectivity":
+        a, b = o.details["states"]
+        return "" if a != b and image(a) == image(b) else f"e({a!r}) and e({b!r}) differ"
+    ok, t = image(s)
+    if not ok:
+        return f"state {s!r} has no image"
+    if o.kind == "prompt":
+        same = source.prompt(s) == target.prompt(t)
+        return f"p'({s!r}) = p(e({s!r}))" if same else ""
+    if o.kind == "commutation":
+        c = o.completion
+        theirs = distinct_completions(target)
+        if theirs is not None and c not in theirs:
+            return ""  # a completion outside the target's alphabet: h(e(s), c) is undefined
+        left = target.harness(t, c)
+        ok, right = image(source.harness(s, c))
+        if ok and left == right and is_sentinel(left) == is_sentinel(right):
+            return f"h(e({s!r}), {c!r}) = e(h'({s!r}, {c!r})) = {left!r}"
+        return ""
+    return f"no re-check for an obstruction of kind {o.kind!r}"
 
 
 def _first_failure(

@@ -9,6 +9,8 @@ S = {0, 1} and completions C = {"0", "1"}:
 
 ``"halt1"`` and ``"diverge1"`` are one-state machines (state 0, prompt ``"⋆"``,
 completions {"0", "1"}) that halt, respectively diverge, on every completion.
+:func:`menu_and_loop` builds the pair of machines of tutorial chapter 2 (the gallery
+draws them, the exercises check answers against them).
 
 >>> m = fixture("f2-mul")
 >>> [m.harness(a, b) for a in (0, 1) for b in ("0", "1")]
@@ -24,7 +26,7 @@ from collections.abc import Callable
 from .errors import InvalidArgument
 from .machine import DIVERGE, HALT, AgenticMachine, TableMachine
 
-__all__ = ["FIXTURES", "fixture", "STAR"]
+__all__ = ["FIXTURES", "fixture", "STAR", "menu_and_loop"]
 
 STAR = "⋆"
 """The one prompt of every fixture."""
@@ -98,3 +100,29 @@ def fixture(name: str) -> AgenticMachine:
             f"unknown fixture {name!r}; known fixtures: {', '.join(sorted(FIXTURES))}"
         ) from None
     return build()
+
+
+def menu_and_loop() -> tuple[TableMachine, TableMachine]:
+    """The two machines of tutorial chapter 2: ``loop`` embeds into ``menu`` twice.
+
+    >>> menu, loop = menu_and_loop()
+    >>> menu.prompt("a") == loop.prompt("q")
+    True
+    """
+    menu = TableMachine(
+        {"s0": "menu", "a": "continue?", "b": "continue?"},
+        {
+            ("s0", "yes"): "a",
+            ("s0", "no"): "b",
+            ("a", "yes"): "a",
+            ("a", "no"): HALT,
+            ("b", "yes"): "b",
+            ("b", "no"): HALT,
+        },
+        initial="s0",
+        name="menu",
+    )
+    loop = TableMachine(
+        {"q": "continue?"}, {("q", "yes"): "q", ("q", "no"): HALT}, initial="q", name="loop"
+    )
+    return menu, loop

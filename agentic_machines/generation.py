@@ -64,6 +64,7 @@ from .verdict import (
     Obstruction,
     Verdict,
     Witness,
+    confirmed,
     undecided_as_verdict,
 )
 from .verdict import short_repr as _short
@@ -79,8 +80,9 @@ __all__ = [
     "proof_exists",
 ]
 
-# A loader gives, for each target state s, the completion c with h(x, c) = e(s).
-Loader = Mapping[Hashable, str] | Callable[[Hashable], str]
+# A loader gives, for each target state s, the completion c with h(x, c) = e(s). Its key is
+# the target's own state type (a Boundary, a TraceState), as in Witness.loader.
+Loader = Mapping[Any, str] | Callable[[Any], str]
 
 
 def successors(
@@ -152,7 +154,7 @@ def completion_generates(
     target: AgenticMachine,
     *,
     embedding: Embedding | None = None,
-    loader: Mapping[Hashable, str] | Callable[[Hashable], str] | None = None,
+    loader: Loader | None = None,
     states: Iterable[Hashable] | None = None,
     completions: Iterable[str] | None = None,
     executor: Executor | None = None,
@@ -376,6 +378,7 @@ def _refute_by_prompts(
     for s in targets:
         p = target.prompt(s)
         if p not in succ_prompts:
+            confirmed_absent = _prompt_not_reached(machine, x, target, s, p)
             where = (
                 f"the successors of {_short(x)} carry the prompts {_set_text(succ_prompts)}"
                 if succ_prompts
@@ -386,12 +389,16 @@ def _refute_by_prompts(
                 claim,
                 "fact:F2",
                 checked,
-                obstruction=Obstruction(
-                    "prompt",
-                    s,
-                    f"State {_short(s)} of {target.name} has prompt {_short(p)}, but {where}; an embedding keeps "
-                    f"prompts, so no successor can be the image of {_short(s)} (F2).",
-                    details={"prompt": p},
+                obstruction=confirmed(
+                    Obstruction(
+                        "prompt",
+                        s,
+                        f"State {_short(s)} of {target.name} has prompt {_short(p)}, but {where}; an embedding "
+                        f"keeps prompts, so no successor can be the image of {_short(s)} (F2).",
+                        details={"prompt": p},
+                    ),
+                    claim,
+                    confirmed_absent,
                 ),
                 details=details,
             )
@@ -400,22 +407,64 @@ def _refute_by_prompts(
         have = succ_prompts.get(p, [])
         if len(members) > len(have):
             s = members[len(have)]
+            recount = _too_few(machine, x, target, targets, p)
             return Verdict(
                 False,
                 claim,
                 "fact:F5",
                 checked,
-                obstruction=Obstruction(
-                    "cardinality",
-                    s,
-                    f"{target.name} has {len(members)} states with prompt {_short(p)} but only {len(have)} successor(s) "
-                    f"of {_short(x)} have it ({_set_text(have)}); an embedding is injective, so a state such as "
-                    f"{_short(s)} is left without an image in succ({_short(x)}) (F5: |S'| ≤ |succ(x) ∩ S| per prompt).",
-                    details={"prompt": p, "needed": len(members), "available": len(have)},
+                obstruction=confirmed(
+                    Obstruction(
+                        "cardinality",
+                        s,
+                        f"{target.name} has {len(members)} states with prompt {_short(p)} but only {len(have)} successor(s) "
+                        f"of {_short(x)} have it ({_set_text(have)}); an embedding is injective, so a state such as "
+                        f"{_short(s)} is left without an image in succ({_short(x)}) (F5: |S'| ≤ |succ(x) ∩ S| per prompt).",
+                        details={"prompt": p, "needed": len(members), "available": len(have)},
+                    ),
+                    claim,
+                    recount,
                 ),
                 details=details,
             )
     return None
+
+
+def _fresh_successors(machine: AgenticMachine, x: Hashable) -> dict[Hashable, str]:
+    """succ(x) read afresh over the whole finite alphabet (for re-checks): state -> completion."""
+    out: dict[Hashable, str] = {}
+    for c in distinct_completions(machine) or ():
+        y = machine.harness(x, c)
+        if not is_sentinel(y):
+            out.setdefault(y, c)
+    return out
+
+
+def _prompt_not_reached(
+    machine: AgenticMachine, x: Hashable, target: AgenticMachine, s: Hashable, p: str
+) -> str:
+    """The re-check of an F2 obstruction: "" when ``s`` has prompt ``p`` and no successor
+    of ``x`` has it (read afresh), else what is wrong."""
+    if target.prompt(s) != p:
+        return f"p({_short(s)}) is not {_short(p)}"
+    for y, c in _fresh_successors(machine, x).items():
+        if machine.prompt(y) == p:
+            return f"h({_short(x)}, {c!r}) = {_short(y)} has the prompt {_short(p)}"
+    return ""
+
+
+def _too_few(
+    machine: AgenticMachine, x: Hashable, target: AgenticMachine, targets: list, p: str
+) -> str:
+    """The re-check of an F5 obstruction: "" when more of ``targets`` than successors of
+    ``x`` (read afresh) have the prompt ``p``, else what is wrong."""
+    needed = sum(target.prompt(t) == p for t in dict.fromkeys(targets))
+    have = sum(machine.prompt(y) == p for y in _fresh_successors(machine, x))
+    return (
+        ""
+        if needed > have
+        else f"{have} successor(s) have the prompt {_short(p)}, enough for {needed}"
+    )
 
 
 def _decide(
@@ -479,7 +528,7 @@ def _check_witness(
     x: Hashable,
     target: AgenticMachine,
     embedding: Embedding | None,
-    loader: Mapping[Hashable, str] | Callable[[Hashable], str] | None,
+    loader: Loader | None,
     states: Iterable[Hashable] | None,
     completions: Iterable[str] | None,
     claim: str,
@@ -607,7 +656,7 @@ def is_spe_state(
     state: Hashable,
     *,
     embedding: Embedding | None = None,
-    loader: Mapping[Hashable, str] | Callable[[Hashable], str] | None = None,
+    loader: Loader | None = None,
     states: Iterable[Hashable] | None = None,
     completions: Iterable[str] | None = None,
     executor: Executor | None = None,
@@ -744,6 +793,10 @@ def _f1_obstruction(
             succ.setdefault(y, c)
     missing = [s for s in states if s not in succ]
     s = min(missing, key=rank)
+    reached = _fresh_successors(machine, x)  # the re-check: read the alphabet afresh
+    problem = f"h({_short(x)}, {reached[s]!r}) = {_short(s)}" if s in reached else ""
+    if not problem and s not in (state_set(machine) or ()):
+        problem = f"{_short(s)} is not a state of {machine.name}"
     count = (
         f" |S| = {len(states)} > |C| = {len(alphabet)}, so this fails for every state."
         if len(states) > len(alphabet)
@@ -755,7 +808,7 @@ def _f1_obstruction(
         if read < len(alphabet)
         else ""
     )
-    return Obstruction(
+    found = Obstruction(
         "successor",
         s,
         f"State {_short(s)} is not a successor of {_short(x)}: no completion c gives "
@@ -763,6 +816,7 @@ def _f1_obstruction(
         f"a finite machine is an SPE state only if every state is one of its successors.{count}{early}",
         details={"not_successors": len(missing), "completions_read": read},
     )
+    return confirmed(found, _claim(machine, x, machine), problem)
 
 
 def spe_states(machine: AgenticMachine) -> frozenset:

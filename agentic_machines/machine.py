@@ -17,7 +17,7 @@ and ``DIVERGE`` (``repr`` ``↑``) are the two sentinel outcomes; text output na
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from .errors import InvalidMachine
 from .verdict import short_repr
@@ -139,49 +139,22 @@ class AgenticMachine(Generic[StateT]):
         size = f"{len(self.states)} states" if self.states is not None else "infinite"
         return f"<{type(self).__name__} {self.name!r}: {size}>"
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        """Jupyter display: the state diagram (SVG) and plain text, one rich type only.
+    if TYPE_CHECKING:
+        # The notebook display is attached by agentic_machines.drawing.display (which the
+        # package's __init__ imports), so the core never imports the drawing layer; these
+        # declarations only tell type checkers the methods are there.
 
-        A bundle offering Markdown and SVG together shows only the Markdown in
-        JupyterLab (it ranks Markdown above images), so the diagram would never be seen.
-        A machine therefore offers its diagram; :meth:`tables` displays the Markdown
-        tables where they are wanted. A machine with nothing to draw from (no initial
-        state, no finite state list) offers its Markdown summary instead.
+        def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+            """Jupyter display: the state diagram (SVG) and plain text, one rich type only."""
+            ...
 
-        >>> m = FunctionMachine(lambda s: "*", lambda s, c: s + 1)
-        >>> sorted(m._repr_mimebundle_())
-        ['text/markdown', 'text/plain']
-        """
-        from .drawing.display import machine_bundle  # lazy: display imports matplotlib
+        def tables(self) -> Any:
+            """The machine's prompt and transition tables, displayed as Markdown in Jupyter."""
+            ...
 
-        return machine_bundle(self)
-
-    def tables(self) -> Any:
-        """The machine's prompt and transition tables, displayed as Markdown in Jupyter
-        (``print`` shows the Markdown text).
-
-        >>> print(TableMachine({"a": "go"}, {("a", "x"): HALT}).tables())
-        **TableMachine `table`**: 1 state, 1 completion
-        <BLANKLINE>
-        | state | prompt | `'x'` |
-        |---|---|---|
-        | `'a'` | `'go'` | `1` |
-        """
-        from .drawing.display import Markdown, machine_markdown
-
-        return Markdown(machine_markdown(self))
-
-    def diagram(self, depth: int = 3, completions: Any = None) -> Any:
-        """The machine's state diagram explored ``depth`` steps, displayed as SVG in
-        Jupyter (``.data`` is the SVG text); ``completions`` as for ``explore``.
-
-        >>> d = TableMachine({"a": "go"}, {("a", "x"): HALT}).diagram()
-        >>> d.data.count("<svg")
-        1
-        """
-        from .drawing.display import SVG, machine_svg
-
-        return SVG(machine_svg(self, depth=depth, completions=completions))
+        def diagram(self, depth: int = 3, completions: Any = None) -> Any:
+            """The machine's state diagram explored ``depth`` steps, displayed as SVG."""
+            ...
 
 
 def _unique(items: Iterable[Any]) -> tuple[Any, ...]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, TypeVar
 
 from ._text import clip
-from .errors import Undecided
+from .errors import CertificateError, Undecided
 
 __all__ = [
     "Verdict",
@@ -34,6 +34,7 @@ __all__ = [
     "Premise",
     "METHODS",
     "undecided_as_verdict",
+    "confirmed",
 ]
 
 METHODS = (
@@ -71,6 +72,28 @@ class Obstruction:
 
     def __str__(self) -> str:
         return self.explanation
+
+
+def confirmed(obstruction: Obstruction, claim: str, problem: str) -> Obstruction:
+    """``obstruction``, once a re-check of what it names found nothing wrong.
+
+    The deciders re-check every obstruction they return, from the machines afresh (the
+    named state is a state, the broken condition really fails there); ``problem`` is what
+    that re-check found, empty when nothing. A problem is never returned as a
+    certificate: it raises :class:`~agentic_machines.errors.CertificateError` (an internal
+    error, or a harness that is not a function) naming the claim.
+
+    >>> o = Obstruction("prompt", 3, "State 3 has prompt 'stop?', which no successor has.")
+    >>> confirmed(o, "x is an SPE state", "") is o
+    True
+    >>> confirmed(o, "x is an SPE state", "state 3 has the successor 4's prompt")
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.CertificateError: internal error: the obstruction to x is an SPE state did not re-check: state 3 has the successor 4's prompt. ...
+    """
+    if problem:
+        raise CertificateError(claim, problem, "obstruction")
+    return obstruction
 
 
 class _Lazy:
@@ -209,7 +232,16 @@ class Verdict:
       ``"successor"`` obstruction names a state that no completion reaches, found by
       reading the whole alphabet even when the decision needed less; a ``"prompt"`` one
       a state whose prompt no successor carries; a ``"commutation"`` one a state and
-      completion at which the two sides differ).
+      completion at which the two sides differ). Before it is returned it is re-checked
+      from the machines afresh (:func:`confirmed`): the named state is a state, and the
+      condition fails there, by new harness and prompt calls (the ``"domain"``,
+      ``"injectivity"``, ``"prompt"`` and ``"commutation"`` obstructions of
+      ``check_embedding``, F1's ``"successor"``, F2's ``"prompt"`` and F5's
+      ``"cardinality"`` of the finite deciders). The obstruction of a conditional
+      refutation (F2/F5 on an infinite machine) names a checked state of the target and
+      rests on its ``premise``; an exhaustive embedding search that found no embedding
+      (kinds from its search) names where its last branch failed, and its claim is the
+      search's exhaustiveness.
     - ``premise`` (only for a conditional refutation): what the refutation rests on and
       the proof of it, when the toolkit could only property-test it.
     - ``reason`` and ``details``: the evidence in words, and the raw numbers behind it.

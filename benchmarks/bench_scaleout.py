@@ -18,14 +18,13 @@ workers are child processes); ratios are what matter.
 from __future__ import annotations
 
 import sys
-import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _timing import goal, interleaved  # noqa: E402
+from _timing import goal, interleaved, median_time  # noqa: E402
 from bench_explore import table_machine  # noqa: E402
 
 from agentic_machines import HALT, FunctionMachine  # noqa: E402
@@ -39,9 +38,7 @@ def _calibrate() -> int:
     """Loop iterations of :func:`_work` that take about ``CALL_SECONDS`` here."""
     n = 10_000
     while True:
-        t0 = time.perf_counter()
-        _work(0, n)
-        took = time.perf_counter() - t0
+        took, _ = median_time(lambda: _work(0, n), runs=3)
         if took > 0.02:
             return max(1, int(n * CALL_SECONDS / took))
         n *= 2

@@ -30,7 +30,7 @@ ROOT = HERE.parent
 OUT = ROOT / "docs" / "scaling.md"
 sys.path.insert(0, str(HERE))
 
-from _timing import parse_goal  # noqa: E402
+from _timing import median_time, parse_goal  # noqa: E402
 
 TABLE_HEAD = "| area | measure | measured | goal | verdict |\n|---|---|---|---|---|\n"
 
@@ -43,9 +43,12 @@ def areas() -> list[str]:
 def run_area(area: str) -> tuple[str, float]:
     """(what ``bench_<area>.py`` printed, seconds it took), run in a fresh interpreter."""
     script = HERE / f"bench_{area}.py"
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT)
-    seconds = time.perf_counter() - t0
+    seconds, proc = median_time(
+        lambda: subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT
+        ),
+        runs=1,
+    )
     text = proc.stdout.rstrip()
     if proc.returncode != 0:
         text += f"\n(exit status {proc.returncode})\n{proc.stderr.strip()[-2000:]}"
@@ -93,13 +96,18 @@ def main(argv: list[str] | None = None) -> int:
             text, when = saved[area], "from a saved run"
         else:
             print(f"== {area} (benchmarks/bench_{area}.py)", flush=True)
+            before = os.getloadavg()[0]
             text, seconds = run_area(area)
             print(text, flush=True)
-            when = f"{seconds:.0f} s in all"
+            # The machine's load beside each report: other processes share its cores.
+            when = (
+                f"{seconds:.0f} s in all, load average {before:.1f} before and "
+                f"{os.getloadavg()[0]:.1f} after on {os.cpu_count()} cores"
+            )
         rows[area] = goal_rows(area, text)
         sections[area] = (
             f"## {area}\n\n`python benchmarks/bench_{area}.py` ({when}, "
-            f"{time.strftime('%Y-%m-%d %H:%M')} UTC)\n\n```text\n{text}\n```\n"
+            f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC)\n\n```text\n{text}\n```\n"
         )
     if args.write and (wanted or saved is not None):
         old_sections, old_rows = _old_page()
@@ -116,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
 def _page(rows: list[tuple[str, ...]], sections: dict[str, str]) -> str:
     head = (
         "# Scaling benchmarks\n\n"
-        f"Written by `python benchmarks/run_all.py --write` on {time.strftime('%Y-%m-%d')}, "
+        f"Written by `python benchmarks/run_all.py --write` on {time.strftime('%Y-%m-%d', time.gmtime())}, "
         f"{platform.python_implementation()} {platform.python_version()}, {platform.machine()}, "
         f"{os.cpu_count()} cores. The numbers were taken on a shared {os.cpu_count()}-core "
         "machine where other developers ran tests at the same time, so absolute times drift "
@@ -148,12 +156,44 @@ before and after, as measured by the benchmarks above:
   every row was read in full (4 M `harness` calls). After: one F1 scan per state stops once
   more than |C| − |S| completions were wasted (halted, diverged or repeated), the
   pigeonhole bound of the baseline, without copying S per state.
-- **`is_spe_state` on every state ÷ `spe_states`: 1.8–2.3x → about 1.5x.** The two share
-  the F1 scan now; profile of the rest (2 000 calls, GC off): the scan 0.36 s,
+- **`is_spe_state` on every state ÷ `spe_states`: 1.8–2.3x → about 1.5x → 1.0–1.3x.**
+  The two share the F1 scan; profile of the rest (2 000 calls, GC off): the scan 0.36 s,
   `is_spe_state` itself 0.11 s, of which building the `Verdict` and its `Obstruction`
-  (two frozen dataclasses, ≈ 11 µs a call) and the claim text (≈ 6 µs) are the floor of
-  returning an explained verdict per state; the first pass over a 4 M-entry table also
-  pays the cyclic garbage collector walking it (3.9x with GC, 1.6x without).
+  (two frozen dataclasses, ≈ 11 µs a call) and the claim text (≈ 6 µs) were the cost of
+  an explained verdict per state; the first pass over a 4 M-entry table also pays the
+  cyclic garbage collector walking it (3.9x with GC, 1.6x without). What changed (issue
+  25 item 6): `is_spe_state` returns a `LazyVerdict` whose `holds`, `method` and
+  `checked` are set at once and whose claim, witness or obstruction and details are
+  built when first read (it compares, prints and pickles as that `Verdict`); the
+  machine's S and C (`finite_parts`) and its closedness check are kept on the machine
+  while they are the same immutable objects (a `FunctionMachine` was walked over S x C
+  on every call); `short_repr` no longer imports on every call. Per call, the overhead
+  over the scan went from 10–15 µs to about 3 µs (random 1 000 x 1 000, CPU time);
+  the benchmark rows, CPU time with load 11–15 on 2 cores: 1.20–1.28x in four runs
+  (random 2 000 x 2 000, where a refuting scan stops after about 50 completions, so a
+  few µs are 10–20%; the same loop read 1.07x with the garbage collector off, and the
+  spread between runs is as large as the gap to 1.2x) and 1.02–1.08x (all-SPE
+  250 x 250). What is left is Python's call and object costs: the `LazyVerdict` itself
+  (≈ 1.2 µs), the keyword arguments, the state check.
+- **Trace writer: the cost a trace file adds ÷ writing its own lines with one `os.write`
+  each: 4.6x → 2.2–2.7x (CPU time, five runs at load 10–13 on 2 cores), goal 2x, not
+  met here.**
+  One step line is one f-string (the same text `json.dumps` gives for the step's dict,
+  which a property test checks) encoded once and written with one `os.write`. Measured
+  per step on this machine (CPU time): the `os.write` of a 200-byte line 1.3–1.5 µs;
+  the writer's own work about 1.5 µs: finding the prompt delta (`startswith` of the
+  previous prompt, O(prompt): 0.2 µs for a hot 10 KB prompt, 1.7 µs for a cold one),
+  JSON-escaping the new text and the completion (0.4 µs for 60 characters; C), the
+  line's f-string (0.4–0.6 µs; `%` and `str.join` cost the same), `encode` (0.05 µs)
+  and the call. So the floor of this format in CPython is about 2x a write, before the
+  per-run costs (opening through `open_output`, the header and end lines), which a
+  300-step run does not fully amortise. What would move it: the prompt delta told by the machine
+  instead of found (a transcript machine knows what it appended), or the line's
+  escaping and formatting in C. The benchmark compares honestly: the same bytes (it
+  asserts it), one `os.write` per line, a new file per call for both sides (truncating a
+  file written a moment ago makes ext4 flush it first: 6–7 ms of wall time), alternating
+  order, median of 41 per-round ratios, CPU time (wall time on a machine with load 10
+  on 2 cores mostly measures the scheduler: 0.8–2.3x in the same runs).
 - **CEK fib 20 ÷ plain Python: not met here, 140x (goal 120x), about 3x faster than
   before.** On this machine the code before issue 25 measured 430–457x (CPU time,
   plain Python in batches) where the issue measured 292–305x on a quieter one; the
@@ -184,22 +224,42 @@ before and after, as measured by the benchmarks above:
   0.19 s, the primitives 0.19 s, the rest below 0.1 s each; Brent's check is 5–15% of
   the run (with `detect_cycles=False` for comparison). A Seq's plan is made the first
   time the loop meets it, so compiling (and the loader's round trip) costs what it did.
-- **`agent_machine`, linear 10k-step ReAct run ÷ direct: not met.** The bench_agent
-  rows show the floors on this machine (several runs while others worked): suspending
-  the agent in a bare greenlet at each model call (no machine at all) is already
-  1.8–3.5x the direct loop, `h()` in a plain loop without line counting 4–10x, through
-  `run` 7–16x, and the line budget about doubles or triples that (`sys.settrace` calls
-  the Python tracer on every line: 9–21x on the budget benchmark's loops). So 3x is at or below
-  the floor of the greenlet design. The design change that would move it: for a linear
-  `run` of an agent machine, invert the control (call the agent function once with a
-  model that asks the real model and records each prompt and completion into the trace,
-  so no greenlet switch is needed; branching still replays), and count lines only when
-  needed: run each step untraced, time it, and accept it untraced only when its time
-  proves it ran fewer lines than the budget (no CPython executes more than about 10⁹
-  counted lines a second, so a 1 000 000-line budget cannot be spent in under 1 ms);
-  otherwise, and when a watchdog thread stops a step that runs on, re-run that step from
-  its recorded completions under the line budget to decide `DIVERGE`. The clock then
-  decides only when to check, never the outcome.
+- **`agent_machine`, linear 10k-step ReAct run ÷ direct: not met, 30.3x → 5.0–10.2x
+  (the default line budget) and 17.2x → 2.7–4.7x (no budget).** Measured with the
+  machine's load average at 10.7–13 on its 2 cores (other developers' tests); the
+  code before this change gave 30.3x and 17.2x in the same hour, at load 12.9. What
+  changed: `run` from the initial state takes a linear path
+  (`runtime/agent.py`, `_Linear`): the agent function is called once with a model
+  function that asks the real model and records the step, so no greenlet switch is
+  made per step, and every step runs untraced. A step is *decided by counting* (its
+  lines counted exactly as `h` counts them) only when its time does not prove it within
+  the budget: no CPython runs a counted line (at least one bytecode instruction, several
+  CPU cycles) in less than 0.05 ns, and wall-clock time only grows with load or
+  blocking, so a step that returned within `line_budget × 0.05 ns` (50 µs for the
+  default budget) ran fewer lines than its budget, and counting would have given the
+  same outcome. Every other step, and one a watchdog thread stops after 0.5 s (a loop
+  that never calls the model again), is decided on a *shadow* run of the function in a
+  greenlet: it catches up uncounted through the steps already decided (served from the
+  trace, in one switch; at most one extra run of the function in the whole run), then
+  runs that step through `h` with every line counted (frames that ran uncounted are set
+  counting: `budget.count_running`). If the shadow agrees, the untraced run goes on; if
+  not, its outcome (`DIVERGE`) stands. The clock decides only when to count, never an
+  outcome: `tests/test_agent_linear.py` checks that the linear trace equals the
+  step-by-step one, at the budget's boundary too. What is left, measured in CPU time
+  per step (`time.thread_time`, the direct step about 0.85 µs on this machine): the
+  `FunctionModel` that `run` needs (its call log) 0.3–0.6x; a `TraceState` node per
+  step 0.6 µs (it was 1.2 µs before it kept one slot); the `Step` tuple, the model
+  function's bookkeeping and the asyncio/thread checks about 1 µs; the gate (two clock
+  reads and a lock, so the watchdog can never raise outside a step) about 0.6 µs. Under
+  load, a step preempted for longer than 50 µs is decided by counting: 7–19 per 10 000
+  steps here, which costs the shadow's one extra run (about 1.5x) and the counted steps;
+  that, and the load's own noise, is the spread between runs. The greenlet path that
+  branching takes (`h()` in a plain loop) is unchanged in design: 13–17x here.
+  What would move it further: a trace that makes its `TraceState`s lazily (a step could
+  hold the completion's index and build the state when read); a watchdog that works by
+  signal in the main thread (no lock per step); and a clock that ignores preemption
+  (`CLOCK_THREAD_CPUTIME_ID`, which costs 8 µs per read on this VM but about 0.1 µs on
+  bare metal) so that a busy machine makes no late steps.
 - **REPL-Plan, traced lines per replayed cached call: about 80 → 1** (the block's own
   line). Before, every cached call ran the call log's bookkeeping under the block's
   line budget: `call`, `_same` (with `all()` over generators, whose frames were traced

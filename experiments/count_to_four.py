@@ -14,8 +14,8 @@ from pathlib import Path
 
 from agentic_machines.architectures import repl_plan as rp
 from agentic_machines.architectures.environments import CountEnv
-from agentic_machines.architectures.goldens import render_trace
 from agentic_machines.runtime.run import run
+from agentic_machines.testing import render_trace
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "repl_plan_count_to_four.md"
 

@@ -21,7 +21,7 @@ from agentic_machines import HALT, AgenticMachine, Trace, is_sentinel, run
 # Support modules beside the tests (attack_corpus.py, attack_suite.py) import each other by
 # name; --doctest-modules imports them too, before any test module could set the path.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agentic_machines.architectures.goldens import check_golden, render_trace
+from agentic_machines.testing import check_golden, render_trace
 
 settings.register_profile(
     "ci",

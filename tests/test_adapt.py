@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agentic_machines import HALT, is_sentinel
 from agentic_machines.architectures import adapt
-from agentic_machines.architectures.sampling import completion_strategy
+from agentic_machines.checking.sampling import completion_strategy
 from agentic_machines.runtime.models import ScriptedModel
 from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from agentic_machines.architectures.goldens import check_golden
 from agentic_machines.cek import first_boundary, parse, run_program
 from agentic_machines.cek.machine import HALT_K, Boundary, Halted, Ret, run_by_steps, step
 from agentic_machines.cek.stepper import kont_text, show_state, start_state
 from agentic_machines.cli.commands import main
 from agentic_machines.cli.step_eval import step_program
+from agentic_machines.testing import check_golden
 
 GOLDEN = Path(__file__).parent / "golden" / "cek" / "step.txt"
 

@@ -11,10 +11,10 @@ import pytest
 
 from agentic_machines import HALT, TableMachine
 from agentic_machines.architectures import repl_plan as rp
-from agentic_machines.drawing.gallery import menu_and_loop
 from agentic_machines.embedding import compose, find_embeddings, identity
 from agentic_machines.errors import InvalidArgument
 from agentic_machines.exercises import EXERCISES, check, check_file, exercise
+from agentic_machines.fixtures import menu_and_loop
 
 ROOT = Path(__file__).resolve().parent.parent
 MENU, LOOP = menu_and_loop()

@@ -12,7 +12,7 @@ import pytest
 from agentic_machines import is_sentinel
 from agentic_machines.architectures import react, rlm, thread
 from agentic_machines.architectures._invariants import reach
-from agentic_machines.architectures.sampling import completion_sample, harness_strings
+from agentic_machines.checking.sampling import completion_sample, harness_strings
 
 
 def _sample(mod, m):

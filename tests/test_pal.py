@@ -9,7 +9,7 @@ from pathlib import Path
 
 from agentic_machines import DIVERGE, HALT
 from agentic_machines.architectures import pal
-from agentic_machines.architectures.goldens import check_golden
+from agentic_machines.testing import check_golden
 
 M = pal.machine(isolation="inline")
 GOLDEN = Path(__file__).parent / "golden" / "pal"

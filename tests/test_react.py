@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from agentic_machines import HALT, TraceState, is_sentinel
 from agentic_machines.architectures import react
-from agentic_machines.architectures.goldens import check_golden
-from agentic_machines.architectures.sampling import CONTROL_WORDS, completion_strategy
+from agentic_machines.checking.sampling import CONTROL_WORDS, completion_strategy
 from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
+from agentic_machines.testing import check_golden
 
 GOLDEN = Path(__file__).parent / "golden" / "react"
 M = react.machine()
@@ -130,7 +130,7 @@ def test_quality_reset_word_outside_the_control_words_is_found(word):
 def test_quality_reset_literal_in_the_harness_code_is_found():
     from agentic_machines import HarnessMachine
     from agentic_machines.architectures._invariants import refute_by_invariant
-    from agentic_machines.architectures.sampling import completion_sample, harness_strings
+    from agentic_machines.checking.sampling import completion_sample, harness_strings
 
     def program():
         transcript = "Q\n"

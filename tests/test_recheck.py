@@ -193,3 +193,67 @@ def test_the_error_pickles_and_the_command_line_prints_one_line(tmp_path, capsys
     assert main([*argv, "--alphabet", str(tmp_path / "a.json")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "counterexample to halts_within(2) did not re-check" in err[0]
+
+
+# -- the deciders' obstructions ------------------------------------------------------------
+def _drifting(first: object, later: object) -> FunctionMachine:
+    """A finite machine whose h(0, 'a') is ``first`` the first two times (the closure
+    check and the decision read it), and ``later`` after (the re-check reads it)."""
+    calls = {"n": 0}
+
+    def h(s, c):
+        if (s, c) == (0, "a"):
+            calls["n"] += 1
+            return first if calls["n"] <= 2 else later
+        return HALT
+
+    return FunctionMachine(
+        lambda s: f"at {s}", h, states=[0, 1], completions=["a", "b"], initial=0, name="drift"
+    )
+
+
+def test_an_f1_obstruction_is_re_checked_when_it_is_read():
+    from agentic_machines import is_spe_state
+
+    honest = is_spe_state(_drifting(0, 0), 0)
+    assert honest.holds is False and honest.obstruction.state == 1  # re-checked: nothing wrong
+    v = is_spe_state(_drifting(0, 1), 0)  # the re-check reads h(0, 'a') = 1
+    assert v.holds is False
+    with pytest.raises(
+        CertificateError,
+        match=r"obstruction to 0 is an SPE state of drift did not re-check: h\(0, 'a'\) = 1",
+    ):
+        _ = v.obstruction.state  # built (and re-checked) when first read
+
+
+def test_an_embedding_obstruction_is_re_checked():
+    from agentic_machines import Embedding, check_embedding
+    from agentic_machines.fixtures import fixture
+
+    m = fixture("f2-mul")
+    honest = check_embedding(Embedding(m, m, {0: 1, 1: 0}))
+    assert honest.obstruction.kind == "commutation"  # re-checked: the sides differ
+    calls = {"n": 0}
+
+    def h(s, c):  # f2-mul's harness, but h(1, '0') is 1 from its second call on
+        if (s, c) == (1, "0"):
+            calls["n"] += 1
+            if calls["n"] > 1:
+                return 1
+        return m.harness(s, c)
+
+    drifting = FunctionMachine(m.prompt, h, states=[0, 1], completions=["0", "1"], name="drift")
+    with pytest.raises(
+        CertificateError, match="obstruction to .* did not re-check: h\\(e\\(0\\), '0'\\)"
+    ):
+        check_embedding(Embedding(m, drifting, {0: 1, 1: 0}))
+
+
+def test_an_f2_obstruction_is_re_checked():
+    from agentic_machines import completion_generates
+
+    target = TableMachine({"t": "at 1"}, {("t", "a"): HALT, ("t", "b"): HALT}, name="target")
+    v = completion_generates(_drifting(0, 0), 0, target)
+    assert v.holds is False and v.obstruction.kind == "prompt"  # no successor says 'at 1'
+    with pytest.raises(CertificateError, match=r"h\(0, 'a'\) = 1 has the prompt 'at 1'"):
+        completion_generates(_drifting(0, 1), 0, target)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from agentic_machines import HALT, is_sentinel
 from agentic_machines.architectures import react, reflexion
 from agentic_machines.architectures._invariants import reach
-from agentic_machines.architectures.sampling import completion_strategy
+from agentic_machines.checking.sampling import completion_strategy
 from agentic_machines.errors import InvalidArgument
 from agentic_machines.runtime.models import ScriptedModel
 from agentic_machines.runtime.run import run

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from agentic_machines import DIVERGE, HALT
 from agentic_machines.architectures import repl_plan as rp
 from agentic_machines.architectures.environments import CountEnv
-from agentic_machines.architectures.goldens import check_golden, render_trace
 from agentic_machines.errors import ScriptExhausted
 from agentic_machines.machine import is_sentinel
 from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
+from agentic_machines.testing import check_golden, render_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = Path(__file__).parent / "golden" / "repl_plan"

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from agentic_machines import DIVERGE, HALT, TraceState, is_sentinel
 from agentic_machines.architectures import rlm
-from agentic_machines.architectures.goldens import check_golden, render_trace
-from agentic_machines.architectures.sampling import completion_strategy
+from agentic_machines.checking.sampling import completion_strategy
 from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
+from agentic_machines.testing import check_golden, render_trace
 
 GOLDEN = Path(__file__).parent / "golden" / "rlm"
 M = rlm.machine(isolation="inline")

@@ -14,7 +14,6 @@ import pytest
 from agentic_machines.architectures import repl_plan as rp
 from agentic_machines.architectures import rlm
 from agentic_machines.architectures.environments import CountEnv
-from agentic_machines.architectures.goldens import render_trace
 from agentic_machines.errors import InvalidArgument
 from agentic_machines.execution import wire
 from agentic_machines.execution.codeexec import drive_rest
@@ -29,6 +28,7 @@ from agentic_machines.execution.sandbox import (
 )
 from agentic_machines.runtime.models import FunctionModel, ScriptedModel
 from agentic_machines.runtime.run import run
+from agentic_machines.testing import render_trace
 
 ROOT = Path(__file__).parent.parent
 GOLDEN = Path(__file__).parent / "golden"

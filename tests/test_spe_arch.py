@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from agentic_machines import DIVERGE, HALT
 from agentic_machines.architectures import spe
-from agentic_machines.architectures.goldens import check_golden
-from agentic_machines.architectures.sampling import completion_strategy
 from agentic_machines.cek import Boundary, first_boundary, loader
+from agentic_machines.checking.sampling import completion_strategy
 from agentic_machines.strategies import examples
+from agentic_machines.testing import check_golden
 
 GOLDEN = Path(__file__).parent / "golden" / "spe"
 M = spe.machine()

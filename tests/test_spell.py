@@ -368,8 +368,8 @@ GOLDEN = Path(__file__).parent / "golden" / "spell"
 
 
 def test_golden_trace_of_the_scripted_run() -> None:
-    from agentic_machines.architectures.goldens import check_golden, render_trace
     from agentic_machines.runtime.run import run
+    from agentic_machines.testing import check_golden, render_trace
 
     m = arch.machine()
     trace = run(m, arch.scripted_model())
@@ -378,8 +378,8 @@ def test_golden_trace_of_the_scripted_run() -> None:
 
 
 def test_golden_prompts_of_every_construct() -> None:
-    from agentic_machines.architectures.goldens import check_golden
     from agentic_machines.spell.patterns import PATTERNS, run_pattern
+    from agentic_machines.testing import check_golden
 
     parts = []
     for name, pattern in PATTERNS.items():

@@ -192,7 +192,7 @@ def completion_sampler(
     """The ``sample(machine, seed, n)`` of an :class:`InvariantAnalysis`: ``n`` seeded
     completions drawn from ``valid()``, the ``script`` and (when ``harness``) the strings
     the machine's harness code contains; ``sizes`` (``huge``, ``huge_size``) as for
-    :func:`~agentic_machines.architectures.sampling.completion_sample`.
+    :func:`~agentic_machines.checking.sampling.completion_sample`.
 
     >>> sample = completion_sampler(lambda: ["ok"], harness=False, huge=0)
     >>> sample(None, 0, 3)[0]
@@ -200,7 +200,10 @@ def completion_sampler(
     """
 
     def sample(machine: Any, seed: int, n: int) -> list[str]:
-        from .sampling import completion_sample, harness_strings  # hypothesis: on first use
+        from ..checking.sampling import (  # hypothesis: on first use
+            completion_sample,
+            harness_strings,
+        )
 
         pool = [*valid(), *script, *(harness_strings(machine) if harness else [])]
         return completion_sample(pool, seed=seed, n=n, **sizes)
@@ -382,7 +385,7 @@ def refute_by_invariant(
     ``"completions_tested"``.
 
     >>> from agentic_machines.architectures import react
-    >>> from agentic_machines.architectures.sampling import completion_sample
+    >>> from agentic_machines.checking.sampling import completion_sample
     >>> m = react.machine()
     >>> v = refute_by_invariant(m, m.initial, deep_script=react.SCRIPT[:2],
     ...     invariant=react.successor_invariant, invariant_text=react.INVARIANT_TEXT,

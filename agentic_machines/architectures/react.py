@@ -336,14 +336,14 @@ def react_completion_sample(
 ) -> list[str]:
     """The seeded completions on which :func:`analysis` tests the invariant: well-formed
     and malformed ones, control words, and the string constants of the harness of ``m``
-    (:func:`~agentic_machines.architectures.sampling.harness_strings`).
+    (:func:`~agentic_machines.checking.sampling.harness_strings`).
 
     >>> len(react_completion_sample(n=100))
     100
     >>> "xyzzy" in react_completion_sample(n=100, m=machine(reset="xyzzy"))
     True
     """
-    from .sampling import completion_sample, harness_strings
+    from ..checking.sampling import completion_sample, harness_strings
 
     extra = harness_strings(m if m is not None else machine())
     return completion_sample(valid_completions(1) + list(SCRIPT) + extra, seed=seed, n=n)

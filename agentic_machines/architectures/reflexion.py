@@ -345,7 +345,7 @@ def reflexion_completion_sample(
     >>> len(reflexion_completion_sample(n=100))
     100
     """
-    from .sampling import completion_sample, harness_strings
+    from ..checking.sampling import completion_sample, harness_strings
 
     extra = harness_strings(m if m is not None else machine())
     valid = react.valid_completions(1) + list(SCRIPT) + [" Finish[Thames]", "I should search."]
@@ -405,7 +405,7 @@ def _reachable(m: HarnessMachine, rng: random.Random, walks: int, depth: int) ->
         for _ in range(rng.randrange(depth + 1)):
             choices = diagram_completions(m.prompt(state)) + [" hmm", SCRIPT[2]]
             nxt = m.harness(state, rng.choice(choices))
-            if is_sentinel(nxt):
+            if not isinstance(nxt, TraceState):  # HALT or DIVERGE: the walk ends
                 break
             state = nxt
             out[state] = None

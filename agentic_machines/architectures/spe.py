@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING
 
 from ..cek import AgenticEvaluator, Boundary, first_boundary, loader, seed_program, seed_state
 from ..cek.theorem import SEED_PROMPT
-from ..machine import is_sentinel
 from ..verdict import Verdict
 from ._invariants import scripted
 
@@ -134,7 +133,7 @@ def sample_states(
         for b in frontier:
             for c in completions:
                 y = m.harness(b, c)
-                if not is_sentinel(y) and y not in seen:
+                if type(y) is Boundary and y not in seen:  # not HALT or DIVERGE
                     seen[y] = None
                     nxt.append(y)
         frontier = nxt
@@ -188,8 +187,8 @@ def non_spe_state() -> Verdict:
     >>> v.status, v.method, v.conditional
     ('refuted', 'fact:F5', True)
     """
+    from ..checking.sampling import completion_sample
     from ..generation import MIN_PREMISE_TESTS, cardinality_obstruction
-    from .sampling import completion_sample
 
     m = machine()
     beta_a = first_boundary(NON_SPE_PROGRAM)

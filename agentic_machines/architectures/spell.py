@@ -263,7 +263,7 @@ def naive_completions(n: int = 60, seed: int = 0) -> list[str]:
     >>> len(naive_completions())
     60
     """
-    from .sampling import completion_sample
+    from ..checking.sampling import completion_sample
 
     valid = list(NAIVE_SCRIPT) + [
         "(list-files)",

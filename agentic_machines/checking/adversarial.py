@@ -14,7 +14,7 @@ aim, and all of them together in :func:`adversarial_completions`:
   characters, combining marks and emoji;
 - :func:`control_words`: the words harnesses treat as commands (``RESET``,
   ``FINAL(x)``, ...), plus the string constants of the machine's own harness program
-  (:func:`~agentic_machines.architectures.sampling.harness_strings`), so a trigger
+  (:func:`~agentic_machines.checking.sampling.harness_strings`), so a trigger
   word planted in the harness is drawn even though random text would never hit it.
 
 Every strategy shrinks towards short, plain strings, so a failure found with a huge
@@ -37,7 +37,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from ..architectures.sampling import CONTROL_WORDS, compared_strings, harness_strings
+from .sampling import CONTROL_WORDS, compared_strings, harness_strings
 
 __all__ = [
     "malformed_tool_calls",
@@ -192,7 +192,7 @@ def control_words(machine: Any = None) -> st.SearchStrategy[str]:
 def own_commands(machine: Any, *, max_len: int = 40) -> st.SearchStrategy[str] | None:
     """The machine's own commands: the strings its program (a generator harness or an
     agent function) compares the model's answers with (``"pay"``, ``"buy "``, ``"done"``:
-    :func:`~agentic_machines.architectures.sampling.compared_strings`), alone or followed
+    :func:`~agentic_machines.checking.sampling.compared_strings`), alone or followed
     by an argument (another command, a digit, or a little text). ``None`` when the
     program compares with no string.
 

@@ -8,7 +8,7 @@ one in two cases, and says which it used:
   reached);
 - a generator harness (a machine with a ``program``, as ``HarnessMachine`` and the
   architectures are): the string constants of the program and its arguments
-  (:func:`~agentic_machines.architectures.sampling.harness_strings`) that read like
+  (:func:`~agentic_machines.checking.sampling.harness_strings`) that read like
   prompt text (at least 8 characters with a space or a line break) and occur in no
   explored prompt. Such a string is usually the message of a branch no explored run
   took, say an error message for a malformed action: a coverage gap to close with a
@@ -60,7 +60,7 @@ def unreached_prompts(machine: Any, reached: Iterable[str]) -> tuple[tuple[str, 
                 out[p] = None
         return tuple(out), "prompts of the finite state list"
     if getattr(machine, "program", None) is not None:
-        from ..architectures.sampling import harness_strings
+        from .sampling import harness_strings
 
         fragments = [
             t

@@ -22,7 +22,6 @@ HALT
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import shutil
@@ -262,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _builtin_names() -> list[str]:
     """The built-in machine names (fixtures, then architectures), for help texts."""
-    from .catalog import names
+    from ..catalog import names
 
     return names()
 
@@ -548,8 +547,10 @@ def _run(args: argparse.Namespace) -> int:
 def _run_machine(entry: Any, isolation: str) -> Any:
     # A script given on the command line is code from outside: RLM and REPL-Plan run it
     # isolated (the catalog's own machines are for the modules' fixed completions).
+    from ..catalog import runs_model_code
+
     module = entry.module
-    if module is not None and "isolation" in inspect.signature(module.machine).parameters:
+    if module is not None and runs_model_code(module):
         from ..execution.sandbox import resolve_isolation
 
         level = resolve_isolation(isolation)

@@ -16,7 +16,7 @@ Which form a target is comes from how it is written, never from the object's
 signature: without ``()`` a callable is an agent function, with ``()`` a factory.
 A class without ``()``, or a machine with it, is refused with the form to write.
 
-:func:`resolve_target` turns a target into a :class:`~agentic_machines.cli.catalog.Entry`
+:func:`resolve_target` turns a target into a :class:`~agentic_machines.catalog.Entry`
 (the machine, where to start, how to explore and what to highlight), so ``check``,
 ``diagram``, ``run``, ``explore``, ``export`` and later commands treat all of them
 alike. A target that cannot be used raises
@@ -48,9 +48,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from ..catalog import Entry, names, resolve
 from ..errors import InvalidMachine, InvalidMachineFile, UnknownMachine
 from ..machine import AgenticMachine
-from .catalog import Entry, names, resolve
 
 __all__ = ["resolve_target", "TARGET_HELP", "load_object"]
 

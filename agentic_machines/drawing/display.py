@@ -210,3 +210,64 @@ def _code(value: object, limit: int = 40) -> str:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+# -- the methods AgenticMachine shows itself with ------------------------------------------
+# They live here, beside what they draw, and are attached to the class when this module is
+# imported (agentic_machines/__init__ imports it): the core module machine.py declares them
+# for type checkers only and never imports the drawing layer.
+
+
+def _repr_mimebundle_(
+    self: AgenticMachine, include: object = None, exclude: object = None
+) -> dict[str, str]:
+    """Jupyter display: the state diagram (SVG) and plain text, one rich type only.
+
+    A bundle offering Markdown and SVG together shows only the Markdown in
+    JupyterLab (it ranks Markdown above images), so the diagram would never be seen.
+    A machine therefore offers its diagram; :meth:`tables` displays the Markdown
+    tables where they are wanted. A machine with nothing to draw from (no initial
+    state, no finite state list) offers its Markdown summary instead.
+
+    >>> from agentic_machines import FunctionMachine
+    >>> m = FunctionMachine(lambda s: "*", lambda s, c: s + 1)
+    >>> sorted(m._repr_mimebundle_())
+    ['text/markdown', 'text/plain']
+    """
+    return machine_bundle(self)
+
+
+def tables(self: AgenticMachine) -> Markdown:
+    """The machine's prompt and transition tables, displayed as Markdown in Jupyter
+    (``print`` shows the Markdown text).
+
+    >>> from agentic_machines import HALT, TableMachine
+    >>> print(TableMachine({"a": "go"}, {("a", "x"): HALT}).tables())
+    **TableMachine `table`**: 1 state, 1 completion
+    <BLANKLINE>
+    | state | prompt | `'x'` |
+    |---|---|---|
+    | `'a'` | `'go'` | `1` |
+    """
+    return Markdown(machine_markdown(self))
+
+
+def diagram(
+    self: AgenticMachine,
+    depth: int = 3,
+    completions: Iterable[str] | Callable[[str], Iterable[str]] | None = None,
+) -> SVG:
+    """The machine's state diagram explored ``depth`` steps, displayed as SVG in
+    Jupyter (``.data`` is the SVG text); ``completions`` as for ``explore``.
+
+    >>> from agentic_machines import HALT, TableMachine
+    >>> d = TableMachine({"a": "go"}, {("a", "x"): HALT}).diagram()
+    >>> d.data.count("<svg")
+    1
+    """
+    return SVG(machine_svg(self, depth=depth, completions=completions))
+
+
+for _method in (_repr_mimebundle_, tables, diagram):
+    _method.__qualname__ = f"AgenticMachine.{_method.__name__}"
+    setattr(AgenticMachine, _method.__name__, _method)

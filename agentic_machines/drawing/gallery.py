@@ -9,7 +9,7 @@ call it. The pictures (``PICTURES``, in order):
   commuting square;
 - ``fans``: the successor fan of the SPE seed state x* and of ReAct's initial state;
 - ``architectures``: each architecture's explored graph with the obstruction state of
-  its verdict marked (the graphs of :func:`agentic_machines.cli.contrast.architecture_graph`);
+  its verdict marked (the graphs of :func:`agentic_machines.contrast.architecture_graph`);
 - ``deep``: THREAD three steps deep (21 states), the size a class meets first: drawn to
   fit a 16:9 slide, its legend table under the graph;
 - ``repl_plan``: the tree of REPLs that REPL-Plan builds for count-to-four;
@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidArgument
-from ..machine import HALT, TableMachine, is_sentinel
+from ..fixtures import menu_and_loop
+from ..machine import is_sentinel
 
 __all__ = [
     "write_gallery",
@@ -45,7 +46,6 @@ __all__ = [
     "Picture",
     "REPL_LEGEND",
     "PICTURES",
-    "menu_and_loop",
     "fixture_pictures",
     "embedding_picture",
     "fan_pictures",
@@ -54,32 +54,6 @@ __all__ = [
     "rlm_depth2_picture",
     "deep_pictures",
 ]
-
-
-def menu_and_loop() -> tuple[TableMachine, TableMachine]:
-    """The two machines of tutorial chapter 2: ``loop`` embeds into ``menu`` twice.
-
-    >>> menu, loop = menu_and_loop()
-    >>> menu.prompt("a") == loop.prompt("q")
-    True
-    """
-    menu = TableMachine(
-        {"s0": "menu", "a": "continue?", "b": "continue?"},
-        {
-            ("s0", "yes"): "a",
-            ("s0", "no"): "b",
-            ("a", "yes"): "a",
-            ("a", "no"): HALT,
-            ("b", "yes"): "b",
-            ("b", "no"): HALT,
-        },
-        initial="s0",
-        name="menu",
-    )
-    loop = TableMachine(
-        {"q": "continue?"}, {("q", "yes"): "q", ("q", "no"): HALT}, initial="q", name="loop"
-    )
-    return menu, loop
 
 
 @dataclass
@@ -114,12 +88,12 @@ def fixture_pictures() -> list[Picture]:
     """``f2-add``, ``f2-mul``, ``f2-const``: every state drawn, SPE states in gold.
 
     The same graphs and marks as ``agentic-machines diagram f2-add`` (both go through
-    :mod:`agentic_machines.cli.catalog`).
+    :mod:`agentic_machines.catalog`).
 
     >>> [p.stem for p in fixture_pictures()]
     ['f2-add', 'f2-mul', 'f2-const']
     """
-    from ..cli.catalog import resolve
+    from ..catalog import resolve
 
     pictures = []
     for name in ("f2-add", "f2-mul", "f2-const"):
@@ -179,7 +153,7 @@ def fan_pictures() -> list[Picture]:
     >>> [p.stem for p in fan_pictures()]
     ['fan-spe', 'fan-react']
     """
-    from ..cli.catalog import resolve
+    from ..catalog import resolve
 
     pictures = []
     for name in ("spe", "react"):
@@ -210,7 +184,7 @@ def architecture_pictures() -> list[Picture]:
     """Each architecture's explored graph, the obstruction state of its verdict marked.
 
     The graph and marks of ``agentic-machines diagram NAME``
-    (:mod:`agentic_machines.cli.catalog`), deep enough to reach the obstruction state:
+    (:mod:`agentic_machines.catalog`), deep enough to reach the obstruction state:
     two steps, more when the obstruction lies deeper (REPL-Plan's is three completions
     away).
 
@@ -218,7 +192,7 @@ def architecture_pictures() -> list[Picture]:
     ['adaplanner', 'adapt', 'codeact', 'pal', 'react', 'reflexion', 'repl_plan', 'rlm', 'spe', 'spell', 'thread', 'tot']
     """
     from ..architectures import ARCHITECTURES
-    from ..cli.catalog import resolve
+    from ..catalog import resolve
 
     pictures = []
     for name, module in ARCHITECTURES.items():
@@ -246,7 +220,7 @@ def deep_pictures() -> list[Picture]:
     >>> [p.stem for p in deep_pictures()]
     ['thread-depth3']
     """
-    from ..cli.catalog import resolve
+    from ..catalog import resolve
 
     entry = resolve("thread")
     machine = entry.machine()

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidArgument
+from ..fixtures import menu_and_loop
 from ..machine import DIVERGE, HALT, AgenticMachine, TableMachine, is_sentinel
 
 __all__ = ["EXERCISES", "Exercise", "Feedback", "check", "check_file", "exercise", "load_answer"]
@@ -89,29 +90,26 @@ def _machine(answer: Any, name: str) -> AgenticMachine:
     return answer
 
 
+def _same_set(name: str, what: str, got: Any, described: Any) -> None:
+    """Fail unless ``got`` (the answer's states or completions) is the set the exercise
+    describes; the message names one extra member, or says one is missing."""
+    if got is None or set(got) != set(described):
+        extra = sorted(set(got or ()) - set(described), key=repr)
+        _fail(
+            f"{name} has {what}s {_show(got)}: "
+            + (
+                f"{extra[0]!r} is not a {what} the exercise describes"
+                if extra
+                else f"the exercise describes {len(described)} {what}s; one is missing"
+            )
+        )
+
+
 def _same_machine(answer: Any, reference: TableMachine, name: str) -> None:
     """Compare a finite machine with the reference: states, prompts, completions, h."""
     m = _machine(answer, name)
-    if m.states is None or set(m.states) != set(reference.states):
-        extra = sorted(set(m.states or ()) - set(reference.states), key=repr)
-        _fail(
-            f"{name} has states {_show(m.states)}: "
-            + (
-                f"{extra[0]!r} is not a state the exercise describes"
-                if extra
-                else f"the exercise describes {len(reference.states)} states; one is missing"
-            )
-        )
-    if m.completions is None or set(m.completions) != set(reference.completions):
-        extra = sorted(set(m.completions or ()) - set(reference.completions), key=repr)
-        _fail(
-            f"{name} has completions {_show(m.completions)}: "
-            + (
-                f"{extra[0]!r} is not a completion the exercise describes"
-                if extra
-                else f"the exercise describes {len(reference.completions)} completions; one is missing"
-            )
-        )
+    _same_set(name, "state", m.states, reference.states)
+    _same_set(name, "completion", m.completions, reference.completions)
     for s in reference.states:
         if m.prompt(s) != reference.prompt(s):
             # A counterexample, never the answer: the state where the prompt differs.
@@ -133,12 +131,6 @@ def _call(what: str, f: Callable[..., Any], *args: Any) -> Any:
         return f(*args)
     except Exception as exc:  # noqa: BLE001 - the student's code may raise anything
         _fail(f"{what} raised {type(exc).__name__}: {exc}")
-
-
-def _menu_and_loop() -> tuple[TableMachine, TableMachine]:
-    from ..drawing.gallery import menu_and_loop
-
-    return menu_and_loop()
 
 
 # ---------------------------------------------------------------------- chapter 1
@@ -222,7 +214,7 @@ def ex_2_1(a: Mapping[str, Any]) -> Feedback:
     """``mappings``: every embedding of loop into menu whose image avoids ``"a"``."""
     from ..embedding import Embedding, check_embedding, find_embeddings
 
-    menu, loop = _menu_and_loop()
+    menu, loop = menu_and_loop()
     given = _mapping_list(a["mappings"], "mappings")
     want = [dict(e.mapping) for e in find_embeddings(loop, menu, into={"b", "s0"})]
     for m in given:
@@ -246,7 +238,7 @@ def ex_2_2(a: Mapping[str, Any]) -> Feedback:
     """``two`` (p, r swapped by yes, no halts) and ``embeds`` (does two embed into menu?)."""
     from ..embedding import find_embeddings
 
-    menu, _ = _menu_and_loop()
+    menu, _ = menu_and_loop()
     reference = TableMachine(
         {"p": "continue?", "r": "continue?"},
         {("p", "yes"): "r", ("r", "yes"): "p", ("p", "no"): HALT, ("r", "no"): HALT},
@@ -271,7 +263,7 @@ def ex_2_3(a: Mapping[str, Any]) -> Feedback:
     """``composed``: the composition of an embedding of loop into menu after identity(loop)."""
     from ..embedding import Embedding, check_embedding, find_embeddings
 
-    menu, loop = _menu_and_loop()
+    menu, loop = menu_and_loop()
     e = a["composed"]
     if not isinstance(e, Embedding):
         _fail(
@@ -316,7 +308,7 @@ def _spe_answer(machine: TableMachine, claimed: set) -> None:
 
 def ex_3_1(a: Mapping[str, Any]) -> Feedback:
     """``spe``: the SPE states of menu (predict with F1 and |S| <= |C|)."""
-    menu, _ = _menu_and_loop()
+    menu, _ = menu_and_loop()
     _spe_answer(menu, _state_set(a["spe"], "spe"))
     return _right("menu has no SPE state: |S| = 3 > |C| = 2, so no state reaches all three (F1)")
 
@@ -340,7 +332,7 @@ def ex_3_3(a: Mapping[str, Any]) -> Feedback:
     """``halt_c`` (one state, prompt continue?, halts on yes and no) and ``generates``."""
     from ..generation import completion_generates
 
-    menu, _ = _menu_and_loop()
+    menu, _ = menu_and_loop()
     reference = TableMachine({0: "continue?"}, {(0, "yes"): HALT, (0, "no"): HALT}, name="halt_c")
     m = _machine(a["halt_c"], "halt_c")
     states = list(m.states or [])

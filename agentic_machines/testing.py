@@ -1,4 +1,7 @@
-"""Golden files for harness prompts and traces.
+"""Test support: golden files for harness prompts and traces.
+
+The toolkit's own tests use it, and so can yours: a harness you encode as a machine keeps
+its exact prompts under a golden file, and a change that alters them shows as a diff.
 
 A golden test pins the exact text a model sees. :func:`render_trace` prints a run so
 that a reviewer can read it: the first prompt in full, then for every later prompt
@@ -30,7 +33,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..machine import is_sentinel
+from .machine import is_sentinel
 
 __all__ = ["render_trace", "check_golden", "UPDATE_VARIABLE"]
 

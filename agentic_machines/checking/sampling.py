@@ -31,6 +31,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from ..runtime.agent import AgentMachine
+
 __all__ = ["completion_sample", "completion_strategy", "harness_strings", "CONTROL_WORDS"]
 
 CONTROL_WORDS: tuple[str, ...] = (
@@ -237,8 +239,6 @@ def compared_strings(machine: Any) -> list[str]:
 
 def _program_of(machine: Any) -> Any:
     """The Python function a machine runs: a generator harness's or an agent function."""
-    from ..runtime.agent import AgentMachine  # the runtime layer sits above this one
-
     return machine.fn if isinstance(machine, AgentMachine) else getattr(machine, "program", None)
 
 
