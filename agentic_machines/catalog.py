@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import difflib
 import importlib
-import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import ModuleType
@@ -209,9 +208,25 @@ def scripted_machine(module: ModuleType, **kwargs: Any) -> AgenticMachine:
     >>> scripted_machine(rlm).kwargs["isolation"]
     'inline'
     """
-    if "isolation" in inspect.signature(module.machine).parameters:
+    if runs_model_code(module):
         kwargs.setdefault("isolation", "inline")
     return module.machine(**kwargs)
+
+
+RUNS_MODEL_CODE = frozenset({"adaplanner", "codeact", "pal", "repl_plan", "rlm"})
+"""The architectures (module names) that run model-written code, whose ``machine()``
+takes ``isolation=``. Declared here, never read from a signature (a test keeps it equal
+to the architectures whose ``machine`` has that parameter)."""
+
+
+def runs_model_code(module: ModuleType) -> bool:
+    """Whether the architecture ``module`` runs model-written code (takes ``isolation=``).
+
+    >>> from agentic_machines.architectures import react, rlm
+    >>> runs_model_code(rlm), runs_model_code(react)
+    (True, False)
+    """
+    return module.__name__.rsplit(".", 1)[-1] in RUNS_MODEL_CODE
 
 
 def resolve(name: str) -> Entry:

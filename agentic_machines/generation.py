@@ -80,8 +80,9 @@ __all__ = [
     "proof_exists",
 ]
 
-# A loader gives, for each target state s, the completion c with h(x, c) = e(s).
-Loader = Mapping[Hashable, str] | Callable[[Hashable], str]
+# A loader gives, for each target state s, the completion c with h(x, c) = e(s). Its key is
+# the target's own state type (a Boundary, a TraceState), as in Witness.loader.
+Loader = Mapping[Any, str] | Callable[[Any], str]
 
 
 def successors(
@@ -153,7 +154,7 @@ def completion_generates(
     target: AgenticMachine,
     *,
     embedding: Embedding | None = None,
-    loader: Mapping[Hashable, str] | Callable[[Hashable], str] | None = None,
+    loader: Loader | None = None,
     states: Iterable[Hashable] | None = None,
     completions: Iterable[str] | None = None,
     executor: Executor | None = None,
@@ -527,7 +528,7 @@ def _check_witness(
     x: Hashable,
     target: AgenticMachine,
     embedding: Embedding | None,
-    loader: Mapping[Hashable, str] | Callable[[Hashable], str] | None,
+    loader: Loader | None,
     states: Iterable[Hashable] | None,
     completions: Iterable[str] | None,
     claim: str,
@@ -655,7 +656,7 @@ def is_spe_state(
     state: Hashable,
     *,
     embedding: Embedding | None = None,
-    loader: Mapping[Hashable, str] | Callable[[Hashable], str] | None = None,
+    loader: Loader | None = None,
     states: Iterable[Hashable] | None = None,
     completions: Iterable[str] | None = None,
     executor: Executor | None = None,

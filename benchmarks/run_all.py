@@ -156,42 +156,75 @@ before and after, as measured by the benchmarks above:
   every row was read in full (4 M `harness` calls). After: one F1 scan per state stops once
   more than |C| − |S| completions were wasted (halted, diverged or repeated), the
   pigeonhole bound of the baseline, without copying S per state.
-- **`is_spe_state` on every state ÷ `spe_states`: 1.8–2.3x → about 1.5x.** The two share
-  the F1 scan now; profile of the rest (2 000 calls, GC off): the scan 0.36 s,
+- **`is_spe_state` on every state ÷ `spe_states`: 1.8–2.3x → about 1.5x → 1.0–1.3x.**
+  The two share the F1 scan; profile of the rest (2 000 calls, GC off): the scan 0.36 s,
   `is_spe_state` itself 0.11 s, of which building the `Verdict` and its `Obstruction`
-  (two frozen dataclasses, ≈ 11 µs a call) and the claim text (≈ 6 µs) are the floor of
-  returning an explained verdict per state; the first pass over a 4 M-entry table also
-  pays the cyclic garbage collector walking it (3.9x with GC, 1.6x without).
-- **CEK fib 20 ÷ plain Python: not met here, 140x (goal 120x), about 3x faster than
-  before.** On this machine the code before issue 25 measured 430–457x (CPU time,
-  plain Python in batches) where the issue measured 292–305x on a quieter one; the
-  same measurement now gives 138–145x, and the benchmark row (wall time, alternating)
-  140x. The floor: the cek section's last ratio, CEK ÷ a direct recursive evaluator of
-  the same language (dict environments, Python recursion, no states at all), is now
-  1.03x, so the register loop costs what the simplest Python interpreter of the
-  language costs, and what is left of the distance to 120x is interpreting in Python at
-  all. Moving it further needs the inner loop compiled (Cython or mypyc, an optional
-  extra) or a closure-compiling evaluator between boundaries; lazily hashed frames
-  (tried: a depth filter for Brent's check and hashes made on demand) gained nothing
-  measurable, because the check still hashes the frames of every state it compares.
-  Profile before (fib 16, 25 543
-  steps, 0.99 s under cProfile): `_parts` 0.23 s self (the application rule builds a new
-  `done` tuple, an `ArgsK` frame and an `Eval` node per argument), `step` 0.12 s,
-  `_apply` 0.10 s, `hash` 0.085 s for 38 409 calls (every intermediate `Eval`/`Ret`/frame
-  is hashed when it is built). What changed: `run` keeps the state in registers between
-  boundaries (`machine._run_registers`: one rule of `step` per pass, the same frames
-  built, no `Eval`/`Ret` node per step); Brent's cycle check builds a state node only
-  when kind, continuation hash and expression hash all match the saved state; each
-  `Seq` carries a plan that reads the atomic operands before the next compound one with
-  one `itemgetter` and selects the next environments directly; a self-recursive call
-  reuses the calling closure (equal field for field); `+ - = <` take a two-integer fast
-  path. `run_by_steps` (the old loop over `step`) is kept as the definition, and
-  property tests in `tests/test_cek_machine.py` check that both give the same outcome,
-  step count, out-of-fuel point and cycle period. Profile after (fib 18, 1.6 s under
-  cProfile): the loop body itself 1.04 s, `ArgsK` construction with its eager hash
-  0.19 s, the primitives 0.19 s, the rest below 0.1 s each; Brent's check is 5–15% of
-  the run (with `detect_cycles=False` for comparison). A Seq's plan is made the first
-  time the loop meets it, so compiling (and the loader's round trip) costs what it did.
+  (two frozen dataclasses, ≈ 11 µs a call) and the claim text (≈ 6 µs) were the cost of
+  an explained verdict per state; the first pass over a 4 M-entry table also pays the
+  cyclic garbage collector walking it (3.9x with GC, 1.6x without). What changed (issue
+  25 item 6): `is_spe_state` returns a `LazyVerdict` whose `holds`, `method` and
+  `checked` are set at once and whose claim, witness or obstruction and details are
+  built when first read (it compares, prints and pickles as that `Verdict`); the
+  machine's S and C (`finite_parts`) and its closedness check are kept on the machine
+  while they are the same immutable objects (a `FunctionMachine` was walked over S x C
+  on every call); `short_repr` no longer imports on every call. Per call, the overhead
+  over the scan went from 10–15 µs to about 3 µs (random 1 000 x 1 000, CPU time);
+  the benchmark rows, CPU time with load 11–15 on 2 cores: 1.20–1.28x in four runs
+  (random 2 000 x 2 000, where a refuting scan stops after about 50 completions, so a
+  few µs are 10–20%; the same loop read 1.07x with the garbage collector off, and the
+  spread between runs is as large as the gap to 1.2x) and 1.02–1.08x (all-SPE
+  250 x 250). What is left is Python's call and object costs: the `LazyVerdict` itself
+  (≈ 1.2 µs), the keyword arguments, the state check.
+- **Trace writer: the cost a trace file adds ÷ writing its own lines with one `os.write`
+  each: 4.6x → 2.2–2.7x (CPU time, five runs at load 10–13 on 2 cores), goal 2x, not
+  met here.**
+  One step line is one f-string (the same text `json.dumps` gives for the step's dict,
+  which a property test checks) encoded once and written with one `os.write`. Measured
+  per step on this machine (CPU time): the `os.write` of a 200-byte line 1.3–1.5 µs;
+  the writer's own work about 1.5 µs: finding the prompt delta (`startswith` of the
+  previous prompt, O(prompt): 0.2 µs for a hot 10 KB prompt, 1.7 µs for a cold one),
+  JSON-escaping the new text and the completion (0.4 µs for 60 characters; C), the
+  line's f-string (0.4–0.6 µs; `%` and `str.join` cost the same), `encode` (0.05 µs)
+  and the call. So the floor of this format in CPython is about 2x a write, before the
+  per-run costs (opening through `open_output`, the header and end lines), which a
+  300-step run does not fully amortise. What would move it: the prompt delta told by the machine
+  instead of found (a transcript machine knows what it appended), or the line's
+  escaping and formatting in C. The benchmark compares honestly: the same bytes (it
+  asserts it), one `os.write` per line, a new file per call for both sides (truncating a
+  file written a moment ago makes ext4 flush it first: 6–7 ms of wall time), alternating
+  order, median of 41 per-round ratios, CPU time (wall time on a machine with load 10
+  on 2 cores mostly measures the scheduler: 0.8–2.3x in the same runs).
+- **CEK fib 20 ÷ plain Python: met, 92–94x (goal 120x; 140x before this round).** Measured
+  at load 11 on the 2 cores: the benchmark row (wall time, alternating, batches of plain
+  Python) 92x and 94x in two runs; CPU time of fib 17 in 45 alternating rounds, the loop before this round
+  128x and now 89x (10th percentile; 0.69x the time). A deterministic measure agrees:
+  CPython bytecodes executed per CEK step (sys.settrace opcode events, fib 15, 15 783
+  steps) went from 132 to 88. What changed, with no change to `step` or to any state:
+  primitive calls run in place. When a rule would push a frame F (an `IfK` for an if's
+  test, an `ArgsK` for an application's next part) only to evaluate a primitive applied
+  to atoms such as `(< n 2)` or `(- n 1)`, the next two states are `<(p a ...), ρ', F κ>`
+  and `<v, F κ>`; the loop computes v with one call and takes F's rule at once, counting
+  the three steps, without building F. It does this only when neither state can be
+  observed: the fuel lasts past them, Brent's check saves no state there, and the saved
+  state's continuation depth differs from theirs, so neither can equal it. Frames carry
+  their depth and hash only when first asked (a boundary, a cycle comparison that passed
+  the cheap tests, `step`'s states); the bookkeeping after a step is one comparison with
+  the next event (a Brent save or the end of fuel) and a depth-first cycle test; the
+  trivial selectors are C callables. Tests in `tests/test_cek_machine.py` run every fuel
+  from 1 past the end and every Brent phase on programs that loop, fail and reach
+  boundaries through calls in place, against `run_by_steps`. Profile after (fib 20 under
+  cProfile, 1.92 s): the loop body 1.32 s self, the primitives `-`, `<`, `+` 0.30 s
+  together, frame construction 0.09 s, frame hashing 0.13 s (for the 2 313 states that
+  passed the cheap cycle tests). The loop body is now the floor: per fib call it takes
+  about 6 passes (If with its test in place, the `+` application, two calls with their
+  argument in place, two returns to `ArgsK`). What would move it: fewer passes through
+  more rules done in place (a return to an `ArgsK` whose remaining parts are atoms),
+  each pass's plan read from one tuple instead of several attributes, or the loop
+  compiled (mypyc or Cython, an optional extra). Before the register loop (the previous
+  round, 430–457x here): `_parts` (a tuple, a frame and an `Eval` node per argument),
+  `step`, `_apply` and the eager hash of every intermediate state led the profile; the
+  register loop (one rule of `step` per pass, no `Eval`/`Ret` node per step, a `Seq`
+  plan reading the atomic operands in one call) brought it to 140x.
 - **`agent_machine`, linear 10k-step ReAct run ÷ direct: not met, 30.3x → 5.0–10.2x
   (the default line budget) and 17.2x → 2.7–4.7x (no budget).** Measured with the
   machine's load average at 10.7–13 on its 2 cores (other developers' tests); the

@@ -184,3 +184,59 @@ def test_the_shadow_catches_up_through_decided_steps_in_one_go(monkeypatch):
         ("3", False, 1),
         ("7", True, 0),
     ]
+
+
+def test_off_the_main_thread_the_watchdog_stops_a_stuck_step_too():
+    import threading
+
+    def stuck(model):
+        model("go?")
+        while True:
+            pass
+
+    ends = []
+
+    def go():
+        ends.append(run(agent_machine(stuck, line_budget=5_000), ScriptedModel(["go"])).end)
+
+    worker = threading.Thread(target=go)
+    worker.start()
+    worker.join(timeout=120)
+    assert ends == [DIVERGE]
+
+
+def test_an_asyncio_agent_runs_linearly_and_its_model_sees_no_running_loop():
+    import asyncio
+
+    def async_agent(model):
+        async def main():
+            seen = []
+            for _ in range(3):
+                await asyncio.sleep(0)
+                seen.append(model(f"seen {seen}"))
+            return seen
+
+        return asyncio.run(main())
+
+    loops = []
+
+    class Probe:
+        def complete(self, prompt):
+            try:
+                asyncio.get_running_loop()
+                loops.append("running")
+            except RuntimeError:
+                loops.append("none")
+            return str(len(loops))
+
+    trace = run(agent_machine(async_agent), Probe())
+    assert trace.end is HALT and loops == ["none"] * 3
+    assert trace.message is None and len(trace) == 3
+
+
+def test_a_linear_run_writes_the_trace_file_step_by_step(tmp_path):
+    from agentic_machines.runtime.run import Trace
+
+    path = tmp_path / "run.jsonl"
+    trace = run(agent_machine(summer), ScriptedModel(["2", "3", "0"]), path=path)
+    assert trace.end is HALT and Trace.load(path) == trace

@@ -263,3 +263,18 @@ def test_the_table_says_which_node_each_id_is():
     table = "\n".join(t.get_text() for t in draw(g).texts)
     assert "s0  (drawn as ⟨⟩, initial)" in table
     assert "s2  (drawn as ⟨ hmm⟩)" in table
+
+
+def test_the_crossing_check_sees_a_label_on_another_edge():
+    from matplotlib.figure import Figure
+    from matplotlib.patches import FancyArrowPatch
+
+    from agentic_machines.drawing.geometry import labels_on_other_edges
+
+    fig = Figure(figsize=(3, 2))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.add_patch(FancyArrowPatch((0.1, 0.5), (0.9, 0.5), gid="edge-1"))
+    ax.add_patch(FancyArrowPatch((0.5, 0.1), (0.5, 0.9), gid="edge-2"))
+    ax.text(0.5, 0.5, "on the crossing", gid="edge-label-1", ha="center", va="center")
+    ax.text(0.2, 0.5, "on its own edge", gid="edge-label-1", ha="center", va="center")
+    assert labels_on_other_edges(fig) == ["'on the crossing' lies on edge-2"]

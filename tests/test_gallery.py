@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentic_machines.drawing.gallery import PICTURES, Picture, draw_gallery, write_gallery
-from agentic_machines.drawing.geometry import hidden_arrowheads
+from agentic_machines.drawing.geometry import hidden_arrowheads, labels_on_other_edges
 from agentic_machines.drawing.labels import label_clashes
 from agentic_machines.errors import InvalidArgument
 
@@ -42,6 +42,13 @@ def test_no_label_overlaps_another_or_leaves_the_figure(pictures) -> None:
 def test_no_arrowhead_is_hidden_under_a_node_or_ring(pictures) -> None:
     # measured on the drawn patches: every head's corners lie outside every node outline
     problems = {p.stem: hidden_arrowheads(p.figure) for p in pictures}
+    assert not any(problems.values()), {k: v for k, v in problems.items() if v}
+
+
+def test_no_edge_label_sits_on_another_edge(pictures) -> None:
+    # measured on the drawn paths: no other edge runs through an edge label (a label on
+    # a crossing does not say which edge it names: react, spe and spell had such labels)
+    problems = {p.stem: labels_on_other_edges(p.figure) for p in pictures}
     assert not any(problems.values()), {k: v for k, v in problems.items() if v}
 
 

@@ -371,3 +371,37 @@ def test_check_on_an_infinite_python_machine_samples_and_says_what_to_pass(files
     text = out_of(capsys, ["check", "grow.py:grow", "--depth", "2"])
     assert "explored 7 states to depth 2" in text
     assert "Refuted" in text and "fact F2" in text and "For more:" not in text
+
+
+def test_the_architectures_that_take_isolation_are_declared_not_guessed():
+    # catalog.RUNS_MODEL_CODE says which architectures' machine() takes isolation=; the
+    # package never reads it from a signature. This test (only) compares the two.
+    import inspect
+
+    from agentic_machines.catalog import RUNS_MODEL_CODE, architecture_names, resolve
+
+    takes = set()
+    for name in architecture_names():
+        module = resolve(name).module
+        if "isolation" in inspect.signature(module.machine).parameters:
+            takes.add(module.__name__.rsplit(".", 1)[-1])
+    assert takes == set(RUNS_MODEL_CODE)
+
+
+def test_no_module_of_the_package_guesses_from_a_signature():
+    # No API guesses (house rule): what a function receives is documented, never read
+    # from the callee's signature or argument count.
+    from pathlib import Path
+
+    import agentic_machines
+
+    root = Path(agentic_machines.__file__).parent
+    guesses = []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for needle in ("co_argcount", "getfullargspec", "inspect.signature("):
+            if needle in text:
+                guesses.append(f"{path.relative_to(root)}: {needle}")
+    # repl_plan reads its own program's keyword defaults (one source for solve()'s
+    # budgets), which decides nothing about what to pass to a caller's function
+    assert guesses == ["architectures/repl_plan.py: inspect.signature("], guesses

@@ -55,9 +55,9 @@ system message (:func:`embeds_react`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BudgetExceeded
 from ..execution.sandbox import Limits, Scaffold, make_executor
@@ -311,7 +311,7 @@ def diagram_completions(prompt: str) -> list[str]:
     return ([SCRIPT[k]] if 0 <= k < len(SCRIPT) else []) + ["I am thinking about it."]
 
 
-def _uncovered(options: dict) -> str | None:
+def _uncovered(options: Mapping[str, Any]) -> str | None:
     return None if options["count_chat"] else "count_chat=False plants a step that is never used"
 
 

@@ -26,7 +26,7 @@ import copy
 import random
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 __all__ = [
     "Environment",
@@ -78,7 +78,7 @@ class Environment:
         """
         return getattr(self, "_last", self.instruction)
 
-    def fresh(self) -> Environment:
+    def fresh(self) -> Self:
         """A deep copy: the same environment, independent of this one.
 
         >>> a = CountEnv(); b = a.fresh(); _ = a.step("1"); b.action_log
@@ -413,7 +413,8 @@ class Shop(Environment):
         self.goal = goal
         self.page_size = page_size
         self.instruction = f"Instruction: {goal.instruction}"
-        self.page = ("home",)
+        # ("home",), ("results", query, page) or ("item", asin, the page it came from)
+        self.page: tuple[Any, ...] = ("home",)
         self.chosen: dict[str, str] = {}
         self.bought: tuple[Product, dict[str, str]] | None = None
         self._last = self._home()

@@ -405,7 +405,7 @@ def _reachable(m: HarnessMachine, rng: random.Random, walks: int, depth: int) ->
         for _ in range(rng.randrange(depth + 1)):
             choices = diagram_completions(m.prompt(state)) + [" hmm", SCRIPT[2]]
             nxt = m.harness(state, rng.choice(choices))
-            if is_sentinel(nxt):
+            if not isinstance(nxt, TraceState):  # HALT or DIVERGE: the walk ends
                 break
             state = nxt
             out[state] = None

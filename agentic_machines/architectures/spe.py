@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING
 
 from ..cek import AgenticEvaluator, Boundary, first_boundary, loader, seed_program, seed_state
 from ..cek.theorem import SEED_PROMPT
-from ..machine import is_sentinel
 from ..verdict import Verdict
 from ._invariants import scripted
 
@@ -134,7 +133,7 @@ def sample_states(
         for b in frontier:
             for c in completions:
                 y = m.harness(b, c)
-                if not is_sentinel(y) and y not in seen:
+                if type(y) is Boundary and y not in seen:  # not HALT or DIVERGE
                     seen[y] = None
                     nxt.append(y)
         frontier = nxt

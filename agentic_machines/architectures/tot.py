@@ -225,7 +225,7 @@ def tot_program(
         """Propose, keep the valid thoughts, value each: [(value, step, numbers), ...]."""
         nonlocal evaluated
         reply = yield PROPOSE_HEADER + f"Input: {_fmt(state)}\nPossible next steps:\n"
-        out = []
+        out: list[tuple[float, str, tuple[Fraction, ...]]] = []  # (value, step, numbers left)
         for line in reply.split("\n"):
             left = parse_step(line, state)
             if left is None or any(left == c[2] for c in out):

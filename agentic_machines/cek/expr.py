@@ -114,6 +114,8 @@ class Expr(Node):
     """
 
     __slots__ = ("fv",)
+    fv: tuple[str, ...]
+    _hash: int  # the Node protocol's cached hash, set by each subclass
     atomic = False
     """Atomic expressions (constants, variables, quotes, primitive names, lambdas) have
     no effect and cannot fail, so the machine evaluates them on the spot (see step)."""
@@ -262,7 +264,7 @@ class Group(Node):
         bound = set(self.names)
         self.fv = tuple(n for n in _union(*(lam.fv for lam in self.lams)) if n not in bound)
         self.members = self._members({} if _smaller is None else _smaller)
-        plans = []
+        plans: list[Plan] = []
         for lam in self.lams:
             rec = tuple(
                 j for j, n in enumerate(self.names) if n in lam.body.fv and n not in lam.params
@@ -318,7 +320,7 @@ class Group(Node):
             key = tuple(self.names[k] for k in r)
             if len(r) < n and key not in smaller:
                 smaller[key] = Group(key, tuple(self.lams[k] for k in r), smaller)
-        members = []
+        members: list[tuple[Group, int, Callable[[tuple], tuple] | None]] = []
         for i, r in enumerate(reach):
             if len(r) == n:
                 members.append((self, i, None))
@@ -368,6 +370,15 @@ class Seq(Node):
         "stop_call",
     )
     _fields = ("head", "tail")
+    head_sel: Callable[[tuple], tuple] | None
+    tail_sel: Callable[[tuple], tuple] | None
+    stop_head_sel: Callable[[tuple], tuple] | None
+    stop_tail_sel: Callable[[tuple], tuple] | None
+    fv: tuple[str, ...]
+    pre: Any  # the prefix getter, _empty, None (part by part) or UNPLANNED
+    pre_consts: tuple
+    stop: Seq
+    stop_call: Any  # a primitive_call tuple or None
 
     def __init__(self, head: Expr | None, tail: Seq | None) -> None:
         self.head = head
@@ -833,6 +844,7 @@ def _bindings(form: str, d: Any) -> tuple[tuple[str, ...], list]:
             pair is not None and len(pair) == 2,
             f"the binding {_describe(b)} is not a (name expression) pair",
         )
+        assert pair is not None  # _shape raised otherwise
         names.append(_binder(form, pair[0]))
         inits.append(pair[1])
     return _distinct(form, names), inits

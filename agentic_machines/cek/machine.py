@@ -426,9 +426,14 @@ def step(state: Node) -> Node:
     >>> step(step(s))
     Boundary(prompt="q", depth=0)
     """
+    # Dispatch on exact types (type(x) is C), which mypy does not narrow through a saved
+    # type: the registers are typed Any, as in _run_registers.
+    st: Any = state
+    e: Any
+    k: Any
     t = type(state)
     if t is Eval:
-        e, env, k = state.expr, state.env, state.kont
+        e, env, k = st.expr, st.env, st.kont
         te = type(e)
         if te is Var:
             # <x, ρ, κ>  ->  <ρ(x), κ>          (ρ holds exactly x)
@@ -474,7 +479,7 @@ def step(state: Node) -> Node:
             return Eval(e.arg, env, EvalK(k))
         raise TypeError(f"step: unknown expression node {te.__name__}")
     if t is Ret:
-        v, k = state.value, state.kont
+        v, k = st.value, st.kont
         tk = type(k)
         if tk is ArgsK:
             # <v, ArgsK(done, rest, ρ, κ)>  ->  continue the application with done + v (see _parts)
@@ -507,7 +512,7 @@ def step(state: Node) -> Node:
     raise TypeError(f"step: {t.__name__} is not a running state (Eval or Ret)")
 
 
-def _atom(e: Expr, env: tuple) -> Any:
+def _atom(e: Any, env: tuple) -> Any:
     """The value of an atomic expression (no effect, cannot fail), without a step."""
     t = type(e)
     if t is Var:
@@ -667,35 +672,48 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
     states are ``<(p a ...), ρ', F κ>`` and ``<v, F κ>``: the loop computes ``v``
     directly and takes ``F``'s rule on it, counting the three steps, without building
     ``F``. It does so only when nothing can observe those two states: the fuel lasts
-    past them, Brent's check saves no state at them (``power - lam >= 2``), and the saved
-    state's continuation depth differs from theirs (``depth(κ) + 1``), so neither can
-    equal it; otherwise it takes the single steps. An error of the primitive is the
-    error of the second step, as in :func:`step`.
+    past them and Brent's check saves no state at them (both: ``steps + 2 < event``),
+    and the saved state's continuation depth differs from theirs (``depth(κ) + 1``), so
+    neither can equal it; otherwise it takes the single steps. An error of the primitive
+    is the error of the second step, as in :func:`step`.
 
-    Brent's cycle check compares a state with the saved one only when cheap necessary
+    The bookkeeping after a step is one comparison with the next *event* (the step at
+    which Brent's check saves a state, or the fuel ends) and the cycle check. Brent's
+    cycle check compares a state with the saved one only when cheap necessary
     conditions hold (same kind, same continuation depth, equal expression hash and
     environment, or equal value); then it compares the continuations exactly, which
     hashes them (frames hash on first use, see :class:`Frame`). tests/test_cek_machine.py
     checks that this loop and :func:`run_by_steps` agree on generated programs, on every
     fuel up to a bound, and on loops whose cycles pass through primitive calls in place.
     """
+    # The registers hold whatever node the rule at hand dispatched on (type(x) is C),
+    # which mypy does not narrow through a saved type: they are typed Any.
+    st: Any = state
+    e: Any
+    k: Any
+    env: Any
+    done: Any
+    seq: Any
     if type(state) is Eval:
-        evaluating, e, env, k, v = True, state.expr, state.env, state.kont, None
+        evaluating, e, env, k, v = True, st.expr, st.env, st.kont, None
     else:
-        evaluating, e, env, k, v = False, None, (), state.kont, state.value
+        evaluating, e, env, k, v = False, None, (), st.kont, st.value
     # Brent's saved state, in registers too, with its continuation depth and expression
-    # hash for the cheap tests. Without cycle detection: a depth no state has, and a
-    # power no run reaches, so the test for primitive calls in place is the same.
+    # hash for the cheap tests, and the step count at which it was saved (t_step): the
+    # ``lam`` of run_by_steps is steps - t_step. The next state is saved at step
+    # ``save_at`` (t_step + power). ``event`` is the first step count at which the loop
+    # must save a state or stop for fuel: the only one the fast bookkeeping checks.
+    # Without cycle detection: a depth no state has, and no save.
     t_eval, t_e, t_env, t_k, t_v = evaluating, e, env, k, v
     t_depth, te_hash = k.depth, e._hash if evaluating else 0
-    power = lam = 1
+    t_step, power, save_at = 0, 1, 1
     if not detect_cycles:
-        t_depth, power = -1, 1 << 62
-    last = fuel - 3  # the last step count at which two steps in place fit in the fuel
+        t_depth, save_at = -1, fuel + 1
+    if fuel <= 0:
+        raise _out_of_fuel(fuel)
+    event = min(save_at, fuel)
     steps = 0
     while True:
-        if steps >= fuel:
-            raise _out_of_fuel(fuel)
         try:
             seq = None
             if evaluating:
@@ -716,18 +734,12 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                         call = e.test_call
                         if call is UNPLANNED:
                             call = e.plan()
-                        if (
-                            call is not None
-                            and steps <= last
-                            and power - lam >= 2
-                            and k.depth + 1 != t_depth
-                        ):
+                        if call is not None and steps + 2 < event and k.depth + 1 != t_depth:
                             # a primitive test in place: <t, ρ|t, IfK(...)> -> <v, IfK(...)> -> branch
                             fn, get, consts = call
                             steps += 1
                             v = fn(*(get(env + consts) if consts else get(env)))
                             steps += 1
-                            lam += 2
                             benv = e.branches_sel(env)
                             if v is FALSE:
                                 e, env = br.orelse, br.else_sel(benv)
@@ -827,18 +839,12 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                     stop, head_sel, tail_sel = seq.stop, seq.stop_head_sel, seq.stop_tail_sel
                     call = seq.stop_call
                 if stop.head is not None:
-                    if (
-                        call is not None
-                        and steps <= last
-                        and power - lam >= 2
-                        and k.depth + 1 != t_depth
-                    ):
+                    if call is not None and steps + 2 < event and k.depth + 1 != t_depth:
                         # a primitive part in place: <e, ρ|e, ArgsK(...)> -> <v, ArgsK(...)> -> continue
                         fn, get, consts = call
                         steps += 1
                         v = fn(*(get(env + consts) if consts else get(env)))
                         steps += 1
-                        lam += 2
                         done, env, seq = done + (v,), tail_sel(env), stop.tail
                         continue
                     k = ArgsK(done, stop.tail, tail_sel(env), k)
@@ -869,27 +875,29 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
         except (EvaluationError, MalformedProgram, ParseError) as err:
             return Failed(err), steps + 1
         steps += 1
-        if detect_cycles:
-            # Equal states have the same kind and continuation depth, and equal
-            # expressions (same hash) and environments, or equal values: only a state
-            # that passes those is compared in full (which hashes its continuation).
-            if (
-                evaluating is t_eval
-                and k.depth == t_depth
-                and (
-                    (e._hash == te_hash and env == t_env and e == t_e)
-                    if evaluating
-                    else (v == t_v and deep_equal(v, t_v))
-                )
-                and k == t_k
-            ):
-                return Cycle(lam), steps
-            if power == lam:
-                t_eval, t_e, t_env, t_k, t_v = evaluating, e, env, k, v
-                t_depth, te_hash = k.depth, e._hash if evaluating else 0
-                power <<= 1
-                lam = 0
-            lam += 1
+        # Equal states have the same continuation depth and kind, and equal expressions
+        # (same hash) and environments, or equal values: only a state that passes those
+        # is compared in full (which hashes its continuation).
+        if (
+            k.depth == t_depth
+            and evaluating is t_eval
+            and (
+                (e._hash == te_hash and env == t_env and (e is t_e or e == t_e))
+                if evaluating
+                else (v == t_v and deep_equal(v, t_v))
+            )
+            and k == t_k
+        ):
+            return Cycle(steps - t_step), steps
+        if steps >= event:
+            if steps >= fuel:
+                raise _out_of_fuel(fuel)
+            # Brent: save this state; the next save comes twice as far on.
+            t_eval, t_e, t_env, t_k, t_v = evaluating, e, env, k, v
+            t_depth, te_hash = k.depth, e._hash if evaluating else 0
+            power <<= 1
+            t_step, save_at = steps, steps + power
+            event = min(save_at, fuel)
 
 
 def _atoms_one_by_one(done: tuple, seq: Seq, env: tuple) -> tuple[tuple, tuple, Seq]:

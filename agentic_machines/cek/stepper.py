@@ -95,7 +95,10 @@ def frame_context(frame: Frame, hole: str) -> str:
         return f"(llm {hole})"
     if t is EvalK:
         return f"(eval {hole})"
-    raise TypeError(f"frame_context: {t.__name__} is not a continuation frame")
+    raise WrongType(
+        f"frame_context: {t.__name__} is not a continuation frame; pass a state's kont (or one "
+        "of its frames)"
+    )
 
 
 def kont_text(kont: Frame) -> str:

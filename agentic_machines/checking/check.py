@@ -47,10 +47,11 @@ from ..runtime.harness import TraceState
 from ..runtime.search import (
     Bounds,
     Completions,
+    Plan,
+    Progress,
     Reporter,
-    alphabet,
     offered,
-    roots,
+    plan,
     search_line,
 )
 from ..verdict import Verdict, short_repr
@@ -86,7 +87,7 @@ def check_properties(
     max_depth: int | None = None,
     max_states: int | None = 100_000,
     stop_early: bool = True,
-    progress: None | bool | Callable[[dict[str, Any]], None] = None,
+    progress: Progress = None,
     executor: Executor | None = None,
 ) -> CheckResult:
     """Check ``properties`` on every run of ``machine`` from ``start`` over an alphabet.
@@ -127,26 +128,28 @@ def check_properties(
     >>> cx.completions, cx.states, cx.loop
     (('a', 'a'), (0, 1, 0), 0)
     """
-    if not isinstance(machine, AgenticMachine):
-        raise InvalidArgument(
-            f"check_properties needs an AgenticMachine, got {type(machine).__name__}"
-        )
+    task = plan(
+        machine,
+        start,
+        completions,
+        max_states=max_states,
+        max_depth=max_depth,
+        what="check_properties",
+        every_state=False,  # one start: the runs of a counterexample begin there
+    )
     props = flatten(properties)
     if not props:
         raise InvalidArgument(
             "check_properties needs at least one property, e.g. properties=[halts_within(8), never_raises()]"
         )
-    Bounds(max_states, max_depth)  # the kernel's bound rule, checked before anything runs
-    start = roots(machine, start, what="check_properties", every_state=False)[0]
-    fixed, choose = alphabet(machine, completions, "check_properties")
-    search = _Search(machine, start, props, fixed, choose, max_depth, max_states, progress)
+    search = _Search(task, props, progress)
     if executor is not None:
         if search.effects:
             raise InvalidArgument(
                 "effects_at_most_once watches the tool calls made in this process, so it cannot "
                 "be checked with executor=; check it without an executor"
             )
-        check_sendable(executor, "check_properties", machine=machine, completions=choose)
+        check_sendable(executor, "check_properties", machine=machine, completions=task.choose)
     search.executor = executor
     return search.run(stop_early)
 
@@ -168,22 +171,13 @@ class _Search:
 
     executor: Executor | None = None
 
-    def __init__(
-        self,
-        machine: AgenticMachine,
-        start: Any,
-        props: list[Property],
-        fixed: list[str] | None,
-        choose: Callable[[str], Iterable[str]] | None,
-        max_depth: int | None,
-        max_states: int | None,
-        progress: Any,
-    ) -> None:
-        self.machine, self.start, self.props = machine, start, props
-        self.fixed, self.choose = fixed, choose
-        self.max_depth, self.max_states = max_depth, max_states
+    def __init__(self, task: Plan, props: list[Property], progress: Progress) -> None:
+        self.machine, self.start, self.props = task.machine, task.starts[0], props
+        self.fixed, self.choose = task.fixed, task.choose
+        max_states, max_depth = task.bounds.max_states, task.bounds.max_depth
+        self.max_depth = max_depth
         self.progress = progress
-        self.name = getattr(machine, "name", None) or type(machine).__name__
+        self.name = getattr(task.machine, "name", None) or type(task.machine).__name__
         parts = [q for p in props for q in p.parts]
         # Compile the parts by kind: the search calls only what it must.
         self.invariants = list(dict.fromkeys(q for q in parts if isinstance(q, Invariant)))
@@ -195,7 +189,7 @@ class _Search:
         if max_depth is None and self.halting and len(self.halting) == len(self.parts):
             # halts_within(k) is decided by the runs of k steps: no need to go deeper
             self.max_depth = max(q.k for q in self.halting)
-        self.bounds = Bounds(max_states, self.max_depth)
+        self.bounds = Bounds(max_states, self.max_depth) if max_depth is None else task.bounds
         self.limit = self.bounds.limit
         # first violation per part: (state id, completion or None, outcome, explanation)
         self.found: dict[Property, tuple] = {}

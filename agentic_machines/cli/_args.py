@@ -18,13 +18,13 @@ and none of them imports another subcommand's module, so ``cli/`` has no import 
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import sys
 from typing import Any, NoReturn
 
 from .._files import excerpt, read_regular
+from ..catalog import runs_model_code
 from ..errors import InvalidArgument
 
 __all__ = [
@@ -259,7 +259,7 @@ def machine_with_isolation(entry: Any, isolation: str) -> Any:
     'f2-mul'
     """
     module = entry.module
-    if module is not None and "isolation" in inspect.signature(module.machine).parameters:
+    if module is not None and runs_model_code(module):
         # the sandbox is loaded only for the architectures that run code
         from ..execution.sandbox import namespace_tool, resolve_isolation
 

@@ -28,6 +28,7 @@ coverage: 2 states, 4 transitions, 4 edges, depth 1
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -199,7 +200,8 @@ def _save(result: Any, path: str, target: str) -> None:
         cx.save(out)
         print(
             f"saved the counterexample to {prop} in {out} "
-            f"(rerun: agentic-machines run {target} --replay {out})"
+            # quoted for a shell: a factory target ends in "()"
+            f"(rerun: agentic-machines run {shlex.quote(target)} --replay {shlex.quote(str(out))})"
         )
 
 

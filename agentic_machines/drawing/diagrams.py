@@ -757,6 +757,9 @@ def _draw_edges(
     for n, xy in pos.items():
         cx, cy = ax.transData.transform(xy)
         outlines[n] = [o for c, o in drawn if math.hypot(c[0] - cx, c[1] - cy) < 0.5]
+    # Every edge and its label share a gid (edge-<k>, edge-label-<k>): labels are placed
+    # off the other edges, and a test can check that from the figure.
+    gid = {e: f"edge-{k}" for k, e in enumerate(graph.edges, 1)}
     for e in loops:
         n = e[0]
         others = [pos[m] for m in (*graph.successors(n), *graph.predecessors(n)) if m != n]
@@ -773,9 +776,12 @@ def _draw_edges(
                 _free_side(pos[n], others),
             )
         )
+        ax.patches[-1].set_gid(gid[e])
+        placed[-1].set_gid(gid[e].replace("edge", "edge-label"))
     for (u, v), rad in rads.items():
         _edge_arrow(ax, pos[u], pos[v], rad, outlines[u], outlines[v], color[(u, v)], width[(u, v)])
-    _place_edge_labels(ax, pos, plan, rads, font, box, size, placed)
+        ax.patches[-1].set_gid(gid[(u, v)])
+    _place_edge_labels(ax, pos, plan, rads, font, box, size, placed, gid)
 
 
 def _edge_color(e: tuple, roles: _Roles) -> str:
@@ -795,16 +801,23 @@ def _place_edge_labels(
     box: dict,
     size: float,
     placed: list,
+    gid: dict,
 ) -> None:
-    """Put each edge's label on its edge where it overlaps no label and no node.
+    """Put each edge's label on its edge where it overlaps no label and no node, and
+    no other edge (a label on a crossing hides which edge it belongs to).
 
     Positions along the drawn curve are tried from the middle outwards; the first
-    clear one wins, else the least crowded. Extents are measured by matplotlib's
-    renderer, so what is checked is what will be drawn.
+    clear one wins, else the one crossing the fewest other edges, then the least
+    crowded. Extents are measured by matplotlib's renderer and the edges' drawn paths,
+    so what is checked is what will be drawn.
     """
+    from .geometry import crossed_by
     from .labels import overlap, renderer_of
 
     renderer = renderer_of(ax.figure)
+    # An arrow's path scales its shrink and head with the dpi of its last drawing (1 until
+    # drawn): draw once, so the paths measured here are the ones the picture shows.
+    ax.figure.draw_without_rendering()
     to_px = ax.transData
     r = math.sqrt(size) / 2 * ax.figure.dpi / 72
     obstacles = [t.get_window_extent(renderer) for t in placed]
@@ -820,18 +833,41 @@ def _place_edge_labels(
         cx, cy = (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
         label = plan.edges[(u, v)]
         text = ax.text(
-            0, 0, label, ha="center", va="center", bbox=box, zorder=5, **glyph_style(label, font)
+            0,
+            0,
+            label,
+            ha="center",
+            va="center",
+            bbox=box,
+            zorder=5,
+            gid=gid[(u, v)].replace("edge", "edge-label"),
+            **glyph_style(label, font),
         )
         best = None
-        for t in (0.5, 0.4, 0.6, 0.32, 0.68, 0.25, 0.75, 0.45, 0.55, 0.2, 0.8):
+        # Not nearer the ends than a quarter (a label there would cover the arrowhead);
+        # then beside the edge, when every place on it touches another edge.
+        ts = (0.5, 0.4, 0.6, 0.32, 0.68, 0.45, 0.55, 0.36, 0.64, 0.28, 0.72, 0.25, 0.75)
+        beside = [(t, d) for t in ts[:5] for d in (1.0, -1.0)]
+        for t, side in [(t, 0.0) for t in ts] + beside:
             px = (1 - t) ** 2 * x1 + 2 * (1 - t) * t * cx + t**2 * x2
             py = (1 - t) ** 2 * y1 + 2 * (1 - t) * t * cy + t**2 * y2
+            if side:  # half the label's size off the curve, square to its tangent
+                tx = 2 * (1 - t) * (cx - x1) + 2 * t * (x2 - cx)
+                ty = 2 * (1 - t) * (cy - y1) + 2 * t * (y2 - cy)
+                norm = math.hypot(tx, ty) or 1.0
+                text.set_position(tuple(back.transform((px, py))))
+                half = text.get_window_extent(renderer)
+                reach = side * (abs(half.width * ty) + abs(half.height * tx)) / norm / 2 + side * 3
+                px, py = px - ty / norm * reach, py + tx / norm * reach
             text.set_position(tuple(back.transform((px, py))))
             extent = text.get_window_extent(renderer)
-            crowd = sum(overlap(extent, o) for o in obstacles)
-            if best is None or crowd < best[0]:
-                best = (crowd, (px, py), extent)
-            if crowd == 0:
+            score = (
+                len(crossed_by(ax, extent, gid[(u, v)])),
+                sum(overlap(extent, o) for o in obstacles),
+            )
+            if best is None or score < best[0]:
+                best = (score, (px, py), extent)
+            if score == (0, 0):
                 break
         assert best is not None
         text.set_position(tuple(back.transform(best[1])))

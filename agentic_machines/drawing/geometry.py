@@ -31,7 +31,14 @@ from matplotlib.patches import FancyArrowPatch
 from matplotlib.path import Path
 from matplotlib.transforms import Affine2D
 
-__all__ = ["node_outlines", "arrowheads", "hidden_arrowheads", "rim_distance"]
+__all__ = [
+    "node_outlines",
+    "arrowheads",
+    "hidden_arrowheads",
+    "rim_distance",
+    "crossed_by",
+    "labels_on_other_edges",
+]
 
 
 def node_outlines(ax: Any) -> list[tuple[tuple[float, float], Path]]:
@@ -175,3 +182,53 @@ def rim_distance(
         else:
             hi = mid
     return hi
+
+
+def crossed_by(ax: Any, box: Any, own: str | None = None) -> list[str]:
+    """The gids of the edges (patches with a gid ``edge-<k>``) of ``ax`` whose drawn path
+    passes through ``box`` (pixels), leaving out the edge ``own``.
+
+    >>> from matplotlib.figure import Figure
+    >>> from matplotlib.patches import FancyArrowPatch
+    >>> from matplotlib.transforms import Bbox
+    >>> fig = Figure(dpi=72); ax = fig.add_axes((0, 0, 1, 1))
+    >>> _ = ax.add_patch(FancyArrowPatch((0, 0.5), (1, 0.5), gid="edge-1"))
+    >>> crossed_by(ax, Bbox([[200, 150], [260, 180]])), crossed_by(ax, Bbox([[0, 0], [9, 9]]))
+    (['edge-1'], [])
+    """
+    found = []
+    for patch in ax.patches:
+        name = patch.get_gid() or ""
+        if not name.startswith("edge-") or name == own or not patch.get_visible():
+            continue
+        path = patch.get_transform().transform_path(patch.get_path())
+        if path.intersects_bbox(box, filled=False):
+            found.append(name)
+    return found
+
+
+def labels_on_other_edges(fig: Any) -> list[str]:
+    """Name every edge label (text with gid ``edge-label-<k>``) that another edge's
+    drawn path runs through: such a label sits on a crossing, or on the wrong edge.
+
+    >>> from matplotlib.figure import Figure
+    >>> labels_on_other_edges(Figure())
+    []
+    """
+    from .labels import renderer_of
+
+    renderer = renderer_of(fig)
+    # drawn at the figure's own dpi first: an arrow keeps the pixel scale of its last
+    # drawing (a save at another dpi), and its path is measured with that scale
+    fig.draw_without_rendering()
+    problems = []
+    for ax in fig.axes:
+        for text in ax.texts:
+            name = text.get_gid() or ""
+            if not name.startswith("edge-label-") or not text.get_text().strip():
+                continue
+            own = "edge-" + name[len("edge-label-") :]
+            others = crossed_by(ax, text.get_window_extent(renderer), own)
+            if others:
+                problems.append(f"{text.get_text()!r} lies on {', '.join(others)}")
+    return problems

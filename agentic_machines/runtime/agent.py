@@ -68,7 +68,10 @@ its outcome (``DIVERGE``) ends the run. A step still running untraced after
 watchdog thread and decided the same way. So the clock decides only *when* lines are
 counted, never an outcome: the same machine gives the same trace on a quiet machine and
 a busy one. A run with a step to count replays the function once (the shadow), so
-tools with side effects need :func:`effect` there too.
+tools with side effects need :func:`effect` there too; a step the watchdog stopped (a
+tool that blocks for long, say) is run again on the shadow, and the run goes on step by
+step from there. One limit holds on both paths alike: the lines of an :func:`effect`
+tool are counted when it runs, not when a replay returns its recorded result.
 """
 
 from __future__ import annotations

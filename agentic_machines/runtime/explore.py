@@ -27,22 +27,19 @@ from typing import Any
 
 import networkx as nx
 
-from ..errors import InvalidArgument
 from ..machine import DIVERGE, HALT, AgenticMachine
 from .parallel import parallel_search
 from .search import (
-    Bounds,
-    Choose,
     Completions,
     Found,
+    Plan,
     Progress,
     Reporter,
     UndecidedStep,
-    alphabet,
+    plan,
     serial_search,
     stats,
 )
-from .search import roots as search_roots
 
 __all__ = ["explore", "ExploredGraph", "short_text", "edge_label"]
 
@@ -101,11 +98,7 @@ def explore(
     >>> sorted(g.nodes), g.graph["stats"]["truncated_reason"]
     ([0, 1, 2, 3, 4], 'max_depth=2: states at depth 2 were not expanded')
     """
-    if not isinstance(machine, AgenticMachine):
-        raise InvalidArgument(f"explore needs an AgenticMachine, got {type(machine).__name__}")
-    bounds = Bounds(max_states, max_depth)
-    starts = search_roots(machine, start, roots, what="explore")
-    fixed, choose = alphabet(machine, completions, "explore")
+    task = plan(machine, start, completions, more=roots, max_states=max_states, max_depth=max_depth)
     report = Reporter(progress)
     # Building a large graph allocates millions of small dicts; the cyclic garbage
     # collector would rescan them again and again (about 40% of the run time) while
@@ -113,7 +106,7 @@ def explore(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        graph = _search(machine, starts, fixed, choose, bounds, report, executor, batch_size)
+        graph = _search(task, report, executor, batch_size)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -122,23 +115,15 @@ def explore(
 
 
 def _search(
-    machine: AgenticMachine,
-    starts: list[Any],
-    fixed: list[str] | None,
-    choose: Choose | None,
-    bounds: Bounds,
-    report: Reporter,
-    executor: Executor | None = None,
-    batch_size: int | None = None,
+    task: Plan, report: Reporter, executor: Executor | None, batch_size: int | None
 ) -> ExploredGraph:
     began = time.perf_counter()
     found = Found()
     if executor is None:
-        reason = serial_search(machine, starts, fixed, choose, bounds, report, found, began)
+        reason = serial_search(task, report, found, began)
     else:
-        reason = parallel_search(
-            machine, starts, fixed, choose, bounds, report, found, began, executor, batch_size
-        )
+        reason = parallel_search(task, report, found, began, executor, batch_size)
+    machine, starts = task.machine, task.starts
     labeller = getattr(machine, "state_label", None)
     found.labeller = labeller if callable(labeller) else None
     graph = ExploredGraph()

@@ -29,9 +29,9 @@ from typing import Any
 from ..batches import TASKS_PER_WORKER, check_sendable, run_batches
 from ..machine import DIVERGE, HALT, AgenticMachine
 from .search import (
-    Bounds,
     Choose,
     Found,
+    Plan,
     Reporter,
     UndecidedStep,
     cut_row,
@@ -77,11 +77,7 @@ def expand_batch(
 
 
 def parallel_search(
-    machine: AgenticMachine,
-    starts: list[Any],
-    fixed: list[str] | None,
-    choose: Choose | None,
-    bounds: Bounds,
+    task: Plan,
     report: Reporter,
     found: Found,
     began: float,
@@ -93,6 +89,7 @@ def parallel_search(
     Fills ``found`` exactly as the serial loop does (same discovery order, same cut
     where the state bound stops it) and returns why it stopped early, if it did.
     """
+    machine, starts, fixed, choose, bounds = task
     check_sendable(executor, "explore", machine=machine, completions=choose)
     max_depth = bounds.max_depth
     depth, prompts, rows = found.depth, found.prompts, found.rows

@@ -11,7 +11,7 @@ from its start over a completion alphabet. What they must agree on lives here, o
   state expanded is *stuck* (the run can neither go on nor has it ended);
 - the **bound rule** (:class:`Bounds`): at most ``max_states`` states recorded, states at
   depth ``max_depth`` not expanded, with one wording for each cut;
-- the **start rule** (:func:`roots`);
+- the **start rule** (:func:`roots`), all three applied at once by :func:`plan`;
 - **progress** (:class:`Reporter`): silent for short runs, then a status line every couple
   of seconds on stderr, or a function called with the statistics;
 - the **transitions of a state** (:func:`prompt_of`, :func:`outcomes`): a prompt the clock
@@ -23,7 +23,7 @@ from its start over a completion alphabet. What they must agree on lives here, o
 >>> from agentic_machines import TableMachine, HALT
 >>> m = TableMachine({0: "p", 1: "q"}, {(0, "a"): 1, (0, "b"): HALT, (1, "a"): 1, (1, "b"): 0})
 >>> found = Found()
->>> serial_search(m, [0], ["a", "b"], None, Bounds(None, None), Reporter(False), found, 0.0)
+>>> serial_search(plan(m, 0, ["a", "b"]), Reporter(False), found, 0.0)
 >>> [s for s, _comps, _row in found.rows], found.depth == {0: 0, 1: 1, HALT: 1}
 ([0, 1], True)
 """
@@ -35,7 +35,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import ClockDependent, InvalidArgument, InvalidMachine, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine
@@ -48,6 +48,8 @@ __all__ = [
     "offered",
     "Bounds",
     "roots",
+    "Plan",
+    "plan",
     "Reporter",
     "UndecidedStep",
     "prompt_of",
@@ -118,11 +120,7 @@ def alphabet(
             f"completions must be a list of strings or a function prompt -> list of completions, "
             f"not a {type(completions).__name__}"
         )
-    fixed = list(dict.fromkeys(completions))
-    bad = [c for c in fixed if not isinstance(c, str)]
-    if bad:
-        raise InvalidArgument(f"completions are strings (C = str); got {bad!r}")
-    return fixed, None
+    return _strings(completions, "completions are strings (C = str); got ", ""), None
 
 
 def offered(choose: Choose, prompt: str, state: Any) -> list[str]:
@@ -142,14 +140,20 @@ def offered(choose: Choose, prompt: str, state: Any) -> list[str]:
             f"the completions function returned the single string {comps!r} for the prompt of "
             f"{_short(state)}; it must return a list of completion strings"
         )
-    chosen = list(dict.fromkeys(comps))
-    bad = [c for c in chosen if not isinstance(c, str)]
+    return _strings(
+        comps,
+        "the completions function returned non-strings ",
+        f" for the prompt of {_short(state)}; it must return a list of completion strings",
+    )
+
+
+def _strings(values: Iterable[Any], before: str, after: str) -> list[str]:
+    """``values`` without duplicates (first places kept), refused unless all are strings."""
+    distinct = list(dict.fromkeys(values))
+    bad = [c for c in distinct if not isinstance(c, str)]
     if bad:
-        raise InvalidArgument(
-            f"the completions function returned non-strings {bad!r} for the prompt of "
-            f"{_short(state)}; it must return a list of completion strings"
-        )
-    return chosen
+        raise InvalidArgument(f"{before}{bad!r}{after}")
+    return distinct
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -253,6 +257,53 @@ def roots(
                 f"cannot {what} from the sentinel {s!r}; start from a state of the machine"
             )
     return starts
+
+
+# -- the inputs of a search, normalised once ------------------------------------------------------
+class Plan(NamedTuple):
+    """What one search runs on, normalised by the rules above: the machine, its start
+    states, the alphabet (``fixed`` or ``choose``, exactly one of them ``None``) and the
+    bounds. Build it with :func:`plan`.
+
+    >>> from agentic_machines import TableMachine, HALT
+    >>> p = plan(TableMachine({0: "p"}, {(0, "a"): HALT}), None, ["a", "a"], max_depth=3)
+    >>> p.starts, p.fixed, p.bounds
+    ([0], ['a'], Bounds(max_states=None, max_depth=3))
+    """
+
+    machine: AgenticMachine
+    starts: list[Any]
+    fixed: list[str] | None
+    choose: Choose | None
+    bounds: Bounds
+
+
+def plan(
+    machine: AgenticMachine,
+    start: Any,
+    completions: Completions | None,
+    *,
+    more: Iterable[Any] | None = None,
+    max_states: int | None = None,
+    max_depth: int | None = None,
+    what: str = "explore",
+    every_state: bool = True,
+) -> Plan:
+    """The :class:`Plan` of a search, every argument checked by the kernel's rules
+    (:func:`roots`, :func:`alphabet`, :class:`Bounds`); ``what`` names the caller in
+    the errors.
+
+    >>> plan("not a machine", None, None)
+    Traceback (most recent call last):
+    ...
+    agentic_machines.errors.InvalidArgument: explore needs an AgenticMachine, got str
+    """
+    if not isinstance(machine, AgenticMachine):
+        raise InvalidArgument(f"{what} needs an AgenticMachine, got {type(machine).__name__}")
+    bounds = Bounds(max_states, max_depth)
+    starts = roots(machine, start, more, what=what, every_state=every_state)
+    fixed, choose = alphabet(machine, completions, what)
+    return Plan(machine, starts, fixed, choose, bounds)
 
 
 # -- progress ----------------------------------------------------------------------------------
@@ -417,20 +468,12 @@ class Found:
         self.labeller: Callable[[Any], Any] | None = None
 
 
-def serial_search(
-    machine: AgenticMachine,
-    starts: list[Any],
-    fixed: list[str] | None,
-    choose: Choose | None,
-    bounds: Bounds,
-    report: Reporter,
-    found: Found,
-    began: float,
-) -> str | None:
+def serial_search(task: Plan, report: Reporter, found: Found, began: float) -> str | None:
     """The breadth-first loop in this process: the bare loop plus what the graph needs.
 
     Fills ``found`` and returns why the search stopped early (``None`` when it did not).
     """
+    machine, starts, fixed, choose, bounds = task
     h, p = machine.harness, machine.prompt
     max_depth = bounds.max_depth
     depth, prompts, rows = found.depth, found.prompts, found.rows
