@@ -194,36 +194,37 @@ before and after, as measured by the benchmarks above:
   file written a moment ago makes ext4 flush it first: 6–7 ms of wall time), alternating
   order, median of 41 per-round ratios, CPU time (wall time on a machine with load 10
   on 2 cores mostly measures the scheduler: 0.8–2.3x in the same runs).
-- **CEK fib 20 ÷ plain Python: not met here, 140x (goal 120x), about 3x faster than
-  before.** On this machine the code before issue 25 measured 430–457x (CPU time,
-  plain Python in batches) where the issue measured 292–305x on a quieter one; the
-  same measurement now gives 138–145x, and the benchmark row (wall time, alternating)
-  140x. The floor: the cek section's last ratio, CEK ÷ a direct recursive evaluator of
-  the same language (dict environments, Python recursion, no states at all), is now
-  1.03x, so the register loop costs what the simplest Python interpreter of the
-  language costs, and what is left of the distance to 120x is interpreting in Python at
-  all. Moving it further needs the inner loop compiled (Cython or mypyc, an optional
-  extra) or a closure-compiling evaluator between boundaries; lazily hashed frames
-  (tried: a depth filter for Brent's check and hashes made on demand) gained nothing
-  measurable, because the check still hashes the frames of every state it compares.
-  Profile before (fib 16, 25 543
-  steps, 0.99 s under cProfile): `_parts` 0.23 s self (the application rule builds a new
-  `done` tuple, an `ArgsK` frame and an `Eval` node per argument), `step` 0.12 s,
-  `_apply` 0.10 s, `hash` 0.085 s for 38 409 calls (every intermediate `Eval`/`Ret`/frame
-  is hashed when it is built). What changed: `run` keeps the state in registers between
-  boundaries (`machine._run_registers`: one rule of `step` per pass, the same frames
-  built, no `Eval`/`Ret` node per step); Brent's cycle check builds a state node only
-  when kind, continuation hash and expression hash all match the saved state; each
-  `Seq` carries a plan that reads the atomic operands before the next compound one with
-  one `itemgetter` and selects the next environments directly; a self-recursive call
-  reuses the calling closure (equal field for field); `+ - = <` take a two-integer fast
-  path. `run_by_steps` (the old loop over `step`) is kept as the definition, and
-  property tests in `tests/test_cek_machine.py` check that both give the same outcome,
-  step count, out-of-fuel point and cycle period. Profile after (fib 18, 1.6 s under
-  cProfile): the loop body itself 1.04 s, `ArgsK` construction with its eager hash
-  0.19 s, the primitives 0.19 s, the rest below 0.1 s each; Brent's check is 5–15% of
-  the run (with `detect_cycles=False` for comparison). A Seq's plan is made the first
-  time the loop meets it, so compiling (and the loader's round trip) costs what it did.
+- **CEK fib 20 ÷ plain Python: met, 92–94x (goal 120x; 140x before this round).** Measured
+  at load 11 on the 2 cores: the benchmark row (wall time, alternating, batches of plain
+  Python) 92x and 94x in two runs; CPU time of fib 17 in 45 alternating rounds, the loop before this round
+  128x and now 89x (10th percentile; 0.69x the time). A deterministic measure agrees:
+  CPython bytecodes executed per CEK step (sys.settrace opcode events, fib 15, 15 783
+  steps) went from 132 to 88. What changed, with no change to `step` or to any state:
+  primitive calls run in place. When a rule would push a frame F (an `IfK` for an if's
+  test, an `ArgsK` for an application's next part) only to evaluate a primitive applied
+  to atoms such as `(< n 2)` or `(- n 1)`, the next two states are `<(p a ...), ρ', F κ>`
+  and `<v, F κ>`; the loop computes v with one call and takes F's rule at once, counting
+  the three steps, without building F. It does this only when neither state can be
+  observed: the fuel lasts past them, Brent's check saves no state there, and the saved
+  state's continuation depth differs from theirs, so neither can equal it. Frames carry
+  their depth and hash only when first asked (a boundary, a cycle comparison that passed
+  the cheap tests, `step`'s states); the bookkeeping after a step is one comparison with
+  the next event (a Brent save or the end of fuel) and a depth-first cycle test; the
+  trivial selectors are C callables. Tests in `tests/test_cek_machine.py` run every fuel
+  from 1 past the end and every Brent phase on programs that loop, fail and reach
+  boundaries through calls in place, against `run_by_steps`. Profile after (fib 20 under
+  cProfile, 1.92 s): the loop body 1.32 s self, the primitives `-`, `<`, `+` 0.30 s
+  together, frame construction 0.09 s, frame hashing 0.13 s (for the 2 313 states that
+  passed the cheap cycle tests). The loop body is now the floor: per fib call it takes
+  about 6 passes (If with its test in place, the `+` application, two calls with their
+  argument in place, two returns to `ArgsK`). What would move it: fewer passes through
+  more rules done in place (a return to an `ArgsK` whose remaining parts are atoms),
+  each pass's plan read from one tuple instead of several attributes, or the loop
+  compiled (mypyc or Cython, an optional extra). Before the register loop (the previous
+  round, 430–457x here): `_parts` (a tuple, a frame and an `Eval` node per argument),
+  `step`, `_apply` and the eager hash of every intermediate state led the profile; the
+  register loop (one rule of `step` per pass, no `Eval`/`Ret` node per step, a `Seq`
+  plan reading the atomic operands in one call) brought it to 140x.
 - **`agent_machine`, linear 10k-step ReAct run ÷ direct: not met, 30.3x → 5.0–10.2x
   (the default line budget) and 17.2x → 2.7–4.7x (no budget).** Measured with the
   machine's load average at 10.7–13 on its 2 cores (other developers' tests); the
