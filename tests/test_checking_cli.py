@@ -41,6 +41,21 @@ def test_alphabet_file_and_depth(tmp_path, capsys):
     assert main(["test", "f2-add", "--alphabet", str(empty)]) == 2
 
 
+def test_test_takes_the_completions_every_verb_takes(tmp_path, capsys):
+    # -c and --completions as for check, diagram and explore; --alphabet is the old spelling
+    alphabet = tmp_path / "alphabet.json"
+    alphabet.write_text(json.dumps(["1"]))
+    assert main(["test", "f2-add", "-c", "1", "-p", "halts_within:5"]) == 1
+    by_flag = capsys.readouterr()
+    assert "(2 steps, lasso)" in by_flag.out and "deprecated" not in by_flag.out
+    assert main(["test", "f2-add", "--completions", str(alphabet), "-p", "halts_within:5"]) == 1
+    assert capsys.readouterr().out == by_flag.out
+    assert main(["test", "f2-add", "--alphabet", str(alphabet), "-p", "halts_within:5"]) == 1
+    old = capsys.readouterr().out
+    assert old.startswith("(note: --alphabet FILE is deprecated; write --completions FILE)\n")
+    assert old.split("\n", 1)[1] == by_flag.out
+
+
 def test_save_and_replay_reproduce_the_counterexample(tmp_path, capsys):
     path = tmp_path / "cx.jsonl"
     assert main(["test", "f2-mul", "-p", "halts_within:2", "--save", str(path)]) == 1

@@ -22,26 +22,34 @@ HALT
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from ..errors import AgenticMachinesError, InvalidArgument, ProgramDiverged, Undecided
 from ..machine import DIVERGE
+from . import exercise, explore, export, play, test_cmd
+from ._args import (
+    MAX_INPUT_BYTES,
+    MAX_MESSAGE,
+    Parser,
+    add_isolation_argument,
+    add_target_arguments,
+    clip,
+    completions_from,
+    machine_with_isolation,
+    natural,
+    positive,
+    read_input,
+    read_script,
+)
 
 __all__ = ["main", "build_parser", "read_script", "read_input", "MAX_INPUT_BYTES", "MAX_MESSAGE"]
 
 PROG = "agentic-machines"
-
-MAX_INPUT_BYTES = 10 * 1024 * 1024
-"""The largest script or program file the command reads (10 MiB); larger ones are refused."""
-
-MAX_MESSAGE = 300
-"""The most characters of an error message printed (input echoed in it is cut)."""
 
 TEXT_FORMATS = ("dot", "mermaid", "json")
 SUFFIXES = {
@@ -56,22 +64,6 @@ SUFFIXES = {
 }
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (like every other error) and exit 2."""
-
-    lazy_epilog: Any = None
-    """A function giving the epilog, called only when the help is shown (``check --help``
-    lists the built-in names without every command importing the catalog)."""
-
-    def format_help(self) -> str:
-        if self.lazy_epilog is not None:
-            self.epilog = self.lazy_epilog()
-        return super().format_help()
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {_clip(message)} (see '{self.prog} --help')\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the command, with a subparser per subcommand.
 
@@ -79,9 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     'mermaid'
     """
     from .. import __version__
-    from .targets import add_target_arguments
 
-    parser = _Parser(
+    parser = Parser(
         prog=PROG,
         description="Executable theory of LLM agents: agentic machines, embeddings, "
         "completion-generation, SPE states, and a CEK agentic evaluator.",
@@ -91,8 +82,23 @@ def build_parser() -> argparse.ArgumentParser:
         "Start with: agentic-machines demo",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
+    _add_demo(sub)
+    _add_check(sub)
+    _add_diagram(sub)
+    _add_run(sub)
+    _add_eval(sub)
+    _add_explain(sub)
+    _add_gallery(sub)
+    # the verbs with a module of their own register themselves
+    for verb in (explore, export, test_cmd, exercise, play):
+        verb.add_parser(sub)
+    return parser
+
+
+def _add_demo(sub: Any) -> None:
+    """Register ``demo`` on the subcommand parsers ``sub``."""
     p = sub.add_parser(
         "demo",
         help="check every machine, print the verdicts, write diagrams",
@@ -107,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_demo)
 
+
+def _add_check(sub: Any) -> None:
+    """Register ``check`` on the subcommand parsers ``sub``."""
     p = sub.add_parser(
         "check",
         help="the SPE and embedding checks of one machine",
@@ -120,13 +129,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_target_arguments(p)
     p.add_argument(
         "--depth",
-        type=_natural,
+        type=natural,
         default=2,
         metavar="N",
         help="for a machine with infinitely many states: explore N steps for sample states (default: 2)",
     )
     p.set_defaults(func=_check)
 
+
+def _add_diagram(sub: Any) -> None:
+    """Register ``diagram`` on the subcommand parsers ``sub``."""
     p = sub.add_parser(
         "diagram",
         help="draw the explored state graph of a machine",
@@ -147,15 +159,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--depth",
-        type=_natural,
+        type=natural,
         metavar="N",
         help="exploration depth (default: the whole finite machine; 2 for architectures)",
     )
     p.add_argument(
-        "--max-states", type=_positive, default=200, metavar="N", help="state bound (default: 200)"
+        "--max-states", type=positive, default=200, metavar="N", help="state bound (default: 200)"
     )
     p.set_defaults(func=_diagram)
 
+
+def _add_run(sub: Any) -> None:
+    """Register ``run`` on the subcommand parsers ``sub``."""
     p = sub.add_parser(
         "run",
         help="run a machine with scripted completions, print the trace",
@@ -175,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="rerun a saved trace (run --save, test --save) and check every step is the same",
     )
     p.add_argument(
-        "--max-steps", type=_natural, default=1000, metavar="N", help="step bound (default: 1000)"
+        "--max-steps", type=natural, default=1000, metavar="N", help="step bound (default: 1000)"
     )
     p.add_argument("--save", metavar="FILE", help="also write the trace as JSON lines")
     p.add_argument(
@@ -186,6 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_isolation_argument(p, "the script's code")
     p.set_defaults(func=_run)
 
+
+def _add_eval(sub: Any) -> None:
+    """Register ``eval`` on the subcommand parsers ``sub``."""
     p = sub.add_parser(
         "eval",
         help="run a program of the CEK evaluator",
@@ -216,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--fuel",
-        type=_positive,
+        type=positive,
         default=None,
         metavar="N",
         help="most machine steps before the run is reported undecided (default: 10 000 000; "
@@ -224,6 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_eval)
 
+
+def _add_explain(sub: Any) -> None:
+    """Register ``explain`` on the subcommand parsers ``sub``."""
     p = sub.add_parser(
         "explain",
         help="print a definition with a runnable example",
@@ -233,6 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("term", nargs="*", metavar="TERM", help="e.g. 'SPE state', embedding, F2")
     p.set_defaults(func=_explain)
 
+
+def _add_gallery(sub: Any) -> None:
+    """Register ``gallery`` on the subcommand parsers ``sub``."""
     p = sub.add_parser(
         "gallery",
         help="write every gallery picture (PNG and Mermaid) into DIR",
@@ -244,38 +268,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir", metavar="DIR", help="the folder to write (created if missing)")
     p.set_defaults(func=_gallery)
 
-    from . import explore as _explore_command
-    from . import export as _export_command
-    from . import test_cmd as _test_command
-
-    _explore_command.add_parser(sub)
-    _export_command.add_parser(sub)
-    _test_command.add_parser(sub)
-    from .exercise import add_parser as add_exercise
-    from .play import add_parser as add_play
-
-    add_exercise(sub)
-    add_play(sub)
-    return parser
-
 
 def _builtin_names() -> list[str]:
     """The built-in machine names (fixtures, then architectures), for help texts."""
     from ..catalog import names
 
     return names()
-
-
-def add_isolation_argument(parser: argparse.ArgumentParser, code: str) -> None:
-    """``--isolation``: where RLM and REPL-Plan run ``code`` (the commands that feed them
-    completions from outside: ``run`` and ``play``)."""
-    parser.add_argument(
-        "--isolation",
-        choices=("strongest", "namespace", "process", "inline"),
-        default="strongest",
-        help=f"where RLM and REPL-Plan run {code} (default: strongest; inline only "
-        "for code you trust, see docs/threat_model.md)",
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -319,92 +317,7 @@ def _fail(exc: BaseException) -> None:
     message = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, OSError) and exc.filename is not None:
         message = f"cannot use {exc.filename!s}: {exc.strerror or message}"
-    print(f"{PROG}: error: {_clip(message)}", file=sys.stderr)
-
-
-def _clip(message: str) -> str:
-    r"""At most MAX_MESSAGE characters, escaped: a message may quote input, which may be
-    huge, or hold terminal escapes (a file name, a file's content, a user's exception).
-
-    >>> print(_clip("bad \x1b[2J name"))
-    bad \x1b[2J name
-    """
-    from .._files import excerpt
-
-    return excerpt(message, MAX_MESSAGE)
-
-
-def read_input(path: str | os.PathLike, what: str = "file") -> str:
-    """The UTF-8 text of a script or program file, at most :data:`MAX_INPUT_BYTES` long.
-
-    Only a regular file is read: a directory, a FIFO, a device (``/dev/zero``) or a socket
-    is refused at once, as is a file that is too large, holds binary data (a NUL byte,
-    as ``/proc/self/environ`` does) or is not UTF-8 text; the error names the path and
-    quotes none of the content.
-
-    >>> import tempfile
-    >>> read_input(tempfile.mkdtemp(), "script")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-      ...
-    agentic_machines.errors.InvalidArgument: ...: is a directory, not a regular file; give the path of a script file
-    """
-    from .._files import read_regular
-
-    name = os.fspath(path)
-
-    def error(problem: str) -> InvalidArgument:
-        return InvalidArgument(f"{name}: {problem}")
-
-    data = read_regular(name, limit=MAX_INPUT_BYTES, what=what, error=error)
-    if b"\x00" in data:
-        raise error(f"is binary data (a NUL byte at byte {data.index(0)}), not a text {what} file")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidArgument(
-            f"{name} is not UTF-8 text (byte {exc.start}); give a text {what} file"
-        ) from None
-
-
-def _natural(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number 0 or more, got {text}")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number 1 or more, got {text}")
-    return value
-
-
-def read_script(path: str | os.PathLike) -> list[str]:
-    """Completions from a script file: a JSON list of strings, or one completion per line.
-
-    A JSON list is the way to give completions that contain newlines.
-
-    >>> import tempfile
-    >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-    ...     _ = f.write("yes\\nno\\n")
-    >>> read_script(f.name)
-    ['yes', 'no']
-    """
-    text = read_input(path, "script")
-    if text.lstrip().startswith("["):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidArgument(
-                f"{path}: looks like a JSON list but does not parse ({exc.msg} at line {exc.lineno})"
-            ) from None
-        except RecursionError:
-            raise InvalidArgument(f"{path}: JSON nested too deeply to read") from None
-        if not isinstance(data, list) or not all(isinstance(c, str) for c in data):
-            raise InvalidArgument(f"{path}: a JSON script must be a list of strings")
-        return data
-    return text.splitlines()
+    print(f"{PROG}: error: {clip(message)}", file=sys.stderr)
 
 
 # ------------------------------------------------------------------------ subcommands
@@ -415,7 +328,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .targets import completions_from, resolve_target
+    from .targets import resolve_target
 
     entry = resolve_target(args.name)
     machine = entry.machine()
@@ -457,7 +370,7 @@ def _describe(name: str, machine: Any) -> str:
 
 
 def _diagram(args: argparse.Namespace) -> int:
-    from .targets import completions_from, resolve_target
+    from .targets import resolve_target
 
     entry = resolve_target(args.name)  # an unknown machine is the first thing to report
     formats = ("png", "svg", "pdf", *TEXT_FORMATS)
@@ -517,7 +430,7 @@ def _run(args: argparse.Namespace) -> int:
     from .targets import resolve_target
 
     entry = resolve_target(args.name)
-    machine = _run_machine(entry, args.isolation)
+    machine = machine_with_isolation(entry, args.isolation)
     if args.replay is not None:
         from .test_cmd import replay_trace
 
@@ -542,28 +455,6 @@ def _run(args: argparse.Namespace) -> int:
         _fail(trace.error if trace.error is not None else InvalidArgument(trace.message or ""))
         return 2
     return 0
-
-
-def _run_machine(entry: Any, isolation: str) -> Any:
-    # A script given on the command line is code from outside: RLM and REPL-Plan run it
-    # isolated (the catalog's own machines are for the modules' fixed completions).
-    from ..catalog import runs_model_code
-
-    module = entry.module
-    if module is not None and runs_model_code(module):
-        from ..execution.sandbox import resolve_isolation
-
-        level = resolve_isolation(isolation)
-        machine = module.machine(isolation=level)
-        print(f"isolation: {_describe_level(level)}", file=sys.stderr)
-        return machine
-    return entry.machine()
-
-
-def _describe_level(level: str) -> str:
-    from ..execution.sandbox import namespace_tool
-
-    return f"namespace ({namespace_tool()})" if level == "namespace" else level
 
 
 def _eval(args: argparse.Namespace) -> int:

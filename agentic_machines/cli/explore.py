@@ -23,14 +23,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ._args import add_target_arguments, completions_from, natural, positive
+
 __all__ = ["add_parser", "explore_command", "describe_graph"]
 
 
 def add_parser(sub: Any) -> None:
     """Register ``explore`` on the subcommand parsers ``sub``."""
-    from .commands import _natural, _positive
     from .executors import add_executor_arguments
-    from .targets import add_target_arguments
 
     p = sub.add_parser(
         "explore",
@@ -41,12 +41,12 @@ def add_parser(sub: Any) -> None:
     add_target_arguments(p)
     p.add_argument(
         "--depth",
-        type=_natural,
+        type=natural,
         metavar="N",
         help="exploration depth (default: the whole finite machine; 2 otherwise)",
     )
     p.add_argument(
-        "--max-states", type=_positive, default=200, metavar="N", help="state bound (default: 200)"
+        "--max-states", type=positive, default=200, metavar="N", help="state bound (default: 200)"
     )
     p.add_argument("--json", action="store_true", help="print the graph as JSON instead")
     add_executor_arguments(p)
@@ -56,7 +56,7 @@ def add_parser(sub: Any) -> None:
 def explore_command(args: argparse.Namespace) -> int:
     """Handle ``explore``."""
     from .executors import executor_from
-    from .targets import completions_from, resolve_target
+    from .targets import resolve_target
 
     entry = resolve_target(args.name)
     machine = entry.machine()

@@ -17,12 +17,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ._args import add_target_arguments
+
 __all__ = ["add_parser", "export_command"]
 
 
 def add_parser(sub: Any) -> None:
     """Register ``export`` on the subcommand parsers ``sub``."""
-    from .targets import add_target_arguments
 
     p = sub.add_parser(
         "export",

@@ -51,6 +51,7 @@ from typing import Any, TextIO
 from ..errors import InvalidArgument
 from ..machine import AgenticMachine, is_sentinel, show_outcome
 from ..runtime.run import prompt_gain
+from ._args import add_isolation_argument, add_target_arguments, machine_with_isolation
 
 __all__ = ["PlaySession", "add_parser", "play_command", "HELP"]
 
@@ -337,8 +338,6 @@ def _cut(text: str, width: int) -> str:
 
 def add_parser(sub: Any) -> None:
     """Register ``play`` on the subcommand parsers ``sub``."""
-    from .commands import add_isolation_argument
-    from .targets import add_target_arguments
 
     p = sub.add_parser(
         "play",
@@ -367,11 +366,10 @@ def play_command(args: argparse.Namespace) -> int:
 
     from ..cek.evaluator import AgenticEvaluator
     from ..spell.machine import SpellMachine
-    from .commands import _run_machine
     from .targets import resolve_target
 
     entry = resolve_target(args.name)
-    machine = _run_machine(entry, args.isolation)
+    machine = machine_with_isolation(entry, args.isolation)
     start = entry.start(machine)
     if start is None:
         raise InvalidArgument(

@@ -51,19 +51,12 @@ from typing import Any
 from ..catalog import Entry, names, resolve
 from ..errors import InvalidMachine, InvalidMachineFile, UnknownMachine
 from ..machine import AgenticMachine
+from ._args import MAX_INPUT_BYTES, TARGET_HELP
 
 __all__ = ["resolve_target", "TARGET_HELP", "load_object"]
 
-TARGET_HELP = (
-    "a built-in name (agentic-machines check --help lists them), a machine file "
-    "PATH.json or PATH.toml, module:attribute / file.py:attribute naming an "
-    "AgenticMachine or an agent function fn(model), or 'module:factory()' / "
-    "'file.py:factory()' (quoted) calling a factory that returns an AgenticMachine"
-)
-
 FACTORY = "()"
 """The suffix that makes a Python target a factory call: ``module:build()``."""
-"""One phrase describing every accepted target, for ``--help`` texts."""
 
 
 def resolve_target(target: str) -> Entry:
@@ -167,7 +160,6 @@ def _import_module(target: str, name: str) -> Any:
 
 def _import_file(target: str, path: Path) -> Any:
     from .._files import check_regular
-    from .commands import MAX_INPUT_BYTES
 
     if not path.exists() and not path.is_symlink():
         raise InvalidMachineFile(
@@ -279,47 +271,3 @@ def _not_a_machine(target: str, obj: Any) -> InvalidMachineFile:
         "agent function fn(model), or write 'MODULE:FACTORY()' to call a factory",
         path=target,
     )
-
-
-def add_target_arguments(parser: Any, *, completions: bool = True) -> None:
-    """Add the ``TARGET`` argument (and the completion options) to a subcommand's parser.
-
-    Every command that takes a machine uses this, so they all accept the same targets.
-
-    >>> import argparse
-    >>> p = argparse.ArgumentParser()
-    >>> add_target_arguments(p)
-    >>> completions_from(p.parse_args(["m.json", "-c", "yes", "-c", "no"]))
-    ['yes', 'no']
-    """
-    parser.add_argument("name", metavar="TARGET", help=TARGET_HELP)
-    if completions:
-        parser.add_argument(
-            "-c",
-            "--completion",
-            action="append",
-            dest="completion",
-            metavar="TEXT",
-            help="a completion to follow (repeat it); replaces the machine's own alphabet",
-        )
-        parser.add_argument(
-            "--completions",
-            metavar="FILE",
-            help="completions to follow: one per line, or a JSON list of strings",
-        )
-
-
-def completions_from(args: Any) -> list[str] | None:
-    """The completions given by ``-c``/``--completion`` and ``--completions FILE``, or None.
-
-    >>> import argparse
-    >>> completions_from(argparse.Namespace(completion=None, completions=None)) is None
-    True
-    """
-    given = list(getattr(args, "completion", None) or [])
-    path = getattr(args, "completions", None)
-    if path:
-        from .commands import read_script
-
-        given += read_script(path)
-    return list(dict.fromkeys(given)) or None

@@ -2,12 +2,12 @@
 
 ``--property`` names a property (``halts_within:8``, ``never_raises``,
 ``never_diverges``, ``prompt_length_at_most:N``, ``effects_at_most_once:TOOL``; repeat
-it for several). The check is exhaustive over a finite alphabet (``--alphabet FILE``,
-one completion per line or a JSON list; default: the machine's own alphabet, or the
+it for several). The check is exhaustive over a finite alphabet (``-c TEXT``, repeated,
+or ``--completions FILE``, as for every verb that takes a machine; ``--alphabet FILE`` is
+the deprecated spelling of ``--completions``; default: the machine's own alphabet, or the
 small per-prompt alphabet an architecture draws its diagrams with), bounded by
 ``--max-depth`` and ``--max-states``; or sampled with ``--hypothesis N`` (N generated
-runs per property from the adversarial strategies, plus the alphabet file's
-completions when given). It prints each verdict, the counterexamples (shortest, or
+runs per property from the adversarial strategies, plus the given completions). It prints each verdict, the counterexamples (shortest, or
 shrunk) as runnable snippets, and the coverage. ``--save FILE`` writes each
 counterexample as a trace file that ``agentic-machines run TARGET --replay FILE``
 reruns.
@@ -34,6 +34,7 @@ from typing import Any
 
 from ..errors import AgenticMachinesError, InvalidArgument, ReplayMismatch
 from ..machine import HALT
+from ._args import add_target_arguments, completions_from, natural, positive
 
 __all__ = ["add_parser", "replay_trace", "DEFAULT_PROPERTIES"]
 
@@ -51,9 +52,7 @@ def add_parser(sub: Any) -> None:
         "adversarial completions (shrunk counterexamples). Exit 0 when all hold, 1 when one "
         "fails or is undecided, 2 on bad input.",
     )
-    from .targets import TARGET_HELP
-
-    p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+    add_target_arguments(p)
     p.add_argument(
         "-p",
         "--property",
@@ -65,27 +64,28 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--alphabet",
         metavar="FILE",
-        help="the completions to try: one per line, or a JSON list of strings",
+        help="deprecated spelling of --completions FILE (every verb that takes a machine "
+        "now takes -c/--completion and --completions)",
     )
     p.add_argument(
         "--hypothesis",
-        type=_positive,
+        type=positive,
         metavar="N",
         help="instead of the exhaustive search, N generated runs per property (sampled)",
     )
     p.add_argument(
-        "--max-depth", type=_natural, metavar="D", help="do not expand states D steps deep"
+        "--max-depth", type=natural, metavar="D", help="do not expand states D steps deep"
     )
     p.add_argument(
         "--max-states",
-        type=_positive,
+        type=positive,
         default=10_000,
         metavar="N",
         help="state bound of the search (default: 10 000)",
     )
     p.add_argument(
         "--max-steps",
-        type=_positive,
+        type=positive,
         default=20,
         metavar="N",
         help="steps per generated run with --hypothesis (default: 20)",
@@ -116,20 +116,6 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(func=run_test)
 
 
-def _natural(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number 0 or more, got {text}")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number 1 or more, got {text}")
-    return value
-
-
 def _resolve(target: str) -> tuple[str, Any, Any, Any]:
     """``(name, machine, start, default alphabet)`` of a command-line machine target."""
     from .targets import resolve_target
@@ -143,20 +129,19 @@ def run_test(args: argparse.Namespace) -> int:
     """The ``test`` subcommand: print the report, return the exit status."""
     from ..checking import parse_property
     from ..checking.check import check_properties
-    from .commands import read_script
 
     specs = args.property or list(DEFAULT_PROPERTIES)
     properties = [parse_property(s) for s in specs]
-    name, machine, start, default = _resolve(args.target)
+    name, machine, start, default = _resolve(args.name)
     from ..runtime.agent import AgentMachine
 
     if isinstance(
         machine, AgentMachine
     ):  # a blocking tool: undecided with the reason, never a hang
         machine.step_timeout = args.step_timeout
-    alphabet = read_script(args.alphabet) if args.alphabet else None
-    if alphabet is not None and not alphabet:
-        raise InvalidArgument(f"{args.alphabet}: the alphabet file holds no completion")
+    alphabet = completions_from(args, "alphabet")
+    if args.alphabet:  # on stdout, as the note on --property: stderr holds only the error
+        print("(note: --alphabet FILE is deprecated; write --completions FILE)")
     if not args.property:
         print(f"(no --property given: checking {', '.join(DEFAULT_PROPERTIES)})")
     if args.hypothesis is not None:
@@ -178,8 +163,8 @@ def run_test(args: argparse.Namespace) -> int:
         completions = alphabet if alphabet is not None else default
         if completions is None:
             raise InvalidArgument(
-                f"{name!r} has no finite completion alphabet; give --alphabet FILE, or "
-                "--hypothesis N for generated completions"
+                f"{name!r} has no finite completion alphabet; give -c TEXT or --completions "
+                "FILE, or --hypothesis N for generated completions"
             )
         from .executors import executor_from
 
@@ -193,10 +178,10 @@ def run_test(args: argparse.Namespace) -> int:
                 max_states=args.max_states,
                 executor=executor,
             )
-    print(f"# machine = the machine {args.target!r} (start {result.start!r})")
+    print(f"# machine = the machine {args.name!r} (start {result.start!r})")
     print(result.report("machine"))
     if args.save:
-        _save(result, args.save, args.target)
+        _save(result, args.save, args.name)
     return 0 if result else 1
 
 

@@ -49,7 +49,16 @@ from ..runtime.explore import short_text
 from ..runtime.harness import TraceState
 from .labels import MONO, PROMPT_CHARS, TABLE_CHARS, TABLE_FONT, glyph_style, plan_labels
 
-__all__ = ["draw", "draw_embedding", "to_dot", "to_mermaid", "to_json", "node_names", "FORMATS"]
+__all__ = [
+    "draw",
+    "draw_embedding",
+    "to_dot",
+    "to_mermaid",
+    "to_json",
+    "node_names",
+    "FORMATS",
+    "SLIDE",
+]
 
 FORMATS = ("png", "svg", "pdf")
 """File formats :func:`draw` writes (matplotlib's Agg and SVG backends, no system binary)."""
@@ -321,9 +330,13 @@ def draw(
     dict, or an :class:`~agentic_machines.embedding.Embedding` with a dict mapping.
     States asked for but absent from the graph are named in a note under the picture.
 
-    Long prompts and completions are not cut: they move to a numbered table beside the
-    graph (see :mod:`agentic_machines.drawing.labels`), and edge labels are placed where
-    they overlap no other label. ``legend`` replaces the roles legend with entries
+    Long prompts and completions move to a numbered table beside the graph (see
+    :mod:`agentic_machines.drawing.labels`), and edge labels are placed where they
+    overlap no other label and no other edge; arrows end on the rim of what is drawn at
+    their nodes (the initial state's ring included). The figure fits :data:`SLIDE`
+    when it can: the table flows into columns (or under a wide graph), the graph's
+    spacing tightens, and, last, the table's prompt excerpts shorten, each saying how
+    many characters of its middle it leaves out. ``legend`` replaces the roles legend with entries
     ``(text, colour, marker)``, marker ``"o"``, ``"s"``, ``"D"`` or ``"-"`` for a line
     (for graphs whose nodes are not states, such as a tree of REPLs). Returns the
     matplotlib ``Figure`` (made without pyplot, so no window and no global state).

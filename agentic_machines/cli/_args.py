@@ -1,0 +1,271 @@
+"""The arguments every subcommand shares, in one place.
+
+Every verb that takes a machine takes it the same way: a ``TARGET`` (a built-in name, a
+machine file or ``module:attribute``, :mod:`agentic_machines.cli.targets`) and, when it
+follows completions, ``-c/--completion TEXT`` (repeated) and ``--completions FILE``.
+Numbers are checked here (:func:`natural`, :func:`positive`), files are read here
+(:func:`read_input`, :func:`read_script`, at most :data:`MAX_INPUT_BYTES`), and a usage
+error is one line and exit 2 (:class:`Parser`). The subcommand modules import this module
+and none of them imports another subcommand's module, so ``cli/`` has no import circle.
+
+>>> p = Parser(prog="demo")
+>>> add_target_arguments(p)
+>>> args = p.parse_args(["f2-mul", "-c", "1", "--completion", "0", "-c", "1"])
+>>> args.name, completions_from(args)
+('f2-mul', ['1', '0'])
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, NoReturn
+
+from .._files import excerpt, read_regular
+from ..catalog import runs_model_code
+from ..errors import InvalidArgument
+
+__all__ = [
+    "Parser",
+    "MAX_INPUT_BYTES",
+    "MAX_MESSAGE",
+    "TARGET_HELP",
+    "clip",
+    "natural",
+    "positive",
+    "read_input",
+    "read_script",
+    "add_target_arguments",
+    "completions_from",
+    "add_isolation_argument",
+    "machine_with_isolation",
+]
+
+MAX_INPUT_BYTES = 10 * 1024 * 1024
+"""The largest script or program file the command reads (10 MiB); larger ones are refused."""
+
+MAX_MESSAGE = 300
+"""The most characters of an error message printed (input echoed in it is cut)."""
+
+TARGET_HELP = (
+    "a built-in name (agentic-machines check --help lists them), a machine file "
+    "PATH.json or PATH.toml, module:attribute / file.py:attribute naming an "
+    "AgenticMachine or an agent function fn(model), or 'module:factory()' / "
+    "'file.py:factory()' (quoted) calling a factory that returns an AgenticMachine"
+)
+"""One phrase describing every accepted target, for ``--help`` texts."""
+
+
+def clip(message: str) -> str:
+    r"""At most MAX_MESSAGE characters, escaped: a message may quote input, which may be
+    huge, or hold terminal escapes (a file name, a file's content, a user's exception).
+
+    >>> print(clip("bad \x1b[2J name"))
+    bad \x1b[2J name
+    """
+    return excerpt(message, MAX_MESSAGE)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (like every other error) and exit 2.
+
+    >>> print(Parser(prog="x").format_usage().strip())
+    usage: x [-h]
+    """
+
+    lazy_epilog: Any = None
+    """A function giving the epilog, called only when the help is shown (``check --help``
+    lists the built-in names without every command importing the catalog)."""
+
+    def format_help(self) -> str:
+        if self.lazy_epilog is not None:
+            self.epilog = self.lazy_epilog()
+        return super().format_help()
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {clip(message)} (see '{self.prog} --help')\n")
+
+
+def natural(text: str) -> int:
+    """An argument that is a whole number 0 or more (``--depth``, ``--max-steps``).
+
+    >>> natural("0")
+    0
+    >>> natural("-1")
+    Traceback (most recent call last):
+      ...
+    argparse.ArgumentTypeError: expected a number 0 or more, got -1
+    """
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number 0 or more, got {text}")
+    return value
+
+
+def positive(text: str) -> int:
+    """An argument that is a whole number 1 or more (``--max-states``, ``--fuel``).
+
+    >>> positive("3")
+    3
+    >>> positive("0")
+    Traceback (most recent call last):
+      ...
+    argparse.ArgumentTypeError: expected a number 1 or more, got 0
+    """
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number 1 or more, got {text}")
+    return value
+
+
+def read_input(path: str | os.PathLike, what: str = "file") -> str:
+    """The UTF-8 text of a script or program file, at most :data:`MAX_INPUT_BYTES` long.
+
+    Only a regular file is read: a directory, a FIFO, a device (``/dev/zero``) or a socket
+    is refused at once, as is a file that is too large, holds binary data (a NUL byte,
+    as ``/proc/self/environ`` does) or is not UTF-8 text; the error names the path and
+    quotes none of the content.
+
+    >>> import tempfile
+    >>> read_input(tempfile.mkdtemp(), "script")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.InvalidArgument: ...: is a directory, not a regular file; give the path of a script file
+    """
+    name = os.fspath(path)
+
+    def error(problem: str) -> InvalidArgument:
+        return InvalidArgument(f"{name}: {problem}")
+
+    data = read_regular(name, limit=MAX_INPUT_BYTES, what=what, error=error)
+    if b"\x00" in data:
+        raise error(f"is binary data (a NUL byte at byte {data.index(0)}), not a text {what} file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidArgument(
+            f"{name} is not UTF-8 text (byte {exc.start}); give a text {what} file"
+        ) from None
+
+
+def read_script(path: str | os.PathLike) -> list[str]:
+    """Completions from a script file: a JSON list of strings, or one completion per line.
+
+    A JSON list is the way to give completions that contain newlines.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+    ...     _ = f.write("yes\\nno\\n")
+    >>> read_script(f.name)
+    ['yes', 'no']
+    """
+    text = read_input(path, "script")
+    if text.lstrip().startswith("["):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidArgument(
+                f"{path}: looks like a JSON list but does not parse ({exc.msg} at line {exc.lineno})"
+            ) from None
+        except RecursionError:
+            raise InvalidArgument(f"{path}: JSON nested too deeply to read") from None
+        if not isinstance(data, list) or not all(isinstance(c, str) for c in data):
+            raise InvalidArgument(f"{path}: a JSON script must be a list of strings")
+        return data
+    return text.splitlines()
+
+
+def add_target_arguments(parser: Any, *, completions: bool = True) -> None:
+    """Add the ``TARGET`` argument (and the completion options) to a subcommand's parser.
+
+    Every command that takes a machine uses this, so they all accept the same targets
+    and the same ``-c/--completion TEXT`` and ``--completions FILE``.
+
+    >>> p = argparse.ArgumentParser()
+    >>> add_target_arguments(p)
+    >>> completions_from(p.parse_args(["m.json", "-c", "yes", "-c", "no"]))
+    ['yes', 'no']
+    """
+    parser.add_argument("name", metavar="TARGET", help=TARGET_HELP)
+    if completions:
+        parser.add_argument(
+            "-c",
+            "--completion",
+            action="append",
+            dest="completion",
+            metavar="TEXT",
+            help="a completion to follow (repeat it); replaces the machine's own alphabet",
+        )
+        parser.add_argument(
+            "--completions",
+            metavar="FILE",
+            help="completions to follow: one per line, or a JSON list of strings",
+        )
+
+
+def completions_from(args: Any, *files: str) -> list[str] | None:
+    """The completions given by ``-c``/``--completion`` and ``--completions FILE``, or None.
+
+    ``files`` names further attributes of ``args`` that hold a completions file (an old
+    spelling such as ``test --alphabet``). A file that holds no completion is refused: an
+    empty alphabet would silently fall back to the machine's own.
+
+    >>> completions_from(argparse.Namespace(completion=None, completions=None)) is None
+    True
+    """
+    given = list(getattr(args, "completion", None) or [])
+    for attribute in ("completions", *files):
+        path = getattr(args, attribute, None)
+        if path:
+            read = read_script(path)
+            if not read:
+                raise InvalidArgument(
+                    f"{path}: the completions file holds no completion; give one per line, "
+                    "or a JSON list of strings"
+                )
+            given += read
+    return list(dict.fromkeys(given)) or None
+
+
+def add_isolation_argument(parser: argparse.ArgumentParser, code: str) -> None:
+    """``--isolation``: where RLM and REPL-Plan run ``code`` (the commands that feed them
+    completions from outside: ``run`` and ``play``).
+
+    >>> p = argparse.ArgumentParser()
+    >>> add_isolation_argument(p, "the script's code")
+    >>> p.parse_args([]).isolation
+    'strongest'
+    """
+    parser.add_argument(
+        "--isolation",
+        choices=("strongest", "namespace", "process", "inline"),
+        default="strongest",
+        help=f"where RLM and REPL-Plan run {code} (default: strongest; inline only "
+        "for code you trust, see docs/threat_model.md)",
+    )
+
+
+def machine_with_isolation(entry: Any, isolation: str) -> Any:
+    """The machine of a catalog ``entry``, built at the ``--isolation`` level when its
+    architecture runs model-written code (the level is reported on stderr).
+
+    A script given on the command line is code from outside: RLM and REPL-Plan run it
+    isolated (the catalog's own machines are for the modules' fixed completions).
+
+    >>> from agentic_machines.catalog import resolve
+    >>> machine_with_isolation(resolve("f2-mul"), "strongest").name
+    'f2-mul'
+    """
+    module = entry.module
+    if module is not None and runs_model_code(module):
+        # the sandbox is loaded only for the architectures that run code
+        from ..execution.sandbox import namespace_tool, resolve_isolation
+
+        level = resolve_isolation(isolation)
+        machine = module.machine(isolation=level)
+        shown = f"namespace ({namespace_tool()})" if level == "namespace" else level
+        print(f"isolation: {shown}", file=sys.stderr)
+        return machine
+    return entry.machine()
