@@ -31,7 +31,7 @@ Failed(EvaluationError('+: expected an integer, got "41" (string)'))
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ..errors import EvaluationError, MalformedProgram, ParseError, Undecided
 from .expr import (
@@ -526,18 +526,20 @@ def _atom(e: Any, env: tuple) -> Any:
     return e.datum  # Quote
 
 
-def _parts(done: tuple, seq: Seq, env: tuple, k: Frame) -> Node:
+def _parts(done: tuple, seq: Any, env: tuple, k: Frame) -> Node:
     # Application rule, one part at a time (ρ is aligned with seq.fv):
     #   atomic part a:    done, (a e ...), ρ   ->  done + value(a), (e ...), ρ|(e ...)
     #   compound part e:  <e, ρ|e, ArgsK(done, (e' ...), ρ|(e' ...), κ)>
     #   no part left:     apply done[0] to done[1:]
+    # (``seq`` is a Seq, typed Any: its selectors are None only on the empty sequence,
+    # which the loop condition excludes, a relation mypy cannot follow.)
     while seq.head is not None:
         head = seq.head
         if not head.atomic:
             return Eval(head, seq.head_sel(env), ArgsK(done, seq.tail, seq.tail_sel(env), k))
         done = done + (_atom(head, seq.head_sel(env)),)
         env = seq.tail_sel(env)
-        seq = seq.tail  # type: ignore[assignment]
+        seq = seq.tail
     return _apply(done[0], done[1:], k)
 
 
@@ -605,7 +607,7 @@ def run(state: Node, *, fuel: int, detect_cycles: bool = True) -> tuple[Node, in
     """
     t = type(state)
     if t is Eval or t is Ret:
-        return _run_registers(state, fuel, detect_cycles)
+        return _run_registers(cast(Eval | Ret, state), fuel, detect_cycles)
     return run_by_steps(state, fuel=fuel, detect_cycles=detect_cycles)
 
 
@@ -627,7 +629,7 @@ def run_by_steps(state: Node, *, fuel: int, detect_cycles: bool = True) -> tuple
     >>> run_by_steps(start, fuel=100) == run(start, fuel=100)
     True
     """
-    s = state
+    s: Any = state  # any state node; each has the Node protocol's _hash
     if type(s) in _STOP:
         return s, 0
     tortoise, t_hash = s, s._hash
@@ -900,9 +902,10 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
             event = min(save_at, fuel)
 
 
-def _atoms_one_by_one(done: tuple, seq: Seq, env: tuple) -> tuple[tuple, tuple, Seq]:
+def _atoms_one_by_one(done: tuple, seq: Any, env: tuple) -> tuple[tuple, tuple, Seq]:
     # The atomic parts one at a time (as _parts), up to the next compound part or the
-    # end: (done, env aligned with the rest's fv, the rest).
+    # end: (done, env aligned with the rest's fv, the rest). ``seq`` is a Seq, typed Any
+    # as in _parts.
     while seq.head is not None and seq.head.atomic:
         done = done + (_atom(seq.head, seq.head_sel(env)),)
         env = seq.tail_sel(env)
