@@ -213,8 +213,6 @@ KNOWN_CIRCLES = {
     frozenset({"cek.syntax", "cek.values", "cek.expr", "cek.printer"}),
     # a continuation frame shows itself as the program with a hole, which stepper prints
     frozenset({"cek.machine", "cek.stepper"}),
-    # Spell's text builds builtins of the evaluator, whose edits read the text back
-    frozenset({"spell.text", "spell.evaluator", "spell.edits"}),
 }
 
 

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..cek.syntax import Pair, Symbol, from_items, iter_list
 from ..errors import EvaluationError
+from .text import literal
 
 __all__ = ["apply_edits", "MARKERS"]
 
@@ -62,8 +63,6 @@ def _count(form: Any, items: list) -> tuple[int, list]:
 
 
 def _edit_siblings(items: list, lookup: Callable[[str], Any]) -> list:
-    from .text import literal
-
     out: list = []
     for x in items:
         head = _head(x)

@@ -56,7 +56,17 @@ from ..cek.syntax import (
 from ..cek.values import PRIMITIVES, type_name
 from ..errors import EvaluationError, ParseError, UnboundEffect, Undecided
 from .edits import apply_edits
-from .text import balance, is_open_program, pr_str, reopen, to_datum, wrap_cat
+from .text import (
+    Builtin,
+    SpellFn,
+    balance,
+    is_open_program,
+    literal,
+    pr_str,
+    reopen,
+    to_datum,
+    wrap_cat,
+)
 
 __all__ = [
     "SpellFn",
@@ -110,49 +120,6 @@ _CALL_NOW = frozenset({"!call-now", "!peek"})
 
 
 # ---------------------------------------------------------------- values
-
-
-class SpellFn(Node):
-    """A function value: its own source. ``name`` is ``None`` for an anonymous ``fn``.
-
-    >>> SpellFn("inc", ("x",), (parse("(+ x 1)"),))
-    <fn (fn inc (x) (+ x 1))>
-    """
-
-    __slots__ = ("name", "params", "body")
-    _fields = ("name", "params", "body")
-
-    def __init__(self, name: str | None, params: tuple[str, ...], body: tuple) -> None:
-        self.name = name
-        self.params = params
-        self.body = body
-        self._hash = hash(("SpellFn", name, params, body))
-
-    def source(self) -> Pair:
-        """The ``(fn name (params) body...)`` form that evaluates back to this function."""
-        head = [Symbol("fn")] + ([Symbol(self.name)] if self.name else [])
-        return from_items(head + [from_items([Symbol(p) for p in self.params]), *self.body])
-
-    def __repr__(self) -> str:
-        return f"<fn {pr_str(self)}>"
-
-
-class Builtin(Node):
-    """A builtin function, named; it prints as its name.
-
-    >>> Builtin("str")
-    <builtin str>
-    """
-
-    __slots__ = ("name",)
-    _fields = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self._hash = hash(("Builtin", name))
-
-    def __repr__(self) -> str:
-        return f"<builtin {self.name}>"
 
 
 class Env(Node):
@@ -723,8 +690,6 @@ def _call_now(
 ) -> Boundary:
     # The macro of the paper: reopen the (edited) completion and append the results as
     # literal definitions, so re-evaluating the next program reads them, never the tool.
-    from .text import literal
-
     if limit is not None:
         values = tuple(cut_value(v, limit) for v in values)
     prefix = _edit_reopen(_completion(env, kind), env)

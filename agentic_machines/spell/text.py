@@ -23,7 +23,7 @@ from typing import Any
 
 from .._text import clip
 from ..cek.printer import unparse
-from ..cek.syntax import Pair, Symbol, from_items, iter_list
+from ..cek.syntax import Node, Pair, Symbol, from_items, iter_list
 from ..errors import EvaluationError
 
 __all__ = [
@@ -45,16 +45,63 @@ WRAPPER_HEAD = "(quine completion (eval (do "
 _TOKEN = re.compile(r"""\s+|;[^\n]*|[()']|"(?:[^"\\]|\\[\s\S])*"?|[^\s()'";]+""")
 
 
+# ---------------------------------------------------------------- function values
+# They live here, beside the printer that shows them as their source, so that printing
+# never imports the evaluator (which imports this module).
+
+
+class SpellFn(Node):
+    """A function value: its own source. ``name`` is ``None`` for an anonymous ``fn``.
+
+    >>> from agentic_machines.cek import parse
+    >>> SpellFn("inc", ("x",), (parse("(+ x 1)"),))
+    <fn (fn inc (x) (+ x 1))>
+    """
+
+    __slots__ = ("name", "params", "body")
+    _fields = ("name", "params", "body")
+
+    def __init__(self, name: str | None, params: tuple[str, ...], body: tuple) -> None:
+        self.name = name
+        self.params = params
+        self.body = body
+        self._hash = hash(("SpellFn", name, params, body))
+
+    def source(self) -> Pair:
+        """The ``(fn name (params) body...)`` form that evaluates back to this function."""
+        head = [Symbol("fn")] + ([Symbol(self.name)] if self.name else [])
+        return from_items(head + [from_items([Symbol(p) for p in self.params]), *self.body])
+
+    def __repr__(self) -> str:
+        return f"<fn {pr_str(self)}>"
+
+
+class Builtin(Node):
+    """A builtin function, named; it prints as its name.
+
+    >>> Builtin("str")
+    <builtin str>
+    """
+
+    __slots__ = ("name",)
+    _fields = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._hash = hash(("Builtin", name))
+
+    def __repr__(self) -> str:
+        return f"<builtin {self.name}>"
+
+
 def to_datum(value: Any) -> Any:
     """A Spell value as program data: functions become their ``(fn ...)`` source,
     builtins their name. Iterative, so a long list of values cannot recurse.
 
-    >>> from agentic_machines.spell.evaluator import SpellFn
+    >>> from agentic_machines.spell.text import SpellFn
     >>> unparse(to_datum(from_items([1, SpellFn("inc", ("x",), (from_items([Symbol("+"), Symbol("x"), 1]),))])))
     '(1 (fn inc (x) (+ x 1)))'
     """
-    from .evaluator import Builtin, SpellFn
-
     t = type(value)
     if t is SpellFn:
         return value.source()
@@ -103,8 +150,6 @@ def literal(value: Any) -> Any:
     >>> unparse(literal(from_items([1, 2]))), unparse(literal(7))
     ("'(1 2)", '7')
     """
-    from .evaluator import SpellFn
-
     t = type(value)
     if t is SpellFn:
         return value.source()
