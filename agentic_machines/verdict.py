@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, TypeVar
 
+from ._outcome import show_outcome
 from ._text import clip
 from .errors import CertificateError, Undecided
 
@@ -395,9 +396,6 @@ class LazyVerdict(_Lazy, Verdict):
     """
 
 
-_show_outcome: Callable[[Any], str] | None = None
-
-
 def short_repr(value: Any, limit: int = 40) -> str:
     """``repr(value)`` cut to ``limit`` characters with an ellipsis: states in explanations.
 
@@ -414,13 +412,8 @@ def short_repr(value: Any, limit: int = 40) -> str:
     >>> short_repr("a" * 50, 8), short_repr(3), short_repr(deep)
     ("'aaaaaa…", '3', '<a value nested too deeply to show>')
     """
-    global _show_outcome
-    if _show_outcome is None:  # machine imports this module: import on first use, once
-        from .machine import show_outcome
-
-        _show_outcome = show_outcome
     try:
-        text = _show_outcome(value)
+        text = show_outcome(value)
     except RecursionError:
         return "<a value nested too deeply to show>"
     return clip(text, limit)

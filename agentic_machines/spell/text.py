@@ -69,8 +69,9 @@ class SpellFn(Node):
 
     def source(self) -> Pair:
         """The ``(fn name (params) body...)`` form that evaluates back to this function."""
-        head = [Symbol("fn")] + ([Symbol(self.name)] if self.name else [])
-        return from_items(head + [from_items([Symbol(p) for p in self.params]), *self.body])
+        name = [Symbol(self.name)] if self.name else []
+        params = from_items([Symbol(p) for p in self.params])
+        return Pair(Symbol("fn"), from_items([*name, params, *self.body]))
 
     def __repr__(self) -> str:
         return f"<fn {pr_str(self)}>"
