@@ -26,11 +26,11 @@ from agentic_machines.architectures import rlm
 from agentic_machines.architectures.environments import CountEnv
 from agentic_machines.execution.cgroup import WorkerGroup
 from agentic_machines.execution.codeexec import drive
+from agentic_machines.execution.confine import _probe
 from agentic_machines.execution.sandbox import (
     Limits,
     ProcessExecutor,
     Scaffold,
-    _probe,
     namespace_tool,
 )
 from agentic_machines.runtime.models import FunctionModel

@@ -1,6 +1,6 @@
 """The isolated worker: runs blocks for a :class:`~.sandbox.ProcessExecutor`, one message at a time.
 
-Started by the host as a separate Python process (see ``sandbox._BOOT``), it reads one JSON
+Started by the host as a separate Python process (see ``confine._BOOT``), it reads one JSON
 message per line on stdin and writes exactly one per line on stdout, strictly alternating:
 every host message gets one reply. Inside, an :class:`~.sandbox.InlineExecutor` holds the
 episode's namespaces and runs blocks with the rerun-with-cached-calls technique, so the
