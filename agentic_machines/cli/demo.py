@@ -69,7 +69,12 @@ def contrast(out_dir: Path, stream: TextIO) -> None:
     The table is also written as ``contrast.md`` into ``out_dir``.
     """
     from ..architectures import ARCHITECTURES  # loaded when the verb runs
-    from ..contrast import contrast_rows, render_table, to_markdown, write_diagrams
+    from ..contrast import (  # loaded when the verb runs
+        contrast_rows,
+        render_table,
+        to_markdown,
+        write_diagrams,
+    )
 
     print(
         "The contrast: is each architecture's initial state an SPE state?\n",
