@@ -260,8 +260,7 @@ def machine_with_isolation(entry: Any, isolation: str) -> Any:
     """
     module = entry.module
     if module is not None and runs_model_code(module):
-        # the sandbox is loaded only for the architectures that run code
-        from ..execution.sandbox import namespace_tool, resolve_isolation
+        from ..execution.sandbox import namespace_tool, resolve_isolation  # only if it runs code
 
         level = resolve_isolation(isolation)
         machine = module.machine(isolation=level)

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import __version__
 from ..errors import AgenticMachinesError, InvalidArgument, ProgramDiverged, Undecided
 from ..machine import DIVERGE
 from . import exercise, explore, export, play, test_cmd
@@ -70,8 +71,6 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["diagram", "f2-mul", "--format", "mermaid"]).format
     'mermaid'
     """
-    from .. import __version__
-
     parser = Parser(
         prog=PROG,
         description="Executable theory of LLM agents: agentic machines, embeddings, "
@@ -271,7 +270,7 @@ def _add_gallery(sub: Any) -> None:
 
 def _builtin_names() -> list[str]:
     """The built-in machine names (fixtures, then architectures), for help texts."""
-    from ..catalog import names
+    from ..catalog import names  # loaded when the verb runs
 
     return names()
 
@@ -322,19 +321,19 @@ def _fail(exc: BaseException) -> None:
 
 # ------------------------------------------------------------------------ subcommands
 def _demo(args: argparse.Namespace) -> int:
-    from .demo import demo
+    from .demo import demo  # loaded when the verb runs
 
     return demo(args.out, stream=sys.stdout)
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .targets import resolve_target
+    from .targets import resolve_target  # loaded when the verb runs
 
     entry = resolve_target(args.name)
     machine = entry.machine()
     print(_describe(entry.name, machine))
     if entry.module is None and not machine.is_finite:
-        from .usercheck import check_infinite
+        from .usercheck import check_infinite  # loaded when the verb runs
 
         return check_infinite(entry, machine, completions_from(args), args.depth)
     if entry.module is not None:
@@ -343,8 +342,8 @@ def _check(args: argparse.Namespace) -> int:
         print(f"Is the initial state an SPE state? {verdict.status}{marked}")
         print(f"  {verdict}")
         return 0
-    from ..embedding import check_embedding, identity
-    from ..generation import is_spe_state, spe_states
+    from ..embedding import check_embedding, identity  # loaded when the verb runs
+    from ..generation import is_spe_state, spe_states  # loaded when the verb runs
 
     for state in machine.states:
         verdict = is_spe_state(machine, state)
@@ -370,7 +369,7 @@ def _describe(name: str, machine: Any) -> str:
 
 
 def _diagram(args: argparse.Namespace) -> int:
-    from .targets import resolve_target
+    from .targets import resolve_target  # loaded when the verb runs
 
     entry = resolve_target(args.name)  # an unknown machine is the first thing to report
     formats = ("png", "svg", "pdf", *TEXT_FORMATS)
@@ -400,7 +399,7 @@ def _diagram(args: argparse.Namespace) -> int:
     )
     marks = entry.highlights(machine, graph)
     if fmt in TEXT_FORMATS:
-        from ..drawing.diagrams import to_dot, to_json, to_mermaid
+        from ..drawing.diagrams import to_dot, to_json, to_mermaid  # loaded when the verb runs
 
         text = {"dot": to_dot, "mermaid": to_mermaid}.get(fmt, lambda g, **_: to_json(g, indent=2))(
             graph, **marks
@@ -408,12 +407,12 @@ def _diagram(args: argparse.Namespace) -> int:
         if args.output is None:
             print(text)
             return 0
-        from .._files import open_output
+        from .._files import open_output  # loaded when the verb runs
 
         with open_output(args.output) as fh:  # a FIFO with no reader: an error, not a block
             fh.write(text + "\n")
     else:
-        from ..drawing.diagrams import draw
+        from ..drawing.diagrams import draw  # loaded when the verb runs
 
         draw(graph, args.output, format=fmt, title=f"{entry.name} ({entry.kind})", **marks)
     stats = graph.graph["stats"]
@@ -425,14 +424,14 @@ def _diagram(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..runtime.models import ScriptedModel
-    from ..runtime.run import run
-    from .targets import resolve_target
+    from ..runtime.models import ScriptedModel  # loaded when the verb runs
+    from ..runtime.run import run  # loaded when the verb runs
+    from .targets import resolve_target  # loaded when the verb runs
 
     entry = resolve_target(args.name)
     machine = machine_with_isolation(entry, args.isolation)
     if args.replay is not None:
-        from .test_cmd import replay_trace
+        from .test_cmd import replay_trace  # loaded when the verb runs
 
         return replay_trace(machine, args.replay)
     script = read_script(args.script)
@@ -446,7 +445,7 @@ def _run(args: argparse.Namespace) -> int:
     # Fitted to a terminal; 100 columns when the output goes to a file or a pipe.
     width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
     print(trace.describe(width=width, full=args.full))
-    from ..runtime.agent import ending
+    from ..runtime.agent import ending  # loaded when the verb runs
 
     end = ending(machine, trace)  # an agent function's return value or exception
     if end is not None:
@@ -458,7 +457,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from ..cek import run_program, unparse
+    from ..cek import run_program, unparse  # loaded when the verb runs
 
     program = args.program
     # A path that exists is a file to read (read_input refuses a directory, a FIFO or a
@@ -468,7 +467,7 @@ def _eval(args: argparse.Namespace) -> int:
     if args.step:
         if args.spell:
             raise InvalidArgument("--step steps the CEK machine; it does not take --spell")
-        from .step_eval import step_program
+        from .step_eval import step_program  # loaded when the verb runs
 
         script = read_script(args.script) if args.script else None
         return step_program(
@@ -478,7 +477,7 @@ def _eval(args: argparse.Namespace) -> int:
     if args.tools is not None and not args.spell:
         raise InvalidArgument("--tools gives Spell tools: add --spell, or leave --tools out")
     if args.spell:
-        from .spell_eval import eval_spell, load_tools
+        from .spell_eval import eval_spell, load_tools  # loaded when the verb runs
 
         tools = load_tools(args.tools) if args.tools is not None else None
         return eval_spell(program, completions, args.fuel, _fail_eval, tools=tools)
@@ -513,7 +512,7 @@ def _ask(text: str) -> None:
 
 
 def _gallery(args: argparse.Namespace) -> int:
-    from ..drawing.gallery import write_gallery
+    from ..drawing.gallery import write_gallery  # loaded when the verb runs
 
     paths = write_gallery(args.dir, verbose=True)
     print(f"wrote {len(paths)} files to {args.dir}")
@@ -521,7 +520,7 @@ def _gallery(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from .glossary import TERMS, lookup, render
+    from .glossary import TERMS, lookup, render  # loaded when the verb runs
 
     if not args.term:
         print("Terms (agentic-machines explain TERM):")

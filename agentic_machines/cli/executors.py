@@ -72,14 +72,14 @@ def executor_from(args: argparse.Namespace) -> Iterator[Executor | None]:
     workers = getattr(args, "workers", None)
     scheduler = getattr(args, "scheduler", None)
     if workers is not None:
-        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures import ProcessPoolExecutor  # loaded when the verb runs
 
         with ProcessPoolExecutor(workers) as pool:
             yield pool
         return
     if scheduler is not None:
         try:
-            from distributed import Client
+            from distributed import Client  # the optional dask extra, only for --scheduler
         except ImportError:
             raise InvalidArgument(
                 "--scheduler needs Dask: pip install -e '.[distributed]' (or drop --scheduler)"

@@ -35,8 +35,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _exercise(args: argparse.Namespace) -> int:
-    from ..errors import InvalidArgument
-    from ..exercises import EXERCISES, check_file
+    from ..errors import InvalidArgument  # loaded when the verb runs
+    from ..exercises import EXERCISES, check_file  # loaded when the verb runs
 
     if args.number is None:
         print("Exercises (agentic-machines exercise N ANSWER_FILE; see docs/exercises.md):")

@@ -30,7 +30,7 @@ __all__ = ["add_parser", "explore_command", "describe_graph"]
 
 def add_parser(sub: Any) -> None:
     """Register ``explore`` on the subcommand parsers ``sub``."""
-    from .executors import add_executor_arguments
+    from .executors import add_executor_arguments  # loaded when the verb runs
 
     p = sub.add_parser(
         "explore",
@@ -55,8 +55,8 @@ def add_parser(sub: Any) -> None:
 
 def explore_command(args: argparse.Namespace) -> int:
     """Handle ``explore``."""
-    from .executors import executor_from
-    from .targets import resolve_target
+    from .executors import executor_from  # loaded when the verb runs
+    from .targets import resolve_target  # loaded when the verb runs
 
     entry = resolve_target(args.name)
     machine = entry.machine()
@@ -69,7 +69,7 @@ def explore_command(args: argparse.Namespace) -> int:
             executor=executor,
         )
     if args.json:
-        from ..drawing.diagrams import to_json
+        from ..drawing.diagrams import to_json  # loaded when the verb runs
 
         print(to_json(graph, indent=2))
         return 0
@@ -88,7 +88,7 @@ def describe_graph(graph: Any, limit: int = 72) -> str:
            '0' -> HALT (1)
            '1' -> HALT (1)
     """
-    from ..machine import is_sentinel, show_outcome
+    from ..machine import is_sentinel, show_outcome  # loaded when the verb runs
 
     stats = graph.graph["stats"]
     states = stats["states"]

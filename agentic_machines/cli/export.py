@@ -41,8 +41,8 @@ def add_parser(sub: Any) -> None:
 
 def export_command(args: argparse.Namespace) -> int:
     """Handle ``export``: resolve the target, write the file, say what was written."""
-    from ..machinefile import dump_machine
-    from .targets import resolve_target
+    from ..machinefile import dump_machine  # loaded when the verb runs
+    from .targets import resolve_target  # loaded when the verb runs
 
     entry = resolve_target(args.name)
     machine = entry.machine()

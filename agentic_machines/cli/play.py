@@ -110,8 +110,8 @@ class PlaySession:
         The step is :func:`~agentic_machines.runtime.run.run` for one step from the
         current state, so it behaves exactly as in a run.
         """
-        from ..runtime.models import ScriptedModel
-        from ..runtime.run import run
+        from ..runtime.models import ScriptedModel  # loaded when the verb runs
+        from ..runtime.run import run  # loaded when the verb runs
 
         if self.ended:
             return f"the run ended with {show_outcome(self.state)}; :back undoes that step, quit leaves"
@@ -134,7 +134,7 @@ class PlaySession:
     def trace(self) -> Any:
         """The session as a :class:`~agentic_machines.runtime.run.Trace` (end ``"incomplete"``
         until the run halts or diverges)."""
-        from ..runtime.run import Trace
+        from ..runtime.run import Trace  # loaded when the verb runs
 
         end = self.state if self.ended else "incomplete"
         return Trace(machine=self.name, start=self.start, steps=list(self.steps), end=end)
@@ -362,11 +362,11 @@ def add_parser(sub: Any) -> None:
 
 def play_command(args: argparse.Namespace) -> int:
     """Handle ``play``: play on stdin/stdout, save the trace on leaving."""
-    import sys
+    import sys  # loaded when the verb runs
 
-    from ..cek.evaluator import AgenticEvaluator
-    from ..spell.machine import SpellMachine
-    from .targets import resolve_target
+    from ..cek.evaluator import AgenticEvaluator  # loaded when the verb runs
+    from ..spell.machine import SpellMachine  # loaded when the verb runs
+    from .targets import resolve_target  # loaded when the verb runs
 
     entry = resolve_target(args.name)
     machine = machine_with_isolation(entry, args.isolation)

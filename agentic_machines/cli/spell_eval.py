@@ -30,7 +30,7 @@ def load_tools(target: str) -> dict[str, Callable[..., Any]]:
       ...
     agentic_machines.errors.InvalidArgument: --tools agentic_machines.spell.machine:RETRY_BUDGET is a int, not a dict of Spell names to Python functions such as {"read-file": read_file}
     """
-    from .targets import load_object
+    from .targets import load_object  # loaded when the verb runs
 
     tools, where = load_object(target)
     if not isinstance(tools, Mapping):
@@ -59,7 +59,7 @@ def eval_spell(
 
     ``tools`` are the environment's tools (:class:`~agentic_machines.spell.ToolEnvironment`).
     """
-    from ..spell import ToolEnvironment, pr_str, run_spell
+    from ..spell import ToolEnvironment, pr_str, run_spell  # loaded when the verb runs
 
     environment = ToolEnvironment(tools) if tools is not None else None
     result = (

@@ -53,10 +53,10 @@ def step_program(
     (after ``ask(prompt text)``). A run-time error prints as the last step and raises
     (the command line prints it as its one error line and exits 2).
     """
-    from ..cek.machine import Boundary, Halted, Ret, step
-    from ..cek.printer import escape_string, unparse
-    from ..cek.reader import parse
-    from ..cek.stepper import show_state, start_state
+    from ..cek.machine import Boundary, Halted, Ret, step  # loaded when the verb runs
+    from ..cek.printer import escape_string, unparse  # loaded when the verb runs
+    from ..cek.reader import parse  # loaded when the verb runs
+    from ..cek.stepper import show_state, start_state  # loaded when the verb runs
 
     limit = STEP_FUEL if fuel is None else fuel
     state = start_state(parse(program))

@@ -73,7 +73,7 @@ def resolve_target(target: str) -> Entry:
     builtin = names()
     if text in builtin:
         return resolve(text)
-    from ..machinefile import is_machine_file, load_machine
+    from ..machinefile import is_machine_file, load_machine  # loaded when the verb runs
 
     if is_machine_file(text):
         machine = load_machine(text)
@@ -159,7 +159,7 @@ def _import_module(target: str, name: str) -> Any:
 
 
 def _import_file(target: str, path: Path) -> Any:
-    from .._files import check_regular
+    from .._files import check_regular  # loaded when the verb runs
 
     if not path.exists() and not path.is_symlink():
         raise InvalidMachineFile(
@@ -226,7 +226,7 @@ def _machine_of(target: str, obj: Any) -> AgenticMachine:
         )
     if not callable(obj):
         raise _not_a_machine(target, obj)
-    from ..runtime.agent import agent_machine
+    from ..runtime.agent import agent_machine  # loaded when the verb runs
 
     try:  # a callable named without () is an agent function fn(model), run to its first call
         return agent_machine(obj)

@@ -110,7 +110,7 @@ def add_parser(sub: Any) -> None:
         metavar="FILE",
         help="write each counterexample as a trace file (several: FILE with the property's name)",
     )
-    from .executors import add_executor_arguments
+    from .executors import add_executor_arguments  # loaded when the verb runs
 
     add_executor_arguments(p)
     p.set_defaults(func=run_test)
@@ -118,7 +118,7 @@ def add_parser(sub: Any) -> None:
 
 def _resolve(target: str) -> tuple[str, Any, Any, Any]:
     """``(name, machine, start, default alphabet)`` of a command-line machine target."""
-    from .targets import resolve_target
+    from .targets import resolve_target  # loaded when the verb runs
 
     entry = resolve_target(target)
     machine = entry.machine()
@@ -127,13 +127,13 @@ def _resolve(target: str) -> tuple[str, Any, Any, Any]:
 
 def run_test(args: argparse.Namespace) -> int:
     """The ``test`` subcommand: print the report, return the exit status."""
-    from ..checking import parse_property
-    from ..checking.check import check_properties
+    from ..checking import parse_property  # loaded when the verb runs
+    from ..checking.check import check_properties  # loaded when the verb runs
 
     specs = args.property or list(DEFAULT_PROPERTIES)
     properties = [parse_property(s) for s in specs]
     name, machine, start, default = _resolve(args.name)
-    from ..runtime.agent import AgentMachine
+    from ..runtime.agent import AgentMachine  # loaded when the verb runs
 
     if isinstance(
         machine, AgentMachine
@@ -145,8 +145,8 @@ def run_test(args: argparse.Namespace) -> int:
     if not args.property:
         print(f"(no --property given: checking {', '.join(DEFAULT_PROPERTIES)})")
     if args.hypothesis is not None:
-        from ..checking.adversarial import adversarial_completions
-        from ..checking.stateful import hypothesis_check
+        from ..checking.adversarial import adversarial_completions  # loaded when the verb runs
+        from ..checking.stateful import hypothesis_check  # loaded when the verb runs
 
         valid = list(alphabet or (default if isinstance(default, (list, tuple)) else []))
         result = hypothesis_check(
@@ -166,7 +166,7 @@ def run_test(args: argparse.Namespace) -> int:
                 f"{name!r} has no finite completion alphabet; give -c TEXT or --completions "
                 "FILE, or --hypothesis N for generated completions"
             )
-        from .executors import executor_from
+        from .executors import executor_from  # loaded when the verb runs
 
         with executor_from(args) as executor:
             result = check_properties(
@@ -214,8 +214,8 @@ def replay_trace(machine: Any, path: str) -> int:
     the recorded step: that prints the error and returns 1. A difference raises
     :class:`~agentic_machines.errors.ReplayMismatch` (exit 2).
     """
-    from .._files import excerpt
-    from ..runtime.run import Trace
+    from .._files import excerpt  # loaded when the verb runs
+    from ..runtime.run import Trace  # loaded when the verb runs
 
     trace = Trace.load(path)
     crashed = trace.end == "incomplete" and trace.pending is not None
@@ -248,7 +248,7 @@ def replay_trace(machine: Any, path: str) -> int:
     if trace.end is HALT and (trace.message or "").startswith("raised "):
         # A machine that keeps its program's exception (an agent function) halts: the
         # replay reached HALT as recorded, and must have raised the same exception again.
-        from ..runtime.run import raised_note
+        from ..runtime.run import raised_note  # loaded when the verb runs
 
         now = raised_note(machine, again.steps[-1]) if again.steps else None
         if now is None or now.split(":", 1)[0] != trace.message.split(":", 1)[0]:
