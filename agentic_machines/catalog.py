@@ -110,7 +110,7 @@ class Entry:
         >>> sorted(n for n in g if g.nodes[n]["kind"] == "state")
         [0, 1]
         """
-        from .runtime.explore import explore
+        from .runtime.explore import explore  # lazy: keeps --help fast
 
         machine = machine if machine is not None else self.machine()
         if depth is None and machine.states is None:
@@ -150,7 +150,7 @@ class Entry:
         if self.module is None:
             if machine.states is None or machine.completions is None:
                 return {}
-            from .generation import spe_states
+            from .generation import spe_states  # lazy: keeps --help fast
 
             return {"spe_states": spe_states(machine)}
         marks: dict[str, Any] = {"successors_of": self.start(machine)}
@@ -167,7 +167,7 @@ def fixture_names() -> list[str]:
     >>> "f2-add" in fixture_names()
     True
     """
-    from .fixtures import FIXTURES
+    from .fixtures import FIXTURES  # lazy: keeps --help fast
 
     return list(FIXTURES)
 
@@ -179,7 +179,7 @@ def architecture_names() -> list[str]:
     True
     """
     try:
-        from . import architectures
+        from . import architectures  # lazy: keeps --help fast
     except ImportError:  # pragma: no cover - the package is part of the distribution
         return []
     registered = getattr(architectures, "ARCHITECTURE_NAMES", None)
@@ -235,7 +235,7 @@ def resolve(name: str) -> Entry:
     >>> resolve("react").kind
     'architecture'
     """
-    from .fixtures import FIXTURES
+    from .fixtures import FIXTURES  # lazy: keeps --help fast
 
     if name in FIXTURES:
         return Entry(name, "fixture", FIXTURES[name])

@@ -47,7 +47,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ._files import brief, open_output
+from ._files import brief, open_output, read_regular
 from ._text import clip
 from .errors import InvalidArgument, InvalidMachineFile
 from .machine import DIVERGE, HALT, AgenticMachine, TableMachine
@@ -152,7 +152,6 @@ MAX_MACHINE_FILE_BYTES = 64 * 1024 * 1024
 
 def _read_bounded(path: Path) -> str:
     """The UTF-8 text of the regular file ``path``, refused past :data:`MAX_MACHINE_FILE_BYTES`."""
-    from ._files import read_regular
 
     def error(problem: str) -> InvalidMachineFile:
         return InvalidMachineFile(f"{path}: {problem}", path=str(path))

@@ -31,6 +31,8 @@ from ..errors import AgenticMachinesError, InvalidArgument
 from ..generation import prompt_obstruction
 from ..machine import AgenticMachine, is_sentinel
 from ..obstruction import _premise_verdict
+from ..runtime.harness import HarnessMachine
+from ..runtime.models import ScriptedModel
 from ..verdict import Obstruction, Verdict
 
 __all__ = [
@@ -159,7 +161,6 @@ def recorded_machine(
     (('a',), {'times': 2}, ('demo.machine', {'word': 'a', 'times': 2}))
     """
     from ..execution.sandbox import resolve_isolation  # execution and runtime: above the core
-    from ..runtime.harness import HarnessMachine
 
     opts = dict(options)
     if "isolation" in opts:
@@ -177,7 +178,6 @@ def scripted(script: Sequence[str]) -> Any:
     >>> scripted(["a", "b"]).complete("anything")
     'a'
     """
-    from ..runtime.models import ScriptedModel
 
     return ScriptedModel(script)
 

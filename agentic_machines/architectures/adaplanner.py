@@ -59,7 +59,14 @@ from ..execution.codeexec import Request
 from ..execution.sandbox import Limits, Scaffold, make_executor
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine, scripted
+from . import react
+from ._invariants import (
+    InvariantAnalysis,
+    completion_sampler,
+    recorded_machine,
+    refute_embedding_by_prompts,
+    scripted,
+)
 from .environments import Household, default_household
 
 if TYPE_CHECKING:
@@ -395,8 +402,6 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
     >>> embeds_react().status
     'refuted'
     """
-    from . import react
-    from ._invariants import refute_embedding_by_prompts
 
     m = ANALYSIS.subject(m)
     why, fresh = ANALYSIS.not_covered(m)

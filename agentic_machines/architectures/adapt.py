@@ -53,7 +53,15 @@ from typing import TYPE_CHECKING
 
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine, scripted
+from . import react
+from ._invariants import (
+    InvariantAnalysis,
+    completion_sampler,
+    reach,
+    recorded_machine,
+    refute_embedding_by_prompts,
+    scripted,
+)
 from .environments import Household, default_household
 
 if TYPE_CHECKING:
@@ -392,8 +400,6 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
     >>> embeds_react(n=60).status
     'refuted'
     """
-    from . import react
-    from ._invariants import reach, refute_embedding_by_prompts
 
     m = ANALYSIS.subject(m)
     why, fresh = ANALYSIS.not_covered(m)

@@ -63,7 +63,15 @@ from ..errors import BudgetExceeded
 from ..execution.sandbox import Limits, Scaffold, make_executor
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine, scripted
+from . import react
+from ._invariants import (
+    InvariantAnalysis,
+    completion_sampler,
+    reach,
+    recorded_machine,
+    refute_embedding_by_prompts,
+    scripted,
+)
 from .environments import Household, default_household
 from .rlm import render_messages, truncate
 
@@ -358,8 +366,6 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
     >>> embeds_react(n=60).status
     'refuted'
     """
-    from . import react
-    from ._invariants import reach, refute_embedding_by_prompts
 
     m = ANALYSIS.subject(m)
     why, fresh = ANALYSIS.not_covered(m)

@@ -54,7 +54,14 @@ from ..errors import BudgetExceeded
 from ..execution.sandbox import Limits, Scaffold, make_executor
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine, scripted
+from . import react
+from ._invariants import (
+    InvariantAnalysis,
+    completion_sampler,
+    recorded_machine,
+    refute_embedding_by_prompts,
+    scripted,
+)
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -331,8 +338,6 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 120
     >>> v.status, v.obstruction.kind
     ('refuted', 'prompt')
     """
-    from . import react
-    from ._invariants import refute_embedding_by_prompts
 
     m = ANALYSIS.subject(m)
     why, fresh = ANALYSIS.not_covered(m)

@@ -60,6 +60,8 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..checking.sampling import completion_sample, harness_strings
+from ..embedding import Embedding, check_embedding
 from ..errors import InvalidArgument
 from ..machine import HALT, is_sentinel
 from ..runtime.harness import HarnessMachine, TraceState
@@ -345,7 +347,6 @@ def reflexion_completion_sample(
     >>> len(reflexion_completion_sample(n=100))
     100
     """
-    from ..checking.sampling import completion_sample, harness_strings
 
     extra = harness_strings(m if m is not None else machine())
     valid = react.valid_completions(1) + list(SCRIPT) + [" Finish[Thames]", "I should search."]
@@ -429,7 +430,6 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, walks: int =
     >>> embeds_react(machine(max_trials=1)).status
     'holds'
     """
-    from ..embedding import Embedding, check_embedding
 
     m = machine() if m is None else m
     why, fresh = ANALYSIS.not_covered(m)

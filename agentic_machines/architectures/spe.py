@@ -29,7 +29,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..cek import AgenticEvaluator, Boundary, first_boundary, loader, seed_program, seed_state
+from ..cek.realize import realize, realize_react_toy
 from ..cek.theorem import SEED_PROMPT
+from ..checking.sampling import completion_sample
+from ..embedding import identity
+from ..fixtures import fixture
+from ..generation import MIN_PREMISE_TESTS, cardinality_obstruction, is_spe_state
 from ..verdict import Verdict
 from ._invariants import scripted
 
@@ -147,8 +152,6 @@ def analysis(depth: int = 3) -> Verdict:
     >>> v.status, v.method
     ('holds', 'sampled')
     """
-    from ..embedding import identity
-    from ..generation import is_spe_state
 
     m = machine()
     states = sample_states(depth)
@@ -187,8 +190,6 @@ def non_spe_state() -> Verdict:
     >>> v.status, v.method, v.conditional
     ('refuted', 'fact:F5', True)
     """
-    from ..checking.sampling import completion_sample
-    from ..generation import MIN_PREMISE_TESTS, cardinality_obstruction
 
     m = machine()
     beta_a = first_boundary(NON_SPE_PROGRAM)
@@ -223,8 +224,6 @@ def contrast_extras() -> list[tuple[str, str, Verdict, str]]:
     >>> [(q, v.status) for _, q, v, _ in contrast_extras()][0]
     ('x* completion-generates f2-mul (realize)?', 'holds')
     """
-    from ..cek.realize import realize, realize_react_toy
-    from ..fixtures import fixture
 
     finite = fixture("f2-mul")
     toy = realize_react_toy()

@@ -41,8 +41,12 @@ import dataclasses
 import functools
 from typing import TYPE_CHECKING
 
+from ..checking.sampling import completion_sample
+from ..embedding import identity
+from ..generation import is_spe_state, prompt_obstruction
 from ..spell import NaiveMachine, SpellMachine, ToolEnvironment
 from ..spell.evaluator import Boundary
+from ..spell.loader import loader as spell_loader
 from ..verdict import Verdict
 from ._invariants import scripted
 
@@ -149,7 +153,6 @@ def loader(state: Boundary) -> str:
     >>> m.harness(initial, loader(s)) == s
     True
     """
-    from ..spell.loader import loader as spell_loader
 
     return spell_loader(state)
 
@@ -216,8 +219,6 @@ def analysis(depth: int = 2) -> Verdict:
     >>> v.status, v.method, v.details["naive_machine"].status
     ('holds', 'sampled', 'refuted')
     """
-    from ..embedding import identity
-    from ..generation import is_spe_state
 
     m = machine()
     states = sample_states(depth)
@@ -263,7 +264,6 @@ def naive_completions(n: int = 60, seed: int = 0) -> list[str]:
     >>> len(naive_completions())
     60
     """
-    from ..checking.sampling import completion_sample
 
     valid = list(NAIVE_SCRIPT) + [
         "(list-files)",
@@ -287,7 +287,6 @@ def naive_analysis(n: int = 60) -> Verdict:
     >>> v.status, v.method, v.checked >= 50
     ('refuted', 'fact:F2', True)
     """
-    from ..generation import prompt_obstruction
 
     m = naive_machine()
     return prompt_obstruction(

@@ -60,7 +60,15 @@ from typing import TYPE_CHECKING
 from ..errors import InvalidArgument
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine, scripted
+from . import react
+from ._invariants import (
+    InvariantAnalysis,
+    completion_sampler,
+    reach,
+    recorded_machine,
+    refute_embedding_by_prompts,
+    scripted,
+)
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -400,8 +408,6 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
     >>> embeds_react().status
     'refuted'
     """
-    from . import react
-    from ._invariants import reach, refute_embedding_by_prompts
 
     m = ANALYSIS.subject(m)
     why, fresh = ANALYSIS.not_covered(m)

@@ -60,7 +60,7 @@ def unreached_prompts(machine: Any, reached: Iterable[str]) -> tuple[tuple[str, 
                 out[p] = None
         return tuple(out), "prompts of the finite state list"
     if getattr(machine, "program", None) is not None:
-        from .sampling import harness_strings
+        from .sampling import harness_strings  # lazy: imports hypothesis
 
         fragments = [
             t

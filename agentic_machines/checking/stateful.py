@@ -46,6 +46,7 @@ from ..errors import InvalidArgument
 from ..machine import AgenticMachine
 from ..runtime.search import Reporter  # the status lines every search shows
 from ..verdict import Verdict
+from .adversarial import adversarial_completions
 from .coverage import unreached_prompts
 from .properties import (
     Property,
@@ -293,8 +294,6 @@ def _parts(properties: Property | Sequence[Property]) -> list[Property]:
 
 def _source(machine: AgenticMachine, completions: CompletionSource | None) -> CompletionSource:
     if completions is None:
-        from .adversarial import adversarial_completions
-
         return adversarial_completions(machine, machine.completions or ())
     if isinstance(completions, st.SearchStrategy) or callable(completions):
         return completions

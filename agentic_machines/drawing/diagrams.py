@@ -47,7 +47,16 @@ from ..errors import InvalidArgument
 from ..machine import DIVERGE, HALT, is_sentinel
 from ..runtime.explore import short_text
 from ..runtime.harness import TraceState
-from .labels import MONO, PROMPT_CHARS, TABLE_CHARS, TABLE_FONT, glyph_style, plan_labels
+from .labels import (
+    MONO,
+    PROMPT_CHARS,
+    TABLE_CHARS,
+    TABLE_FONT,
+    glyph_style,
+    overlap,
+    plan_labels,
+    renderer_of,
+)
 
 __all__ = [
     "draw",
@@ -568,9 +577,7 @@ class _Page:
         return size["width"] <= SLIDE[0] + 1e-9 and size["height"] <= SLIDE[1] + 1e-9
 
     def build(self) -> tuple[Figure, list[Any]]:
-        from matplotlib.figure import Figure
-
-        from .labels import renderer_of
+        from matplotlib.figure import Figure  # lazy: matplotlib is slow to import
 
         size = self.layout()
         width, height, title, note = size["width"], size["height"], size["title"], size["note"]
@@ -748,7 +755,7 @@ def _draw_edges(
     small: bool,
     placed: list,
 ) -> None:
-    from .geometry import node_outlines
+    from .geometry import node_outlines  # lazy: imports matplotlib
 
     loops = [(u, v) for u, v in graph.edges if u == v]
     # A pair of opposite edges would be drawn on top of each other: bend both (the same
@@ -824,8 +831,7 @@ def _place_edge_labels(
     crowded. Extents are measured by matplotlib's renderer and the edges' drawn paths,
     so what is checked is what will be drawn.
     """
-    from .geometry import crossed_by
-    from .labels import overlap, renderer_of
+    from .geometry import crossed_by  # lazy: imports matplotlib
 
     renderer = renderer_of(ax.figure)
     # An arrow's path scales its shrink and head with the dpi of its last drawing (1 until
@@ -834,7 +840,7 @@ def _place_edge_labels(
     to_px = ax.transData
     r = math.sqrt(size) / 2 * ax.figure.dpi / 72
     obstacles = [t.get_window_extent(renderer) for t in placed]
-    from matplotlib.transforms import Bbox
+    from matplotlib.transforms import Bbox  # lazy: matplotlib is slow to import
 
     for xy in pos.values():
         cx, cy = to_px.transform(xy)
@@ -940,9 +946,9 @@ def _edge_arrow(
 ) -> None:
     """The arrow a -> b (an ``arc3`` curve), cut where it leaves a's drawn outline and
     where it enters b's, measured along the curve's end directions."""
-    from matplotlib.patches import FancyArrowPatch
+    from matplotlib.patches import FancyArrowPatch  # lazy: matplotlib is slow to import
 
-    from .geometry import rim_distance
+    from .geometry import rim_distance  # lazy: imports matplotlib
 
     to_px = ax.transData
     (x1, y1), (x2, y2) = to_px.transform(a), to_px.transform(b)
@@ -993,9 +999,9 @@ def _self_loop(
     It leaves and re-enters the node at ``radius`` (points: the node's outermost drawn
     rim, the initial state's ring included), so its head is never under the ring.
     """
-    from matplotlib.patches import FancyArrowPatch
-    from matplotlib.path import Path as MplPath
-    from matplotlib.transforms import ScaledTranslation
+    from matplotlib.patches import FancyArrowPatch  # lazy: matplotlib is slow to import
+    from matplotlib.path import Path as MplPath  # lazy: matplotlib is slow to import
+    from matplotlib.transforms import ScaledTranslation  # lazy: matplotlib is slow to import
 
     r = (radius + 2.0) / 72  # in inches, a little outside the rim and its line
     # Drawn to the right, then turned to the side where no other edge leaves the node.
@@ -1039,7 +1045,7 @@ def _self_loop(
 def _marker(
     label: str, color: str, shape: str = "o", edge: str = "#333333", width: float = 1.0
 ) -> Any:
-    from matplotlib.lines import Line2D
+    from matplotlib.lines import Line2D  # lazy: matplotlib is slow to import
 
     if shape == "-":
         return Line2D([], [], color=color, linewidth=2, label=label)
@@ -1061,7 +1067,7 @@ def _custom_legend(entries: Sequence[tuple[str, str, str]]) -> list[Any]:
 
 
 def _legend_items(graph: nx.DiGraph, roles: _Roles) -> list[Any]:
-    from matplotlib.lines import Line2D
+    from matplotlib.lines import Line2D  # lazy: matplotlib is slow to import
 
     kinds = {a.get("kind") for _, a in graph.nodes(data=True)}
     items = [_marker("state", COLORS["state"])]
@@ -1130,7 +1136,7 @@ def draw_embedding(
     ✓ the square commutes
     p′(0) = p(1) = '⋆'
     """
-    from matplotlib.patches import ConnectionPatch
+    from matplotlib.patches import ConnectionPatch  # lazy: matplotlib is slow to import
 
     fmt = _format(path, format)
     apply = (

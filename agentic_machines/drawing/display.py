@@ -182,15 +182,15 @@ def machine_svg(
     >>> "<svg" in machine_svg(m, completions=["tick"])
     True
     """
-    from ..runtime.explore import explore
-    from .diagrams import draw
+    from ..runtime.explore import explore  # lazy: display loads at start
+    from .diagrams import draw  # lazy: display loads at start
 
     if completions is None and machine.completions is None:
         completions = []  # nothing to follow: draw the start state alone
     graph = explore(
         machine, completions=completions, max_depth=depth, max_states=max_states, progress=False
     )
-    from matplotlib import rc_context
+    from matplotlib import rc_context  # lazy: matplotlib is slow to import
 
     fig = draw(graph, None, title=machine.name)
     buf = io.StringIO()

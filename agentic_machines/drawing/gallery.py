@@ -77,7 +77,7 @@ class Picture:
 
 
 def _picture(stem: str, graph: Any, title: str, **marks: Any) -> Picture:
-    from .diagrams import draw, to_mermaid
+    from .diagrams import draw, to_mermaid  # lazy: loads what it draws
 
     legend = marks.pop("legend", None)
     fig = draw(graph, None, title=title, legend=legend, **marks)
@@ -93,7 +93,7 @@ def fixture_pictures() -> list[Picture]:
     >>> [p.stem for p in fixture_pictures()]
     ['f2-add', 'f2-mul', 'f2-const']
     """
-    from ..catalog import resolve
+    from ..catalog import resolve  # lazy: loads what it draws
 
     pictures = []
     for name in ("f2-add", "f2-mul", "f2-const"):
@@ -114,9 +114,9 @@ def embedding_picture() -> list[Picture]:
     >>> [(p.stem, list(p.mermaid)) for p in embedding_picture()]
     [('embedding', ['embedding-source.mmd', 'embedding-target.mmd'])]
     """
-    from ..embedding import find_embeddings
-    from ..runtime.explore import explore
-    from .diagrams import draw_embedding, to_mermaid
+    from ..embedding import find_embeddings  # lazy: loads what it draws
+    from ..runtime.explore import explore  # lazy: loads what it draws
+    from .diagrams import draw_embedding, to_mermaid  # lazy: loads what it draws
 
     menu, loop = menu_and_loop()
     e = next(find_embeddings(loop, menu))
@@ -153,7 +153,7 @@ def fan_pictures() -> list[Picture]:
     >>> [p.stem for p in fan_pictures()]
     ['fan-spe', 'fan-react']
     """
-    from ..catalog import resolve
+    from ..catalog import resolve  # lazy: loads what it draws
 
     pictures = []
     for name in ("spe", "react"):
@@ -170,9 +170,9 @@ def fan_pictures() -> list[Picture]:
 
 def _seed_fan(machine: Any, width: int = 8) -> Any:
     """x* and one step: the loaders of ``width`` sampled boundary states, x*'s own, a halt."""
-    from ..architectures import spe
-    from ..cek import loader
-    from ..runtime.explore import explore
+    from ..architectures import spe  # lazy: loads what it draws
+    from ..cek import loader  # lazy: loads what it draws
+    from ..runtime.explore import explore  # lazy: loads what it draws
 
     seed = spe.initial
     targets = list(dict.fromkeys(s for s in spe.sample_states(depth=1) if s != seed))[:width]
@@ -191,8 +191,8 @@ def architecture_pictures() -> list[Picture]:
     >>> sorted(p.stem for p in architecture_pictures())
     ['adaplanner', 'adapt', 'codeact', 'pal', 'react', 'reflexion', 'repl_plan', 'rlm', 'spe', 'spell', 'thread', 'tot']
     """
-    from ..architectures import ARCHITECTURES
-    from ..catalog import resolve
+    from ..architectures import ARCHITECTURES  # lazy: loads what it draws
+    from ..catalog import resolve  # lazy: loads what it draws
 
     pictures = []
     for name, module in ARCHITECTURES.items():
@@ -220,7 +220,7 @@ def deep_pictures() -> list[Picture]:
     >>> [p.stem for p in deep_pictures()]
     ['thread-depth3']
     """
-    from ..catalog import resolve
+    from ..catalog import resolve  # lazy: loads what it draws
 
     entry = resolve("thread")
     machine = entry.machine()
@@ -243,9 +243,9 @@ def repl_tree(result: Any) -> Any:
     >>> list(g), g.edges["main", "count_even"]["completions"]
     (['main', 'count_even'], ['count_even(2)', 'count_even(4)'])
     """
-    import networkx as nx
+    import networkx as nx  # lazy: networkx is slow to import
 
-    from ..architectures.repl_plan import MAIN
+    from ..architectures.repl_plan import MAIN  # lazy: loads what it draws
 
     graph = nx.DiGraph(
         name="REPL-Plan: the tree of REPLs",
@@ -289,8 +289,8 @@ def repl_plan_picture() -> list[Picture]:
     >>> [p.stem for p in repl_plan_picture()]
     ['repl-plan-tree']
     """
-    from ..architectures import repl_plan as rp
-    from ..architectures.environments import CountEnv
+    from ..architectures import repl_plan as rp  # lazy: loads what it draws
+    from ..architectures.environments import CountEnv  # lazy: loads what it draws
 
     result = rp.solve(rp.TASK, rp.scripted_model(), CountEnv(4))
     graph = repl_tree(result)
@@ -308,10 +308,10 @@ def rlm_depth2_picture() -> list[Picture]:
     >>> [p.stem for p in rlm_depth2_picture()]
     ['rlm-depth2']
     """
-    from ..architectures import rlm
-    from ..runtime.models import ScriptedModel
-    from ..runtime.run import run
-    from .nesting import draw_nesting, nesting_mermaid
+    from ..architectures import rlm  # lazy: loads what it draws
+    from ..runtime.models import ScriptedModel  # lazy: loads what it draws
+    from ..runtime.run import run  # lazy: loads what it draws
+    from .nesting import draw_nesting, nesting_mermaid  # lazy: loads what it draws
 
     m = rlm.machine(max_depth=2, isolation="inline")  # the project's own scripted code
     trace = run(m, ScriptedModel(rlm.DEPTH2_SCRIPT))

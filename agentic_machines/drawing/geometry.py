@@ -31,6 +31,8 @@ from matplotlib.patches import FancyArrowPatch
 from matplotlib.path import Path
 from matplotlib.transforms import Affine2D
 
+from .labels import renderer_of
+
 __all__ = [
     "node_outlines",
     "arrowheads",
@@ -83,7 +85,6 @@ def arrowheads(fig: Any) -> list[tuple[Any, Any, list[tuple[float, float]]]]:
     >>> [len(head) for _, _, head in arrowheads(fig)]
     [3]
     """
-    from .labels import renderer_of
 
     renderer_of(fig)
     fig.draw_without_rendering()  # annotations and connection patches find their ends
@@ -215,7 +216,6 @@ def labels_on_other_edges(fig: Any) -> list[str]:
     >>> labels_on_other_edges(Figure())
     []
     """
-    from .labels import renderer_of
 
     renderer = renderer_of(fig)
     # drawn at the figure's own dpi first: an arrow keeps the pixel scale of its last

@@ -120,11 +120,11 @@ def draw_nesting(
     >>> sorted(p.get_gid() for p in fig.axes[0].patches if p.get_gid())
     ['frame-1-2', 'step-1-level-0', 'step-2-level-1', 'step-3-level-0']
     """
-    from matplotlib.figure import Figure
-    from matplotlib.patches import FancyBboxPatch
+    from matplotlib.figure import Figure  # lazy: matplotlib is slow to import
+    from matplotlib.patches import FancyBboxPatch  # lazy: matplotlib is slow to import
 
-    from .diagrams import _format, _save
-    from .labels import renderer_of
+    from .diagrams import _format, _save  # lazy: imports networkx
+    from .labels import renderer_of  # lazy: imports networkx
 
     fmt = _format(path, format)
     checked = _checked(steps)
@@ -244,7 +244,7 @@ def _depth_below(frame: Frame, found: list[Frame]) -> int:
 def _arrow(
     ax: Any, start: tuple[float, float], end: tuple[float, float], color: str, z: int
 ) -> None:
-    from matplotlib.patches import FancyArrowPatch
+    from matplotlib.patches import FancyArrowPatch  # lazy: matplotlib is slow to import
 
     ax.add_patch(
         FancyArrowPatch(
@@ -275,7 +275,7 @@ def nesting_mermaid(
       n3["3. root, turn 2"]
       n1 --> n2 --> n3
     """
-    from .diagrams import _mermaid_text
+    from .diagrams import _mermaid_text  # lazy: imports networkx
 
     checked = _checked(steps)
     found = frames(checked)

@@ -522,7 +522,7 @@ def safe_builtins() -> dict[str, Any]:
     >>> "len" in b, "open" in b, "eval" in b, "exec" in b
     (True, False, False, False)
     """
-    import builtins as _b
+    import builtins as _b  # builtins only for this table
 
     names = (
         "abs all any ascii bin bool bytearray bytes callable chr classmethod complex dict "

@@ -190,7 +190,7 @@ def install(prog: bytes) -> None:
     For the ``unshare`` fallback, whose worker has no ``bwrap`` to load it; the filter
     applies to the worker and everything it starts, and cannot be removed.
     """
-    import ctypes
+    import ctypes  # only code that calls libc needs ctypes
 
     class SockFprog(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]

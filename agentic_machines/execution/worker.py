@@ -282,7 +282,7 @@ def _readonly_except(scratch: str, size: str | None = None, hidden: list[str] = 
     are covered by empty ones, and the seccomp filter of
     :mod:`~agentic_machines.execution.seccomp` is loaded once the capabilities are gone.
     """
-    import ctypes
+    import ctypes  # only code that calls libc needs ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
     ms_rdonly, ms_nosuid, ms_nodev, ms_noexec = 1, 2, 4, 8
@@ -338,7 +338,7 @@ def _readonly_except(scratch: str, size: str | None = None, hidden: list[str] = 
             os.close(fd)
     _drop_capabilities(libc)
     if size is not None:
-        from .seccomp import install, program
+        from .seccomp import install, program  # only the namespace level needs it
 
         prog = program()
         if prog is not None:
@@ -354,7 +354,7 @@ def _drop_capabilities(libc) -> None:
     ``execve`` as uid 0 (a shell, a set-uid ``mount``) gets no capability back, and
     ``no_new_privs`` stops set-uid programs from gaining any.
     """
-    import ctypes
+    import ctypes  # only code that calls libc needs ctypes
 
     pr_capbset_drop, pr_set_no_new_privs = 24, 38
     for cap in range(64):  # past the last capability the kernel knows, prctl says EINVAL
@@ -370,7 +370,7 @@ def _drop_capabilities(libc) -> None:
 def _become_subreaper() -> None:
     # Orphans of a block come back to the worker (not to init), so end_descendants finds them.
     if sys.platform.startswith("linux"):
-        import ctypes
+        import ctypes  # only code that calls libc needs ctypes
 
         pr_set_child_subreaper = 36
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_child_subreaper, 1, 0, 0, 0)

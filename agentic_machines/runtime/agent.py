@@ -500,7 +500,7 @@ def _async_raisers() -> tuple[Any, Any] | None:
     """CPython's PyThreadState_SetAsyncExc, to raise in (and to clear for) a thread, or
     None where it is missing (then run() takes the step-by-step path)."""
     try:
-        import ctypes
+        import ctypes  # only code that calls libc needs ctypes
 
         api = ctypes.pythonapi
         raise_in = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.py_object)(
