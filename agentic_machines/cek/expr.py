@@ -33,7 +33,7 @@ from operator import itemgetter
 from typing import Any
 
 from ..errors import MalformedProgram
-from .syntax import NIL, Bool, Nil, Node, Pair, Symbol, from_items, iter_list
+from .syntax import NIL, Bool, Nil, Node, Pair, Symbol, from_items, iter_list, printed
 from .values import PRIMITIVES, Closure, Prim
 
 __all__ = [
@@ -121,9 +121,7 @@ class Expr(Node):
     no effect and cannot fail, so the machine evaluates them on the spot (see step)."""
 
     def __repr__(self) -> str:
-        from .printer import unparse  # in-function: the printer imports this module
-
-        text = unparse(self)
+        text = printed(self)
         return f"<{type(self).__name__} {text if len(text) <= 60 else text[:57] + '...'}>"
 
 
@@ -290,9 +288,7 @@ class Group(Node):
             plan.self_only = plan.rec == (i,) and self.members[i] == (self, i, None)
 
     def __repr__(self) -> str:
-        from .printer import unparse  # in-function: the printer imports this module
-
-        lams = " ".join(unparse(lam) for lam in self.lams)
+        lams = " ".join(printed(lam) for lam in self.lams)
         return f"<Group {' '.join(self.names) or '(lambda)'}: {lams}>"
 
     def _members(self, smaller: dict) -> tuple:
@@ -437,9 +433,7 @@ class Seq(Node):
         return self.pre
 
     def __repr__(self) -> str:
-        from .printer import unparse  # in-function: the printer imports this module
-
-        return f"<Seq{''.join(' ' + unparse(e) for e in self.items())}>"
+        return f"<Seq{''.join(' ' + printed(e) for e in self.items())}>"
 
     def items(self) -> list[Expr]:
         """The expressions in order."""
@@ -577,9 +571,7 @@ class Branches(Node):
         self.else_sel = _selector(self.fv, orelse.fv)
 
     def __repr__(self) -> str:
-        from .printer import unparse  # in-function: the printer imports this module
-
-        return f"<Branches {unparse(self.then)} {unparse(self.orelse)}>"
+        return f"<Branches {printed(self.then)} {printed(self.orelse)}>"
 
 
 class If(Expr):
@@ -805,9 +797,7 @@ def _distinct(form: str, names: list[str]) -> tuple[str, ...]:
 
 
 def _describe(d: Any) -> str:
-    from .printer import unparse  # in-function: the printer imports this module
-
-    text = unparse(d)
+    text = printed(d)
     return text if len(text) <= 40 else text[:37] + "..."
 
 

@@ -116,11 +116,7 @@ class Frame(Node):
     def _own_hash(self, next_hash: int) -> int:
         raise NotImplementedError  # every concrete frame defines it
 
-    def __repr__(self) -> str:
-        # The continuation from this frame as a program with a hole: no object address.
-        from .stepper import kont_text  # the stepper imports this module
-
-        return f"{type(self).__name__}({kont_text(self)}, depth={kont_depth(self)})"
+    # __repr__ (the continuation as a program with a hole) is attached by cek/stepper.py.
 
 
 def _hash_frames(top: Frame) -> int:

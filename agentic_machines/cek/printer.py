@@ -7,8 +7,9 @@ a 100 000-deep value prints without ``RecursionError``.
 
 It sits above the data, the values and the expressions, and below the machine: the
 machine, the evaluator and the theorem print with it. ``syntax``, ``values`` and
-``expr`` print with it too (their ``repr`` and error messages), with an in-function
-import, because printing needs their types: that cycle is the only one in ``cek/``.
+``expr`` print with it too (their ``repr`` and error messages) without importing it:
+importing this module installs :func:`unparse` as their printer
+(:func:`~agentic_machines.cek.syntax.install_printer`), and ``cek/__init__.py`` imports it.
 
 >>> from agentic_machines.cek.reader import parse
 >>> unparse(parse("(quote (1 2))"))
@@ -21,7 +22,7 @@ from typing import Any
 
 from ..errors import WrongType
 from .expr import App, Const, Expr, Lambda, Letrec, PrimRef, Quote, Var, seq_of, to_datum
-from .syntax import NIL, Bool, Nil, Pair, Symbol, iter_list
+from .syntax import NIL, Bool, Nil, Pair, Symbol, install_printer, iter_list
 from .values import Closure, Prim
 
 __all__ = ["unparse", "escape_string", "reify"]
@@ -188,3 +189,7 @@ def bind(names: tuple, values: tuple, body: Expr, memo: dict[int, Expr]) -> Expr
     if not names:
         return body
     return App(seq_of([Lambda(names, body)] + [memo[id(v)] for v in values]))
+
+
+# The node types' repr and error messages print with this printer (see the docstring).
+install_printer(unparse)

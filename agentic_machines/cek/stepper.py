@@ -50,6 +50,7 @@ from .machine import (
     IfK,
     LlmK,
     Ret,
+    kont_depth,
 )
 from .printer import escape_string, unparse
 
@@ -149,3 +150,13 @@ def show_state(state: Any) -> str:
         f"show_state: {t.__name__} is not a state of the CEK machine; pass one that "
         "CEKStepper or first_boundary(...) gave"
     )
+
+
+def _frame_repr(self: Frame) -> str:
+    # The continuation from this frame as a program with a hole: no object address.
+    return f"{type(self).__name__}({kont_text(self)}, depth={kont_depth(self)})"
+
+
+# machine.py defines the frames but sits below this module, so the frames' repr is
+# attached here; cek/__init__.py imports this module, whichever cek module comes first.
+Frame.__repr__ = _frame_repr  # type: ignore[method-assign, assignment]  # attached on purpose, see above

@@ -18,7 +18,7 @@ is no dotted-pair syntax and every list prints back as it was read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 __all__ = [
@@ -36,6 +36,26 @@ __all__ = [
     "iter_list",
     "is_list",
 ]
+
+
+# The printer sits above the data, values and expressions, yet their reprs and error
+# messages print: cek/printer.py installs its ``unparse`` here when it is imported, and
+# cek/__init__.py imports it, so the slot is filled whichever cek module is imported first.
+_PRINTER: list[Callable[[Any], str]] = []
+
+
+def install_printer(unparse: Callable[[Any], str]) -> None:
+    """Make :func:`printed` use ``unparse`` (cek/printer.py calls this once, on import)."""
+    _PRINTER[:] = [unparse]
+
+
+def printed(x: Any) -> str:
+    """``x`` as program text, by the printer cek/printer.py installed.
+
+    >>> printed(Symbol("a"))
+    'a'
+    """
+    return _PRINTER[0](x)
 
 
 class Node:
@@ -206,9 +226,7 @@ class Pair(Node):
         self.pure = (t in _DATA_LEAVES or (t is Pair and car.pure)) and cdr.pure
 
     def __repr__(self) -> str:
-        from .printer import unparse  # in-function: the printer imports this module
-
-        return f"<list {unparse(self)}>"
+        return f"<list {printed(self)}>"
 
 
 _DATA_LEAVES = frozenset({int, str, Symbol, Bool, Nil})

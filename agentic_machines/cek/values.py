@@ -27,7 +27,7 @@ from typing import Any
 
 from .._text import clip
 from ..errors import EvaluationError
-from .syntax import FALSE, NIL, TRUE, Bool, Nil, Node, Pair, Symbol, deep_equal, from_items
+from .syntax import FALSE, NIL, TRUE, Bool, Nil, Node, Pair, Symbol, deep_equal, from_items, printed
 
 __all__ = ["Closure", "Prim", "PRIMITIVES", "INT_LIMIT", "MAX_STRING", "type_name"]
 
@@ -54,9 +54,7 @@ class Closure(Node):
         self._hash = hash(("Closure", group, index, env))
 
     def __repr__(self) -> str:
-        from .printer import unparse  # in-function: the printer imports this module
-
-        text = unparse(self)
+        text = printed(self)
         return f"<closure {text if len(text) <= 60 else text[:57] + '...'}>"
 
 
@@ -101,9 +99,7 @@ def type_name(v: Any) -> str:
 
 
 def _show(v: Any) -> str:
-    from .printer import unparse  # in-function: the printer imports this module
-
-    text = unparse(v)
+    text = printed(v)
     return clip(text, 40, "...")
 
 
