@@ -52,9 +52,15 @@ def install_printer(unparse: Callable[[Any], str]) -> None:
 def printed(x: Any) -> str:
     """``x`` as program text, by the printer cek/printer.py installed.
 
+    The package's ``__init__`` imports the printer, so it is always installed when the
+    module is imported as ``agentic_machines.cek.syntax``; a copy loaded on its own gets
+    a plain ``<Name>`` instead of an ``IndexError`` from ``repr``.
+
     >>> printed(Symbol("a"))
     'a'
     """
+    if not _PRINTER:
+        return f"<{type(x).__name__}>"
     return _PRINTER[0](x)
 
 
