@@ -59,7 +59,6 @@ from ..execution.codeexec import Request
 from ..execution.sandbox import Limits, Scaffold, make_executor
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from . import react
 from ._invariants import (
     InvariantAnalysis,
     completion_sampler,
@@ -402,6 +401,7 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
     >>> embeds_react().status
     'refuted'
     """
+    from . import react  # lazy: one architecture per load
 
     m = ANALYSIS.subject(m)
     why, fresh = ANALYSIS.not_covered(m)

@@ -53,7 +53,6 @@ from typing import TYPE_CHECKING
 
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from . import react
 from ._invariants import (
     InvariantAnalysis,
     completion_sampler,
@@ -400,6 +399,7 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
     >>> embeds_react(n=60).status
     'refuted'
     """
+    from . import react  # lazy: one architecture per load
 
     m = ANALYSIS.subject(m)
     why, fresh = ANALYSIS.not_covered(m)

@@ -54,7 +54,6 @@ from ..errors import BudgetExceeded
 from ..execution.sandbox import Limits, Scaffold, make_executor
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from . import react
 from ._invariants import (
     InvariantAnalysis,
     completion_sampler,
@@ -338,6 +337,7 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 120
     >>> v.status, v.obstruction.kind
     ('refuted', 'prompt')
     """
+    from . import react  # lazy: one architecture per load
 
     m = ANALYSIS.subject(m)
     why, fresh = ANALYSIS.not_covered(m)

@@ -48,7 +48,6 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..checking.sampling import completion_sample, harness_strings
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from ._invariants import InvariantAnalysis, recorded_machine, scripted
@@ -344,6 +343,7 @@ def react_completion_sample(
     >>> "xyzzy" in react_completion_sample(n=100, m=machine(reset="xyzzy"))
     True
     """
+    from ..checking.sampling import completion_sample, harness_strings  # lazy: imports hypothesis
 
     extra = harness_strings(m if m is not None else machine())
     return completion_sample(valid_completions(1) + list(SCRIPT) + extra, seed=seed, n=n)

@@ -60,7 +60,6 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..checking.sampling import completion_sample, harness_strings
 from ..embedding import Embedding, check_embedding
 from ..errors import InvalidArgument
 from ..machine import HALT, is_sentinel
@@ -347,6 +346,7 @@ def reflexion_completion_sample(
     >>> len(reflexion_completion_sample(n=100))
     100
     """
+    from ..checking.sampling import completion_sample, harness_strings  # lazy: imports hypothesis
 
     extra = harness_strings(m if m is not None else machine())
     valid = react.valid_completions(1) + list(SCRIPT) + [" Finish[Thames]", "I should search."]

@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING
 from ..cek import AgenticEvaluator, Boundary, first_boundary, loader, seed_program, seed_state
 from ..cek.realize import realize, realize_react_toy
 from ..cek.theorem import SEED_PROMPT
-from ..checking.sampling import completion_sample
 from ..embedding import identity
 from ..fixtures import fixture
 from ..generation import MIN_PREMISE_TESTS, cardinality_obstruction, is_spe_state
@@ -190,6 +189,7 @@ def non_spe_state() -> Verdict:
     >>> v.status, v.method, v.conditional
     ('refuted', 'fact:F5', True)
     """
+    from ..checking.sampling import completion_sample  # lazy: imports hypothesis
 
     m = machine()
     beta_a = first_boundary(NON_SPE_PROGRAM)

@@ -41,7 +41,6 @@ import dataclasses
 import functools
 from typing import TYPE_CHECKING
 
-from ..checking.sampling import completion_sample
 from ..embedding import identity
 from ..generation import is_spe_state, prompt_obstruction
 from ..spell import NaiveMachine, SpellMachine, ToolEnvironment
@@ -264,6 +263,7 @@ def naive_completions(n: int = 60, seed: int = 0) -> list[str]:
     >>> len(naive_completions())
     60
     """
+    from ..checking.sampling import completion_sample  # lazy: imports hypothesis
 
     valid = list(NAIVE_SCRIPT) + [
         "(list-files)",
