@@ -18,16 +18,12 @@ obstruction state (red fill), the sentinels ``HALT`` (grey square) and ``DIVERGE
 
 >>> from agentic_machines.runtime.explore import explore
 >>> from agentic_machines.fixtures import fixture
->>> g = explore(fixture("f2-mul"), roots=[0, 1])
->>> print(to_mermaid(g))  # doctest: +ELLIPSIS
-flowchart TD
-  s0(["0<br/>⋆"])
-  s1(["1<br/>⋆"])
-  s0 -->|"0, 1"| s0
-  s1 -->|"0"| s0
-  s1 -->|"1"| s1
-  classDef initial stroke:#1b7f3b,stroke-width:4px
-  class s0 initial
+>>> fig = draw(explore(fixture("halt1")))
+>>> sorted(t.get_text() for t in fig.axes[0].texts)  # states, the sentinel, an edge, a prompt
+['0', '0, 1', '1', 'HALT', '⋆']
+>>> from agentic_machines.drawing import textforms
+>>> to_mermaid is textforms.to_mermaid
+True
 """
 
 from __future__ import annotations
