@@ -440,26 +440,19 @@ def refute_by_invariant(
     """
     completions = list(completions)
     deep = reach(machine, start, deep_script)
-    machine = _Memo(machine)  # both checks below step the same (start, c) pairs
-    main = prompt_obstruction(
-        machine,
-        start,
-        machine,
-        deep,
-        invariant=invariant,
-        invariant_text=invariant_text,
-        proof=proof,
-        completions=completions,
-    )
-    at_start = prompt_obstruction(
-        machine,
-        start,
-        machine,
-        start,
-        invariant=invariant,
-        invariant_text=invariant_text,
-        proof=proof,
-        completions=completions,
+    memo = _Memo(machine)  # both checks step the same (start, c) pairs
+    main, at_start = (
+        prompt_obstruction(
+            memo,
+            start,
+            memo,
+            state,
+            invariant=invariant,
+            invariant_text=invariant_text,
+            proof=proof,
+            completions=completions,
+        )
+        for state in (deep, start)
     )
     details = {
         **dict(main.details),
