@@ -43,6 +43,7 @@ __all__ = [
     "recorded_machine",
     "scripted",
     "completion_sampler",
+    "header_kind",
     "code_fingerprint",
     "refute_embedding_by_prompts",
 ]
@@ -180,6 +181,17 @@ def scripted(script: Sequence[str]) -> Any:
     """
 
     return ScriptedModel(script)
+
+
+def header_kind(prompt: str, kinds: Sequence[tuple[str, str]]) -> str:
+    """The kind of the first ``(kind, header)`` pair whose header ``prompt`` starts with,
+    ``"other"`` when none: an architecture's ``prompt_kind`` (its prompts start with fixed
+    text, and model text only ever comes after it).
+
+    >>> header_kind("Plan: x", [("ask", "Ask: "), ("plan", "Plan: ")]), header_kind("x", [])
+    ('plan', 'other')
+    """
+    return next((kind for kind, header in kinds if prompt.startswith(header)), "other")
 
 
 def completion_sampler(
