@@ -173,16 +173,30 @@ class ScriptedModel(ModelBase):
         return len(self.completions) - len(self.calls)
 
     def _complete(self, prompt: str) -> str:
-        index = len(self.calls)
-        if index >= len(self.completions):
-            raise ScriptExhausted(
-                f"ScriptedModel has only {len(self.completions)} completion(s) but call index {index} asked "
-                f"for another; the prompt was {shorten(prompt)!r}. Add a completion to the script, or check "
-                "why the run made more calls than expected.",
-                prompt=prompt,
-                index=index,
-            )
+        index = _next_index(
+            self,
+            len(self.completions),
+            prompt,
+            f"ScriptedModel has only {len(self.completions)} completion(s)",
+            "Add a completion to the script, or check why the run made more calls than expected.",
+        )
         return self.completions[index]
+
+
+def _next_index(model: ModelBase, total: int, prompt: str, held: str, fix: str) -> int:
+    """The index of this call into a model's ``total`` prepared answers (a script, a
+    cassette); past the last, :class:`ScriptExhausted` says what was ``held``, the index,
+    the prompt and the ``fix``.
+    """
+    index = len(model.calls)
+    if index >= total:
+        raise ScriptExhausted(
+            f"{held} but call index {index} asked for another; the prompt was "
+            f"{shorten(prompt)!r}. {fix}",
+            prompt=prompt,
+            index=index,
+        )
+    return index
 
 
 class MappingModel(ModelBase):
@@ -442,14 +456,13 @@ class ReplayModel(ModelBase):
         return len(self.records) - len(self.calls)
 
     def _complete(self, prompt: str) -> str:
-        index = len(self.calls)
-        if index >= len(self.records):
-            raise ScriptExhausted(
-                f"the cassette {self.path} holds {len(self.records)} call(s) but call index {index} asked for "
-                f"another; the prompt was {shorten(prompt)!r}. Re-record the cassette.",
-                prompt=prompt,
-                index=index,
-            )
+        index = _next_index(
+            self,
+            len(self.records),
+            prompt,
+            f"the cassette {self.path} holds {len(self.records)} call(s)",
+            "Re-record the cassette.",
+        )
         expected, completion = self.records[index]
         if prompt != expected:
             raise ReplayMismatch(
