@@ -366,6 +366,50 @@ class InvariantAnalysis:
             details={**dict(verdict.details), "not_covered": why, "proof": self.proof},
         )
 
+    def refute_embedding(
+        self,
+        source: AgenticMachine,
+        source_state: Hashable,
+        machine: Any = None,
+        *,
+        allowed: Callable[[Any, str], bool],
+        allowed_text: str,
+        seed: int = 0,
+        n: int = 60,
+        scripts: Sequence[Sequence[str]] = ((),),
+    ) -> Verdict:
+        """The verdict of an ``embeds_react()``: "``source`` embeds into ``machine``"
+        refuted by prompts (:func:`refute_embedding_by_prompts`) on this analysis's proof.
+
+        ``machine`` defaults as in :meth:`analysis`; the target is the machine rebuilt from
+        its recorded options (``machine`` itself when it does not rebuild, and the verdict
+        is then undecided). ``allowed(target, prompt)`` is the proved property of every
+        prompt of the target (in words: ``allowed_text``); the premise is tested at the
+        states the ``scripts`` reach from the target's initial state, on ``n`` completions
+        of :attr:`sample` drawn with ``seed``.
+
+        >>> from agentic_machines.architectures import react, tot
+        >>> v = tot.ANALYSIS.refute_embedding(react.machine(), react.initial,
+        ...     allowed=lambda target, p: p.startswith((tot.PROPOSE_HEADER, tot.VALUE_HEADER)),
+        ...     allowed_text="every prompt starts with a ToT header")
+        >>> v.status, v.obstruction.kind
+        ('refuted', 'prompt')
+        """
+        machine = self.subject(machine)
+        why, fresh = self.not_covered(machine)
+        target = machine if fresh is None else fresh
+        return refute_embedding_by_prompts(
+            source,
+            source_state,
+            target,
+            allowed=lambda prompt: allowed(target, prompt),
+            allowed_text=allowed_text,
+            proof=self.proof,
+            completions=self.sample(target, seed, n),
+            states=[reach(target, target.initial, script) for script in scripts],
+            not_covered=why,
+        )
+
 
 def refute_by_invariant(
     machine: AgenticMachine,

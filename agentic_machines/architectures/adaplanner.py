@@ -63,7 +63,6 @@ from ._invariants import (
     InvariantAnalysis,
     completion_sampler,
     recorded_machine,
-    refute_embedding_by_prompts,
     scripted,
 )
 from .environments import Household, default_household
@@ -403,16 +402,12 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
     """
     from . import react  # lazy: one architecture per load
 
-    m = ANALYSIS.subject(m)
-    why, fresh = ANALYSIS.not_covered(m)
-    target = m if fresh is None else fresh
-    return refute_embedding_by_prompts(
+    return ANALYSIS.refute_embedding(
         react.machine(),
         react.initial,
-        target,
-        allowed=lambda p: prompt_kind(p) != "other",
+        m,
+        allowed=lambda _, p: prompt_kind(p) != "other",
         allowed_text="every prompt of AdaPlanner starts with its planner, refiner or ask_llm header",
-        proof=ANALYSIS.proof,
-        completions=ANALYSIS.sample(target, seed, n),
-        not_covered=why,
+        seed=seed,
+        n=n,
     )

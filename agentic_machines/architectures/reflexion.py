@@ -66,7 +66,7 @@ from ..machine import HALT, is_sentinel
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Obstruction, Premise, Verdict
 from . import react
-from ._invariants import InvariantAnalysis, recorded_machine, scripted
+from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine, scripted
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION
 
 if TYPE_CHECKING:
@@ -346,11 +346,7 @@ def reflexion_completion_sample(
     >>> len(reflexion_completion_sample(n=100))
     100
     """
-    from ..checking.sampling import completion_sample, harness_strings  # lazy: imports hypothesis
-
-    extra = harness_strings(m if m is not None else machine())
-    valid = react.valid_completions(1) + list(SCRIPT) + [" Finish[Thames]", "I should search."]
-    return completion_sample(valid + extra, seed=seed, n=n)
+    return ANALYSIS.sample(m if m is not None else machine(), seed, n)
 
 
 def _uncovered(options: Mapping[str, object]) -> str | None:
@@ -375,7 +371,9 @@ ANALYSIS = InvariantAnalysis(
     deep_script=react.SCRIPT[:2],
     invariant=successor_invariant,
     invariant_text=INVARIANT_TEXT,
-    sample=lambda m, seed, n: reflexion_completion_sample(seed=seed, n=n, m=m),
+    sample=completion_sampler(
+        lambda: [*react.valid_completions(1), *SCRIPT, " Finish[Thames]", "I should search."]
+    ),
 )
 """What ``proofs/reflexion_invariant.md`` is about: :func:`analysis` refutes only inside it."""
 

@@ -1,11 +1,14 @@
-"""State diagrams of explored machines: matplotlib pictures, DOT, Mermaid and JSON.
+"""State diagrams of explored machines, drawn with matplotlib: :func:`draw` and
+:func:`draw_embedding`.
 
 Every renderer takes the ``networkx.DiGraph`` that :func:`~agentic_machines.runtime.explore.explore`
-returns. :func:`draw` renders it with matplotlib alone (PNG or SVG, no Graphviz
-binary); :func:`to_dot`, :func:`to_mermaid` and :func:`to_json` export the same graph as
-text. Nodes get a stable string id (``s0``, ``s1``, ... in exploration order, ``HALT``,
-``DIVERGE``) and a short label; the renderers share both, so a state has the same name in
-every format.
+returns. :func:`draw` renders it with matplotlib alone (PNG, SVG or PDF, no Graphviz
+binary). The text exports of the same graph, :func:`to_dot`, :func:`to_mermaid` and
+:func:`to_json`, live in :mod:`agentic_machines.drawing.textforms` and are exported here
+too. Nodes get a stable string id (``s0``, ``s1``, ... in exploration order, ``HALT``,
+``DIVERGE``) and a short label (:func:`node_names`, from
+:mod:`agentic_machines.drawing.roles`); every renderer shares both, so a state has the same
+name in every format.
 
 The pictures mark, each in its own style: the initial state (a double green ring), a
 chosen state (``highlight``, an orange ring), the successors of a state (green fill and
@@ -15,25 +18,20 @@ obstruction state (red fill), the sentinels ``HALT`` (grey square) and ``DIVERGE
 
 >>> from agentic_machines.runtime.explore import explore
 >>> from agentic_machines.fixtures import fixture
->>> g = explore(fixture("f2-mul"), roots=[0, 1])
->>> print(to_mermaid(g))  # doctest: +ELLIPSIS
-flowchart TD
-  s0(["0<br/>⋆"])
-  s1(["1<br/>⋆"])
-  s0 -->|"0, 1"| s0
-  s1 -->|"0"| s0
-  s1 -->|"1"| s1
-  classDef initial stroke:#1b7f3b,stroke-width:4px
-  class s0 initial
+>>> fig = draw(explore(fixture("halt1")))
+>>> sorted(t.get_text() for t in fig.axes[0].texts)  # states, the sentinel, an edge, a prompt
+['0', '0, 1', '1', 'HALT', '⋆']
+>>> from agentic_machines.drawing import textforms
+>>> to_mermaid is textforms.to_mermaid
+True
 """
 
 from __future__ import annotations
 
-import json
 import math
 import textwrap
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,9 +42,8 @@ if TYPE_CHECKING:  # matplotlib is imported lazily, when a picture is drawn
 
 from .._files import open_output
 from ..errors import InvalidArgument
-from ..machine import DIVERGE, HALT, is_sentinel
+from ..machine import HALT, is_sentinel
 from ..runtime.explore import short_text
-from ..runtime.harness import TraceState
 from .labels import (
     MONO,
     PROMPT_CHARS,
@@ -57,6 +54,8 @@ from .labels import (
     plan_labels,
     renderer_of,
 )
+from .roles import COLORS, Roles, find_roles, node_names
+from .textforms import to_dot, to_json, to_mermaid  # exported here too: their first home
 
 __all__ = [
     "draw",
@@ -73,173 +72,6 @@ FORMATS = ("png", "svg", "pdf")
 """File formats :func:`draw` writes (matplotlib's Agg and SVG backends, no system binary)."""
 
 LAYOUTS = ("auto", "layered", "spring", "circular", "shell")
-
-# One colour per role, used by every renderer so the picture and the Mermaid/DOT text agree.
-COLORS = {
-    "state": "#e8eef7",
-    "successor": "#c9f0c9",
-    "image": "#bcd4ff",
-    "spe": "#ffd966",
-    "obstruction": "#ff9b9b",
-    "halt": "#bdbdbd",
-    "diverge": "#d5c4ec",
-    "initial": "#1b7f3b",
-    "highlight": "#e67e00",
-    "edge": "#6b6b6b",
-    "successor_edge": "#2e9e45",
-}
-
-
-# ----------------------------------------------------------------------------- names
-def node_names(graph: nx.DiGraph) -> dict[Hashable, tuple[str, str]]:
-    """For every node, its stable id and its short, unique label.
-
-    Ids are ``s0, s1, ...`` in the graph's node order (exploration order, so the same
-    exploration gives the same ids), ``HALT`` and ``DIVERGE``. Labels are the state
-    itself when it is short, the completions of a short trace state as ``⟨a·b⟩``, else
-    the id; a node attribute ``label`` overrides them. Sentinels read ``1 halt`` and
-    ``↑ diverge``.
-
-    >>> from agentic_machines import TableMachine, HALT
-    >>> from agentic_machines.runtime.explore import explore
-    >>> g = explore(TableMachine({"start": "go"}, {("start", "x"): HALT}, initial="start"))
-    >>> node_names(g)
-    {'start': ('s0', 'start'), 1: ('HALT', '1 halt')}
-    """
-    names: dict[Hashable, tuple[str, str]] = {}
-    used: set[str] = set()
-    index = 0
-    for node, attrs in graph.nodes(data=True):
-        if node is HALT:
-            ident, label = "HALT", "1 halt"
-        elif node is DIVERGE:
-            ident, label = "DIVERGE", "↑ diverge"
-        else:
-            ident = f"s{index}"
-            index += 1
-            label = attrs.get("label") or _state_text(node, ident)
-        if label in used:  # e.g. the state "1" and the state 1: keep labels unique
-            label = f"{label} ({ident})"
-        used.add(label)
-        names[node] = (ident, label)
-    return names
-
-
-def _state_text(state: Any, ident: str, limit: int = 18) -> str:
-    if isinstance(state, TraceState):
-        cs = state.completions
-        text = "⟨" + "·".join(short_text(c, 8) for c in cs) + "⟩"
-        return (
-            text if len(text) <= limit and all(len(c) <= 8 and "\n" not in c for c in cs) else ident
-        )
-    text = state if isinstance(state, str) else repr(state)
-    return text if 0 < len(text) <= limit and "\n" not in text else ident
-
-
-def _prompt_text(prompt: str | None, limit: int = 22) -> str:
-    """The *end* of a prompt: long prompts share their beginning, their end differs.
-
-    Trailing blank lines are dropped and runs of newlines shown as one ``⏎``.
-
-    >>> _prompt_text("Question: where?\\n\\nThought 1:\\n\\n", 16)
-    '…ere?⏎Thought 1:'
-    """
-    if not prompt:
-        return ""
-    one_line = short_text(prompt.rstrip() or prompt, 10**9)
-    while "⏎⏎" in one_line:
-        one_line = one_line.replace("⏎⏎", "⏎")
-    return one_line if len(one_line) <= limit else "…" + one_line[-(limit - 1) :]
-
-
-# ------------------------------------------------------------------------ highlights
-@dataclass
-class _Roles:
-    """Which nodes play which role in a picture; shared by draw, to_dot and to_mermaid."""
-
-    initial: set = field(default_factory=set)
-    highlight: set = field(default_factory=set)
-    successors: set = field(default_factory=set)
-    successor_edges: set = field(default_factory=set)
-    image: set = field(default_factory=set)
-    spe: set = field(default_factory=set)
-    obstruction: set = field(default_factory=set)
-    missing: list = field(default_factory=list)
-    marked_edges: set = field(default_factory=set)
-
-    def fill(self, node: Hashable, kind: str) -> tuple[str, str]:
-        """(role, colour) of the node's fill: the most specific role wins."""
-        for role in ("obstruction", "spe", "image", "successor"):
-            members = self.successors if role == "successor" else getattr(self, role)
-            if node in members:
-                return role, COLORS[role]
-        if kind in ("halt", "diverge"):
-            return kind, COLORS[kind]
-        return "state", COLORS["state"]
-
-
-def _roles(
-    graph: nx.DiGraph,
-    highlight: Any = None,
-    successors_of: Any = None,
-    embedding_image: Any = None,
-    spe_states: Iterable[Any] | None = None,
-    obstruction: Any = None,
-) -> _Roles:
-    roles = _Roles()
-    start = graph.graph.get("start")
-    if start is not None and start in graph:
-        roles.initial.add(start)
-
-    def keep(target: set, states: Iterable[Any], what: str) -> None:
-        for s in states:
-            if s in graph:
-                target.add(s)
-            else:
-                roles.missing.append(f"{what} {short_text(repr(s), 30)}")
-
-    if highlight is not None:
-        keep(roles.highlight, [highlight], "highlighted state")
-    if successors_of is not None:
-        if successors_of in graph:
-            for t in graph.successors(successors_of):
-                roles.successors.add(t)
-                roles.successor_edges.add((successors_of, t))
-            if not graph.nodes[successors_of].get("expanded", True):
-                roles.missing.append("successors of an unexpanded state")
-        else:
-            roles.missing.append(f"state {short_text(repr(successors_of), 30)} (successors)")
-    if embedding_image is not None:
-        keep(roles.image, _image_states(embedding_image), "image state")
-    if spe_states is not None:
-        keep(roles.spe, spe_states, "SPE state")
-    if obstruction is not None:
-        keep(roles.obstruction, [_obstruction_state(obstruction)], "obstruction state")
-    return roles
-
-
-def _image_states(image: Any) -> list[Any]:
-    mapping = getattr(image, "mapping", image) if not isinstance(image, Mapping) else image
-    if mapping is None:
-        raise InvalidArgument(
-            "this embedding maps states with a function, so its image cannot be listed; "
-            "pass embedding_image=[e(s) for s in the states you explored]"
-        )
-    if isinstance(mapping, Mapping):
-        return list(mapping.values())
-    return list(mapping)
-
-
-def _obstruction_state(obstruction: Any) -> Any:
-    # Accept a Verdict, an Obstruction, or the state itself.
-    inner = getattr(obstruction, "obstruction", None)
-    if inner is not None:
-        obstruction = inner
-    return (
-        getattr(obstruction, "state", obstruction)
-        if hasattr(obstruction, "explanation")
-        else obstruction
-    )
 
 
 # ---------------------------------------------------------------------------- layout
@@ -362,7 +194,7 @@ def draw(
     []
     """
     fmt = _format(path, format)
-    roles = _roles(graph, highlight, successors_of, embedding_image, spe_states, obstruction)
+    roles = find_roles(graph, highlight, successors_of, embedding_image, spe_states, obstruction)
     pos = _layout(graph, layout)
     names = node_names(graph)
     handles = _legend_items(graph, roles) if legend is None else _custom_legend(legend)
@@ -673,7 +505,7 @@ def _flow(lines: list[str], first: int, rest: int) -> list[list[str]]:
 
 
 def _draw_graph(
-    ax: Any, graph: nx.DiGraph, pos: dict, roles: _Roles, plan: Any, panel: _Panel
+    ax: Any, graph: nx.DiGraph, pos: dict, roles: Roles, plan: Any, panel: _Panel
 ) -> None:
     small = len(graph) <= 30
     size = _NODE
@@ -749,7 +581,7 @@ def _draw_edges(
     ax: Any,
     graph: nx.DiGraph,
     pos: dict,
-    roles: _Roles,
+    roles: Roles,
     plan: Any,
     size: float,
     small: bool,
@@ -804,7 +636,7 @@ def _draw_edges(
     _place_edge_labels(ax, pos, plan, rads, font, box, size, placed, gid)
 
 
-def _edge_color(e: tuple, roles: _Roles) -> str:
+def _edge_color(e: tuple, roles: Roles) -> str:
     if e in roles.marked_edges:
         return COLORS["highlight"]
     if e in roles.successor_edges:
@@ -1066,7 +898,7 @@ def _custom_legend(entries: Sequence[tuple[str, str, str]]) -> list[Any]:
     return [_marker(text, color, shape) for text, color, shape in entries]
 
 
-def _legend_items(graph: nx.DiGraph, roles: _Roles) -> list[Any]:
+def _legend_items(graph: nx.DiGraph, roles: Roles) -> list[Any]:
     from matplotlib.lines import Line2D  # lazy: matplotlib is slow to import
 
     kinds = {a.get("kind") for _, a in graph.nodes(data=True)}
@@ -1092,7 +924,7 @@ def _legend_items(graph: nx.DiGraph, roles: _Roles) -> list[Any]:
     return items
 
 
-def _note(graph: nx.DiGraph, roles: _Roles) -> str:
+def _note(graph: nx.DiGraph, roles: Roles) -> str:
     parts = []
     stats = graph.graph.get("stats") or {}
     if stats.get("truncated"):
@@ -1144,8 +976,10 @@ def draw_embedding(
     )
     pairs = [(s, s if is_sentinel(s) else apply(s)) for s in source_graph]
     chosen = _square_of(source_graph, target_graph, pairs, square)
-    src_roles = _roles(source_graph)
-    tgt_roles = _roles(target_graph, embedding_image=[t for s, t in pairs if not is_sentinel(s)])
+    src_roles = find_roles(source_graph)
+    tgt_roles = find_roles(
+        target_graph, embedding_image=[t for s, t in pairs if not is_sentinel(s)]
+    )
     if chosen is not None:
         s, c, s_next, t, t_next, _ = chosen
         src_roles.marked_edges.add((s, s_next))
@@ -1327,185 +1161,3 @@ def _draw_square(
     else:
         lines.append(f"✗ p′({a}) ≠ p({b})")
     ax.text(0.5, -0.3, "\n".join(lines), fontsize=7, ha="center", va="top", linespacing=1.5)
-
-
-# ------------------------------------------------------------------------ text forms
-def to_mermaid(graph: nx.DiGraph, *, direction: str = "TD", **highlights: Any) -> str:
-    """The graph as a Mermaid ``flowchart``, with the same roles as :func:`draw`.
-
-    Labels are quoted and escaped with Mermaid entity codes, so any prompt or
-    completion text is safe. ``highlights`` takes the keyword arguments of :func:`draw`
-    (``highlight``, ``successors_of``, ``embedding_image``, ``spe_states``,
-    ``obstruction``).
-
-    >>> from agentic_machines import TableMachine
-    >>> from agentic_machines.runtime.explore import explore
-    >>> g = explore(TableMachine({"a": 'say "hi" | <b>'}, {("a", "x#1"): "a"}, initial="a"))
-    >>> print(to_mermaid(g).splitlines()[1:3])
-    ['  s0(["a<br/>say #quot;hi#quot; #124; #lt;b#gt;"])', '  s0 -->|"x#35;1"| s0']
-    """
-    if direction not in ("TD", "TB", "LR", "RL", "BT"):
-        raise InvalidArgument(f"direction must be TD, TB, LR, RL or BT, not {direction!r}")
-    names = node_names(graph)
-    roles = _roles(graph, **highlights)
-    lines = [f"flowchart {direction}"]
-    for n, a in graph.nodes(data=True):
-        ident, label = names[n]
-        prompt = _prompt_text(a.get("prompt"), 40)
-        text = _mermaid_text(label) + (f"<br/>{_mermaid_text(prompt)}" if prompt else "")
-        kind = a.get("kind", "state")
-        shape = {"halt": '["{}"]', "diverge": '{{{{"{}"}}}}'}.get(kind, '(["{}"])')
-        lines.append(f"  {ident}{shape.format(text)}")
-    for u, v, a in graph.edges(data=True):
-        lines.append(f'  {names[u][0]} -->|"{_mermaid_text(a.get("label", ""))}"| {names[v][0]}')
-    styles = _role_styles(graph, roles)
-    for role, (members, css) in styles.items():
-        lines.append(f"  classDef {role} {css}")
-        lines.append(f"  class {','.join(names[n][0] for n in members)} {role}")
-    return "\n".join(lines)
-
-
-def _role_styles(graph: nx.DiGraph, roles: _Roles) -> dict[str, tuple[list[Any], str]]:
-    """Mermaid/DOT classes: role -> (nodes, Mermaid CSS). Sentinels and roles only."""
-    out: dict[str, tuple[list[Any], str]] = {}
-    fills: dict[str, list[Any]] = {}
-    for n, a in graph.nodes(data=True):
-        role, _ = roles.fill(n, a.get("kind", "state"))
-        if role != "state":
-            fills.setdefault(role, []).append(n)
-    for role, members in fills.items():
-        out[role] = (members, f"fill:{COLORS[role]},stroke:#333")
-    if roles.highlight:
-        out["chosen"] = (
-            sorted(roles.highlight, key=list(graph).index),
-            f"stroke:{COLORS['highlight']},stroke-width:4px",
-        )
-    if roles.initial:
-        out["initial"] = (list(roles.initial), f"stroke:{COLORS['initial']},stroke-width:4px")
-    return out
-
-
-def _mermaid_text(text: str) -> str:
-    # '#' first: it starts every entity code that the other replacements insert.
-    for raw, code in (
-        ("#", "#35;"),
-        ('"', "#quot;"),
-        ("<", "#lt;"),
-        (">", "#gt;"),
-        ("|", "#124;"),
-        ("`", "#96;"),
-        ("[", "#91;"),
-        ("]", "#93;"),
-        ("{", "#123;"),
-        ("}", "#125;"),
-    ):
-        text = text.replace(raw, code)
-    return text.replace("\n", "<br/>")
-
-
-def to_dot(graph: nx.DiGraph, **highlights: Any) -> str:
-    """The graph in Graphviz DOT, with the same ids, labels and roles as :func:`draw`.
-
-    >>> from agentic_machines.runtime.explore import explore
-    >>> from agentic_machines.fixtures import fixture
-    >>> print(to_dot(explore(fixture("halt1"))))
-    digraph "halt1" {
-      rankdir=TB;
-      node [shape=ellipse, style=filled, fillcolor="#e8eef7", fontname="Helvetica"];
-      "s0" [label="0\\n⋆", penwidth=3, color="#1b7f3b"];
-      "HALT" [label="1 halt", shape=box, fillcolor="#bdbdbd"];
-      "s0" -> "HALT" [label="0, 1"];
-    }
-    """
-    names = node_names(graph)
-    roles = _roles(graph, **highlights)
-    lines = [
-        f"digraph {_dot_text(str(graph.graph.get('name', 'machine')))} {{",
-        "  rankdir=TB;",
-        '  node [shape=ellipse, style=filled, fillcolor="#e8eef7", fontname="Helvetica"];',
-    ]
-    for n, a in graph.nodes(data=True):
-        ident, label = names[n]
-        prompt = _prompt_text(a.get("prompt"), 40)
-        attrs = [f"label={_dot_text(label + (chr(10) + prompt if prompt else ''))}"]
-        kind = a.get("kind", "state")
-        if kind == "halt":
-            attrs.append("shape=box")
-        elif kind == "diverge":
-            attrs.append("shape=diamond")
-        role, color = roles.fill(n, kind)
-        if role != "state":
-            attrs.append(f'fillcolor="{color}"')
-        if n in roles.highlight:
-            attrs.append(f'penwidth=3, color="{COLORS["highlight"]}"')
-        elif n in roles.initial:
-            attrs.append(f'penwidth=3, color="{COLORS["initial"]}"')
-        if not a.get("expanded", True):
-            attrs.append('style="filled,dashed"')
-        lines.append(f"  {_dot_text(ident)} [{', '.join(attrs)}];")
-    for u, v, a in graph.edges(data=True):
-        extra = (
-            f', color="{COLORS["successor_edge"]}", penwidth=2'
-            if (u, v) in roles.successor_edges
-            else ""
-        )
-        lines.append(
-            f"  {_dot_text(names[u][0])} -> {_dot_text(names[v][0])} [label={_dot_text(a.get('label', ''))}{extra}];"
-        )
-    lines.append("}")
-    return "\n".join(lines)
-
-
-def _dot_text(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-
-
-def to_json(graph: nx.DiGraph, *, indent: int | None = None) -> str:
-    """The graph as networkx node-link JSON, with string ids and JSON-safe attributes.
-
-    Each node keeps ``id``, ``label``, ``state`` (the state's ``repr``), ``kind``,
-    ``prompt``, ``depth`` and ``expanded``; each edge ``source``, ``target``,
-    ``completions`` and ``label``; the graph keeps its name, ``start``/``roots`` (as ids)
-    and ``stats``. ``networkx.node_link_graph(json.loads(text), edges="edges")`` reads it
-    back.
-
-    >>> from agentic_machines.runtime.explore import explore
-    >>> from agentic_machines.fixtures import fixture
-    >>> data = json.loads(to_json(explore(fixture("diverge1"))))
-    >>> [n["id"] for n in data["nodes"]], data["edges"][0]["completions"]
-    (['s0', 'DIVERGE'], ['0', '1'])
-    """
-    names = node_names(graph)
-    nodes = []
-    for n, a in graph.nodes(data=True):
-        ident, label = names[n]
-        entry = {"id": ident, "label": label, "state": repr(n)}
-        entry.update({k: _jsonable(v) for k, v in a.items() if k != "label"})
-        nodes.append(entry)
-    edges = [
-        {"source": names[u][0], "target": names[v][0], **{k: _jsonable(x) for k, x in a.items()}}
-        for u, v, a in graph.edges(data=True)
-    ]
-    meta = {}
-    for k, v in graph.graph.items():
-        if k == "start":
-            meta[k] = names[v][0] if v in names else _jsonable(v)
-        elif k == "roots":
-            meta[k] = [names[r][0] if r in names else _jsonable(r) for r in v]
-        else:
-            meta[k] = _jsonable(v)
-    data = {"directed": True, "multigraph": False, "graph": meta, "nodes": nodes, "edges": edges}
-    return json.dumps(data, ensure_ascii=False, indent=indent)
-
-
-def _jsonable(value: Any) -> Any:
-    """``value`` as plain JSON data; anything else becomes its ``repr``."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else repr(value)
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    return repr(value)

@@ -275,7 +275,7 @@ def nesting_mermaid(
       n3["3. root, turn 2"]
       n1 --> n2 --> n3
     """
-    from .diagrams import _mermaid_text  # lazy: imports networkx
+    from .textforms import mermaid_text  # lazy: imports networkx
 
     checked = _checked(steps)
     found = frames(checked)
@@ -286,11 +286,11 @@ def nesting_mermaid(
             open_frames.pop()
             lines.append("  " * (len(open_frames) + 1) + "end")
         for f in (f for f in found if f.first == i):
-            caption = _mermaid_text(frame_label.format(caller=f.caller + 1, depth=f.depth))
+            caption = mermaid_text(frame_label.format(caller=f.caller + 1, depth=f.depth))
             lines.append("  " * (len(open_frames) + 1) + f'subgraph f{i + 1}["{caption}"]')
             open_frames.append(f)
         lines.append(
-            "  " * (len(open_frames) + 1) + f'n{i + 1}["{_mermaid_text(_box_text(i, text))}"]'
+            "  " * (len(open_frames) + 1) + f'n{i + 1}["{mermaid_text(_box_text(i, text))}"]'
         )
     while open_frames:
         open_frames.pop()
