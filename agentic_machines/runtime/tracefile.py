@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, NoReturn
 
@@ -129,39 +130,27 @@ def _value(value: Any, esc: Any) -> str:
     return (_ENCODE if esc is _escape else _ENCODE_ASCII)(encoded)
 
 
-class _TraceWriter:
-    """Writes the header at once, then one flushed line per step, then the end line."""
+def _step_writer(out: JsonLinesWriter, start: Any) -> Callable[[Step], None]:
+    """``write(step)`` for a file whose header says ``start``: one step's line, built in
+    one f-string, encoded once and written with one ``os.write``.
 
-    def __init__(
-        self, path: str | os.PathLike, machine: str, start: Any, max_steps: int | None
-    ) -> None:
-        self._out = JsonLinesWriter(path, "w")
-        self._out.write(
-            {
-                "format": FORMAT,
-                "version": VERSION,
-                "kind": "header",
-                "machine": machine,
-                "start": encode_state(start),
-                "max_steps": max_steps,
-            }
-        )
-        self._fd = self._out.fileno()
-        self._previous = start
-        self._prompt: str | None = None
+    The line is the JSON ``json.dumps`` gives for the step's dict (a property test checks
+    it), assembled directly: the writer's budget is one write's cost again
+    (benchmarks/bench_trace.py), and building a dict and walking it costs more. A closure,
+    not a method: what it keeps between steps (the previous prompt and outcome, the
+    descriptor) are cell reads instead of attribute lookups on every step.
+    """
+    fd, write_fd, finish = out.fileno(), os.write, out.write_bytes
+    previous_prompt: str | None = None
+    previous_outcome = start
 
-    def step(self, step: Step, esc: Any = _escape) -> None:
-        """Write one step line: encoded once, written with one ``os.write``.
-
-        The line is the JSON ``json.dumps`` gives for the step's dict, assembled here
-        directly in one f-string: the writer's budget is one write's cost again
-        (benchmarks/bench_trace.py), and building a dict and walking it costs more.
-        """
+    def write(step: Step, esc: Callable[[str], str] = _escape) -> None:
+        nonlocal previous_prompt, previous_outcome
         index, state, prompt, completion, outcome, clock = step
         # A transcript's prompt is the previous one plus new text: writing it whole on
         # every line would make the file quadratic in the run's length. The line keeps
         # the length of the common prefix and the new text; Trace.load rebuilds it.
-        previous = self._prompt
+        previous = previous_prompt
         if previous and prompt.startswith(previous):  # the common case, at C speed
             kept = len(previous)
             added = prompt[kept:]
@@ -177,7 +166,7 @@ class _TraceWriter:
             shown_state: Any = state
         elif kind is str:
             shown_state = esc(state)
-        elif kind is TraceState and state == self._previous:
+        elif kind is TraceState and state == previous_outcome:
             key, shown_state = "same_state", "true"
         else:
             shown_state = _value(state, esc)
@@ -204,15 +193,38 @@ class _TraceWriter:
         try:
             data = text.encode()
         except UnicodeEncodeError:  # a lone surrogate: JSON's \\u escapes read back the same
-            return self.step(step, _escape_ascii)
+            return write(step, _escape_ascii)
         try:
-            written = os.write(self._fd, data)  # the one write, inline
+            written = write_fd(fd, data)  # the one write, inline
         except OSError:  # nothing was written: write_bytes tries again and names the file
             written = 0
         if written != len(data):  # a short write (a full pipe, a signal) finishes there too
-            self._out.write_bytes(data[written:])
-        self._previous = outcome
-        self._prompt = prompt
+            finish(data[written:])
+        previous_outcome = outcome
+        previous_prompt = prompt
+
+    return write
+
+
+class _TraceWriter:
+    """Writes the header at once, then one flushed line per ``step(step)``, then the end line."""
+
+    def __init__(
+        self, path: str | os.PathLike, machine: str, start: Any, max_steps: int | None
+    ) -> None:
+        self._out = JsonLinesWriter(path, "w")
+        self._out.write(
+            {
+                "format": FORMAT,
+                "version": VERSION,
+                "kind": "header",
+                "machine": machine,
+                "start": encode_state(start),
+                "max_steps": max_steps,
+            }
+        )
+        self.step: Callable[[Step], None] = _step_writer(self._out, start)
+        """Write one step line: encoded once, written with one ``os.write``."""
 
     def end(self, trace: Any) -> None:  # a run.Trace (run imports this module, not back)
         self._out.write(
