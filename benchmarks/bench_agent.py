@@ -11,7 +11,7 @@ answer, calls the tool and keeps the observation, for 10 000 steps.
   ``run`` (the agent called once, no greenlet switch per step, every step recorded in a
   ``Trace``) with the default ``line_budget``: steps run untraced, and a step whose
   wall-clock time does not prove it within the budget (50 µs; a busy machine makes
-  some) is decided by counting its lines on a shadow run (runtime/agent.py, _Linear).
+  some) is decided by counting its lines on a shadow run (runtime/linear.py).
 - ``machine, no budget``: the same with ``line_budget=None`` (no gate, no watchdog).
 
 The goal is at most 3x for the machine against the direct call. To show where the

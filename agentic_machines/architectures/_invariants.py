@@ -43,6 +43,7 @@ __all__ = [
     "recorded_machine",
     "scripted",
     "completion_sampler",
+    "header_kind",
     "code_fingerprint",
     "refute_embedding_by_prompts",
 ]
@@ -180,6 +181,17 @@ def scripted(script: Sequence[str]) -> Any:
     """
 
     return ScriptedModel(script)
+
+
+def header_kind(prompt: str, kinds: Sequence[tuple[str, str]]) -> str:
+    """The kind of the first ``(kind, header)`` pair whose header ``prompt`` starts with,
+    ``"other"`` when none: an architecture's ``prompt_kind`` (its prompts start with fixed
+    text, and model text only ever comes after it).
+
+    >>> header_kind("Plan: x", [("ask", "Ask: "), ("plan", "Plan: ")]), header_kind("x", [])
+    ('plan', 'other')
+    """
+    return next((kind for kind, header in kinds if prompt.startswith(header)), "other")
 
 
 def completion_sampler(
@@ -440,26 +452,19 @@ def refute_by_invariant(
     """
     completions = list(completions)
     deep = reach(machine, start, deep_script)
-    machine = _Memo(machine)  # both checks below step the same (start, c) pairs
-    main = prompt_obstruction(
-        machine,
-        start,
-        machine,
-        deep,
-        invariant=invariant,
-        invariant_text=invariant_text,
-        proof=proof,
-        completions=completions,
-    )
-    at_start = prompt_obstruction(
-        machine,
-        start,
-        machine,
-        start,
-        invariant=invariant,
-        invariant_text=invariant_text,
-        proof=proof,
-        completions=completions,
+    memo = _Memo(machine)  # both checks step the same (start, c) pairs
+    main, at_start = (
+        prompt_obstruction(
+            memo,
+            start,
+            memo,
+            state,
+            invariant=invariant,
+            invariant_text=invariant_text,
+            proof=proof,
+            completions=completions,
+        )
+        for state in (deep, start)
     )
     details = {
         **dict(main.details),

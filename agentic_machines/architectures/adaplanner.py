@@ -62,6 +62,7 @@ from ..verdict import Verdict
 from ._invariants import (
     InvariantAnalysis,
     completion_sampler,
+    header_kind,
     recorded_machine,
     scripted,
 )
@@ -305,10 +306,9 @@ def prompt_kind(prompt: str) -> str:
     >>> prompt_kind(ASK_HEADER + "Which apple?")
     'ask'
     """
-    for kind, head in (("plan", PLAN_HEADER), ("refine", REFINE_HEADER), ("ask", ASK_HEADER)):
-        if prompt.startswith(head):
-            return kind
-    return "other"
+    return header_kind(
+        prompt, (("plan", PLAN_HEADER), ("refine", REFINE_HEADER), ("ask", ASK_HEADER))
+    )
 
 
 def successor_invariant(prompt: str, successor_prompt: str) -> bool:

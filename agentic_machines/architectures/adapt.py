@@ -56,6 +56,7 @@ from ..verdict import Verdict
 from ._invariants import (
     InvariantAnalysis,
     completion_sampler,
+    header_kind,
     recorded_machine,
     scripted,
 )
@@ -287,11 +288,7 @@ def prompt_kind(prompt: str) -> str:
     >>> prompt_kind(machine().prompt(initial))
     'executor'
     """
-    if prompt.startswith(EXECUTOR_HEADER):
-        return "executor"
-    if prompt.startswith(PLANNER_HEADER):
-        return "planner"
-    return "other"
+    return header_kind(prompt, (("executor", EXECUTOR_HEADER), ("planner", PLANNER_HEADER)))
 
 
 def actions_in(prompt: str) -> int:

@@ -66,7 +66,13 @@ from ..machine import HALT, is_sentinel
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Obstruction, Premise, Verdict
 from . import react
-from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine, scripted
+from ._invariants import (
+    InvariantAnalysis,
+    completion_sampler,
+    header_kind,
+    recorded_machine,
+    scripted,
+)
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION
 
 if TYPE_CHECKING:
@@ -287,6 +293,12 @@ def scripted_model() -> ScriptedModel:
 
 
 _ACTOR_WITH_MEMORY = react.HEADER + react.EXAMPLES + MEMORY_HEADER
+# the memory header comes after the actor's: the longer start is tried first
+_KINDS = (
+    ("reflect", REFLECT_HEADER),
+    ("actor+memory", _ACTOR_WITH_MEMORY),
+    ("actor", react.HEADER + react.EXAMPLES),
+)
 
 
 def prompt_kind(prompt: str) -> str:
@@ -296,13 +308,7 @@ def prompt_kind(prompt: str) -> str:
     >>> prompt_kind(machine().prompt(initial))
     'actor'
     """
-    if prompt.startswith(REFLECT_HEADER):
-        return "reflect"
-    if prompt.startswith(_ACTOR_WITH_MEMORY):
-        return "actor+memory"
-    if prompt.startswith(react.HEADER + react.EXAMPLES):
-        return "actor"
-    return "other"
+    return header_kind(prompt, _KINDS)
 
 
 def successor_invariant(prompt: str, successor_prompt: str) -> bool:

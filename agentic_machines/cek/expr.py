@@ -535,7 +535,23 @@ def seq_of(items: Sequence[Expr]) -> Seq:
     return seq
 
 
-class App(Expr):
+class _SeqForm(Expr):
+    """A form made of one :class:`Seq` (:class:`App`, :class:`Begin`): built alike, told
+    apart by type, since the machine does different things with the sequence. ``_tag``
+    keeps the two hashes apart.
+    """
+
+    __slots__ = ("seq",)
+    _fields = ("seq",)
+    _tag: int
+
+    def __init__(self, seq: Seq) -> None:
+        self.seq = seq
+        self.fv = seq.fv
+        self._hash = hash((self._tag, seq._hash))
+
+
+class App(_SeqForm):
     """``(f a ...)``: evaluate the parts left to right, then apply the first to the rest.
 
     >>> from agentic_machines.cek.reader import parse
@@ -543,13 +559,8 @@ class App(Expr):
     2
     """
 
-    __slots__ = ("seq",)
-    _fields = ("seq",)
-
-    def __init__(self, seq: Seq) -> None:
-        self.seq = seq
-        self.fv = seq.fv
-        self._hash = hash((12, seq._hash))
+    __slots__ = ()
+    _tag = 12
 
 
 class Branches(Node):
@@ -607,21 +618,16 @@ class If(Expr):
         return self.test_call
 
 
-class Begin(Expr):
+class Begin(_SeqForm):
     """``(begin e ...)``: evaluate in order, the value of the last (in tail position).
 
     >>> from agentic_machines.cek.reader import parse
-    >>> compile_program(parse("(begin 1 2)")).seq.size
-    2
+    >>> compile_program(parse("(begin 1 2)")).seq.items()
+    [<Const 1>, <Const 2>]
     """
 
-    __slots__ = ("seq",)
-    _fields = ("seq",)
-
-    def __init__(self, seq: Seq) -> None:
-        self.seq = seq
-        self.fv = seq.fv
-        self._hash = hash((16, seq._hash))
+    __slots__ = ()
+    _tag = 16
 
 
 class Letrec(Expr):
@@ -648,36 +654,41 @@ class Letrec(Expr):
         self.body_sel = _selector(source, body.fv)
 
 
-class Llm(Expr):
+class _ArgForm(Expr):
+    """A form of one argument (:class:`Llm`, :class:`EvalForm`): built alike, told apart
+    by type; ``_tag`` keeps the two hashes apart.
+    """
+
+    __slots__ = ("arg",)
+    _fields = ("arg",)
+    _tag: int
+
+    def __init__(self, arg: Expr) -> None:
+        self.arg = arg
+        self.fv = arg.fv
+        self._hash = hash((self._tag, arg._hash))
+
+
+class Llm(_ArgForm):
     """``(llm e)``: the only model call; ``e`` must evaluate to a string.
 
     >>> Llm(Var("q")).fv
     ('q',)
     """
 
-    __slots__ = ("arg",)
-    _fields = ("arg",)
-
-    def __init__(self, arg: Expr) -> None:
-        self.arg = arg
-        self.fv = arg.fv
-        self._hash = hash((17, arg._hash))
+    __slots__ = ()
+    _tag = 17
 
 
-class EvalForm(Expr):
+class EvalForm(_ArgForm):
     """``(eval e)``: run a string of program text or a quoted datum, closed, in tail position.
 
     >>> EvalForm(Const("(+ 1 2)")).fv
     ()
     """
 
-    __slots__ = ("arg",)
-    _fields = ("arg",)
-
-    def __init__(self, arg: Expr) -> None:
-        self.arg = arg
-        self.fv = arg.fv
-        self._hash = hash((18, arg._hash))
+    __slots__ = ()
+    _tag = 18
 
 
 # ---------------------------------------------------------------- compiling data to expressions

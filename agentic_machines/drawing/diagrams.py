@@ -681,7 +681,7 @@ def _place_edge_labels(
     # Longer labels first: they have fewer places to go.
     for (u, v), rad in sorted(rads.items(), key=lambda item: -len(plan.edges[item[0]])):
         (x1, y1), (x2, y2) = to_px.transform(pos[u]), to_px.transform(pos[v])
-        cx, cy = (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
+        cx, cy = _arc3_control((x1, y1), (x2, y2), rad)
         label = plan.edges[(u, v)]
         text = ax.text(
             0,
@@ -700,8 +700,7 @@ def _place_edge_labels(
         ts = (0.5, 0.4, 0.6, 0.32, 0.68, 0.45, 0.55, 0.36, 0.64, 0.28, 0.72, 0.25, 0.75)
         beside = [(t, d) for t in ts[:5] for d in (1.0, -1.0)]
         for t, side in [(t, 0.0) for t in ts] + beside:
-            px = (1 - t) ** 2 * x1 + 2 * (1 - t) * t * cx + t**2 * x2
-            py = (1 - t) ** 2 * y1 + 2 * (1 - t) * t * cy + t**2 * y2
+            px, py = _on_curve((x1, y1), (cx, cy), (x2, y2), t)
             if side:  # half the label's size off the curve, square to its tangent
                 tx = 2 * (1 - t) * (cx - x1) + 2 * t * (x2 - cx)
                 ty = 2 * (1 - t) * (cy - y1) + 2 * t * (y2 - cy)
@@ -725,6 +724,35 @@ def _place_edge_labels(
         obstacles.append(best[2])
 
 
+def _arc3_control(
+    a: tuple[float, float], b: tuple[float, float], rad: float
+) -> tuple[float, float]:
+    """The control point of matplotlib's ``arc3`` curve from ``a`` to ``b`` (as it
+    computes it): the curve leaves ``a`` towards it and enters ``b`` from it.
+
+    >>> _arc3_control((0.0, 0.0), (2.0, 0.0), 0.5)
+    (1.0, -1.0)
+    """
+    (x1, y1), (x2, y2) = a, b
+    return (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
+
+
+def _on_curve(
+    a: tuple[float, float], c: tuple[float, float], b: tuple[float, float], t: float
+) -> tuple[float, float]:
+    """The point at ``t`` (0 at ``a``, 1 at ``b``) of the quadratic curve with control
+    point ``c``: where an edge drawn with ``arc3`` passes.
+
+    >>> _on_curve((0.0, 0.0), (1.0, -1.0), (2.0, 0.0), 0.5)
+    (1.0, -0.5)
+    """
+    (x1, y1), (cx, cy), (x2, y2) = a, c, b
+    return (
+        (1 - t) ** 2 * x1 + 2 * (1 - t) * t * cx + t**2 * x2,
+        (1 - t) ** 2 * y1 + 2 * (1 - t) * t * cy + t**2 * y2,
+    )
+
+
 def _bend(
     ax: Any, pos: dict, u: Any, v: Any, size: float, choices: tuple[float, ...] | None = None
 ) -> float:
@@ -737,12 +765,11 @@ def _bend(
     room = math.sqrt(size) / 2 * ax.figure.dpi / 72 * 1.25  # node radius and a margin
 
     def clearance(rad: float) -> float:
-        cx, cy = (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
+        cx, cy = _arc3_control((x1, y1), (x2, y2), rad)
         worst = math.inf
         for k in range(1, 20):
             t = k / 20
-            px = (1 - t) ** 2 * x1 + 2 * (1 - t) * t * cx + t**2 * x2
-            py = (1 - t) ** 2 * y1 + 2 * (1 - t) * t * cy + t**2 * y2
+            px, py = _on_curve((x1, y1), (cx, cy), (x2, y2), t)
             for ox, oy in others:
                 worst = min(worst, math.hypot(px - ox, py - oy))
         return worst
@@ -785,7 +812,7 @@ def _edge_arrow(
     to_px = ax.transData
     (x1, y1), (x2, y2) = to_px.transform(a), to_px.transform(b)
     # arc3's control point (as matplotlib computes it): the ends leave towards it
-    cx, cy = (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
+    cx, cy = _arc3_control((x1, y1), (x2, y2), rad)
     points = 72 / ax.figure.dpi
     shrink_a = rim_distance(outline_a, (x1, y1), (cx - x1, cy - y1)) * points + 1.5
     shrink_b = rim_distance(outline_b, (x2, y2), (cx - x2, cy - y2)) * points + 1.5

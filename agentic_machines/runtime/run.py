@@ -69,6 +69,7 @@ from ._jsonl import (
     brief,
 )
 from .agent import AgentMachine
+from .linear import run_linear, runs_linearly
 from .models import Model, ScriptedModel, describe_difference, shorten
 
 # The file format lives in tracefile (one concept a module); its public names stay
@@ -536,10 +537,10 @@ def _steps(
         return _model_failed(trace, raise_errors, exc, answer)
 
     first = 0
-    if isinstance(machine, AgentMachine) and machine._runs_linearly(state, trace.max_steps or 0):
+    if isinstance(machine, AgentMachine) and runs_linearly(machine, state, trace.max_steps or 0):
         # An agent function runs once, calling the model itself: no greenlet switch per
-        # step (runtime/agent.py, _Linear); the same steps as the loop below would make.
-        handed = machine._run_linear(trace, complete, failed, write, Step)
+        # step (runtime/linear.py); the same steps as the loop below would make.
+        handed = run_linear(machine, trace, complete, failed, write)
         if handed is None:
             if trace.end == "model-error" and raise_errors:
                 raise trace.error  # type: ignore[misc]
