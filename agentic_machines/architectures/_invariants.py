@@ -16,7 +16,8 @@ a short script. This module holds what they share:
   for a machine whose harness *is* the stock one (same code, same helpers, same
   options), checked against the machine itself, never its name;
 - :func:`refute_by_invariant` and :func:`reach`: the check at the deep state and at the
-  initial state itself.
+  initial state itself; :func:`states_within`, the states a few completions reach (the
+  sample the SPE and Spell analyses check).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import dataclasses
 import hashlib
 import types
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from ..errors import AgenticMachinesError, InvalidArgument
 from ..generation import prompt_obstruction
@@ -38,6 +39,7 @@ from ..verdict import Obstruction, Verdict
 __all__ = [
     "refute_by_invariant",
     "reach",
+    "states_within",
     "InvariantAnalysis",
     "record",
     "recorded_machine",
@@ -49,6 +51,7 @@ __all__ = [
 ]
 
 _PACKAGE = __name__.split(".")[0]
+_State = TypeVar("_State", bound=Hashable)
 
 
 def code_fingerprint(function: Callable[..., Any]) -> str:
@@ -240,6 +243,36 @@ def reach(machine: AgenticMachine, start: Hashable, script: Sequence[str]) -> Ha
             )
         state = nxt
     return state
+
+
+def states_within(
+    machine: AgenticMachine,
+    starts: Iterable[_State],
+    completions: Iterable[str],
+    depth: int,
+) -> list[_State]:
+    """The distinct states reached from ``starts`` by up to ``depth`` of the
+    ``completions``, breadth first, the starts first (HALT and DIVERGE are not states).
+
+    >>> from agentic_machines import FunctionMachine
+    >>> m = FunctionMachine(lambda s: s, lambda s, c: (s + c)[-2:], initial="", name="m")
+    >>> states_within(m, [""], ["a", "b"], 2)
+    ['', 'a', 'b', 'aa', 'ab', 'ba', 'bb']
+    """
+    completions = list(completions)
+    seen: dict[_State, None] = dict.fromkeys(starts)
+    frontier = list(seen)
+    for _ in range(depth):
+        nxt = []
+        for state in frontier:
+            for c in completions:
+                y = machine.harness(state, c)
+                if not is_sentinel(y) and y not in seen:
+                    state_y = cast(_State, y)  # h returns a state of the machine or a sentinel
+                    seen[state_y] = None
+                    nxt.append(state_y)
+        frontier = nxt
+    return list(seen)
 
 
 # Attributes a HarnessMachine instance has of its own; anything else (a ``harness`` or

@@ -60,6 +60,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .._text import one_line
 from ..embedding import Embedding, check_embedding
 from ..errors import InvalidArgument
 from ..machine import HALT, is_sentinel
@@ -181,11 +182,6 @@ def memory_block(reflections: tuple[str, ...]) -> str:
     return MEMORY_HEADER + "".join(f"- {r}\n" for r in reflections) + "\n"
 
 
-def _one_line(text: str) -> str:
-    # One bullet per memory entry: a reflection's newlines would break the list.
-    return " ".join(text.replace("\n", " ").split())
-
-
 def reflexion_program(
     question: str = TOY_QUESTION,
     pages: Mapping[str, str] = TOY_PAGES,
@@ -231,7 +227,8 @@ def reflexion_program(
         if reflect:
             trajectory = f"Previous trial:\nQuestion: {question}\n{result.transcript.rstrip()}\n\n"
             reflection = yield REFLECT_HEADER + REFLECT_EXAMPLE + trajectory + "Reflection:"
-            memory = (*memory, _one_line(reflection))[-memory_size:]
+            # one bullet per memory entry: a reflection's newlines would break the list
+            memory = (*memory, one_line(reflection))[-memory_size:]
 
 
 def machine(

@@ -137,15 +137,19 @@ def _step_writer(out: JsonLinesWriter, start: Any) -> Callable[[Step], None]:
     The line is the JSON ``json.dumps`` gives for the step's dict (a property test checks
     it), assembled directly: the writer's budget is one write's cost again
     (benchmarks/bench_trace.py), and building a dict and walking it costs more. A closure,
-    not a method: what it keeps between steps (the previous prompt and outcome, the
-    descriptor) are cell reads instead of attribute lookups on every step.
+    not a method: what it keeps between steps (the previous prompt, the previous outcome
+    and its JSON text, the descriptor) are cell reads, not attribute lookups.
     """
     fd, write_fd, finish = out.fileno(), os.write, out.write_bytes
     previous_prompt: str | None = None
     previous_outcome = start
+    # The previous line's outcome as JSON text, when it was an int or a str escaped for a
+    # UTF-8 line (else None). A run's next state is that outcome, the same object, so
+    # such a value is encoded once: as an outcome, then as the next line's state.
+    previous_text: str | None = None
 
     def write(step: Step, esc: Callable[[str], str] = _escape) -> None:
-        nonlocal previous_prompt, previous_outcome
+        nonlocal previous_prompt, previous_outcome, previous_text
         index, state, prompt, completion, outcome, clock = step
         # A transcript's prompt is the previous one plus new text: writing it whole on
         # every line would make the file quadratic in the run's length. The line keeps
@@ -159,31 +163,32 @@ def _step_writer(out: JsonLinesWriter, start: Any) -> Callable[[Step], None]:
         # A TraceState holds every completion so far; writing it in full on every line
         # would make the file quadratic in the run's length. When it is the previous
         # outcome (or the start), and when the outcome is the state plus this
-        # completion, the line says so instead; Trace.load rebuilds both. An int goes
-        # into the f-string as it is (its JSON is its str).
-        key, kind = "state", type(state)
-        if kind is int:
-            shown_state: Any = state
-        elif kind is str:
-            shown_state = esc(state)
-        elif kind is TraceState and state == previous_outcome:
+        # completion, the line says so instead; Trace.load rebuilds both.
+        key = "state"
+        if state is previous_outcome and previous_text is not None:
+            shown_state = previous_text
+        elif type(state) is TraceState and state == previous_outcome:
             key, shown_state = "same_state", "true"
         else:
             shown_state = _value(state, esc)
+        # Only an int's or a str's text is kept for the next line: a state of another
+        # type could be mutable, and a machine that changed it in place would find the
+        # old text written.
         okey, kind = "outcome", type(outcome)
         if kind is int:
-            shown: Any = outcome
+            shown = reuse = str(outcome)
         elif kind is str:
-            shown = esc(outcome)
+            shown = reuse = esc(outcome)
         elif kind is TraceState and type(state) is TraceState and outcome == state.then(completion):
-            okey, shown = "outcome_then", "true"
+            okey, shown, reuse = "outcome_then", "true", None
         else:
-            shown = _value(outcome, esc)
+            shown, reuse = _value(outcome, esc), None
         end = ', "clock": true}\n' if clock else "}\n"
         if kept:
             text = (
                 f'{{"kind": "step", "index": {index}, "{key}": {shown_state}, "prompt_keep": {kept}, '
-                f'"prompt_add": {esc(added)}, "completion": {esc(completion)}, "{okey}": {shown}{end}'
+                f'"prompt_add": {esc(added)}, "completion": {esc(completion)}, '
+                f'"{okey}": {shown}{end}'
             )
         else:
             text = (
@@ -193,15 +198,17 @@ def _step_writer(out: JsonLinesWriter, start: Any) -> Callable[[Step], None]:
         try:
             data = text.encode()
         except UnicodeEncodeError:  # a lone surrogate: JSON's \\u escapes read back the same
-            return write(step, _escape_ascii)
+            previous_text = None  # the retry escapes every value again, in ASCII,
+            write(step, _escape_ascii)
+            previous_text = None  # and its ASCII text is not what the next UTF-8 line writes
+            return
         try:
             written = write_fd(fd, data)  # the one write, inline
         except OSError:  # nothing was written: write_bytes tries again and names the file
             written = 0
         if written != len(data):  # a short write (a full pipe, a signal) finishes there too
             finish(data[written:])
-        previous_outcome = outcome
-        previous_prompt = prompt
+        previous_outcome, previous_text, previous_prompt = outcome, reuse, prompt
 
     return write
 
