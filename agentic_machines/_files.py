@@ -39,6 +39,7 @@ __all__ = [
     "read_lines",
     "check_regular",
     "open_output",
+    "open_output_fd",
     "describe_size",
     "SMALLER",
     "brief",
@@ -191,11 +192,8 @@ def read_lines(
 
 def open_output(path: str | os.PathLike, mode: str = "w") -> IO[Any]:
     """Open ``path`` to write (``mode`` ``"w"``, ``"a"``, ``"wb"`` or ``"ab"``; text is UTF-8),
-    never blocking: a FIFO with no reader is refused at once instead of waiting for one.
-
-    The file is opened with ``O_NONBLOCK``, which makes ``open`` of a FIFO without a reader
-    fail with ``ENXIO`` (a FIFO with a reader, ``/dev/null`` or a regular file open as
-    usual), then switched back to blocking writes. Errors are ``OSError`` naming the path.
+    never blocking: a FIFO with no reader is refused at once instead of waiting for one
+    (:func:`open_output_fd`, wrapped in a file object).
 
     >>> open_output("/dev/null").close()
     >>> import os, tempfile
@@ -207,8 +205,25 @@ def open_output(path: str | os.PathLike, mode: str = "w") -> IO[Any]:
     """
     if mode not in ("w", "a", "wb", "ab"):
         raise InvalidArgument(f"mode must be 'w', 'a', 'wb' or 'ab', got {mode!r}")
+    fd = open_output_fd(path, append=mode.startswith("a"))
+    return os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8")
+
+
+def open_output_fd(path: str | os.PathLike, *, append: bool = False) -> int:
+    """A descriptor open to write ``path`` (truncated, or appended to with ``append=True``),
+    for a writer that makes its own ``os.write`` calls and needs no file object (the trace
+    writer: a file object's ``fstat``, ``isatty`` and flush on close cost as much as a
+    hundred lines' writes). Never blocking, as :func:`open_output`.
+
+    The file is opened with ``O_NONBLOCK``, which makes ``open`` of a FIFO without a reader
+    fail with ``ENXIO`` (a FIFO with a reader, ``/dev/null`` or a regular file open as
+    usual), then switched back to blocking writes. Errors are ``OSError`` naming the path.
+
+    >>> fd = open_output_fd("/dev/null"); os.write(fd, b"x"), os.close(fd)
+    (1, None)
+    """
     flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-    flags |= os.O_APPEND if mode.startswith("a") else os.O_TRUNC
+    flags |= os.O_APPEND if append else os.O_TRUNC
     try:
         fd = os.open(path, flags, 0o666)
     except OSError as exc:
@@ -219,8 +234,12 @@ def open_output(path: str | os.PathLike, mode: str = "w") -> IO[Any]:
                 os.fspath(path),
             ) from None
         raise
-    os.set_blocking(fd, True)
-    return os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8")
+    try:
+        os.set_blocking(fd, True)
+    except BaseException:  # never leak the descriptor
+        os.close(fd)
+        raise
+    return fd
 
 
 def brief(value: Any, width: int = 60) -> str:

@@ -1,4 +1,5 @@
-"""Text cut to fit a message, a label or a table cell: one rule for the whole package.
+"""Text cut to fit a message, a label or a table cell: one rule for the whole package
+(and the one line that ends a run's description, :func:`ending_line`).
 
 A long value is cut at the end and marked with an ellipsis (``…``, or ``...`` where the
 text is shown as program output), so that what is shown is never longer than asked and
@@ -10,7 +11,10 @@ runs) keeps its own inline cut: a call here would be lines charged to the model'
 
 from __future__ import annotations
 
-__all__ = ["clip", "one_line"]
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["clip", "one_line", "ending_line"]
 
 
 def clip(text: str, width: int, ellipsis: str = "…") -> str:
@@ -32,3 +36,16 @@ def one_line(text: str) -> str:
     'a b c'
     """
     return " ".join(text.split())
+
+
+def ending_line(value: Any, error: BaseException | None, show: Callable[[Any], str]) -> str:
+    """The last line of a run's description: ``value: <show(value)>`` for a run that
+    ended normally, ``error: <type>: <message>`` for one that ``error`` stopped (the CEK
+    program runs and the Spell sessions print their ends alike).
+
+    >>> ending_line(3, None, repr), ending_line(None, ValueError("no"), repr)
+    ('value: 3', 'error: ValueError: no')
+    """
+    if error is None:
+        return f"value: {show(value)}"
+    return f"error: {type(error).__name__}: {error}"

@@ -230,7 +230,7 @@ before and after, as measured by the benchmarks above:
   machine's load average at 10.7–13 on its 2 cores (other developers' tests); the
   code before this change gave 30.3x and 17.2x in the same hour, at load 12.9. What
   changed: `run` from the initial state takes a linear path
-  (`runtime/agent.py`, `_Linear`): the agent function is called once with a model
+  (`runtime/linear.py`): the agent function is called once with a model
   function that asks the real model and records the step, so no greenlet switch is
   made per step, and every step runs untraced. A step is *decided by counting* (its
   lines counted exactly as `h` counts them) only when its time does not prove it within

@@ -14,6 +14,7 @@ from agentic_machines.models import ScriptedModel
 from agentic_machines import DIVERGE, HALT, agent_machine, effect, run
 from agentic_machines.execution import clock
 from agentic_machines.runtime import agent as agent_module
+from agentic_machines.runtime import linear as linear_module
 
 
 def summer(model):
@@ -81,7 +82,7 @@ def test_a_step_the_watchdog_stops_is_decided_by_counting():
 def test_late_steps_that_agree_let_the_untraced_run_go_on(monkeypatch):
     # A gate of zero seconds: every step is late and checked on the shadow, which catches
     # up uncounted and agrees; the run goes on untraced and ends as the stepped one does.
-    monkeypatch.setattr(agent_module, "_FASTEST_LINE", 0.0)
+    monkeypatch.setattr(linear_module, "_FASTEST_LINE", 0.0)
     script = [str(n) for n in (4, 9, 2, 6)] + ["0"]
     checked = agent_machine(summer)
     trace = run(checked, ScriptedModel(script))
@@ -149,7 +150,7 @@ def test_the_shadow_catches_up_through_decided_steps_in_one_go(monkeypatch):
         now[0] += 1e-9
         return now[0]
 
-    monkeypatch.setattr(agent_module, "perf_counter", clock_now)
+    monkeypatch.setattr(linear_module, "perf_counter", clock_now)
 
     def slowish(model):
         n = int(model("n?"))

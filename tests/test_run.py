@@ -473,7 +473,22 @@ def test_prompt_deltas_load_exactly(tmp_path_factory, prompts):
 
 
 _WRITER_STATES = st.sampled_from(
-    [0, 7, -3, "s", 'q"\\\n', "\ud800", 1.5, True, None, ("t", 1), frozenset({2}), HALT, DIVERGE]
+    [
+        0,
+        7,
+        -3,
+        "s",
+        "\u00e9",
+        'q"\\\n',
+        "\ud800",
+        1.5,
+        True,
+        None,
+        ("t", 1),
+        frozenset({2}),
+        HALT,
+        DIVERGE,
+    ]
 )
 
 
@@ -481,7 +496,7 @@ _WRITER_STATES = st.sampled_from(
 @given(
     st.lists(
         st.tuples(
-            st.one_of(_WRITER_STATES, st.just("trace")),
+            st.one_of(_WRITER_STATES, st.just("trace"), st.just("previous")),
             st.text(alphabet="ab\n\u00e9\ud800", max_size=6),
             st.text(alphabet='c"\\\ud800', max_size=4),
             st.one_of(_WRITER_STATES, st.just("then")),
@@ -499,7 +514,9 @@ def test_each_step_line_is_the_json_of_its_dict(tmp_path_factory, rows):
     previous, prompt, expected = 0, None, []
     with _TraceWriter(path, "m", 0, None) as writer:
         for index, (state, added, completion, outcome, clock) in enumerate(rows):
-            if state == "trace":
+            if state == "previous":  # as in a run: the previous outcome, the same object
+                state = previous
+            elif state == "trace":
                 state = (  # equal to the previous outcome, not the same object
                     TraceState(previous.completions)
                     if isinstance(previous, TraceState)

@@ -16,7 +16,8 @@ a short script. This module holds what they share:
   for a machine whose harness *is* the stock one (same code, same helpers, same
   options), checked against the machine itself, never its name;
 - :func:`refute_by_invariant` and :func:`reach`: the check at the deep state and at the
-  initial state itself.
+  initial state itself; :func:`states_within`, the states a few completions reach (the
+  sample the SPE and Spell analyses check).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import dataclasses
 import hashlib
 import types
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from ..errors import AgenticMachinesError, InvalidArgument
 from ..generation import prompt_obstruction
@@ -38,16 +39,19 @@ from ..verdict import Obstruction, Verdict
 __all__ = [
     "refute_by_invariant",
     "reach",
+    "states_within",
     "InvariantAnalysis",
     "record",
     "recorded_machine",
     "scripted",
     "completion_sampler",
+    "header_kind",
     "code_fingerprint",
     "refute_embedding_by_prompts",
 ]
 
 _PACKAGE = __name__.split(".")[0]
+_State = TypeVar("_State", bound=Hashable)
 
 
 def code_fingerprint(function: Callable[..., Any]) -> str:
@@ -182,6 +186,17 @@ def scripted(script: Sequence[str]) -> Any:
     return ScriptedModel(script)
 
 
+def header_kind(prompt: str, kinds: Sequence[tuple[str, str]]) -> str:
+    """The kind of the first ``(kind, header)`` pair whose header ``prompt`` starts with,
+    ``"other"`` when none: an architecture's ``prompt_kind`` (its prompts start with fixed
+    text, and model text only ever comes after it).
+
+    >>> header_kind("Plan: x", [("ask", "Ask: "), ("plan", "Plan: ")]), header_kind("x", [])
+    ('plan', 'other')
+    """
+    return next((kind for kind, header in kinds if prompt.startswith(header)), "other")
+
+
 def completion_sampler(
     valid: Callable[[], Iterable[str]],
     script: Sequence[str] = (),
@@ -228,6 +243,36 @@ def reach(machine: AgenticMachine, start: Hashable, script: Sequence[str]) -> Ha
             )
         state = nxt
     return state
+
+
+def states_within(
+    machine: AgenticMachine,
+    starts: Iterable[_State],
+    completions: Iterable[str],
+    depth: int,
+) -> list[_State]:
+    """The distinct states reached from ``starts`` by up to ``depth`` of the
+    ``completions``, breadth first, the starts first (HALT and DIVERGE are not states).
+
+    >>> from agentic_machines import FunctionMachine
+    >>> m = FunctionMachine(lambda s: s, lambda s, c: (s + c)[-2:], initial="", name="m")
+    >>> states_within(m, [""], ["a", "b"], 2)
+    ['', 'a', 'b', 'aa', 'ab', 'ba', 'bb']
+    """
+    completions = list(completions)
+    seen: dict[_State, None] = dict.fromkeys(starts)
+    frontier = list(seen)
+    for _ in range(depth):
+        nxt = []
+        for state in frontier:
+            for c in completions:
+                y = machine.harness(state, c)
+                if not is_sentinel(y) and y not in seen:
+                    state_y = cast(_State, y)  # h returns a state of the machine or a sentinel
+                    seen[state_y] = None
+                    nxt.append(state_y)
+        frontier = nxt
+    return list(seen)
 
 
 # Attributes a HarnessMachine instance has of its own; anything else (a ``harness`` or
@@ -366,6 +411,50 @@ class InvariantAnalysis:
             details={**dict(verdict.details), "not_covered": why, "proof": self.proof},
         )
 
+    def refute_embedding(
+        self,
+        source: AgenticMachine,
+        source_state: Hashable,
+        machine: Any = None,
+        *,
+        allowed: Callable[[Any, str], bool],
+        allowed_text: str,
+        seed: int = 0,
+        n: int = 60,
+        scripts: Sequence[Sequence[str]] = ((),),
+    ) -> Verdict:
+        """The verdict of an ``embeds_react()``: "``source`` embeds into ``machine``"
+        refuted by prompts (:func:`refute_embedding_by_prompts`) on this analysis's proof.
+
+        ``machine`` defaults as in :meth:`analysis`; the target is the machine rebuilt from
+        its recorded options (``machine`` itself when it does not rebuild, and the verdict
+        is then undecided). ``allowed(target, prompt)`` is the proved property of every
+        prompt of the target (in words: ``allowed_text``); the premise is tested at the
+        states the ``scripts`` reach from the target's initial state, on ``n`` completions
+        of :attr:`sample` drawn with ``seed``.
+
+        >>> from agentic_machines.architectures import react, tot
+        >>> v = tot.ANALYSIS.refute_embedding(react.machine(), react.initial,
+        ...     allowed=lambda target, p: p.startswith((tot.PROPOSE_HEADER, tot.VALUE_HEADER)),
+        ...     allowed_text="every prompt starts with a ToT header")
+        >>> v.status, v.obstruction.kind
+        ('refuted', 'prompt')
+        """
+        machine = self.subject(machine)
+        why, fresh = self.not_covered(machine)
+        target = machine if fresh is None else fresh
+        return refute_embedding_by_prompts(
+            source,
+            source_state,
+            target,
+            allowed=lambda prompt: allowed(target, prompt),
+            allowed_text=allowed_text,
+            proof=self.proof,
+            completions=self.sample(target, seed, n),
+            states=[reach(target, target.initial, script) for script in scripts],
+            not_covered=why,
+        )
+
 
 def refute_by_invariant(
     machine: AgenticMachine,
@@ -396,26 +485,19 @@ def refute_by_invariant(
     """
     completions = list(completions)
     deep = reach(machine, start, deep_script)
-    machine = _Memo(machine)  # both checks below step the same (start, c) pairs
-    main = prompt_obstruction(
-        machine,
-        start,
-        machine,
-        deep,
-        invariant=invariant,
-        invariant_text=invariant_text,
-        proof=proof,
-        completions=completions,
-    )
-    at_start = prompt_obstruction(
-        machine,
-        start,
-        machine,
-        start,
-        invariant=invariant,
-        invariant_text=invariant_text,
-        proof=proof,
-        completions=completions,
+    memo = _Memo(machine)  # both checks step the same (start, c) pairs
+    main, at_start = (
+        prompt_obstruction(
+            memo,
+            start,
+            memo,
+            state,
+            invariant=invariant,
+            invariant_text=invariant_text,
+            proof=proof,
+            completions=completions,
+        )
+        for state in (deep, start)
     )
     details = {
         **dict(main.details),

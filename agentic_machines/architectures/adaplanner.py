@@ -62,8 +62,8 @@ from ..verdict import Verdict
 from ._invariants import (
     InvariantAnalysis,
     completion_sampler,
+    header_kind,
     recorded_machine,
-    refute_embedding_by_prompts,
     scripted,
 )
 from .environments import Household, default_household
@@ -306,10 +306,9 @@ def prompt_kind(prompt: str) -> str:
     >>> prompt_kind(ASK_HEADER + "Which apple?")
     'ask'
     """
-    for kind, head in (("plan", PLAN_HEADER), ("refine", REFINE_HEADER), ("ask", ASK_HEADER)):
-        if prompt.startswith(head):
-            return kind
-    return "other"
+    return header_kind(
+        prompt, (("plan", PLAN_HEADER), ("refine", REFINE_HEADER), ("ask", ASK_HEADER))
+    )
 
 
 def successor_invariant(prompt: str, successor_prompt: str) -> bool:
@@ -403,16 +402,12 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
     """
     from . import react  # lazy: one architecture per load
 
-    m = ANALYSIS.subject(m)
-    why, fresh = ANALYSIS.not_covered(m)
-    target = m if fresh is None else fresh
-    return refute_embedding_by_prompts(
+    return ANALYSIS.refute_embedding(
         react.machine(),
         react.initial,
-        target,
-        allowed=lambda p: prompt_kind(p) != "other",
+        m,
+        allowed=lambda _, p: prompt_kind(p) != "other",
         allowed_text="every prompt of AdaPlanner starts with its planner, refiner or ask_llm header",
-        proof=ANALYSIS.proof,
-        completions=ANALYSIS.sample(target, seed, n),
-        not_covered=why,
+        seed=seed,
+        n=n,
     )

@@ -56,9 +56,8 @@ from ..verdict import Verdict
 from ._invariants import (
     InvariantAnalysis,
     completion_sampler,
-    reach,
+    header_kind,
     recorded_machine,
-    refute_embedding_by_prompts,
     scripted,
 )
 from .environments import Household, default_household
@@ -289,11 +288,7 @@ def prompt_kind(prompt: str) -> str:
     >>> prompt_kind(machine().prompt(initial))
     'executor'
     """
-    if prompt.startswith(EXECUTOR_HEADER):
-        return "executor"
-    if prompt.startswith(PLANNER_HEADER):
-        return "planner"
-    return "other"
+    return header_kind(prompt, (("executor", EXECUTOR_HEADER), ("planner", PLANNER_HEADER)))
 
 
 def actions_in(prompt: str) -> int:
@@ -401,18 +396,13 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
     """
     from . import react  # lazy: one architecture per load
 
-    m = ANALYSIS.subject(m)
-    why, fresh = ANALYSIS.not_covered(m)
-    target = m if fresh is None else fresh
-    states = [reach(target, target.initial, SCRIPT[:k]) for k in (0, 1, 3)]
-    return refute_embedding_by_prompts(
+    return ANALYSIS.refute_embedding(
         react.machine(),
         react.initial,
-        target,
-        allowed=lambda p: prompt_kind(p) != "other",
+        m,
+        allowed=lambda _, p: prompt_kind(p) != "other",
         allowed_text="every prompt of ADaPT starts with the executor's or the planner's header",
-        proof=ANALYSIS.proof,
-        completions=ANALYSIS.sample(target, seed, n),
-        states=states,
-        not_covered=why,
+        seed=seed,
+        n=n,
+        scripts=[SCRIPT[:k] for k in (0, 1, 3)],
     )

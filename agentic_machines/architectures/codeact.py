@@ -55,7 +55,7 @@ system message (:func:`embeds_react`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -66,9 +66,7 @@ from ..verdict import Verdict
 from ._invariants import (
     InvariantAnalysis,
     completion_sampler,
-    reach,
     recorded_machine,
-    refute_embedding_by_prompts,
     scripted,
 )
 from .environments import Household, default_household
@@ -367,19 +365,13 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
     """
     from . import react  # lazy: one architecture per load
 
-    m = ANALYSIS.subject(m)
-    why, fresh = ANALYSIS.not_covered(m)
-    target = m if fresh is None else fresh
-    states = [target.initial, reach(target, target.initial, SCRIPT[:1])]
-    allowed: Callable[[str], bool] = _is_codeact_prompt
-    return refute_embedding_by_prompts(
+    return ANALYSIS.refute_embedding(
         react.machine(),
         react.initial,
-        target,
-        allowed=allowed,
+        m,
+        allowed=lambda _, p: _is_codeact_prompt(p),
         allowed_text="every prompt of CodeAct starts with its system message",
-        proof=ANALYSIS.proof,
-        completions=ANALYSIS.sample(target, seed, n),
-        states=states,
-        not_covered=why,
+        seed=seed,
+        n=n,
+        scripts=[(), SCRIPT[:1]],
     )

@@ -58,7 +58,6 @@ from ._invariants import (
     InvariantAnalysis,
     completion_sampler,
     recorded_machine,
-    refute_embedding_by_prompts,
     scripted,
 )
 
@@ -339,16 +338,12 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 120
     """
     from . import react  # lazy: one architecture per load
 
-    m = ANALYSIS.subject(m)
-    why, fresh = ANALYSIS.not_covered(m)
-    source = react.machine()
-    return refute_embedding_by_prompts(
-        source,
+    return ANALYSIS.refute_embedding(
+        react.machine(),
         react.initial,
-        m if fresh is None else fresh,
-        allowed=lambda prompt: prompt == fresh.prompt(fresh.initial) if fresh else False,
+        m,
+        allowed=lambda pal, prompt: prompt == pal.prompt(pal.initial),
         allowed_text="the only state of PAL is its initial state, with PAL's few-shot prompt",
-        proof=ANALYSIS.proof,
-        completions=ANALYSIS.sample(m, seed, n),
-        not_covered=why,
+        seed=seed,
+        n=n,
     )

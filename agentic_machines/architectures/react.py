@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, recorded_machine, scripted
+from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine, scripted
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
 
 if TYPE_CHECKING:
@@ -343,10 +343,7 @@ def react_completion_sample(
     >>> "xyzzy" in react_completion_sample(n=100, m=machine(reset="xyzzy"))
     True
     """
-    from ..checking.sampling import completion_sample, harness_strings  # lazy: imports hypothesis
-
-    extra = harness_strings(m if m is not None else machine())
-    return completion_sample(valid_completions(1) + list(SCRIPT) + extra, seed=seed, n=n)
+    return ANALYSIS.sample(m if m is not None else machine(), seed, n)
 
 
 def _cut(text: str, stop: str) -> str:
@@ -368,6 +365,6 @@ ANALYSIS = InvariantAnalysis(
     deep_script=SCRIPT[:2],
     invariant=successor_invariant,
     invariant_text=INVARIANT_TEXT,
-    sample=lambda m, seed, n: react_completion_sample(seed=seed, n=n, m=m),
+    sample=completion_sampler(lambda: valid_completions(1), SCRIPT),
 )
 """What ``proofs/react_invariant.md`` is about: :func:`analysis` refutes only inside it."""

@@ -60,13 +60,20 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .._text import one_line
 from ..embedding import Embedding, check_embedding
 from ..errors import InvalidArgument
 from ..machine import HALT, is_sentinel
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Obstruction, Premise, Verdict
 from . import react
-from ._invariants import InvariantAnalysis, recorded_machine, scripted
+from ._invariants import (
+    InvariantAnalysis,
+    completion_sampler,
+    header_kind,
+    recorded_machine,
+    scripted,
+)
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION
 
 if TYPE_CHECKING:
@@ -175,11 +182,6 @@ def memory_block(reflections: tuple[str, ...]) -> str:
     return MEMORY_HEADER + "".join(f"- {r}\n" for r in reflections) + "\n"
 
 
-def _one_line(text: str) -> str:
-    # One bullet per memory entry: a reflection's newlines would break the list.
-    return " ".join(text.replace("\n", " ").split())
-
-
 def reflexion_program(
     question: str = TOY_QUESTION,
     pages: Mapping[str, str] = TOY_PAGES,
@@ -225,7 +227,8 @@ def reflexion_program(
         if reflect:
             trajectory = f"Previous trial:\nQuestion: {question}\n{result.transcript.rstrip()}\n\n"
             reflection = yield REFLECT_HEADER + REFLECT_EXAMPLE + trajectory + "Reflection:"
-            memory = (*memory, _one_line(reflection))[-memory_size:]
+            # one bullet per memory entry: a reflection's newlines would break the list
+            memory = (*memory, one_line(reflection))[-memory_size:]
 
 
 def machine(
@@ -287,6 +290,12 @@ def scripted_model() -> ScriptedModel:
 
 
 _ACTOR_WITH_MEMORY = react.HEADER + react.EXAMPLES + MEMORY_HEADER
+# the memory header comes after the actor's: the longer start is tried first
+_KINDS = (
+    ("reflect", REFLECT_HEADER),
+    ("actor+memory", _ACTOR_WITH_MEMORY),
+    ("actor", react.HEADER + react.EXAMPLES),
+)
 
 
 def prompt_kind(prompt: str) -> str:
@@ -296,13 +305,7 @@ def prompt_kind(prompt: str) -> str:
     >>> prompt_kind(machine().prompt(initial))
     'actor'
     """
-    if prompt.startswith(REFLECT_HEADER):
-        return "reflect"
-    if prompt.startswith(_ACTOR_WITH_MEMORY):
-        return "actor+memory"
-    if prompt.startswith(react.HEADER + react.EXAMPLES):
-        return "actor"
-    return "other"
+    return header_kind(prompt, _KINDS)
 
 
 def successor_invariant(prompt: str, successor_prompt: str) -> bool:
@@ -346,11 +349,7 @@ def reflexion_completion_sample(
     >>> len(reflexion_completion_sample(n=100))
     100
     """
-    from ..checking.sampling import completion_sample, harness_strings  # lazy: imports hypothesis
-
-    extra = harness_strings(m if m is not None else machine())
-    valid = react.valid_completions(1) + list(SCRIPT) + [" Finish[Thames]", "I should search."]
-    return completion_sample(valid + extra, seed=seed, n=n)
+    return ANALYSIS.sample(m if m is not None else machine(), seed, n)
 
 
 def _uncovered(options: Mapping[str, object]) -> str | None:
@@ -375,7 +374,9 @@ ANALYSIS = InvariantAnalysis(
     deep_script=react.SCRIPT[:2],
     invariant=successor_invariant,
     invariant_text=INVARIANT_TEXT,
-    sample=lambda m, seed, n: reflexion_completion_sample(seed=seed, n=n, m=m),
+    sample=completion_sampler(
+        lambda: [*react.valid_completions(1), *SCRIPT, " Finish[Thames]", "I should search."]
+    ),
 )
 """What ``proofs/reflexion_invariant.md`` is about: :func:`analysis` refutes only inside it."""
 

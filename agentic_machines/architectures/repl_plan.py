@@ -96,11 +96,10 @@ from ..execution.sandbox import (
     Limits,
     Scaffold,
     make_executor,
-    resolve_isolation,
 )
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, completion_sampler, record
+from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
 from .environments import CountEnv
 from .start_fix import base_prompt, requery
 
@@ -845,25 +844,23 @@ def machine(
     >>> m.prompt(initial).splitlines()[0], m.name
     ('REPL: main', 'repl_plan')
     """
-    m = HarnessMachine(
+    return recorded_machine(
+        "repl_plan.machine",
         repl_plan_program,
-        task,
-        CountEnv(4) if env is None else env,
-        pool=pool,
-        line_budget=line_budget,
-        name="repl_plan",
-        isolation=resolve_isolation(isolation),
-        timeout_s=timeout_s,
-        limits=limits,
-        start_fix=start_fix,
-        **budgets,
+        "repl_plan",
+        ["task", "env"],
+        dict(
+            task=task,
+            env=CountEnv(4) if env is None else env,
+            pool=pool,
+            line_budget=line_budget,  # the HarnessMachine's own budget, not the program's
+            isolation=isolation,
+            timeout_s=timeout_s,
+            limits=limits,
+            start_fix=start_fix,
+            **budgets,
+        ),
     )
-    # Where blocks run is part of the options: the rebuilt machine must run them alike.
-    where = dict(isolation=m.kwargs["isolation"], timeout_s=timeout_s, limits=limits)
-    options = dict(
-        task=task, env=m.args[1], pool=pool, line_budget=line_budget, start_fix=start_fix, **budgets
-    )
-    return record(m, "repl_plan.machine", {**options, **where})
 
 
 # --------------------------------------------------------------------------------------

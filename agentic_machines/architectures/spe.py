@@ -35,7 +35,7 @@ from ..embedding import identity
 from ..fixtures import fixture
 from ..generation import MIN_PREMISE_TESTS, cardinality_obstruction, is_spe_state
 from ..verdict import Verdict
-from ._invariants import scripted
+from ._invariants import scripted, states_within
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -127,21 +127,8 @@ def sample_states(
     >>> len(sample_states(depth=0)), all(isinstance(b, Boundary) for b in sample_states(depth=1))
     (14, True)
     """
-    m = machine()
-    completions = list(completions)
-    seen: dict[Boundary, None] = {}
-    frontier = [b for b in (first_boundary(p) for p in programs) if type(b) is Boundary]
-    seen.update(dict.fromkeys(frontier))
-    for _ in range(depth):
-        nxt = []
-        for b in frontier:
-            for c in completions:
-                y = m.harness(b, c)
-                if type(y) is Boundary and y not in seen:  # not HALT or DIVERGE
-                    seen[y] = None
-                    nxt.append(y)
-        frontier = nxt
-    return list(seen)
+    starts = [b for b in (first_boundary(p) for p in programs) if type(b) is Boundary]
+    return states_within(machine(), starts, completions, depth)
 
 
 def analysis(depth: int = 3) -> Verdict:

@@ -47,7 +47,7 @@ from ..spell import NaiveMachine, SpellMachine, ToolEnvironment
 from ..spell.evaluator import Boundary
 from ..spell.loader import loader as spell_loader
 from ..verdict import Verdict
-from ._invariants import scripted
+from ._invariants import scripted, states_within
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -186,19 +186,7 @@ def sample_states(depth: int = 2) -> list[Boundary]:
     >>> len(sample_states(depth=1)) > 5
     True
     """
-    m = machine()
-    seen: dict[Boundary, None] = {initial: None}
-    frontier = [initial]
-    for _ in range(depth):
-        nxt = []
-        for s in frontier:
-            for c in SAMPLE_COMPLETIONS:
-                y = m.harness(s, c)
-                if type(y) is Boundary and y not in seen:
-                    seen[y] = None
-                    nxt.append(y)
-        frontier = nxt
-    return list(seen)
+    return states_within(machine(), [initial], SAMPLE_COMPLETIONS, depth)
 
 
 @functools.lru_cache(maxsize=4)  # the contrast table and the CLI may ask more than once

@@ -63,9 +63,7 @@ from ..verdict import Verdict
 from ._invariants import (
     InvariantAnalysis,
     completion_sampler,
-    reach,
     recorded_machine,
-    refute_embedding_by_prompts,
     scripted,
 )
 
@@ -409,17 +407,13 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
     """
     from . import react  # lazy: one architecture per load
 
-    m = ANALYSIS.subject(m)
-    why, fresh = ANALYSIS.not_covered(m)
-    target = m if fresh is None else fresh
-    return refute_embedding_by_prompts(
+    return ANALYSIS.refute_embedding(
         react.machine(),
         react.initial,
-        target,
-        allowed=lambda p: p.startswith((PROPOSE_HEADER, VALUE_HEADER)),
+        m,
+        allowed=lambda _, p: p.startswith((PROPOSE_HEADER, VALUE_HEADER)),
         allowed_text="every prompt of Tree of Thoughts starts with the propose or the value header",
-        proof=ANALYSIS.proof,
-        completions=ANALYSIS.sample(target, seed, n),
-        states=[target.initial, reach(target, target.initial, SCRIPT[:1])],
-        not_covered=why,
+        seed=seed,
+        n=n,
+        scripts=[(), SCRIPT[:1]],
     )

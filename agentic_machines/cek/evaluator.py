@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._text import ending_line
 from ..errors import (
     AgenticMachinesError,
     EvaluationError,
@@ -172,10 +173,7 @@ class ProgramRun:
         lines = [
             f"boundary {i}: (llm {unparse(b.prompt)})" for i, b in enumerate(self.boundaries, 1)
         ]
-        if self.error is None:
-            lines.append(f"value: {unparse(self.value)}")
-        else:
-            lines.append(f"error: {type(self.error).__name__}: {self.error}")
+        lines.append(ending_line(self.value, self.error, unparse))
         return "\n".join(lines)
 
 

@@ -125,38 +125,48 @@ class Expr(Node):
         return f"<{type(self).__name__} {text if len(text) <= 60 else text[:57] + '...'}>"
 
 
-class Const(Expr):
+class _Literal(Expr):
+    """An atom that evaluates to a value it holds (:class:`Const`, :class:`Quote`): built
+    alike, told apart by type (they print differently); ``_tag`` keeps the hashes apart.
+    """
+
+    __slots__ = ("value",)
+    atomic = True
+    _tag: str
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self.fv = ()
+        self._hash = hash((self._tag, type(value).__name__, value))
+
+
+class Const(_Literal):
     """A self-evaluating literal: an integer, a string, ``#t``/``#f`` or ``nil``.
 
     >>> Const(5).value, Const("a") == Const("a")
     (5, True)
     """
 
-    __slots__ = ("value",)
+    __slots__ = ()
     _fields = ("value",)
-    atomic = True
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-        self.fv = ()
-        self._hash = hash(("Const", type(value).__name__, value))
+    _tag = "Const"
 
 
-class Quote(Expr):
-    """``(quote d)``: the datum ``d`` itself.
+class Quote(_Literal):
+    """``(quote d)``: the datum ``d`` itself (its ``value``, also named ``datum``).
 
-    >>> Quote(Symbol("a")).datum
-    Symbol('a')
+    >>> Quote(Symbol("a")).datum, Quote(1) == Const(1)
+    (Symbol('a'), False)
     """
 
-    __slots__ = ("datum",)
+    __slots__ = ()
     _fields = ("datum",)
-    atomic = True
+    _tag = "Quote"
 
-    def __init__(self, datum: Any) -> None:
-        self.datum = datum
-        self.fv = ()
-        self._hash = hash(("Quote", type(datum).__name__, datum))
+    @property
+    def datum(self) -> Any:
+        """The quoted datum (the machine reads it as ``value``)."""
+        return self.value
 
 
 class Var(Expr):
@@ -469,7 +479,7 @@ def _atom_spec(seq: Seq) -> tuple[list[tuple[bool, Any]], Seq] | None:
         elif t is Const:
             spec.append((False, head.value))  # type: ignore[attr-defined]
         elif t is Quote:
-            spec.append((False, head.datum))  # type: ignore[attr-defined]
+            spec.append((False, head.value))  # type: ignore[attr-defined]
         elif t is PrimRef:
             spec.append((False, head.prim))  # type: ignore[attr-defined]
         else:
@@ -535,7 +545,23 @@ def seq_of(items: Sequence[Expr]) -> Seq:
     return seq
 
 
-class App(Expr):
+class _SeqForm(Expr):
+    """A form made of one :class:`Seq` (:class:`App`, :class:`Begin`): built alike, told
+    apart by type, since the machine does different things with the sequence. ``_tag``
+    keeps the two hashes apart.
+    """
+
+    __slots__ = ("seq",)
+    _fields = ("seq",)
+    _tag: int
+
+    def __init__(self, seq: Seq) -> None:
+        self.seq = seq
+        self.fv = seq.fv
+        self._hash = hash((self._tag, seq._hash))
+
+
+class App(_SeqForm):
     """``(f a ...)``: evaluate the parts left to right, then apply the first to the rest.
 
     >>> from agentic_machines.cek.reader import parse
@@ -543,13 +569,8 @@ class App(Expr):
     2
     """
 
-    __slots__ = ("seq",)
-    _fields = ("seq",)
-
-    def __init__(self, seq: Seq) -> None:
-        self.seq = seq
-        self.fv = seq.fv
-        self._hash = hash((12, seq._hash))
+    __slots__ = ()
+    _tag = 12
 
 
 class Branches(Node):
@@ -607,21 +628,16 @@ class If(Expr):
         return self.test_call
 
 
-class Begin(Expr):
+class Begin(_SeqForm):
     """``(begin e ...)``: evaluate in order, the value of the last (in tail position).
 
     >>> from agentic_machines.cek.reader import parse
-    >>> compile_program(parse("(begin 1 2)")).seq.size
-    2
+    >>> compile_program(parse("(begin 1 2)")).seq.items()
+    [<Const 1>, <Const 2>]
     """
 
-    __slots__ = ("seq",)
-    _fields = ("seq",)
-
-    def __init__(self, seq: Seq) -> None:
-        self.seq = seq
-        self.fv = seq.fv
-        self._hash = hash((16, seq._hash))
+    __slots__ = ()
+    _tag = 16
 
 
 class Letrec(Expr):
@@ -648,36 +664,41 @@ class Letrec(Expr):
         self.body_sel = _selector(source, body.fv)
 
 
-class Llm(Expr):
+class _ArgForm(Expr):
+    """A form of one argument (:class:`Llm`, :class:`EvalForm`): built alike, told apart
+    by type; ``_tag`` keeps the two hashes apart.
+    """
+
+    __slots__ = ("arg",)
+    _fields = ("arg",)
+    _tag: int
+
+    def __init__(self, arg: Expr) -> None:
+        self.arg = arg
+        self.fv = arg.fv
+        self._hash = hash((self._tag, arg._hash))
+
+
+class Llm(_ArgForm):
     """``(llm e)``: the only model call; ``e`` must evaluate to a string.
 
     >>> Llm(Var("q")).fv
     ('q',)
     """
 
-    __slots__ = ("arg",)
-    _fields = ("arg",)
-
-    def __init__(self, arg: Expr) -> None:
-        self.arg = arg
-        self.fv = arg.fv
-        self._hash = hash((17, arg._hash))
+    __slots__ = ()
+    _tag = 17
 
 
-class EvalForm(Expr):
+class EvalForm(_ArgForm):
     """``(eval e)``: run a string of program text or a quoted datum, closed, in tail position.
 
     >>> EvalForm(Const("(+ 1 2)")).fv
     ()
     """
 
-    __slots__ = ("arg",)
-    _fields = ("arg",)
-
-    def __init__(self, arg: Expr) -> None:
-        self.arg = arg
-        self.fv = arg.fv
-        self._hash = hash((18, arg._hash))
+    __slots__ = ()
+    _tag = 18
 
 
 # ---------------------------------------------------------------- compiling data to expressions
@@ -943,7 +964,7 @@ def to_datum(expr: Expr) -> Any:
             results.append(Symbol(item.name))
             continue
         if t is Quote:
-            results.append(from_items([Symbol("quote"), item.datum]))
+            results.append(from_items([Symbol("quote"), item.value]))
             continue
         build, children = _UNBUILD[t](item)
         tasks.append((build, len(children)))

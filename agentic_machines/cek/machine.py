@@ -188,8 +188,8 @@ class IfK(Frame):
     """Waiting for the test of an ``if``. Source context: ``(if HOLE then else)``.
 
     >>> from agentic_machines.cek import first_boundary
-    >>> type(first_boundary('(if (llm "q") 1 2)').kont).__name__
-    'IfK'
+    >>> first_boundary('(if (llm "q") 1 2)').kont.branches
+    <Branches 1 2>
     """
 
     __slots__ = ("branches", "env")
@@ -210,8 +210,8 @@ class BeginK(Frame):
     """Inside ``begin``: ``rest`` (non-empty) comes next. Source context: ``(begin HOLE e ...)``.
 
     >>> from agentic_machines.cek import first_boundary
-    >>> type(first_boundary('(begin (llm "q") 2)').kont).__name__
-    'BeginK'
+    >>> first_boundary('(begin (llm "q") 2)').kont
+    BeginK((begin [] 2), depth=1)
     """
 
     __slots__ = ("rest", "env")
@@ -228,7 +228,27 @@ class BeginK(Frame):
         return hash((3, self.rest._hash, self.env, next_hash))
 
 
-class LlmK(Frame):
+class _ArgK(Frame):
+    """A frame that waits for the one argument of a form and keeps nothing else
+    (:class:`LlmK`, :class:`EvalK`): built alike, told apart by type; ``_tag`` keeps
+    the two hashes apart. The constructor is inherited, not called through, so building
+    one costs what a frame with its own ``__init__`` costs.
+    """
+
+    __slots__ = ()
+    _fields = ("next",)
+    _tag: int
+
+    def __init__(self, next: Frame) -> None:
+        self.next = next
+        self.depth = next.depth + 1
+        self._h = None
+
+    def _own_hash(self, next_hash: int) -> int:
+        return hash((self._tag, next_hash))
+
+
+class LlmK(_ArgK):
     """Waiting for the prompt of ``llm``. Source context: ``(llm HOLE)``.
 
     >>> from agentic_machines.cek import first_boundary
@@ -237,35 +257,19 @@ class LlmK(Frame):
     """
 
     __slots__ = ()
-    _fields = ("next",)
-
-    def __init__(self, next: Frame) -> None:
-        self.next = next
-        self.depth = next.depth + 1
-        self._h = None
-
-    def _own_hash(self, next_hash: int) -> int:
-        return hash((4, next_hash))
+    _tag = 4
 
 
-class EvalK(Frame):
+class EvalK(_ArgK):
     """Waiting for the argument of ``eval``. Source context: ``(eval HOLE)``.
 
     >>> from agentic_machines.cek import first_boundary
-    >>> type(first_boundary('(eval (llm "q"))').kont).__name__
-    'EvalK'
+    >>> first_boundary('(eval (llm "q"))').kont
+    EvalK((eval []), depth=1)
     """
 
     __slots__ = ()
-    _fields = ("next",)
-
-    def __init__(self, next: Frame) -> None:
-        self.next = next
-        self.depth = next.depth + 1
-        self._h = None
-
-    def _own_hash(self, next_hash: int) -> int:
-        return hash((5, next_hash))
+    _tag = 5
 
 
 # ---------------------------------------------------------------- states and endings
@@ -454,7 +458,7 @@ def step(state: Node) -> Node:
             return Ret(Closure(e.group, 0, env), k)
         if te is Quote:
             # <'d, ρ, κ>  ->  <d, κ>
-            return Ret(e.datum, k)
+            return Ret(e.value, k)
         if te is Begin:
             # <(begin e1 e ...), ρ, κ>  ->  <e1, ρ|e1, BeginK((e ...), ρ|(e ...), κ)>;  a lone e1 is in tail position
             seq = e.seq
@@ -519,7 +523,7 @@ def _atom(e: Any, env: tuple) -> Any:
         return e.prim
     if t is Lambda:
         return Closure(e.group, 0, env)
-    return e.datum  # Quote
+    return e.value  # Quote
 
 
 def _parts(done: tuple, seq: Any, env: tuple, k: Frame) -> Node:
@@ -760,7 +764,7 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                     v, evaluating = Closure(e.group, 0, env), False
                 elif te is Quote:
                     # <'d, ρ, κ>  ->  <d, κ>
-                    v, evaluating = e.datum, False
+                    v, evaluating = e.value, False
                 elif te is Begin:
                     # <(begin e1 e ...), ρ, κ>  ->  <e1, ρ|e1, BeginK((e ...), ..., κ)>
                     bseq = e.seq

@@ -41,6 +41,7 @@ __all__ = [
     "completions_from",
     "add_isolation_argument",
     "machine_with_isolation",
+    "add_bound_arguments",
 ]
 
 MAX_INPUT_BYTES = 10 * 1024 * 1024
@@ -227,6 +228,27 @@ def completions_from(args: Any, *files: str) -> list[str] | None:
                 )
             given += read
     return list(dict.fromkeys(given)) or None
+
+
+def add_bound_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--depth`` and ``--max-states``: how far the verbs that explore a machine's graph
+    (``diagram``, ``explore``) go, with the same defaults in both.
+
+    >>> p = argparse.ArgumentParser()
+    >>> add_bound_arguments(p)
+    >>> args = p.parse_args(["--depth", "3"])
+    >>> args.depth, args.max_states
+    (3, 200)
+    """
+    parser.add_argument(
+        "--depth",
+        type=natural,
+        metavar="N",
+        help="exploration depth (default: the whole finite machine; 2 otherwise)",
+    )
+    parser.add_argument(
+        "--max-states", type=positive, default=200, metavar="N", help="state bound (default: 200)"
+    )
 
 
 def add_isolation_argument(parser: argparse.ArgumentParser, code: str) -> None:

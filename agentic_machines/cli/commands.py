@@ -37,6 +37,7 @@ from ._args import (
     MAX_INPUT_BYTES,
     MAX_MESSAGE,
     Parser,
+    add_bound_arguments,
     add_isolation_argument,
     add_target_arguments,
     clip,
@@ -156,15 +157,7 @@ def _add_diagram(sub: Any) -> None:
         metavar="{png,svg,pdf,dot,mermaid,json}",  # checked after NAME, so NAME is reported first
         help="output format (default: from FILE's suffix: .png .svg .pdf .dot .gv .mmd .json)",
     )
-    p.add_argument(
-        "--depth",
-        type=natural,
-        metavar="N",
-        help="exploration depth (default: the whole finite machine; 2 for architectures)",
-    )
-    p.add_argument(
-        "--max-states", type=positive, default=200, metavar="N", help="state bound (default: 200)"
-    )
+    add_bound_arguments(p)
     p.set_defaults(func=_diagram)
 
 

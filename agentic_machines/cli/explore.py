@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._args import add_target_arguments, completions_from, natural, positive
+from ._args import add_bound_arguments, add_target_arguments, completions_from
 
 __all__ = ["add_parser", "explore_command", "describe_graph"]
 
@@ -39,15 +39,7 @@ def add_parser(sub: Any) -> None:
         "state reached with its prompt and the outcome of each completion.",
     )
     add_target_arguments(p)
-    p.add_argument(
-        "--depth",
-        type=natural,
-        metavar="N",
-        help="exploration depth (default: the whole finite machine; 2 otherwise)",
-    )
-    p.add_argument(
-        "--max-states", type=positive, default=200, metavar="N", help="state bound (default: 200)"
-    )
+    add_bound_arguments(p)
     p.add_argument("--json", action="store_true", help="print the graph as JSON instead")
     add_executor_arguments(p)
     p.set_defaults(func=explore_command)

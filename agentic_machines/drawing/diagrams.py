@@ -1,11 +1,14 @@
-"""State diagrams of explored machines: matplotlib pictures, DOT, Mermaid and JSON.
+"""State diagrams of explored machines, drawn with matplotlib: :func:`draw` and
+:func:`draw_embedding`.
 
 Every renderer takes the ``networkx.DiGraph`` that :func:`~agentic_machines.runtime.explore.explore`
-returns. :func:`draw` renders it with matplotlib alone (PNG or SVG, no Graphviz
-binary); :func:`to_dot`, :func:`to_mermaid` and :func:`to_json` export the same graph as
-text. Nodes get a stable string id (``s0``, ``s1``, ... in exploration order, ``HALT``,
-``DIVERGE``) and a short label; the renderers share both, so a state has the same name in
-every format.
+returns. :func:`draw` renders it with matplotlib alone (PNG, SVG or PDF, no Graphviz
+binary). The text exports of the same graph, :func:`to_dot`, :func:`to_mermaid` and
+:func:`to_json`, live in :mod:`agentic_machines.drawing.textforms` and are exported here
+too. Nodes get a stable string id (``s0``, ``s1``, ... in exploration order, ``HALT``,
+``DIVERGE``) and a short label (:func:`node_names`, from
+:mod:`agentic_machines.drawing.roles`); every renderer shares both, so a state has the same
+name in every format.
 
 The pictures mark, each in its own style: the initial state (a double green ring), a
 chosen state (``highlight``, an orange ring), the successors of a state (green fill and
@@ -15,25 +18,18 @@ obstruction state (red fill), the sentinels ``HALT`` (grey square) and ``DIVERGE
 
 >>> from agentic_machines.runtime.explore import explore
 >>> from agentic_machines.fixtures import fixture
->>> g = explore(fixture("f2-mul"), roots=[0, 1])
->>> print(to_mermaid(g))  # doctest: +ELLIPSIS
-flowchart TD
-  s0(["0<br/>⋆"])
-  s1(["1<br/>⋆"])
-  s0 -->|"0, 1"| s0
-  s1 -->|"0"| s0
-  s1 -->|"1"| s1
-  classDef initial stroke:#1b7f3b,stroke-width:4px
-  class s0 initial
+>>> fig = draw(explore(fixture("halt1")))
+>>> sorted(t.get_text() for t in fig.axes[0].texts)  # states, the sentinel, an edge, a prompt
+['0', '0, 1', '1', 'HALT', '⋆']
+>>> from agentic_machines.drawing import textforms
+>>> to_mermaid is textforms.to_mermaid
+True
 """
 
 from __future__ import annotations
 
-import json
 import math
-import textwrap
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,21 +38,19 @@ import networkx as nx
 if TYPE_CHECKING:  # matplotlib is imported lazily, when a picture is drawn
     from matplotlib.figure import Figure
 
-from .._files import open_output
 from ..errors import InvalidArgument
-from ..machine import DIVERGE, HALT, is_sentinel
+from ..machine import HALT, is_sentinel
 from ..runtime.explore import short_text
-from ..runtime.harness import TraceState
 from .labels import (
-    MONO,
     PROMPT_CHARS,
-    TABLE_CHARS,
-    TABLE_FONT,
     glyph_style,
     overlap,
     plan_labels,
     renderer_of,
 )
+from .page import FORMATS, SLIDE, Page, Panel, figure_format, save_figure
+from .roles import COLORS, Roles, find_roles, node_names
+from .textforms import to_dot, to_json, to_mermaid  # exported here too: their first home
 
 __all__ = [
     "draw",
@@ -69,177 +63,7 @@ __all__ = [
     "SLIDE",
 ]
 
-FORMATS = ("png", "svg", "pdf")
-"""File formats :func:`draw` writes (matplotlib's Agg and SVG backends, no system binary)."""
-
 LAYOUTS = ("auto", "layered", "spring", "circular", "shell")
-
-# One colour per role, used by every renderer so the picture and the Mermaid/DOT text agree.
-COLORS = {
-    "state": "#e8eef7",
-    "successor": "#c9f0c9",
-    "image": "#bcd4ff",
-    "spe": "#ffd966",
-    "obstruction": "#ff9b9b",
-    "halt": "#bdbdbd",
-    "diverge": "#d5c4ec",
-    "initial": "#1b7f3b",
-    "highlight": "#e67e00",
-    "edge": "#6b6b6b",
-    "successor_edge": "#2e9e45",
-}
-
-
-# ----------------------------------------------------------------------------- names
-def node_names(graph: nx.DiGraph) -> dict[Hashable, tuple[str, str]]:
-    """For every node, its stable id and its short, unique label.
-
-    Ids are ``s0, s1, ...`` in the graph's node order (exploration order, so the same
-    exploration gives the same ids), ``HALT`` and ``DIVERGE``. Labels are the state
-    itself when it is short, the completions of a short trace state as ``⟨a·b⟩``, else
-    the id; a node attribute ``label`` overrides them. Sentinels read ``1 halt`` and
-    ``↑ diverge``.
-
-    >>> from agentic_machines import TableMachine, HALT
-    >>> from agentic_machines.runtime.explore import explore
-    >>> g = explore(TableMachine({"start": "go"}, {("start", "x"): HALT}, initial="start"))
-    >>> node_names(g)
-    {'start': ('s0', 'start'), 1: ('HALT', '1 halt')}
-    """
-    names: dict[Hashable, tuple[str, str]] = {}
-    used: set[str] = set()
-    index = 0
-    for node, attrs in graph.nodes(data=True):
-        if node is HALT:
-            ident, label = "HALT", "1 halt"
-        elif node is DIVERGE:
-            ident, label = "DIVERGE", "↑ diverge"
-        else:
-            ident = f"s{index}"
-            index += 1
-            label = attrs.get("label") or _state_text(node, ident)
-        if label in used:  # e.g. the state "1" and the state 1: keep labels unique
-            label = f"{label} ({ident})"
-        used.add(label)
-        names[node] = (ident, label)
-    return names
-
-
-def _state_text(state: Any, ident: str, limit: int = 18) -> str:
-    if isinstance(state, TraceState):
-        cs = state.completions
-        text = "⟨" + "·".join(short_text(c, 8) for c in cs) + "⟩"
-        return (
-            text if len(text) <= limit and all(len(c) <= 8 and "\n" not in c for c in cs) else ident
-        )
-    text = state if isinstance(state, str) else repr(state)
-    return text if 0 < len(text) <= limit and "\n" not in text else ident
-
-
-def _prompt_text(prompt: str | None, limit: int = 22) -> str:
-    """The *end* of a prompt: long prompts share their beginning, their end differs.
-
-    Trailing blank lines are dropped and runs of newlines shown as one ``⏎``.
-
-    >>> _prompt_text("Question: where?\\n\\nThought 1:\\n\\n", 16)
-    '…ere?⏎Thought 1:'
-    """
-    if not prompt:
-        return ""
-    one_line = short_text(prompt.rstrip() or prompt, 10**9)
-    while "⏎⏎" in one_line:
-        one_line = one_line.replace("⏎⏎", "⏎")
-    return one_line if len(one_line) <= limit else "…" + one_line[-(limit - 1) :]
-
-
-# ------------------------------------------------------------------------ highlights
-@dataclass
-class _Roles:
-    """Which nodes play which role in a picture; shared by draw, to_dot and to_mermaid."""
-
-    initial: set = field(default_factory=set)
-    highlight: set = field(default_factory=set)
-    successors: set = field(default_factory=set)
-    successor_edges: set = field(default_factory=set)
-    image: set = field(default_factory=set)
-    spe: set = field(default_factory=set)
-    obstruction: set = field(default_factory=set)
-    missing: list = field(default_factory=list)
-    marked_edges: set = field(default_factory=set)
-
-    def fill(self, node: Hashable, kind: str) -> tuple[str, str]:
-        """(role, colour) of the node's fill: the most specific role wins."""
-        for role in ("obstruction", "spe", "image", "successor"):
-            members = self.successors if role == "successor" else getattr(self, role)
-            if node in members:
-                return role, COLORS[role]
-        if kind in ("halt", "diverge"):
-            return kind, COLORS[kind]
-        return "state", COLORS["state"]
-
-
-def _roles(
-    graph: nx.DiGraph,
-    highlight: Any = None,
-    successors_of: Any = None,
-    embedding_image: Any = None,
-    spe_states: Iterable[Any] | None = None,
-    obstruction: Any = None,
-) -> _Roles:
-    roles = _Roles()
-    start = graph.graph.get("start")
-    if start is not None and start in graph:
-        roles.initial.add(start)
-
-    def keep(target: set, states: Iterable[Any], what: str) -> None:
-        for s in states:
-            if s in graph:
-                target.add(s)
-            else:
-                roles.missing.append(f"{what} {short_text(repr(s), 30)}")
-
-    if highlight is not None:
-        keep(roles.highlight, [highlight], "highlighted state")
-    if successors_of is not None:
-        if successors_of in graph:
-            for t in graph.successors(successors_of):
-                roles.successors.add(t)
-                roles.successor_edges.add((successors_of, t))
-            if not graph.nodes[successors_of].get("expanded", True):
-                roles.missing.append("successors of an unexpanded state")
-        else:
-            roles.missing.append(f"state {short_text(repr(successors_of), 30)} (successors)")
-    if embedding_image is not None:
-        keep(roles.image, _image_states(embedding_image), "image state")
-    if spe_states is not None:
-        keep(roles.spe, spe_states, "SPE state")
-    if obstruction is not None:
-        keep(roles.obstruction, [_obstruction_state(obstruction)], "obstruction state")
-    return roles
-
-
-def _image_states(image: Any) -> list[Any]:
-    mapping = getattr(image, "mapping", image) if not isinstance(image, Mapping) else image
-    if mapping is None:
-        raise InvalidArgument(
-            "this embedding maps states with a function, so its image cannot be listed; "
-            "pass embedding_image=[e(s) for s in the states you explored]"
-        )
-    if isinstance(mapping, Mapping):
-        return list(mapping.values())
-    return list(mapping)
-
-
-def _obstruction_state(obstruction: Any) -> Any:
-    # Accept a Verdict, an Obstruction, or the state itself.
-    inner = getattr(obstruction, "obstruction", None)
-    if inner is not None:
-        obstruction = inner
-    return (
-        getattr(obstruction, "state", obstruction)
-        if hasattr(obstruction, "explanation")
-        else obstruction
-    )
 
 
 # ---------------------------------------------------------------------------- layout
@@ -302,17 +126,7 @@ def _layered(graph: nx.DiGraph) -> dict[Any, tuple[float, float]]:
 # Sizes in inches: a picture is laid out in inches first, so every label's room is known.
 _COL = 1.8  # between neighbouring nodes of a row
 _ROW = 1.35  # between rows
-_MARGIN = 0.15
-_GAP = 0.25  # between the graph and the legend column
-_LINE = TABLE_FONT * 1.32 / 72  # one line of the legend table (with its leading)
-_ITEM = 0.2  # one entry of the roles legend
 _NODE = 1500  # node size, points²
-
-
-def _save(fig: Any, path: str | Path, fmt: str) -> None:
-    # Through open_output: a FIFO with no reader is refused instead of blocking the save.
-    with open_output(path, "wb") as fh:
-        fig.savefig(fh, format=fmt, bbox_inches="tight", dpi=120)
 
 
 def draw(
@@ -361,8 +175,8 @@ def draw(
     >>> label_clashes(fig)
     []
     """
-    fmt = _format(path, format)
-    roles = _roles(graph, highlight, successors_of, embedding_image, spe_states, obstruction)
+    fmt = figure_format(path, format)
+    roles = find_roles(graph, highlight, successors_of, embedding_image, spe_states, obstruction)
     pos = _layout(graph, layout)
     names = node_names(graph)
     handles = _legend_items(graph, roles) if legend is None else _custom_legend(legend)
@@ -371,7 +185,7 @@ def draw(
     fig, (ax,) = page.build()
     _draw_graph(ax, graph, pos, roles, plan, panel)
     if path is not None:
-        _save(fig, path, fmt)
+        save_figure(fig, path, fmt)
     return fig
 
 
@@ -387,7 +201,7 @@ def _fit(
     handles: list[Any],
     heading: Any,
     note: str,
-) -> tuple[Any, _Panel, _Page]:
+) -> tuple[Any, Panel, Page]:
     """The label plan, panel and page of the first layout that fits :data:`SLIDE`.
 
     Tried in order: the table beside the graph, with whole prompt excerpts and the
@@ -396,14 +210,14 @@ def _fit(
     many characters are not shown); then the same with the table under the graph (for
     wide graphs). A graph that fits no layout is drawn with the last one tried.
     """
-    page: _Page | None = None
+    page: Page | None = None
     for chars, below in [(c, False) for c in _PROMPT_LEVELS] + [(c, True) for c in _PROMPT_LEVELS]:
         plan = plan_labels(graph, names, prompt_chars=chars)
         sections = [("states", plan.states), (_edge_heading(graph), plan.completions)]
         sx = sy = 1.0
         while True:
             panel = _panel_size(graph, pos, layout, (sx, sy))
-            page = _Page(
+            page = Page(
                 [panel], handles, sections, str(heading) if heading else "", note, below=below
             )
             size = page.layout()
@@ -423,33 +237,13 @@ def _edge_heading(graph: nx.DiGraph) -> str:
     return str(graph.graph.get("edge_heading", "completions (edge tags)"))
 
 
-def _format(path: str | Path | None, format: str | None) -> str:
-    fmt = format or (Path(path).suffix.lstrip(".").lower() if path is not None else "") or "png"
-    if fmt not in FORMATS:
-        raise InvalidArgument(
-            f"draw writes {', '.join(FORMATS)}, not {fmt!r}; for text formats use to_dot, to_mermaid or to_json"
-        )
-    return fmt
-
-
-@dataclass
-class _Panel:
-    """One graph's drawing area, in inches, and the data-to-inch scale inside it."""
-
-    width: float
-    height: float
-    lim_x: tuple[float, float]
-    lim_y: tuple[float, float]
-    heading: str = ""
-
-
 def _panel_size(
     graph: nx.DiGraph, pos: dict, layout: Any, squeeze: tuple[float, float] = (1.0, 1.0)
-) -> _Panel:
+) -> Panel:
     """The panel a graph needs; ``squeeze`` scales the spacing of columns and rows (a
     picture too big for a slide is drawn tighter)."""
     if not pos:
-        return _Panel(2.0, 1.5, (-1.0, 1.0), (-1.0, 1.0))
+        return Panel(2.0, 1.5, (-1.0, 1.0), (-1.0, 1.0))
     xs = [p[0] for p in pos.values()]
     ys = [p[1] for p in pos.values()]
     dx, dy = max(xs) - min(xs), max(ys) - min(ys)
@@ -466,7 +260,7 @@ def _panel_size(
     height = min(dy * uy + 2 * pad_y, 30.0)
     ux = (width - 2 * pad_x) / dx if dx else ux
     uy = (height - 2 * pad_y) / dy if dy else uy
-    return _Panel(
+    return Panel(
         width,
         height,
         (min(xs) - pad_x / ux, max(xs) + pad_x / ux),
@@ -474,206 +268,8 @@ def _panel_size(
     )
 
 
-SLIDE = (16.0, 9.0)
-"""The largest figure :func:`draw` makes when it can, in inches: at the gallery's 120 dpi,
-a 16:9 slide 1920 pixels wide (1080 high), so no picture is scaled down on a slide."""
-
-DPI = 120
-"""The resolution the gallery saves at (and :func:`draw` when given a path)."""
-
-_COLUMN_GAP = 0.15  # between columns of the legend table
-
-
-@dataclass
-class _Page:
-    """A figure laid out in inches: a title, panels side by side, a column with the
-    roles legend and the legend table (flowing into more columns when it is taller than
-    a slide), and a note at the bottom."""
-
-    panels: list[_Panel]
-    handles: list[Any]
-    sections: list[tuple[str, list[str]]]
-    title: str = ""
-    note: str = ""
-    footer: float = 0.0  # extra room under the panels (inches)
-    below: bool = False  # the legend and the table under the panels, not beside them
-
-    def _lines(self) -> list[str]:
-        out: list[str] = []
-        for head, lines in self.sections:
-            if lines:
-                out += ([""] if out else []) + [head.upper()] + lines
-        return out
-
-    def layout(self) -> dict[str, Any]:
-        """Sizes (inches), wrapped title and note, and the table's lines per column."""
-        lines = self._lines()
-        column_w = max(1.9, (TABLE_CHARS * TABLE_FONT * 0.61 / 72 + 0.1) if lines else 0.0)
-        legend_h = len(self.handles) * _ITEM + 0.15
-        heading = 0.3 if any(p.heading for p in self.panels) else 0.0
-        graphs_w = sum(p.width for p in self.panels) + 0.2 * (len(self.panels) - 1)
-        graphs_h = max(p.height for p in self.panels) + heading + self.footer
-
-        def texts(width: float) -> tuple[str, float, str, float]:
-            chars = int((width - 2 * _MARGIN) * 72 / (10 * 0.6))
-            title = textwrap.fill(self.title, max(chars, 20)) if self.title else ""
-            title_h = (0.22 * (title.count("\n") + 1) + 0.12) if title else 0.05
-            note_chars = int((width - 2 * _MARGIN) * 72 / (7 * 0.6))
-            note = textwrap.fill(self.note, max(note_chars, 20)) if self.note else ""
-            note_h = (0.14 * (note.count("\n") + 1) + 0.1) if note else 0.0
-            return title, title_h, note, note_h
-
-        one_column = legend_h + len(lines) * _LINE
-        if self.below:  # as many columns as a slide's width holds, of equal length
-            fit = int((SLIDE[0] - 2 * _MARGIN + _COLUMN_GAP) // (column_w + _COLUMN_GAP))
-            per = math.ceil((len(lines) + legend_h / _LINE) / max(fit, 1))
-            columns = _flow(lines, max(per - int(legend_h / _LINE), 1), per)
-            while len(columns) > max(fit, 1):  # entries kept whole made one column more
-                per += 1
-                columns = _flow(lines, max(per - int(legend_h / _LINE), 1), per)
-            table_w = len(columns) * column_w + _COLUMN_GAP * (len(columns) - 1)
-            table_h = max(
-                [legend_h + len(columns[0]) * _LINE if columns else legend_h]
-                + [len(c) * _LINE for c in columns[1:]]
-            )
-            width = _MARGIN * 2 + max(graphs_w, table_w)
-            body = graphs_h + _GAP + table_h
-            table_x, table_top = _MARGIN, graphs_h + _GAP
-        else:
-            title, title_h, note, note_h = texts(_MARGIN * 2 + graphs_w + _GAP + column_w)
-            room = SLIDE[1] - 2 * _MARGIN - title_h - note_h  # the body's height on a slide
-            body = max(graphs_h, room)
-            if one_column <= max(graphs_h, room):
-                columns = [lines]
-                body = max(graphs_h, one_column)
-            else:  # flow the table into columns as tall as the body
-                columns = _flow(lines, int((body - legend_h) / _LINE), int(body / _LINE))
-            width = (
-                _MARGIN * 2
-                + graphs_w
-                + _GAP
-                + len(columns) * column_w
-                + _COLUMN_GAP * (len(columns) - 1)
-            )
-            table_x, table_top = _MARGIN + graphs_w + _GAP, 0.0
-        title, title_h, note, note_h = texts(width)
-        height = _MARGIN * 2 + title_h + body + note_h
-        return {
-            "width": width,
-            "height": height,
-            "title": title,
-            "title_h": title_h,
-            "note": note,
-            "heading": heading,
-            "table_x": table_x,
-            "table_top": table_top,
-            "column_w": column_w,
-            "columns": columns,
-        }
-
-    def fits(self) -> bool:
-        """Whether the page fits :data:`SLIDE`."""
-        size = self.layout()
-        return size["width"] <= SLIDE[0] + 1e-9 and size["height"] <= SLIDE[1] + 1e-9
-
-    def build(self) -> tuple[Figure, list[Any]]:
-        from matplotlib.figure import Figure  # lazy: matplotlib is slow to import
-
-        size = self.layout()
-        width, height, title, note = size["width"], size["height"], size["title"], size["note"]
-        fig = Figure(figsize=(width, height))
-        renderer = renderer_of(fig)
-        top = height - _MARGIN - size["title_h"]  # inches from the bottom
-        if title:
-            fig.text(_MARGIN / width, (height - _MARGIN) / height, title, fontsize=10, va="top")
-        axes = []
-        x = _MARGIN
-        for p in self.panels:
-            bottom = top - size["heading"] - p.height
-            ax = fig.add_axes((x / width, bottom / height, p.width / width, p.height / height))
-            ax.set_xlim(*p.lim_x)
-            ax.set_ylim(*p.lim_y)
-            ax.set_axis_off()
-            if p.heading:
-                ax.text(
-                    0.5,
-                    1.0,
-                    p.heading,
-                    transform=ax.transAxes,
-                    fontsize=9,
-                    va="bottom",
-                    ha="center",
-                )
-            axes.append(ax)
-            x += p.width + 0.2
-        column_x = size["table_x"]
-        y = (top - size["table_top"]) / height
-        if self.handles:
-            legend = fig.legend(
-                handles=self.handles,
-                loc="upper left",
-                bbox_to_anchor=(column_x / width, y),
-                fontsize=7,
-                frameon=False,
-                borderaxespad=0.0,
-                borderpad=0.0,
-            )
-            fig.draw_without_rendering()
-            y = legend.get_window_extent(renderer).y0 / fig.bbox.height - 0.12 / height
-        for column in size["columns"]:
-            if column:
-                fig.text(
-                    column_x / width,
-                    y,
-                    "\n".join(column),
-                    fontsize=TABLE_FONT,
-                    family=MONO,
-                    va="top",
-                    ha="left",
-                    linespacing=1.2,
-                    color="#222222",
-                )
-            column_x += size["column_w"] + _COLUMN_GAP
-            y = (top - size["table_top"]) / height
-        if note:
-            fig.text(
-                _MARGIN / width,
-                _MARGIN / height,
-                note,
-                fontsize=7,
-                color="#555555",
-                va="bottom",
-                ha="left",
-            )
-        return fig, axes
-
-
-def _flow(lines: list[str], first: int, rest: int) -> list[list[str]]:
-    """``lines`` in columns of ``first`` lines, then ``rest``; a column ends before an
-    entry's first line (an unindented line) when one is near, so entries stay whole.
-
-    >>> _flow(["a", "  a2", "b", "  b2", "  b3", "c"], 3, 3)
-    [['a', '  a2'], ['b', '  b2', '  b3'], ['c']]
-    """
-    columns: list[list[str]] = []
-    i = 0
-    while i < len(lines):
-        room = max(first if not columns else rest, 1)
-        end = min(i + room, len(lines))
-        if end < len(lines):
-            cut = end
-            while cut > i + room // 2 and lines[cut].startswith(" "):
-                cut -= 1
-            end = cut if cut > i + room // 2 else end
-        columns.append(lines[i:end])
-        i = end
-        while i < len(lines) and not lines[i]:  # no column starts with a blank line
-            i += 1
-    return columns
-
-
 def _draw_graph(
-    ax: Any, graph: nx.DiGraph, pos: dict, roles: _Roles, plan: Any, panel: _Panel
+    ax: Any, graph: nx.DiGraph, pos: dict, roles: Roles, plan: Any, panel: Panel
 ) -> None:
     small = len(graph) <= 30
     size = _NODE
@@ -749,7 +345,7 @@ def _draw_edges(
     ax: Any,
     graph: nx.DiGraph,
     pos: dict,
-    roles: _Roles,
+    roles: Roles,
     plan: Any,
     size: float,
     small: bool,
@@ -804,7 +400,7 @@ def _draw_edges(
     _place_edge_labels(ax, pos, plan, rads, font, box, size, placed, gid)
 
 
-def _edge_color(e: tuple, roles: _Roles) -> str:
+def _edge_color(e: tuple, roles: Roles) -> str:
     if e in roles.marked_edges:
         return COLORS["highlight"]
     if e in roles.successor_edges:
@@ -849,7 +445,7 @@ def _place_edge_labels(
     # Longer labels first: they have fewer places to go.
     for (u, v), rad in sorted(rads.items(), key=lambda item: -len(plan.edges[item[0]])):
         (x1, y1), (x2, y2) = to_px.transform(pos[u]), to_px.transform(pos[v])
-        cx, cy = (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
+        cx, cy = _arc3_control((x1, y1), (x2, y2), rad)
         label = plan.edges[(u, v)]
         text = ax.text(
             0,
@@ -868,8 +464,7 @@ def _place_edge_labels(
         ts = (0.5, 0.4, 0.6, 0.32, 0.68, 0.45, 0.55, 0.36, 0.64, 0.28, 0.72, 0.25, 0.75)
         beside = [(t, d) for t in ts[:5] for d in (1.0, -1.0)]
         for t, side in [(t, 0.0) for t in ts] + beside:
-            px = (1 - t) ** 2 * x1 + 2 * (1 - t) * t * cx + t**2 * x2
-            py = (1 - t) ** 2 * y1 + 2 * (1 - t) * t * cy + t**2 * y2
+            px, py = _on_curve((x1, y1), (cx, cy), (x2, y2), t)
             if side:  # half the label's size off the curve, square to its tangent
                 tx = 2 * (1 - t) * (cx - x1) + 2 * t * (x2 - cx)
                 ty = 2 * (1 - t) * (cy - y1) + 2 * t * (y2 - cy)
@@ -893,6 +488,35 @@ def _place_edge_labels(
         obstacles.append(best[2])
 
 
+def _arc3_control(
+    a: tuple[float, float], b: tuple[float, float], rad: float
+) -> tuple[float, float]:
+    """The control point of matplotlib's ``arc3`` curve from ``a`` to ``b`` (as it
+    computes it): the curve leaves ``a`` towards it and enters ``b`` from it.
+
+    >>> _arc3_control((0.0, 0.0), (2.0, 0.0), 0.5)
+    (1.0, -1.0)
+    """
+    (x1, y1), (x2, y2) = a, b
+    return (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
+
+
+def _on_curve(
+    a: tuple[float, float], c: tuple[float, float], b: tuple[float, float], t: float
+) -> tuple[float, float]:
+    """The point at ``t`` (0 at ``a``, 1 at ``b``) of the quadratic curve with control
+    point ``c``: where an edge drawn with ``arc3`` passes.
+
+    >>> _on_curve((0.0, 0.0), (1.0, -1.0), (2.0, 0.0), 0.5)
+    (1.0, -0.5)
+    """
+    (x1, y1), (cx, cy), (x2, y2) = a, c, b
+    return (
+        (1 - t) ** 2 * x1 + 2 * (1 - t) * t * cx + t**2 * x2,
+        (1 - t) ** 2 * y1 + 2 * (1 - t) * t * cy + t**2 * y2,
+    )
+
+
 def _bend(
     ax: Any, pos: dict, u: Any, v: Any, size: float, choices: tuple[float, ...] | None = None
 ) -> float:
@@ -905,12 +529,11 @@ def _bend(
     room = math.sqrt(size) / 2 * ax.figure.dpi / 72 * 1.25  # node radius and a margin
 
     def clearance(rad: float) -> float:
-        cx, cy = (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
+        cx, cy = _arc3_control((x1, y1), (x2, y2), rad)
         worst = math.inf
         for k in range(1, 20):
             t = k / 20
-            px = (1 - t) ** 2 * x1 + 2 * (1 - t) * t * cx + t**2 * x2
-            py = (1 - t) ** 2 * y1 + 2 * (1 - t) * t * cy + t**2 * y2
+            px, py = _on_curve((x1, y1), (cx, cy), (x2, y2), t)
             for ox, oy in others:
                 worst = min(worst, math.hypot(px - ox, py - oy))
         return worst
@@ -953,7 +576,7 @@ def _edge_arrow(
     to_px = ax.transData
     (x1, y1), (x2, y2) = to_px.transform(a), to_px.transform(b)
     # arc3's control point (as matplotlib computes it): the ends leave towards it
-    cx, cy = (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
+    cx, cy = _arc3_control((x1, y1), (x2, y2), rad)
     points = 72 / ax.figure.dpi
     shrink_a = rim_distance(outline_a, (x1, y1), (cx - x1, cy - y1)) * points + 1.5
     shrink_b = rim_distance(outline_b, (x2, y2), (cx - x2, cy - y2)) * points + 1.5
@@ -1066,7 +689,7 @@ def _custom_legend(entries: Sequence[tuple[str, str, str]]) -> list[Any]:
     return [_marker(text, color, shape) for text, color, shape in entries]
 
 
-def _legend_items(graph: nx.DiGraph, roles: _Roles) -> list[Any]:
+def _legend_items(graph: nx.DiGraph, roles: Roles) -> list[Any]:
     from matplotlib.lines import Line2D  # lazy: matplotlib is slow to import
 
     kinds = {a.get("kind") for _, a in graph.nodes(data=True)}
@@ -1092,7 +715,7 @@ def _legend_items(graph: nx.DiGraph, roles: _Roles) -> list[Any]:
     return items
 
 
-def _note(graph: nx.DiGraph, roles: _Roles) -> str:
+def _note(graph: nx.DiGraph, roles: Roles) -> str:
     parts = []
     stats = graph.graph.get("stats") or {}
     if stats.get("truncated"):
@@ -1138,14 +761,16 @@ def draw_embedding(
     """
     from matplotlib.patches import ConnectionPatch  # lazy: matplotlib is slow to import
 
-    fmt = _format(path, format)
+    fmt = figure_format(path, format)
     apply = (
         mapping if callable(mapping) and not isinstance(mapping, Mapping) else mapping.__getitem__
     )
     pairs = [(s, s if is_sentinel(s) else apply(s)) for s in source_graph]
     chosen = _square_of(source_graph, target_graph, pairs, square)
-    src_roles = _roles(source_graph)
-    tgt_roles = _roles(target_graph, embedding_image=[t for s, t in pairs if not is_sentinel(s)])
+    src_roles = find_roles(source_graph)
+    tgt_roles = find_roles(
+        target_graph, embedding_image=[t for s, t in pairs if not is_sentinel(s)]
+    )
     if chosen is not None:
         s, c, s_next, t, t_next, _ = chosen
         src_roles.marked_edges.add((s, s_next))
@@ -1161,7 +786,7 @@ def draw_embedding(
     panels[0].heading = f"source: {source_graph.graph.get('name', '')}"
     panels[1].heading = f"target: {target_graph.graph.get('name', '')}"
     if chosen is not None:
-        panels.append(_Panel(3.0, max(2.6, panels[1].height), (-0.6, 1.6), (-0.9, 1.35)))
+        panels.append(Panel(3.0, max(2.6, panels[1].height), (-0.6, 1.6), (-0.9, 1.35)))
         panels[2].heading = f"one commuting square (c = {short_text(chosen[1], 12)})"
     handles = _legend_items(target_graph, tgt_roles)
     handles.append(_marker("e: source state → its image", _MAP, "-"))
@@ -1175,7 +800,7 @@ def draw_embedding(
     ]
     missing = [t for s, t in pairs if t not in pos_tgt]
     note = f"{len(missing)} image state(s) are not in the target graph" if missing else ""
-    page = _Page(panels, handles, sections, title or "", note)
+    page = Page(panels, handles, sections, title or "", note)
     fig, axes = page.build()
     _draw_graph(axes[0], source_graph, pos_src, src_roles, plan_src, panels[0])
     _draw_graph(axes[1], target_graph, pos_tgt, tgt_roles, plan_tgt, panels[1])
@@ -1202,7 +827,7 @@ def draw_embedding(
     if chosen is not None:
         _draw_square(axes[2], chosen, names_src, names_tgt, source_graph, target_graph)
     if path is not None:
-        _save(fig, path, fmt)
+        save_figure(fig, path, fmt)
     return fig
 
 
@@ -1327,185 +952,3 @@ def _draw_square(
     else:
         lines.append(f"✗ p′({a}) ≠ p({b})")
     ax.text(0.5, -0.3, "\n".join(lines), fontsize=7, ha="center", va="top", linespacing=1.5)
-
-
-# ------------------------------------------------------------------------ text forms
-def to_mermaid(graph: nx.DiGraph, *, direction: str = "TD", **highlights: Any) -> str:
-    """The graph as a Mermaid ``flowchart``, with the same roles as :func:`draw`.
-
-    Labels are quoted and escaped with Mermaid entity codes, so any prompt or
-    completion text is safe. ``highlights`` takes the keyword arguments of :func:`draw`
-    (``highlight``, ``successors_of``, ``embedding_image``, ``spe_states``,
-    ``obstruction``).
-
-    >>> from agentic_machines import TableMachine
-    >>> from agentic_machines.runtime.explore import explore
-    >>> g = explore(TableMachine({"a": 'say "hi" | <b>'}, {("a", "x#1"): "a"}, initial="a"))
-    >>> print(to_mermaid(g).splitlines()[1:3])
-    ['  s0(["a<br/>say #quot;hi#quot; #124; #lt;b#gt;"])', '  s0 -->|"x#35;1"| s0']
-    """
-    if direction not in ("TD", "TB", "LR", "RL", "BT"):
-        raise InvalidArgument(f"direction must be TD, TB, LR, RL or BT, not {direction!r}")
-    names = node_names(graph)
-    roles = _roles(graph, **highlights)
-    lines = [f"flowchart {direction}"]
-    for n, a in graph.nodes(data=True):
-        ident, label = names[n]
-        prompt = _prompt_text(a.get("prompt"), 40)
-        text = _mermaid_text(label) + (f"<br/>{_mermaid_text(prompt)}" if prompt else "")
-        kind = a.get("kind", "state")
-        shape = {"halt": '["{}"]', "diverge": '{{{{"{}"}}}}'}.get(kind, '(["{}"])')
-        lines.append(f"  {ident}{shape.format(text)}")
-    for u, v, a in graph.edges(data=True):
-        lines.append(f'  {names[u][0]} -->|"{_mermaid_text(a.get("label", ""))}"| {names[v][0]}')
-    styles = _role_styles(graph, roles)
-    for role, (members, css) in styles.items():
-        lines.append(f"  classDef {role} {css}")
-        lines.append(f"  class {','.join(names[n][0] for n in members)} {role}")
-    return "\n".join(lines)
-
-
-def _role_styles(graph: nx.DiGraph, roles: _Roles) -> dict[str, tuple[list[Any], str]]:
-    """Mermaid/DOT classes: role -> (nodes, Mermaid CSS). Sentinels and roles only."""
-    out: dict[str, tuple[list[Any], str]] = {}
-    fills: dict[str, list[Any]] = {}
-    for n, a in graph.nodes(data=True):
-        role, _ = roles.fill(n, a.get("kind", "state"))
-        if role != "state":
-            fills.setdefault(role, []).append(n)
-    for role, members in fills.items():
-        out[role] = (members, f"fill:{COLORS[role]},stroke:#333")
-    if roles.highlight:
-        out["chosen"] = (
-            sorted(roles.highlight, key=list(graph).index),
-            f"stroke:{COLORS['highlight']},stroke-width:4px",
-        )
-    if roles.initial:
-        out["initial"] = (list(roles.initial), f"stroke:{COLORS['initial']},stroke-width:4px")
-    return out
-
-
-def _mermaid_text(text: str) -> str:
-    # '#' first: it starts every entity code that the other replacements insert.
-    for raw, code in (
-        ("#", "#35;"),
-        ('"', "#quot;"),
-        ("<", "#lt;"),
-        (">", "#gt;"),
-        ("|", "#124;"),
-        ("`", "#96;"),
-        ("[", "#91;"),
-        ("]", "#93;"),
-        ("{", "#123;"),
-        ("}", "#125;"),
-    ):
-        text = text.replace(raw, code)
-    return text.replace("\n", "<br/>")
-
-
-def to_dot(graph: nx.DiGraph, **highlights: Any) -> str:
-    """The graph in Graphviz DOT, with the same ids, labels and roles as :func:`draw`.
-
-    >>> from agentic_machines.runtime.explore import explore
-    >>> from agentic_machines.fixtures import fixture
-    >>> print(to_dot(explore(fixture("halt1"))))
-    digraph "halt1" {
-      rankdir=TB;
-      node [shape=ellipse, style=filled, fillcolor="#e8eef7", fontname="Helvetica"];
-      "s0" [label="0\\n⋆", penwidth=3, color="#1b7f3b"];
-      "HALT" [label="1 halt", shape=box, fillcolor="#bdbdbd"];
-      "s0" -> "HALT" [label="0, 1"];
-    }
-    """
-    names = node_names(graph)
-    roles = _roles(graph, **highlights)
-    lines = [
-        f"digraph {_dot_text(str(graph.graph.get('name', 'machine')))} {{",
-        "  rankdir=TB;",
-        '  node [shape=ellipse, style=filled, fillcolor="#e8eef7", fontname="Helvetica"];',
-    ]
-    for n, a in graph.nodes(data=True):
-        ident, label = names[n]
-        prompt = _prompt_text(a.get("prompt"), 40)
-        attrs = [f"label={_dot_text(label + (chr(10) + prompt if prompt else ''))}"]
-        kind = a.get("kind", "state")
-        if kind == "halt":
-            attrs.append("shape=box")
-        elif kind == "diverge":
-            attrs.append("shape=diamond")
-        role, color = roles.fill(n, kind)
-        if role != "state":
-            attrs.append(f'fillcolor="{color}"')
-        if n in roles.highlight:
-            attrs.append(f'penwidth=3, color="{COLORS["highlight"]}"')
-        elif n in roles.initial:
-            attrs.append(f'penwidth=3, color="{COLORS["initial"]}"')
-        if not a.get("expanded", True):
-            attrs.append('style="filled,dashed"')
-        lines.append(f"  {_dot_text(ident)} [{', '.join(attrs)}];")
-    for u, v, a in graph.edges(data=True):
-        extra = (
-            f', color="{COLORS["successor_edge"]}", penwidth=2'
-            if (u, v) in roles.successor_edges
-            else ""
-        )
-        lines.append(
-            f"  {_dot_text(names[u][0])} -> {_dot_text(names[v][0])} [label={_dot_text(a.get('label', ''))}{extra}];"
-        )
-    lines.append("}")
-    return "\n".join(lines)
-
-
-def _dot_text(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-
-
-def to_json(graph: nx.DiGraph, *, indent: int | None = None) -> str:
-    """The graph as networkx node-link JSON, with string ids and JSON-safe attributes.
-
-    Each node keeps ``id``, ``label``, ``state`` (the state's ``repr``), ``kind``,
-    ``prompt``, ``depth`` and ``expanded``; each edge ``source``, ``target``,
-    ``completions`` and ``label``; the graph keeps its name, ``start``/``roots`` (as ids)
-    and ``stats``. ``networkx.node_link_graph(json.loads(text), edges="edges")`` reads it
-    back.
-
-    >>> from agentic_machines.runtime.explore import explore
-    >>> from agentic_machines.fixtures import fixture
-    >>> data = json.loads(to_json(explore(fixture("diverge1"))))
-    >>> [n["id"] for n in data["nodes"]], data["edges"][0]["completions"]
-    (['s0', 'DIVERGE'], ['0', '1'])
-    """
-    names = node_names(graph)
-    nodes = []
-    for n, a in graph.nodes(data=True):
-        ident, label = names[n]
-        entry = {"id": ident, "label": label, "state": repr(n)}
-        entry.update({k: _jsonable(v) for k, v in a.items() if k != "label"})
-        nodes.append(entry)
-    edges = [
-        {"source": names[u][0], "target": names[v][0], **{k: _jsonable(x) for k, x in a.items()}}
-        for u, v, a in graph.edges(data=True)
-    ]
-    meta = {}
-    for k, v in graph.graph.items():
-        if k == "start":
-            meta[k] = names[v][0] if v in names else _jsonable(v)
-        elif k == "roots":
-            meta[k] = [names[r][0] if r in names else _jsonable(r) for r in v]
-        else:
-            meta[k] = _jsonable(v)
-    data = {"directed": True, "multigraph": False, "graph": meta, "nodes": nodes, "edges": edges}
-    return json.dumps(data, ensure_ascii=False, indent=indent)
-
-
-def _jsonable(value: Any) -> Any:
-    """``value`` as plain JSON data; anything else becomes its ``repr``."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else repr(value)
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    return repr(value)

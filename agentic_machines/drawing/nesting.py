@@ -123,10 +123,10 @@ def draw_nesting(
     from matplotlib.figure import Figure  # lazy: matplotlib is slow to import
     from matplotlib.patches import FancyBboxPatch  # lazy: matplotlib is slow to import
 
-    from .diagrams import _format, _save  # lazy: imports networkx
     from .labels import renderer_of  # lazy: imports networkx
+    from .page import figure_format, save_figure  # lazy: loads networkx (through labels)
 
-    fmt = _format(path, format)
+    fmt = figure_format(path, format)
     checked = _checked(steps)
     found = frames(checked)
     # One row per step, plus one caption row above each frame.
@@ -232,7 +232,7 @@ def draw_nesting(
             )
     renderer_of(fig)
     if path is not None:
-        _save(fig, path, fmt)
+        save_figure(fig, path, fmt)
     return fig
 
 
@@ -275,7 +275,7 @@ def nesting_mermaid(
       n3["3. root, turn 2"]
       n1 --> n2 --> n3
     """
-    from .diagrams import _mermaid_text  # lazy: imports networkx
+    from .textforms import mermaid_text  # lazy: imports networkx
 
     checked = _checked(steps)
     found = frames(checked)
@@ -286,11 +286,11 @@ def nesting_mermaid(
             open_frames.pop()
             lines.append("  " * (len(open_frames) + 1) + "end")
         for f in (f for f in found if f.first == i):
-            caption = _mermaid_text(frame_label.format(caller=f.caller + 1, depth=f.depth))
+            caption = mermaid_text(frame_label.format(caller=f.caller + 1, depth=f.depth))
             lines.append("  " * (len(open_frames) + 1) + f'subgraph f{i + 1}["{caption}"]')
             open_frames.append(f)
         lines.append(
-            "  " * (len(open_frames) + 1) + f'n{i + 1}["{_mermaid_text(_box_text(i, text))}"]'
+            "  " * (len(open_frames) + 1) + f'n{i + 1}["{mermaid_text(_box_text(i, text))}"]'
         )
     while open_frames:
         open_frames.pop()

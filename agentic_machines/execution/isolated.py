@@ -240,11 +240,9 @@ class ProcessExecutor(Executor):
                 left = deadline - time.monotonic()
                 got = self._receive(left, replaying=len(entries) if rebuilding or starting else 0)
                 if wire.dumps(got) != reply:
-                    self._kill()
-                    raise _Failure(
-                        "died",
+                    raise self._died(
                         "the new worker did not replay it the same way (the code is not "
-                        "deterministic)",
+                        "deterministic)"
                     )
                 if got.get("type") == "result" and running:
                     key = running.pop()
@@ -270,8 +268,7 @@ class ProcessExecutor(Executor):
         wait = min(deadline - time.monotonic(), float(self.limits.timeout_s))
         got = self._receive(wait, replaying=1)
         if got.get("type") != "result" or got.get("status") != "ok":
-            self._kill()
-            raise _Failure("died", "the worker could not run an empty block after it")
+            raise self._died("the worker could not run an empty block after it")
 
     def _reset(self, start: int, failure: _Failure) -> _Failure:
         """Drop the journal from the replayed entry ``start`` on; the failure the block sees."""
@@ -343,14 +340,12 @@ class ProcessExecutor(Executor):
                 raise self._death()
             self._buffer += chunk
             if len(self._buffer) > _MAX_MESSAGE:
-                self._kill()
-                raise _Failure("died", f"the worker sent a message over {_MAX_MESSAGE} bytes")
+                raise self._died(f"the worker sent a message over {_MAX_MESSAGE} bytes")
         line, _, self._buffer = self._buffer.partition(b"\n")
         try:
             message = wire.loads(line)
         except ValueError as exc:
-            self._kill()
-            raise _Failure("died", f"the worker broke the message protocol: {exc}") from None
+            raise self._died(f"the worker broke the message protocol: {exc}") from None
         if message.get("type") == "fatal":
             self._kill()
             status = "memory" if message.get("error") == "MemoryError" else "died"
@@ -367,8 +362,13 @@ class ProcessExecutor(Executor):
         chunk = self._buffer or os.read(proc.stdout.fileno(), 1 << 16)
         if not chunk:
             raise self._death()
+        raise self._died("the worker sent a message the host had not asked for")
+
+    def _died(self, detail: str) -> _Failure:
+        """Stop the worker, which broke the protocol and is no longer trusted; the failure
+        (status ``died``) the block sees."""
         self._kill()
-        raise _Failure("died", "the worker sent a message the host had not asked for")
+        return _Failure("died", detail)
 
     def _death(self) -> _Failure:
         proc = self._proc
@@ -548,8 +548,7 @@ class ProcessExecutor(Executor):
                     else:
                         message = {"op": "reply", "value": wire.encode(value)}
                 else:
-                    self._kill()
-                    raise _Failure("died", f"the worker sent an unexpected {_shown(kind)} message")
+                    raise self._died(f"the worker sent an unexpected {_shown(kind)} message")
         except _Failure as failure:
             self._forget_since(start)
             self._notice = None  # a reset is told by this failure itself
@@ -570,16 +569,11 @@ class ProcessExecutor(Executor):
         kind = reply.get("kind")
         fn = self._effects.get(key, {}).get(kind) if type(kind) is str else None
         if fn is None:
-            self._kill()
-            raise _Failure("died", f"the worker asked for an unknown effect {_shown(kind)}")
+            raise self._died(f"the worker asked for an unknown effect {_shown(kind)}")
         try:
-            args = wire.decode(reply.get("args", {"$tuple": []}))
-            kwargs = wire.decode(reply.get("kwargs", {}))
-            if type(args) is not tuple or type(kwargs) is not dict:
-                raise ValueError("effect arguments must be a tuple and a dict")
+            args, kwargs = _arguments(reply)
         except (ValueError, KeyError, TypeError, RecursionError) as exc:
-            self._kill()
-            raise _Failure("died", f"the worker sent malformed effect arguments: {exc}") from None
+            raise self._died(f"the worker sent malformed effect arguments: {exc}") from None
         try:
             value = fn(*args, **kwargs)
         except Exception as exc:  # the effect failed once: the block sees the error
@@ -589,13 +583,11 @@ class ProcessExecutor(Executor):
     def _request(self, reply: dict) -> Request:
         try:
             kind = reply["kind"]
-            args = wire.decode(reply.get("args", {"$tuple": []}))
-            kwargs = wire.decode(reply.get("kwargs", {}))
-            if type(kind) is not str or type(args) is not tuple or type(kwargs) is not dict:
-                raise ValueError("a request has a string kind, a tuple and a dict")
+            if type(kind) is not str:
+                raise ValueError(f"a request's kind is a string, not {_shown(kind)}")
+            args, kwargs = _arguments(reply)
         except (ValueError, KeyError, TypeError, RecursionError) as exc:
-            self._kill()
-            raise _Failure("died", f"the worker sent a malformed request: {exc}") from None
+            raise self._died(f"the worker sent a malformed request: {exc}") from None
         return Request(kind, args, kwargs)
 
     def _result(self, code: str, reply: dict, max_output: int, done: list[int]) -> BlockResult:
@@ -631,8 +623,7 @@ class ProcessExecutor(Executor):
                 hits,
             )
         except (ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
-            self._kill()
-            raise _Failure("died", f"the worker sent a malformed result: {exc}") from None
+            raise self._died(f"the worker sent a malformed result: {exc}") from None
         if result.status == "memory":
             self._kill()  # a worker that ran out of memory is not trusted to go on
             raise _Failure("memory", result.stderr)
@@ -641,6 +632,16 @@ class ProcessExecutor(Executor):
 
 _STATUSES = frozenset({"ok", "error", "finished", "budget", "diverged", "memory"})
 _MAX_NAME = 200  # characters of an error's type name kept
+
+
+def _arguments(reply: dict) -> tuple[tuple, dict]:
+    """The decoded ``args`` and ``kwargs`` of an effect or request message from the worker;
+    ValueError (or the decoder's error) unless they are a tuple and a dict."""
+    args = wire.decode(reply.get("args", {"$tuple": []}))
+    kwargs = wire.decode(reply.get("kwargs", {}))
+    if type(args) is not tuple or type(kwargs) is not dict:
+        raise ValueError("the arguments must be a tuple and a dict")
+    return args, kwargs
 
 
 def _list_of(value: Any, width: int, most: int, what: str) -> list:

@@ -21,7 +21,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from .._files import SMALLER, brief, open_output, read_lines
+from .._files import SMALLER, brief, open_output_fd, read_lines
 from ..errors import InvalidArgument
 
 __all__ = [
@@ -65,10 +65,10 @@ class JsonLinesWriter:
         if mode not in ("w", "a"):
             raise InvalidArgument(f"mode must be 'w' or 'a', got {mode!r}")
         self.path = os.fspath(path)
-        # A FIFO with no reader: an error, not a block. Binary and unbuffered use: the
-        # file object only owns the descriptor; every line goes through os.write.
-        self._fh = open_output(self.path, mode + "b")
-        self._fd = self._fh.fileno()
+        # A FIFO with no reader: an error, not a block. Every line goes through os.write,
+        # so a bare descriptor is all the writer holds (a file object would add an fstat,
+        # an isatty and a flush per file: the cost of a hundred lines' writes).
+        self._fd = open_output_fd(self.path, append=mode == "a")
 
     def write(self, obj: Any) -> None:
         r"""Write one line with one ``os.write``.
@@ -103,7 +103,15 @@ class JsonLinesWriter:
 
     def close(self) -> None:
         """Close the file (idempotent)."""
-        self._fh.close()
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        # A writer dropped unclosed (its owner raised before close) frees its descriptor,
+        # as a file object would; one that failed to open has none.
+        if getattr(self, "_fd", -1) >= 0:
+            self.close()
 
     def __enter__(self) -> JsonLinesWriter:
         return self

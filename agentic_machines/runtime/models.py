@@ -74,6 +74,12 @@ __all__ = [
 ]
 
 
+def _prompt_error(prompt: Any) -> InvalidArgument:
+    return InvalidArgument(
+        f"prompts are strings (P = str), got {type(prompt).__name__}: {prompt!r}"
+    )
+
+
 @runtime_checkable
 class Model(Protocol):
     """The model interface: one completion string for one prompt string.
@@ -105,18 +111,21 @@ class ModelBase:
 
     def complete(self, prompt: str) -> str:
         """Answer ``prompt`` and record the call in ``.calls``."""
-        if not isinstance(prompt, str):
-            raise InvalidArgument(
-                f"prompts are strings (P = str), got {type(prompt).__name__}: {prompt!r}"
-            )
+        # Flat: a run makes one call per step, so every Python call here is a good part
+        # of a cheap machine's step (benchmarks/bench_agent.py); the checks inline.
+        if type(prompt) is not str and not isinstance(prompt, str):
+            raise _prompt_error(prompt)
         completion = self._complete(prompt)
-        if not isinstance(completion, str):
-            raise ModelError(
-                f"{type(self).__name__} answered {completion!r} ({type(completion).__name__}) to the prompt "
-                f"{shorten(prompt)!r}; completions must be strings (C = str)"
-            )
+        if type(completion) is not str and not isinstance(completion, str):
+            raise self._answer_error(prompt, completion)
         self.calls.append((prompt, completion))
         return completion
+
+    def _answer_error(self, prompt: str, completion: Any) -> ModelError:
+        return ModelError(
+            f"{type(self).__name__} answered {completion!r} ({type(completion).__name__}) to the prompt "
+            f"{shorten(prompt)!r}; completions must be strings (C = str)"
+        )
 
     def _complete(self, prompt: str) -> str:
         raise NotImplementedError(f"{type(self).__name__} must define _complete(prompt)")
@@ -164,16 +173,30 @@ class ScriptedModel(ModelBase):
         return len(self.completions) - len(self.calls)
 
     def _complete(self, prompt: str) -> str:
-        index = len(self.calls)
-        if index >= len(self.completions):
-            raise ScriptExhausted(
-                f"ScriptedModel has only {len(self.completions)} completion(s) but call index {index} asked "
-                f"for another; the prompt was {shorten(prompt)!r}. Add a completion to the script, or check "
-                "why the run made more calls than expected.",
-                prompt=prompt,
-                index=index,
-            )
+        index = _next_index(
+            self,
+            len(self.completions),
+            prompt,
+            f"ScriptedModel has only {len(self.completions)} completion(s)",
+            "Add a completion to the script, or check why the run made more calls than expected.",
+        )
         return self.completions[index]
+
+
+def _next_index(model: ModelBase, total: int, prompt: str, held: str, fix: str) -> int:
+    """The index of this call into a model's ``total`` prepared answers (a script, a
+    cassette); past the last, :class:`ScriptExhausted` says what was ``held``, the index,
+    the prompt and the ``fix``.
+    """
+    index = len(model.calls)
+    if index >= total:
+        raise ScriptExhausted(
+            f"{held} but call index {index} asked for another; the prompt was "
+            f"{shorten(prompt)!r}. {fix}",
+            prompt=prompt,
+            index=index,
+        )
+    return index
 
 
 class MappingModel(ModelBase):
@@ -261,6 +284,10 @@ class FunctionModel(ModelBase):
                 f"FunctionModel needs a callable prompt -> completion, got {fn!r}"
             )
         self.fn = fn
+        if type(self)._complete is FunctionModel._complete:
+            # complete() then calls fn itself: one Python call less per model call (a
+            # run makes one per step); a subclass that defines its own _complete keeps it.
+            self._complete = fn  # type: ignore[method-assign,assignment]
 
     def _complete(self, prompt: str) -> str:
         return self.fn(prompt)
@@ -429,14 +456,13 @@ class ReplayModel(ModelBase):
         return len(self.records) - len(self.calls)
 
     def _complete(self, prompt: str) -> str:
-        index = len(self.calls)
-        if index >= len(self.records):
-            raise ScriptExhausted(
-                f"the cassette {self.path} holds {len(self.records)} call(s) but call index {index} asked for "
-                f"another; the prompt was {shorten(prompt)!r}. Re-record the cassette.",
-                prompt=prompt,
-                index=index,
-            )
+        index = _next_index(
+            self,
+            len(self.records),
+            prompt,
+            f"the cassette {self.path} holds {len(self.records)} call(s)",
+            "Re-record the cassette.",
+        )
         expected, completion = self.records[index]
         if prompt != expected:
             raise ReplayMismatch(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, NoReturn
 
@@ -129,8 +130,91 @@ def _value(value: Any, esc: Any) -> str:
     return (_ENCODE if esc is _escape else _ENCODE_ASCII)(encoded)
 
 
+def _step_writer(out: JsonLinesWriter, start: Any) -> Callable[[Step], None]:
+    """``write(step)`` for a file whose header says ``start``: one step's line, built in
+    one f-string, encoded once and written with one ``os.write``.
+
+    The line is the JSON ``json.dumps`` gives for the step's dict (a property test checks
+    it), assembled directly: the writer's budget is one write's cost again
+    (benchmarks/bench_trace.py), and building a dict and walking it costs more. A closure,
+    not a method: what it keeps between steps (the previous prompt, the previous outcome
+    and its JSON text, the descriptor) are cell reads, not attribute lookups.
+    """
+    fd, write_fd, finish = out.fileno(), os.write, out.write_bytes
+    previous_prompt: str | None = None
+    previous_outcome = start
+    # The previous line's outcome as JSON text, when it was an int or a str escaped for a
+    # UTF-8 line (else None). A run's next state is that outcome, the same object, so
+    # such a value is encoded once: as an outcome, then as the next line's state.
+    previous_text: str | None = None
+
+    def write(step: Step, esc: Callable[[str], str] = _escape) -> None:
+        nonlocal previous_prompt, previous_outcome, previous_text
+        index, state, prompt, completion, outcome, clock = step
+        # A transcript's prompt is the previous one plus new text: writing it whole on
+        # every line would make the file quadratic in the run's length. The line keeps
+        # the length of the common prefix and the new text; Trace.load rebuilds it.
+        previous = previous_prompt
+        if previous and prompt.startswith(previous):  # the common case, at C speed
+            kept = len(previous)
+            added = prompt[kept:]
+        else:
+            kept, added = prompt_gain(previous, prompt)
+        # A TraceState holds every completion so far; writing it in full on every line
+        # would make the file quadratic in the run's length. When it is the previous
+        # outcome (or the start), and when the outcome is the state plus this
+        # completion, the line says so instead; Trace.load rebuilds both.
+        key = "state"
+        if state is previous_outcome and previous_text is not None:
+            shown_state = previous_text
+        elif type(state) is TraceState and state == previous_outcome:
+            key, shown_state = "same_state", "true"
+        else:
+            shown_state = _value(state, esc)
+        # Only an int's or a str's text is kept for the next line: a state of another
+        # type could be mutable, and a machine that changed it in place would find the
+        # old text written.
+        okey, kind = "outcome", type(outcome)
+        if kind is int:
+            shown = reuse = str(outcome)
+        elif kind is str:
+            shown = reuse = esc(outcome)
+        elif kind is TraceState and type(state) is TraceState and outcome == state.then(completion):
+            okey, shown, reuse = "outcome_then", "true", None
+        else:
+            shown, reuse = _value(outcome, esc), None
+        end = ', "clock": true}\n' if clock else "}\n"
+        if kept:
+            text = (
+                f'{{"kind": "step", "index": {index}, "{key}": {shown_state}, "prompt_keep": {kept}, '
+                f'"prompt_add": {esc(added)}, "completion": {esc(completion)}, '
+                f'"{okey}": {shown}{end}'
+            )
+        else:
+            text = (
+                f'{{"kind": "step", "index": {index}, "{key}": {shown_state}, "prompt": {esc(prompt)}, '
+                f'"completion": {esc(completion)}, "{okey}": {shown}{end}'
+            )
+        try:
+            data = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate: JSON's \\u escapes read back the same
+            previous_text = None  # the retry escapes every value again, in ASCII,
+            write(step, _escape_ascii)
+            previous_text = None  # and its ASCII text is not what the next UTF-8 line writes
+            return
+        try:
+            written = write_fd(fd, data)  # the one write, inline
+        except OSError:  # nothing was written: write_bytes tries again and names the file
+            written = 0
+        if written != len(data):  # a short write (a full pipe, a signal) finishes there too
+            finish(data[written:])
+        previous_outcome, previous_text, previous_prompt = outcome, reuse, prompt
+
+    return write
+
+
 class _TraceWriter:
-    """Writes the header at once, then one flushed line per step, then the end line."""
+    """Writes the header at once, then one flushed line per ``step(step)``, then the end line."""
 
     def __init__(
         self, path: str | os.PathLike, machine: str, start: Any, max_steps: int | None
@@ -146,73 +230,8 @@ class _TraceWriter:
                 "max_steps": max_steps,
             }
         )
-        self._fd = self._out.fileno()
-        self._previous = start
-        self._prompt: str | None = None
-
-    def step(self, step: Step, esc: Any = _escape) -> None:
-        """Write one step line: encoded once, written with one ``os.write``.
-
-        The line is the JSON ``json.dumps`` gives for the step's dict, assembled here
-        directly in one f-string: the writer's budget is one write's cost again
-        (benchmarks/bench_trace.py), and building a dict and walking it costs more.
-        """
-        index, state, prompt, completion, outcome, clock = step
-        # A transcript's prompt is the previous one plus new text: writing it whole on
-        # every line would make the file quadratic in the run's length. The line keeps
-        # the length of the common prefix and the new text; Trace.load rebuilds it.
-        previous = self._prompt
-        if previous and prompt.startswith(previous):  # the common case, at C speed
-            kept = len(previous)
-            added = prompt[kept:]
-        else:
-            kept, added = prompt_gain(previous, prompt)
-        # A TraceState holds every completion so far; writing it in full on every line
-        # would make the file quadratic in the run's length. When it is the previous
-        # outcome (or the start), and when the outcome is the state plus this
-        # completion, the line says so instead; Trace.load rebuilds both. An int goes
-        # into the f-string as it is (its JSON is its str).
-        key, kind = "state", type(state)
-        if kind is int:
-            shown_state: Any = state
-        elif kind is str:
-            shown_state = esc(state)
-        elif kind is TraceState and state == self._previous:
-            key, shown_state = "same_state", "true"
-        else:
-            shown_state = _value(state, esc)
-        okey, kind = "outcome", type(outcome)
-        if kind is int:
-            shown: Any = outcome
-        elif kind is str:
-            shown = esc(outcome)
-        elif kind is TraceState and type(state) is TraceState and outcome == state.then(completion):
-            okey, shown = "outcome_then", "true"
-        else:
-            shown = _value(outcome, esc)
-        end = ', "clock": true}\n' if clock else "}\n"
-        if kept:
-            text = (
-                f'{{"kind": "step", "index": {index}, "{key}": {shown_state}, "prompt_keep": {kept}, '
-                f'"prompt_add": {esc(added)}, "completion": {esc(completion)}, "{okey}": {shown}{end}'
-            )
-        else:
-            text = (
-                f'{{"kind": "step", "index": {index}, "{key}": {shown_state}, "prompt": {esc(prompt)}, '
-                f'"completion": {esc(completion)}, "{okey}": {shown}{end}'
-            )
-        try:
-            data = text.encode()
-        except UnicodeEncodeError:  # a lone surrogate: JSON's \\u escapes read back the same
-            return self.step(step, _escape_ascii)
-        try:
-            written = os.write(self._fd, data)  # the one write, inline
-        except OSError:  # nothing was written: write_bytes tries again and names the file
-            written = 0
-        if written != len(data):  # a short write (a full pipe, a signal) finishes there too
-            self._out.write_bytes(data[written:])
-        self._previous = outcome
-        self._prompt = prompt
+        self.step: Callable[[Step], None] = _step_writer(self._out, start)
+        """Write one step line: encoded once, written with one ``os.write``."""
 
     def end(self, trace: Any) -> None:  # a run.Trace (run imports this module, not back)
         self._out.write(

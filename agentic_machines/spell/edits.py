@@ -33,7 +33,7 @@ from typing import Any
 
 from ..cek.syntax import Pair, Symbol, from_items, iter_list
 from ..errors import EvaluationError
-from .text import literal
+from .text import literal, rebuild_lists
 
 __all__ = ["apply_edits", "MARKERS"]
 
@@ -97,26 +97,21 @@ def apply_edits(datum: Any, lookup: Callable[[str], Any] | None = None) -> Any:
     >>> unparse(apply_edits(parse("(do (think \\"why\\" 1) '(prune) (prune))")))
     '(do (think "why" 1))'
     """
-    if lookup is None:
-        lookup = _nothing
+    look = _nothing if lookup is None else lookup
     if type(datum) is not Pair:
         return datum
-    # Post-order rebuild: each stack entry is (original items, rebuilt children so far).
-    stack: list[tuple[list, list]] = [(list(iter_list(datum)), [])]
-    while True:
-        items, done = stack[-1]
-        if len(done) == len(items):
-            stack.pop()
-            built = from_items(_edit_siblings(done, lookup))
-            if not stack:
-                return built
-            stack[-1][1].append(built)
-            continue
-        x = items[len(done)]
-        if type(x) is Pair and x.car != _QUOTE:
-            stack.append((list(iter_list(x)), []))
-        else:
-            done.append(x)
+    return rebuild_lists(
+        datum, _unquoted_list, _same, lambda items: from_items(_edit_siblings(items, look))
+    )
+
+
+def _unquoted_list(x: Any) -> bool:
+    """A list the edits rewrite: any but a quotation (a marker inside one is data)."""
+    return type(x) is Pair and x.car != _QUOTE
+
+
+def _same(x: Any) -> Any:
+    return x
 
 
 def _nothing(name: str) -> Any:

@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._text import ending_line
 from ..cek.printer import escape_string
 from ..cek.reader import parse
 from ..cek.syntax import Pair, Symbol, from_items, iter_list
@@ -422,10 +423,7 @@ class SpellRun:
             lines.append(f"  model: {c}")
         for r in self.recoveries:
             lines.append(f"recovered from {r}")
-        if self.error is None:
-            lines.append(f"value: {pr_str(self.value)}")
-        else:
-            lines.append(f"error: {type(self.error).__name__}: {self.error}")
+        lines.append(ending_line(self.value, self.error, pr_str))
         return "\n".join(lines)
 
 

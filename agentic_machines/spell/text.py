@@ -18,7 +18,7 @@ some forms. :func:`pr_str` prints any Spell value as source that reads back.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._text import clip
@@ -35,6 +35,7 @@ __all__ = [
     "reopen",
     "wrap_cat",
     "is_open_program",
+    "rebuild_lists",
 ]
 
 WRAPPER_HEAD = "(quine completion (eval (do "
@@ -95,6 +96,56 @@ class Builtin(Node):
         return f"<builtin {self.name}>"
 
 
+def rebuild_lists(
+    root: Pair,
+    descend: Callable[[Any], bool],
+    leaf: Callable[[Any], Any],
+    close: Callable[[list], Any],
+) -> Any:
+    """``root`` rebuilt bottom-up, without recursion: an item for which ``descend`` is
+    true is a list rebuilt the same way, every other item becomes ``leaf(item)``, and
+    each list's new items become ``close(items)``. The printer (:func:`to_datum`,
+    :func:`literal`) and the edit markers (``spell.edits.apply_edits``) rewrite programs
+    with it, so a program nested 100 000 deep is rewritten in the heap.
+
+    >>> from agentic_machines.cek import parse
+    >>> is_list = lambda x: type(x) is Pair
+    >>> unparse(rebuild_lists(parse("(1 (2 3))"), is_list, lambda x: x * 10, from_items))
+    '(10 (20 30))'
+    """
+    # Each stack entry: (the list's original items, its rebuilt items so far).
+    stack: list[tuple[list, list]] = [(list(iter_list(root)), [])]
+    while True:
+        items, done = stack[-1]
+        if len(done) == len(items):
+            stack.pop()
+            built = close(done)
+            if not stack:
+                return built
+            stack[-1][1].append(built)
+            continue
+        x = items[len(done)]
+        if descend(x):
+            stack.append((list(iter_list(x)), []))
+        else:
+            done.append(leaf(x))
+
+
+def _impure_list(x: Any) -> bool:
+    """A list with a function somewhere inside (a pure one is program data as it is)."""
+    return type(x) is Pair and not x.pure
+
+
+def _datum_leaf(value: Any) -> Any:
+    """A value that is not an impure list, as program data."""
+    t = type(value)
+    if t is SpellFn:
+        return value.source()
+    if t is Builtin:
+        return Symbol(value.name)
+    return value
+
+
 def to_datum(value: Any) -> Any:
     """A Spell value as program data: functions become their ``(fn ...)`` source,
     builtins their name. Iterative, so a long list of values cannot recurse.
@@ -103,34 +154,9 @@ def to_datum(value: Any) -> Any:
     >>> unparse(to_datum(from_items([1, SpellFn("inc", ("x",), (from_items([Symbol("+"), Symbol("x"), 1]),))])))
     '(1 (fn inc (x) (+ x 1)))'
     """
-    t = type(value)
-    if t is SpellFn:
-        return value.source()
-    if t is Builtin:
-        return Symbol(value.name)
-    if t is not Pair or value.pure:
-        return value
-    # Rebuild the list bottom-up with an explicit stack of (items, index) pairs.
-    stack: list[tuple[list, list]] = [(list(iter_list(value)), [])]
-    while True:
-        items, done = stack[-1]
-        if len(done) == len(items):
-            stack.pop()
-            built = from_items(done)
-            if not stack:
-                return built
-            stack[-1][1].append(built)
-            continue
-        x = items[len(done)]
-        tx = type(x)
-        if tx is SpellFn:
-            done.append(x.source())
-        elif tx is Builtin:
-            done.append(Symbol(x.name))
-        elif tx is Pair and not x.pure:
-            stack.append((list(iter_list(x)), []))
-        else:
-            done.append(x)
+    if not _impure_list(value):
+        return _datum_leaf(value)
+    return rebuild_lists(value, _impure_list, _datum_leaf, from_items)
 
 
 def pr_str(value: Any) -> str:
@@ -158,26 +184,22 @@ def literal(value: Any) -> Any:
         return from_items([Symbol("quote"), value])
     if t is not Pair:
         return to_datum(value)
-    # A list with a function inside: (list <literal> ...), rebuilt without recursion.
-    stack: list[tuple[list, list]] = [(list(iter_list(value)), [Symbol("list")])]
-    while True:
-        items, done = stack[-1]
-        if len(done) - 1 == len(items):
-            stack.pop()
-            built = from_items(done)
-            if not stack:
-                return built
-            stack[-1][1].append(built)
-            continue
-        x = items[len(done) - 1]
-        if type(x) is Pair and not x.pure:
-            stack.append((list(iter_list(x)), [Symbol("list")]))
-        elif type(x) is SpellFn:
-            done.append(x.source())
-        elif type(x) is Symbol or type(x) is Pair:
-            done.append(from_items([Symbol("quote"), x]))
-        else:
-            done.append(to_datum(x))
+    # A list with a function inside: (list <literal> ...).
+    return rebuild_lists(value, _impure_list, _literal_leaf, _list_form)
+
+
+def _literal_leaf(x: Any) -> Any:
+    """An item of an impure list (itself no impure list) as a literal."""
+    if type(x) is SpellFn:
+        return x.source()
+    if type(x) is Symbol or type(x) is Pair:
+        return from_items([Symbol("quote"), x])
+    return to_datum(x)
+
+
+def _list_form(items: list) -> Pair:
+    """``(list item ...)``."""
+    return Pair(Symbol("list"), from_items(items))
 
 
 def _tokens(text: str) -> list[re.Match]:

@@ -1,0 +1,585 @@
+"""run()'s linear path for an agent function: the function called once, its steps untraced.
+
+:func:`~agentic_machines.runtime.run.run` of an
+:class:`~agentic_machines.runtime.agent.AgentMachine` from its initial state comes here
+(:func:`runs_linearly`, :func:`run_linear`) and makes the trace the step-by-step path
+(``h``, through the machine's greenlet, every line counted) would make, at a fraction of
+its cost: it calls the function once, with a model function that asks the real model
+and records the step, and runs each step *untraced*. Counting lines with
+``sys.settrace`` costs several times the agent's own work, so it is done only where it
+can change an outcome.
+
+Why an untraced step's outcome is the counted one: no CPython runs a counted line in
+less than ``_FASTEST_LINE`` (0.05 ns: each line is at least one bytecode instruction,
+which takes several CPU cycles; no core runs at 20 GHz), and wall-clock time only grows
+with load or blocking, so a step that returned within ``line_budget * _FASTEST_LINE``
+seconds (50 µs for the default budget) certainly ran fewer lines than its budget. Every
+other step is decided by counting, exactly as ``h`` decides it: a *shadow* run of the
+function, in a greenlet, catches up (uncounted) through the steps already decided and
+runs that step with every line counted, frames that were already running included; if
+it agrees, the untraced run goes on, otherwise its outcome (``DIVERGE``) ends the run. A
+step still running untraced after ``_WATCH_AFTER`` seconds (a loop that never calls the
+model again) is stopped by a watchdog and decided the same way. So the clock decides
+only *when* lines are counted, never an outcome: the same machine gives the same trace
+on a quiet machine and a busy one. A run with a step to count replays the function once
+(the shadow), so tools with side effects need
+:func:`~agentic_machines.runtime.agent.effect` there too; a step the watchdog stopped (a
+tool that blocks for long, say) is run again on the shadow, and the run goes on step by
+step from there.
+"""
+
+from __future__ import annotations
+
+import asyncio.events as _events
+import signal
+import threading
+from collections.abc import Callable
+from time import perf_counter
+from typing import Any
+
+from ..errors import BudgetExceeded, ClockDependent, InvalidMachine
+from ..execution import clock
+from ..execution.budget import uncharged
+from ..machine import DIVERGE, HALT, Outcome
+from .agent import (
+    _CURRENT,
+    _DIVERGE,
+    _PROMPT,
+    _RAISE,
+    _RETURN,
+    AgentMachine,
+    AgentRaised,
+    _Loop,
+    _prompt_error,
+    _Run,
+    _thread_error,
+)
+from .harness import TraceState, _extend
+from .tracefile import Step
+
+__all__ = ["runs_linearly", "run_linear"]
+
+_get_ident = threading.get_ident
+_get_running_loop = _events._get_running_loop
+_new_step = tuple.__new__  # a step (a NamedTuple) without its generated __new__
+
+# No CPython runs a counted line (one line event, or one instruction of a one-line loop)
+# in less than this many seconds: each is at least one bytecode instruction, whose
+# dispatch alone takes a few CPU cycles, and no core runs at 20 GHz. So an untraced step
+# that took less than line_budget * _FASTEST_LINE seconds of wall-clock time (which only
+# load and blocking can stretch, never shrink) certainly ran fewer lines than its budget:
+# counting them would have given the same outcome. The margin over the fastest machines
+# of 2026 (about 0.3 ns for the cheapest instruction at 5-6 GHz) is more than 5x.
+_FASTEST_LINE = 5e-11
+# A step still running untraced after this long is stopped and decided by counting: the
+# watchdog that keeps a loop that never calls the model from running forever.
+_WATCH_AFTER = 0.5
+_POLL = 0.05
+
+
+class _Recheck(BaseException):
+    """Stops a linear run whose step must be decided by counting its lines (the watchdog
+    raises it in the agent's thread); a BaseException, like ``_StepTimeout``."""
+
+
+class _Stop(BaseException):
+    """Unwinds a linear run's agent function when the run has ended (its last step is
+    recorded, ``max_steps`` was reached, or the model failed)."""
+
+
+def _async_raisers() -> tuple[Any, Any] | None:
+    """CPython's PyThreadState_SetAsyncExc, to raise in (and to clear for) a thread, or
+    None where it is missing (then run() takes the step-by-step path)."""
+    try:
+        import ctypes  # only code that calls libc needs ctypes
+
+        api = ctypes.pythonapi
+        raise_in = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.py_object)(
+            ("PyThreadState_SetAsyncExc", api)
+        )
+        clear = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p)(
+            ("PyThreadState_SetAsyncExc", api)
+        )
+    except (ImportError, AttributeError, OSError):
+        return None
+    return raise_in, clear
+
+
+_ASYNC: list[tuple[Any, Any] | None] = []  # looked up once, on the first linear run
+
+
+class _Linear(_Run):
+    """A linear run of the agent function, as :func:`run` makes it: the function is called
+    once, with a model function that asks the real model and records each step, so no
+    step switches a greenlet. Steps run untraced: a step that took less than
+    ``line_budget * _FASTEST_LINE`` seconds is within its line budget (see
+    ``_FASTEST_LINE``), so its outcome is the counted one. Any other step (it took
+    longer, or the watchdog stopped it after ``_WATCH_AFTER`` seconds) is decided by the
+    machine's own counted step: a *shadow* run of the function in a greenlet catches up,
+    uncounted, through the steps already decided (each is replayed at most once in the
+    whole run, so the catching up costs one extra run of the function at most), and runs
+    that step with its lines counted, exactly as ``h`` does. The run goes on untraced when
+    the counted step agrees, and step by step from the shadow otherwise. The clock
+    decides only when to count, never an outcome.
+
+    What a step records is two strings: its prompt and its completion (``prompts``,
+    ``completions``). Every step the untraced run decides has the same shape: step j
+    goes from state j (the first j completions) to state j+1, and is marked ``clock``
+    from ``taint_from`` on (a mark, once set, stays); only the run's last step may end
+    in a sentinel (``final``). So the states and ``Step`` tuples are made when someone
+    reads them (:meth:`steps`, states shared through ``states``), not while the agent
+    runs; a trace file being written gets each ``Step`` as it completes.
+
+    Step j-1 (fed completion j-1 in state j-1) ends when the agent asks its j-th prompt
+    (state j's), returns or raises; until then it is the *pending* step.
+    """
+
+    __slots__ = (
+        "trace",
+        "complete",
+        "failed",
+        "write",
+        "max_steps",
+        "thread",
+        "prompts",
+        "completions",
+        "states",
+        "count",
+        "final",
+        "taint_from",
+        "gate",
+        "lock",
+        "armed",
+        "fired",
+        "t0",
+        "ended",
+        "shadow",
+        "seen",
+        "stopped",
+        "handed",
+        "error",
+    )
+
+    def __init__(
+        self,
+        machine: AgentMachine,
+        trace: Any,
+        complete: Callable[[str], Any],
+        failed: Callable[..., Exception],
+        write: Any,
+    ) -> None:
+        super().__init__(machine)
+        self.trace, self.complete, self.failed = trace, complete, failed
+        self.write = write
+        self.max_steps: int = trace.max_steps
+        self.thread = _get_ident()
+        self.prompts: list[str] = []
+        self.completions: list[str] = []
+        self.states: list[TraceState] = [self.state]  # state k, made when first needed
+        self.count = 0  # steps recorded (each from state j to state j+1)
+        self.final: Any = None  # the last step's sentinel outcome, once recorded
+        self.taint_from: int | None = None
+        limit = machine.line_budget
+        self.gate = None if limit is None else limit * _FASTEST_LINE
+        self.lock: threading.Lock | None = None  # only for a watchdog thread
+        self.armed = self.fired = self.ended = self.stopped = False
+        self.t0 = 0.0
+        self.shadow: _Loop | None = None
+        self.seen: list[str] = []
+        self.handed: TraceState | None = None
+        self.error: BaseException | None = None
+
+    # -- the agent's side ----------------------------------------------------------------
+    @uncharged
+    def model(self, prompt: str) -> str:
+        # The hot path of a linear run: everything a step costs beyond the agent's own
+        # work is here, so it is written flat (each Python call is a good part of a step)
+        # and records two strings: no state, no Step (made when read, see steps()).
+        gate = self.gate
+        if gate is not None:
+            # The pending step's clock stops first. With the alarm watchdog (the main
+            # thread) nothing can raise in this thread once armed is False; a watchdog
+            # thread needs the lock (_disarm).
+            if self.lock is None:
+                self.armed = False
+                late = perf_counter() - self.t0 > gate
+            else:
+                late = self._disarm()
+        if type(prompt) is not str and not isinstance(prompt, str):
+            raise _prompt_error(prompt)
+        if _get_ident() != self.thread:
+            raise _thread_error()
+        if self.ended:  # an agent that caught _Stop and called again
+            raise _Stop
+        completions = self.completions
+        j = len(completions)
+        if j:  # step j-1 reached state j, which asks `prompt`
+            if (gate is not None and late) or self.seen or self.write is not None:
+                try:
+                    self._reached(prompt, gate is not None and late)
+                except _Stop:
+                    raise
+                except BaseException as exc:  # the toolkit's failure, not the agent's:
+                    self.error = exc  # it must not reach the agent's handlers
+                    self._end(None)
+            else:
+                self.count = j
+            if j >= self.max_steps:
+                self._end("max_steps")
+        self.prompts.append(prompt)
+        running = _get_running_loop()
+        if running is not None:  # as in a greenlet: the model runs outside the agent's loop
+            _events._set_running_loop(None)
+        try:
+            completion = self.complete(prompt)
+        except Exception as exc:  # noqa: BLE001 - the model failed: the trace says how
+            self.failed(exc)
+            self._end(None)
+        finally:
+            if running is not None:
+                _events._set_running_loop(running)
+        if type(completion) is not str and not isinstance(completion, str):
+            self.failed(answer=completion)
+            self._end(None)
+        completions.append(completion)
+        if self.effects:
+            self.effects = {}
+        if gate is not None:
+            self.t0 = perf_counter()
+            self.armed = True
+        return completion
+
+    def effect(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        # An effect's key names the state of the step that made it: made here, on demand.
+        self.state = self._state(len(self.completions))
+        return super().effect(fn, args, kwargs)
+
+    def _disarm(self) -> bool:
+        """End the running step's clock (a watchdog thread's run): whether it ran too long
+        to prove it within its line budget. Disarmed under the lock, so the watchdog
+        cannot raise once this returns; raises _Recheck if it did (dropping it if it is
+        still pending)."""
+        t = perf_counter()
+        with self.lock:  # type: ignore[union-attr]
+            self.armed = False
+            fired = self.fired
+        if fired or self.stopped:
+            self.fired = False
+            self.stopped = True
+            _ASYNC[0][1](self.thread, None)  # type: ignore[index]
+            raise _Recheck
+        return t - self.t0 > self.gate  # type: ignore[operator]
+
+    def _alarm(self, signum: int, frame: Any) -> None:
+        """The watchdog in the main thread (SIGALRM, every ``_POLL`` s): it runs in the
+        agent's own thread, between two of its instructions, so it stops a step that ran
+        too long without a lock (``armed`` is False outside a step)."""
+        if self.armed and perf_counter() - self.t0 > _WATCH_AFTER:
+            self.armed = False
+            raise _Recheck
+
+    # -- states and steps, made when read ----------------------------------------------
+    def _state(self, k: int) -> TraceState:
+        """State k: the first k completions (made once, shared by every reader)."""
+        states = self.states
+        if k >= len(states):
+            completions = self.completions
+            last = states[-1]
+            for i in range(len(states) - 1, k):
+                last = _extend(last, completions[i])
+                states.append(last)
+        return states[k]
+
+    def _step(self, i: int, outcome: Any = None) -> Step:
+        """Step ``i``: from state i with prompt and completion i to ``outcome`` (default
+        state i+1), marked ``clock`` from ``taint_from`` on."""
+        clock_ = self.taint_from is not None and i >= self.taint_from
+        if outcome is None:
+            outcome = self._state(i + 1)
+        return _new_step(
+            Step, (i, self._state(i), self.prompts[i], self.completions[i], outcome, clock_)
+        )
+
+    def steps(self) -> list[Step]:
+        """Every step recorded, as ``Step`` tuples (what ``trace.steps`` shows)."""
+        out = [self._step(i) for i in range(self.count)]
+        if self.final is not None:
+            out.append(self._step(self.count, self.final))
+        return out
+
+    # -- the slow paths ------------------------------------------------------------------
+    def _taint(self) -> None:
+        """Model code inside the agent met a deadline (``seen``): the clock spoke, and this
+        step and every later one are marked."""
+        if self.taint_from is None:
+            self.taint_from = len(self.completions) - 1
+
+    def _reached(self, prompt: str, late: bool) -> None:
+        """The pending step reached its state, which asks ``prompt``: record it, after
+        counting its lines when its time proves nothing."""
+        if self.seen:
+            self._taint()
+        if not late:
+            self._record(None)
+            return
+        outcome = self._counted()
+        live = self.machine._live
+        reached = self._state(len(self.completions))
+        if outcome == reached and reached in live and live[reached].prompt == prompt:
+            self.shadow = live.pop(reached)  # the same step: the untraced run goes on
+            self._record(None)
+            return
+        self._record(outcome)
+        self._end(outcome)
+
+    def _returned(self, kind: int, value: Any, late: bool) -> None:
+        """The agent ended the pending step: it returned ``value`` or raised it."""
+        if not self.completions:
+            raise InvalidMachine(
+                f"agent function {self.machine.name!r} ended before its first model call "
+                "in a run, though it made one when the machine was built; it must be "
+                "deterministic"
+            )
+        if self.seen:
+            self._taint()
+        if not late:
+            outcome: Outcome = DIVERGE if kind is _DIVERGE else HALT
+            result: Any
+            if kind is _DIVERGE:
+                result = DIVERGE
+            else:
+                result = AgentRaised.of(value) if kind is _RAISE else value
+                if kind is _RAISE:  # what run() would read back from machine.raised()
+                    self.trace.message = f"raised {result}"
+            self.machine._later_result(self._before, self.completions[-1], result)
+            self._record(outcome)
+            self.trace.end = outcome
+            return
+        outcome = self._counted()
+        self._record(outcome)
+        self._end(outcome, unwind=False)
+
+    def _before(self) -> TraceState:
+        """The pending step's state (for a result filed when someone asks)."""
+        return self._state(len(self.completions) - 1)
+
+    def _stopped(self) -> None:
+        """The watchdog stopped the pending step while it ran: decide it by counting."""
+        if not self.completions:  # before the first model call: the machine's own run knows it
+            self.handed = self.machine.initial
+            return
+        if self.seen:
+            self._taint()
+        outcome = self._counted()
+        self._record(outcome)
+        self._end(outcome, unwind=False)
+
+    def _record(self, outcome: Any) -> None:
+        """Record the pending step, reaching its state (``outcome`` None) or ``outcome``."""
+        i = len(self.completions) - 1  # steps are recorded in order: the pending one is next
+        if outcome is None or outcome == self._state(i + 1):
+            self.count = i + 1
+        else:  # a sentinel or a state the clock gave: the run's last step
+            self.count, self.final = i, outcome
+        if self.write is not None:
+            self.write(self._step(i, None if self.final is None else outcome))
+
+    def _end(self, end: Any, unwind: bool = True) -> None:
+        """End the linear run: with HALT, DIVERGE or "max_steps" (the trace's end), with
+        None (the model failed; the trace's end is set), or with a state, from which the
+        run goes on step by step (the counted step's shadow is live there)."""
+        self.ended = True
+        if isinstance(end, TraceState):
+            self.handed = end
+        elif end is not None:
+            self.trace.end = end
+        if unwind:
+            raise _Stop
+
+    # -- deciding a step by counting -------------------------------------------------------
+    def _counted(self) -> Outcome:
+        """h(pending state, pending completion) as the machine computes it, lines counted,
+        on the shadow run caught up (uncounted) to the pending state; the shadow is left
+        live at the outcome (the machine's cache)."""
+        m = self.machine
+        decided = len(self.completions) - 1  # the steps before the pending one
+        prompts, completions = self.prompts, self.completions
+        loop = self.shadow
+        self.shadow = None
+        if loop is None:
+            loop = _Loop(m)
+            kind, _ = loop.resume(None, counted=False)
+            if kind is not _PROMPT or loop.prompt != prompts[0]:
+                self._not_deterministic(0)
+        at = len(loop.state)
+        if at < decided:  # steps already decided: replayed uncounted, in one switch
+            loop.queue = [
+                (prompts[k], completions[k], self._state(k + 1)) for k in range(decided - 1, at, -1)
+            ]
+            loop.state = self._state(at + 1)
+            loop.effects = {}
+            kind, _ = loop.resume(completions[at], counted=False)
+            if kind is not _PROMPT or loop.queue or loop.prompt != prompts[decided]:
+                self._not_deterministic(decided - len(loop.queue))
+        state = self._state(decided)
+        if len(m._live) >= m._cache_size:
+            m._drop_live()
+        m._live[state] = loop
+        try:
+            return m.harness(state, completions[decided])
+        except ClockDependent as exc:
+            self._taint()
+            return exc.outcome
+
+    def _not_deterministic(self, k: int) -> None:
+        raise InvalidMachine(
+            f"agent function {self.machine.name!r} did not repeat itself: replayed with the "
+            f"same completions, it asked another prompt or ended differently at step {k}. "
+            "An agent function must be deterministic; wrap tools whose results change "
+            "with effect()"
+        )
+
+    # -- the run ---------------------------------------------------------------------------
+    def go(self) -> TraceState | None:
+        """Run to the end. Returns None when the trace has ended, else the state from which
+        the run goes on step by step."""
+        m = self.machine
+        token = _CURRENT.set(self)
+        watchdog = None
+        try:
+            with clock.watching() as seen:
+                self.seen = seen
+                if self.gate is not None:
+                    watchdog = self._watch()
+                    self.t0 = perf_counter()
+                    self.armed = True
+                late = False
+                try:
+                    try:
+                        value: Any = m.fn(self.model, *m.args, **m.kwargs)
+                        kind = _RETURN
+                    except (_Stop, _Recheck):
+                        raise
+                    except BudgetExceeded:  # a budget of the agent's own ran out: count the step
+                        kind, value, late = _DIVERGE, None, self.gate is not None
+                    except (Exception, SystemExit) as exc:  # noqa: BLE001 - an outcome
+                        kind, value = _RAISE, exc
+                    if self.gate is not None and not self.ended:
+                        if self.lock is None:
+                            self.armed = False
+                            late = perf_counter() - self.t0 > self.gate or late
+                        else:
+                            late = self._disarm() or late
+                except _Stop:
+                    pass
+                except _Recheck:
+                    if not self.ended:
+                        self._stopped()
+                else:
+                    if not self.ended:
+                        self._returned(kind, value, late)
+        finally:
+            self.armed = False
+            if watchdog is not None:
+                watchdog()
+            _CURRENT.reset(token)
+        if self.error is not None:
+            raise self.error
+        return self.handed
+
+    def _watch(self) -> Callable[[], None]:
+        """Start the watchdog; returns the function that stops it. In the main thread, when
+        SIGALRM is free (its default action, no timer set), an interval timer whose
+        handler (:meth:`_alarm`) runs in this thread; elsewhere a :class:`_Watchdog`
+        thread, which raises through the C API and needs the lock."""
+        if (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+            and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+        ):
+            previous = signal.signal(signal.SIGALRM, self._alarm)
+            signal.setitimer(signal.ITIMER_REAL, _POLL, _POLL)
+
+            def stop() -> None:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+
+            return stop
+        self.lock = threading.Lock()
+        return _Watchdog(self).stop
+
+
+class _Watchdog:
+    """Stops a linear run's step that runs untraced for more than ``_WATCH_AFTER`` s, by
+    raising _Recheck in its thread; the step is then decided by counting. It checks and
+    raises under the run's lock, which the run takes to end a step's clock, so it never
+    raises outside a step. Used off the main thread (or where SIGALRM is taken)."""
+
+    def __init__(self, run: _Linear) -> None:
+        self.run = run
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, name="agent-step-watchdog", daemon=True)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        run, raise_in = self.run, _ASYNC[0][0]  # type: ignore[index]
+        lock = run.lock
+        assert lock is not None  # set before the thread starts
+        while not self.done.wait(_POLL):
+            with lock:
+                if run.armed and perf_counter() - run.t0 > _WATCH_AFTER:
+                    run.armed = False
+                    run.fired = True
+                    raise_in(run.thread, _Recheck)
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join()
+
+
+def runs_linearly(machine: AgentMachine, start: Any, max_steps: int) -> bool:
+    """Whether :func:`~agentic_machines.runtime.run.run` of ``machine`` from ``start`` takes
+    the linear path (:func:`run_linear`): from the initial state, without a wall-clock step
+    watchdog, and where the interpreter lets the line-budget watchdog stop a step.
+
+    >>> from agentic_machines import agent_machine
+    >>> m = agent_machine(lambda model: model("?"))
+    >>> runs_linearly(m, m.initial, 10), runs_linearly(m, m.initial.then("x"), 10)
+    (True, False)
+    """
+    if machine.step_timeout is not None or max_steps < 1 or not machine.initial == start:
+        return False
+    if machine.line_budget is not None:
+        if not _ASYNC:
+            _ASYNC.append(_async_raisers())
+        if _ASYNC[0] is None:
+            return False
+    return True
+
+
+def run_linear(
+    machine: AgentMachine,
+    trace: Any,
+    complete: Callable[[str], Any],
+    failed: Callable[..., Exception],
+    write: Any,
+) -> TraceState | None:
+    """Run the agent function of ``machine`` once for ``trace`` (see :class:`_Linear`):
+    ``complete`` is the model's; ``failed(exc)`` or ``failed(answer=...)`` ends the trace
+    when the model raised or answered no string; each step, a ``Step``, is
+    given to ``write`` (unless None) as it completes and listed in ``trace.steps``, which
+    are made when first read (``trace._defer_steps``). Returns None when
+    the trace has ended, else the state from which it goes on step by step.
+
+    >>> from agentic_machines import agent_machine
+    >>> from agentic_machines.runtime.run import Trace
+    >>> m = agent_machine(lambda model: model("name?") + "!")
+    >>> t = Trace(machine="echo", start=m.initial, max_steps=5)
+    >>> run_linear(m, t, str.upper, None, None), t.end, t.steps[0].completion
+    (None, 1, 'NAME?')
+    """
+    linear = _Linear(machine, trace, complete, failed, write)
+    try:
+        return linear.go()
+    finally:
+        trace._defer_steps(linear.steps)  # made when read
