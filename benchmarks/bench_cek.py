@@ -64,7 +64,7 @@ def direct_eval(e, env):
     if t is PrimRef:
         return e.prim.fn
     if t is Quote:
-        return e.datum
+        return e.value
     if t is If:
         if direct_eval(e.test, env) is FALSE:
             return direct_eval(e.branches.orelse, env)

@@ -125,38 +125,48 @@ class Expr(Node):
         return f"<{type(self).__name__} {text if len(text) <= 60 else text[:57] + '...'}>"
 
 
-class Const(Expr):
+class _Literal(Expr):
+    """An atom that evaluates to a value it holds (:class:`Const`, :class:`Quote`): built
+    alike, told apart by type (they print differently); ``_tag`` keeps the hashes apart.
+    """
+
+    __slots__ = ("value",)
+    atomic = True
+    _tag: str
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self.fv = ()
+        self._hash = hash((self._tag, type(value).__name__, value))
+
+
+class Const(_Literal):
     """A self-evaluating literal: an integer, a string, ``#t``/``#f`` or ``nil``.
 
     >>> Const(5).value, Const("a") == Const("a")
     (5, True)
     """
 
-    __slots__ = ("value",)
+    __slots__ = ()
     _fields = ("value",)
-    atomic = True
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-        self.fv = ()
-        self._hash = hash(("Const", type(value).__name__, value))
+    _tag = "Const"
 
 
-class Quote(Expr):
-    """``(quote d)``: the datum ``d`` itself.
+class Quote(_Literal):
+    """``(quote d)``: the datum ``d`` itself (its ``value``, also named ``datum``).
 
-    >>> Quote(Symbol("a")).datum
-    Symbol('a')
+    >>> Quote(Symbol("a")).datum, Quote(1) == Const(1)
+    (Symbol('a'), False)
     """
 
-    __slots__ = ("datum",)
+    __slots__ = ()
     _fields = ("datum",)
-    atomic = True
+    _tag = "Quote"
 
-    def __init__(self, datum: Any) -> None:
-        self.datum = datum
-        self.fv = ()
-        self._hash = hash(("Quote", type(datum).__name__, datum))
+    @property
+    def datum(self) -> Any:
+        """The quoted datum (the machine reads it as ``value``)."""
+        return self.value
 
 
 class Var(Expr):
@@ -469,7 +479,7 @@ def _atom_spec(seq: Seq) -> tuple[list[tuple[bool, Any]], Seq] | None:
         elif t is Const:
             spec.append((False, head.value))  # type: ignore[attr-defined]
         elif t is Quote:
-            spec.append((False, head.datum))  # type: ignore[attr-defined]
+            spec.append((False, head.value))  # type: ignore[attr-defined]
         elif t is PrimRef:
             spec.append((False, head.prim))  # type: ignore[attr-defined]
         else:
@@ -954,7 +964,7 @@ def to_datum(expr: Expr) -> Any:
             results.append(Symbol(item.name))
             continue
         if t is Quote:
-            results.append(from_items([Symbol("quote"), item.datum]))
+            results.append(from_items([Symbol("quote"), item.value]))
             continue
         build, children = _UNBUILD[t](item)
         tasks.append((build, len(children)))

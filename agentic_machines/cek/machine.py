@@ -458,7 +458,7 @@ def step(state: Node) -> Node:
             return Ret(Closure(e.group, 0, env), k)
         if te is Quote:
             # <'d, ρ, κ>  ->  <d, κ>
-            return Ret(e.datum, k)
+            return Ret(e.value, k)
         if te is Begin:
             # <(begin e1 e ...), ρ, κ>  ->  <e1, ρ|e1, BeginK((e ...), ρ|(e ...), κ)>;  a lone e1 is in tail position
             seq = e.seq
@@ -523,7 +523,7 @@ def _atom(e: Any, env: tuple) -> Any:
         return e.prim
     if t is Lambda:
         return Closure(e.group, 0, env)
-    return e.datum  # Quote
+    return e.value  # Quote
 
 
 def _parts(done: tuple, seq: Any, env: tuple, k: Frame) -> Node:
@@ -764,7 +764,7 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                     v, evaluating = Closure(e.group, 0, env), False
                 elif te is Quote:
                     # <'d, ρ, κ>  ->  <d, κ>
-                    v, evaluating = e.datum, False
+                    v, evaluating = e.value, False
                 elif te is Begin:
                     # <(begin e1 e ...), ρ, κ>  ->  <e1, ρ|e1, BeginK((e ...), ..., κ)>
                     bseq = e.seq
