@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import goal, interleaved  # noqa: E402
 from agentic_machines.models import FunctionModel  # noqa: E402
 
-from agentic_machines import agent_machine  # noqa: E402
+from agentic_machines import HALT, agent_machine  # noqa: E402
 from agentic_machines.runtime.run import run  # noqa: E402
 
 STEPS = 10_000
@@ -80,34 +80,57 @@ def harness_loop(budget) -> None:
         s = m.harness(s, scripted(m.prompt(s)))
 
 
-def main() -> None:
-    def machine_run(budget):
-        m = agent_machine(react, STEPS, line_budget=budget)
-        trace = run(m, FunctionModel(scripted), max_steps=STEPS + 1)
-        assert len(trace) == STEPS, (len(trace), trace.end)
-        assert m.result(trace.steps[-1].state, trace.steps[-1].completion) == "out of steps"
+def machine_run(budget):
+    """``run`` of the agent machine; what it returns is checked after the timing."""
+    m = agent_machine(react, STEPS, line_budget=budget)
+    return m, run(m, FunctionModel(scripted), max_steps=STEPS + 1)
 
-    (direct, _), (with_budget, _), (no_budget, _), (same_model, _), (loop, _) = interleaved(
+
+def machine_run_read(budget):
+    """The same, then every step of the trace read (a linear run's steps and states are
+    made when first read: this row shows that deferred cost)."""
+    m, trace = machine_run(budget)
+    for step in trace.steps:
+        step.state, step.outcome  # noqa: B018 - read
+    return m, trace
+
+
+def check(result) -> None:
+    """The run made every step and its agent returned (checked outside the timing)."""
+    m, trace = result
+    assert len(trace) == STEPS and trace.end is HALT, (len(trace), trace.end)
+    last = trace.steps[-1]
+    assert m.result(last.state, last.completion) == "out of steps"
+
+
+def main() -> None:
+    timed = interleaved(
         [
             lambda: react(scripted, STEPS),
             lambda: machine_run(1_000_000),
             lambda: machine_run(None),
+            lambda: machine_run_read(1_000_000),
             lambda: react(FunctionModel(scripted).complete, STEPS),
             lambda: harness_loop(None),
         ]
     )
+    (direct, _), (with_budget, r1), (no_budget, r2), (read, r3), (same_model, _), (loop, _) = timed
+    for result in (r1, r2, r3):
+        check(result)
     print(f"agent_machine benchmark: ReAct-style agent, {STEPS:,} steps (alternating, median of 5)")
-    print(f"  {'loop':<22}{'seconds':>10}{'us/step':>10}{'ratio':>8}")
+    print(f"  {'loop':<28}{'seconds':>10}{'us/step':>10}{'ratio':>8}")
     for label, t in (
         ("direct", direct),
         ("machine", with_budget),
         ("machine, no budget", no_budget),
+        ("machine, every step read", read),
         ("same model object", same_model),
         ("h() loop, no budget", loop),
     ):
-        print(f"  {label:<22}{t:>10.4f}{t / STEPS * 1e6:>10.2f}{t / direct:>8.2f}")
+        print(f"  {label:<28}{t:>10.4f}{t / STEPS * 1e6:>10.2f}{t / direct:>8.2f}")
     goal(f"agent_machine ÷ direct, {STEPS:,}-step ReAct run", with_budget / direct, 3)
     goal("the same, line_budget=None", no_budget / direct, None)
+    goal("the same, then every step of the trace read", read / direct, None)
     goal(
         "floor: the direct loop with the FunctionModel run needs ÷ direct",
         same_model / direct,

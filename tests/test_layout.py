@@ -1,7 +1,14 @@
-"""The layout holds: cek/ imports run one way, and every architecture follows the protocol.
+"""The layout holds, and docs/design.md's map says what the code is.
 
-The import check reads the source (``ast``), so it sees imports inside functions too,
-which a runtime check of ``sys.modules`` would miss.
+- The map (docs/design.md, "Layers") names every module of the package and nothing else;
+  its table is the layer order, and no import goes up a layer except those the map lists.
+- Every import statement the map makes ("`a` imports `b`", "`a` does not import `b`",
+  cek/'s "the import order is ...") holds in the import graph.
+- No import circle; every import inside a function says why it is there.
+- Every architecture follows the protocol.
+
+The import graph is read from the source (``ast``), so it sees imports inside functions
+too, which a runtime check of ``sys.modules`` would miss.
 """
 
 from __future__ import annotations
@@ -18,102 +25,6 @@ import agentic_machines
 from agentic_machines.architectures import ARCHITECTURE_NAMES, ARCHITECTURES, Architecture
 
 PACKAGE = Path(agentic_machines.__file__).resolve().parent
-CEK = PACKAGE / "cek"
-
-# The import order inside cek/, lowest first: a module may import only modules of a
-# strictly lower rank. Reading text (reader) and printing it (printer) sit on either
-# side of the compiled expressions; strategies (Hypothesis) uses the reader and printer.
-CEK_RANK = {
-    "syntax": 0,
-    "values": 1,
-    "expr": 2,
-    "reader": 2,
-    "printer": 3,
-    "machine": 4,
-    "strategies": 4,
-    "evaluator": 5,
-    "stepper": 5,
-    "theorem": 6,
-    "realize": 7,
-    "__init__": 8,
-}
-
-# No cek module imports one above it: the printer installs itself as the node types'
-# printer (syntax.install_printer) and the stepper attaches the frames' repr.
-DOCUMENTED_UPWARD: set[tuple[str, str]] = set()
-
-
-def cek_imports(path: Path) -> list[tuple[str, int, bool]]:
-    """(imported cek module, line, inside a function?) for every import of a sibling."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found: list[tuple[str, int, bool]] = []
-
-    def visit(node: ast.AST, in_function: bool) -> None:
-        for child in ast.iter_child_nodes(node):
-            nested = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
-            if isinstance(child, ast.ImportFrom):
-                targets: list[str] = []
-                if child.level == 1 and child.module:
-                    targets = [child.module.split(".")[0]]
-                elif child.level == 1:
-                    targets = [a.name for a in child.names]
-                elif child.module and child.module.startswith("agentic_machines.cek."):
-                    targets = [child.module.split(".")[2]]
-                found.extend((t, child.lineno, in_function) for t in targets)
-            elif isinstance(child, ast.Import):
-                for alias in child.names:
-                    if alias.name.startswith("agentic_machines.cek."):
-                        found.append((alias.name.split(".")[2], child.lineno, in_function))
-            visit(child, nested)
-
-    visit(tree, False)
-    return found
-
-
-def test_every_cek_module_has_a_rank() -> None:
-    modules = {p.stem for p in CEK.glob("*.py")}
-    assert modules == set(CEK_RANK), (
-        "add the new cek module to CEK_RANK (and docs/design.md, layers)"
-    )
-
-
-@pytest.mark.parametrize("module", sorted(CEK_RANK))
-def test_cek_imports_run_one_way(module: str) -> None:
-    path = CEK / f"{module}.py"
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for target, line, in_function in cek_imports(path):
-        assert target in CEK_RANK, f"{module}.py:{line} imports unknown cek module {target}"
-        if CEK_RANK[target] < CEK_RANK[module]:
-            continue
-        assert (module, target) in DOCUMENTED_UPWARD, (
-            f"cek/{module}.py:{line} imports {target}, which is not below it; "
-            "move the code down a layer or document the cycle in DOCUMENTED_UPWARD"
-        )
-        assert in_function, f"cek/{module}.py:{line}: a documented cycle must import in a function"
-        assert "#" in lines[line - 1], f"cek/{module}.py:{line}: say why the import is here"
-
-
-def test_cek_in_function_imports_say_why() -> None:
-    # An in-function import hides a dependency, so each one carries its reason.
-    for path in sorted(CEK.glob("*.py")):
-        lines = path.read_text(encoding="utf-8").splitlines()
-        for target, line, in_function in cek_imports(path):
-            if in_function:
-                assert "#" in lines[line - 1], f"{path.name}:{line} (import of {target})"
-
-
-def test_no_cek_module_imports_one_that_imports_it_back() -> None:
-    graph = {m: {t for t, _, _ in cek_imports(CEK / f"{m}.py")} for m in CEK_RANK}
-    for a, targets in graph.items():
-        for b in targets:
-            if a in graph.get(b, ()):
-                pair = (a, b) if (a, b) in DOCUMENTED_UPWARD else (b, a)
-                assert pair in DOCUMENTED_UPWARD, f"cek/{a}.py and cek/{b}.py import each other"
-
-
-def test_the_reader_does_not_print() -> None:
-    imported = {t for t, _, _ in cek_imports(CEK / "reader.py")}
-    assert imported <= {"syntax", "values"}, imported
 
 
 # -- the layers of the package ------------------------------------------------------------------
@@ -160,10 +71,66 @@ def module_graph() -> nx.DiGraph:
 GRAPH = module_graph()
 
 
+def short(module: str) -> str:
+    """A module's name inside the package, as docs/design.md writes it (``cek.printer``)."""
+    return module.removeprefix("agentic_machines.")
+
+
 def room(module: str) -> str:
     """The folder or top-level module a module belongs to (``cek``, ``machine``, ...)."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
+
+
+# -- docs/design.md's map: read from the page, so that the page and the code cannot drift ------
+
+MAP = re.search(r"^## Layers\n(.*?)(?=^## )", DESIGN.read_text(encoding="utf-8"), re.S | re.M)
+assert MAP, "docs/design.md has no '## Layers' section (the map tests/test_layout.py reads)"
+MAP_TEXT = MAP.group(1)
+# the map's prose with its line breaks undone, so a statement may wrap
+MAP_PROSE = " ".join(MAP_TEXT.split())
+
+
+def top_level_names(cell: str) -> list[str]:
+    """The names in backticks outside every parenthesis: the modules a table cell names.
+
+    A row of the layer table names each module of its folder as ```name` (what it
+    holds)``; names inside the parentheses are the module's contents, not modules.
+
+    >>> top_level_names("`run` (`run`, `Trace`), `search` (the kernel (one)) and `harness`")
+    ['run', 'search', 'harness']
+    """
+    depth = 0
+    names = []
+    for token in re.finditer(r"`([^`]*)`|\(|\)", cell):
+        if token.group(0) == "(":
+            depth += 1
+        elif token.group(0) == ")":
+            depth -= 1
+        elif depth == 0:
+            names.append(token.group(1))
+    return names
+
+
+def layer_rows() -> list[tuple[str, list[str]]]:
+    """(room or ``""`` for the core's row, the modules its cell names), in table order.
+
+    >>> layer_rows()[0][0], "machine" in layer_rows()[0][1]
+    ('', True)
+    """
+    table = MAP_TEXT[MAP_TEXT.index("| layer | folder | owns |") :].split("\n\n", 1)[0]
+    rows = []
+    for line in table.splitlines()[2:]:
+        _, _, folder, owns, _ = (cell.strip() for cell in line.split("|"))
+        if folder == "`agentic_machines/` (top level)":
+            rows.append(("", top_level_names(owns)))
+            continue
+        found = re.fullmatch(r"`agentic_machines/(\w+)(/|\.py)`", folder)
+        assert found, (
+            f"docs/design.md's layer table: write the folder {folder} as `agentic_machines/NAME/`"
+        )
+        rows.append((found.group(1), top_level_names(owns) if found.group(2) == "/" else []))
+    return rows
 
 
 def design_layers() -> dict[str, int]:
@@ -173,18 +140,9 @@ def design_layers() -> dict[str, int]:
     >>> layers["machine"], layers["runtime"] < layers["cek"] < layers["cli"]
     (0, True)
     """
-    text = DESIGN.read_text(encoding="utf-8")
-    table = text[text.index("| layer | folder | owns |") :].split("\n\n", 1)[0]
-    rows = [line for line in table.splitlines()[2:] if line.startswith("|")]
     ranks: dict[str, int] = {}
-    for rank, row in enumerate(rows):
-        _, _, folder, owns, _ = (cell.strip() for cell in row.split("|"))
-        if folder == "`agentic_machines/` (top level)":
-            # the core's modules: each named in backticks before its description
-            names = re.findall(r"(?:^|\), )`(\w+)` \(", owns)
-        else:
-            names = [re.fullmatch(r"`agentic_machines/(\w+)(?:/|\.py)`", folder).group(1)]
-        for name in names:
+    for rank, (folder, names) in enumerate(layer_rows()):
+        for name in names if folder == "" else [folder]:
             assert name not in ranks, f"docs/design.md's layer table names {name} twice"
             ranks[name] = rank
     return ranks
@@ -192,10 +150,175 @@ def design_layers() -> dict[str, int]:
 
 LAYERS = design_layers()
 
-# The imports that go up a layer, each for a reason docs/design.md gives.
-DOCUMENTED_LAYER_EXCEPTIONS = {
-    ("strategies", "cek"),  # the public strategies module offers programs too
-}
+CLAIM = re.compile(
+    r"(?:`(?P<subject>[\w.]+)`|(?P<core>\bthe core)) "
+    r"(?P<verb>imports only|imports|does not import|never imports) "
+    # a list of objects ends where a name starts the next statement ("`a` imports `b`,
+    # and `c` does not import `d`" is two statements)
+    r"(?P<objects>`[\w.]+`(?:(?:,? and |,? or |, )`[\w.]+`(?! (?:imports|does|never)))*)"
+)
+
+
+def resolve(name: str) -> set[str]:
+    """The modules a name of the map stands for: a module, or every module of a folder.
+
+    ``cek.__init__`` is the folder's ``__init__`` alone; ``the core`` is the first row.
+
+    >>> sorted(resolve("cek.__init__")), "agentic_machines.cek.printer" in resolve("cek")
+    (['agentic_machines.cek'], True)
+    """
+    if name == "the core":
+        return {m for m in GRAPH if room(m) and LAYERS.get(room(m)) == 0}
+    full = "agentic_machines." + name.removesuffix(".__init__")
+    if name.endswith(".__init__"):
+        return {full} & set(GRAPH)
+    return {m for m in GRAPH if m == full or m.startswith(full + ".")}
+
+
+def map_claims(text: str = MAP_PROSE) -> list[tuple[str, str, list[str]]]:
+    """Every import statement of the map: (subject, verb, objects).
+
+    >>> map_claims("so `machine` does not import `drawing` or `runtime.explore`; and")
+    [('machine', 'does not import', ['drawing', 'runtime.explore'])]
+    >>> len(map_claims("`a` imports `b`, and `c` does not import `d` or `e`"))
+    2
+    """
+    return [
+        (
+            found.group("subject") or "the core",
+            found.group("verb"),
+            re.findall(r"`([\w.]+)`", found.group("objects")),
+        )
+        for found in CLAIM.finditer(text)
+    ]
+
+
+def claim_is_false(subject: str, verb: str, objects: list[str]) -> str | None:
+    """Why a statement of the map is false of the import graph, or None when it holds."""
+    sources = resolve(subject)
+    if not sources:
+        return f"`{subject}` names no module of the package"
+    imported = {b for a in sources for b in GRAPH.successors(a)} - sources
+    targets = {}
+    for name in objects:
+        targets[name] = resolve(name)
+        if not targets[name]:
+            return f"`{name}` names no module of the package"
+    if verb == "imports":
+        missing = [name for name, modules in targets.items() if not modules & imported]
+        return f"it imports none of {missing}" if missing else None
+    if verb == "imports only":
+        allowed = set().union(*targets.values())
+        extra = sorted(short(b) for b in imported - allowed)
+        return f"it also imports {extra}" if extra else None
+    found = sorted(short(b) for name, modules in targets.items() for b in modules & imported)
+    return f"it imports {found}" if found else None
+
+
+def test_the_map_names_every_module_of_the_package() -> None:
+    # docs/design.md's map equals the code's: every room is in the layer table, every
+    # module of a folder is named in its row (as `name` (what it holds)), and the table
+    # names nothing the package does not have
+    rooms = {room(m) for m in GRAPH} - {""}
+    assert rooms - set(LAYERS) == set(), (
+        "add a row (or, for a core module, `name` (what it holds) in the first row) to "
+        f"docs/design.md's layer table for {sorted(rooms - set(LAYERS))}"
+    )
+    assert set(LAYERS) - rooms == set(), (
+        f"docs/design.md's layer table names {sorted(set(LAYERS) - rooms)}, which the "
+        "package does not have: take it off the table"
+    )
+    wrong = []
+    for folder, named in layer_rows():
+        if folder == "" or not (PACKAGE / folder).is_dir():
+            continue
+        modules = {short(m).removeprefix(folder + ".") for m in GRAPH if room(m) == folder}
+        modules.discard(folder)  # the folder's __init__
+        if modules - set(named):
+            wrong.append(
+                f"row agentic_machines/{folder}/: name {sorted(modules - set(named))} "
+                "as `module` (what it holds), outside parentheses"
+            )
+        if set(named) - modules:
+            wrong.append(
+                f"row agentic_machines/{folder}/: {sorted(set(named) - modules)} is not a "
+                "module of the folder (rename it, or put a name that is not a module inside "
+                "the parentheses of the module that holds it)"
+            )
+    assert wrong == [], "docs/design.md's layer table: " + "; ".join(wrong)
+
+
+def test_the_map_makes_import_statements() -> None:
+    # the statement check below is only as good as the reading of the page
+    claims = map_claims()
+    assert len(claims) >= 10, claims
+    assert ("spell.text", "does not import", ["spell.evaluator"]) in claims
+
+
+def test_every_import_statement_of_the_map_holds() -> None:
+    # "`a` imports `b`", "`a` imports only `b` and `c`", "`a` does not import `b`": every
+    # such statement of docs/design.md's map is checked against the import graph
+    false = []
+    for subject, verb, objects in map_claims():
+        why = claim_is_false(subject, verb, objects)
+        if why:
+            stated = " or ".join(f"`{o}`" for o in objects)
+            false.append(f"'`{subject}` {verb} {stated}' is false: {why}")
+    assert false == [], (
+        "docs/design.md's map states imports the code does not have: correct the sentence "
+        "(or the code): " + "; ".join(false)
+    )
+
+
+def test_no_import_statement_of_the_map_escapes_the_check() -> None:
+    # a statement that starts like one ("`a` imports ...") but names no module after the
+    # verb would go unchecked: the page must say it in the checked form
+    starts = {
+        m.start()
+        for m in re.finditer(r"`[\w.]+` (?:imports|does not import|never imports)\b", MAP_PROSE)
+    }
+    checked = {m.start() for m in CLAIM.finditer(MAP_PROSE)}
+    unchecked = [MAP_PROSE[i : i + 60] for i in sorted(starts - checked)]
+    assert unchecked == [], (
+        "docs/design.md's map: name the imported modules in backticks right after the verb "
+        '("`a` imports `b` and `c`"), so the statement is checked: ' + " | ".join(unchecked)
+    )
+
+
+def test_a_false_statement_is_caught() -> None:
+    # the check can fail: statements that contradict the graph are reported
+    assert claim_is_false("drawing.display", "does not import", ["machine"])
+    assert claim_is_false("machine", "imports", ["drawing"])
+    assert claim_is_false("execution", "imports only", ["errors"])
+    assert claim_is_false("nowhere", "imports", ["machine"])
+
+
+def documented_layer_exceptions() -> set[tuple[str, str]]:
+    """The upward imports the map allows: the statements in the bullets after "go the
+    other way", as (room, room).
+
+    >>> documented_layer_exceptions()
+    {('strategies', 'cek')}
+    """
+    parts = re.split(r"go\s+the\s+other\s+way", MAP_TEXT, maxsplit=1)
+    assert len(parts) == 2, "docs/design.md's map: list the upward imports after 'go the other way'"
+    # the bullet list that follows the sentence, up to the next blank line
+    after = parts[1].split("\n- ", 1)[1].split("\n\n", 1)[0]
+    bullets = [" ".join(b.split()) for b in re.split(r"\n- ", after)]
+    pairs = set()
+    for bullet in bullets:
+        claim = map_claims(bullet)
+        assert claim and claim[0][1] == "imports", (
+            f"docs/design.md: start the bullet '{bullet[:60]}' with `module` imports `module`"
+        )
+        subject, _, objects = claim[0]
+        pairs |= {
+            (room("agentic_machines." + subject), room("agentic_machines." + o)) for o in objects
+        }
+    return pairs
+
+
+DOCUMENTED_LAYER_EXCEPTIONS = documented_layer_exceptions()
 
 # The import circles that remain, each opened by an import inside a function, with the
 # reason docs/design.md gives. The list may only shrink: a new circle fails the test, and
@@ -203,26 +326,19 @@ DOCUMENTED_LAYER_EXCEPTIONS = {
 KNOWN_CIRCLES: set[frozenset[str]] = set()
 
 
-def test_every_folder_and_module_of_the_package_has_a_layer() -> None:
-    # The map in docs/design.md equals the code's: every room is in the table, and the
-    # table names no room the package does not have.
-    rooms = {room(m) for m in GRAPH} - {"", "__main__"}
-    assert rooms - set(LAYERS) == set(), "add a row (or a core module) to docs/design.md, layers"
-    assert set(LAYERS) - rooms == set(), "docs/design.md's layer table names what is gone"
-
-
 def test_no_import_goes_up_a_layer() -> None:
     upward = []
     for a, b in GRAPH.edges():
-        if room(a) in ("", "__main__") or b == "agentic_machines":
-            # the package's __init__ is its front door (it imports every layer), and
-            # __main__ runs the command line; nothing imports them except for the version
+        if room(a) == "" or b == "agentic_machines":
+            # the package's __init__ is its front door (it imports every layer); nothing
+            # imports it except for the version
             continue
         if room(a) != room(b) and LAYERS[room(b)] > LAYERS[room(a)]:
             if (room(a), room(b)) not in DOCUMENTED_LAYER_EXCEPTIONS:
                 upward.append(f"{a} imports {b}")
-    assert upward == [], "move the code down a layer, or document the exception: " + "; ".join(
-        sorted(upward)
+    assert upward == [], (
+        "move the code down a layer, or add the import to the bullets after 'go the other "
+        "way' in docs/design.md, with its reason: " + "; ".join(sorted(upward))
     )
 
 
@@ -234,6 +350,55 @@ def test_no_new_import_circle() -> None:
     }
     assert found - KNOWN_CIRCLES == set(), "a new import circle: move the shared piece down"
     assert KNOWN_CIRCLES - found == set(), "a known circle is gone: take it off KNOWN_CIRCLES"
+
+
+# -- inside cek/: the import order the map states ----------------------------------------------
+
+
+def cek_order() -> dict[str, int]:
+    """cek module -> its place in the map's "the import order is a → b and c → ..." chain.
+
+    >>> order = cek_order()
+    >>> order["syntax"] < order["printer"] < order["machine"] < order["realize"]
+    True
+    """
+    chain = re.search(r"the import order is ((?:`\w+`(?: → | and |, )?)+)", MAP_PROSE)
+    assert chain, "docs/design.md's map: state cek/'s order as 'the import order is `a` → `b` ...'"
+    return {
+        name: rank
+        for rank, group in enumerate(chain.group(1).split(" → "))
+        for name in re.findall(r"`(\w+)`", group)
+    }
+
+
+CEK_ORDER = cek_order()
+
+
+def test_the_cek_order_names_every_cek_module() -> None:
+    modules = {short(m).removeprefix("cek.") for m in GRAPH if room(m) == "cek"} - {"cek"}
+    assert modules == set(CEK_ORDER), (
+        "docs/design.md's 'the import order is ...' chain of cek/ must name every cek module "
+        f"once: missing {sorted(modules - set(CEK_ORDER))}, gone {sorted(set(CEK_ORDER) - modules)}"
+    )
+
+
+def test_cek_imports_follow_the_stated_order() -> None:
+    # a cek module imports only modules strictly before it in the chain (the package's
+    # __init__ comes after all of them)
+    against = [
+        f"{short(a)} imports {short(b)}"
+        for a, b in GRAPH.edges()
+        if room(a) == room(b) == "cek"
+        and a != "agentic_machines.cek"
+        and CEK_ORDER[short(b).removeprefix("cek.")] >= CEK_ORDER[short(a).removeprefix("cek.")]
+    ]
+    assert against == [], (
+        "move the code down, or attach it from above as the printer and the stepper do "
+        "(or change the order docs/design.md states): " + "; ".join(sorted(against))
+    )
+
+
+# -- in-function imports ------------------------------------------------------------------------
 
 
 def test_in_function_imports_say_why() -> None:

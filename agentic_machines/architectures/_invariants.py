@@ -46,6 +46,7 @@ __all__ = [
     "scripted",
     "completion_sampler",
     "header_kind",
+    "strictly_extends",
     "code_fingerprint",
     "refute_embedding_by_prompts",
 ]
@@ -184,6 +185,16 @@ def scripted(script: Sequence[str]) -> Any:
     """
 
     return ScriptedModel(script)
+
+
+def strictly_extends(prompt: str, successor_prompt: str) -> bool:
+    """True when ``successor_prompt`` is ``prompt`` followed by more text: the growth that
+    the successor-prompt invariants of the architectures allow.
+
+    >>> strictly_extends("ab", "abc"), strictly_extends("ab", "ab"), strictly_extends("ab", "xabc")
+    (True, False, False)
+    """
+    return len(successor_prompt) > len(prompt) and successor_prompt.startswith(prompt)
 
 
 def header_kind(prompt: str, kinds: Sequence[tuple[str, str]]) -> str:

@@ -526,6 +526,8 @@ class AgentMachine(AgenticMachine[TraceState]):
         # cached prompts and suspended runs a clock-dependent step left: no facts either
         self._clock = clock.Marks(4 * self._cache_size)
         self._results: dict[tuple[TraceState, str], Any] = {}
+        # Results a linear run filed without its state (made only when someone asks).
+        self._later: list[tuple[Callable[[], TraceState], str, Any]] = []
         self._effects: dict[tuple, tuple[bool, Any]] = {}
         self._effect_list: list[tuple[TraceState, str, str, bool]] = []
         self._effects_lock = threading.Lock()
@@ -631,6 +633,8 @@ class AgentMachine(AgenticMachine[TraceState]):
         >>> m.result(m.initial, "hi")
         'hi!'
         """
+        if self._later:
+            self._file_later()
         key = (state, completion)
         if key not in self._results and self.harness(state, completion) not in (HALT, DIVERGE):
             raise InvalidArgument(
@@ -649,6 +653,8 @@ class AgentMachine(AgenticMachine[TraceState]):
         >>> m.raised(m.initial, "1"), m.raised(m.initial, "2")
         (None, AgentRaised(type='ValueError', message='not 1'))
         """
+        if self._later:
+            self._file_later()
         key = (state, completion)
         # The step's end is recorded when it ran: asking again must not replay the run (a
         # checker asks this after every halting step, right after making it).
@@ -656,6 +662,16 @@ class AgentMachine(AgenticMachine[TraceState]):
             return None
         outcome = self._results[key]
         return outcome if isinstance(outcome, AgentRaised) else None
+
+    def _later_result(self, state: Callable[[], TraceState], completion: str, result: Any) -> None:
+        """File ``result`` as the end of h(state(), completion) when someone asks: a linear
+        run's last state is made only then (it is a chain as long as the run)."""
+        self._later.append((state, completion, result))
+
+    def _file_later(self) -> None:
+        later, self._later = self._later, []
+        for state, completion, result in later:
+            self._results[(state(), completion)] = result
 
     def effect_log(self, start: int = 0) -> list[tuple[TraceState, str, str, bool]]:
         """Every effect call that really ran, in order: ``(state, tool, arguments, ok)``;

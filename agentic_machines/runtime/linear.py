@@ -31,6 +31,7 @@ step from there.
 from __future__ import annotations
 
 import asyncio.events as _events
+import signal
 import threading
 from collections.abc import Callable
 from time import perf_counter
@@ -121,23 +122,31 @@ class _Linear(_Run):
     the counted step agrees, and step by step from the shadow otherwise. The clock
     decides only when to count, never an outcome.
 
+    What a step records is two strings: its prompt and its completion (``prompts``,
+    ``completions``). Every step the untraced run decides has the same shape: step j
+    goes from state j (the first j completions) to state j+1, and is marked ``clock``
+    from ``taint_from`` on (a mark, once set, stays); only the run's last step may end
+    in a sentinel (``final``). So the states and ``Step`` tuples are made when someone
+    reads them (:meth:`steps`, states shared through ``states``), not while the agent
+    runs; a trace file being written gets each ``Step`` as it completes.
+
     Step j-1 (fed completion j-1 in state j-1) ends when the agent asks its j-th prompt
-    (state j's), returns or raises; until it is recorded, ``before``, ``prompt`` and
-    ``completion`` hold state j-1, its prompt and completion j-1, and ``state`` state j.
+    (state j's), returns or raises; until then it is the *pending* step.
     """
 
     __slots__ = (
         "trace",
         "complete",
         "failed",
-        "steps",
         "write",
         "max_steps",
         "thread",
-        "asked",
-        "before",
-        "prompt",
-        "completion",
+        "prompts",
+        "completions",
+        "states",
+        "count",
+        "final",
+        "taint_from",
         "gate",
         "lock",
         "armed",
@@ -145,7 +154,6 @@ class _Linear(_Run):
         "t0",
         "ended",
         "shadow",
-        "taint",
         "seen",
         "stopped",
         "handed",
@@ -163,16 +171,18 @@ class _Linear(_Run):
         super().__init__(machine)
         self.trace, self.complete, self.failed = trace, complete, failed
         self.write = write
-        self.steps: list[tuple] = trace.steps
         self.max_steps: int = trace.max_steps
         self.thread = _get_ident()
-        self.asked = 0  # prompts asked so far
-        self.before = self.state
-        self.prompt = self.completion = ""
+        self.prompts: list[str] = []
+        self.completions: list[str] = []
+        self.states: list[TraceState] = [self.state]  # state k, made when first needed
+        self.count = 0  # steps recorded (each from state j to state j+1)
+        self.final: Any = None  # the last step's sentinel outcome, once recorded
+        self.taint_from: int | None = None
         limit = machine.line_budget
         self.gate = None if limit is None else limit * _FASTEST_LINE
-        self.lock = threading.Lock()
-        self.armed = self.fired = self.ended = self.taint = self.stopped = False
+        self.lock: threading.Lock | None = None  # only for a watchdog thread
+        self.armed = self.fired = self.ended = self.stopped = False
         self.t0 = 0.0
         self.shadow: _Loop | None = None
         self.seen: list[str] = []
@@ -183,37 +193,40 @@ class _Linear(_Run):
     @uncharged
     def model(self, prompt: str) -> str:
         # The hot path of a linear run: everything a step costs beyond the agent's own
-        # work is here, so it is written flat (each Python call is a good part of a step).
+        # work is here, so it is written flat (each Python call is a good part of a step)
+        # and records two strings: no state, no Step (made when read, see steps()).
+        gate = self.gate
+        if gate is not None:
+            # The pending step's clock stops first. With the alarm watchdog (the main
+            # thread) nothing can raise in this thread once armed is False; a watchdog
+            # thread needs the lock (_disarm).
+            if self.lock is None:
+                self.armed = False
+                late = perf_counter() - self.t0 > gate
+            else:
+                late = self._disarm()
         if type(prompt) is not str and not isinstance(prompt, str):
             raise _prompt_error(prompt)
         if _get_ident() != self.thread:
             raise _thread_error()
         if self.ended:  # an agent that caught _Stop and called again
             raise _Stop
-        gate = self.gate
-        late = False if gate is None else self._disarm()
-        j = self.asked
-        self.asked = j + 1
+        completions = self.completions
+        j = len(completions)
         if j:  # step j-1 reached state j, which asks `prompt`
-            if late or self.seen:
+            if (gate is not None and late) or self.seen or self.write is not None:
                 try:
-                    self._reached(prompt, late)
+                    self._reached(prompt, gate is not None and late)
                 except _Stop:
                     raise
                 except BaseException as exc:  # the toolkit's failure, not the agent's:
                     self.error = exc  # it must not reach the agent's handlers
                     self._end(None)
             else:
-                step: tuple = _new_step(
-                    Step,
-                    (j - 1, self.before, self.prompt, self.completion, self.state, self.taint),
-                )
-                self.steps.append(step)
-                if self.write is not None:
-                    self.write(step)
+                self.count = j
             if j >= self.max_steps:
                 self._end("max_steps")
-        self.prompt = prompt
+        self.prompts.append(prompt)
         running = _get_running_loop()
         if running is not None:  # as in a greenlet: the model runs outside the agent's loop
             _events._set_running_loop(None)
@@ -228,9 +241,7 @@ class _Linear(_Run):
         if type(completion) is not str and not isinstance(completion, str):
             self.failed(answer=completion)
             self._end(None)
-        self.completion = completion
-        self.before = state = self.state
-        self.state = _extend(state, completion)
+        completions.append(completion)
         if self.effects:
             self.effects = {}
         if gate is not None:
@@ -238,12 +249,18 @@ class _Linear(_Run):
             self.armed = True
         return completion
 
+    def effect(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        # An effect's key names the state of the step that made it: made here, on demand.
+        self.state = self._state(len(self.completions))
+        return super().effect(fn, args, kwargs)
+
     def _disarm(self) -> bool:
-        """End the running step's clock: whether it ran too long to prove it within its
-        line budget. Disarmed under the lock, so the watchdog cannot raise once this
-        returns; raises _Recheck if it did (dropping it if it is still pending)."""
+        """End the running step's clock (a watchdog thread's run): whether it ran too long
+        to prove it within its line budget. Disarmed under the lock, so the watchdog
+        cannot raise once this returns; raises _Recheck if it did (dropping it if it is
+        still pending)."""
         t = perf_counter()
-        with self.lock:
+        with self.lock:  # type: ignore[union-attr]
             self.armed = False
             fired = self.fired
         if fired or self.stopped:
@@ -253,34 +270,78 @@ class _Linear(_Run):
             raise _Recheck
         return t - self.t0 > self.gate  # type: ignore[operator]
 
+    def _alarm(self, signum: int, frame: Any) -> None:
+        """The watchdog in the main thread (SIGALRM, every ``_POLL`` s): it runs in the
+        agent's own thread, between two of its instructions, so it stops a step that ran
+        too long without a lock (``armed`` is False outside a step)."""
+        if self.armed and perf_counter() - self.t0 > _WATCH_AFTER:
+            self.armed = False
+            raise _Recheck
+
+    # -- states and steps, made when read ----------------------------------------------
+    def _state(self, k: int) -> TraceState:
+        """State k: the first k completions (made once, shared by every reader)."""
+        states = self.states
+        if k >= len(states):
+            completions = self.completions
+            last = states[-1]
+            for i in range(len(states) - 1, k):
+                last = _extend(last, completions[i])
+                states.append(last)
+        return states[k]
+
+    def _step(self, i: int, outcome: Any = None) -> Step:
+        """Step ``i``: from state i with prompt and completion i to ``outcome`` (default
+        state i+1), marked ``clock`` from ``taint_from`` on."""
+        clock_ = self.taint_from is not None and i >= self.taint_from
+        if outcome is None:
+            outcome = self._state(i + 1)
+        return _new_step(
+            Step, (i, self._state(i), self.prompts[i], self.completions[i], outcome, clock_)
+        )
+
+    def steps(self) -> list[Step]:
+        """Every step recorded, as ``Step`` tuples (what ``trace.steps`` shows)."""
+        out = [self._step(i) for i in range(self.count)]
+        if self.final is not None:
+            out.append(self._step(self.count, self.final))
+        return out
+
+    # -- the slow paths ------------------------------------------------------------------
+    def _taint(self) -> None:
+        """Model code inside the agent met a deadline (``seen``): the clock spoke, and this
+        step and every later one are marked."""
+        if self.taint_from is None:
+            self.taint_from = len(self.completions) - 1
+
     def _reached(self, prompt: str, late: bool) -> None:
-        """The pending step reached ``self.state``, which asks ``prompt``: record it,
-        after counting its lines when its time proves nothing."""
-        if self.seen:  # model code inside the agent met a deadline: the clock spoke
-            self.taint = True
+        """The pending step reached its state, which asks ``prompt``: record it, after
+        counting its lines when its time proves nothing."""
+        if self.seen:
+            self._taint()
         if not late:
-            self._record(self.state)
+            self._record(None)
             return
         outcome = self._counted()
         live = self.machine._live
-        reached = self.state
+        reached = self._state(len(self.completions))
         if outcome == reached and reached in live and live[reached].prompt == prompt:
             self.shadow = live.pop(reached)  # the same step: the untraced run goes on
-            self._record(outcome)
+            self._record(None)
             return
         self._record(outcome)
         self._end(outcome)
 
     def _returned(self, kind: int, value: Any, late: bool) -> None:
         """The agent ended the pending step: it returned ``value`` or raised it."""
-        if self.asked == 0:
+        if not self.completions:
             raise InvalidMachine(
                 f"agent function {self.machine.name!r} ended before its first model call "
                 "in a run, though it made one when the machine was built; it must be "
                 "deterministic"
             )
         if self.seen:
-            self.taint = True
+            self._taint()
         if not late:
             outcome: Outcome = DIVERGE if kind is _DIVERGE else HALT
             result: Any
@@ -288,7 +349,9 @@ class _Linear(_Run):
                 result = DIVERGE
             else:
                 result = AgentRaised.of(value) if kind is _RAISE else value
-            self.machine._results[(self.before, self.completion)] = result
+                if kind is _RAISE:  # what run() would read back from machine.raised()
+                    self.trace.message = f"raised {result}"
+            self.machine._later_result(self._before, self.completions[-1], result)
             self._record(outcome)
             self.trace.end = outcome
             return
@@ -296,26 +359,30 @@ class _Linear(_Run):
         self._record(outcome)
         self._end(outcome, unwind=False)
 
+    def _before(self) -> TraceState:
+        """The pending step's state (for a result filed when someone asks)."""
+        return self._state(len(self.completions) - 1)
+
     def _stopped(self) -> None:
         """The watchdog stopped the pending step while it ran: decide it by counting."""
-        if self.asked == 0:  # before the first model call: the machine's own run knows it
+        if not self.completions:  # before the first model call: the machine's own run knows it
             self.handed = self.machine.initial
             return
         if self.seen:
-            self.taint = True
+            self._taint()
         outcome = self._counted()
         self._record(outcome)
         self._end(outcome, unwind=False)
 
     def _record(self, outcome: Any) -> None:
-        """Record the pending step with ``outcome``."""
-        i = len(self.steps)  # steps are recorded in order: the pending one is next
-        step: tuple = _new_step(
-            Step, (i, self.before, self.prompt, self.completion, outcome, self.taint)
-        )
-        self.steps.append(step)
+        """Record the pending step, reaching its state (``outcome`` None) or ``outcome``."""
+        i = len(self.completions) - 1  # steps are recorded in order: the pending one is next
+        if outcome is None or outcome == self._state(i + 1):
+            self.count = i + 1
+        else:  # a sentinel or a state the clock gave: the run's last step
+            self.count, self.final = i, outcome
         if self.write is not None:
-            self.write(step)
+            self.write(self._step(i, None if self.final is None else outcome))
 
     def _end(self, end: Any, unwind: bool = True) -> None:
         """End the linear run: with HALT, DIVERGE or "max_steps" (the trace's end), with
@@ -335,34 +402,33 @@ class _Linear(_Run):
         on the shadow run caught up (uncounted) to the pending state; the shadow is left
         live at the outcome (the machine's cache)."""
         m = self.machine
-        steps = self.steps
+        decided = len(self.completions) - 1  # the steps before the pending one
+        prompts, completions = self.prompts, self.completions
         loop = self.shadow
         self.shadow = None
         if loop is None:
             loop = _Loop(m)
             kind, _ = loop.resume(None, counted=False)
-            first = steps[0].prompt if steps else self.prompt  # type: ignore[attr-defined]
-            if kind is not _PROMPT or loop.prompt != first:
+            if kind is not _PROMPT or loop.prompt != prompts[0]:
                 self._not_deterministic(0)
         at = len(loop.state)
-        if at < len(steps):  # steps already decided: replayed uncounted, in one switch
+        if at < decided:  # steps already decided: replayed uncounted, in one switch
             loop.queue = [
-                (steps[k].prompt, steps[k].completion, steps[k].outcome)  # type: ignore[attr-defined]
-                for k in range(len(steps) - 1, at, -1)
+                (prompts[k], completions[k], self._state(k + 1)) for k in range(decided - 1, at, -1)
             ]
-            loop.state = steps[at].outcome  # type: ignore[attr-defined]
+            loop.state = self._state(at + 1)
             loop.effects = {}
-            kind, _ = loop.resume(steps[at].completion, counted=False)  # type: ignore[attr-defined]
-            if kind is not _PROMPT or loop.queue or loop.prompt != self.prompt:
-                self._not_deterministic(len(steps) - len(loop.queue))
-        state = self.before
+            kind, _ = loop.resume(completions[at], counted=False)
+            if kind is not _PROMPT or loop.queue or loop.prompt != prompts[decided]:
+                self._not_deterministic(decided - len(loop.queue))
+        state = self._state(decided)
         if len(m._live) >= m._cache_size:
             m._drop_live()
         m._live[state] = loop
         try:
-            return m.harness(state, self.completion)
+            return m.harness(state, completions[decided])
         except ClockDependent as exc:
-            self.taint = True
+            self._taint()
             return exc.outcome
 
     def _not_deterministic(self, k: int) -> None:
@@ -384,7 +450,7 @@ class _Linear(_Run):
             with clock.watching() as seen:
                 self.seen = seen
                 if self.gate is not None:
-                    watchdog = _Watchdog(self)
+                    watchdog = self._watch()
                     self.t0 = perf_counter()
                     self.armed = True
                 late = False
@@ -399,7 +465,11 @@ class _Linear(_Run):
                     except (Exception, SystemExit) as exc:  # noqa: BLE001 - an outcome
                         kind, value = _RAISE, exc
                     if self.gate is not None and not self.ended:
-                        late = self._disarm() or late
+                        if self.lock is None:
+                            self.armed = False
+                            late = perf_counter() - self.t0 > self.gate or late
+                        else:
+                            late = self._disarm() or late
                 except _Stop:
                     pass
                 except _Recheck:
@@ -409,19 +479,41 @@ class _Linear(_Run):
                     if not self.ended:
                         self._returned(kind, value, late)
         finally:
+            self.armed = False
             if watchdog is not None:
-                watchdog.stop()
+                watchdog()
             _CURRENT.reset(token)
         if self.error is not None:
             raise self.error
         return self.handed
+
+    def _watch(self) -> Callable[[], None]:
+        """Start the watchdog; returns the function that stops it. In the main thread, when
+        SIGALRM is free (its default action, no timer set), an interval timer whose
+        handler (:meth:`_alarm`) runs in this thread; elsewhere a :class:`_Watchdog`
+        thread, which raises through the C API and needs the lock."""
+        if (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+            and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+        ):
+            previous = signal.signal(signal.SIGALRM, self._alarm)
+            signal.setitimer(signal.ITIMER_REAL, _POLL, _POLL)
+
+            def stop() -> None:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+
+            return stop
+        self.lock = threading.Lock()
+        return _Watchdog(self).stop
 
 
 class _Watchdog:
     """Stops a linear run's step that runs untraced for more than ``_WATCH_AFTER`` s, by
     raising _Recheck in its thread; the step is then decided by counting. It checks and
     raises under the run's lock, which the run takes to end a step's clock, so it never
-    raises outside a step."""
+    raises outside a step. Used off the main thread (or where SIGALRM is taken)."""
 
     def __init__(self, run: _Linear) -> None:
         self.run = run
@@ -431,8 +523,10 @@ class _Watchdog:
 
     def _watch(self) -> None:
         run, raise_in = self.run, _ASYNC[0][0]  # type: ignore[index]
+        lock = run.lock
+        assert lock is not None  # set before the thread starts
         while not self.done.wait(_POLL):
-            with run.lock:
+            with lock:
                 if run.armed and perf_counter() - run.t0 > _WATCH_AFTER:
                     run.armed = False
                     run.fired = True
@@ -473,7 +567,8 @@ def run_linear(
     """Run the agent function of ``machine`` once for ``trace`` (see :class:`_Linear`):
     ``complete`` is the model's; ``failed(exc)`` or ``failed(answer=...)`` ends the trace
     when the model raised or answered no string; each step, a ``Step``, is
-    appended to ``trace.steps`` and given to ``write`` (unless None). Returns None when
+    given to ``write`` (unless None) as it completes and listed in ``trace.steps``, which
+    are made when first read (``trace._defer_steps``). Returns None when
     the trace has ended, else the state from which it goes on step by step.
 
     >>> from agentic_machines import agent_machine
@@ -483,4 +578,8 @@ def run_linear(
     >>> run_linear(m, t, str.upper, None, None), t.end, t.steps[0].completion
     (None, 1, 'NAME?')
     """
-    return _Linear(machine, trace, complete, failed, write).go()
+    linear = _Linear(machine, trace, complete, failed, write)
+    try:
+        return linear.go()
+    finally:
+        trace._defer_steps(linear.steps)  # made when read

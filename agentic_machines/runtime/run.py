@@ -56,7 +56,7 @@ outcomes are *equal* to the original ones when they are built from ``str``, ``in
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,6 +125,26 @@ class Trace:
     pending: tuple[str, str] | None = None
     max_steps: int | None = None
     error: BaseException | None = field(default=None, compare=False, repr=False)
+
+    # -- a linear run's steps, made when read ---------------------------------------------
+    def _defer_steps(self, make: Callable[[], list[Step]]) -> None:
+        """Hold ``steps`` as ``make``, called on first read (a linear run of an agent
+        function records strings only, runtime/linear.py). A ``Trace`` is a plain value
+        either way: ``==``, ``repr``, copies and pickles read ``steps`` like anyone."""
+        del self.__dict__["steps"]
+        self.__dict__["_make_steps"] = make
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when ``steps`` is not made yet (or for a missing attribute).
+        make = self.__dict__.pop("_make_steps", None) if name == "steps" else None
+        if make is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        steps = self.__dict__["steps"] = make()
+        return steps
+
+    def __getstate__(self) -> dict[str, Any]:
+        self.steps  # noqa: B018 - made before the state is copied
+        return self.__dict__
 
     # -- views ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -499,8 +519,6 @@ def run(
     try:
         try:
             trace = _steps(machine, model, trace, writer, raise_errors)
-            if trace.end is HALT and trace.message is None:
-                trace.message = raised_note(machine, trace.steps[-1])
         except Exception as exc:
             # A bug in the machine (a harness that raises on some completion) propagates,
             # but the file says why the run stopped: never a header-only trace.
@@ -529,7 +547,6 @@ def _steps(
     # Bound once: on a cheap machine the attribute lookups and Step's Python-level
     # __new__ cost more than the machine itself (benchmarks/bench_run.py).
     prompt_of, complete, harness = machine.prompt, model.complete, machine.harness
-    record = trace.steps.append
     write = writer.step if writer is not None else None
     make_step = tuple.__new__  # what Step(...) does, without the generated wrapper
 
@@ -539,13 +556,15 @@ def _steps(
     first = 0
     if isinstance(machine, AgentMachine) and runs_linearly(machine, state, trace.max_steps or 0):
         # An agent function runs once, calling the model itself: no greenlet switch per
-        # step (runtime/linear.py); the same steps as the loop below would make.
+        # step (runtime/linear.py); the same steps as the loop below would make, which
+        # the trace makes when they are read (a halting step's message is set there).
         handed = run_linear(machine, trace, complete, failed, write)
         if handed is None:
             if trace.end == "model-error" and raise_errors:
                 raise trace.error  # type: ignore[misc]
             return trace
         state, first = handed, len(trace.steps)  # it goes on step by step from there
+    record = trace.steps.append
     for index in range(first, trace.max_steps or 0):
         timed = False  # this step's prompt or outcome came from the clock
         try:
@@ -580,6 +599,8 @@ def _steps(
             write(step)  # flushed before the next model call: a kill loses no completed step
         if outcome is HALT or outcome is DIVERGE:
             trace.end = outcome
+            if outcome is HALT:  # a program that raised halts too: the message says so
+                trace.message = raised_note(machine, step)
             return trace
         state = outcome
     trace.end = "max_steps"
