@@ -512,8 +512,9 @@ class Walk:
     >>> from agentic_machines import FunctionMachine
     >>> m = FunctionMachine(lambda n: f"at {n}", lambda n, c: n + len(c), initial=0)
     >>> found = Found(); way = Walk(plan(m, 0, ["a", "bb"]), found)
-    >>> way.prompt(0), list(way.expand([0]))
-    ('at 0', [(['a', 'bb'], [1, 2], None)])
+    >>> found.prompts[0] = way.prompt(0)  # as the loop records a start
+    >>> found.prompts, list(way.expand([0]))
+    ({0: 'at 0'}, [(['a', 'bb'], [1, 2], None)])
     """
 
     batch: int | None = None
