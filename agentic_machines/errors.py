@@ -142,6 +142,21 @@ class ScriptExhausted(AgenticMachinesError):
         self.prompt = prompt
         self.index = index
 
+    @classmethod
+    def for_program(cls, call: str, script_length: int, prompt: str, index: int) -> ScriptExhausted:
+        """The error of a program run on a script (``cek.run_program``, ``spell.run_spell``)
+        whose model call ``call`` (number ``index`` from 0) found the script used up.
+
+        >>> str(ScriptExhausted.for_program("model call 2", 1, "q", 1))
+        'the program made model call 2 but the script has only 1 completion(s); add more to the script'
+        """
+        return cls(
+            f"the program made {call} but the script has only {script_length} completion(s); "
+            "add more to the script",
+            prompt=prompt,
+            index=index,
+        )
+
 
 class UnmatchedPrompt(AgenticMachinesError):
     """A mapping model received a prompt that none of its rules matches."""

@@ -21,7 +21,7 @@ from agentic_machines.cek import (
 )
 from agentic_machines.cek.evaluator import start_state as start_state_of
 from agentic_machines.cek.expr import EMPTY_SEQ, Branches, Const
-from agentic_machines.cek.machine import ArgsK, BeginK, EvalK, IfK, LlmK, kont_depth
+from agentic_machines.cek.machine import ArgsK, BeginK, EvalK, Halted, IfK, LlmK, kont_depth, step
 from agentic_machines.cek.strategies import (
     ERRORING_PROGRAMS,
     LOOPING_PROGRAMS,
@@ -29,7 +29,7 @@ from agentic_machines.cek.strategies import (
     programs,
 )
 from agentic_machines.cek.values import Closure
-from agentic_machines.errors import MalformedProgram, ParseError
+from agentic_machines.errors import MalformedProgram, ParseError, WrongType
 
 
 def test_states_of_the_same_computation_are_equal():
@@ -162,6 +162,15 @@ def test_the_evaluator_is_an_agentic_machine_on_boundary_states():
     assert isinstance(ev.last_record.error, EvaluationError) and ev.last_record.value is None
     with pytest.raises(TypeError):
         ev.harness("not a state", "c")
+
+
+def test_step_refuses_what_does_not_step_with_a_clear_error():
+    # a user error (errors.WrongType, still a TypeError), saying what steps instead
+    b = first_boundary('(llm "q")')
+    with pytest.raises(WrongType, match=r"Boundary is not a running state.*Ret\(completion"):
+        step(b)
+    with pytest.raises(WrongType, match="Halted is not a running state"):
+        step(Halted(1))
 
 
 @pytest.mark.parametrize(

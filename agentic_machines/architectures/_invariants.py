@@ -1,6 +1,7 @@
-"""The F2 refutation shared by ReAct, RLM, THREAD and REPL-Plan: one ``analysis()``.
+"""What the architectures share: one ``analysis()`` (the F2 refutation), one body of
+``machine()`` and of ``embeds_react()``, and the small prompt predicates.
 
-Each of those architectures proves a successor-prompt invariant in ``proofs/`` and
+Each architecture with an invariant proves a successor-prompt invariant in ``proofs/`` and
 refutes "the initial state is an SPE state" with
 :func:`agentic_machines.generation.prompt_obstruction` at a concrete state reached by
 a short script. This module holds what they share:
@@ -8,7 +9,8 @@ a short script. This module holds what they share:
 - :class:`InvariantAnalysis`, an architecture's description of its proof (the harness
   program, the options the proof covers, the invariant, the script to the obstruction
   state, the completion sample), and :meth:`InvariantAnalysis.analysis`, the one body
-  of every ``analysis()``;
+  of every ``analysis()``; :meth:`InvariantAnalysis.refute_embedding`, the body of every
+  ``embeds_react()`` that refutes by prompts;
 - :func:`recorded_machine` (every ``machine()``'s body: build the HarnessMachine and
   :func:`record` the options it was built with) and :func:`completion_sampler` (the
   ``sample`` of an analysis), and
@@ -17,7 +19,9 @@ a short script. This module holds what they share:
   options), checked against the machine itself, never its name;
 - :func:`refute_by_invariant` and :func:`reach`: the check at the deep state and at the
   initial state itself; :func:`states_within`, the states a few completions reach (the
-  sample the SPE and Spell analyses check).
+  sample the SPE and Spell analyses check);
+- :func:`header_kind` (a ``prompt_kind`` read off fixed headers) and
+  :func:`strictly_extends` (the prompt growth the invariants allow).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ __all__ = [
     "scripted",
     "completion_sampler",
     "header_kind",
+    "strictly_extends",
     "code_fingerprint",
     "refute_embedding_by_prompts",
 ]
@@ -184,6 +189,16 @@ def scripted(script: Sequence[str]) -> Any:
     """
 
     return ScriptedModel(script)
+
+
+def strictly_extends(prompt: str, successor_prompt: str) -> bool:
+    """True when ``successor_prompt`` is ``prompt`` followed by more text: the growth that
+    the successor-prompt invariants of the architectures allow.
+
+    >>> strictly_extends("ab", "abc"), strictly_extends("ab", "ab"), strictly_extends("ab", "xabc")
+    (True, False, False)
+    """
+    return len(successor_prompt) > len(prompt) and successor_prompt.startswith(prompt)
 
 
 def header_kind(prompt: str, kinds: Sequence[tuple[str, str]]) -> str:

@@ -59,6 +59,7 @@ from ._invariants import (
     header_kind,
     recorded_machine,
     scripted,
+    strictly_extends,
 )
 from .environments import Household, default_household
 
@@ -318,8 +319,7 @@ def successor_invariant(prompt: str, successor_prompt: str) -> bool:
         return True
     return (
         kind == "executor"
-        and len(successor_prompt) > len(prompt)
-        and successor_prompt.startswith(prompt)
+        and strictly_extends(prompt, successor_prompt)
         and actions_in(successor_prompt) <= actions_in(prompt) + 1
     )
 

@@ -68,6 +68,7 @@ from ._invariants import (
     completion_sampler,
     recorded_machine,
     scripted,
+    strictly_extends,
 )
 from .environments import Household, default_household
 from .rlm import render_messages, truncate
@@ -280,7 +281,7 @@ def successor_invariant(prompt: str, successor_prompt: str) -> bool:
     >>> successor_invariant(p, p + "x\\nYou have 7 steps left.\\n"), successor_invariant(p, p)
     (True, False)
     """
-    if len(successor_prompt) <= len(prompt) or not successor_prompt.startswith(prompt):
+    if not strictly_extends(prompt, successor_prompt):
         return False
     k, k2 = steps_left(prompt), steps_left(successor_prompt)
     return k is not None and k2 is not None and k2 >= k - 1

@@ -50,7 +50,13 @@ from typing import TYPE_CHECKING
 
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine, scripted
+from ._invariants import (
+    InvariantAnalysis,
+    completion_sampler,
+    recorded_machine,
+    scripted,
+    strictly_extends,
+)
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
 
 if TYPE_CHECKING:
@@ -259,7 +265,7 @@ def successor_invariant(prompt: str, successor_prompt: str) -> bool:
     >>> successor_invariant(p, p + " x\\nAction 1:"), successor_invariant(p, p)
     (True, False)
     """
-    if len(successor_prompt) <= len(prompt) or not successor_prompt.startswith(prompt):
+    if not strictly_extends(prompt, successor_prompt):
         return False
     k, k2 = step_label(prompt), step_label(successor_prompt)
     return k is not None and k2 is not None and k2 <= k + 1

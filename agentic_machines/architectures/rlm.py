@@ -78,7 +78,13 @@ from ..execution.codeexec import Request, contained
 from ..execution.sandbox import Limits, Scaffold, make_executor
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine, scripted
+from ._invariants import (
+    InvariantAnalysis,
+    completion_sampler,
+    recorded_machine,
+    scripted,
+    strictly_extends,
+)
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -701,7 +707,7 @@ def successor_invariant(prompt: str, successor_prompt: str) -> bool:
     """
     if is_single_user_message(successor_prompt) or is_child_first_prompt(successor_prompt):
         return True
-    if len(successor_prompt) <= len(prompt) or not successor_prompt.startswith(prompt):
+    if not strictly_extends(prompt, successor_prompt):
         return False
     k = turn_of(prompt)
     return k is not None and (

@@ -47,7 +47,7 @@ from ..spell import NaiveMachine, SpellMachine, ToolEnvironment
 from ..spell.evaluator import Boundary
 from ..spell.loader import loader as spell_loader
 from ..verdict import Verdict
-from ._invariants import scripted, states_within
+from ._invariants import scripted, states_within, strictly_extends
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -264,10 +264,6 @@ def naive_completions(n: int = 60, seed: int = 0) -> list[str]:
     return completion_sample(valid, seed=seed, n=n, huge=1, huge_size=2000)
 
 
-def _strictly_extends(p: str, q: str) -> bool:
-    return len(q) > len(p) and q.startswith(p)
-
-
 def naive_analysis(n: int = 60) -> Verdict:
     """Is the naive harness's initial state an SPE state? Refuted by F2.
 
@@ -282,7 +278,7 @@ def naive_analysis(n: int = 60) -> Verdict:
         m.initial,
         m,
         m.initial,
-        invariant=_strictly_extends,
+        invariant=strictly_extends,
         invariant_text="the successor's prompt strictly extends the current prompt",
         proof="proofs/spell_naive_obstruction.md",
         completions=naive_completions(n),

@@ -58,7 +58,13 @@ from typing import TYPE_CHECKING
 from ..errors import InvalidArgument
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
-from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine, scripted
+from ._invariants import (
+    InvariantAnalysis,
+    completion_sampler,
+    recorded_machine,
+    scripted,
+    strictly_extends,
+)
 from .start_fix import START_TOKEN, base_prompt, requery
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
 
@@ -382,8 +388,7 @@ def successor_invariant(prompt: str, successor_prompt: str) -> bool:
     (True, True)
     """
     p, q = base_prompt(prompt, DONT_LOOP), base_prompt(successor_prompt, DONT_LOOP)
-    extends = len(q) > len(p) and q.startswith(p)
-    return q == p or extends or is_fresh_child_prompt(q)
+    return q == p or strictly_extends(p, q) or is_fresh_child_prompt(q)
 
 
 def valid_completions() -> list[str]:

@@ -211,11 +211,11 @@ def run_program(
                 return ProgramRun(None, tuple(boundaries), err, total)
             boundaries.append(outcome)
             if len(boundaries) > len(script):
-                err = ScriptExhausted(
-                    f"the program made llm call {len(boundaries)} (prompt {unparse(outcome.prompt)}) but the script "
-                    f"has only {len(script)} completion(s); add more to the script",
-                    prompt=outcome.prompt,
-                    index=len(boundaries) - 1,
+                err = ScriptExhausted.for_program(
+                    f"llm call {len(boundaries)} (prompt {unparse(outcome.prompt)})",
+                    len(script),
+                    outcome.prompt,
+                    len(boundaries) - 1,
                 )
                 return ProgramRun(None, tuple(boundaries), err, total)
             state = Ret(script[len(boundaries) - 1], outcome.kont)

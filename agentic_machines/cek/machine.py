@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from ..errors import EvaluationError, MalformedProgram, ParseError, Undecided
+from ..errors import EvaluationError, MalformedProgram, ParseError, Undecided, WrongType
 from .expr import (
     UNPLANNED,
     App,
@@ -477,7 +477,9 @@ def step(state: Node) -> Node:
         if te is EvalForm:
             # <(eval a), ρ, κ>  ->  <a, ρ, EvalK(κ)>
             return Eval(e.arg, env, EvalK(k))
-        raise TypeError(f"step: unknown expression node {te.__name__}")
+        raise WrongType(
+            f"step: {te.__name__} is not an expression node of the CEK; build expressions with compile_program"
+        )
     if t is Ret:
         v, k = st.value, st.kont
         tk = type(k)
@@ -508,8 +510,13 @@ def step(state: Node) -> Node:
         if tk is HaltK:
             # <v, HALT_K>  ->  halted with v
             return Halted(v)
-        raise TypeError(f"step: unknown frame {tk.__name__}")
-    raise TypeError(f"step: {t.__name__} is not a running state (Eval or Ret)")
+        raise WrongType(
+            f"step: {tk.__name__} is not a continuation frame of the CEK; continuations are built by step and run"
+        )
+    raise WrongType(
+        f"step: {t.__name__} is not a running state (Eval or Ret): a Boundary steps on with "
+        "Ret(completion, boundary.kont), and Halted, Failed and Cycle have ended"
+    )
 
 
 def _atom(e: Any, env: tuple) -> Any:
@@ -788,7 +795,9 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                     k = EvalK(k)
                     e = e.arg
                 else:
-                    raise TypeError(f"step: unknown expression node {te.__name__}")
+                    raise WrongType(
+                        f"step: {te.__name__} is not an expression node of the CEK; build expressions with compile_program"
+                    )
             else:
                 tk = type(k)
                 if tk is ArgsK:
@@ -821,7 +830,9 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                     # <v, HALT_K>  ->  halted with v
                     return Halted(v), steps + 1
                 else:
-                    raise TypeError(f"step: unknown frame {tk.__name__}")
+                    raise WrongType(
+                        f"step: {tk.__name__} is not a continuation frame of the CEK; continuations are built by step and run"
+                    )
             while seq is not None:
                 # The application rule (as _parts), env aligned with seq.fv:
                 #   atomic parts a ...:  done + values, read in one call

@@ -117,7 +117,9 @@ def loader_expr(state: Boundary) -> Expr:
             # (eval HOLE)
             hole = EvalForm(hole)
         else:
-            raise TypeError(f"loader: unknown frame {tf.__name__}")
+            raise WrongType(
+                f"loader: {tf.__name__} is not a continuation frame of the CEK; pass a Boundary's kont"
+            )
     return hole
 
 

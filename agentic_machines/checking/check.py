@@ -47,12 +47,15 @@ from ..runtime.harness import TraceState
 from ..runtime.search import (
     Bounds,
     Completions,
+    Found,
     Plan,
     Progress,
     Reporter,
+    Walk,
     offered,
     plan,
     search_line,
+    walk,
 )
 from ..verdict import Verdict, short_repr
 from .coverage import unreached_prompts
@@ -160,15 +163,14 @@ def _alphabet_name(fixed: list[str] | None) -> str:
     return f"the {len(fixed)}-completion alphabet"
 
 
-def _expand_elsewhere(machine: AgenticMachine, batch: list) -> list:
-    # In a worker every new state's prompt is computed (the known set stays here): the
-    # prompts are the same values, so the search that consumes the rows does not change.
-    return expand(machine, batch)
+class _Search(Walk):
+    """The state of one check: a walk of the kernel's loop (:func:`~agentic_machines.
+    runtime.search.walk`) that checks every row as it is recorded, and keeps the
+    explored graph as flat lists indexed by state id for the verdicts."""
 
-
-class _Search:
-    """The state of one check: the explored graph as flat lists indexed by state id."""
-
+    batch = BATCH
+    watches = True
+    skip = frozenset({Unknown, Raised})  # outcomes that are not states
     executor: Executor | None = None
 
     def __init__(self, task: Plan, props: list[Property], progress: Progress) -> None:
@@ -190,29 +192,25 @@ class _Search:
             # halts_within(k) is decided by the runs of k steps: no need to go deeper
             self.max_depth = max(q.k for q in self.halting)
         self.bounds = Bounds(max_states, self.max_depth) if max_depth is None else task.bounds
-        self.limit = self.bounds.limit
+        super().__init__(task._replace(bounds=self.bounds), Found())
         # first violation per part: (state id, completion or None, outcome, explanation)
         self.found: dict[Property, tuple] = {}
 
     # -- the search ------------------------------------------------------------------------
     def run(self, stop_early: bool) -> CheckResult:
-        """Search breadth-first in batches, checking as it goes; then decide every property."""
+        """Search breadth-first in batches on the kernel's loop, checking as it goes; then
+        decide every property."""
         began = time.perf_counter()
         self._begin()
+        self.stop_early = stop_early
         reporter = Reporter(self.progress, _check_line)
-        queue = deque([0])
-        wanted = len(self.parts)
-        while queue and self.truncated is None:
-            if stop_early and len(self.found) == wanted:
-                break
-            ids, batch = self._next_batch(queue)
-            for i, row in zip(ids, self._expand(batch)):
-                if not self._record(i, row, queue):
-                    break  # the state bound stopped the search
-            reporter.tick(lambda: self._stats(began, len(queue)))  # noqa: B023 - called at once
-        self.stopped_early = bool(queue) and self.truncated is None and len(self.found) == wanted
+        reason = walk(self, reporter, began)
+        record = self.record
+        self.depth_cut = record.depth_cut
+        self.truncated: str | None = reason if record.cut else None
+        self.stopped_early = record.stopped
         self.bound_depth = self._bound_depth()
-        return self._result(began, len(queue), reporter)
+        return self._result(began, record.queued, reporter)
 
     def _begin(self) -> None:
         """The record of the search, holding the start state (id 0) and its prompt."""
@@ -244,8 +242,6 @@ class _Search:
         self.stuck = 0  # states where the completions function offered nothing
         self.transitions_made = 0
         self.share: dict[Any, float] = {}
-        self.depth_cut = False
-        self.truncated: str | None = None
         self.cut_depth: int | None = None  # the depth being expanded when max_states stopped it
         self.logs = [e.log(self.machine) for e in self.effects]
         # per state, per effect log: the requests executed on the run to it
@@ -255,47 +251,68 @@ class _Search:
         if self.start_clock is None:  # a prompt the clock decided refutes nothing
             self._check_state(0)
 
-    def _next_batch(self, queue: deque[int]) -> tuple[list[int], list[tuple[Any, list[str]]]]:
-        """Up to :data:`BATCH` states from the queue to expand, with their completions.
+    # -- the walk's part: expansion and watching -------------------------------------------
+    def prompt(self, t: Any) -> None:
+        return None  # the check keeps its prompts by state id (expand computes them)
 
-        States at the depth bound are left unexpanded, and a state whose alphabet is empty
-        is stuck: an outcome of its own, recorded here."""
-        ids: list[int] = []
+    def done(self) -> bool:
+        return self.stop_early and len(self.found) == len(self.parts)
+
+    def snapshot(self, began: float, queued: int) -> dict[str, Any]:
+        return self._stats(began, queued)
+
+    def expand(self, states: list[Any]) -> list[tuple[list[str], list[Any], list[Step]]]:
+        """The rows of a batch: per state its completions, outcomes and transitions
+        (the harness calls run here or spread over the executor's workers).
+
+        A state whose alphabet is empty is stuck: an outcome of its own, recorded here,
+        before any row of the batch (as a shortest counterexample must be)."""
+        ids, fixed, prompts = self.ids, self.fixed, self.prompts
+        chosen: list[list[str]] = []
         batch: list[tuple[Any, list[str]]] = []
-        max_depth, fixed = self.max_depth, self.fixed
-        depth, states, prompts = self.depth, self.states, self.prompts
-        while queue and len(ids) < BATCH:
-            i = queue.popleft()
-            if max_depth is not None and depth[i] >= max_depth:
-                self.depth_cut = True
-                continue
-            comps = fixed if fixed is not None else offered(self.choose, prompts[i], states[i])  # type: ignore[arg-type]
-            if not comps:  # stuck: the run can neither go on nor has it ended
+        for s in states:
+            i = ids[s]
+            comps = fixed if fixed is not None else offered(self.choose, prompts[i], s)  # type: ignore[arg-type]
+            chosen.append(comps)
+            if comps:
+                batch.append((s, comps))
+            else:  # stuck: the run can neither go on nor has it ended
                 self.complete[i] = True
                 self.stuck += 1
                 self._stuck(i)
-                continue
-            ids.append(i)
-            batch.append((states[i], comps))
-        return ids, batch
-
-    def _expand(self, batch: list[tuple[Any, list[str]]]) -> list[list[Step]]:
-        """The harness calls of a batch, here or spread over the executor's workers."""
         if not batch:
-            return []
+            return [(comps, [], []) for comps in chosen]
         if self.executor is None:
-            return expand(self.machine, batch, known=self.ids, logs=self.logs)
-        return run_batches(self.executor, _expand_elsewhere, batch, None, self.machine)
+            rows = expand(self.machine, batch, known=ids, logs=self.logs)
+        else:
+            # A worker computes every new-looking state's prompt (the known set stays
+            # here): the same values, so the rows the loop records do not change.
+            rows = run_batches(self.executor, expand, batch, None, self.machine)
+        if self.start_clock is not None and not self.record.rows and batch[0][0] is self.start:
+            rows[0] = [(c, Unknown(self.start_clock), None, ()) for c, *_ in rows[0]]
+        made = iter(rows)
+        out: list[tuple[list[str], list[Any], list[Step]]] = []
+        for comps in chosen:
+            if comps:
+                row = next(made)
+                out.append((comps, [step[1] for step in row], row))
+            else:
+                out.append((comps, [], []))
+        return out
 
-    def _record(self, i: int, row: list[Step], queue: deque[int]) -> bool:
-        """Record the steps from state ``i``, checking each; False when the state bound
-        stopped the search (state ``i`` is then left incomplete)."""
-        if i == 0 and self.start_clock is not None:
-            row = [(c, Unknown(self.start_clock), None, ()) for c, *_ in row]
-        ids, limit, transitions, logs = self.ids, self.limit, self.transitions, self.logs
+    def row(self, s: Any, comps: list[str], row: list[Any], extra: list[Step], cut: bool) -> None:
+        """Record the steps ``extra`` from ``s`` (``row``: their outcomes), checking each.
+        A row the state bound ``cut`` ends before the first new state refused: ``s`` is
+        then left incomplete."""
+        i = self.ids[s]
+        steps = extra[: len(row)] if cut else extra
+        if cut:
+            self.transitions_made += 1  # the step to the refused state was taken
+            self.cut_depth = self.depth[i]
+        ids, transitions, logs = self.ids, self.transitions, self.logs
         out = self.succ[i]
         nd = self.depth[i] + 1
-        for c, t, prompt, executed in row:
+        for c, t, prompt, executed in steps:
             self.transitions_made += 1
             kind = type(t)
             if kind is Unknown:
@@ -312,12 +329,7 @@ class _Search:
             elif t is not HALT:
                 j = ids.get(t)
                 if j is None:
-                    if len(self.states) >= limit:
-                        self.truncated = self.bounds.full(len(self.states))
-                        self.cut_depth = self.depth[i]
-                        return False
                     j = self._add_state(t, prompt, i, c, nd, executed)
-                    queue.append(j)
                 t = j
             if t not in out:
                 out[t] = c
@@ -325,11 +337,12 @@ class _Search:
                 self._check_transition(i, c, t)
             if logs:
                 self._check_effects(i, c, t, executed, self.history[i])
+        if cut:
+            return
         self.complete[i] = True
-        decided = len(row) if not self.unknown else sum(type(r[1]) is not Unknown for r in row)
+        decided = len(row) if not self.unknown else sum(type(t) is not Unknown for t in row)
         if decided:
-            self.share[self.states[i]] = len(out) / decided
-        return True
+            self.share[s] = len(out) / decided
 
     def _add_state(
         self, t: Any, prompt: str | None, i: int, c: str, d: int, executed: tuple[Any, ...]

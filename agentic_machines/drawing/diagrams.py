@@ -29,9 +29,7 @@ True
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,20 +38,17 @@ import networkx as nx
 if TYPE_CHECKING:  # matplotlib is imported lazily, when a picture is drawn
     from matplotlib.figure import Figure
 
-from .._files import open_output
 from ..errors import InvalidArgument
 from ..machine import HALT, is_sentinel
 from ..runtime.explore import short_text
 from .labels import (
-    MONO,
     PROMPT_CHARS,
-    TABLE_CHARS,
-    TABLE_FONT,
     glyph_style,
     overlap,
     plan_labels,
     renderer_of,
 )
+from .page import FORMATS, SLIDE, Page, Panel, figure_format, save_figure
 from .roles import COLORS, Roles, find_roles, node_names
 from .textforms import to_dot, to_json, to_mermaid  # exported here too: their first home
 
@@ -67,9 +62,6 @@ __all__ = [
     "FORMATS",
     "SLIDE",
 ]
-
-FORMATS = ("png", "svg", "pdf")
-"""File formats :func:`draw` writes (matplotlib's Agg and SVG backends, no system binary)."""
 
 LAYOUTS = ("auto", "layered", "spring", "circular", "shell")
 
@@ -134,17 +126,7 @@ def _layered(graph: nx.DiGraph) -> dict[Any, tuple[float, float]]:
 # Sizes in inches: a picture is laid out in inches first, so every label's room is known.
 _COL = 1.8  # between neighbouring nodes of a row
 _ROW = 1.35  # between rows
-_MARGIN = 0.15
-_GAP = 0.25  # between the graph and the legend column
-_LINE = TABLE_FONT * 1.32 / 72  # one line of the legend table (with its leading)
-_ITEM = 0.2  # one entry of the roles legend
 _NODE = 1500  # node size, points²
-
-
-def _save(fig: Any, path: str | Path, fmt: str) -> None:
-    # Through open_output: a FIFO with no reader is refused instead of blocking the save.
-    with open_output(path, "wb") as fh:
-        fig.savefig(fh, format=fmt, bbox_inches="tight", dpi=120)
 
 
 def draw(
@@ -193,7 +175,7 @@ def draw(
     >>> label_clashes(fig)
     []
     """
-    fmt = _format(path, format)
+    fmt = figure_format(path, format)
     roles = find_roles(graph, highlight, successors_of, embedding_image, spe_states, obstruction)
     pos = _layout(graph, layout)
     names = node_names(graph)
@@ -203,7 +185,7 @@ def draw(
     fig, (ax,) = page.build()
     _draw_graph(ax, graph, pos, roles, plan, panel)
     if path is not None:
-        _save(fig, path, fmt)
+        save_figure(fig, path, fmt)
     return fig
 
 
@@ -219,7 +201,7 @@ def _fit(
     handles: list[Any],
     heading: Any,
     note: str,
-) -> tuple[Any, _Panel, _Page]:
+) -> tuple[Any, Panel, Page]:
     """The label plan, panel and page of the first layout that fits :data:`SLIDE`.
 
     Tried in order: the table beside the graph, with whole prompt excerpts and the
@@ -228,14 +210,14 @@ def _fit(
     many characters are not shown); then the same with the table under the graph (for
     wide graphs). A graph that fits no layout is drawn with the last one tried.
     """
-    page: _Page | None = None
+    page: Page | None = None
     for chars, below in [(c, False) for c in _PROMPT_LEVELS] + [(c, True) for c in _PROMPT_LEVELS]:
         plan = plan_labels(graph, names, prompt_chars=chars)
         sections = [("states", plan.states), (_edge_heading(graph), plan.completions)]
         sx = sy = 1.0
         while True:
             panel = _panel_size(graph, pos, layout, (sx, sy))
-            page = _Page(
+            page = Page(
                 [panel], handles, sections, str(heading) if heading else "", note, below=below
             )
             size = page.layout()
@@ -255,33 +237,13 @@ def _edge_heading(graph: nx.DiGraph) -> str:
     return str(graph.graph.get("edge_heading", "completions (edge tags)"))
 
 
-def _format(path: str | Path | None, format: str | None) -> str:
-    fmt = format or (Path(path).suffix.lstrip(".").lower() if path is not None else "") or "png"
-    if fmt not in FORMATS:
-        raise InvalidArgument(
-            f"draw writes {', '.join(FORMATS)}, not {fmt!r}; for text formats use to_dot, to_mermaid or to_json"
-        )
-    return fmt
-
-
-@dataclass
-class _Panel:
-    """One graph's drawing area, in inches, and the data-to-inch scale inside it."""
-
-    width: float
-    height: float
-    lim_x: tuple[float, float]
-    lim_y: tuple[float, float]
-    heading: str = ""
-
-
 def _panel_size(
     graph: nx.DiGraph, pos: dict, layout: Any, squeeze: tuple[float, float] = (1.0, 1.0)
-) -> _Panel:
+) -> Panel:
     """The panel a graph needs; ``squeeze`` scales the spacing of columns and rows (a
     picture too big for a slide is drawn tighter)."""
     if not pos:
-        return _Panel(2.0, 1.5, (-1.0, 1.0), (-1.0, 1.0))
+        return Panel(2.0, 1.5, (-1.0, 1.0), (-1.0, 1.0))
     xs = [p[0] for p in pos.values()]
     ys = [p[1] for p in pos.values()]
     dx, dy = max(xs) - min(xs), max(ys) - min(ys)
@@ -298,7 +260,7 @@ def _panel_size(
     height = min(dy * uy + 2 * pad_y, 30.0)
     ux = (width - 2 * pad_x) / dx if dx else ux
     uy = (height - 2 * pad_y) / dy if dy else uy
-    return _Panel(
+    return Panel(
         width,
         height,
         (min(xs) - pad_x / ux, max(xs) + pad_x / ux),
@@ -306,206 +268,8 @@ def _panel_size(
     )
 
 
-SLIDE = (16.0, 9.0)
-"""The largest figure :func:`draw` makes when it can, in inches: at the gallery's 120 dpi,
-a 16:9 slide 1920 pixels wide (1080 high), so no picture is scaled down on a slide."""
-
-DPI = 120
-"""The resolution the gallery saves at (and :func:`draw` when given a path)."""
-
-_COLUMN_GAP = 0.15  # between columns of the legend table
-
-
-@dataclass
-class _Page:
-    """A figure laid out in inches: a title, panels side by side, a column with the
-    roles legend and the legend table (flowing into more columns when it is taller than
-    a slide), and a note at the bottom."""
-
-    panels: list[_Panel]
-    handles: list[Any]
-    sections: list[tuple[str, list[str]]]
-    title: str = ""
-    note: str = ""
-    footer: float = 0.0  # extra room under the panels (inches)
-    below: bool = False  # the legend and the table under the panels, not beside them
-
-    def _lines(self) -> list[str]:
-        out: list[str] = []
-        for head, lines in self.sections:
-            if lines:
-                out += ([""] if out else []) + [head.upper()] + lines
-        return out
-
-    def layout(self) -> dict[str, Any]:
-        """Sizes (inches), wrapped title and note, and the table's lines per column."""
-        lines = self._lines()
-        column_w = max(1.9, (TABLE_CHARS * TABLE_FONT * 0.61 / 72 + 0.1) if lines else 0.0)
-        legend_h = len(self.handles) * _ITEM + 0.15
-        heading = 0.3 if any(p.heading for p in self.panels) else 0.0
-        graphs_w = sum(p.width for p in self.panels) + 0.2 * (len(self.panels) - 1)
-        graphs_h = max(p.height for p in self.panels) + heading + self.footer
-
-        def texts(width: float) -> tuple[str, float, str, float]:
-            chars = int((width - 2 * _MARGIN) * 72 / (10 * 0.6))
-            title = textwrap.fill(self.title, max(chars, 20)) if self.title else ""
-            title_h = (0.22 * (title.count("\n") + 1) + 0.12) if title else 0.05
-            note_chars = int((width - 2 * _MARGIN) * 72 / (7 * 0.6))
-            note = textwrap.fill(self.note, max(note_chars, 20)) if self.note else ""
-            note_h = (0.14 * (note.count("\n") + 1) + 0.1) if note else 0.0
-            return title, title_h, note, note_h
-
-        one_column = legend_h + len(lines) * _LINE
-        if self.below:  # as many columns as a slide's width holds, of equal length
-            fit = int((SLIDE[0] - 2 * _MARGIN + _COLUMN_GAP) // (column_w + _COLUMN_GAP))
-            per = math.ceil((len(lines) + legend_h / _LINE) / max(fit, 1))
-            columns = _flow(lines, max(per - int(legend_h / _LINE), 1), per)
-            while len(columns) > max(fit, 1):  # entries kept whole made one column more
-                per += 1
-                columns = _flow(lines, max(per - int(legend_h / _LINE), 1), per)
-            table_w = len(columns) * column_w + _COLUMN_GAP * (len(columns) - 1)
-            table_h = max(
-                [legend_h + len(columns[0]) * _LINE if columns else legend_h]
-                + [len(c) * _LINE for c in columns[1:]]
-            )
-            width = _MARGIN * 2 + max(graphs_w, table_w)
-            body = graphs_h + _GAP + table_h
-            table_x, table_top = _MARGIN, graphs_h + _GAP
-        else:
-            title, title_h, note, note_h = texts(_MARGIN * 2 + graphs_w + _GAP + column_w)
-            room = SLIDE[1] - 2 * _MARGIN - title_h - note_h  # the body's height on a slide
-            body = max(graphs_h, room)
-            if one_column <= max(graphs_h, room):
-                columns = [lines]
-                body = max(graphs_h, one_column)
-            else:  # flow the table into columns as tall as the body
-                columns = _flow(lines, int((body - legend_h) / _LINE), int(body / _LINE))
-            width = (
-                _MARGIN * 2
-                + graphs_w
-                + _GAP
-                + len(columns) * column_w
-                + _COLUMN_GAP * (len(columns) - 1)
-            )
-            table_x, table_top = _MARGIN + graphs_w + _GAP, 0.0
-        title, title_h, note, note_h = texts(width)
-        height = _MARGIN * 2 + title_h + body + note_h
-        return {
-            "width": width,
-            "height": height,
-            "title": title,
-            "title_h": title_h,
-            "note": note,
-            "heading": heading,
-            "table_x": table_x,
-            "table_top": table_top,
-            "column_w": column_w,
-            "columns": columns,
-        }
-
-    def fits(self) -> bool:
-        """Whether the page fits :data:`SLIDE`."""
-        size = self.layout()
-        return size["width"] <= SLIDE[0] + 1e-9 and size["height"] <= SLIDE[1] + 1e-9
-
-    def build(self) -> tuple[Figure, list[Any]]:
-        from matplotlib.figure import Figure  # lazy: matplotlib is slow to import
-
-        size = self.layout()
-        width, height, title, note = size["width"], size["height"], size["title"], size["note"]
-        fig = Figure(figsize=(width, height))
-        renderer = renderer_of(fig)
-        top = height - _MARGIN - size["title_h"]  # inches from the bottom
-        if title:
-            fig.text(_MARGIN / width, (height - _MARGIN) / height, title, fontsize=10, va="top")
-        axes = []
-        x = _MARGIN
-        for p in self.panels:
-            bottom = top - size["heading"] - p.height
-            ax = fig.add_axes((x / width, bottom / height, p.width / width, p.height / height))
-            ax.set_xlim(*p.lim_x)
-            ax.set_ylim(*p.lim_y)
-            ax.set_axis_off()
-            if p.heading:
-                ax.text(
-                    0.5,
-                    1.0,
-                    p.heading,
-                    transform=ax.transAxes,
-                    fontsize=9,
-                    va="bottom",
-                    ha="center",
-                )
-            axes.append(ax)
-            x += p.width + 0.2
-        column_x = size["table_x"]
-        y = (top - size["table_top"]) / height
-        if self.handles:
-            legend = fig.legend(
-                handles=self.handles,
-                loc="upper left",
-                bbox_to_anchor=(column_x / width, y),
-                fontsize=7,
-                frameon=False,
-                borderaxespad=0.0,
-                borderpad=0.0,
-            )
-            fig.draw_without_rendering()
-            y = legend.get_window_extent(renderer).y0 / fig.bbox.height - 0.12 / height
-        for column in size["columns"]:
-            if column:
-                fig.text(
-                    column_x / width,
-                    y,
-                    "\n".join(column),
-                    fontsize=TABLE_FONT,
-                    family=MONO,
-                    va="top",
-                    ha="left",
-                    linespacing=1.2,
-                    color="#222222",
-                )
-            column_x += size["column_w"] + _COLUMN_GAP
-            y = (top - size["table_top"]) / height
-        if note:
-            fig.text(
-                _MARGIN / width,
-                _MARGIN / height,
-                note,
-                fontsize=7,
-                color="#555555",
-                va="bottom",
-                ha="left",
-            )
-        return fig, axes
-
-
-def _flow(lines: list[str], first: int, rest: int) -> list[list[str]]:
-    """``lines`` in columns of ``first`` lines, then ``rest``; a column ends before an
-    entry's first line (an unindented line) when one is near, so entries stay whole.
-
-    >>> _flow(["a", "  a2", "b", "  b2", "  b3", "c"], 3, 3)
-    [['a', '  a2'], ['b', '  b2', '  b3'], ['c']]
-    """
-    columns: list[list[str]] = []
-    i = 0
-    while i < len(lines):
-        room = max(first if not columns else rest, 1)
-        end = min(i + room, len(lines))
-        if end < len(lines):
-            cut = end
-            while cut > i + room // 2 and lines[cut].startswith(" "):
-                cut -= 1
-            end = cut if cut > i + room // 2 else end
-        columns.append(lines[i:end])
-        i = end
-        while i < len(lines) and not lines[i]:  # no column starts with a blank line
-            i += 1
-    return columns
-
-
 def _draw_graph(
-    ax: Any, graph: nx.DiGraph, pos: dict, roles: Roles, plan: Any, panel: _Panel
+    ax: Any, graph: nx.DiGraph, pos: dict, roles: Roles, plan: Any, panel: Panel
 ) -> None:
     small = len(graph) <= 30
     size = _NODE
@@ -997,7 +761,7 @@ def draw_embedding(
     """
     from matplotlib.patches import ConnectionPatch  # lazy: matplotlib is slow to import
 
-    fmt = _format(path, format)
+    fmt = figure_format(path, format)
     apply = (
         mapping if callable(mapping) and not isinstance(mapping, Mapping) else mapping.__getitem__
     )
@@ -1022,7 +786,7 @@ def draw_embedding(
     panels[0].heading = f"source: {source_graph.graph.get('name', '')}"
     panels[1].heading = f"target: {target_graph.graph.get('name', '')}"
     if chosen is not None:
-        panels.append(_Panel(3.0, max(2.6, panels[1].height), (-0.6, 1.6), (-0.9, 1.35)))
+        panels.append(Panel(3.0, max(2.6, panels[1].height), (-0.6, 1.6), (-0.9, 1.35)))
         panels[2].heading = f"one commuting square (c = {short_text(chosen[1], 12)})"
     handles = _legend_items(target_graph, tgt_roles)
     handles.append(_marker("e: source state → its image", _MAP, "-"))
@@ -1036,7 +800,7 @@ def draw_embedding(
     ]
     missing = [t for s, t in pairs if t not in pos_tgt]
     note = f"{len(missing)} image state(s) are not in the target graph" if missing else ""
-    page = _Page(panels, handles, sections, title or "", note)
+    page = Page(panels, handles, sections, title or "", note)
     fig, axes = page.build()
     _draw_graph(axes[0], source_graph, pos_src, src_roles, plan_src, panels[0])
     _draw_graph(axes[1], target_graph, pos_tgt, tgt_roles, plan_tgt, panels[1])
@@ -1063,7 +827,7 @@ def draw_embedding(
     if chosen is not None:
         _draw_square(axes[2], chosen, names_src, names_tgt, source_graph, target_graph)
     if path is not None:
-        _save(fig, path, fmt)
+        save_figure(fig, path, fmt)
     return fig
 
 

@@ -67,8 +67,10 @@ class Picture:
 
     def save(self, out: Path) -> list[Path]:
         """Write the PNG and the Mermaid files into ``out``; return their paths."""
+        from .page import save_figure  # lazy: loads networkx (through labels)
+
         png = out / f"{self.stem}.png"
-        self.figure.savefig(png, format="png", bbox_inches="tight", dpi=120)
+        save_figure(self.figure, png, "png")
         written = [png]
         for name, text in self.mermaid.items():
             (out / name).write_text(text + "\n", encoding="utf-8")

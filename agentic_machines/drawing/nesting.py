@@ -123,10 +123,10 @@ def draw_nesting(
     from matplotlib.figure import Figure  # lazy: matplotlib is slow to import
     from matplotlib.patches import FancyBboxPatch  # lazy: matplotlib is slow to import
 
-    from .diagrams import _format, _save  # lazy: imports networkx
     from .labels import renderer_of  # lazy: imports networkx
+    from .page import figure_format, save_figure  # lazy: loads networkx (through labels)
 
-    fmt = _format(path, format)
+    fmt = figure_format(path, format)
     checked = _checked(steps)
     found = frames(checked)
     # One row per step, plus one caption row above each frame.
@@ -232,7 +232,7 @@ def draw_nesting(
             )
     renderer_of(fig)
     if path is not None:
-        _save(fig, path, fmt)
+        save_figure(fig, path, fmt)
     return fig
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import networkx as nx
 
 from ..machine import DIVERGE, HALT, AgenticMachine
-from .parallel import parallel_search
+from .parallel import ExecutorWalk
 from .search import (
     Completions,
     Found,
@@ -36,9 +36,10 @@ from .search import (
     Progress,
     Reporter,
     UndecidedStep,
+    Walk,
     plan,
-    serial_search,
     stats,
+    walk,
 )
 
 __all__ = ["explore", "ExploredGraph", "short_text", "edge_label"]
@@ -119,10 +120,8 @@ def _search(
 ) -> ExploredGraph:
     began = time.perf_counter()
     found = Found()
-    if executor is None:
-        reason = serial_search(task, report, found, began)
-    else:
-        reason = parallel_search(task, report, found, began, executor, batch_size)
+    way = Walk(task, found) if executor is None else ExecutorWalk(task, found, executor, batch_size)
+    reason = walk(way, report, began)
     machine, starts = task.machine, task.starts
     labeller = getattr(machine, "state_label", None)
     found.labeller = labeller if callable(labeller) else None

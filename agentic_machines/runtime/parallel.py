@@ -22,27 +22,25 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
 from ..batches import TASKS_PER_WORKER, check_sendable, run_batches
-from ..machine import DIVERGE, HALT, AgenticMachine
+from ..machine import AgenticMachine
 from .search import (
     Choose,
     Found,
     Plan,
-    Reporter,
     UndecidedStep,
-    cut_row,
-    none_state,
+    Walk,
     offered,
     outcomes,
     prompt_of,
-    stats,
 )
 
-__all__ = ["expand_batch", "parallel_search", "run_batches", "check_sendable", "TASKS_PER_WORKER"]
+__all__ = ["expand_batch", "ExecutorWalk", "run_batches", "check_sendable", "TASKS_PER_WORKER"]
 
 
 def expand_batch(
@@ -76,74 +74,54 @@ def expand_batch(
     return out
 
 
-def parallel_search(
-    task: Plan,
-    report: Reporter,
-    found: Found,
-    began: float,
-    executor: Executor,
-    batch_size: int | None,
-) -> str | None:
-    """The level-by-level search of :func:`~agentic_machines.runtime.explore.explore`.
+class ExecutorWalk(Walk):
+    """The walk of :func:`~agentic_machines.runtime.explore.explore` on an executor.
 
-    Fills ``found`` exactly as the serial loop does (same discovery order, same cut
-    where the state bound stops it) and returns why it stopped early, if it did.
+    Each batch is the whole queue, which in a breadth-first search is one level; its
+    states are cut into tasks of ``batch_size`` (:func:`expand_batch`), and a task
+    computes the prompt of each of its states there as well (a prompt may cost a
+    replay), so the prompt of a new state is filled when its level is expanded, and
+    those of states left unexpanded by a bound when the search ends.
     """
-    machine, starts, fixed, choose, bounds = task
-    check_sendable(executor, "explore", machine=machine, completions=choose)
-    max_depth = bounds.max_depth
-    depth, prompts, rows = found.depth, found.prompts, found.rows
-    limit = bounds.limit
-    every: list[str] = fixed if fixed is not None else []  # the rows share the fixed alphabet
-    for s in starts:
-        depth[s] = 0
-    n_states = len(starts)
-    level = list(starts)
-    d = 0
-    while level:
-        expand = max_depth is None or d < max_depth
+
+    batch = sys.maxsize  # the whole queue: one level
+
+    def __init__(
+        self, task: Plan, found: Found, executor: Executor, batch_size: int | None
+    ) -> None:
+        super().__init__(task, found)
+        check_sendable(executor, "explore", machine=task.machine, completions=task.choose)
+        self.executor, self.batch_size = executor, batch_size
+
+    def prompt(self, t: Any) -> str | None:
+        return None  # computed on a worker with the state's expansion (or by finish)
+
+    def expand(self, states: list[Any]) -> Iterable[tuple[list[str], list[Any], Any]]:
+        machine, _starts, fixed, choose, _bounds = self.task
+        every: list[str] = fixed if fixed is not None else []  # the rows share the fixed alphabet
         results = run_batches(
-            executor, expand_batch, level, batch_size, machine, fixed, choose, expand
+            self.executor, expand_batch, states, self.batch_size, machine, fixed, choose, True
         )
-        for s, (prompt, _c, _r) in zip(level, results):
+        prompts = self.record.prompts
+        out = []
+        for s, (prompt, chosen, row) in zip(states, results):
             prompts[s] = prompt
-        if not expand:
-            return bounds.depth_cut()
-        nxt: list[Any] = []
-        for i, (s, (_p, chosen, row)) in enumerate(zip(level, results)):
-            comps: list[str] = chosen if chosen is not None else every
-            for t in row:
-                if t in depth:
-                    continue
-                if t is HALT or t is DIVERGE:
-                    depth[t] = d + 1
-                elif type(t) is UndecidedStep:
-                    continue
-                elif n_states >= limit:
-                    rows.append((s, comps, cut_row(row, depth)))
-                    found.cut = True
-                    found.queued = len(level) - i - 1 + len(nxt)
-                    _prompts_of(executor, nxt, batch_size, machine, prompts)
-                    return bounds.full(n_states)
-                else:
-                    if t is None:
-                        raise none_state(machine, s)
-                    n_states += 1
-                    depth[t] = d + 1
-                    nxt.append(t)
-            rows.append((s, comps, row))
-        report.tick(lambda: stats(found, began, None, queued=len(nxt)))  # noqa: B023 - called at once
-        level, d = nxt, d + 1
-    return None
+            out.append((chosen if chosen is not None else every, row, None))
+        return out
 
-
-def _prompts_of(
-    executor: Executor,
-    states: list[Any],
-    batch_size: int | None,
-    machine: AgenticMachine,
-    prompts: dict[Any, str],
-) -> None:
-    results = run_batches(executor, expand_batch, states, batch_size, machine, None, None, False)
-    for s, (prompt, _c, _r) in zip(states, results):
-        prompts[s] = prompt
+    def finish(self) -> None:
+        """The prompts of the states no level expanded (a bound stopped short of them)."""
+        prompts = self.record.prompts
+        waiting = [s for s, prompt in prompts.items() if prompt is None]
+        results = run_batches(
+            self.executor,
+            expand_batch,
+            waiting,
+            self.batch_size,
+            self.task.machine,
+            None,
+            None,
+            False,
+        )
+        for s, (prompt, _c, _r) in zip(waiting, results):
+            prompts[s] = prompt

@@ -17,13 +17,16 @@ from its start over a completion alphabet. What they must agree on lives here, o
 - the **transitions of a state** (:func:`prompt_of`, :func:`outcomes`): a prompt the clock
   decided makes every step from its state undecided, and a harness that raised
   ``Undecided`` gives an :class:`UndecidedStep` instead of an outcome;
-- the **serial search** (:func:`serial_search`) that fills a :class:`Found` record, and the
-  statistics read from it (:func:`stats`). The parallel search fills the same record.
+- the **loop** (:func:`walk`) that fills a :class:`Found` record, and the statistics read
+  from it (:func:`stats`). How a batch of states is expanded (in this process, or on an
+  executor) and what is watched as it goes (the checker's properties, an early stop) is
+  a :class:`Walk`'s: ``explore``, its executor path and ``check_properties`` each run
+  this one loop with their own walk.
 
 >>> from agentic_machines import TableMachine, HALT
 >>> m = TableMachine({0: "p", 1: "q"}, {(0, "a"): 1, (0, "b"): HALT, (1, "a"): 1, (1, "b"): 0})
 >>> found = Found()
->>> serial_search(plan(m, 0, ["a", "b"]), Reporter(False), found, 0.0)
+>>> walk(Walk(plan(m, 0, ["a", "b"]), found), Reporter(False), 0.0)
 >>> [s for s, _comps, _row in found.rows], found.depth == {0: 0, 1: 1, HALT: 1}
 ([0, 1], True)
 """
@@ -56,7 +59,8 @@ __all__ = [
     "outcomes",
     "none_state",
     "Found",
-    "serial_search",
+    "Walk",
+    "walk",
     "cut_row",
     "stats",
     "PROGRESS_AFTER",
@@ -457,81 +461,173 @@ class Found:
     ([], False, 0)
     """
 
-    __slots__ = ("rows", "depth", "prompts", "cut", "queued", "labeller")
+    __slots__ = ("rows", "depth", "prompts", "cut", "depth_cut", "stopped", "queued", "labeller")
 
     def __init__(self) -> None:
         self.rows: list[tuple[Any, list[str], list[Any]]] = []
         self.depth: dict[Any, int] = {}
         self.prompts: dict[Any, str] = {}
         self.cut: bool = False  # the last row was cut by the state bound: not expanded
+        self.depth_cut = False  # some state at the depth bound was left unexpanded
+        self.stopped = False  # a watching walk was done before the queue was
         self.queued = 0
         self.labeller: Callable[[Any], Any] | None = None
 
 
-def serial_search(task: Plan, report: Reporter, found: Found, began: float) -> str | None:
-    """The breadth-first loop in this process: the bare loop plus what the graph needs.
+class Walk:
+    """How one breadth-first search expands its states, and what it watches as it goes.
 
-    Fills ``found`` and returns why the search stopped early (``None`` when it did not).
+    :func:`walk` owns the loop: the queue, the bounds, the record (:class:`Found`) and
+    progress. A walk says how a batch of states taken from the queue is expanded (here,
+    by this base class, or on an executor, :class:`~agentic_machines.runtime.parallel.
+    ExecutorWalk`) and, when it ``watches``, is shown every expanded row (the checker
+    checks its properties there) and may stop the search early.
+
+    ``batch`` states are taken from the queue per expansion (``None``:
+    :data:`CHECK_CLOCK_EVERY`, read when the search starts; it is also how often the
+    clock is read for progress). :meth:`expand` yields ``(completions, outcomes,
+    extra)`` per state, lazily here, so a search stopped by the state bound calls the
+    harness on no state past it. Outcomes whose type is in ``skip`` are not states
+    (no node, no queue). This base class is :func:`~agentic_machines.runtime.explore.
+    explore`'s serial walk: a state whose prompt the clock decided gets an
+    :class:`UndecidedStep` for every completion.
+
+    >>> from agentic_machines import FunctionMachine
+    >>> m = FunctionMachine(lambda n: f"at {n}", lambda n, c: n + len(c), initial=0)
+    >>> found = Found(); way = Walk(plan(m, 0, ["a", "bb"]), found)
+    >>> way.prompt(0), list(way.expand([0]))
+    ('at 0', [(['a', 'bb'], [1, 2], None)])
     """
-    machine, starts, fixed, choose, bounds = task
-    h, p = machine.harness, machine.prompt
-    max_depth = bounds.max_depth
+
+    batch: int | None = None
+    watches = False
+    skip: frozenset[type] = frozenset({UndecidedStep})
+
+    def __init__(self, task: Plan, found: Found) -> None:
+        self.task = task
+        self.record = found
+        self.clocked: dict[Any, str] = {}  # states whose prompt the clock decided, and why
+
+    def prompt(self, t: Any) -> str | None:
+        """The prompt of ``t``, a start or a state found new (``None``: filled later)."""
+        prompt, why = prompt_of(self.task.machine.prompt, t)
+        if why is not None:
+            self.clocked[t] = why
+        return prompt
+
+    def expand(self, states: list[Any]) -> Iterable[tuple[list[str], list[Any], Any]]:
+        """Per state of ``states``, in order: its completions, their outcomes, and
+        anything the walk hands to :meth:`row` (here ``None``)."""
+        machine, _starts, fixed, choose, _bounds = self.task
+        h, prompts, clocked = machine.harness, self.record.prompts, self.clocked
+        for s in states:
+            comps = fixed if fixed is not None else offered(choose, prompts[s], s)  # type: ignore[arg-type]
+            if s in clocked:
+                yield comps, [UndecidedStep(clocked[s])] * len(comps), None
+            else:
+                yield comps, outcomes(h, s, comps), None
+
+    def row(self, s: Any, comps: list[str], row: list[Any], extra: Any, cut: bool) -> None:
+        """A watching walk sees each row recorded (``cut``: the row the state bound cut)."""
+
+    def done(self) -> bool:
+        """True when a watching walk has seen enough: the search stops before the next batch."""
+        return False
+
+    def snapshot(self, began: float, queued: int) -> dict[str, Any]:
+        """The statistics a status line shows mid-search."""
+        return stats(self.record, began, None, queued=queued)
+
+    def finish(self) -> None:
+        """Called once the search stopped, however it stopped."""
+
+
+def walk(way: Walk, report: Reporter, began: float) -> str | None:
+    """The breadth-first loop every search of the toolkit runs: the bare loop plus what
+    the graph needs, over ``way.task``, with the expansion and the watching left to ``way``.
+
+    Fills ``way.record`` and returns why the search stopped before the whole graph
+    (a bound), or ``None``; a watching walk that is done sets ``record.stopped``.
+    """
+    reason = _loop(way, report, began)
+    way.finish()
+    return reason
+
+
+def _loop(way: Walk, report: Reporter, began: float) -> str | None:
+    found = way.record
+    machine, starts, _fixed, _choose, bounds = way.task
+    max_depth, limit = bounds.max_depth, bounds.limit
     depth, prompts, rows = found.depth, found.prompts, found.rows
-    clocked: dict[Any, str] = {}  # states whose prompt the clock decided, and why
+    skip, new_prompt = way.skip, way.prompt
+    watch = way.row if way.watches else None
     for s in starts:
         depth[s] = 0
-        prompts[s], why = prompt_of(p, s)
-        if why is not None:
-            clocked[s] = why
-    limit = bounds.limit
+        prompts[s] = new_prompt(s)  # type: ignore[assignment]
     queue = deque(starts)
-    depth_cut = False
+    size = way.batch or CHECK_CLOCK_EVERY
     while queue:
-        s = queue.popleft()
-        d = depth[s]
-        if max_depth is not None and d >= max_depth:
-            depth_cut = True
-            continue
-        comps = fixed if fixed is not None else offered(choose, prompts[s], s)  # type: ignore[arg-type]
-        if s in clocked:
-            row: list[Any] = [UndecidedStep(clocked[s])] * len(comps)
-        else:
-            row = outcomes(h, s, comps)
-        nd = d + 1
-        for t in row:
-            if t in depth:
-                continue
-            if t is HALT or t is DIVERGE:
-                depth[t] = nd
-            elif type(t) is UndecidedStep:
-                continue
-            elif len(prompts) >= limit:
-                rows.append((s, comps, cut_row(row, depth)))
-                found.cut = True
-                found.queued = len(queue)
-                return bounds.full(len(prompts))
-            else:
-                if t is None:
-                    raise none_state(machine, s)
-                depth[t] = nd
-                prompts[t], why = prompt_of(p, t)
-                if why is not None:
-                    clocked[t] = why
-                queue.append(t)
-        rows.append((s, comps, row))
-        if len(rows) % CHECK_CLOCK_EVERY == 0:
-            report.tick(lambda: stats(found, began, None, queued=len(queue)))  # noqa: B023 - called at once
-    return bounds.depth_cut() if depth_cut else None
+        if watch is not None and way.done():
+            found.stopped = True
+            found.queued = len(queue)
+            return None
+        if max_depth is None:
+            batch = [queue.popleft() for _ in range(min(size, len(queue)))]
+            popped = None
+        else:  # states at the depth bound are recorded, not expanded
+            batch, popped, taken = [], [], 0
+            while queue and len(batch) < size:
+                s = queue.popleft()
+                taken += 1
+                if depth[s] >= max_depth:
+                    found.depth_cut = True
+                    continue
+                batch.append(s)
+                popped.append(taken)
+        for k, (s, (comps, row, extra)) in enumerate(zip(batch, way.expand(batch))):
+            nd = depth[s] + 1
+            for t in row:
+                if t in depth:
+                    continue
+                if t is HALT or t is DIVERGE:
+                    depth[t] = nd
+                elif type(t) in skip:
+                    continue
+                elif len(prompts) >= limit:
+                    row = cut_row(row, depth, skip)
+                    rows.append((s, comps, row))
+                    found.cut = True
+                    # what was taken from the queue after s still waits, as what is in it
+                    found.queued = len(queue) + (
+                        len(batch) - k - 1 if popped is None else taken - popped[k]
+                    )
+                    if watch is not None:
+                        watch(s, comps, row, extra, True)
+                    return bounds.full(len(prompts))
+                else:
+                    if t is None:
+                        raise none_state(machine, s)
+                    depth[t] = nd
+                    prompts[t] = new_prompt(t)  # type: ignore[assignment]
+                    queue.append(t)
+            rows.append((s, comps, row))
+            if watch is not None:
+                watch(s, comps, row, extra, False)
+        report.tick(lambda: way.snapshot(began, len(queue)))  # noqa: B023 - called at once
+    return bounds.depth_cut() if found.depth_cut else None
 
 
-def cut_row(row: list[Any], depth: dict[Any, int]) -> list[Any]:
-    """``row`` up to the outcome the state bound refused: the first unrecorded state.
+def cut_row(
+    row: list[Any], depth: dict[Any, int], skip: frozenset[type] = frozenset({UndecidedStep})
+) -> list[Any]:
+    """``row`` up to the outcome the state bound refused: the first unrecorded state
+    (outcomes of a type in ``skip`` are not states).
 
     >>> cut_row([1, 2, 3], {1: 0})
     [1]
     """
     for k, t in enumerate(row):
-        if t not in depth and t is not HALT and t is not DIVERGE and type(t) is not UndecidedStep:
+        if t not in depth and t is not HALT and t is not DIVERGE and type(t) not in skip:
             return row[:k]
     return row
 

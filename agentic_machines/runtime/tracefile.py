@@ -108,7 +108,7 @@ def prompt_gain(previous: str | None, prompt: str) -> tuple[int, str]:
     low, high = 0, min(len(previous), len(prompt))
     while low < high:  # the longest common prefix, by bisection: O(n log n) in C
         mid = (low + high + 1) // 2
-        if prompt[:mid] == previous[:mid]:
+        if prompt.startswith(previous[:mid]):  # one slice a probe, not two and a compare
             low = mid
         else:
             high = mid - 1

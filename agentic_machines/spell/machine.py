@@ -461,11 +461,8 @@ def run_spell(
                 )
             states.append(outcome)
             if len(states) > len(script):
-                err = ScriptExhausted(
-                    f"the program made model call {len(states)} but the script has only "
-                    f"{len(script)} completion(s); add more to the script",
-                    prompt=outcome.prompt,
-                    index=len(states) - 1,
+                err = ScriptExhausted.for_program(
+                    f"model call {len(states)}", len(script), outcome.prompt, len(states) - 1
                 )
                 return SpellRun(None, tuple(states), tuple(script), err, tuple(recoveries))
             outcome = m.harness(outcome, script[len(states) - 1])
