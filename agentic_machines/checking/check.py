@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
+from .._text import one_line
 from ..batches import check_sendable, run_batches
 from ..errors import ClockDependent, InvalidArgument
 from ..machine import DIVERGE, HALT, AgenticMachine
@@ -52,8 +53,9 @@ from ..runtime.search import (
     Progress,
     Reporter,
     Walk,
-    offered,
+    choices,
     plan,
+    rate,
     search_line,
     walk,
 )
@@ -272,7 +274,7 @@ class _Search(Walk):
         batch: list[tuple[Any, list[str]]] = []
         for s in states:
             i = ids[s]
-            comps = fixed if fixed is not None else offered(self.choose, prompts[i], s)  # type: ignore[arg-type]
+            comps = choices(fixed, self.choose, prompts[i], s)
             chosen.append(comps)
             if comps:
                 batch.append((s, comps))
@@ -571,7 +573,7 @@ class _Search(Walk):
             if self.first_raised is not None:
                 i, c, t = self.first_raised
                 return self._path_cx(
-                    q, i, c, t, f"the harness raised {t.type}: {_one_line(t.message)}"
+                    q, i, c, t, f"the harness raised {t.type}: {one_line(t.message)[:200]}"
                 ), ""
             return None, self._unknown_text()
         if q in self.found:
@@ -857,7 +859,6 @@ class _Search(Walk):
         return f"every run of at most {d} step{'s' * (d != 1)}"
 
     def _stats(self, began: float, queued: int) -> dict[str, Any]:
-        seconds = time.perf_counter() - began
         n = len(self.states)
         return {
             "states": n,
@@ -866,17 +867,12 @@ class _Search(Walk):
             "depth": max(self.depth),
             "queued": queued,
             "violations": len(self.found),
-            "seconds": round(seconds, 6),
-            "states_per_second": round(n / seconds, 1) if seconds > 0 else float(n),
+            **rate(n, began),
         }
 
 
 def _check_line(stats: dict[str, Any], final: bool) -> str:
     return search_line(stats, final, ("checking", "checked"), "transitions")
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:200]
 
 
 def _hashable(value: Any) -> Any:

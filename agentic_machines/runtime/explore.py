@@ -27,6 +27,7 @@ from typing import Any
 
 import networkx as nx
 
+from .._text import clip
 from ..machine import DIVERGE, HALT, AgenticMachine
 from .parallel import ExecutorWalk
 from .search import (
@@ -275,8 +276,7 @@ def short_text(text: str, limit: int = 24) -> str:
         text = repr(text)
     if text == "":
         return '""'
-    one_line = text.replace("\r\n", "⏎").replace("\n", "⏎").replace("\t", " ")
-    return one_line if len(one_line) <= limit else one_line[: max(1, limit - 1)] + "…"
+    return clip(text.replace("\r\n", "⏎").replace("\n", "⏎").replace("\t", " "), limit)
 
 
 def edge_label(completions: Sequence[str], limit: int = 16, most: int = 3) -> str:

@@ -33,9 +33,8 @@ from .search import (
     Choose,
     Found,
     Plan,
-    UndecidedStep,
     Walk,
-    offered,
+    choices,
     outcomes,
     prompt_of,
 )
@@ -68,8 +67,8 @@ def expand_batch(
         if not expand:
             out.append((prompt, None, None))
             continue
-        comps = list(fixed) if fixed is not None else offered(choose, prompt, s)  # type: ignore[arg-type]
-        row = outcomes(h, s, comps) if why is None else [UndecidedStep(why)] * len(comps)
+        comps = list(choices(fixed, choose, prompt, s))  # type: ignore[arg-type]
+        row = outcomes(h, s, comps, why)
         out.append((prompt, None if fixed is not None else comps, row))
     return out
 

@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 
 from ..errors import ClockDependent, InvalidArgument, InvalidMachine, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine
+from ..verdict import short_repr
 
 __all__ = [
     "Completions",
@@ -63,6 +64,8 @@ __all__ = [
     "walk",
     "cut_row",
     "stats",
+    "rate",
+    "choices",
     "PROGRESS_AFTER",
     "PROGRESS_EVERY",
 ]
@@ -142,13 +145,24 @@ def offered(choose: Choose, prompt: str, state: Any) -> list[str]:
     if isinstance(comps, str):
         raise InvalidArgument(
             f"the completions function returned the single string {comps!r} for the prompt of "
-            f"{_short(state)}; it must return a list of completion strings"
+            f"{short_repr(state, 60)}; it must return a list of completion strings"
         )
     return _strings(
         comps,
         "the completions function returned non-strings ",
-        f" for the prompt of {_short(state)}; it must return a list of completion strings",
+        f" for the prompt of {short_repr(state, 60)}; it must return a list of completion strings",
     )
+
+
+def choices(fixed: list[str] | None, choose: Choose | None, prompt: str, state: Any) -> list[str]:
+    """The completions to try at ``state`` (whose prompt is ``prompt``): the fixed
+    alphabet, or what ``choose`` offers there (exactly one of the two is ``None``, as
+    :func:`alphabet` returns them).
+
+    >>> choices(["a"], None, "p", 0), choices(None, lambda p: [p, p], "q", 0)
+    (['a'], ['q'])
+    """
+    return fixed if fixed is not None else offered(choose, prompt, state)  # type: ignore[arg-type]
 
 
 def _strings(values: Iterable[Any], before: str, after: str) -> list[str]:
@@ -158,11 +172,6 @@ def _strings(values: Iterable[Any], before: str, after: str) -> list[str]:
     if bad:
         raise InvalidArgument(f"{before}{bad!r}{after}")
     return distinct
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # -- the bound rule ----------------------------------------------------------------------------
@@ -414,12 +423,20 @@ def prompt_of(p: Callable[[Any], str], s: Any) -> tuple[str, str | None]:
         return exc.outcome, str(exc)
 
 
-def outcomes(h: Callable[[Any, str], Any], s: Any, comps: list[str]) -> list[Any]:
-    """``h(s, c)`` for every completion, an :class:`UndecidedStep` where ``h`` raised it.
+def outcomes(
+    h: Callable[[Any, str], Any], s: Any, comps: list[str], clocked: str | None = None
+) -> list[Any]:
+    """``h(s, c)`` for every completion, an :class:`UndecidedStep` where ``h`` raised it;
+    every step undecided, without calling ``h``, when the clock decided the prompt of
+    ``s`` (``clocked`` says why, as :func:`prompt_of` does).
 
     >>> outcomes(lambda s, c: s + len(c), 1, ["a", "bb"])
     [2, 3]
+    >>> [t.reason for t in outcomes(lambda s, c: s, 1, ["a"], "a deadline")]
+    ['a deadline']
     """
+    if clocked is not None:
+        return [UndecidedStep(clocked)] * len(comps)
     try:
         return [h(s, c) for c in comps]
     except Undecided:  # rare: redo one by one so that the others still count
@@ -495,8 +512,9 @@ class Walk:
     >>> from agentic_machines import FunctionMachine
     >>> m = FunctionMachine(lambda n: f"at {n}", lambda n, c: n + len(c), initial=0)
     >>> found = Found(); way = Walk(plan(m, 0, ["a", "bb"]), found)
-    >>> way.prompt(0), list(way.expand([0]))
-    ('at 0', [(['a', 'bb'], [1, 2], None)])
+    >>> found.prompts[0] = way.prompt(0)  # as the loop records a start
+    >>> found.prompts, list(way.expand([0]))
+    ({0: 'at 0'}, [(['a', 'bb'], [1, 2], None)])
     """
 
     batch: int | None = None
@@ -521,11 +539,8 @@ class Walk:
         machine, _starts, fixed, choose, _bounds = self.task
         h, prompts, clocked = machine.harness, self.record.prompts, self.clocked
         for s in states:
-            comps = fixed if fixed is not None else offered(choose, prompts[s], s)  # type: ignore[arg-type]
-            if s in clocked:
-                yield comps, [UndecidedStep(clocked[s])] * len(comps), None
-            else:
-                yield comps, outcomes(h, s, comps), None
+            comps = choices(fixed, choose, prompts[s], s)
+            yield comps, outcomes(h, s, comps, clocked.get(s)), None
 
     def row(self, s: Any, comps: list[str], row: list[Any], extra: Any, cut: bool) -> None:
         """A watching walk sees each row recorded (``cut``: the row the state bound cut)."""
@@ -643,7 +658,6 @@ def stats(
     >>> s["states"], s["edges"], s["transitions"], s["truncated"]
     (1, 1, 1, False)
     """
-    seconds = time.perf_counter() - began
     n_states = len(found.prompts)
     edges = transitions = undecided = 0
     if final:
@@ -663,8 +677,21 @@ def stats(
         "undecided": undecided,
         "depth": max(found.depth.values(), default=0),
         "queued": found.queued if final else queued,
-        "seconds": round(seconds, 6),
-        "states_per_second": round(n_states / seconds, 1) if seconds > 0 else float(n_states),
+        **rate(n_states, began),
         "truncated": reason is not None,
         "truncated_reason": reason,
+    }
+
+
+def rate(n_states: int, began: float) -> dict[str, float]:
+    """The time a search has taken since ``began`` (``time.perf_counter()``) and its
+    states per second, as every search's statistics show them.
+
+    >>> sorted(rate(10, time.perf_counter()))
+    ['seconds', 'states_per_second']
+    """
+    seconds = time.perf_counter() - began
+    return {
+        "seconds": round(seconds, 6),
+        "states_per_second": round(n_states / seconds, 1) if seconds > 0 else float(n_states),
     }
