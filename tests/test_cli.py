@@ -180,3 +180,19 @@ def test_python_dash_m_help():
         timeout=60,
     )
     assert proc.returncode == 0 and "usage: agentic-machines" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["check", "halt1", "-c", "zzz", "--depth", "7"], "would change nothing"),
+        (["check", "react", "--depth", "3"], "would change nothing"),
+        (["check", "halt1", "-c", "zzz"], "would change nothing"),
+        (["explore", "halt1", "-c", "zzz"], "'zzz' is not in the completion alphabet"),
+        (["test", "halt1", "-c", "zzz"], "'zzz' is not in the completion alphabet"),
+        (["diagram", "halt1", "-c", "zzz", "--format", "json"], "not in the completion alphabet"),
+    ],
+)
+def test_options_that_do_not_apply_are_refused_not_ignored(argv, needle, capsys):
+    assert main(argv) == 2
+    assert needle in one_error_line(capsys)

@@ -39,6 +39,7 @@ __all__ = [
     "read_script",
     "add_target_arguments",
     "completions_from",
+    "completions_for",
     "add_isolation_argument",
     "machine_with_isolation",
     "add_bound_arguments",
@@ -228,6 +229,35 @@ def completions_from(args: Any, *files: str) -> list[str] | None:
                 )
             given += read
     return list(dict.fromkeys(given)) or None
+
+
+def completions_for(args: Any, machine: Any, name: str, *files: str) -> list[str] | None:
+    """:func:`completions_from`, checked against ``machine``'s alphabet: every verb refuses a
+    completion outside a finite alphabet the same way (one line, exit 2), before it runs.
+
+    A machine with no finite alphabet (every string a completion) takes any completion.
+
+    >>> from agentic_machines.fixtures import fixture
+    >>> completions_for(argparse.Namespace(completion=["zzz"], completions=None),
+    ...                 fixture("halt1"), "halt1")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.InvalidArgument: 'zzz' is not in the completion alphabet ['0', '1'] of 'halt1'; ...
+    """
+    given = completions_from(args, *files)
+    alphabet = getattr(machine, "completions", None)
+    if given is None or alphabet is None:
+        return given
+    known = set(alphabet)
+    for completion in given:
+        if completion not in known:
+            listed = sorted(alphabet, key=repr)
+            shown = ", ".join(map(repr, listed[:8])) + (", ..." if len(listed) > 8 else "")
+            raise InvalidArgument(
+                f"{completion!r} is not in the completion alphabet [{shown}] of {name!r}; "
+                "give completions from it, or leave out -c/--completions to use all of it"
+            )
+    return given
 
 
 def add_bound_arguments(parser: argparse.ArgumentParser) -> None:

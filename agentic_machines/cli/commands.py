@@ -30,8 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from .._files import open_output
+from ..catalog import names
+from ..embedding import check_embedding, identity
 from ..errors import AgenticMachinesError, InvalidArgument, ProgramDiverged, Undecided
+from ..generation import is_spe_state, spe_states
 from ..machine import DIVERGE
+from ..runtime.agent import ending
+from ..runtime.models import ScriptedModel
+from ..runtime.run import run
 from . import exercise, explore, export, play, test_cmd
 from ._args import (
     MAX_INPUT_BYTES,
@@ -41,17 +48,21 @@ from ._args import (
     add_isolation_argument,
     add_target_arguments,
     clip,
-    completions_from,
+    completions_for,
     machine_with_isolation,
     natural,
     positive,
     read_input,
     read_script,
 )
+from .test_cmd import replay_trace
 
 __all__ = ["main", "build_parser", "read_script", "read_input", "MAX_INPUT_BYTES", "MAX_MESSAGE"]
 
 PROG = "agentic-machines"
+
+CHECK_DEPTH = 2
+"""How deep ``check`` explores an infinite machine for sample states without --depth."""
 
 TEXT_FORMATS = ("dot", "mermaid", "json")
 SUFFIXES = {
@@ -130,9 +141,9 @@ def _add_check(sub: Any) -> None:
     p.add_argument(
         "--depth",
         type=natural,
-        default=2,
         metavar="N",
-        help="for a machine with infinitely many states: explore N steps for sample states (default: 2)",
+        help="for a machine with infinitely many states: explore N steps for sample states "
+        f"(default: {CHECK_DEPTH}); refused for a finite machine or an architecture",
     )
     p.set_defaults(func=_check)
 
@@ -263,7 +274,6 @@ def _add_gallery(sub: Any) -> None:
 
 def _builtin_names() -> list[str]:
     """The built-in machine names (fixtures, then architectures), for help texts."""
-    from ..catalog import names  # loaded when the verb runs
 
     return names()
 
@@ -324,19 +334,21 @@ def _check(args: argparse.Namespace) -> int:
 
     entry = resolve_target(args.name)
     machine = entry.machine()
+    sampled = entry.module is None and not machine.is_finite
+    if not sampled:
+        _refuse_sampling(args, entry)
     print(_describe(entry.name, machine))
-    if entry.module is None and not machine.is_finite:
+    if sampled:
         from .usercheck import check_infinite  # loaded when the verb runs
 
-        return check_infinite(entry, machine, completions_from(args), args.depth)
+        depth = CHECK_DEPTH if args.depth is None else args.depth
+        return check_infinite(entry, machine, completions_for(args, machine, entry.name), depth)
     if entry.module is not None:
         verdict = entry.module.analysis()
         marked = " (conditional)" if verdict.conditional else ""
         print(f"Is the initial state an SPE state? {verdict.status}{marked}")
         print(f"  {verdict}")
         return 0
-    from ..embedding import check_embedding, identity  # loaded when the verb runs
-    from ..generation import is_spe_state, spe_states  # loaded when the verb runs
 
     for state in machine.states:
         verdict = is_spe_state(machine, state)
@@ -349,6 +361,31 @@ def _check(args: argparse.Namespace) -> int:
     )
     print(f"identity embedding: {check_embedding(identity(machine))}")
     return 0
+
+
+def _refuse_sampling(args: argparse.Namespace, entry: Any) -> None:
+    """``check``'s -c/--completions/--depth choose sample states of an infinite machine;
+    on any other machine they would change nothing, so they are refused, not ignored."""
+    given = [
+        option
+        for option, value in (
+            ("-c/--completion", args.completion),
+            ("--completions", args.completions),
+            ("--depth", args.depth),
+        )
+        if value is not None
+    ]
+    if given:
+        how = (
+            "prints its architecture's certified analysis()"
+            if entry.module is not None
+            else "decides the finite machine exactly over its whole alphabet"
+        )
+        raise InvalidArgument(
+            f"check {how} for {entry.name!r}, so {' and '.join(given)} would change nothing "
+            "(these options only choose sample states of a machine with infinitely many states); leave them "
+            "out, or use explore/test to follow chosen completions"
+        )
 
 
 def _describe(name: str, machine: Any) -> str:
@@ -388,7 +425,10 @@ def _diagram(args: argparse.Namespace) -> int:
         )
     machine = entry.machine()
     graph = entry.explore(
-        machine, depth=args.depth, max_states=args.max_states, completions=completions_from(args)
+        machine,
+        depth=args.depth,
+        max_states=args.max_states,
+        completions=completions_for(args, machine, entry.name),
     )
     marks = entry.highlights(machine, graph)
     if fmt in TEXT_FORMATS:
@@ -400,7 +440,6 @@ def _diagram(args: argparse.Namespace) -> int:
         if args.output is None:
             print(text)
             return 0
-        from .._files import open_output  # loaded when the verb runs
 
         with open_output(args.output) as fh:  # a FIFO with no reader: an error, not a block
             fh.write(text + "\n")
@@ -417,15 +456,11 @@ def _diagram(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..runtime.models import ScriptedModel  # loaded when the verb runs
-    from ..runtime.run import run  # loaded when the verb runs
     from .targets import resolve_target  # loaded when the verb runs
 
     entry = resolve_target(args.name)
     machine = machine_with_isolation(entry, args.isolation)
     if args.replay is not None:
-        from .test_cmd import replay_trace  # loaded when the verb runs
-
         return replay_trace(machine, args.replay)
     script = read_script(args.script)
     trace = run(
@@ -438,7 +473,6 @@ def _run(args: argparse.Namespace) -> int:
     # Fitted to a terminal; 100 columns when the output goes to a file or a pipe.
     width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
     print(trace.describe(width=width, full=args.full))
-    from ..runtime.agent import ending  # loaded when the verb runs
 
     end = ending(machine, trace)  # an agent function's return value or exception
     if end is not None:

@@ -16,6 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from ..architectures import ARCHITECTURES
+from ..catalog import resolve
+from ..fixtures import FIXTURES
+from ..generation import completion_generates, is_spe_state
+
 __all__ = ["demo", "SECTIONS", "f2_fixtures", "contrast"]
 
 Section = Callable[[Path, TextIO], None]
@@ -30,10 +35,7 @@ def f2_fixtures(out_dir: Path, stream: TextIO) -> None:
     >>> "state 1: holds" in out.getvalue()
     True
     """
-    from ..catalog import resolve  # loaded when the verb runs
     from ..drawing.diagrams import draw, to_mermaid  # loaded when the verb runs
-    from ..fixtures import FIXTURES  # loaded when the verb runs
-    from ..generation import completion_generates, is_spe_state  # loaded when the verb runs
 
     print("F2 fixtures: which states are SPE states?", file=stream)
     for name in FIXTURES:
@@ -68,7 +70,6 @@ def contrast(out_dir: Path, stream: TextIO) -> None:
 
     The table is also written as ``contrast.md`` into ``out_dir``.
     """
-    from ..architectures import ARCHITECTURES  # loaded when the verb runs
     from ..contrast import (  # loaded when the verb runs
         contrast_rows,
         render_table,

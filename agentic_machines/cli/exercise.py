@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import InvalidArgument
+
 __all__ = ["add_parser"]
 
 
@@ -35,7 +37,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _exercise(args: argparse.Namespace) -> int:
-    from ..errors import InvalidArgument  # loaded when the verb runs
     from ..exercises import EXERCISES, check_file  # loaded when the verb runs
 
     if args.number is None:

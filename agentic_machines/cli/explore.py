@@ -23,7 +23,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._args import add_bound_arguments, add_target_arguments, completions_from
+from ..machine import is_sentinel, show_outcome
+from ._args import add_bound_arguments, add_target_arguments, completions_for
 
 __all__ = ["add_parser", "explore_command", "describe_graph"]
 
@@ -57,7 +58,7 @@ def explore_command(args: argparse.Namespace) -> int:
             machine,
             depth=args.depth,
             max_states=args.max_states,
-            completions=completions_from(args),
+            completions=completions_for(args, machine, entry.name),
             executor=executor,
         )
     if args.json:
@@ -80,7 +81,6 @@ def describe_graph(graph: Any, limit: int = 72) -> str:
            '0' -> HALT (1)
            '1' -> HALT (1)
     """
-    from ..machine import is_sentinel, show_outcome  # loaded when the verb runs
 
     stats = graph.graph["stats"]
     states = stats["states"]

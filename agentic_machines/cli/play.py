@@ -44,13 +44,15 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ..errors import InvalidArgument
 from ..machine import AgenticMachine, is_sentinel, show_outcome
-from ..runtime.run import prompt_gain
+from ..runtime.models import ScriptedModel
+from ..runtime.run import Trace, prompt_gain, run
 from ._args import add_isolation_argument, add_target_arguments, machine_with_isolation
 
 __all__ = ["PlaySession", "add_parser", "play_command", "HELP"]
@@ -110,8 +112,6 @@ class PlaySession:
         The step is :func:`~agentic_machines.runtime.run.run` for one step from the
         current state, so it behaves exactly as in a run.
         """
-        from ..runtime.models import ScriptedModel  # loaded when the verb runs
-        from ..runtime.run import run  # loaded when the verb runs
 
         if self.ended:
             return f"the run ended with {show_outcome(self.state)}; :back undoes that step, quit leaves"
@@ -134,7 +134,6 @@ class PlaySession:
     def trace(self) -> Any:
         """The session as a :class:`~agentic_machines.runtime.run.Trace` (end ``"incomplete"``
         until the run halts or diverges)."""
-        from ..runtime.run import Trace  # loaded when the verb runs
 
         end = self.state if self.ended else "incomplete"
         return Trace(machine=self.name, start=self.start, steps=list(self.steps), end=end)
@@ -362,7 +361,6 @@ def add_parser(sub: Any) -> None:
 
 def play_command(args: argparse.Namespace) -> int:
     """Handle ``play``: play on stdin/stdout, save the trace on leaving."""
-    import sys  # loaded when the verb runs
 
     from ..cek.evaluator import AgenticEvaluator  # loaded when the verb runs
     from ..spell.machine import SpellMachine  # loaded when the verb runs

@@ -48,9 +48,11 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from .._files import check_regular
 from ..catalog import Entry, names, resolve
 from ..errors import InvalidMachine, InvalidMachineFile, UnknownMachine
 from ..machine import AgenticMachine
+from ..runtime.agent import agent_machine
 from ._args import MAX_INPUT_BYTES, TARGET_HELP
 
 __all__ = ["resolve_target", "TARGET_HELP", "load_object"]
@@ -159,7 +161,6 @@ def _import_module(target: str, name: str) -> Any:
 
 
 def _import_file(target: str, path: Path) -> Any:
-    from .._files import check_regular  # loaded when the verb runs
 
     if not path.exists() and not path.is_symlink():
         raise InvalidMachineFile(
@@ -226,7 +227,6 @@ def _machine_of(target: str, obj: Any) -> AgenticMachine:
         )
     if not callable(obj):
         raise _not_a_machine(target, obj)
-    from ..runtime.agent import agent_machine  # loaded when the verb runs
 
     try:  # a callable named without () is an agent function fn(model), run to its first call
         return agent_machine(obj)

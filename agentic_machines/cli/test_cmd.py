@@ -32,9 +32,12 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from .._files import excerpt
 from ..errors import AgenticMachinesError, InvalidArgument, ReplayMismatch
 from ..machine import HALT
-from ._args import add_target_arguments, completions_from, natural, positive
+from ..runtime.agent import AgentMachine
+from ..runtime.run import Trace, raised_note
+from ._args import add_target_arguments, completions_for, natural, positive
 
 __all__ = ["add_parser", "replay_trace", "DEFAULT_PROPERTIES"]
 
@@ -133,13 +136,12 @@ def run_test(args: argparse.Namespace) -> int:
     specs = args.property or list(DEFAULT_PROPERTIES)
     properties = [parse_property(s) for s in specs]
     name, machine, start, default = _resolve(args.name)
-    from ..runtime.agent import AgentMachine  # loaded when the verb runs
 
     if isinstance(
         machine, AgentMachine
     ):  # a blocking tool: undecided with the reason, never a hang
         machine.step_timeout = args.step_timeout
-    alphabet = completions_from(args, "alphabet")
+    alphabet = completions_for(args, machine, name, "alphabet")
     if args.alphabet:  # on stdout, as the note on --property: stderr holds only the error
         print("(note: --alphabet FILE is deprecated; write --completions FILE)")
     if not args.property:
@@ -214,8 +216,6 @@ def replay_trace(machine: Any, path: str) -> int:
     the recorded step: that prints the error and returns 1. A difference raises
     :class:`~agentic_machines.errors.ReplayMismatch` (exit 2).
     """
-    from .._files import excerpt  # loaded when the verb runs
-    from ..runtime.run import Trace  # loaded when the verb runs
 
     trace = Trace.load(path)
     crashed = trace.end == "incomplete" and trace.pending is not None
@@ -248,7 +248,6 @@ def replay_trace(machine: Any, path: str) -> int:
     if trace.end is HALT and (trace.message or "").startswith("raised "):
         # A machine that keeps its program's exception (an agent function) halts: the
         # replay reached HALT as recorded, and must have raised the same exception again.
-        from ..runtime.run import raised_note  # loaded when the verb runs
 
         now = raised_note(machine, again.steps[-1]) if again.steps else None
         if now is None or now.split(":", 1)[0] != trace.message.split(":", 1)[0]:
