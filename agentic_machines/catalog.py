@@ -3,9 +3,10 @@
 ``resolve(name)`` finds a fixture of :mod:`agentic_machines.fixtures` (``f2-add``,
 ``f2-mul``, ``f2-const``, ``halt1``, ``diverge1``) or an architecture of
 :mod:`agentic_machines.architectures` (``react``, ``rlm``, ...) and returns an
-:class:`Entry` that builds the machine and knows how to explore it. Both registries are
-imported only when a name is resolved, so ``agentic-machines --help`` stays fast and an
-architecture that fails to import does not break the fixtures.
+:class:`Entry` that builds the machine and knows how to explore it. The architectures'
+registry imports an architecture's module only when its name is resolved, so
+``agentic-machines --help`` stays fast and an architecture that fails to import does not
+break the fixtures; exploring (networkx) is imported only when a machine is explored.
 
 >>> entry = resolve("f2-mul")
 >>> entry.kind, entry.name, sorted(entry.machine().states)
@@ -25,7 +26,10 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from . import architectures
 from .errors import InvalidArgument, UnknownMachine
+from .fixtures import FIXTURES
+from .generation import spe_states
 from .machine import AgenticMachine
 
 __all__ = [
@@ -110,7 +114,7 @@ class Entry:
         >>> sorted(n for n in g if g.nodes[n]["kind"] == "state")
         [0, 1]
         """
-        from .runtime.explore import explore  # lazy: keeps --help fast
+        from .runtime.explore import explore  # lazy: networkx, and --help loads the catalog
 
         machine = machine if machine is not None else self.machine()
         if depth is None and machine.states is None:
@@ -150,7 +154,6 @@ class Entry:
         if self.module is None:
             if machine.states is None or machine.completions is None:
                 return {}
-            from .generation import spe_states  # lazy: keeps --help fast
 
             return {"spe_states": spe_states(machine)}
         marks: dict[str, Any] = {"successors_of": self.start(machine)}
@@ -167,21 +170,15 @@ def fixture_names() -> list[str]:
     >>> "f2-add" in fixture_names()
     True
     """
-    from .fixtures import FIXTURES  # lazy: keeps --help fast
-
     return list(FIXTURES)
 
 
 def architecture_names() -> list[str]:
-    """Names of the architectures that are registered (none when the registry is absent).
+    """Names of the architectures that are registered, in table order.
 
     >>> "react" in architecture_names()
     True
     """
-    try:
-        from . import architectures  # lazy: keeps --help fast
-    except ImportError:  # pragma: no cover - the package is part of the distribution
-        return []
     registered = getattr(architectures, "ARCHITECTURE_NAMES", None)
     if registered is not None:
         return list(registered)
@@ -235,8 +232,6 @@ def resolve(name: str) -> Entry:
     >>> resolve("react").kind
     'architecture'
     """
-    from .fixtures import FIXTURES  # lazy: keeps --help fast
-
     if name in FIXTURES:
         return Entry(name, "fixture", FIXTURES[name])
     if name in architecture_names():

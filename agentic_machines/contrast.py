@@ -26,7 +26,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .architectures import ARCHITECTURES
 from .catalog import resolve, scripted_machine
+from .drawing.diagrams import draw, to_mermaid
 from .verdict import Verdict
 from .verdict import short_repr as _short
 
@@ -194,8 +196,6 @@ def contrast_rows(names: Iterable[str] | None = None) -> list[Row]:
     >>> [(r.name, r.status, r.method) for r in contrast_rows(["react", "thread"])]
     [('react', 'refuted', 'fact:F2'), ('thread', 'refuted', 'fact:F2')]
     """
-    from .architectures import ARCHITECTURES  # lazy: loads on use
-
     chosen = list(ARCHITECTURES) if names is None else list(names)
     rows = [architecture_row(n, ARCHITECTURES[n]) for n in chosen]
     extras: list[Callable[[], list[tuple[str, str, Verdict, str]]]] = []
@@ -256,7 +256,6 @@ def architecture_graph(name: str, *, depth: int | None = None) -> tuple[Any, dic
     >>> marks["obstruction"] in graph, graph.graph["stats"]["states"]
     (True, 5)
     """
-
     entry = resolve(name)
     machine = entry.machine()
     graph = entry.explore(machine, depth=depth)
@@ -273,9 +272,6 @@ def write_diagrams(
     >>> [p.name for p in write_diagrams(tempfile.mkdtemp(), ["react"], depth=1)]
     ['react.png', 'react.mmd']
     """
-    from .architectures import ARCHITECTURES  # lazy: loads on use
-    from .drawing.diagrams import draw, to_mermaid  # lazy: loads on use
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []

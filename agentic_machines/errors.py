@@ -42,6 +42,10 @@ __all__ = [
     "ExecutionMemoryExceeded",
     "WorkerDied",
     "IsolationFallback",
+    "NotDefined",
+    "UnknownField",
+    "PropertiesFailed",
+    "GoldenMismatch",
 ]
 
 
@@ -93,6 +97,40 @@ class TraceError(_FileError):
 
 class CassetteError(_FileError):
     """A model cassette (``ReplayModel``) is not a valid cassette: ``path``, ``line``, ``problem``."""
+
+
+class UnknownField(InvalidArgument, TypeError):
+    """A result object (``Verdict``, ``Obstruction``, ``Witness``, built lazily) was given a
+    field it does not have, or too few fields and no ``build()``; a ``TypeError``, as
+    Python's own for an unexpected keyword argument. The message names the fields.
+
+    >>> issubclass(UnknownField, TypeError) and issubclass(UnknownField, ValueError)
+    True
+    """
+
+
+class NotDefined(AgenticMachinesError, NotImplementedError):
+    """A subclass left out a method it must define: ``prompt(state)`` or
+    ``harness(state, completion)`` of an ``AgenticMachine``, ``_complete(prompt)`` of a
+    ``ModelBase``. The message names the class and the method to define.
+
+    >>> issubclass(NotDefined, NotImplementedError)
+    True
+    """
+
+
+class PropertiesFailed(AgenticMachinesError, AssertionError):
+    """``CheckResult.assert_holds()``: a property is refuted or undecided. The message is
+    the whole report (counterexamples, what was not reached); an ``AssertionError``, so a
+    test framework shows it as a failed assertion.
+    """
+
+
+class GoldenMismatch(AgenticMachinesError, AssertionError):
+    """``testing.check_golden``: the text differs from its golden file, or the file is
+    missing. The message names the first differing line and how to rewrite the file
+    (``AGENTIC_MACHINES_UPDATE_GOLDEN=1``); an ``AssertionError`` for test frameworks.
+    """
 
 
 class InvalidMachine(AgenticMachinesError, ValueError):

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, S
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from ._outcome import DIVERGE, HALT, _Sentinel, is_sentinel, show_outcome
-from .errors import InvalidMachine
+from .errors import InvalidMachine, NotDefined
 from .verdict import short_repr
 
 __all__ = [
@@ -71,11 +71,11 @@ class AgenticMachine(Generic[StateT]):
 
     def prompt(self, state: StateT) -> str:
         """Return p(state), the prompt the model sees in ``state``."""
-        raise NotImplementedError(f"{type(self).__name__} must define prompt(state)")
+        raise NotDefined(f"{type(self).__name__} must define prompt(state)")
 
     def harness(self, state: StateT, completion: str) -> Outcome:
         """Return h(state, completion): the next state, ``HALT`` or ``DIVERGE``."""
-        raise NotImplementedError(f"{type(self).__name__} must define harness(state, completion)")
+        raise NotDefined(f"{type(self).__name__} must define harness(state, completion)")
 
     @property
     def is_finite(self) -> bool:

@@ -33,6 +33,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .errors import GoldenMismatch
 from .machine import is_sentinel
 
 __all__ = ["render_trace", "check_golden", "UPDATE_VARIABLE"]
@@ -78,7 +79,8 @@ def render_trace(trace: Any, result: Any = None) -> str:
 def check_golden(path: str | os.PathLike, text: str) -> None:
     """Assert that ``text`` equals the file at ``path`` (or write it, when updating).
 
-    Raises ``AssertionError`` naming the first differing line and how to regenerate.
+    Raises :class:`~agentic_machines.errors.GoldenMismatch` (an ``AssertionError``) naming
+    the first differing line and how to regenerate.
 
     >>> import tempfile, pathlib
     >>> golden = pathlib.Path(tempfile.mkdtemp()) / "g.txt"
@@ -96,7 +98,7 @@ def check_golden(path: str | os.PathLike, text: str) -> None:
         path.write_text(text, encoding="utf-8")
         return
     if not path.exists():
-        raise AssertionError(
+        raise GoldenMismatch(
             f"golden file {path} does not exist; create it with {UPDATE_VARIABLE}=1 python -m pytest <test file>"
         )
     expected = path.read_text(encoding="utf-8")
@@ -109,7 +111,7 @@ def check_golden(path: str | os.PathLike, text: str) -> None:
     )
     exp = exp_lines[line] if line < len(exp_lines) else "<end of file>"
     got = got_lines[line] if line < len(got_lines) else "<end of text>"
-    raise AssertionError(
+    raise GoldenMismatch(
         f"{path} differs at line {line + 1}:\n  golden: {exp!r}\n  now:    {got!r}\n"
         f"If the change is intended, regenerate with {UPDATE_VARIABLE}=1 python -m pytest <test file>."
     )

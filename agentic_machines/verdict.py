@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from ._outcome import show_outcome
 from ._text import clip
-from .errors import CertificateError, Undecided
+from .errors import CertificateError, Undecided, UnknownField
 
 __all__ = [
     "Verdict",
@@ -120,12 +120,16 @@ class _Lazy:
     def __init__(self, build: Callable[[], Any] | None = None, /, **known: Any) -> None:  # noqa: D107
         names = type(self)._fields
         if not known.keys() <= names:
-            raise TypeError(f"{type(self).__name__} has no field(s) {sorted(known.keys() - names)}")
+            raise UnknownField(
+                f"{type(self).__name__} has no field(s) {sorted(known.keys() - names)}; its fields are {sorted(names)}"
+            )
         d = object.__getattribute__(self, "__dict__")
         d.update(known)
         if len(known) < len(names):
             if build is None:  # dataclasses.replace gives every field
-                raise TypeError(f"{type(self).__name__} needs build() or every field")
+                raise UnknownField(
+                    f"{type(self).__name__} needs build() or every field ({sorted(names)})"
+                )
             d["_build"] = build
 
     def __getattribute__(self, name: str) -> Any:

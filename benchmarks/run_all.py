@@ -246,21 +246,30 @@ before and after, as measured by the benchmarks above:
   counting: `budget.count_running`). If the shadow agrees, the untraced run goes on; if
   not, its outcome (`DIVERGE`) stands. The clock decides only when to count, never an
   outcome: `tests/test_agent_linear.py` checks that the linear trace equals the
-  step-by-step one, at the budget's boundary too. What is left, measured in CPU time
-  per step (`time.thread_time`, the direct step about 0.85 µs on this machine): the
-  `FunctionModel` that `run` needs (its call log) 0.3–0.6x; a `TraceState` node per
-  step 0.6 µs (it was 1.2 µs before it kept one slot); the `Step` tuple, the model
-  function's bookkeeping and the asyncio/thread checks about 1 µs; the gate (two clock
-  reads and a lock, so the watchdog can never raise outside a step) about 0.6 µs. Under
-  load, a step preempted for longer than 50 µs is decided by counting: 7–19 per 10 000
-  steps here, which costs the shadow's one extra run (about 1.5x) and the counted steps;
-  that, and the load's own noise, is the spread between runs. The greenlet path that
-  branching takes (`h()` in a plain loop) is unchanged in design: 13–17x here.
-  What would move it further: a trace that makes its `TraceState`s lazily (a step could
-  hold the completion's index and build the state when read); a watchdog that works by
-  signal in the main thread (no lock per step); and a clock that ignores preemption
-  (`CLOCK_THREAD_CPUTIME_ID`, which costs 8 µs per read on this VM but about 0.1 µs on
-  bare metal) so that a busy machine makes no late steps.
+  step-by-step one, at the budget's boundary too.
+  What changed in round 2 (issue 25, item 2; `runtime/linear.py`): a step records two
+  strings, its prompt and its completion; the trace's `TraceState`s and `Step` tuples
+  are made when the trace is first read (`Trace.steps`; `==`, copies and pickles read
+  them too), and the agent's result when `result`/`raised` asks; a trace file being
+  written still gets each `Step` as it completes. The watchdog in the main thread is an
+  interval `SIGALRM` whose handler runs in the agent's own thread, so ending a step's
+  clock takes two clock reads and no lock (the watchdog thread stays for other threads
+  or a taken `SIGALRM`). `ModelBase.complete` is flat and `FunctionModel` calls its
+  function from it directly. The `machine, every step read` row reads every state and
+  outcome after the run: the deferred cost, shown. Measured against the code before it
+  in the same minutes, at load average 8–11 on 2 cores: see the table's rows; the
+  no-budget row went from about 4–6x to 2.4–3.7x. What is left: a step is late when
+  preemption stretches it past 50 µs (several per run on a loaded machine, rarely on a
+  quiet one), and a late step is counted on the shadow, which first catches up through
+  every step before it: one more run of the agent plus about 0.7 µs a step (a
+  `TraceState` and the greenlet model's queue), so one late step near the end adds
+  about 1.7x. That is the floor of this design under load. What would move it: a clock
+  that ignores preemption at a vDSO price (`CLOCK_THREAD_CPUTIME_ID` is a system call
+  on this VM, 2.7 µs a read under load), so a loaded machine makes no late steps; a
+  shadow that need not replay from the start (a `fork` checkpoint every N steps replays
+  at most N); or lines counted near C speed (`sys.monitoring` on 3.12+), so that every
+  step is counted as it runs and no shadow is needed. The greenlet path that branching
+  takes (`h()` in a plain loop) is unchanged in design: 13–18x here.
 - **REPL-Plan, traced lines per replayed cached call: about 80 → 1** (the block's own
   line). Before, every cached call ran the call log's bookkeeping under the block's
   line budget: `call`, `_same` (with `all()` over generators, whose frames were traced

@@ -241,3 +241,30 @@ def test_a_linear_run_writes_the_trace_file_step_by_step(tmp_path):
     path = tmp_path / "run.jsonl"
     trace = run(agent_machine(summer), ScriptedModel(["2", "3", "0"]), path=path)
     assert trace.end is HALT and Trace.load(path) == trace
+
+
+def test_a_linear_trace_made_when_read_is_the_same_value_everywhere():
+    # The linear run records strings and makes its states and steps when read: a copy,
+    # a pickle and a comparison read them as they would an eager trace's.
+    import copy
+    import pickle
+
+    script = ["3", "5", "0"]
+    stepped = run(step_by_step(agent_machine(summer)), ScriptedModel(script))
+    for again in (copy.copy, copy.deepcopy, lambda t: pickle.loads(pickle.dumps(t))):
+        assert again(run(agent_machine(summer), ScriptedModel(script))) == stepped
+    m = agent_machine(summer)
+    trace = run(m, ScriptedModel(script))
+    assert len(trace) == 3 and trace.states[-1] == trace.steps[-1].state
+    assert m.result(trace[-1].state, trace[-1].completion) == 0 and trace.message is None
+
+
+def test_a_linear_run_that_raises_says_so_without_reading_its_steps():
+    def failing(model):
+        model("n?")
+        raise ValueError("no tool")
+
+    m = agent_machine(failing)
+    trace = run(m, ScriptedModel(["1"]))
+    assert trace.end is HALT and trace.message == "raised ValueError: no tool"
+    assert str(m.raised(trace[-1].state, trace[-1].completion)) == "ValueError: no tool"

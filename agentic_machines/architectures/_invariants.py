@@ -33,6 +33,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from ..errors import AgenticMachinesError, InvalidArgument
+from ..execution.sandbox import resolve_isolation
 from ..generation import prompt_obstruction
 from ..machine import AgenticMachine, is_sentinel
 from ..obstruction import _premise_verdict
@@ -169,8 +170,6 @@ def recorded_machine(
     >>> m.args, m.kwargs, m.built_by
     (('a',), {'times': 2}, ('demo.machine', {'word': 'a', 'times': 2}))
     """
-    from ..execution.sandbox import resolve_isolation  # execution and runtime: above the core
-
     opts = dict(options)
     if "isolation" in opts:
         opts["isolation"] = resolve_isolation(opts["isolation"])
@@ -187,7 +186,6 @@ def scripted(script: Sequence[str]) -> Any:
     >>> scripted(["a", "b"]).complete("anything")
     'a'
     """
-
     return ScriptedModel(script)
 
 
@@ -351,8 +349,6 @@ class InvariantAnalysis:
     def not_covered(self, machine: Any) -> tuple[str | None, Any]:
         """Why the proof does not cover ``machine`` (``None`` if it does), and the machine
         rebuilt from its recorded options (the object the refutation is computed on)."""
-        from ..runtime.harness import HarnessMachine  # runtime layer: above the core
-
         built = getattr(machine, "built_by", None)
         if type(machine) is not HarnessMachine:
             return (
@@ -578,7 +574,6 @@ def refute_embedding_by_prompts(
     >>> v.status, v.obstruction.kind, v.conditional
     ('refuted', 'prompt', True)
     """
-
     claim = f"{source.name} embeds into {target.name}"
     method = "fact:prompt-keeping"
     if not_covered is not None:

@@ -400,7 +400,7 @@ def embeds_react(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 60)
     >>> embeds_react().status
     'refuted'
     """
-    from . import react  # lazy: one architecture per load
+    from . import react  # lazy: importing this architecture must not load react
 
     return ANALYSIS.refute_embedding(
         react.machine(),

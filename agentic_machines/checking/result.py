@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._text import one_line
-from ..errors import UnknownProperty
+from ..errors import PropertiesFailed, UnknownProperty
 from ..machine import DIVERGE, HALT
 from ..runtime.run import Step, Trace
 from ..verdict import Verdict, short_repr
@@ -330,10 +330,10 @@ class CheckResult:
         return "undecided" if self.undecided else "holds"
 
     def assert_holds(self, machine_expr: str = "machine") -> None:
-        """Raise ``AssertionError`` with the whole report unless every property holds
+        """Raise :class:`~agentic_machines.errors.PropertiesFailed` (an ``AssertionError``) with the whole report unless every property holds
         (for test files: ``check_properties(...).assert_holds()``)."""
         if not self:
-            raise AssertionError("\n" + self.report(machine_expr))
+            raise PropertiesFailed("\n" + self.report(machine_expr))
 
     def __repr__(self) -> str:
         summary = ", ".join(f"{r.name}: {r.verdict.status}" for r in self.results)

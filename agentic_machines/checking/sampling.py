@@ -24,6 +24,7 @@ True
 
 from __future__ import annotations
 
+import dis
 import random
 from collections.abc import Iterable
 from types import CodeType
@@ -202,8 +203,6 @@ def compared_strings(machine: Any) -> list[str]:
     >>> compared_strings(agent_machine(shop))
     ['done', 'buy ', 'pay', 'retry']
     """
-    import dis  # only here: reading bytecode is rare
-
     program = _program_of(machine)
     code = getattr(program, "__code__", None)
     todo = [code] if isinstance(code, CodeType) else []

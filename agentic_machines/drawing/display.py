@@ -182,8 +182,8 @@ def machine_svg(
     >>> "<svg" in machine_svg(m, completions=["tick"])
     True
     """
-    from ..runtime.explore import explore  # lazy: display loads at start
-    from .diagrams import draw  # lazy: display loads at start
+    from ..runtime.explore import explore  # lazy: networkx; the package imports display
+    from .diagrams import draw  # lazy: networkx; the package imports display
 
     if completions is None and machine.completions is None:
         completions = []  # nothing to follow: draw the start state alone

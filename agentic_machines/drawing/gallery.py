@@ -36,9 +36,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
+
+from ..architectures import ARCHITECTURES, rlm, spe
+from ..architectures import repl_plan as rp
+from ..architectures.environments import CountEnv
+from ..architectures.repl_plan import MAIN
+from ..catalog import resolve
+from ..cek import loader
+from ..embedding import find_embeddings
 from ..errors import InvalidArgument
 from ..fixtures import menu_and_loop
 from ..machine import is_sentinel
+from ..runtime.explore import explore
+from ..runtime.models import ScriptedModel
+from ..runtime.run import run
+from .diagrams import draw, draw_embedding, to_mermaid
+from .nesting import draw_nesting, nesting_mermaid
 
 __all__ = [
     "write_gallery",
@@ -79,8 +93,6 @@ class Picture:
 
 
 def _picture(stem: str, graph: Any, title: str, **marks: Any) -> Picture:
-    from .diagrams import draw, to_mermaid  # lazy: loads what it draws
-
     legend = marks.pop("legend", None)
     fig = draw(graph, None, title=title, legend=legend, **marks)
     return Picture(stem, fig, {f"{stem}.mmd": to_mermaid(graph, **marks)})
@@ -95,8 +107,6 @@ def fixture_pictures() -> list[Picture]:
     >>> [p.stem for p in fixture_pictures()]
     ['f2-add', 'f2-mul', 'f2-const']
     """
-    from ..catalog import resolve  # lazy: loads what it draws
-
     pictures = []
     for name in ("f2-add", "f2-mul", "f2-const"):
         entry = resolve(name)
@@ -116,10 +126,6 @@ def embedding_picture() -> list[Picture]:
     >>> [(p.stem, list(p.mermaid)) for p in embedding_picture()]
     [('embedding', ['embedding-source.mmd', 'embedding-target.mmd'])]
     """
-    from ..embedding import find_embeddings  # lazy: loads what it draws
-    from ..runtime.explore import explore  # lazy: loads what it draws
-    from .diagrams import draw_embedding, to_mermaid  # lazy: loads what it draws
-
     menu, loop = menu_and_loop()
     e = next(find_embeddings(loop, menu))
     source, target = explore(loop, progress=False), explore(menu, progress=False)
@@ -155,8 +161,6 @@ def fan_pictures() -> list[Picture]:
     >>> [p.stem for p in fan_pictures()]
     ['fan-spe', 'fan-react']
     """
-    from ..catalog import resolve  # lazy: loads what it draws
-
     pictures = []
     for name in ("spe", "react"):
         entry = resolve(name)
@@ -172,10 +176,6 @@ def fan_pictures() -> list[Picture]:
 
 def _seed_fan(machine: Any, width: int = 8) -> Any:
     """x* and one step: the loaders of ``width`` sampled boundary states, x*'s own, a halt."""
-    from ..architectures import spe  # lazy: loads what it draws
-    from ..cek import loader  # lazy: loads what it draws
-    from ..runtime.explore import explore  # lazy: loads what it draws
-
     seed = spe.initial
     targets = list(dict.fromkeys(s for s in spe.sample_states(depth=1) if s != seed))[:width]
     completions = [loader(t) for t in targets] + [loader(seed), '"done"']
@@ -193,9 +193,6 @@ def architecture_pictures() -> list[Picture]:
     >>> sorted(p.stem for p in architecture_pictures())
     ['adaplanner', 'adapt', 'codeact', 'pal', 'react', 'reflexion', 'repl_plan', 'rlm', 'spe', 'spell', 'thread', 'tot']
     """
-    from ..architectures import ARCHITECTURES  # lazy: loads what it draws
-    from ..catalog import resolve  # lazy: loads what it draws
-
     pictures = []
     for name, module in ARCHITECTURES.items():
         entry = resolve(name)
@@ -222,8 +219,6 @@ def deep_pictures() -> list[Picture]:
     >>> [p.stem for p in deep_pictures()]
     ['thread-depth3']
     """
-    from ..catalog import resolve  # lazy: loads what it draws
-
     entry = resolve("thread")
     machine = entry.machine()
     graph = entry.explore(machine, depth=3)
@@ -245,9 +240,6 @@ def repl_tree(result: Any) -> Any:
     >>> list(g), g.edges["main", "count_even"]["completions"]
     (['main', 'count_even'], ['count_even(2)', 'count_even(4)'])
     """
-    import networkx as nx  # lazy: networkx is slow to import
-
-    from ..architectures.repl_plan import MAIN  # lazy: loads what it draws
 
     graph = nx.DiGraph(
         name="REPL-Plan: the tree of REPLs",
@@ -291,9 +283,6 @@ def repl_plan_picture() -> list[Picture]:
     >>> [p.stem for p in repl_plan_picture()]
     ['repl-plan-tree']
     """
-    from ..architectures import repl_plan as rp  # lazy: loads what it draws
-    from ..architectures.environments import CountEnv  # lazy: loads what it draws
-
     result = rp.solve(rp.TASK, rp.scripted_model(), CountEnv(4))
     graph = repl_tree(result)
     title = (
@@ -310,11 +299,6 @@ def rlm_depth2_picture() -> list[Picture]:
     >>> [p.stem for p in rlm_depth2_picture()]
     ['rlm-depth2']
     """
-    from ..architectures import rlm  # lazy: loads what it draws
-    from ..runtime.models import ScriptedModel  # lazy: loads what it draws
-    from ..runtime.run import run  # lazy: loads what it draws
-    from .nesting import draw_nesting, nesting_mermaid  # lazy: loads what it draws
-
     m = rlm.machine(max_depth=2, isolation="inline")  # the project's own scripted code
     trace = run(m, ScriptedModel(rlm.DEPTH2_SCRIPT))
     last = trace.steps[-1]

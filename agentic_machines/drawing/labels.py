@@ -353,7 +353,7 @@ def renderer_of(fig: Any) -> Any:
     >>> type(renderer_of(Figure())).__name__
     'RendererAgg'
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg  # lazy: slow import
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # lazy: matplotlib is slow
 
     if not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)

@@ -86,6 +86,7 @@ stdout it printed so far is kept.
 from __future__ import annotations
 
 import ast
+import builtins as _b
 import contextlib
 import copy
 import inspect
@@ -522,8 +523,6 @@ def safe_builtins() -> dict[str, Any]:
     >>> "len" in b, "open" in b, "eval" in b, "exec" in b
     (True, False, False, False)
     """
-    import builtins as _b  # builtins only for this table
-
     names = (
         "abs all any ascii bin bool bytearray bytes callable chr classmethod complex dict "
         "divmod enumerate filter float format frozenset getattr hasattr hash hex id int "

@@ -22,9 +22,19 @@ from pathlib import Path
 from typing import Any
 
 from .._files import check_regular, read_regular
+from ..architectures import react, spell
+from ..architectures import repl_plan as rp
+from ..architectures.environments import CountEnv
+from ..cek import AgenticEvaluator, first_boundary, seed_state
+from ..cek.realize import realize_react_toy
+from ..embedding import Embedding, check_embedding, find_embeddings
 from ..errors import InvalidArgument
 from ..fixtures import menu_and_loop
+from ..generation import completion_generates, is_spe_state, spe_states
 from ..machine import DIVERGE, HALT, AgenticMachine, TableMachine, is_sentinel
+from ..runtime.harness import HarnessMachine
+from ..runtime.run import run
+from ..spell import SpellMachine, ToolEnvironment
 
 __all__ = ["EXERCISES", "Exercise", "Feedback", "check", "check_file", "exercise", "load_answer"]
 
@@ -151,7 +161,6 @@ def ex_1_1(a: Mapping[str, Any]) -> Feedback:
 
 def ex_1_2(a: Mapping[str, Any]) -> Feedback:
     """``guess(secret)``: prompts ``Guess #i``, halts with the number of guesses."""
-    from ..runtime.harness import HarnessMachine  # lazy: loads what it checks
 
     for secret, wrong in (("owl", ["a", "b"]), ("7", ["1", "2", "3", "4"]), ("x", [])):
         g = _call("HarnessMachine(guess, ...)", HarnessMachine, a["guess"], secret)
@@ -213,11 +222,6 @@ def _mapping_list(value: Any, name: str) -> list[dict]:
 
 def ex_2_1(a: Mapping[str, Any]) -> Feedback:
     """``mappings``: every embedding of loop into menu whose image avoids ``"a"``."""
-    from ..embedding import (  # lazy: loads what it checks
-        Embedding,
-        check_embedding,
-        find_embeddings,
-    )
 
     menu, loop = menu_and_loop()
     given = _mapping_list(a["mappings"], "mappings")
@@ -241,7 +245,6 @@ def ex_2_1(a: Mapping[str, Any]) -> Feedback:
 
 def ex_2_2(a: Mapping[str, Any]) -> Feedback:
     """``two`` (p, r swapped by yes, no halts) and ``embeds`` (does two embed into menu?)."""
-    from ..embedding import find_embeddings  # lazy: loads what it checks
 
     menu, _ = menu_and_loop()
     reference = TableMachine(
@@ -266,11 +269,6 @@ def ex_2_2(a: Mapping[str, Any]) -> Feedback:
 
 def ex_2_3(a: Mapping[str, Any]) -> Feedback:
     """``composed``: the composition of an embedding of loop into menu after identity(loop)."""
-    from ..embedding import (  # lazy: loads what it checks
-        Embedding,
-        check_embedding,
-        find_embeddings,
-    )
 
     menu, loop = menu_and_loop()
     e = a["composed"]
@@ -300,8 +298,6 @@ def _state_set(value: Any, name: str) -> set:
 
 
 def _spe_answer(machine: TableMachine, claimed: set) -> None:
-    from ..generation import is_spe_state, spe_states  # lazy: loads what it checks
-
     actual = set(spe_states(machine))
     for s in sorted(claimed - actual, key=repr):
         why = is_spe_state(machine, s) if s in machine.states else None
@@ -339,7 +335,6 @@ def ex_3_2(a: Mapping[str, Any]) -> Feedback:
 
 def ex_3_3(a: Mapping[str, Any]) -> Feedback:
     """``halt_c`` (one state, prompt continue?, halts on yes and no) and ``generates``."""
-    from ..generation import completion_generates  # lazy: loads what it checks
 
     menu, _ = menu_and_loop()
     reference = TableMachine({0: "continue?"}, {(0, "yes"): HALT, (0, "no"): HALT}, name="halt_c")
@@ -369,7 +364,6 @@ COLOR = '(string-append "I like " (llm "color?"))'
 
 def ex_4_1(a: Mapping[str, Any]) -> Feedback:
     """``program``: first boundary asks ``color?``; after ``red`` it returns ``I like red``."""
-    from ..cek import AgenticEvaluator, first_boundary  # lazy: loads what it checks
 
     program = a["program"]
     if not isinstance(program, str):
@@ -392,7 +386,6 @@ def ex_4_1(a: Mapping[str, Any]) -> Feedback:
 
 def ex_4_2(a: Mapping[str, Any]) -> Feedback:
     """``load_color`` and ``load_seed``: completions that load 4.1's state and x* from x*."""
-    from ..cek import AgenticEvaluator, first_boundary, seed_state  # lazy: loads what it checks
 
     ev, x, color = AgenticEvaluator(), seed_state(), first_boundary(COLOR)
     for name, target, what in (("load_color", color, "the state of 4.1"), ("load_seed", x, "x*")):
@@ -418,7 +411,6 @@ def ex_4_2(a: Mapping[str, Any]) -> Feedback:
 
 def ex_4_3(a: Mapping[str, Any]) -> Feedback:
     """``diverge`` (sends the seed to ↑) and ``again`` (to a boundary asking ``again``)."""
-    from ..cek import AgenticEvaluator, seed_state  # lazy: loads what it checks
 
     ev, x = AgenticEvaluator(), seed_state()
     d = ev.harness(x, str(a["diverge"]))
@@ -437,8 +429,6 @@ def ex_4_3(a: Mapping[str, Any]) -> Feedback:
 # ---------------------------------------------------------------------- chapter 5
 def ex_5_1(a: Mapping[str, Any]) -> Feedback:
     """``invariant(before, after)``: your check of ReAct's step invariant (a bool)."""
-    from ..architectures import react  # lazy: loads what it checks
-    from ..runtime.run import run  # lazy: loads what it checks
 
     m = react.machine()
     trace = run(m, react.scripted_model())
@@ -469,7 +459,6 @@ def ex_5_1(a: Mapping[str, Any]) -> Feedback:
 
 def ex_5_2(a: Mapping[str, Any]) -> Feedback:
     """``same_prompt``: the valid completions whose successor of x0 has x0's prompt."""
-    from ..architectures import react  # lazy: loads what it checks
 
     m = react.machine()
     p0 = m.prompt(react.initial)
@@ -497,7 +486,6 @@ def ex_5_2(a: Mapping[str, Any]) -> Feedback:
 
 def ex_5_3(a: Mapping[str, Any]) -> Feedback:
     """``completion``: loads, from the seed, the toy machine's state one step from its start."""
-    from ..cek.realize import realize_react_toy  # lazy: loads what it checks
 
     r = realize_react_toy()
     toy = r.machine
@@ -519,8 +507,6 @@ def ex_5_3(a: Mapping[str, Any]) -> Feedback:
 # ---------------------------------------------------------------------- chapter 6
 def ex_6_1(a: Mapping[str, Any]) -> Feedback:
     """``model`` (scripted blocks counting to six) and ``model_calls`` (your prediction)."""
-    from ..architectures import repl_plan as rp  # lazy: loads what it checks
-    from ..architectures.environments import CountEnv  # lazy: loads what it checks
 
     r = _call("rp.solve with your model", rp.solve, "Count from 1 to 6.", a["model"], CountEnv(6))
     if r.actions != ("1", "2", "3", "4", "5", "6") or r.status != "done":
@@ -540,8 +526,6 @@ def ex_6_1(a: Mapping[str, Any]) -> Feedback:
 
 def ex_6_2(a: Mapping[str, Any]) -> Feedback:
     """``model``: main runs ``print(total)``, then ``answer('gave up')``."""
-    from ..architectures import repl_plan as rp  # lazy: loads what it checks
-    from ..architectures.environments import CountEnv  # lazy: loads what it checks
 
     r = _call("rp.solve with your model", rp.solve, rp.TASK, a["model"], CountEnv(4))
     if list(r.repls) != ["main"]:
@@ -555,8 +539,6 @@ def ex_6_2(a: Mapping[str, Any]) -> Feedback:
 
 def ex_6_3(a: Mapping[str, Any]) -> Feedback:
     """``violations``: the steps (0-based) of the count-to-four trace where the invariant fails."""
-    from ..architectures import repl_plan as rp  # lazy: loads what it checks
-    from ..runtime.run import run  # lazy: loads what it checks
 
     m = rp.machine()
     trace = run(m, rp.scripted_model())
@@ -594,7 +576,6 @@ def _spell_step(m: Any, state: Any, completion: Any, what: str) -> Any:
 def ex_7_1(a: Mapping[str, Any]) -> Feedback:
     """``completion``: one turn whose trailing form calls ``ping`` twice; two ``!extend``
     turns after it must not fire it again."""
-    from ..spell import SpellMachine, ToolEnvironment  # lazy: loads what it checks
 
     env = ToolEnvironment({"ping": lambda: "pong"})
     m = SpellMachine(env, task="t")
@@ -619,7 +600,6 @@ def ex_7_1(a: Mapping[str, Any]) -> Feedback:
 def ex_7_2(a: Mapping[str, Any]) -> Feedback:
     """``completion``: from the state after ``'(!extend)``, a trailing form with no ``!``
     call: the session halts and the old trailing form does not fire again."""
-    from ..spell import SpellMachine, ToolEnvironment  # lazy: loads what it checks
 
     env = ToolEnvironment({"ping": lambda: "pong"})
     m = SpellMachine(env, task="t")
@@ -640,7 +620,6 @@ def ex_7_2(a: Mapping[str, Any]) -> Feedback:
 def ex_7_3(a: Mapping[str, Any]) -> Feedback:
     """``completion``: one completion that takes the initial state straight to the state
     the scripted run reaches after one turn."""
-    from ..architectures import spell  # lazy: loads what it checks
 
     m = spell.machine()
     goal = m.harness(spell.initial, spell.SCRIPT[0])

@@ -19,13 +19,20 @@ function, in a greenlet, catches up (uncounted) through the steps already decide
 runs that step with every line counted, frames that were already running included; if
 it agrees, the untraced run goes on, otherwise its outcome (``DIVERGE``) ends the run. A
 step still running untraced after ``_WATCH_AFTER`` seconds (a loop that never calls the
-model again) is stopped by a watchdog and decided the same way. So the clock decides
+model again) is stopped by a watchdog and decided the same way: in the main thread an
+interval ``SIGALRM`` whose handler runs in the agent's own thread (so ending a step's
+clock takes no lock), elsewhere, or when ``SIGALRM`` is taken, a watchdog thread. So the clock decides
 only *when* lines are counted, never an outcome: the same machine gives the same trace
 on a quiet machine and a busy one. A run with a step to count replays the function once
 (the shadow), so tools with side effects need
 :func:`~agentic_machines.runtime.agent.effect` there too; a step the watchdog stopped (a
 tool that blocks for long, say) is run again on the shadow, and the run goes on step by
 step from there.
+
+A step records two strings, its prompt and its completion; the states and ``Step``
+tuples of the trace are made when it is read (``Trace.steps``, the agent's result
+through ``AgentMachine.result``), so a run costs the agent's own work plus a little
+bookkeeping a step, and reading the trace costs what making it eagerly would have.
 """
 
 from __future__ import annotations
@@ -412,16 +419,17 @@ class _Linear(_Run):
             if kind is not _PROMPT or loop.prompt != prompts[0]:
                 self._not_deterministic(0)
         at = len(loop.state)
+        state = self._state(decided)  # every state up to the pending one, in one loop
         if at < decided:  # steps already decided: replayed uncounted, in one switch
+            states = self.states
             loop.queue = [
-                (prompts[k], completions[k], self._state(k + 1)) for k in range(decided - 1, at, -1)
+                (prompts[k], completions[k], states[k + 1]) for k in range(decided - 1, at, -1)
             ]
-            loop.state = self._state(at + 1)
+            loop.state = states[at + 1]
             loop.effects = {}
             kind, _ = loop.resume(completions[at], counted=False)
             if kind is not _PROMPT or loop.queue or loop.prompt != prompts[decided]:
                 self._not_deterministic(decided - len(loop.queue))
-        state = self._state(decided)
         if len(m._live) >= m._cache_size:
             m._drop_live()
         m._live[state] = loop

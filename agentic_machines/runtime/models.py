@@ -48,6 +48,7 @@ from ..errors import (
     CassetteError,
     InvalidArgument,
     ModelError,
+    NotDefined,
     ReplayMismatch,
     ScriptExhausted,
     UnmatchedPrompt,
@@ -128,7 +129,7 @@ class ModelBase:
         )
 
     def _complete(self, prompt: str) -> str:
-        raise NotImplementedError(f"{type(self).__name__} must define _complete(prompt)")
+        raise NotDefined(f"{type(self).__name__} must define _complete(prompt)")
 
 
 # -- scripted, mapped, functional -------------------------------------------------------
