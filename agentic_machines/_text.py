@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["clip", "one_line", "ending_line"]
+__all__ = ["clip", "clip_start", "one_line", "before_stops", "ending_line"]
 
 
 def clip(text: str, width: int, ellipsis: str = "…") -> str:
@@ -27,6 +27,30 @@ def clip(text: str, width: int, ellipsis: str = "…") -> str:
     if len(text) <= width:
         return text
     return text[: max(width - len(ellipsis), 1)] + ellipsis
+
+
+def clip_start(text: str, width: int, ellipsis: str = "…") -> str:
+    """``text`` when it has at most ``width`` characters, else ``ellipsis`` and its end,
+    ``width`` characters in all: for texts whose ends differ (prompts that share a long
+    beginning).
+
+    >>> clip_start("abcdef", 4), clip_start("abc", 4), clip_start("abcdef", 5, "...")
+    ('…def', 'abc', '...ef')
+    """
+    if len(text) <= width:
+        return text
+    return ellipsis + text[-max(width - len(ellipsis), 1) :]
+
+
+def before_stops(text: str, *stops: str) -> str:
+    """What precedes the first occurrence of any of ``stops`` in ``text`` (all of it when
+    none occurs): a model API's stop sequences, applied to a completion.
+
+    >>> before_stops("a\\nObservation 1: b", "\\nObservation 1:"), before_stops("x;y,z", ",", ";")
+    ('a', 'x')
+    """
+    at = min((i for i in (text.find(s) for s in stops) if i >= 0), default=len(text))
+    return text[:at]
 
 
 def one_line(text: str) -> str:

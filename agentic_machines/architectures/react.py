@@ -48,6 +48,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .._text import before_stops
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from ._invariants import (
@@ -174,7 +175,7 @@ def react_program(
         if reset is not None and raw.strip() == reset:
             env, transcript, i = WikiEnv(pages, gold=gold), start, 1
             continue
-        reply = _cut(raw, f"\nObservation {i}:").strip()
+        reply = before_stops(raw, f"\nObservation {i}:").strip()
         parts = reply.split(f"\nAction {i}: ")
         if len(parts) == 2:
             thought, action = parts
@@ -182,7 +183,7 @@ def react_program(
             # The original's fallback: keep the first line, ask again for the action alone.
             thought = reply.split("\n")[0]
             raw_action = yield transcript + f"Thought {i}: {thought}\nAction {i}:"
-            action = _cut(raw_action, "\n").strip()
+            action = before_stops(raw_action, "\n").strip()
         if not action:
             return ReactResult(
                 None,
@@ -350,12 +351,6 @@ def react_completion_sample(
     True
     """
     return ANALYSIS.sample(m if m is not None else machine(), seed, n)
-
-
-def _cut(text: str, stop: str) -> str:
-    """Apply a stop sequence: everything before its first occurrence."""
-    at = text.find(stop)
-    return text if at < 0 else text[:at]
 
 
 ANALYSIS = InvariantAnalysis(

@@ -55,6 +55,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .._text import before_stops
 from ..errors import InvalidArgument
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
@@ -210,7 +211,9 @@ def thread_program(
         if calls[0] >= max_calls:
             raise stop_type("budget")
         calls[0] += 1
-        return _cut((yield prompt))  # the stops are the API's: nothing after them is generated
+        return before_stops(
+            (yield prompt), *STOPS
+        )  # the stops are the API's: nothing after them is generated
 
     def run_thread(context: str) -> Generator[str, str, str]:
         response = ""
@@ -441,12 +444,6 @@ def analysis(m: HarnessMachine | None = None, *, seed: int = 0, n: int = 300) ->
     ('refuted', 'fact:F2', True)
     """
     return ANALYSIS.analysis(m, seed=seed, n=n)
-
-
-def _cut(text: str) -> str:
-    """Apply THREAD's stop sequences: keep what precedes the first of them."""
-    at = min((i for i in (text.find(s) for s in STOPS) if i >= 0), default=len(text))
-    return text[:at]
 
 
 ANALYSIS = InvariantAnalysis(

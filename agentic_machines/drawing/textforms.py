@@ -29,6 +29,7 @@ from typing import Any
 
 import networkx as nx
 
+from .._text import clip_start
 from ..errors import InvalidArgument
 from ..runtime.explore import short_text
 from .roles import COLORS, Roles, find_roles, node_names
@@ -238,4 +239,4 @@ def _prompt_text(prompt: str | None, limit: int = 22) -> str:
     one_line = short_text(prompt.rstrip() or prompt, 10**9)
     while "⏎⏎" in one_line:
         one_line = one_line.replace("⏎⏎", "⏎")
-    return one_line if len(one_line) <= limit else "…" + one_line[-(limit - 1) :]
+    return clip_start(one_line, limit)

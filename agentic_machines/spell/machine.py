@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._text import ending_line
+from .._text import clip_start, ending_line
 from ..cek.printer import escape_string
 from ..cek.reader import parse
 from ..cek.syntax import Pair, Symbol, from_items, iter_list
@@ -418,7 +418,7 @@ class SpellRun:
         prefixes), the model's answer, recoveries, then the value or the error."""
         lines = []
         for i, (s, c) in enumerate(zip(self.states, self.completions), 1):
-            shown = s.prompt if len(s.prompt) <= width else "..." + s.prompt[-(width - 3) :]
+            shown = clip_start(s.prompt, width, "...")
             lines.append(f"turn {i} ({s.kind}): {shown}".rstrip())
             lines.append(f"  model: {c}")
         for r in self.recoveries:
