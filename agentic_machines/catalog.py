@@ -21,16 +21,19 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import architectures
 from .errors import InvalidArgument, UnknownMachine
 from .fixtures import FIXTURES
 from .generation import spe_states
 from .machine import AgenticMachine
+
+if TYPE_CHECKING:  # for the annotations only: the search loads when a machine is explored
+    from .runtime.search import Completions
 
 __all__ = [
     "Entry",
@@ -86,9 +89,7 @@ class Entry:
             return first + [s for s in machine.states if s != start]
         return [start]
 
-    def completions(
-        self, machine: AgenticMachine
-    ) -> Iterable[str] | Callable[[str], Iterable[str]] | None:
+    def completions(self, machine: AgenticMachine) -> Completions | None:
         """The alphabet for diagrams: the architecture's ``diagram_completions``, else the machine's."""
         chooser = (
             getattr(self.module, "diagram_completions", None) if self.module is not None else None
@@ -101,7 +102,7 @@ class Entry:
         *,
         depth: int | None = None,
         max_states: int = 200,
-        completions: Iterable[str] | None = None,
+        completions: Completions | None = None,
         executor: Any = None,
     ) -> Any:
         """The state graph to draw: a whole finite machine, or an architecture to ``depth``.

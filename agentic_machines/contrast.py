@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ._text import clip, one_line
 from .architectures import ARCHITECTURES
 from .catalog import resolve, scripted_machine
 from .drawing.diagrams import draw, to_mermaid
@@ -299,16 +300,15 @@ def _checked_text(v: Verdict) -> str:
 def _tail(prompt: str, n: int = 24) -> str:
     lines = [line for line in prompt.split("\n") if line.strip()]
     last = lines[-1] if lines else ""
-    return "last line " + repr(last if len(last) <= n else last[: n - 1] + "…")
+    return "last line " + repr(clip(last, n))
 
 
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
+def _one_line(text: Any) -> str:
+    return one_line(str(text))
 
 
 def _clip(text: str, width: int) -> str:
-    text = _one_line(text)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return clip(_one_line(text), width)
 
 
 def _md(text: str) -> str:

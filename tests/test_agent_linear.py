@@ -268,3 +268,102 @@ def test_a_linear_run_that_raises_says_so_without_reading_its_steps():
     trace = run(m, ScriptedModel(["1"]))
     assert trace.end is HALT and trace.message == "raised ValueError: no tool"
     assert str(m.raised(trace[-1].state, trace[-1].completion)) == "ValueError: no tool"
+
+
+# -- the agent's own code takes SIGALRM ---------------------------------------------------
+# In the main thread the linear run's watchdog is an interval SIGALRM. A tool with a
+# timeout of its own (signal.alarm, setitimer, its own handler) may cancel that timer or
+# replace the handler; a later step that loops without calling the model must still be
+# stopped and counted. Each test is guarded: if the watchdog were dead, faulthandler
+# prints the stacks and ends the process instead of hanging CI.
+
+
+@pytest.fixture
+def never_hangs():
+    import faulthandler
+    import signal
+
+    faulthandler.dump_traceback_later(120, exit=True)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+
+def _timed_tool():
+    """A tool with a timeout of its own: its handler and timer, both undone when it ends
+    (``alarm(0)`` cancels the run's interval timer too)."""
+    import signal
+
+    def too_slow(signum, frame):
+        raise TimeoutError
+
+    old = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(30)
+    try:
+        return "done"
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _own_handler(signum, frame):
+    pass
+
+
+def _takes_alarm(how):
+    import signal
+
+    def agent(model):
+        model("go?")
+        if how == "alarm(0)":
+            signal.alarm(0)
+        elif how == "tool":
+            _timed_tool()
+        elif how == "keeps its handler":
+            signal.signal(signal.SIGALRM, _own_handler)
+        model("again?")
+        if how == "alarm(0) in the stuck step":
+            signal.alarm(0)
+        while True:
+            pass
+
+    return agent
+
+
+@pytest.mark.parametrize(
+    "how", ["alarm(0)", "tool", "keeps its handler", "alarm(0) in the stuck step"]
+)
+def test_a_stuck_step_is_stopped_after_the_agent_took_sigalrm(never_hangs, how):
+    import signal
+
+    trace = run(agent_machine(_takes_alarm(how), line_budget=5_000), ScriptedModel(["a", "b"]))
+    left, timer = signal.getsignal(signal.SIGALRM), signal.getitimer(signal.ITIMER_REAL)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    stepped = run(
+        step_by_step(agent_machine(_takes_alarm(how), line_budget=5_000)),
+        ScriptedModel(["a", "b"]),
+    )
+    assert trace.end is DIVERGE and [s.outcome for s in trace.steps][-1] is DIVERGE
+    assert same_steps(trace, stepped)
+    if how == "keeps its handler":  # the run does not put its old handler over the agent's
+        assert left is _own_handler
+    else:
+        assert left == signal.SIG_DFL
+    assert timer == (0.0, 0.0)  # the run's timer is gone either way
+
+
+def test_the_agents_handler_stays_after_a_run_that_ends(never_hangs):
+    import signal
+
+    def agent(model):
+        model("go?")
+        signal.signal(signal.SIGALRM, _own_handler)
+        return model("done?")
+
+    trace = run(agent_machine(agent), ScriptedModel(["a", "b"]))
+    assert trace.end is HALT and len(trace) == 2
+    assert signal.getsignal(signal.SIGALRM) is _own_handler
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # the run's timer is gone

@@ -30,7 +30,7 @@ import dataclasses
 import hashlib
 import types
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from ..errors import AgenticMachinesError, InvalidArgument
 from ..execution.sandbox import resolve_isolation
@@ -39,6 +39,7 @@ from ..machine import AgenticMachine, is_sentinel
 from ..obstruction import _premise_verdict
 from ..runtime.harness import HarnessMachine
 from ..runtime.models import ScriptedModel
+from ..runtime.search import Completions, Found, Reporter, Walk, plan, walk
 from ..verdict import Obstruction, Verdict
 
 __all__ = [
@@ -261,31 +262,42 @@ def reach(machine: AgenticMachine, start: Hashable, script: Sequence[str]) -> Ha
 def states_within(
     machine: AgenticMachine,
     starts: Iterable[_State],
-    completions: Iterable[str],
+    completions: Completions,
     depth: int,
 ) -> list[_State]:
     """The distinct states reached from ``starts`` by up to ``depth`` of the
     ``completions``, breadth first, the starts first (HALT and DIVERGE are not states).
 
+    It is the search kernel's walk (:func:`~agentic_machines.runtime.search.walk`) bounded
+    at ``depth``, so it follows the kernel's rules: the alphabet is a list of strings (its
+    duplicates dropped), a harness that returns ``None`` is refused, and a step the harness
+    left undecided (or whose state's prompt the clock decided) reaches no state. No starts,
+    no states.
+
     >>> from agentic_machines import FunctionMachine
     >>> m = FunctionMachine(lambda s: s, lambda s, c: (s + c)[-2:], initial="", name="m")
     >>> states_within(m, [""], ["a", "b"], 2)
     ['', 'a', 'b', 'aa', 'ab', 'ba', 'bb']
+    >>> states_within(m, [""], "ab", 1)
+    Traceback (most recent call last):
+    ...
+    agentic_machines.errors.InvalidArgument: completions must be a list of strings, not the single string 'ab'; wrap it: ['ab']
     """
-    completions = list(completions)
-    seen: dict[_State, None] = dict.fromkeys(starts)
-    frontier = list(seen)
-    for _ in range(depth):
-        nxt = []
-        for state in frontier:
-            for c in completions:
-                y = machine.harness(state, c)
-                if not is_sentinel(y) and y not in seen:
-                    state_y = cast(_State, y)  # h returns a state of the machine or a sentinel
-                    seen[state_y] = None
-                    nxt.append(state_y)
-        frontier = nxt
-    return list(seen)
+    roots = list(starts)
+    if not roots:
+        return []
+    task = plan(
+        machine,
+        None,
+        completions,
+        more=roots,
+        max_depth=depth,
+        what="states_within",
+        every_state=False,
+    )
+    found = Found()
+    walk(Walk(task, found), Reporter(False), 0.0)
+    return list(found.prompts)  # the states in discovery order (sentinels are not in it)
 
 
 # Attributes a HarnessMachine instance has of its own; anything else (a ``harness`` or

@@ -25,7 +25,7 @@ states reached by several programs and scripted completions (the central propert
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ..cek import AgenticEvaluator, Boundary, first_boundary, loader, seed_program, seed_state
@@ -119,7 +119,7 @@ def scripted_model() -> ScriptedModel:
 def sample_states(
     depth: int = 3,
     programs: Iterable[str] = SAMPLE_PROGRAMS,
-    completions: Iterable[str] = SAMPLE_COMPLETIONS,
+    completions: Sequence[str] = SAMPLE_COMPLETIONS,
 ) -> list[Boundary]:
     """Boundary states: the first boundary of each program, then ``depth`` rounds of
     feeding every sample completion, in breadth-first order without duplicates.

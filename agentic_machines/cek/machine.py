@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from .._text import clip
 from ..errors import EvaluationError, MalformedProgram, ParseError, Undecided, WrongType
 from .expr import (
     UNPLANNED,
@@ -397,9 +398,7 @@ class Cycle(Node):
 
 
 def _short(v: Any) -> str:
-
-    text = unparse(v)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return clip(unparse(v), 40, "...")
 
 
 def kont_depth(kont: Frame) -> int:

@@ -764,7 +764,10 @@ def agent_machine(
     ``line_budget`` is how many Python lines one step may run without calling the model
     before it is ``DIVERGE`` (``None``: no bound, and no line counting; faster, but a
     loop that never calls the model again then never returns). These three names are
-    reserved; every other keyword argument goes to ``fn``.
+    reserved; every other keyword argument goes to ``fn``. In the main thread,
+    :func:`~agentic_machines.runtime.run.run` watches for such a loop with a
+    ``SIGALRM`` timer; a tool that uses ``SIGALRM`` itself (a timeout) may: the run then
+    watches from a thread, and leaves the agent's own handler installed when it ends.
 
     >>> def spin(model):
     ...     model("start")

@@ -21,7 +21,12 @@ it agrees, the untraced run goes on, otherwise its outcome (``DIVERGE``) ends th
 step still running untraced after ``_WATCH_AFTER`` seconds (a loop that never calls the
 model again) is stopped by a watchdog and decided the same way: in the main thread an
 interval ``SIGALRM`` whose handler runs in the agent's own thread (so ending a step's
-clock takes no lock), elsewhere, or when ``SIGALRM`` is taken, a watchdog thread. So the clock decides
+clock takes no lock), elsewhere, or when ``SIGALRM`` is taken, a watchdog thread. The
+agent's own code may take ``SIGALRM`` during the run (a tool with a timeout): each step
+boundary checks that the handler is still the run's (one C call), and the run then
+leaves ``SIGALRM`` to the agent and watches from a thread for the rest of the run; a
+timer the agent cancelled under the run's handler is made up for by a sentinel thread
+that signals the agent's thread itself when a step is long overdue. So the clock decides
 only *when* lines are counted, never an outcome: the same machine gives the same trace
 on a quiet machine and a busy one. A run with a step to count replays the function once
 (the shadow), so tools with side effects need
@@ -40,6 +45,11 @@ from __future__ import annotations
 import asyncio.events as _events
 import signal
 import threading
+
+# _signal.getsignal (the C function behind signal.getsignal) returns the handler object in
+# a tenth of a microsecond; signal.getsignal converts it through an enum, which costs
+# microseconds, and a linear run asks at every step boundary.
+from _signal import getsignal as _getsignal
 from collections.abc import Callable
 from time import perf_counter
 from typing import Any
@@ -81,7 +91,8 @@ _FASTEST_LINE = 5e-11
 # A step still running untraced after this long is stopped and decided by counting: the
 # watchdog that keeps a loop that never calls the model from running forever.
 _WATCH_AFTER = 0.5
-_POLL = 0.05
+_POLL = 0.05  # the interval of the run's SIGALRM timer (getitimer shows it: how it is told)
+_SIGALRM = signal.SIGALRM
 
 
 class _Recheck(BaseException):
@@ -165,6 +176,8 @@ class _Linear(_Run):
         "stopped",
         "handed",
         "error",
+        "handler",
+        "unwatch",
     )
 
     def __init__(
@@ -195,6 +208,8 @@ class _Linear(_Run):
         self.seen: list[str] = []
         self.handed: TraceState | None = None
         self.error: BaseException | None = None
+        self.handler: Any = None  # the SIGALRM handler the run installed, if it did
+        self.unwatch: Callable[[], None] | None = None  # stops the running watchdog
 
     # -- the agent's side ----------------------------------------------------------------
     @uncharged
@@ -210,6 +225,8 @@ class _Linear(_Run):
             if self.lock is None:
                 self.armed = False
                 late = perf_counter() - self.t0 > gate
+                if _getsignal(_SIGALRM) is not self.handler:  # the agent took SIGALRM
+                    self._alarm_taken()
             else:
                 late = self._disarm()
         if type(prompt) is not str and not isinstance(prompt, str):
@@ -280,8 +297,10 @@ class _Linear(_Run):
     def _alarm(self, signum: int, frame: Any) -> None:
         """The watchdog in the main thread (SIGALRM, every ``_POLL`` s): it runs in the
         agent's own thread, between two of its instructions, so it stops a step that ran
-        too long without a lock (``armed`` is False outside a step)."""
-        if self.armed and perf_counter() - self.t0 > _WATCH_AFTER:
+        too long without a lock (``armed`` is False outside a step). Once the run
+        watches from a thread (``lock`` set) it does nothing: the agent may have
+        reinstalled it."""
+        if self.armed and self.lock is None and perf_counter() - self.t0 > _WATCH_AFTER:
             self.armed = False
             raise _Recheck
 
@@ -453,12 +472,11 @@ class _Linear(_Run):
         the run goes on step by step."""
         m = self.machine
         token = _CURRENT.set(self)
-        watchdog = None
         try:
             with clock.watching() as seen:
                 self.seen = seen
                 if self.gate is not None:
-                    watchdog = self._watch()
+                    self._watch()
                     self.t0 = perf_counter()
                     self.armed = True
                 late = False
@@ -488,57 +506,92 @@ class _Linear(_Run):
                         self._returned(kind, value, late)
         finally:
             self.armed = False
-            if watchdog is not None:
-                watchdog()
+            if self.unwatch is not None:
+                self.unwatch()
             _CURRENT.reset(token)
         if self.error is not None:
             raise self.error
         return self.handed
 
-    def _watch(self) -> Callable[[], None]:
-        """Start the watchdog; returns the function that stops it. In the main thread, when
-        SIGALRM is free (its default action, no timer set), an interval timer whose
-        handler (:meth:`_alarm`) runs in this thread; elsewhere a :class:`_Watchdog`
+    def _watch(self) -> None:
+        """Start the watchdog (``unwatch`` stops it). In the main thread, when SIGALRM is
+        free (its default action, no timer set), an interval timer whose handler
+        (:meth:`_alarm`) runs in this thread, with a sentinel thread in case the agent's
+        code cancels the timer (:meth:`_sentinel`); elsewhere a :class:`_Watchdog`
         thread, which raises through the C API and needs the lock."""
         if (
             threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+            and signal.getsignal(_SIGALRM) == signal.SIG_DFL
             and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
         ):
-            previous = signal.signal(signal.SIGALRM, self._alarm)
+            self.handler = handler = self._alarm  # one bound method: getsignal returns it
+            previous = signal.signal(_SIGALRM, handler)
             signal.setitimer(signal.ITIMER_REAL, _POLL, _POLL)
+            sentinel = _Watchdog(_WATCH_AFTER, self._sentinel)
 
             def stop() -> None:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, previous)
+                sentinel.stop()
+                # The agent may own SIGALRM now: only what is still the run's is undone.
+                if signal.getitimer(signal.ITIMER_REAL)[1] == _POLL:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                if _getsignal(_SIGALRM) is handler:
+                    signal.signal(_SIGALRM, previous)
 
-            return stop
+            self.unwatch = stop
+            return
+        self._thread_watch()
+
+    def _thread_watch(self) -> None:
         self.lock = threading.Lock()
-        return _Watchdog(self).stop
+        self.unwatch = _Watchdog(_POLL, self._check).stop
+
+    def _alarm_taken(self) -> None:
+        """At a step boundary, SIGALRM's handler is no longer the run's: the agent's code
+        installed its own. The run leaves SIGALRM to it (and stops its own timer, which
+        would call the agent's handler) and watches from a thread from here on."""
+        if self.unwatch is not None:
+            self.unwatch()
+        self._thread_watch()
+
+    def _sentinel(self) -> None:
+        """The alarm's backup, every ``_WATCH_AFTER`` s in its own thread: a step overdue
+        twice over means the timer no longer fires (the agent's code cancelled it, say
+        with ``signal.alarm(0)``), so it sends SIGALRM to the agent's thread itself, when
+        the run's handler is still installed (otherwise the next step boundary hands
+        over to a watchdog thread)."""
+        if (
+            self.armed
+            and perf_counter() - self.t0 > 2 * _WATCH_AFTER
+            and _getsignal(_SIGALRM) is self.handler
+        ):
+            signal.pthread_kill(self.thread, _SIGALRM)
+
+    def _check(self) -> None:
+        """The watchdog thread's check, every ``_POLL`` s: under the lock, which the run
+        takes to end a step's clock, so it never raises outside a step."""
+        with self.lock:  # type: ignore[union-attr]
+            if self.armed and perf_counter() - self.t0 > _WATCH_AFTER:
+                self.armed = False
+                self.fired = True
+                _ASYNC[0][0](self.thread, _Recheck)  # type: ignore[index]
 
 
 class _Watchdog:
-    """Stops a linear run's step that runs untraced for more than ``_WATCH_AFTER`` s, by
-    raising _Recheck in its thread; the step is then decided by counting. It checks and
-    raises under the run's lock, which the run takes to end a step's clock, so it never
-    raises outside a step. Used off the main thread (or where SIGALRM is taken)."""
+    """A thread that calls ``check`` every ``every`` seconds until stopped: a linear run's
+    watchdog (:meth:`_Linear._check`, which stops a step that runs untraced for more than
+    ``_WATCH_AFTER`` s; the step is then decided by counting) or the alarm's sentinel
+    (:meth:`_Linear._sentinel`)."""
 
-    def __init__(self, run: _Linear) -> None:
-        self.run = run
+    def __init__(self, every: float, check: Callable[[], None]) -> None:
+        self.every, self.check = every, check
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._watch, name="agent-step-watchdog", daemon=True)
         self.thread.start()
 
     def _watch(self) -> None:
-        run, raise_in = self.run, _ASYNC[0][0]  # type: ignore[index]
-        lock = run.lock
-        assert lock is not None  # set before the thread starts
-        while not self.done.wait(_POLL):
-            with lock:
-                if run.armed and perf_counter() - run.t0 > _WATCH_AFTER:
-                    run.armed = False
-                    run.fired = True
-                    raise_in(run.thread, _Recheck)
+        check, every, done = self.check, self.every, self.done
+        while not done.wait(every):
+            check()
 
     def stop(self) -> None:
         self.done.set()

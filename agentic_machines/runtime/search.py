@@ -525,10 +525,11 @@ class Walk:
         self.task = task
         self.record = found
         self.clocked: dict[Any, str] = {}  # states whose prompt the clock decided, and why
+        self._p = task.machine.prompt  # bound once: prompt() runs once per state
 
     def prompt(self, t: Any) -> str | None:
         """The prompt of ``t``, a start or a state found new (``None``: filled later)."""
-        prompt, why = prompt_of(self.task.machine.prompt, t)
+        prompt, why = prompt_of(self._p, t)
         if why is not None:
             self.clocked[t] = why
         return prompt
@@ -538,6 +539,10 @@ class Walk:
         anything the walk hands to :meth:`row` (here ``None``)."""
         machine, _starts, fixed, choose, _bounds = self.task
         h, prompts, clocked = machine.harness, self.record.prompts, self.clocked
+        if fixed is not None:  # the same list at every state: no per-state lookups
+            for s in states:
+                yield fixed, outcomes(h, s, fixed, clocked.get(s)), None
+            return
         for s in states:
             comps = choices(fixed, choose, prompts[s], s)
             yield comps, outcomes(h, s, comps, clocked.get(s)), None
