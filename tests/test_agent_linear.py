@@ -367,3 +367,19 @@ def test_the_agents_handler_stays_after_a_run_that_ends(never_hangs):
     assert trace.end is HALT and len(trace) == 2
     assert signal.getsignal(signal.SIGALRM) is _own_handler
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # the run's timer is gone
+
+
+def test_the_runs_alarm_handler_charges_no_line_to_a_step_being_counted():
+    # The SIGALRM watchdog fires every _POLL s, also while a step is counted on the shadow
+    # run: were its lines charged, the clock could move a step across its line budget.
+    import signal
+
+    from agentic_machines.execution.budget import LineBudget
+
+    run_ = object.__new__(linear_module._Linear)
+    run_.armed = False  # between steps, as while a step is counted
+    with LineBudget(1000) as without:
+        pass
+    with LineBudget(1000) as with_alarm:
+        run_._alarm(signal.SIGALRM, None)
+    assert with_alarm.used == without.used

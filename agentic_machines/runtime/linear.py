@@ -294,6 +294,10 @@ class _Linear(_Run):
             raise _Recheck
         return t - self.t0 > self.gate  # type: ignore[operator]
 
+    # Charged to no budget: the timer fires every _POLL s, also while a step is counted
+    # on the shadow run, and lines of this handler counted there would let the clock
+    # move a step across its line budget.
+    @uncharged
     def _alarm(self, signum: int, frame: Any) -> None:
         """The watchdog in the main thread (SIGALRM, every ``_POLL`` s): it runs in the
         agent's own thread, between two of its instructions, so it stops a step that ran
