@@ -357,7 +357,7 @@ def test_analysis_is_not_fooled_by_patching_the_stock_machine(name, monkeypatch)
 def test_analysis_notices_a_patched_helper(monkeypatch):
     from agentic_machines.architectures import react
 
-    monkeypatch.setattr(react, "_cut", lambda text, stop: text)  # a helper the program calls
+    monkeypatch.setattr(react, "before_stops", lambda text, *stops: text)  # a helper it calls
     v = react.analysis(react.machine(), n=50)
     assert v.holds is None and "fingerprint" in v.reason
 
