@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["clip", "clip_start", "one_line", "before_stops", "ending_line"]
+__all__ = ["clip", "clip_start", "short_text", "one_line", "before_stops", "ending_line"]
 
 
 def clip(text: str, width: int, ellipsis: str = "…") -> str:
@@ -51,6 +51,24 @@ def before_stops(text: str, *stops: str) -> str:
     """
     at = min((i for i in (text.find(s) for s in stops) if i >= 0), default=len(text))
     return text[:at]
+
+
+def short_text(text: str, limit: int = 24) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis.
+
+    Newlines are shown as ``⏎`` and the empty string as ``""`` so that a label is
+    never blank.
+
+    >>> short_text("Thought 1: search\\nAction 1: Search[owl]", 20)
+    'Thought 1: search⏎A…'
+    >>> short_text("")
+    '""'
+    """
+    if not isinstance(text, str):
+        text = repr(text)
+    if text == "":
+        return '""'
+    return clip(text.replace("\r\n", "⏎").replace("\n", "⏎").replace("\t", " "), limit)
 
 
 def one_line(text: str) -> str:

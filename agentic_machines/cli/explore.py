@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._text import short_text
 from ..machine import is_sentinel, show_outcome
 from ._args import add_bound_arguments, add_target_arguments, completions_for
 
@@ -93,7 +94,7 @@ def describe_graph(graph: Any, limit: int = 72) -> str:
         if is_sentinel(node):
             continue
         lines.append(
-            f"  {_cut(repr(node), limit)}  depth {attrs['depth']}  prompt {_cut(repr(attrs['prompt']), limit)}"
+            f"  {short_text(repr(node), limit)}  depth {attrs['depth']}  prompt {short_text(repr(attrs['prompt']), limit)}"
         )
         if not attrs.get("expanded"):
             lines.append("       (not expanded)")
@@ -101,13 +102,8 @@ def describe_graph(graph: Any, limit: int = 72) -> str:
         for target, edge in graph.succ[node].items():
             for c in edge["completions"]:
                 lines.append(
-                    f"       {_cut(repr(c), limit)} -> {_cut(show_outcome(target), limit)}"
+                    f"       {short_text(repr(c), limit)} -> {short_text(show_outcome(target), limit)}"
                 )
         for c in attrs.get("undecided", []):
-            lines.append(f"       {_cut(repr(c), limit)} -> undecided")
+            lines.append(f"       {short_text(repr(c), limit)} -> undecided")
     return "\n".join(lines)
-
-
-def _cut(text: str, limit: int) -> str:
-    text = text.replace("\n", "⏎")
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -49,6 +49,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from .._text import short_text
 from ..errors import InvalidArgument
 from ..machine import AgenticMachine, is_sentinel, show_outcome
 from ..runtime.models import ScriptedModel
@@ -211,7 +212,7 @@ class PlaySession:
             )
             return previous_prompt
         state = self.state
-        out.write(f"turn {len(self.steps)}  state {_cut(repr(state), width - 16)}\n")
+        out.write(f"turn {len(self.steps)}  state {short_text(repr(state), max(width - 16, 10))}\n")
         try:
             prompt = self.machine.prompt(state)
         except Exception as exc:  # noqa: BLE001 - shown; the step itself will say the same
@@ -325,11 +326,6 @@ def _open_parens(text: str) -> int:
 
 def _steps(n: int) -> str:
     return f"{n} step{'s' * (n != 1)}"
-
-
-def _cut(text: str, width: int) -> str:
-    text = text.replace("\n", "⏎")
-    return text if len(text) <= width else text[: max(width, 10) - 1] + "…"
 
 
 # -- the subcommand ------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from __future__ import annotations
 import sys
 from typing import IO, Any
 
+from .._text import clip
 from ..catalog import Entry
 from ..errors import InvalidArgument
 from ..generation import is_spe_state
@@ -73,12 +74,7 @@ def check_infinite(
             file=out,
         )
     verdict = is_spe_state(machine, start, states=sample or None)
-    print(f"start state {_short(start)}: {verdict}", file=out)
+    print(f"start state {clip(repr(start), 60)}: {verdict}", file=out)
     if verdict.holds is None:
         print(MORE, file=out)
     return 0
-
-
-def _short(state: Any) -> str:
-    text = repr(state)
-    return text if len(text) <= 60 else text[:59] + "…"

@@ -27,7 +27,7 @@ from typing import Any
 
 import networkx as nx
 
-from .._text import clip
+from .._text import short_text
 from ..machine import DIVERGE, HALT, AgenticMachine
 from .parallel import ExecutorWalk
 from .search import (
@@ -259,24 +259,6 @@ class ExploredGraph(nx.DiGraph):
         if "_pending" in self.__dict__:
             self._materialize()
         return self.__reduce_ex__(protocol)
-
-
-def short_text(text: str, limit: int = 24) -> str:
-    """``text`` on one line, cut to ``limit`` characters with an ellipsis.
-
-    Newlines are shown as ``⏎`` and the empty string as ``""`` so that a label is
-    never blank.
-
-    >>> short_text("Thought 1: search\\nAction 1: Search[owl]", 20)
-    'Thought 1: search⏎A…'
-    >>> short_text("")
-    '""'
-    """
-    if not isinstance(text, str):
-        text = repr(text)
-    if text == "":
-        return '""'
-    return clip(text.replace("\r\n", "⏎").replace("\n", "⏎").replace("\t", " "), limit)
 
 
 def edge_label(completions: Sequence[str], limit: int = 16, most: int = 3) -> str:
