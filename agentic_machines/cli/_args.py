@@ -260,9 +260,14 @@ def completions_for(args: Any, machine: Any, name: str, *files: str) -> list[str
     return given
 
 
-def add_bound_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--depth`` and ``--max-states``: how far the verbs that explore a machine's graph
-    (``diagram``, ``explore``) go, with the same defaults in both.
+def add_bound_arguments(
+    parser: argparse.ArgumentParser,
+    max_states: int = 200,
+    depth: str = "the whole finite machine; 2 otherwise",
+) -> None:
+    """``--depth`` and ``--max-states``: how far the verbs that search a machine's graph
+    (``diagram``, ``explore``, ``test``) go. ``max_states`` and ``depth`` (the text of
+    the depth's default) are the verb's defaults: ``test`` searches further by default.
 
     >>> p = argparse.ArgumentParser()
     >>> add_bound_arguments(p)
@@ -271,13 +276,14 @@ def add_bound_arguments(parser: argparse.ArgumentParser) -> None:
     (3, 200)
     """
     parser.add_argument(
-        "--depth",
-        type=natural,
-        metavar="N",
-        help="exploration depth (default: the whole finite machine; 2 otherwise)",
+        "--depth", type=natural, metavar="N", help=f"search depth (default: {depth})"
     )
     parser.add_argument(
-        "--max-states", type=positive, default=200, metavar="N", help="state bound (default: 200)"
+        "--max-states",
+        type=positive,
+        default=max_states,
+        metavar="N",
+        help=f"state bound (default: {max_states:,})",
     )
 
 

@@ -37,7 +37,7 @@ from ..errors import AgenticMachinesError, InvalidArgument, ReplayMismatch
 from ..machine import HALT
 from ..runtime.agent import AgentMachine
 from ..runtime.run import Trace, raised_note
-from ._args import add_target_arguments, completions_for, natural, positive
+from ._args import add_bound_arguments, add_target_arguments, completions_for, natural, positive
 
 __all__ = ["add_parser", "replay_trace", "DEFAULT_PROPERTIES"]
 
@@ -76,15 +76,13 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         help="instead of the exhaustive search, N generated runs per property (sampled)",
     )
+    add_bound_arguments(p, max_states=10_000, depth="none: the state bound ends the search")
     p.add_argument(
-        "--max-depth", type=natural, metavar="D", help="do not expand states D steps deep"
-    )
-    p.add_argument(
-        "--max-states",
-        type=positive,
-        default=10_000,
-        metavar="N",
-        help="state bound of the search (default: 10 000)",
+        "--max-depth",
+        type=natural,
+        metavar="D",
+        dest="old_max_depth",
+        help="deprecated spelling of --depth D (every verb that searches a graph takes --depth)",
     )
     p.add_argument(
         "--max-steps",
@@ -144,6 +142,9 @@ def run_test(args: argparse.Namespace) -> int:
     alphabet = completions_for(args, machine, name, "alphabet")
     if args.alphabet:  # on stdout, as the note on --property: stderr holds only the error
         print("(note: --alphabet FILE is deprecated; write --completions FILE)")
+    depth = args.depth if args.depth is not None else args.old_max_depth
+    if args.old_max_depth is not None:
+        print("(note: --max-depth D is deprecated; write --depth D)")
     if not args.property:
         print(f"(no --property given: checking {', '.join(DEFAULT_PROPERTIES)})")
     if args.hypothesis is not None:
@@ -176,7 +177,7 @@ def run_test(args: argparse.Namespace) -> int:
                 start,
                 properties,
                 completions=completions,
-                max_depth=args.max_depth,
+                max_depth=depth,
                 max_states=args.max_states,
                 executor=executor,
             )
