@@ -46,6 +46,7 @@ __all__ = [
     "UnknownField",
     "PropertiesFailed",
     "GoldenMismatch",
+    "PropertyViolation",
 ]
 
 
@@ -124,6 +125,24 @@ class PropertiesFailed(AgenticMachinesError, AssertionError):
     the whole report (counterexamples, what was not reached); an ``AssertionError``, so a
     test framework shows it as a failed assertion.
     """
+
+
+class PropertyViolation(AssertionError):
+    """``hypothesis_test`` / ``hypothesis_check``: a generated run broke a property;
+    ``counterexample`` is the run (a ``checking.result.Counterexample``). Only an
+    ``AssertionError``, not an :class:`AgenticMachinesError`: Hypothesis shrinks the run on
+    it, a test framework shows it as a failed assertion, and the handlers of bad input
+    (the CLI's, the analyses') must never take a broken property for bad input.
+
+    >>> raise PropertyViolation("never_raises() broken at step 2", counterexample=None)
+    Traceback (most recent call last):
+    ...
+    agentic_machines.errors.PropertyViolation: never_raises() broken at step 2
+    """
+
+    def __init__(self, message: str, counterexample: Any) -> None:
+        super().__init__(message)
+        self.counterexample = counterexample
 
 
 class GoldenMismatch(AgenticMachinesError, AssertionError):

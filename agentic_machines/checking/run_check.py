@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from ..errors import CertificateError, Undecided
+from ..errors import CertificateError, PropertyViolation, Undecided
 from ..machine import DIVERGE, AgenticMachine
 from ..verdict import short_repr
 from .expand import Unknown, expand, records_errors
@@ -46,14 +46,6 @@ from .properties import (
 from .result import Counterexample, PropertyResult
 
 __all__ = ["RunCheck", "PropertyViolation", "confirm", "new_log"]
-
-
-class PropertyViolation(AssertionError):
-    """A generated run broke a property; ``counterexample`` is the run."""
-
-    def __init__(self, message: str, counterexample: Counterexample) -> None:
-        super().__init__(message)
-        self.counterexample = counterexample
 
 
 def _key(p: NeverDiverges, state: Any) -> Any:
