@@ -340,7 +340,14 @@ def test_analysis_of_a_wrapped_harness_is_never_a_refutation(name):
     assert "not the stock" in v.reason
 
 
-@pytest.mark.parametrize("name", ARCHS)
+# The stock analyses of rlm and repl_plan at the end take 20-35 s each on 2 cores: they run
+# in CI and under the thorough profile (slow), which keeps the README's run under 5 minutes.
+STOCK_SLOW = {"rlm", "repl_plan"}
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(a, marks=pytest.mark.slow) if a in STOCK_SLOW else a for a in ARCHS]
+)
 def test_analysis_is_not_fooled_by_patching_the_stock_machine(name, monkeypatch):
     module = _module(name)
     m, _ = _two_steps_on_one_completion(module)
