@@ -383,3 +383,18 @@ def test_the_runs_alarm_handler_charges_no_line_to_a_step_being_counted():
     with LineBudget(1000) as with_alarm:
         run_._alarm(signal.SIGALRM, None)
     assert with_alarm.used == without.used
+
+
+def test_a_late_step_that_raises_says_so_in_the_message_as_a_prompt_one(monkeypatch):
+    # A step whose time proves nothing is decided by counting; the trace must say that the
+    # program raised there as it does when the step is proved by its time (and step by step):
+    # the clock decides when to count, never what the trace says.
+    def agent(model):
+        return int(model("n?"))
+
+    prompt = run(agent_machine(agent), ScriptedModel(["x"]))
+    monkeypatch.setattr(linear_module, "_FASTEST_LINE", 0.0)  # every step is late
+    late = run(agent_machine(agent), ScriptedModel(["x"]))
+    assert prompt.end is HALT and late.end is HALT
+    assert late.message == prompt.message
+    assert prompt.message.startswith("raised ValueError: invalid literal")

@@ -423,6 +423,10 @@ class _Linear(_Run):
             self.handed = end
         elif end is not None:
             self.trace.end = end
+            if end is HALT:  # a counted step ended the program: say so if it raised, as run()
+                raised = self.machine.raised(self._before(), self.completions[-1])
+                if raised is not None:  # does on the untraced path (_returned) and step by step
+                    self.trace.message = f"raised {raised}"
         if unwind:
             raise _Stop
 
