@@ -14,7 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["clip", "clip_start", "short_text", "one_line", "before_stops", "ending_line"]
+__all__ = [
+    "clip",
+    "clip_start",
+    "clip_middle",
+    "short_text",
+    "one_line",
+    "before_stops",
+    "ending_line",
+]
 
 
 def clip(text: str, width: int, ellipsis: str = "…") -> str:
@@ -40,6 +48,22 @@ def clip_start(text: str, width: int, ellipsis: str = "…") -> str:
     if len(text) <= width:
         return text
     return ellipsis + text[-max(width - len(ellipsis), 1) :]
+
+
+def clip_middle(text: str, width: int, ellipsis: str = "…") -> str:
+    """``text`` when it has at most ``width`` characters, else its start, ``ellipsis`` and
+    its end, ``width`` characters in all (the start gets the odd one): for texts
+    whose both ends matter (a prompt in an error message).
+
+    >>> clip_middle("abcdefghij", 7), clip_middle("abc", 7), clip_middle("abcdefghij", 7, "...")
+    ('abc…hij', 'abc', 'ab...ij')
+    """
+    if len(text) <= width:
+        return text
+    keep = max(width - len(ellipsis), 0)
+    head = keep - keep // 2
+    tail = keep - head
+    return text[:head] + ellipsis + (text[-tail:] if tail else "")
 
 
 def before_stops(text: str, *stops: str) -> str:

@@ -44,6 +44,7 @@ needed.
 
 from __future__ import annotations
 
+import statistics
 import sys
 from pathlib import Path
 
@@ -54,6 +55,7 @@ from _timing import goal, interleaved  # noqa: E402
 from agentic_machines.models import FunctionModel  # noqa: E402
 
 from agentic_machines import HALT, agent_machine  # noqa: E402
+from agentic_machines.runtime.linear import _Linear  # noqa: E402
 from agentic_machines.runtime.run import run  # noqa: E402
 
 STEPS = 10_000
@@ -99,10 +101,29 @@ def harness_loop(budget) -> None:
         s = m.harness(s, scripted(m.prompt(s)))
 
 
+# Steps a linear run decided by counting (its "late" steps), one entry per budgeted run
+# timed: the run's _counted is wrapped (one Python call per late step, no cost otherwise).
+LATE: list[int] = []
+_late_now = [0]
+_counted = _Linear._counted
+
+
+def _counting_late(self):
+    _late_now[0] += 1
+    return _counted(self)
+
+
+_Linear._counted = _counting_late  # type: ignore[method-assign]
+
+
 def machine_run(budget):
     """``run`` of the agent machine; what it returns is checked after the timing."""
     m = agent_machine(react, STEPS, line_budget=budget)
-    return m, run(m, FunctionModel(scripted), max_steps=STEPS + 1)
+    _late_now[0] = 0
+    trace = run(m, FunctionModel(scripted), max_steps=STEPS + 1)
+    if budget is not None:
+        LATE.append(_late_now[0])
+    return m, trace
 
 
 def machine_run_read(budget):
@@ -149,6 +170,14 @@ def main() -> None:
         print(f"  {label:<28}{t:>10.4f}{t / STEPS * 1e6:>10.2f}{t / direct:>8.2f}")
     goal(f"agent_machine ÷ direct, {STEPS:,}-step ReAct run", with_budget / direct, 3)
     goal("the same, line_budget=None", no_budget / direct, None)
+    goal(
+        "late steps (decided by counting) per budgeted run, median",
+        statistics.median(LATE),
+        None,
+        unit=" steps",
+        digits=0,
+    )
+    print(f"  late steps in each budgeted run, in order: {LATE}")
     goal("the same, then every step of the trace read", read / direct, None)
     goal(
         "floor: the direct loop with the FunctionModel run needs ÷ direct",

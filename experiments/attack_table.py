@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from attack_corpus import CORPUS  # noqa: E402
-from test_attack_corpus import accepted, listening_socket, run_corpus  # noqa: E402
+from test_attack_corpus import accepted, corpus_cases, listening_socket, run_corpus  # noqa: E402
 
 from agentic_machines.execution.sandbox import namespace_tool  # noqa: E402
 
@@ -114,7 +114,7 @@ def inline_case(code: str, workdir: Path) -> str:
 
 
 def isolated_cells(level: str, workdir: Path) -> dict[str, str]:
-    out = run_corpus(level, workdir, archs=("repl_plan",))
+    out = run_corpus(level, workdir, corpus_cases(archs=("repl_plan",)))
     cells = {}
     for (_, name, _), (outcome, _, problems, leaked, connections) in out["results"].items():
         notes = [outcome]

@@ -8,10 +8,13 @@ machine's greenlet, every line counted), at the budget's boundary too.
 
 from __future__ import annotations
 
+import weakref
+
 import pytest
-from agentic_machines.models import ScriptedModel
+from agentic_machines.models import FunctionModel, ScriptedModel
 
 from agentic_machines import DIVERGE, HALT, agent_machine, effect, run
+from agentic_machines.errors import ModelError
 from agentic_machines.execution import clock
 from agentic_machines.runtime import agent as agent_module
 from agentic_machines.runtime import linear as linear_module
@@ -398,3 +401,98 @@ def test_a_late_step_that_raises_says_so_in_the_message_as_a_prompt_one(monkeypa
     assert prompt.end is HALT and late.end is HALT
     assert late.message == prompt.message
     assert prompt.message.startswith("raised ValueError: invalid literal")
+
+
+class _Marker:
+    """A local of the agent that a test watches through a weak reference."""
+
+
+class _Heavy:
+    """A local whose finalizer runs Python lines when the agent's frame is freed."""
+
+    def __del__(self):
+        total = 0
+        for i in range(50):
+            total += i
+
+
+def _spy_counting(monkeypatch):
+    """Record every counted resume of a shadow run (a step decided by counting)."""
+    steps: list[str] = []
+    resume = agent_module._Loop.resume
+
+    def spy(self, completion, counted=True):
+        if counted and completion is not None:
+            steps.append(completion)
+        return resume(self, completion, counted)
+
+    monkeypatch.setattr(agent_module._Loop, "resume", spy)
+    return steps
+
+
+def test_the_last_steps_clock_stops_before_the_agents_locals_are_freed(monkeypatch):
+    # The run holds the agent's outermost frame, so the locals it built (a long run's
+    # history) are freed after the last step's clock stopped: freeing them is no line.
+    alive_at_each_read = []
+    watched = []
+
+    def clock_now():
+        # watched[-1]: the linear run's local (building the machine ran the agent once too)
+        alive_at_each_read.append(bool(watched) and watched[-1]() is not None)
+        return 0.0  # every step proved within budget by its time
+
+    monkeypatch.setattr(linear_module, "perf_counter", clock_now)
+    counted = _spy_counting(monkeypatch)
+
+    def agent(model):
+        history = [_Marker()]
+        watched.append(weakref.ref(history[0]))
+        model("a?")
+        return model("b?")
+
+    trace = run(agent_machine(agent), ScriptedModel(["x", "y"]))
+    assert trace.end is HALT and counted == []
+    assert alive_at_each_read[-1] is True  # the last read: the local still alive
+    assert len(watched) == 2 and watched[-1]() is None  # and freed once the run was done
+
+
+def test_a_finalizer_run_while_the_agents_locals_are_freed_has_its_step_counted(monkeypatch):
+    # Python code that runs while the held frame's locals are freed (here a __del__) is
+    # lines of the last step that its clock did not see: the step is counted, as h does.
+    monkeypatch.setattr(linear_module, "perf_counter", lambda: 0.0)
+    counted = _spy_counting(monkeypatch)
+
+    def agent(model):
+        keep = _Heavy()  # noqa: F841 - freed when the agent returns
+        model("a?")
+        return model("b?")
+
+    trace = run(agent_machine(agent), ScriptedModel(["x", "y"]))
+    monkeypatch.undo()
+    stepped = run(step_by_step(agent_machine(agent)), ScriptedModel(["x", "y"]))
+    assert same_steps(trace, stepped) and trace.end is HALT
+    assert counted == ["y"]  # the last step only
+
+
+@pytest.mark.parametrize("budget", [1_000_000, None])
+def test_a_stock_model_called_inline_logs_and_fails_as_its_complete_does(budget):
+    # A ModelBase model whose complete() is the stock one is called inline by the linear
+    # run: the same .calls log, and the same error (ModelError) for an answer that is no
+    # string, as the step-by-step run, which calls complete().
+    def answers(prompt):
+        return 7 if prompt == "third?" else prompt.upper()
+
+    def agent(model):
+        model("first?")
+        model("second?")
+        return model("third?")
+
+    inline, called = FunctionModel(answers), FunctionModel(answers)
+    trace = run(agent_machine(agent, line_budget=budget), inline)
+    stepped = run(step_by_step(agent_machine(agent, line_budget=budget)), called)
+    assert inline.calls == called.calls == [("first?", "FIRST?"), ("second?", "SECOND?")]
+    assert same_steps(trace, stepped) and trace.end == "model-error"
+    assert type(trace.error) is type(stepped.error) is ModelError
+    assert str(trace.error) == str(stepped.error) and trace.message == stepped.message
+    with pytest.raises(ModelError, match="completions must be strings"):
+        run(agent_machine(agent, line_budget=budget), FunctionModel(answers), raise_errors=True)

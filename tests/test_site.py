@@ -7,6 +7,11 @@ error and every image loads; the tutorial's formulas are typeset; search finds "
 Needs the ``docs`` extra (in ``dev``) and a Chromium (Debian's ``chromium``, which
 ``.ci/run`` installs); without them the test says why it skips. The site is built once,
 into ``build/site``, and rebuilt only when a file it is made from is newer than it.
+
+Marked slow (CI runs it, after ``.ci/run``'s strict build, and so does the thorough profile):
+building the site from a fresh checkout and starting a browser take a minute or more of
+the README test command's five on two cores, and the site is the documentation's check,
+not the package's.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "build" / "site"

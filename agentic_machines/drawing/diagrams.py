@@ -38,9 +38,9 @@ import networkx as nx
 if TYPE_CHECKING:  # matplotlib is imported lazily, when a picture is drawn
     from matplotlib.figure import Figure
 
+from .._text import short_text
 from ..errors import InvalidArgument
 from ..machine import HALT, is_sentinel
-from ..runtime.explore import short_text
 from .labels import (
     PROMPT_CHARS,
     glyph_style,

@@ -22,9 +22,9 @@ from typing import Any
 
 import networkx as nx
 
+from .._text import short_text
 from ..errors import InvalidArgument
 from ..machine import DIVERGE, HALT
-from ..runtime.explore import short_text
 from ..runtime.harness import TraceState
 
 __all__ = ["COLORS", "node_names", "Roles", "find_roles"]

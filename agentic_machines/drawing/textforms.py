@@ -29,9 +29,8 @@ from typing import Any
 
 import networkx as nx
 
-from .._text import clip_start
+from .._text import clip_start, short_text
 from ..errors import InvalidArgument
-from ..runtime.explore import short_text
 from .roles import COLORS, Roles, find_roles, node_names
 
 __all__ = ["to_mermaid", "to_dot", "to_json", "mermaid_text"]

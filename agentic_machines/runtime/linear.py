@@ -51,7 +51,11 @@ import threading
 # microseconds, and a linear run asks at every step boundary.
 from _signal import getsignal as _getsignal
 from collections.abc import Callable
+from sys import _getframe
+from sys import getprofile as _getprofile
+from sys import setprofile as _setprofile
 from time import perf_counter
+from types import FrameType
 from typing import Any
 
 from ..errors import BudgetExceeded, ClockDependent, InvalidMachine
@@ -72,6 +76,7 @@ from .agent import (
     _thread_error,
 )
 from .harness import TraceState, _extend
+from .model_base import ModelBase
 from .tracefile import Step
 
 __all__ = ["runs_linearly", "run_linear"]
@@ -155,6 +160,7 @@ class _Linear(_Run):
     __slots__ = (
         "trace",
         "complete",
+        "owner",
         "failed",
         "write",
         "max_steps",
@@ -178,6 +184,8 @@ class _Linear(_Run):
         "error",
         "handler",
         "unwatch",
+        "top",
+        "frame",
     )
 
     def __init__(
@@ -190,6 +198,14 @@ class _Linear(_Run):
     ) -> None:
         super().__init__(machine)
         self.trace, self.complete, self.failed = trace, complete, failed
+        # A model whose complete() is the stock ModelBase.complete (FunctionModel, the
+        # scripted models): model() does what it does inline, on the model object (its
+        # _complete, the answer's check and error, the .calls log, all looked up per call
+        # as complete() does), which saves a Python call a step. The prompt's check is
+        # model()'s own, made first. Any other complete() is called as it is.
+        owner = getattr(complete, "__self__", None)
+        stock = getattr(complete, "__func__", None) is ModelBase.complete
+        self.owner: ModelBase | None = owner if stock and isinstance(owner, ModelBase) else None
         self.write = write
         self.max_steps: int = trace.max_steps
         self.thread = _get_ident()
@@ -210,6 +226,8 @@ class _Linear(_Run):
         self.error: BaseException | None = None
         self.handler: Any = None  # the SIGALRM handler the run installed, if it did
         self.unwatch: Callable[[], None] | None = None  # stops the running watchdog
+        self.top: Any = None  # go()'s frame, which calls the agent function
+        self.frame: Any = None  # the agent's outermost frame, held (see _hold)
 
     # -- the agent's side ----------------------------------------------------------------
     @uncharged
@@ -250,12 +268,21 @@ class _Linear(_Run):
                 self.count = j
             if j >= self.max_steps:
                 self._end("max_steps")
+        elif gate is not None:
+            self._hold()
         self.prompts.append(prompt)
         running = _get_running_loop()
         if running is not None:  # as in a greenlet: the model runs outside the agent's loop
             _events._set_running_loop(None)
         try:
-            completion = self.complete(prompt)
+            owner = self.owner
+            if owner is None:
+                completion = self.complete(prompt)
+            else:  # ModelBase.complete, inline (see __init__): the same checks and log
+                completion = owner._complete(prompt)
+                if type(completion) is not str and not isinstance(completion, str):
+                    raise owner._answer_error(prompt, completion)
+                owner.calls.append((prompt, completion))
         except Exception as exc:  # noqa: BLE001 - the model failed: the trace says how
             self.failed(exc)
             self._end(None)
@@ -293,6 +320,47 @@ class _Linear(_Run):
             _ASYNC[0][1](self.thread, None)  # type: ignore[index]
             raise _Recheck
         return t - self.t0 > self.gate  # type: ignore[operator]
+
+    def _hold(self) -> None:
+        """At the first model call: hold the agent's outermost frame (the one go() called),
+        so that its locals outlive its return. When a frame object has another reference,
+        CPython's return moves the locals into it instead of freeing them, so the agent's
+        last step ends (and its clock stops) before the locals it built over the whole run
+        are freed: that teardown (tens to hundreds of microseconds for a long run's history)
+        would otherwise make the last step of every long run late. It is not uncounted:
+        :meth:`_release` frees them under a profile hook and the step is counted when any
+        Python code ran meanwhile."""
+        f: FrameType | None = _getframe(2)  # the agent's frame that called model()
+        top = self.top
+        while f is not None and f.f_back is not top:
+            f = f.f_back
+        self.frame = f
+
+    def _release(self) -> bool:
+        """Free the held frame (and the locals it took over at the agent's return): True
+        when no Python code ran meanwhile, so the last step's lines all ran before its
+        clock stopped; False (count the step) when a finalizer or a weakref callback ran
+        lines, or when a profiler is installed (it cannot be watched then)."""
+        frame, self.frame = self.frame, None
+        if frame is None:
+            return True
+        if _getprofile() is not None:
+            del frame
+            return False
+        ran: list[bool] = []
+
+        def hook(_frame: Any, event: str, _arg: Any) -> None:
+            # Every Python frame starts with a "call" event (a function, a generator resumed,
+            # a finalizer): the C calls around us ("c_call") run no line of the agent.
+            if event == "call":
+                ran.append(True)
+
+        _setprofile(hook)
+        try:
+            del frame
+        finally:
+            _setprofile(None)
+        return not ran
 
     # Charged to no budget: the timer fires every _POLL s, also while a step is counted
     # on the shadow run, and lines of this handler counted there would let the clock
@@ -480,6 +548,7 @@ class _Linear(_Run):
         the run goes on step by step."""
         m = self.machine
         token = _CURRENT.set(self)
+        self.top = _getframe()
         try:
             with clock.watching() as seen:
                 self.seen = seen
@@ -504,6 +573,7 @@ class _Linear(_Run):
                             late = perf_counter() - self.t0 > self.gate or late
                         else:
                             late = self._disarm() or late
+                        late = not self._release() or late
                 except _Stop:
                     pass
                 except _Recheck:
@@ -514,6 +584,7 @@ class _Linear(_Run):
                         self._returned(kind, value, late)
         finally:
             self.armed = False
+            self.frame = self.top = None
             if self.unwatch is not None:
                 self.unwatch()
             _CURRENT.reset(token)

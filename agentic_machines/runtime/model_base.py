@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+from .._text import clip_middle
 from ..errors import InvalidArgument, ModelError, NotDefined
 
 __all__ = ["Model", "ModelBase", "shorten"]
@@ -77,13 +78,11 @@ class ModelBase:
 
 
 def shorten(text: str, width: int = 60) -> str:
-    """``text`` cut to ``width`` characters with an ellipsis in the middle.
+    """``text`` cut to ``width`` characters with an ellipsis in the middle (the package's
+    one rule for it, :func:`agentic_machines._text.clip_middle`, at the width model
+    errors use).
 
     >>> shorten("abcdefghij", 7)
     'abc…hij'
     """
-    if len(text) <= width:
-        return text
-    head = (width - 1) // 2 + (width - 1) % 2
-    tail = width - 1 - head
-    return text[:head] + "…" + (text[-tail:] if tail else "")
+    return clip_middle(text, width)
