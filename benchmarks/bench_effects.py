@@ -11,12 +11,34 @@ the request, so no request repeats and the check visits every state.
 - ``check``: ``check_properties`` with ``effects_at_most_once("charge")`` and
   ``never_diverges()`` (the tool's log is read before and after every harness call).
 
-Goals (issue 25, item 3): at most 2x on about 3,000 states, and linear: the ratio on
-3,000 states is at most 1.25x the ratio on about 1,000 (the check grows as explore does).
+Goals (issue 25, item 3): at most 2x on 3,280 states, and linear.
+
+What "linear" reads. Branching replays the agent from the start, so ``explore`` itself
+costs O(d) per state at depth d (its time per state grows with the depth); the issue
+keeps that bound and asks that the check add no more than a constant per state. So the
+check is linear when its ratio to ``explore`` does not grow with the states: the goal is
+that the ratio grows by at most 1.25x per 3x states (it was 21x before issue 25). The
+ratio is measured at three depths (5, 6, 7: 364, 1,093 and 3,280 states) and its growth
+is the least-squares fit of log(ratio) on log(states), read per 3x states. Why not the
+ratio on 3,280 states ÷ the ratio on 1,093, as this benchmark read it before: that
+quotient of two noisy ratios moved between 0.95x and 1.38x in runs of the same code on
+this shared 2-core machine; a fit over three depths lets no single point decide. The
+times are CPU time (``_timing``'s ``cpu=True``): both sides run in one thread, and on a
+machine with more runnable processes than cores, wall time mostly adds the scheduler's
+share, more of it to the longer run. Each depth is the median of several alternating
+rounds (more rounds for the short depths, whose runs are a few tenths of a second).
+
+A second reading does not depend on the clock at all: the Python function calls the
+check makes per state beyond those of ``explore`` (cProfile's count), at each depth.
+Explore plus a constant means this number stays flat as the states triple; it is shown
+for information (it does not see work done inside C calls).
 """
 
 from __future__ import annotations
 
+import cProfile
+import math
+import pstats
 import sys
 from pathlib import Path
 
@@ -31,6 +53,9 @@ from agentic_machines.checking.check import check_properties  # noqa: E402
 from agentic_machines.runtime.explore import explore  # noqa: E402
 
 ALPHABET = ["pay", "look", "wait", "done"]  # three go on, one ends: 3^d states at depth d
+# (depth, alternating rounds): the short depths get more rounds, as their runs are short
+DEPTHS = ((5, 9), (6, 7), (7, 5))
+GROWTH_PER = 3  # the fitted growth is read per this factor of states (a depth more)
 
 
 def shop(model):
@@ -51,51 +76,88 @@ def shop(model):
             charge(turn)
 
 
-def measure(depth: int) -> tuple[int, float, float, float]:
-    def check():
-        m = agent_machine(shop, name="shop")
-        return check_properties(
-            m,
-            properties=[effects_at_most_once("charge"), never_diverges()],
-            completions=ALPHABET,
-            max_depth=depth,
-            max_states=None,
-            progress=False,
-        )
+def _check(depth: int):
+    m = agent_machine(shop, name="shop")
+    return check_properties(
+        m,
+        properties=[effects_at_most_once("charge"), never_diverges()],
+        completions=ALPHABET,
+        max_depth=depth,
+        max_states=None,
+        progress=False,
+    )
 
-    def walk():
-        m = agent_machine(shop, name="shop")
-        return explore(m, completions=ALPHABET, max_depth=depth, max_states=None, progress=False)
 
-    t, b, ratio, (result, graph) = paired(check, walk, runs=3)
+def _explore(depth: int):
+    m = agent_machine(shop, name="shop")
+    return explore(m, completions=ALPHABET, max_depth=depth, max_states=None, progress=False)
+
+
+def measure(depth: int, runs: int) -> tuple[int, float, float, float]:
+    """(states, check s, explore s, check ÷ explore) at ``depth``, CPU time."""
+    t, b, ratio, (result, graph) = paired(
+        lambda: _check(depth), lambda: _explore(depth), runs=runs, cpu=True
+    )
     assert result, result.report("shop")
     states = result.coverage.states
     assert states == graph.graph["stats"]["states"], (states, graph.graph["stats"])
     return states, t, b, ratio
 
 
+def calls(fn) -> int:
+    """The Python function calls ``fn()`` makes (cProfile's count: deterministic)."""
+    profile = cProfile.Profile()
+    profile.runcall(fn)
+    return pstats.Stats(profile).total_calls  # type: ignore[attr-defined]
+
+
+def growth(points: list[tuple[int, float]], per: float = GROWTH_PER) -> float:
+    """How much ``value`` grows per ``per``-fold ``n``: the least-squares fit of
+    log(value) = a + b·log(n) over ``points`` [(n, value)], read as per**b.
+
+    >>> round(growth([(1, 1.0), (3, 1.0), (9, 1.0)]), 6), round(growth([(1, 1.0), (3, 2.0), (9, 4.0)]), 6)
+    (1.0, 2.0)
+    """
+    xs = [math.log(n) for n, _ in points]
+    ys = [math.log(v) for _, v in points]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return float(per**slope)
+
+
 def main() -> None:
-    rows = []
-    for depth in (6, 7):
-        states, t, b, ratio = measure(depth)
-        rows.append((states, ratio))
+    ratios: list[tuple[int, float]] = []
+    extra: list[tuple[int, float]] = []
+    for depth, runs in DEPTHS:
+        states, t, b, ratio = measure(depth, runs)
+        more = (calls(lambda: _check(depth)) - calls(lambda: _explore(depth))) / states  # noqa: B023
+        ratios.append((states, ratio))
+        extra.append((states, more))
         print(
-            f"depth {depth}: {states:,} states, check {t:.2f} s, explore {b:.2f} s, ratio {ratio:.2f}"
+            f"depth {depth}: {states:,} states, check {t:.2f} s, explore {b:.2f} s (CPU, median "
+            f"of {runs}), ratio {ratio:.2f}; the check's extra Python calls per state: {more:.1f}"
         )
-    (small, r_small), (big, r_big) = rows
+    (small, r_small), (middle, r_middle), (big, r_big) = ratios
     goal(
         f"effects_at_most_once + never_diverges ÷ explore, agent function, {big:,} states",
         r_big,
         2.0,
     )
+    goal(f"the same on {middle:,} states", r_middle, None)
     goal(f"the same on {small:,} states", r_small, None)
     # Linear: explore itself replays a state at depth d in O(d), so the check is linear in
     # the states when its ratio to explore does not grow with them. A superlinear check (as
     # before issue 25: 3,000 states took 21x as long as 1,500) makes this ratio grow with n.
     goal(
-        f"linear: the ratio on {big:,} states ÷ the ratio on {small:,}",
-        r_big / r_small,
+        f"linear: growth of that ratio per 3x states, fitted over {small:,}-{big:,} states",
+        growth(ratios),
         1.25,
+    )
+    goal(
+        f"the check's extra Python calls per state, {big:,} states ÷ {small:,} "
+        f"({extra[-1][1]:.1f} ÷ {extra[0][1]:.1f})",
+        extra[-1][1] / extra[0][1],
+        None,
     )
 
 

@@ -4,11 +4,14 @@ effect-wrapped tool replayed by exploration does not count as a repeat."""
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from agentic_machines import HALT, agent_machine, effect
 from agentic_machines.checking import effects_at_most_once, never_raises
 from agentic_machines.checking.check import check_properties
+from agentic_machines.runtime.harness import TraceState
 
 
 def shop(model, pay_twice: bool = False):
@@ -256,3 +259,57 @@ def test_off_the_main_thread_a_watched_run_gives_the_main_thread_outcomes() -> N
     t.join(100)
     assert got == [expected]
     assert expected[2] is not None and expected[2].type == "ValueError"
+
+
+def _payer(model):
+    @effect
+    def charge(order: int) -> str:
+        return "ok"
+
+    turn = 0
+    while True:
+        turn += 1
+        if model("pay or done?") == "done":
+            return turn
+        charge(turn)
+
+
+def test_a_replay_finds_each_recorded_effect_by_the_state_itself(monkeypatch) -> None:
+    # Branching replays the run to a state; each effect call on the way looks its record
+    # up by the state of its step. The replay passes the searched state's own prefixes,
+    # so a lookup is found by identity: no TraceState comparison, which walks the two
+    # histories node by node (O(depth) per effect call, O(depth^2) per replay).
+    m = agent_machine(_payer)
+    s = m.initial
+    for _ in range(40):
+        s = m.harness(s, "pay")
+    compared = []
+    real_eq = TraceState.__eq__
+    monkeypatch.setattr(TraceState, "__eq__", lambda a, b: compared.append(1) or real_eq(a, b))
+    m._drop_live()  # the next step from s replays the 40 recorded steps
+    assert m.harness(s, "done") == HALT and m.result(s, "done") == 41
+    assert [len(st) for st, *_ in m.effect_log()] == list(range(1, 41))  # none ran again
+    assert compared == []
+
+
+def test_a_finished_agent_run_is_freed_without_the_cyclic_collector() -> None:
+    # A search pauses the cyclic collector, and a branch replays the agent in a new run:
+    # a finished or closed run must not be left in a reference cycle (run -> greenlet ->
+    # its context -> run), or every replay would stay in memory until the search ended.
+    def runs() -> int:
+        return sum(type(o).__name__ == "_Loop" for o in gc.get_objects())
+
+    was = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        before = runs()
+        m = agent_machine(_payer)
+        s = m.harness(m.initial, "pay")
+        for _ in range(30):  # each branch from s replays the run, which then halts
+            assert m.harness(s, "done") == HALT
+        m._drop_live()  # the suspended runs are closed
+        assert runs() - before == 0
+    finally:
+        if was:
+            gc.enable()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -11,7 +12,7 @@ from agentic_machines import HALT, FunctionMachine, TableMachine
 from agentic_machines.checking import check_properties, halts_within, never_diverges
 from agentic_machines.errors import InvalidArgument
 from agentic_machines.runtime.explore import explore
-from agentic_machines.runtime.search import Bounds, alphabet, offered
+from agentic_machines.runtime.search import Bounds, alphabet, collector_paused, offered
 
 M = TableMachine(
     {0: "p", 1: "q"}, {(0, "a"): 1, (0, "b"): HALT, (1, "a"): 0, (1, "b"): 1}, initial=0
@@ -115,3 +116,40 @@ def test_the_start_rule_is_shared():
     ):
         with pytest.raises(InvalidArgument, match="from the sentinel"):
             call()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_every_search_pauses_the_collector_and_leaves_it_as_it_found_it(enabled):
+    # explore and check_properties pause the cyclic collector for the search (its cost
+    # would grow with the states held) and must give the caller's setting back, also
+    # when the search raises.
+    seen = []
+
+    def h(n, c):
+        seen.append(gc.isenabled())
+        return None if n == 2 else n + 1  # a missing return at state 2: InvalidMachine
+
+    m = FunctionMachine(lambda n: f"at {n}", h, initial=0)
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        for search in (
+            lambda: explore(m, completions=["a"], max_depth=1),
+            lambda: check_properties(
+                m, properties=[never_diverges()], completions=["a"], max_depth=1
+            ),
+        ):
+            search()
+            assert gc.isenabled() is enabled
+        with pytest.raises(Exception, match="returned None"):
+            explore(m, completions=["a"])
+        assert gc.isenabled() is enabled
+        with pytest.raises(Exception, match="returned None"):
+            check_properties(m, properties=[never_diverges()], completions=["a"])
+        assert gc.isenabled() is enabled
+        with collector_paused():
+            assert not gc.isenabled()
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert seen and not any(seen)  # every harness call ran with the collector paused

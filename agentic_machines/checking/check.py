@@ -54,6 +54,7 @@ from ..runtime.search import (
     Reporter,
     Walk,
     choices,
+    collector_paused,
     plan,
     rate,
     search_line,
@@ -156,7 +157,8 @@ def check_properties(
             )
         check_sendable(executor, "check_properties", machine=machine, completions=task.choose)
     search.executor = executor
-    return search.run(stop_early)
+    with collector_paused():  # as explore: the record is no garbage until the check ends
+        return search.run(stop_early)
 
 
 def _alphabet_name(fixed: list[str] | None) -> str:

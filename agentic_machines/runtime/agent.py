@@ -250,6 +250,10 @@ class _Loop(_Run):
                 value = m.fn(self.model, *m.args, **m.kwargs)
             finally:
                 self._exit_budget()
+                # the run is over: drop the cycle loop -> greenlet -> its context -> loop,
+                # so that reference counting frees a finished run (a search pauses the
+                # cyclic collector, and a replay per branch would pile up until it ran)
+                _CURRENT.set(None)
         except BudgetExceeded:
             return _DIVERGE, None
         except _StepTimeout:
@@ -702,13 +706,13 @@ class AgentMachine(AgenticMachine[TraceState]):
             )
         loop = _Loop(self)
         kind, payload = loop.resume(None)
-        prefix = self.initial
         fed = 0
-        for c in state.completions:
+        # state's own prefixes: an effect's record, keyed by its step's state, is then
+        # found by identity (an equal copy is compared node by node: O(depth) a call)
+        for c, prefix in state.history():
             if kind is not _PROMPT:
                 break
             fed += 1
-            prefix = prefix.then(c)
             loop.state = prefix
             loop.effects = {}
             kind, payload = loop.resume(c)

@@ -19,7 +19,6 @@ states still to expand and prints a periodic status line when it runs for a whil
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor
@@ -38,6 +37,7 @@ from .search import (
     Reporter,
     UndecidedStep,
     Walk,
+    collector_paused,
     plan,
     stats,
     walk,
@@ -105,13 +105,8 @@ def explore(
     # Building a large graph allocates millions of small dicts; the cyclic garbage
     # collector would rescan them again and again (about 40% of the run time) while
     # none of them can be garbage yet. Pause it for the run, restore it after.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         graph = _search(task, report, executor, batch_size)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     report.finish(graph.graph["stats"])
     return graph
 
@@ -240,13 +235,8 @@ class ExploredGraph(nx.DiGraph):
     def _materialize(self) -> None:
         # As in the search: none of the many small dicts made here can be garbage yet,
         # so the cyclic collector would only rescan them again and again.
-        paused = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             nodes, succ, pred = _graph_dicts(self.__dict__.pop("_pending"))
-        finally:
-            if paused:
-                gc.enable()
         # Fill the empty dicts DiGraph.__init__ made, so that views already handed out
         # see the contents; then become a plain DiGraph: no lazy lookups from now on.
         od = self.__dict__

@@ -104,6 +104,26 @@ class TraceState:
             node = parent
         return tuple(reversed(out))
 
+    def history(self) -> list[tuple[str, TraceState]]:
+        """``(completion, state after it)`` for every completion so far, oldest first: this
+        state's own prefixes, not copies (a lookup keyed by one of them then finds it by
+        identity, where an equal copy would be compared node by node, O(length)).
+
+        >>> s = TraceState().then("a").then("b")
+        >>> [(c, t.completions) for c, t in s.history()], s.history()[-1][1] is s
+        ([('a', ('a',)), ('b', ('a', 'b'))], True)
+        """
+        out: list[tuple[str, TraceState]] = []
+        node: TraceState | None = self
+        while node is not None:
+            parent, last, length, _ = node._node
+            if not length:
+                break
+            out.append((last, node))  # type: ignore[arg-type]  # a node of length > 0 has one
+            node = parent
+        out.reverse()
+        return out
+
     def __len__(self) -> int:
         return self._node[2]
 
