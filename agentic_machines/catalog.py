@@ -31,6 +31,7 @@ from .errors import InvalidArgument, UnknownMachine
 from .fixtures import FIXTURES
 from .generation import spe_states
 from .machine import AgenticMachine
+from .verdict import Verdict
 
 if TYPE_CHECKING:  # for the annotations only: the search loads when a machine is explored
     from .runtime.search import Completions
@@ -142,11 +143,15 @@ class Entry:
             executor=executor,
         )
 
-    def highlights(self, machine: AgenticMachine, graph: Any) -> dict[str, Any]:
+    def highlights(
+        self, machine: AgenticMachine, graph: Any, *, analysis: Verdict | None = None
+    ) -> dict[str, Any]:
         """The roles to mark in a diagram (keyword arguments of ``diagrams.draw``).
 
         Finite machines: their SPE states, decided exactly. Architectures: the initial
-        state's successors and the obstruction state of ``analysis()``, when drawn.
+        state's successors and the obstruction state of ``analysis()``, when drawn;
+        ``analysis`` is that verdict when the caller already has it (the contrast table
+        computed it), so it is not computed twice. It is ignored for a finite machine.
 
         >>> e = resolve("f2-mul")
         >>> e.highlights(e.machine(), e.explore())
@@ -158,7 +163,7 @@ class Entry:
 
             return {"spe_states": spe_states(machine)}
         marks: dict[str, Any] = {"successors_of": self.start(machine)}
-        verdict = self.module.analysis()
+        verdict = self.module.analysis() if analysis is None else analysis
         obstruction = getattr(verdict, "obstruction", None)
         if obstruction is not None and obstruction.state in graph:
             marks["obstruction"] = obstruction.state

@@ -21,7 +21,7 @@ verdict's method and certificate; ``—`` means the question is not examined for
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ __all__ = [
     "to_markdown",
     "write_diagrams",
     "architecture_graph",
+    "analyses_of",
     "SPE_QUESTION",
     "embeds_react_cell",
 ]
@@ -244,7 +245,9 @@ def to_markdown(rows: Sequence[Row]) -> str:
     return "\n".join(out)
 
 
-def architecture_graph(name: str, *, depth: int | None = None) -> tuple[Any, dict[str, Any]]:
+def architecture_graph(
+    name: str, *, depth: int | None = None, analysis: Verdict | None = None
+) -> tuple[Any, dict[str, Any]]:
     """The explored graph of one architecture and the roles to highlight in it.
 
     The graph is explored from the initial state over the architecture's
@@ -252,6 +255,8 @@ def architecture_graph(name: str, *, depth: int | None = None) -> tuple[Any, dic
     state's successors and the obstruction state of ``analysis()`` (keyword arguments of
     :func:`agentic_machines.drawing.diagrams.draw` and ``to_mermaid``). The same picture as
     ``agentic-machines diagram NAME``: both use :mod:`agentic_machines.catalog`.
+    ``analysis`` is the verdict of the module's ``analysis()`` when the caller already
+    has it (a row's :attr:`Row.verdict`); it is computed here when ``None``.
 
     >>> graph, marks = architecture_graph("react", depth=2)
     >>> marks["obstruction"] in graph, graph.graph["stats"]["states"]
@@ -260,14 +265,22 @@ def architecture_graph(name: str, *, depth: int | None = None) -> tuple[Any, dic
     entry = resolve(name)
     machine = entry.machine()
     graph = entry.explore(machine, depth=depth)
-    return graph, entry.highlights(machine, graph)
+    return graph, entry.highlights(machine, graph, analysis=analysis)
 
 
 def write_diagrams(
-    out_dir: str | Path, names: Iterable[str] | None = None, *, depth: int | None = None
+    out_dir: str | Path,
+    names: Iterable[str] | None = None,
+    *,
+    depth: int | None = None,
+    analyses: Mapping[str, Verdict] | None = None,
 ) -> list[Path]:
     """Write ``<name>.png`` and ``<name>.mmd`` (Mermaid) for each architecture
     (see :func:`architecture_graph`); return the written paths.
+
+    ``analyses`` maps an architecture's name to its ``analysis()`` verdict when the
+    caller has it already (:func:`analyses_of` reads them off the table's rows), so the
+    analysis, the costliest part of a row, is not run a second time for the diagram.
 
     >>> import tempfile
     >>> [p.name for p in write_diagrams(tempfile.mkdtemp(), ["react"], depth=1)]
@@ -277,7 +290,8 @@ def write_diagrams(
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for name in list(ARCHITECTURES) if names is None else list(names):
-        graph, marks = architecture_graph(name, depth=depth)
+        given = None if analyses is None else analyses.get(name)
+        graph, marks = architecture_graph(name, depth=depth, analysis=given)
         png, mmd = out / f"{name}.png", out / f"{name}.mmd"
         title = f"{name}: initial state, its successors" + (
             " and the obstruction state" if "obstruction" in marks else ""
@@ -287,6 +301,21 @@ def write_diagrams(
         mmd.write_text(to_mermaid(graph, **marks) + "\n", encoding="utf-8")
         written += [png, mmd]
     return written
+
+
+def analyses_of(rows: Iterable[Row]) -> dict[str, Verdict]:
+    """The ``analysis()`` verdict of each architecture row (the rows that answer
+    :data:`SPE_QUESTION`), by name: what :func:`write_diagrams` takes as ``analyses``.
+
+    >>> v = Verdict(True, "c", "sampled", 4, reason="loader checked")
+    >>> analyses_of([Row.of("spe", v), Row.of("spe", v, question="other?")]) == {"spe": v}
+    True
+    """
+    return {
+        r.name: r.verdict
+        for r in rows
+        if r.question == SPE_QUESTION and r.verdict is not None and r.name in ARCHITECTURES
+    }
 
 
 def _checked_text(v: Verdict) -> str:

@@ -71,6 +71,7 @@ def contrast(out_dir: Path, stream: TextIO) -> None:
     The table is also written as ``contrast.md`` into ``out_dir``.
     """
     from ..contrast import (  # loaded when the verb runs
+        analyses_of,
         contrast_rows,
         render_table,
         to_markdown,
@@ -91,7 +92,12 @@ def contrast(out_dir: Path, stream: TextIO) -> None:
         )
     (out_dir / "contrast.md").write_text(to_markdown(rows) + "\n", encoding="utf-8")
     # Rows of machines outside the architecture registry (Spell's) have no diagram here.
-    paths = write_diagrams(out_dir, dict.fromkeys(r.name for r in rows if r.name in ARCHITECTURES))
+    # The diagrams mark each obstruction state the rows' analyses found: given, not rerun.
+    paths = write_diagrams(
+        out_dir,
+        dict.fromkeys(r.name for r in rows if r.name in ARCHITECTURES),
+        analyses=analyses_of(rows),
+    )
     print(f"\n  table: {out_dir / 'contrast.md'}", file=stream)
     print(f"  diagrams: {', '.join(p.name for p in paths)}", file=stream)
 
