@@ -58,23 +58,25 @@
    bare run 20.2k): the writer adds 14.8k before this round and 14.2k after it, of
    which ``json``'s escaper 2.5k, ``memcmp`` for the delta 1.5k, the eval loop 3.1k, the
    f-string's join 0.8k, int to text 0.5k, allocation 1.3k; the same writer with no
-   generality at all adds about 13.7k. A generic ``json`` encoder is slower (2-4x the f-string
-   for the same dict), ``%`` formatting too (1.3x), a ``str.replace`` chain instead of
-   the C escaper as well (1.1-1.9x). What this round changed: the common step line is one
+   generality at all adds about 13.7k. A generic ``json`` encoder is slower (2-4x the
+   f-string for the same dict), ``%`` formatting too (1.3x), a ``str.replace`` chain
+   instead of the C escaper as well (1.1-1.9x). What this round changed: the common step line is one
    f-string with fewer parts and its int outcome formatted inline, and the header and end
    lines are f-strings (``None`` and the sentinels written directly) instead of the
    generic encoder's first call in a while.
-   What would move the floor: (1) the line's delta test, escaping, formatting and
-   encoding in one C call: a prototype outside the project (one function, ASCII text,
-   the write left in Python, the same bytes checked) read 2.13x and 2.18x against 2.40x
-   and 2.42x in the same runs, and the writer's instructions went from 14.2k to 9.7k a
-   step; with the write and the bookkeeping in C too, and the run calling it directly,
-   the call and the per-run costs would go as well: a compiled extension (an optional
-   extra, with this writer as the fallback), which changes how the toolkit installs on a
-   fresh machine; (2) the machine telling the writer what its prompt appended (a
-   transcript machine knows it) instead of the writer finding it: about 0.1x here (the
-   ``startswith`` of a 10 KB prompt) and O(prompt) per step for long prompts, but an interface change (``write(step)`` is
-   called by the run and the linear path); (3) fewer writes are ruled out by the
+   What would move the floor: (1) the step's line in one C call. Two prototypes outside
+   the project (ASCII text and int states only, else the Python writer; the same bytes
+   checked): the delta test, escaping, formatting and encoding in C, the write left in
+   Python, read 2.11-2.18x against 2.29-2.56x for this writer in the same runs (14.2k
+   instructions a step down to 9.7k); with the write in C too (one call a step, the GIL
+   released around ``write(2)``, as ``os.write`` does) 1.58x and 1.72x, where a writer
+   that only writes a ready line reads 1.41x and 1.55x (5.1k instructions a step).
+   That is a compiled extension (an optional extra, with this writer as its fallback
+   for other text and states), which changes how the toolkit installs on a fresh
+   machine; (2) the machine telling the writer what its prompt appended (a transcript
+   machine knows it) instead of the writer finding it: about 0.1x here (the
+   ``startswith`` of a 10 KB prompt) and O(prompt) per step for long prompts, but an
+   interface change (``write(step)`` is called by the run and the linear path); (3) fewer writes are ruled out by the
    contract (a killed run keeps every completed step), and writing into a memory map by
    the format (a killed run would leave NUL padding).
 2. **ReAct file size against run length.** ReAct runs of n = 8 ... 256 steps (Lookup
