@@ -10,7 +10,12 @@
    0.17-0.73 ms of CPU time here, as much as 80 to 330 of the lines' writes, and varies with
    the disk's load more than anything compared, so on both sides it would pull the ratio
    towards 1 by a share the disk decides (the same writer read 1.7x to 2.6x in one hour);
-   the ``created`` row shows it in. Goal ≤ 2x: encoding a line (the prompt delta found,
+   the ``created`` row shows it in. Both sides still pay the open and the close, and
+   closing a file opened with ``O_TRUNC`` after writing to it makes ext4 start writing
+   it back (``auto_da_alloc``: strace shows the close taking 0.1-0.8 ms of wall time
+   after the writes, 15 µs with nothing written); those fixed costs still pull the ratio
+   towards 1 a little (a measure of the cost per added step, two run lengths apart,
+   would remove them). Goal ≤ 2x: encoding a line (the prompt delta found,
    the step's JSON built and encoded) costs at most as much again as the write itself.
    They run alternately in one process, 41 rounds; the ratio is the median of the
    per-round ratios. The goal row is in CPU time (user + system, so the kernel's share of
@@ -51,7 +56,8 @@
    costs about what it costs in the plain loop (0.85x of a plain line, whose share of
    the open and close is in it), and everything else a step pays is Python work the
    plain loop does not do, none of it larger than 0.5x: the call and the per-run lines
-   (0.6x, of which the header and end lines, built and written cold, 0.2x), the delta
+   (0.6x; the 0.2x that comes with the header and end lines is mostly the writeback
+   that a close starts once the file holds data, which the plain loop pays too), the delta
    (0.45x; about half of it the ``startswith``, which grows with the prompt), escaping
    and formatting (0.5-0.6x; ``json``'s C escaper takes 4-8 ns a character in two
    passes). Deterministic counts agree (cachegrind, user-space instructions a step, the
@@ -60,10 +66,10 @@
    f-string's join 0.8k, int to text 0.5k, allocation 1.3k; the same writer with no
    generality at all adds about 13.7k. A generic ``json`` encoder is slower (2-4x the
    f-string for the same dict), ``%`` formatting too (1.3x), a ``str.replace`` chain
-   instead of the C escaper as well (1.1-1.9x). What this round changed: the common step line is one
-   f-string with fewer parts and its int outcome formatted inline, and the header and end
-   lines are f-strings (``None`` and the sentinels written directly) instead of the
-   generic encoder's first call in a while.
+   instead of the C escaper as well (1.1-1.9x). What this round changed: the common step
+   line is one f-string with fewer parts and its int outcome formatted inline, and the
+   header and end lines are f-strings (``None`` and the sentinels written directly)
+   instead of the generic encoder's first call in a while.
    What would move the floor: (1) the step's line in one C call. Two prototypes outside
    the project (ASCII text and int states only, else the Python writer; the same bytes
    checked): the delta test, escaping, formatting and encoding in C, the write left in
@@ -76,9 +82,9 @@
    machine; (2) the machine telling the writer what its prompt appended (a transcript
    machine knows it) instead of the writer finding it: about 0.1x here (the
    ``startswith`` of a 10 KB prompt) and O(prompt) per step for long prompts, but an
-   interface change (``write(step)`` is called by the run and the linear path); (3) fewer writes are ruled out by the
-   contract (a killed run keeps every completed step), and writing into a memory map by
-   the format (a killed run would leave NUL padding).
+   interface change (``write(step)`` is called by the run and the linear path); (3) fewer
+   writes are ruled out by the contract (a killed run keeps every completed step), and
+   writing into a memory map by the format (a killed run would leave NUL padding).
 2. **ReAct file size against run length.** ReAct runs of n = 8 ... 256 steps (Lookup
    actions on the toy wiki); the file size is fitted to a + b·n and to a + b·n + c·n².
    The goal: the bytes each added step costs stay the same from one doubling of n to the
