@@ -25,6 +25,7 @@ drift, ratios much less). Rules every benchmark follows through this module:
 from __future__ import annotations
 
 import gc
+import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -180,3 +181,14 @@ def parse_goal(line: str) -> tuple[str, str, str, str] | None:
     if len(parts) != 5 or parts[0] != GOAL_MARK:
         return None
     return parts[1], parts[2], parts[3], parts[4]
+
+
+def fitted_exponent(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """The slope of log y against log x (least squares): y grows as x to this power.
+
+    >>> round(fitted_exponent([1, 2, 4], [3, 12, 48]), 3)
+    2.0
+    """
+    lx, ly = [math.log(x) for x in xs], [math.log(y) for y in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    return sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / sum((a - mx) ** 2 for a in lx)

@@ -14,6 +14,8 @@ answer, calls the tool and keeps the observation, for 10 000 steps.
   wall-clock time does not prove it within the budget (50 µs; a busy machine makes
   some) is decided by counting its lines on a shadow run.
 - ``machine, no budget``: the same with ``line_budget=None`` (no gate, no watchdog).
+- ``late steps``: how many steps of each budgeted run were decided by counting (an
+  information row, with the count of every run printed below it: why ``machine`` moves).
 - ``machine, every step read``: ``machine``, then every step's state and outcome read
   from the trace: the cost the lazy trace defers, shown rather than hidden.
 
@@ -22,24 +24,45 @@ checked after the timing (every step made, the agent's result). To show where th
 goes, floors are timed beside them (issue 25):
 
 - ``same model object``: the direct loop calling ``FunctionModel(model).complete`` (the
-  model object ``run`` needs, which logs every call): the machine cannot be cheaper;
+  model object ``run`` needs, which checks and logs every call): the work the machine's
+  model function does at least (it does the same inline, see runtime/linear.py);
 - ``h() loop, no budget``: ``machine.harness`` called in a plain loop (no ``run``), the
   greenlet path that branching (``explore``, the checkers) takes, without line counting.
 
-Where the rest goes (profile and subtraction, 2026-12-01, load 8-11 on 2 cores): the
-model function's bookkeeping (two list appends, the thread and asyncio checks, the
-type checks) about 0.5-1 µs a step over the model object; the gate (two clock reads, no
-lock: the watchdog is an interval SIGALRM in the main thread) about 0.2x. The floor of
-the ``machine`` row is set by late steps: a step preempted past 50 µs (several per run
-on a loaded machine; rarely on a quiet one) is counted on the shadow, which first
-catches up through every step before it: one more run of the agent plus about 0.7 µs a
-step of bookkeeping (a ``TraceState`` and the greenlet model's queue), so one late step
-near the end adds about 1.7x. What would move it: a clock that ignores preemption at a vDSO price
-(``CLOCK_THREAD_CPUTIME_ID`` is a system call here, 2.7 µs a read under load), so that a
-loaded machine makes no late steps; a shadow that need not replay from the start (a
-``fork`` checkpoint every N steps replays at most N); or lines counted near C speed
-(``sys.monitoring`` on 3.12+), so every step is counted as it runs and no shadow is
-needed.
+Where the time goes (profile, 2026-12-01, issue 25 round 3, load 3-6 on 2 cores unless
+said). ``machine, no budget`` is 2.5-2.7x: the model function's bookkeeping (the prompt's
+and thread's checks, two list appends, the asyncio check; a stock ``ModelBase`` model is
+called inline, its ``.calls`` log kept) over the ``same model object`` floor (1.5-1.9x).
+The default budget adds the gate (two clock reads a step, the SIGALRM check) and, above
+all, *late* steps: a step whose wall time is over 50 µs is decided by counting on the
+shadow, which first replays every earlier step (the agent's own work again, a
+``TraceState`` per step and the shadow's model function): measured with one step forced
+late at step 9,999, that catching up costs 1.7-3.6x the direct run (states 0.4-0.9x,
+the replay 1.1-2.2x). So the ``machine`` row is about ``no budget`` + 0.2x + 2x times
+where the last late step falls; the late-steps row shows how many there were.
+
+What makes steps late, measured per late step (thread CPU time, page faults, context
+switches, collections in it): (1) the agent's return, which freed its 10,000-entry
+history inside the last step (60-400 µs, every run): the run now holds the agent's frame,
+so the locals are freed after the clock stops (runtime/linear.py; 8.26x before at load
+0.3 on 21:53, 5.3x after at load 4.5); (2) the garbage collector, in an agent that keeps
+dicts (half of 25-50 late steps a run; this agent makes no such collections): a
+collection that ran no Python code is taken off the step; (3) what is left, 2-13 a run
+here: preemptions (4-8 ms at the 250 Hz tick; several a run at load 1-4) and the agent's
+own page faults when its list grows (60-170 µs at 60-75 KB, in the last thousand steps).
+The thread's CPU time cannot prove those: reading it is a system call (1.5 µs here, so a
+checkpoint every 25 µs of wall time would cost about 0.18x), a preempted step's CPU time
+on this virtual machine grows by 40-90 µs (tight-loop measurement, against the 50 µs
+gate), and a page fault is CPU time of the thread. The floor is therefore about 4-5x on
+this shared machine, and near the no-budget ratio only where no step is late.
+
+What would move it: a per-thread count of user-mode instructions (a hardware counter read
+with ``rdpmc``: each counted line is at least one instruction, so preemption, page faults
+and the collector would no longer matter, and no gate is needed); this virtual machine
+exposes no PMU. Or lines counted near C speed (a C trace function, ``sys.monitoring`` on
+3.12+ with a C callback), so every step is counted as it runs and no shadow replays. Or a
+shadow that need not replay from the start (a ``fork`` checkpoint every N steps), which
+fork's cost and an agent's open sockets make doubtful.
 """
 
 from __future__ import annotations

@@ -18,7 +18,6 @@ the same process:
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
@@ -30,7 +29,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import count_to_four  # noqa: E402
 import household  # noqa: E402
 import shop  # noqa: E402
-from _timing import goal, median_time, paired  # noqa: E402
+from _timing import fitted_exponent, goal, median_time, paired  # noqa: E402
 
 from agentic_machines.architectures import repl_plan as rp  # noqa: E402
 from agentic_machines.architectures.environments import CountEnv  # noqa: E402
@@ -112,17 +111,6 @@ def count_to(n: int):
     )
     task = f"Count from 1 to {n}: say each number with act(str(n)), in order. Hand even numbers to a helper."
     return task, model, CountEnv(n)
-
-
-def fitted_exponent(xs: list[float], ys: list[float]) -> float:
-    """The slope of log y against log x (least squares): y grows as x to this power.
-
-    >>> round(fitted_exponent([1, 2, 4], [3, 12, 48]), 3)
-    2.0
-    """
-    lx, ly = [math.log(x) for x in xs], [math.log(y) for y in ys]
-    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
-    return sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / sum((a - mx) ** 2 for a in lx)
 
 
 def count_to_n_curve() -> None:

@@ -5,47 +5,86 @@
 1. **Writer cost.** A 300-step run of a cheap machine with ``path=`` minus the same run
    without a file is the cost the trace adds. The floor it is compared with: opening the
    file, writing its own lines (already encoded, read back from the file) with one
-   ``os.write`` each in a plain loop, and closing it. Goal ≤ 2x: encoding a line (the
-   prompt delta found, the step's JSON built and encoded) costs at most as much again as
-   the write itself. The three run alternately in one process, 41 rounds; the ratio is the
-   median of the per-round ratios. The goal row is in CPU time (user + system, so the
-   kernel's share of each write counts); the wall-time ratio is printed beside it: on a
-   machine with more runnable processes than cores, wall time mostly measures the
-   scheduler (``benchmarks/_timing.py``).
+   ``os.write`` each in a plain loop, and closing it. Both open an empty file made before
+   the round (with ``O_TRUNC``, as ``run`` opens its path): creating a file costs
+   0.17-0.73 ms of CPU time here, as much as 80 to 330 of the lines' writes, and varies with
+   the disk's load more than anything compared, so on both sides it would pull the ratio
+   towards 1 by a share the disk decides (the same writer read 1.7x to 2.6x in one hour);
+   the ``created`` row shows it in. Both sides still pay the open and the close, and
+   closing a file opened with ``O_TRUNC`` after writing to it makes ext4 start writing
+   it back (``auto_da_alloc``: strace shows the close taking 0.1-0.8 ms of wall time
+   after the writes, 15 µs with nothing written); those fixed costs still pull the ratio
+   towards 1 a little (a measure of the cost per added step, two run lengths apart,
+   would remove them). Goal ≤ 2x: encoding a line (the prompt delta found,
+   the step's JSON built and encoded) costs at most as much again as the write itself.
+   They run alternately in one process, 41 rounds; the ratio is the median of the
+   per-round ratios. The goal row is in CPU time (user + system, so the kernel's share of
+   each write counts); the wall-time ratio is printed beside it: on a machine with more
+   runnable processes than cores, wall time mostly measures the scheduler
+   (``benchmarks/_timing.py``).
    The machine's prompt grows like ReAct's (a 1 KB preamble, about 60 characters a step)
    and, like ReAct's program, it builds each prompt as a new string (the previous one plus
    the step's text), so both runs pay for the prompt and the writer finds it where a real
    run leaves it.
-   Information rows, to show where the floor is: the same lines written *inside* the run
-   (a model that makes the step's ``os.write`` of its already-encoded line, against the
-   same model without it), divided by the plain loop; and the cost a trace adds divided
-   by those in-run writes.
+   Information rows, to show where the floor is: the same with each call creating its
+   file; the same lines written *inside* the run (a model that makes the step's
+   ``os.write`` of its already-encoded line, against the same model without it), divided
+   by the plain loop; and the cost a trace adds divided by those in-run writes.
 
-   **Where the floor is** (issue 25 item 5; CPU time, load average 7–11 on 2 cores,
-   2026-12-01). Goal row 2.2–2.5x in six runs (2.3–2.7x before this round's change, A/B).
-   The write alone, made once a step between the model's and the harness's work, costs
-   1.4–1.5x the same write in a tight loop (the kernel's write path and the file's pages
-   are cold again each time): the information rows read 1.37x, 1.41x, 1.52x, and the
-   trace's cost ÷ those in-run writes 1.57x, 1.61x, 1.64x. So ≤ 2x leaves the encoding
-   half a write (about 1.3 µs here), and encoding takes about one write. Per step inside
-   the run (stages of the writer added one by one, writing to ``/dev/null``, medians of
-   41 alternating rounds): calling ``write(step)`` 0.4–0.7 µs; finding the prompt delta
-   (``startswith`` of the previous prompt, about 10 KB, O(prompt) in C) +0.3–0.7 µs;
-   slicing and escaping the new text +0.2–0.7 µs; escaping the completion, the line's
-   f-string (four ints and seven strings), ``encode`` and the bookkeeping +1.5–2 µs;
-   the ``os.write`` to ``/dev/null`` 0.65 µs. Each is one C call or a few bytecodes:
-   a generic ``json`` encoder is slower (2–4x the f-string for the same dict, with the
-   C encoder made once), ``%`` formatting too (1.3x), and skipping the generality
-   (state and outcome kinds, the clock) saved nothing measurable. What this round
-   changed: the step writer is a closure (its state in cells, ``os.write`` bound once),
-   an int or str outcome is encoded once and reused as the next line's state, and the
-   file is a bare descriptor (``_files.open_output_fd``; a file object added an
-   ``fstat``, an ``isatty`` and a flush per run). What would move the floor: the line
-   escaped and formatted in one C call (a small compiled extension, an optional extra,
-   about 2 µs of a step's work); the machine telling the writer what its prompt appended
-   (a transcript machine knows it) instead of the writer finding it, O(prompt) per step;
-   fewer writes are ruled out by the contract (a killed run keeps every completed step),
-   and writing into a memory map by the format (a killed run would leave NUL padding).
+   **Where the floor is** (issue 25 item 5; CPU time, 2026-12-01). Goal row on main
+   before this round: 2.32x on a quiet machine, files created by each call; with the files
+   made before the round, at load average 2.6-3.7 on 2 cores: 2.55x and 2.60x before
+   this round's change, 2.40x and 2.42x after it (A/B in one process, 101 rounds), and
+   this benchmark read 2.48x (2.05x with each call creating its file). The writer was
+   taken apart in the run (each row a ``_TraceWriter`` stripped down, ratio as the goal
+   row, A/B in one process, two runs of 101 rounds at load 2.6-3.7):
+
+   ======================================================================  ===========
+   what the traced run does besides the bare run                            ÷ plain loop
+   ======================================================================  ===========
+   a writer that does nothing: ``path=``'s branch and 300 ``write(step)``    0.11x
+   + opening and closing the file with ``os.open`` (the plain loop's)      0.21x
+   + ``open_output_fd`` (two ``fcntl``), the writer objects                 0.31-0.39x
+   + the header and end lines                                               0.57-0.61x
+   + one ``os.write`` a step of a same-sized line, already encoded          1.42-1.47x
+   + the prompt delta (``startswith`` of the ~10 KB previous prompt)        1.90-1.91x
+   + escaping the new text and the completion, the f-string, ``encode``     2.40-2.51x
+   the writer as it is (every kind of state, outcome and clock)              2.40-2.42x
+   ======================================================================  ===========
+
+   So the floor of this design in CPython is about 2.4x here: the write made in the run
+   costs about what it costs in the plain loop (0.85x of a plain line, whose share of
+   the open and close is in it), and everything else a step pays is Python work the
+   plain loop does not do, none of it larger than 0.5x: the call and the per-run lines
+   (0.6x; the 0.2x that comes with the header and end lines is mostly the writeback
+   that a close starts once the file holds data, which the plain loop pays too), the delta
+   (0.45x; about half of it the ``startswith``, which grows with the prompt), escaping
+   and formatting (0.5-0.6x; ``json``'s C escaper takes 4-8 ns a character in two
+   passes). Deterministic counts agree (cachegrind, user-space instructions a step, the
+   bare run 20.2k): the writer adds 14.8k before this round and 14.2k after it, of
+   which ``json``'s escaper 2.5k, ``memcmp`` for the delta 1.5k, the eval loop 3.1k, the
+   f-string's join 0.8k, int to text 0.5k, allocation 1.3k; the same writer with no
+   generality at all adds about 13.7k. A generic ``json`` encoder is slower (2-4x the
+   f-string for the same dict), ``%`` formatting too (1.3x), a ``str.replace`` chain
+   instead of the C escaper as well (1.1-1.9x). What this round changed: the common step
+   line is one f-string with fewer parts and its int outcome formatted inline, and the
+   header and end lines are f-strings (``None`` and the sentinels written directly)
+   instead of the generic encoder's first call in a while.
+   What would move the floor: (1) the step's line in one C call. Two prototypes outside
+   the project (ASCII text and int states only, else the Python writer; the same bytes
+   checked): the delta test, escaping, formatting and encoding in C, the write left in
+   Python, read 2.11-2.18x against 2.29-2.56x for this writer in the same runs (14.2k
+   instructions a step down to 9.7k); with the write in C too (one call a step, the GIL
+   released around ``write(2)``, as ``os.write`` does) 1.58x and 1.72x, where a writer
+   that only writes a ready line reads 1.41x and 1.55x (5.1k instructions a step).
+   That is a compiled extension (an optional extra, with this writer as its fallback
+   for other text and states), which changes how the toolkit installs on a fresh
+   machine; (2) the machine telling the writer what its prompt appended (a transcript
+   machine knows it) instead of the writer finding it: about 0.1x here (the
+   ``startswith`` of a 10 KB prompt) and O(prompt) per step for long prompts, but an
+   interface change (``write(step)`` is called by the run and the linear path); (3) fewer
+   writes are ruled out by the contract (a killed run keeps every completed step), and
+   writing into a memory map by the format (a killed run would leave NUL padding).
 2. **ReAct file size against run length.** ReAct runs of n = 8 ... 256 steps (Lookup
    actions on the toy wiki); the file size is fitted to a + b·n and to a + b·n + c·n².
    The goal: the bytes each added step costs stay the same from one doubling of n to the
@@ -112,14 +151,23 @@ class _LineModel:
         return "next"
 
 
-def writer_cost(n: int, folder: str, runs: int = 41) -> tuple[float, float, float, float, float]:
-    """(CPU-time ratio, wall-time ratio, CPU seconds of the plain loop per line, in-run
-    writes ÷ the plain loop, the trace's cost ÷ in-run writes), the last two in CPU time.
+def writer_cost(n: int, folder: str, runs: int = 41) -> dict[str, float]:
+    """The writer's cost against the plain loop, CPU time unless the key says wall:
 
-    Every timed call writes a new file (a name of its own, removed after the round), as
-    a run with ``path=`` usually does: truncating a file written a moment ago makes the
-    file system flush it first (milliseconds of wall time, and CPU time that varies with
-    the disk's load), which would swamp the writes compared.
+    ``ratio`` (the goal) and ``wall``: the cost a trace adds ÷ the plain loop, both writing
+    into an empty file made before the timing; ``created``: the same when each call creates
+    its file; ``per_line``: CPU seconds of the plain loop per line; ``context``: the in-run
+    writes ÷ the plain loop; ``over``: the cost a trace adds ÷ the in-run writes.
+
+    Every timed call writes a file of its own (removed after the round): truncating a file
+    written a moment ago makes the file system flush it first (milliseconds of wall time,
+    and CPU time that varies with the disk's load), which would swamp the writes compared.
+    Creating a file costs 0.2-0.7 ms of CPU time here (ext4, under load), as much as 100 to
+    300 of the lines' writes and varying with the disk's load more than anything compared:
+    included on both sides it pulls the ratio towards 1 by a share that depends on the
+    disk (1.7x to 2.5x for the same writer in one hour), so the goal row leaves it out of
+    both sides (each call opens an empty file made before the round, with the same
+    ``O_TRUNC``) and the ``created`` row shows it in.
     """
     machine = Transcript(n)
     script = ["next"] * n
@@ -127,14 +175,19 @@ def writer_cost(n: int, folder: str, runs: int = 41) -> tuple[float, float, floa
     run(machine, ScriptedModel(script), max_steps=n, path=first)
     lines = Path(first).read_bytes().splitlines(keepends=True)
     made: list[str] = []
+    ready: list[str] = []  # empty files made outside the timing, taken one per call
     numbers = itertools.count()
 
     def new_file(kind: str) -> str:
         made.append(os.path.join(folder, f"{kind}-{next(numbers)}.jsonl"))
         return made[-1]
 
-    def plain() -> None:
-        fd = os.open(new_file("plain"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    def empty_file() -> str:
+        made.append(ready.pop())
+        return made[-1]
+
+    def plain_into(name: str) -> None:
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         try:
             write = os.write
             for line in lines:
@@ -143,7 +196,7 @@ def writer_cost(n: int, folder: str, runs: int = 41) -> tuple[float, float, floa
             os.close(fd)
 
     def in_run() -> None:
-        fd = os.open(new_file("in-run"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        fd = os.open(empty_file(), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         try:
             os.write(fd, lines[0])
             run(machine, _LineModel(lines[1:-1], fd), max_steps=n)
@@ -153,25 +206,38 @@ def writer_cost(n: int, folder: str, runs: int = 41) -> tuple[float, float, floa
 
     fns = [
         lambda: run(machine, ScriptedModel(script), max_steps=n),
-        lambda: run(machine, ScriptedModel(script), max_steps=n, path=new_file("trace")),
-        plain,
+        lambda: run(machine, ScriptedModel(script), max_steps=n, path=empty_file()),
+        lambda: plain_into(empty_file()),
         lambda: run(machine, _LineModel(lines[1:-1], None), max_steps=n),
         in_run,
+        lambda: run(machine, ScriptedModel(script), max_steps=n, path=new_file("trace")),
+        lambda: plain_into(new_file("plain")),
     ]
-    ratios, per_line, context, over = [], 0.0, 0.0, 0.0
+    out: dict[str, float] = {}
     for cpu in (True, False):
-        (bare, traced, floor, quiet, writing), _ = rounds(fns, runs, cpu=cpu)
-        ratios.append(statistics.median((t - b) / p for b, t, p in zip(bare, traced, floor)))
+        for i in range(3 * runs):
+            ready.append(os.path.join(folder, f"empty-{i}.jsonl"))
+            Path(ready[-1]).touch()
+        times, _ = rounds(fns, runs, cpu=cpu)
+        bare, traced, floor, quiet, writing, traced_new, floor_new = times
+
+        def cost(over: list[float], traced: list[float] = traced) -> float:
+            return statistics.median((t - b) / p for b, t, p in zip(bare, traced, over))
+
         if cpu:
-            per_line = statistics.median(floor) / len(lines)
+            out["ratio"] = cost(floor)
+            out["created"] = cost(floor_new, traced_new)
+            out["per_line"] = statistics.median(floor) / len(lines)
             writes = [w - q for q, w in zip(quiet, writing)]
-            context = statistics.median(w / p for w, p in zip(writes, floor))
-            over = statistics.median((t - b) / w for b, t, w in zip(bare, traced, writes))
+            out["context"] = statistics.median(w / p for w, p in zip(writes, floor))
+            out["over"] = cost(writes)
+        else:
+            out["wall"] = cost(floor)
         for name in made:  # the same lines, both ways; then the files go
             assert Path(name).read_bytes() == b"".join(lines), name
             os.remove(name)
         made.clear()
-    return ratios[0], ratios[1], per_line, context, over
+    return out
 
 
 def react_sizes(folder: str, lengths: list[int]) -> list[tuple[int, int]]:
@@ -208,15 +274,16 @@ def fit(points: list[tuple[int, int]], degree: int) -> list[float]:
 def main() -> None:
     folder = tempfile.mkdtemp()
     load = os.getloadavg()[0]
-    ratio, wall, per_line, context, over = writer_cost(300, folder)
+    cost = writer_cost(300, folder)
     print(
-        f"trace writer, 300 steps: cost added ÷ plain os.write loop = {ratio:.2f}x in CPU time, "
-        f"{wall:.2f}x in wall time (plain write {per_line * 1e6:.2f} µs CPU per line; "
-        f"load average {load:.1f} on {os.cpu_count()} cores)"
+        f"trace writer, 300 steps: cost added ÷ plain os.write loop = {cost['ratio']:.2f}x in "
+        f"CPU time, {cost['wall']:.2f}x in wall time (plain write {cost['per_line'] * 1e6:.2f} µs "
+        f"CPU per line; load average {load:.1f} on {os.cpu_count()} cores)"
     )
     print(
-        f"  the same writes made inside the run, one a step ÷ the plain loop: {context:.2f}x; "
-        f"the cost a trace adds ÷ those in-run writes: {over:.2f}x (CPU time)"
+        f"  with each call creating its file (both sides): {cost['created']:.2f}x; the same "
+        f"writes made inside the run, one a step ÷ the plain loop: {cost['context']:.2f}x; "
+        f"the cost a trace adds ÷ those in-run writes: {cost['over']:.2f}x (CPU time)"
     )
     lengths = [8, 16, 32, 64, 128, 256]
     sizes = react_sizes(folder, lengths)
@@ -231,9 +298,14 @@ def main() -> None:
         f"linear fit: {a:.0f} + {b:.1f}·n bytes; quadratic term c = {qc:.4f} "
         f"({share:.1%} of the largest file)"
     )
-    goal("trace writer: cost a trace adds ÷ one os.write per line, CPU time", ratio, 2)
-    goal("trace writer: the same in wall time", wall, None)
-    goal("trace writer: cost a trace adds ÷ its lines' os.write made inside the run", over, None)
+    goal("trace writer: cost a trace adds ÷ one os.write per line, CPU time", cost["ratio"], 2)
+    goal("trace writer: the same in wall time", cost["wall"], None)
+    goal("trace writer: the same with each call creating its file", cost["created"], None)
+    goal(
+        "trace writer: cost a trace adds ÷ its lines' os.write made inside the run",
+        cost["over"],
+        None,
+    )
     (n1, s1), (n2, s2), (n3, s3) = sizes[-3:]
     growth = ((s3 - s2) / (n3 - n2)) / ((s2 - s1) / (n2 - n1))
     print(f"bytes per added step, {n2}->{n3} ÷ {n1}->{n2}: {growth:.3f} (1 linear, 2 quadratic)")

@@ -8,6 +8,8 @@ machine's greenlet, every line counted), at the budget's boundary too.
 
 from __future__ import annotations
 
+import gc
+import sys
 import weakref
 
 import pytest
@@ -496,3 +498,65 @@ def test_a_stock_model_called_inline_logs_and_fails_as_its_complete_does(budget)
     assert str(trace.error) == str(stepped.error) and trace.message == stepped.message
     with pytest.raises(ModelError, match="completions must be strings"):
         run(agent_machine(agent, line_budget=budget), FunctionModel(answers), raise_errors=True)
+
+
+class _Cycle:
+    """Garbage in a reference cycle whose finalizer runs Python lines when collected."""
+
+    def __init__(self):
+        self.me = self
+
+    def __del__(self):
+        total = 0
+        for i in range(50):
+            total += i
+
+
+@pytest.fixture
+def slow_collections(monkeypatch):
+    """A clock that moves only while the collector runs: 1 s per collection that the run
+    watches (read when the run's gc callback sees it end), no time anywhere else. The gc
+    callbacks of anyone else are set aside meanwhile (another callback is Python code run
+    by the collector, which the run rightly refuses to take off a step)."""
+    now = [0.0]
+
+    def clock_now():
+        caller = sys._getframe(1)
+        if caller.f_code is linear_module._GC_CODE and caller.f_locals.get("phase") == "stop":
+            now[0] += 1.0
+        return now[0]
+
+    monkeypatch.setattr(linear_module, "perf_counter", clock_now)
+    others = gc.callbacks[:]
+    gc.callbacks.clear()
+    gc.collect()  # the test process's own garbage (with its finalizers) goes first
+    yield
+    gc.callbacks[:] = others
+
+
+def collecting(model, garbage):
+    model("a?")
+    if garbage:
+        _Cycle()
+    gc.collect()  # a collection inside step 1 (and of a finalizer's garbage, with garbage)
+    return model("b?")
+
+
+def test_a_collection_that_runs_no_python_code_is_taken_off_its_steps_time(
+    slow_collections, monkeypatch
+):
+    counted = _spy_counting(monkeypatch)
+    trace = run(agent_machine(collecting, False), ScriptedModel(["x", "y"]))
+    assert trace.end is HALT and len(trace) == 2
+    assert counted == []  # the step took 1 s, all of it in the collector: within budget
+
+
+def test_a_collection_that_runs_a_finalizer_stays_in_its_steps_time(slow_collections, monkeypatch):
+    # The finalizer's lines ran while the collector did: the collection's second stays
+    # in the step, which is then decided by counting, with the stepped run's outcome.
+    counted = _spy_counting(monkeypatch)
+    trace = run(agent_machine(collecting, True), ScriptedModel(["x", "y"]))
+    assert counted == ["x"]
+    monkeypatch.undo()
+    stepped = run(step_by_step(agent_machine(collecting, True)), ScriptedModel(["x", "y"]))
+    assert same_steps(trace, stepped) and trace.end is HALT

@@ -280,14 +280,14 @@ def test_a_replay_finds_each_recorded_effect_by_the_state_itself(monkeypatch) ->
     # so a lookup is found by identity: no TraceState comparison, which walks the two
     # histories node by node (O(depth) per effect call, O(depth^2) per replay).
     m = agent_machine(_payer)
-    s = m.initial
+    states = [m.initial]
     for _ in range(40):
-        s = m.harness(s, "pay")
+        states.append(m.harness(states[-1], "pay"))
     compared = []
     real_eq = TraceState.__eq__
     monkeypatch.setattr(TraceState, "__eq__", lambda a, b: compared.append(1) or real_eq(a, b))
-    m._drop_live()  # the next step from s replays the 40 recorded steps
-    assert m.harness(s, "done") == HALT and m.result(s, "done") == 41
+    s = states[-2]  # its run went on to the last state: a branch from it replays 39 steps
+    assert m.harness(s, "done") == HALT and m.result(s, "done") == 40
     assert [len(st) for st, *_ in m.effect_log()] == list(range(1, 41))  # none ran again
     assert compared == []
 
@@ -308,7 +308,6 @@ def test_a_finished_agent_run_is_freed_without_the_cyclic_collector() -> None:
         s = m.harness(m.initial, "pay")
         for _ in range(30):  # each branch from s replays the run, which then halts
             assert m.harness(s, "done") == HALT
-        m._drop_live()  # the suspended runs are closed
         assert runs() - before == 0
     finally:
         if was:

@@ -554,6 +554,59 @@ def test_each_step_line_is_the_json_of_its_dict(tmp_path_factory, rows):
     assert path.read_bytes().splitlines()[1:] == expected
 
 
+def _dumped(record):
+    try:
+        return json.dumps(record, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(record).encode("ascii")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.text(alphabet='m"\\\n\u00e9\ud800', max_size=5),
+    _WRITER_STATES,
+    st.one_of(st.none(), st.integers(0, 10**6), st.just(True)),
+    st.one_of(_WRITER_STATES, st.sampled_from(["max_steps", "undecided", "incomplete"])),
+    st.one_of(st.none(), st.text(alphabet='x"\\\n\ud800', max_size=5), st.just(3)),
+    st.one_of(
+        st.none(),
+        st.tuples(st.text(alphabet='p"\ud800', max_size=3), st.text(alphabet="c\n", max_size=3)),
+        st.just(("only one",)),
+    ),
+    st.integers(0, 3),
+)
+def test_header_and_end_lines_are_the_json_of_their_dicts(
+    tmp_path_factory, machine, start, max_steps, end, message, pending, count
+):
+    # The header and end lines are assembled by hand too (a run pays for them cold); each
+    # must be exactly json.dumps of its dict, whatever the values (a message that is not a
+    # string or a pending that is not a pair takes the generic encoder, as before).
+    from agentic_machines.runtime.run import _TraceWriter
+
+    path = tmp_path_factory.mktemp("h") / "t.jsonl"
+    trace = Trace(machine=machine, start=start, max_steps=max_steps)
+    trace.steps = [Step(i, 0, "p", "c", 0) for i in range(count)]
+    trace.end, trace.message, trace.pending = end, message, pending
+    with _TraceWriter(path, machine, start, max_steps) as writer:
+        writer.end(trace)
+    header = {
+        "format": "agentic-machines-trace",
+        "version": 2,
+        "kind": "header",
+        "machine": machine,
+        "start": encode_state(start),
+        "max_steps": max_steps,
+    }
+    ending = {
+        "kind": "end",
+        "end": encode_state(end),
+        "steps": count,
+        "message": message,
+        "pending": list(pending) if pending else None,
+    }
+    assert path.read_bytes().splitlines() == [_dumped(header), _dumped(ending)]
+
+
 def test_a_growing_prompt_is_written_once(tmp_path):
     base = "x" * 10_000
     prompts = [base + "".join(f" step {i}" for i in range(k)) for k in range(50)]

@@ -119,15 +119,39 @@ _escape = json.encoder.encode_basestring  # a str as a JSON string (C): what jso
 _escape_ascii = json.encoder.encode_basestring_ascii
 
 
-def _value(value: Any, esc: Any) -> str:
-    """The JSON text of :func:`encode_state` of ``value`` (ints and strings directly)."""
+def _value(value: Any, esc: Callable[[str], str]) -> str:
+    r"""The JSON text of :func:`encode_state` of ``value``, as ``json.dumps`` writes it
+    (``esc`` is :data:`_escape` or :data:`_escape_ascii`).
+
+    Ints, strings, ``None`` and the sentinels directly: a run's first and last lines hold
+    them, and the generic encoder (its Python half, and the C encoder it builds on every
+    call) costs tens of µs when it is cold, as it is at a run's start and end.
+
+    >>> _value(HALT, _escape), _value(DIVERGE, _escape_ascii), _value(("a", None), _escape)
+    ('{"sentinel": "1"}', '{"sentinel": "\\u2191"}', '{"tuple": ["a", null]}')
+    """
     kind = type(value)
     if kind is int:
         return str(value)
     if kind is str:
         return esc(value)
+    if value is None:
+        return "null"
+    if value is HALT:
+        return '{"sentinel": "1"}'
+    if value is DIVERGE:
+        return f'{{"sentinel": {esc("↑")}}}'
     encoded = encode_state(value)
     return (_ENCODE if esc is _escape else _ENCODE_ASCII)(encoded)
+
+
+def _utf8_line(text_of: Callable[[Callable[[str], str]], str]) -> bytes:
+    """``text_of(esc)`` encoded as UTF-8, or, when a lone surrogate has no UTF-8 form,
+    ``text_of`` again with every string in ASCII escapes (which read back the same)."""
+    try:
+        return text_of(_escape).encode()
+    except UnicodeEncodeError:
+        return text_of(_escape_ascii).encode("ascii")
 
 
 def _step_writer(out: JsonLinesWriter, start: Any) -> Callable[[Step], None]:
@@ -163,37 +187,50 @@ def _step_writer(out: JsonLinesWriter, start: Any) -> Callable[[Step], None]:
         # A TraceState holds every completion so far; writing it in full on every line
         # would make the file quadratic in the run's length. When it is the previous
         # outcome (or the start), and when the outcome is the state plus this
-        # completion, the line says so instead; Trace.load rebuilds both.
-        key = "state"
+        # completion, the line says so instead (None below); Trace.load rebuilds both.
         if state is previous_outcome and previous_text is not None:
-            shown_state = previous_text
+            shown_state: str | None = previous_text
         elif type(state) is TraceState and state == previous_outcome:
-            key, shown_state = "same_state", "true"
+            shown_state = None
         else:
             shown_state = _value(state, esc)
         # Only an int's or a str's text is kept for the next line: a state of another
         # type could be mutable, and a machine that changed it in place would find the
         # old text written.
-        okey, kind = "outcome", type(outcome)
+        kind = type(outcome)
         if kind is int:
-            shown = reuse = str(outcome)
+            shown: str | None = f"{outcome}"  # the same text as str(), without the call
+            reuse = shown
         elif kind is str:
             shown = reuse = esc(outcome)
-        elif kind is TraceState and type(state) is TraceState and outcome == state.then(completion):
-            okey, shown, reuse = "outcome_then", "true", None
         else:
-            shown, reuse = _value(outcome, esc), None
-        end = ', "clock": true}\n' if clock else "}\n"
-        if kept:
-            text = (
-                f'{{"kind": "step", "index": {index}, "{key}": {shown_state}, "prompt_keep": {kept}, '
-                f'"prompt_add": {esc(added)}, "completion": {esc(completion)}, '
-                f'"{okey}": {shown}{end}'
+            reuse = None
+            if (
+                kind is TraceState
+                and type(state) is TraceState
+                and outcome == state.then(completion)
+            ):
+                shown = None
+            else:
+                shown = _value(outcome, esc)
+        if kept and shown_state is not None and shown is not None and not clock:
+            text = (  # the common line: one f-string, its fixed parts merged by the compiler
+                f'{{"kind": "step", "index": {index}, "state": {shown_state}, '
+                f'"prompt_keep": {kept}, "prompt_add": {esc(added)}, '
+                f'"completion": {esc(completion)}, "outcome": {shown}}}\n'
             )
         else:
+            said = '"same_state": true' if shown_state is None else f'"state": {shown_state}'
+            gave = '"outcome_then": true' if shown is None else f'"outcome": {shown}'
+            grew = (
+                f'"prompt_keep": {kept}, "prompt_add": {esc(added)}'
+                if kept
+                else f'"prompt": {esc(prompt)}'
+            )
+            end = ', "clock": true}\n' if clock else "}\n"
             text = (
-                f'{{"kind": "step", "index": {index}, "{key}": {shown_state}, "prompt": {esc(prompt)}, '
-                f'"completion": {esc(completion)}, "{okey}": {shown}{end}'
+                f'{{"kind": "step", "index": {index}, {said}, {grew}, '
+                f'"completion": {esc(completion)}, {gave}{end}'
             )
         try:
             data = text.encode()
@@ -220,29 +257,52 @@ class _TraceWriter:
         self, path: str | os.PathLike, machine: str, start: Any, max_steps: int | None
     ) -> None:
         self._out = JsonLinesWriter(path, "w")
-        self._out.write(
-            {
-                "format": FORMAT,
-                "version": VERSION,
-                "kind": "header",
-                "machine": machine,
-                "start": encode_state(start),
-                "max_steps": max_steps,
-            }
+        # The header and end lines are f-strings too, the text json.dumps gives for their
+        # dicts (a property test checks it): a run pays for them once, but cold (the
+        # generic encoder's first call in a while cost as much as a hundred step lines).
+        self._out.write_bytes(
+            _utf8_line(
+                lambda esc: (
+                    f'{{"format": "{FORMAT}", "version": {VERSION}, "kind": "header", '
+                    f'"machine": {_value(machine, esc)}, "start": {_value(start, esc)}, '
+                    f'"max_steps": {_value(max_steps, esc)}}}\n'
+                )
+            )
         )
         self.step: Callable[[Step], None] = _step_writer(self._out, start)
         """Write one step line: encoded once, written with one ``os.write``."""
 
     def end(self, trace: Any) -> None:  # a run.Trace (run imports this module, not back)
-        self._out.write(
-            {
-                "kind": "end",
-                "end": encode_state(trace.end),
-                "steps": len(trace.steps),
-                "message": trace.message,
-                "pending": list(trace.pending) if trace.pending else None,
-            }
+        pending = trace.pending
+        if pending:
+            pending = list(pending)
+            if not (len(pending) == 2 and type(pending[0]) is str and type(pending[1]) is str):
+                self._out.write(self._end_record(trace, pending))  # not a run's: the long way
+                return
+        message = trace.message
+        if message is not None and type(message) is not str:
+            self._out.write(self._end_record(trace, pending))
+            return
+        self._out.write_bytes(
+            _utf8_line(
+                lambda esc: (
+                    f'{{"kind": "end", "end": {_value(trace.end, esc)}, '
+                    f'"steps": {len(trace.steps)}, '
+                    f'"message": {"null" if message is None else esc(message)}, '
+                    f'"pending": {f"[{esc(pending[0])}, {esc(pending[1])}]" if pending else "null"}}}\n'
+                )
+            )
         )
+
+    @staticmethod
+    def _end_record(trace: Any, pending: list | None) -> dict[str, Any]:
+        return {
+            "kind": "end",
+            "end": encode_state(trace.end),
+            "steps": len(trace.steps),
+            "message": trace.message,
+            "pending": pending or None,
+        }
 
     def close(self) -> None:
         self._out.close()
