@@ -66,7 +66,7 @@ from ._invariants import (
     recorded_machine,
     scripted,
 )
-from .environments import Household, default_household
+from .environments import Household, fresh_household
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -209,7 +209,7 @@ def adaplanner_program(
     >>> next(g).startswith(PLAN_HEADER)
     True
     """
-    env = (env or default_household()).fresh()  # fresh per start: replays restart here
+    env = fresh_household(env)  # fresh per start: replays restart here
     executor = make_executor(isolation, timeout_s=timeout_s, limits=limits)
     questions = 0
 

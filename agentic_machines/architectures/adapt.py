@@ -61,7 +61,7 @@ from ._invariants import (
     scripted,
     strictly_extends,
 )
-from .environments import Household, default_household
+from .environments import Household, fresh_household
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -204,7 +204,7 @@ def adapt_program(
     >>> next(g).startswith(EXECUTOR_HEADER)
     True
     """
-    env = (env or default_household()).fresh()  # fresh per start: replays restart here
+    env = fresh_household(env)  # fresh per start: replays restart here
     deepest = [0]
 
     class Done(Exception):

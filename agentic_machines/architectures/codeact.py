@@ -70,7 +70,7 @@ from ._invariants import (
     scripted,
     strictly_extends,
 )
-from .environments import Household, default_household
+from .environments import Household, fresh_household
 from .rlm import render_messages, truncate
 
 if TYPE_CHECKING:
@@ -191,7 +191,7 @@ def codeact_program(
     >>> next(g).startswith("<|system|>\\n" + SYSTEM)
     True
     """
-    env = (env or default_household()).fresh()  # fresh per start: replays restart here
+    env = fresh_household(env)  # fresh per start: replays restart here
     executor = make_executor(isolation, timeout_s=timeout_s, limits=limits)
     try:
         executor.namespace(_NS, Scaffold(effects=("act",)), {"act": env.step})

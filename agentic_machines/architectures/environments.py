@@ -34,6 +34,7 @@ __all__ = [
     "Household",
     "GoalItem",
     "default_household",
+    "fresh_household",
     "Product",
     "ShopGoal",
     "Shop",
@@ -353,6 +354,21 @@ def default_household() -> Household:
         "living room": {"sidetable 1": [], "sofa 1": ["pillow 1"]},
     }
     return Household(layout, (GoalItem("apple", "sidetable 1", count=2),))
+
+
+def fresh_household(env: Household | None) -> Household:
+    """The household a run starts from: a fresh copy of ``env``, or a new
+    :func:`default_household` when ``env`` is ``None``.
+
+    A new household is unshared already, so it is not copied: a harness replayed from
+    its start copies at every replayed step, and a copy's lines are counted (traced)
+    against the step's line budget, which made it most of such a step's time.
+
+    >>> a = default_household(); b = fresh_household(a); _ = a.step("look")
+    >>> b.action_log, fresh_household(None).action_log
+    ([], [])
+    """
+    return default_household() if env is None else env.fresh()
 
 
 # ---------------------------------------------------------------------------------

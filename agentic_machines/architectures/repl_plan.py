@@ -672,8 +672,10 @@ def _prepare(
     executor: Executor,
     start_fix: bool = True,
 ) -> tuple[_Runtime, _REPL]:
-    env = CountEnv(4) if env is None else env
-    env = env.fresh() if hasattr(env, "fresh") else copy.deepcopy(env)
+    if env is None:
+        env = CountEnv(4)  # new, so unshared: not copied (a copy's lines are traced)
+    else:
+        env = env.fresh() if hasattr(env, "fresh") else copy.deepcopy(env)
     for name, value in (
         ("max_blocks", max_blocks),
         ("max_depth", max_depth),

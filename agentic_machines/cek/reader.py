@@ -19,14 +19,18 @@ agentic_machines.errors.ParseError: unclosed '(' opened here: add ')' to close i
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..errors import ParseError
 from .syntax import FALSE, NIL, TRUE, Pair, Symbol, from_items
 from .values import INT_LIMIT
 
-__all__ = ["parse"]
+__all__ = ["parse", "cached_by_text"]
+
+T = TypeVar("T")
 
 _TOKEN = re.compile(r"""\s+|;[^\n]*|[()']|"(?:[^"\\]|\\[\s\S])*"?|[^\s()'";]+""")
 _INT = re.compile(r"[+-]?[0-9]+\Z")
@@ -41,17 +45,58 @@ def _where(text: str, pos: int) -> dict[str, int]:
     return {"line": line, "column": column}
 
 
+_CACHED, _CACHED_CHARS = 128, 8192
+
+
+def cached_by_text(fn: Callable[[str], T]) -> Callable[[str], T]:
+    """``fn`` with its results for recent texts kept: for a pure function of a text
+    whose results are immutable, so the same object may serve every caller.
+
+    Only an exact ``str`` of at most 8,192 characters is looked up (a subclass could
+    hash or compare in its own way, and a long text is not worth keeping), and at most
+    the 128 last texts are kept. An exception is not kept: it is raised again.
+
+    >>> calls = []
+    >>> @cached_by_text
+    ... def shout(text):
+    ...     calls.append(text)
+    ...     return text.upper()
+    >>> shout("a"), shout("a"), calls
+    ('A', 'A', ['a'])
+    """
+    cached = functools.lru_cache(maxsize=_CACHED)(fn)
+
+    @functools.wraps(fn)
+    def lookup(text: str) -> T:
+        if type(text) is str and len(text) <= _CACHED_CHARS:
+            return cached(text)
+        return fn(text)
+
+    return lookup
+
+
+@cached_by_text  # a datum is immutable (nodes, symbols, ints, strings): one serves all
 def parse(text: str) -> Any:
     """Read exactly one datum from ``text``; raise :class:`ParseError` (with line and
     column, and what was expected) otherwise.
 
+    A text read recently is not read again (:func:`cached_by_text`): Spell's harness
+    reads its prefix with each completion, and an analysis tries the same prefixes and
+    completions many times.
+
     >>> parse("  42 ")
     42
+    >>> parse("(a b)") is parse("(a b)")
+    True
     >>> parse("a b")
     Traceback (most recent call last):
       ...
     agentic_machines.errors.ParseError: expected the end of the program after the first expression, found `b`; wrap several expressions in (begin ...) (line 1, column 3)
     """
+    return _read(text)
+
+
+def _read(text: str) -> Any:
     if not isinstance(text, str):
         raise ParseError(f"program text must be a string, got {type(text).__name__}")
     stack: list[tuple[list, int, int]] = []  # (enclosing items, position of '(', pending quotes)

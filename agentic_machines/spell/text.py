@@ -23,6 +23,7 @@ from typing import Any
 
 from .._text import clip
 from ..cek.printer import unparse
+from ..cek.reader import cached_by_text
 from ..cek.syntax import Node, Pair, Symbol, from_items, iter_list
 from ..errors import EvaluationError
 
@@ -206,6 +207,7 @@ def _tokens(text: str) -> list[re.Match]:
     return [m for m in _TOKEN.finditer(text) if not m.group()[0].isspace()]
 
 
+@cached_by_text  # pure, and the harness balances the same prefix + completion many times
 def balance(text: str) -> str:
     """Close every parenthesis left open and drop any ``)`` that closes nothing.
 
