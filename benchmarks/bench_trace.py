@@ -14,8 +14,9 @@
    closing a file opened with ``O_TRUNC`` after writing to it makes ext4 start writing
    it back (``auto_da_alloc``: strace shows the close taking 0.1-0.8 ms of wall time
    after the writes, 15 µs with nothing written); those fixed costs still pull the ratio
-   towards 1 a little (a measure of the cost per added step, two run lengths apart,
-   would remove them). Goal ≤ 2x: encoding a line (the prompt delta found,
+   towards 1; the ``per step added`` row removes them (the cost a trace adds to a run of
+   300 steps minus that of the same run stopped at 150, ÷ the plain loops' difference,
+   per round). Goal ≤ 2x: encoding a line (the prompt delta found,
    the step's JSON built and encoded) costs at most as much again as the write itself.
    They run alternately in one process, 41 rounds; the ratio is the median of the
    per-round ratios. The goal row is in CPU time (user + system, so the kernel's share of
@@ -26,16 +27,19 @@
    and, like ReAct's program, it builds each prompt as a new string (the previous one plus
    the step's text), so both runs pay for the prompt and the writer finds it where a real
    run leaves it.
-   Information rows, to show where the floor is: the same with each call creating its
-   file; the same lines written *inside* the run (a model that makes the step's
-   ``os.write`` of its already-encoded line, against the same model without it), divided
-   by the plain loop; and the cost a trace adds divided by those in-run writes.
+   Information rows, to show where the floor is: the same per step added; the same with
+   each call creating its file; the same lines written *inside* the run (a model that
+   makes the step's ``os.write`` of its already-encoded line, against the same model
+   without it), divided by the plain loop; and the cost a trace adds divided by those
+   in-run writes.
 
    **Where the floor is** (issue 25 item 5; CPU time, 2026-12-01). Goal row on main
    before this round: 2.32x on a quiet machine, files created by each call; with the files
    made before the round, at load average 2.6-3.7 on 2 cores: 2.55x and 2.60x before
    this round's change, 2.40x and 2.42x after it (A/B in one process, 101 rounds), and
-   this benchmark read 2.48x (2.05x with each call creating its file). The writer was
+   this benchmark read 2.48x, 2.24x, 2.07x, 2.07x, 2.26x at load 1.4-3.5 (with each
+   call creating its file: 2.05x, 2.12x, 1.77x, 1.90x, 1.83x; per step added, in the
+   last run and one more: 2.76x, 3.02x). The writer was
    taken apart in the run (each row a ``_TraceWriter`` stripped down, ratio as the goal
    row, A/B in one process, two runs of 101 rounds at load 2.6-3.7):
 
@@ -156,7 +160,7 @@ def writer_cost(n: int, folder: str, runs: int = 41) -> dict[str, float]:
 
     ``ratio`` (the goal) and ``wall``: the cost a trace adds ÷ the plain loop, both writing
     into an empty file made before the timing; ``created``: the same when each call creates
-    its file; ``per_line``: CPU seconds of the plain loop per line; ``context``: the in-run
+    its file; ``marginal``: the same per step added from ``n // 2`` steps to ``n``; ``per_line``: CPU seconds of the plain loop per line; ``context``: the in-run
     writes ÷ the plain loop; ``over``: the cost a trace adds ÷ the in-run writes.
 
     Every timed call writes a file of its own (removed after the round): truncating a file
@@ -174,19 +178,22 @@ def writer_cost(n: int, folder: str, runs: int = 41) -> dict[str, float]:
     first = os.path.join(folder, "trace.jsonl")
     run(machine, ScriptedModel(script), max_steps=n, path=first)
     lines = Path(first).read_bytes().splitlines(keepends=True)
-    made: list[str] = []
+    half = n // 2  # the same run stopped half-way, for the cost per added step
+    run(machine, ScriptedModel(script), max_steps=half, path=first)
+    half_lines = Path(first).read_bytes().splitlines(keepends=True)
+    made: list[tuple[str, list[bytes]]] = []  # each file written, with the lines it must hold
     ready: list[str] = []  # empty files made outside the timing, taken one per call
     numbers = itertools.count()
 
     def new_file(kind: str) -> str:
-        made.append(os.path.join(folder, f"{kind}-{next(numbers)}.jsonl"))
-        return made[-1]
+        made.append((os.path.join(folder, f"{kind}-{next(numbers)}.jsonl"), lines))
+        return made[-1][0]
 
-    def empty_file() -> str:
-        made.append(ready.pop())
-        return made[-1]
+    def empty_file(holding: list[bytes] = lines) -> str:
+        made.append((ready.pop(), holding))
+        return made[-1][0]
 
-    def plain_into(name: str) -> None:
+    def plain_into(name: str, lines: list[bytes] = lines) -> None:
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         try:
             write = os.write
@@ -212,14 +219,17 @@ def writer_cost(n: int, folder: str, runs: int = 41) -> dict[str, float]:
         in_run,
         lambda: run(machine, ScriptedModel(script), max_steps=n, path=new_file("trace")),
         lambda: plain_into(new_file("plain")),
+        lambda: run(machine, ScriptedModel(script), max_steps=half),
+        lambda: run(machine, ScriptedModel(script), max_steps=half, path=empty_file(half_lines)),
+        lambda: plain_into(empty_file(half_lines), half_lines),
     ]
     out: dict[str, float] = {}
     for cpu in (True, False):
-        for i in range(3 * runs):
+        for i in range(5 * runs):
             ready.append(os.path.join(folder, f"empty-{i}.jsonl"))
             Path(ready[-1]).touch()
         times, _ = rounds(fns, runs, cpu=cpu)
-        bare, traced, floor, quiet, writing, traced_new, floor_new = times
+        bare, traced, floor, quiet, writing, traced_new, floor_new, *halves = times
 
         def cost(over: list[float], traced: list[float] = traced) -> float:
             return statistics.median((t - b) / p for b, t, p in zip(bare, traced, over))
@@ -231,10 +241,16 @@ def writer_cost(n: int, folder: str, runs: int = 41) -> dict[str, float]:
             writes = [w - q for q, w in zip(quiet, writing)]
             out["context"] = statistics.median(w / p for w, p in zip(writes, floor))
             out["over"] = cost(writes)
+            # Per added step: the fixed costs of a file (open, close, header and end lines,
+            # the writeback a close starts) cancel between the two lengths, on both sides.
+            out["marginal"] = statistics.median(
+                ((t - b) - (th - bh)) / (p - ph)
+                for b, t, p, bh, th, ph in zip(bare, traced, floor, *halves)
+            )
         else:
             out["wall"] = cost(floor)
-        for name in made:  # the same lines, both ways; then the files go
-            assert Path(name).read_bytes() == b"".join(lines), name
+        for name, holding in made:  # the same lines, both ways; then the files go
+            assert Path(name).read_bytes() == b"".join(holding), name
             os.remove(name)
         made.clear()
     return out
@@ -281,6 +297,10 @@ def main() -> None:
         f"CPU per line; load average {load:.1f} on {os.cpu_count()} cores)"
     )
     print(
+        f"  per step added from 150 to 300 steps (a file's fixed costs cancel): "
+        f"{cost['marginal']:.2f}x (CPU time)"
+    )
+    print(
         f"  with each call creating its file (both sides): {cost['created']:.2f}x; the same "
         f"writes made inside the run, one a step ÷ the plain loop: {cost['context']:.2f}x; "
         f"the cost a trace adds ÷ those in-run writes: {cost['over']:.2f}x (CPU time)"
@@ -300,6 +320,7 @@ def main() -> None:
     )
     goal("trace writer: cost a trace adds ÷ one os.write per line, CPU time", cost["ratio"], 2)
     goal("trace writer: the same in wall time", cost["wall"], None)
+    goal("trace writer: the same per step added, 150 -> 300 steps", cost["marginal"], None)
     goal("trace writer: the same with each call creating its file", cost["created"], None)
     goal(
         "trace writer: cost a trace adds ÷ its lines' os.write made inside the run",

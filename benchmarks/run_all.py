@@ -176,24 +176,31 @@ before and after, as measured by the benchmarks above:
   250 x 250). What is left is Python's call and object costs: the `LazyVerdict` itself
   (≈ 1.2 µs), the keyword arguments, the state check.
 - **Trace writer: the cost a trace file adds ÷ writing its own lines with one `os.write`
-  each: 4.6x → 2.2–2.7x (CPU time, five runs at load 10–13 on 2 cores), goal 2x, not
-  met here.**
+  each: 4.6x → 2.1–2.5x (CPU time, load 1.4–3.7 on 2 cores), goal 2x, not met.**
   One step line is one f-string (the same text `json.dumps` gives for the step's dict,
-  which a property test checks) encoded once and written with one `os.write`. Measured
-  per step on this machine (CPU time): the `os.write` of a 200-byte line 1.3–1.5 µs;
-  the writer's own work about 1.5 µs: finding the prompt delta (`startswith` of the
-  previous prompt, O(prompt): 0.2 µs for a hot 10 KB prompt, 1.7 µs for a cold one),
-  JSON-escaping the new text and the completion (0.4 µs for 60 characters; C), the
-  line's f-string (0.4–0.6 µs; `%` and `str.join` cost the same), `encode` (0.05 µs)
-  and the call. So the floor of this format in CPython is about 2x a write, before the
-  per-run costs (opening through `open_output`, the header and end lines), which a
-  300-step run does not fully amortise. What would move it: the prompt delta told by the machine
-  instead of found (a transcript machine knows what it appended), or the line's
-  escaping and formatting in C. The benchmark compares honestly: the same bytes (it
-  asserts it), one `os.write` per line, a new file per call for both sides (truncating a
-  file written a moment ago makes ext4 flush it first: 6–7 ms of wall time), alternating
-  order, median of 41 per-round ratios, CPU time (wall time on a machine with load 10
-  on 2 cores mostly measures the scheduler: 0.8–2.3x in the same runs).
+  which a property test checks, header and end lines included) encoded once and written
+  with one `os.write`. Where the cost goes, the writer stripped stage by stage and timed
+  in the run (÷ the plain loop): a no-op `write(step)` and the `path=` branch 0.11x;
+  opening and closing the file 0.21x; the writer objects 0.31–0.39x; the header and end
+  lines 0.57–0.61x (mostly the writeback a close starts); one `os.write` of a ready line
+  per step 1.42–1.47x (the same write made between the model's and the harness's work
+  costs 1.4–1.5x the write in a tight loop: the kernel's write path is cold again each
+  time); the prompt delta (`startswith` of a 10 KB prompt, the slice) 1.90x; escaping,
+  the f-string and `encode` 2.40–2.51x. In user-space instructions per step
+  (cachegrind): the bare run 20.2k, the writer before this round 14.8k, now 14.2k, a
+  writer with no generality at all about 13.7k: pure Python is within about 4% of its
+  own floor. The goal row opens a file made empty before the round on both sides (a
+  file's creation cost 0.17–0.73 ms of CPU here, as much as 80–330 of the lines' writes,
+  and varied with the disk); an information row gives the cost per added step, which
+  cancels every fixed cost. What would move it, measured with a prototype outside the
+  project that writes the same bytes: the delta test, escaping, formatting and write in
+  one C call a step read 1.58x and 1.72x where the Python writer read 2.29x and 2.56x in
+  the same runs (5.1k instructions a step against 14.2k). It is not in the package: a
+  compiled extension changes installation on a fresh machine (a compiler, a wheel per
+  platform) for a goal the pure-Python writer misses by a tenth to a quarter of a
+  write; the machine telling the writer what its prompt appended (a transcript machine
+  knows it) would save about 0.1x at 10 KB, more for longer prompts, at the cost of an
+  interface every machine would have to keep true.
 - **CEK fib 20 ÷ plain Python: met, 92–94x (goal 120x; 140x before this round).** Measured
   at load 11 on the 2 cores: the benchmark row (wall time, alternating, batches of plain
   Python) 92x and 94x in two runs; CPU time of fib 17 in 45 alternating rounds, the loop before this round
@@ -270,6 +277,29 @@ before and after, as measured by the benchmarks above:
   at most N); or lines counted near C speed (`sys.monitoring` on 3.12+), so that every
   step is counted as it runs and no shadow is needed. The greenlet path that branching
   takes (`h()` in a plain loop) is unchanged in design: 13–18x here.
+- **`check_properties` with `effects_at_most_once` on an agent function ÷ `explore` of
+  it: 3,000 states in 56 s against 2.6 s for 1,500 → 1.0–1.4x on 3,280 states, growing
+  0.85–1.01x per 3x states (goals 2x and 1.25x; load 2.7–3.6).** The first round removed
+  the quadratic part (effects were looked up along whole histories). What was left, read
+  with deterministic counts rather than timings: both searches make the same replays
+  (4,244 against 4,257 at 3,280 states, each from depth 0, 5.6 steps on average: the
+  O(depth) per state the issue keeps) and the check makes a constant 65–67 more Python
+  calls per state at 364, 1,093, 3,280 and 9,841 states. The growth was the cyclic
+  garbage collector: `explore` paused it, the check did not, and its full collections
+  (each walks every live object, once the heap grew by a quarter) took 2–5% of the check
+  at 1,093 states and 8–12% from 3,280 on; each finished agent run also sat in a
+  reference cycle (run, greenlet, context), so 1,132 runs waited for the collector after
+  a 1,093-state check. Now every search pauses the collector the same way
+  (`runtime.search.collector_paused`), a finished run's context is cleared so reference
+  counting frees it (no cyclic garbage left after a check), and a replay passes the
+  searched state's own prefixes (`TraceState.history`), so a recorded effect is found by
+  identity (no history comparison). The benchmark times check and explore at depths 5, 6
+  and 7 alternately in each round (CPU time) and fits the growth of their ratio: a
+  two-point quotient read 0.86–1.38x on the same code. What is left is a constant per
+  state; sharing replays across siblings would need a copy of a suspended greenlet (none
+  exists) or a `fork` per branch point (far dearer than a replay of a few steps); a
+  larger live-run cache (4,096 instead of 256) made `explore` 15% faster at depth 7 but
+  holds thousands of suspended agents in memory, and is not taken.
 - **REPL-Plan, traced lines per replayed cached call: about 80 → 1** (the block's own
   line). Before, every cached call ran the call log's bookkeeping under the block's
   line budget: `call`, `_same` (with `all()` over generators, whose frames were traced

@@ -95,6 +95,31 @@ def test_namespace_is_restored_before_a_rerun():
     assert r.stdout == "[1, 2]\n" and ns["items"] == [1, 2]
 
 
+def test_a_dict_of_atoms_is_restored_and_stays_shared_across_a_rerun():
+    # The snapshot copies such a dict without copy.deepcopy: the copy must still be one
+    # object for every name bound to it, as deepcopy's memo makes it.
+    shared = {"a": 1, "f": len}
+    ns = _ns(d=shared, e=shared)
+    r = _run("d['a'] = 2\nv = ask('q')\nprint(d['a'], d is e, v)", ns, ["x"])
+    assert r.stdout == "2 True Ax\n" and r.attempts == 2
+    assert ns["d"] is ns["e"] and ns["d"] == {"a": 2, "f": len}
+
+
+def test_a_dict_holding_a_class_whose_metaclass_hash_raises_is_snapshotted_safely():
+    # Telling a dict of atoms apart must not hash the classes of its values: a
+    # metaclass's __hash__ is model code, and it raises SystemExit here.
+    ns = _ns()
+    _run(
+        _SYSTEM_EXIT
+        + "class M(type):\n    def __hash__(cls):\n        raise SE\n"
+        + "    def __eq__(cls, other):\n        raise SE\n"
+        + "class A(metaclass=M):\n    pass\nd = {'k': A}\nl = {'k': A()}",
+        ns,
+    )
+    r = _run("v = ask(1)\nprint(type(l['k']).__name__, v)", ns, ["yes"])
+    assert r.status == "ok" and r.stdout == "A Ayes\n" and r.attempts == 2
+
+
 def test_handler_bindings_survive_the_restore():
     ns = _ns()
 

@@ -522,7 +522,20 @@ def safe_builtins() -> dict[str, Any]:
     >>> b = safe_builtins()
     >>> "len" in b, "open" in b, "eval" in b, "exec" in b
     (True, False, False, False)
+    >>> safe_builtins() is not b and safe_builtins() == b
+    True
     """
+    # A new dict each time (a namespace's own), copied from one made once: a namespace
+    # is made for every replayed start of a harness, under the step's traced budget.
+    if not _SAFE_BUILTINS:
+        _SAFE_BUILTINS.update(_make_safe_builtins())
+    return dict(_SAFE_BUILTINS)
+
+
+_SAFE_BUILTINS: dict[str, Any] = {}
+
+
+def _make_safe_builtins() -> dict[str, Any]:
     names = (
         "abs all any ascii bin bool bytearray bytes callable chr classmethod complex dict "
         "divmod enumerate filter float format frozenset getattr hasattr hash hex id int "
@@ -951,15 +964,70 @@ def _snapshot(namespace: dict) -> dict:
     # ordinary block code, and harness objects must stay shared). Only names (exact str
     # keys) are kept: a key model code smuggled in through `f.__globals__` could run its
     # own __hash__/__eq__ in the harness.
+    # Values copy.deepcopy returns as they are (atoms, functions, classes) and dicts
+    # holding only such keys and values (the builtins) are taken without a trip through
+    # copy.deepcopy and `contained`: no model code can run there, and the step's line
+    # budget traced every line of that trip (the builtins' copy was most of a snapshot).
     memo: dict = {}
     model_module = dict.get(namespace, "__name__", "__repl__")
     out = {}
     for key, value in list(dict.items(namespace)):
-        if type(key) is str:
+        if type(key) is not str:
+            continue
+        kind = id(type(value))
+        if kind in _ATOMIC_IDS:
+            out[key] = value
+        elif kind == _DICT_ID and _atomic_dict(value):
+            out[key] = _copy_atomic_dict(value, memo)
+        else:
             out[key] = contained(
                 lambda v=value: _copy_value(v, memo, model_module), lambda exc, v=value: v
             )
     return out
+
+
+# The exact types copy.deepcopy returns as they are (its atomic ones), by id: comparing
+# ids never runs code, where hashing or comparing a model-defined class could (its
+# metaclass's __hash__ or __eq__).
+_ATOMIC_IDS = frozenset(
+    map(
+        id,
+        (
+            type(None),
+            int,
+            float,
+            bool,
+            complex,
+            bytes,
+            str,
+            CodeType,
+            type,
+            range,
+            types.BuiltinFunctionType,
+            types.FunctionType,
+            types.EllipsisType,
+            types.NotImplementedType,
+        ),
+    )
+)
+_DICT_ID = id(dict)
+
+
+def _atomic_dict(d: dict) -> bool:
+    # One C-level pass each (type, id, set): no line of it is traced, no model code runs.
+    return _ATOMIC_IDS.issuperset(map(id, map(type, dict.keys(d)))) and _ATOMIC_IDS.issuperset(
+        map(id, map(type, dict.values(d)))
+    )
+
+
+def _copy_atomic_dict(d: dict, memo: dict) -> dict:
+    # What copy.deepcopy(d, memo) gives for a dict of atoms: a new dict with the same
+    # items, the same one for every reference to d in this snapshot (the memo).
+    copied = memo.get(id(d))
+    if copied is None:
+        copied = memo[id(d)] = dict.copy(d)
+        memo.setdefault(id(memo), []).append(d)  # kept alive, as deepcopy does
+    return copied
 
 
 def _copy_value(value: Any, memo: dict, model_module: Any) -> Any:
