@@ -156,6 +156,9 @@ def test_the_shadow_catches_up_through_decided_steps_in_one_go(monkeypatch):
         return now[0]
 
     monkeypatch.setattr(linear_module, "perf_counter", clock_now)
+    # The thread's CPU time moves with it: a slow step ran on the CPU, so it cannot prove
+    # itself within budget by its CPU time either.
+    monkeypatch.setattr(linear_module, "thread_time", clock_now)
 
     def slowish(model):
         n = int(model("n?"))
@@ -527,6 +530,7 @@ def slow_collections(monkeypatch):
         return now[0]
 
     monkeypatch.setattr(linear_module, "perf_counter", clock_now)
+    monkeypatch.setattr(linear_module, "thread_time", clock_now)  # the collector's CPU time
     others = gc.callbacks[:]
     gc.callbacks.clear()
     gc.collect()  # the test process's own garbage (with its finalizers) goes first
@@ -560,3 +564,85 @@ def test_a_collection_that_runs_a_finalizer_stays_in_its_steps_time(slow_collect
     monkeypatch.undo()
     stepped = run(step_by_step(agent_machine(collecting, True)), ScriptedModel(["x", "y"]))
     assert same_steps(trace, stepped) and trace.end is HALT
+
+
+# -- the CPU-time proof of a late step -------------------------------------------------------
+def _clocks(monkeypatch, cpu):
+    """Every step late by its wall time (each read moves the clock 1 ms: over any gate here,
+    far under the watchdog's _WATCH_AFTER), with the thread's CPU time ``cpu``: "under"
+    (it never moves), "over" (each read moves it 1 s) or "real" (time.thread_time)."""
+    wall = [0.0]
+
+    def wall_now():
+        wall[0] += 1e-3
+        return wall[0]
+
+    monkeypatch.setattr(linear_module, "perf_counter", wall_now)
+    if cpu != "real":
+        spent = [0.0]
+
+        def cpu_now():
+            spent[0] += 0.0 if cpu == "under" else 1.0
+            return spent[0]
+
+        monkeypatch.setattr(linear_module, "thread_time", cpu_now)
+    monkeypatch.setattr(linear_module, "_CPU_PROOF", True)  # what Linux does, anywhere
+
+
+def _spy_late(monkeypatch):
+    """Count the steps a linear run decides by counting (what bench_agent.py counts)."""
+    late: list[int] = []
+    counted = linear_module._Linear._counted
+
+    def spy(self):
+        late.append(len(self.completions) - 1)
+        return counted(self)
+
+    monkeypatch.setattr(linear_module._Linear, "_counted", spy)
+    return late
+
+
+SCRIPT = ["3", "5", "1", "7", "0"]
+
+
+def test_a_late_step_whose_cpu_time_is_under_the_gate_is_not_counted(monkeypatch):
+    _clocks(monkeypatch, "under")
+    late = _spy_late(monkeypatch)
+    trace = run(agent_machine(summer), ScriptedModel(SCRIPT))
+    assert late == []  # no shadow ran: every step proved within budget by its CPU time
+    monkeypatch.undo()
+    assert same_steps(trace, run(step_by_step(agent_machine(summer)), ScriptedModel(SCRIPT)))
+
+
+def test_a_late_step_whose_cpu_time_is_over_the_gate_is_counted(monkeypatch):
+    _clocks(monkeypatch, "over")
+    late = _spy_late(monkeypatch)
+    trace = run(agent_machine(summer), ScriptedModel(SCRIPT))
+    assert late == [0, 1, 2, 3, 4]  # every step, decided on the shadow
+    monkeypatch.undo()
+    assert same_steps(trace, run(step_by_step(agent_machine(summer)), ScriptedModel(SCRIPT)))
+
+
+@pytest.mark.parametrize("cpu", ["under", "over", "real", None])
+def test_the_clocks_decide_only_when_a_step_is_counted_never_the_trace(monkeypatch, cpu):
+    # None: the real clocks. Within budget, the trace is the stepped run's whatever the
+    # clocks say; a step that loops past a small budget ends the run with DIVERGE whenever
+    # the thread's CPU clock is honest (a CPU clock that says a 4,000-line step took no
+    # time is what the proof must trust, as the gate trusts the wall clock).
+    if cpu is not None:
+        _clocks(monkeypatch, cpu)
+    within = run(agent_machine(summer), ScriptedModel(SCRIPT))
+    diverging = ["1", "2000", "0"]
+    past = (
+        None
+        if cpu == "under"
+        else run(agent_machine(summer, line_budget=300), ScriptedModel(diverging))
+    )
+    monkeypatch.undo()
+    assert same_steps(within, run(step_by_step(agent_machine(summer)), ScriptedModel(SCRIPT)))
+    if past is not None:
+        stepped = run(
+            step_by_step(agent_machine(summer, line_budget=300)), ScriptedModel(diverging)
+        )
+        assert past.end is DIVERGE and same_steps(past, stepped)
+        assert [s.outcome for s in past.steps][-1] is DIVERGE

@@ -51,11 +51,27 @@ collections that run inside a step in the agent's own thread, with a profile hoo
 their duration (``_Linear._gc``); a collection during which no Python frame of anyone
 else ran (no finalizer, no weakref callback, no other callback, no greenlet unwound) ran
 none of that thread's lines, and a line budget counts only its own thread's lines, so its
-time is taken off the step's before the gate. What stays late are steps the kernel
-stretched, a preemption (4 ms on a busy machine) or the agent's own page faults (a large
-list growing), and those are counted. (The thread's CPU time would see through a
-preemption, but it is a system call, about 1.5 µs here, and on this virtual machine a
-preempted step's CPU time grows by 40-90 µs anyway, over the 50 µs gate.)
+time is taken off the step's before the gate.
+
+What stays late are steps the kernel stretched: a preemption (4-8 ms at the scheduler's
+tick on a busy machine) or the agent's own page faults (a large list growing). Those are
+tried once more on the thread's CPU time before they are counted (``_Linear._late``,
+Linux only). A line runs only while its thread is on a CPU, so the thread's CPU time
+bounds the lines a step ran exactly as its wall time does, and a preemption does not
+stretch it. Reading it is a system call (about 1.5 µs here), too dear for every step, so
+it is read at *checkpoints*: at a step's start, when more than a quarter of the gate of
+wall time passed since the last checkpoint. A late step reads it once more at its end:
+when the thread's CPU time since the last checkpoint is under the gate, the step ran
+fewer lines than its budget and is not counted. The window holds the whole step: a
+checkpoint is taken only at a step's start, before its first line, so the last one is at
+or before this step's start; the window's other CPU time (earlier steps, the run's own
+bookkeeping, the switches) only adds to it, which can make a step counted, never spare
+it. And CPU time cannot undercount the step's lines: Linux's thread CPU clock is the
+scheduler's runtime count of that thread, in nanoseconds, updated at every switch and at
+every read; it leaves out only time the thread did not run (time stolen by the
+hypervisor, interrupts), when none of its lines ran either. A line budget counts its own
+thread's lines, and the window is that thread's. So, like the wall clock, the CPU clock
+decides only when lines are counted.
 
 A step records two strings, its prompt and its completion; the states and ``Step``
 tuples of the trace are made when it is read (``Trace.steps``, the agent's result
@@ -68,6 +84,7 @@ from __future__ import annotations
 import asyncio.events as _events
 import gc
 import signal
+import sys
 import threading
 
 # _signal.getsignal (the C function behind signal.getsignal) returns the handler object in
@@ -78,7 +95,7 @@ from collections.abc import Callable
 from sys import _getframe
 from sys import getprofile as _getprofile
 from sys import setprofile as _setprofile
-from time import perf_counter
+from time import perf_counter, thread_time
 from types import FrameType
 from typing import Any
 
@@ -117,6 +134,12 @@ _new_step = tuple.__new__  # a step (a NamedTuple) without its generated __new__
 # counting them would have given the same outcome. The margin over the fastest machines
 # of 2026 (about 0.3 ns for the cheapest instruction at 5-6 GHz) is more than 5x.
 _FASTEST_LINE = 5e-11
+# Where a late step's CPU time may prove it within its budget (see _Linear._late): Linux,
+# whose thread CPU clock (CLOCK_THREAD_CPUTIME_ID) is the scheduler's own runtime count,
+# kept in nanoseconds at every switch and brought up to date at every read. Elsewhere a
+# late step is counted, as before (a thread CPU clock sampled at the tick could miss a
+# whole step's lines).
+_CPU_PROOF = sys.platform.startswith("linux")
 # A step still running untraced after this long is stopped and decided by counting: the
 # watchdog that keeps a loop that never calls the model from running forever.
 _WATCH_AFTER = 0.5
@@ -200,6 +223,9 @@ class _Linear(_Run):
         "armed",
         "fired",
         "t0",
+        "cp_wall",
+        "cp_cpu",
+        "cp_every",
         "ended",
         "shadow",
         "seen",
@@ -251,6 +277,11 @@ class _Linear(_Run):
         self.lock: threading.Lock | None = None  # only for a watchdog thread
         self.armed = self.fired = self.ended = self.stopped = False
         self.t0 = 0.0
+        # The last CPU-time checkpoint (see _late): taken at a step's start when more than
+        # cp_every seconds of wall time passed since the previous one; never, off Linux.
+        self.cp_wall = float("-inf")
+        self.cp_cpu = 0.0
+        self.cp_every = float("inf") if self.gate is None or not _CPU_PROOF else self.gate / 4
         self.shadow: _Loop | None = None
         self.seen: list[str] = []
         self.handed: TraceState | None = None
@@ -336,7 +367,10 @@ class _Linear(_Run):
         if self.effects:
             self.effects = {}
         if gate is not None:
-            self.t0 = perf_counter()
+            t0 = self.t0 = perf_counter()
+            if t0 - self.cp_wall > self.cp_every:  # a checkpoint (see _late)
+                self.cp_wall = t0
+                self.cp_cpu = thread_time()
             self.armed = True
         return completion
 
@@ -364,14 +398,20 @@ class _Linear(_Run):
     # -- collections inside a step -------------------------------------------------------
     def _late(self, now: float | None = None) -> bool:
         """The pending step took longer than the gate (read at ``now``, or read again): is
-        it still, less the time this thread spent in collections that ran no Python code?
-        Called only for a step that looks late, so the fast path pays nothing for it."""
+        it still, less the time this thread spent in collections that ran no Python code,
+        and does the thread's CPU time since the last checkpoint not prove it either (see
+        the module's docstring)? Called only for a step that looks late, so the fast path
+        pays nothing for it but the checkpoints."""
         if now is None:
             now = perf_counter()
         elapsed = now - self.t0
         if self.gc_step == len(self.completions):
             elapsed -= self.gc_spent
-        return elapsed > self.gate  # type: ignore[operator]
+        if elapsed <= self.gate:  # type: ignore[operator]
+            return False
+        # The window from the last checkpoint holds the whole step: its CPU time bounds
+        # the step's lines as its wall time does, and no preemption stretches it.
+        return not _CPU_PROOF or thread_time() - self.cp_cpu > self.gate  # type: ignore[operator]
 
     # Charged to no budget: a collection during a step counted on the shadow calls it too,
     # and its lines must not let the collector's timing move a step across its budget.
@@ -664,6 +704,8 @@ class _Linear(_Run):
                     self._watch()
                     gc.callbacks.append(self.gc_callback)
                     self.t0 = perf_counter()
+                    if _CPU_PROOF:  # the first checkpoint (see _late)
+                        self.cp_wall, self.cp_cpu = self.t0, thread_time()
                     self.armed = True
                 late = False
                 try:
