@@ -120,6 +120,18 @@ def test_a_dict_holding_a_class_whose_metaclass_hash_raises_is_snapshotted_safel
     assert r.status == "ok" and r.stdout == "A Ayes\n" and r.attempts == 2
 
 
+def test_one_block_text_run_in_two_namespaces_reports_each_its_own_way():
+    # A block's text is compiled once and its code object shared: each namespace still
+    # judges an undefined callee by its own rules, and a refused block stays refused.
+    code = "x = 1\nprint(helper(x))"
+    plain, spawning = _ns(), Namespace(on_undefined_call=lambda name: lambda *a: f"{name}{a}")
+    first, second = _run(code, plain), _run(code, spawning)
+    assert first.status == "error" and "NameError" in first.stderr and "line 2" in first.stderr
+    assert second.status == "ok" and second.stdout == "helper(1,)\n"
+    for _ in range(2):
+        assert _run("print(__builtins__)", _ns()).status == "error"
+
+
 def test_handler_bindings_survive_the_restore():
     ns = _ns()
 

@@ -89,6 +89,7 @@ import ast
 import builtins as _b
 import contextlib
 import copy
+import functools
 import inspect
 import re
 import signal
@@ -742,6 +743,25 @@ def run_block(
 
 
 def _compile(code: str, filename: str) -> tuple[CodeType, frozenset]:
+    # A replayed harness runs the same blocks again at every step; compiling one (the
+    # parse and three walks of its tree, all traced under the step's line budget) cost
+    # more than running it. A code object is immutable and a block's facts are looked up
+    # per namespace (its _code_info), so one compiled block serves every run of that
+    # text. A block that does not compile is compiled again (its error is not kept).
+    if type(code) is str and type(filename) is str and len(code) <= _CACHED_CODE_CHARS:
+        return _compile_cached(code, filename)
+    return _compile_block(code, filename)
+
+
+_CACHED_CODE_CHARS = 20_000
+
+
+@functools.lru_cache(maxsize=256)
+def _compile_cached(code: str, filename: str) -> tuple[CodeType, frozenset]:
+    return _compile_block(code, filename)
+
+
+def _compile_block(code: str, filename: str) -> tuple[CodeType, frozenset]:
     # Compiler warnings (`x is 1`) are silenced: under `-W error` they would turn a
     # block that runs into a SyntaxError, so the outcome would depend on warning filters.
     with warnings.catch_warnings():
