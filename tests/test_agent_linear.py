@@ -646,3 +646,29 @@ def test_the_clocks_decide_only_when_a_step_is_counted_never_the_trace(monkeypat
         )
         assert past.end is DIVERGE and same_steps(past, stepped)
         assert [s.outcome for s in past.steps][-1] is DIVERGE
+
+
+def test_a_late_step_of_an_asyncio_agent_is_counted_outside_the_agents_loop(monkeypatch):
+    # The shadow run that counts a late step starts the agent again, asyncio.run included,
+    # from inside the agent's model call: the agent's running loop must be hidden there too
+    # (it was not: the shadow's asyncio.run refused, and the run called the agent
+    # not deterministic).
+    import asyncio
+
+    def async_agent(model):
+        async def main():
+            seen = []
+            for _ in range(3):
+                await asyncio.sleep(0)
+                seen.append(model(f"seen {seen}"))
+            return seen
+
+        return asyncio.run(main())
+
+    _clocks(monkeypatch, "over")
+    late = _spy_late(monkeypatch)
+    trace = run(agent_machine(async_agent), ScriptedModel(["a", "b", "c"]))
+    assert late == [0, 1, 2]
+    monkeypatch.undo()
+    stepped = run(step_by_step(agent_machine(async_agent)), ScriptedModel(["a", "b", "c"]))
+    assert same_steps(trace, stepped) and trace.end is HALT and trace.message is None

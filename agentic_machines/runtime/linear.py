@@ -345,6 +345,11 @@ class _Linear(_Run):
         j = len(completions)
         if j:  # step j-1 reached state j, which asks `prompt`
             if (gate is not None and late) or self.seen or self.write is not None:
+                # A step counted on the shadow starts the agent again (asyncio.run and all):
+                # it runs outside the agent's event loop, as the model does.
+                running = _get_running_loop()
+                if running is not None:
+                    _events._set_running_loop(None)
                 try:
                     self._reached(prompt, gate is not None and late)
                 except _Stop:
@@ -352,6 +357,9 @@ class _Linear(_Run):
                 except BaseException as exc:  # the toolkit's failure, not the agent's:
                     self.error = exc  # it must not reach the agent's handlers
                     self._end(None)
+                finally:
+                    if running is not None:
+                        _events._set_running_loop(running)
             else:
                 self.count = j
             if j >= self.max_steps:
