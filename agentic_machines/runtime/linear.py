@@ -130,9 +130,26 @@ _new_step = tuple.__new__  # a step (a NamedTuple) without its generated __new__
 # in less than this many seconds: each is at least one bytecode instruction, whose
 # dispatch alone takes a few CPU cycles, and no core runs at 20 GHz. So an untraced step
 # that took less than line_budget * _FASTEST_LINE seconds of wall-clock time (which only
-# load and blocking can stretch, never shrink) certainly ran fewer lines than its budget:
-# counting them would have given the same outcome. The margin over the fastest machines
-# of 2026 (about 0.3 ns for the cheapest instruction at 5-6 GHz) is more than 5x.
+# load and blocking can stretch, never shrink) or of its thread's CPU time (see _late)
+# certainly ran fewer lines than its budget: counting them would have given the same
+# outcome.
+#
+# Measured (2026-12-01, CPython 3.11.7, 2.45 GHz AMD EPYC VM, min of 9-15 runs of 10^6
+# iterations, the count taken from LineBudget itself): one line event a loop iteration
+# (`for _ in repeat(None, n):` + `pass`, two counted lines) 4.7 ns a counted line; but a
+# line budget counts every *instruction* of a loop that fits on one line, and there the
+# cheapest counted unit is far cheaper: `x; x; ...` 1.9 ns, `a = 1; a = 2; ...` 1.8 ns,
+# `a, b = c, d; ...` 1.19 ns (3.11's superinstructions LOAD_FAST__LOAD_FAST and
+# STORE_FAST__STORE_FAST run two counted instructions in one dispatch): 2.9 cycles at
+# 2.45 GHz. The fastest desktop cores of 2026 run such code 2-2.5x faster (5.7-6 GHz,
+# wider cores), and 3.12's immortal objects drop the refcount writes that bound that
+# loop here: 0.3-0.5 ns is to be expected, and at about 1.5 cycles a dispatch (one taken
+# indirect jump and ~20 instructions) for two counted instructions, 0.13 ns at 6 GHz is
+# not excluded. So 2e-10 (a 200 µs gate, which would let the CPU-time proof spare nearly
+# every preempted step here) keeps a margin of only 1.5-2.5x over the expected and none
+# over that bound: not a proof. 5e-11 keeps 6-10x and 2.6x. (A tier-2 optimizer, the
+# experimental JIT of CPython 3.13+, can delete instructions outright, `x` then `POP_TOP`
+# among them: no constant is sound there; it is off in standard builds.)
 _FASTEST_LINE = 5e-11
 # Where a late step's CPU time may prove it within its budget (see _Linear._late): Linux,
 # whose thread CPU clock (CLOCK_THREAD_CPUTIME_ID) is the scheduler's own runtime count,
