@@ -421,3 +421,12 @@ def test_call_now_with_a_limit_cuts_the_injected_value() -> None:
     for bad in (" '(!call-now x 1 -1)", " '(!call-now x 1 y)", " '(!peek x 1 5)"):
         m.harness(arch.initial, bad)
         assert any("!call-now" in r or "!peek" in r for r in m.last_record.recoveries), bad
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=" \t\n\u00a0\u2003();'\"ab", max_size=12))
+def test_is_open_program_is_whether_the_first_token_is_an_open_paren(text):
+    from agentic_machines.spell.text import _tokens, is_open_program
+
+    toks = _tokens(text)  # the reader's tokens, whitespace left out
+    assert is_open_program(text) == (bool(toks) and toks[0].group() == "(")

@@ -261,7 +261,11 @@ def reopen(program: Any) -> str:
       ...
     agentic_machines.errors.EvaluationError: reopen: the program must end with three closing parentheses (a wrapper (quine completion (eval (do ...)))); got `(f 1)`
     """
-    text = program if type(program) is str else pr_str(program)
+    return _reopened(program if type(program) is str else pr_str(program))
+
+
+@cached_by_text  # pure; a session reopens the same wrapper at each of its turns
+def _reopened(text: str) -> str:
     toks = _tokens(text)
     if len(toks) < 3 or any(m.group() != ")" for m in toks[-3:]):
         shown = clip(text, 40, "...")
@@ -289,5 +293,9 @@ def is_open_program(prefix: str) -> bool:
     >>> is_open_program("  (quine c"), is_open_program("Guess a number")
     (True, False)
     """
-    toks = _tokens(prefix)
-    return bool(toks) and toks[0].group() == "("
+    # The first token is "(" exactly when the text after the leading whitespace starts
+    # with "(" (the tokens skip whitespace only): no need to read the whole prefix.
+    return _OPENS.match(prefix) is not None
+
+
+_OPENS = re.compile(r"\s*\(")
