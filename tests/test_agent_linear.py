@@ -214,18 +214,23 @@ def test_off_the_main_thread_the_watchdog_stops_a_stuck_step_too():
     assert ends == [DIVERGE]
 
 
+def async_agent(model, steps=3):
+    """``steps`` steps inside asyncio.run, each after an await (test_agent_machine.py
+    uses it too)."""
+    import asyncio  # only the asyncio tests need it
+
+    async def main():
+        seen = []
+        for _ in range(steps):
+            await asyncio.sleep(0)
+            seen.append(model(f"seen {seen}"))
+        return seen
+
+    return asyncio.run(main())
+
+
 def test_an_asyncio_agent_runs_linearly_and_its_model_sees_no_running_loop():
     import asyncio
-
-    def async_agent(model):
-        async def main():
-            seen = []
-            for _ in range(3):
-                await asyncio.sleep(0)
-                seen.append(model(f"seen {seen}"))
-            return seen
-
-        return asyncio.run(main())
 
     loops = []
 
@@ -653,18 +658,6 @@ def test_a_late_step_of_an_asyncio_agent_is_counted_outside_the_agents_loop(monk
     # from inside the agent's model call: the agent's running loop must be hidden there too
     # (it was not: the shadow's asyncio.run refused, and the run called the agent
     # not deterministic).
-    import asyncio
-
-    def async_agent(model):
-        async def main():
-            seen = []
-            for _ in range(3):
-                await asyncio.sleep(0)
-                seen.append(model(f"seen {seen}"))
-            return seen
-
-        return asyncio.run(main())
-
     _clocks(monkeypatch, "over")
     late = _spy_late(monkeypatch)
     trace = run(agent_machine(async_agent), ScriptedModel(["a", "b", "c"]))

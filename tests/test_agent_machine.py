@@ -186,19 +186,9 @@ def test_bad_inputs_are_clear_errors():
 
 
 def test_asyncio_agents_suspend_and_branch():
-    import asyncio
+    from test_agent_linear import async_agent  # the linear path's tests use it too
 
-    def async_agent(model):
-        async def main():
-            seen = []
-            for _ in range(2):
-                await asyncio.sleep(0)
-                seen.append(model(f"seen {seen}"))
-            return seen
-
-        return asyncio.run(main())
-
-    m = agent_machine(async_agent, completions=["a", "b"])
+    m = agent_machine(async_agent, 2, completions=["a", "b"])
     g = explore(m)
     assert g.graph["stats"]["states"] == 3 and HALT in g
     assert m.result(TraceState(("b",)), "a") == ["b", "a"]
