@@ -199,7 +199,8 @@ class _Linear(_Run):
     """A linear run of the agent function, as :func:`run` makes it: the function is called
     once, with a model function that asks the real model and records each step, so no
     step switches a greenlet. Steps run untraced: a step that took less than
-    ``line_budget * _FASTEST_LINE`` seconds is within its line budget (see
+    ``line_budget * _FASTEST_LINE`` seconds, of wall time or of its thread's CPU time
+    since the last checkpoint (:meth:`_late`), is within its line budget (see
     ``_FASTEST_LINE``), so its outcome is the counted one. Any other step (it took
     longer, or the watchdog stopped it after ``_WATCH_AFTER`` seconds) is decided by the
     machine's own counted step: a *shadow* run of the function in a greenlet catches up,
