@@ -52,7 +52,7 @@ collection that ran no Python code is taken off the step; (3) what is left, 2-13
 here: preemptions (4-8 ms at the 250 Hz tick; several a run at load 1-4) and the agent's
 own page faults when its list grows (60-170 µs of CPU, in the last thousand steps).
 
-Round 4 (22:36-22:50, load 2.2-3.5): a late step is now tried on its thread's CPU time
+Round 4 (22:36-22:56, load 1.9-3.5): a late step is now tried on its thread's CPU time
 before it is counted (runtime/linear.py: ``thread_time()`` read at checkpoints, a step's
 start when over a quarter of the gate passed since the last, and at a late step's end).
 Logged per late step (4 runs at the 50 µs gate): the CPU window of a preempted step is
@@ -60,21 +60,24 @@ Logged per late step (4 runs at the 50 µs gate): the CPU window of a preempted 
 switch itself charges the thread 8-70 µs (a tight loop across 4 ms gaps) and the step
 that follows runs on cold caches; a page-fault step's CPU time is its wall time (57-116
 µs). So at the 50 µs gate the proof spares only short stalls (wall 80-1,200 µs, CPU 15-44
-µs), 1-2 of 9-13 late steps a run. In one process, alternating, 30 rounds at load 2.2-2.4
-(median ÷ direct, late steps median): wall only 5.46x (3.5), with the CPU proof 3.98x
-(2.0); no budget 2.53x. A 12- and a 20-round A/B at load 2.6-2.8 went the other way (6.76x
-against 9.12x, 7.17x against 8.73x): at that load the saving is within the noise of where
-the last late step falls, and the checkpoints (a 1 µs system call every 12.5 µs of wall
-time) cost about 0.1x. With a 200 µs gate (``_FASTEST_LINE`` = 2e-10) the same runs had
-a median of 0 late steps (one in 2 of 30 runs) and 2.24x (wall only at that gate 3.19x):
-the CPU proof does what it was built for once the gate is above a preempted step's CPU
-window. That constant is not taken: a line budget counts every instruction of a one-line
-loop, measured at 1.19 ns here for the cheapest (2.9 cycles, superinstructions), so 2e-10
-would be within 1.5-2.5x of what the fastest 2026 cores can run (the argument is beside
-``_FASTEST_LINE``).
+µs), 1-2 of 9-13 late steps a run. In one process, alternating (median ÷ direct, late
+steps median): 30 rounds at load 2.2-2.4, wall only 5.46x (3.5), with the CPU proof
+3.98x (2.0), no budget 2.53x; but 30 rounds at load 2.7-3.0, 6.47x (8) against 7.31x
+(9.5), and 12 and 20 rounds at load 2.6-2.8, 6.76x (4) against 9.12x (4.5) and 7.17x (6)
+against 8.73x (7.5): at the 50 µs gate the saving is within the noise of where the last
+late step falls, and the checkpoints (a 1 µs system call every 12.5 µs of wall time) cost
+0.1-0.2x (thread CPU time, no step late, 24 rounds: 3.40x without, 3.60x with). With a
+200 µs gate (``_FASTEST_LINE`` = 2e-10) the same runs had a median of 0 late steps (2.24x
+at load 2.2, 5.67x at load 2.9, where no budget was 3.48x; wall only at that gate 3.19x
+and 7.29x): the CPU proof does what it was built for once the gate is above a preempted
+step's CPU window. That constant is not taken: a line budget counts every instruction of
+a one-line loop, measured at 1.19 ns here for the cheapest (2.9 cycles,
+superinstructions), so 2e-10 would be within 1.5-2.5x of what the fastest 2026 cores can
+run (the argument is beside ``_FASTEST_LINE``).
 
 The budget's own bookkeeping, with no step late (gate made huge, alternating, thread CPU
-time, 20 rounds): 29.2 against 23.4 ms (min) for no budget, direct 8.1 ms: about +0.4x;
+time, 20 and 24 rounds): 29.2 against 23.4 ms (min) for no budget, direct 8.1 ms, about
++0.4x; medians 3.40x against 2.68x in the second run;
 the no-budget path itself is 2.5-3x (the ``same model object`` floor 1.8x). So on this
 shared machine the goal needs both: no late step (a gate above the preemption's CPU cost,
 or a counter that sees through it) and a lighter step.
