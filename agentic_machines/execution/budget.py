@@ -110,6 +110,7 @@ class LineBudget:
         # caller's frame too so that a loop written right inside the `with` is counted.
         sys._getframe(1).f_trace = _local_trace
         if first:
+            _watch_finalizers()
             # Tracing goes on last: every Python call made while it is on costs a call
             # to the tracer, and the bookkeeping above is charged to no one anyway.
             _previous_trace = sys.gettrace()
@@ -126,10 +127,38 @@ class LineBudget:
             sys.settrace(_previous_trace)
             _previous_trace = None
             sys._getframe(1).f_trace = None
+            _unwatch_finalizers()
         self._used = _lines - self._base if self._base is not None else self._used
         self._base = None
         _active.remove(self)
         _set_deadline()
+
+
+# -- a budget spent inside a finalizer ---------------------------------------------------------
+# CPython swallows an exception raised inside a finalizer (``__del__``, a weakref callback,
+# reported to ``sys.unraisablehook``) and switches off a trace function that raised. A budget
+# spent inside a ``__del__`` would then stop counting, and a loop after it would run forever.
+# While any budget is active this hook switches counting back on, so the next counted line
+# raises again where it can propagate.
+_previous_unraisable: Any = None
+
+
+def _unraisable(unraisable: Any) -> None:
+    if isinstance(unraisable.exc_value, BudgetExceeded):
+        restore_tracing()  # the budget is still spent: the next counted line raises again
+        return
+    _previous_unraisable(unraisable)
+
+
+def _watch_finalizers() -> None:
+    global _previous_unraisable
+    _previous_unraisable = sys.unraisablehook
+    sys.unraisablehook = _unraisable
+
+
+def _unwatch_finalizers() -> None:
+    if sys.unraisablehook is _unraisable:  # unless someone installed their own meanwhile
+        sys.unraisablehook = _previous_unraisable
 
 
 def _set_deadline() -> None:

@@ -545,10 +545,37 @@ class _Linear(_Run):
         agent's own thread, between two of its instructions, so it stops a step that ran
         too long without a lock (``armed`` is False outside a step). Once the run
         watches from a thread (``lock`` set) it does nothing: the agent may have
-        reinstalled it."""
+        reinstalled it.
+
+        It raises again at every tick until the run has taken the raise
+        (:meth:`_acknowledge`): a raise that lands where CPython swallows exceptions (a
+        ``gc.callbacks`` entry, a ``__del__``, a weakref callback) is lost, and a step
+        that never calls the model again would then run forever. In the run's own frames
+        where a raise would be swallowed or would land outside ``go()``'s handler
+        (``_QUIET``) it does nothing: the next tick comes."""
         if self.armed and self.lock is None and perf_counter() - self.t0 > _WATCH_AFTER:
-            self.armed = False
+            if frame is not None and frame.f_code in _QUIET:
+                return
+            self._untime_gc()
             raise _Recheck
+
+    def _untime_gc(self) -> None:
+        """The watchdog is stopping the step: collections are no longer timed (the step is
+        counted anyway), so no Python frame runs inside them from now on. A loop that
+        mostly collects garbage would otherwise meet every raise inside :meth:`_gc`, where
+        CPython swallows it (a thread watchdog's raise is delivered where the thread gave
+        up the interpreter lock: at the first Python frame after a long collection, that
+        callback). Left for the next tick while a collection is being timed."""
+        if self.gc_start is None:
+            try:
+                gc.callbacks.remove(self.gc_callback)
+            except ValueError:  # removed already (an earlier tick, or the agent's code)
+                pass
+
+    def _acknowledge(self) -> None:
+        """The run has taken the alarm's ``_Recheck``: the alarm stops raising (it raised
+        again at every tick until now). A watchdog thread disarmed when it raised."""
+        self.armed = False
 
     # -- states and steps, made when read ----------------------------------------------
     def _state(self, k: int) -> TraceState:
@@ -754,6 +781,7 @@ class _Linear(_Run):
                 except _Stop:
                     pass
                 except _Recheck:
+                    self._acknowledge()
                     if not self.ended:
                         self._stopped()
                 else:
@@ -826,9 +854,24 @@ class _Linear(_Run):
 
     def _check(self) -> None:
         """The watchdog thread's check, every ``_POLL`` s: under the lock, which the run
-        takes to end a step's clock, so it never raises outside a step."""
+        takes to end a step's clock, so it never raises outside a step. It raises once:
+        clearing a raise sent but not yet delivered leaves CPython checking for one at
+        every instruction of every thread until another is delivered, so the alarm's way
+        (raise again until taken) is not open here. Instead it raises only where the raise
+        will be taken: a raise sent to a thread is delivered where that thread waits for
+        the interpreter lock (which this check holds), so it skips a check that finds
+        the thread in the run's own collector callback (where the raise would be lost),
+        and stops timing collections (:meth:`_untime_gc`) so the thread soon leaves it.
+        A raise that lands in the agent's own finalizer is still lost: that step runs on
+        unstopped (not fixed yet)."""
         with self.lock:  # type: ignore[union-attr]
             if self.armed and perf_counter() - self.t0 > _WATCH_AFTER:
+                self._untime_gc()
+                # The agent's thread waits for the interpreter lock, which this thread
+                # holds, where its raise will land: not in the run's own quiet frames.
+                where = sys._current_frames().get(self.thread)
+                if where is not None and where.f_code in _QUIET:
+                    return  # the next check comes
                 self.armed = False
                 self.fired = True
                 _ASYNC[0][0](self.thread, _Recheck)  # type: ignore[index]
@@ -836,6 +879,12 @@ class _Linear(_Run):
 
 _GC_CODE = _Linear._gc.__code__
 _ALARM_CODE = _Linear._alarm.__code__
+# The run's own frames where the alarm does not raise (it raises at the next tick): the
+# collector's callback and its profile hook swallow exceptions, and a raise in go() or in
+# _acknowledge would land outside the handler that takes it (or raise again once taken).
+_QUIET = frozenset(
+    f.__code__ for f in (_Linear._gc, _Linear._gc_hook, _Linear.go, _Linear._acknowledge)
+)
 
 
 class _Watchdog:
