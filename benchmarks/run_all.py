@@ -232,8 +232,8 @@ before and after, as measured by the benchmarks above:
   `step`, `_apply` and the eager hash of every intermediate state led the profile; the
   register loop (one rule of `step` per pass, no `Eval`/`Ret` node per step, a `Seq`
   plan reading the atomic operands in one call) brought it to 140x.
-- **`agent_machine`, linear 10k-step ReAct run ÷ direct: not met, 30.3x → 5.0–10.2x
-  (the default line budget) and 17.2x → 2.7–4.7x (no budget).** Measured with the
+- **`agent_machine`, linear 10k-step ReAct run ÷ direct: not met, 30.3x → 4–7x
+  (the default line budget) and 17.2x → 2.2–3.6x (no budget).** First measured with the
   machine's load average at 10.7–13 on its 2 cores (other developers' tests); the
   code before this change gave 30.3x and 17.2x in the same hour, at load 12.9. What
   changed: `run` from the initial state takes a linear path
@@ -254,29 +254,34 @@ before and after, as measured by the benchmarks above:
   not, its outcome (`DIVERGE`) stands. The clock decides only when to count, never an
   outcome: `tests/test_agent_linear.py` checks that the linear trace equals the
   step-by-step one, at the budget's boundary too.
-  What changed in round 2 (issue 25, item 2; `runtime/linear.py`): a step records two
-  strings, its prompt and its completion; the trace's `TraceState`s and `Step` tuples
-  are made when the trace is first read (`Trace.steps`; `==`, copies and pickles read
-  them too), and the agent's result when `result`/`raised` asks; a trace file being
-  written still gets each `Step` as it completes. The watchdog in the main thread is an
-  interval `SIGALRM` whose handler runs in the agent's own thread, so ending a step's
-  clock takes two clock reads and no lock (the watchdog thread stays for other threads
-  or a taken `SIGALRM`). `ModelBase.complete` is flat and `FunctionModel` calls its
-  function from it directly. The `machine, every step read` row reads every state and
-  outcome after the run: the deferred cost, shown. Measured against the code before it
-  in the same minutes, at load average 8–11 on 2 cores: see the table's rows; the
-  no-budget row went from about 4–6x to 2.4–3.7x. What is left: a step is late when
-  preemption stretches it past 50 µs (several per run on a loaded machine, rarely on a
-  quiet one), and a late step is counted on the shadow, which first catches up through
-  every step before it: one more run of the agent plus about 0.7 µs a step (a
-  `TraceState` and the greenlet model's queue), so one late step near the end adds
-  about 1.7x. That is the floor of this design under load. What would move it: a clock
-  that ignores preemption at a vDSO price (`CLOCK_THREAD_CPUTIME_ID` is a system call
-  on this VM, 2.7 µs a read under load), so a loaded machine makes no late steps; a
-  shadow that need not replay from the start (a `fork` checkpoint every N steps replays
-  at most N); or lines counted near C speed (`sys.monitoring` on 3.12+), so that every
-  step is counted as it runs and no shadow is needed. The greenlet path that branching
-  takes (`h()` in a plain loop) is unchanged in design: 13–18x here.
+  Round 2 (issue 25, item 2; `runtime/linear.py`): a step records two strings, its
+  prompt and its completion; the trace's `TraceState`s and `Step` tuples are made when
+  the trace is first read, and the agent's result when `result`/`raised` asks; the
+  watchdog in the main thread is an interval `SIGALRM` whose handler runs in the
+  agent's own thread, so ending a step's clock takes two clock reads and no lock.
+  Round 3 (this wave): the last step of every long run was late, because CPython frees
+  the agent's locals as its frame returns (60–400 µs for a 10,000-entry history): the
+  run now holds the agent's outermost frame so the locals are freed after the clock
+  stops, under a profile hook that has the step counted if any Python code ran then;
+  a collection that provably ran no Python code inside a step is taken off its time; a
+  stock `ModelBase` model is called inline. Round 4: a late step is also tried on its
+  thread's CPU time since the last checkpoint (read every quarter gate of wall time),
+  which preemption does not stretch. Measured (see `bench_agent.py`'s docstring): no
+  budget 2.2–3.6x at load 1.9–3.8; the default budget 4–7x, with a median of 2–9 late
+  steps a run. What is left is the floor of this design: a preempted step's thread CPU
+  time still grows by 46–182 µs here (the switch and the cold caches after it), more
+  than the 50 µs gate, so preemption still makes late steps, and one late step costs a
+  catch-up of the whole run on the shadow (2.5–2.8x the direct run: the replay 1.6x,
+  a `TraceState` per step 0.85x). A larger gate would end it (with a 200 µs gate the
+  same runs had no late step, 2.2–5.7x), but the cheapest counted unit measured here
+  (`a, b = c, d` on one line: two instructions per dispatch) runs in 1.19 ns on this
+  2.45 GHz core, so on the fastest 2026 cores a line may take 0.3 ns and `_FASTEST_LINE`
+  stays 5e-11 (50 µs for the default budget): a bound the clock can only prove, never
+  break. What would move the row: lines counted without a tracer (a per-thread
+  user-instruction counter read with `rdpmc`, which this VM does not expose, or
+  `sys.monitoring` on 3.12+), so that no shadow is needed; or cheaper state chains, so
+  that a catch-up costs the replay alone. For a real agent, whose model call takes
+  milliseconds to seconds, these microseconds per step do not show.
 - **`check_properties` with `effects_at_most_once` on an agent function ÷ `explore` of
   it: 3,000 states in 56 s against 2.6 s for 1,500 → 1.0–1.4x on 3,280 states, growing
   0.85–1.01x per 3x states (goals 2x and 1.25x; load 2.7–3.6).** The first round removed
@@ -299,7 +304,11 @@ before and after, as measured by the benchmarks above:
   state; sharing replays across siblings would need a copy of a suspended greenlet (none
   exists) or a `fork` per branch point (far dearer than a replay of a few steps); a
   larger live-run cache (4,096 instead of 256) made `explore` 15% faster at depth 7 but
-  holds thousands of suspended agents in memory, and is not taken.
+  holds thousands of suspended agents in memory, and is not taken. The price of pausing
+  the collector: cyclic garbage the agent itself makes waits for the search's end (an
+  agent making 20 kB of it a step held 253 MB at 1,023 states against 36 MB with the
+  collector on); pausing only the full collections would keep the young ones, and is
+  the next step.
 - **REPL-Plan, traced lines per replayed cached call: about 80 → 1** (the block's own
   line). Before, every cached call ran the call log's bookkeeping under the block's
   line budget: `call`, `_same` (with `all()` over generators, whose frames were traced
