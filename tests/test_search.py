@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import gc
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -153,3 +154,31 @@ def test_every_search_pauses_the_collector_and_leaves_it_as_it_found_it(enabled)
     finally:
         (gc.enable if was else gc.disable)()
     assert seen and not any(seen)  # every harness call ran with the collector paused
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks a process")
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_process_forked_inside_a_search_gets_the_collector_the_search_found(enabled):
+    # A process pool's worker forked while a search runs never leaves the search's pause:
+    # it must not keep the collector off for good (a review found such workers with it off).
+    was = gc.isenabled()
+    read, write = os.pipe()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        with collector_paused():
+            with collector_paused():  # nested: the outermost pause's finding counts
+                pid = os.fork()
+                if pid == 0:  # the child: report and leave at once
+                    os.write(write, b"1" if gc.isenabled() else b"0")
+                    os._exit(0)
+        os.waitpid(pid, 0)
+        assert os.read(read, 1) == (b"1" if enabled else b"0")
+        assert gc.isenabled() is enabled
+        # code inside a pause that turns the collector on does not leave it on
+        with collector_paused():
+            gc.enable()
+        assert gc.isenabled() is enabled
+    finally:
+        os.close(read)
+        os.close(write)
+        (gc.enable if was else gc.disable)()

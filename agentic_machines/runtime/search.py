@@ -36,6 +36,7 @@ from its start over a completion alphabet. What they must agree on lives here, o
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import time
 from collections import deque
@@ -115,11 +116,28 @@ def collector_paused() -> Iterator[None]:
     """
     was_enabled = gc.isenabled()
     gc.disable()
+    _PAUSED.append(was_enabled)
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        _PAUSED.pop()
+        (gc.enable if was_enabled else gc.disable)()  # as found, whatever ran inside
+
+
+# What each running pause found (innermost last). A process forked inside a pause (a
+# process pool's worker on Linux, started while a search runs) does not run the rest of the
+# block, so it gets the collector the outermost pause found, not the paused one, for good.
+_PAUSED: list[bool] = []
+
+
+def _after_fork_in_child() -> None:
+    if _PAUSED:
+        (gc.enable if _PAUSED[0] else gc.disable)()
+        _PAUSED.clear()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX only; elsewhere no process is forked
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 # -- the alphabet rule -------------------------------------------------------------------------
