@@ -19,11 +19,11 @@ agentic_machines.errors.ParseError: unclosed '(' opened here: add ')' to close i
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .._memo import kept_for_texts
 from ..errors import ParseError
 from .syntax import FALSE, NIL, TRUE, Pair, Symbol, from_items
 from .values import INT_LIMIT
@@ -45,16 +45,11 @@ def _where(text: str, pos: int) -> dict[str, int]:
     return {"line": line, "column": column}
 
 
-_CACHED, _CACHED_CHARS = 128, 8192
-
-
 def cached_by_text(fn: Callable[[str], T]) -> Callable[[str], T]:
-    """``fn`` with its results for recent texts kept: for a pure function of a text
-    whose results are immutable, so the same object may serve every caller.
-
-    Only an exact ``str`` of at most 8,192 characters is looked up (a subclass could
-    hash or compare in its own way, and a long text is not worth keeping), and at most
-    the 128 last texts are kept. An exception is not kept: it is raised again.
+    """``fn`` with its results for recent texts kept (:func:`agentic_machines._memo.kept_for_texts`:
+    the 128 last texts of at most 8,192 characters, exact ``str`` only, exceptions not
+    kept): for a pure function of a text whose results are immutable, so the same
+    object may serve every caller.
 
     >>> calls = []
     >>> @cached_by_text
@@ -64,15 +59,7 @@ def cached_by_text(fn: Callable[[str], T]) -> Callable[[str], T]:
     >>> shout("a"), shout("a"), calls
     ('A', 'A', ['a'])
     """
-    cached = functools.lru_cache(maxsize=_CACHED)(fn)
-
-    @functools.wraps(fn)
-    def lookup(text: str) -> T:
-        if type(text) is str and len(text) <= _CACHED_CHARS:
-            return cached(text)
-        return fn(text)
-
-    return lookup
+    return kept_for_texts(maxsize=128, max_chars=8192)(fn)
 
 
 @cached_by_text  # a datum is immutable (nodes, symbols, ints, strings): one serves all

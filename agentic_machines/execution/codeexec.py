@@ -89,7 +89,6 @@ import ast
 import builtins as _b
 import contextlib
 import copy
-import functools
 import inspect
 import re
 import signal
@@ -103,6 +102,7 @@ from dataclasses import dataclass, field
 from types import CodeType, FrameType
 from typing import Any, NoReturn
 
+from .._memo import kept_for_texts
 from ..errors import BudgetExceeded, InvalidArgument, ReplayDivergence
 from .budget import LineBudget, checkpoint, positive_budget, restore_tracing, uncharged
 
@@ -742,26 +742,13 @@ def run_block(
         return BlockResult(code, stdout, "", "ok", **common)
 
 
+# A replayed harness runs the same blocks again at every step; compiling one (the parse and
+# three walks of its tree, all traced under the step's line budget) cost more than running
+# it. A code object is immutable and a block's facts are looked up per namespace (its
+# _code_info), so one compiled block serves every run of that text. A block that does not
+# compile is compiled again (its error is not kept).
+@kept_for_texts(maxsize=256, max_chars=20_000)
 def _compile(code: str, filename: str) -> tuple[CodeType, frozenset]:
-    # A replayed harness runs the same blocks again at every step; compiling one (the
-    # parse and three walks of its tree, all traced under the step's line budget) cost
-    # more than running it. A code object is immutable and a block's facts are looked up
-    # per namespace (its _code_info), so one compiled block serves every run of that
-    # text. A block that does not compile is compiled again (its error is not kept).
-    if type(code) is str and type(filename) is str and len(code) <= _CACHED_CODE_CHARS:
-        return _compile_cached(code, filename)
-    return _compile_block(code, filename)
-
-
-_CACHED_CODE_CHARS = 20_000
-
-
-@functools.lru_cache(maxsize=256)
-def _compile_cached(code: str, filename: str) -> tuple[CodeType, frozenset]:
-    return _compile_block(code, filename)
-
-
-def _compile_block(code: str, filename: str) -> tuple[CodeType, frozenset]:
     # Compiler warnings (`x is 1`) are silenced: under `-W error` they would turn a
     # block that runs into a SyntaxError, so the outcome would depend on warning filters.
     with warnings.catch_warnings():
