@@ -76,7 +76,8 @@ ROUNDS = 9
 GROWTH_PER = 3  # the fitted growth is read per this factor of states (a depth more)
 
 
-def shop(model):
+def shop(model, litter: bool = False):
+    """The shop; ``litter``: it drops one :class:`_Cycle` at every step (the memory reading)."""
     paid = []
 
     @effect
@@ -86,6 +87,8 @@ def shop(model):
 
     turn = 0
     while True:
+        if litter:
+            _Cycle()
         reply = model(f"Turn {turn}. Paid {len(paid)} order(s). pay, look, wait or done?")
         turn += 1
         if reply == "done":
@@ -94,7 +97,7 @@ def shop(model):
             charge(turn)
 
 
-GARBAGE = 20_000  # bytes of cyclic garbage the littering shop drops at every step
+GARBAGE = 20_000  # bytes of cyclic garbage shop(litter=True) drops at every step
 MEMORY = ("as it is", "collector on", "whole collector paused")
 PLAIN = "the plain shop"  # the same check of shop, which drops no garbage: the floor
 
@@ -105,26 +108,6 @@ class _Cycle:
     def __init__(self) -> None:
         self.payload = bytearray(GARBAGE)
         self.me = self
-
-
-def littering_shop(model):
-    """:func:`shop`, dropping one :class:`_Cycle` at every step."""
-    paid = []
-
-    @effect
-    def charge(order: int) -> str:
-        paid.append(order)
-        return "ok"
-
-    turn = 0
-    while True:
-        _Cycle()
-        reply = model(f"Turn {turn}. Paid {len(paid)} order(s). pay, look, wait or done?")
-        turn += 1
-        if reply == "done":
-            return paid
-        if reply == "pay":
-            charge(turn)
 
 
 @contextlib.contextmanager
@@ -139,15 +122,12 @@ def _whole_collector_paused():
 
 
 def _peak_child(rule: str, depth: int) -> None:
-    """In a fresh process: the check of the littering shop under ``rule``, then print the
+    """In a fresh process: the check of shop(litter=True) under ``rule``, then print the
     process's peak resident memory in MB."""
-    agent = littering_shop
-    if rule == PLAIN:
-        agent = shop
-    elif rule != MEMORY[0]:
+    if rule not in (MEMORY[0], PLAIN):
         other = contextlib.nullcontext if rule == MEMORY[1] else _whole_collector_paused
         check_module.collector_paused = explore_module.collector_paused = other  # type: ignore[assignment]
-    assert _check(depth, agent)
+    assert _check(depth, litter=rule != PLAIN)
     print(_peak_resident_kb() / 1024)
 
 
@@ -161,9 +141,9 @@ def _peak_resident_kb() -> int:
 
 
 def peak_mb(rule: str, depth: int) -> float:
-    """The peak resident memory (MB) of a fresh process that runs the littering shop's
-    check to ``depth`` under ``rule`` (one of :data:`MEMORY`), or the plain shop's
-    (``rule`` = :data:`PLAIN`) with the rule as it is."""
+    """The peak resident memory (MB) of a fresh process that runs the check of
+    ``shop(litter=True)`` to ``depth`` under ``rule`` (one of :data:`MEMORY`), or that
+    of the plain shop (``rule`` = :data:`PLAIN`) with the rule as it is."""
     out = subprocess.run(
         [sys.executable, __file__, "--peak", rule, str(depth)],
         capture_output=True,
@@ -173,8 +153,8 @@ def peak_mb(rule: str, depth: int) -> float:
     return float(out.stdout.split()[-1])
 
 
-def _check(depth: int, agent=shop):
-    m = agent_machine(agent, name="shop")
+def _check(depth: int, litter: bool = False):
+    m = agent_machine(shop, litter=litter, name="shop")
     return check_properties(
         m,
         properties=[effects_at_most_once("charge"), never_diverges()],
@@ -270,7 +250,7 @@ def main() -> None:
 
 
 def memory(states: dict[int, int]) -> None:
-    """The collector rule's memory price: peak memory of the littering shop's check."""
+    """The collector rule's memory price: peak memory of shop(litter=True)'s check."""
     if not Path("/proc/self/status").exists():  # Linux only
         goal("peak memory, cyclic garbage: search ÷ collector on (Linux only)", None, 1.5)
         return
