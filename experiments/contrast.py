@@ -18,6 +18,7 @@ from pathlib import Path
 
 from agentic_machines.architectures import ARCHITECTURES
 from agentic_machines.contrast import (
+    analyses_of,
     architecture_graph,
     contrast_rows,
     render_table,
@@ -87,9 +88,12 @@ print(render_table(rows))
 """
 
 
-def diagrams() -> str:
+def diagrams(rows: list) -> str:
     """One Mermaid graph per architecture: the initial state, its successors (green) and
-    the obstruction state (red), explored to depth 2 over its diagram alphabet."""
+    the obstruction state (red), explored to depth 2 over its diagram alphabet. The
+    obstruction comes from the analysis the table's ``rows`` already ran (the costliest
+    part of a row), not from a second run of it."""
+    analyses = analyses_of(rows)
     out = [
         "\n## The explored graphs\n",
         "Each graph starts at the initial state and follows a few completions per prompt "
@@ -98,7 +102,7 @@ def diagrams() -> str:
         "red. `agentic-machines demo` writes the same graphs as PNG.\n",
     ]
     for name in ARCHITECTURES:
-        graph, marks = architecture_graph(name)
+        graph, marks = architecture_graph(name, analysis=analyses.get(name))
         out.append(f"\n### {name}\n\n```mermaid\n{to_mermaid(graph, **marks)}\n```\n")
     return "".join(out)
 
@@ -121,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{len(rows)} rows in {time.perf_counter() - start:.1f} s")
     if not args.no_write:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(INTRO + to_markdown(rows) + "\n" + diagrams() + CHECK, encoding="utf-8")
+        args.out.write_text(
+            INTRO + to_markdown(rows) + "\n" + diagrams(rows) + CHECK, encoding="utf-8"
+        )
         print(f"wrote {args.out}")
     return 0
 

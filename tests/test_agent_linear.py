@@ -665,3 +665,68 @@ def test_a_late_step_of_an_asyncio_agent_is_counted_outside_the_agents_loop(monk
     monkeypatch.undo()
     stepped = run(step_by_step(agent_machine(async_agent)), ScriptedModel(["a", "b", "c"]))
     assert same_steps(trace, stepped) and trace.end is HALT and trace.message is None
+
+
+# -- the stack an agent sees: the same in every path, from any caller ----------------------------
+
+
+def deep_then_stack(model):
+    """Recurses as deep as the model says, then reports whether that raised RecursionError
+    and how many frames its own stack holds (the agent function's caller included)."""
+    k = int(model("how deep?"))
+
+    def down(n):
+        return 0 if n == 0 else 1 + down(n - 1)
+
+    try:
+        down(k)
+        outcome = "ok"
+    except RecursionError:
+        outcome = "recursion"
+    frames, f = 0, sys._getframe()
+    while f is not None:
+        frames, f = frames + 1, f.f_back
+    return outcome, frames
+
+
+def from_depth(n, f):
+    """``f()`` called ``n`` frames deeper than here."""
+    return f() if n == 0 else from_depth(n - 1, f)
+
+
+def ran(machine, depth, script):
+    """What ``machine``'s run with ``script`` returned, run() called ``depth`` frames deeper."""
+    trace = from_depth(depth, lambda: run(machine, ScriptedModel(script)))
+    assert trace.end is HALT
+    return machine.result(trace.steps[-1].state, trace.steps[-1].completion)
+
+
+def h_result(machine, completion):
+    """h(initial, completion) and what the agent returned there."""
+    assert machine.harness(machine.initial, completion) is HALT
+    return machine.result(machine.initial, completion)
+
+
+@pytest.mark.parametrize("budget", [1_000_000, None], ids=["budget", "no-budget"])
+def test_an_agent_sees_the_same_stack_in_every_path_whatever_the_callers_depth(budget):
+    # down(k)'s frames start at depth 3 of a fresh stack (the run's frame, the agent,
+    # down(k)): 40 short of the limit succeeds there, and failed on the linear path, which
+    # called the agent on the caller's stack behind pytest's and from_depth's frames.
+    k = str(sys.getrecursionlimit() - 40)
+    seen = {}
+    for depth in (0, 100, 300):
+        linear = ran(agent_machine(deep_then_stack, line_budget=budget), depth, [k])
+        stepped = ran(step_by_step(agent_machine(deep_then_stack, line_budget=budget)), depth, [k])
+        m = agent_machine(deep_then_stack, line_budget=budget)  # its first run starts here
+        cached = from_depth(depth, lambda m=m: h_result(m, k))
+        m._live.clear()  # h now replays from the start, in a greenlet started from `depth`
+        m._results.clear()
+        replayed = from_depth(depth, lambda m=m: h_result(m, k))
+        seen[depth] = {"linear": linear, "stepped": stepped, "cached": cached, "replayed": replayed}
+    expected = {
+        "linear": ("ok", 2),
+        "stepped": ("ok", 2),
+        "cached": ("ok", 2),
+        "replayed": ("ok", 2),
+    }
+    assert seen == {0: expected, 100: expected, 300: expected}

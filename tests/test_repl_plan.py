@@ -797,3 +797,34 @@ def test_without_the_start_fix_the_looping_policy_fails():
     assert result.actions == ("1", "2", "3", "1") and not result.success
     with pytest.raises(rp.InvalidArgument, match="start_fix must be True or False"):
         rp.solve(rp.TASK, rp.scripted_model(), CountEnv(4), start_fix=1)
+
+
+class _LooksLikeAnEnvironment:
+    """Has every method REPL-Plan calls, but is not an Environment: the architectures take
+    one documented form and do not guess an environment from its attributes."""
+
+    action_log: list = []
+    done = success = False
+    reward = 0.0
+
+    def step(self, action):
+        return "ok"
+
+    def observation(self):
+        return "ok"
+
+    def fresh(self):
+        return self
+
+
+@pytest.mark.parametrize("env", [_LooksLikeAnEnvironment(), {"step": print}, "CountEnv(4)"])
+def test_an_env_that_is_not_an_environment_is_rejected_where_it_is_passed(env):
+    with pytest.raises(rp.InvalidArgument, match="env must be an Environment"):
+        rp.machine(env=env, isolation="inline")  # when the machine is built, not at a step
+    with pytest.raises(rp.InvalidArgument, match="subclass Environment"):
+        rp.solve(rp.TASK, rp.scripted_model(), env, isolation="inline")
+    from agentic_machines.architectures import adaplanner, adapt, codeact
+
+    for household_machine in (codeact.machine, adaplanner.machine, adapt.machine):
+        with pytest.raises(rp.InvalidArgument, match="env must be an Environment"):
+            household_machine(env=env)

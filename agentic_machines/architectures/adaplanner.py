@@ -66,7 +66,7 @@ from ._invariants import (
     recorded_machine,
     scripted,
 )
-from .environments import Household, fresh_household
+from .environments import Household, checked_environment, fresh_household
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -280,7 +280,7 @@ def machine(
         "adaplanner" if max_refinements is not None else "adaplanner+unbounded",
         ["env"],
         dict(
-            env=env,
+            env=None if env is None else checked_environment(env),  # rejected when built
             max_refinements=max_refinements,
             block_lines=block_lines,
             max_output=max_output,

@@ -61,7 +61,7 @@ from ._invariants import (
     scripted,
     strictly_extends,
 )
-from .environments import Household, fresh_household
+from .environments import Household, checked_environment, fresh_household
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -267,7 +267,7 @@ def machine(
         "adapt" if max_depth is not None else "adapt+no-depth-limit",
         ["env"],
         dict(
-            env=env,
+            env=None if env is None else checked_environment(env),  # rejected when built
             max_depth=max_depth,
             executor_steps=executor_steps,
         ),

@@ -70,7 +70,7 @@ from ._invariants import (
     scripted,
     strictly_extends,
 )
-from .environments import Household, fresh_household
+from .environments import Household, checked_environment, fresh_household
 from .rlm import render_messages, truncate
 
 if TYPE_CHECKING:
@@ -253,7 +253,7 @@ def machine(
         "codeact" if count_chat else "codeact+free-chat",
         ["env"],
         dict(
-            env=env,
+            env=None if env is None else checked_environment(env),  # rejected when built
             max_turns=max_turns,
             max_output=max_output,
             block_lines=block_lines,

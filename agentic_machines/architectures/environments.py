@@ -28,8 +28,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Self
 
+from ..errors import InvalidArgument
+
 __all__ = [
     "Environment",
+    "checked_environment",
     "CountEnv",
     "Household",
     "GoalItem",
@@ -356,6 +359,30 @@ def default_household() -> Household:
     return Household(layout, (GoalItem("apple", "sidetable 1", count=2),))
 
 
+def checked_environment(env: Any, what: str = "env") -> Environment:
+    """``env`` itself when it is an :class:`Environment`; :class:`InvalidArgument` otherwise.
+
+    The architectures call ``step``, ``observation``, ``done``, ``success``, ``reward``,
+    ``action_log`` and ``fresh`` on it: one documented form, checked where the machine is
+    built, rather than guessing from which of those an object happens to have.
+
+    >>> checked_environment(CountEnv(2)).step("1")
+    'You said 1.'
+    >>> checked_environment({"step": print})
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.InvalidArgument: env must be an Environment (CountEnv, Household, Shop or a subclass of agentic_machines.architectures.environments.Environment), got dict; to bring your own, subclass Environment and implement _step and observation
+    """
+    if not isinstance(env, Environment):
+        raise InvalidArgument(
+            f"{what} must be an Environment (CountEnv, Household, Shop or a subclass of "
+            "agentic_machines.architectures.environments.Environment), got "
+            f"{type(env).__name__}; to bring your own, subclass Environment and implement "
+            "_step and observation"
+        )
+    return env
+
+
 def fresh_household(env: Household | None) -> Household:
     """The household a run starts from: a fresh copy of ``env``, or a new
     :func:`default_household` when ``env`` is ``None``.
@@ -368,7 +395,10 @@ def fresh_household(env: Household | None) -> Household:
     >>> b.action_log, fresh_household(None).action_log
     ([], [])
     """
-    return default_household() if env is None else env.fresh()
+    if env is None:
+        return default_household()
+    checked_environment(env)
+    return env.fresh()
 
 
 # ---------------------------------------------------------------------------------

@@ -100,7 +100,7 @@ from ..execution.sandbox import (
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
-from .environments import CountEnv
+from .environments import CountEnv, checked_environment
 from .start_fix import base_prompt, requery
 
 __all__ = [
@@ -278,12 +278,12 @@ class Result:
     @property
     def reward(self) -> float:
         """The environment's reward at the end."""
-        return float(getattr(self.env, "reward", 0.0))
+        return 0.0 if self.env is None else float(self.env.reward)
 
     @property
     def success(self) -> bool:
         """The environment's success flag at the end."""
-        return bool(getattr(self.env, "success", False))
+        return False if self.env is None else bool(self.env.success)
 
 
 # --------------------------------------------------------------------------------------
@@ -535,7 +535,7 @@ class _Runtime:
                     repl.append(f"#ANSWER# {_short_repr(result.value)}\n")
                     self.note(repl.name, "answer", _short_repr(result.value))
                     return result.value
-                if repl.name == MAIN and getattr(self.env, "done", False):
+                if repl.name == MAIN and self.env.done:
                     return None
             error = BlocksExceeded(
                 f"REPL {repl.name!r} wrote {self.max_blocks} blocks without calling answer(); raise max_blocks "
@@ -675,7 +675,7 @@ def _prepare(
     if env is None:
         env = CountEnv(4)  # new, so unshared: not copied (a copy's lines are traced)
     else:
-        env = env.fresh() if hasattr(env, "fresh") else copy.deepcopy(env)
+        env = checked_environment(env).fresh()
     for name, value in (
         ("max_blocks", max_blocks),
         ("max_depth", max_depth),
@@ -853,7 +853,7 @@ def machine(
         ["task", "env"],
         dict(
             task=task,
-            env=CountEnv(4) if env is None else env,
+            env=CountEnv(4) if env is None else checked_environment(env),
             pool=pool,
             line_budget=line_budget,  # the HarnessMachine's own budget, not the program's
             isolation=isolation,

@@ -239,6 +239,7 @@ class _Loop(_Run):
 
     # -- inside the greenlet ---------------------------------------------------------------
     def _main(self) -> tuple[int, Any]:
+        _fresh_stack()  # the same depth wherever the run was made (see _fresh_stack)
         m = self.machine
         _CURRENT.set(self)  # in this greenlet's own context (each greenlet has one)
         try:
@@ -389,6 +390,79 @@ class _Loop(_Run):
 
 def _in_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
+
+
+# -- the stack an agent function runs on ------------------------------------------------------
+# A greenlet has frames of its own (its first frame has no caller) but it inherits its
+# thread's recursion count from where it started, so an agent that recursed near the limit
+# ended differently when h's run was made deep in a caller's stack (or a linear run was
+# called there) than when it was made at the top: not a function of the machine. Every
+# run's greenlet therefore starts as a fresh thread's stack does, its first frame at depth
+# 1 (_fresh_stack). CPython keeps the count in its thread state (a remaining count
+# followed by the limit), with no API to set it; the field is found once and its effect
+# checked (_stack_counter), and where it cannot be (another interpreter or layout) the
+# count stays inherited, as before.
+_STACK: list[Any] = []  # [None, or (PyThreadState_Get, offset of the count, c_int.from_address)]
+
+
+def _stack_counter() -> Any:
+    """How to set the running thread's recursion count: (PyThreadState_Get, the byte offset
+    of the thread state's remaining count, ``c_int.from_address``), or None. Found by
+    reading the thread state at two known depths, and checked by what it does: a greenlet
+    that sets itself 50 frames below the limit must raise RecursionError exactly 50 frames
+    deeper, and its caller's count must be intact after the switch back."""
+    try:
+        import ctypes  # reading CPython's thread state needs it, once a process
+
+        get = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyThreadState_Get", ctypes.pythonapi))
+        words = ctypes.c_int * 64
+
+        def down(k: int) -> list[int]:
+            return list(words.from_address(get())) if k == 0 else down(k - 1)
+
+        limit = sys.getrecursionlimit()
+        near, far = down(0), down(5)  # five frames deeper: the remaining count is 5 less
+        found = [
+            i * 4 for i in range(63) if near[i] - far[i] == 5 and near[i + 1] == far[i + 1] == limit
+        ]
+        if len(found) != 1:
+            return None
+        counter = (get, found[0], ctypes.c_int.from_address)
+
+        def probe(n: int) -> int:
+            try:
+                return probe(n + 1)
+            except RecursionError:
+                return n
+
+        def deepest() -> int:
+            _set_depth(counter, limit - 50)
+            return probe(1)  # probe(n) runs n frames below this one
+
+        before = ctypes.c_int.from_address(get() + found[0]).value
+        reached = greenlet(deepest).switch()
+        after = ctypes.c_int.from_address(get() + found[0]).value
+    except (ImportError, AttributeError, OSError, ValueError):
+        return None
+    return counter if reached == 50 and before == after else None
+
+
+def _set_depth(counter: Any, depth: int) -> None:
+    """Set the running thread's recursion count so that the caller's frame is at ``depth``
+    (RecursionError ``limit - depth`` frames below it)."""
+    get, offset, at = counter
+    base = get() + offset
+    # the limit is the next field; this frame is one deeper than the caller's
+    at(base).value = at(base + 4).value - depth - 1
+
+
+def _fresh_stack() -> None:
+    """Count the calling frame (a run's greenlet's first) at depth 1, as a fresh thread's
+    first frame, whatever depth the greenlet was started from."""
+    if not _STACK:
+        _STACK.append(_stack_counter())
+    if _STACK[0] is not None:
+        _set_depth(_STACK[0], 2)  # this frame's depth: its caller's is 1
 
 
 _CLOSE = object()  # the task that ends a step thread's run

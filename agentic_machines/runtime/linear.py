@@ -73,6 +73,16 @@ hypervisor, interrupts), when none of its lines ran either. A line budget counts
 thread's lines, and the window is that thread's. So, like the wall clock, the CPU clock
 decides only when lines are counted.
 
+The agent function sees the stack an ``h`` run gives it. Called on the caller's stack, an
+agent that recursed near the recursion limit raised RecursionError in a run made deep in
+a caller's code and not in one made at the top, nor step by step; it also saw the
+caller's frames, :mod:`contextvars` context and the exception being handled. So the run
+calls it in a greenlet of its own (``_Linear._call``: one switch a run, none a step)
+whose recursion count starts at depth 1 as every run of ``h`` does (``agent._fresh_stack``).
+A greenlet keeps its thread, so the watchdogs are unchanged: the alarm's handler runs
+between the agent's instructions, and a raise sent to the thread lands in the greenlet
+running there.
+
 A step records two strings, its prompt and its completion; the states and ``Step``
 tuples of the trace are made when it is read (``Trace.steps``, the agent's result
 through ``AgentMachine.result``), so a run costs the agent's own work plus a little
@@ -99,6 +109,8 @@ from time import perf_counter, thread_time
 from types import FrameType
 from typing import Any
 
+from greenlet import greenlet
+
 from ..errors import BudgetExceeded, ClockDependent, InvalidMachine
 from ..execution import clock
 from ..execution.budget import uncharged
@@ -111,6 +123,7 @@ from .agent import (
     _RETURN,
     AgentMachine,
     AgentRaised,
+    _fresh_stack,
     _Loop,
     _prompt_error,
     _Run,
@@ -197,8 +210,8 @@ _ASYNC: list[tuple[Any, Any] | None] = []  # looked up once, on the first linear
 
 class _Linear(_Run):
     """A linear run of the agent function, as :func:`run` makes it: the function is called
-    once, with a model function that asks the real model and records each step, so no
-    step switches a greenlet. Steps run untraced: a step that took less than
+    once, in a greenlet of its own (:meth:`_call`), with a model function that asks the
+    real model and records each step, so no step switches a greenlet. Steps run untraced: a step that took less than
     ``line_budget * _FASTEST_LINE`` seconds, of wall time or of its thread's CPU time
     since the last checkpoint (:meth:`_late`), is within its line budget (see
     ``_FASTEST_LINE``), so its outcome is the counted one. Any other step (it took
@@ -306,7 +319,7 @@ class _Linear(_Run):
         self.error: BaseException | None = None
         self.handler: Any = None  # the SIGALRM handler the run installed, if it did
         self.unwatch: Callable[[], None] | None = None  # stops the running watchdog
-        self.top: Any = None  # go()'s frame, which calls the agent function
+        self.top: Any = None  # _call()'s frame (the greenlet's first), which calls the agent
         self.frame: Any = None  # the agent's outermost frame, held (see _hold)
         # Collections that ran no Python code, in this thread, during step gc_step (counted
         # by len(completions)): gc_spent seconds of it, which _late takes off (see _gc).
@@ -747,9 +760,8 @@ class _Linear(_Run):
     def go(self) -> TraceState | None:
         """Run to the end. Returns None when the trace has ended, else the state from which
         the run goes on step by step."""
-        m = self.machine
-        token = _CURRENT.set(self)
-        self.top = _getframe()
+        # The agent runs in a greenlet of its own, as h runs it (see _call): one switch a run.
+        agent = greenlet(self._call)
         try:
             with clock.watching() as seen:
                 self.seen = seen
@@ -763,7 +775,7 @@ class _Linear(_Run):
                 late = False
                 try:
                     try:
-                        value: Any = m.fn(self.model, *m.args, **m.kwargs)
+                        value: Any = agent.switch()
                         kind = _RETURN
                     except (_Stop, _Recheck):
                         raise
@@ -792,12 +804,27 @@ class _Linear(_Run):
             self.frame = self.top = None
             if self.unwatch is not None:
                 self.unwatch()
-            _CURRENT.reset(token)
             if self.gate is not None:
                 self._unwatch_gc()
         if self.error is not None:
             raise self.error
         return self.handed
+
+    def _call(self) -> Any:
+        """The agent function, called as the first frame of the run's greenlet (go()).
+        An agent sees the stack an ``h`` run gives it, wherever the caller is: no caller's
+        frames behind its own, its recursion count from depth 1 (agent's
+        ``_fresh_stack``), an empty :mod:`contextvars` context and no exception being
+        handled. Called on the caller's stack, an agent that recursed near the limit
+        raised RecursionError here and not step by step."""
+        _fresh_stack()
+        _CURRENT.set(self)  # in the greenlet's own context, as _Loop._main sets it
+        self.top = _getframe()
+        m = self.machine
+        try:
+            return m.fn(self.model, *m.args, **m.kwargs)
+        finally:
+            _CURRENT.set(None)  # no cycle run -> greenlet -> its context -> run
 
     def _watch(self) -> None:
         """Start the watchdog (``unwatch`` stops it). In the main thread, when SIGALRM is
