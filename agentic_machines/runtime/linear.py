@@ -46,12 +46,14 @@ function, generator or finalizer starts with a ``call`` event; freeing objects i
 no line) the step's lines all ran within its clock, otherwise (a ``__del__``, a weakref
 callback) the step is counted. And the cyclic garbage collector: an agent that keeps its
 history as dicts makes over a hundred collections in a 10,000-step run, of 40 µs to a few
-ms, and the step each lands in was late. The run times, through ``gc.callbacks``, the
-collections that run inside a step in the agent's own thread, with a profile hook set for
-their duration (``_Linear._gc``); a collection during which no Python frame of anyone
-else ran (no finalizer, no weakref callback, no other callback, no greenlet unwound) ran
-none of that thread's lines, and a line budget counts only its own thread's lines, so its
-time is taken off the step's before the gate.
+ms, and the step each lands in was late. A line budget charges no line run inside a
+collection in its own thread (:mod:`agentic_machines.execution.budget`: the collector runs
+when the process's allocations say so, so the finalizers it runs are no step's), and that
+thread runs no line of the step while it is inside the collector. So the run times,
+through ``gc.callbacks``, every collection that runs inside a step in the agent's own
+thread (``_Linear._gc``) and takes its time off the step's before the gate, finalizers
+and all; the budget's own entries run first and last in that list, so the timed window
+lies inside what the budget charges to no one.
 
 What stays late are steps the kernel stretched: a preemption (4-8 ms at the scheduler's
 tick on a busy machine) or the agent's own page faults (a large list growing). Those are
@@ -270,10 +272,7 @@ class _Linear(_Run):
         "gc_step",
         "gc_spent",
         "gc_start",
-        "gc_ran",
-        "gc_hook",
         "gc_callback",
-        "gc_clock",
     )
 
     def __init__(
@@ -321,15 +320,12 @@ class _Linear(_Run):
         self.unwatch: Callable[[], None] | None = None  # stops the running watchdog
         self.top: Any = None  # _call()'s frame (the greenlet's first), which calls the agent
         self.frame: Any = None  # the agent's outermost frame, held (see _hold)
-        # Collections that ran no Python code, in this thread, during step gc_step (counted
-        # by len(completions)): gc_spent seconds of it, which _late takes off (see _gc).
+        # Collections in this thread during step gc_step (counted by len(completions)):
+        # gc_spent seconds of them, which _late takes off (see _gc).
         self.gc_step = -1
         self.gc_spent = 0.0
         self.gc_start: float | None = None  # a collection being watched started then
-        self.gc_ran = False  # a Python frame ran in the collection being watched
-        self.gc_hook = self._gc_hook  # bound once: _gc checks for it by identity
         self.gc_callback = self._gc
-        self.gc_clock: Any = None  # the clock's code when it is Python (a test's clock)
 
     # -- the agent's side ----------------------------------------------------------------
     @uncharged
@@ -421,8 +417,8 @@ class _Linear(_Run):
     def _disarm(self) -> bool:
         """End the running step's clock (a watchdog thread's run): whether it ran too long
         to prove it within its line budget. Disarmed under the lock, so the watchdog
-        cannot raise once this returns; raises _Recheck if it did (dropping it if it is
-        still pending)."""
+        cannot raise once this returns; raises _Recheck if it did (the raise it sent, if
+        still pending, is replaced by one delivered here)."""
         t = perf_counter()
         with self.lock:  # type: ignore[union-attr]
             self.armed = False
@@ -430,8 +426,15 @@ class _Linear(_Run):
         if fired or self.stopped:
             self.fired = False
             self.stopped = True
-            _ASYNC[0][1](self.thread, None)  # type: ignore[index]
-            raise _Recheck
+            # Not withdrawn (PyThreadState_SetAsyncExc(NULL)): that leaves CPython 3.11's
+            # flag of a pending raise set for good, and with it every traced function
+            # entry spins for ever at its first instruction (the eval breaker is checked
+            # again and again there), so the shadow counting this step would hang. A raise
+            # sent again replaces the pending one and is delivered at the loop's first
+            # backward jump, which clears the flag.
+            _ASYNC[0][0](self.thread, _Recheck)  # type: ignore[index]
+            while True:
+                pass
         return t - self.t0 > self.gate and self._late(t)  # type: ignore[operator]
 
     # -- collections inside a step -------------------------------------------------------
@@ -456,56 +459,37 @@ class _Linear(_Run):
     # and its lines must not let the collector's timing move a step across its budget.
     @uncharged
     def _gc(self, phase: str, info: dict) -> None:
-        """The run's ``gc.callbacks`` entry: time the collections that run inside a step.
+        """The run's ``gc.callbacks`` entry: time the collections that run inside a step
+        in the agent's own thread, which :meth:`_late` takes off the step's time.
 
         A collection of a long run's objects takes from tens of microseconds to
-        milliseconds, and the step it lands in would be late. Its time is taken off the
-        step's (:meth:`_late`) only when it provably ran none of the agent's lines: it ran
-        in the agent's own thread (which is then inside the collector: no line of that
-        thread runs unless a Python frame starts), and a profile hook set for the
-        collection saw no Python frame start or resume (finalizers, ``__del__``, weakref
-        callbacks, another ``gc.callbacks`` entry, a greenlet unwound: each starts a frame
-        or returns from one, which the hook sees). Other threads' lines are not the step's:
-        a line budget counts the lines of its own thread. Otherwise the collection's time
-        stays in the step, as before. When a profiler is installed nothing is taken off."""
+        milliseconds, and the step it lands in would be late. None of its lines are the
+        step's: a line budget charges no line run inside a collection in its thread (the
+        finalizers, weakref callbacks, greenlets unwound and other ``gc.callbacks``
+        entries it runs; see :mod:`agentic_machines.execution.budget`), and that thread,
+        inside the collector, runs no line of the step meanwhile. The budget's entries run
+        first and last in ``gc.callbacks``, so this one's window lies inside what it
+        charges to no one. Other threads' lines are not the step's either: a line budget
+        counts the lines of its own thread."""
         if phase == "start":
-            if self.armed and _get_ident() == self.thread and _getprofile() is None:
-                self.gc_ran = False
-                self.gc_clock = getattr(perf_counter, "__code__", None)
+            if self.armed and _get_ident() == self.thread:
                 self.gc_start = perf_counter()
-                _setprofile(self.gc_hook)
             return
         start = self.gc_start
         if start is None:
             return
         now = perf_counter()
-        if _getprofile() is self.gc_hook:
-            _setprofile(None)
         self.gc_start = None
-        if self.gc_ran:
-            return
         step = len(self.completions)
         if self.gc_step != step:
             self.gc_step, self.gc_spent = step, 0.0
         self.gc_spent += now - start
-
-    def _gc_hook(self, frame: FrameType, event: str, arg: Any) -> None:
-        # Only the run's own frames may show here: _gc's (its return after setting the hook,
-        # its call at the collection's end), the clock it reads (C, perf_counter, unless a
-        # test made it Python) and the run's SIGALRM handler (a finalizer run by the
-        # collector lets a pending signal in; its lines are charged to no budget). Any other
-        # frame is Python code that the collector ran.
-        code = frame.f_code
-        if code is not _GC_CODE and code is not _ALARM_CODE and code is not self.gc_clock:
-            self.gc_ran = True
 
     def _unwatch_gc(self) -> None:
         try:
             gc.callbacks.remove(self.gc_callback)
         except ValueError:  # the agent's code removed it: nothing to undo
             pass
-        if self.gc_start is not None and _getprofile() is self.gc_hook:
-            _setprofile(None)  # a collection that never reported its end
         self.gc_start = None
 
     def _hold(self) -> None:
@@ -905,13 +889,10 @@ class _Linear(_Run):
 
 
 _GC_CODE = _Linear._gc.__code__
-_ALARM_CODE = _Linear._alarm.__code__
 # The run's own frames where the alarm does not raise (it raises at the next tick): the
-# collector's callback and its profile hook swallow exceptions, and a raise in go() or in
-# _acknowledge would land outside the handler that takes it (or raise again once taken).
-_QUIET = frozenset(
-    f.__code__ for f in (_Linear._gc, _Linear._gc_hook, _Linear.go, _Linear._acknowledge)
-)
+# collector's callback swallows exceptions, and a raise in go() or in _acknowledge would
+# land outside the handler that takes it (or raise again once taken).
+_QUIET = frozenset(f.__code__ for f in (_Linear._gc, _Linear.go, _Linear._acknowledge))
 
 
 class _Watchdog:
