@@ -35,13 +35,26 @@ A second reading does not depend on the clock at all: the Python function calls 
 check makes per state beyond those of ``explore`` (cProfile's count), at each depth.
 Explore plus a constant means this number stays flat as the states triple; it is shown
 for information (it does not see work done inside C calls).
+
+The memory price of the collector rule. Every search pauses the collector's full
+collections (``runtime.search.collector_paused``); the young ones go on, so cyclic
+garbage the agent makes and drops is freed during the search. To see that it is, the
+same check runs on a shop that also drops a 20 kB object in a reference cycle at every
+step, each search in a fresh process that prints its peak resident memory (Linux's VmHWM),
+with the collector rule as it is, with no pause at all (the collector on), and at the
+smaller depth with the whole collector paused (``gc.disable()`` around the search, the
+rule before wave 7, which kept every such object until the search ended). Goal: the
+search's peak memory at most 1.5x that with the collector on, at 3,280 states.
 """
 
 from __future__ import annotations
 
+import contextlib
 import cProfile
+import gc
 import pstats
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -51,8 +64,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import fitted_exponent, goal, rounds  # noqa: E402
 
 from agentic_machines import agent_machine, effect  # noqa: E402
+from agentic_machines.checking import check as check_module  # noqa: E402
 from agentic_machines.checking import effects_at_most_once, never_diverges  # noqa: E402
 from agentic_machines.checking.check import check_properties  # noqa: E402
+from agentic_machines.runtime import explore as explore_module  # noqa: E402
 from agentic_machines.runtime.explore import explore  # noqa: E402
 
 ALPHABET = ["pay", "look", "wait", "done"]  # three go on, one ends: 3^d states at depth d
@@ -61,7 +76,8 @@ ROUNDS = 9
 GROWTH_PER = 3  # the fitted growth is read per this factor of states (a depth more)
 
 
-def shop(model):
+def shop(model, litter: bool = False):
+    """The shop; ``litter``: it drops one :class:`_Cycle` at every step (the memory reading)."""
     paid = []
 
     @effect
@@ -71,6 +87,8 @@ def shop(model):
 
     turn = 0
     while True:
+        if litter:
+            _Cycle()
         reply = model(f"Turn {turn}. Paid {len(paid)} order(s). pay, look, wait or done?")
         turn += 1
         if reply == "done":
@@ -79,8 +97,64 @@ def shop(model):
             charge(turn)
 
 
-def _check(depth: int):
-    m = agent_machine(shop, name="shop")
+GARBAGE = 20_000  # bytes of cyclic garbage shop(litter=True) drops at every step
+MEMORY = ("as it is", "collector on", "whole collector paused")
+PLAIN = "the plain shop"  # the same check of shop, which drops no garbage: the floor
+
+
+class _Cycle:
+    """A payload in a reference cycle with itself: only the cyclic collector frees it."""
+
+    def __init__(self) -> None:
+        self.payload = bytearray(GARBAGE)
+        self.me = self
+
+
+@contextlib.contextmanager
+def _whole_collector_paused():
+    """The collector rule before wave 7: no collection at all inside the block."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def _peak_child(rule: str, depth: int) -> None:
+    """In a fresh process: the check of shop(litter=True) under ``rule``, then print the
+    process's peak resident memory in MB."""
+    if rule not in (MEMORY[0], PLAIN):
+        other = contextlib.nullcontext if rule == MEMORY[1] else _whole_collector_paused
+        check_module.collector_paused = explore_module.collector_paused = other  # type: ignore[assignment]
+    assert _check(depth, litter=rule != PLAIN)
+    print(_peak_resident_kb() / 1024)
+
+
+def _peak_resident_kb() -> int:
+    """This process's peak resident memory in kB: Linux's VmHWM. Not ``ru_maxrss``: Linux
+    keeps that across exec, so a child started from a large parent reports the parent's."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise OSError("no VmHWM in /proc/self/status")
+
+
+def peak_mb(rule: str, depth: int) -> float:
+    """The peak resident memory (MB) of a fresh process that runs the check of
+    ``shop(litter=True)`` to ``depth`` under ``rule`` (one of :data:`MEMORY`), or that
+    of the plain shop (``rule`` = :data:`PLAIN`) with the rule as it is."""
+    out = subprocess.run(
+        [sys.executable, __file__, "--peak", rule, str(depth)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(out.stdout.split()[-1])
+
+
+def _check(depth: int, litter: bool = False):
+    m = agent_machine(shop, litter=litter, name="shop")
     return check_properties(
         m,
         properties=[effects_at_most_once("charge"), never_diverges()],
@@ -172,6 +246,41 @@ def main() -> None:
         None,
     )
 
+    memory(dict(zip(DEPTHS, states)))
+
+
+def memory(states: dict[int, int]) -> None:
+    """The collector rule's memory price: peak memory of shop(litter=True)'s check."""
+    if not Path("/proc/self/status").exists():  # Linux only
+        goal("peak memory, cyclic garbage: search ÷ collector on (Linux only)", None, 1.5)
+        return
+    small, big = DEPTHS[1], DEPTHS[2]
+    peaks = {(rule, d): peak_mb(rule, d) for d in (small, big) for rule in MEMORY[:2]}
+    peaks[MEMORY[2], small] = peak_mb(MEMORY[2], small)
+    plain = peak_mb(PLAIN, big)
+    print(
+        f"peak resident memory, MB, of a check of a shop dropping {GARBAGE:,} bytes of cyclic garbage a step:"
+    )
+    for d in (small, big):
+        row = ", ".join(f"{rule} {peaks[rule, d]:.0f}" for rule in MEMORY if (rule, d) in peaks)
+        print(f"  {states[d]:,} states: {row}")
+    print(f"  the same check of the shop that drops nothing, {states[big]:,} states: {plain:.0f}")
+    for d, target in ((big, 1.5), (small, None)):
+        goal(
+            f"peak memory, {GARBAGE // 1000} kB of cyclic garbage a step: the search ÷ "
+            f"collector on, {states[d]:,} states",
+            peaks[MEMORY[0], d] / peaks[MEMORY[1], d],
+            target,
+        )
+    goal(
+        f"the same with the whole collector paused (before wave 7), {states[small]:,} states",
+        peaks[MEMORY[2], small] / peaks[MEMORY[1], small],
+        None,
+    )
+
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--peak"]:
+        _peak_child(sys.argv[2], int(sys.argv[3]))
+    else:
+        main()

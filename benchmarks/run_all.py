@@ -304,11 +304,22 @@ before and after, as measured by the benchmarks above:
   state; sharing replays across siblings would need a copy of a suspended greenlet (none
   exists) or a `fork` per branch point (far dearer than a replay of a few steps); a
   larger live-run cache (4,096 instead of 256) made `explore` 15% faster at depth 7 but
-  holds thousands of suspended agents in memory, and is not taken. The price of pausing
-  the collector: cyclic garbage the agent itself makes waits for the search's end (an
-  agent making 20 kB of it a step held 253 MB at 1,023 states against 36 MB with the
-  collector on); pausing only the full collections would keep the young ones, and is
-  the next step.
+  holds thousands of suspended agents in memory, and is not taken. Pausing the whole
+  collector had a memory price: cyclic garbage the agent itself made waited for the
+  search's end (an agent making 20 kB of it a step held 253 MB at 1,023 states and
+  1,264 MB at 4,095, against 36 and 43 MB with the collector on). Since wave 7 a search
+  pauses only the full collections (their third threshold set out of reach), the ones
+  whose cost grows with the heap; the young ones, which cost what was allocated lately,
+  go on and free such garbage as the search goes: 36 and 44 MB for that agent, and
+  `bench_effects.py` now measures the peak memory of its check of a shop that drops
+  20 kB of cyclic garbage a step (the same as with the collector on at 1,093 and
+  3,280 states; 4.2x that with the whole collector paused). Garbage cycles that outlive
+  two young collections (tied to a suspended run, say) still wait for the search's end:
+  an agent that keeps its last exception (exception, traceback, its own frame: a cycle
+  per run) peaked at 99 MB at 9,841 states against 72 MB with the collector on (58 and
+  58 at 3,280). The effects row did not move: 1.03-1.15x with growth 0.94-1.02x per 3x
+  states, against 1.08-1.14x and 0.93-1.05x with the whole collector paused (three
+  pairs of runs, alternating, load 0.9-3.8 on 2 cores).
 - **REPL-Plan, traced lines per replayed cached call: about 80 → 1** (the block's own
   line). Before, every cached call ran the call log's bookkeeping under the block's
   line budget: `call`, `_same` (with `all()` over generators, whose frames were traced

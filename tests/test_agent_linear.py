@@ -524,8 +524,8 @@ class _Cycle:
 def slow_collections(monkeypatch):
     """A clock that moves only while the collector runs: 1 s per collection that the run
     watches (read when the run's gc callback sees it end), no time anywhere else. The gc
-    callbacks of anyone else are set aside meanwhile (another callback is Python code run
-    by the collector, which the run rightly refuses to take off a step)."""
+    callbacks of anyone else are set aside meanwhile (so that only the run's and the line
+    budget's own run)."""
     now = [0.0]
 
     def clock_now():
@@ -560,12 +560,15 @@ def test_a_collection_that_runs_no_python_code_is_taken_off_its_steps_time(
     assert counted == []  # the step took 1 s, all of it in the collector: within budget
 
 
-def test_a_collection_that_runs_a_finalizer_stays_in_its_steps_time(slow_collections, monkeypatch):
-    # The finalizer's lines ran while the collector did: the collection's second stays
-    # in the step, which is then decided by counting, with the stepped run's outcome.
+def test_a_collection_that_runs_a_finalizer_is_taken_off_its_steps_time_too(
+    slow_collections, monkeypatch
+):
+    # A line budget charges no line run inside a collection (execution/budget.py), so the
+    # finalizer's lines are no step's: the collection's second is taken off the step too,
+    # and the outcome is the stepped run's.
     counted = _spy_counting(monkeypatch)
     trace = run(agent_machine(collecting, True), ScriptedModel(["x", "y"]))
-    assert counted == ["x"]
+    assert counted == []
     monkeypatch.undo()
     stepped = run(step_by_step(agent_machine(collecting, True)), ScriptedModel(["x", "y"]))
     assert same_steps(trace, stepped) and trace.end is HALT

@@ -14,9 +14,9 @@ raised once, so off the main thread an agent whose endless loop runs a ``__del__
 every turn ran forever when the raise landed in that finalizer. It now raises again once
 ``sys.unraisablehook`` reports the last raise swallowed, never where the agent's thread
 is inside a function that swallowed one (``_note_swallowed``, ``_check``); a raise still
-on its way when the step ends lands in the run (``_land``) instead of being cleared. The
-end-to-end runs go in a subprocess with a timeout, so a regression fails instead of
-hanging the suite.
+on its way when the step ends is replaced by one delivered in the run (``_disarm``), never
+cleared. The end-to-end runs go in a subprocess with a timeout, so a regression fails
+instead of hanging the suite.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def test_the_alarm_raises_at_every_tick_until_the_run_takes_the_raise(monkeypatc
 
 def test_the_alarm_does_not_raise_where_the_raise_would_be_lost(monkeypatch):
     run = _armed_run(monkeypatch)
-    for quiet in (_Linear._gc, _Linear._gc_hook, _Linear.go, _Linear._acknowledge):
+    for quiet in (_Linear._gc, _Linear.go, _Linear._acknowledge):
         run._alarm(signal.SIGALRM, _Frame(quiet.__code__))  # the next tick comes instead
         assert run.armed
 
@@ -195,19 +195,17 @@ def test_a_hook_chain_that_leads_back_to_the_runs_hook_reports_once(monkeypatch)
     assert printed == [report]
 
 
-def test_a_step_that_ends_after_a_raise_is_sent_takes_it_in_the_run(monkeypatch):
-    # A raise sent but not landed is never cleared: _disarm waits until the watchdog thread
-    # has run one more check (a pending raise has landed by then), then raises.
+def test_a_step_that_ends_after_a_raise_was_sent_takes_a_raise_in_the_run(monkeypatch):
+    # The raise sent may still be pending: it is never withdrawn, but replaced by one sent
+    # to this thread and delivered inside _disarm (where the run's handler takes it).
     run, sent = _thread_run(monkeypatch, [_Frame((lambda: None).__code__)])
     run._check()
     assert sent and run.fired
-
-    ticker = threading.Timer(0.01, lambda: setattr(run, "ticks", run.ticks + 1))
-    ticker.start()
+    run.thread = threading.get_ident()
+    monkeypatch.setattr(linear, "_ASYNC", [linear._async_raiser()])
     with pytest.raises(_Recheck):
         run._disarm()
-    ticker.join()
-    assert run.stopped and not run.armed and run.ticks == 2
+    assert run.stopped and not run.armed and not run.fired
 
 
 # -- the line budget and finalizers (execution/budget.py) ----------------------------------------

@@ -13,6 +13,22 @@ budget, and :func:`restore_tracing` switches counting back on after a raise.
 :mod:`agentic_machines.execution.codeexec` puts a checkpoint at the top of every ``except``,
 ``finally`` and ``__exit__`` in model-written code, so such code cannot keep running.
 
+Lines run inside a cyclic garbage collection are charged to no budget. The collector
+runs when the process's allocation counts say so (how much garbage earlier code left,
+what other threads allocated), and then runs the finalizers of what it frees
+(``__del__``, weakref callbacks, suspended greenlets unwound, other ``gc.callbacks``
+entries) in whichever line the collection lands on. Charged to the budget around that
+line, their lines would make a step's outcome depend on the process, not on the
+computation. So while a budget is active, a ``gc.callbacks`` entry that runs first notes
+the line count when a collection starts, and one that runs last puts the count back when
+it stops. A finalizer that never ends cannot hang a run either: during a collection the
+deadline is the count at its start plus the smallest active limit, past which the
+finalizer gets ``BudgetExceeded``; CPython reports that as unraisable and goes on with
+the collection, and the count it ran up is given back at the end. Only collections in
+the thread that entered the newest budget are exempted (the one whose lines are
+counted); lines a finalizer runs outside a collection, when reference counting frees an
+object, are charged as any other line.
+
 >>> def spin():
 ...     while True:
 ...         pass
@@ -27,7 +43,9 @@ cut after 1000 lines
 from __future__ import annotations
 
 import dis
+import gc
 import sys
+from _thread import get_ident as _get_ident
 from types import CodeType, FrameType, TracebackType
 from typing import Any
 
@@ -54,6 +72,9 @@ _ONE_LINE_LOOPS_MAX = 20_000  # model-written blocks are new code objects: keep 
 # many budgets are nested (charging each budget in a loop cost more than the line).
 _lines = 0
 _deadline: float = float("inf")  # the count past which the first active budget is spent
+_step_deadline: float = float("inf")  # the same outside a collection (see _set_deadline)
+_gc_bound: float = float("inf")  # the lines a collection may run: the smallest active limit
+_epoch = 0  # moves at every budget entered or left (a collection notes it: see _gc_first)
 
 
 def positive_budget(limit: int, what: str = "a line budget") -> int:
@@ -101,10 +122,11 @@ class LineBudget:
         return self.used >= self.limit
 
     def __enter__(self) -> LineBudget:
-        global _previous_trace
+        global _previous_trace, _owner
         first = not _active
         self._base = _lines - self._used
         _active.append(self)
+        _owner = _get_ident()  # the thread whose collections are charged to no one
         _set_deadline()
         # settrace does not apply to the frame that is already running; trace the
         # caller's frame too so that a loop written right inside the `with` is counted.
@@ -151,25 +173,75 @@ def _unraisable(unraisable: Any) -> None:
 
 
 def _watch_finalizers() -> None:
-    global _previous_unraisable
+    global _previous_unraisable, _gc_saved
     _previous_unraisable = sys.unraisablehook
     sys.unraisablehook = _unraisable
+    _gc_saved = None  # a collection left unfinished by a callback list changed mid-walk
+    callbacks = gc.callbacks
+    callbacks.insert(0, _gc_first)
+    callbacks.append(_gc_last)
 
 
 def _unwatch_finalizers() -> None:
+    global _gc_saved
     if sys.unraisablehook is _unraisable:  # unless someone installed their own meanwhile
         sys.unraisablehook = _previous_unraisable
+    for callback in (_gc_first, _gc_last):
+        try:
+            gc.callbacks.remove(callback)
+        except ValueError:  # someone else's code took it out: nothing to undo
+            pass
+    _gc_saved = None
+
+
+# -- lines run inside a cyclic collection (see the module's docstring) ------------------------
+# Two gc.callbacks entries, the first of the list and the last, so that the lines of every
+# other entry (a linear run's timing of collections among them) run inside the interval
+# charged to no one. Each acts in the thread that entered the newest budget only: another
+# thread's collection runs that thread's finalizers, which no budget counts (tracing is per
+# thread), and it must not move this thread's count.
+#
+# Both are written with no call and no loop after their first test: a signal handler or a
+# raise sent from another thread lands only where the eval loop checks for one (a function's
+# entry, a call, a backward jump), so nothing can stop them half-way through their stores;
+# an exception at their entry (reported as unraisable) leaves the state as it was. A start
+# with no end (someone changed gc.callbacks during the collector's walk of it, which can skip
+# an entry) is overwritten by the next start; an end with no start does nothing.
+_owner: int | None = None  # the thread that entered the newest budget
+_gc_saved: int | None = None  # the count when the running collection started
+_gc_epoch = 0  # _epoch then: a budget entered or left during the collection keeps its lines
+
+
+def _gc_first(phase: str, info: dict) -> None:
+    global _gc_saved, _gc_epoch, _deadline
+    if phase == "start" and _active and _get_ident() == _owner:
+        _gc_epoch = _epoch
+        _gc_saved = _lines
+        _deadline = _lines + _gc_bound  # the collection's own bound (see the docstring)
+
+
+def _gc_last(phase: str, info: dict) -> None:
+    global _lines, _gc_saved, _deadline
+    if phase == "stop" and _gc_saved is not None and _get_ident() == _owner:
+        if _gc_epoch == _epoch:
+            _lines = _gc_saved  # the collection's lines are charged to no one
+        _gc_saved = None
+        _deadline = _step_deadline
 
 
 def _set_deadline() -> None:
-    global _deadline
+    global _deadline, _step_deadline, _gc_bound, _epoch
     # A plain loop, not min() over a generator: when a budget is nested inside another,
     # this runs while tracing is on, and every Python frame it opens costs a tracer call.
-    deadline = float("inf")
+    deadline = bound = float("inf")
     for b in _active:
         if b._base is not None and b._base + b.limit < deadline:
             deadline = b._base + b.limit
-    _deadline = deadline
+        if b.limit < bound:
+            bound = b.limit
+    _deadline = _step_deadline = deadline
+    _gc_bound = bound
+    _epoch += 1
 
 
 def checkpoint() -> None:
@@ -306,3 +378,5 @@ def _spent() -> None:
     for budget in _active:
         if budget.used > budget.limit:
             raise BudgetExceeded(budget.limit)
+    if _gc_saved is not None:  # past a collection's own bound (a budget entered inside it)
+        raise BudgetExceeded(_gc_bound)

@@ -103,8 +103,9 @@ def explore(
     task = plan(machine, start, completions, more=roots, max_states=max_states, max_depth=max_depth)
     report = Reporter(progress)
     # Building a large graph allocates millions of small dicts; the cyclic garbage
-    # collector would rescan them again and again (about 40% of the run time) while
-    # none of them can be garbage yet. Pause it for the run, restore it after.
+    # collector's full collections would rescan them again and again (about 40% of the
+    # run time) while none of them can be garbage yet. Pause those for the run (the
+    # young ones go on freeing what the harness drops), restore them after.
     with collector_paused():
         graph = _search(task, report, executor, batch_size)
     report.finish(graph.graph["stats"])
@@ -234,7 +235,7 @@ class ExploredGraph(nx.DiGraph):
 
     def _materialize(self) -> None:
         # As in the search: none of the many small dicts made here can be garbage yet,
-        # so the cyclic collector would only rescan them again and again.
+        # so the collector's full collections would only rescan them again and again.
         with collector_paused():
             nodes, succ, pred = _graph_dicts(self.__dict__.pop("_pending"))
         # Fill the empty dicts DiGraph.__init__ made, so that views already handed out

@@ -51,12 +51,14 @@ function, generator or finalizer starts with a ``call`` event; freeing objects i
 no line) the step's lines all ran within its clock, otherwise (a ``__del__``, a weakref
 callback) the step is counted. And the cyclic garbage collector: an agent that keeps its
 history as dicts makes over a hundred collections in a 10,000-step run, of 40 µs to a few
-ms, and the step each lands in was late. The run times, through ``gc.callbacks``, the
-collections that run inside a step in the agent's own thread, with a profile hook set for
-their duration (``_Linear._gc``); a collection during which no Python frame of anyone
-else ran (no finalizer, no weakref callback, no other callback, no greenlet unwound) ran
-none of that thread's lines, and a line budget counts only its own thread's lines, so its
-time is taken off the step's before the gate.
+ms, and the step each lands in was late. A line budget charges no line run inside a
+collection in its own thread (:mod:`agentic_machines.execution.budget`: the collector runs
+when the process's allocations say so, so the finalizers it runs are no step's), and that
+thread runs no line of the step while it is inside the collector. So the run times,
+through ``gc.callbacks``, every collection that runs inside a step in the agent's own
+thread (``_Linear._gc``) and takes its time off the step's before the gate, finalizers
+and all; the budget's own entries run first and last in that list, so the timed window
+lies inside what the budget charges to no one.
 
 What stays late are steps the kernel stretched: a preemption (4-8 ms at the scheduler's
 tick on a busy machine) or the agent's own page faults (a large list growing). Those are
@@ -259,7 +261,6 @@ class _Linear(_Run):
         "fired",
         "swallowed",
         "lost",
-        "ticks",
         "t0",
         "cp_wall",
         "cp_cpu",
@@ -277,10 +278,7 @@ class _Linear(_Run):
         "gc_step",
         "gc_spent",
         "gc_start",
-        "gc_ran",
-        "gc_hook",
         "gc_callback",
-        "gc_clock",
     )
 
     def __init__(
@@ -314,12 +312,10 @@ class _Linear(_Run):
         self.gate = None if limit is None else limit * _FASTEST_LINE
         self.lock: threading.Lock | None = None  # only for a watchdog thread
         self.armed = self.fired = self.ended = self.stopped = False
-        # A watchdog thread's raise: whether CPython swallowed the last one, the code of
-        # every function that swallowed one (_note_swallowed), and the watchdog's checks so
-        # far (the agent's thread let any pending raise in before the last one, see _land).
+        # A watchdog thread's raise: whether CPython swallowed the last one, and the code of
+        # every function that swallowed one (see _note_swallowed).
         self.swallowed = False
         self.lost: set[Any] = set()
-        self.ticks = 0
         self.t0 = 0.0
         # The last CPU-time checkpoint (see _late): taken at a step's start when more than
         # cp_every seconds of wall time passed since the previous one; never, off Linux.
@@ -334,15 +330,12 @@ class _Linear(_Run):
         self.unwatch: Callable[[], None] | None = None  # stops the running watchdog
         self.top: Any = None  # _call()'s frame (the greenlet's first), which calls the agent
         self.frame: Any = None  # the agent's outermost frame, held (see _hold)
-        # Collections that ran no Python code, in this thread, during step gc_step (counted
-        # by len(completions)): gc_spent seconds of it, which _late takes off (see _gc).
+        # Collections in this thread during step gc_step (counted by len(completions)):
+        # gc_spent seconds of them, which _late takes off (see _gc).
         self.gc_step = -1
         self.gc_spent = 0.0
         self.gc_start: float | None = None  # a collection being watched started then
-        self.gc_ran = False  # a Python frame ran in the collection being watched
-        self.gc_hook = self._gc_hook  # bound once: _gc checks for it by identity
         self.gc_callback = self._gc
-        self.gc_clock: Any = None  # the clock's code when it is Python (a test's clock)
 
     # -- the agent's side ----------------------------------------------------------------
     @uncharged
@@ -434,32 +427,25 @@ class _Linear(_Run):
     def _disarm(self) -> bool:
         """End the running step's clock (a watchdog thread's run): whether it ran too long
         to prove it within its line budget. Disarmed under the lock, so the watchdog
-        cannot raise once this returns; raises _Recheck if it did (letting a raise still
-        on its way land here first, see :meth:`_land`)."""
+        cannot raise once this returns; raises _Recheck if it did (the raise it sent, if
+        still pending, is replaced by one delivered here)."""
         t = perf_counter()
         with self.lock:  # type: ignore[union-attr]
             self.armed = False
-            fired, swallowed = self.fired, self.swallowed
+            fired = self.fired
         if fired or self.stopped:
             self.fired = False
             self.stopped = True
-            if fired and not swallowed:
-                self._land()
-            raise _Recheck
+            # Not withdrawn (PyThreadState_SetAsyncExc(NULL)): that leaves CPython 3.11's
+            # flag of a pending raise set for good, and with it every traced function
+            # entry spins for ever at its first instruction (the eval breaker is checked
+            # again and again there), so the shadow counting this step would hang. A raise
+            # sent again replaces the pending one (never two pending) and is delivered at
+            # the loop's first backward jump, which clears the flag.
+            _ASYNC[0](self.thread, _Recheck)
+            while True:
+                pass
         return t - self.t0 > self.gate and self._late(t)  # type: ignore[operator]
-
-    def _land(self) -> None:
-        """The watchdog thread raised during the step, and the raise may not have landed
-        yet (it may also have landed in the agent's own ``except BaseException``): let it
-        land here, where the run takes it. It is never withdrawn: clearing a raise sent but
-        not delivered (PyThreadState_SetAsyncExc with NULL) leaves CPython checking for one
-        at every instruction of every thread until another is delivered. A raise pending
-        for this thread lands at its next check for pending work, which comes at the latest
-        when it takes the interpreter lock back from another thread: so once the watchdog
-        thread has run one more check (it counts them in ``ticks``), none is pending."""
-        tick = self.ticks
-        while self.ticks == tick:  # a loop checks for pending work at every turn
-            pass
 
     # -- collections inside a step -------------------------------------------------------
     def _late(self, now: float | None = None) -> bool:
@@ -483,56 +469,37 @@ class _Linear(_Run):
     # and its lines must not let the collector's timing move a step across its budget.
     @uncharged
     def _gc(self, phase: str, info: dict) -> None:
-        """The run's ``gc.callbacks`` entry: time the collections that run inside a step.
+        """The run's ``gc.callbacks`` entry: time the collections that run inside a step
+        in the agent's own thread, which :meth:`_late` takes off the step's time.
 
         A collection of a long run's objects takes from tens of microseconds to
-        milliseconds, and the step it lands in would be late. Its time is taken off the
-        step's (:meth:`_late`) only when it provably ran none of the agent's lines: it ran
-        in the agent's own thread (which is then inside the collector: no line of that
-        thread runs unless a Python frame starts), and a profile hook set for the
-        collection saw no Python frame start or resume (finalizers, ``__del__``, weakref
-        callbacks, another ``gc.callbacks`` entry, a greenlet unwound: each starts a frame
-        or returns from one, which the hook sees). Other threads' lines are not the step's:
-        a line budget counts the lines of its own thread. Otherwise the collection's time
-        stays in the step, as before. When a profiler is installed nothing is taken off."""
+        milliseconds, and the step it lands in would be late. None of its lines are the
+        step's: a line budget charges no line run inside a collection in its thread (the
+        finalizers, weakref callbacks, greenlets unwound and other ``gc.callbacks``
+        entries it runs; see :mod:`agentic_machines.execution.budget`), and that thread,
+        inside the collector, runs no line of the step meanwhile. The budget's entries run
+        first and last in ``gc.callbacks``, so this one's window lies inside what it
+        charges to no one. Other threads' lines are not the step's either: a line budget
+        counts the lines of its own thread."""
         if phase == "start":
-            if self.armed and _get_ident() == self.thread and _getprofile() is None:
-                self.gc_ran = False
-                self.gc_clock = getattr(perf_counter, "__code__", None)
+            if self.armed and _get_ident() == self.thread:
                 self.gc_start = perf_counter()
-                _setprofile(self.gc_hook)
             return
         start = self.gc_start
         if start is None:
             return
         now = perf_counter()
-        if _getprofile() is self.gc_hook:
-            _setprofile(None)
         self.gc_start = None
-        if self.gc_ran:
-            return
         step = len(self.completions)
         if self.gc_step != step:
             self.gc_step, self.gc_spent = step, 0.0
         self.gc_spent += now - start
-
-    def _gc_hook(self, frame: FrameType, event: str, arg: Any) -> None:
-        # Only the run's own frames may show here: _gc's (its return after setting the hook,
-        # its call at the collection's end), the clock it reads (C, perf_counter, unless a
-        # test made it Python) and the run's SIGALRM handler (a finalizer run by the
-        # collector lets a pending signal in; its lines are charged to no budget). Any other
-        # frame is Python code that the collector ran.
-        code = frame.f_code
-        if code is not _GC_CODE and code is not _ALARM_CODE and code is not self.gc_clock:
-            self.gc_ran = True
 
     def _unwatch_gc(self) -> None:
         try:
             gc.callbacks.remove(self.gc_callback)
         except ValueError:  # the agent's code removed it: nothing to undo
             pass
-        if self.gc_start is not None and _getprofile() is self.gc_hook:
-            _setprofile(None)  # a collection that never reported its end
         self.gc_start = None
 
     def _hold(self) -> None:
@@ -922,7 +889,7 @@ class _Linear(_Run):
         """The watchdog thread's check, every ``_POLL`` s: under the lock, which the run
         takes to end a step's clock, so it never raises outside a step. Like the alarm it
         raises again until the run takes the raise, but never while one is pending: a
-        raise cannot be withdrawn (see :meth:`_land`), and a second would reach the run's
+        raise cannot be withdrawn (see :meth:`_disarm`), and a second would reach the run's
         own code. So it raises again only when the last one was swallowed: CPython
         reported it through ``sys.unraisablehook`` (:func:`_note_swallowed`), having met
         it in a ``__del__``, a weakref callback or a ``gc.callbacks`` entry; one that was
@@ -933,7 +900,6 @@ class _Linear(_Run):
         lock (which this check holds), so it is sent only where :meth:`_may_stop` lets it
         land. Returns True to be called again soon (it held back)."""
         with self.lock:  # type: ignore[union-attr]
-            self.ticks += 1
             if (
                 not self.armed
                 or perf_counter() - self.t0 <= _WATCH_AFTER
@@ -1008,14 +974,11 @@ def _watch_swallowed() -> None:
 
 
 _GC_CODE = _Linear._gc.__code__
-_ALARM_CODE = _Linear._alarm.__code__
 # The run's own frames where a watchdog does not raise (it raises at the next tick): the
-# collector's callback, its profile hook and the unraisable hook swallow exceptions, and a
-# raise in go() or in _acknowledge would land outside the handler that takes it (or raise
-# again once taken).
+# collector's callback and the unraisable hook swallow exceptions, and a raise in go() or
+# in _acknowledge would land outside the handler that takes it (or raise again once taken).
 _QUIET = frozenset(
-    f.__code__
-    for f in (_Linear._gc, _Linear._gc_hook, _Linear.go, _Linear._acknowledge, _note_swallowed)
+    f.__code__ for f in (_Linear._gc, _Linear.go, _Linear._acknowledge, _note_swallowed)
 )
 
 

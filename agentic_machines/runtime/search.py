@@ -12,8 +12,9 @@ from its start over a completion alphabet. What they must agree on lives here, o
 - the **bound rule** (:class:`Bounds`): at most ``max_states`` states recorded, states at
   depth ``max_depth`` not expanded, with one wording for each cut;
 - the **start rule** (:func:`roots`), all three applied at once by :func:`plan`;
-- the **collector rule** (:func:`collector_paused`): the cyclic garbage collector is
-  paused while a search runs, so its cost per state does not grow with the states held;
+- the **collector rule** (:func:`collector_paused`): the cyclic garbage collector's full
+  collections are paused while a search runs, so its cost per state does not grow with
+  the states held; its young collections go on freeing the garbage the search drops;
 - **progress** (:class:`Reporter`): silent for short runs, then a status line every couple
   of seconds on stderr, or a function called with the statistics;
 - the **transitions of a state** (:func:`prompt_of`, :func:`outcomes`): a prompt the clock
@@ -97,42 +98,62 @@ CHECK_CLOCK_EVERY = 512  # expansions between clock reads: keeps the loop tight
 # -- the garbage collector ------------------------------------------------------------------------
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector inside the block, as every search does.
+    """Pause the cyclic garbage collector's *full* collections inside the block, as every
+    search does; its young collections go on.
 
-    A search builds its record (a dict entry, a row, a prompt per state) and none of it
-    can be garbage until the search ends, yet the collector walks it again and again:
-    the young generation at every 700 allocations, the whole heap each time it has grown
-    by a quarter. That costs more per state the larger the search (a full collection
-    walks every object alive), so a search would not be linear in its states.
-    Reference counting still frees what it can at once; only garbage in reference
-    cycles waits for the collector's next run after the block. A collector the caller
-    had disabled stays disabled.
+    The collector has three generations. A young collection (generations 0 and 1) looks
+    only at the objects made since the last one, so its cost follows what was allocated
+    lately: constant per state. A full collection (generation 2) walks every object
+    alive, so its cost grows with the heap, and a search's heap is mostly its record (a
+    dict entry, a row, a prompt per state), which cannot be garbage before the search
+    ends: full collections during a search rescan the record again and again and make
+    the search cost more per state the larger it is. So the block sets the third
+    threshold out of reach, and only that.
+
+    Young collections keep freeing the cyclic garbage a harness or an agent function
+    makes and drops (an object that refers to itself, an exception kept with its
+    traceback): a search's memory follows its record, not everything the agent made.
+    Garbage cycles that survive two young collections (held for a while, by a suspended
+    agent run for example) reach the oldest generation and wait for the first full
+    collection after the block. A collector the caller had disabled stays disabled.
+    What the block found (enabled or not, the three thresholds) is put back on leaving,
+    whatever ran inside; nested pauses each restore theirs, and a process forked inside
+    a pause gets what the outermost pause found.
 
     >>> import gc
+    >>> before = gc.get_threshold()
     >>> with collector_paused():
-    ...     inside = gc.isenabled()
-    >>> inside, gc.isenabled()
-    (False, True)
+    ...     inside = gc.get_threshold()
+    >>> inside[:2] == before[:2], inside[2] > 10**9, gc.get_threshold() == before
+    (True, True, True)
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    _PAUSED.append(was_enabled)
+    found = (gc.isenabled(), gc.get_threshold())
+    young, middle, _full = found[1]
+    gc.set_threshold(young, middle, _NEVER)
+    _PAUSED.append(found)
     try:
         yield
     finally:
         _PAUSED.pop()
-        (gc.enable if was_enabled else gc.disable)()  # as found, whatever ran inside
+        _restore(found)  # as found, whatever ran inside
 
 
 # What each running pause found (innermost last). A process forked inside a pause (a
 # process pool's worker on Linux, started while a search runs) does not run the rest of the
 # block, so it gets the collector the outermost pause found, not the paused one, for good.
-_PAUSED: list[bool] = []
+_PAUSED: list[tuple[bool, tuple[int, int, int]]] = []
+_NEVER = 2**31 - 1  # the largest threshold gc takes: full collections never come due
+
+
+def _restore(found: tuple[bool, tuple[int, int, int]]) -> None:
+    enabled, thresholds = found
+    gc.set_threshold(*thresholds)
+    (gc.enable if enabled else gc.disable)()
 
 
 def _after_fork_in_child() -> None:
     if _PAUSED:
-        (gc.enable if _PAUSED[0] else gc.disable)()
+        _restore(_PAUSED[0])
         _PAUSED.clear()
 
 
