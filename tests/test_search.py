@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -203,6 +204,44 @@ def test_a_process_forked_inside_a_search_gets_the_collector_the_search_found(en
     finally:
         os.close(read)
         os.close(write)
+        (gc.enable if was else gc.disable)()
+        gc.set_threshold(*thresholds)
+
+
+def test_pauses_overlapping_in_two_threads_leave_the_collector_as_the_first_found():
+    # Searches in two threads: the first pause ends while the second runs. The second
+    # must stay paused, and the collector must end as it was before both (a stack of
+    # findings per block left the full collections off for good: the second pause had
+    # found the first's paused setting and put it back last).
+    was, thresholds = gc.isenabled(), gc.get_threshold()
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen = []
+
+    def first():
+        with collector_paused():
+            first_in.set()
+            second_in.wait(10)
+        first_out.set()
+
+    def second():
+        first_in.wait(10)
+        with collector_paused():
+            second_in.set()
+            first_out.wait(10)
+            seen.append(gc.get_threshold())  # the first pause has ended by now
+
+    try:
+        gc.enable()
+        gc.set_threshold(*CALLER_THRESHOLDS)
+        threads = [threading.Thread(target=first), threading.Thread(target=second)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(20)
+        assert first_out.is_set() and seen, "the threads did not run as planned"
+        assert seen == [(*CALLER_THRESHOLDS[:2], 2**31 - 1)]
+        assert (gc.isenabled(), gc.get_threshold()) == (True, CALLER_THRESHOLDS)
+    finally:
         (gc.enable if was else gc.disable)()
         gc.set_threshold(*thresholds)
 

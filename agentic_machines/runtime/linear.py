@@ -26,7 +26,12 @@ agent's own code may take ``SIGALRM`` during the run (a tool with a timeout): ea
 boundary checks that the handler is still the run's (one C call), and the run then
 leaves ``SIGALRM`` to the agent and watches from a thread for the rest of the run; a
 timer the agent cancelled under the run's handler is made up for by a sentinel thread
-that signals the agent's thread itself when a step is long overdue. So the clock decides
+that signals the agent's thread itself when a step is long overdue. A raise can land
+where CPython swallows it (a ``__del__``, a weakref callback, a ``gc.callbacks`` entry):
+the alarm raises again at every tick until the run takes it; the watchdog thread, whose
+raise cannot be withdrawn once sent, raises again when ``sys.unraisablehook`` reports the
+last one swallowed, and not while the agent's thread is inside a function that swallowed
+one (``_Linear._check``, ``_note_swallowed``). So the clock decides
 only *when* lines are counted, never an outcome: the same machine gives the same trace
 on a quiet machine and a busy one. A run with a step to count replays the function once
 (the shadow), so tools with side effects need
@@ -94,6 +99,7 @@ bookkeeping a step, and reading the trace costs what making it eagerly would hav
 from __future__ import annotations
 
 import asyncio.events as _events
+import functools
 import gc
 import signal
 import sys
@@ -176,6 +182,9 @@ _CPU_PROOF = sys.platform.startswith("linux")
 # watchdog that keeps a loop that never calls the model from running forever.
 _WATCH_AFTER = 0.5
 _POLL = 0.05  # the interval of the run's SIGALRM timer (getitimer shows it: how it is told)
+# How soon a watchdog thread that held its raise back looks again: long enough for the
+# agent's thread to take the interpreter lock back and run on elsewhere.
+_AIM = 0.002
 _SIGALRM = signal.SIGALRM
 
 
@@ -189,25 +198,20 @@ class _Stop(BaseException):
     recorded, ``max_steps`` was reached, or the model failed)."""
 
 
-def _async_raisers() -> tuple[Any, Any] | None:
-    """CPython's PyThreadState_SetAsyncExc, to raise in (and to clear for) a thread, or
-    None where it is missing (then run() takes the step-by-step path)."""
+def _async_raiser() -> Any:
+    """CPython's PyThreadState_SetAsyncExc, to raise in a thread, or None where it is
+    missing (then run() takes the step-by-step path)."""
     try:
         import ctypes  # only code that calls libc needs ctypes
 
-        api = ctypes.pythonapi
-        raise_in = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.py_object)(
-            ("PyThreadState_SetAsyncExc", api)
-        )
-        clear = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p)(
-            ("PyThreadState_SetAsyncExc", api)
+        return ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.py_object)(
+            ("PyThreadState_SetAsyncExc", ctypes.pythonapi)
         )
     except (ImportError, AttributeError, OSError):
         return None
-    return raise_in, clear
 
 
-_ASYNC: list[tuple[Any, Any] | None] = []  # looked up once, on the first linear run
+_ASYNC: list[Any] = []  # looked up once, on the first linear run
 
 
 class _Linear(_Run):
@@ -255,6 +259,8 @@ class _Linear(_Run):
         "lock",
         "armed",
         "fired",
+        "swallowed",
+        "lost",
         "t0",
         "cp_wall",
         "cp_cpu",
@@ -306,6 +312,10 @@ class _Linear(_Run):
         self.gate = None if limit is None else limit * _FASTEST_LINE
         self.lock: threading.Lock | None = None  # only for a watchdog thread
         self.armed = self.fired = self.ended = self.stopped = False
+        # A watchdog thread's raise: whether CPython swallowed the last one, and the code of
+        # every function that swallowed one (see _note_swallowed).
+        self.swallowed = False
+        self.lost: set[Any] = set()
         self.t0 = 0.0
         # The last CPU-time checkpoint (see _late): taken at a step's start when more than
         # cp_every seconds of wall time passed since the previous one; never, off Linux.
@@ -430,9 +440,9 @@ class _Linear(_Run):
             # flag of a pending raise set for good, and with it every traced function
             # entry spins for ever at its first instruction (the eval breaker is checked
             # again and again there), so the shadow counting this step would hang. A raise
-            # sent again replaces the pending one and is delivered at the loop's first
-            # backward jump, which clears the flag.
-            _ASYNC[0][0](self.thread, _Recheck)  # type: ignore[index]
+            # sent again replaces the pending one (never two pending) and is delivered at
+            # the loop's first backward jump, which clears the flag.
+            _ASYNC[0](self.thread, _Recheck)
             while True:
                 pass
         return t - self.t0 > self.gate and self._late(t)  # type: ignore[operator]
@@ -548,13 +558,24 @@ class _Linear(_Run):
         (:meth:`_acknowledge`): a raise that lands where CPython swallows exceptions (a
         ``gc.callbacks`` entry, a ``__del__``, a weakref callback) is lost, and a step
         that never calls the model again would then run forever. In the run's own frames
-        where a raise would be swallowed or would land outside ``go()``'s handler
-        (``_QUIET``) it does nothing: the next tick comes."""
-        if self.armed and self.lock is None and perf_counter() - self.t0 > _WATCH_AFTER:
-            if frame is not None and frame.f_code in _QUIET:
-                return
-            self._untime_gc()
+        where a raise would be swallowed or would land outside ``go()``'s handler it does
+        nothing (:meth:`_may_stop`): the next tick comes."""
+        if (
+            self.armed  # first: nothing else runs while a step is counted on the shadow
+            and self.lock is None
+            and perf_counter() - self.t0 > _WATCH_AFTER
+            and self._may_stop(frame)
+        ):
             raise _Recheck
+
+    def _may_stop(self, frame: Any) -> bool:
+        """Both watchdogs' decision for a step overdue: stop timing collections (the step
+        is counted anyway; first, so that the agent's thread leaves the collector's
+        callback, where a raise is lost), then whether a raise may land at ``frame``, where
+        the agent's thread is: not in the run's own quiet frames (``_QUIET``), nor inside a
+        function that swallowed a raise of this run before (``lost``)."""
+        self._untime_gc()
+        return frame is None or (frame.f_code not in _QUIET and not self._in_lost(frame))
 
     def _untime_gc(self) -> None:
         """The watchdog is stopping the step: collections are no longer timed (the step is
@@ -570,8 +591,8 @@ class _Linear(_Run):
                 pass
 
     def _acknowledge(self) -> None:
-        """The run has taken the alarm's ``_Recheck``: the alarm stops raising (it raised
-        again at every tick until now). A watchdog thread disarmed when it raised."""
+        """The run has taken the watchdog's ``_Recheck``: it stops raising (it raised again
+        at every tick, or after every swallowed raise, until now)."""
         self.armed = False
 
     # -- states and steps, made when read ----------------------------------------------
@@ -839,6 +860,7 @@ class _Linear(_Run):
         self._thread_watch()
 
     def _thread_watch(self) -> None:
+        _watch_swallowed()
         self.lock = threading.Lock()
         self.unwatch = _Watchdog(_POLL, self._check).stop
 
@@ -863,45 +885,110 @@ class _Linear(_Run):
         ):
             signal.pthread_kill(self.thread, _SIGALRM)
 
-    def _check(self) -> None:
+    def _check(self) -> bool:
         """The watchdog thread's check, every ``_POLL`` s: under the lock, which the run
-        takes to end a step's clock, so it never raises outside a step. It raises once:
-        clearing a raise sent but not yet delivered leaves CPython checking for one at
-        every instruction of every thread until another is delivered, so the alarm's way
-        (raise again until taken) is not open here. Instead it raises only where the raise
-        will be taken: a raise sent to a thread is delivered where that thread waits for
-        the interpreter lock (which this check holds), so it skips a check that finds
-        the thread in the run's own collector callback (where the raise would be lost),
-        and stops timing collections (:meth:`_untime_gc`) so the thread soon leaves it.
-        A raise that lands in the agent's own finalizer is still lost: that step runs on
-        unstopped (not fixed yet)."""
+        takes to end a step's clock, so it never raises outside a step. Like the alarm it
+        raises again until the run takes the raise, but never while one is pending: a
+        raise cannot be withdrawn (see :meth:`_disarm`), and a second would reach the run's
+        own code. So it raises again only when the last one was swallowed: CPython
+        reported it through ``sys.unraisablehook`` (:func:`_note_swallowed`), having met
+        it in a ``__del__``, a weakref callback or a ``gc.callbacks`` entry; one that was
+        not is on its way to ``go()``, or was caught by the agent (which the alarm's way
+        would stop and this one does not).
+
+        It aims: a raise sent to a thread lands where that thread waits for the interpreter
+        lock (which this check holds), so it is sent only where :meth:`_may_stop` lets it
+        land. Returns True to be called again soon (it held back)."""
         with self.lock:  # type: ignore[union-attr]
-            if self.armed and perf_counter() - self.t0 > _WATCH_AFTER:
-                self._untime_gc()
-                # The agent's thread waits for the interpreter lock, which this thread
-                # holds, where its raise will land: not in the run's own quiet frames.
-                where = sys._current_frames().get(self.thread)
-                if where is not None and where.f_code in _QUIET:
-                    return  # the next check comes
-                self.armed = False
-                self.fired = True
-                _ASYNC[0][0](self.thread, _Recheck)  # type: ignore[index]
+            if (
+                not self.armed
+                or perf_counter() - self.t0 <= _WATCH_AFTER
+                or (self.fired and not self.swallowed)  # the raise sent is on its way
+            ):
+                return False
+            if not self._may_stop(sys._current_frames().get(self.thread)):
+                return True
+            self.fired, self.swallowed = True, False
+            _ASYNC[0](self.thread, _Recheck)
+            return False
+
+    def _in_lost(self, frame: FrameType | None) -> bool:
+        """Whether ``frame`` runs inside a function that swallowed a raise of this run."""
+        lost = self.lost
+        if lost:
+            while frame is not None:
+                if frame.f_code in lost:
+                    return True
+                frame = frame.f_back
+        return False
+
+
+# -- raises that CPython swallowed ---------------------------------------------------------------
+_chained: list[Any] = []  # the hook _note_swallowed passes every report on to
+_in_hook = threading.local()  # set while _note_swallowed passes a report on
+
+
+def _note_swallowed(unraisable: Any) -> None:
+    """``sys.unraisablehook`` once a linear run has watched from a thread: CPython reports
+    here an exception it swallowed (one raised in a ``__del__``, a weakref callback or a
+    ``gc.callbacks`` entry). Every report goes on to the hook installed before, as it
+    would have; then a ``_Recheck`` swallowed so is noted on its run (the run of the
+    thread and context it was raised in) with the function that swallowed it, and the
+    run's watchdog may raise again from then on, elsewhere (:meth:`_Linear._check`):
+    noted last, in a frame where the watchdog does not raise (``_QUIET``), so a raise
+    never lands in a hook, which CPython would swallow unnoted. It stays installed, so
+    another hook that chains to it (the line budget's, installed and removed around each
+    counted step) never finds it gone; a chain that leads back to it reports through
+    CPython's own hook."""
+    if getattr(_in_hook, "active", False):
+        sys.__unraisablehook__(unraisable)
+        return
+    _in_hook.active = True
+    try:
+        _chained[0](unraisable)
+    finally:
+        _in_hook.active = False
+        if isinstance(unraisable.exc_value, _Recheck):
+            run = _CURRENT.get()
+            if isinstance(run, _Linear):
+                tb = unraisable.exc_traceback  # its first entry: the function that swallowed it
+                if tb is not None:
+                    run.lost.add(tb.tb_frame.f_code)
+                run.swallowed = True
+
+
+# The hook installed is a partial of _note_swallowed, not the function: the line budget
+# keeps the hook it replaces in a module global, and a code fingerprint
+# (architectures/_invariants.py) hashes the package functions it finds in the globals of
+# the code it reaches, so the function there would change the fingerprint of every
+# program run under a budget (and its analysis would no longer be covered by its proof).
+_HOOK = functools.partial(_note_swallowed)
+
+
+def _watch_swallowed() -> None:
+    """Put :func:`_note_swallowed` in front of ``sys.unraisablehook`` (for a run that is to
+    watch from a thread), unless it is there; it chains to the hook it replaces."""
+    if sys.unraisablehook is not _HOOK:
+        _chained[:] = [sys.unraisablehook]
+        sys.unraisablehook = _HOOK
 
 
 _GC_CODE = _Linear._gc.__code__
-# The run's own frames where the alarm does not raise (it raises at the next tick): the
-# collector's callback swallows exceptions, and a raise in go() or in _acknowledge would
-# land outside the handler that takes it (or raise again once taken).
-_QUIET = frozenset(f.__code__ for f in (_Linear._gc, _Linear.go, _Linear._acknowledge))
+# The run's own frames where a watchdog does not raise (it raises at the next tick): the
+# collector's callback and the unraisable hook swallow exceptions, and a raise in go() or
+# in _acknowledge would land outside the handler that takes it (or raise again once taken).
+_QUIET = frozenset(
+    f.__code__ for f in (_Linear._gc, _Linear.go, _Linear._acknowledge, _note_swallowed)
+)
 
 
 class _Watchdog:
-    """A thread that calls ``check`` every ``every`` seconds until stopped: a linear run's
-    watchdog (:meth:`_Linear._check`, which stops a step that runs untraced for more than
-    ``_WATCH_AFTER`` s; the step is then decided by counting) or the alarm's sentinel
-    (:meth:`_Linear._sentinel`)."""
+    """A thread that calls ``check`` every ``every`` seconds until stopped (every
+    ``_AIM`` s while it returns True): a linear run's watchdog (:meth:`_Linear._check`,
+    which stops a step that runs untraced for more than ``_WATCH_AFTER`` s; the step is
+    then decided by counting) or the alarm's sentinel (:meth:`_Linear._sentinel`)."""
 
-    def __init__(self, every: float, check: Callable[[], None]) -> None:
+    def __init__(self, every: float, check: Callable[[], bool | None]) -> None:
         self.every, self.check = every, check
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._watch, name="agent-step-watchdog", daemon=True)
@@ -909,8 +996,11 @@ class _Watchdog:
 
     def _watch(self) -> None:
         check, every, done = self.check, self.every, self.done
-        while not done.wait(every):
-            check()
+        wait = every
+        while not done.wait(wait):
+            # held back (the agent's thread was where a raise would be lost): look again
+            # soon, when the thread has run on to another place
+            wait = _AIM if check() else every
 
     def stop(self) -> None:
         self.done.set()
@@ -931,7 +1021,7 @@ def runs_linearly(machine: AgentMachine, start: Any, max_steps: int) -> bool:
         return False
     if machine.line_budget is not None:
         if not _ASYNC:
-            _ASYNC.append(_async_raisers())
+            _ASYNC.append(_async_raiser())
         if _ASYNC[0] is None:
             return False
     return True

@@ -39,6 +39,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -101,24 +102,21 @@ def collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector's *full* collections inside the block, as every
     search does; its young collections go on.
 
-    The collector has three generations. A young collection (generations 0 and 1) looks
-    only at the objects made since the last one, so its cost follows what was allocated
-    lately: constant per state. A full collection (generation 2) walks every object
-    alive, so its cost grows with the heap, and a search's heap is mostly its record (a
-    dict entry, a row, a prompt per state), which cannot be garbage before the search
-    ends: full collections during a search rescan the record again and again and make
-    the search cost more per state the larger it is. So the block sets the third
-    threshold out of reach, and only that.
+    A young collection (generations 0 and 1) looks only at the objects made since the
+    last one: its cost follows what was allocated lately, a constant per state. A full
+    collection (generation 2) walks every object alive, and a search's heap is mostly its
+    record (a dict entry, a row, a prompt per state), which cannot be garbage before the
+    search ends: full collections would rescan it again and again and make a search cost
+    more per state the larger it is. So the block sets the third threshold out of reach.
 
     Young collections keep freeing the cyclic garbage a harness or an agent function
-    makes and drops (an object that refers to itself, an exception kept with its
-    traceback): a search's memory follows its record, not everything the agent made.
-    Garbage cycles that survive two young collections (held for a while, by a suspended
-    agent run for example) reach the oldest generation and wait for the first full
-    collection after the block. A collector the caller had disabled stays disabled.
-    What the block found (enabled or not, the three thresholds) is put back on leaving,
-    whatever ran inside; nested pauses each restore theirs, and a process forked inside
-    a pause gets what the outermost pause found.
+    drops (an object that refers to itself, an exception kept with its traceback), so a
+    search's memory follows its record. Garbage cycles that survive two young collections
+    (held a while by a suspended agent run, say) wait for the first full collection after
+    the block. A collector the caller had disabled stays disabled. What the first pause
+    found (enabled or not, the three thresholds) is put back when the last one running
+    ends, whatever ran inside, also when pauses overlap in several threads; a process
+    forked inside a pause gets what the first one found.
 
     >>> import gc
     >>> before = gc.get_threshold()
@@ -127,38 +125,65 @@ def collector_paused() -> Iterator[None]:
     >>> inside[:2] == before[:2], inside[2] > 10**9, gc.get_threshold() == before
     (True, True, True)
     """
-    found = (gc.isenabled(), gc.get_threshold())
-    young, middle, _full = found[1]
-    gc.set_threshold(young, middle, _NEVER)
-    _PAUSED.append(found)
+    with _PAUSES.lock:
+        if not _PAUSES.running:  # the first pause to start finds the caller's setting
+            _PAUSES.found = (gc.isenabled(), gc.get_threshold())
+        _PAUSES.running += 1
+        _PAUSES.apply()
     try:
         yield
     finally:
-        _PAUSED.pop()
-        _restore(found)  # as found, whatever ran inside
+        with _PAUSES.lock:
+            _PAUSES.running -= 1
+            if _PAUSES.running:  # another pause still runs: paused as it began
+                _PAUSES.apply()
+            else:  # the last one out: as the first found, whatever ran inside
+                _restore(_PAUSES.found)
 
 
-# What each running pause found (innermost last). A process forked inside a pause (a
-# process pool's worker on Linux, started while a search runs) does not run the rest of the
-# block, so it gets the collector the outermost pause found, not the paused one, for good.
-_PAUSED: list[tuple[bool, tuple[int, int, int]]] = []
+_Setting = tuple[bool, tuple[int, int, int]]  # gc.isenabled(), gc.get_threshold()
 _NEVER = 2**31 - 1  # the largest threshold gc takes: full collections never come due
 
 
-def _restore(found: tuple[bool, tuple[int, int, int]]) -> None:
+class _Pauses:
+    """The pauses running in this process, counted, and what the first one found.
+
+    One count, not a stack per block: the collector's setting is the process's, and
+    pauses in several threads overlap in any order (the first may end while the second
+    runs). A process forked inside a pause (a process pool's worker on Linux) never
+    leaves it, so it is given what the first found, with no pause running. The lock is
+    reentrant: a finalizer run by a collection inside it may start a search.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.running = 0
+        self.found: _Setting = (True, (700, 10, 10))
+
+    def apply(self) -> None:
+        """The paused setting: as found, but full collections out of reach."""
+        enabled, (young, middle, _full) = self.found
+        gc.set_threshold(young, middle, _NEVER)
+        (gc.enable if enabled else gc.disable)()
+
+    def after_fork_in_child(self) -> None:
+        self.lock = threading.RLock()  # another thread of the parent may have held it
+        if self.running:
+            _restore(self.found)
+            self.running = 0
+
+
+_PAUSES = _Pauses()
+
+
+def _restore(found: _Setting) -> None:
     enabled, thresholds = found
     gc.set_threshold(*thresholds)
     (gc.enable if enabled else gc.disable)()
 
 
-def _after_fork_in_child() -> None:
-    if _PAUSED:
-        _restore(_PAUSED[0])
-        _PAUSED.clear()
-
-
 if hasattr(os, "register_at_fork"):  # POSIX only; elsewhere no process is forked
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(after_in_child=_PAUSES.after_fork_in_child)
 
 
 # -- the alphabet rule -------------------------------------------------------------------------
