@@ -31,11 +31,10 @@ where CPython swallows it (a ``__del__``, a weakref callback, a ``gc.callbacks``
 the alarm raises again at every tick until the run takes it; the watchdog thread, whose
 raise cannot be withdrawn once sent, raises again when ``sys.unraisablehook`` reports the
 last one swallowed, and not while the agent's thread is inside a function that swallowed
-one (``_Linear._check``, ``_note_swallowed``). So the clock decides
-only *when* lines are counted, never an outcome: the same machine gives the same trace
-on a quiet machine and a busy one. A run with a step to count replays the function once
-(the shadow), so tools with side effects need
-:func:`~agentic_machines.runtime.agent.effect` there too; a step the watchdog stopped (a
+one (``_Linear._check``, ``_note_swallowed``). So the clock decides only *when* lines
+are counted, never an outcome: the same machine gives the same trace on a quiet machine
+and a busy one. A run with a step to count replays the function once (the shadow), so
+tools with side effects need :func:`~agentic_machines.runtime.agent.effect` there too; a step the watchdog stopped (a
 tool that blocks for long, say) is run again on the shadow, and the run goes on step by
 step from there.
 
@@ -80,13 +79,15 @@ hypervisor, interrupts), when none of its lines ran either. A line budget counts
 thread's lines, and the window is that thread's. So, like the wall clock, the CPU clock
 decides only when lines are counted.
 
-The agent function sees the stack an ``h`` run gives it. Called on the caller's stack, an
-agent that recursed near the recursion limit raised RecursionError in a run made deep in
-a caller's code and not in one made at the top, nor step by step; it also saw the
-caller's frames, :mod:`contextvars` context and the exception being handled. So the run
-calls it in a greenlet of its own (``_Linear._call``: one switch a run, none a step)
-whose recursion count starts at depth 1 as every run of ``h`` does (``agent._fresh_stack``).
-A greenlet keeps its thread, so the watchdogs are unchanged: the alarm's handler runs
+The agent function sees the stack an ``h`` run gives it, wherever run() is called from.
+Called on the caller's stack, it saw the caller's frames, :mod:`contextvars` context and
+the exception being handled, and an agent that recursed near the recursion limit raised
+RecursionError when run() was called deep in the caller's code and not at the top. So
+the run calls it in a greenlet of its own (``_Linear._call``: one switch a run, none a
+step). A greenlet inherits its thread's recursion count from where it starts (``h``'s
+did too, from wherever a run was made or replayed), so every run's greenlet, ``h``'s and
+this one, sets its count to depth 1, as a fresh thread's first frame
+(``agent._fresh_stack``). A greenlet keeps its thread, so the watchdogs are unchanged: the alarm's handler runs
 between the agent's instructions, and a raise sent to the thread lands in the greenlet
 running there.
 
