@@ -305,3 +305,28 @@ def test_a_finalizer_that_never_ends_leaves_the_step_as_if_no_collection_ran(off
     assert proc.stdout.strip() == str(
         [("budget", False, True), ("stepped", 1, 4), ("linear", 1, 4)]
     ), (proc.stdout, proc.stderr[-3000:])
+
+
+def _used_with_callback(lines: int) -> int:
+    """A budget's count when a gc.callbacks entry of its own, appended inside the budget,
+    runs ``lines`` loop turns at each phase of a collection."""
+
+    def callback(phase, info):
+        total = 0
+        for i in range(lines):
+            total += i
+
+    with LineBudget(10_000) as b:
+        gc.callbacks.append(callback)
+        try:
+            gc.collect()
+        finally:
+            gc.callbacks.remove(callback)
+    return b.used
+
+
+def test_an_entry_appended_inside_a_budget_runs_inside_the_uncharged_interval(collector):
+    # The budget's last entry goes last again at the next collection's start, so an entry
+    # the agent appends runs (both phases) inside what is charged to no one.
+    gc.disable()
+    assert _used_with_callback(100) == _used_with_callback(0)

@@ -186,11 +186,10 @@ def _unwatch_finalizers() -> None:
     global _gc_saved
     if sys.unraisablehook is _unraisable:  # unless someone installed their own meanwhile
         sys.unraisablehook = _previous_unraisable
+    callbacks = gc.callbacks
     for callback in (_gc_first, _gc_last):
-        try:
-            gc.callbacks.remove(callback)
-        except ValueError:  # someone else's code took it out: nothing to undo
-            pass
+        while callback in callbacks:  # none left if someone else's code took it out
+            callbacks.remove(callback)
     _gc_saved = None
 
 
@@ -201,10 +200,12 @@ def _unwatch_finalizers() -> None:
 # thread's collection runs that thread's finalizers, which no budget counts (tracing is per
 # thread), and it must not move this thread's count.
 #
-# Both are written with no call and no loop after their first test: a signal handler or a
-# raise sent from another thread lands only where the eval loop checks for one (a function's
-# entry, a call, a backward jump), so nothing can stop them half-way through their stores;
-# an exception at their entry (reported as unraisable) leaves the state as it was. A start
+# Both make their stores with no call and no loop between their first test and them: a signal
+# handler or a raise sent from another thread lands only where the eval loop checks for one
+# (a function's entry, a call, a backward jump), so nothing can stop them half-way through;
+# an exception at their entry (reported as unraisable) leaves the state as it was. An entry
+# someone appends while a budget is active is put before _gc_last at the next collection's
+# start (the walk is at index 0 then, so moving a later entry skips none). A start
 # with no end (someone changed gc.callbacks during the collector's walk of it, which can skip
 # an entry) is overwritten by the next start; an end with no start does nothing.
 _owner: int | None = None  # the thread that entered the newest budget
@@ -218,6 +219,13 @@ def _gc_first(phase: str, info: dict) -> None:
         _gc_epoch = _epoch
         _gc_saved = _lines
         _deadline = _lines + _gc_bound  # the collection's own bound (see the docstring)
+        callbacks = gc.callbacks
+        if not callbacks or callbacks[-1] is not _gc_last:
+            # An entry appended since (the agent's own): _gc_last goes last again, now,
+            # before this collection's stop phase. Added first, the older one removed
+            # after: a raise between the two leaves a second _gc_last, which does nothing.
+            callbacks.append(_gc_last)
+            callbacks.remove(_gc_last)
 
 
 def _gc_last(phase: str, info: dict) -> None:
