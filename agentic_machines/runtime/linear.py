@@ -981,7 +981,6 @@ def _watch_swallowed() -> None:
         sys.unraisablehook = _HOOK
 
 
-_GC_CODE = _Linear._gc.__code__
 # The run's own frames where a watchdog does not raise (it raises at the next tick): the
 # collector's callback and the unraisable hook swallow exceptions, and a raise in go() or
 # in _acknowledge would land outside the handler that takes it (or raise again once taken).
