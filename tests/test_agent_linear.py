@@ -530,7 +530,10 @@ def slow_collections(monkeypatch):
 
     def clock_now():
         caller = sys._getframe(1)
-        if caller.f_code is linear_module._GC_CODE and caller.f_locals.get("phase") == "stop":
+        if (
+            caller.f_code is linear_module._Linear._gc.__code__
+            and caller.f_locals.get("phase") == "stop"
+        ):
             now[0] += 1.0
         return now[0]
 
@@ -733,3 +736,21 @@ def test_an_agent_sees_the_same_stack_in_every_path_whatever_the_callers_depth(b
         "replayed": ("ok", 2),
     }
     assert seen == {0: expected, 100: expected, 300: expected}
+
+
+def test_an_agent_that_raises_greenlet_exit_raised_on_every_path():
+    # A greenlet takes a GreenletExit raised out of it for a return: the linear run returned
+    # it as the agent's value, and h failed on it (TypeError). It is the agent's exception.
+    from greenlet import GreenletExit  # only this test raises it
+
+    def exits(model):
+        model("?")
+        raise GreenletExit("mine")
+
+    expected = agent_module.AgentRaised("GreenletExit", "mine")
+    for machine in (agent_machine(exits), step_by_step(agent_machine(exits))):
+        trace = run(machine, ScriptedModel(["x"]))
+        last = trace.steps[-1]
+        assert trace.end is HALT and machine.result(last.state, last.completion) == expected
+    m = agent_machine(exits)
+    assert m.harness(m.initial, "x") is HALT and m.raised(m.initial, "x") == expected

@@ -72,7 +72,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from greenlet import getcurrent, greenlet
+from greenlet import GreenletExit, getcurrent, greenlet
 
 from ..errors import BudgetExceeded, ClockDependent, InvalidArgument, InvalidMachine, WrongType
 from ..execution import clock
@@ -259,6 +259,10 @@ class _Loop(_Run):
             return _DIVERGE, None
         except _StepTimeout:
             return _CLOCK, None
+        except GreenletExit as exc:
+            if self.dead:  # close() ending a suspended run: the greenlet dies
+                raise
+            return _RAISE, exc  # the agent's own: an outcome (it was taken for a message)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the agent's exception is an outcome
             # SystemExit too: an agent that calls sys.exit() has ended its run, an outcome;
             # it must not end the toolkit's process. KeyboardInterrupt (the user's Ctrl-C)

@@ -118,7 +118,7 @@ from time import perf_counter, thread_time
 from types import FrameType
 from typing import Any
 
-from greenlet import greenlet
+from greenlet import GreenletExit, greenlet
 
 from ..errors import BudgetExceeded, ClockDependent, InvalidMachine
 from ..execution import clock
@@ -192,6 +192,11 @@ _SIGALRM = signal.SIGALRM
 class _Recheck(BaseException):
     """Stops a linear run whose step must be decided by counting its lines (the watchdog
     raises it in the agent's thread); a BaseException, like ``_StepTimeout``."""
+
+
+class _Exited(Exception):
+    """Carries a ``GreenletExit`` the agent function raised out of the run's greenlet,
+    which would take it for a return (``args[0]``, an outcome like any exception)."""
 
 
 class _Stop(BaseException):
@@ -788,7 +793,7 @@ class _Linear(_Run):
                     except BudgetExceeded:  # a budget of the agent's own ran out: count the step
                         kind, value, late = _DIVERGE, None, self.gate is not None
                     except (Exception, SystemExit) as exc:  # noqa: BLE001 - an outcome
-                        kind, value = _RAISE, exc
+                        kind, value = _RAISE, exc.args[0] if type(exc) is _Exited else exc
                     if self.gate is not None and not self.ended:
                         if self.lock is None:
                             self.armed = False
@@ -829,6 +834,8 @@ class _Linear(_Run):
         m = self.machine
         try:
             return m.fn(self.model, *m.args, **m.kwargs)
+        except GreenletExit as exc:
+            raise _Exited(exc) from None
         finally:
             _CURRENT.set(None)  # no cycle run -> greenlet -> its context -> run
 
@@ -974,7 +981,6 @@ def _watch_swallowed() -> None:
         sys.unraisablehook = _HOOK
 
 
-_GC_CODE = _Linear._gc.__code__
 # The run's own frames where a watchdog does not raise (it raises at the next tick): the
 # collector's callback and the unraisable hook swallow exceptions, and a raise in go() or
 # in _acknowledge would land outside the handler that takes it (or raise again once taken).
