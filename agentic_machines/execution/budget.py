@@ -6,6 +6,14 @@ fits on one line, where CPython reports no line events), never seconds. Budgets 
 block of model code run by a harness counts against both the block's budget and the
 harness step's budget.
 
+Counting is per thread. ``sys.settrace`` traces only the thread that calls it, so each
+thread has its own count, deadline, active budgets and tracer, and a budget is charged
+with the lines of the thread that entered it and no other: two runs of the same machine
+in two threads at once each end as the machine does alone (one thread's lines charged to
+the other once made a run diverge early). The greenlets of one thread share its count,
+as they share its trace function. A thread that ends, even inside a budget, takes its
+state with it.
+
 Exhaustion is recorded, but CPython switches a trace function off for good once it
 raises, so the tracer alone cannot stop code that catches ``BaseException`` and loops
 on. Two public hooks close that gap: :func:`checkpoint` raises again for any spent
@@ -24,10 +32,10 @@ the line count when a collection starts, and one that runs last puts the count b
 it stops. A finalizer that never ends cannot hang a run either: during a collection the
 deadline is the count at its start plus the smallest active limit, past which the
 finalizer gets ``BudgetExceeded``; CPython reports that as unraisable and goes on with
-the collection, and the count it ran up is given back at the end. Only collections in
-the thread that entered the newest budget are exempted (the one whose lines are
-counted); lines a finalizer runs outside a collection, when reference counting frees an
-object, are charged as any other line.
+the collection, and the count it ran up is given back at the end. A collection acts on
+the budgets of the thread it runs in (whose lines it runs); lines a finalizer runs
+outside a collection, when reference counting frees an object, are charged as any other
+line.
 
 >>> def spin():
 ...     while True:
@@ -45,8 +53,9 @@ from __future__ import annotations
 import dis
 import gc
 import sys
-from _thread import get_ident as _get_ident
-from types import CodeType, FrameType, TracebackType
+import threading
+import weakref
+from types import CellType, CodeType, FrameType, TracebackType
 from typing import Any
 
 from ..errors import BudgetExceeded, InvalidArgument
@@ -61,20 +70,96 @@ __all__ = [
     "positive_budget",
 ]
 
-_active: list[LineBudget] = []
-_previous_trace: Any = None
+_INF = float("inf")
 _one_line_loops: dict[CodeType, bool] = {}
 _uncharged: set[CodeType] = set()  # bookkeeping functions of other modules (see uncharged)
 _ONE_LINE_LOOPS_MAX = 20_000  # model-written blocks are new code objects: keep the cache bounded
 
-# One counter of traced lines serves every budget: a budget remembers the count when
-# it was entered, so the tracer does one increment and one comparison per line however
-# many budgets are nested (charging each budget in a loop cost more than the line).
-_lines = 0
-_deadline: float = float("inf")  # the count past which the first active budget is spent
-_step_deadline: float = float("inf")  # the same outside a collection (see _set_deadline)
-_gc_bound: float = float("inf")  # the lines a collection may run: the smallest active limit
-_epoch = 0  # moves at every budget entered or left (a collection notes it: see _gc_first)
+
+class _Thread:
+    """One thread's budget state: ``sys.settrace`` is per thread, so each thread counts
+    its own lines, and its budgets are charged with no other thread's.
+
+    One counter of traced lines serves every budget of the thread: a budget remembers the
+    count when it was entered, so the tracer does one increment and one comparison per
+    line however many budgets are nested (charging each budget in a loop cost more than
+    the line). The count and the deadline live in the cells of this thread's tracer
+    closure (the cheapest variables a Python function can read and write); the rest of
+    the module reads and writes them through ``lines`` and ``deadline``.
+    """
+
+    __slots__ = (
+        "lines",  # the cell of the count of traced lines
+        "deadline",  # the cell of the count past which the first active budget is spent
+        "global_trace",  # the tracer handed to sys.settrace in this thread
+        "local_trace",  # the per-frame tracer it hands out (the hot path)
+        "active",  # this thread's active budgets, outermost first
+        "previous_trace",  # the trace function found on entering the first budget
+        "step_deadline",  # the deadline outside a collection (see _set_deadline)
+        "gc_bound",  # the lines a collection may run: the smallest active limit
+        "epoch",  # moves at every budget entered or left (a collection notes it: see _gc_first)
+        "gc_saved",  # the count when the running collection started
+        "gc_epoch",  # epoch then: a budget entered or left during the collection keeps its lines
+    )
+
+    def __init__(self) -> None:
+        self.active: list[LineBudget] = []
+        self.previous_trace: Any = None
+        self.step_deadline: float = _INF
+        self.gc_bound: float = _INF
+        self.epoch = 0
+        self.gc_saved: int | None = None
+        self.gc_epoch = 0
+        self.global_trace, self.local_trace, self.lines, self.deadline = _tracers(self)
+
+
+class _PerThread(threading.local):
+    # Class attributes are the defaults every thread sees before it sets its own, so a
+    # thread that never enters a budget (a collection's callbacks run in any thread) makes
+    # nothing. CPython drops a thread's values when the thread ends.
+    state: _Thread | None = None
+    watch: tuple[_Watch, weakref.ref[_Watch]] | None = None  # while a budget is active
+
+
+_here = _PerThread()
+
+
+def _mine() -> _Thread:
+    """The calling thread's budget state, made on its first use."""
+    state = _here.state
+    if state is None:
+        state = _here.state = _Thread()
+    return state
+
+
+def _tracers(state: _Thread) -> tuple[Any, Any, CellType, CellType]:
+    """One thread's two tracers and the cells of its count and deadline."""
+    lines = 0
+    deadline = _INF
+
+    def local_trace(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal lines
+        if event == "line" or event == "opcode":
+            lines += 1
+            if lines > deadline:  # never true while no budget is active (the deadline is infinite)
+                _spent(state)
+        return local_trace
+
+    def global_trace(frame: FrameType, event: str, arg: Any) -> Any:
+        code = frame.f_code
+        if code.co_filename == __file__ or code in _uncharged:
+            return None  # our own bookkeeping is not charged to anyone
+        one_line_loop = _one_line_loops.get(code)
+        if one_line_loop is None:
+            one_line_loop = _has_one_line_loop(code)
+        if one_line_loop:
+            # CPython fires no line event when a loop jumps back to its own line
+            # (`while True: pass`), so such frames are charged per instruction instead.
+            frame.f_trace_opcodes = True
+        return local_trace
+
+    cells = dict(zip(local_trace.__code__.co_freevars, local_trace.__closure__ or ()))
+    return global_trace, local_trace, cells["lines"], cells["deadline"]
 
 
 def positive_budget(limit: int, what: str = "a line budget") -> int:
@@ -98,7 +183,9 @@ def positive_budget(limit: int, what: str = "a line budget") -> int:
 class LineBudget:
     """A context manager that allows at most ``limit`` executed lines inside it.
 
-    ``used`` counts the lines charged so far (it keeps counting on a re-entry).
+    ``used`` counts the lines charged so far (it keeps counting on a re-entry). A budget
+    counts the lines of the thread that entered it, and only those: enter and leave it in
+    the same thread (the greenlets of one thread share that thread's count).
 
     >>> with LineBudget(100) as b:
     ...     x = sum(range(3))
@@ -109,12 +196,14 @@ class LineBudget:
     def __init__(self, limit: int) -> None:
         self.limit = positive_budget(limit)
         self._used = 0
-        self._base: int | None = None  # the line count when entered minus the lines used before
+        self._base = 0  # while active: the line count when entered minus the lines used before
+        self._thread: _Thread | None = None  # while active: the state of the thread counted
 
     @property
     def used(self) -> int:
         """Lines charged to this budget (a live count while it is active)."""
-        return self._used if self._base is None else _lines - self._base
+        thread = self._thread
+        return self._used if thread is None else thread.lines.cell_contents - self._base
 
     @property
     def exhausted(self) -> bool:
@@ -122,46 +211,96 @@ class LineBudget:
         return self.used >= self.limit
 
     def __enter__(self) -> LineBudget:
-        global _previous_trace, _owner
-        first = not _active
-        self._base = _lines - self._used
-        _active.append(self)
-        _owner = _get_ident()  # the thread whose collections are charged to no one
-        _set_deadline()
+        state = _here.state
+        if state is None:
+            state = _mine()
+        first = not state.active
+        self._base = state.lines.cell_contents - self._used
+        self._thread = state
+        state.active.append(self)
+        _set_deadline(state)
         # settrace does not apply to the frame that is already running; trace the
         # caller's frame too so that a loop written right inside the `with` is counted.
-        sys._getframe(1).f_trace = _local_trace
+        sys._getframe(1).f_trace = state.local_trace
         if first:
+            state.gc_saved = (
+                None  # a collection left unfinished by a callback list changed mid-walk
+            )
             _watch_finalizers()
             # Tracing goes on last: every Python call made while it is on costs a call
             # to the tracer, and the bookkeeping above is charged to no one anyway.
-            _previous_trace = sys.gettrace()
-            sys.settrace(_global_trace)
+            state.previous_trace = sys.gettrace()
+            sys.settrace(state.global_trace)
         return self
 
     def __exit__(
         self, exc_type: type | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        global _previous_trace
-        if len(_active) == 1 and _active[0] is self:
+        state = self._thread or _mine()  # never entered: the remove below says so
+        active = state.active
+        if len(active) == 1 and active[0] is self:
             # The last budget: tracing goes off first (see __enter__); no line is
             # counted after this, so the count below is the same.
-            sys.settrace(_previous_trace)
-            _previous_trace = None
+            sys.settrace(state.previous_trace)
+            state.previous_trace = None
             sys._getframe(1).f_trace = None
             _unwatch_finalizers()
-        self._used = _lines - self._base if self._base is not None else self._used
-        self._base = None
-        _active.remove(self)
-        _set_deadline()
+            state.gc_saved = None
+        if self._thread is not None:
+            self._used = state.lines.cell_contents - self._base
+        self._thread = None
+        active.remove(self)
+        _set_deadline(state)
+
+
+# -- process-wide hooks, installed while any thread has an active budget ------------------------
+# sys.unraisablehook and gc.callbacks are the process's, so they go in when the first thread
+# enters a budget and out when the last thread leaves its last one. Each thread with an active
+# budget holds a token; a thread that ends inside a budget (its step abandoned) drops its token
+# with its thread-local values, and the token's weakref callback counts it out as if it had
+# left. The lock keeps two threads from installing, or one from removing while another installs.
+_watch_lock = threading.RLock()  # re-entrant: a token can die while its thread holds it
+_watchers: set[weakref.ref[_Watch]] = set()
+
+
+class _Watch:
+    """The token a thread holds while it has an active budget (see above)."""
+
+    __slots__ = ("__weakref__",)
+
+
+def _watch_finalizers() -> None:
+    watch = _Watch()
+    token = weakref.ref(watch, _watch_gone)
+    with _watch_lock:
+        _watchers.add(token)
+        _here.watch = (watch, token)
+        if len(_watchers) == 1:
+            _hook()
+
+
+def _unwatch_finalizers() -> None:
+    held = _here.watch
+    _here.watch = None
+    if held is not None:
+        _watch_gone(held[1])
+
+
+def _watch_gone(token: weakref.ref[_Watch]) -> None:
+    with _watch_lock:
+        if token in _watchers:  # not yet counted out (a token left normally dies after)
+            _watchers.discard(token)
+            if not _watchers:
+                _unhook()
 
 
 # -- a budget spent inside a finalizer ---------------------------------------------------------
 # CPython swallows an exception raised inside a finalizer (``__del__``, a weakref callback,
 # reported to ``sys.unraisablehook``) and switches off a trace function that raised. A budget
 # spent inside a ``__del__`` would then stop counting, and a loop after it would run forever.
-# While any budget is active this hook switches counting back on, so the next counted line
-# raises again where it can propagate.
+# While any budget is active this hook switches counting back on in the thread that swallowed
+# the raise (the one the hook runs in), so its next counted line raises again where it can
+# propagate.
 _previous_unraisable: Any = None
 
 
@@ -172,33 +311,30 @@ def _unraisable(unraisable: Any) -> None:
     _previous_unraisable(unraisable)
 
 
-def _watch_finalizers() -> None:
-    global _previous_unraisable, _gc_saved
+def _hook() -> None:
+    global _previous_unraisable
     _previous_unraisable = sys.unraisablehook
     sys.unraisablehook = _unraisable
-    _gc_saved = None  # a collection left unfinished by a callback list changed mid-walk
     callbacks = gc.callbacks
     callbacks.insert(0, _gc_first)
     callbacks.append(_gc_last)
 
 
-def _unwatch_finalizers() -> None:
-    global _gc_saved
+def _unhook() -> None:
     if sys.unraisablehook is _unraisable:  # unless someone installed their own meanwhile
         sys.unraisablehook = _previous_unraisable
     callbacks = gc.callbacks
     for callback in (_gc_first, _gc_last):
         while callback in callbacks:  # none left if someone else's code took it out
             callbacks.remove(callback)
-    _gc_saved = None
 
 
 # -- lines run inside a cyclic collection (see the module's docstring) ------------------------
 # Two gc.callbacks entries, the first of the list and the last, so that the lines of every
 # other entry (a linear run's timing of collections among them) run inside the interval
-# charged to no one. Each acts in the thread that entered the newest budget only: another
-# thread's collection runs that thread's finalizers, which no budget counts (tracing is per
-# thread), and it must not move this thread's count.
+# charged to no one. Each acts on the state of the thread the collection runs in, if that
+# thread has an active budget: the collector runs in whichever thread allocated, and the
+# finalizers it runs there are that thread's lines, which only that thread's budgets count.
 #
 # Both make their stores with no call and no loop between their first test and them: a signal
 # handler or a raise sent from another thread lands only where the eval loop checks for one
@@ -208,17 +344,14 @@ def _unwatch_finalizers() -> None:
 # start (the walk is at index 0 then, so moving a later entry skips none). A start
 # with no end (someone changed gc.callbacks during the collector's walk of it, which can skip
 # an entry) is overwritten by the next start; an end with no start does nothing.
-_owner: int | None = None  # the thread that entered the newest budget
-_gc_saved: int | None = None  # the count when the running collection started
-_gc_epoch = 0  # _epoch then: a budget entered or left during the collection keeps its lines
 
 
 def _gc_first(phase: str, info: dict) -> None:
-    global _gc_saved, _gc_epoch, _deadline
-    if phase == "start" and _active and _get_ident() == _owner:
-        _gc_epoch = _epoch
-        _gc_saved = _lines
-        _deadline = _lines + _gc_bound  # the collection's own bound (see the docstring)
+    state = _here.state
+    if phase == "start" and state is not None and state.active:
+        state.gc_epoch = state.epoch
+        saved = state.gc_saved = state.lines.cell_contents
+        state.deadline.cell_contents = saved + state.gc_bound  # the collection's own bound
         callbacks = gc.callbacks
         if not callbacks or callbacks[-1] is not _gc_last:
             # An entry appended since (the agent's own): _gc_last goes last again, now,
@@ -229,31 +362,31 @@ def _gc_first(phase: str, info: dict) -> None:
 
 
 def _gc_last(phase: str, info: dict) -> None:
-    global _lines, _gc_saved, _deadline
-    if phase == "stop" and _gc_saved is not None and _get_ident() == _owner:
-        if _gc_epoch == _epoch:
-            _lines = _gc_saved  # the collection's lines are charged to no one
-        _gc_saved = None
-        _deadline = _step_deadline
+    state = _here.state
+    if phase == "stop" and state is not None and state.gc_saved is not None:
+        if state.gc_epoch == state.epoch:
+            state.lines.cell_contents = state.gc_saved  # the collection's lines: no one's
+        state.gc_saved = None
+        state.deadline.cell_contents = state.step_deadline
 
 
-def _set_deadline() -> None:
-    global _deadline, _step_deadline, _gc_bound, _epoch
+def _set_deadline(state: _Thread) -> None:
     # A plain loop, not min() over a generator: when a budget is nested inside another,
     # this runs while tracing is on, and every Python frame it opens costs a tracer call.
-    deadline = bound = float("inf")
-    for b in _active:
-        if b._base is not None and b._base + b.limit < deadline:
+    deadline = bound = _INF
+    for b in state.active:
+        if b._thread is not None and b._base + b.limit < deadline:
             deadline = b._base + b.limit
         if b.limit < bound:
             bound = b.limit
-    _deadline = _step_deadline = deadline
-    _gc_bound = bound
-    _epoch += 1
+    state.deadline.cell_contents = state.step_deadline = deadline
+    state.gc_bound = bound
+    state.epoch += 1
 
 
 def checkpoint() -> None:
-    """Raise ``BudgetExceeded`` if any active budget is spent; do nothing otherwise.
+    """Raise ``BudgetExceeded`` if any active budget of the calling thread is spent; do
+    nothing otherwise (another thread's budgets are that thread's business).
 
     >>> checkpoint()  # no budget is active
     >>> try:
@@ -267,13 +400,16 @@ def checkpoint() -> None:
     ...     print("still stopped")
     still stopped
     """
-    for budget in _active:
-        if budget.exhausted:
-            raise BudgetExceeded(budget.limit)
+    state = _here.state
+    if state is not None:
+        for budget in state.active:
+            if budget.exhausted:
+                raise BudgetExceeded(budget.limit)
 
 
 def restore_tracing() -> None:
-    """Switch line counting back on if budgets are active but CPython turned tracing off.
+    """Switch the calling thread's line counting back on if it has active budgets but
+    CPython turned its tracing off.
 
     CPython unsets a trace function that raises, which the tracer does when a budget
     runs out; an enclosing budget (a harness step around a block of model code) must
@@ -281,8 +417,9 @@ def restore_tracing() -> None:
 
     >>> restore_tracing()  # no budget is active: nothing to do
     """
-    if _active and sys.gettrace() is None:
-        sys.settrace(_global_trace)
+    state = _here.state
+    if state is not None and state.active and sys.gettrace() is None:
+        sys.settrace(state.global_trace)
 
 
 def uncharged(fn: Any) -> Any:
@@ -334,23 +471,10 @@ def count_running(frame: FrameType | None, stop: CodeType) -> None:
     True
     >>> b.__exit__(None, None, None)
     """
+    global_trace = _mine().global_trace
     while frame is not None and frame.f_code is not stop:
-        frame.f_trace = _global_trace(frame, "call", None)
+        frame.f_trace = global_trace(frame, "call", None)
         frame = frame.f_back
-
-
-def _global_trace(frame: FrameType, event: str, arg: Any) -> Any:
-    code = frame.f_code
-    if code.co_filename == __file__ or code in _uncharged:
-        return None  # our own bookkeeping is not charged to anyone
-    one_line_loop = _one_line_loops.get(code)
-    if one_line_loop is None:
-        one_line_loop = _has_one_line_loop(code)
-    if one_line_loop:
-        # CPython fires no line event when a loop jumps back to its own line
-        # (`while True: pass`), so such frames are charged per instruction instead.
-        frame.f_trace_opcodes = True
-    return _local_trace
 
 
 def _has_one_line_loop(code: CodeType) -> bool:
@@ -372,19 +496,10 @@ def _has_one_line_loop(code: CodeType) -> bool:
     return known
 
 
-def _local_trace(frame: FrameType, event: str, arg: Any) -> Any:
-    global _lines
-    if event == "line" or event == "opcode":
-        _lines += 1
-        if _lines > _deadline:  # never true while no budget is active (the deadline is infinite)
-            _spent()
-    return _local_trace
-
-
-def _spent() -> None:
-    """Raise for the outermost spent budget (the one whose limit the error names)."""
-    for budget in _active:
+def _spent(state: _Thread) -> None:
+    """Raise for the outermost spent budget of ``state`` (the one whose limit the error names)."""
+    for budget in state.active:
         if budget.used > budget.limit:
             raise BudgetExceeded(budget.limit)
-    if _gc_saved is not None:  # past a collection's own bound (a budget entered inside it)
-        raise BudgetExceeded(_gc_bound)
+    if state.gc_saved is not None:  # past a collection's own bound (a budget entered inside it)
+        raise BudgetExceeded(state.gc_bound)
