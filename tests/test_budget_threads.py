@@ -8,15 +8,20 @@ that halts after a few steps alone diverged early when a copy of it ran beside i
 threads run the same budgeted computation at once (both inside their budgets together, the
 interpreter switching between them every 10 µs) and each must count exactly what it counts
 alone: a bare budget, and ``run()`` on the linear and on the step-by-step path. A spent or
-abandoned budget of one thread must not stop another thread either.
+abandoned budget of one thread (a thread that ended inside it, a step thread left blocked)
+must not stop or slow another thread either, and the process-wide hooks (the unraisable
+hook, the collector's callbacks) stay in while any thread has a budget, and only then.
 """
 
 from __future__ import annotations
 
 import gc
 import queue
+import subprocess
 import sys
+import textwrap
 import threading
+from pathlib import Path
 
 import pytest
 from agentic_machines.models import ScriptedModel
@@ -25,6 +30,7 @@ from agentic_machines import DIVERGE, HALT, agent_machine, run
 from agentic_machines.errors import BudgetExceeded
 from agentic_machines.execution.budget import LineBudget, checkpoint
 
+ROOT = Path(__file__).resolve().parent.parent
 TURNS = 9_900  # two lines a turn: a step uses 19_800 and a few lines of its 20_000
 LIMIT = 20_000
 STEPS = 8
@@ -180,6 +186,7 @@ def test_a_thread_that_ends_inside_a_budget_leaves_other_threads_alone():
     # deadline, count and active budget must not reach any other thread.
     hooks = gc.callbacks[:], sys.unraisablehook
     alone = _loop_count()
+    assert alone >= 2_000  # the loop's lines, counted
 
     def abandon() -> None:
         LineBudget(100).__enter__()  # never left
@@ -195,3 +202,92 @@ def test_a_thread_that_ends_inside_a_budget_leaves_other_threads_alone():
     checkpoint()
     # Its thread-local state went with it: the process-wide hooks are out again.
     assert (gc.callbacks[:], sys.unraisablehook) == hooks
+
+
+def test_an_abandoned_step_threads_budget_leaves_other_threads_alone():
+    # Off the main thread a run's steps run in a step thread; a step that blocks past
+    # step_timeout is the clock's outcome and its thread is abandoned, still inside the
+    # step's budget. The main thread's budgets must count as if it did not exist.
+    inside, release = threading.Event(), threading.Event()
+    ended: list = []
+
+    def blocks(model):
+        model("first?")
+        inside.set()
+        release.wait(60)  # a tool that blocks
+        model("second?")
+
+    def run_elsewhere() -> None:
+        m = agent_machine(blocks, line_budget=10**6)
+        m.step_timeout = 0.5
+        try:
+            ended.append(run(m, ScriptedModel(["go", "go"])).end)
+        except Exception as exc:  # noqa: BLE001 - the clock's outcome, however reported
+            ended.append(type(exc).__name__)
+
+    alone = _loop_count()
+    assert alone >= 2_000  # the loop's lines, counted
+    caller = threading.Thread(target=run_elsewhere)
+    caller.start()
+    try:
+        assert inside.wait(60)
+        caller.join(60)  # the run has given up on the blocked step
+        assert ended and not caller.is_alive()
+        assert _loop_count() == alone
+        checkpoint()
+    finally:
+        release.set()
+
+
+HOOKS = """
+import gc, queue, sys, threading
+from agentic_machines.errors import BudgetExceeded
+from agentic_machines.execution import budget
+from agentic_machines.execution.budget import LineBudget
+
+entered, leave = queue.SimpleQueue(), queue.SimpleQueue()
+
+def first():
+    with LineBudget(10**6):  # the budget that put the hooks in
+        entered.put(None)
+        leave.get(timeout=60)
+
+class Spends:
+    def __del__(self):
+        while True:
+            pass
+
+before = gc.callbacks[:], sys.unraisablehook
+other = threading.Thread(target=first)
+other.start()
+entered.get(timeout=60)
+out = []
+try:
+    with LineBudget(5_000):
+        leave.put(None)
+        other.join(60)  # the thread that put the hooks in has left its budget and ended
+        out.append(gc.callbacks[:1] == [budget._gc_first] and sys.unraisablehook is budget._unraisable)
+        Spends()  # freed at once: the budget is spent in __del__, and CPython swallows that
+        while True:  # the hook switched this thread's counting back on: the loop is stopped
+            x = 1
+except BudgetExceeded:
+    out.append("stopped")
+out.append((gc.callbacks[:], sys.unraisablehook) == before)
+print(out)
+"""
+
+
+def test_the_process_hooks_stay_while_any_thread_has_a_budget():
+    # The thread that entered the first budget leaves first: the unraisable hook must stay
+    # for the other, whose budget is then spent inside a __del__ (CPython swallows the
+    # raise and switches the tracer off; the hook switches it back on, in the thread that
+    # swallowed it). Without the hook the loop after it would never end: a subprocess.
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(HOOKS)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str([True, "stopped", True]), (proc.stdout, proc.stderr)
