@@ -828,3 +828,6 @@ def test_an_env_that_is_not_an_environment_is_rejected_where_it_is_passed(env):
     for household_machine in (codeact.machine, adaplanner.machine, adapt.machine):
         with pytest.raises(rp.InvalidArgument, match="env must be an Environment"):
             household_machine(env=env)
+        # an Environment of another kind: these architectures' tasks are household tasks
+        with pytest.raises(rp.InvalidArgument, match="env must be a Household"):
+            household_machine(env=CountEnv(3))

@@ -189,11 +189,20 @@ def test_a_process_forked_inside_a_search_gets_the_collector_the_search_found(en
             gc.set_threshold(5, 5, 5)  # changed inside: the outermost pause's finding counts
             with collector_paused():
                 pid = os.fork()
-                if pid == 0:  # the child: report and leave at once
-                    os.write(write, repr((gc.isenabled(), gc.get_threshold())).encode())
-                    os._exit(0)
+                if pid == 0:  # the child: report, then go on as code that forks does
+                    inside = (gc.isenabled(), gc.get_threshold())
+        if pid == 0:  # the child left both blocks and runs a search of its own
+            after = (gc.isenabled(), gc.get_threshold())
+            with collector_paused():
+                pass
+            again = (gc.isenabled(), gc.get_threshold())
+            os.write(write, repr((inside, after, again)).encode())
+            os._exit(0)
         os.waitpid(pid, 0)
-        assert os.read(read, 200).decode() == repr((enabled, CALLER_THRESHOLDS))
+        # a review found a child that left the blocks with the count at -1 and the full
+        # collections off for good
+        found = (enabled, CALLER_THRESHOLDS)
+        assert os.read(read, 400).decode() == repr((found, found, found))
         assert (gc.isenabled(), gc.get_threshold()) == (enabled, CALLER_THRESHOLDS)
         # code inside a pause that turns the collector on, or sets its thresholds, does
         # not leave them so

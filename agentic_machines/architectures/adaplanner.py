@@ -280,7 +280,7 @@ def machine(
         "adaplanner" if max_refinements is not None else "adaplanner+unbounded",
         ["env"],
         dict(
-            env=None if env is None else checked_environment(env),  # rejected when built
+            env=None if env is None else checked_environment(env, Household),  # rejected when built
             max_refinements=max_refinements,
             block_lines=block_lines,
             max_output=max_output,

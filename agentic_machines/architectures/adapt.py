@@ -267,7 +267,7 @@ def machine(
         "adapt" if max_depth is not None else "adapt+no-depth-limit",
         ["env"],
         dict(
-            env=None if env is None else checked_environment(env),  # rejected when built
+            env=None if env is None else checked_environment(env, Household),  # rejected when built
             max_depth=max_depth,
             executor_steps=executor_steps,
         ),

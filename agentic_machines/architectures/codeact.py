@@ -253,7 +253,7 @@ def machine(
         "codeact" if count_chat else "codeact+free-chat",
         ["env"],
         dict(
-            env=None if env is None else checked_environment(env),  # rejected when built
+            env=None if env is None else checked_environment(env, Household),  # rejected when built
             max_turns=max_turns,
             max_output=max_output,
             block_lines=block_lines,

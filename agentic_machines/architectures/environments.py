@@ -359,8 +359,9 @@ def default_household() -> Household:
     return Household(layout, (GoalItem("apple", "sidetable 1", count=2),))
 
 
-def checked_environment(env: Any, what: str = "env") -> Environment:
-    """``env`` itself when it is an :class:`Environment`; :class:`InvalidArgument` otherwise.
+def checked_environment(env: Any, kind: type[Environment] | None = None) -> Environment:
+    """``env`` itself when it is an :class:`Environment` (of ``kind``, when given: a
+    household architecture takes a :class:`Household`); :class:`InvalidArgument` otherwise.
 
     The architectures call ``step``, ``observation``, ``done``, ``success``, ``reward``,
     ``action_log`` and ``fresh`` on it: one documented form, checked where the machine is
@@ -372,13 +373,23 @@ def checked_environment(env: Any, what: str = "env") -> Environment:
     Traceback (most recent call last):
       ...
     agentic_machines.errors.InvalidArgument: env must be an Environment (CountEnv, Household, Shop or a subclass of agentic_machines.architectures.environments.Environment), got dict; to bring your own, subclass Environment and implement _step and observation
+    >>> checked_environment(CountEnv(2), Household)
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.InvalidArgument: env must be a Household (this architecture's tasks are household tasks), got CountEnv; pass default_household() or a Household of your own
     """
     if not isinstance(env, Environment):
         raise InvalidArgument(
-            f"{what} must be an Environment (CountEnv, Household, Shop or a subclass of "
+            "env must be an Environment (CountEnv, Household, Shop or a subclass of "
             "agentic_machines.architectures.environments.Environment), got "
             f"{type(env).__name__}; to bring your own, subclass Environment and implement "
             "_step and observation"
+        )
+    if kind is not None and not isinstance(env, kind):
+        raise InvalidArgument(
+            f"env must be a {kind.__name__} (this architecture's tasks are "
+            f"{kind.__name__.lower()} tasks), got {type(env).__name__}; pass "
+            f"default_{kind.__name__.lower()}() or a {kind.__name__} of your own"
         )
     return env
 
@@ -397,7 +408,7 @@ def fresh_household(env: Household | None) -> Household:
     """
     if env is None:
         return default_household()
-    checked_environment(env)
+    checked_environment(env, Household)
     return env.fresh()
 
 

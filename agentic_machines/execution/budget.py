@@ -118,7 +118,7 @@ class _PerThread(threading.local):
     # thread that never enters a budget (a collection's callbacks run in any thread) makes
     # nothing. CPython drops a thread's values when the thread ends.
     state: _Thread | None = None
-    watch: tuple[_Watch, weakref.ref[_Watch]] | None = None  # while a budget is active
+    watch: tuple[_Watch, weakref.ref[_Watch]] | None = None  # the thread's token (see _Watch)
 
 
 _here = _PerThread()
@@ -255,41 +255,44 @@ class LineBudget:
 
 # -- process-wide hooks, installed while any thread has an active budget ------------------------
 # sys.unraisablehook and gc.callbacks are the process's, so they go in when the first thread
-# enters a budget and out when the last thread leaves its last one. Each thread with an active
-# budget holds a token; a thread that ends inside a budget (its step abandoned) drops its token
-# with its thread-local values, and the token's weakref callback counts it out as if it had
-# left. The lock keeps two threads from installing, or one from removing while another installs.
-_watch_lock = threading.RLock()  # re-entrant: a token can die while its thread holds it
+# enters a budget and out when the last thread leaves its last one. Each thread has a token,
+# made on its first budget and held in its thread-local values; a weak reference to it is in
+# _watchers while the thread has an active budget. A thread that ends inside a budget (a step
+# thread abandoned) drops its token with its thread-local values, and the reference's callback
+# counts it out as if it had left. The lock keeps two threads from installing the hooks twice,
+# or one from removing them while another installs them; no callback runs under it (a token
+# dies only with its thread, which is then running no code of this module).
+_watch_lock = threading.Lock()
 _watchers: set[weakref.ref[_Watch]] = set()
 
 
 class _Watch:
-    """The token a thread holds while it has an active budget (see above)."""
+    """A thread's token (see above)."""
 
     __slots__ = ("__weakref__",)
 
 
 def _watch_finalizers() -> None:
-    watch = _Watch()
-    token = weakref.ref(watch, _watch_gone)
+    held = _here.watch
+    if held is None:
+        token = _Watch()
+        held = _here.watch = (token, weakref.ref(token, _watch_gone))
     with _watch_lock:
-        _watchers.add(token)
-        _here.watch = (watch, token)
+        _watchers.add(held[1])
         if len(_watchers) == 1:
             _hook()
 
 
 def _unwatch_finalizers() -> None:
     held = _here.watch
-    _here.watch = None
     if held is not None:
         _watch_gone(held[1])
 
 
-def _watch_gone(token: weakref.ref[_Watch]) -> None:
+def _watch_gone(ref: weakref.ref[_Watch]) -> None:
     with _watch_lock:
-        if token in _watchers:  # not yet counted out (a token left normally dies after)
-            _watchers.discard(token)
+        if ref in _watchers:  # a thread with an active budget until now
+            _watchers.discard(ref)
             if not _watchers:
                 _unhook()
 

@@ -112,11 +112,9 @@ def collector_paused() -> Iterator[None]:
     Young collections keep freeing the cyclic garbage a harness or an agent function
     drops (an object that refers to itself, an exception kept with its traceback), so a
     search's memory follows its record. Garbage cycles that survive two young collections
-    (held a while by a suspended agent run, say) wait for the first full collection after
-    the block. A collector the caller had disabled stays disabled. What the first pause
-    found (enabled or not, the three thresholds) is put back when the last one running
-    ends, whatever ran inside, also when pauses overlap in several threads; a process
-    forked inside a pause gets what the first one found.
+    (held by a suspended agent run, say) wait for the first full collection after the
+    block. A disabled collector stays so. What the first pause found is put back when the
+    last one running ends (pauses may overlap in threads); a child forked inside gets it.
 
     >>> import gc
     >>> before = gc.get_threshold()
@@ -130,15 +128,17 @@ def collector_paused() -> Iterator[None]:
             _PAUSES.found = (gc.isenabled(), gc.get_threshold())
         _PAUSES.running += 1
         _PAUSES.apply()
+    pid = os.getpid()
     try:
         yield
     finally:
-        with _PAUSES.lock:
-            _PAUSES.running -= 1
-            if _PAUSES.running:  # another pause still runs: paused as it began
-                _PAUSES.apply()
-            else:  # the last one out: as the first found, whatever ran inside
-                _restore(_PAUSES.found)
+        if os.getpid() == pid:  # a child forked inside had its pauses ended at the fork
+            with _PAUSES.lock:
+                _PAUSES.running -= 1
+                if _PAUSES.running:  # another pause still runs: paused as it began
+                    _PAUSES.apply()
+                else:  # the last one out: as the first found, whatever ran inside
+                    _restore(_PAUSES.found)
 
 
 _Setting = tuple[bool, tuple[int, int, int]]  # gc.isenabled(), gc.get_threshold()
