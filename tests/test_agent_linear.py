@@ -9,7 +9,9 @@ machine's greenlet, every line counted), at the budget's boundary too.
 from __future__ import annotations
 
 import gc
+import subprocess
 import sys
+import textwrap
 import weakref
 
 import pytest
@@ -715,10 +717,11 @@ def h_result(machine, completion):
 
 @pytest.mark.parametrize("budget", [1_000_000, None], ids=["budget", "no-budget"])
 def test_an_agent_sees_the_same_stack_in_every_path_whatever_the_callers_depth(budget):
-    # down(k)'s frames start at depth 3 of a fresh stack (the run's frame, the agent,
-    # down(k)): 40 short of the limit succeeds there, and failed on the linear path, which
-    # called the agent on the caller's stack behind pytest's and from_depth's frames.
-    k = str(sys.getrecursionlimit() - 40)
+    # The outermost run's greenlet calls the agent at depth _RUN_DEPTH + 1 (its own first
+    # frame at _RUN_DEPTH), down(k)'s frames start one deeper: 40 short of the limit from
+    # there succeeds, and failed on the linear path, which called the agent on the
+    # caller's stack behind pytest's and from_depth's frames.
+    k = str(sys.getrecursionlimit() - agent_module._RUN_DEPTH - 40)
     seen = {}
     for depth in (0, 100, 300):
         linear = ran(agent_machine(deep_then_stack, line_budget=budget), depth, [k])
@@ -736,6 +739,129 @@ def test_an_agent_sees_the_same_stack_in_every_path_whatever_the_callers_depth(b
         "replayed": ("ok", 2),
     }
     assert seen == {0: expected, 100: expected, 300: expected}
+
+
+def deepest(model, slow):
+    """How many frames deep the agent can go from here (each frame catches RecursionError),
+    after one step; ``slow``: a loop after it, so that a linear run's step is late."""
+    model("go?")
+
+    def probe(n):
+        try:
+            return probe(n + 1)
+        except RecursionError:
+            return n
+
+    reached = probe(1)
+    for _ in range(slow):
+        pass
+    return reached
+
+
+@pytest.mark.parametrize("budget", [100_000_000, None], ids=["budget", "no-budget"])
+def test_an_agent_reaches_the_same_depth_counted_or_not(budget, monkeypatch):
+    # A counted step's tracer is called one frame below the deepest frame, so it reached one
+    # frame less than the linear run's untraced step: the depth differed with the clock.
+    fast = ran(agent_machine(deepest, 0, line_budget=budget), 0, ["x"])
+    stepped = ran(step_by_step(agent_machine(deepest, 0, line_budget=budget)), 0, ["x"])
+    m = agent_machine(deepest, 0, line_budget=budget)
+    h = h_result(m, "x")
+    monkeypatch.setattr(linear_module, "_FASTEST_LINE", 0.0)  # every step is late: counted
+    late = ran(agent_machine(deepest, 0, line_budget=budget), 0, ["x"])
+    assert fast == late == stepped == h
+    assert fast > sys.getrecursionlimit() - agent_module._RUN_DEPTH - 10
+
+
+def _python(code, timeout=240):
+    """Run ``code`` in a fresh interpreter (its first run makes the first probe of the
+    process; a crash is a signal, not a failed assertion here); returns its output."""
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    return proc.stdout.split()
+
+
+def test_the_first_stack_probe_leaves_an_enclosing_line_budget_counting():
+    # The probe recursed to RecursionError under the budget's tracer, which CPython then
+    # switched off: the budget stopped counting, and the failed probe was kept for good.
+    out = _python(
+        """
+        from agentic_machines import agent_machine, run
+        from agentic_machines.errors import BudgetExceeded
+        from agentic_machines.execution.budget import LineBudget
+        from agentic_machines.models import ScriptedModel
+        from agentic_machines.runtime import agent
+        try:
+            with LineBudget(100_000):
+                run(agent_machine(lambda model: model("?")), ScriptedModel(["x"]))
+                for i in range(1_000_000):
+                    pass
+            print("not-stopped")
+        except BudgetExceeded:
+            print("stopped")
+        print(agent._STACK[0] is not None and agent._STACK[0] is not agent._NOT_NOW)
+        """
+    )
+    assert out == ["stopped", "True"]
+
+
+NESTED = """
+import sys
+from agentic_machines import agent_machine, run
+from agentic_machines.models import ScriptedModel
+
+def agent(model):  # runs the machine again in its step, without end
+    model("go?")
+    m = agent_machine(agent, line_budget=None)
+    if KIND == "stepped":
+        m.step_timeout = 3600.0
+    if KIND == "harness":
+        return m.harness(m.initial, "x"), m.result(m.initial, "x")
+    return run(m, ScriptedModel(["x"])).end
+
+def down(n, k):  # n frames deeper, each through C (map), then a run nested k deep
+    return inner(k) if n == 0 else list(map(lambda x: down(x, k), [n - 1]))[0]
+
+def inner(k):
+    if k == 0:
+        return "bottom"
+    m = agent_machine(through_c, k - 1, line_budget=None)
+    trace = run(m, ScriptedModel(["x"]))
+    return m.result(trace.steps[-1].state, trace.steps[-1].completion)
+
+def through_c(model, k):
+    model("go?")
+    try:
+        return down(300, k)
+    except RecursionError:
+        return "recursion"
+
+for KIND in ("linear", "stepped", "harness"):
+    m = agent_machine(agent, line_budget=None)
+    if KIND == "stepped":
+        m.step_timeout = 3600.0
+    try:
+        if KIND == "harness":
+            print(KIND, m.harness(m.initial, "x"))
+        else:
+            print(KIND, run(m, ScriptedModel(["x"])).end)
+    except RecursionError:
+        print(KIND, "RecursionError")
+m = agent_machine(through_c, 60, line_budget=None)
+print(m.harness(m.initial, "x"), m.result(m.initial, "x"))
+"""
+
+
+def test_runs_nested_to_exhaustion_end_in_an_outcome_not_a_crash():
+    # Every nested run reset the recursion count, CPython 3.11's only C-stack guard: an
+    # agent that runs a machine in its step without end, or sixty nested runs that each
+    # recursed 300 frames through C, overflowed the C stack (SIGSEGV).
+    out = _python(NESTED)
+    assert out == ["linear", "1", "stepped", "1", "harness", "1", "1", "recursion"], out
 
 
 def test_an_agent_that_raises_greenlet_exit_raised_on_every_path():

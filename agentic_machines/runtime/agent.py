@@ -338,7 +338,7 @@ class _Loop(_Run):
         if self.glet.parent is not here:
             self.glet.parent = here
         try:
-            self.glet.throw()  # GreenletExit: the greenlet unwinds and dies
+            _into(self.glet.throw)  # GreenletExit: the greenlet unwinds and dies
         except Exception:  # noqa: BLE001 - a run that fails while shutting down is gone anyway
             pass
 
@@ -355,8 +355,9 @@ class _Loop(_Run):
             if self.glet.parent is not here:
                 self.glet.parent = here
             if timeout is None:
+                glet = self.glet
                 message = (
-                    self.glet.switch(completion) if completion is not None else self.glet.switch()
+                    _into(glet.switch, completion) if completion is not None else _into(glet.switch)
                 )
             else:
                 message = self._watched(completion, timeout)
@@ -386,7 +387,7 @@ class _Loop(_Run):
         previous = signal.signal(signal.SIGALRM, alarm)
         signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
-            return glet.switch(completion) if completion is not None else glet.switch()
+            return _into(glet.switch, completion) if completion is not None else _into(glet.switch)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
@@ -398,23 +399,63 @@ def _in_main_thread() -> bool:
 
 # -- the stack an agent function runs on ------------------------------------------------------
 # A greenlet has frames of its own (its first frame has no caller) but it inherits its
-# thread's recursion count from where it started, so an agent that recursed near the limit
+# thread's recursion count from where it starts, so an agent that recursed near the limit
 # ended differently when h's run was made deep in a caller's stack (or a linear run was
-# called there) than when it was made at the top: not a function of the machine. Every
-# run's greenlet therefore starts as a fresh thread's stack does, its first frame at depth
-# 1 (_fresh_stack). CPython keeps the count in its thread state (a remaining count
-# followed by the limit), with no API to set it; the field is found once and its effect
-# checked (_stack_counter), and where it cannot be (another interpreter or layout) the
-# count stays inherited, as before.
+# called there) than when it was made at the top: not a function of the machine. So the
+# outermost run in a thread (no other run's agent executing in it) puts its greenlet's
+# first frame at the fixed depth _RUN_DEPTH, wherever it was started (_fresh_stack).
+#
+# In CPython 3.11 the recursion count is also the only guard of the C stack: a Python
+# frame called from C (map, a greenlet switch, a __del__) takes C stack, and only the
+# count stops it before the stack overflows. So the count is never set below what the
+# physical stack holds where that can add up:
+# - A run started while another run's agent executes in this thread (an agent that runs
+#   a machine) keeps the count it inherits (_RUNS counts the runs' greenlets executing in
+#   this thread: the machine's side counts each switch into one, _into). Resetting there
+#   gave every nesting level a whole limit of C stack and crashed the process. Inheriting
+#   is still a function of the machine: the outermost run starts at the fixed depth, so a
+#   nested run's depth follows from the outer agent's own frames.
+# - _RUN_DEPTH (100) is deeper than the frames most callers run an agent under (a script,
+#   pytest, a notebook: 10-80), so there the reset only takes headroom away. A caller
+#   deeper than that still gets the agent at _RUN_DEPTH: the outcome stays the machine's,
+#   and the agent may go at most (limit - _RUN_DEPTH) frames further than the caller's
+#   stack would have let it, so one thread's stack must hold about twice the recursion
+#   limit's frames (a default thread's 8 MB does; a thread made with a small
+#   threading.stack_size and calling run() deep in C-level recursion may not).
+# CPython keeps the count in its thread state (a remaining count followed by the limit),
+# with no API to set it; the field is found once and its effect checked (_stack_counter),
+# and where it cannot be (another interpreter or layout) the count stays inherited.
+_RUN_DEPTH = 100
 _STACK: list[Any] = []  # [None, or (PyThreadState_Get, offset of the count, c_int.from_address)]
+_RUNS = threading.local()  # .n: the runs' greenlets executing in this thread (see _into)
+_NOT_NOW = object()  # the probe could not run here (the caller too near the limit): try later
+
+
+def _into(switch: Callable[..., Any], *args: Any) -> Any:
+    """``switch(*args)``: a switch into (or a throw into) a run's greenlet, counted in
+    ``_RUNS`` while that greenlet executes (until it switches back)."""
+    runs = _RUNS
+    n = getattr(runs, "n", 0)
+    runs.n = n + 1
+    try:
+        return switch(*args)
+    finally:
+        runs.n = n
 
 
 def _stack_counter() -> Any:
     """How to set the running thread's recursion count: (PyThreadState_Get, the byte offset
-    of the thread state's remaining count, ``c_int.from_address``), or None. Found by
-    reading the thread state at two known depths, and checked by what it does: a greenlet
-    that sets itself 50 frames below the limit must raise RecursionError exactly 50 frames
-    deeper, and its caller's count must be intact after the switch back."""
+    of the thread state's remaining count, ``c_int.from_address``), None where it cannot
+    be, or ``_NOT_NOW`` when the caller is too near the limit to look. Found by reading the
+    thread state at two known depths, and checked by what it does: a greenlet that sets
+    itself 50 frames below the limit must raise RecursionError exactly 50 frames deeper,
+    and its caller's count must be intact after the switch back. Tracing and profiling
+    are off in this thread meanwhile: a tracer (a line budget around the run) would be
+    called one frame deeper than the probe, get the RecursionError and be switched off
+    by CPython, and the probe would find one frame less."""
+    trace, profile = sys.gettrace(), sys.getprofile()
+    sys.settrace(None)
+    sys.setprofile(None)
     try:
         import ctypes  # reading CPython's thread state needs it, once a process
 
@@ -446,8 +487,13 @@ def _stack_counter() -> Any:
         before = ctypes.c_int.from_address(get() + found[0]).value
         reached = greenlet(deepest).switch()
         after = ctypes.c_int.from_address(get() + found[0]).value
+    except RecursionError:
+        return _NOT_NOW
     except (ImportError, AttributeError, OSError, ValueError):
         return None
+    finally:
+        sys.setprofile(profile)
+        sys.settrace(trace)  # the running frames kept their own f_trace: they go on counted
     return counter if reached == 50 and before == after else None
 
 
@@ -460,13 +506,26 @@ def _set_depth(counter: Any, depth: int) -> None:
     at(base).value = at(base + 4).value - depth - 1
 
 
-def _fresh_stack() -> None:
-    """Count the calling frame (a run's greenlet's first) at depth 1, as a fresh thread's
-    first frame, whatever depth the greenlet was started from."""
-    if not _STACK:
-        _STACK.append(_stack_counter())
-    if _STACK[0] is not None:
-        _set_depth(_STACK[0], 2)  # this frame's depth: its caller's is 1
+def _fresh_stack(deeper: int = 0) -> None:
+    """Put the calling frame (a run's greenlet's first) at depth ``_RUN_DEPTH + deeper``
+    when it is the outermost run in this thread, whatever depth the greenlet was started
+    from; a nested run keeps the count it inherited, ``deeper`` frames deeper (see the
+    comment above). ``deeper``: 1 for a linear run's untraced agent under a line budget,
+    whose steps may be counted elsewhere with the tracer's call one frame below the
+    deepest frame: so every path reaches the same depth."""
+    if not _STACK or _STACK[0] is _NOT_NOW:
+        found = _stack_counter()
+        _STACK[:] = [found]
+        if found is _NOT_NOW:
+            return
+    counter = _STACK[0]
+    if counter is None:
+        return
+    if getattr(_RUNS, "n", 0) <= 1:  # this run only: the outermost in the thread
+        _set_depth(counter, _RUN_DEPTH + deeper + 1)  # this frame's; its caller's is one less
+    elif deeper:
+        get, offset, at = counter
+        at(get() + offset).value -= deeper
 
 
 _CLOSE = object()  # the task that ends a step thread's run
@@ -506,7 +565,8 @@ class _StepThread:
                 loop._end_greenlet()
                 return
             try:
-                message = loop.glet.switch(task) if task is not None else loop.glet.switch()
+                glet = loop.glet
+                message = _into(glet.switch, task) if task is not None else _into(glet.switch)
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
                 message = (None, exc)
             if self.abandoned:  # the caller gave up on this step: end the run here

@@ -86,10 +86,14 @@ RecursionError when run() was called deep in the caller's code and not at the to
 the run calls it in a greenlet of its own (``_Linear._call``: one switch a run, none a
 step). A greenlet inherits its thread's recursion count from where it starts (``h``'s
 did too, from wherever a run was made or replayed), so every run's greenlet, ``h``'s and
-this one, sets its count to depth 1, as a fresh thread's first frame
-(``agent._fresh_stack``). A greenlet keeps its thread, so the watchdogs are unchanged: the alarm's handler runs
-between the agent's instructions, and a raise sent to the thread lands in the greenlet
-running there.
+this one, puts its first frame at the same fixed depth when it is the outermost run in
+its thread, and keeps the count it inherits when it runs inside another run's agent (in
+CPython 3.11 the count is the C stack's only guard: see ``agent._fresh_stack``). Under a
+line budget this untraced greenlet starts one frame deeper than a counted one, since
+the tracer of a counted step is called one frame below its deepest frame: every path
+reaches the same depth. A greenlet keeps its thread, so the watchdogs are unchanged:
+the alarm's handler runs between the agent's instructions, and a raise sent to the
+thread lands in the greenlet running there.
 
 A step records two strings, its prompt and its completion; the states and ``Step``
 tuples of the trace are made when it is read (``Trace.steps``, the agent's result
@@ -133,6 +137,7 @@ from .agent import (
     AgentMachine,
     AgentRaised,
     _fresh_stack,
+    _into,
     _Loop,
     _prompt_error,
     _Run,
@@ -786,7 +791,7 @@ class _Linear(_Run):
                 late = False
                 try:
                     try:
-                        value: Any = agent.switch()
+                        value: Any = _into(agent.switch)
                         kind = _RETURN
                     except (_Stop, _Recheck):
                         raise
@@ -824,11 +829,13 @@ class _Linear(_Run):
     def _call(self) -> Any:
         """The agent function, called as the first frame of the run's greenlet (go()).
         An agent sees the stack an ``h`` run gives it, wherever the caller is: no caller's
-        frames behind its own, its recursion count from depth 1 (agent's
-        ``_fresh_stack``), an empty :mod:`contextvars` context and no exception being
+        frames behind its own, its recursion count from the same fixed depth when it is
+        the outermost run in the thread (agent's ``_fresh_stack``), an empty :mod:`contextvars` context and no exception being
         handled. Called on the caller's stack, an agent that recursed near the limit
         raised RecursionError here and not step by step."""
-        _fresh_stack()
+        # Under a line budget another path may count this run's steps, its tracer called one
+        # frame below the deepest frame: untraced, the agent starts that frame deeper.
+        _fresh_stack(0 if self.gate is None else 1)
         _CURRENT.set(self)  # in the greenlet's own context, as _Loop._main sets it
         self.top = _getframe()
         m = self.machine
