@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -441,3 +443,34 @@ def test_model_code_is_compiled_as_plain_python_not_with_our_future_imports():
     code = "from dataclasses import dataclass\n@dataclass\nclass P:\n    x: int\nprint(P(1), P.__annotations__['x'] is int)"
     r = _run(code, _ns())
     assert r.status == "ok" and r.stdout == "P(x=1) True\n"
+
+
+def test_a_blocks_count_does_not_depend_on_the_sigint_handler_it_finds():
+    # An asyncio runner left its SIGINT handler installed (a bound method whose repr reprs
+    # a task); signal.signal reprs the handler it replaces on the way, inside the block's
+    # budget, so a 100-line block ran out of lines before it started, depending on which
+    # tests ran earlier in the process.
+    import signal
+
+    class Handler:
+        def __call__(self, signum, frame):
+            pass
+
+        def __repr__(self):
+            total = 0
+            for i in range(1_000):
+                total += i
+            return "Handler()"
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("SIGINT can be set only in the main thread")
+    _run("x = 1", _ns(), line_budget=100)  # first-time costs (the compiled-block cache) go here
+    with LineBudget(10**9) as plain:
+        assert _run("x = 1", _ns(), line_budget=100).status == "ok"
+    before = signal.signal(signal.SIGINT, Handler())
+    try:
+        with LineBudget(10**9) as odd:
+            assert _run("x = 1", _ns(), line_budget=100).status == "ok"
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert odd.used == plain.used

@@ -116,7 +116,9 @@ class _Thread:
 class _PerThread(threading.local):
     # Class attributes are the defaults every thread sees before it sets its own, so a
     # thread that never enters a budget (a collection's callbacks run in any thread) makes
-    # nothing. CPython drops a thread's values when the thread ends.
+    # nothing. CPython drops a thread's values when the thread ends: its token at once (see
+    # _Watch), its state when the collector next runs (a tracer that returns itself is a
+    # reference cycle, and the state and its tracers refer to each other).
     state: _Thread | None = None
     watch: tuple[_Watch, weakref.ref[_Watch]] | None = None  # the thread's token (see _Watch)
 

@@ -97,6 +97,7 @@ import threading
 import traceback
 import types
 import warnings
+from _signal import signal as _set_signal  # see _real_interrupts
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import CodeType, FrameType
@@ -781,11 +782,15 @@ def _real_interrupts() -> Iterator[list[bool]]:
         flag.append(True)
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGINT, on_sigint)
+    # _signal.signal, the C function behind signal.signal: this runs inside the block's
+    # line budget, and signal.signal converts the handler it replaces through an enum, in
+    # Python lines that repr() it on the way (an asyncio runner's handler reprs its task:
+    # hundreds of lines), so the block's count depended on whoever set SIGINT before.
+    previous = _set_signal(signal.SIGINT, on_sigint)
     try:
         yield flag
     finally:
-        signal.signal(signal.SIGINT, previous)
+        _set_signal(signal.SIGINT, previous)
 
 
 def _execute(
