@@ -76,16 +76,20 @@ for agent in (garbage, finalizers):
 """
 
 
-@pytest.mark.parametrize("off_main", [False, True], ids=["alarm", "watchdog-thread"])
-def test_an_endless_step_ends_in_diverge_whatever_the_collector_does(off_main):
-    code = textwrap.dedent(ENDLESS).format(off_main=off_main)
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
+def _python(code: str) -> subprocess.CompletedProcess:
+    """``code`` run in a fresh interpreter, with a timeout that only stops a hang."""
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=400,
     )
+
+
+@pytest.mark.parametrize("off_main", [False, True], ids=["alarm", "watchdog-thread"])
+def test_an_endless_step_ends_in_diverge_whatever_the_collector_does(off_main):
+    proc = _python(ENDLESS.format(off_main=off_main))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["garbage [True]", "finalizers [True]"], proc.stdout
     # A raise swallowed is reported on stderr. The agent's own __del__ may swallow one (the
@@ -293,13 +297,7 @@ def test_off_the_main_thread_a_step_ends_whatever_its_finalizers_and_workers_do(
     # that called model() once the watchdog had fired spun for ever in it (the process
     # never exited: the pool joins its thread). The runs after them in the main thread
     # held back too (the alarm took the marks of the thread-watched run).
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(ENDLESS_TWICE)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=400,
-    )
+    proc = _python(ENDLESS_TWICE)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.splitlines() == [
         "twice stepped ['DIVERGE']",
