@@ -864,6 +864,25 @@ def test_runs_nested_to_exhaustion_end_in_an_outcome_not_a_crash():
     assert out == ["linear", "1", "stepped", "1", "harness", "1", "1", "recursion"], out
 
 
+def test_a_model_call_from_a_greenlet_of_the_agents_own_is_refused_on_every_path():
+    # The linear run's model() checked only the thread: a call from a greenlet the agent
+    # made went through (4 steps), where h refuses it (RuntimeError, an outcome).
+    from greenlet import greenlet  # only this test makes a greenlet of the agent's own
+
+    def in_a_greenlet(model):
+        first = model("first?")
+        return greenlet(lambda: first + model("next?")).switch()
+
+    linear = run(agent_machine(in_a_greenlet), ScriptedModel(["a", "b"]))
+    stepped = run(step_by_step(agent_machine(in_a_greenlet)), ScriptedModel(["a", "b"]))
+    assert same_steps(linear, stepped) and len(linear.steps) == 1 and linear.end is HALT
+    assert linear.message == stepped.message
+    assert linear.message.startswith("raised RuntimeError: the agent called its model from")
+    m = agent_machine(in_a_greenlet)
+    assert m.harness(m.initial, "a") is HALT
+    assert m.raised(m.initial, "a").type == "RuntimeError"
+
+
 def test_an_agent_that_raises_greenlet_exit_raised_on_every_path():
     # A greenlet takes a GreenletExit raised out of it for a return: the linear run returned
     # it as the agent's value, and h failed on it (TypeError). It is the agent's exception.

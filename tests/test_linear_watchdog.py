@@ -237,3 +237,74 @@ def test_a_budget_spent_inside_a_finalizer_still_stops_the_loop_after_it():
     )
     assert proc.stdout.strip() == "stopped", (proc.stdout, proc.stderr)
     assert "Exception ignored" not in proc.stderr, proc.stderr
+
+
+ENDLESS_TWICE = """
+import sys, threading
+from concurrent.futures import ThreadPoolExecutor
+from agentic_machines import DIVERGE, agent_machine, run
+from agentic_machines.models import ScriptedModel
+
+class Endless:
+    def __del__(self):
+        while True:
+            pass
+
+def twice(model):  # two finalizers that never end: the first swallows the watchdog's raise
+    model("go?")
+    Endless()
+    Endless()
+    return "done"
+
+def from_a_worker(model):  # a tool's thread calls the model once the step is overdue
+    model("go?")
+    with ThreadPoolExecutor(1) as pool:
+        try:
+            return pool.submit(lambda: (time.sleep(0.7), model("again?"))[1]).result()
+        except RuntimeError:
+            return "refused"
+
+import time
+
+def go(agent, stepped, out):
+    m = agent_machine(agent, line_budget=100_000)
+    if stepped:
+        m.step_timeout = 3600.0
+    t = run(m, ScriptedModel(["x", "y"]))
+    s = t.steps[-1]
+    out.append("DIVERGE" if t.end is DIVERGE else m.result(s.state, s.completion))
+
+for agent in (twice, from_a_worker):
+    for stepped in (True, False):
+        out = []
+        t = threading.Thread(target=go, args=(agent, stepped, out), daemon=True)
+        t.start()
+        t.join(100)  # stops a hang (the run never ended): it asserts nothing about speed
+        print(agent.__name__, "stepped" if stepped else "linear", out)
+out = []
+go(twice, False, out)  # in the main thread (the alarm), after runs watched from a thread
+print("twice main", out)
+"""
+
+
+def test_off_the_main_thread_a_step_ends_whatever_its_finalizers_and_workers_do():
+    # The watchdog thread held back for ever inside the second of two endless __del__s (the
+    # first had swallowed its raise, and the function was marked lost); and a tool's thread
+    # that called model() once the watchdog had fired spun for ever in it (the process
+    # never exited: the pool joins its thread). The runs after them in the main thread
+    # held back too (the alarm took the marks of the thread-watched run).
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(ENDLESS_TWICE)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines() == [
+        "twice stepped ['DIVERGE']",
+        "twice linear ['DIVERGE']",
+        "from_a_worker stepped ['refused']",
+        "from_a_worker linear ['refused']",
+        "twice main ['DIVERGE']",
+    ], proc.stdout

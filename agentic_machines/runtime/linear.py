@@ -30,8 +30,11 @@ that signals the agent's thread itself when a step is long overdue. A raise can 
 where CPython swallows it (a ``__del__``, a weakref callback, a ``gc.callbacks`` entry):
 the alarm raises again at every tick until the run takes it; the watchdog thread, whose
 raise cannot be withdrawn once sent, raises again when ``sys.unraisablehook`` reports the
-last one swallowed, and not while the agent's thread is inside a function that swallowed
-one (``_Linear._check``, ``_note_swallowed``). So the clock decides only *when* lines
+last one swallowed, and holds back while the agent's thread is inside a function that
+swallowed one, for at most ``_HOLD`` looks in a row (another call of it may never end)
+(``_Linear._check``, ``_note_swallowed``). The agent's ``model`` is refused to any
+caller but the agent's own greenlet (another thread, a greenlet the agent made), as
+``h`` refuses it, before the step's clock is touched. So the clock decides only *when* lines
 are counted, never an outcome: the same machine gives the same trace on a quiet machine
 and a busy one. A run with a step to count replays the function once (the shadow), so
 tools with side effects need :func:`~agentic_machines.runtime.agent.effect` there too; a step the watchdog stopped (a
@@ -122,7 +125,7 @@ from time import perf_counter, thread_time
 from types import FrameType
 from typing import Any
 
-from greenlet import GreenletExit, greenlet
+from greenlet import GreenletExit, getcurrent, greenlet
 
 from ..errors import BudgetExceeded, ClockDependent, InvalidMachine
 from ..execution import clock
@@ -191,6 +194,11 @@ _POLL = 0.05  # the interval of the run's SIGALRM timer (getitimer shows it: how
 # How soon a watchdog thread that held its raise back looks again: long enough for the
 # agent's thread to take the interpreter lock back and run on elsewhere.
 _AIM = 0.002
+# How many looks in a row a watchdog thread holds back while the agent's thread is inside a
+# function that swallowed one of its raises (half a second of _AIM): then it raises there
+# anyway. Another call of that function may never end (a second endless __del__), and
+# holding back for ever hung the run; a raise it swallows again is raised again later.
+_HOLD = 250
 _SIGALRM = signal.SIGALRM
 
 
@@ -260,6 +268,7 @@ class _Linear(_Run):
         "write",
         "max_steps",
         "thread",
+        "glet",
         "prompts",
         "completions",
         "states",
@@ -272,6 +281,7 @@ class _Linear(_Run):
         "fired",
         "swallowed",
         "lost",
+        "held",
         "t0",
         "cp_wall",
         "cp_cpu",
@@ -313,6 +323,7 @@ class _Linear(_Run):
         self.write = write
         self.max_steps: int = trace.max_steps
         self.thread = _get_ident()
+        self.glet: Any = None  # the agent's greenlet (go()); its model() is called only there
         self.prompts: list[str] = []
         self.completions: list[str] = []
         self.states: list[TraceState] = [self.state]  # state k, made when first needed
@@ -327,6 +338,7 @@ class _Linear(_Run):
         # every function that swallowed one (see _note_swallowed).
         self.swallowed = False
         self.lost: set[Any] = set()
+        self.held = 0  # looks in a row held back for `lost` (see _HOLD)
         self.t0 = 0.0
         # The last CPU-time checkpoint (see _late): taken at a step's start when more than
         # cp_every seconds of wall time passed since the previous one; never, off Linux.
@@ -354,6 +366,15 @@ class _Linear(_Run):
         # The hot path of a linear run: everything a step costs beyond the agent's own
         # work is here, so it is written flat (each Python call is a good part of a step)
         # and records two strings: no state, no Step (made when read, see steps()).
+        # Called from elsewhere than the agent's own greenlet (another thread, or a greenlet
+        # of the agent's own), the call is refused as h refuses it (_Loop.model), before
+        # the step's clock is touched: the step goes on, watched (a greenlet is in one
+        # thread, so this is the thread's check too).
+        if getcurrent() is not self.glet:
+            raise _thread_error()
+        # A bad prompt is the agent's error inside its step, which goes on, watched.
+        if type(prompt) is not str and not isinstance(prompt, str):
+            raise _prompt_error(prompt)
         gate = self.gate
         if gate is not None:
             # The pending step's clock stops first. With the alarm watchdog (the main
@@ -366,10 +387,6 @@ class _Linear(_Run):
                     self._alarm_taken()
             else:
                 late = self._disarm()
-        if type(prompt) is not str and not isinstance(prompt, str):
-            raise _prompt_error(prompt)
-        if _get_ident() != self.thread:
-            raise _thread_error()
         if self.ended:  # an agent that caught _Stop and called again
             raise _Stop
         completions = self.completions
@@ -777,7 +794,7 @@ class _Linear(_Run):
         """Run to the end. Returns None when the trace has ended, else the state from which
         the run goes on step by step."""
         # The agent runs in a greenlet of its own, as h runs it (see _call): one switch a run.
-        agent = greenlet(self._call)
+        agent = self.glet = greenlet(self._call)
         try:
             with clock.watching() as seen:
                 self.seen = seen
@@ -923,16 +940,18 @@ class _Linear(_Run):
                 return False
             if not self._may_stop(sys._current_frames().get(self.thread)):
                 return True
-            self.fired, self.swallowed = True, False
+            self.fired, self.swallowed, self.held = True, False, 0
             _ASYNC[0](self.thread, _Recheck)
             return False
 
     def _in_lost(self, frame: FrameType | None) -> bool:
-        """Whether ``frame`` runs inside a function that swallowed a raise of this run."""
+        """Whether ``frame`` runs inside a function that swallowed a raise of this run,
+        and the watchdog has held back there fewer than ``_HOLD`` looks in a row."""
         lost = self.lost
-        if lost:
+        if lost and self.held < _HOLD:
             while frame is not None:
                 if frame.f_code in lost:
+                    self.held += 1
                     return True
                 frame = frame.f_back
         return False
@@ -965,7 +984,9 @@ def _note_swallowed(unraisable: Any) -> None:
         _in_hook.active = False
         if isinstance(unraisable.exc_value, _Recheck):
             run = _CURRENT.get()
-            if isinstance(run, _Linear):
+            # only a run watched from a thread: the alarm raises again at every tick (and
+            # the hook stays installed for later runs, which may watch by the alarm)
+            if isinstance(run, _Linear) and run.lock is not None:
                 tb = unraisable.exc_traceback  # its first entry: the function that swallowed it
                 if tb is not None:
                     run.lost.add(tb.tb_frame.f_code)
