@@ -32,7 +32,8 @@ the line count when a collection starts, and one that runs last puts the count b
 it stops. A finalizer that never ends cannot hang a run either: during a collection the
 deadline is the count at its start plus the smallest active limit, past which the
 finalizer gets ``BudgetExceeded``; CPython reports that as unraisable and goes on with
-the collection, and the count it ran up is given back at the end. A collection acts on
+the collection, and the count it ran up is given back at the end (a finalizer's own
+budgets, entered and left inside it, count as usual). A collection acts on
 the budgets of the thread it runs in (whose lines it runs); lines a finalizer runs
 outside a collection, when reference counting frees an object, are charged as any other
 line.
@@ -97,9 +98,10 @@ class _Thread:
         "previous_trace",  # the trace function found on entering the first budget
         "step_deadline",  # the deadline outside a collection (see _set_deadline)
         "gc_bound",  # the lines a collection may run: the smallest active limit
-        "epoch",  # moves at every budget entered or left (a collection notes it: see _gc_first)
+        "stack",  # the active budgets as a tuple, renewed at every budget entered or left
         "gc_saved",  # the count when the running collection started
-        "gc_epoch",  # epoch then: a budget entered or left during the collection keeps its lines
+        "gc_stack",  # stack then: the collection's lines are given back if it is so at the end
+        "gc_deadline",  # the collection's own bound: the count at its start + gc_bound
     )
 
     def __init__(self) -> None:
@@ -107,9 +109,10 @@ class _Thread:
         self.previous_trace: Any = None
         self.step_deadline: float = _INF
         self.gc_bound: float = _INF
-        self.epoch = 0
+        self.stack: tuple[LineBudget, ...] = ()
         self.gc_saved: int | None = None
-        self.gc_epoch = 0
+        self.gc_stack: tuple[LineBudget, ...] = ()
+        self.gc_deadline: float = _INF
         self.global_trace, self.local_trace, self.lines, self.deadline = _tracers(self)
 
 
@@ -354,9 +357,9 @@ def _unhook() -> None:
 def _gc_first(phase: str, info: dict) -> None:
     state = _here.state
     if phase == "start" and state is not None and state.active:
-        state.gc_epoch = state.epoch
+        state.gc_stack = state.stack
         saved = state.gc_saved = state.lines.cell_contents
-        state.deadline.cell_contents = saved + state.gc_bound  # the collection's own bound
+        state.deadline.cell_contents = state.gc_deadline = saved + state.gc_bound
         callbacks = gc.callbacks
         if not callbacks or callbacks[-1] is not _gc_last:
             # An entry appended since (the agent's own): _gc_last goes last again, now,
@@ -369,8 +372,12 @@ def _gc_first(phase: str, info: dict) -> None:
 def _gc_last(phase: str, info: dict) -> None:
     state = _here.state
     if phase == "stop" and state is not None and state.gc_saved is not None:
-        if state.gc_epoch == state.epoch:
-            state.lines.cell_contents = state.gc_saved  # the collection's lines: no one's
+        # The collection's lines are no one's, unless a budget that was active when it
+        # started has ended inside it, or one entered inside it is still active (a
+        # finalizer that switched to a suspended run): their counts began or ended inside
+        # it. A budget entered and left inside it (a finalizer's own) has its count.
+        if state.gc_stack == state.stack:
+            state.lines.cell_contents = state.gc_saved
         state.gc_saved = None
         state.deadline.cell_contents = state.step_deadline
 
@@ -384,9 +391,18 @@ def _set_deadline(state: _Thread) -> None:
             deadline = b._base + b.limit
         if b.limit < bound:
             bound = b.limit
-    state.deadline.cell_contents = state.step_deadline = deadline
+    state.step_deadline = deadline
     state.gc_bound = bound
-    state.epoch += 1
+    state.stack = stack = tuple(state.active)
+    if state.gc_saved is not None:
+        # Inside a collection (a finalizer entered or left a budget of its own): the
+        # collection's bound stays, and so does a budget entered inside it; the budgets
+        # it started in are not charged for its lines, so their deadlines wait until it ends.
+        deadline = state.gc_deadline
+        for b in stack:
+            if b not in state.gc_stack and b._base + b.limit < deadline:
+                deadline = b._base + b.limit
+    state.deadline.cell_contents = deadline
 
 
 def checkpoint() -> None:
