@@ -213,6 +213,7 @@ class _Loop(_Run):
         "uncounted",
         "queue",
         "worker",
+        "depth",
     )
 
     def __init__(self, machine: AgentMachine) -> None:
@@ -236,10 +237,13 @@ class _Loop(_Run):
         # Recorded steps a linear run's shadow catches up through without switching out:
         # (prompt expected, completion, state after it), the next one last.
         self.queue: list[tuple[str, str, TraceState]] = []
+        # The depth of its greenlet's first frame, when the run that makes it says (a linear
+        # run's shadow: the depth an h run made where the linear run was made would get).
+        self.depth: int | None = None
 
     # -- inside the greenlet ---------------------------------------------------------------
     def _main(self) -> tuple[int, Any]:
-        _fresh_stack()  # the same depth wherever the run was made (see _fresh_stack)
+        _fresh_stack(0, self.depth)  # the same depth wherever the run was made (see there)
         m = self.machine
         _CURRENT.set(self)  # in this greenlet's own context (each greenlet has one)
         try:
@@ -506,26 +510,33 @@ def _set_depth(counter: Any, depth: int) -> None:
     at(base).value = at(base + 4).value - depth - 1
 
 
-def _fresh_stack(deeper: int = 0) -> None:
+def _fresh_stack(deeper: int = 0, depth: int | None = None) -> int | None:
     """Put the calling frame (a run's greenlet's first) at depth ``_RUN_DEPTH + deeper``
     when it is the outermost run in this thread, whatever depth the greenlet was started
     from; a nested run keeps the count it inherited, ``deeper`` frames deeper (see the
-    comment above). ``deeper``: 1 for a linear run's untraced agent under a line budget,
+    comment above); at ``depth`` when given (a linear run's shadow, resumed from inside
+    the linear run's agent: at the depth the linear run's agent got, less its
+    ``deeper``). ``deeper``: 1 for a linear run's untraced agent under a line budget,
     whose steps may be counted elsewhere with the tracer's call one frame below the
-    deepest frame: so every path reaches the same depth."""
+    deepest frame: so every path reaches the same depth. Returns the calling frame's
+    depth, or None where the count cannot be set."""
     if not _STACK or _STACK[0] is _NOT_NOW:
         found = _stack_counter()
         _STACK[:] = [found]
         if found is _NOT_NOW:
-            return
+            return None
     counter = _STACK[0]
     if counter is None:
-        return
-    if getattr(_RUNS, "n", 0) <= 1:  # this run only: the outermost in the thread
-        _set_depth(counter, _RUN_DEPTH + deeper + 1)  # this frame's; its caller's is one less
+        return None
+    get, offset, at = counter
+    if depth is not None:
+        _set_depth(counter, depth + 1)  # this frame's; its caller's is one less
+    elif getattr(_RUNS, "n", 0) <= 1:  # this run only: the outermost in the thread
+        _set_depth(counter, _RUN_DEPTH + deeper + 1)
     elif deeper:
-        get, offset, at = counter
         at(get() + offset).value -= deeper
+    base = get() + offset
+    return int(at(base + 4).value - at(base).value - 1)  # limit - remaining: this frame's
 
 
 _CLOSE = object()  # the task that ends a step thread's run

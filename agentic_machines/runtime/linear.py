@@ -269,6 +269,7 @@ class _Linear(_Run):
         "max_steps",
         "thread",
         "glet",
+        "depth",
         "prompts",
         "completions",
         "states",
@@ -324,6 +325,7 @@ class _Linear(_Run):
         self.max_steps: int = trace.max_steps
         self.thread = _get_ident()
         self.glet: Any = None  # the agent's greenlet (go()); its model() is called only there
+        self.depth: int | None = None  # its first frame's, less the untraced offset (_call)
         self.prompts: list[str] = []
         self.completions: list[str] = []
         self.states: list[TraceState] = [self.state]  # state k, made when first needed
@@ -757,6 +759,9 @@ class _Linear(_Run):
         self.shadow = None
         if loop is None:
             loop = _Loop(m)
+            # at the depth an h run made where this run was made gets (resumed from inside
+            # the agent, it would inherit the agent's count there)
+            loop.depth = self.depth
             kind, _ = loop.resume(None, counted=False)
             if kind is not _PROMPT or loop.prompt != prompts[0]:
                 self._not_deterministic(0)
@@ -852,7 +857,9 @@ class _Linear(_Run):
         raised RecursionError here and not step by step."""
         # Under a line budget another path may count this run's steps, its tracer called one
         # frame below the deepest frame: untraced, the agent starts that frame deeper.
-        _fresh_stack(0 if self.gate is None else 1)
+        deeper = 0 if self.gate is None else 1
+        depth = _fresh_stack(deeper)
+        self.depth = None if depth is None else depth - deeper  # the shadow's (see _counted)
         _CURRENT.set(self)  # in the greenlet's own context, as _Loop._main sets it
         self.top = _getframe()
         m = self.machine
