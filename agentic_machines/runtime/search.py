@@ -163,8 +163,7 @@ class _Pauses:
     def apply(self) -> None:
         """The paused setting: as found, but full collections out of reach."""
         enabled, (young, middle, _full) = self.found
-        gc.set_threshold(young, middle, _NEVER)
-        (gc.enable if enabled else gc.disable)()
+        _restore((enabled, (young, middle, _NEVER)))
 
     def after_fork_in_child(self) -> None:
         self.lock = threading.RLock()  # another thread of the parent may have held it
