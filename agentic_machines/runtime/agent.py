@@ -431,7 +431,13 @@ def _in_main_thread() -> bool:
 # and where it cannot be (another interpreter or layout) the count stays inherited.
 _RUN_DEPTH = 100
 _STACK: list[Any] = []  # [None, or (PyThreadState_Get, offset of the count, c_int.from_address)]
-_RUNS = threading.local()  # .n: the runs' greenlets executing in this thread (see _into)
+
+
+class _Runs(threading.local):
+    n = 0  # the runs' greenlets executing in this thread (see _into); 0 in a new thread
+
+
+_RUNS = _Runs()
 _NOT_NOW = object()  # the probe could not run here (the caller too near the limit): try later
 
 
@@ -439,7 +445,7 @@ def _into(switch: Callable[..., Any], *args: Any) -> Any:
     """``switch(*args)``: a switch into (or a throw into) a run's greenlet, counted in
     ``_RUNS`` while that greenlet executes (until it switches back)."""
     runs = _RUNS
-    n = getattr(runs, "n", 0)
+    n = runs.n
     runs.n = n + 1
     try:
         return switch(*args)
@@ -531,7 +537,7 @@ def _fresh_stack(deeper: int = 0, depth: int | None = None) -> int | None:
     get, offset, at = counter
     if depth is not None:
         _set_depth(counter, depth + 1)  # this frame's; its caller's is one less
-    elif getattr(_RUNS, "n", 0) <= 1:  # this run only: the outermost in the thread
+    elif _RUNS.n <= 1:  # this run only: the outermost in the thread
         _set_depth(counter, _RUN_DEPTH + deeper + 1)
     elif deeper:
         at(get() + offset).value -= deeper
