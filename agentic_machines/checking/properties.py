@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._outcome import Raised
 from ..errors import InvalidArgument
-from ..machine import DIVERGE, HALT
 
 __all__ = [
     "Property",
@@ -58,46 +58,6 @@ __all__ = [
     "PROPERTY_NAMES",
     "display_names",
 ]
-
-
-@dataclass(frozen=True)
-class Raised:
-    """The outcome of a step on which the harness raised an exception (not a state).
-
-    The checkers catch the exception and record it as this outcome, so a crash is a
-    counterexample like any other instead of a crash of the checker. It ends the run.
-    ``recorded`` is True when the harness did not raise but ended the run with ``HALT``
-    and kept the exception (an agent function's ``raised(state, completion)``): a replay
-    then sees ``HALT`` and asks the machine what it recorded.
-
-    >>> Raised("IndexError", "list index out of range")
-    Raised(IndexError: list index out of range)
-    """
-
-    type: str
-    message: str
-    recorded: bool = field(default=False, compare=False)
-
-    @classmethod
-    def of(cls, exc: BaseException) -> Raised:
-        """The outcome for the exception ``exc``.
-
-        >>> Raised.of(KeyError("x")).type
-        'KeyError'
-        """
-        return cls(type(exc).__name__, str(exc))
-
-    def __repr__(self) -> str:
-        return f"Raised({self.type}: {self.message})"
-
-
-def is_end(outcome: Any) -> bool:
-    """True for the outcomes that end a run: ``HALT``, ``DIVERGE`` and :class:`Raised`.
-
-    >>> is_end(HALT), is_end(Raised("E", "")), is_end("state")
-    (True, True, False)
-    """
-    return outcome is HALT or outcome is DIVERGE or type(outcome) is Raised
 
 
 class Property:

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
+from .._outcome import is_end
 from ..errors import CertificateError, PropertyViolation, Undecided
 from ..machine import DIVERGE, AgenticMachine
 from ..verdict import short_repr
@@ -41,7 +42,6 @@ from .properties import (
     Property,
     Raised,
     Transition,
-    is_end,
 )
 from .result import Counterexample, PropertyResult
 

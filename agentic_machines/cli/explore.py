@@ -23,8 +23,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._outcome import is_end
 from .._text import short_text
-from ..machine import is_sentinel, show_outcome
+from ..machine import show_outcome
 from ._args import (
     add_bound_arguments,
     add_isolation_arguments,
@@ -98,7 +99,7 @@ def describe_graph(graph: Any, limit: int = 72) -> str:
         f"{stats['transitions']} transitions, depth {stats['depth']} ({ending})"
     ]
     for node, attrs in graph.nodes(data=True):
-        if is_sentinel(node):
+        if is_end(node):  # HALT, DIVERGE, a step that raised: shown on their edges
             continue
         lines.append(
             f"  {short_text(repr(node), limit)}  depth {attrs['depth']}  prompt {short_text(repr(attrs['prompt']), limit)}"
