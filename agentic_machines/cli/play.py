@@ -54,7 +54,12 @@ from ..errors import InvalidArgument
 from ..machine import AgenticMachine, is_sentinel, show_outcome
 from ..runtime.models import ScriptedModel
 from ..runtime.run import Trace, prompt_gain, run
-from ._args import add_isolation_argument, add_target_arguments, machine_with_isolation
+from ._args import (
+    add_isolation_arguments,
+    add_target_arguments,
+    agent_options,
+    machine_with_isolation,
+)
 
 __all__ = ["PlaySession", "add_parser", "play_command", "HELP"]
 
@@ -351,7 +356,7 @@ def add_parser(sub: Any) -> None:
         metavar="FILE",
         help="the trace file written on leaving (default: NAME-play.jsonl)",
     )
-    add_isolation_argument(p, "the code you type")
+    add_isolation_arguments(p, "the code you type")
     p.set_defaults(func=play_command)
 
 
@@ -362,7 +367,7 @@ def play_command(args: argparse.Namespace) -> int:
     from ..spell.machine import SpellMachine  # loaded when the verb runs
     from .targets import resolve_target  # loaded when the verb runs
 
-    entry = resolve_target(args.name)
+    entry = resolve_target(args.name, agent_options(args))
     machine = machine_with_isolation(entry, args.isolation)
     start = entry.start(machine)
     if start is None:
