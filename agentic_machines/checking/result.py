@@ -249,16 +249,21 @@ class Coverage:
 
 @dataclass(frozen=True)
 class PropertyResult:
-    """One property's verdict and, when it is refuted, its shortest counterexample."""
+    """One property's verdict and, when it is refuted, its shortest counterexample.
+
+    ``label`` is the name it is reported under when it differs from the property's own
+    (two properties with one name are told apart as ``name#2``).
+    """
 
     property: Property
     verdict: Verdict
     counterexample: Counterexample | None = None
+    label: str = ""
 
     @builtins.property
     def name(self) -> str:
-        """The property's name."""
-        return self.property.name
+        """The name the property is reported under (unique within its check)."""
+        return self.label or self.property.name
 
 
 @dataclass(frozen=True)

@@ -54,8 +54,9 @@ from ._args import (
     MAX_MESSAGE,
     Parser,
     add_bound_arguments,
-    add_isolation_argument,
+    add_isolation_arguments,
     add_target_arguments,
+    agent_options,
     clip,
     completions_for,
     machine_with_isolation,
@@ -154,6 +155,7 @@ def _add_check(sub: Any) -> None:
         help="for a machine with infinitely many states: explore N steps for sample states "
         f"(default: {CHECK_DEPTH}); refused for a finite machine or an architecture",
     )
+    add_isolation_arguments(p)
     p.set_defaults(func=_check)
 
 
@@ -178,6 +180,7 @@ def _add_diagram(sub: Any) -> None:
         help="output format (default: from FILE's suffix: .png .svg .pdf .dot .gv .mmd .json)",
     )
     add_bound_arguments(p)
+    add_isolation_arguments(p)
     p.set_defaults(func=_diagram)
 
 
@@ -210,7 +213,7 @@ def _add_run(sub: Any) -> None:
         action="store_true",
         help="print each prompt whole (default: what it gained since the previous step)",
     )
-    add_isolation_argument(p, "the script's code")
+    add_isolation_arguments(p, "the script's code")
     p.set_defaults(func=_run)
 
 
@@ -341,7 +344,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from .targets import resolve_target  # loaded when the verb runs
 
-    entry = resolve_target(args.name)
+    entry = resolve_target(args.name, agent_options(args))
     machine = entry.machine()
     sampled = entry.module is None and not machine.is_finite
     if not sampled:
@@ -410,7 +413,8 @@ def _describe(name: str, machine: Any) -> str:
 def _diagram(args: argparse.Namespace) -> int:
     from .targets import resolve_target  # loaded when the verb runs
 
-    entry = resolve_target(args.name)  # an unknown machine is the first thing to report
+    # an unknown machine is the first thing to report
+    entry = resolve_target(args.name, agent_options(args))
     formats = ("png", "svg", "pdf", *TEXT_FORMATS)
     if args.format is not None and args.format not in formats:
         raise InvalidArgument(
@@ -467,7 +471,7 @@ def _diagram(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from .targets import resolve_target  # loaded when the verb runs
 
-    entry = resolve_target(args.name)
+    entry = resolve_target(args.name, agent_options(args))
     machine = machine_with_isolation(entry, args.isolation)
     if args.replay is not None:
         return replay_trace(machine, args.replay)

@@ -55,7 +55,12 @@ from ..errors import InvalidArgument
 from ..machine import DIVERGE, AgenticMachine, is_sentinel, show_outcome
 from ..runtime.models import ScriptedModel
 from ..runtime.run import Trace, prompt_gain, run
-from ._args import add_isolation_argument, add_target_arguments, machine_with_isolation
+from ._args import (
+    add_isolation_arguments,
+    add_target_arguments,
+    agent_options,
+    machine_with_isolation,
+)
 
 __all__ = ["PlaySession", "add_parser", "play_command", "end_note", "show_state_of", "HELP"]
 
@@ -515,7 +520,7 @@ def add_parser(sub: Any) -> None:
         metavar="FILE",
         help="the trace file written on leaving (default: NAME-play.jsonl)",
     )
-    add_isolation_argument(p, "the code you type")
+    add_isolation_arguments(p, "the code you type")
     p.set_defaults(func=play_command)
 
 
@@ -526,7 +531,7 @@ def play_command(args: argparse.Namespace) -> int:
     from ..spell.machine import SpellMachine  # loaded when the verb runs
     from .targets import resolve_target  # loaded when the verb runs
 
-    entry = resolve_target(args.name)
+    entry = resolve_target(args.name, agent_options(args))
     machine = machine_with_isolation(entry, args.isolation)
     start = entry.start(machine) if args.start is None else state_from(machine, args.start)
     if start is None:

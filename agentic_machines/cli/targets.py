@@ -53,8 +53,8 @@ from .._files import check_regular
 from ..catalog import Entry, names, resolve
 from ..errors import InvalidMachine, InvalidMachineFile, UnknownMachine
 from ..machine import AgenticMachine, is_sentinel, show_outcome
-from ..runtime.agent import agent_machine
-from ._args import MAX_INPUT_BYTES, TARGET_HELP
+from ..runtime.agent import AgentMachine, agent_machine
+from ._args import MAX_INPUT_BYTES, TARGET_HELP, AgentOptions
 
 __all__ = ["resolve_target", "TARGET_HELP", "load_object"]
 
@@ -83,8 +83,12 @@ def _program_entry(path: str) -> Entry:
     return Entry(name, "program", lambda: AgenticEvaluator(initial=start), source=path)
 
 
-def resolve_target(target: str) -> Entry:
+def resolve_target(target: str, agent: AgentOptions | None = None) -> Entry:
     """The :class:`Entry` of ``target`` (see the module docstring for the forms).
+
+    ``agent`` (a verb's ``--isolation``, ``--line-budget`` and ``--step-timeout``) builds
+    an agent function's machine, and is set on an agent machine a target names or a
+    factory returns; without it, :func:`agent_machine`'s defaults hold.
 
     >>> resolve_target("halt1").machine().initial
     0
@@ -107,7 +111,9 @@ def resolve_target(target: str) -> Entry:
     if ":" in text:
         call = text.endswith(FACTORY)
         obj, _ = load_object(text[: -len(FACTORY)] if call else text)
-        machine = _call_factory(text, obj) if call else _machine_of(text, obj)
+        machine = _call_factory(text, obj) if call else _machine_of(text, obj, agent)
+        if agent is not None and isinstance(machine, AgentMachine):
+            agent.apply(machine)
         return Entry(machine.name, "python", lambda: machine, source=text)
     if text.endswith(".py"):
         raise InvalidMachineFile(
@@ -239,7 +245,7 @@ def _raised_while(target: str, where: str, doing: str, exc: BaseException) -> In
     )
 
 
-def _machine_of(target: str, obj: Any) -> AgenticMachine:
+def _machine_of(target: str, obj: Any, agent: AgentOptions | None) -> AgenticMachine:
     """The machine that ``obj`` is, or (an agent function) becomes: a target without ``()``."""
     if isinstance(obj, AgenticMachine):
         return obj
@@ -253,7 +259,7 @@ def _machine_of(target: str, obj: Any) -> AgenticMachine:
         raise _not_a_machine(target, obj)
 
     try:  # a callable named without () is an agent function fn(model), run to its first call
-        return agent_machine(obj)
+        return agent_machine(obj) if agent is None else agent.build(obj)
     except InvalidMachine as exc:
         name = getattr(obj, "__name__", "it")
         raise InvalidMachineFile(

@@ -38,6 +38,7 @@ from typing import Any
 
 import networkx as nx
 
+from .._outcome import is_end
 from ..architectures import ARCHITECTURES, rlm, spe
 from ..architectures import repl_plan as rp
 from ..architectures.environments import CountEnv
@@ -47,7 +48,6 @@ from ..cek import loader
 from ..embedding import find_embeddings
 from ..errors import InvalidArgument
 from ..fixtures import menu_and_loop
-from ..machine import is_sentinel
 from ..runtime.explore import explore
 from ..runtime.models import ScriptedModel
 from ..runtime.run import run
@@ -222,7 +222,7 @@ def deep_pictures() -> list[Picture]:
     entry = resolve("thread")
     machine = entry.machine()
     graph = entry.explore(machine, depth=3)
-    states = sum(1 for n in graph if not is_sentinel(n))
+    states = sum(1 for n in graph if not is_end(n))
     title = f"thread, three steps deep: {states} states, the initial state's successors"
     return [_picture("thread-depth3", graph, title, successors_of=entry.start(machine))]
 
