@@ -13,6 +13,7 @@ and are checked here. Without ``coqc`` the tests skip and say how to install it.
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 import subprocess
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from agentic_machines import HALT, TableMachine, is_spe_state
 from agentic_machines.verdict import _FACTS
 
 COQ = Path(__file__).resolve().parent.parent / "proofs" / "coq"
@@ -65,6 +67,7 @@ ASSUMPTIONS: dict[str, list[str]] = {
         "F5.F5_constant_spe",
         "F6.F6_forcing",
         "F6.F6_determination",
+        "Decide.spe_decide_correct",
     )
 }
 FORBIDDEN = re.compile(r"\b(Admitted|admit|Axiom|Axioms|Parameter|Parameters|Conjecture)\b")
@@ -204,3 +207,33 @@ def test_the_markdown_quotes_the_coq_statements():
                     assert words in sources, f"{md.name}: not in {sorted(linked)}:\n{words}"
                     quoted += 1
     assert quoted >= 20
+
+
+@needs_coqc
+def test_the_coq_decider_agrees_with_is_spe_state(built: Path):
+    """Decide.v's F1 decider, proved correct in Coq and run by vm_compute, against the
+    Python decider on F1's executable check: every two-state, two-completion machine with
+    transitions to 0, 1 or HALT (81 machines, 162 questions)."""
+    outcomes = [0, 1, HALT]
+    coq = {0: "state false", 1: "state true", HALT: "halt"}
+    pairs = [(s, c) for s in (0, 1) for c in ("0", "1")]
+    rows = list(itertools.product(outcomes, repeat=len(pairs)))
+    tables = "; ".join("(" + ", ".join(coq[o] for o in row) + ")" for row in rows)
+    (built / "Compare.v").write_text(
+        "From Coq Require Import List.\nImport ListNotations.\n"
+        "From AM Require Import Machine Decide.\n"
+        f"Eval vm_compute in map decide_two_state [{tables}].\n",
+        encoding="utf-8",
+    )
+    flags, _ = project()
+    done = coqc(built, flags, "Compare.v")
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = re.findall(r"\(\s*(true|false),\s*(true|false)\s*\)", done.stdout)
+    by_coq = [(a == "true", b == "true") for a, b in said]
+    by_python = []
+    for row in rows:
+        m = TableMachine({0: "⋆", 1: "⋆"}, dict(zip(pairs, row)), completions=["0", "1"])
+        by_python.append((is_spe_state(m, 0).holds, is_spe_state(m, 1).holds))
+    assert len(by_coq) == len(by_python) == 81
+    assert by_coq == by_python
+    assert 0 < sum(a + b for a, b in by_coq) < 162  # both answers occur

@@ -31,11 +31,20 @@ from typing import Any
 
 from .. import __version__
 from .._files import open_output
+from .._text import ending_line
 from ..catalog import names
 from ..embedding import check_embedding, identity
-from ..errors import AgenticMachinesError, InvalidArgument, ProgramDiverged, Undecided
+from ..errors import (
+    AgenticMachinesError,
+    EvaluationError,
+    InvalidArgument,
+    MalformedProgram,
+    ParseError,
+    ProgramDiverged,
+    Undecided,
+)
 from ..generation import is_spe_state, spe_states
-from ..machine import DIVERGE
+from ..machine import DIVERGE, HALT
 from ..runtime.agent import ending
 from ..runtime.models import ScriptedModel
 from ..runtime.run import run
@@ -527,11 +536,32 @@ def _eval(args: argparse.Namespace) -> int:
     if isinstance(result.error, ProgramDiverged):  # ↑ is an outcome of the program
         print(f"{DIVERGE.label}: {result.error}")
         return 0
+    if _is_outcome(result.error, program):
+        # A run-time error of the object program (or of a completion it evaluates) is how
+        # the run ended, h's HALT with the error: said once, exit 1, as chapter 4 has it.
+        print(f"{HALT.label}: {ending_line(None, result.error, unparse)}")
+        return 1
     if result.error is not None:
         _fail_eval(result.error)
         return 2
     print(unparse(result.value))
     return 0
+
+
+def _is_outcome(error: BaseException | None, program: str) -> bool:
+    """Whether ``error`` ended a run of the well-formed ``program`` (an outcome), rather
+    than being bad input (a program that does not read, a script that ran out)."""
+    from ..cek.evaluator import start_state  # loaded when the verb runs
+
+    if not isinstance(error, (EvaluationError, ParseError, MalformedProgram)):
+        return False
+    if isinstance(error, EvaluationError):
+        return True
+    try:  # a ParseError or MalformedProgram is the program's own only if it does not read
+        start_state(program)
+    except (ParseError, MalformedProgram):
+        return False
+    return True
 
 
 def _fail_eval(exc: BaseException) -> None:

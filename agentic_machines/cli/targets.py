@@ -4,6 +4,7 @@ A *target* is one of
 
 - a built-in name (a fixture such as ``f2-mul`` or an architecture such as ``react``);
 - ``PATH.json`` or ``PATH.toml``, a machine file (:mod:`agentic_machines.machinefile`);
+- ``PATH.lisp``, a CEK program: the agentic evaluator started at its first ``llm`` call;
 - ``package.module:attribute`` or ``path/to/file.py:attribute`` naming an
   :class:`~agentic_machines.machine.AgenticMachine`, or an agent function ``fn(model)``
   that :func:`~agentic_machines.runtime.agent.agent_machine` turns into a machine;
@@ -51,7 +52,7 @@ from typing import Any
 from .._files import check_regular
 from ..catalog import Entry, names, resolve
 from ..errors import InvalidMachine, InvalidMachineFile, UnknownMachine
-from ..machine import AgenticMachine
+from ..machine import AgenticMachine, is_sentinel, show_outcome
 from ..runtime.agent import AgentMachine, agent_machine
 from ._args import MAX_INPUT_BYTES, TARGET_HELP, AgentOptions
 
@@ -59,6 +60,27 @@ __all__ = ["resolve_target", "TARGET_HELP", "load_object"]
 
 FACTORY = "()"
 """The suffix that makes a Python target a factory call: ``module:build()``."""
+
+
+def _program_entry(path: str) -> Entry:
+    """The agentic evaluator X_SPE started at the first ``llm`` call of the program file."""
+    from ..cek.evaluator import AgenticEvaluator, first_boundary  # loaded when asked
+    from ..errors import AgenticMachinesError  # loaded when asked
+    from ._args import read_input  # loaded when asked
+
+    text = read_input(path, "program")
+    try:
+        start = first_boundary(text)
+    except AgenticMachinesError as exc:
+        raise InvalidMachineFile(f"{path}: {exc}", path=path) from None
+    if is_sentinel(start):
+        raise InvalidMachineFile(
+            f"{path}: the program ends with {show_outcome(start)} before any llm call, so no "
+            f"model is asked; give a program with (llm ...), or run it with eval {path}",
+            path=path,
+        )
+    name = Path(path).stem or "program"
+    return Entry(name, "program", lambda: AgenticEvaluator(initial=start), source=path)
 
 
 def resolve_target(target: str, agent: AgentOptions | None = None) -> Entry:
@@ -84,6 +106,8 @@ def resolve_target(target: str, agent: AgentOptions | None = None) -> Entry:
     if is_machine_file(text):
         machine = load_machine(text)
         return Entry(machine.name, "file", lambda: machine, source=text)
+    if text.endswith(".lisp"):
+        return _program_entry(text)
     if ":" in text:
         call = text.endswith(FACTORY)
         obj, _ = load_object(text[: -len(FACTORY)] if call else text)
