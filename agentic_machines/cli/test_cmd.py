@@ -41,6 +41,7 @@ from ._args import (
     add_isolation_arguments,
     add_target_arguments,
     agent_options,
+    budget_note,
     completions_for,
     natural,
     positive,
@@ -178,6 +179,10 @@ def run_test(args: argparse.Namespace) -> int:
             )
     print(f"# machine = the machine {args.name!r} (start {result.start!r})")
     print(result.report("machine"))
+    if result.coverage is not None:
+        note = budget_note(machine, result.coverage.diverged, result.coverage.transitions)
+        if note is not None:
+            print(note)
     if args.save:
         _save(result, args.save, args.name)
     return 0 if result else 1
