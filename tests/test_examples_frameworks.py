@@ -18,6 +18,8 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 CASES = [
     ("langgraph_react.py", "langgraph", 3, 15, ["never_raises", "never_diverges"], "never_raises"),
     ("langgraph_calculator.py", "langgraph", 3, 15, ["never_raises"], "never_raises"),
+    ("pydantic_ai_roulette.py", "pydantic_ai", 3, 15, ["never_raises"], "never_raises"),
+    ("pydantic_ai_sql.py", "pydantic_ai", 3, 7, ["halts_within:3"], "never_raises"),
 ]
 
 

@@ -13,7 +13,8 @@ network.
     ## tools
     - <name>: <description> | parameters <JSON schema, keys sorted>
     ## output
-    text | <output tool>: <description> | parameters <JSON schema>
+    text                       (when a text reply may end the run)
+    - <output tool>: <description> | parameters <JSON schema>
     ## messages
     [system] <text>
     [user] <text>
@@ -81,10 +82,8 @@ def render_prompt(name: str, messages: list[Any], info: AgentInfo) -> str:
     lines = [f"# agent: {name}", "## tools"]
     lines += [_tool_line(t) for t in info.function_tools] or ["(none)"]
     lines.append("## output")
-    outputs = (["text"] if info.allow_text_output else []) + [
-        _tool_line(t)[2:] for t in info.output_tools
-    ]
-    lines.append(" | ".join(outputs) or "(none)")
+    outputs = ["text"] if info.allow_text_output else []
+    lines += outputs + [_tool_line(t) for t in info.output_tools]
     lines.append("## messages")
     lines += [line for message in messages for line in _message_lines(message)] or ["(none)"]
     return "\n".join(lines)
@@ -145,7 +144,7 @@ def parse_completion(completion: str, call_index: int) -> ModelResponse:
     return ModelResponse(parts=parts)
 
 
-def _run_agent(model: Any, agent: Agent, input: str, name: str) -> Any:
+def _run_agent(model: Any, agent: Agent, input: str, name: str, deps: Any) -> Any:
     """The agent function: one ``agent.run``, its model requests answered by ``model``."""
     calls = [0]
 
@@ -157,17 +156,19 @@ def _run_agent(model: Any, agent: Agent, input: str, name: str) -> Any:
 
     bridge = FunctionModel(respond, model_name="agentic-machines")
     # asyncio.run, not run_sync: every suspended run needs an event loop of its own
-    return asyncio.run(agent.run(input, model=bridge)).output
+    return asyncio.run(agent.run(input, model=bridge, deps=deps)).output
 
 
 def machine(
     agent: Agent,
     input: str,
     *,
+    deps: Any = None,
     completions: list[str] | None = None,
     name: str | None = None,
 ) -> AgentMachine:
-    """The agentic machine of running the Pydantic AI ``agent`` on the user prompt ``input``.
+    """The agentic machine of running the Pydantic AI ``agent`` on the user prompt ``input``
+    (with ``deps``, the agent's dependencies, passed to every run).
 
     ``completions`` gives a finite alphabet for ``explore`` and the checks; ``name``
     defaults to the agent's name. The agent's retry counts (``retries=``,
@@ -185,7 +186,7 @@ def machine(
     # the Agents SDK's max_turns does), and counting the framework's lines is slow.
     return AgentMachine(
         _run_agent,
-        (agent, input, title),
+        (agent, input, title, deps),
         name=title,
         completions=completions,
         line_budget=None,
