@@ -253,6 +253,7 @@ class _Search(Walk):
         self.unknown_reason = ""
         self.stuck = 0  # states where the completions function offered nothing
         self.transitions_made = 0
+        self.diverged = 0  # steps that ended in DIVERGE (an agent's: its line budget ran out)
         self.share: dict[Any, float] = {}
         self.cut_depth: int | None = None  # the depth being expanded when max_states stopped it
         self.logs = [e.log(self.machine) for e in self.effects]
@@ -352,6 +353,7 @@ class _Search(Walk):
                 self.unknown_reason = self.unknown_reason or t.reason
                 continue
             if t is DIVERGE:
+                self.diverged += 1
                 if self.first_diverge is None:
                     self.first_diverge = (i, c)
                     self._diverged(i, c)
@@ -430,6 +432,7 @@ class _Search(Walk):
             depth=max(self.depth),
             alphabet_share=self.share,
             undecided=self.unknown,
+            diverged=self.diverged,
             stuck=self.stuck,
             truncated=self._truncation_text(),
             unreached_prompts=unreached,
@@ -900,6 +903,7 @@ class _Search(Walk):
             "states": n,
             "edges": sum(map(len, self.succ)),
             "transitions": self.transitions_made,
+            "diverged": self.diverged,
             "depth": max(self.depth),
             "queued": queued,
             "violations": len(self.found),

@@ -27,6 +27,7 @@ from ..catalog import Entry
 from ..errors import InvalidArgument
 from ..generation import is_spe_state
 from ..machine import AgenticMachine, is_sentinel
+from ._args import graph_budget_note
 
 __all__ = ["check_infinite", "MORE"]
 
@@ -73,6 +74,9 @@ def check_infinite(
             "(sample states for the check)",
             file=out,
         )
+        note = graph_budget_note(machine, graph)
+        if note is not None:
+            print(note, file=sys.stderr)
     verdict = is_spe_state(machine, start, states=sample or None)
     print(f"start state {clip(repr(start), 60)}: {verdict}", file=out)
     if verdict.holds is None:
