@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from .._files import excerpt, read_regular
-from ..catalog import runs_model_code
+from ..architectures.catalog import runs_model_code
 from ..errors import InvalidArgument
 
 __all__ = [
@@ -490,7 +490,7 @@ def machine_with_isolation(entry: Any, isolation: str) -> Any:
     A script given on the command line is code from outside: RLM and REPL-Plan run it
     isolated (the catalog's own machines are for the modules' fixed completions).
 
-    >>> from agentic_machines.catalog import resolve
+    >>> from agentic_machines.architectures.catalog import resolve
     >>> machine_with_isolation(resolve("f2-mul"), "strongest").name
     'f2-mul'
     """

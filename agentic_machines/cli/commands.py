@@ -32,7 +32,7 @@ from typing import Any
 from .. import __version__
 from .._files import open_output
 from .._text import ending_line
-from ..catalog import names
+from ..architectures.catalog import names
 from ..embedding import check_embedding, identity
 from ..errors import (
     AgenticMachinesError,
