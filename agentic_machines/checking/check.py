@@ -73,6 +73,7 @@ from .properties import (
     Property,
     Raised,
     Transition,
+    display_names,
     flatten,
 )
 from .result import CheckResult, Counterexample, Coverage, PropertyResult
@@ -245,6 +246,7 @@ class _Search(Walk):
         self.unknown_reason = ""
         self.stuck = 0  # states where the completions function offered nothing
         self.transitions_made = 0
+        self.diverged = 0  # steps that ended in DIVERGE (an agent's: its line budget ran out)
         self.share: dict[Any, float] = {}
         self.cut_depth: int | None = None  # the depth being expanded when max_states stopped it
         self.logs = [e.log(self.machine) for e in self.effects]
@@ -324,6 +326,7 @@ class _Search(Walk):
                 self.unknown_reason = self.unknown_reason or t.reason
                 continue
             if t is DIVERGE:
+                self.diverged += 1
                 if self.first_diverge is None:
                     self.first_diverge = (i, c)
                     self._diverged(i, c)
@@ -381,7 +384,10 @@ class _Search(Walk):
         # Every counterexample is replayed, over the alphabet checked, and its property
         # checked again on the replayed run before it is returned (run_check.confirm).
         offer = (lambda _prompt: fixed) if fixed is not None else self.choose
-        results = [confirm(self.machine, self._verdict(p), offer) for p in self.props]
+        results = [
+            confirm(self.machine, self._verdict(p, label), offer)
+            for p, label in zip(self.props, display_names(self.props))
+        ]
         seconds = time.perf_counter() - began
         stats = self._stats(began, queued)
         reporter.finish(stats)
@@ -393,6 +399,7 @@ class _Search(Walk):
             depth=max(self.depth),
             alphabet_share=self.share,
             undecided=self.unknown,
+            diverged=self.diverged,
             stuck=self.stuck,
             truncated=self._truncation_text(),
             unreached_prompts=unreached,
@@ -520,7 +527,7 @@ class _Search(Walk):
                 seen.add(key)
 
     # -- verdicts ----------------------------------------------------------------------------
-    def _verdict(self, prop: Property) -> PropertyResult:
+    def _verdict(self, prop: Property, label: str) -> PropertyResult:
         parts = prop.parts
         found = [self._part(q) for q in parts]
         refuted = [(cx, v) for cx, v in found if cx is not None]
@@ -529,7 +536,7 @@ class _Search(Walk):
         if refuted:
             cx = min((cx for cx, _ in refuted), key=len)
             cx = Counterexample(
-                prop.name,
+                label,
                 cx.completions,
                 cx.states,
                 cx.prompts,
@@ -546,11 +553,14 @@ class _Search(Walk):
                 reason=f"counterexample of {len(cx)} step{'s' * (len(cx) != 1)}: {cx.explanation}",
                 details={"counterexample": cx},
             )
-            return PropertyResult(prop, verdict, cx)
+            return PropertyResult(prop, verdict, cx, label)
         undecided = [why for _, why in found if why]
         if undecided:
             return PropertyResult(
-                prop, Verdict(None, claim, "exhaustive", checked, reason="; ".join(undecided))
+                prop,
+                Verdict(None, claim, "exhaustive", checked, reason="; ".join(undecided)),
+                None,
+                label,
             )
         reason = f"bound: {self._bound_text()}"
         if (
@@ -563,7 +573,9 @@ class _Search(Walk):
                 "model calls cannot be seen as a cycle here; pass never_diverges(key=...) to say which "
                 "states are the same situation (e.g. key=machine.prompt)"
             )
-        return PropertyResult(prop, Verdict(True, claim, "exhaustive", checked, reason=reason))
+        return PropertyResult(
+            prop, Verdict(True, claim, "exhaustive", checked, reason=reason), None, label
+        )
 
     def _part(self, q: Property) -> tuple[Counterexample | None, str]:
         """The counterexample of one part, or why it is undecided ("" when it holds)."""
@@ -866,6 +878,7 @@ class _Search(Walk):
             "states": n,
             "edges": sum(map(len, self.succ)),
             "transitions": self.transitions_made,
+            "diverged": self.diverged,
             "depth": max(self.depth),
             "queued": queued,
             "violations": len(self.found),

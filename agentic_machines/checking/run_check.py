@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
+from .._outcome import is_end
 from ..errors import CertificateError, PropertyViolation, Undecided
 from ..machine import DIVERGE, AgenticMachine
 from ..verdict import short_repr
@@ -41,7 +42,6 @@ from .properties import (
     Property,
     Raised,
     Transition,
-    is_end,
 )
 from .result import Counterexample, PropertyResult
 
@@ -273,12 +273,12 @@ def confirm(
             reason=f"a counterexample was found, but its replay met a step whose outcome is unknown: {exc}",
             details={k: v for k, v in result.verdict.details.items() if k != "counterexample"},
         )
-        return PropertyResult(prop, verdict, None)
+        return replace(result, verdict=verdict, counterexample=None)
     if problem is EFFECTS_SEEN:
         verdict = replace(result.verdict, reason=f"{result.verdict.reason} ({problem})")
-        return PropertyResult(prop, verdict, cx)
+        return replace(result, verdict=verdict)
     if problem:
-        raise CertificateError(prop.name, problem)
+        raise CertificateError(result.name, problem)
     return result
 
 

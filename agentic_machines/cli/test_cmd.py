@@ -35,9 +35,17 @@ from typing import Any
 from .._files import excerpt
 from ..errors import AgenticMachinesError, InvalidArgument, ReplayMismatch
 from ..machine import HALT
-from ..runtime.agent import AgentMachine
 from ..runtime.run import Trace, raised_note
-from ._args import add_bound_arguments, add_target_arguments, completions_for, natural, positive
+from ._args import (
+    add_bound_arguments,
+    add_isolation_arguments,
+    add_target_arguments,
+    agent_options,
+    budget_note,
+    completions_for,
+    natural,
+    positive,
+)
 
 __all__ = ["add_parser", "replay_trace", "DEFAULT_PROPERTIES"]
 
@@ -99,14 +107,6 @@ def add_parser(sub: Any) -> None:
         "(default: a fixed derandomized search)",
     )
     p.add_argument(
-        "--step-timeout",
-        type=float,
-        default=10.0,
-        metavar="S",
-        help="an agent function's step that runs past S seconds (a tool that blocks) is "
-        "undecided, not a hang (default: 10)",
-    )
-    p.add_argument(
         "--save",
         metavar="FILE",
         help="write each counterexample as a trace file (several: FILE with the property's name)",
@@ -114,14 +114,15 @@ def add_parser(sub: Any) -> None:
     from .executors import add_executor_arguments  # loaded when the verb runs
 
     add_executor_arguments(p)
+    add_isolation_arguments(p)
     p.set_defaults(func=run_test)
 
 
-def _resolve(target: str) -> tuple[str, Any, Any, Any]:
-    """``(name, machine, start, default alphabet)`` of a command-line machine target."""
+def _resolve(args: argparse.Namespace) -> tuple[str, Any, Any, Any]:
+    """``(name, machine, start, default alphabet)`` of the verb's machine target."""
     from .targets import resolve_target  # loaded when the verb runs
 
-    entry = resolve_target(target)
+    entry = resolve_target(args.name, agent_options(args))
     machine = entry.machine()
     return entry.name, machine, entry.start(machine), entry.completions(machine)
 
@@ -133,12 +134,7 @@ def run_test(args: argparse.Namespace) -> int:
 
     specs = args.property or list(DEFAULT_PROPERTIES)
     properties = [parse_property(s) for s in specs]
-    name, machine, start, default = _resolve(args.name)
-
-    if isinstance(
-        machine, AgentMachine
-    ):  # a blocking tool: undecided with the reason, never a hang
-        machine.step_timeout = args.step_timeout
+    name, machine, start, default = _resolve(args)
     alphabet = completions_for(args, machine, name, "alphabet")
     if args.alphabet:  # on stdout, as the note on --property: stderr holds only the error
         print("(note: --alphabet FILE is deprecated; write --completions FILE)")
@@ -183,6 +179,10 @@ def run_test(args: argparse.Namespace) -> int:
             )
     print(f"# machine = the machine {args.name!r} (start {result.start!r})")
     print(result.report("machine"))
+    if result.coverage is not None:
+        note = budget_note(machine, result.coverage.diverged, result.coverage.transitions)
+        if note is not None:
+            print(note)
     if args.save:
         _save(result, args.save, args.name)
     return 0 if result else 1
