@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 
 from ..errors import IsolationFallback
 from . import seccomp
-from .executor import Limits
+from .runner import Limits
 
 _TOOLS: dict[str, str | None] = {}  # tool -> None when it works, else why not
 _NO_NAMESPACE_TOOL = (
