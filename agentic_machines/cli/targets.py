@@ -113,7 +113,7 @@ def resolve_target(target: str, agent: AgentOptions | None = None) -> Entry:
         obj, _ = load_object(text[: -len(FACTORY)] if call else text)
         machine = _call_factory(text, obj) if call else _machine_of(text, obj, agent)
         if agent is not None and isinstance(machine, AgentMachine):
-            agent.apply(machine)
+            machine = agent.apply(machine)
         return Entry(machine.name, "python", lambda: machine, source=text)
     if text.endswith(".py"):
         raise InvalidMachineFile(
