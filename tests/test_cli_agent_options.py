@@ -85,3 +85,25 @@ def test_inline_is_said_in_one_line_on_stderr(agents, capsys):
 def test_no_message_without_inline(agents, capsys):
     assert main(["explore", f"{agents}:echo", "-c", "hi"]) == 0
     assert "isolation:" not in capsys.readouterr().err
+
+
+NOTE = "ran out of their line budget"
+
+
+def test_divergent_steps_that_take_the_time_are_said(agents, capsys):
+    # one divergent step at the default budget: a million traced lines, the note comes
+    assert main(["explore", f"{agents}:spin", "-c", "a"]) == 0
+    err = capsys.readouterr().err
+    assert "1 of 1 step ran out of their line budget" in err and "--line-budget" in err
+    assert main(["test", f"{agents}:spin", "-c", "a", "-p", "never_raises"]) == 0
+    assert NOTE in capsys.readouterr().out
+
+
+def test_a_small_budget_makes_no_note(agents, capsys):
+    assert main(["explore", f"{agents}:spin", "-c", "a", "--line-budget", "3000"]) == 0
+    assert NOTE not in capsys.readouterr().err
+    assert (
+        main(["diagram", f"{agents}:spin", "-c", "a", "--line-budget", "3000", "--format", "json"])
+        == 0
+    )
+    assert NOTE not in capsys.readouterr().err

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from .._files import excerpt, read_regular
-from ..catalog import runs_model_code
+from ..architectures.catalog import runs_model_code
 from ..errors import InvalidArgument
 
 __all__ = [
@@ -46,6 +46,9 @@ __all__ = [
     "AgentOptions",
     "agent_options",
     "DEFAULT_STEP_TIMEOUT",
+    "budget_note",
+    "graph_budget_note",
+    "BUDGET_NOTE_LINES",
     "machine_with_isolation",
     "add_bound_arguments",
     "file_stem",
@@ -420,6 +423,53 @@ class AgentOptions:
             )
 
 
+BUDGET_NOTE_LINES = 1_000_000
+"""Lines run by steps that exhausted their budget from which :func:`budget_note` speaks up:
+such a step runs every line of its budget, traced, which takes about a second here."""
+
+
+def budget_note(machine: Any, diverged: int, steps: int) -> str | None:
+    """The line saying that an agent function's divergent steps took the time, or ``None``.
+
+    A step that runs out of its line budget runs all of it, so ``diverged`` such steps
+    cost ``diverged * line_budget`` traced lines, against a handful for a step that
+    reaches the model; the note comes when they add up to :data:`BUDGET_NOTE_LINES`.
+
+    >>> from agentic_machines.runtime.agent import agent_machine
+    >>> m = agent_machine(lambda model: model("?"))
+    >>> print(budget_note(m, 12, 40))
+    note: 12 of 40 steps ran out of their line budget, and each ran all 1,000,000 lines: they take most of the time; lower it with --line-budget N if no step needs that many
+    >>> budget_note(m, 0, 40) is None
+    True
+    """
+    from ..runtime.agent import AgentMachine  # only to tell an agent function's machine
+
+    budget = getattr(machine, "line_budget", None) if isinstance(machine, AgentMachine) else None
+    if not diverged or budget is None or diverged * budget < BUDGET_NOTE_LINES:
+        return None
+    return (
+        f"note: {diverged:,} of {steps:,} step{'s' * (steps != 1)} ran out of their line "
+        f"budget, and each ran all {budget:,} lines: they take most of the time; lower it "
+        "with --line-budget N if no step needs that many"
+    )
+
+
+def graph_budget_note(machine: Any, graph: Any) -> str | None:
+    """:func:`budget_note` for an explored ``graph``: its steps to ``DIVERGE`` (``explore``,
+    ``diagram`` and ``check`` print it on stderr, so their stdout stays what it was).
+
+    >>> from agentic_machines.fixtures import fixture
+    >>> from agentic_machines.runtime.explore import explore
+    >>> graph_budget_note(fixture("diverge1"), explore(fixture("diverge1"))) is None
+    True
+    """
+    from ..machine import DIVERGE  # the sentinel, only once a graph is there
+
+    into = graph.in_edges(DIVERGE, data=True) if DIVERGE in graph else ()
+    diverged = sum(len(edge["completions"]) for _s, _t, edge in into)
+    return budget_note(machine, diverged, graph.graph["stats"]["transitions"])
+
+
 def agent_options(args: Any) -> AgentOptions:
     """The :class:`AgentOptions` of a verb's parsed ``args`` (all ``None`` on a verb
     without the flags).
@@ -441,7 +491,7 @@ def machine_with_isolation(entry: Any, isolation: str) -> Any:
     A script given on the command line is code from outside: RLM and REPL-Plan run it
     isolated (the catalog's own machines are for the modules' fixed completions).
 
-    >>> from agentic_machines.catalog import resolve
+    >>> from agentic_machines.architectures.catalog import resolve
     >>> machine_with_isolation(resolve("f2-mul"), "strongest").name
     'f2-mul'
     """

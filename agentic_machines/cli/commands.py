@@ -32,7 +32,7 @@ from typing import Any
 from .. import __version__
 from .._files import open_output
 from .._text import ending_line
-from ..catalog import names
+from ..architectures.catalog import names
 from ..embedding import check_embedding, identity
 from ..errors import (
     AgenticMachinesError,
@@ -59,6 +59,7 @@ from ._args import (
     agent_options,
     clip,
     completions_for,
+    graph_budget_note,
     machine_with_isolation,
     natural,
     positive,
@@ -446,6 +447,9 @@ def _diagram(args: argparse.Namespace) -> int:
         completions=completions_for(args, machine, entry.name),
     )
     marks = entry.highlights(machine, graph)
+    note = graph_budget_note(machine, graph)
+    if note is not None:  # on stderr: a text diagram on stdout stays whole
+        print(note, file=sys.stderr)
     if fmt in TEXT_FORMATS:
         from ..drawing.diagrams import to_dot, to_json, to_mermaid  # loaded when the verb runs
 

@@ -21,6 +21,7 @@ f2-mul: 2 states, 4 transitions, depth 0 (complete)
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from .._outcome import is_end
@@ -32,6 +33,7 @@ from ._args import (
     add_target_arguments,
     agent_options,
     completions_for,
+    graph_budget_note,
 )
 
 __all__ = ["add_parser", "explore_command", "describe_graph"]
@@ -70,6 +72,9 @@ def explore_command(args: argparse.Namespace) -> int:
             completions=completions_for(args, machine, entry.name),
             executor=executor,
         )
+    note = graph_budget_note(machine, graph)
+    if note is not None:  # on stderr: --json's stdout stays one JSON document
+        print(note, file=sys.stderr)
     if args.json:
         from ..drawing.diagrams import to_json  # loaded when the verb runs
 

@@ -26,7 +26,7 @@ state, a clock-decided outcome is marked, an out-of-alphabet completion is refus
 It reads lines from any stream, so piped input plays too:
 
 >>> import io
->>> from agentic_machines.catalog import resolve
+>>> from agentic_machines.architectures.catalog import resolve
 >>> entry = resolve("f2-mul")
 >>> session = PlaySession(entry.name, entry.machine(), entry.start(entry.machine()))
 >>> out = io.StringIO()

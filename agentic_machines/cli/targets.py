@@ -17,7 +17,7 @@ Which form a target is comes from how it is written, never from the object's
 signature: without ``()`` a callable is an agent function, with ``()`` a factory.
 A class without ``()``, or a machine with it, is refused with the form to write.
 
-:func:`resolve_target` turns a target into a :class:`~agentic_machines.catalog.Entry`
+:func:`resolve_target` turns a target into a :class:`~agentic_machines.architectures.catalog.Entry`
 (the machine, where to start, how to explore and what to highlight), so ``check``,
 ``diagram``, ``run``, ``explore``, ``export`` and later commands treat all of them
 alike. A target that cannot be used raises
@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from .._files import check_regular
-from ..catalog import Entry, names, resolve
+from ..architectures.catalog import Entry, names, resolve
 from ..errors import InvalidMachine, InvalidMachineFile, UnknownMachine
 from ..machine import AgenticMachine, is_sentinel, show_outcome
 from ..runtime.agent import AgentMachine, agent_machine
@@ -113,7 +113,7 @@ def resolve_target(target: str, agent: AgentOptions | None = None) -> Entry:
         obj, _ = load_object(text[: -len(FACTORY)] if call else text)
         machine = _call_factory(text, obj) if call else _machine_of(text, obj, agent)
         if agent is not None and isinstance(machine, AgentMachine):
-            agent.apply(machine)
+            machine = agent.apply(machine)
         return Entry(machine.name, "python", lambda: machine, source=text)
     if text.endswith(".py"):
         raise InvalidMachineFile(
@@ -235,6 +235,9 @@ def _import_file(target: str, path: Path) -> Any:
 
 
 def _raised_while(target: str, where: str, doing: str, exc: BaseException) -> InvalidMachineFile:
+    extra = _missing_extra(exc)
+    if extra is not None:  # a framework an adapter drives is not installed: say which extra
+        return InvalidMachineFile(f"{target}: {where} {extra}", path=where)
     frames = traceback.extract_tb(exc.__traceback__)
     own = [f for f in frames if "importlib" not in f.filename]
     place = f" at {own[-1].filename}, line {own[-1].lineno}" if own else ""
@@ -293,6 +296,20 @@ def _call_factory(target: str, factory: Any) -> AgenticMachine:
             path=target,
         )
     return built
+
+
+def _missing_extra(exc: BaseException) -> str | None:
+    """The line naming the extra to install, when ``exc`` is a framework's missing import."""
+    from ..adapters import missing_extra  # the adapters' table of frameworks and extras
+
+    while isinstance(exc, ImportError):
+        line = missing_extra(exc.name) if isinstance(exc, ModuleNotFoundError) else None
+        if line is not None:
+            return line
+        if exc.__cause__ is None:
+            return None
+        exc = exc.__cause__
+    return None
 
 
 def _not_a_machine(target: str, obj: Any) -> InvalidMachineFile:

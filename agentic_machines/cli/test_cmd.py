@@ -1,7 +1,7 @@
 """``agentic-machines test TARGET``: check properties of a machine from the command line.
 
 ``--property`` names a property (``halts_within:8``, ``never_raises``,
-``never_diverges``, ``prompt_length_at_most:N``, ``effects_at_most_once:TOOL``; repeat
+``never_diverges`` (``never_diverges:prompt`` or ``never_diverges:MODULE:FUNCTION`` pass a key), ``prompt_length_at_most:N``, ``effects_at_most_once:TOOL``; repeat
 it for several). The check is exhaustive over a finite alphabet (``-c TEXT``, repeated,
 or ``--completions FILE``, as for every verb that takes a machine; ``--alphabet FILE`` is
 the deprecated spelling of ``--completions``; default: the machine's own alphabet, or the
@@ -41,6 +41,7 @@ from ._args import (
     add_isolation_arguments,
     add_target_arguments,
     agent_options,
+    budget_note,
     completions_for,
     natural,
     positive,
@@ -68,8 +69,10 @@ def add_parser(sub: Any) -> None:
         "--property",
         action="append",
         metavar="SPEC",
-        help="halts_within:K, never_raises, never_diverges, prompt_length_at_most:N or "
-        "effects_at_most_once:TOOL; repeat for several (default: never_raises, never_diverges)",
+        help="halts_within:K, never_raises, never_diverges (never_diverges:prompt, or "
+        "never_diverges:MODULE:FUNCTION, keys states: the same key is the same situation), "
+        "prompt_length_at_most:N or effects_at_most_once:TOOL; repeat for several (default: "
+        "never_raises, never_diverges)",
     )
     p.add_argument(
         "--alphabet",
@@ -132,8 +135,8 @@ def run_test(args: argparse.Namespace) -> int:
     from ..checking.check import check_properties  # loaded when the verb runs
 
     specs = args.property or list(DEFAULT_PROPERTIES)
-    properties = [parse_property(s) for s in specs]
     name, machine, start, default = _resolve(args)
+    properties = [parse_property(s, machine) for s in specs]
     alphabet = completions_for(args, machine, name, "alphabet")
     if args.alphabet:  # on stdout, as the note on --property: stderr holds only the error
         print("(note: --alphabet FILE is deprecated; write --completions FILE)")
@@ -178,6 +181,10 @@ def run_test(args: argparse.Namespace) -> int:
             )
     print(f"# machine = the machine {args.name!r} (start {result.start!r})")
     print(result.report("machine"))
+    if result.coverage is not None:
+        note = budget_note(machine, result.coverage.diverged, result.coverage.transitions)
+        if note is not None:
+            print(note)
     if args.save:
         _save(result, args.save, args.name)
     return 0 if result else 1
