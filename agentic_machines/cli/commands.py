@@ -48,7 +48,7 @@ from ..machine import DIVERGE, HALT
 from ..runtime.agent import ending
 from ..runtime.models import ScriptedModel
 from ..runtime.run import run
-from . import exercise, explore, export, play, test_cmd, view
+from . import doctor, exercise, explore, export, play, test_cmd, view
 from ._args import (
     MAX_INPUT_BYTES,
     MAX_MESSAGE,
@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_explain(sub)
     _add_gallery(sub)
     # the verbs with a module of their own register themselves
-    for verb in (explore, export, test_cmd, exercise, play, view):
+    for verb in (explore, export, test_cmd, exercise, play, doctor, view):
         verb.add_parser(sub)
     return parser
 
