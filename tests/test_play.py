@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_machines.catalog import resolve
+from agentic_machines.architectures.catalog import resolve
 from agentic_machines.cli.commands import main
 from agentic_machines.cli.play import PlaySession
 from agentic_machines.runtime.run import Trace, prompt_gain

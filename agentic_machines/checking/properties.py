@@ -57,6 +57,7 @@ __all__ = [
     "parse_property",
     "PROPERTY_NAMES",
     "display_names",
+    "spell_property",
 ]
 
 
@@ -210,8 +211,8 @@ class NeverDiverges(Property):
         if self.key is None:
             return "no run diverges (no reachable DIVERGE, no reachable cycle)"
         return (
-            f"no run diverges (no reachable DIVERGE, no run that comes back to a state with the key "
-            f"of an earlier one, by {self.name[20:-1]})"
+            f"no run diverges (no reachable DIVERGE, no run that comes back to the key of an "
+            f"earlier state and goes round that loop for ever; keys by {self.name[19:-1]})"
         )
 
 
@@ -513,7 +514,8 @@ def all_of(*properties: Property | Iterable[Property]) -> Conjunction:
 
 PROPERTY_NAMES: dict[str, str] = {
     "halts_within": "halts_within:K, every run halts within K model calls",
-    "never_diverges": "never_diverges, no reachable DIVERGE or cycle",
+    "never_diverges": "never_diverges, no reachable DIVERGE or cycle; never_diverges:prompt "
+    "(states with one prompt are the same situation) or never_diverges:MODULE:FUNCTION (a key)",
     "never_raises": "never_raises, the harness never raises",
     "prompt_length_at_most": "prompt_length_at_most:N, every prompt has at most N characters",
     "effects_at_most_once": "effects_at_most_once:TOOL, a tool of the machine's tools mapping",
@@ -521,11 +523,16 @@ PROPERTY_NAMES: dict[str, str] = {
 """The properties :func:`parse_property` reads (the command line's ``--property``)."""
 
 
-def parse_property(text: str) -> Property:
+def parse_property(text: str, machine: Any = None) -> Property:
     """A property from its command-line spelling ``NAME`` or ``NAME:ARG``.
+
+    ``never_diverges:prompt`` keys states by ``machine.prompt`` (the machine checked);
+    ``never_diverges:MODULE:FUNCTION`` by a function ``key(state)`` imported from a module.
 
     >>> parse_property("never_raises"), parse_property("prompt_length_at_most:100").name
     (NeverRaises(), 'prompt_length_at_most(100)')
+    >>> parse_property("never_diverges:os.path:basename").name
+    'never_diverges(key=basename)'
     >>> parse_property("halts_within")
     Traceback (most recent call last):
       ...
@@ -542,6 +549,8 @@ def parse_property(text: str) -> Property:
                 f"(e.g. {name}:{8 if name == 'halts_within' else 2000})"
             ) from None
         return halts_within(number) if name == "halts_within" else prompt_length_at_most(number)
+    if name == "never_diverges" and arg:
+        return never_diverges(key=_key_function(arg.strip(), machine))
     if name in ("never_diverges", "never_raises"):
         if arg:
             raise InvalidArgument(f"{name} takes no argument, got {text!r}")
@@ -554,6 +563,68 @@ def parse_property(text: str) -> Property:
         return EffectsAtMostOnce(arg)
     known = "; ".join(PROPERTY_NAMES.values())
     raise InvalidArgument(f"unknown property {text!r}; known properties: {known}")
+
+
+def spell_property(p: Property) -> str | None:
+    """The command-line spelling :func:`parse_property` reads back as ``p`` (with the
+    machine checked), or ``None`` when ``p`` has none (a property of your own code).
+
+    >>> [spell_property(q) for q in (halts_within(3), never_raises(), effects_at_most_once("charge"))]
+    ['halts_within:3', 'never_raises', 'effects_at_most_once:charge']
+    >>> spell_property(parse_property("prompt_length_at_most:9")), spell_property(unreachable(bool))
+    ('prompt_length_at_most:9', None)
+    """
+    if isinstance(p, HaltsWithin):
+        return f"halts_within:{p.k}"
+    if isinstance(p, NeverRaises):
+        return "never_raises"
+    if isinstance(p, EffectsAtMostOnce):
+        return f"effects_at_most_once:{p.tool}" if isinstance(p.tool, str) and not p.label else None
+    if isinstance(p, NeverDiverges):
+        key = p.key
+        if key is None:
+            return "never_diverges"
+        if getattr(key, "__name__", None) == "prompt" and hasattr(key, "__self__"):
+            return "never_diverges:prompt"  # a machine's own prompt function
+        module, name = getattr(key, "__module__", None), getattr(key, "__qualname__", "")
+        if module and name and "<" not in name:
+            return f"never_diverges:{module}:{name}"
+        return None
+    if isinstance(p, Invariant) and p.name.startswith("prompt_length_at_most("):
+        return f"prompt_length_at_most:{p.name[22:-1]}"
+    return None
+
+
+def _key_function(spec: str, machine: Any) -> Callable[[Any], Any]:
+    """The key of ``never_diverges:SPEC``: ``prompt`` (the machine's prompt function) or
+    ``MODULE:FUNCTION``."""
+    if spec == "prompt":
+        if machine is None:
+            raise InvalidArgument(
+                "never_diverges:prompt keys states by the machine's prompt: parse it with the "
+                "machine, parse_property(text, machine)"
+            )
+        return machine.prompt
+    module, _, attr = spec.rpartition(":")
+    if not module or not attr:
+        raise InvalidArgument(
+            f"never_diverges:{spec} names no key; write never_diverges:prompt or "
+            "never_diverges:MODULE:FUNCTION (a function key(state))"
+        )
+    import importlib  # only for a key named on the command line
+
+    try:
+        fn = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise InvalidArgument(
+            f"never_diverges:{spec}: cannot import {attr!r} from {module!r} ({exc}); give "
+            "never_diverges:MODULE:FUNCTION with an importable module"
+        ) from None
+    if not callable(fn):
+        raise InvalidArgument(
+            f"never_diverges:{spec}: {module}:{attr} is not a function key(state)"
+        )
+    return fn
 
 
 def display_names(properties: Sequence[Property]) -> list[str]:

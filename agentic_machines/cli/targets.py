@@ -17,7 +17,7 @@ Which form a target is comes from how it is written, never from the object's
 signature: without ``()`` a callable is an agent function, with ``()`` a factory.
 A class without ``()``, or a machine with it, is refused with the form to write.
 
-:func:`resolve_target` turns a target into a :class:`~agentic_machines.catalog.Entry`
+:func:`resolve_target` turns a target into a :class:`~agentic_machines.architectures.catalog.Entry`
 (the machine, where to start, how to explore and what to highlight), so ``check``,
 ``diagram``, ``run``, ``explore``, ``export`` and later commands treat all of them
 alike. A target that cannot be used raises
@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from .._files import check_regular
-from ..catalog import Entry, names, resolve
+from ..architectures.catalog import Entry, names, resolve
 from ..errors import InvalidMachine, InvalidMachineFile, UnknownMachine
 from ..machine import AgenticMachine, is_sentinel, show_outcome
 from ..runtime.agent import AgentMachine, agent_machine
@@ -113,7 +113,7 @@ def resolve_target(target: str, agent: AgentOptions | None = None) -> Entry:
         obj, _ = load_object(text[: -len(FACTORY)] if call else text)
         machine = _call_factory(text, obj) if call else _machine_of(text, obj, agent)
         if agent is not None and isinstance(machine, AgentMachine):
-            agent.apply(machine)
+            machine = agent.apply(machine)
         return Entry(machine.name, "python", lambda: machine, source=text)
     if text.endswith(".py"):
         raise InvalidMachineFile(

@@ -8,7 +8,7 @@ is finite so every successor can be listed) but never prove; otherwise the verdi
 undecided and says what to pass for more.
 
 >>> from agentic_machines import FunctionMachine
->>> from agentic_machines.catalog import Entry
+>>> from agentic_machines.architectures.catalog import Entry
 >>> grow = FunctionMachine(lambda s: "say " + s, lambda s, c: s + c, completions=["a", "b"],
 ...                        initial="", name="grow")
 >>> check_infinite(Entry("grow", "python", lambda: grow), grow, None, 2)  # doctest: +ELLIPSIS
@@ -23,7 +23,7 @@ import sys
 from typing import IO, Any
 
 from .._text import clip
-from ..catalog import Entry
+from ..architectures.catalog import Entry
 from ..errors import InvalidArgument
 from ..generation import is_spe_state
 from ..machine import AgenticMachine, is_sentinel
