@@ -88,7 +88,10 @@ def guessing_graph():
 
 
 def test_keyed_never_diverges_finds_the_loop_back_to_the_same_graph_state():
-    m = machine(guessing_graph(), {"guess": "none"}, completions=["red", "blue"])
+    # a recursion limit past the rounds the check repeats a keyed loop (the limit ends a loop)
+    m = machine(
+        guessing_graph(), {"guess": "none"}, completions=["red", "blue"], recursion_limit=500
+    )
     plain = check_properties(m, properties=[never_diverges()], max_depth=4)
     assert plain["never_diverges()"].verdict.holds is True  # histories never repeat
     keyed = check_properties(m, properties=[never_diverges(key=checkpoint_key(m))], max_depth=4)
