@@ -193,7 +193,8 @@ class Coverage:
     counts steps whose outcome is unknown (the harness raised ``Undecided``);
     ``truncated`` says which bound cut the search, ``None`` when nothing did;
     ``stuck`` counts states where the completions function offered no completion (a
-    stuck run has neither halted nor gone on: an outcome of its own).
+    stuck run has neither halted nor gone on: an outcome of its own); ``diverged`` the
+    steps that ended in ``DIVERGE`` (an agent function's ran out of its line budget).
     """
 
     states: int
@@ -206,6 +207,7 @@ class Coverage:
     undecided: int = 0
     truncated: str | None = None
     stuck: int = 0
+    diverged: int = 0
 
     def share_summary(self) -> str:
         """Min, mean and max of ``alphabet_share``.
@@ -249,16 +251,21 @@ class Coverage:
 
 @dataclass(frozen=True)
 class PropertyResult:
-    """One property's verdict and, when it is refuted, its shortest counterexample."""
+    """One property's verdict and, when it is refuted, its shortest counterexample.
+
+    ``label`` is the name it is reported under when it differs from the property's own
+    (two properties with one name are told apart as ``name#2``).
+    """
 
     property: Property
     verdict: Verdict
     counterexample: Counterexample | None = None
+    label: str = ""
 
     @builtins.property
     def name(self) -> str:
-        """The property's name."""
-        return self.property.name
+        """The name the property is reported under (unique within its check)."""
+        return self.label or self.property.name
 
 
 @dataclass(frozen=True)
