@@ -56,8 +56,17 @@ from .machine import (
     kont_depth,
 )
 from .printer import escape_string, unparse
+from .values import Closure
 
-__all__ = ["start_state", "show_state", "kont_text", "frame_context", "rule_of", "HOLE"]
+__all__ = [
+    "start_state",
+    "show_state",
+    "show_boundary",
+    "kont_text",
+    "frame_context",
+    "rule_of",
+    "HOLE",
+]
 
 HOLE = "[]"
 """How the hole of a continuation prints."""
@@ -88,7 +97,7 @@ def frame_context(frame: Frame, hole: str) -> str:
     """
     t = type(frame)
     if t is ArgsK:
-        parts = [unparse(v) for v in frame.done] + [hole] + [unparse(e) for e in frame.rest.items()]
+        parts = [brief(v) for v in frame.done] + [hole] + [unparse(e) for e in frame.rest.items()]
         return f"({' '.join(parts)})"
     if t is IfK:
         br = frame.branches
@@ -147,7 +156,27 @@ def env_text(names: tuple, env: tuple) -> str:
     >>> env_text(("n", "s"), (2, "a"))
     '{n ↦ 2, s ↦ "a"}'
     """
-    return "{" + ", ".join(f"{n} ↦ {unparse(v)}" for n, v in zip(names, env)) + "}"
+    return "{" + ", ".join(f"{n} ↦ {brief(v)}" for n, v in zip(names, env)) + "}"
+
+
+def brief(value: Any) -> str:
+    """A value as a step shows it: a closure longer than :data:`BRIEF` characters by its
+    parameters only, ``(lambda (x) …)`` (its whole body on every line would hide the
+    step), anything else in full.
+
+    >>> from agentic_machines.cek import evaluate
+    >>> brief(evaluate("(lambda (s) (string-append s s \\"and a long tail\\"))")), brief("a")
+    ('(lambda (s) …)', '"a"')
+    """
+    text = unparse(value)
+    if type(value) is Closure and len(text) > BRIEF:
+        params = value.group.lams[value.index].params
+        return f"(lambda ({' '.join(params)}) …)"
+    return text
+
+
+BRIEF = 40
+"""The longest closure a step prints whole."""
 
 
 def show_state(state: Any) -> str:
@@ -162,7 +191,7 @@ def show_state(state: Any) -> str:
         expr = state.expr
         return f"eval ⟨{unparse(expr)}, {env_text(expr.fv, state.env)}, {kont_text(state.kont)}⟩"
     if t is Ret:
-        return f"ret  ⟨{unparse(state.value)}, {kont_text(state.kont)}⟩"
+        return f"ret  ⟨{brief(state.value)}, {kont_text(state.kont)}⟩"
     if t is Boundary:
         return f"llm  ⟨(llm {escape_string(state.prompt)}), {kont_text(state.kont)}⟩"
     if t is Halted:
@@ -253,6 +282,38 @@ def _application(f: Any) -> str:
     else:
         rest = getattr(f, "rest", False)
     return "application (rest parameter)" if rest else "application"
+
+
+def show_boundary(state: Boundary) -> str:
+    """A boundary state as the whole triple ``⟨(llm "q"), ρ, κ⟩``: ρ is the environment
+    the continuation resumes in (its innermost frame's, only the variables it still uses),
+    which :func:`show_state`'s one-line ``llm`` form leaves out.
+
+    >>> from agentic_machines.cek import first_boundary
+    >>> print(show_boundary(first_boundary('(let ((n 2)) (+ n (llm "q") n))')))
+    ⟨(llm "q"), {n ↦ 2}, (+ 2 [] n)⟩
+    """
+    env = "{}"
+    frame = state.kont
+    while frame is not HALT_K:
+        names = _frame_names(frame)
+        if names is not None:
+            env = env_text(names, frame.env)  # type: ignore[attr-defined]
+            break
+        frame = frame.next
+    return f"⟨(llm {escape_string(state.prompt)}), {env}, {kont_text(state.kont)}⟩"
+
+
+def _frame_names(frame: Frame) -> tuple | None:
+    # The frames that keep an environment keep it aligned with their pending code's fv.
+    t = type(frame)
+    if t is ArgsK or t is BeginK or t is AndK or t is OrK:
+        return frame.rest.fv  # type: ignore[attr-defined]
+    if t is IfK:
+        return frame.branches.fv  # type: ignore[attr-defined]
+    if t is CondK:
+        return frame.clauses.fv  # type: ignore[attr-defined]
+    return None
 
 
 def _frame_repr(self: Frame) -> str:

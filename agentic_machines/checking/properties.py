@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._outcome import Raised
 from ..errors import InvalidArgument
-from ..machine import DIVERGE, HALT
 
 __all__ = [
     "Property",
@@ -58,46 +58,6 @@ __all__ = [
     "PROPERTY_NAMES",
     "display_names",
 ]
-
-
-@dataclass(frozen=True)
-class Raised:
-    """The outcome of a step on which the harness raised an exception (not a state).
-
-    The checkers catch the exception and record it as this outcome, so a crash is a
-    counterexample like any other instead of a crash of the checker. It ends the run.
-    ``recorded`` is True when the harness did not raise but ended the run with ``HALT``
-    and kept the exception (an agent function's ``raised(state, completion)``): a replay
-    then sees ``HALT`` and asks the machine what it recorded.
-
-    >>> Raised("IndexError", "list index out of range")
-    Raised(IndexError: list index out of range)
-    """
-
-    type: str
-    message: str
-    recorded: bool = field(default=False, compare=False)
-
-    @classmethod
-    def of(cls, exc: BaseException) -> Raised:
-        """The outcome for the exception ``exc``.
-
-        >>> Raised.of(KeyError("x")).type
-        'KeyError'
-        """
-        return cls(type(exc).__name__, str(exc))
-
-    def __repr__(self) -> str:
-        return f"Raised({self.type}: {self.message})"
-
-
-def is_end(outcome: Any) -> bool:
-    """True for the outcomes that end a run: ``HALT``, ``DIVERGE`` and :class:`Raised`.
-
-    >>> is_end(HALT), is_end(Raised("E", "")), is_end("state")
-    (True, True, False)
-    """
-    return outcome is HALT or outcome is DIVERGE or type(outcome) is Raised
 
 
 class Property:
@@ -250,8 +210,8 @@ class NeverDiverges(Property):
         if self.key is None:
             return "no run diverges (no reachable DIVERGE, no reachable cycle)"
         return (
-            f"no run diverges (no reachable DIVERGE, no run that comes back to a state with the key "
-            f"of an earlier one, by {self.name[20:-1]})"
+            f"no run diverges (no reachable DIVERGE, no run that comes back to the key of an "
+            f"earlier state and goes round that loop for ever; keys by {self.name[19:-1]})"
         )
 
 
@@ -553,7 +513,8 @@ def all_of(*properties: Property | Iterable[Property]) -> Conjunction:
 
 PROPERTY_NAMES: dict[str, str] = {
     "halts_within": "halts_within:K, every run halts within K model calls",
-    "never_diverges": "never_diverges, no reachable DIVERGE or cycle",
+    "never_diverges": "never_diverges, no reachable DIVERGE or cycle; never_diverges:prompt "
+    "(states with one prompt are the same situation) or never_diverges:MODULE:FUNCTION (a key)",
     "never_raises": "never_raises, the harness never raises",
     "prompt_length_at_most": "prompt_length_at_most:N, every prompt has at most N characters",
     "effects_at_most_once": "effects_at_most_once:TOOL, a tool of the machine's tools mapping",
@@ -561,11 +522,16 @@ PROPERTY_NAMES: dict[str, str] = {
 """The properties :func:`parse_property` reads (the command line's ``--property``)."""
 
 
-def parse_property(text: str) -> Property:
+def parse_property(text: str, machine: Any = None) -> Property:
     """A property from its command-line spelling ``NAME`` or ``NAME:ARG``.
+
+    ``never_diverges:prompt`` keys states by ``machine.prompt`` (the machine checked);
+    ``never_diverges:MODULE:FUNCTION`` by a function ``key(state)`` imported from a module.
 
     >>> parse_property("never_raises"), parse_property("prompt_length_at_most:100").name
     (NeverRaises(), 'prompt_length_at_most(100)')
+    >>> parse_property("never_diverges:os.path:basename").name
+    'never_diverges(key=basename)'
     >>> parse_property("halts_within")
     Traceback (most recent call last):
       ...
@@ -582,6 +548,8 @@ def parse_property(text: str) -> Property:
                 f"(e.g. {name}:{8 if name == 'halts_within' else 2000})"
             ) from None
         return halts_within(number) if name == "halts_within" else prompt_length_at_most(number)
+    if name == "never_diverges" and arg:
+        return never_diverges(key=_key_function(arg.strip(), machine))
     if name in ("never_diverges", "never_raises"):
         if arg:
             raise InvalidArgument(f"{name} takes no argument, got {text!r}")
@@ -594,6 +562,38 @@ def parse_property(text: str) -> Property:
         return EffectsAtMostOnce(arg)
     known = "; ".join(PROPERTY_NAMES.values())
     raise InvalidArgument(f"unknown property {text!r}; known properties: {known}")
+
+
+def _key_function(spec: str, machine: Any) -> Callable[[Any], Any]:
+    """The key of ``never_diverges:SPEC``: ``prompt`` (the machine's prompt function) or
+    ``MODULE:FUNCTION``."""
+    if spec == "prompt":
+        if machine is None:
+            raise InvalidArgument(
+                "never_diverges:prompt keys states by the machine's prompt: parse it with the "
+                "machine, parse_property(text, machine)"
+            )
+        return machine.prompt
+    module, _, attr = spec.rpartition(":")
+    if not module or not attr:
+        raise InvalidArgument(
+            f"never_diverges:{spec} names no key; write never_diverges:prompt or "
+            "never_diverges:MODULE:FUNCTION (a function key(state))"
+        )
+    import importlib  # only for a key named on the command line
+
+    try:
+        fn = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise InvalidArgument(
+            f"never_diverges:{spec}: cannot import {attr!r} from {module!r} ({exc}); give "
+            "never_diverges:MODULE:FUNCTION with an importable module"
+        ) from None
+    if not callable(fn):
+        raise InvalidArgument(
+            f"never_diverges:{spec}: {module}:{attr} is not a function key(state)"
+        )
+    return fn
 
 
 def display_names(properties: Sequence[Property]) -> list[str]:

@@ -193,7 +193,8 @@ class Coverage:
     counts steps whose outcome is unknown (the harness raised ``Undecided``);
     ``truncated`` says which bound cut the search, ``None`` when nothing did;
     ``stuck`` counts states where the completions function offered no completion (a
-    stuck run has neither halted nor gone on: an outcome of its own).
+    stuck run has neither halted nor gone on: an outcome of its own); ``diverged`` the
+    steps that ended in ``DIVERGE`` (an agent function's ran out of its line budget).
     """
 
     states: int
@@ -206,6 +207,7 @@ class Coverage:
     undecided: int = 0
     truncated: str | None = None
     stuck: int = 0
+    diverged: int = 0
 
     def share_summary(self) -> str:
         """Min, mean and max of ``alphabet_share``.

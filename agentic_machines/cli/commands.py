@@ -31,24 +31,35 @@ from typing import Any
 
 from .. import __version__
 from .._files import open_output
-from ..catalog import names
+from .._text import ending_line
+from ..architectures.catalog import names
 from ..embedding import check_embedding, identity
-from ..errors import AgenticMachinesError, InvalidArgument, ProgramDiverged, Undecided
+from ..errors import (
+    AgenticMachinesError,
+    EvaluationError,
+    InvalidArgument,
+    MalformedProgram,
+    ParseError,
+    ProgramDiverged,
+    Undecided,
+)
 from ..generation import is_spe_state, spe_states
-from ..machine import DIVERGE
+from ..machine import DIVERGE, HALT
 from ..runtime.agent import ending
 from ..runtime.models import ScriptedModel
 from ..runtime.run import run
-from . import exercise, explore, export, play, test_cmd
+from . import doctor, exercise, explore, export, play, test_cmd
 from ._args import (
     MAX_INPUT_BYTES,
     MAX_MESSAGE,
     Parser,
     add_bound_arguments,
-    add_isolation_argument,
+    add_isolation_arguments,
     add_target_arguments,
+    agent_options,
     clip,
     completions_for,
+    graph_budget_note,
     machine_with_isolation,
     natural,
     positive,
@@ -103,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_explain(sub)
     _add_gallery(sub)
     # the verbs with a module of their own register themselves
-    for verb in (explore, export, test_cmd, exercise, play):
+    for verb in (explore, export, test_cmd, exercise, play, doctor):
         verb.add_parser(sub)
     return parser
 
@@ -145,6 +156,7 @@ def _add_check(sub: Any) -> None:
         help="for a machine with infinitely many states: explore N steps for sample states "
         f"(default: {CHECK_DEPTH}); refused for a finite machine or an architecture",
     )
+    add_isolation_arguments(p)
     p.set_defaults(func=_check)
 
 
@@ -169,6 +181,7 @@ def _add_diagram(sub: Any) -> None:
         help="output format (default: from FILE's suffix: .png .svg .pdf .dot .gv .mmd .json)",
     )
     add_bound_arguments(p)
+    add_isolation_arguments(p)
     p.set_defaults(func=_diagram)
 
 
@@ -201,7 +214,7 @@ def _add_run(sub: Any) -> None:
         action="store_true",
         help="print each prompt whole (default: what it gained since the previous step)",
     )
-    add_isolation_argument(p, "the script's code")
+    add_isolation_arguments(p, "the script's code")
     p.set_defaults(func=_run)
 
 
@@ -332,7 +345,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from .targets import resolve_target  # loaded when the verb runs
 
-    entry = resolve_target(args.name)
+    entry = resolve_target(args.name, agent_options(args))
     machine = entry.machine()
     sampled = entry.module is None and not machine.is_finite
     if not sampled:
@@ -401,7 +414,8 @@ def _describe(name: str, machine: Any) -> str:
 def _diagram(args: argparse.Namespace) -> int:
     from .targets import resolve_target  # loaded when the verb runs
 
-    entry = resolve_target(args.name)  # an unknown machine is the first thing to report
+    # an unknown machine is the first thing to report
+    entry = resolve_target(args.name, agent_options(args))
     formats = ("png", "svg", "pdf", *TEXT_FORMATS)
     if args.format is not None and args.format not in formats:
         raise InvalidArgument(
@@ -431,6 +445,9 @@ def _diagram(args: argparse.Namespace) -> int:
         completions=completions_for(args, machine, entry.name),
     )
     marks = entry.highlights(machine, graph)
+    note = graph_budget_note(machine, graph)
+    if note is not None:  # on stderr: a text diagram on stdout stays whole
+        print(note, file=sys.stderr)
     if fmt in TEXT_FORMATS:
         from ..drawing.diagrams import to_dot, to_json, to_mermaid  # loaded when the verb runs
 
@@ -458,7 +475,7 @@ def _diagram(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from .targets import resolve_target  # loaded when the verb runs
 
-    entry = resolve_target(args.name)
+    entry = resolve_target(args.name, agent_options(args))
     machine = machine_with_isolation(entry, args.isolation)
     if args.replay is not None:
         return replay_trace(machine, args.replay)
@@ -519,11 +536,32 @@ def _eval(args: argparse.Namespace) -> int:
     if isinstance(result.error, ProgramDiverged):  # ↑ is an outcome of the program
         print(f"{DIVERGE.label}: {result.error}")
         return 0
+    if _is_outcome(result.error, program):
+        # A run-time error of the object program (or of a completion it evaluates) is how
+        # the run ended, h's HALT with the error: said once, exit 1, as chapter 4 has it.
+        print(f"{HALT.label}: {ending_line(None, result.error, unparse)}")
+        return 1
     if result.error is not None:
         _fail_eval(result.error)
         return 2
     print(unparse(result.value))
     return 0
+
+
+def _is_outcome(error: BaseException | None, program: str) -> bool:
+    """Whether ``error`` ended a run of the well-formed ``program`` (an outcome), rather
+    than being bad input (a program that does not read, a script that ran out)."""
+    from ..cek.evaluator import start_state  # loaded when the verb runs
+
+    if not isinstance(error, (EvaluationError, ParseError, MalformedProgram)):
+        return False
+    if isinstance(error, EvaluationError):
+        return True
+    try:  # a ParseError or MalformedProgram is the program's own only if it does not read
+        start_state(program)
+    except (ParseError, MalformedProgram):
+        return False
+    return True
 
 
 def _fail_eval(exc: BaseException) -> None:

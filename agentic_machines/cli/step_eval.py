@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from .._text import ending_line
 from ..errors import EvaluationError, InvalidArgument, MalformedProgram, ParseError, Undecided
 from ..machine import DIVERGE, HALT
 
@@ -52,8 +53,8 @@ def step_program(
     """Step ``program`` (text), printing each state with ``say``; return the exit status.
 
     ``completions`` answer the boundaries in order; ``None`` reads each from ``stdin``
-    (after ``ask(prompt text)``). A run-time error prints as the last step and raises
-    (the command line prints it as its one error line and exits 2).
+    (after ``ask(prompt text)``). A run-time error of the program ends the run: it prints
+    as ``HALT (1): error: ...`` and the status is 1 (a program that does not read raises).
     """
     from ..cek.machine import Boundary, Halted, Ret, step  # loaded when the verb runs
     from ..cek.printer import escape_string, unparse  # loaded when the verb runs
@@ -81,8 +82,10 @@ def step_program(
             try:
                 state = step(state)
             except (EvaluationError, MalformedProgram, ParseError) as exc:
-                say(f"      error: {exc}")
-                raise
+                # The program's own run-time error (or its completion's, read by eval)
+                # is how the run ended: h gives HALT with the error, once, exit 1.
+                say(f"{HALT.label}: {ending_line(None, exc, unparse)} at step {n + 1}")
+                return 1
         n += 1
         if state in seen:
             say(f"{n:>4}  {show_state(state)}")

@@ -1,7 +1,7 @@
 """``agentic-machines test TARGET``: check properties of a machine from the command line.
 
 ``--property`` names a property (``halts_within:8``, ``never_raises``,
-``never_diverges``, ``prompt_length_at_most:N``, ``effects_at_most_once:TOOL``; repeat
+``never_diverges`` (``never_diverges:prompt`` or ``never_diverges:MODULE:FUNCTION`` pass a key), ``prompt_length_at_most:N``, ``effects_at_most_once:TOOL``; repeat
 it for several). The check is exhaustive over a finite alphabet (``-c TEXT``, repeated,
 or ``--completions FILE``, as for every verb that takes a machine; ``--alphabet FILE`` is
 the deprecated spelling of ``--completions``; default: the machine's own alphabet, or the
@@ -35,9 +35,17 @@ from typing import Any
 from .._files import excerpt
 from ..errors import AgenticMachinesError, InvalidArgument, ReplayMismatch
 from ..machine import HALT
-from ..runtime.agent import AgentMachine
 from ..runtime.run import Trace, raised_note
-from ._args import add_bound_arguments, add_target_arguments, completions_for, natural, positive
+from ._args import (
+    add_bound_arguments,
+    add_isolation_arguments,
+    add_target_arguments,
+    agent_options,
+    budget_note,
+    completions_for,
+    natural,
+    positive,
+)
 
 __all__ = ["add_parser", "replay_trace", "DEFAULT_PROPERTIES"]
 
@@ -61,8 +69,10 @@ def add_parser(sub: Any) -> None:
         "--property",
         action="append",
         metavar="SPEC",
-        help="halts_within:K, never_raises, never_diverges, prompt_length_at_most:N or "
-        "effects_at_most_once:TOOL; repeat for several (default: never_raises, never_diverges)",
+        help="halts_within:K, never_raises, never_diverges (never_diverges:prompt, or "
+        "never_diverges:MODULE:FUNCTION, keys states: the same key is the same situation), "
+        "prompt_length_at_most:N or effects_at_most_once:TOOL; repeat for several (default: "
+        "never_raises, never_diverges)",
     )
     p.add_argument(
         "--alphabet",
@@ -99,14 +109,6 @@ def add_parser(sub: Any) -> None:
         "(default: a fixed derandomized search)",
     )
     p.add_argument(
-        "--step-timeout",
-        type=float,
-        default=10.0,
-        metavar="S",
-        help="an agent function's step that runs past S seconds (a tool that blocks) is "
-        "undecided, not a hang (default: 10)",
-    )
-    p.add_argument(
         "--save",
         metavar="FILE",
         help="write each counterexample as a trace file (several: FILE with the property's name)",
@@ -114,14 +116,15 @@ def add_parser(sub: Any) -> None:
     from .executors import add_executor_arguments  # loaded when the verb runs
 
     add_executor_arguments(p)
+    add_isolation_arguments(p)
     p.set_defaults(func=run_test)
 
 
-def _resolve(target: str) -> tuple[str, Any, Any, Any]:
-    """``(name, machine, start, default alphabet)`` of a command-line machine target."""
+def _resolve(args: argparse.Namespace) -> tuple[str, Any, Any, Any]:
+    """``(name, machine, start, default alphabet)`` of the verb's machine target."""
     from .targets import resolve_target  # loaded when the verb runs
 
-    entry = resolve_target(target)
+    entry = resolve_target(args.name, agent_options(args))
     machine = entry.machine()
     return entry.name, machine, entry.start(machine), entry.completions(machine)
 
@@ -132,13 +135,8 @@ def run_test(args: argparse.Namespace) -> int:
     from ..checking.check import check_properties  # loaded when the verb runs
 
     specs = args.property or list(DEFAULT_PROPERTIES)
-    properties = [parse_property(s) for s in specs]
-    name, machine, start, default = _resolve(args.name)
-
-    if isinstance(
-        machine, AgentMachine
-    ):  # a blocking tool: undecided with the reason, never a hang
-        machine.step_timeout = args.step_timeout
+    name, machine, start, default = _resolve(args)
+    properties = [parse_property(s, machine) for s in specs]
     alphabet = completions_for(args, machine, name, "alphabet")
     if args.alphabet:  # on stdout, as the note on --property: stderr holds only the error
         print("(note: --alphabet FILE is deprecated; write --completions FILE)")
@@ -183,6 +181,10 @@ def run_test(args: argparse.Namespace) -> int:
             )
     print(f"# machine = the machine {args.name!r} (start {result.start!r})")
     print(result.report("machine"))
+    if result.coverage is not None:
+        note = budget_note(machine, result.coverage.diverged, result.coverage.transitions)
+        if note is not None:
+            print(note)
     if args.save:
         _save(result, args.save, args.name)
     return 0 if result else 1

@@ -28,7 +28,11 @@ processes, tmpfs mounts and memfds together), ends every process a block started
 block ends, and everything it sends is checked as hostile input (see
 ``docs/threat_model.md``).
 ``"strongest"``
-    The best level that works on this machine; :func:`resolve_isolation` says which.
+    The best level that works on this machine; :func:`resolve_isolation` says which. When
+    that is weaker than ``"namespace"`` it is never silent: the environment variable
+    ``AGENTIC_MACHINES_STRONGEST`` chooses between a warning (``warn``, the default:
+    :class:`~agentic_machines.errors.IsolationFallback`) and an error (``require``).
+    ``agentic-machines doctor`` says what the machine lacks.
 
 This module chooses the level and keeps every public name importable from here; the
 executors live one concept a module: :mod:`~agentic_machines.execution.executor` (the
@@ -61,9 +65,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import warnings
 from typing import Any
 
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, IsolationFallback
 from .codeexec import drive_rest
 
 # The executors live in their own modules (one concept each); this module chooses a level
@@ -81,6 +86,8 @@ __all__ = [
     "ProcessExecutor",
     "make_executor",
     "resolve_isolation",
+    "strongest_policy",
+    "STRONGEST_POLICIES",
     "namespace_tool",
     "is_scripted",
     "FAILURE_STATUSES",
@@ -124,12 +131,19 @@ def resolve_isolation(isolation: str | None, model: Any = None) -> str:
     if isolation == "strongest":
         if os.name == "posix" and namespace_tool() is not None:
             return "namespace"
-        if os.name == "posix":
-            return "process"
-        raise InvalidArgument(
-            "no isolated executor works on this system (it needs POSIX); pass "
-            "isolation='inline' by name to run trusted, scripted code in-process"
+        if os.name != "posix":
+            raise InvalidArgument(
+                "no isolated executor works on this system (it needs POSIX); pass "
+                "isolation='inline' by name to run trusted, scripted code in-process"
+            )
+        why = (
+            "isolation='strongest' is only 'process' here: no namespace tool works "
+            f"({_NO_NAMESPACE_TOOL}); run `agentic-machines doctor` for what is missing"
         )
+        if strongest_policy() == "require":
+            raise InvalidArgument(why + "; AGENTIC_MACHINES_STRONGEST=require refuses it")
+        warnings.warn(IsolationFallback(why), stacklevel=2)
+        return "process"
     if isolation not in LEVELS:
         raise InvalidArgument(
             f"isolation must be one of {', '.join(LEVELS)} or 'strongest', got {isolation!r}"
@@ -139,6 +153,24 @@ def resolve_isolation(isolation: str | None, model: Any = None) -> str:
     if isolation == "namespace" and namespace_tool() is None:
         raise InvalidArgument(_NO_NAMESPACE_TOOL)
     return isolation
+
+
+STRONGEST_POLICIES = ("warn", "require")
+
+
+def strongest_policy() -> str:
+    """What ``"strongest"`` does when it is weaker than ``"namespace"`` here: ``"warn"``
+    (the default) or ``"require"`` (an error), from ``AGENTIC_MACHINES_STRONGEST``.
+
+    >>> strongest_policy() in STRONGEST_POLICIES
+    True
+    """
+    policy = os.environ.get("AGENTIC_MACHINES_STRONGEST", "warn").strip().lower() or "warn"
+    if policy not in STRONGEST_POLICIES:
+        raise InvalidArgument(
+            f"AGENTIC_MACHINES_STRONGEST must be 'warn' or 'require', got {policy!r}"
+        )
+    return policy
 
 
 def make_executor(

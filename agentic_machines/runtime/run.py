@@ -242,6 +242,10 @@ class Trace:
                 f"{_describe_end(self, 120)}.",
                 index=min(len(again.steps), len(self.steps)),
             )
+        if self.end == "incomplete" and self.pending is None and again.end == "model-error":
+            # The recording stopped there (a played session left mid-run): the script's
+            # end is the recording's end, not a model error of the replay.
+            again.end, again.message, again.error = "incomplete", None, None
         return again
 
     # -- files ---------------------------------------------------------------------------
