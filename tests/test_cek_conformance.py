@@ -213,16 +213,26 @@ def _by_steps(text, completions):
 
 
 def _stepper(text, completions):
+    # eval --step: a value ends with "HALT (1): the value is v after n steps" (status 0),
+    # a run-time error with "HALT (1): error: Type: message at step n" (status 1), and a
+    # program that does not read raises its error.
     lines: list[str] = []
     try:
-        step_program(text, completions, None, io.StringIO(), lines.append)
-    except (EvaluationError, MalformedProgram, ParseError) as err:
-        return ("error", type(err), str(err))
-    assert lines[-1].startswith("HALT"), lines[-1]
-    return ("value", lines[-1].split("the value is ", 1)[1].rsplit(" after ", 1)[0])
+        code = step_program(text, completions, None, io.StringIO(), lines.append)
+    except (MalformedProgram, ParseError) as err:
+        return ("error", type(err).__name__, str(err))
+    last = lines[-1]
+    if code == 0:
+        assert last.startswith("HALT"), last
+        return ("value", last.split("the value is ", 1)[1].rsplit(" after ", 1)[0])
+    assert code == 1 and last.startswith("HALT (1): error: "), last
+    kind, message = last[len("HALT (1): error: ") :].rsplit(" at step ", 1)[0].split(": ", 1)
+    return ("error", kind, message)
 
 
 def _cli(text, completions, tmp_path, capsys):
+    # agentic-machines eval: the value (status 0), a run-time error as the run's ending
+    # (status 1), or a program that does not read as one line on stderr (status 2).
     argv = ["eval", text]
     if completions:
         script = tmp_path / "script.txt"
@@ -232,6 +242,11 @@ def _cli(text, completions, tmp_path, capsys):
     out, err = capsys.readouterr()
     if code == 0:
         return ("value", out.splitlines()[-1])
+    if code == 1:
+        last = out.splitlines()[-1]
+        assert last.startswith("HALT (1): error: "), last
+        kind, message = last[len("HALT (1): error: ") :].split(": ", 1)
+        return ("error", kind, message)
     assert code == 2 and err.count("\n") == 1, (code, err)
     return ("error", err.strip())
 
@@ -254,11 +269,13 @@ def test_case(form, text, completions, expected, tmp_path, capsys):
     assert isinstance(result.error, kind), (result.error, result.value)
     message = str(result.error)
     assert words in message and "\n" not in message, message
+    assert stepped == ("error", kind.__name__, message)
     if kind is EvaluationError:  # a run-time error: the step-by-step run fails alike
         by_steps = _by_steps(text, completions)
         assert type(by_steps) is Failed and by_steps.message == message
-    assert stepped[:2] == ("error", kind) and stepped[2] == message
-    assert cli[0] == "error" and message in cli[1]
+        assert cli == ("error", kind.__name__, message)
+    else:
+        assert cli[0] == "error" and message in cli[-1]
 
 
 # Tail calls through each form: the loop runs 100,000 times in constant continuation

@@ -10,7 +10,7 @@ import pytest
 
 from agentic_machines.cek import first_boundary, loader, seed_program, seed_state
 from agentic_machines.cek.stepper import kont_text
-from agentic_machines.contrast import contrast_rows, to_markdown
+from agentic_machines.drawing.contrast import contrast_rows, to_markdown
 
 BEFORE = Path(__file__).parent / "golden" / "cek" / "verdicts_before_issue40.txt"
 
