@@ -59,6 +59,7 @@ from ._args import (
     add_isolation_arguments,
     add_target_arguments,
     agent_options,
+    file_stem,
     machine_with_isolation,
 )
 
@@ -368,6 +369,8 @@ def end_note(machine: AgenticMachine, one: Trace) -> str | None:
     """
     from ..runtime.agent import ending  # the agent runtime only when asked
 
+    if one.steps and one.steps[-1].clock:  # no record: asking would run the step again
+        return "the step ran past its --step-timeout: its outcome came from the clock"
     said = ending(machine, one)
     if said is not None:
         return said
@@ -382,7 +385,7 @@ def end_note(machine: AgenticMachine, one: Trace) -> str | None:
 
 
 def _printer(machine: AgenticMachine) -> Callable[[Any], str]:
-    from ..spell.machine import SpellMachine  # only the machine in use is asked for
+    from ..spell.spell_machine import SpellMachine  # only the machine in use is asked for
 
     if isinstance(machine, SpellMachine):
         from ..spell.text import pr_str  # loaded when asked
@@ -528,7 +531,7 @@ def play_command(args: argparse.Namespace) -> int:
     """Handle ``play``: play on stdin/stdout, save the trace on leaving."""
 
     from ..cek.evaluator import AgenticEvaluator  # loaded when the verb runs
-    from ..spell.machine import SpellMachine  # loaded when the verb runs
+    from ..spell.spell_machine import SpellMachine  # loaded when the verb runs
     from .targets import resolve_target  # loaded when the verb runs
 
     entry = resolve_target(args.name, agent_options(args))
@@ -538,7 +541,7 @@ def play_command(args: argparse.Namespace) -> int:
         raise InvalidArgument(
             f"{entry.name!r} has no start state; give a machine with initial=... to play it"
         )
-    path = args.save or f"{_file_name(entry.name)}-play.jsonl"
+    path = args.save or f"{file_stem(entry.name)}-play.jsonl"
     session = PlaySession(
         entry.name,
         machine,
@@ -606,9 +609,3 @@ def state_from(machine: AgenticMachine, text: str) -> Any:
         f"--from needs a machine that lists its states or an agent function; {machine!r} "
         "is neither: play it from its start"
     )
-
-
-def _file_name(name: str) -> str:
-    """A file-name stem for a target (``pkg.mod:attr`` -> ``pkg.mod-attr``)."""
-    keep = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in os.path.basename(name))
-    return keep.strip("-.") or "machine"
