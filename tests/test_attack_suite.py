@@ -32,7 +32,7 @@ from agentic_machines.execution.codeexec import drive
 from agentic_machines.execution.confine import _probe, boot_argv, closed_ancestors, worker_uid
 from agentic_machines.execution.sandbox import (
     Limits,
-    ProcessExecutor,
+    ProcessRunner,
     Scaffold,
     namespace_tool,
 )
@@ -149,7 +149,7 @@ def run_attack(attack: Attack, level: str, tool: str | None = None) -> Outcome:
     limits = LIMITS
     if attack.timeout_s is not None:
         limits = dataclasses.replace(LIMITS, timeout_s=attack.timeout_s)
-    ex = ProcessExecutor(level, limits, tool=tool)
+    ex = ProcessRunner(level, limits, tool=tool)
     ex.namespace("main", Scaffold(effects=("act",)), {"act": lambda *a: "ok"})
     result, crashed, stderrs = None, "", []
     try:

@@ -121,7 +121,7 @@ def test_eval_spell_errors_are_one_line_with_status_2(capsys):
 def test_eval_spell_with_tools_from_a_module_or_a_file(capsys, tmp_path):
     program = '(quine completion (eval (do \'(shout "hi"))))'
     status, out, err = run_cli(
-        capsys, "--spell", program, "--tools", "agentic_machines.spell.machine:EXAMPLE_TOOLS"
+        capsys, "--spell", program, "--tools", "agentic_machines.spell.spell_machine:EXAMPLE_TOOLS"
     )
     assert (status, err, out.strip()) == (0, "", '"HI!"')
     tools = tmp_path / "tools.py"
@@ -141,9 +141,13 @@ def test_eval_spell_with_tools_from_a_module_or_a_file(capsys, tmp_path):
 
 def test_eval_tools_errors_are_one_line_with_status_2(capsys):
     for argv in (
-        ["--spell", "(quine q 1)", "--tools", "agentic_machines.spell.machine:RETRY_BUDGET"],
-        ["--spell", "(quine q 1)", "--tools", "agentic_machines.spell.machine:NO_SUCH"],
-        ["(quine q 1)", "--tools", "agentic_machines.spell.machine:EXAMPLE_TOOLS"],  # no --spell
+        ["--spell", "(quine q 1)", "--tools", "agentic_machines.spell.spell_machine:RETRY_BUDGET"],
+        ["--spell", "(quine q 1)", "--tools", "agentic_machines.spell.spell_machine:NO_SUCH"],
+        [
+            "(quine q 1)",
+            "--tools",
+            "agentic_machines.spell.spell_machine:EXAMPLE_TOOLS",
+        ],  # no --spell
     ):
         status, out, err = run_cli(capsys, *argv)
         assert status == 2 and len(err.strip().splitlines()) == 1, (argv, err)

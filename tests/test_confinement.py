@@ -17,14 +17,14 @@ from agentic_machines.cli.commands import main
 from agentic_machines.errors import InvalidArgument, IsolationFallback
 from agentic_machines.execution import confine, sandbox
 from agentic_machines.execution.codeexec import drive
-from agentic_machines.execution.sandbox import Limits, ProcessExecutor, Scaffold, namespace_tool
+from agentic_machines.execution.sandbox import Limits, ProcessRunner, Scaffold, namespace_tool
 
 LEVELS = [("process", None)] + [
     ("namespace", tool) for tool in ("bwrap", "unshare") if confine._probe(tool) is None
 ]
 
 
-def _worker_uids(ex: ProcessExecutor) -> set[tuple[int, int]]:
+def _worker_uids(ex: ProcessRunner) -> set[tuple[int, int]]:
     """(real, effective) uids of the worker processes of ``ex``, read from the host's /proc."""
     found = set()
     for entry in Path("/proc").iterdir():
@@ -60,7 +60,7 @@ def _descends(pid: int, ancestor: int) -> bool:
 
 @pytest.mark.parametrize(("level", "tool"), LEVELS)
 def test_the_worker_never_runs_as_the_hosts_uid_0(level, tool):
-    ex = ProcessExecutor(level, Limits(timeout_s=30), tool=tool)
+    ex = ProcessRunner(level, Limits(timeout_s=30), tool=tool)
     seen: list[set] = []
     ex.namespace("main", Scaffold(effects=("act",)), {"act": lambda: seen.append(_worker_uids(ex))})
     try:

@@ -14,9 +14,9 @@ import threading
 import time
 
 import pytest
-from agentic_machines.models import OpenAICompatibleModel
 
 from agentic_machines.errors import ModelError
+from agentic_machines.models import OpenAICompatibleModel
 
 OK_BODY = json.dumps({"choices": [{"message": {"content": "Paris"}}]}).encode()
 

@@ -383,7 +383,7 @@ def end_note(machine: AgenticMachine, one: Trace) -> str | None:
 
 
 def _printer(machine: AgenticMachine) -> Callable[[Any], str]:
-    from ..spell.machine import SpellMachine  # only the machine in use is asked for
+    from ..spell.spell_machine import SpellMachine  # only the machine in use is asked for
 
     if isinstance(machine, SpellMachine):
         from ..spell.text import pr_str  # loaded when asked
@@ -529,7 +529,7 @@ def play_command(args: argparse.Namespace) -> int:
     """Handle ``play``: play on stdin/stdout, save the trace on leaving."""
 
     from ..cek.evaluator import AgenticEvaluator  # loaded when the verb runs
-    from ..spell.machine import SpellMachine  # loaded when the verb runs
+    from ..spell.spell_machine import SpellMachine  # loaded when the verb runs
     from .targets import resolve_target  # loaded when the verb runs
 
     entry = resolve_target(args.name, agent_options(args))

@@ -4,7 +4,7 @@ An agentic machine's h must be a function, so nothing the clock decides may beco
 state or a verdict as if it were a fact. Deterministic limits (the line budgets of
 :mod:`~agentic_machines.execution.budget`, the address-space limit) decide the same way
 on any machine; a wall-clock deadline, a CPU-seconds limit or a worker killed by the
-host under memory pressure do not. The executor that meets such an outcome *notes* it
+host under memory pressure do not. The runner that meets such an outcome *notes* it
 here with the reason; whoever computes a transition *watches* while it does, and raises
 :class:`~agentic_machines.errors.ClockDependent` with the outcome when anything was noted
 (``HarnessMachine`` does so for every harness program).

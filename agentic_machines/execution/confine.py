@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 
 from ..errors import IsolationFallback
 from . import seccomp
-from .executor import Limits
+from .runner import Limits
 
 _TOOLS: dict[str, str | None] = {}  # tool -> None when it works, else why not
 WORKER_UIDS = range(1_000_000_000, 1_500_000_000)

@@ -1,7 +1,7 @@
 """What this machine gives each isolation level: the table ``agentic-machines doctor`` prints.
 
 Every row is found by trying, not by reading a version number: a namespace tool counts
-when it starts a worker here with the worker's own start-up (as the executors use it),
+when it starts a worker here with the worker's own start-up (as the runners use it),
 the seccomp filter when the kernel reports seccomp and the filter exists for this
 machine, the control group when one is made and removed. :func:`examine` gathers the
 rows; :func:`render` prints them as one table, with what ``strongest`` is here and what

@@ -1,4 +1,4 @@
-"""The isolated executor, host side: :class:`ProcessExecutor`.
+"""The isolated runner, host side: :class:`ProcessRunner`.
 
 One worker subprocess per episode (``"process"``, or ``"namespace"`` inside the
 confinement of :mod:`~agentic_machines.execution.confine`) talks to the host in lines of
@@ -49,11 +49,11 @@ from .confine import (
     remove_tree,
     worker_uid,
 )
-from .executor import FAILURE_STATUSES, Executor, Limits, Scaffold
+from .runner import FAILURE_STATUSES, BlockRunner, Limits, Scaffold
 
 
 # --------------------------------------------------------------------------------------
-# the isolated executor (host side)
+# the isolated runner (host side)
 # --------------------------------------------------------------------------------------
 class _Failure(Exception):
     """A worker failure; ``clock`` names the deadline or load that decided it, if any."""
@@ -88,10 +88,10 @@ def _op_of(line: bytes) -> tuple[Any, Any]:
 _MAX_MESSAGE = 64 * 1024 * 1024  # bytes of one message from the worker
 _MAX_LIVE = 8  # workers alive at once in this process; idle ones beyond it are stopped
 _LIVE: collections.OrderedDict[int, weakref.ref] = collections.OrderedDict()
-_LIVE_LOCK = threading.Lock()  # executors of different threads share the cap
+_LIVE_LOCK = threading.Lock()  # runners of different threads share the cap
 
 
-class ProcessExecutor(Executor):
+class ProcessRunner(BlockRunner):
     """Runs blocks in a worker subprocess (``level`` ``"process"`` or ``"namespace"``).
 
     The worker starts at the first request that needs it and lives for the episode; the
@@ -104,9 +104,7 @@ class ProcessExecutor(Executor):
         self, level: str = "process", limits: Limits | None = None, *, tool: str | None = None
     ) -> None:
         if level not in ("process", "namespace"):
-            raise InvalidArgument(
-                f"ProcessExecutor level is 'process' or 'namespace', got {level!r}"
-            )
+            raise InvalidArgument(f"ProcessRunner level is 'process' or 'namespace', got {level!r}")
         if tool not in (None, "bwrap", "unshare"):
             raise InvalidArgument(f"tool must be 'bwrap', 'unshare' or None, got {tool!r}")
         self.level = level
@@ -142,9 +140,9 @@ class ProcessExecutor(Executor):
 
     def _start(self) -> None:
         if self._closed:
-            raise InvalidArgument("this executor is closed; make a new one")
+            raise InvalidArgument("this runner is closed; make a new one")
         if self._scratch is None:
-            # a root host's workers run as an unprivileged uid of this executor's own
+            # a root host's workers run as an unprivileged uid of this runner's own
             self._uid = worker_uid()
             self._scratch = tempfile.mkdtemp(prefix="am-scratch-")
             if self._uid is not None:
@@ -186,8 +184,8 @@ class ProcessExecutor(Executor):
             for other in self._evict_others():
                 other._kill(locked=True)
 
-    def _evict_others(self) -> list[ProcessExecutor]:
-        # Idle workers of other executors are stopped past _MAX_LIVE (least recently used
+    def _evict_others(self) -> list[ProcessRunner]:
+        # Idle workers of other runners are stopped past _MAX_LIVE (least recently used
         # first): each is rebuilt from its journal when needed again. A worker in the middle
         # of an exchange (another thread's) is never stopped.
         victims = []

@@ -1,8 +1,8 @@
-"""The isolated worker: runs blocks for a :class:`~.sandbox.ProcessExecutor`, one message at a time.
+"""The isolated worker: runs blocks for a :class:`~.sandbox.ProcessRunner`, one message at a time.
 
 Started by the host as a separate Python process (see ``confine._BOOT``), it reads one JSON
 message per line on stdin and writes exactly one per line on stdout, strictly alternating:
-every host message gets one reply. Inside, an :class:`~.sandbox.InlineExecutor` holds the
+every host message gets one reply. Inside, an :class:`~.sandbox.InlineRunner` holds the
 episode's namespaces and runs blocks with the rerun-with-cached-calls technique, so the
 semantics are those of ``isolation="inline"``. What the worker cannot do itself it asks for:
 
@@ -32,7 +32,7 @@ from . import wire
 from .budget import LineBudget
 from .codeexec import Request
 from .confine import masked_worker_paths
-from .executor import InlineExecutor, Scaffold
+from .runner import InlineRunner, Scaffold
 
 TEXT_LINES = 100_000
 """The line budget of ``str`` of a model value (``text_of``: a model-defined ``__str__``
@@ -53,7 +53,7 @@ class Server:
         self.tag: Any = None  # the id of the host's last message, which every reply carries
         self.handlers = _handlers()  # the signal handlers a block's end puts back
         self.refs = wire.RefTable()
-        self.ex = InlineExecutor()
+        self.ex = InlineRunner()
         self.stack: list[Any] = []  # suspended block drivers, innermost last
 
     # -- messages --------------------------------------------------------------------
