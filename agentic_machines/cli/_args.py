@@ -46,6 +46,8 @@ __all__ = [
     "AgentOptions",
     "agent_options",
     "DEFAULT_STEP_TIMEOUT",
+    "SWAPPED",
+    "Watched",
     "budget_note",
     "graph_budget_note",
     "BUDGET_NOTE_LINES",
@@ -388,7 +390,7 @@ class AgentOptions:
         kwargs: dict[str, Any] = {}
         if self.line_budget is not None:
             kwargs["line_budget"] = self.line_budget
-        return agent_machine(fn, **kwargs)
+        return agent_machine(Watched(fn), **kwargs)
 
     def apply(self, machine: Any) -> Any:
         """``machine`` with the options given by name set on it (an agent machine a factory
@@ -467,6 +469,47 @@ def graph_budget_note(machine: Any, graph: Any) -> str | None:
     into = graph.in_edges(DIVERGE, data=True) if DIVERGE in graph else ()
     diverged = sum(len(edge["completions"]) for _s, _t, edge in into)
     return budget_note(machine, diverged, graph.graph["stats"]["transitions"])
+
+
+SWAPPED: list[str] = []
+"""What an agent function run in this process had changed (``sys.stdout``, ``sys.stderr``,
+the working folder) when it called the model: suspended there, it leaves them changed
+under the verb's own output and files, so the verb refuses its result (``commands``)."""
+
+
+class Watched:
+    """An agent function that notes in :data:`SWAPPED` what of this process it had changed
+    each time it calls the model (a class, not a closure: a machine must pickle).
+
+    >>> import contextlib, io
+    >>> def hider(model):
+    ...     with contextlib.redirect_stdout(io.StringIO()):
+    ...         return model("?")
+    >>> Watched(hider)(lambda prompt: "ok"), SWAPPED
+    ('ok', ['sys.stdout'])
+    >>> SWAPPED.clear()
+    """
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "agent")
+        self.host = (sys.stdout, sys.stderr, os.getcwd())
+
+    def __reduce__(self) -> tuple:
+        return (Watched, (self.fn,))  # the host's streams are this process's: not sent
+
+    def __call__(self, model: Any, *args: Any, **kwargs: Any) -> Any:
+        def asked(prompt: Any) -> Any:
+            now = (sys.stdout, sys.stderr, os.getcwd())
+            for what, mine, theirs in zip(_PROCESS_STATE, self.host, now):
+                if mine != theirs and what not in SWAPPED:
+                    SWAPPED.append(what)
+            return model(prompt)
+
+        return self.fn(asked, *args, **kwargs)
+
+
+_PROCESS_STATE = ("sys.stdout", "sys.stderr", "the working folder")
 
 
 def agent_options(args: Any) -> AgentOptions:

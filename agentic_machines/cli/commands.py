@@ -52,6 +52,7 @@ from . import doctor, exercise, explore, export, play, test_cmd
 from ._args import (
     MAX_INPUT_BYTES,
     MAX_MESSAGE,
+    SWAPPED,
     Parser,
     add_bound_arguments,
     add_isolation_arguments,
@@ -306,7 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        return args.func(args)
+        return _guarded(args)
     except BrokenPipeError:  # e.g. `agentic-machines diagram react --format mermaid | head`
         _silence_stdout()
         return 0
@@ -316,6 +317,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+
+
+def _guarded(args: argparse.Namespace) -> int:
+    """Run the verb; refuse its result in one line if the target changed the process's
+    output streams or folder under it (an agent function run inline that redirects
+    stdout or changes folder around a model call, and is left suspended there): the
+    verb's own output or files may then have gone where the agent pointed them."""
+    streams, folder = (sys.stdout, sys.stderr), os.getcwd()
+    SWAPPED.clear()
+    status = args.func(args)
+    changed = list(SWAPPED) + [
+        what
+        for what, now, then in (
+            ("sys.stdout", sys.stdout, streams[0]),
+            ("sys.stderr", sys.stderr, streams[1]),
+            ("the working folder", os.getcwd(), folder),
+        )
+        if now != then and what not in SWAPPED
+    ]
+    if not changed:
+        return status
+    sys.stdout, sys.stderr = streams
+    os.chdir(folder)
+    raise InvalidArgument(
+        f"the target changed {' and '.join(changed)} of this process while it waited for the "
+        "model, so some output or files may have gone there; run its agent function in a "
+        "worker process (leave out --isolation inline)"
+    )
 
 
 def _silence_stdout() -> None:
@@ -491,7 +520,9 @@ def _run(args: argparse.Namespace) -> int:
     width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
     print(trace.describe(width=width, full=args.full))
 
-    end = ending(machine, trace)  # an agent function's return value or exception
+    # an agent function's return value or exception (a step the clock ended has none:
+    # asking for it would run the step again)
+    end = None if trace.steps and trace.steps[-1].clock else ending(machine, trace)
     if end is not None:
         print(end)
     if trace.end == "model-error":  # e.g. the script ran out: as `eval`, a failure

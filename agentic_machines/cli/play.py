@@ -369,6 +369,8 @@ def end_note(machine: AgenticMachine, one: Trace) -> str | None:
     """
     from ..runtime.agent import ending  # the agent runtime only when asked
 
+    if one.steps and one.steps[-1].clock:  # no record: asking would run the step again
+        return "the step ran past its --step-timeout: its outcome came from the clock"
     said = ending(machine, one)
     if said is not None:
         return said
