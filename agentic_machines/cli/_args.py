@@ -53,6 +53,7 @@ __all__ = [
     "BUDGET_NOTE_LINES",
     "machine_with_isolation",
     "add_bound_arguments",
+    "file_stem",
 ]
 
 MAX_INPUT_BYTES = 10 * 1024 * 1024
@@ -551,3 +552,14 @@ def machine_with_isolation(entry: Any, isolation: str | None) -> Any:
         print(f"isolation: {shown}", file=sys.stderr)
         return machine
     return entry.machine()
+
+
+def file_stem(name: str) -> str:
+    """A file-name stem for a target (``pkg.mod:attr`` -> ``pkg.mod-attr``), for the
+    files a verb names after it (``play``'s trace, ``view``'s page).
+
+    >>> file_stem("examples/lamp.py:agent"), file_stem("::")
+    ('lamp.py-agent', 'machine')
+    """
+    keep = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in os.path.basename(name))
+    return keep.strip("-.") or "machine"

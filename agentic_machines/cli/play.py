@@ -59,6 +59,7 @@ from ._args import (
     add_isolation_arguments,
     add_target_arguments,
     agent_options,
+    file_stem,
     machine_with_isolation,
 )
 
@@ -541,7 +542,7 @@ def play_command(args: argparse.Namespace) -> int:
         raise InvalidArgument(
             f"{entry.name!r} has no start state; give a machine with initial=... to play it"
         )
-    path = args.save or f"{_file_name(entry.name)}-play.jsonl"
+    path = args.save or f"{file_stem(entry.name)}-play.jsonl"
     session = PlaySession(
         entry.name,
         machine,
@@ -609,9 +610,3 @@ def state_from(machine: AgenticMachine, text: str) -> Any:
         f"--from needs a machine that lists its states or an agent function; {machine!r} "
         "is neither: play it from its start"
     )
-
-
-def _file_name(name: str) -> str:
-    """A file-name stem for a target (``pkg.mod:attr`` -> ``pkg.mod-attr``)."""
-    keep = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in os.path.basename(name))
-    return keep.strip("-.") or "machine"
