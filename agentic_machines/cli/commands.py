@@ -511,7 +511,7 @@ def _run(args: argparse.Namespace) -> int:
     entry = resolve_target(args.name, agent_options(args))
     machine = machine_with_isolation(entry, args.isolation)
     if args.replay is not None:
-        return replay_trace(machine, args.replay)
+        return replay_trace(machine, args.replay, full=args.full)
     script = read_script(args.script)
     trace = run(
         machine,
