@@ -28,7 +28,7 @@ MUST_BE_CLEAN: list[str] = [
     "agentic_machines/obstruction.py",
     "agentic_machines/_text.py",
     "agentic_machines/execution/sandbox.py",
-    "agentic_machines/execution/executor.py",
+    "agentic_machines/execution/runner.py",
     "agentic_machines/execution/isolated.py",
     "agentic_machines/execution/confine.py",
     "agentic_machines/architectures/_invariants.py",

@@ -25,8 +25,7 @@ the public API from here:
 (1, ↑)
 """
 
-import sys as _sys
-
+from . import models  # noqa: F401 (agentic_machines.models, the models' documented path)
 from .drawing import display as _display  # noqa: F401 (importing it attaches the notebook display)
 from .embedding import Embedding, check_embedding, compose, find_embeddings, identity
 from .errors import (
@@ -55,15 +54,10 @@ from .machine import (
     is_sentinel,
     show_outcome,
 )
-from .runtime import models
 from .runtime.agent import AgentRaised, agent_machine, effect
 from .runtime.harness import HarnessMachine, TraceState
 from .runtime.run import Trace, run
 from .verdict import Obstruction, Verdict, Witness
-
-# ``agentic_machines.models`` is the documented home of the models; the module lives in the
-# runtime layer, and this alias keeps ``from agentic_machines.models import ...`` working.
-_sys.modules[f"{__name__}.models"] = models
 
 __version__ = "0.1.0"
 

@@ -416,9 +416,11 @@ class WorkerDied(ExecutionFailure):
 
 
 class IsolationFallback(UserWarning):
-    """The namespace level could not use bubblewrap and uses ``unshare`` instead.
+    """A weaker sandbox than asked for: the namespace level uses ``unshare`` because
+    bubblewrap does not work, or ``"strongest"`` is only ``"process"`` because no
+    namespace tool works (``AGENTIC_MACHINES_STRONGEST=require`` makes that an error).
 
-    A warning, never silent: its message names why bubblewrap did not start a worker (not
-    installed, no user namespaces, ...). Install bubblewrap, or let the machine's
-    administrator allow unprivileged user namespaces, for the stronger sandbox.
+    A warning, never silent: its message names why (not installed, no user namespaces,
+    ...). ``agentic-machines doctor`` says what this machine lacks; install bubblewrap, or
+    let the machine's administrator allow unprivileged user namespaces.
     """

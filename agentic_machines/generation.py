@@ -20,7 +20,7 @@ premise can be checked; otherwise the verdict is undecided.
 >>> sorted(spe_states(mul))
 [1]
 >>> print(is_spe_state(mul, 0))
-Refuted: it is not true that 0 is an SPE state of f2-mul. Method: fact F1, the finite characterisation (2 checks). Obstruction (successor): State 1 is not a successor of 0: no completion c gives h(0, c) = 1 (succ(0) = {0}). By F1 a state of a finite machine is an SPE state only if every state is one of its successors.
+Refuted: it is not true that 0 is an SPE state of f2-mul. Method: fact F1, the finite characterisation, proved in Coq as F1_finite_characterisation (2 checks). Obstruction (successor): State 1 is not a successor of 0: no completion c gives h(0, c) = 1 (succ(0) = {0}). By F1 a state of a finite machine is an SPE state only if every state is one of its successors.
 """
 
 from __future__ import annotations

@@ -256,7 +256,7 @@ class Verdict:
     >>> bool(v), v.status, v.certificate
     (True, 'holds', "the identity, loaded by '0' and '1'")
     >>> print(v)
-    Holds: 1 is an SPE state of f2-mul. Method: fact F1, the finite characterisation (2 checks). Witness: the identity, loaded by '0' and '1'.
+    Holds: 1 is an SPE state of f2-mul. Method: fact F1, the finite characterisation, proved in Coq as F1_finite_characterisation (2 checks). Witness: the identity, loaded by '0' and '1'.
     """
 
     holds: bool | None
@@ -321,7 +321,7 @@ class Verdict:
         """The method in plain words, with the number of checks.
 
         >>> Verdict(False, "x is an SPE state", "fact:F1", 2).how
-        'fact F1, the finite characterisation (2 checks)'
+        'fact F1, the finite characterisation, proved in Coq as F1_finite_characterisation (2 checks)'
         """
         checks = f"{self.checked} check{'' if self.checked == 1 else 's'}"
         if self.method == "exhaustive":
@@ -330,8 +330,10 @@ class Verdict:
             return f"sampled ({checks})"
         if self.method.startswith("fact:"):
             name = self.method[5:]
-            gloss = _FACTS.get(name)
-            return f"fact {name}, {gloss} ({checks})" if gloss else f"fact {name} ({checks})"
+            if name not in _FACTS:
+                return f"fact {name} ({checks})"
+            gloss, theorem = _FACTS[name]
+            return f"fact {name}, {gloss}, proved in Coq as {theorem} ({checks})"
         return f"{self.method} ({checks})"
 
     def _repr_markdown_(self) -> str:
@@ -361,14 +363,15 @@ _HEADLINE = {
     None: "Undecided: it is not known whether {claim}.",
 }
 
-# The facts F1-F6, named as the proofs/ files name them.
+# The facts F1-F6, named as the proofs/ files name them, with the Coq theorem that proves
+# each (proofs/coq/Fn.v; tests/test_coq.py compiles them and checks their assumptions).
 _FACTS = {
-    "F1": "the finite characterisation",
-    "F2": "the prompt obstruction",
-    "F3": "prompt-monotone machines have no SPE states",
-    "F4": "invariance under embeddings",
-    "F5": "the cardinality bound",
-    "F6": "commutation propagation",
+    "F1": ("the finite characterisation", "F1_finite_characterisation"),
+    "F2": ("the prompt obstruction", "F2_prompt_obstruction"),
+    "F3": ("prompt-monotone machines have no SPE states", "F3_prompt_monotone"),
+    "F4": ("invariance under embeddings", "F4_invariance"),
+    "F5": ("the cardinality bound", "F5_cardinality"),
+    "F6": ("commutation propagation", "F6_forcing"),
 }
 
 

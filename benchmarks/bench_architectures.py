@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import goal, median_time, paired  # noqa: E402
 
 from agentic_machines.architectures import ARCHITECTURES  # noqa: E402
-from agentic_machines.contrast import contrast_rows  # noqa: E402
+from agentic_machines.drawing.contrast import contrast_rows  # noqa: E402
 from agentic_machines.runtime.run import run  # noqa: E402
 
 REPEAT = 11

@@ -38,10 +38,10 @@ from agentic_machines.architectures.environments import CountEnv  # noqa: E402
 from agentic_machines.execution.codeexec import drive  # noqa: E402
 from agentic_machines.execution.sandbox import (  # noqa: E402
     Limits,
-    ProcessExecutor,
+    ProcessRunner,
     Scaffold,
     _probe,
-    make_executor,
+    make_runner,
     namespace_tool,
 )
 
@@ -59,7 +59,7 @@ BLOCKS = {
 
 def per_block(level: str, code: str, n: int = 50) -> float:
     env = CountEnv(10**6)
-    ex = make_executor(level, timeout_s=30)
+    ex = make_runner(level, timeout_s=30)
     ex.namespace(
         "m", Scaffold(effects=("act", "get_obs")), {"act": env.step, "get_obs": env.observation}
     )
@@ -76,7 +76,7 @@ def per_block(level: str, code: str, n: int = 50) -> float:
 
 def worker_start(level: str) -> float:
     def start():
-        ex = make_executor(level, timeout_s=30)
+        ex = make_runner(level, timeout_s=30)
         ex.namespace("m", Scaffold())
         drive(ex.run_block("m", "pass"), str)
         ex.close()
@@ -99,8 +99,8 @@ CHILD = (
 )
 
 
-def _executor(level: str, tool: str | None) -> ProcessExecutor:
-    ex = ProcessExecutor(level, Limits(timeout_s=30), tool=tool)
+def _executor(level: str, tool: str | None) -> ProcessRunner:
+    ex = ProcessRunner(level, Limits(timeout_s=30), tool=tool)
     ex.namespace("m", Scaffold(effects=("act",)), {"act": CountEnv(10**6).step})
     return ex
 
@@ -131,7 +131,7 @@ def strongest_against_process() -> None:
             for ex in (ns, pr):
                 drive(ex.run_block("m", "pass"), str)  # started outside the measurement
 
-            def blocks(ex: ProcessExecutor) -> None:
+            def blocks(ex: ProcessRunner) -> None:
                 for _ in range(n):
                     drive(ex.run_block("m", code), str)
 

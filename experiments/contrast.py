@@ -5,7 +5,7 @@ Run from the repository root:
     python experiments/contrast.py            # prints the table, writes docs/contrast.md
     python experiments/contrast.py --no-write # prints only
 
-Every row is computed now, by the checks themselves (agentic_machines.contrast); nothing
+Every row is computed now, by the checks themselves (agentic_machines.drawing.contrast); nothing
 in the table is typed by hand.
 """
 
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from agentic_machines.architectures import ARCHITECTURES
-from agentic_machines.contrast import (
+from agentic_machines.drawing.contrast import (
     analyses_of,
     architecture_graph,
     contrast_rows,
@@ -74,7 +74,7 @@ CHECK = """
 ## Check it yourself
 
 ```python
-from agentic_machines.contrast import contrast_rows, render_table
+from agentic_machines.drawing.contrast import contrast_rows, render_table
 
 rows = contrast_rows()
 status = {r.name: r.status for r in rows if r.question == "initial state SPE?"}

@@ -42,6 +42,7 @@ GUIDES = [
     "exercises.md",
     "glossary.md",
     "gallery.md",
+    "viewing.md",
     "notebooks/tour.ipynb",
     "threat_model.md",
 ]
@@ -62,13 +63,25 @@ def on_files(files: Files, config) -> Files:
         files.append(
             File.generated(config, f"proofs/{proof.name}", content=proof.read_text("utf-8"))
         )
+    # The Coq proofs: their README as a page, the .v files as they are (links from the
+    # Markdown proofs point at them).
+    for coq in sorted((PROOFS / "coq").rglob("*")):
+        if coq.suffix in (".md", ".v"):
+            files.append(
+                File.generated(
+                    config,
+                    f"proofs/{coq.relative_to(PROOFS).as_posix()}",
+                    content=coq.read_text("utf-8"),
+                )
+            )
     files.append(
         File.generated(
             config,
             "proofs/index.md",
             content="# Proofs\n\nOne page per fact and theorem; each ends with the check "
             "the test suite runs.\n\n"
-            + "".join(f"- [{p.stem}]({p.name})\n" for p in sorted(PROOFS.glob("*.md"))),
+            + "".join(f"- [{p.stem}]({p.name})\n" for p in sorted(PROOFS.glob("*.md")))
+            + "\nThe facts F1–F6, proved again in Coq: [the Coq files](coq/README.md).\n",
         )
     )
     modules = _public_modules()
@@ -126,7 +139,7 @@ _LINK = re.compile(r"(\]\()([^)\s#]+)([^)]*\))")
 
 
 def on_page_markdown(markdown: str, page, config, files):  # noqa: ARG001
-    """Point links into ``proofs/`` (outside ``docs/``) at the proofs' pages on the site."""
+    """Point links into ``proofs/`` (outside ``docs/``) at the proofs' pages and files on the site."""
     docs = Path(config.docs_dir).resolve()
     here = posixpath.dirname(page.file.src_uri)
 
@@ -135,9 +148,9 @@ def on_page_markdown(markdown: str, page, config, files):  # noqa: ARG001
         if "://" in target or target.startswith(("/", "mailto:")):
             return match.group(0)
         on_disk = (docs / here / target).resolve()
-        if on_disk.parent != PROOFS:
+        if not on_disk.is_relative_to(PROOFS):
             return match.group(0)
-        new = posixpath.relpath(f"proofs/{on_disk.name}", here or ".")
+        new = posixpath.relpath(f"proofs/{on_disk.relative_to(PROOFS).as_posix()}", here or ".")
         return match.group(1) + new + match.group(3)
 
     return _LINK.sub(rewrite, markdown)

@@ -14,9 +14,9 @@ stopped it) or ``"through"`` (it got what it wanted), with a detail. The blocks 
 a worker's word about a protection it is meant to test when the host can check for itself
 (the socket servers count connections, the host looks at its own processes and files).
 
-Placeholders, filled by :func:`render`: ``{token}`` (a unique name), ``{memory}`` (the
-worker's ``memory_mb``), ``{sock}`` (a dict of Unix socket paths the test listens on, by
-place), ``{max_output}``.
+Placeholders, filled by :func:`render`: ``{token}`` (a unique name), ``{ipc_key}`` (a
+System V IPC key made from it), ``{memory}`` (the worker's ``memory_mb``), ``{sock}`` (a
+dict of Unix socket paths the test listens on, by place), ``{max_output}``.
 """
 
 from __future__ import annotations
@@ -40,8 +40,17 @@ LIBC = OPERATOR + (
     "def report(what, r, err):\n"
     "    print(('GOT ' if r >= 0 else 'NO ') + what + ' ' + str(r) + ' errno ' + str(err))\n"
 )
-# The worker's channel to the host: the write end of a pipe among its descriptors.
+# The worker's channel to the host: the write end of a pipe among its descriptors. A frame
+# the host takes for a reply carries the id of the host's last message ("re"): the block
+# reads it from the worker's memory (it shares the process), and ``tagged`` puts it in.
 CHANNEL = OPERATOR + (
+    "gc_ = os_['sys'].modules['gc']\n"
+    "S = os_['sys'].modules['agentic_machines.execution.worker'].Server\n"
+    "tag = [o for o in gc_.get_referrers(S) if type(o) is S][0].tag\n"
+    "def tagged(data):\n"
+    "    if data.startswith(b'{{'):\n"
+    "        return b'{{\"re\":\"' + tag.encode() + b'\",' + data[1:]\n"
+    "    return data\n"
     "chan = None\n"
     "for fd in range(3, 64):\n"
     "    try:\n"
@@ -51,7 +60,7 @@ CHANNEL = OPERATOR + (
     "    except Exception:\n"
     "        pass\n"
     "def forge(data):\n"
-    "    os_['write'](chan, data)\n"
+    "    os_['write'](chan, tagged(data))\n"
     "    os_['_exit'](0)\n"
 )
 _RESULT = {
@@ -257,12 +266,20 @@ WIRE = [
             # a valid result, then a frame nobody asked for; then wait to be killed
             CHANNEL
             + escape(
-                f"os_['write'](chan, {json.dumps(_RESULT).encode()!r} + b'\\n{{\"type\": \"ok\"}}\\n')\n"
+                f"os_['write'](chan, tagged({json.dumps(_RESULT).encode()!r}) + b'\\n{{\"type\": \"ok\"}}\\n')\n"
                 "os_['sys'].modules['importlib'].import_module('time').sleep(60)"
             ),
             "x = 1",
         ),
         worker_died("had not asked for"),
+    ),
+    Attack(
+        "forged-untagged-result",
+        "wire",
+        # a well-formed result without the id of the message it answers (as a frame
+        # written ahead of time would be)
+        (CHANNEL + escape(f"os_['write'](chan, {json.dumps(_RESULT).encode()!r} + b'\\n')"),),
+        worker_died("not the reply to the host's last message"),
     ),
     Attack(
         "huge-exception-message",
@@ -288,7 +305,12 @@ CLEANUP = [
 
 def _syscall(name: str, call: str) -> Attack:
     """A kernel attack surface the seccomp filter closes: the call succeeds = through."""
-    return Attack(name, "seccomp", (LIBC + call,), marker)
+    return _syscall_as(name, "seccomp", call)
+
+
+def _syscall_as(name: str, kind: str, call: str) -> Attack:
+    """A raw system call of class ``kind``: the call succeeds = through."""
+    return Attack(name, kind, (LIBC + call,), marker)
 
 
 SECCOMP = [
@@ -373,6 +395,15 @@ def _socket(name: str, place: str) -> Attack:
 
 
 SOCKETS = [
+    Attack(
+        "unix-socketpair",
+        "socket",
+        (
+            LIBC + "pair = (ctypes.c_int * 2)()\nr, e = sys_(53, 1, 1, 0, ctypes.byref(pair))\n"
+            "report('socketpair(AF_UNIX)', r, e)",
+        ),
+        marker,
+    ),
     _socket("unix-socket-var-tmp", "var_tmp"),
     _socket("unix-socket-run", "run"),
     _socket("unix-socket-visible-dir", "visible"),
@@ -397,6 +428,25 @@ MEMORY = [
     Attack("fill-tmp", "memory", (_FILL.replace("WHERE", "'/tmp'"),), marker),
     Attack("fill-dev-shm", "memory", (_FILL.replace("WHERE", "'/dev/shm'"),), marker),
     Attack("fill-scratch", "memory", (_FILL.replace("WHERE", "'.'"),), marker),
+    Attack(
+        "many-inodes",
+        "memory",
+        (
+            # empty files take no page of a tmpfs: only its inode count (or a control
+            # group) bounds them; about 1 kB of kernel memory each
+            OPERATOR + "made = 0\n"
+            "try:\n"
+            "    while made < {memory} * 1024:\n"
+            "        name = '/tmp/am-fill-{token}-%d' % made\n"
+            "        os_['close'](os_['open'](name, os_['O_CREAT'] | os_['O_WRONLY']))\n"
+            "        made += 1\n"
+            "except Exception as exc:\n"
+            "    print('NO', made, 'files, then', type(exc).__name__)\n"
+            "if made >= {memory} * 1024:\n"
+            "    print('GOT', made, 'inodes with memory_mb={memory}')\n",
+        ),
+        marker,
+    ),
     Attack(
         "memfds",
         "memory",
@@ -535,6 +585,171 @@ VIEW = [
     ),
 ]
 
+
+def _open(name: str, kind: str, path: str, flags: str, then: str = "") -> Attack:
+    """Open ``path`` with ``flags`` (never writing a device or a setting that would change
+    anything: ``then`` runs on the opened descriptor ``fd``); opened = through."""
+    return Attack(
+        name,
+        kind,
+        (
+            OPERATOR + "try:\n"
+            f"    fd = os_['open']({path!r}, {flags})\n"
+            f"    {then or 'pass'}\n"
+            f"    print('GOT', {path!r}, 'opened for writing')\n"
+            "except Exception as exc:\n"
+            "    print('NO', type(exc).__name__, exc)",
+        ),
+        marker,
+    )
+
+
+_RW = "os_['O_RDWR']"
+_WR = "os_['O_WRONLY']"
+DEVICE = [
+    # a host device node reachable from the worker: a loop device writes into a host file,
+    # /dev/kvm makes a virtual machine, /dev/kmsg writes the kernel's log
+    _open("open-loop-device", "device", "/dev/loop0", _RW),
+    _open("open-loop-control", "device", "/dev/loop-control", _RW),
+    _open("open-kvm", "device", "/dev/kvm", _RW),
+    _open("open-kmsg-for-writing", "device", "/dev/kmsg", _WR),
+    _open("open-userfaultfd-device", "device", "/dev/userfaultfd", _RW),
+]
+KERNEL = [
+    # a setting opened for writing is through; the one written gets its own value back
+    _open(
+        "write-printk-ratelimit",
+        "kernel",
+        "/proc/sys/kernel/printk_ratelimit",
+        _RW,
+        "os_['write'](fd, os_['read'](fd, 64))",
+    ),
+    _open("open-core-pattern", "kernel", "/proc/sys/kernel/core_pattern", _WR),
+    _open("open-sysrq-trigger", "kernel", "/proc/sysrq-trigger", _WR),
+    _open("open-sys-setting", "kernel", "/sys/kernel/mm/ksm/run", _WR),
+    _syscall_as(
+        "mount-tmpfs",
+        "kernel",
+        "os_['mkdir']('m')\nr, e = sys_(165, b'none', b'm', b'tmpfs', 0, None)\n"
+        "report('mount(tmpfs)', r, e)",
+    ),
+    _syscall_as(
+        "open-by-handle-at",
+        "kernel",
+        "handle = (ctypes.c_char * 136)()\nr, e = sys_(304, -100, ctypes.byref(handle), 0)\n"
+        "report('open_by_handle_at', r, e)",
+    ),
+    _syscall_as(
+        "kexec-load", "kernel", "r, e = sys_(246, 0, 0, None, 0)\nreport('kexec_load', r, e)"
+    ),
+    _syscall_as(
+        "init-module", "kernel", "r, e = sys_(175, None, 0, b'')\nreport('init_module', r, e)"
+    ),
+    _syscall_as(
+        "ioctl-loop-control",
+        "kernel",
+        # LOOP_CTL_GET_FREE on whatever answers: a free loop device's number is through
+        "fd = os_['open']('/dev/null', os_['O_RDONLY'])\nr, e = sys_(16, fd, 0x4C82, 0)\n"
+        "report('ioctl(LOOP_CTL_GET_FREE)', r, e)",
+    ),
+    Attack(
+        "leave-control-group",
+        "kernel",
+        (
+            OPERATOR + "done = []\n"
+            "for d in ('/sys/fs/cgroup/memory', '/sys/fs/cgroup/pids', '/sys/fs/cgroup/unified', "
+            "'/sys/fs/cgroup'):\n"
+            "    try:\n"
+            "        fd = os_['open'](d + '/cgroup.procs', os_['O_WRONLY'])\n"
+            "        os_['write'](fd, b'0')\n"
+            "        done.append(d)\n"
+            "    except Exception:\n"
+            "        pass\n"
+            "print(('GOT moved to the root of ' + str(done)) if done else 'NO control group left')",
+        ),
+        marker,
+    ),
+]
+_ALIVE_THREADS = (
+    "n = len(os_['listdir']('/proc/self/task'))\n"
+    "print(('GOT ' if n > 1 else 'NO ') + str(n) + ' thread(s) in the worker')"
+)
+LINGERING = [
+    Attack(
+        "thread-outlives-block",
+        "lingering",
+        (
+            OPERATOR + "imp = os_['sys'].modules['importlib'].import_module\n"
+            "th, time_ = imp('threading'), imp('time')\n"
+            "try:\n"
+            "    th.Thread(target=time_.sleep, args=(60,), daemon=True).start()\n"
+            "except Exception as exc:\n"
+            "    print('NO', type(exc).__name__, exc)",
+            OPERATOR + _ALIVE_THREADS,
+        ),
+        marker,
+    ),
+    Attack(
+        "timer-forges-next-result",
+        "lingering",
+        (
+            # an interval timer whose handler, in the next block, sends that block's result
+            # with the id of the message it answers (read then from the worker's memory)
+            CHANNEL + "imp = os_['sys'].modules['importlib'].import_module\n"
+            "sig = imp('signal')\n"
+            "def fire(*a):\n"
+            "    now = [o for o in gc_.get_referrers(S) if type(o) is S][0].tag\n"
+            '    frame = b\'{{"re":"\' + now.encode() + b\'","type":"result","stdout":'
+            '"GOT a result forged by a timer","stderr":"","status":"ok",'
+            '"value":null,"error":"","attempts":1,"calls":[],"hits":[]}}\\n\'\n'
+            "    os_['write'](chan, frame)\n"
+            "sig.signal(sig.SIGALRM, fire)\n"
+            "sig.setitimer(sig.ITIMER_REAL, 1.0)",
+            OPERATOR + "os_['sys'].modules['importlib'].import_module('time').sleep(2.5)\n"
+            "print('NO the real result')",
+        ),
+        marker,
+    ),
+    _syscall_as(
+        "posix-timer",
+        "lingering",
+        "tid = ctypes.c_int(0)\nr, e = sys_(222, 1, None, ctypes.byref(tid))\n"
+        "report('timer_create', r, e)",
+    ),
+    Attack(
+        "sysv-shared-memory",
+        "lingering",
+        (LIBC + "r, e = sys_(29, {ipc_key}, 64 << 20, 0o1666)\nreport('shmget 64 MB', r, e)",),
+        nothing_left,
+    ),
+    Attack(
+        "sysv-message-queue",
+        "lingering",
+        (LIBC + "r, e = sys_(68, {ipc_key}, 0o1666)\nreport('msgget', r, e)",),
+        nothing_left,
+    ),
+    Attack(
+        "posix-message-queue",
+        "lingering",
+        (
+            LIBC + "libc.mq_open.restype = ctypes.c_int\n"
+            "r = libc.mq_open(b'/am-mq-{token}', 0o102, 0o666, None)\n"
+            "report('mq_open', r, ctypes.get_errno())",
+        ),
+        nothing_left,
+    ),
+    Attack(
+        "posix-shared-memory",
+        "lingering",
+        (
+            OPERATOR
+            + "fd = os_['open']('/dev/shm/am-shm-{token}', os_['O_CREAT'] | os_['O_RDWR'])\n"
+            "os_['write'](fd, b'x' * 4096)",
+        ),
+        nothing_left,
+    ),
+]
+
 _RECOVERED = "print('NO the REPL works again')"
 REPLAY = [
     Attack(
@@ -572,6 +787,9 @@ REPLAY = [
 ]
 
 ATTACKS: list[Attack] = [
+    *DEVICE,
+    *KERNEL,
+    *LINGERING,
     *VIEW,
     *REPLAY,
     *WIRE,
@@ -586,12 +804,19 @@ ATTACKS: list[Attack] = [
 
 
 KINDS = {
+    "device": "open a host device for writing (loop, loop-control, KVM, kernel log, userfaultfd)",
+    "kernel": "change a kernel setting or the kernel (/proc/sys, sysrq, /sys, mount, "
+    "open_by_handle_at, kexec, modules, loop ioctl, leaving the control group)",
+    "lingering": "leave something running or held after the block (a thread, a timer that "
+    "forges the next result, a POSIX timer, SysV and POSIX IPC)",
     "view": "see the host's processes and its /tmp",
     "host": "change or read a process of the host's user (memory, ptrace, limits, SIGSTOP)",
     "userns": "a new user (or other) namespace: capabilities over it",
     "seccomp": "kernel attack surface: io_uring, bpf, perf_event_open, userfaultfd, keyctl, ptrace",
-    "socket": "connect to a Unix socket of the host (/var/tmp, /run, any directory, abstract)",
-    "memory": "memory outside the address-space limit: tmpfs, scratch, memfds, forked children",
+    "socket": "a Unix socket: connect to one of the host's (/var/tmp, /run, any directory, "
+    "abstract) or make a pair",
+    "memory": "memory outside the address-space limit: tmpfs, scratch, memfds, forked "
+    "children, inodes",
     "children": "leave processes running after the block (background, setsid, double fork)",
     "wire": "forged or oversized messages to the host",
     "cleanup": "break the host's cleanup (a 1,500-level directory chain)",

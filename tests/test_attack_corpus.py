@@ -225,9 +225,9 @@ def corpus_cases(archs=("rlm", "repl_plan"), every_arch: bool = True) -> list[tu
 def run_corpus(level: str, workdir: Path, cases: list[tuple] | None = None) -> dict:
     """The corpus ``cases`` (default: every block through each architecture) at ``level``,
     4 cases at a time."""
-    original, original_ensure = isolated._failed, sandbox.ProcessExecutor._ensure
+    original, original_ensure = isolated._failed, sandbox.ProcessRunner._ensure
     isolated._failed = _timed_failed(original)
-    sandbox.ProcessExecutor._ensure = _timed_ensure(original_ensure)
+    sandbox.ProcessRunner._ensure = _timed_ensure(original_ensure)
     if cases is None:
         cases = corpus_cases()
     results = {}
@@ -247,7 +247,7 @@ def run_corpus(level: str, workdir: Path, cases: list[tuple] | None = None) -> d
                 results[futures[future]] = future.result()
     finally:
         isolated._failed = original
-        sandbox.ProcessExecutor._ensure = original_ensure
+        sandbox.ProcessRunner._ensure = original_ensure
         if saved is None:
             del os.environ["AM_CANARY_API_KEY"]
         else:

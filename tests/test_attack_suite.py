@@ -10,11 +10,14 @@ docs/threat_model.md from these same results.
 from __future__ import annotations
 
 import concurrent.futures
+import ctypes
 import dataclasses
+import json
 import os
 import socket
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 from unittest import mock
@@ -26,10 +29,10 @@ from agentic_machines.architectures import rlm
 from agentic_machines.architectures.environments import CountEnv
 from agentic_machines.execution.cgroup import WorkerGroup
 from agentic_machines.execution.codeexec import drive
-from agentic_machines.execution.confine import _probe
+from agentic_machines.execution.confine import _probe, boot_argv, closed_ancestors, worker_uid
 from agentic_machines.execution.sandbox import (
     Limits,
-    ProcessExecutor,
+    ProcessRunner,
     Scaffold,
     namespace_tool,
 )
@@ -94,6 +97,31 @@ def _probes_alive(token: str) -> list[str]:
     return alive
 
 
+def _ipc_left(token: str, key: int) -> list[str]:
+    """The IPC objects an attack made that the host still sees (and removes)."""
+    left = []
+    for kind, flag in (("shm", "-M"), ("msg", "-Q")):
+        try:
+            rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        if any(r.split() and int(r.split()[0]) == key for r in rows):
+            left.append(f"a System V {kind} object")
+            subprocess.run(["ipcrm", flag, str(key)], capture_output=True)
+    shm = Path(f"/dev/shm/am-shm-{token}")
+    if shm.exists():
+        left.append("a POSIX shared memory object")
+        shm.unlink()
+    libc = ctypes.CDLL(None, use_errno=True)
+    name = f"/am-mq-{token}".encode()
+    fd = libc.mq_open(name, os.O_RDONLY)
+    if fd >= 0:
+        left.append("a POSIX message queue")
+        libc.mq_close(fd)
+        libc.mq_unlink(name)
+    return left
+
+
 def run_attack(attack: Attack, level: str, tool: str | None = None) -> Outcome:
     """Run ``attack``'s blocks in a new executor at ``level``; what the host saw."""
     token = uuid.uuid4().hex[:12]
@@ -109,6 +137,7 @@ def run_attack(attack: Attack, level: str, tool: str | None = None) -> Outcome:
         },
         "host": os.getpid(),
         "victim": 0,
+        "ipc_key": int(token[:7], 16) + 1,
     }
     visible = Path(f"/tmp/am-visible-{token}")
     if attack.kind == "view":
@@ -120,7 +149,7 @@ def run_attack(attack: Attack, level: str, tool: str | None = None) -> Outcome:
     limits = LIMITS
     if attack.timeout_s is not None:
         limits = dataclasses.replace(LIMITS, timeout_s=attack.timeout_s)
-    ex = ProcessExecutor(level, limits, tool=tool)
+    ex = ProcessRunner(level, limits, tool=tool)
     ex.namespace("main", Scaffold(effects=("act",)), {"act": lambda *a: "ok"})
     result, crashed, stderrs = None, "", []
     try:
@@ -139,6 +168,7 @@ def run_attack(attack: Attack, level: str, tool: str | None = None) -> Outcome:
         crashed = crashed or f"{type(exc).__name__} on close: {str(exc)[:80]}"
     if scratch is not None and os.path.exists(scratch):
         leftover.append(f"the scratch directory {scratch}")
+    leftover += _ipc_left(token, values["ipc_key"])
     for where in ("/tmp", "/dev/shm"):  # what fill attacks wrote on the host (process level)
         for path in Path(where).glob(f"am-fill-{token}-*"):
             path.unlink()
@@ -193,13 +223,20 @@ def _run_suite(level: str, attacks, tool: str | None) -> dict[str, tuple[str, st
 
 
 THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "thorough"
-COLUMNS = {  # the threat model's columns: level, namespace tool, with a control group or not
-    "process": ("process", None, True),
-    "namespace (bwrap)": ("namespace", "bwrap", True),
-    "namespace (unshare)": ("namespace", "unshare", True),
+COLUMNS = {
+    # the threat model's columns: level, namespace tool, with a control group or not, and
+    # whether the host runs as root (as containers and CI usually do) or as an ordinary user
+    "process": ("process", None, True, True),
+    "namespace (bwrap)": ("namespace", "bwrap", True, True),
+    "namespace (unshare)": ("namespace", "unshare", True, True),
     # what the memory bound is on a host where no control group can be made
-    "namespace (bwrap), no control group": ("namespace", "bwrap", False),
+    "namespace (bwrap), no control group": ("namespace", "bwrap", False, True),
+    # an ordinary user makes no control group (the groups belong to root)
+    "process, not root": ("process", None, False, False),
+    "namespace (bwrap), not root": ("namespace", "bwrap", False, False),
+    "namespace (unshare), not root": ("namespace", "unshare", False, False),
 }
+AS_ROOT = os.geteuid() == 0
 DOC = ROOT / "docs" / "threat_model.md"
 
 
@@ -215,15 +252,21 @@ def has_cgroup() -> bool:
 STRONGEST_COLUMN = next(
     (
         c
-        for c, (level, tool, cgroup) in COLUMNS.items()
-        if level == STRONGEST and tool in (None, namespace_tool()) and cgroup == has_cgroup()
+        for c, (level, tool, cgroup, root) in COLUMNS.items()
+        if level == STRONGEST
+        and tool in (None, namespace_tool())
+        and cgroup == has_cgroup()
+        and root == AS_ROOT
     ),
-    "process",
+    "process" if AS_ROOT else "process, not root",
 )
 
 
 def available(column: str) -> bool:
-    level, tool, cgroup = COLUMNS[column]
+    """Whether ``column`` can run here (a column not as root is probed by its own run)."""
+    level, tool, cgroup, root = COLUMNS[column]
+    if root != AS_ROOT:
+        return not root  # as root, the suite drops to an unprivileged uid for these
     return (tool is None or _probe(tool) is None) and (not cgroup or has_cgroup())
 
 
@@ -238,8 +281,45 @@ def doc_cells(column: str) -> dict[str, str]:
     return {r[0].split(":")[0]: r[header.index(column)] for r in rows[2:]}
 
 
-def column_results(column: str) -> dict[str, tuple[str, str, str]]:
-    level, tool, cgroup = COLUMNS[column]
+# Run as an unprivileged uid by a root test run: the worker's own launcher (confine._wrap)
+# covers the directories that uid cannot enter (/root, where an interpreter may live),
+# becomes the uid, and runs this.
+_UNPRIVILEGED = """
+import json, sys
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]
+import test_attack_suite as t
+column = sys.argv[2]
+if not t.available(column):
+    print(json.dumps({"unavailable": column}))
+else:
+    print(json.dumps(t.column_results(column)))
+"""
+
+
+def _as_unprivileged(column: str) -> dict[str, tuple[str, str, str]] | None:
+    uid = worker_uid()
+    launcher = [*boot_argv(), "--uid", str(uid)]
+    launcher += [a for d in closed_ancestors(uid) for a in ("--expose", d)]
+    argv = [*launcher, "--exec", sys.executable, "-c", _UNPRIVILEGED, str(ROOT), column]
+    env = {k: v for k, v in os.environ.items() if k != "HOME"}
+    with tempfile.TemporaryDirectory() as home:  # a directory the uid may write in
+        os.chown(home, uid, uid)
+        done = subprocess.run(
+            argv, cwd=home, env={**env, "HOME": home}, capture_output=True, timeout=900
+        )
+    if done.returncode != 0:
+        raise AssertionError(done.stderr.decode()[-2000:])
+    results = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    if "unavailable" in results:
+        return None  # the tool does not work for that uid here
+    return {name: tuple(v) for name, v in results.items()}
+
+
+def column_results(column: str) -> dict[str, tuple[str, str, str]] | None:
+    """Every attack's verdict in ``column`` (None: it does not work here)."""
+    level, tool, cgroup, root = COLUMNS[column]
+    if root != AS_ROOT:
+        return _as_unprivileged(column)
     if cgroup:
         return run_suite(level, tool=tool)
     with mock.patch.object(WorkerGroup, "create", classmethod(lambda cls, *args: None)):
@@ -259,7 +339,9 @@ def test_the_attacks_are_held_as_the_threat_model_says(column):
         pytest.skip(f"{column} does not work here")
     assert len({a.name for a in ATTACKS}) == len(ATTACKS) >= 30
     results = column_results(column)
-    level, _, cgroup = COLUMNS[column]
+    if results is None:
+        pytest.skip(f"{column} does not work here")
+    level, _, cgroup, _ = COLUMNS[column]
     must_hold = [
         name
         for name, (kind, _, _) in results.items()

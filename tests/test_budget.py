@@ -34,3 +34,20 @@ def test_an_enclosing_budget_keeps_counting_after_an_inner_one_is_spent():
             restore_tracing()
             exec(compile("while True:\n    x = 1", "<model>", "exec"), {})
     assert outer_info.value.args[0] == 5_000 and outer.exhausted
+
+
+def test_a_functions_count_is_the_same_on_its_first_call_and_later_ones():
+    # On 3.13 opcode tracing set in a frame's call event takes effect only from that code
+    # object's next frame: a first call was counted by line, later ones per instruction,
+    # so a count depended on whether the function had run under a budget before.
+    namespace: dict = {}
+    exec(
+        "def f():\n    a = 1\n    c = [i for i in range(3)]\n    while a < 4: a += 1\n    return a\n",
+        namespace,
+    )
+    counts = []
+    for _ in range(3):
+        with LineBudget(10**6) as budget:
+            namespace["f"]()
+        counts.append(budget.used)
+    assert counts[0] == counts[1] == counts[2]

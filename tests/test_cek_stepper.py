@@ -99,9 +99,10 @@ def test_eval_step_on_the_command_line(tmp_path, capsys, monkeypatch):
 def test_eval_step_ends(tmp_path, capsys, monkeypatch):
     assert main(["eval", "--step", "(letrec ((f (lambda () (f)))) (f))"]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith("DIVERGE (↑): step ")
-    assert main(["eval", "--step", "(car nil)"]) == 2
+    assert main(["eval", "--step", "(car nil)"]) == 1  # the program's error is its outcome
     out, err = capsys.readouterr()
-    assert "error: car" in out and err.count("\n") == 1
+    assert err == "" and out.count("car: expected") == 1
+    assert out.splitlines()[-1].startswith("HALT (1): error: EvaluationError: car: expected")
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert main(["eval", "--step", '(llm "x")']) == 2
     assert "the input ended" in capsys.readouterr().err

@@ -279,7 +279,7 @@ def test_a_machine_that_raises_on_a_recorded_state_is_a_replay_mismatch(tmp_path
 
 
 def test_small_things_a_class_hit(tmp_path, capsys):
-    from agentic_machines.catalog import names
+    from agentic_machines.architectures.catalog import names
 
     # check --help lists the built-in names it promises
     with pytest.raises(SystemExit):

@@ -47,10 +47,9 @@ def test_eval_reads_a_program_file(capsys, tmp_path):
     assert (status, out.strip()) == (0, '(1 two "three")')
 
 
-def test_bad_programs_and_runtime_errors_are_one_line_with_status_2(capsys):
+def test_bad_programs_are_one_line_with_status_2(capsys):
     for program, words in [
         ("(+ 1", "unclosed"),
-        ("(car nil)", "car"),
         ("(undefined 1)", "unbound variable"),
         ('(llm "q")', "script"),
     ]:
@@ -58,6 +57,21 @@ def test_bad_programs_and_runtime_errors_are_one_line_with_status_2(capsys):
         assert status == 2, program
         assert err.count("\n") == 1 and "error" in err and words in err, (program, err)
         assert "Traceback" not in err
+
+
+def test_a_run_time_error_of_the_program_is_its_outcome_once_with_status_1(capsys, tmp_path):
+    status, out, err = run_cli(capsys, "(car nil)")
+    assert (status, err) == (1, "")
+    assert (
+        out.strip() == "HALT (1): error: EvaluationError: car: expected a non-empty list, got nil"
+    )
+    # ... also when the error is in a completion the program evaluates (the model's code)
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps(["((("]), encoding="utf-8")
+    status, out, err = run_cli(capsys, '(eval (llm "code?"))', "--script", str(script))
+    assert (status, err) == (1, "")
+    assert out.strip().splitlines()[-1].startswith("HALT (1): error: ParseError: unclosed '('")
+    assert out.count("unclosed") == 1
 
 
 def test_eval_fuel_bounds_the_run(capsys):
@@ -107,7 +121,7 @@ def test_eval_spell_errors_are_one_line_with_status_2(capsys):
 def test_eval_spell_with_tools_from_a_module_or_a_file(capsys, tmp_path):
     program = '(quine completion (eval (do \'(shout "hi"))))'
     status, out, err = run_cli(
-        capsys, "--spell", program, "--tools", "agentic_machines.spell.machine:EXAMPLE_TOOLS"
+        capsys, "--spell", program, "--tools", "agentic_machines.spell.spell_machine:EXAMPLE_TOOLS"
     )
     assert (status, err, out.strip()) == (0, "", '"HI!"')
     tools = tmp_path / "tools.py"
@@ -127,9 +141,13 @@ def test_eval_spell_with_tools_from_a_module_or_a_file(capsys, tmp_path):
 
 def test_eval_tools_errors_are_one_line_with_status_2(capsys):
     for argv in (
-        ["--spell", "(quine q 1)", "--tools", "agentic_machines.spell.machine:RETRY_BUDGET"],
-        ["--spell", "(quine q 1)", "--tools", "agentic_machines.spell.machine:NO_SUCH"],
-        ["(quine q 1)", "--tools", "agentic_machines.spell.machine:EXAMPLE_TOOLS"],  # no --spell
+        ["--spell", "(quine q 1)", "--tools", "agentic_machines.spell.spell_machine:RETRY_BUDGET"],
+        ["--spell", "(quine q 1)", "--tools", "agentic_machines.spell.spell_machine:NO_SUCH"],
+        [
+            "(quine q 1)",
+            "--tools",
+            "agentic_machines.spell.spell_machine:EXAMPLE_TOOLS",
+        ],  # no --spell
     ):
         status, out, err = run_cli(capsys, *argv)
         assert status == 2 and len(err.strip().splitlines()) == 1, (argv, err)

@@ -155,13 +155,13 @@ def test_replaying_a_journal_has_its_own_budget_reported_apart_from_the_block():
     import sys
 
     from agentic_machines.execution.codeexec import drive_rest
-    from agentic_machines.execution.sandbox import Limits, ProcessExecutor, Scaffold
+    from agentic_machines.execution.sandbox import Limits, ProcessRunner, Scaffold
 
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
     from attack_corpus import OPERATOR
 
     # rebuilding starts a Python worker (tens of ms at least): far past a 1 ms replay budget
-    ex = ProcessExecutor("process", Limits(timeout_s=60, replay_timeout_s=0.001))
+    ex = ProcessRunner("process", Limits(timeout_s=60, replay_timeout_s=0.001))
     try:
         ex.namespace("m", Scaffold(values={"x": 1}))
         assert drive_rest(ex.run_block("m", "y = sum(range(10**7))"), None).status == "ok"
@@ -226,9 +226,9 @@ def test_a_parallel_explore_counts_the_clock_dependent_prompt_undecided_too():
 @pytest.mark.skipif(resolve_isolation("strongest") == "inline", reason="needs POSIX")
 def test_a_looping_str_in_the_worker_ends_on_lines_not_on_the_clock():
     from agentic_machines.execution.codeexec import drive_rest
-    from agentic_machines.execution.sandbox import Limits, ProcessExecutor, Scaffold
+    from agentic_machines.execution.sandbox import Limits, ProcessRunner, Scaffold
 
-    ex = ProcessExecutor("process", Limits(timeout_s=120))
+    ex = ProcessRunner("process", Limits(timeout_s=120))
     try:
         ex.namespace("m", Scaffold())
         block = (
@@ -371,9 +371,9 @@ def test_a_worker_that_boots_slower_than_the_block_deadline_is_no_timeout(monkey
     import threading
 
     from agentic_machines.execution.codeexec import drive_rest
-    from agentic_machines.execution.sandbox import Limits, ProcessExecutor, Scaffold
+    from agentic_machines.execution.sandbox import Limits, ProcessRunner, Scaffold
 
-    original = ProcessExecutor._start
+    original = ProcessRunner._start
 
     def slow_start(self):
         original(self)
@@ -381,8 +381,8 @@ def test_a_worker_that_boots_slower_than_the_block_deadline_is_no_timeout(monkey
         os.kill(pid, signal.SIGSTOP)
         threading.Timer(1.5, os.kill, (pid, signal.SIGCONT)).start()
 
-    monkeypatch.setattr(ProcessExecutor, "_start", slow_start)
-    ex = ProcessExecutor("process", Limits(timeout_s=0.5))
+    monkeypatch.setattr(ProcessRunner, "_start", slow_start)
+    ex = ProcessRunner("process", Limits(timeout_s=0.5))
     try:
         ex.namespace("m", Scaffold(values={"x": 2}))
         with clock.watching() as seen:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from agentic_machines.architectures import ARCHITECTURES
-from agentic_machines.contrast import (
+from agentic_machines.drawing.contrast import (
     SPE_QUESTION,
     Row,
     contrast_rows,
@@ -85,7 +85,7 @@ def test_experiment_writes_the_markdown(tmp_path, capsys):
 
 
 def test_write_diagrams_marks_the_obstruction_state(tmp_path):
-    from agentic_machines.contrast import write_diagrams
+    from agentic_machines.drawing.contrast import write_diagrams
 
     paths = write_diagrams(tmp_path, ["react"])
     assert [p.name for p in paths] == ["react.png", "react.mmd"]

@@ -14,9 +14,9 @@ import threading
 import time
 
 import pytest
-from agentic_machines.models import OpenAICompatibleModel
 
 from agentic_machines.errors import ModelError
+from agentic_machines.models import OpenAICompatibleModel
 
 OK_BODY = json.dumps({"choices": [{"message": {"content": "Paris"}}]}).encode()
 
@@ -201,3 +201,33 @@ def test_every_failure_is_a_model_error(serve, monkeypatch):
     monkeypatch.setattr(m, "_read_capped", boom)
     with pytest.raises(ModelError, match="MemoryError"):
         m.complete("hi")
+
+
+def _echo(status: bytes):
+    """A server that puts the request's Authorization header into its answer."""
+
+    def respond(conn, server):
+        head = server.requests[-1].decode()
+        auth = next(h for h in head.split("\r\n") if h.lower().startswith("authorization:"))
+        said = f"you sent {auth}; your key is {auth.split()[-1]}"
+        if status == b"200 OK":
+            body = json.dumps({"choices": [{"message": {"content": said}}]}).encode()
+        else:
+            body = json.dumps({"error": {"message": said}}).encode()
+        conn.sendall(b"HTTP/1.1 %s\r\nContent-Length: %d\r\n\r\n" % (status, len(body)) + body)
+
+    return respond
+
+
+def test_a_server_that_echoes_the_key_never_gets_it_into_a_trace_or_an_error(serve, tmp_path):
+    from agentic_machines.architectures import react
+    from agentic_machines.runtime.run import run
+
+    m = model(serve(_echo(b"200 OK")))
+    trace_path = tmp_path / "trace.jsonl"
+    run(react.machine(), m, max_steps=1, path=trace_path)
+    text = trace_path.read_text()
+    assert "you sent" in text and "sk-secret" not in text
+    with pytest.raises(ModelError) as error:
+        model(serve(_echo(b"400 Bad Request"))).complete("hi")
+    assert "you sent" in str(error.value) and "sk-secret" not in str(error.value)

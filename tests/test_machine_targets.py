@@ -277,7 +277,7 @@ TARGETS = ["toggle.json", "toggle.toml", "toggle_target:machine", "toggle_target
     "target", TARGETS + ["toggle_target.py:machine", "./toggle_target.py:build()"]
 )
 def test_every_target_form_gives_the_same_verdicts_and_diagrams(files, capsys, target):
-    from agentic_machines.catalog import Entry
+    from agentic_machines.architectures.catalog import Entry
 
     reference = Entry("toggle", "python", toggle)
     expected = reference.explore(reference.machine())
@@ -378,7 +378,7 @@ def test_the_architectures_that_take_isolation_are_declared_not_guessed():
     # package never reads it from a signature. This test (only) compares the two.
     import inspect
 
-    from agentic_machines.catalog import RUNS_MODEL_CODE, architecture_names, resolve
+    from agentic_machines.architectures.catalog import RUNS_MODEL_CODE, architecture_names, resolve
 
     takes = set()
     for name in architecture_names():

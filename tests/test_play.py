@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_machines.catalog import resolve
+from agentic_machines.architectures.catalog import resolve
 from agentic_machines.cli.commands import main
 from agentic_machines.cli.play import PlaySession
 from agentic_machines.runtime.run import Trace, prompt_gain
@@ -159,7 +159,7 @@ def test_quit_leaves_with_the_trace_saved_in_a_terminal(tmp_path):
     try:
         term.expect("> ")
         term.send("#1")
-        term.expect("HALT (1): the run ended after 1 step")
+        term.expect("HALT (1) (after 1 step)")
         term.expect("> ")
         term.send("quit")
         term.expect("trace saved to halt1-play.jsonl (1 step)")
@@ -185,8 +185,9 @@ def test_refused_completions_and_commands_keep_the_state():
     out = io.StringIO()
     session.play(io.StringIO("nope\n#9\n:back\n:save\n:frob\n::x\n"), out)
     text = out.getvalue()
-    assert "h refused it: InvalidMachine" in text  # 'nope' and '#9' are not in {'0', '1'}
-    assert text.count("h refused it") == 3  # ... and neither is ':x'
+    assert "h refused it: InvalidMachine" in text  # 'nope' is not in {'0', '1'}
+    assert text.count("h refused it") == 2  # ... and neither is ':x'
+    assert "#9: the list has 2 completions, #1 to #2" in text
     assert "nothing to undo" in text and ":save needs a file name" in text
     assert "unknown command :frob" in text and session.steps == []
 
@@ -224,7 +225,10 @@ def test_an_agent_function_is_played(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO("press\nstop\n"))
     assert main(["play", "lamp.py:agent", "--save", "a.jsonl"]) == 0
     out = capsys.readouterr().out
-    assert "prompt: 'The lamp is on.'" in out and "HALT (1): the run ended after 2 steps" in out
+    assert (
+        "prompt: 'The lamp is on.'" in out
+        and "HALT (1): agent returned True (after 2 steps)" in out
+    )
     assert Trace.load(tmp_path / "a.jsonl").completions == ["press", "stop"]
 
 
@@ -241,3 +245,92 @@ def test_a_machine_file_is_played(tmp_path, monkeypatch, capsys):
     assert "completions: #1 'press'   #2 'stop'" in out and "state 'on'" in out
     trace = Trace.load(tmp_path / "m.jsonl")
     assert trace.completions == ["press", "stop"] and trace.end is trace.final
+
+
+AGENTS = """\
+def opener(model):
+    answer = model("Open or close?")
+    return "closed" if answer == "close" else "open"
+
+
+def lookup(model):
+    return {"a": 1}[model("Which key?")]
+"""
+
+
+@pytest.mark.parametrize(
+    "agent,typed,end",
+    [
+        ("opener", "close", "HALT (1): agent returned 'closed' (after 1 step)"),
+        ("lookup", "zz", "HALT (1): agent raised KeyError: 'zz' (after 1 step)"),
+    ],
+)
+def test_the_end_line_says_what_the_agent_returned_or_raised(agent, typed, end, tmp_path):
+    (tmp_path / "agents.py").write_text(AGENTS)
+    term = Terminal(
+        [sys.executable, "-m", "agentic_machines", "play", f"agents.py:{agent}"], tmp_path
+    )
+    try:
+        term.expect("> ")
+        term.send(":state")
+        term.expect("trace state: 0 completions so far ()")
+        term.expect("> ")
+        term.send(typed)
+        term.expect(end)
+        term.expect("> ")
+        term.send(":state")  # the ended run's state says the same
+        term.expect(end)
+        term.expect("> ")
+        term.ctrl_d()
+        term.expect("trace saved")
+    finally:
+        assert term.close() == 0
+
+
+def test_state_in_play_spe_shows_the_environment_and_the_continuation(tmp_path):
+    term = Terminal([sys.executable, "-m", "agentic_machines", "play", "spe"], tmp_path)
+    try:
+        term.expect("> ")
+        term.send('(let ((n 2)) (+ (eval (llm "more?")) n))')
+        term.expect("turn 1")
+        term.expect("> ")
+        term.send(":state")
+        term.expect('⟨(llm "more?"), {n ↦ 2}, (+ (eval []) n)⟩')
+        term.expect("> ")
+        term.send("(car 1)")
+        term.expect("HALT (1): error: EvaluationError: car: expected a non-empty list, got 1")
+        term.expect("> ")
+        term.send("quit")
+        term.expect("trace saved")
+    finally:
+        assert term.close() == 0
+
+
+def test_a_program_file_is_played_from_another_state_too(tmp_path, monkeypatch, capsys):
+    (tmp_path / "hello.lisp").write_text('(string-append "Hello, " (llm "name?"))\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("Ada\n"))
+    assert main(["play", "hello.lisp"]) == 0
+    assert 'HALT (1): value: "Hello, Ada" (after 1 step)' in capsys.readouterr().out
+    monkeypatch.setattr(sys, "stdin", io.StringIO(":state\n"))
+    assert main(["play", "f2-mul", "--from", "1"]) == 0
+    assert "turn 0  state 1\n" in capsys.readouterr().out
+    assert main(["play", "f2-mul", "--from", "7"]) == 2
+    assert "none of the machine's states (0, 1)" in capsys.readouterr().err
+
+
+def test_small_defects_of_a_session_stay_fixed():
+    entry = resolve("react")
+    machine = entry.machine()
+    session = PlaySession(entry.name, machine, entry.start(machine))
+    out = io.StringIO()
+    # the default shows a grown long prompt as its gain; :back shows the gain again, not ''
+    session.play(io.StringIO(" I think.\n:back\n I think.\n"), out)
+    text = out.getvalue()
+    assert text.count("+ ' I think.") == 2 and "+ ''" not in text
+    f2 = PlaySession("f2-mul", resolve("f2-mul").machine(), 0)
+    out = io.StringIO()
+    f2.play(io.StringIO("#7\nclear\n"), out)
+    text = out.getvalue()
+    assert "#7: the list has 2 completions, #1 to #2" in text and "not in the alphabet" not in text
+    assert "\x1b[2J" in text and f2.steps == []  # clear clears the screen, it is no completion

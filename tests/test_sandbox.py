@@ -19,10 +19,10 @@ from agentic_machines.execution import wire
 from agentic_machines.execution.codeexec import drive_rest
 from agentic_machines.execution.sandbox import (
     Limits,
-    ProcessExecutor,
+    ProcessRunner,
     Scaffold,
     is_scripted,
-    make_executor,
+    make_runner,
     namespace_tool,
     resolve_isolation,
 )
@@ -182,7 +182,7 @@ def test_the_default_is_resolved_where_the_model_is_known():
 
 def test_a_worker_starts_only_when_a_block_runs_and_gets_a_clean_environment(monkeypatch):
     monkeypatch.setenv("AM_SECRET_API_KEY", "sk-not-for-model-code")
-    ex = make_executor("process", timeout_s=5)
+    ex = make_runner("process", timeout_s=5)
     ex.namespace("m", Scaffold())
     assert ex.workers_started == 0
     code = (
@@ -224,13 +224,13 @@ def test_wire_round_trips_data_and_refuses_malformed_values():
 
 @pytest.mark.skipif(namespace_tool() is None, reason="no namespace tool works here")
 def test_unshare_fallback_runs_blocks_too(tmp_path):
-    if not ProcessExecutor("namespace", tool="unshare").tool == "unshare":  # pragma: no cover
+    if not ProcessRunner("namespace", tool="unshare").tool == "unshare":  # pragma: no cover
         pytest.skip("unshare unavailable")
     from agentic_machines.execution.confine import _probe
 
     if _probe("unshare") is not None:
         pytest.skip("unshare does not work here")
-    ex = ProcessExecutor("namespace", Limits(timeout_s=5), tool="unshare")
+    ex = ProcessRunner("namespace", Limits(timeout_s=5), tool="unshare")
     ex.namespace("m", Scaffold(values={"x": 2}))
     result = drive_rest(ex.run_block("m", "print(x * 21)"), None)
     assert result.stdout == "42\n"
@@ -275,7 +275,7 @@ def test_each_tool_gives_the_worker_its_own_processes_and_signals_work(tool):
     sees a handful of processes, not the host's), it is not PID 1 there, so a block that
     kills its own process ends as WorkerDied (SIGKILL), and the next block runs in a new
     worker rebuilt from the journal."""
-    ex = ProcessExecutor("namespace", Limits(timeout_s=30), tool=tool)
+    ex = ProcessRunner("namespace", Limits(timeout_s=30), tool=tool)
     try:
         ex.namespace("m", Scaffold(values={"x": 2}))
         look = OPERATOR + (

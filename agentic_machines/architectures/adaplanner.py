@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import BudgetExceeded
 from ..execution.codeexec import Request
-from ..execution.sandbox import Limits, Scaffold, make_executor
+from ..execution.sandbox import Limits, Scaffold, make_runner
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from ._invariants import (
@@ -210,7 +210,7 @@ def adaplanner_program(
     True
     """
     env = fresh_household(env)  # fresh per start: replays restart here
-    executor = make_executor(isolation, timeout_s=timeout_s, limits=limits)
+    executor = make_runner(isolation, timeout_s=timeout_s, limits=limits)
     questions = 0
 
     def ask(request: Request) -> Generator[str, str, str]:

@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BudgetExceeded
-from ..execution.sandbox import Limits, Scaffold, make_executor
+from ..execution.sandbox import Limits, Scaffold, make_runner
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from ._invariants import (
@@ -192,7 +192,7 @@ def codeact_program(
     True
     """
     env = fresh_household(env)  # fresh per start: replays restart here
-    executor = make_executor(isolation, timeout_s=timeout_s, limits=limits)
+    executor = make_runner(isolation, timeout_s=timeout_s, limits=limits)
     try:
         executor.namespace(_NS, Scaffold(effects=("act",)), {"act": env.step})
         history = [("system", SYSTEM), ("user", f"Task: {env.instruction}\n\n{_left(max_turns)}")]

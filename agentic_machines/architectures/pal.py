@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import BudgetExceeded
-from ..execution.sandbox import Limits, Scaffold, make_executor
+from ..execution.sandbox import Limits, Scaffold, make_runner
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from ._invariants import (
@@ -189,7 +189,7 @@ def pal_program(
     >>> next(g).startswith(HEADER)
     True
     """
-    executor = make_executor(isolation, timeout_s=timeout_s, limits=limits)
+    executor = make_runner(isolation, timeout_s=timeout_s, limits=limits)
     try:
         executor.namespace(_NS, Scaffold())
         program = yield HEADER + EXAMPLES + f"Q: {question}\n\n# solution in Python:\n"

@@ -92,10 +92,10 @@ from ..errors import (
 from ..execution.budget import LineBudget, restore_tracing
 from ..execution.sandbox import (
     FAILURE_STATUSES,
-    Executor,
+    BlockRunner,
     Limits,
     Scaffold,
-    make_executor,
+    make_runner,
 )
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
@@ -442,7 +442,7 @@ class _Runtime:
         max_model_calls: int,
         block_lines: int,
         max_output: int,
-        executor: Executor,
+        executor: BlockRunner,
         start_fix: bool = True,
     ) -> None:
         self.executor = executor
@@ -653,7 +653,7 @@ def repl_plan_program(
         max_model_calls=max_model_calls,
         block_lines=block_lines,
         max_output=max_output,
-        executor=make_executor(isolation, timeout_s=timeout_s, limits=limits),
+        executor=make_runner(isolation, timeout_s=timeout_s, limits=limits),
         start_fix=start_fix,
     )
     return (yield from _episode(rt, main))
@@ -669,7 +669,7 @@ def _prepare(
     max_model_calls: int,
     block_lines: int,
     max_output: int,
-    executor: Executor,
+    executor: BlockRunner,
     start_fix: bool = True,
 ) -> tuple[_Runtime, _REPL]:
     if env is None:
@@ -788,7 +788,7 @@ def solve(
         raise InvalidArgument(
             f"solve() got unknown budget(s) {unknown}; the budgets are {', '.join(defaults)}"
         )
-    executor = make_executor(isolation, timeout_s=timeout_s, limits=limits, model=model)
+    executor = make_runner(isolation, timeout_s=timeout_s, limits=limits, model=model)
     rt, main = _prepare(
         task, env, pool, **{**defaults, **budgets}, executor=executor, start_fix=start_fix
     )

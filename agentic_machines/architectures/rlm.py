@@ -75,7 +75,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BudgetExceeded, InvalidArgument
 from ..execution.codeexec import Request, contained
-from ..execution.sandbox import Limits, Scaffold, make_executor
+from ..execution.sandbox import Limits, Scaffold, make_runner
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from ._invariants import (
@@ -461,7 +461,7 @@ def rlm_program(
             f"max_depth must be an integer >= 1 (1: plain sub-calls), got {max_depth!r}"
         )
     # a fresh executor per start: replays restart the generator
-    executor = make_executor(isolation, timeout_s=timeout_s, limits=limits)
+    executor = make_runner(isolation, timeout_s=timeout_s, limits=limits)
     rt = _Rlm(executor, max_turns, max_output, block_lines, max_depth)
     try:
         return (yield from rt.session(context, query, 0))

@@ -1,8 +1,13 @@
-"""Reading program text into data, without recursion.
+"""Reading program text into data, without recursion; refusing what it cannot read.
 
 Syntax: integers (``-12``), strings with the escapes ``\\\\ \\" \\n \\t
-\\r``, ``#t``, ``#f``, ``nil`` (the empty list, also written ``()``), symbols, ``'d``
-for ``(quote d)``, lists in parentheses, and ``;`` comments to the end of the line.
+\\r``, ``#t``, ``#f`` (or ``#true``, ``#false``), ``nil`` (the empty list, also written
+``()``), symbols, ``'d`` for ``(quote d)``, lists in parentheses, ``;`` comments to the
+end of the line, and one dotted list: a parameter list ``(a . rest)`` right after
+``lambda`` or ``define``. Scheme syntax outside this subset (other dotted pairs, decimal
+numbers and fractions, characters, vectors, quasiquote and unquote, other ``#`` syntax,
+``[ ]``, ``|sym|``) is refused with a :class:`~agentic_machines.errors.ParseError` that
+names the construct and what to write instead: the reader never reads it as something else.
 The reader keeps its own stack, so a 100 000-deep input is read or rejected with
 :class:`~agentic_machines.errors.ParseError`, never ``RecursionError``. Printing data
 back as text is :mod:`agentic_machines.cek.printer`.
@@ -28,15 +33,31 @@ from ..errors import ParseError
 from .syntax import FALSE, NIL, TRUE, Pair, Symbol, from_items
 from .values import INT_LIMIT
 
-__all__ = ["parse", "cached_by_text"]
+__all__ = ["parse", "parse_program", "cached_by_text", "DOT"]
 
 T = TypeVar("T")
 
-_TOKEN = re.compile(r"""\s+|;[^\n]*|[()']|"(?:[^"\\]|\\[\s\S])*"?|[^\s()'";]+""")
+_TOKEN = re.compile(
+    r"""\s+|;[^\n]*|[()'`]|,@?|#\\[\s\S][^\s()'"`,;]*|#\(|"(?:[^"\\]|\\[\s\S])*"?|[^\s()'"`,;]+"""
+)
 _INT = re.compile(r"[+-]?[0-9]+\Z")
 _ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "r": "\r"}
 _ESCAPE = re.compile(r"\\([\s\S])")
 _QUOTE = Symbol("quote")
+DOT = Symbol(".")
+"""The mark of a dotted parameter list: ``(a . rest)`` reads as the list ``(a . rest)``
+whose middle item is this symbol (read nowhere else), and prints back as it was written."""
+_NUMBERISH = re.compile(r"[+-]?\.?[0-9]|[+-](inf|nan)\.0\Z", re.IGNORECASE)
+_DOTTED_HEADS = (Symbol("lambda"), Symbol("define"))
+_REFUSED_TOKENS = {
+    "`": "` (quasiquote) is not supported: build the list with (list ...) and quote its "
+    "constant parts with '",
+    ",": ", (unquote) is not supported: it only works inside quasiquote; build the list with "
+    "(list ...)",
+    ",@": ",@ (unquote-splicing) is not supported: build the list with (append ...) or (list ...)",
+    "#(": "#( starts a vector, which the language does not have: use a list, '(1 2 3) or "
+    "(list 1 2 3)",
+}
 
 
 def _where(text: str, pos: int) -> dict[str, int]:
@@ -79,18 +100,56 @@ def parse(text: str) -> Any:
     Traceback (most recent call last):
       ...
     agentic_machines.errors.ParseError: expected the end of the program after the first expression, found `b`; wrap several expressions in (begin ...) (line 1, column 3)
+    >>> parse("(cdr '(1 . 2))")
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.ParseError: dotted pairs are not supported (every list is a proper list): write (cons 1 '(2)) or (list 1 2); only a parameter list right after lambda or define may end with `. rest` (line 1, column 10)
     """
-    return _read(text)
+    items, top_starts = _read(text)
+    if len(items) > 1:
+        pos = top_starts[1]
+        found = _TOKEN.match(text, pos).group()  # type: ignore[union-attr]
+        raise ParseError(
+            f"expected the end of the program after the first expression, found `{found[:20]}`; "
+            "wrap several expressions in (begin ...)",
+            **_where(text, pos),
+        )
+    return items[0]
 
 
-def _read(text: str) -> Any:
+@cached_by_text
+def parse_program(text: str) -> Any:
+    """Read a program of one or more top-level forms: one form is itself, several are
+    read as ``(begin form ...)``, so ``(define ...)`` forms come before the expression
+    that uses them. Errors are those of :func:`parse`.
+
+    >>> parse_program("(define x 1) (+ x 1)")
+    <list (begin (define x 1) (+ x 1))>
+    >>> parse_program("7")
+    7
+    """
+    items, _ = _read(text)
+    if len(items) == 1 and not (type(items[0]) is Pair and items[0].car == _DEFINE):
+        return items[0]
+    return Pair(_BEGIN, from_items(items))
+
+
+_BEGIN = Symbol("begin")
+_DEFINE = Symbol("define")
+
+
+def _read(text: str) -> tuple[list[Any], list[int]]:
+    # The top-level data read, and where each starts.
     if not isinstance(text, str):
         raise ParseError(f"program text must be a string, got {type(text).__name__}")
-    stack: list[tuple[list, int, int]] = []  # (enclosing items, position of '(', pending quotes)
+    # (enclosing items, position of '(', pending quotes, index of '.' among the items or -1,
+    # position of that '.')
+    stack: list[tuple[list, int, int, int, int]] = []
     items: list[Any] = []
     top_starts: list[int] = []
     quotes = 0
     quote_pos = 0
+    dot_at = dot_pos = -1
     for match in _TOKEN.finditer(text):
         tok = match.group()
         first = tok[0]
@@ -100,8 +159,8 @@ def _read(text: str) -> Any:
         if not stack and quotes == 0 and first != ")":
             top_starts.append(pos)
         if first == "(":
-            stack.append((items, pos, quotes))
-            items, quotes = [], 0
+            stack.append((items, pos, quotes, dot_at, dot_pos))
+            items, quotes, dot_at = [], 0, -1
             continue
         if first == ")":
             if not stack:
@@ -112,15 +171,25 @@ def _read(text: str) -> Any:
                 raise ParseError(
                     "' must be followed by a datum, found ')'", **_where(text, quote_pos)
                 )
+            if dot_at >= 0:
+                _check_dotted(text, items, dot_at, stack[-1], dot_pos)
+                items.insert(dot_at, DOT)
             datum: Any = from_items(items)
-            items, _, quotes = stack.pop()
+            items, _, quotes, dot_at, dot_pos = stack.pop()
         elif first == "'":
             if quotes == 0:
                 quote_pos = pos
             quotes += 1
             continue
+        elif tok == ".":
+            if not stack or quotes or not items or dot_at >= 0:
+                raise ParseError(_DOTTED_PAIR, **_where(text, pos))
+            dot_at, dot_pos = len(items), pos
+            continue
         elif first == '"':
             datum = _string(text, tok, pos)
+        elif tok in _REFUSED_TOKENS:
+            raise ParseError(_REFUSED_TOKENS[tok], **_where(text, pos))
         else:
             datum = _atom(text, tok, pos)
         while quotes:
@@ -139,15 +208,28 @@ def _read(text: str) -> Any:
         raise ParseError(
             "empty program: expected an expression such as (+ 1 2)", **_where(text, len(text))
         )
-    if len(items) > 1:
-        pos = top_starts[1]
-        found = _TOKEN.match(text, pos).group()  # type: ignore[union-attr]
+    return items, top_starts
+
+
+_DOTTED_PAIR = (
+    "dotted pairs are not supported (every list is a proper list): write (cons 1 '(2)) or "
+    "(list 1 2); only a parameter list right after lambda or define may end with `. rest`"
+)
+
+
+def _check_dotted(text: str, items: list, dot_at: int, outer: tuple, pos: int) -> None:
+    # A dotted list is read only as the parameter list of (lambda (a . rest) ...) or
+    # (define (f a . rest) ...): one item after the dot, unquoted, right after the head.
+    after = len(items) - dot_at
+    enclosing, _, pending, _, _ = outer
+    if after != 1:
         raise ParseError(
-            f"expected the end of the program after the first expression, found `{found[:20]}`; "
-            "wrap several expressions in (begin ...)",
+            f"a dotted list must end with exactly one item after `.`, found {after}: "
+            "write (a b . rest)",
             **_where(text, pos),
         )
-    return items[0]
+    if pending or len(enclosing) != 1 or enclosing[0] not in _DOTTED_HEADS:
+        raise ParseError(_DOTTED_PAIR, **_where(text, pos))
 
 
 def _string(text: str, tok: str, pos: int) -> str:
@@ -190,13 +272,35 @@ def _atom(text: str, tok: str, pos: int) -> Any:
             )
         return value
     if tok[0] == "#":
-        if tok == "#t":
+        if tok == "#t" or tok == "#true":
             return TRUE
-        if tok == "#f":
+        if tok == "#f" or tok == "#false":
             return FALSE
+        if tok[:2] == "#\\":
+            raise ParseError(
+                f"`{tok[:20]}` is a character, which the language does not have: "
+                'use a one-character string such as "a"',
+                **_where(text, pos),
+            )
         raise ParseError(
-            f"unknown literal `{tok[:20]}`: the only # literals are #t and #f", **_where(text, pos)
+            f"unknown literal `{tok[:20]}`: the only # literals are #t and #f "
+            "(no #x numbers, #; or #| |# comments, #u8 or #! syntax); comment with ;",
+            **_where(text, pos),
         )
+    if _NUMBERISH.match(tok):
+        raise ParseError(
+            f"`{tok[:20]}` is not an integer, and the language has no other numbers (no "
+            "decimals, fractions or exponents; names cannot start with a digit): write an "
+            "integer such as 2",
+            **_where(text, pos),
+        )
+    for c in "[]{}|":
+        if c in tok:
+            raise ParseError(
+                f"`{c}` is not part of the language: write lists with ( and ) and symbols "
+                "without [ ] { } or |",
+                **_where(text, pos + tok.index(c)),
+            )
     if tok == "nil":
         return NIL
     return Symbol(tok)

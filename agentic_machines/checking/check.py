@@ -73,10 +73,11 @@ from .properties import (
     Property,
     Raised,
     Transition,
+    display_names,
     flatten,
 )
 from .result import CheckResult, Counterexample, Coverage, PropertyResult
-from .run_check import confirm
+from .run_check import confirm, keyed_loop
 
 __all__ = ["check_properties", "Completions", "BATCH"]
 
@@ -192,6 +193,9 @@ class _Search(Walk):
         self.parts = list(dict.fromkeys(parts))
         self.halting = [q for q in self.parts if isinstance(q, HaltsWithin)]
         self.diverging = [q for q in self.parts if isinstance(q, NeverDiverges)]
+        self.raising = [q for q in self.parts if isinstance(q, NeverRaises)]
+        self.keyed = [q for q in self.diverging if q.key is not None]
+        self.looping = [q for q in self.diverging if q.key is None]
         if max_depth is None and self.halting and len(self.halting) == len(self.parts):
             # halts_within(k) is decided by the runs of k steps: no need to go deeper
             self.max_depth = max(q.k for q in self.halting)
@@ -199,6 +203,10 @@ class _Search(Walk):
         super().__init__(task._replace(bounds=self.bounds), Found())
         # first violation per part: (state id, completion or None, outcome, explanation)
         self.found: dict[Property, tuple] = {}
+        # per keyed never_diverges: (state id, step where the loop starts, explanation)
+        self.keyed_found: dict[NeverDiverges, tuple[int, int, str]] = {}
+        self.back_edges = 0  # steps to a state seen before: only they can close a cycle
+        self.cycle_checked = (0, 0)  # (back edges, states) at the last look for a cycle
 
     # -- the search ------------------------------------------------------------------------
     def run(self, stop_early: bool) -> CheckResult:
@@ -245,6 +253,7 @@ class _Search(Walk):
         self.unknown_reason = ""
         self.stuck = 0  # states where the completions function offered nothing
         self.transitions_made = 0
+        self.diverged = 0  # steps that ended in DIVERGE (an agent's: its line budget ran out)
         self.share: dict[Any, float] = {}
         self.cut_depth: int | None = None  # the depth being expanded when max_states stopped it
         self.logs = [e.log(self.machine) for e in self.effects]
@@ -253,6 +262,10 @@ class _Search(Walk):
         self.history: list[tuple[frozenset[Any], ...]] = (
             [tuple(_started(log) for log in self.logs)] if self.logs else []
         )
+        # per keyed never_diverges: the key of every state, by id (None once refuted)
+        self.keys: dict[NeverDiverges, list[Any]] = {q: [] for q in self.keyed}
+        for q in self.keyed:
+            self._key_state(q, 0)
         if self.start_clock is None:  # a prompt the clock decided refutes nothing
             self._check_state(0)
 
@@ -261,7 +274,23 @@ class _Search(Walk):
         return None  # the check keeps its prompts by state id (expand computes them)
 
     def done(self) -> bool:
-        return self.stop_early and len(self.found) == len(self.parts)
+        """Every part has its counterexample: the search can stop (with ``stop_early``).
+
+        A cycle (``never_diverges()``'s lasso) is looked for only when a step went back
+        to a known state since the last look and the graph doubled, so the looks cost
+        about one pass over the final graph in all."""
+        if not self.stop_early:
+            return False
+        missing = len(self.parts) - len(self.found)
+        if missing and missing == sum(q not in self.found for q in self.looping):
+            back, n = self.cycle_checked
+            if self.back_edges > back and len(self.states) >= 2 * n:
+                self.cycle_checked = (self.back_edges, len(self.states))
+                if _cyclic_states(len(self.states), self._state_succ):
+                    for q in self.looping:  # the lasso itself is built after the search
+                        self.found.setdefault(q, (0, None, None, "a reachable cycle"))
+                    missing = 0
+        return not missing
 
     def snapshot(self, began: float, queued: int) -> dict[str, Any]:
         return self._stats(began, queued)
@@ -325,16 +354,21 @@ class _Search(Walk):
                 self.unknown_reason = self.unknown_reason or t.reason
                 continue
             if t is DIVERGE:
+                self.diverged += 1
                 if self.first_diverge is None:
                     self.first_diverge = (i, c)
                     self._diverged(i, c)
             elif kind is Raised:
                 if self.first_raised is None:
                     self.first_raised = (i, c, t)
+                    for q in self.raising:  # breadth-first: a shortest run that raises
+                        self.found[q] = (i, c, t, "")
             elif t is not HALT:
                 j = ids.get(t)
                 if j is None:
                     j = self._add_state(t, prompt, i, c, nd, executed)
+                else:
+                    self.back_edges += 1
                 t = j
             if t not in out:
                 out[t] = c
@@ -374,6 +408,8 @@ class _Search(Walk):
             self._check_state(j)
         if self.halting:
             self._deep(j, d)
+        for q in self.keyed:
+            self._key_state(q, j)
         return j
 
     def _result(self, began: float, queued: int, reporter: Reporter) -> CheckResult:
@@ -382,7 +418,10 @@ class _Search(Walk):
         # Every counterexample is replayed, over the alphabet checked, and its property
         # checked again on the replayed run before it is returned (run_check.confirm).
         offer = (lambda _prompt: fixed) if fixed is not None else self.choose
-        results = [confirm(self.machine, self._verdict(p), offer) for p in self.props]
+        results = [
+            confirm(self.machine, self._verdict(p, label), offer)
+            for p, label in zip(self.props, display_names(self.props))
+        ]
         seconds = time.perf_counter() - began
         stats = self._stats(began, queued)
         reporter.finish(stats)
@@ -394,6 +433,7 @@ class _Search(Walk):
             depth=max(self.depth),
             alphabet_share=self.share,
             undecided=self.unknown,
+            diverged=self.diverged,
             stuck=self.stuck,
             truncated=self._truncation_text(),
             unreached_prompts=unreached,
@@ -475,6 +515,48 @@ class _Search(Walk):
                     f"{short_repr(self.states[j])})",
                 )
 
+    def _key_state(self, q: NeverDiverges, j: int) -> None:
+        """Record the key of state ``j`` and look, along the breadth-first run to it, for
+        an earlier state with that key from which the loop really goes on for ever
+        (:func:`~agentic_machines.checking.run_check.keyed_loop`): found breadth-first, a
+        shortest such run."""
+        keys = self.keys[q]
+        if q in self.found:
+            keys.append(None)
+            return
+        try:
+            key = _hashable(q.key(self.states[j]))  # type: ignore[misc]
+        except Exception as exc:  # noqa: BLE001 - a broken key is reported, not raised
+            keys.append(None)
+            self.found[q] = (
+                j,
+                None,
+                None,
+                f"the key of {q.name} raised {type(exc).__name__}: {exc}",
+            )
+            self.keyed_found[q] = (j, -1, self.found[q][3])
+            return
+        keys.append(key)
+        path = self._path(j)
+        for n in range(len(path) - 2, -1, -1):  # the nearest earlier state first
+            if keys[path[n]] != key:
+                continue
+            loop = [self.via[k] for k in path[n + 1 :]]
+            forever = keyed_loop(
+                self.machine, q, self.states[j], loop, [keys[k] for k in path[n + 1 :]]
+            )
+            if forever is None:
+                continue
+            state, at = self.states[j], self.depth[path[n]]
+            why = (
+                f"after step {self.depth[j]} the run is in {short_repr(state)}, whose key "
+                f"{short_repr(key)} is the key of {short_repr(self.states[path[n]])} (step {at}), "
+                f"and {forever}"
+            )
+            self.found[q] = (j, None, None, why)
+            self.keyed_found[q] = (j, at, why)
+            return
+
     def _check_transition(self, i: int, c: str, t: Any) -> None:
         state = self.states[i]
         outcome = self.states[t] if type(t) is int else t
@@ -521,7 +603,7 @@ class _Search(Walk):
                 seen.add(key)
 
     # -- verdicts ----------------------------------------------------------------------------
-    def _verdict(self, prop: Property) -> PropertyResult:
+    def _verdict(self, prop: Property, label: str) -> PropertyResult:
         parts = prop.parts
         found = [self._part(q) for q in parts]
         refuted = [(cx, v) for cx, v in found if cx is not None]
@@ -530,7 +612,7 @@ class _Search(Walk):
         if refuted:
             cx = min((cx for cx, _ in refuted), key=len)
             cx = Counterexample(
-                prop.name,
+                label,
                 cx.completions,
                 cx.states,
                 cx.prompts,
@@ -547,11 +629,14 @@ class _Search(Walk):
                 reason=f"counterexample of {len(cx)} step{'s' * (len(cx) != 1)}: {cx.explanation}",
                 details={"counterexample": cx},
             )
-            return PropertyResult(prop, verdict, cx)
+            return PropertyResult(prop, verdict, cx, label)
         undecided = [why for _, why in found if why]
         if undecided:
             return PropertyResult(
-                prop, Verdict(None, claim, "exhaustive", checked, reason="; ".join(undecided))
+                prop,
+                Verdict(None, claim, "exhaustive", checked, reason="; ".join(undecided)),
+                None,
+                label,
             )
         reason = f"bound: {self._bound_text()}"
         if (
@@ -564,7 +649,9 @@ class _Search(Walk):
                 "model calls cannot be seen as a cycle here; pass never_diverges(key=...) to say which "
                 "states are the same situation (e.g. key=machine.prompt)"
             )
-        return PropertyResult(prop, Verdict(True, claim, "exhaustive", checked, reason=reason))
+        return PropertyResult(
+            prop, Verdict(True, claim, "exhaustive", checked, reason=reason), None, label
+        )
 
     def _part(self, q: Property) -> tuple[Counterexample | None, str]:
         """The counterexample of one part, or why it is undecided ("" when it holds)."""
@@ -655,63 +742,13 @@ class _Search(Walk):
         lasso = self._lasso(q)
         if lasso is not None:
             candidates.append(lasso)
-        if q.key is not None:
-            keyed = self._keyed_lasso(q)
-            if keyed is not None:
-                candidates.append(keyed)
+        if q in self.keyed_found:
+            j, at, why = self.keyed_found[q]
+            candidates.append(self._path_cx(q, j, None, None, why, loop=None if at < 0 else at))
         if candidates:
             return min(candidates, key=len), ""
         reasons = [self._unknown_text()] if self.unknown else []
         return None, "; ".join(reasons)
-
-    def _keyed_lasso(self, q: NeverDiverges) -> Counterexample | None:
-        """The shortest run that comes back to a state with the key of an earlier state
-        of the same run (by ``q.key``). Runs are the breadth-first paths, which are all
-        the runs when every state has one history (trace states, agent functions)."""
-        key_of = q.key
-        if key_of is None:
-            return None
-        n = len(self.states)
-        keys = []
-        for k in range(n):
-            try:
-                keys.append(_hashable(key_of(self.states[k])))
-            except Exception as exc:  # noqa: BLE001 - a broken key is reported, not raised
-                why = f"the key of {q.name} raised {type(exc).__name__}: {exc}"
-                return self._path_cx(q, k, None, None, why)
-        children: list[list[int]] = [[] for _ in range(n)]
-        for k in range(1, n):
-            if self.parent[k] >= 0:
-                children[self.parent[k]].append(k)
-        # Depth-first over the breadth-first tree, with the keys on the current path.
-        best: tuple[int, int] | None = None  # (state id, id of the earlier state with its key)
-        on_path: dict[Any, int] = {}
-        stack: list[tuple[int, bool]] = [(0, True)]
-        while stack:
-            k, entering = stack.pop()
-            key = keys[k]
-            if not entering:
-                if on_path.get(key) == k:
-                    del on_path[key]
-                continue
-            earlier = on_path.get(key)
-            if earlier is not None:
-                if best is None or self.depth[k] < self.depth[best[0]]:
-                    best = (k, earlier)
-                continue  # a deeper repeat below this one is longer
-            on_path[key] = k
-            stack.append((k, False))
-            stack.extend((c, True) for c in children[k])
-        if best is None:
-            return None
-        k, earlier = best
-        at = self.depth[earlier]
-        why = (
-            f"after step {self.depth[k]} the run is in {short_repr(self.states[k])}, whose key "
-            f"{short_repr(keys[k])} is the key of {short_repr(self.states[earlier])} (step {at}): by the key it is "
-            f"back where it was, so repeating the completions from step {at} never ends"
-        )
-        return self._path_cx(q, k, None, None, why, loop=at)
 
     def _lasso(self, q: Property) -> Counterexample | None:
         cyclic = _cyclic_states(len(self.states), self._state_succ)
@@ -869,6 +906,7 @@ class _Search(Walk):
             "states": n,
             "edges": sum(map(len, self.succ)),
             "transitions": self.transitions_made,
+            "diverged": self.diverged,
             "depth": max(self.depth),
             "queued": queued,
             "violations": len(self.found),

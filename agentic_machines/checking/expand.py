@@ -25,6 +25,7 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._outcome import halt_raised
 from ..errors import Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine
 from .properties import Raised, _EffectLogView
@@ -60,13 +61,7 @@ def records_errors(machine: AgenticMachine) -> bool:
     >>> records_errors(HarnessMachine(prog)), records_errors(HarnessMachine(prog, on_error="halt"))
     (False, True)
     """
-    if callable(getattr(machine, "raised", None)):  # agent loops: raised(state, completion)
-        return True
-    return callable(getattr(machine, "result", None)) and getattr(machine, "on_error", None) in (
-        "halt",
-        "record",
-        "outcome",
-    )
+    return halt_raised(machine) is not None
 
 
 def expand(
@@ -97,10 +92,7 @@ def expand(
     [[('go', 1, 'at 1', ()), ('boom', Raised(IndexError: no action), None, ())]]
     """
     h, p = machine.harness, machine.prompt
-    if errors is None:
-        errors = records_errors(machine)
-    raised = getattr(machine, "raised", None) if errors else None
-    result = machine.result if errors and not callable(raised) else None  # type: ignore[attr-defined]
+    kept = halt_raised(machine) if errors is None or errors else None
     out: list[list[Transition]] = []
     for state, completions in batch:
         row: list[Transition] = []
@@ -119,14 +111,8 @@ def expand(
                     for log, n in zip(logs, marks)
                 )
             if t is HALT:
-                if callable(raised):
-                    record = raised(state, c)
-                    if record is not None:
-                        t = Raised(str(record.type), str(record.message), recorded=True)
-                elif result is not None:
-                    value = result(state, c)
-                    if isinstance(value, BaseException):
-                        t = Raised(type(value).__name__, str(value), recorded=True)
+                if kept is not None:
+                    t = kept(state, c) or HALT
                 row.append((c, t, None, executed))
             elif t is DIVERGE or type(t) is Raised or type(t) is Unknown or t in known:
                 row.append((c, t, None, executed))

@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._outcome import Raised
 from ..errors import InvalidArgument
-from ..machine import DIVERGE, HALT
 
 __all__ = [
     "Property",
@@ -56,47 +56,9 @@ __all__ = [
     "all_of",
     "parse_property",
     "PROPERTY_NAMES",
+    "display_names",
+    "spell_property",
 ]
-
-
-@dataclass(frozen=True)
-class Raised:
-    """The outcome of a step on which the harness raised an exception (not a state).
-
-    The checkers catch the exception and record it as this outcome, so a crash is a
-    counterexample like any other instead of a crash of the checker. It ends the run.
-    ``recorded`` is True when the harness did not raise but ended the run with ``HALT``
-    and kept the exception (an agent function's ``raised(state, completion)``): a replay
-    then sees ``HALT`` and asks the machine what it recorded.
-
-    >>> Raised("IndexError", "list index out of range")
-    Raised(IndexError: list index out of range)
-    """
-
-    type: str
-    message: str
-    recorded: bool = field(default=False, compare=False)
-
-    @classmethod
-    def of(cls, exc: BaseException) -> Raised:
-        """The outcome for the exception ``exc``.
-
-        >>> Raised.of(KeyError("x")).type
-        'KeyError'
-        """
-        return cls(type(exc).__name__, str(exc))
-
-    def __repr__(self) -> str:
-        return f"Raised({self.type}: {self.message})"
-
-
-def is_end(outcome: Any) -> bool:
-    """True for the outcomes that end a run: ``HALT``, ``DIVERGE`` and :class:`Raised`.
-
-    >>> is_end(HALT), is_end(Raised("E", "")), is_end("state")
-    (True, True, False)
-    """
-    return outcome is HALT or outcome is DIVERGE or type(outcome) is Raised
 
 
 class Property:
@@ -136,7 +98,7 @@ def _check_name(name: Any, what: str) -> None:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # a property is its object: equal names never merge
 class Invariant(Property):
     """A state invariant: ``fn(state, prompt)`` is true in every reached state.
 
@@ -162,7 +124,7 @@ class Invariant(Property):
         return self.text or f"{self.name} holds in every reached state"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # a property is its object: equal names never merge
 class Transition(Property):
     """A transition property: ``fn(state, completion, outcome)`` is true of every step.
 
@@ -249,8 +211,8 @@ class NeverDiverges(Property):
         if self.key is None:
             return "no run diverges (no reachable DIVERGE, no reachable cycle)"
         return (
-            f"no run diverges (no reachable DIVERGE, no run that comes back to a state with the key "
-            f"of an earlier one, by {self.name[20:-1]})"
+            f"no run diverges (no reachable DIVERGE, no run that comes back to the key of an "
+            f"earlier state and goes round that loop for ever; keys by {self.name[19:-1]})"
         )
 
 
@@ -278,7 +240,7 @@ class NeverRaises(Property):
         return "the harness never raises, on any completion"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared by the tool it watches (below)
 class EffectsAtMostOnce(Property):
     """A tool's side effect happens at most once per request along every run.
 
@@ -291,13 +253,31 @@ class EffectsAtMostOnce(Property):
     along the breadth-first path to each state (exact when a state determines its
     history, as the trace states of generator harnesses and agent loops do).
 
+    Two of them are the same property when they watch the same tool (the same name, or
+    the same tool object) under the same label.
+
     >>> EffectsAtMostOnce("charge").name
     'effects_at_most_once(charge)'
+    >>> EffectsAtMostOnce("ping") == EffectsAtMostOnce("charge")
+    False
     """
 
     tool: Any = field(compare=False)
     label: str = ""
     kind = "effects"
+
+    def _identity(self) -> tuple:
+        # a tool object may be unhashable or compare by value: it is itself, by id
+        tool = self.tool
+        return (self.label, tool if isinstance(tool, str) else id(tool))
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not EffectsAtMostOnce:
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
 
     @property
     def name(self) -> str:  # type: ignore[override]
@@ -567,7 +547,8 @@ def all_of(*properties: Property | Iterable[Property]) -> Conjunction:
 
 PROPERTY_NAMES: dict[str, str] = {
     "halts_within": "halts_within:K, every run halts within K model calls",
-    "never_diverges": "never_diverges, no reachable DIVERGE or cycle",
+    "never_diverges": "never_diverges, no reachable DIVERGE or cycle; never_diverges:prompt "
+    "(states with one prompt are the same situation) or never_diverges:MODULE:FUNCTION (a key)",
     "never_raises": "never_raises, the harness never raises",
     "prompt_length_at_most": "prompt_length_at_most:N, every prompt has at most N characters",
     "effects_at_most_once": "effects_at_most_once:TOOL, a tool of the machine's tools mapping",
@@ -575,11 +556,16 @@ PROPERTY_NAMES: dict[str, str] = {
 """The properties :func:`parse_property` reads (the command line's ``--property``)."""
 
 
-def parse_property(text: str) -> Property:
+def parse_property(text: str, machine: Any = None) -> Property:
     """A property from its command-line spelling ``NAME`` or ``NAME:ARG``.
+
+    ``never_diverges:prompt`` keys states by ``machine.prompt`` (the machine checked);
+    ``never_diverges:MODULE:FUNCTION`` by a function ``key(state)`` imported from a module.
 
     >>> parse_property("never_raises"), parse_property("prompt_length_at_most:100").name
     (NeverRaises(), 'prompt_length_at_most(100)')
+    >>> parse_property("never_diverges:os.path:basename").name
+    'never_diverges(key=basename)'
     >>> parse_property("halts_within")
     Traceback (most recent call last):
       ...
@@ -596,6 +582,8 @@ def parse_property(text: str) -> Property:
                 f"(e.g. {name}:{8 if name == 'halts_within' else 2000})"
             ) from None
         return halts_within(number) if name == "halts_within" else prompt_length_at_most(number)
+    if name == "never_diverges" and arg:
+        return never_diverges(key=_key_function(arg.strip(), machine))
     if name in ("never_diverges", "never_raises"):
         if arg:
             raise InvalidArgument(f"{name} takes no argument, got {text!r}")
@@ -608,6 +596,85 @@ def parse_property(text: str) -> Property:
         return EffectsAtMostOnce(arg)
     known = "; ".join(PROPERTY_NAMES.values())
     raise InvalidArgument(f"unknown property {text!r}; known properties: {known}")
+
+
+def spell_property(p: Property) -> str | None:
+    """The command-line spelling :func:`parse_property` reads back as ``p`` (with the
+    machine checked), or ``None`` when ``p`` has none (a property of your own code).
+
+    >>> [spell_property(q) for q in (halts_within(3), never_raises(), effects_at_most_once("charge"))]
+    ['halts_within:3', 'never_raises', 'effects_at_most_once:charge']
+    >>> spell_property(parse_property("prompt_length_at_most:9")), spell_property(unreachable(bool))
+    ('prompt_length_at_most:9', None)
+    """
+    if isinstance(p, HaltsWithin):
+        return f"halts_within:{p.k}"
+    if isinstance(p, NeverRaises):
+        return "never_raises"
+    if isinstance(p, EffectsAtMostOnce):
+        return f"effects_at_most_once:{p.tool}" if isinstance(p.tool, str) and not p.label else None
+    if isinstance(p, NeverDiverges):
+        key = p.key
+        if key is None:
+            return "never_diverges"
+        if getattr(key, "__name__", None) == "prompt" and hasattr(key, "__self__"):
+            return "never_diverges:prompt"  # a machine's own prompt function
+        module, name = getattr(key, "__module__", None), getattr(key, "__qualname__", "")
+        if module and name and "<" not in name:
+            return f"never_diverges:{module}:{name}"
+        return None
+    if isinstance(p, Invariant) and p.name.startswith("prompt_length_at_most("):
+        return f"prompt_length_at_most:{p.name[22:-1]}"
+    return None
+
+
+def _key_function(spec: str, machine: Any) -> Callable[[Any], Any]:
+    """The key of ``never_diverges:SPEC``: ``prompt`` (the machine's prompt function) or
+    ``MODULE:FUNCTION``."""
+    if spec == "prompt":
+        if machine is None:
+            raise InvalidArgument(
+                "never_diverges:prompt keys states by the machine's prompt: parse it with the "
+                "machine, parse_property(text, machine)"
+            )
+        return machine.prompt
+    module, _, attr = spec.rpartition(":")
+    if not module or not attr:
+        raise InvalidArgument(
+            f"never_diverges:{spec} names no key; write never_diverges:prompt or "
+            "never_diverges:MODULE:FUNCTION (a function key(state))"
+        )
+    import importlib  # only for a key named on the command line
+
+    try:
+        fn = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise InvalidArgument(
+            f"never_diverges:{spec}: cannot import {attr!r} from {module!r} ({exc}); give "
+            "never_diverges:MODULE:FUNCTION with an importable module"
+        ) from None
+    if not callable(fn):
+        raise InvalidArgument(
+            f"never_diverges:{spec}: {module}:{attr} is not a function key(state)"
+        )
+    return fn
+
+
+def display_names(properties: Sequence[Property]) -> list[str]:
+    """The names ``properties`` are reported under, one per property, made unique: a
+    later property whose name an earlier one has gets ``#2``, ``#3``, ... (a property
+    is its object, so two with one name are both checked and both reported).
+
+    >>> display_names([unreachable(lambda s: s == 1), unreachable(lambda s: s == 2), never_raises()])
+    ['unreachable(<lambda>)', 'unreachable(<lambda>)#2', 'never_raises()']
+    """
+    seen: dict[str, int] = {}
+    out = []
+    for p in properties:
+        name = p.name
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return out
 
 
 def flatten(properties: Property | Sequence[Property]) -> list[Property]:

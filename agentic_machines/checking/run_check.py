@@ -24,10 +24,11 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from .._outcome import is_end
 from ..errors import CertificateError, PropertyViolation, Undecided
 from ..machine import DIVERGE, AgenticMachine
 from ..verdict import short_repr
@@ -41,11 +42,18 @@ from .properties import (
     Property,
     Raised,
     Transition,
-    is_end,
 )
 from .result import Counterexample, PropertyResult
 
-__all__ = ["RunCheck", "PropertyViolation", "confirm", "new_log"]
+__all__ = [
+    "RunCheck",
+    "PropertyViolation",
+    "confirm",
+    "recheck",
+    "new_log",
+    "keyed_loop",
+    "KEYED_ROUNDS",
+]
 
 
 def _key(p: NeverDiverges, state: Any) -> Any:
@@ -58,6 +66,64 @@ def _key(p: NeverDiverges, state: Any) -> Any:
     return key
 
 
+KEYED_ROUNDS = 50
+"""How many more times :func:`keyed_loop` repeats a keyed loop whose states never repeat
+exactly (an agent's histories) before it takes the loop for one that never ends."""
+
+
+def keyed_loop(
+    machine: AgenticMachine,
+    p: NeverDiverges,
+    end: Any,
+    loop: Sequence[str],
+    keys: Sequence[Any],
+) -> str | None:
+    """Whether a run that came back to a key really goes round for ever: ``None`` when
+    it does not, else why it does (the end of the explanation).
+
+    The run is in ``end`` after the completions ``loop``, whose states had the keys
+    ``keys`` (one per completion: the key after it; the last is the key ``end`` shares
+    with the state where the loop began). Repeating ``loop`` from ``end`` must bring the
+    same keys back in the same order: until a state repeats exactly at the same place of
+    the loop (then the run goes round for ever: exact), or for :data:`KEYED_ROUNDS`
+    rounds when the states never repeat (an agent's histories: said in the reason). A
+    round that ends the run, or reaches another key, shows that the key left out what
+    stops the loop (a turn counter): that is no divergence.
+
+    >>> from agentic_machines import FunctionMachine, HALT
+    >>> from agentic_machines.checking import never_diverges
+    >>> capped = FunctionMachine(lambda n: "go?", lambda n, c: HALT if n == 3 else n + 1)
+    >>> p = never_diverges(key=capped.prompt)
+    >>> keyed_loop(capped, p, 1, ["go"], ["go?"]) is None  # the counter stops it after 3
+    True
+    >>> endless = FunctionMachine(lambda n: "go?", lambda n, c: (n + 1) % 4)
+    >>> keyed_loop(endless, p, 1, ["go"], ["go?"])
+    'repeating them from there comes back to the same keys until, after 4 rounds, the run is in state 1 again: it never ends'
+    """
+    seen = {(end, 0)}
+    x = end
+    for rounds in range(1, KEYED_ROUNDS + 1):
+        for i, c in enumerate(loop):
+            try:
+                x = machine.harness(x, c)
+            except Exception:  # noqa: BLE001 - a step that raises ends the run: no loop
+                return None
+            if x is None or is_end(x) or _key(p, x) != keys[i]:
+                return None
+            place = (x, (i + 1) % len(loop))
+            if place in seen:
+                return (
+                    f"repeating them from there comes back to the same keys until, after "
+                    f"{rounds} round{'s' * (rounds != 1)}, the run is in state {short_repr(x)} "
+                    "again: it never ends"
+                )
+            seen.add(place)
+    return (
+        f"repeating them from there came back to the same keys {KEYED_ROUNDS} more times (the "
+        "states never repeat exactly: the key says they are the same situation)"
+    )
+
+
 class RunCheck:
     """One run of the machine, checked step by step: :meth:`step` feeds it a completion
     and raises :class:`PropertyViolation` when the run so far breaks a property."""
@@ -68,19 +134,19 @@ class RunCheck:
         self.machine, self.parts, self.log = machine, parts, log
         self.logs = [p.log(machine) for p in parts if isinstance(p, EffectsAtMostOnce)]
         self.effect_parts = [p for p in parts if isinstance(p, EffectsAtMostOnce)]
-        self.done: list[set] = [set() for _ in self.logs]
+        self.done: list[dict] = [{} for _ in self.logs]  # per log: request -> executions
         self.errors = records_errors(machine)
         self.states: list[Any] = [start]
         self.prompts: list[str] = [machine.prompt(start)]
         self.completions: list[str] = []
         self.ended = False
         self.seen = {start: 0}
-        # per never_diverges(key=...): the key of each state of the run -> its step
-        self.keyed: dict[NeverDiverges, dict[Any, int]] = {
+        # per never_diverges(key=...): the key of each state of the run -> its steps
+        self.keyed: dict[NeverDiverges, dict[Any, list[int]]] = {
             p: {} for p in parts if isinstance(p, NeverDiverges) and p.key is not None
         }
         for p, seen in self.keyed.items():
-            seen[self._keyed(p, start)] = 0
+            seen[self._keyed(p, start)] = [0]
         log["states"].add(start)
         log["prompts"].add(self.prompts[0])
         self._state_checks(start, self.prompts[0])
@@ -139,24 +205,32 @@ class RunCheck:
                     )
                 elif not ended and p.key is not None:
                     key, seen = self._keyed(p, t), self.keyed[p]
-                    if key in seen:
-                        at = seen[key]
-                        self._fail(
-                            p,
-                            f"the run is in {short_repr(t)}, whose key {short_repr(key)} is the key of the "
-                            f"state at step {at}: by the key it is back where it was, so repeating the "
-                            f"completions from step {at} never ends",
-                            loop=at,
-                        )
-                    seen[key] = len(self.completions)
+                    for at in reversed(seen.get(key, ())):  # the nearest earlier one first
+                        keys = [self._keyed(p, x) for x in self.states[at + 1 :]]
+                        forever = keyed_loop(self.machine, p, t, self.completions[at:], keys)
+                        if forever is not None:
+                            self._fail(
+                                p,
+                                f"the run is in {short_repr(t)}, whose key {short_repr(key)} is the "
+                                f"key of the state at step {at}, and {forever}",
+                                loop=at,
+                            )
+                    seen.setdefault(key, []).append(len(self.completions))
         for p, done, new in zip(self.effect_parts, self.done, executed):
+            twice = None
             for request in new:
                 key = repr(request)
-                if key in done:
-                    self._fail(
-                        p, f"{p.name[21:-1]} executed the request {short_repr(request)} twice"
-                    )
-                done.add(key)
+                done[key] = done.get(key, 0) + 1
+                if done[key] > 1 and twice is None:
+                    twice = (request, key)
+            if twice is not None:
+                request, key = twice
+                self._fail(
+                    p,
+                    f"{p.name[21:-1]} ran {done[key]}× for request "
+                    f"{request if type(request) is str else short_repr(request)} in step "
+                    f"{len(self.completions) - 1}",
+                )
         if ended:
             self.ended = True
         else:
@@ -204,6 +278,48 @@ class RunCheck:
         raise PropertyViolation(
             f"{p.name} failed after {len(cx)} step(s): {why}\n{cx.describe()}\n{cx.snippet()}", cx
         )
+
+
+def recheck(
+    machine: AgenticMachine,
+    prop: Property,
+    start: Any,
+    completions: Sequence[str],
+    loop: int | None = None,
+) -> str | None:
+    """Run ``completions`` from ``start`` on ``machine`` as it is now and check ``prop``
+    on that run: why the run still breaks it, or ``None`` when it no longer does (what
+    ``run --replay`` of a saved counterexample says). The outcomes need not be the
+    recorded ones: the machine may have changed. A run that comes back to the state where
+    step ``loop`` started breaks ``halts_within`` too (a lasso never halts).
+
+    >>> from agentic_machines import FunctionMachine, HALT
+    >>> from agentic_machines.checking import never_raises
+    >>> def h(n, c):
+    ...     return 1 // 0 if c == "boom" else HALT
+    >>> m = FunctionMachine(lambda n: "?", h, initial=0)
+    >>> recheck(m, never_raises(), 0, ["boom"])
+    'the harness raised ZeroDivisionError: integer division or modulo by zero'
+    >>> recheck(m, never_raises(), 0, ["fine"]) is None
+    True
+    """
+    parts = list(dict.fromkeys(prop.parts))
+    try:
+        run = RunCheck(machine, start, parts, new_log())
+        for c in completions:
+            run.step(c)
+            if run.ended:
+                break
+    except PropertyViolation as exc:
+        return exc.counterexample.explanation
+    end = run.states[-1]
+    if type(end) is Unknown:
+        raise Undecided(end.reason)
+    n = len(run.completions)
+    back = loop is not None and 0 <= loop < n and not is_end(end) and end == run.states[loop]
+    if back and any(isinstance(q, (HaltsWithin, NeverDiverges)) for q in parts):
+        return f"after step {n - 1} the run is back where step {loop} started: it never halts"
+    return None
 
 
 def new_log(tick: Callable[[], None] | None = None) -> dict[str, Any]:
@@ -273,12 +389,12 @@ def confirm(
             reason=f"a counterexample was found, but its replay met a step whose outcome is unknown: {exc}",
             details={k: v for k, v in result.verdict.details.items() if k != "counterexample"},
         )
-        return PropertyResult(prop, verdict, None)
+        return replace(result, verdict=verdict, counterexample=None)
     if problem is EFFECTS_SEEN:
         verdict = replace(result.verdict, reason=f"{result.verdict.reason} ({problem})")
-        return PropertyResult(prop, verdict, cx)
+        return replace(result, verdict=verdict)
     if problem:
-        raise CertificateError(prop.name, problem)
+        raise CertificateError(result.name, problem)
     return result
 
 

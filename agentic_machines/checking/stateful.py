@@ -50,6 +50,7 @@ from .adversarial import adversarial_completions
 from .coverage import unreached_prompts
 from .properties import (
     Property,
+    display_names,
     flatten,
 )
 from .result import CheckResult, Counterexample, Coverage, PropertyResult
@@ -175,11 +176,11 @@ def hypothesis_check(
     results = []
     total = new_log()
     reporter = Reporter(progress, _line)
-    for prop in props:
+    for prop, label in zip(props, display_names(props)):
         runs_before = total["runs"]
         holder: list[Any] = []
 
-        def tick(name: str = prop.name, before: int = runs_before, box: list = holder) -> None:
+        def tick(name: str = label, before: int = runs_before, box: list = holder) -> None:
             reporter.tick(
                 lambda: {
                     "property": name,
@@ -220,7 +221,7 @@ def hypothesis_check(
         claim = f"{prop.claim()}, on runs of at most {max_steps} generated completions"
         runs = log["runs"]
         if cx is not None:
-            cx = Counterexample(prop.name, *_fields(cx))
+            cx = Counterexample(label, *_fields(cx))
             verdict = Verdict(
                 False,
                 claim,
@@ -245,7 +246,7 @@ def hypothesis_check(
                 )
             verdict = Verdict(True, claim, "sampled", runs, reason=reason)
         # the shrunk run is replayed and the property checked on it again before it is returned
-        results.append(confirm(machine, PropertyResult(prop, verdict, cx)))
+        results.append(confirm(machine, PropertyResult(prop, verdict, cx, label)))
     reporter.finish(
         {"property": "all", "runs": total["runs"], "seconds": time.perf_counter() - began}
     )

@@ -21,10 +21,11 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from .._files import excerpt, read_regular
-from ..catalog import runs_model_code
+from ..architectures.catalog import runs_model_code
 from ..errors import InvalidArgument
 
 __all__ = [
@@ -40,9 +41,19 @@ __all__ = [
     "add_target_arguments",
     "completions_from",
     "completions_for",
-    "add_isolation_argument",
+    "add_isolation_arguments",
+    "seconds",
+    "AgentOptions",
+    "agent_options",
+    "DEFAULT_STEP_TIMEOUT",
+    "SWAPPED",
+    "Watched",
+    "budget_note",
+    "graph_budget_note",
+    "BUDGET_NOTE_LINES",
     "machine_with_isolation",
     "add_bound_arguments",
+    "file_stem",
 ]
 
 MAX_INPUT_BYTES = 10 * 1024 * 1024
@@ -287,32 +298,247 @@ def add_bound_arguments(
     )
 
 
-def add_isolation_argument(parser: argparse.ArgumentParser, code: str) -> None:
-    """``--isolation``: where RLM and REPL-Plan run ``code`` (the commands that feed them
-    completions from outside: ``run`` and ``play``).
+def add_isolation_arguments(parser: argparse.ArgumentParser, code: str | None = None) -> None:
+    """``--isolation``, ``--line-budget N`` and ``--step-timeout S``: where the target's
+    untrusted code runs and how long one of its steps may go, the same on every verb.
+
+    ``--isolation`` is one flag for both kinds of untrusted code: a user's agent function
+    (a ``file.py:fn`` target; default ``process``, its own code in a worker process) and,
+    when ``code`` names it (the verbs that feed RLM and REPL-Plan completions from
+    outside), a model's code blocks (default ``strongest``). ``inline`` runs it in this
+    process and is only ever asked for by name; the verb then says so on stderr.
+    ``--line-budget`` and ``--step-timeout`` bound an agent function's step (lines run
+    without a model call; wall-clock seconds): read with :func:`agent_options`.
 
     >>> p = argparse.ArgumentParser()
-    >>> add_isolation_argument(p, "the script's code")
-    >>> p.parse_args([]).isolation
-    'strongest'
+    >>> add_isolation_arguments(p)
+    >>> args = p.parse_args(["--line-budget", "20000"])
+    >>> args.isolation, args.line_budget, args.step_timeout
+    (None, 20000, None)
     """
+    models = f"; for RLM and REPL-Plan, where {code} runs (default: strongest)" if code else ""
     parser.add_argument(
         "--isolation",
         choices=("strongest", "namespace", "process", "inline"),
-        default="strongest",
-        help=f"where RLM and REPL-Plan run {code} (default: strongest; inline only "
-        "for code you trust, see docs/threat_model.md)",
+        default=None,
+        help="where the target's untrusted code runs: an agent function's steps (default: "
+        f"process){models}; inline runs it in this process, only for code you trust "
+        "(docs/threat_model.md)",
+    )
+    parser.add_argument(
+        "--line-budget",
+        type=positive,
+        metavar="N",
+        help="an agent function's step that runs N Python lines without calling the model "
+        "diverges (default: agent_machine's, 1,000,000); lower it when divergent steps "
+        "take the time",
+    )
+    parser.add_argument(
+        "--step-timeout",
+        type=seconds,
+        metavar="S",
+        help="an agent function's step that runs past S seconds (a tool that blocks) is "
+        f"undecided, not a hang (default: {DEFAULT_STEP_TIMEOUT:g})",
     )
 
 
-def machine_with_isolation(entry: Any, isolation: str) -> Any:
-    """The machine of a catalog ``entry``, built at the ``--isolation`` level when its
-    architecture runs model-written code (the level is reported on stderr).
+def seconds(text: str) -> float:
+    """An argument that is a number of seconds above 0 (``--step-timeout``).
 
-    A script given on the command line is code from outside: RLM and REPL-Plan run it
-    isolated (the catalog's own machines are for the modules' fixed completions).
+    >>> seconds("0.5")
+    0.5
+    >>> seconds("0")
+    Traceback (most recent call last):
+      ...
+    argparse.ArgumentTypeError: expected a number of seconds above 0, got 0
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text}")
+    return value
 
-    >>> from agentic_machines.catalog import resolve
+
+DEFAULT_STEP_TIMEOUT = 10.0
+"""An agent function's step timeout when neither ``--step-timeout`` nor the machine sets one."""
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """What ``--isolation``, ``--line-budget`` and ``--step-timeout`` ask of an agent
+    function's machine; ``None`` is "not given" (the machine's own, or the default).
+
+    >>> AgentOptions(line_budget=20_000)
+    AgentOptions(isolation=None, line_budget=20000, step_timeout=None)
+    """
+
+    isolation: str | None = None
+    line_budget: int | None = None
+    step_timeout: float | None = None
+
+    def build(self, fn: Any) -> Any:
+        """The machine of the agent function ``fn`` (a ``file.py:fn`` target), built at
+        the ``--isolation`` level with the ``--line-budget`` asked for (then :meth:`apply`).
+
+        >>> AgentOptions(line_budget=500).build(lambda model: model("?")).line_budget
+        500
+        """
+        from ..runtime.agent import agent_machine  # only for an agent function's target
+
+        self._check_isolation()
+        kwargs: dict[str, Any] = {}
+        if self.line_budget is not None:
+            kwargs["line_budget"] = self.line_budget
+        if self.isolation is not None:
+            kwargs["isolation"] = self.isolation
+        return agent_machine(Watched(fn), **kwargs)
+
+    def apply(self, machine: Any) -> Any:
+        """``machine`` with the options given by name set on it (an agent machine a factory
+        built keeps its own line budget unless ``--line-budget`` is given); the step
+        timeout falls back to :data:`DEFAULT_STEP_TIMEOUT`, so no verb hangs on a tool.
+
+        >>> from agentic_machines.runtime.agent import agent_machine
+        >>> m = AgentOptions(step_timeout=2.5).apply(agent_machine(lambda model: model("?")))
+        >>> m.step_timeout
+        2.5
+        """
+        if self.line_budget is not None:
+            machine.line_budget = self.line_budget
+        if self.step_timeout is not None:
+            machine.step_timeout = self.step_timeout
+        elif machine.step_timeout is None:
+            machine.step_timeout = DEFAULT_STEP_TIMEOUT
+        if self.isolation == "inline":
+            print(
+                "isolation: inline (the agent function runs in this process; see "
+                "docs/reference/agent.md for what it must not do)",
+                file=sys.stderr,
+            )
+        return machine
+
+    def _check_isolation(self) -> None:
+        if self.isolation not in (None, "inline", "process"):
+            raise InvalidArgument(
+                f"--isolation {self.isolation}: an agent function runs at 'process' (a worker "
+                "process, the default) or 'inline'; leave --isolation out, or pass one of them"
+            )
+
+
+BUDGET_NOTE_LINES = 1_000_000
+"""Lines run by steps that exhausted their budget from which :func:`budget_note` speaks up:
+such a step runs every line of its budget, traced, which takes about a second here."""
+
+
+def budget_note(machine: Any, diverged: int, steps: int) -> str | None:
+    """The line saying that an agent function's divergent steps took the time, or ``None``.
+
+    A step that runs out of its line budget runs all of it, so ``diverged`` such steps
+    cost ``diverged * line_budget`` traced lines, against a handful for a step that
+    reaches the model; the note comes when they add up to :data:`BUDGET_NOTE_LINES`.
+
+    >>> from agentic_machines.runtime.agent import agent_machine
+    >>> m = agent_machine(lambda model: model("?"))
+    >>> print(budget_note(m, 12, 40))
+    note: 12 of 40 steps ran out of their line budget, and each ran all 1,000,000 lines: they take most of the time; lower it with --line-budget N if no step needs that many
+    >>> budget_note(m, 0, 40) is None
+    True
+    """
+    from ..runtime.agent import AgentMachine  # only to tell an agent function's machine
+
+    budget = getattr(machine, "line_budget", None) if isinstance(machine, AgentMachine) else None
+    if not diverged or budget is None or diverged * budget < BUDGET_NOTE_LINES:
+        return None
+    return (
+        f"note: {diverged:,} of {steps:,} step{'s' * (steps != 1)} ran out of their line "
+        f"budget, and each ran all {budget:,} lines: they take most of the time; lower it "
+        "with --line-budget N if no step needs that many"
+    )
+
+
+def graph_budget_note(machine: Any, graph: Any) -> str | None:
+    """:func:`budget_note` for an explored ``graph``: its steps to ``DIVERGE`` (``explore``,
+    ``diagram`` and ``check`` print it on stderr, so their stdout stays what it was).
+
+    >>> from agentic_machines.fixtures import fixture
+    >>> from agentic_machines.runtime.explore import explore
+    >>> graph_budget_note(fixture("diverge1"), explore(fixture("diverge1"))) is None
+    True
+    """
+    from ..machine import DIVERGE  # the sentinel, only once a graph is there
+
+    into = graph.in_edges(DIVERGE, data=True) if DIVERGE in graph else ()
+    diverged = sum(len(edge["completions"]) for _s, _t, edge in into)
+    return budget_note(machine, diverged, graph.graph["stats"]["transitions"])
+
+
+SWAPPED: list[str] = []
+"""What an agent function run in this process had changed (``sys.stdout``, ``sys.stderr``,
+the working folder) when it called the model: suspended there, it leaves them changed
+under the verb's own output and files, so the verb refuses its result (``commands``)."""
+
+
+class Watched:
+    """An agent function that notes in :data:`SWAPPED` what of this process it had changed
+    each time it calls the model (a class, not a closure: a machine must pickle).
+
+    >>> import contextlib, io
+    >>> def hider(model):
+    ...     with contextlib.redirect_stdout(io.StringIO()):
+    ...         return model("?")
+    >>> Watched(hider)(lambda prompt: "ok"), SWAPPED
+    ('ok', ['sys.stdout'])
+    >>> SWAPPED.clear()
+    """
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "agent")
+        self.host = (sys.stdout, sys.stderr, os.getcwd())
+
+    def __reduce__(self) -> tuple:
+        return (Watched, (self.fn,))  # the host's streams are this process's: not sent
+
+    def __call__(self, model: Any, *args: Any, **kwargs: Any) -> Any:
+        def asked(prompt: Any) -> Any:
+            now = (sys.stdout, sys.stderr, os.getcwd())
+            for what, mine, theirs in zip(_PROCESS_STATE, self.host, now):
+                if mine != theirs and what not in SWAPPED:
+                    SWAPPED.append(what)
+            return model(prompt)
+
+        return self.fn(asked, *args, **kwargs)
+
+
+_PROCESS_STATE = ("sys.stdout", "sys.stderr", "the working folder")
+
+
+def agent_options(args: Any) -> AgentOptions:
+    """The :class:`AgentOptions` of a verb's parsed ``args`` (all ``None`` on a verb
+    without the flags).
+
+    >>> agent_options(argparse.Namespace(isolation="inline", line_budget=None))
+    AgentOptions(isolation='inline', line_budget=None, step_timeout=None)
+    """
+    return AgentOptions(
+        getattr(args, "isolation", None),
+        getattr(args, "line_budget", None),
+        getattr(args, "step_timeout", None),
+    )
+
+
+def machine_with_isolation(entry: Any, isolation: str | None) -> Any:
+    """The machine of a catalog ``entry``, built at the ``--isolation`` level (None:
+    ``strongest``) when its architecture runs model-written code; the level is reported on
+    stderr, and ``inline`` with a line saying the code runs unsandboxed.
+
+    Completions given on the command line (``-c``, ``--completions``, a script) are code
+    from outside: every verb runs them isolated (the catalog's own machines are for the
+    modules' fixed completions).
+
+    >>> from agentic_machines.architectures.catalog import resolve
     >>> machine_with_isolation(resolve("f2-mul"), "strongest").name
     'f2-mul'
     """
@@ -320,9 +546,22 @@ def machine_with_isolation(entry: Any, isolation: str) -> Any:
     if module is not None and runs_model_code(module):
         from ..execution.sandbox import namespace_tool, resolve_isolation  # only if it runs code
 
-        level = resolve_isolation(isolation)
+        level = resolve_isolation(isolation or "strongest")
         machine = module.machine(isolation=level)
         shown = f"namespace ({namespace_tool()})" if level == "namespace" else level
+        if level == "inline":
+            shown = "inline (the completions' code runs in this process, unsandboxed)"
         print(f"isolation: {shown}", file=sys.stderr)
         return machine
     return entry.machine()
+
+
+def file_stem(name: str) -> str:
+    """A file-name stem for a target (``pkg.mod:attr`` -> ``pkg.mod-attr``), for the
+    files a verb names after it (``play``'s trace, ``view``'s page).
+
+    >>> file_stem("examples/lamp.py:agent"), file_stem("::")
+    ('lamp.py-agent', 'machine')
+    """
+    keep = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in os.path.basename(name))
+    return keep.strip("-.") or "machine"

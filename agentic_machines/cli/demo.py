@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..architectures import ARCHITECTURES
-from ..catalog import resolve
+from ..architectures.catalog import resolve
 from ..fixtures import FIXTURES
 from ..generation import completion_generates, is_spe_state
 
@@ -70,7 +70,7 @@ def contrast(out_dir: Path, stream: TextIO) -> None:
 
     The table is also written as ``contrast.md`` into ``out_dir``.
     """
-    from ..contrast import (  # loaded when the verb runs
+    from ..drawing.contrast import (  # loaded when the verb runs
         analyses_of,
         contrast_rows,
         render_table,

@@ -21,11 +21,21 @@ f2-mul: 2 states, 4 transitions, depth 0 (complete)
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
+from .._outcome import is_end
 from .._text import short_text
-from ..machine import is_sentinel, show_outcome
-from ._args import add_bound_arguments, add_target_arguments, completions_for
+from ..machine import show_outcome
+from ._args import (
+    add_bound_arguments,
+    add_isolation_arguments,
+    add_target_arguments,
+    agent_options,
+    completions_for,
+    graph_budget_note,
+    machine_with_isolation,
+)
 
 __all__ = ["add_parser", "explore_command", "describe_graph"]
 
@@ -44,6 +54,7 @@ def add_parser(sub: Any) -> None:
     add_bound_arguments(p)
     p.add_argument("--json", action="store_true", help="print the graph as JSON instead")
     add_executor_arguments(p)
+    add_isolation_arguments(p, "the completions' code")
     p.set_defaults(func=explore_command)
 
 
@@ -52,8 +63,8 @@ def explore_command(args: argparse.Namespace) -> int:
     from .executors import executor_from  # loaded when the verb runs
     from .targets import resolve_target  # loaded when the verb runs
 
-    entry = resolve_target(args.name)
-    machine = entry.machine()
+    entry = resolve_target(args.name, agent_options(args))
+    machine = machine_with_isolation(entry, args.isolation)
     with executor_from(args) as executor:
         graph = entry.explore(
             machine,
@@ -62,6 +73,9 @@ def explore_command(args: argparse.Namespace) -> int:
             completions=completions_for(args, machine, entry.name),
             executor=executor,
         )
+    note = graph_budget_note(machine, graph)
+    if note is not None:  # on stderr: --json's stdout stays one JSON document
+        print(note, file=sys.stderr)
     if args.json:
         from ..drawing.diagrams import to_json  # loaded when the verb runs
 
@@ -91,7 +105,7 @@ def describe_graph(graph: Any, limit: int = 72) -> str:
         f"{stats['transitions']} transitions, depth {stats['depth']} ({ending})"
     ]
     for node, attrs in graph.nodes(data=True):
-        if is_sentinel(node):
+        if is_end(node):  # HALT, DIVERGE, a step that raised: shown on their edges
             continue
         lines.append(
             f"  {short_text(repr(node), limit)}  depth {attrs['depth']}  prompt {short_text(repr(attrs['prompt']), limit)}"

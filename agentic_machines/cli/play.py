@@ -12,8 +12,9 @@ What a line means (``:help`` prints this):
 - A line holding only ``\"\"\"`` starts a multi-line completion, ended by another such line.
   For the Lisp machines (the CEK seed ``spe`` and ``spell``) a line whose parentheses are
   still open goes on to the next line, as in a Lisp REPL.
-- ``:back`` undoes the last step, ``:state`` prints the whole state, ``:trace`` the trace
-  so far, ``:save FILE`` writes it as a trace file, ``:script`` prints the
+- ``:back`` undoes the last step, ``:state`` prints the whole state (⟨e, ρ, κ⟩ for the
+  CEK and Spell machines, the completions so far for an agent), ``:trace`` the trace
+  so far, ``:clear`` (or ``clear``) clears the screen, ``:save FILE`` writes it as a trace file, ``:script`` prints the
   ``ScriptedModel([...])`` that replays the session, ``:help`` this list.
 - ``quit``, ``exit``, ``:quit`` or end of input (Ctrl-D) leave; the trace is saved to the
   ``--save`` file (default ``NAME-play.jsonl``), which ``run TARGET --replay FILE`` reruns
@@ -25,7 +26,7 @@ state, a clock-decided outcome is marked, an out-of-alphabet completion is refus
 It reads lines from any stream, so piped input plays too:
 
 >>> import io
->>> from agentic_machines.catalog import resolve
+>>> from agentic_machines.architectures.catalog import resolve
 >>> entry = resolve("f2-mul")
 >>> session = PlaySession(entry.name, entry.machine(), entry.start(entry.machine()))
 >>> out = io.StringIO()
@@ -49,14 +50,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from .._text import short_text
+from .._text import escape_controls, short_text
 from ..errors import InvalidArgument
-from ..machine import AgenticMachine, is_sentinel, show_outcome
+from ..machine import DIVERGE, AgenticMachine, is_sentinel, show_outcome
 from ..runtime.models import ScriptedModel
 from ..runtime.run import Trace, prompt_gain, run
-from ._args import add_isolation_argument, add_target_arguments, machine_with_isolation
+from ._args import (
+    add_isolation_arguments,
+    add_target_arguments,
+    agent_options,
+    file_stem,
+    machine_with_isolation,
+)
 
-__all__ = ["PlaySession", "add_parser", "play_command", "HELP"]
+__all__ = ["PlaySession", "add_parser", "play_command", "end_note", "show_state_of", "HELP"]
 
 HELP = """\
 Type the completion and press Enter.
@@ -68,8 +75,11 @@ Type the completion and press Enter.
   :trace        the trace so far
   :save FILE    write the trace file (run TARGET --replay FILE reruns it)
   :script       the ScriptedModel([...]) that replays this session
+  :clear        clear the screen (clear alone does too)
   :help         this list
-  quit, exit, :quit or Ctrl-D   leave (the trace is saved)"""
+  quit, exit, :quit or Ctrl-D   leave (the trace is saved)
+A completion that is one of these words is typed in a \"\"\" block.
+The end of a run says how it ended: the value returned, or the error raised."""
 """The text ``:help`` prints."""
 
 BLOCK = '"""'
@@ -80,6 +90,8 @@ class PlaySession:
     """A played run: the machine, where it started, and the steps taken so far.
 
     ``lisp`` makes a line with open parentheses continue on the next one (programs).
+    ``diff``: ``True`` shows only what each prompt added to its parent's, ``False`` every
+    prompt whole, ``None`` (the default) the gain where a long prompt grew at its end.
 
     >>> from agentic_machines.fixtures import fixture
     >>> s = PlaySession("f2-mul", fixture("f2-mul"), 1)
@@ -92,10 +104,13 @@ class PlaySession:
     name: str
     machine: AgenticMachine
     start: Any
-    diff: bool = False
+    diff: bool | None = None
     lisp: bool = False
     steps: list[Any] = field(default_factory=list)
     _echo: bool = field(default=False, repr=False)
+    # How each ended run ended (the step's index -> the note), taken when the step ran:
+    # the machine's record of it (an evaluator's last_record) is gone after the next step.
+    _notes: dict[int, str] = field(default_factory=dict, repr=False)
 
     @property
     def state(self) -> Any:
@@ -123,12 +138,31 @@ class PlaySession:
         if not one.steps:
             return f"no step: {one.message or one.end}"
         self.steps.append(one.steps[0]._replace(index=len(self.steps)))
+        if self.ended:
+            note = end_note(self.machine, one)
+            if note is not None:
+                self._notes[len(self.steps) - 1] = note
         return None
+
+    def end_line(self) -> str:
+        """How the run ended, in one line: the outcome, what the program returned or
+        raised (an agent function, a CEK or Spell program), and after how many steps.
+
+        >>> from agentic_machines import agent_machine
+        >>> m = agent_machine(lambda model: {"a": 1}[model("key?")])
+        >>> s = PlaySession("keys", m, m.initial)
+        >>> s.take("b"), s.end_line()
+        (None, "HALT (1): agent raised KeyError: 'b' (after 1 step)")
+        """
+        note = self._notes.get(len(self.steps) - 1)
+        said = f": {note}" if note else ""
+        return f"{show_outcome(self.state)}{said} (after {_steps(len(self.steps))})"
 
     def back(self) -> bool:
         """Undo the last step; False when there is none."""
         if not self.steps:
             return False
+        self._notes.pop(len(self.steps) - 1, None)
         self.steps.pop()
         return True
 
@@ -160,11 +194,10 @@ class PlaySession:
         after its ``>`` (for piped input, which a terminal does not echo)."""
         self._echo = echo
         shown_turn = -1
-        previous_prompt: str | None = None
         while True:
             if shown_turn != len(self.steps):
                 shown_turn = len(self.steps)
-                previous_prompt = self._show_turn(out, previous_prompt)
+                self._show_turn(out)
             out.write("> ")
             out.flush()
             line = self._readline(stdin, out)
@@ -181,6 +214,14 @@ class PlaySession:
                 if self._command(stripped, out):
                     shown_turn = -1 if stripped == ":back" else shown_turn
                 continue
+            if stripped == "clear" and "clear" not in (self.machine.completions or ()):
+                self._command(":clear", out)
+                shown_turn = -1
+                continue
+            wrong = self._out_of_range(stripped)
+            if wrong is not None:
+                out.write(wrong + "\n")
+                continue
             completion = self._read_completion(line, stdin, out)
             if completion is None:
                 out.write("\n")
@@ -189,9 +230,7 @@ class PlaySession:
             if refused is not None:
                 out.write(refused + "\n")
             elif self.ended:
-                out.write(
-                    f"{show_outcome(self.state)}: the run ended after {_steps(len(self.steps))}\n"
-                )
+                out.write(f"{self.end_line()}\n")
         if on_exit is not None:
             on_exit()
 
@@ -204,32 +243,34 @@ class PlaySession:
             out.write(line if line.endswith("\n") else line + "\n")
         return line
 
-    def _show_turn(self, out: TextIO, previous_prompt: str | None) -> str | None:
+    def _show_turn(self, out: TextIO) -> None:
         width = max(40, shutil.get_terminal_size((100, 24)).columns)
         if self.ended:
-            out.write(
-                f"ended: {show_outcome(self.state)} (:back undoes the last step, quit leaves)\n"
-            )
-            return previous_prompt
+            out.write(f"ended: {self.end_line()}; :back undoes the last step, quit leaves\n")
+            return
         state = self.state
         out.write(f"turn {len(self.steps)}  state {short_text(repr(state), max(width - 16, 10))}\n")
         try:
             prompt = self.machine.prompt(state)
         except Exception as exc:  # noqa: BLE001 - shown; the step itself will say the same
             out.write(f"prompt: (p raised {type(exc).__name__}: {exc})\n")
-            return previous_prompt
-        if self.diff and previous_prompt is not None:
-            kept, added = prompt_gain(previous_prompt, prompt)
-            out.write(f"prompt: ({kept} characters as before) + {added!r}\n")
+            return
+        # The base is the prompt of the state this one came from (after :back too), never
+        # the last prompt shown; "auto" cuts only a long prompt that grew at its end.
+        base = self.steps[-1].prompt if self.steps else None
+        if base is not None and _show_gain(self.diff, base, prompt):
+            kept, added = prompt_gain(base, prompt)
+            gained = f"+ {added!r}" if added else "(nothing added)"
+            out.write(f"prompt: ({kept} characters as before) {gained}\n")
         elif "\n" in prompt:
-            out.write("prompt:\n" + "".join(f"  | {ln}\n" for ln in prompt.split("\n")))
+            lines = prompt.split("\n")  # model output inside: no escape code reaches the terminal
+            out.write("prompt:\n" + "".join(f"  | {escape_controls(ln)}\n" for ln in lines))
         else:
             out.write(f"prompt: {prompt!r}\n")
         alphabet = self.machine.completions
         if alphabet is not None:
             shown = "   ".join(f"#{i} {c!r}" for i, c in enumerate(alphabet, 1))
             out.write(f"completions: {shown}\n")
-        return prompt
 
     def _command(self, text: str, out: TextIO) -> bool:
         word, _, rest = text.partition(" ")
@@ -239,9 +280,16 @@ class PlaySession:
                 return False
             return True
         if word == ":state":
-            out.write(f"{show_outcome(self.state)}\n")
+            if self.ended:
+                out.write(f"{self.end_line()}\n")
+            else:
+                out.write(f"{show_state_of(self.machine, self.state)}\n")
         elif word == ":trace":
-            out.write(f"{self.trace()}\n")
+            width = max(40, shutil.get_terminal_size((100, 24)).columns)
+            out.write(f"{self.trace().describe(width=width)}\n")
+        elif word == ":clear":
+            out.write("\x1b[H\x1b[2J")
+            return True
         elif word == ":script":
             out.write(self.script() + "\n")
         elif word == ":help":
@@ -262,6 +310,18 @@ class PlaySession:
             return False
         return True
 
+    def _out_of_range(self, typed: str) -> str | None:
+        """Why ``#N`` picks nothing (N past the list), or None."""
+        alphabet = list(self.machine.completions or ())
+        if not (alphabet and typed.startswith("#") and typed[1:].isdigit()):
+            return None
+        if 1 <= int(typed[1:]) <= len(alphabet) or typed in alphabet:
+            return None
+        return (
+            f"{typed}: the list has {len(alphabet)} completion{'s' * (len(alphabet) != 1)}, "
+            f"#1 to #{len(alphabet)}; pick one of them"
+        )
+
     def _read_completion(self, line: str, stdin: TextIO, out: TextIO) -> str | None:
         stripped = line.strip()
         if stripped == BLOCK:
@@ -281,6 +341,7 @@ class PlaySession:
             n = int(stripped[1:])
             if 1 <= n <= len(alphabet):
                 return alphabet[n - 1]
+
         if line.startswith("::"):
             line = line[1:]
         if self.lisp:
@@ -294,6 +355,106 @@ class PlaySession:
                 lines.append(more.rstrip("\r\n"))
             return "\n".join(lines)
         return line
+
+
+def end_note(machine: AgenticMachine, one: Trace) -> str | None:
+    """How the run ``one`` (a trace whose last step ended it) ended, in words: what an
+    agent function returned or raised, a CEK or Spell program's value or error, or
+    ``None`` when the machine keeps no such record.
+
+    >>> from agentic_machines.cek.evaluator import AgenticEvaluator
+    >>> from agentic_machines.cek.theorem import seed_state
+    >>> ev = AgenticEvaluator()
+    >>> end_note(ev, run(ev, ScriptedModel(["(car 1)"]), seed_state(), max_steps=1))
+    'error: EvaluationError: car: expected a non-empty list, got 1'
+    """
+    from ..runtime.agent import ending  # the agent runtime only when asked
+
+    if one.steps and one.steps[-1].clock:  # no record: asking would run the step again
+        return "the step ran past its --step-timeout: its outcome came from the clock"
+    said = ending(machine, one)
+    if said is not None:
+        return said
+    record = getattr(machine, "last_record", None)
+    if record is None or not one.steps or record.outcome is not one.steps[-1].outcome:
+        return None
+    if one.steps[-1].outcome is DIVERGE:
+        return "the program's state repeated: it loops forever"
+    from .._text import ending_line  # loaded when asked
+
+    return ending_line(record.value, record.error, _printer(machine))
+
+
+def _printer(machine: AgenticMachine) -> Callable[[Any], str]:
+    from ..spell.spell_machine import SpellMachine  # only the machine in use is asked for
+
+    if isinstance(machine, SpellMachine):
+        from ..spell.text import pr_str  # loaded when asked
+
+        return pr_str
+    from ..cek.printer import unparse  # loaded when asked
+
+    return unparse
+
+
+def show_state_of(machine: AgenticMachine, state: Any) -> str:
+    """The whole state as ``:state`` prints it: ⟨e, ρ, κ⟩ for a CEK or Spell boundary
+    state, the completions so far for an agent function's trace state, else its repr.
+
+    >>> from agentic_machines.cek.theorem import seed_state
+    >>> print(show_state_of(None, seed_state()))
+    ⟨(llm "Write a program."), {}, ((lambda (y) (eval y)) [])⟩
+    """
+    from ..cek.machine import Boundary  # loaded when asked
+    from ..runtime.harness import TraceState  # loaded when asked
+    from ..spell.evaluator import Boundary as SpellBoundary  # loaded when asked
+
+    t = type(state)
+    if t is Boundary:
+        from ..cek.stepper import show_boundary  # loaded when asked
+
+        return show_boundary(state)
+    if t is SpellBoundary:
+        return _show_spell(state)
+    if t is TraceState:
+        done = state.completions
+        return f"trace state: {len(done)} completion{'s' * (len(done) != 1)} so far {done!r}"
+    return repr(state)
+
+
+def _show_spell(state: Any) -> str:
+    """A Spell boundary as ⟨e, ρ, κ⟩: the model call, the environment its value returns
+    to (the innermost frame that keeps one) and the frames waiting, innermost first."""
+    from ..spell.text import pr_str  # loaded when asked
+
+    call = "!llm-self" if state.kind == "self" else "leaf-llm"
+    env = "{}"
+    for frame in reversed(state.kont):
+        if frame[0] in ("return", "restore"):
+            bound = frame[1].bindings
+            env = (
+                "{"
+                + ", ".join(f"{k} ↦ {short_text(pr_str(v), 40)}" for k, v in bound.items())
+                + "}"
+            )
+            break
+    frames = " ".join(f[0] for f in reversed(state.kont)) or "[]"
+    return f"⟨({call} {short_text(state.prompt, 60)!r}), {env}, {frames}⟩"
+
+
+GAIN_FROM = 80
+"""With ``diff=None``, a prompt is shown as its gain once its parent's is this long."""
+
+
+def _show_gain(diff: bool | None, base: str, prompt: str) -> bool:
+    """Whether to show ``prompt`` as what it added to ``base`` (see ``PlaySession.diff``).
+
+    >>> _show_gain(None, "x" * 80, "x" * 80 + "y"), _show_gain(None, "ab", "abc")
+    (True, False)
+    """
+    if diff is not None:
+        return diff
+    return len(base) >= GAIN_FROM and len(prompt) > len(base) and prompt.startswith(base)
 
 
 def _open_parens(text: str) -> int:
@@ -344,14 +505,26 @@ def add_parser(sub: Any) -> None:
     )
     add_target_arguments(p, completions=False)
     p.add_argument(
-        "--diff", action="store_true", help="show only what each prompt added to the last one"
+        "--diff",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show only what each prompt added to its parent's (--no-diff: every prompt "
+        f"whole; default: the gain where a prompt of {GAIN_FROM}+ characters grew at its end)",
+    )
+    p.add_argument(
+        "--from",
+        dest="start",
+        metavar="STATE",
+        help="start from this state instead of the initial one: a state as its repr or "
+        "text (a machine that lists its states), or for an agent function a JSON list "
+        "of the completions that lead there",
     )
     p.add_argument(
         "--save",
         metavar="FILE",
         help="the trace file written on leaving (default: NAME-play.jsonl)",
     )
-    add_isolation_argument(p, "the code you type")
+    add_isolation_arguments(p, "the code you type")
     p.set_defaults(func=play_command)
 
 
@@ -359,17 +532,17 @@ def play_command(args: argparse.Namespace) -> int:
     """Handle ``play``: play on stdin/stdout, save the trace on leaving."""
 
     from ..cek.evaluator import AgenticEvaluator  # loaded when the verb runs
-    from ..spell.machine import SpellMachine  # loaded when the verb runs
+    from ..spell.spell_machine import SpellMachine  # loaded when the verb runs
     from .targets import resolve_target  # loaded when the verb runs
 
-    entry = resolve_target(args.name)
+    entry = resolve_target(args.name, agent_options(args))
     machine = machine_with_isolation(entry, args.isolation)
-    start = entry.start(machine)
+    start = entry.start(machine) if args.start is None else state_from(machine, args.start)
     if start is None:
         raise InvalidArgument(
             f"{entry.name!r} has no start state; give a machine with initial=... to play it"
         )
-    path = args.save or f"{_file_name(entry.name)}-play.jsonl"
+    path = args.save or f"{file_stem(entry.name)}-play.jsonl"
     session = PlaySession(
         entry.name,
         machine,
@@ -390,7 +563,50 @@ def play_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _file_name(name: str) -> str:
-    """A file-name stem for a target (``pkg.mod:attr`` -> ``pkg.mod-attr``)."""
-    keep = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in os.path.basename(name))
-    return keep.strip("-.") or "machine"
+def state_from(machine: AgenticMachine, text: str) -> Any:
+    """The state ``--from`` names: one of the machine's listed states, written as its
+    repr or its text, or for an agent function's machine the state its JSON list of
+    completions leads to.
+
+    >>> from agentic_machines.fixtures import fixture
+    >>> state_from(fixture("f2-mul"), "1")
+    1
+    >>> from agentic_machines import agent_machine
+    >>> state_from(agent_machine(lambda model: model(model("a?"))), '["x"]')
+    TraceState('x')
+    """
+    import json  # loaded when asked
+
+    from ..runtime.harness import TraceState  # loaded when asked
+
+    states = getattr(machine, "states", None)
+    if states is not None:
+        listed = list(states)
+        for state in listed:
+            if repr(state) == text or str(state) == text:
+                return state
+        shown = ", ".join(repr(s) for s in listed[:8]) + (", ..." if len(listed) > 8 else "")
+        raise InvalidArgument(
+            f"--from {text!r} is none of the machine's states ({shown}); give one of them"
+        )
+    if isinstance(getattr(machine, "initial", None), TraceState):
+        try:
+            done = json.loads(text)
+        except json.JSONDecodeError:
+            done = None
+        if not isinstance(done, list) or not all(isinstance(c, str) for c in done):
+            raise InvalidArgument(
+                f'--from {text!r}: an agent\'s state is the completions so far, as a JSON list such as \'["a", "b"]\''
+            )
+        state = TraceState(tuple(done))
+        reached = machine.harness(TraceState(tuple(done[:-1])), done[-1]) if done else state
+        if reached != state:
+            raise InvalidArgument(
+                f"--from {text!r}: the agent's run ends before these completions are used "
+                f"({show_outcome(reached)}); give fewer"
+            )
+        return state
+    raise InvalidArgument(
+        f"--from needs a machine that lists its states or an agent function; {machine!r} "
+        "is neither: play it from its start"
+    )

@@ -23,12 +23,12 @@ __all__ = ["eval_spell", "load_tools"]
 def load_tools(target: str) -> dict[str, Callable[..., Any]]:
     """The tools ``--tools MODULE:ATTR`` names: a dict of Spell names to Python functions.
 
-    >>> sorted(load_tools("agentic_machines.spell.machine:EXAMPLE_TOOLS"))
+    >>> sorted(load_tools("agentic_machines.spell.spell_machine:EXAMPLE_TOOLS"))
     ['shout']
-    >>> load_tools("agentic_machines.spell.machine:RETRY_BUDGET")
+    >>> load_tools("agentic_machines.spell.spell_machine:RETRY_BUDGET")
     Traceback (most recent call last):
       ...
-    agentic_machines.errors.InvalidArgument: --tools agentic_machines.spell.machine:RETRY_BUDGET is a int, not a dict of Spell names to Python functions such as {"read-file": read_file}
+    agentic_machines.errors.InvalidArgument: --tools agentic_machines.spell.spell_machine:RETRY_BUDGET is a int, not a dict of Spell names to Python functions such as {"read-file": read_file}
     """
     from .targets import load_object  # loaded when the verb runs
 

@@ -4,6 +4,7 @@ A *target* is one of
 
 - a built-in name (a fixture such as ``f2-mul`` or an architecture such as ``react``);
 - ``PATH.json`` or ``PATH.toml``, a machine file (:mod:`agentic_machines.machinefile`);
+- ``PATH.lisp``, a CEK program: the agentic evaluator started at its first ``llm`` call;
 - ``package.module:attribute`` or ``path/to/file.py:attribute`` naming an
   :class:`~agentic_machines.machine.AgenticMachine`, or an agent function ``fn(model)``
   that :func:`~agentic_machines.runtime.agent.agent_machine` turns into a machine;
@@ -16,7 +17,7 @@ Which form a target is comes from how it is written, never from the object's
 signature: without ``()`` a callable is an agent function, with ``()`` a factory.
 A class without ``()``, or a machine with it, is refused with the form to write.
 
-:func:`resolve_target` turns a target into a :class:`~agentic_machines.catalog.Entry`
+:func:`resolve_target` turns a target into a :class:`~agentic_machines.architectures.catalog.Entry`
 (the machine, where to start, how to explore and what to highlight), so ``check``,
 ``diagram``, ``run``, ``explore``, ``export`` and later commands treat all of them
 alike. A target that cannot be used raises
@@ -49,11 +50,11 @@ from pathlib import Path
 from typing import Any
 
 from .._files import check_regular
-from ..catalog import Entry, names, resolve
+from ..architectures.catalog import Entry, names, resolve
 from ..errors import InvalidMachine, InvalidMachineFile, UnknownMachine
-from ..machine import AgenticMachine
-from ..runtime.agent import agent_machine
-from ._args import MAX_INPUT_BYTES, TARGET_HELP
+from ..machine import AgenticMachine, is_sentinel, show_outcome
+from ..runtime.agent import AgentMachine, agent_machine
+from ._args import MAX_INPUT_BYTES, TARGET_HELP, AgentOptions
 
 __all__ = ["resolve_target", "TARGET_HELP", "load_object"]
 
@@ -61,8 +62,33 @@ FACTORY = "()"
 """The suffix that makes a Python target a factory call: ``module:build()``."""
 
 
-def resolve_target(target: str) -> Entry:
+def _program_entry(path: str) -> Entry:
+    """The agentic evaluator X_SPE started at the first ``llm`` call of the program file."""
+    from ..cek.evaluator import AgenticEvaluator, first_boundary  # loaded when asked
+    from ..errors import AgenticMachinesError  # loaded when asked
+    from ._args import read_input  # loaded when asked
+
+    text = read_input(path, "program")
+    try:
+        start = first_boundary(text)
+    except AgenticMachinesError as exc:
+        raise InvalidMachineFile(f"{path}: {exc}", path=path) from None
+    if is_sentinel(start):
+        raise InvalidMachineFile(
+            f"{path}: the program ends with {show_outcome(start)} before any llm call, so no "
+            f"model is asked; give a program with (llm ...), or run it with eval {path}",
+            path=path,
+        )
+    name = Path(path).stem or "program"
+    return Entry(name, "program", lambda: AgenticEvaluator(initial=start), source=path)
+
+
+def resolve_target(target: str, agent: AgentOptions | None = None) -> Entry:
     """The :class:`Entry` of ``target`` (see the module docstring for the forms).
+
+    ``agent`` (a verb's ``--isolation``, ``--line-budget`` and ``--step-timeout``) builds
+    an agent function's machine, and is set on an agent machine a target names or a
+    factory returns; without it, :func:`agent_machine`'s defaults hold.
 
     >>> resolve_target("halt1").machine().initial
     0
@@ -80,10 +106,14 @@ def resolve_target(target: str) -> Entry:
     if is_machine_file(text):
         machine = load_machine(text)
         return Entry(machine.name, "file", lambda: machine, source=text)
+    if text.endswith(".lisp"):
+        return _program_entry(text)
     if ":" in text:
         call = text.endswith(FACTORY)
         obj, _ = load_object(text[: -len(FACTORY)] if call else text)
-        machine = _call_factory(text, obj) if call else _machine_of(text, obj)
+        machine = _call_factory(text, obj) if call else _machine_of(text, obj, agent)
+        if agent is not None and isinstance(machine, AgentMachine):
+            machine = agent.apply(machine)
         return Entry(machine.name, "python", lambda: machine, source=text)
     if text.endswith(".py"):
         raise InvalidMachineFile(
@@ -205,6 +235,9 @@ def _import_file(target: str, path: Path) -> Any:
 
 
 def _raised_while(target: str, where: str, doing: str, exc: BaseException) -> InvalidMachineFile:
+    extra = _missing_extra(exc)
+    if extra is not None:  # a framework an adapter drives is not installed: say which extra
+        return InvalidMachineFile(f"{target}: {where} {extra}", path=where)
     frames = traceback.extract_tb(exc.__traceback__)
     own = [f for f in frames if "importlib" not in f.filename]
     place = f" at {own[-1].filename}, line {own[-1].lineno}" if own else ""
@@ -215,7 +248,7 @@ def _raised_while(target: str, where: str, doing: str, exc: BaseException) -> In
     )
 
 
-def _machine_of(target: str, obj: Any) -> AgenticMachine:
+def _machine_of(target: str, obj: Any, agent: AgentOptions | None) -> AgenticMachine:
     """The machine that ``obj`` is, or (an agent function) becomes: a target without ``()``."""
     if isinstance(obj, AgenticMachine):
         return obj
@@ -229,7 +262,7 @@ def _machine_of(target: str, obj: Any) -> AgenticMachine:
         raise _not_a_machine(target, obj)
 
     try:  # a callable named without () is an agent function fn(model), run to its first call
-        return agent_machine(obj)
+        return agent_machine(obj) if agent is None else agent.build(obj)
     except InvalidMachine as exc:
         name = getattr(obj, "__name__", "it")
         raise InvalidMachineFile(
@@ -263,6 +296,20 @@ def _call_factory(target: str, factory: Any) -> AgenticMachine:
             path=target,
         )
     return built
+
+
+def _missing_extra(exc: BaseException) -> str | None:
+    """The line naming the extra to install, when ``exc`` is a framework's missing import."""
+    from ..adapters import missing_extra  # the adapters' table of frameworks and extras
+
+    while isinstance(exc, ImportError):
+        line = missing_extra(exc.name) if isinstance(exc, ModuleNotFoundError) else None
+        if line is not None:
+            return line
+        if exc.__cause__ is None:
+            return None
+        exc = exc.__cause__
+    return None
 
 
 def _not_a_machine(target: str, obj: Any) -> InvalidMachineFile:

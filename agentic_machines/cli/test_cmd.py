@@ -1,7 +1,7 @@
 """``agentic-machines test TARGET``: check properties of a machine from the command line.
 
 ``--property`` names a property (``halts_within:8``, ``never_raises``,
-``never_diverges``, ``prompt_length_at_most:N``, ``effects_at_most_once:TOOL``; repeat
+``never_diverges`` (``never_diverges:prompt`` or ``never_diverges:MODULE:FUNCTION`` pass a key), ``prompt_length_at_most:N``, ``effects_at_most_once:TOOL``; repeat
 it for several). The check is exhaustive over a finite alphabet (``-c TEXT``, repeated,
 or ``--completions FILE``, as for every verb that takes a machine; ``--alphabet FILE`` is
 the deprecated spelling of ``--completions``; default: the machine's own alphabet, or the
@@ -9,8 +9,9 @@ small per-prompt alphabet an architecture draws its diagrams with), bounded by
 ``--max-depth`` and ``--max-states``; or sampled with ``--hypothesis N`` (N generated
 runs per property from the adversarial strategies, plus the given completions). It prints each verdict, the counterexamples (shortest, or
 shrunk) as runnable snippets, and the coverage. ``--save FILE`` writes each
-counterexample as a trace file that ``agentic-machines run TARGET --replay FILE``
-reruns.
+counterexample as a trace file that records the property and each step's effects;
+``agentic-machines run TARGET --replay FILE`` checks that property again on the machine
+as it is now: "still fails" (exit 1) or "no longer fails" (exit 0).
 
 Exit status: 0 when every property holds (within the bound printed), 1 when one is
 refuted or undecided, 2 on bad input.
@@ -35,11 +36,20 @@ from typing import Any
 from .._files import excerpt
 from ..errors import AgenticMachinesError, InvalidArgument, ReplayMismatch
 from ..machine import HALT
-from ..runtime.agent import AgentMachine
 from ..runtime.run import Trace, raised_note
-from ._args import add_bound_arguments, add_target_arguments, completions_for, natural, positive
+from ._args import (
+    add_bound_arguments,
+    add_isolation_arguments,
+    add_target_arguments,
+    agent_options,
+    budget_note,
+    completions_for,
+    machine_with_isolation,
+    natural,
+    positive,
+)
 
-__all__ = ["add_parser", "replay_trace", "DEFAULT_PROPERTIES"]
+__all__ = ["add_parser", "replay_trace", "recheck_file", "DEFAULT_PROPERTIES"]
 
 DEFAULT_PROPERTIES = ("never_raises", "never_diverges")
 """What ``test`` checks when no ``--property`` is given."""
@@ -61,8 +71,10 @@ def add_parser(sub: Any) -> None:
         "--property",
         action="append",
         metavar="SPEC",
-        help="halts_within:K, never_raises, never_diverges, prompt_length_at_most:N or "
-        "effects_at_most_once:TOOL; repeat for several (default: never_raises, never_diverges)",
+        help="halts_within:K, never_raises, never_diverges (never_diverges:prompt, or "
+        "never_diverges:MODULE:FUNCTION, keys states: the same key is the same situation), "
+        "prompt_length_at_most:N or effects_at_most_once:TOOL; repeat for several (default: "
+        "never_raises, never_diverges)",
     )
     p.add_argument(
         "--alphabet",
@@ -99,14 +111,6 @@ def add_parser(sub: Any) -> None:
         "(default: a fixed derandomized search)",
     )
     p.add_argument(
-        "--step-timeout",
-        type=float,
-        default=10.0,
-        metavar="S",
-        help="an agent function's step that runs past S seconds (a tool that blocks) is "
-        "undecided, not a hang (default: 10)",
-    )
-    p.add_argument(
         "--save",
         metavar="FILE",
         help="write each counterexample as a trace file (several: FILE with the property's name)",
@@ -114,15 +118,16 @@ def add_parser(sub: Any) -> None:
     from .executors import add_executor_arguments  # loaded when the verb runs
 
     add_executor_arguments(p)
+    add_isolation_arguments(p, "the completions' code")
     p.set_defaults(func=run_test)
 
 
-def _resolve(target: str) -> tuple[str, Any, Any, Any]:
-    """``(name, machine, start, default alphabet)`` of a command-line machine target."""
+def _resolve(args: argparse.Namespace) -> tuple[str, Any, Any, Any]:
+    """``(name, machine, start, default alphabet)`` of the verb's machine target."""
     from .targets import resolve_target  # loaded when the verb runs
 
-    entry = resolve_target(target)
-    machine = entry.machine()
+    entry = resolve_target(args.name, agent_options(args))
+    machine = machine_with_isolation(entry, args.isolation)
     return entry.name, machine, entry.start(machine), entry.completions(machine)
 
 
@@ -132,13 +137,8 @@ def run_test(args: argparse.Namespace) -> int:
     from ..checking.check import check_properties  # loaded when the verb runs
 
     specs = args.property or list(DEFAULT_PROPERTIES)
-    properties = [parse_property(s) for s in specs]
-    name, machine, start, default = _resolve(args.name)
-
-    if isinstance(
-        machine, AgentMachine
-    ):  # a blocking tool: undecided with the reason, never a hang
-        machine.step_timeout = args.step_timeout
+    name, machine, start, default = _resolve(args)
+    properties = [parse_property(s, machine) for s in specs]
     alphabet = completions_for(args, machine, name, "alphabet")
     if args.alphabet:  # on stdout, as the note on --property: stderr holds only the error
         print("(note: --alphabet FILE is deprecated; write --completions FILE)")
@@ -183,24 +183,28 @@ def run_test(args: argparse.Namespace) -> int:
             )
     print(f"# machine = the machine {args.name!r} (start {result.start!r})")
     print(result.report("machine"))
+    if result.coverage is not None:
+        note = budget_note(machine, result.coverage.diverged, result.coverage.transitions)
+        if note is not None:
+            print(note)
     if args.save:
-        _save(result, args.save, args.name)
+        _save(result, args.save, args.name, machine)
     return 0 if result else 1
 
 
-def _save(result: Any, path: str, target: str) -> None:
-    cxs = list(result.counterexamples.items())
+def _save(result: Any, path: str, target: str, machine: Any) -> None:
+    cxs = [(r.name, r.counterexample, r.property) for r in result if r.counterexample is not None]
     if not cxs:
         print(f"no counterexample to save ({path} not written)")
         return
     base = Path(path)
-    for n, (prop, cx) in enumerate(cxs):
+    for n, (prop, cx, checked) in enumerate(cxs):
         if n == 0:
             out = base
         else:
             slug = "".join(ch if ch.isalnum() else "_" for ch in prop).strip("_")
             out = base.with_name(f"{base.stem}.{slug}{base.suffix}")
-        cx.save(out)
+        cx.save(out, checked, machine)
         print(
             f"saved the counterexample to {prop} in {out} "
             # quoted for a shell: a factory target ends in "()"
@@ -208,10 +212,15 @@ def _save(result: Any, path: str, target: str) -> None:
         )
 
 
-def replay_trace(machine: Any, path: str) -> int:
+def replay_trace(machine: Any, path: str, full: bool = False) -> int:
     """``run NAME --replay TRACE``: rerun a saved trace, checking every step.
 
-    Prints the replayed trace and returns 0 when every state, prompt and outcome is as
+    A counterexample file (``test --save``) is a test: the property it records is checked
+    again on the run of its completions on the machine as it is now, and this prints
+    "still fails (why)" and returns 1, or "no longer fails" and returns 0, whatever the
+    property (:func:`recheck_file`). ``full`` prints every prompt whole.
+
+    Otherwise prints the replayed trace and returns 0 when every state, prompt and outcome is as
     recorded. A trace cut by a harness that raised (a ``never_raises``
     counterexample) is reproduced when the harness raises the recorded exception at
     the recorded step: that prints the error and returns 1. A difference raises
@@ -219,6 +228,11 @@ def replay_trace(machine: Any, path: str) -> int:
     """
 
     trace = Trace.load(path)
+    from ..checking.result import load_check  # loaded when the verb runs
+
+    check = load_check(path)
+    if check is not None:
+        return recheck_file(machine, trace, check, path, full)
     crashed = trace.end == "incomplete" and trace.pending is not None
     try:
         again = trace.replay(machine)
@@ -265,4 +279,44 @@ def replay_trace(machine: Any, path: str) -> int:
         f" (recorded on {trace.machine!r}, replayed on {name!r})" if name != trace.machine else ""
     )
     print(f"replayed {path}: every step as recorded{other}")
+    return 0
+
+
+def recheck_file(machine: Any, trace: Trace, check: dict, path: str, full: bool = False) -> int:
+    """Check the property a counterexample file records on its run, replayed on
+    ``machine`` as it is now: 1 "still fails", 0 "no longer fails".
+
+    The run is the file's completions from its start; its outcomes need not be the
+    recorded ones (the machine may have been fixed). A property with no command-line
+    spelling (a function of your own) cannot be built again here: that is bad input.
+    """
+    from ..checking import parse_property  # loaded when the verb runs
+    from ..checking.run_check import recheck  # loaded when the verb runs
+    from ..runtime.models import ScriptedModel  # loaded when the verb runs
+    from ..runtime.run import run  # loaded when the verb runs
+
+    spec, name = check.get("property"), check.get("name", "the property")
+    if not isinstance(spec, str):
+        raise InvalidArgument(
+            f"{path} refutes {name}, a property of your own code that the command line cannot "
+            "build again; re-check it in Python with check_properties"
+        )
+    prop = parse_property(spec, machine)
+    completions = [s.completion for s in trace.steps]
+    if trace.pending is not None:  # the step that raised: the file keeps it as pending
+        completions.append(trace.pending[1])
+    loop = check.get("loop")
+    why = recheck(machine, prop, trace.start, completions, loop if isinstance(loop, int) else None)
+    again = run(machine, ScriptedModel(completions), trace.start, max_steps=len(completions))
+    print(again.describe(full=full))
+    here = getattr(machine, "name", None)
+    if here != trace.machine:
+        path = f"{path} (recorded on {trace.machine!r}, re-checked on {here!r})"
+    if why is not None:
+        print(f"replayed {path}: {name} still fails ({excerpt(' '.join(why.split()), 300)})")
+        return 1
+    print(
+        f"replayed {path}: {name} no longer fails (the run of {len(completions)} step(s) "
+        "breaks nothing)"
+    )
     return 0

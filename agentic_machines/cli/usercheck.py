@@ -8,7 +8,7 @@ is finite so every successor can be listed) but never prove; otherwise the verdi
 undecided and says what to pass for more.
 
 >>> from agentic_machines import FunctionMachine
->>> from agentic_machines.catalog import Entry
+>>> from agentic_machines.architectures.catalog import Entry
 >>> grow = FunctionMachine(lambda s: "say " + s, lambda s, c: s + c, completions=["a", "b"],
 ...                        initial="", name="grow")
 >>> check_infinite(Entry("grow", "python", lambda: grow), grow, None, 2)  # doctest: +ELLIPSIS
@@ -23,10 +23,11 @@ import sys
 from typing import IO, Any
 
 from .._text import clip
-from ..catalog import Entry
+from ..architectures.catalog import Entry
 from ..errors import InvalidArgument
 from ..generation import is_spe_state
 from ..machine import AgenticMachine, is_sentinel
+from ._args import graph_budget_note
 
 __all__ = ["check_infinite", "MORE"]
 
@@ -73,6 +74,9 @@ def check_infinite(
             "(sample states for the check)",
             file=out,
         )
+        note = graph_budget_note(machine, graph)
+        if note is not None:
+            print(note, file=sys.stderr)
     verdict = is_spe_state(machine, start, states=sample or None)
     print(f"start state {clip(repr(start), 60)}: {verdict}", file=out)
     if verdict.holds is None:

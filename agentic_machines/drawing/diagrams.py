@@ -38,6 +38,7 @@ import networkx as nx
 if TYPE_CHECKING:  # matplotlib is imported lazily, when a picture is drawn
     from matplotlib.figure import Figure
 
+from .._outcome import is_end
 from .._text import short_text
 from ..errors import InvalidArgument
 from ..machine import HALT, is_sentinel
@@ -101,11 +102,11 @@ def _layered(graph: nx.DiGraph) -> dict[Any, tuple[float, float]]:
     predecessors in earlier rows, which keeps a tree-like exploration untangled.
     """
     depth = {n: a.get("depth", 0) for n, a in graph.nodes(data=True)}
-    states = [n for n in graph if not is_sentinel(n)]
+    states = [n for n in graph if not is_end(n)]
     bottom = max((depth[n] for n in states), default=0) + 1
     rows: dict[int, list[Any]] = {}
     for n in graph:
-        rows.setdefault(bottom if is_sentinel(n) else depth[n], []).append(n)
+        rows.setdefault(bottom if is_end(n) else depth[n], []).append(n)
     pos: dict[Any, tuple[float, float]] = {}
     for level in sorted(rows):
         row = rows[level]
@@ -284,7 +285,7 @@ def _draw_graph(
             linewidths=2.5,
             ax=ax,
         )
-    shapes = {"state": "o", "halt": "s", "diverge": "D"}
+    shapes = {"state": "o", "halt": "s", "diverge": "D", "raised": "h"}
     for kind, shape in shapes.items():
         nodes = [n for n, a in graph.nodes(data=True) if a.get("kind", "state") == kind]
         for dashed in (False, True):
@@ -323,7 +324,7 @@ def _draw_graph(
         )
         if plan.under.get(n):
             # under the node's rim (or its initial ring): sentinels are smaller than states
-            scale = 0.75 if is_sentinel(n) else (1.55 if n in roles.initial else 1.0)
+            scale = 0.75 if is_end(n) else (1.55 if n in roles.initial else 1.0)
             drop = math.sqrt(size * scale) / 2 + (4 if n in roles.initial else 2)
             placed.append(
                 ax.annotate(
@@ -710,6 +711,8 @@ def _legend_items(graph: nx.DiGraph, roles: Roles) -> list[Any]:
         items.append(_marker("HALT (1)", COLORS["halt"], "s"))
     if "diverge" in kinds:
         items.append(_marker("DIVERGE (↑)", COLORS["diverge"], "D"))
+    if "raised" in kinds:
+        items.append(_marker("RAISED (the step raised)", COLORS["raised"], "h"))
     if any(not a.get("expanded", True) for _, a in graph.nodes(data=True)):
         items.append(Line2D([], [], linestyle="--", color="#333333", label="not expanded (bound)"))
     return items

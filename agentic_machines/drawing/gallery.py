@@ -9,7 +9,7 @@ call it. The pictures (``PICTURES``, in order):
   commuting square;
 - ``fans``: the successor fan of the SPE seed state x* and of ReAct's initial state;
 - ``architectures``: each architecture's explored graph with the obstruction state of
-  its verdict marked (the graphs of :func:`agentic_machines.contrast.architecture_graph`);
+  its verdict marked (the graphs of :func:`agentic_machines.drawing.contrast.architecture_graph`);
 - ``deep``: THREAD three steps deep (21 states), the size a class meets first: drawn to
   fit a 16:9 slide, its legend table under the graph;
 - ``repl_plan``: the tree of REPLs that REPL-Plan builds for count-to-four;
@@ -38,16 +38,16 @@ from typing import Any
 
 import networkx as nx
 
+from .._outcome import is_end
 from ..architectures import ARCHITECTURES, rlm, spe
 from ..architectures import repl_plan as rp
+from ..architectures.catalog import resolve
 from ..architectures.environments import CountEnv
 from ..architectures.repl_plan import MAIN
-from ..catalog import resolve
 from ..cek import loader
 from ..embedding import find_embeddings
 from ..errors import InvalidArgument
 from ..fixtures import menu_and_loop
-from ..machine import is_sentinel
 from ..runtime.explore import explore
 from ..runtime.models import ScriptedModel
 from ..runtime.run import run
@@ -102,7 +102,7 @@ def fixture_pictures() -> list[Picture]:
     """``f2-add``, ``f2-mul``, ``f2-const``: every state drawn, SPE states in gold.
 
     The same graphs and marks as ``agentic-machines diagram f2-add`` (both go through
-    :mod:`agentic_machines.catalog`).
+    :mod:`agentic_machines.architectures.catalog`).
 
     >>> [p.stem for p in fixture_pictures()]
     ['f2-add', 'f2-mul', 'f2-const']
@@ -186,7 +186,7 @@ def architecture_pictures() -> list[Picture]:
     """Each architecture's explored graph, the obstruction state of its verdict marked.
 
     The graph and marks of ``agentic-machines diagram NAME``
-    (:mod:`agentic_machines.catalog`), deep enough to reach the obstruction state:
+    (:mod:`agentic_machines.architectures.catalog`), deep enough to reach the obstruction state:
     two steps, more when the obstruction lies deeper (REPL-Plan's is three completions
     away).
 
@@ -222,7 +222,7 @@ def deep_pictures() -> list[Picture]:
     entry = resolve("thread")
     machine = entry.machine()
     graph = entry.explore(machine, depth=3)
-    states = sum(1 for n in graph if not is_sentinel(n))
+    states = sum(1 for n in graph if not is_end(n))
     title = f"thread, three steps deep: {states} states, the initial state's successors"
     return [_picture("thread-depth3", graph, title, successors_of=entry.start(machine))]
 

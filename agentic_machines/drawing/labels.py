@@ -42,7 +42,9 @@ from typing import Any
 
 import networkx as nx
 
-from ..machine import DIVERGE, HALT, is_sentinel
+from .._outcome import is_end
+from .._text import short_text
+from ..machine import DIVERGE, HALT
 
 __all__ = [
     "LabelPlan",
@@ -187,6 +189,10 @@ def plan_labels(
         if n is HALT or n is DIVERGE:
             inside[n], under[n] = ("1", "HALT") if n is HALT else ("↑", "DIVERGE")
             continue
+        if is_end(n):  # a step that raised: "!", and the exception under it
+            message = " ".join(str(a.get("message", "")).split())
+            inside[n], under[n] = "!", short_text(f"{a.get('type')}: {message}", 2 * UNDER)
+            continue
         inside[n] = label if _fits(label, INSIDE) else ident
         prompt = one_line(a.get("prompt") or "")
         if inside[n] == ident and label != ident and _fits(label, UNDER):
@@ -226,7 +232,7 @@ def plan_labels(
         (a.get("prompt") and under.get(n) != one_line(a["prompt"]))
         or names[n][1] not in (inside[n], under.get(n))
         for n, a in graph.nodes(data=True)
-        if not is_sentinel(n)
+        if not is_end(n)
     )
     tags = {tag for tag, _ in rows}
     states = _state_rows(graph, names, parents, edges, inside, tags, prompt_chars) if need else []
@@ -256,7 +262,7 @@ def _state_rows(
 
     lines = []
     for n in graph:
-        if is_sentinel(n):
+        if is_end(n):
             continue
         ident, label = names[n]
         head = ident

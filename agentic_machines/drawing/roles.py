@@ -22,6 +22,7 @@ from typing import Any
 
 import networkx as nx
 
+from .._outcome import Raised
 from .._text import short_text
 from ..errors import InvalidArgument
 from ..machine import DIVERGE, HALT
@@ -37,6 +38,7 @@ COLORS = {
     "obstruction": "#ff9b9b",
     "halt": "#bdbdbd",
     "diverge": "#d5c4ec",
+    "raised": "#f4a582",
     "initial": "#1b7f3b",
     "highlight": "#e67e00",
     "edge": "#6b6b6b",
@@ -52,7 +54,9 @@ def node_names(graph: nx.DiGraph) -> dict[Hashable, tuple[str, str]]:
     exploration gives the same ids), ``HALT`` and ``DIVERGE``. Labels are the state
     itself when it is short, the completions of a short trace state as ``⟨a·b⟩``, else
     the id; a node attribute ``label`` overrides them. Sentinels read ``1 halt`` and
-    ``↑ diverge``.
+    ``↑ diverge``; a step that raised (a :class:`~agentic_machines._outcome.Raised` node)
+    has the id ``RAISED`` (``RAISED2``, ... for other exceptions) and reads ``raised
+    Type: message``.
 
     >>> from agentic_machines import TableMachine, HALT
     >>> from agentic_machines.runtime.explore import explore
@@ -62,12 +66,16 @@ def node_names(graph: nx.DiGraph) -> dict[Hashable, tuple[str, str]]:
     """
     names: dict[Hashable, tuple[str, str]] = {}
     used: set[str] = set()
-    index = 0
+    index = raised = 0
     for node, attrs in graph.nodes(data=True):
         if node is HALT:
             ident, label = "HALT", "1 halt"
         elif node is DIVERGE:
             ident, label = "DIVERGE", "↑ diverge"
+        elif type(node) is Raised:
+            raised += 1
+            ident = "RAISED" if raised == 1 else f"RAISED{raised}"
+            label = short_text(f"raised {node.type}: {' '.join(node.message.split())}", 40)
         else:
             ident = f"s{index}"
             index += 1
@@ -118,7 +126,7 @@ class Roles:
             members = self.successors if role == "successor" else getattr(self, role)
             if node in members:
                 return role, COLORS[role]
-        if kind in ("halt", "diverge"):
+        if kind in ("halt", "diverge", "raised"):
             return kind, COLORS[kind]
         return "state", COLORS["state"]
 

@@ -62,7 +62,9 @@ def to_mermaid(graph: nx.DiGraph, *, direction: str = "TD", **highlights: Any) -
         prompt = _prompt_text(a.get("prompt"), 40)
         text = mermaid_text(label) + (f"<br/>{mermaid_text(prompt)}" if prompt else "")
         kind = a.get("kind", "state")
-        shape = {"halt": '["{}"]', "diverge": '{{{{"{}"}}}}'}.get(kind, '(["{}"])')
+        shape = {"halt": '["{}"]', "diverge": '{{{{"{}"}}}}', "raised": '>"{}"]'}.get(
+            kind, '(["{}"])'
+        )
         lines.append(f"  {ident}{shape.format(text)}")
     for u, v, a in graph.edges(data=True):
         lines.append(f'  {names[u][0]} -->|"{mermaid_text(a.get("label", ""))}"| {names[v][0]}')
@@ -147,6 +149,8 @@ def to_dot(graph: nx.DiGraph, **highlights: Any) -> str:
             attrs.append("shape=box")
         elif kind == "diverge":
             attrs.append("shape=diamond")
+        elif kind == "raised":
+            attrs.append("shape=octagon")
         role, color = roles.fill(n, kind)
         if role != "state":
             attrs.append(f'fillcolor="{color}"')

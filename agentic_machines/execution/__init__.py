@@ -2,5 +2,5 @@
 (RLM, REPL-Plan), with line budgets and isolation.
 
 See ``docs/design.md`` for the layers and ``docs/reference/codeexec.md`` for what the
-in-process executor does and does not stop.
+in-process runner does and does not stop.
 """

@@ -46,6 +46,10 @@ _INF = float("inf")
 _one_line_loops: dict[CodeType, bool] = {}
 _uncharged: set[CodeType] = set()  # bookkeeping functions of other modules (see uncharged)
 _ONE_LINE_LOOPS_MAX = 20_000  # model-written blocks are new code objects: keep the cache bounded
+# From 3.12 on (PEP 669) a jump back to the start of a line fires a line event, so one-line
+# loops are counted by line. Opcode tracing must then stay off: 3.13 turns it on for a code
+# object only from that code's next frame, so a count would depend on what ran before.
+_OPCODES_FOR_ONE_LINE_LOOPS = sys.version_info < (3, 12)
 
 
 class _Thread:
@@ -125,13 +129,14 @@ def _tracers(state: _Thread) -> tuple[Any, Any, CellType, CellType]:
         code = frame.f_code
         if code.co_filename == __file__ or code in _uncharged:
             return None  # our own bookkeeping is not charged to anyone
-        one_line_loop = _one_line_loops.get(code)
-        if one_line_loop is None:
-            one_line_loop = _has_one_line_loop(code)
-        if one_line_loop:
-            # CPython fires no line event when a loop jumps back to its own line
-            # (`while True: pass`), so such frames are charged per instruction instead.
-            frame.f_trace_opcodes = True
+        if _OPCODES_FOR_ONE_LINE_LOOPS:
+            one_line_loop = _one_line_loops.get(code)
+            if one_line_loop is None:
+                one_line_loop = _has_one_line_loop(code)
+            if one_line_loop:
+                # CPython 3.11 fires no line event when a loop jumps back to its own line
+                # (`while True: pass`), so such frames are charged per instruction instead.
+                frame.f_trace_opcodes = True
         return local_trace
 
     cells = dict(zip(local_trace.__code__.co_freevars, local_trace.__closure__ or ()))

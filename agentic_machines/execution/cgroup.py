@@ -165,7 +165,7 @@ class WorkerGroup:
 
 
 _PENDING: list[str] = []
-_PENDING_LOCK = threading.Lock()  # executors of several threads share the list
+_PENDING_LOCK = threading.Lock()  # runners of several threads share the list
 
 
 def sweep() -> None:

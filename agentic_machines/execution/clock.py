@@ -2,7 +2,7 @@
 
 An agentic machine's h must be a function, so nothing the clock decides (a wall-clock
 deadline, a CPU-seconds limit, a worker killed under memory pressure) may become a state
-or a verdict as if it were a fact. The executor that meets such an outcome *notes* it
+or a verdict as if it were a fact. The runner that meets such an outcome *notes* it
 here; whoever computes a transition *watches* while it does, and raises
 :class:`~agentic_machines.errors.ClockDependent` when anything was noted. Watches nest,
 and a note reaches every watch open in its thread or in its :mod:`contextvars` context

@@ -3,9 +3,18 @@
 :func:`namespace_tool` finds the first tool (``bwrap``, else ``unshare``) that can start
 a worker here, probed once per process with the worker's own start-up. :func:`_wrap`
 builds the command line that runs a worker inside it (no network, a read-only view of the
-filesystem, private size-limited tmpfs mounts, the host's socket directories hidden, the
-seccomp filter); :func:`_limit` sets the OS limits in the child; :func:`remove_tree`
-removes a worker's scratch directory without following a link the worker planted.
+filesystem, a minimal ``/dev``, private size-limited tmpfs mounts, the host's socket
+directories hidden, the seccomp filter); :func:`_limit` sets the OS limits in the child;
+:func:`remove_tree` removes a worker's scratch directory without following a link the
+worker planted.
+
+A host running as root never runs a worker as root: :func:`worker_uid` is an unprivileged
+uid of the worker's own, which it becomes before it reads its first message (at every
+isolated level; :func:`remove_ipc` removes what that uid left at the process level), and
+the directories it could not enter as that uid on the way to the interpreter and the
+package (:func:`closed_ancestors`, ``/root`` for a checkout there) are covered, in the
+worker's own mount namespace, by an empty tmpfs into which those paths are mounted back
+read-only.
 """
 
 from __future__ import annotations
@@ -21,9 +30,14 @@ from collections.abc import Callable, Sequence
 
 from ..errors import IsolationFallback
 from . import seccomp
-from .executor import Limits
+from .runner import Limits
 
 _TOOLS: dict[str, str | None] = {}  # tool -> None when it works, else why not
+WORKER_UIDS = range(1_000_000_000, 1_500_000_000)
+"""The uids (and gids) a root host's workers run as, one drawn at random per worker: no
+file of the host belongs to one, no capability comes with it, no two workers share one
+(so one cannot signal or trace another), and what a worker left (IPC objects) is found by
+its owner."""
 _NO_NAMESPACE_TOOL = (
     "isolation='namespace' needs bwrap (bubblewrap) or unshare (util-linux) with user "
     "namespaces; install bubblewrap (apt-get install bubblewrap) or use 'process'"
@@ -46,8 +60,9 @@ def namespace_tool() -> str | None:
                 warnings.warn(
                     IsolationFallback(
                         f"the namespace level uses unshare, not bubblewrap: {_TOOLS['bwrap']}. "
-                        "unshare gives the worker its own namespaces but no seccomp filter; "
-                        "install bubblewrap (apt-get install bubblewrap) for the stronger sandbox"
+                        "Under unshare the worker builds its own confinement (mounts, /dev, the "
+                        "seccomp filter) before model code runs, so it rests on more of our code; "
+                        "install bubblewrap (apt-get install bubblewrap) for the tool made for it"
                     ),
                     stacklevel=2,
                 )
@@ -60,14 +75,15 @@ def _probe(tool: str) -> str | None:
     """None when ``tool`` starts a worker here, else the reason it does not."""
     if sys.platform != "linux":
         return f"{tool} needs Linux namespaces (this is {sys.platform})"
-    if shutil.which(tool) is None:
-        return f"{tool} is not installed"
+    if tool_path(tool) is None:
+        return f"{tool} is not installed (not found on PATH)"
     scratch = tempfile.mkdtemp(prefix="am-probe-")
     fd = _seccomp_fd() if tool == "bwrap" else None
+    uid = worker_uid()
     try:
-        argv = _wrap(
-            tool, scratch, [sys.executable, "-S", "-c", _PROBE, _PACKAGE_ROOT], seccomp_fd=fd
-        )
+        if uid is not None:
+            os.chown(scratch, uid, uid)
+        argv = _wrap(tool, scratch, [*boot_argv(), "--probe"], seccomp_fd=fd, uid=uid)
         done = subprocess.run(
             argv,
             env={},
@@ -86,6 +102,105 @@ def _probe(tool: str) -> str | None:
         if fd is not None:
             os.close(fd)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def tool_path(tool: str) -> str | None:
+    """The absolute path of ``tool`` on this process's ``PATH`` (None when it is not there).
+
+    The worker starts with an empty environment, so the tool is named by its full path:
+    a ``bwrap`` in ``/usr/local/bin`` or a user's ``~/bin`` is found as the shell finds it.
+
+    >>> tool_path("no-such-tool-am") is None
+    True
+    """
+    found = shutil.which(tool)
+    return os.path.abspath(found) if found else None
+
+
+def worker_uid() -> int | None:
+    """The uid a new worker runs as when it must not be this process's: a fresh one of
+    :data:`WORKER_UIDS` when this process is root, else None (the worker keeps this
+    user's uid).
+
+    >>> uid = worker_uid()
+    >>> uid is None or uid in WORKER_UIDS
+    True
+    """
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    return WORKER_UIDS[int.from_bytes(os.urandom(4), "little") % len(WORKER_UIDS)]
+
+
+def remove_ipc(uid: int) -> None:
+    """Remove the System V IPC objects (shared memory, queues, semaphores) that ``uid``
+    created, and the POSIX shared memory and message queues it owns; best effort.
+
+    For the process level on a root host, where the worker shares the host's IPC
+    namespace: its uid is its own (:func:`worker_uid`), so what it created is told apart
+    from the host's by its creator. (Namespaced workers have an IPC namespace and a
+    ``/dev/shm`` of their own, which end with them.)
+    """
+    import ctypes  # only code that calls libc needs ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    remove = {  # IPC_RMID = 0 for each
+        "shm": lambda i: libc.shmctl(i, 0, None),
+        "msg": lambda i: libc.msgctl(i, 0, None),
+        "sem": lambda i: libc.semctl(i, 0, 0),
+    }
+    for kind, rmid in remove.items():
+        try:
+            with open(f"/proc/sysvipc/{kind}", encoding="ascii") as f:
+                header, *rows = [line.split() for line in f]
+        except OSError:
+            continue
+        at = header.index("cuid")  # the creator: an owner may give an object away, not this
+        for row in rows:
+            if len(row) > at and row[at] == str(uid):
+                rmid(int(row[1]))
+    for where in ("/dev/shm", "/dev/mqueue"):
+        try:
+            entries = list(os.scandir(where))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid == uid:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+
+
+def closed_ancestors(uid: int | None = None) -> list[str]:
+    """The directories on the way to the :func:`worker_paths` that ``uid`` cannot enter
+    (no search permission for others: ``/root`` is ``0700``), topmost first, none inside
+    another. Empty when ``uid`` is None (the worker is this user, who can).
+
+    >>> closed_ancestors(None)
+    []
+    """
+    if uid is None:
+        return []
+    closed: list[str] = []
+    for path in worker_paths():
+        parts = path.strip("/").split("/")
+        for depth in range(1, len(parts)):
+            here = "/" + "/".join(parts[:depth])
+            try:
+                info = os.stat(here)
+            except OSError:
+                break
+            if info.st_uid != uid and not info.st_mode & 0o001:
+                if not any(here == c or here.startswith(c + "/") for c in closed):
+                    closed.append(here)
+                break
+    return sorted(closed, key=len)
+
+
+def boot_argv() -> list[str]:
+    """The command line that starts a worker (before any confinement wraps it)."""
+    # -S: no site-packages (the worker needs the standard library only, and starts faster)
+    return [sys.executable, "-S", "-c", _BOOT, _PACKAGE_ROOT]
 
 
 def _seccomp_fd() -> int | None:
@@ -114,10 +229,9 @@ _BOOT = (
     "from agentic_machines.execution.worker import main\n"
     "main(sys.argv[2:])\n"
 )
-# What a namespace tool is probed with: the worker's own start-up, without serving, so a
-# tool that cannot reach the package or the interpreter (a checkout under a masked /tmp)
-# fails the probe instead of every block.
-_PROBE = _BOOT.replace("main(sys.argv[2:])\n", "")
+# A namespace tool is probed with the worker's own start-up and confinement ("--probe":
+# set up, then exit without serving), so a tool that cannot reach the package or the
+# interpreter (a checkout under a masked /tmp) fails the probe instead of every block.
 
 
 def worker_paths() -> list[str]:
@@ -183,23 +297,36 @@ def _wrap(
     argv: list[str],
     limits: Limits | None = None,
     seccomp_fd: int | None = None,
+    uid: int | None = None,
 ) -> list[str]:
-    """The command line that runs ``argv`` inside the namespace tool.
+    """The command line that runs ``argv`` (a worker's, :func:`boot_argv`) confined, as
+    ``uid`` (:func:`worker_uid`; None: this user's).
 
     Under ``bwrap``: a user namespace in which no further one can be made
-    (``--disable-userns``), no capabilities, the filesystem read-only, ``/tmp``,
-    ``/dev/shm`` and the scratch directory size-limited private tmpfs mounts, the
-    directories of :data:`_HIDDEN` empty, and the seccomp filter of
-    :mod:`~agentic_machines.execution.seccomp` read from ``seccomp_fd``.
+    (``--disable-userns``), no capabilities, the filesystem read-only, a minimal ``/dev``,
+    ``/proc/sys`` read-only, ``/tmp``, ``/dev/shm`` and the scratch directory size-limited
+    private tmpfs mounts, the directories of :data:`_HIDDEN` empty, and the seccomp filter
+    of :mod:`~agentic_machines.execution.seccomp` read from ``seccomp_fd``. On a root
+    host, bubblewrap is started by the worker's own start-up acting as a launcher
+    (``--exec``): it covers :func:`closed_ancestors` in a mount namespace of its own,
+    becomes :func:`worker_uid` and runs bubblewrap as that uid. Under ``unshare`` the
+    worker builds the same confinement itself (``worker._readonly_except``). With no tool
+    (the ``process`` level) the worker only loads the seccomp filter, after becoming
+    :func:`worker_uid` on a root host.
     """
     size = str(_tmpfs_bytes(limits or Limits()))
+    closed = closed_ancestors(uid)
+    drop = ["--uid", str(uid)] if uid is not None else []
+    drop += [a for d in closed for a in ("--expose", d)]
     if tool == "bwrap":
         hiding = [d for d in _HIDDEN if os.path.isdir(d) and not os.path.islink(d)]
         hidden = [a for d in hiding for a in ("--tmpfs", d)]
         # after the private mounts: what the worker imports, where it lives
         back = _rebinds(["/tmp", "/dev", *hiding])
+        launcher = [*boot_argv(), *drop, "--exec"] if uid is not None else []
         return [
-            "bwrap",
+            *launcher,
+            tool_path("bwrap") or "bwrap",
             "--unshare-all",  # network, pid, ipc, uts, cgroup
             "--unshare-user",
             "--disable-userns",  # no user namespace inside: no capabilities over new ones
@@ -210,13 +337,15 @@ def _wrap(
             "--ro-bind",
             "/",
             "/",
-            "--dev",
+            "--dev",  # null, zero, full, random, urandom, tty: never the host's devices
             "/dev",
             "--size",
             size,
             "--tmpfs",
             "/dev/shm",
             "--proc",
+            "/proc",
+            "--remount-ro",  # no kernel setting (/proc/sys, /proc/sysrq-trigger) is written
             "/proc",
             "--size",
             size,
@@ -240,13 +369,16 @@ def _wrap(
         ]
     if tool == "unshare":
         # unshare gives the namespaces; the worker itself remounts the filesystem read-only
-        # (except the scratch directory) before it reads its first message. Its own PID
-        # namespace with its own /proc: it sees only its processes, and it is not PID 1
-        # there (worker._init_then_worker), so signals it sends itself take effect.
+        # (except the scratch directory), makes a minimal /dev and private tmpfs mounts,
+        # becomes an unprivileged uid and loads the seccomp filter before it reads its first
+        # message. A root host makes the namespaces itself: a user namespace would map the
+        # worker to the host's uid 0, which owns every device node and kernel setting.
+        # Its own PID namespace with its own /proc: it sees only its processes, and it is
+        # not PID 1 there (worker._init_then_worker), so signals it sends itself take effect.
+        user = ["--user", "--map-root-user"] if uid is None else []
         return [
-            "unshare",
-            "--user",
-            "--map-root-user",
+            tool_path("unshare") or "unshare",
+            *user,
             "--mount",
             "--net",
             "--ipc",  # System V shared memory is memory no tmpfs size bounds
@@ -257,16 +389,18 @@ def _wrap(
             "--kill-child",
             "--",
             *argv,
-            # the worker mounts private tmpfs mounts of this size, hides _HIDDEN and loads
-            # the seccomp filter itself (worker._readonly_except)
-            *(["--readonly-except", scratch, size, *_HIDDEN] if argv[-1] != "pass" else []),
+            *drop,
+            "--readonly-except",
+            scratch,
+            size,
+            *_HIDDEN,
         ]
-    return argv
+    return [*argv, *drop, "--seccomp"]
 
 
-def _user_processes() -> int:
-    """How many processes this user runs (RLIMIT_NPROC counts them all)."""
-    uid, count = os.getuid(), 0
+def _user_processes(uid: int | None = None) -> int:
+    """How many processes ``uid`` (default: this user) runs (RLIMIT_NPROC counts them all)."""
+    uid, count = os.getuid() if uid is None else uid, 0
     try:
         for name in os.listdir("/proc"):
             if name.isdigit():
@@ -282,6 +416,8 @@ def _user_processes() -> int:
 def _limit(
     limits: Limits, join: Sequence[int] = (), nproc: int | None = None
 ) -> Callable[[], None]:
+    """What the child runs between ``fork`` and ``exec``: join the control group, set the
+    OS limits."""
     import resource  # here, not in apply: the child of a threaded host must not import
 
     def apply() -> None:  # runs in the child between fork and exec: C calls only

@@ -1,4 +1,4 @@
-"""The isolated executor, host side: :class:`ProcessExecutor`.
+"""The isolated runner, host side: :class:`ProcessRunner`.
 
 One worker subprocess per episode (``"process"``, or ``"namespace"`` inside the
 confinement of :mod:`~agentic_machines.execution.confine`) talks to the host in lines of
@@ -15,7 +15,6 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -38,22 +37,23 @@ from .codeexec import (
     cut_output,
 )
 from .confine import (
-    _BOOT,
     _MAX_PROCESSES,
     _NO_NAMESPACE_TOOL,
-    _PACKAGE_ROOT,
     _limit,
     _seccomp_fd,
     _user_processes,
     _wrap,
+    boot_argv,
     namespace_tool,
+    remove_ipc,
     remove_tree,
+    worker_uid,
 )
-from .executor import FAILURE_STATUSES, Executor, Limits, Scaffold
+from .runner import FAILURE_STATUSES, BlockRunner, Limits, Scaffold
 
 
 # --------------------------------------------------------------------------------------
-# the isolated executor (host side)
+# the isolated runner (host side)
 # --------------------------------------------------------------------------------------
 class _Failure(Exception):
     """A worker failure; ``clock`` names the deadline or load that decided it, if any."""
@@ -63,8 +63,20 @@ class _Failure(Exception):
         self.status, self.detail, self.clock = status, detail, clock
 
 
-_OK = b'{"type":"ok"}\n'
 _ALIVE = {"op": "run", "code": "pass", "line_budget": 100, "filename": "<alive>", "max_output": 100}
+
+
+def _tagged(message: dict) -> tuple[bytes, str]:
+    """``message`` as a line with a new random id, and the id: the worker's reply must carry
+    it (``re``), so a frame written before the host asked (a block's timer, a thread) is
+    not taken for the reply."""
+    tag = os.urandom(8).hex()
+    return wire.dumps({**message, "id": tag}), tag
+
+
+def _tag_of(line: bytes) -> Any:
+    """The id of a message the host sent (its own, so well-formed)."""
+    return wire.loads(line).get("id")
 
 
 def _op_of(line: bytes) -> tuple[Any, Any]:
@@ -76,10 +88,10 @@ def _op_of(line: bytes) -> tuple[Any, Any]:
 _MAX_MESSAGE = 64 * 1024 * 1024  # bytes of one message from the worker
 _MAX_LIVE = 8  # workers alive at once in this process; idle ones beyond it are stopped
 _LIVE: collections.OrderedDict[int, weakref.ref] = collections.OrderedDict()
-_LIVE_LOCK = threading.Lock()  # executors of different threads share the cap
+_LIVE_LOCK = threading.Lock()  # runners of different threads share the cap
 
 
-class ProcessExecutor(Executor):
+class ProcessRunner(BlockRunner):
     """Runs blocks in a worker subprocess (``level`` ``"process"`` or ``"namespace"``).
 
     The worker starts at the first request that needs it and lives for the episode; the
@@ -92,9 +104,7 @@ class ProcessExecutor(Executor):
         self, level: str = "process", limits: Limits | None = None, *, tool: str | None = None
     ) -> None:
         if level not in ("process", "namespace"):
-            raise InvalidArgument(
-                f"ProcessExecutor level is 'process' or 'namespace', got {level!r}"
-            )
+            raise InvalidArgument(f"ProcessRunner level is 'process' or 'namespace', got {level!r}")
         if tool not in (None, "bwrap", "unshare"):
             raise InvalidArgument(f"tool must be 'bwrap', 'unshare' or None, got {tool!r}")
         self.level = level
@@ -108,6 +118,8 @@ class ProcessExecutor(Executor):
         self._unsent = 0  # journal entries at its end that the live worker has not seen
         self._proc: subprocess.Popen | None = None
         self._buffer = b""
+        self._tag: Any = None  # the id of the last message sent (see _tagged)
+        self._uid: int | None = None  # the workers' uid on a root host (confine.worker_uid)
         self._scratch: str | None = None
         self._group: WorkerGroup | None = None  # the worker's control group, when it has one
         self._notice: _Failure | None = None  # a REPL reset the next block must report
@@ -128,18 +140,22 @@ class ProcessExecutor(Executor):
 
     def _start(self) -> None:
         if self._closed:
-            raise InvalidArgument("this executor is closed; make a new one")
+            raise InvalidArgument("this runner is closed; make a new one")
         if self._scratch is None:
+            # a root host's workers run as an unprivileged uid of this runner's own
+            self._uid = worker_uid()
             self._scratch = tempfile.mkdtemp(prefix="am-scratch-")
-        # -S: no site-packages (the worker needs the standard library only, and starts faster)
-        argv = [sys.executable, "-S", "-c", _BOOT, _PACKAGE_ROOT]
+            if self._uid is not None:
+                os.chown(self._scratch, self._uid, self._uid)
+        uid = self._uid
         fd = _seccomp_fd() if self.tool == "bwrap" else None
-        argv = _wrap(self.tool, self._scratch, argv, self.limits, fd)
+        argv = _wrap(self.tool, self._scratch, boot_argv(), self.limits, fd, uid)
         self._group = WorkerGroup.create(self.limits.memory_mb * 1024 * 1024, _MAX_PROCESSES)
         join = self._group.join_fds() if self._group is not None else []
-        # no control group: RLIMIT_NPROC counts all of the user's processes, so the worker
-        # may start _MAX_PROCESSES more than the user runs now (the kernel exempts root)
-        nproc = None if self._group is not None else _user_processes() + _MAX_PROCESSES
+        # no control group: RLIMIT_NPROC counts all of the uid's processes, so the worker
+        # may start _MAX_PROCESSES more than that uid runs now (the kernel exempts root)
+        nproc = None if self._group is not None else _user_processes(uid) + _MAX_PROCESSES
+        fds = [] if fd is None else [fd]
         try:
             self._proc = subprocess.Popen(
                 argv,
@@ -152,24 +168,24 @@ class ProcessExecutor(Executor):
                 preexec_fn=_limit(self.limits, join, nproc),
                 start_new_session=True,
                 close_fds=True,
-                pass_fds=() if fd is None else (fd,),
+                pass_fds=fds,
             )
         finally:
-            for f in [*join, *([] if fd is None else [fd])]:
+            for f in [*join, *fds]:
                 os.close(f)
         self._buffer = b""
         self.workers_started += 1
         self._finalizer.detach()
         self._finalizer = weakref.finalize(
-            self, _stop_process, [self._proc, self._group], self._scratch
+            self, _stop_process, [self._proc, self._group, self._ipc_owner()], self._scratch
         )
         with _LIVE_LOCK:
             _LIVE[id(self)] = weakref.ref(self)
             for other in self._evict_others():
                 other._kill(locked=True)
 
-    def _evict_others(self) -> list[ProcessExecutor]:
-        # Idle workers of other executors are stopped past _MAX_LIVE (least recently used
+    def _evict_others(self) -> list[ProcessRunner]:
+        # Idle workers of other runners are stopped past _MAX_LIVE (least recently used
         # first): each is rebuilt from its journal when needed again. A worker in the middle
         # of an exchange (another thread's) is never stopped.
         victims = []
@@ -196,7 +212,12 @@ class ProcessExecutor(Executor):
             with _LIVE_LOCK:
                 _LIVE.pop(id(self), None)
         if proc is not None:
-            _stop_process([proc, group], None)
+            _stop_process([proc, group, self._ipc_owner()], None)
+
+    def _ipc_owner(self) -> int | None:
+        # At the process level the worker shares the host's IPC namespace: what its uid
+        # created is removed when it stops (a namespaced worker's IPC ends with it).
+        return self._uid if self.tool is None else None
 
     def _ensure(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
@@ -236,7 +257,7 @@ class ProcessExecutor(Executor):
                 if op == "run":
                     block = block if running else index
                     running.append(key)
-                self._send(sent)
+                self._send(sent, _tag_of(sent))
                 left = deadline - time.monotonic()
                 got = self._receive(left, replaying=len(entries) if rebuilding or starting else 0)
                 if wire.dumps(got) != reply:
@@ -264,7 +285,7 @@ class ProcessExecutor(Executor):
         # After each replayed block, an empty block in its namespace: a block that left the
         # worker unable to run the next one (a patched decoder, a value whose __deepcopy__
         # hangs) is found here, while it is the last one replayed.
-        self._send(wire.dumps({**_ALIVE, "ns": key}))
+        self._send(*_tagged({**_ALIVE, "ns": key}))
         wait = min(deadline - time.monotonic(), float(self.limits.timeout_s))
         got = self._receive(wait, replaying=1)
         if got.get("type") != "result" or got.get("status") != "ok":
@@ -295,12 +316,14 @@ class ProcessExecutor(Executor):
         # Commands that only change the worker's state are journalled and sent before the
         # next exchange (one round trip fewer each; a harness that never runs a block never
         # starts a worker). A refusal surfaces as a failure of that exchange.
-        self._journal.append((wire.dumps(message), _OK))
+        line, tag = _tagged(message)
+        self._journal.append((line, wire.dumps({"type": "ok", "re": tag})))
         if self._proc is not None:
             self._unsent += 1
 
-    def _send(self, line: bytes) -> None:
+    def _send(self, line: bytes, tag: Any) -> None:
         assert self._proc is not None and self._proc.stdin is not None
+        self._tag = tag  # the id the next frame from the worker must carry
         try:
             self._proc.stdin.write(line)
             self._proc.stdin.flush()
@@ -346,6 +369,12 @@ class ProcessExecutor(Executor):
             message = wire.loads(line)
         except ValueError as exc:
             raise self._died(f"the worker broke the message protocol: {exc}") from None
+        if message.get("re") != self._tag:
+            raise self._died(
+                "the worker sent a frame that is not the reply to the host's last message "
+                "(its id does not match: written before the host asked, by a timer or a "
+                "thread of an earlier block)"
+            )
         if message.get("type") == "fatal":
             self._kill()
             status = "memory" if message.get("error") == "MemoryError" else "died"
@@ -418,9 +447,9 @@ class ProcessExecutor(Executor):
             self._busy = True
         try:
             self._ensure()
-            line = wire.dumps(message)
+            line, tag = _tagged(message)
             self._unasked()
-            self._send(line)
+            self._send(line, tag)
             timeout = self.limits.timeout_s if clock is None else clock[0]
             start = time.monotonic()
             try:
@@ -715,6 +744,7 @@ def _oom_kills() -> int:
 def _stop_process(holder: list, scratch: str | None) -> None:
     proc = holder[0] if holder else None
     group = holder[1] if len(holder) > 1 else None
+    ipc_owner = holder[2] if len(holder) > 2 else None
     if proc is not None and proc.poll() is None:
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # the worker and anything it forked
@@ -737,5 +767,7 @@ def _stop_process(holder: list, scratch: str | None) -> None:
         proc.poll()
     if group is not None:
         group.remove()  # what the worker started, wherever it went (setsid included)
+    if ipc_owner is not None and proc is not None:
+        remove_ipc(ipc_owner)
     if scratch is not None:
         remove_tree(scratch)

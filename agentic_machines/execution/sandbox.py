@@ -1,15 +1,15 @@
-"""Executors: where model-written blocks run, at three levels of isolation, behind one interface.
+"""Block runners: where model-written blocks run, at three levels of isolation, behind one interface.
 
-RLM and REPL-Plan talk to an *executor*, never to a namespace dict. An executor holds the
+RLM and REPL-Plan talk to a *block runner*, never to a namespace dict. A runner holds the
 episode's namespaces (one per REPL, by key), runs blocks in them with the rerun-with-cached-calls
 technique of :mod:`agentic_machines.execution.codeexec`, and answers a few questions about
 them (the names bound, the text of a value). The levels:
 
-``"inline"`` (:class:`InlineExecutor`)
+``"inline"`` (:class:`InlineRunner`)
     The blocks run in the harness's own process with restricted builtins. Fast and exact, but
     **for trusted, scripted code only**: Python cannot be sandboxed in-process (see
     ``docs/threat_model.md`` for the attacks that get through).
-``"process"`` (:class:`ProcessExecutor`)
+``"process"`` (:class:`ProcessRunner`)
     One worker subprocess per episode, started with no inherited environment variables (no
     API keys; only ``PYTHONHASHSEED=0``, so that a replayed worker repeats itself), a private temporary working directory and OS limits
     (``resource``: address space, CPU seconds, open files, file size). The host enforces a
@@ -28,12 +28,16 @@ processes, tmpfs mounts and memfds together), ends every process a block started
 block ends, and everything it sends is checked as hostile input (see
 ``docs/threat_model.md``).
 ``"strongest"``
-    The best level that works on this machine; :func:`resolve_isolation` says which.
+    The best level that works on this machine; :func:`resolve_isolation` says which. When
+    that is weaker than ``"namespace"`` it is never silent: the environment variable
+    ``AGENTIC_MACHINES_STRONGEST`` chooses between a warning (``warn``, the default:
+    :class:`~agentic_machines.errors.IsolationFallback`) and an error (``require``).
+    ``agentic-machines doctor`` says what the machine lacks.
 
 This module chooses the level and keeps every public name importable from here; the
-executors live one concept a module: :mod:`~agentic_machines.execution.executor` (the
-interface, :class:`Scaffold`, :class:`Limits` and the inline executor),
-:mod:`~agentic_machines.execution.isolated` (:class:`ProcessExecutor`, the host side of
+runners live one concept a module: :mod:`~agentic_machines.execution.runner` (the
+interface, :class:`Scaffold`, :class:`Limits` and the inline runner),
+:mod:`~agentic_machines.execution.isolated` (:class:`ProcessRunner`, the host side of
 the worker protocol) and :mod:`~agentic_machines.execution.confine` (the namespace tools,
 the worker's command line and its OS limits).
 
@@ -50,7 +54,7 @@ The outcome a wall-clock deadline (or the host's load) decided is noted as clock
 (:mod:`agentic_machines.execution.clock`): the machine's h raises
 :class:`~agentic_machines.errors.ClockDependent`, so it is never taken as a fact.
 
->>> ex = make_executor("inline")
+>>> ex = make_runner("inline")
 >>> ex.namespace("main", Scaffold(values={"x": 2}))
 >>> result = drive_rest(ex.run_block("main", "print(x * 21)"), None)
 >>> result.status, result.stdout
@@ -61,26 +65,29 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import warnings
 from typing import Any
 
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, IsolationFallback
 from .codeexec import drive_rest
 
-# The executors live in their own modules (one concept each); this module chooses a level
+# The runners live in their own modules (one concept each); this module chooses a level
 # and keeps every public name importable from here, as before.
 from .confine import _NO_NAMESPACE_TOOL, namespace_tool, worker_paths
-from .executor import FAILURE_STATUSES, LEVELS, Executor, InlineExecutor, Limits, Scaffold
-from .isolated import ProcessExecutor
+from .isolated import ProcessRunner
+from .runner import FAILURE_STATUSES, LEVELS, BlockRunner, InlineRunner, Limits, Scaffold
 
 __all__ = [
     "LEVELS",
     "Scaffold",
     "Limits",
-    "Executor",
-    "InlineExecutor",
-    "ProcessExecutor",
-    "make_executor",
+    "BlockRunner",
+    "InlineRunner",
+    "ProcessRunner",
+    "make_runner",
     "resolve_isolation",
+    "strongest_policy",
+    "STRONGEST_POLICIES",
     "namespace_tool",
     "is_scripted",
     "FAILURE_STATUSES",
@@ -124,12 +131,19 @@ def resolve_isolation(isolation: str | None, model: Any = None) -> str:
     if isolation == "strongest":
         if os.name == "posix" and namespace_tool() is not None:
             return "namespace"
-        if os.name == "posix":
-            return "process"
-        raise InvalidArgument(
-            "no isolated executor works on this system (it needs POSIX); pass "
-            "isolation='inline' by name to run trusted, scripted code in-process"
+        if os.name != "posix":
+            raise InvalidArgument(
+                "no isolated runner works on this system (it needs POSIX); pass "
+                "isolation='inline' by name to run trusted, scripted code in-process"
+            )
+        why = (
+            "isolation='strongest' is only 'process' here: no namespace tool works "
+            f"({_NO_NAMESPACE_TOOL}); run `agentic-machines doctor` for what is missing"
         )
+        if strongest_policy() == "require":
+            raise InvalidArgument(why + "; AGENTIC_MACHINES_STRONGEST=require refuses it")
+        warnings.warn(IsolationFallback(why), stacklevel=2)
+        return "process"
     if isolation not in LEVELS:
         raise InvalidArgument(
             f"isolation must be one of {', '.join(LEVELS)} or 'strongest', got {isolation!r}"
@@ -141,16 +155,34 @@ def resolve_isolation(isolation: str | None, model: Any = None) -> str:
     return isolation
 
 
-def make_executor(
+STRONGEST_POLICIES = ("warn", "require")
+
+
+def strongest_policy() -> str:
+    """What ``"strongest"`` does when it is weaker than ``"namespace"`` here: ``"warn"``
+    (the default) or ``"require"`` (an error), from ``AGENTIC_MACHINES_STRONGEST``.
+
+    >>> strongest_policy() in STRONGEST_POLICIES
+    True
+    """
+    policy = os.environ.get("AGENTIC_MACHINES_STRONGEST", "warn").strip().lower() or "warn"
+    if policy not in STRONGEST_POLICIES:
+        raise InvalidArgument(
+            f"AGENTIC_MACHINES_STRONGEST must be 'warn' or 'require', got {policy!r}"
+        )
+    return policy
+
+
+def make_runner(
     isolation: str | None = "strongest",
     *,
     timeout_s: float | None = None,
     limits: Limits | None = None,
     model: Any = None,
-) -> Executor:
-    """An executor at the requested level (see :func:`resolve_isolation`).
+) -> BlockRunner:
+    """A runner at the requested level (see :func:`resolve_isolation`).
 
-    >>> make_executor("inline").level
+    >>> make_runner("inline").level
     'inline'
     """
     level = resolve_isolation(isolation, model)
@@ -158,5 +190,5 @@ def make_executor(
     if timeout_s is not None:
         limits = dataclasses.replace(limits, timeout_s=timeout_s)
     if level == "inline":
-        return InlineExecutor()
-    return ProcessExecutor(level, limits)
+        return InlineRunner()
+    return ProcessRunner(level, limits)

@@ -13,9 +13,19 @@ exploit and that a worker never needs:
   namespace (``CLONE_NEWUSER``, ``CLONE_NEWNS``, ...); ``clone3`` answers ``ENOSYS``, as
   under Docker and Flatpak, because its flags sit in memory a filter cannot read, and
   glibc then falls back to ``clone``, whose flags it can;
-- ``socket(AF_UNIX, ...)``: with no Unix socket, no socket file of the host can be
-  connected to, wherever it lies (the network namespace already cuts abstract sockets
-  and TCP/IP);
+- threads (``clone`` with ``CLONE_THREAD``), POSIX timers (``timer_create``) and POSIX
+  message queues (``mq_open``): nothing a block starts runs on or stays after it (the
+  worker stops its interval timers itself);
+- the kernel's own settings and modules: ``mount``, ``umount2``, ``pivot_root`` and the new
+  mount calls (``fsopen``, ``fsmount``, ``move_mount``, ``open_tree``, ...),
+  ``open_by_handle_at``, ``name_to_handle_at``, ``kexec_load``, ``kexec_file_load``,
+  ``init_module``, ``finit_module``, ``delete_module``, ``reboot``, ``swapon``,
+  ``swapoff``, ``syslog``, ``acct``, ``quotactl``, ``iopl``, ``ioperm``; and ``ioctl``
+  requests of the loop (``0x4Cxx``) and KVM (``0xAExx``) families, should such a device be
+  reachable;
+- ``socket(AF_UNIX, ...)`` and ``socketpair(AF_UNIX, ...)``: with no Unix socket, no
+  socket file of the host can be connected to, wherever it lies (the network namespace
+  already cuts abstract sockets and TCP/IP);
 - the x32 ABI (call numbers with bit 30 set on x86-64) and any architecture other than
   the one the table is for, so that no second call table bypasses the first.
 
@@ -36,7 +46,7 @@ little-endian machine. Supported: x86-64 and AArch64 (little-endian); elsewhere
 :func:`program` is None and the level says so.
 
 >>> prog = program("x86_64")
->>> len(prog) % 8, len(prog) // 8 < 64
+>>> len(prog) % 8, len(prog) // 8 < 128
 (0, True)
 >>> program("sparc") is None
 True
@@ -56,6 +66,8 @@ _JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 _JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
 _JSET = 0x45  # BPF_JMP | BPF_JSET | BPF_K: jump if A & k
 _RET = 0x06  # BPF_RET | BPF_K
+_AND = 0x54  # BPF_ALU | BPF_AND | BPF_K: A &= k
+_RSH = 0x74  # BPF_ALU | BPF_RSH | BPF_K: A >>= k
 
 # seccomp return values (linux/seccomp.h)
 _ALLOW = 0x7FFF0000
@@ -73,11 +85,21 @@ NAMESPACE_FLAGS = (
 )
 """The ``clone`` flags that create a namespace: refused."""
 
+CLONE_THREAD = 0x00010000
+"""The ``clone`` flag that makes a thread: refused (a block's thread would outlive it)."""
+
 DENIED = (
     "io_uring_setup io_uring_enter io_uring_register bpf perf_event_open userfaultfd keyctl "
-    "add_key request_key ptrace process_vm_readv process_vm_writev pidfd_getfd unshare setns"
+    "add_key request_key ptrace process_vm_readv process_vm_writev pidfd_getfd unshare setns "
+    "timer_create mount umount2 pivot_root fsopen fsconfig fsmount fspick move_mount "
+    "open_tree mount_setattr open_by_handle_at name_to_handle_at kexec_load kexec_file_load "
+    "init_module finit_module delete_module reboot swapon swapoff syslog acct quotactl "
+    "iopl ioperm mq_open"
 ).split()
-"""The system calls refused outright (``EPERM``)."""
+"""The system calls refused outright (``EPERM``), where the machine has them."""
+
+IOCTL_FAMILIES = (0x4C, 0xAE)
+"""``ioctl`` request types refused: the loop devices' (``LOOP_*``) and KVM's."""
 
 # (audit arch, x32 bit or None, call numbers) per machine (asm/unistd_64.h, asm-generic/unistd.h)
 _TABLES = {
@@ -103,6 +125,35 @@ _TABLES = {
             "clone": 56,
             "clone3": 435,
             "socket": 41,
+            "socketpair": 53,
+            "ioctl": 16,
+            "timer_create": 222,
+            "mq_open": 240,
+            "mount": 165,
+            "umount2": 166,
+            "pivot_root": 155,
+            "open_tree": 428,
+            "move_mount": 429,
+            "fsopen": 430,
+            "fsconfig": 431,
+            "fsmount": 432,
+            "fspick": 433,
+            "mount_setattr": 442,
+            "open_by_handle_at": 304,
+            "name_to_handle_at": 303,
+            "kexec_load": 246,
+            "kexec_file_load": 320,
+            "init_module": 175,
+            "finit_module": 313,
+            "delete_module": 176,
+            "reboot": 169,
+            "swapon": 167,
+            "swapoff": 168,
+            "syslog": 103,
+            "acct": 163,
+            "quotactl": 179,
+            "iopl": 172,
+            "ioperm": 173,
         },
     ),
     "aarch64": (
@@ -127,6 +178,33 @@ _TABLES = {
             "clone": 220,
             "clone3": 435,
             "socket": 198,
+            "socketpair": 199,
+            "ioctl": 29,
+            "timer_create": 107,
+            "mq_open": 180,
+            "mount": 40,
+            "umount2": 39,
+            "pivot_root": 41,
+            "open_tree": 428,
+            "move_mount": 429,
+            "fsopen": 430,
+            "fsconfig": 431,
+            "fsmount": 432,
+            "fspick": 433,
+            "mount_setattr": 442,
+            "open_by_handle_at": 265,
+            "name_to_handle_at": 264,
+            "kexec_load": 104,
+            "kexec_file_load": 294,
+            "init_module": 105,
+            "finit_module": 273,
+            "delete_module": 106,
+            "reboot": 142,
+            "swapon": 224,
+            "swapoff": 225,
+            "syslog": 116,
+            "acct": 89,
+            "quotactl": 60,
         },
     ),
 }
@@ -158,17 +236,27 @@ def program(machine: str | None = None) -> bytes | None:
     if x32 is not None:
         emit(_JGE, x32, "deny", 0)
     for name in DENIED:
-        emit(_JEQ, numbers[name], "deny", 0)
+        if name in numbers:  # iopl and ioperm are x86's only
+            emit(_JEQ, numbers[name], "deny", 0)
     emit(_JEQ, numbers["clone"], "clone", 0)
     emit(_JEQ, numbers["clone3"], "enosys", 0)
     emit(_JEQ, numbers["socket"], "socket", 0)
+    emit(_JEQ, numbers["socketpair"], "socket", 0)
+    emit(_JEQ, numbers["ioctl"], "ioctl", 0)
     emit(_RET, _ALLOW)  # every other call
     labels = {"clone": len(code)}
     emit(_LD_W_ABS, 16)  # A = the low word of args[0]: clone's flags
-    emit(_JSET, NAMESPACE_FLAGS, "deny", "allow")
+    emit(_JSET, NAMESPACE_FLAGS | CLONE_THREAD, "deny", "allow")
     labels["socket"] = len(code)
     emit(_LD_W_ABS, 16)  # A = args[0]: the socket's domain
     emit(_JEQ, _AF_UNIX, "deny", "allow")
+    labels["ioctl"] = len(code)
+    emit(_LD_W_ABS, 24)  # A = the low word of args[1]: the request
+    emit(_RSH, 8)  # its type byte (_IOC_TYPE): bits 8-15
+    emit(_AND, 0xFF)
+    for family in IOCTL_FAMILIES:
+        emit(_JEQ, family, "deny", 0)
+    emit(_RET, _ALLOW)
     labels["enosys"] = len(code)
     emit(_RET, _ERRNO | errno.ENOSYS)
     labels["deny"] = len(code)

@@ -1,8 +1,8 @@
-"""The isolated worker: runs blocks for a :class:`~.sandbox.ProcessExecutor`, one message at a time.
+"""The isolated worker: runs blocks for a :class:`~.sandbox.ProcessRunner`, one message at a time.
 
 Started by the host as a separate Python process (see ``confine._BOOT``), it reads one JSON
 message per line on stdin and writes exactly one per line on stdout, strictly alternating:
-every host message gets one reply. Inside, an :class:`~.sandbox.InlineExecutor` holds the
+every host message gets one reply. Inside, an :class:`~.sandbox.InlineRunner` holds the
 episode's namespaces and runs blocks with the rerun-with-cached-calls technique, so the
 semantics are those of ``isolation="inline"``. What the worker cannot do itself it asks for:
 
@@ -24,6 +24,7 @@ import builtins
 import os
 import signal
 import sys
+from collections.abc import Sequence
 from typing import Any, BinaryIO
 
 from .. import errors as _errors
@@ -31,7 +32,7 @@ from . import wire
 from .budget import LineBudget
 from .codeexec import Request
 from .confine import masked_worker_paths
-from .executor import InlineExecutor, Scaffold
+from .runner import InlineRunner, Scaffold
 
 TEXT_LINES = 100_000
 """The line budget of ``str`` of a model value (``text_of``: a model-defined ``__str__``
@@ -49,8 +50,10 @@ class Server:
 
     def __init__(self, inp: BinaryIO, out: BinaryIO) -> None:
         self.inp, self.out = inp, out
+        self.tag: Any = None  # the id of the host's last message, which every reply carries
+        self.handlers = _handlers()  # the signal handlers a block's end puts back
         self.refs = wire.RefTable()
-        self.ex = InlineExecutor()
+        self.ex = InlineRunner()
         self.stack: list[Any] = []  # suspended block drivers, innermost last
 
     # -- messages --------------------------------------------------------------------
@@ -58,10 +61,12 @@ class Server:
         line = self.inp.readline()
         if not line:
             raise SystemExit(0)  # the host closed the channel
-        return wire.loads(line)
+        message = wire.loads(line)
+        self.tag = message.get("id")
+        return message
 
     def write(self, message: dict) -> None:
-        self.out.write(wire.dumps(message))
+        self.out.write(wire.dumps({**message, "re": self.tag}))
         self.out.flush()
 
     def enc(self, value: Any) -> Any:
@@ -130,6 +135,7 @@ class Server:
             self.stack.pop()
             if not self.stack:  # the outermost block ended: what it started ends with it
                 end_descendants()
+                _quiet(self.handlers)
             self.write(self._result(stop.value))
             return
         if not isinstance(item, Request):
@@ -238,6 +244,32 @@ def end_descendants(rounds: int = 1000) -> None:
         _reap()
 
 
+def _handlers() -> dict[int, Any]:
+    """The handler of every signal that has one to put back (see :func:`_quiet`)."""
+    out = {}
+    for sig in signal.valid_signals():
+        try:
+            out[sig] = signal.getsignal(sig)
+        except (ValueError, OSError):
+            continue
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def _quiet(handlers: dict[int, Any]) -> None:
+    """Stop the interval timers and the alarm a block set, and put back the signal handlers
+    it changed: nothing of a block runs in the next one (threads and POSIX timers are
+    refused by the seccomp filter)."""
+    for which in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF):
+        signal.setitimer(which, 0)
+    signal.alarm(0)
+    for sig, handler in handlers.items():
+        try:
+            if signal.getsignal(sig) is not handler:
+                signal.signal(sig, handler)
+        except (ValueError, OSError, TypeError):
+            pass
+
+
 def _reap() -> None:
     while True:
         try:
@@ -274,97 +306,186 @@ def _descends(pid: int, ancestor: int, parents: dict[int, int]) -> bool:
 # --------------------------------------------------------------------------------------
 # start-up
 # --------------------------------------------------------------------------------------
-def _readonly_except(scratch: str, size: str | None = None, hidden: list[str] = ()) -> None:
-    """Remount every filesystem read-only except ``scratch`` (inside ``unshare --mount``).
+class _Libc:
+    """The few libc calls the worker's confinement makes (``mount``, ``prctl``, ``capset``)."""
 
-    With ``size`` (bytes), as ``bwrap`` does for the namespace level: ``/tmp``, ``/dev/shm``
-    and ``scratch`` become private tmpfs mounts of that size, the directories ``hidden``
-    are covered by empty ones, and the seccomp filter of
-    :mod:`~agentic_machines.execution.seccomp` is loaded once the capabilities are gone.
-    """
-    import ctypes  # only code that calls libc needs ctypes
+    MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+    MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 
-    libc = ctypes.CDLL(None, use_errno=True)
-    ms_rdonly, ms_nosuid, ms_nodev, ms_noexec = 1, 2, 4, 8
-    ms_remount, ms_bind, ms_rec, ms_private = 32, 4096, 16384, 1 << 18
-    keep = {"nosuid": ms_nosuid, "nodev": ms_nodev, "noexec": ms_noexec}
-    keep.update({"noatime": 1024, "nodiratime": 2048, "relatime": 1 << 21})
+    def __init__(self) -> None:
+        import ctypes  # only code that calls libc needs ctypes
 
-    def mount(src: str | None, target: str, flags: int) -> int:
+        self.ctypes = ctypes
+        self.libc = ctypes.CDLL(None, use_errno=True)
+
+    def fail(self, what: str) -> OSError:
+        return OSError(self.ctypes.get_errno(), what)
+
+    def mount(
+        self,
+        src: str | None,
+        target: str,
+        flags: int,
+        fs: str | None = None,
+        options: str | None = None,
+    ) -> int:
         enc = lambda s: None if s is None else s.encode()  # noqa: E731
-        return libc.mount(enc(src), enc(target), None, flags, None)
+        return self.libc.mount(enc(src), enc(target), enc(fs), flags, enc(options))
 
-    if mount(None, "/", ms_rec | ms_private) != 0:
-        raise OSError(ctypes.get_errno(), "making mounts private failed")
-    if mount(scratch, scratch, ms_bind | ms_rec) != 0:
-        raise OSError(ctypes.get_errno(), "binding the scratch directory failed")
-    with open("/proc/self/mountinfo", encoding="utf-8") as f:
-        entries = [line.split() for line in f]
-    for fields in entries:
-        target = fields[4].encode().decode("unicode_escape")
-        if target == scratch or target.startswith(scratch + "/"):
-            continue
-        flags = ms_remount | ms_bind | ms_rdonly
-        for option in fields[5].split(","):
-            flags |= keep.get(option, 0)
-        if mount(None, target, flags) != 0 and target == "/":
-            raise OSError(ctypes.get_errno(), "remounting / read-only failed")
-    if size is not None:
-        # scratch last: it may lie under /tmp, and is made again in the new /tmp
-        hide = [d for d in hidden if os.path.isdir(d) and not os.path.islink(d)]
-        # What the worker imports and lies under a private mount (a checkout or a venv
-        # under /tmp) is held by descriptor now and mounted back, read-only, below.
-        held = [
-            (p, os.open(p, os.O_PATH)) for p in masked_worker_paths(["/tmp", "/dev/shm", *hide])
-        ]
-        for target in ["/tmp", "/dev/shm", *hide, scratch]:
-            os.makedirs(target, exist_ok=True)
-            options = f"size={4096 if target in hide else int(size)},mode=1777".encode()
-            if libc.mount(b"tmpfs", target.encode(), b"tmpfs", ms_nosuid | ms_nodev, options):
-                raise OSError(ctypes.get_errno(), f"mounting a private tmpfs on {target} failed")
+    def tmpfs(self, target: str, size: int, mode: str = "1777") -> None:
+        # nr_inodes: empty files take no page, so without it a tmpfs of any size holds
+        # millions of inodes (kernel memory no memory_mb bounds without a control group)
+        inodes = max(64, size // 4096)
+        options = f"size={size},nr_inodes={inodes},mode={mode}"
+        if self.mount("tmpfs", target, self.MS_NOSUID | self.MS_NODEV, "tmpfs", options):
+            raise self.fail(f"mounting a private tmpfs on {target} failed")
+
+    def bind_back(self, held: list[tuple[str, int]]) -> None:
+        """Mount each held path back, read-only, at its own place (it lay under a mount
+        made since): the worker's code, interpreter or a device node."""
+        ro = self.MS_REMOUNT | self.MS_BIND | self.MS_RDONLY | self.MS_NOSUID
         for path, fd in held:
             if os.path.isdir(f"/proc/self/fd/{fd}"):
                 os.makedirs(path, exist_ok=True)
             else:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 open(path, "ab").close()  # noqa: SIM115 - a mount point
-            if mount(f"/proc/self/fd/{fd}", path, ms_bind | ms_rec) != 0:
-                raise OSError(ctypes.get_errno(), f"mounting {path} back failed")
+            if self.mount(f"/proc/self/fd/{fd}", path, self.MS_BIND | self.MS_REC) != 0:
+                raise self.fail(f"mounting {path} back failed")
+            device = path.startswith("/dev/")
             # a bind keeps the read-only flag of the mount it comes from (made so above);
-            # remounting says it again, and whatever happens it is checked
-            mount(None, path, ms_remount | ms_bind | ms_rdonly | ms_nosuid | ms_nodev)
-            if not os.statvfs(path).f_flag & os.ST_RDONLY:
+            # remounting says it again, and whatever happens it is checked. A device node
+            # keeps its device flag (it is one of the few a worker may use).
+            self.mount(None, path, ro | (0 if device else self.MS_NODEV))
+            if not device and not os.statvfs(path).f_flag & os.ST_RDONLY:
                 raise OSError(0, f"{path} was mounted back writable")
             os.close(fd)
-    _drop_capabilities(libc)
-    if size is not None:
-        from .seccomp import install, program  # only the namespace level needs it
-
-        prog = program()
-        if prog is not None:
-            install(prog)
 
 
-def _drop_capabilities(libc) -> None:
-    """Give up every capability, for this process and anything it runs.
+_DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+"""The device nodes a namespaced worker's ``/dev`` has (as bubblewrap's ``--dev``): never
+the host's loop, KVM, kernel-log or disk devices, whoever the worker is."""
+
+
+def _readonly_except(
+    scratch: str,
+    size: str | None = None,
+    hidden: Sequence[str] = (),
+    expose: Sequence[str] = (),
+) -> None:
+    """Remount every filesystem read-only except ``scratch`` (inside ``unshare --mount``).
+
+    With ``size`` (bytes), as ``bwrap`` does for the namespace level: ``/dev`` becomes a
+    minimal one (:data:`_DEVICES`, a private ``/dev/shm``), ``/tmp`` and ``scratch``
+    private tmpfs mounts of that size (and a bounded number of inodes), the directories
+    ``hidden`` are covered by empty ones, and so are those of ``expose`` (directories the
+    worker's uid cannot enter) into which the worker's code and interpreter are mounted
+    back. ``/proc`` is remounted read-only with the rest: no kernel setting is written.
+    """
+    c = _Libc()
+    keep = {"nosuid": c.MS_NOSUID, "nodev": c.MS_NODEV, "noexec": c.MS_NOEXEC}
+    keep.update({"noatime": 1024, "nodiratime": 2048, "relatime": 1 << 21})
+    if c.mount(None, "/", c.MS_REC | c.MS_PRIVATE) != 0:
+        raise c.fail("making mounts private failed")
+    if c.mount(scratch, scratch, c.MS_BIND | c.MS_REC) != 0:
+        raise c.fail("binding the scratch directory failed")
+    with open("/proc/self/mountinfo", encoding="utf-8") as f:
+        entries = [line.split() for line in f]
+    for fields in entries:
+        target = fields[4].encode().decode("unicode_escape")
+        if target == scratch or target.startswith(scratch + "/"):
+            continue
+        flags = c.MS_REMOUNT | c.MS_BIND | c.MS_RDONLY
+        for option in fields[5].split(","):
+            flags |= keep.get(option, 0)
+        if c.mount(None, target, flags) != 0 and target == "/":
+            raise c.fail("remounting / read-only failed")
+    if size is None:
+        return
+    # scratch last: it may lie under /tmp, and is made again in the new /tmp
+    hide = [d for d in hidden if os.path.isdir(d) and not os.path.islink(d)]
+    # What the worker imports and lies under a private mount (a checkout or a venv under
+    # /tmp, an interpreter under /root) is held by descriptor now and mounted back below;
+    # so are the few device nodes of the new /dev.
+    masked = ["/tmp", "/dev", *hide, *expose]
+    held = [(p, os.open(p, os.O_PATH)) for p in masked_worker_paths(masked)]
+    devices = [
+        (f"/dev/{d}", os.open(f"/dev/{d}", os.O_PATH))
+        for d in _DEVICES
+        if os.path.exists(f"/dev/{d}")
+    ]
+    c.tmpfs("/dev", 1 << 16, "755")
+    for name, target in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
+        os.symlink(target, f"/dev/{name}")
+    for target in ["/dev/shm", "/tmp", *hide, *expose, scratch]:
+        os.makedirs(target, exist_ok=True)
+        bytes_ = 4096 if target in hide or target in expose else int(size)
+        c.tmpfs(target, bytes_, "755" if target in expose else "1777")
+    c.bind_back(devices + held)
+
+
+def _expose(expose: Sequence[str]) -> None:
+    """At the process level on a root host: a private mount namespace in which the
+    directories ``expose`` (that the worker's uid cannot enter) are covered by empty ones,
+    with the worker's code and interpreter mounted back; nothing else changes."""
+    c = _Libc()
+    clone_newns = 0x00020000
+    if c.libc.unshare(clone_newns) != 0:
+        raise c.fail("a private mount namespace failed")
+    if c.mount(None, "/", c.MS_REC | c.MS_PRIVATE) != 0:
+        raise c.fail("making mounts private failed")
+    held = [(p, os.open(p, os.O_PATH)) for p in masked_worker_paths(list(expose))]
+    for target in expose:
+        c.tmpfs(target, 4096, "755")
+    c.bind_back(held)
+
+
+def _become(uid: int | None) -> None:
+    """Give up every capability, for this process and anything it runs; with ``uid``
+    (a root host), become that uid and gid first, with no supplementary group.
 
     Inside ``unshare --user --map-root-user`` the worker is root of its user namespace: it
     made the mounts read-only itself, so with ``CAP_SYS_ADMIN`` model code could remount them
     read-write (``mount -o remount,bind,rw /``). Emptying the bounding set first means an
     ``execve`` as uid 0 (a shell, a set-uid ``mount``) gets no capability back, and
-    ``no_new_privs`` stops set-uid programs from gaining any.
+    ``no_new_privs`` stops set-uid programs from gaining any. On a root host the worker
+    was the host's uid 0, owner of every device node and kernel setting: it leaves it.
     """
-    import ctypes  # only code that calls libc needs ctypes
-
+    c = _Libc()
     pr_capbset_drop, pr_set_no_new_privs = 24, 38
     for cap in range(64):  # past the last capability the kernel knows, prctl says EINVAL
-        libc.prctl(pr_capbset_drop, cap, 0, 0, 0)
-    if libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "setting no_new_privs failed")
+        c.libc.prctl(pr_capbset_drop, cap, 0, 0, 0)
+    if c.libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0) != 0:
+        raise c.fail("setting no_new_privs failed")
+    if uid is not None:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)  # from uid 0: the permitted and effective sets empty
+        if os.getresuid() != (uid, uid, uid):
+            raise OSError(0, f"the worker is still uid {os.getuid()}, not {uid}")
+    ctypes = c.ctypes
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
     data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable (two words each): none
-    if libc.capset(header, data) != 0:
-        raise OSError(ctypes.get_errno(), "dropping capabilities failed")
+    if c.libc.capset(header, data) != 0:
+        raise c.fail("dropping capabilities failed")
+
+
+def _load_filter(required: bool) -> None:
+    from .seccomp import install, program  # only the isolated levels need it
+
+    prog = program()
+    if prog is None:
+        return
+    try:
+        install(prog)
+    except OSError:
+        if required:
+            raise
 
 
 def _become_subreaper() -> None:
@@ -404,9 +525,44 @@ def _init_then_worker(inp: BinaryIO, out: BinaryIO) -> None:
             os._exit(os.waitstatus_to_exitcode(status))
 
 
+def _options(argv: list[str]) -> dict[str, Any]:
+    """The worker's options (confine._wrap writes them): ``--uid N``, ``--expose DIR``
+    (repeated), ``--seccomp``, ``--probe``, and last either ``--readonly-except SCRATCH
+    SIZE HIDDEN...`` or ``--exec COMMAND...`` (a launcher), which takes the rest."""
+    opts: dict[str, Any] = {"uid": None, "expose": [], "seccomp": False, "probe": False}
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--uid":
+            opts["uid"], i = int(argv[i + 1]), i + 2
+        elif argv[i] == "--expose":
+            opts["expose"].append(argv[i + 1])
+            i += 2
+        elif argv[i] in ("--seccomp", "--probe"):
+            opts[argv[i][2:]], i = True, i + 1
+        elif argv[i] in ("--readonly-except", "--exec"):
+            opts[argv[i][2:].replace("-", "_")] = argv[i + 1 :]
+            break
+        else:
+            raise SystemExit(f"unknown worker option {argv[i]!r}")
+    return opts
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the worker on this process's stdin and stdout (called by the host's bootstrap)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    opts = _options(argv)
+    if opts.get("exec"):  # a root host's launcher of bubblewrap (see confine._wrap)
+        # opened before the uid changes: a tool under a directory only root may enter
+        # (a pytest tmp_path, /root/bin) is still run
+        program = os.open(opts["exec"][0], os.O_RDONLY)
+        if opts["expose"]:
+            _expose(opts["expose"])
+        if opts["uid"] is not None:
+            uid = opts["uid"]
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+        os.execve(program, opts["exec"], dict(os.environ))
     inp = os.fdopen(os.dup(0), "rb")
     out = os.fdopen(os.dup(1), "wb")
     # Model code that prints through a path to the real sys.stdout must not write on the
@@ -416,9 +572,22 @@ def main(argv: list[str] | None = None) -> None:
     os.dup2(null, 1)
     os.close(null)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-large file is an OSError, not death
-    if len(argv) >= 2 and argv[0] == "--readonly-except":
-        _readonly_except(argv[1], argv[2] if len(argv) > 2 else None, argv[3:])
-        os.chdir(argv[1])
+    readonly = opts.get("readonly_except")
+    if readonly:  # under unshare: the namespace level's confinement, built here
+        _readonly_except(
+            readonly[0], readonly[1] if len(readonly) > 1 else None, readonly[2:], opts["expose"]
+        )
+        os.chdir(readonly[0])
+    elif opts["expose"]:
+        _expose(opts["expose"])
+    if readonly or opts["seccomp"] or opts["uid"] is not None:
+        _become(opts["uid"])
+        # required under unshare (the namespace level promises it); at the process level
+        # the filter is a second wall where the kernel has seccomp
+        _load_filter(required=bool(readonly))
+    if opts["probe"]:
+        os._exit(0)
+    if readonly:
         _init_then_worker(inp, out)
     _become_subreaper()  # after the fork: a child does not inherit it
     server = Server(inp, out)

@@ -3,7 +3,9 @@
 :func:`explore` follows every completion of a finite alphabet (or of a function that
 picks a small alphabet per prompt) from a start state, breadth-first, and returns a
 ``networkx.DiGraph``: one node per state reached, plus ``HALT`` and ``DIVERGE`` as nodes
-when some transition reaches them, and one edge per (state, outcome) pair labelled by
+when some transition reaches them (and a :class:`~agentic_machines._outcome.Raised` node
+per exception a machine kept instead of raising it: an agent function's step that raised
+is drawn as raised, never as ``HALT``), and one edge per (state, outcome) pair labelled by
 the completions that take it. Like TLC's explicit-state search, it keeps a queue of
 states still to expand and prints a periodic status line when it runs for a while.
 
@@ -26,6 +28,7 @@ from typing import Any
 
 import networkx as nx
 
+from .._outcome import Raised, halt_raised
 from .._text import short_text
 from ..machine import DIVERGE, HALT, AgenticMachine
 from .parallel import ExecutorWalk
@@ -66,7 +69,9 @@ def explore(
     function ``prompt -> completions`` that chooses a small alphabet per prompt
     (default: ``machine.completions``).
 
-    The graph has, per node, ``kind`` (``"state"``, ``"halt"`` or ``"diverge"``),
+    The graph has, per node, ``kind`` (``"state"``, ``"halt"``, ``"diverge"`` or
+    ``"raised"``, with the exception's ``type`` and ``message``: a step the machine ended
+    because its program raised, e.g. an agent function's),
     ``prompt`` (``None`` for the sentinels), ``depth`` (shortest distance from a root),
     ``expanded`` (False when a bound stopped the search before its successors were
     recorded) and, when the machine has a ``state_label(state)`` method, ``label`` (a
@@ -120,6 +125,7 @@ def _search(
     way = Walk(task, found) if executor is None else ExecutorWalk(task, found, executor, batch_size)
     reason = walk(way, report, began)
     machine, starts = task.machine, task.starts
+    _mark_raised(found, machine)
     labeller = getattr(machine, "state_label", None)
     found.labeller = labeller if callable(labeller) else None
     graph = ExploredGraph()
@@ -132,6 +138,33 @@ def _search(
     )
     graph.__dict__["_pending"] = found  # built into networkx's dicts on first read
     return graph
+
+
+def _mark_raised(found: Found, machine: AgenticMachine) -> None:
+    """Turn every halting step that ``machine`` ended because its program raised (it kept
+    the exception: an agent function) into a :class:`Raised` outcome of its own."""
+    kept = halt_raised(machine)
+    if kept is None or HALT not in found.depth:
+        return
+    depth = found.depth
+    halt_depth = None  # of the first step that really halted (rows are breadth-first)
+    for k, (s, comps, row) in enumerate(found.rows):
+        if HALT not in row:
+            continue
+        new = list(row)
+        for i, (c, t) in enumerate(zip(comps, row)):
+            if t is HALT:
+                r = kept(s, c)
+                if r is None:
+                    halt_depth = depth[s] + 1 if halt_depth is None else halt_depth
+                else:
+                    new[i] = r
+                    depth.setdefault(r, depth[s] + 1)
+        found.rows[k] = (s, comps, new)
+    if halt_depth is None:  # every halting step raised: no plain HALT node
+        del depth[HALT]
+    else:
+        depth[HALT] = halt_depth
 
 
 def _graph_dicts(found: Found) -> tuple[dict, dict, dict]:
@@ -150,6 +183,15 @@ def _graph_dicts(found: Found) -> tuple[dict, dict, dict]:
             nodes[n] = {"kind": "halt", "prompt": None, "depth": d, "expanded": True}
         elif n is DIVERGE:
             nodes[n] = {"kind": "diverge", "prompt": None, "depth": d, "expanded": True}
+        elif type(n) is Raised:
+            nodes[n] = {
+                "kind": "raised",
+                "prompt": None,
+                "depth": d,
+                "expanded": True,
+                "type": n.type,
+                "message": n.message,
+            }
         else:
             nodes[n] = {
                 "kind": "state",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import email.utils
 import http.client
 import json
+import re
 import socket
 import ssl
 import threading
@@ -137,14 +138,29 @@ class OpenAICompatibleModel(ModelBase):
         return body
 
     def _complete(self, prompt: str) -> str:
+        # What the server sends back (a completion, an error body it echoes) never carries
+        # the API key further: not into a trace, a cassette, a log or an error message.
         try:
-            return self._complete_within_deadline(prompt)
-        except ModelError:
-            raise
+            return self.hide_key(self._complete_within_deadline(prompt))
+        except ModelError as exc:
+            raise ModelError(self.hide_key(str(exc))) from None
         except Exception as exc:  # noqa: BLE001 - every failure of the call is a ModelError
             raise ModelError(
-                f"{self.url} failed: {type(exc).__name__}: {shorten(str(exc), 200)}"
+                self.hide_key(f"{self.url} failed: {type(exc).__name__}: {shorten(str(exc), 200)}")
             ) from None
+
+    def hide_key(self, text: str) -> str:
+        """``text`` with this model's API key (and any ``Authorization`` header value)
+        replaced by ``***``.
+
+        >>> m = OpenAICompatibleModel("http://127.0.0.1:9/v1", "m", api_key="sk-secret-123")
+        >>> m.hide_key("you sent Authorization: Bearer sk-secret-123, key sk-secret-123")
+        'you sent Authorization: ***, key ***'
+        """
+        text = _AUTHORIZATION.sub(r"\1***", text)
+        if self.api_key:
+            text = text.replace(self.api_key, "***")
+        return text
 
     def _complete_within_deadline(self, prompt: str) -> str:
         data = json.dumps(self.request_body(prompt)).encode("utf-8")
@@ -307,6 +323,10 @@ class OpenAICompatibleModel(ModelBase):
                 "this adapter needs plain text completions"
             )
         return content
+
+
+_AUTHORIZATION = re.compile(r"(authorization[\"']?\s*[:=]\s*[\"']?)[^\"'\r\n,}]+", re.I)
+"""An ``Authorization`` header's value as a server may echo it (in text or in JSON)."""
 
 
 def _server_message(body: str) -> str:

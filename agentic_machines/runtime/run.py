@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._files import excerpt
-from .._text import clip
+from .._text import clip, escape_controls
 from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel, show_outcome
 from ._jsonl import (
@@ -220,6 +220,10 @@ class Trace:
                 f"{_describe_end(self, 120)}.",
                 index=min(len(again.steps), len(self.steps)),
             )
+        if self.end == "incomplete" and self.pending is None and again.end == "model-error":
+            # The recording stopped there (a played session left mid-run): the script's
+            # end is the recording's end, not a model error of the replay.
+            again.end, again.message, again.error = "incomplete", None, None
         return again
 
     # -- files ---------------------------------------------------------------------------
@@ -298,7 +302,8 @@ class Trace:
             if full or not kept:
                 if full and "\n" in step.prompt:
                     lines.append("  prompt")
-                    lines.extend(f"    | {ln}" for ln in step.prompt.split("\n"))
+                    # model output inside the prompt: no escape code reaches the terminal
+                    lines.extend(f"    | {escape_controls(ln)}" for ln in step.prompt.split("\n"))
                 else:
                     lines.append(clip(f"  prompt      {step.prompt!r}", width))
             else:

@@ -484,6 +484,7 @@ def search_line(
         f"agentic-machines: {verbs[final]}: {values['states']:,} states, {values[counted]:,} "
         f"{counted}, depth {values['depth']}, {values['queued']:,} queued, "
         f"{values['states_per_second']:,.0f} states/s, {values['seconds']:.1f} s"
+        + (f", {values['diverged']:,} steps to DIVERGE" if values.get("diverged") else "")
     )
 
 

@@ -33,6 +33,7 @@ from .harness import TraceState
 
 __all__ = [
     "Step",
+    "save_trace",
     "Opaque",
     "encode_state",
     "decode_state",
@@ -172,7 +173,7 @@ def _step_writer(out: JsonLinesWriter, start: Any) -> Callable[[Step], None]:
     # such a value is encoded once: as an outcome, then as the next line's state.
     previous_text: str | None = None
 
-    def write(step: Step, esc: Callable[[str], str] = _escape) -> None:
+    def write(step: Step, esc: Callable[[str], str] = _escape, output: str = "") -> None:
         nonlocal previous_prompt, previous_outcome, previous_text
         index, state, prompt, completion, outcome, clock = step
         # A transcript's prompt is the previous one plus new text: writing it whole on
@@ -213,7 +214,7 @@ def _step_writer(out: JsonLinesWriter, start: Any) -> Callable[[Step], None]:
                 shown = None
             else:
                 shown = _value(outcome, esc)
-        if kept and shown_state is not None and shown is not None and not clock:
+        if kept and shown_state is not None and shown is not None and not clock and not output:
             text = (  # the common line: one f-string, its fixed parts merged by the compiler
                 f'{{"kind": "step", "index": {index}, "state": {shown_state}, '
                 f'"prompt_keep": {kept}, "prompt_add": {esc(added)}, '
@@ -227,7 +228,10 @@ def _step_writer(out: JsonLinesWriter, start: Any) -> Callable[[Step], None]:
                 if kept
                 else f'"prompt": {esc(prompt)}'
             )
-            end = ', "clock": true}\n' if clock else "}\n"
+            # what an agent function printed in the step (its worker captured it)
+            end = (', "clock": true' if clock else "") + (
+                f', "output": {esc(output)}}}\n' if output else "}\n"
+            )
             text = (
                 f'{{"kind": "step", "index": {index}, {said}, {grew}, '
                 f'"completion": {esc(completion)}, {gave}{end}'
@@ -236,7 +240,7 @@ def _step_writer(out: JsonLinesWriter, start: Any) -> Callable[[Step], None]:
             data = text.encode()
         except UnicodeEncodeError:  # a lone surrogate: JSON's \\u escapes read back the same
             previous_text = None  # the retry escapes every value again, in ASCII,
-            write(step, _escape_ascii)
+            write(step, _escape_ascii, output)
             previous_text = None  # and its ASCII text is not what the next UTF-8 line writes
             return
         try:
@@ -269,8 +273,9 @@ class _TraceWriter:
                 )
             )
         )
-        self.step: Callable[[Step], None] = _step_writer(self._out, start)
-        """Write one step line: encoded once, written with one ``os.write``."""
+        self.step: Callable[..., None] = _step_writer(self._out, start)
+        """Write one step line (``step(step, output=TEXT)``: with what an agent printed in
+        it): encoded once, written with one ``os.write``."""
 
     def end(self, trace: Any) -> None:  # a run.Trace (run imports this module, not back)
         pending = trace.pending
@@ -312,6 +317,28 @@ class _TraceWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def save_trace(trace: Any, path: str | os.PathLike, outputs: dict[int, str]) -> None:
+    """Write ``trace`` (a :class:`~agentic_machines.runtime.run.Trace`) as
+    ``Trace.save`` does, each step's line with what the agent printed in it
+    (``outputs``: step index to text; a step printed nothing when it is missing).
+
+    >>> import tempfile, pathlib
+    >>> from agentic_machines import FunctionMachine, run
+    >>> from agentic_machines.models import ScriptedModel
+    >>> t = run(FunctionMachine(str, lambda s, c: s + 1, initial=0), ScriptedModel(["a"]), max_steps=1)
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "t.jsonl"
+    >>> save_trace(t, path, {0: "hello\\n"})
+    >>> '"output": "hello\\\\n"' in path.read_text()
+    True
+    """
+    with _TraceWriter(path, trace.machine, trace.start, trace.max_steps) as out:
+        for step in trace.steps:
+            out.step(step, output=outputs.get(step.index, ""))
+        # A run cut in the middle of a call (a harness that raised) keeps that call.
+        if trace.end != "incomplete" or trace.pending is not None:
+            out.end(trace)
 
 
 # -- reading a trace file: every check in one place ---------------------------------------
@@ -442,6 +469,8 @@ def _read_trace_file(
             outcome = state.then(completion)
         else:
             outcome = state_of(rec, line, "outcome")
+        if type(rec.get("output", "")) is not str:
+            fail(line, f"'output' must be a string, got {brief(rec['output'])}")
         timed = rec.get("clock", False)
         if type(timed) is not bool:
             fail(line, f"'clock' must be true or false, got {brief(timed)}")

@@ -65,7 +65,7 @@ from .evaluator import (
     World,
     run_text,
 )
-from .machine import (
+from .spell_machine import (
     RETRY_BUDGET,
     NaiveMachine,
     SpellMachine,

@@ -19,7 +19,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .machine import NaiveMachine, SpellMachine, SpellRun, ToolEnvironment, run_spell, seed_program
+from .spell_machine import (
+    NaiveMachine,
+    SpellMachine,
+    SpellRun,
+    ToolEnvironment,
+    run_spell,
+    seed_program,
+)
 
 __all__ = ["Pattern", "PATTERNS", "TOOLS", "run_pattern", "replay_curve", "random_session_calls"]
 

@@ -26,12 +26,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ._text import clip, one_line
-from .architectures import ARCHITECTURES
-from .catalog import resolve, scripted_machine
-from .drawing.diagrams import draw, to_mermaid
-from .verdict import Verdict
-from .verdict import short_repr as _short
+from .._text import clip, one_line
+from ..architectures import ARCHITECTURES
+from ..architectures.catalog import resolve, scripted_machine
+from ..verdict import Verdict
+from ..verdict import short_repr as _short
+from .diagrams import draw, to_mermaid
 
 __all__ = [
     "Row",
@@ -254,7 +254,7 @@ def architecture_graph(
     ``diagram_completions`` (which follow its scripted path); the roles are the initial
     state's successors and the obstruction state of ``analysis()`` (keyword arguments of
     :func:`agentic_machines.drawing.diagrams.draw` and ``to_mermaid``). The same picture as
-    ``agentic-machines diagram NAME``: both use :mod:`agentic_machines.catalog`.
+    ``agentic-machines diagram NAME``: both use :mod:`agentic_machines.architectures.catalog`.
     ``analysis`` is the verdict of the module's ``analysis()`` when the caller already
     has it (a row's :attr:`Row.verdict`); it is computed here when ``None``.
 

@@ -26,15 +26,15 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from . import architectures
-from .errors import InvalidArgument, UnknownMachine
-from .fixtures import FIXTURES
-from .generation import spe_states
-from .machine import AgenticMachine
-from .verdict import Verdict
+from .. import architectures
+from ..errors import InvalidArgument, UnknownMachine
+from ..fixtures import FIXTURES
+from ..generation import spe_states
+from ..machine import AgenticMachine
+from ..verdict import Verdict
 
 if TYPE_CHECKING:  # for the annotations only: the search loads when a machine is explored
-    from .runtime.search import Completions
+    from ..runtime.search import Completions
 
 __all__ = [
     "Entry",
@@ -116,7 +116,7 @@ class Entry:
         >>> sorted(n for n in g if g.nodes[n]["kind"] == "state")
         [0, 1]
         """
-        from .runtime.explore import explore  # lazy: networkx, and --help loads the catalog
+        from ..runtime.explore import explore  # lazy: networkx, and --help loads the catalog
 
         machine = machine if machine is not None else self.machine()
         if depth is None and machine.states is None:

@@ -1,13 +1,13 @@
-"""The executor interface, the options every executor takes, and the in-process executor.
+"""The block runner interface (what runs a model-written block), its options, and the in-process runner.
 
-An executor holds an episode's namespaces and runs model-written blocks in them
-(:mod:`agentic_machines.execution.sandbox` says which executor runs where). This module
+A runner holds an episode's namespaces and runs model-written blocks in them
+(:mod:`agentic_machines.execution.sandbox` says which runner runs where). This module
 has what every level shares: :class:`Scaffold` (what a namespace starts with),
-:class:`Limits` (what a worker may use), the :class:`Executor` interface, and
-:class:`InlineExecutor`, which runs blocks in the harness's own process with restricted
+:class:`Limits` (what a worker may use), the :class:`BlockRunner` interface, and
+:class:`InlineRunner`, which runs blocks in the harness's own process with restricted
 builtins: **for trusted, scripted code only**.
 
->>> ex = InlineExecutor()
+>>> ex = InlineRunner()
 >>> ex.namespace("main", Scaffold(values={"x": 2}))
 >>> drive_rest(ex.run_block("main", "print(x * 21)"), None).stdout
 '42\\n'
@@ -39,8 +39,8 @@ __all__ = [
     "FAILURE_STATUSES",
     "Scaffold",
     "Limits",
-    "Executor",
-    "InlineExecutor",
+    "BlockRunner",
+    "InlineRunner",
     "drive_rest",  # what runs a block to its end, for the examples here and for users
 ]
 
@@ -62,8 +62,8 @@ class Scaffold:
     """What a namespace starts with: data values and the harness's primitives, by name.
 
     ``values``: data (strings, numbers, containers) bound at the start and by
-    :meth:`Executor.restore_scaffold`. ``effects``: functions the harness performs once
-    per logged call (``act``); give the callables to :meth:`Executor.namespace`.
+    :meth:`BlockRunner.restore_scaffold`. ``effects``: functions the harness performs once
+    per logged call (``act``); give the callables to :meth:`BlockRunner.namespace`.
     ``requests``: functions whose calls interrupt the block for the harness's ``handle``
     (``llm_query``). ``finish``: the name of the function that ends a block with a value
     (``answer``). ``arguments``: the name of the function returning the current
@@ -161,9 +161,9 @@ class Limits:
 
 
 # --------------------------------------------------------------------------------------
-# the interface, and the in-process executor
+# the interface, and the in-process runner
 # --------------------------------------------------------------------------------------
-class Executor:
+class BlockRunner:
     """The one interface RLM and REPL-Plan use to run blocks (see the module docstring).
 
     ``level`` names the isolation; ``tool`` the namespace tool (``bwrap``/``unshare``) or
@@ -217,12 +217,12 @@ class Executor:
         raise NotImplementedError
 
     def close(self) -> None:
-        """Release the executor (stop its worker). Idempotent."""
+        """Release the runner (stop its worker). Idempotent."""
 
     def describe(self) -> str:
         """The level, and the tool for ``namespace``.
 
-        >>> InlineExecutor().describe()
+        >>> InlineRunner().describe()
         'inline'
         """
         return self.level if self.tool is None else f"{self.level} ({self.tool})"
@@ -235,13 +235,13 @@ class _Space:
         self.ns, self.scaffold, self.args = ns, scaffold, args
 
 
-class InlineExecutor(Executor):
+class InlineRunner(BlockRunner):
     """Runs blocks in this process: for trusted, scripted code only (no isolation).
 
-    The isolated worker runs its blocks with an InlineExecutor too, so the semantics of the
+    The isolated worker runs its blocks with an InlineRunner too, so the semantics of the
     levels are one implementation.
 
-    >>> ex = InlineExecutor()
+    >>> ex = InlineRunner()
     >>> ex.namespace("r", Scaffold(requests=("ask",)))
     >>> def handle(request):
     ...     reply = yield f"Q: {request.args[0]}"

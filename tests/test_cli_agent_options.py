@@ -1,0 +1,157 @@
+"""`--isolation`, `--line-budget` and `--step-timeout`: one definition, on every verb that
+runs a target's code, and they reach the agent function's machine."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentic_machines.cli import main
+from agentic_machines.cli._args import AgentOptions
+from agentic_machines.cli.commands import build_parser
+from agentic_machines.cli.targets import resolve_target
+
+VERBS = ("check", "diagram", "explore", "run", "play", "test")
+
+AGENTS = """
+from agentic_machines import agent_machine
+
+def spin(model):
+    model("go")
+    while True:
+        pass
+
+def echo(model):
+    return model("say")
+
+def build():
+    return agent_machine(spin, line_budget=900_000)
+"""
+
+
+@pytest.fixture
+def agents(tmp_path, monkeypatch):
+    path = tmp_path / "agents_opts.py"
+    path.write_text(AGENTS)
+    monkeypatch.chdir(tmp_path)
+    return path
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_every_verb_takes_the_three_options(verb):
+    extra = ["--script", "s.txt"] if verb == "run" else []
+    args = build_parser().parse_args(
+        [verb, "f2-mul", *extra, "--isolation", "inline", "--line-budget", "7"]
+        + ["--step-timeout", "0.5"]
+    )
+    assert (args.isolation, args.line_budget, args.step_timeout) == ("inline", 7, 0.5)
+
+
+@pytest.mark.parametrize("bad", [["--line-budget", "0"], ["--step-timeout", "-1"]])
+def test_a_bad_bound_is_one_line_and_exit_2(bad, capsys):
+    assert main(["explore", "f2-mul", *bad]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "expected a" in err
+
+
+def test_the_line_budget_reaches_an_agent_function(agents, capsys):
+    assert main(["explore", f"{agents}:spin", "-c", "a", "--line-budget", "3000"]) == 0
+    assert "'a' -> DIVERGE" in capsys.readouterr().out
+    machine = resolve_target(f"{agents}:spin", AgentOptions(line_budget=3000)).machine()
+    assert machine.line_budget == 3000
+
+
+def test_a_factory_built_agent_keeps_its_budget_unless_the_flag_is_given(agents):
+    own = resolve_target(f"{agents}:build()", AgentOptions()).machine()
+    given = resolve_target(f"{agents}:build()", AgentOptions(line_budget=5000)).machine()
+    assert (own.line_budget, given.line_budget) == (900_000, 5000)
+
+
+def test_every_agent_gets_a_step_timeout(agents):
+    assert resolve_target(f"{agents}:echo", AgentOptions()).machine().step_timeout > 0
+    machine = resolve_target(f"{agents}:echo", AgentOptions(step_timeout=2.5)).machine()
+    assert machine.step_timeout == 2.5
+
+
+def test_inline_is_said_in_one_line_on_stderr(agents, capsys):
+    assert main(["explore", f"{agents}:echo", "-c", "hi", "--isolation", "inline"]) == 0
+    out, err = capsys.readouterr()
+    assert [line for line in err.splitlines() if line.startswith("isolation:")] == [
+        "isolation: inline (the agent function runs in this process; see "
+        "docs/reference/agent.md for what it must not do)"
+    ]
+    assert "'hi' -> HALT" in out
+
+
+def test_no_message_without_inline(agents, capsys):
+    assert main(["explore", f"{agents}:echo", "-c", "hi"]) == 0
+    assert "isolation:" not in capsys.readouterr().err
+
+
+NOTE = "ran out of their line budget"
+
+
+def test_divergent_steps_that_take_the_time_are_said(agents, capsys):
+    # one divergent step at the default budget: a million traced lines, the note comes
+    assert main(["explore", f"{agents}:spin", "-c", "a"]) == 0
+    err = capsys.readouterr().err
+    assert "1 of 1 step ran out of their line budget" in err and "--line-budget" in err
+    assert main(["test", f"{agents}:spin", "-c", "a", "-p", "never_raises"]) == 0
+    assert NOTE in capsys.readouterr().out
+
+
+def test_a_small_budget_makes_no_note(agents, capsys):
+    assert main(["explore", f"{agents}:spin", "-c", "a", "--line-budget", "3000"]) == 0
+    assert NOTE not in capsys.readouterr().err
+    assert (
+        main(["diagram", f"{agents}:spin", "-c", "a", "--line-budget", "3000", "--format", "json"])
+        == 0
+    )
+    assert NOTE not in capsys.readouterr().err
+
+
+HIDER = """
+import contextlib, io, time
+
+def hider(model):
+    print("before")
+    with contextlib.redirect_stdout(io.StringIO()):
+        first = model("first?")
+    return first + model("second?")
+
+def blocker(model):
+    model("go")
+    time.sleep(3600)
+"""
+
+
+def _cli(tmp_path, *argv, stdin=None):
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "hider.py").write_text(HIDER)
+    return subprocess.run(
+        [sys.executable, "-m", "agentic_machines", *argv],
+        cwd=tmp_path,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,  # a guard against a hang, not a measure
+        env=os.environ.copy(),
+    )
+
+
+def test_an_inline_agent_left_redirecting_stdout_is_refused_in_one_line(tmp_path):
+    result = _cli(tmp_path, "check", "hider.py:hider", "-c", "a", "--isolation", "inline")
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "changed sys.stdout" in errors[0]
+
+
+def test_a_step_the_clock_ended_ends_run_and_play(tmp_path):
+    (tmp_path / "s.txt").write_text("a\n")
+    ran = _cli(tmp_path, "run", "hider.py:blocker", "--script", "s.txt", "--step-timeout", "0.5")
+    assert ran.returncode == 0 and "(clock)" in ran.stdout
+    played = _cli(tmp_path, "play", "hider.py:blocker", "--step-timeout", "0.5", stdin="a\n")
+    assert played.returncode == 0 and "came from the clock" in played.stdout
+    assert "trace saved to" in played.stdout
