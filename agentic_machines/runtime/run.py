@@ -456,7 +456,7 @@ def _describe_end(trace: Trace, width: int | None = None) -> str:
     if end == "max_steps":
         return f"stopped at max_steps ({trace.max_steps})"
     if end == "incomplete":
-        return "incomplete (the file has no end line: the run was interrupted)"
+        return "incomplete (no end yet: the run was stopped, or is still being played)"
     return f"{end}: {message}".rstrip(".")  # callers end the sentence themselves
 
 
