@@ -38,6 +38,7 @@ SECTIONS = [
 GUIDES = [
     "machine-files.md",
     "openai-agents.md",
+    "frameworks.md",
     "checking.md",
     "exercises.md",
     "glossary.md",

@@ -11,6 +11,7 @@ Conventions for Markdown files (see docs/CONTRIBUTING-docs.md):
 from __future__ import annotations
 
 import doctest
+import importlib.util
 import os
 import re
 from pathlib import Path
@@ -64,6 +65,12 @@ def run_markdown(path: Path, tmp_path: Path) -> int:
 
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(ROOT)) for p in FILES])
 def test_markdown_examples_run(path: Path, tmp_path: Path) -> None:
+    # a page whose examples use a framework (an optional extra) runs only with it installed
+    from agentic_machines.adapters import EXTRAS, missing_extra
+
+    for module in re.findall(r"^(?:>>> )?(?:from|import) (\w+)", path.read_text("utf-8"), re.M):
+        if module in EXTRAS and importlib.util.find_spec(module) is None:
+            pytest.skip(f"{path.name} {missing_extra(module)}")
     run_markdown(path, tmp_path)
 
 

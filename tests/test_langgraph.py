@@ -9,7 +9,6 @@ import pytest
 
 pytest.importorskip("langgraph", reason='needs the extra: pip install -e ".[langgraph]"')
 
-from agentic_machines.models import ScriptedModel  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 from langgraph.graph import END, START, StateGraph  # noqa: E402
 from typing_extensions import TypedDict  # noqa: E402
@@ -22,6 +21,7 @@ from agentic_machines.adapters.langgraph import (  # noqa: E402
     structure,
 )
 from agentic_machines.checking import check_properties, never_diverges  # noqa: E402
+from agentic_machines.models import ScriptedModel  # noqa: E402
 from agentic_machines.runtime.explore import explore  # noqa: E402
 
 with warnings.catch_warnings():  # moved to langchain.agents in LangGraph 1.0, still here
@@ -53,7 +53,8 @@ def test_tool_call_then_reply_halts_with_the_graph_state_and_runs_the_tool_once(
     # exploring replays runs from the start: the tool node's tool is an effect, so the
     # booking happens once per real step (three tool steps at depth 3), not per replay
     booked.clear()
-    m = machine(booking_agent(booked), "Book Paris.")
+    # inline: the tool's list is this process's (in worker processes each has its own)
+    m = machine(booking_agent(booked), "Book Paris.", isolation="inline")
     explore(m, completions=[CALL, "Done."], max_depth=3)
     assert booked == ["Paris"] * 3
 
@@ -90,7 +91,11 @@ def guessing_graph():
 def test_keyed_never_diverges_finds_the_loop_back_to_the_same_graph_state():
     # a recursion limit past the rounds the check repeats a keyed loop (the limit ends a loop)
     m = machine(
-        guessing_graph(), {"guess": "none"}, completions=["red", "blue"], recursion_limit=500
+        guessing_graph(),
+        {"guess": "none"},
+        completions=["red", "blue"],
+        recursion_limit=500,
+        isolation="inline",
     )
     plain = check_properties(m, properties=[never_diverges()], max_depth=4)
     assert plain["never_diverges()"].verdict.holds is True  # histories never repeat

@@ -76,7 +76,7 @@ def test_an_effect_tool_runs_once_per_real_step_however_often_explore_replays():
         sent.append(text)
         return "sent"
 
-    m = machine(agent, "Say hi by email.")
+    m = machine(agent, "Say hi by email.", isolation="inline")  # the list is this process's
     call = json.dumps({"tool_calls": [{"name": "send", "arguments": {"text": "hi"}}]})
     explore(m, completions=[call, "Done."], max_depth=3)
     assert sent == ["hi"] * 3  # one per tool step of the three depths, none per replay

@@ -276,6 +276,7 @@ def machine(
     recursion_limit: int = 25,
     completions: list[str] | None = None,
     name: str | None = None,
+    isolation: str = "process",
 ) -> AgentMachine:
     """The agentic machine of running the compiled ``graph`` on ``input`` (a string is one
     user message, ``{"messages": [...]}``; any other value is passed as it is).
@@ -283,6 +284,9 @@ def machine(
     ``recursion_limit`` is LangGraph's bound on supersteps (past it LangGraph raises
     ``GraphRecursionError``: an ``AgentRaised`` outcome). ``completions`` gives a finite
     alphabet for ``explore`` and the checks; ``name`` defaults to the graph's name.
+    ``isolation`` is where the graph runs (:func:`~agentic_machines.agent_machine`'s):
+    :func:`checkpoint_key` reads the graph's states in this process, so it needs
+    ``"inline"``.
     """
     if not isinstance(graph, Pregel):
         raise InvalidArgument(
@@ -303,6 +307,7 @@ def machine(
         completions=completions,
         line_budget=None,  # LangGraph's recursion limit bounds the run (see openai_agents)
         cache_size=16,
+        isolation=isolation,
     )
     m.graph_keys = keys  # type: ignore[attr-defined]
     m.graph = graph  # type: ignore[attr-defined]
@@ -313,10 +318,15 @@ def checkpoint_key(m: AgentMachine) -> Callable[[TraceState], Any]:
     """The key of a state of ``m``: the graph's state values when its model call is made.
 
     >>> from langgraph.prebuilt import create_react_agent
-    >>> m = machine(create_react_agent(chat_model(), []), "hi")
+    >>> m = machine(create_react_agent(chat_model(), []), "hi", isolation="inline")
     >>> checkpoint_key(m)(m.initial)
     (('messages', (('human', 'hi', ()),)),)
     """
+    if m.isolation != "inline":
+        raise InvalidArgument(
+            "checkpoint_key reads the graph's states where the graph runs: build the machine "
+            'with machine(graph, input, isolation="inline")'
+        )
     keys = m.graph_keys  # type: ignore[attr-defined]
 
     def key(state: TraceState) -> Any:

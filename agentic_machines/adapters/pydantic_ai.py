@@ -166,6 +166,7 @@ def machine(
     deps: Any = None,
     completions: list[str] | None = None,
     name: str | None = None,
+    isolation: str = "process",
 ) -> AgentMachine:
     """The agentic machine of running the Pydantic AI ``agent`` on the user prompt ``input``
     (with ``deps``, the agent's dependencies, passed to every run).
@@ -191,4 +192,5 @@ def machine(
         completions=completions,
         line_budget=None,
         cache_size=16,
+        isolation=isolation,  # where the agent runs: agent_machine's
     )

@@ -80,7 +80,7 @@ def as_machine(agent: Any, line_budget: int | None = 1_000_000) -> AgenticMachin
     raise AgenticMachinesError(
         f"cannot check {type(agent).__name__} {short_repr(agent)}: give an agent function "
         "fn(model), an AgenticMachine, or a framework's agent with input=... (LangGraph, "
-        "Pydantic AI, smolagents, OpenAI Agents SDK)"
+        "Pydantic AI, OpenAI Agents SDK)"
     )
 
 
