@@ -6,14 +6,6 @@ fits on one line, where CPython reports no line events), never seconds. Budgets 
 block of model code run by a harness counts against both the block's budget and the
 harness step's budget.
 
-Counting is per thread. ``sys.settrace`` traces only the thread that calls it, so each
-thread has its own count, deadline, active budgets and tracer, and a budget is charged
-with the lines of the thread that entered it and no other: two runs of the same machine
-in two threads at once each end as the machine does alone (one thread's lines charged to
-the other once made a run diverge early). The greenlets of one thread share its count,
-as they share its trace function. A thread that ends, even inside a budget, takes its
-state with it.
-
 Exhaustion is recorded, but CPython switches a trace function off for good once it
 raises, so the tracer alone cannot stop code that catches ``BaseException`` and loops
 on. Two public hooks close that gap: :func:`checkpoint` raises again for any spent
@@ -21,22 +13,8 @@ budget, and :func:`restore_tracing` switches counting back on after a raise.
 :mod:`agentic_machines.execution.codeexec` puts a checkpoint at the top of every ``except``,
 ``finally`` and ``__exit__`` in model-written code, so such code cannot keep running.
 
-Lines run inside a cyclic garbage collection are charged to no budget. The collector
-runs when the process's allocation counts say so (how much garbage earlier code left,
-what other threads allocated), and then runs the finalizers of what it frees
-(``__del__``, weakref callbacks, suspended greenlets unwound, other ``gc.callbacks``
-entries) in whichever line the collection lands on. Charged to the budget around that
-line, their lines would make a step's outcome depend on the process, not on the
-computation. So while a budget is active, a ``gc.callbacks`` entry that runs first notes
-the line count when a collection starts, and one that runs last puts the count back when
-it stops. A finalizer that never ends cannot hang a run either: during a collection the
-deadline is the count at its start plus the smallest active limit, past which the
-finalizer gets ``BudgetExceeded``; CPython reports that as unraisable and goes on with
-the collection, and the count it ran up is given back at the end (a finalizer's own
-budgets, entered and left inside it, count as usual). A collection acts on
-the budgets of the thread it runs in (whose lines it runs); lines a finalizer runs
-outside a collection, when reference counting frees an object, are charged as any other
-line.
+Counting is per thread, and lines run inside a cyclic garbage collection are charged to
+no budget: ``docs/reference/budget.md`` says why and how.
 
 >>> def spin():
 ...     while True:
