@@ -107,3 +107,51 @@ def test_a_small_budget_makes_no_note(agents, capsys):
         == 0
     )
     assert NOTE not in capsys.readouterr().err
+
+
+HIDER = """
+import contextlib, io, time
+
+def hider(model):
+    print("before")
+    with contextlib.redirect_stdout(io.StringIO()):
+        first = model("first?")
+    return first + model("second?")
+
+def blocker(model):
+    model("go")
+    time.sleep(3600)
+"""
+
+
+def _cli(tmp_path, *argv, stdin=None):
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "hider.py").write_text(HIDER)
+    return subprocess.run(
+        [sys.executable, "-m", "agentic_machines", *argv],
+        cwd=tmp_path,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,  # a guard against a hang, not a measure
+        env=os.environ.copy(),
+    )
+
+
+def test_an_inline_agent_left_redirecting_stdout_is_refused_in_one_line(tmp_path):
+    result = _cli(tmp_path, "check", "hider.py:hider", "-c", "a", "--isolation", "inline")
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "changed sys.stdout" in errors[0]
+
+
+def test_a_step_the_clock_ended_ends_run_and_play(tmp_path):
+    (tmp_path / "s.txt").write_text("a\n")
+    ran = _cli(tmp_path, "run", "hider.py:blocker", "--script", "s.txt", "--step-timeout", "0.5")
+    assert ran.returncode == 0 and "(clock)" in ran.stdout
+    played = _cli(tmp_path, "play", "hider.py:blocker", "--step-timeout", "0.5", stdin="a\n")
+    assert played.returncode == 0 and "came from the clock" in played.stdout
+    assert "trace saved to" in played.stdout

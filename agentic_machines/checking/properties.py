@@ -57,6 +57,7 @@ __all__ = [
     "parse_property",
     "PROPERTY_NAMES",
     "display_names",
+    "spell_property",
 ]
 
 
@@ -562,6 +563,36 @@ def parse_property(text: str, machine: Any = None) -> Property:
         return EffectsAtMostOnce(arg)
     known = "; ".join(PROPERTY_NAMES.values())
     raise InvalidArgument(f"unknown property {text!r}; known properties: {known}")
+
+
+def spell_property(p: Property) -> str | None:
+    """The command-line spelling :func:`parse_property` reads back as ``p`` (with the
+    machine checked), or ``None`` when ``p`` has none (a property of your own code).
+
+    >>> [spell_property(q) for q in (halts_within(3), never_raises(), effects_at_most_once("charge"))]
+    ['halts_within:3', 'never_raises', 'effects_at_most_once:charge']
+    >>> spell_property(parse_property("prompt_length_at_most:9")), spell_property(unreachable(bool))
+    ('prompt_length_at_most:9', None)
+    """
+    if isinstance(p, HaltsWithin):
+        return f"halts_within:{p.k}"
+    if isinstance(p, NeverRaises):
+        return "never_raises"
+    if isinstance(p, EffectsAtMostOnce):
+        return f"effects_at_most_once:{p.tool}" if isinstance(p.tool, str) and not p.label else None
+    if isinstance(p, NeverDiverges):
+        key = p.key
+        if key is None:
+            return "never_diverges"
+        if getattr(key, "__name__", None) == "prompt" and hasattr(key, "__self__"):
+            return "never_diverges:prompt"  # a machine's own prompt function
+        module, name = getattr(key, "__module__", None), getattr(key, "__qualname__", "")
+        if module and name and "<" not in name:
+            return f"never_diverges:{module}:{name}"
+        return None
+    if isinstance(p, Invariant) and p.name.startswith("prompt_length_at_most("):
+        return f"prompt_length_at_most:{p.name[22:-1]}"
+    return None
 
 
 def _key_function(spec: str, machine: Any) -> Callable[[Any], Any]:

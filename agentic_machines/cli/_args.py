@@ -46,11 +46,14 @@ __all__ = [
     "AgentOptions",
     "agent_options",
     "DEFAULT_STEP_TIMEOUT",
+    "SWAPPED",
+    "Watched",
     "budget_note",
     "graph_budget_note",
     "BUDGET_NOTE_LINES",
     "machine_with_isolation",
     "add_bound_arguments",
+    "file_stem",
 ]
 
 MAX_INPUT_BYTES = 10 * 1024 * 1024
@@ -388,7 +391,7 @@ class AgentOptions:
         kwargs: dict[str, Any] = {}
         if self.line_budget is not None:
             kwargs["line_budget"] = self.line_budget
-        return agent_machine(fn, **kwargs)
+        return agent_machine(Watched(fn), **kwargs)
 
     def apply(self, machine: Any) -> Any:
         """``machine`` with the options given by name set on it (an agent machine a factory
@@ -469,6 +472,47 @@ def graph_budget_note(machine: Any, graph: Any) -> str | None:
     return budget_note(machine, diverged, graph.graph["stats"]["transitions"])
 
 
+SWAPPED: list[str] = []
+"""What an agent function run in this process had changed (``sys.stdout``, ``sys.stderr``,
+the working folder) when it called the model: suspended there, it leaves them changed
+under the verb's own output and files, so the verb refuses its result (``commands``)."""
+
+
+class Watched:
+    """An agent function that notes in :data:`SWAPPED` what of this process it had changed
+    each time it calls the model (a class, not a closure: a machine must pickle).
+
+    >>> import contextlib, io
+    >>> def hider(model):
+    ...     with contextlib.redirect_stdout(io.StringIO()):
+    ...         return model("?")
+    >>> Watched(hider)(lambda prompt: "ok"), SWAPPED
+    ('ok', ['sys.stdout'])
+    >>> SWAPPED.clear()
+    """
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "agent")
+        self.host = (sys.stdout, sys.stderr, os.getcwd())
+
+    def __reduce__(self) -> tuple:
+        return (Watched, (self.fn,))  # the host's streams are this process's: not sent
+
+    def __call__(self, model: Any, *args: Any, **kwargs: Any) -> Any:
+        def asked(prompt: Any) -> Any:
+            now = (sys.stdout, sys.stderr, os.getcwd())
+            for what, mine, theirs in zip(_PROCESS_STATE, self.host, now):
+                if mine != theirs and what not in SWAPPED:
+                    SWAPPED.append(what)
+            return model(prompt)
+
+        return self.fn(asked, *args, **kwargs)
+
+
+_PROCESS_STATE = ("sys.stdout", "sys.stderr", "the working folder")
+
+
 def agent_options(args: Any) -> AgentOptions:
     """The :class:`AgentOptions` of a verb's parsed ``args`` (all ``None`` on a verb
     without the flags).
@@ -483,12 +527,14 @@ def agent_options(args: Any) -> AgentOptions:
     )
 
 
-def machine_with_isolation(entry: Any, isolation: str) -> Any:
-    """The machine of a catalog ``entry``, built at the ``--isolation`` level when its
-    architecture runs model-written code (the level is reported on stderr).
+def machine_with_isolation(entry: Any, isolation: str | None) -> Any:
+    """The machine of a catalog ``entry``, built at the ``--isolation`` level (None:
+    ``strongest``) when its architecture runs model-written code; the level is reported on
+    stderr, and ``inline`` with a line saying the code runs unsandboxed.
 
-    A script given on the command line is code from outside: RLM and REPL-Plan run it
-    isolated (the catalog's own machines are for the modules' fixed completions).
+    Completions given on the command line (``-c``, ``--completions``, a script) are code
+    from outside: every verb runs them isolated (the catalog's own machines are for the
+    modules' fixed completions).
 
     >>> from agentic_machines.architectures.catalog import resolve
     >>> machine_with_isolation(resolve("f2-mul"), "strongest").name
@@ -498,9 +544,22 @@ def machine_with_isolation(entry: Any, isolation: str) -> Any:
     if module is not None and runs_model_code(module):
         from ..execution.sandbox import namespace_tool, resolve_isolation  # only if it runs code
 
-        level = resolve_isolation(isolation)
+        level = resolve_isolation(isolation or "strongest")
         machine = module.machine(isolation=level)
         shown = f"namespace ({namespace_tool()})" if level == "namespace" else level
+        if level == "inline":
+            shown = "inline (the completions' code runs in this process, unsandboxed)"
         print(f"isolation: {shown}", file=sys.stderr)
         return machine
     return entry.machine()
+
+
+def file_stem(name: str) -> str:
+    """A file-name stem for a target (``pkg.mod:attr`` -> ``pkg.mod-attr``), for the
+    files a verb names after it (``play``'s trace, ``view``'s page).
+
+    >>> file_stem("examples/lamp.py:agent"), file_stem("::")
+    ('lamp.py-agent', 'machine')
+    """
+    keep = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in os.path.basename(name))
+    return keep.strip("-.") or "machine"

@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._files import excerpt
-from .._text import clip
+from .._text import clip, escape_controls
 from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel, show_outcome
 from ._jsonl import (
@@ -324,7 +324,8 @@ class Trace:
             if full or not kept:
                 if full and "\n" in step.prompt:
                     lines.append("  prompt")
-                    lines.extend(f"    | {ln}" for ln in step.prompt.split("\n"))
+                    # model output inside the prompt: no escape code reaches the terminal
+                    lines.extend(f"    | {escape_controls(ln)}" for ln in step.prompt.split("\n"))
                 else:
                     lines.append(clip(f"  prompt      {step.prompt!r}", width))
             else:
