@@ -489,6 +489,8 @@ def test_default_machine_starts_at_initial(name: str) -> None:
 PRIVATE_IMPORTS_ALLOWED = {
     ("cek.machine", "cek.expr", "_empty"),
     ("checking.expand", "checking.properties", "_EffectLogView"),
+    ("drawing.interactive", "drawing.diagrams", "_layered"),
+    ("drawing.interactive", "drawing.diagrams", "_legend_items"),
     ("execution.doctor", "execution.cgroup", "_own_groups"),
     ("execution.doctor", "execution.confine", "_probe"),
     *(
