@@ -140,14 +140,26 @@ _READS_ENVIRONMENT = (
 )
 
 
-@pytest.mark.parametrize("verb", ["explore", "test", "diagram", "check"])
-def test_every_verb_runs_completions_code_isolated_unless_asked_inline(verb, capsys, monkeypatch):
+@pytest.mark.parametrize("verb", ["explore", "test", "diagram", "check", "view"])
+def test_every_verb_runs_completions_code_isolated_unless_asked_inline(
+    verb, capsys, monkeypatch, tmp_path
+):
     monkeypatch.setenv("AM_CANARY_API_KEY", "sk-canary-cli")
     args = {
         "explore": ["explore", "rlm", "-c", _READS_ENVIRONMENT, "--depth", "1", "--json"],
         "test": ["test", "rlm", "-p", "never_raises", "-c", _READS_ENVIRONMENT, "--depth", "1"],
         "diagram": ["diagram", "rlm", "-c", _READS_ENVIRONMENT, "--depth", "1", "--format", "json"],
         "check": ["check", "rlm"],
+        "view": [
+            "view",
+            "rlm",
+            "-c",
+            _READS_ENVIRONMENT,
+            "--depth",
+            "1",
+            "-o",
+            str(tmp_path / "v.html"),
+        ],
     }[verb]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IsolationFallback)

@@ -391,6 +391,8 @@ class AgentOptions:
         kwargs: dict[str, Any] = {}
         if self.line_budget is not None:
             kwargs["line_budget"] = self.line_budget
+        if self.isolation is not None:
+            kwargs["isolation"] = self.isolation
         return agent_machine(Watched(fn), **kwargs)
 
     def apply(self, machine: Any) -> Any:
@@ -418,10 +420,10 @@ class AgentOptions:
         return machine
 
     def _check_isolation(self) -> None:
-        if self.isolation not in (None, "inline"):
+        if self.isolation not in (None, "inline", "process"):
             raise InvalidArgument(
-                f"--isolation {self.isolation}: agent functions do not run in a worker process "
-                "yet (issue 35); leave --isolation out, or pass --isolation inline"
+                f"--isolation {self.isolation}: an agent function runs at 'process' (a worker "
+                "process, the default) or 'inline'; leave --isolation out, or pass one of them"
             )
 
 

@@ -63,24 +63,41 @@ from __future__ import annotations
 import asyncio.events as _events
 import contextvars
 import functools
+import pickle
 import queue
 import signal
 import sys
 import threading
-import traceback
+import warnings
+import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from greenlet import GreenletExit, getcurrent, greenlet
 
-from ..errors import BudgetExceeded, ClockDependent, InvalidArgument, InvalidMachine, WrongType
+from ..errors import BudgetExceeded, ClockDependent, InvalidArgument, InvalidMachine
 from ..execution import clock
 from ..execution.budget import LineBudget, count_running, uncharged
 from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
+from .agent_worker import (
+    AgentRaised,
+    Pool,
+    _name,
+    _prompt_error,
+    _shown,
+    _thread_error,
+    can_fork,
+)
+from .agent_worker import current as current_worker
 from .harness import TraceState
 
-__all__ = ["agent_machine", "effect", "AgentMachine", "AgentRaised", "ending"]
+__all__ = ["agent_machine", "effect", "AgentMachine", "AgentRaised", "AgentDied", "ending"]
+
+ISOLATIONS = ("process", "inline")
+DEFAULT_STEP_TIMEOUT = 10.0
+DEFAULT_LINE_BUDGET = 1_000_000
+_DEFAULT: Any = type("_Default", (), {"__repr__": lambda self: "default"})()
 
 _PROMPT, _RETURN, _RAISE, _DIVERGE, _CLOCK = range(5)
 
@@ -99,32 +116,26 @@ _CURRENT: contextvars.ContextVar[_Run | None] = contextvars.ContextVar(
 
 
 @dataclass(frozen=True)
-class AgentRaised:
-    """The outcome record of an agent function that raised: exception type and message.
+class AgentDied:
+    """The outcome record of an agent whose worker process died in the step (a signal,
+    ``os._exit``, the kernel's out-of-memory killer): the reason, from its exit status.
 
-    ``traceback`` (the formatted traceback) is kept for reports and ignored by ``==``.
-
-    >>> AgentRaised("ValueError", "bad tool argument")
-    AgentRaised(type='ValueError', message='bad tool argument')
-    >>> print(AgentRaised("ValueError", "bad tool argument"))
-    ValueError: bad tool argument
+    >>> print(AgentDied("killed by signal SIGSEGV"))
+    AgentDied: the worker process killed by signal SIGSEGV
     """
 
-    type: str
-    message: str
-    traceback: str = field(default="", compare=False, repr=False)
+    reason: str
+
+    @property
+    def type(self) -> str:
+        return "AgentDied"
+
+    @property
+    def message(self) -> str:
+        return f"the worker process {self.reason}"
 
     def __str__(self) -> str:
-        return f"{self.type}: {self.message}" if self.message else self.type
-
-    @classmethod
-    def of(cls, exc: BaseException) -> AgentRaised:
-        """The record of the exception ``exc``."""
-        return cls(
-            type(exc).__name__,
-            str(exc),
-            "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
-        )
+        return f"{self.type}: {self.message}"
 
 
 class _Run:
@@ -142,10 +153,7 @@ class _Run:
         # The key names the call by its step, its tool and its arguments (and how many
         # such calls the step made before), not by its position: tools that the SDK runs
         # concurrently may finish in any order, and the key must not depend on it.
-        try:
-            shown = repr((args, sorted(kwargs.items())))
-        except Exception:  # noqa: BLE001 - an argument without a repr: key on the tool only
-            shown = "?"
+        shown = _shown(args, kwargs)
         # The tool by its code, not its identity: a tool defined inside the agent function
         # is a new function object on every replay, and must still be recognised.
         call = (getattr(fn, "__code__", fn), shown)
@@ -184,20 +192,6 @@ def _count_on(limit: int, running: Any) -> LineBudget:
 @uncharged
 def _count_off(budget: LineBudget) -> None:
     budget.__exit__(None, None, None)
-
-
-def _prompt_error(prompt: Any) -> WrongType:
-    return WrongType(
-        f"the agent called model({prompt!r}); a prompt is a string (P = str): pass str(...) "
-        "of what the model should read"
-    )
-
-
-def _thread_error() -> RuntimeError:
-    return RuntimeError(
-        "the agent called its model from another thread or coroutine than its own; "
-        "call model(prompt) from the agent function's own flow of control"
-    )
 
 
 class _Loop(_Run):
@@ -618,24 +612,22 @@ def _clock(machine: AgentMachine) -> ClockDependent:
     )
 
 
-def _name(fn: Any) -> str:
-    return getattr(fn, "__qualname__", None) or repr(fn)
-
-
 class AgentMachine(AgenticMachine[TraceState]):
     """The agentic machine of an agent function; build it with :func:`agent_machine`.
 
-    ``step_timeout`` (seconds, default ``None``: none) is a wall-clock watchdog on each
-    step, for tools that block (a ``sleep``, a network call): a step that runs past it
-    raises :class:`~agentic_machines.errors.ClockDependent` (its outcome, ``DIVERGE``,
-    came from the clock), which every checker counts as undecided with the reason and
-    ``run`` marks as a clock step, instead of hanging. The line budget cannot see a
-    blocked call (it counts lines); the watchdog can. In the main thread it interrupts
-    the blocked call (SIGALRM). Off the main thread, where no signal can reach it, each
-    run's steps go to a thread of their own and the caller waits at most ``step_timeout``
-    for each: the verdict is the same (undecided, with the reason) and the caller goes on
-    at once, while the blocked call is left to finish in that (daemon) thread, which then
-    ends the run unseen. ``agentic-machines test`` sets it (``--step-timeout``).
+    ``isolation`` is where the agent runs: ``"process"`` (the default) in worker
+    processes forked from a zygote of this one, one per explored path, so nothing the
+    agent does (its prints, globals, ``chdir``, ``sys.exit``, a crash) reaches the
+    caller, and every run starts from the same process state; ``"inline"`` in a greenlet
+    of the caller's own process (faster to branch, for agents that keep no process-wide
+    state and have no side effects beyond :func:`effect`). See docs/determinism.md.
+
+    ``step_timeout`` (seconds; default 10 in a worker, ``None`` inline) is a wall-clock
+    watchdog on each step, for tools that block: a step past it ends (the worker is
+    killed) and raises :class:`~agentic_machines.errors.ClockDependent` (its outcome,
+    ``DIVERGE``, came from the clock), which every checker counts as undecided. Inline,
+    a watched run's steps go to a thread of their own, and the blocked call is left to
+    finish there unseen.
 
     >>> def echo(model):
     ...     return model("say something")
@@ -647,8 +639,6 @@ class AgentMachine(AgenticMachine[TraceState]):
     # Every run starts from the empty trace, so the start state is always known.
     initial: TraceState
 
-    step_timeout: float | None = None
-
     def __init__(
         self,
         fn: Callable[..., Any],
@@ -657,8 +647,10 @@ class AgentMachine(AgenticMachine[TraceState]):
         *,
         name: str | None = None,
         completions: Any = None,
-        line_budget: int | None = 1_000_000,
-        cache_size: int = 256,
+        line_budget: int | None = DEFAULT_LINE_BUDGET,
+        cache_size: int | None = None,
+        isolation: str = "process",
+        step_timeout: Any = _DEFAULT,
     ) -> None:
         if not callable(fn):
             raise InvalidMachine(
@@ -672,13 +664,40 @@ class AgentMachine(AgenticMachine[TraceState]):
             raise InvalidArgument(
                 f"completions must be a list of strings, not the string {completions!r}"
             )
+        if isolation not in ISOLATIONS:
+            raise InvalidArgument(
+                f"an agent function runs at isolation 'process' (a worker process, the "
+                f"default) or 'inline' (in this process, by name only), not {isolation!r}"
+            )
+        if isolation == "process" and not can_fork():
+            warnings.warn(
+                "this platform cannot fork, so the agent runs inline, in this process: its "
+                "prints, globals and side effects are the caller's (see docs/determinism.md)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            isolation = "inline"
+        if step_timeout is _DEFAULT:
+            step_timeout = DEFAULT_STEP_TIMEOUT if isolation == "process" else None
+        if step_timeout is not None and (
+            isinstance(step_timeout, bool)
+            or not isinstance(step_timeout, (int, float))
+            or not step_timeout > 0
+        ):
+            raise InvalidArgument(
+                f"step_timeout must be a positive number of seconds or None, got {step_timeout!r}"
+            )
         self.fn = fn
         self.args = tuple(args)
         self.kwargs = dict(kwargs or {})
         self.name = name or str(getattr(fn, "__name__", "agent"))
         self.completions = None if completions is None else tuple(dict.fromkeys(completions))
         self.line_budget = line_budget
+        self.isolation = isolation
+        self.step_timeout: float | None = step_timeout
         self.initial = TraceState(())
+        if cache_size is None:
+            cache_size = 64 if isolation == "process" else 256
         self._cache_size = max(1, cache_size)
         self._live: dict[TraceState, _Loop] = {}
         self._prompts: dict[TraceState, str] = {}
@@ -690,6 +709,15 @@ class AgentMachine(AgenticMachine[TraceState]):
         self._effects: dict[tuple, tuple[bool, Any]] = {}
         self._effect_list: list[tuple[TraceState, str, str, bool]] = []
         self._effects_lock = threading.Lock()
+        # The process mode's records: each step's outcome and printed output, and each
+        # step's effect results (pickled), which a rebuilt run is answered from.
+        self._pool: Pool | None = None
+        self._outcomes: dict[tuple[TraceState, str], Outcome] = {}
+        self._outputs: dict[tuple[TraceState | None, str | None], str] = {}
+        self._recorded: dict[TraceState, dict[tuple, bytes]] = {}
+        if isolation == "process":
+            self._start_process()
+            return
         loop = _Loop(self)
         kind, payload = loop.resume(None)
         if kind is not _PROMPT:
@@ -701,19 +729,31 @@ class AgentMachine(AgenticMachine[TraceState]):
                 what = f"ran past its {self.step_timeout} s step watchdog"
             else:
                 what = f"ran past its line budget ({line_budget} lines)"
-            raise InvalidMachine(
-                f"agent function {self.name!r} {what} before its first model call, so the machine "
-                "has no initial state; make it call model(prompt) first"
-            )
+            self._no_start(what)
         self._live[self.initial] = loop
 
+    def _no_start(self, what: str) -> None:
+        raise InvalidMachine(
+            f"agent function {self.name!r} {what} before its first model call, so the machine "
+            "has no initial state; make it call model(prompt) first"
+        )
+
     def __reduce__(self) -> tuple:
-        # Suspended runs (greenlets) cannot be pickled: a copy (for a process pool, say)
-        # is the same agent started afresh, which replays what it needs. Its effect log
-        # starts empty: effects are recorded per process.
+        # Suspended runs (greenlets, worker processes) cannot be pickled: a copy (for a
+        # process pool, say) is the same agent started afresh, with a zygote of its own.
+        # Its effect log starts empty: effects are recorded per process.
         return (
             _rebuild,
-            (self.fn, self.args, self.kwargs, self.name, self.completions, self.line_budget),
+            (
+                self.fn,
+                self.args,
+                self.kwargs,
+                self.name,
+                self.completions,
+                self.line_budget,
+                self.isolation,
+                self.step_timeout,
+            ),
             None,
         )
 
@@ -731,6 +771,9 @@ class AgentMachine(AgenticMachine[TraceState]):
 
     def _rebuilt_prompt(self, state: TraceState) -> str:
         try:
+            if self.isolation == "process":
+                self._rebuild(self._workers(), state)
+                return self._prompts[state]
             return self._replay(state).prompt
         except ClockDependent as exc:
             # The watchdog cut the replay before the agent asked anything: there is no
@@ -748,6 +791,17 @@ class AgentMachine(AgenticMachine[TraceState]):
         """
         if type(completion) is not str and not isinstance(completion, str):
             raise InvalidArgument(f"completions are strings (C = str), got {completion!r}")
+        if self.isolation == "process":
+            done = self._outcomes.get((state, completion))
+            if done is not None:  # a step's outcome is a fact: its effects ran once
+                return done
+            pool = self._workers()
+            return self._clock.step(
+                state,
+                pool.holder(state) is not None,
+                lambda: self._forked_step(pool, state, completion),
+                lambda outcome: isinstance(outcome, TraceState),
+            )
         live = self._live.get(state)
         return self._clock.step(
             state,
@@ -756,6 +810,174 @@ class AgentMachine(AgenticMachine[TraceState]):
             lambda outcome: isinstance(outcome, TraceState),
         )
 
+    def output(self, state: TraceState, completion: str | None = None) -> str:
+        """What the agent printed (stdout and stderr, in order) in the step h(state,
+        completion), or, with no completion, before its first model call. A worker's
+        output is captured per step; inline, the agent prints to the caller's streams
+        and this is ``""``.
+
+        >>> def chatty(model):
+        ...     print("starting")
+        ...     print("got", model("go?"))
+        >>> m = agent_machine(chatty)
+        >>> m.output(m.initial), m.output(m.initial, "yes")
+        ('starting\\n', 'got yes\\n')
+        """
+        if completion is not None and (state, completion) not in self._outputs:
+            self.harness(state, completion)
+        return self._outputs.get((state, completion), "")
+
+    # -- the process mode ---------------------------------------------------------------------
+    def _workers(self) -> Pool:
+        pool = self._pool
+        if pool is None or not pool.valid():  # made in another process (a fork of this one)
+            pool = self._pool = Pool(
+                (self.fn, self.args, self.kwargs, self.line_budget), self._cache_size
+            )
+            weakref.finalize(self, pool.close)
+        return pool
+
+    def _start_process(self) -> None:
+        report = self._workers().fork(
+            self._workers().nearest(self.initial)[0], [], {}, self.step_timeout, self.initial
+        )
+        self._outputs[(self.initial, None)] = report.output
+        self._file_effects(self.initial, None, report.events)
+        if report.kind == "prompt":
+            self._prompts[self.initial] = report.payload[0]
+            return
+        if report.kind == "return":
+            self._no_start(f"returned {_returned(report.payload)!r}")
+        elif report.kind == "raise":
+            self._no_start(f"raised {report.payload[0]}")
+        elif report.kind == "clock":
+            self._no_start(f"ran past its {self.step_timeout} s step watchdog")
+        elif report.kind == "died":
+            self._no_start(f"died ({report.payload[0]})")
+        self._no_start(f"ran past its line budget ({self.line_budget} lines)")
+
+    def _timeout(self) -> float | None:
+        return self.step_timeout
+
+    def _rebuild(self, pool: Pool, state: TraceState) -> Any:
+        """A holder of ``state`` (``None`` when its process cannot be forked), made by
+        feeding its completions to a fork of the nearest live server."""
+        if not isinstance(state, TraceState):
+            raise InvalidArgument(
+                f"{state!r} is not a state of {self.name!r}; its states are TraceState(...) values"
+            )
+        for _ in range(3):
+            server, k = pool.nearest(state)
+            if k == len(state) and server is not pool.zygote:
+                return server
+            start = 0 if server is pool.zygote else k + 1
+            report = pool.fork(
+                server,
+                list(state.completions[k:]),
+                self._recorded_for(state, start, len(state)),
+                self.step_timeout,
+                state,
+            )
+            if report.kind != "lost":
+                break
+        else:
+            raise InvalidMachine(f"the worker processes of {self.name!r} keep vanishing")
+        self._file_effects(state, None, report.events)
+        for reason in report.seen:
+            clock.note(reason)
+        if report.kind == "clock":
+            raise _clock(self)
+        if report.kind == "prompt" and report.index == len(state):
+            self._prompts[state] = report.payload[0]
+            return report.server
+        if report.kind == "died":
+            raise InvalidMachine(
+                f"the worker of {self.name!r} died while replaying to {state!r} "
+                f"({report.payload[0]}): the agent must be a function of its completions"
+            )
+        raise InvalidArgument(
+            f"{state!r} is not a state of {self.name!r}: the agent stops before making "
+            f"the model call after completion {report.index}"
+        )
+
+    def _recorded_for(self, state: TraceState, start: int, stop: int) -> dict[int, dict]:
+        prefixes = [self.initial] + [s for _, s in state.history()]
+        out = {}
+        for i in range(start, min(stop, len(state)) + 1):
+            got = self._recorded.get(prefixes[i])
+            if got:
+                out[i] = got
+        return out
+
+    def _forked_step(self, pool: Pool, state: TraceState, completion: str) -> Outcome:
+        nxt = state.then(completion)
+        for _ in range(3):
+            server = pool.holder(state)
+            if server is None and state not in pool.unforkable:
+                server = self._rebuild(pool, state)
+            if server is not None:
+                report = pool.fork(server, [completion], {}, self.step_timeout, nxt)
+            else:  # threads in the state's process: feed the whole path to a fork before it
+                server, k = pool.nearest(state)
+                start = 0 if server is pool.zygote else k + 1
+                report = pool.fork(
+                    server,
+                    [*state.completions[k:], completion],
+                    self._recorded_for(state, start, len(state)),
+                    self.step_timeout,
+                    nxt,
+                )
+            if report.kind != "lost":
+                break
+        else:
+            raise InvalidMachine(f"the worker processes of {self.name!r} keep vanishing")
+        self._file_effects(state, completion, report.events)
+        for reason in report.seen:
+            clock.note(reason)
+        self._outputs[(state, completion)] = report.output
+        key = (state, completion)
+        kind = report.kind
+        if kind == "clock":
+            raise _clock(self)
+        if kind == "prompt":
+            self._prompts[nxt] = report.payload[0]
+            outcome: Outcome = nxt
+        elif kind == "diverge":
+            self._results[key] = DIVERGE
+            outcome = DIVERGE
+        elif kind == "died":
+            self._results[key] = AgentDied(report.payload[0])
+            outcome = HALT
+        elif kind == "raise":
+            self._results[key] = report.payload[0]
+            outcome = HALT
+        else:
+            self._results[key] = _returned(report.payload)
+            outcome = HALT
+        if report.index != len(nxt) and kind not in ("died",):
+            raise InvalidMachine(
+                f"the replay of {self.name!r} to {state!r} ended after completion "
+                f"{report.index}: the agent must be a function of its completions"
+            )
+        if not report.seen:
+            self._outcomes[key] = outcome
+        return outcome
+
+    def _file_effects(self, state: TraceState, completion: str | None, events: list) -> None:
+        """Log the effect executions a worker reported, each under the state of its step."""
+        if not events:
+            return
+        prefixes = [self.initial] + [s for _, s in state.history()]
+        if completion is not None:
+            prefixes.append(state.then(completion))
+        with self._effects_lock:
+            for index, tool, shown, n, ok, blob in events:
+                at = prefixes[min(index, len(prefixes) - 1)]
+                self._effect_list.append((at, tool, shown, ok))
+                if blob is not None:
+                    self._recorded.setdefault(at, {})[(tool, shown, n)] = blob
+
+    # -- inline ---------------------------------------------------------------------------------
     def _step(self, state: TraceState, completion: str) -> Outcome:
         loop = self._live.pop(state, None)
         if loop is None or loop.thread != threading.get_ident() or not loop.watchable():
@@ -801,9 +1023,10 @@ class AgentMachine(AgenticMachine[TraceState]):
             )
         return self._results[key]
 
-    def raised(self, state: TraceState, completion: str) -> AgentRaised | None:
-        """The :class:`AgentRaised` record when h(state, completion) ended in an exception,
-        else ``None`` (a state, a return, or ``DIVERGE``).
+    def raised(self, state: TraceState, completion: str) -> AgentRaised | AgentDied | None:
+        """The :class:`AgentRaised` record when h(state, completion) ended in an exception
+        (:class:`AgentDied` when its worker process died), else ``None`` (a state, a
+        return, or ``DIVERGE``).
 
         >>> def strict(model):
         ...     if model("number?") != "1":
@@ -820,7 +1043,7 @@ class AgentMachine(AgenticMachine[TraceState]):
         if key not in self._results and self.harness(state, completion) is not HALT:
             return None
         outcome = self._results[key]
-        return outcome if isinstance(outcome, AgentRaised) else None
+        return outcome if isinstance(outcome, (AgentRaised, AgentDied)) else None
 
     def _later_result(self, state: Callable[[], TraceState], completion: str, result: Any) -> None:
         """File ``result`` as the end of h(state(), completion) when someone asks: a linear
@@ -902,10 +1125,29 @@ def _rebuild(
     name: str,
     completions: Any,
     line_budget: int | None,
+    isolation: str = "process",
+    step_timeout: Any = _DEFAULT,
 ) -> AgentMachine:
     return AgentMachine(
-        fn, args, kwargs, name=name, completions=completions, line_budget=line_budget
+        fn,
+        args,
+        kwargs,
+        name=name,
+        completions=completions,
+        line_budget=line_budget,
+        isolation=isolation,
+        step_timeout=step_timeout,
     )
+
+
+def _returned(payload: tuple) -> Any:
+    """The value a worker returned: unpickled, or an ``Opaque`` of its repr."""
+    blob, shown = payload
+    if blob is None:
+        from .tracefile import Opaque  # tracefile imports run, which imports this module
+
+        return Opaque(shown)
+    return pickle.loads(blob)
 
 
 def agent_machine(
@@ -913,7 +1155,9 @@ def agent_machine(
     *args: Any,
     name: str | None = None,
     completions: Any = None,
-    line_budget: int | None = 1_000_000,
+    line_budget: int | None = DEFAULT_LINE_BUDGET,
+    isolation: str = "process",
+    step_timeout: Any = _DEFAULT,
     **kwargs: Any,
 ) -> AgentMachine:
     """The agentic machine of the agent function ``fn(model, *args, **kwargs)``.
@@ -921,12 +1165,11 @@ def agent_machine(
     ``name`` names the machine (default: the function's name). ``completions``, when
     given, is a finite completion alphabet (for ``explore`` and the exact checks);
     ``line_budget`` is how many Python lines one step may run without calling the model
-    before it is ``DIVERGE`` (``None``: no bound, and no line counting; faster, but a
-    loop that never calls the model again then never returns). These three names are
-    reserved; every other keyword argument goes to ``fn``. In the main thread,
-    :func:`~agentic_machines.runtime.run.run` watches for such a loop with a
-    ``SIGALRM`` timer; a tool that uses ``SIGALRM`` itself (a timeout) may: the run then
-    watches from a thread, and leaves the agent's own handler installed when it ends.
+    before it is ``DIVERGE`` (``None``: no bound, and no line counting). ``isolation``
+    is where the agent runs: ``"process"`` (default: worker processes, see
+    :class:`AgentMachine`) or ``"inline"``; ``step_timeout`` the seconds a step may
+    take (default 10 in a worker, none inline). These five names are reserved; every
+    other keyword argument goes to ``fn``.
 
     >>> def spin(model):
     ...     model("start")
@@ -937,7 +1180,14 @@ def agent_machine(
     ↑
     """
     return AgentMachine(
-        fn, args, kwargs, name=name, completions=completions, line_budget=line_budget
+        fn,
+        args,
+        kwargs,
+        name=name,
+        completions=completions,
+        line_budget=line_budget,
+        isolation=isolation,
+        step_timeout=step_timeout,
     )
 
 
@@ -947,30 +1197,32 @@ def effect(fn: Callable[..., Any]) -> Callable[..., Any]:
     Inside an agent function run by :func:`agent_machine`, the first call made at a
     given point of a run (the same history of completions, the same tool, arguments
     with the same ``repr``, the same count of such calls earlier in the step) runs
-    ``fn`` and records its result or exception; every later call at that point, which
-    only a replay makes, returns (or raises) the recorded one. Outside an agent machine
-    the wrapper just calls ``fn``. Give tools arguments whose ``repr`` is their value
-    (strings, numbers, lists, dicts), so that a replay recognises the call.
+    ``fn``, is reported as an event of its step (:meth:`AgentMachine.effect_log`) and
+    its result or exception recorded; every later call at that point, which only a
+    replay makes, returns (or raises) a fresh copy of the recorded one. Outside an agent
+    machine the wrapper just calls ``fn``. Give tools arguments whose ``repr`` is their
+    value (strings, numbers, lists, dicts), so that a replay recognises the call.
 
-    >>> sent = []
     >>> @effect
     ... def send(text):
-    ...     sent.append(text)
-    ...     return len(sent)
+    ...     return f"sent {text}"
     >>> def mailer(model):
     ...     while True:
     ...         send(model("what to send?"))
     >>> m = agent_machine(mailer)
     >>> s = m.harness(m.initial, "a")
-    >>> _ = m.harness(s, "b"), m.harness(s, "c")  # the second one replays the run to s
-    >>> sent
-    ['a', 'b', 'c']
+    >>> _ = m.harness(s, "b"), m.harness(s, "c")  # two branches from s: "a" was sent once
+    >>> [(tool, args) for _, tool, args, _ in m.effect_log()]
+    [('send', "(('a',), [])"), ('send', "(('b',), [])"), ('send', "(('c',), [])")]
     """
     if not callable(fn):
         raise InvalidArgument(f"effect wraps a callable tool, got {fn!r}")
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        worker = current_worker()
+        if worker is not None:  # in a worker process: the run of this process
+            return worker.effect(fn, args, kwargs)
         loop = _CURRENT.get()
         if loop is None:
             return fn(*args, **kwargs)
@@ -997,6 +1249,8 @@ def ending(machine: AgenticMachine, trace: Any) -> str | None:
     outcome = machine.result(last.state, last.completion)
     if outcome is DIVERGE:
         return f"agent ran {machine.line_budget} lines without calling the model (diverged)"
+    if isinstance(outcome, AgentDied):
+        return f"agent died: {outcome.message}"
     if isinstance(outcome, AgentRaised):
         return f"agent raised {outcome}"
     return f"agent returned {outcome!r}"

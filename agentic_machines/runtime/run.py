@@ -559,7 +559,11 @@ def _steps(
         return _model_failed(trace, raise_errors, exc, answer)
 
     first = 0
-    if isinstance(machine, AgentMachine) and runs_linearly(machine, state, trace.max_steps or 0):
+    if (
+        isinstance(machine, AgentMachine)
+        and machine.isolation == "inline"
+        and runs_linearly(machine, state, trace.max_steps or 0)
+    ):
         # An agent function runs once, calling the model itself: no greenlet switch per
         # step (runtime/linear.py); the same steps as the loop below would make, which
         # the trace makes when they are read (a halting step's message is set there).
