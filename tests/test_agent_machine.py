@@ -397,3 +397,30 @@ def test_isolation_is_checked_and_inline_is_asked_for_by_name():
     inline = agent_machine(counter_agent, 3, isolation="inline")
     assert (inline.isolation, inline.step_timeout) == ("inline", None)
     assert agent_machine(counter_agent, 3).isolation == "process"
+
+
+class Outbox:
+    @effect
+    def send(self, to):
+        return f"sent to {to}"
+
+
+def double_sender(model):
+    box = Outbox()
+    box.send("boss")  # before the first model call
+    while True:
+        if model("send again?") == "yes":
+            box.send("boss")
+
+
+def test_effects_at_most_once_counts_real_executions_and_refuses_an_unseen_tool():
+    from agentic_machines.checking import check_properties, effects_at_most_once
+
+    def verdict(tool):
+        m = agent_machine(double_sender, completions=["yes", "no"])
+        return check_properties(m, properties=[effects_at_most_once(tool)], max_depth=1)
+
+    sent, misspelled = (verdict(tool).results[0].verdict for tool in ("send", "send_emial"))
+    assert sent.holds is False  # the send before the first model call, then once more
+    assert misspelled.holds is None
+    assert "send_emial" in misspelled.reason and "Outbox.send" in misspelled.reason
