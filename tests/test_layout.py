@@ -506,22 +506,9 @@ PRIVATE_IMPORTS_ALLOWED = {
     ),
     ("execution.sandbox", "execution.confine", "_NO_NAMESPACE_TOOL"),
     *(
-        ("runtime.linear", "runtime.agent", name)
-        for name in (
-            "_CURRENT",
-            "_DIVERGE",
-            "_Loop",
-            "_PROMPT",
-            "_RAISE",
-            "_RETURN",
-            "_Run",
-            "_fresh_stack",
-            "_into",
-            "_prompt_error",
-            "_thread_error",
-        )
+        ("runtime.agent", "runtime.agent_worker", name)
+        for name in ("_name", "_prompt_error", "_shown", "_thread_error")
     ),
-    ("runtime.linear", "runtime.harness", "_extend"),
     ("runtime.run", "runtime.tracefile", "_TraceWriter"),
     ("runtime.run", "runtime.tracefile", "_read_trace_file"),
     ("runtime.tracefile", "runtime._jsonl", "_ENCODE"),
@@ -578,7 +565,6 @@ LONG_DOCSTRINGS_ALLOWED = {
     "execution.sandbox",
     "execution.seccomp",
     "runtime.agent",
-    "runtime.linear",
     "runtime.run",
 }
 
