@@ -159,7 +159,7 @@ def _add_check(sub: Any) -> None:
         help="for a machine with infinitely many states: explore N steps for sample states "
         f"(default: {CHECK_DEPTH}); refused for a finite machine or an architecture",
     )
-    add_isolation_arguments(p)
+    add_isolation_arguments(p, "the completions' code")
     p.set_defaults(func=_check)
 
 
@@ -185,7 +185,7 @@ def _add_diagram(sub: Any) -> None:
         ".html; html is the interactive view, as the view verb writes it)",
     )
     add_bound_arguments(p)
-    add_isolation_arguments(p)
+    add_isolation_arguments(p, "the completions' code")
     p.set_defaults(func=_diagram)
 
 
@@ -403,7 +403,7 @@ def _check(args: argparse.Namespace) -> int:
     from .targets import resolve_target  # loaded when the verb runs
 
     entry = resolve_target(args.name, agent_options(args))
-    machine = entry.machine()
+    machine = machine_with_isolation(entry, args.isolation)
     sampled = entry.module is None and not machine.is_finite
     if not sampled:
         _refuse_sampling(args, entry)
@@ -494,7 +494,7 @@ def _diagram(args: argparse.Namespace) -> int:
         raise InvalidArgument(
             f"a {fmt} diagram needs a file: add -o FILE (or use --format mermaid, dot or json for stdout)"
         )
-    machine = entry.machine()
+    machine = machine_with_isolation(entry, args.isolation)
     graph = entry.explore(
         machine,
         depth=args.depth,

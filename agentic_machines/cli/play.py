@@ -50,7 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from .._text import short_text
+from .._text import escape_controls, short_text
 from ..errors import InvalidArgument
 from ..machine import DIVERGE, AgenticMachine, is_sentinel, show_outcome
 from ..runtime.models import ScriptedModel
@@ -263,7 +263,8 @@ class PlaySession:
             gained = f"+ {added!r}" if added else "(nothing added)"
             out.write(f"prompt: ({kept} characters as before) {gained}\n")
         elif "\n" in prompt:
-            out.write("prompt:\n" + "".join(f"  | {ln}\n" for ln in prompt.split("\n")))
+            lines = prompt.split("\n")  # model output inside: no escape code reaches the terminal
+            out.write("prompt:\n" + "".join(f"  | {escape_controls(ln)}\n" for ln in lines))
         else:
             out.write(f"prompt: {prompt!r}\n")
         alphabet = self.machine.completions

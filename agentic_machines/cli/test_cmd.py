@@ -44,6 +44,7 @@ from ._args import (
     agent_options,
     budget_note,
     completions_for,
+    machine_with_isolation,
     natural,
     positive,
 )
@@ -117,7 +118,7 @@ def add_parser(sub: Any) -> None:
     from .executors import add_executor_arguments  # loaded when the verb runs
 
     add_executor_arguments(p)
-    add_isolation_arguments(p)
+    add_isolation_arguments(p, "the completions' code")
     p.set_defaults(func=run_test)
 
 
@@ -126,7 +127,7 @@ def _resolve(args: argparse.Namespace) -> tuple[str, Any, Any, Any]:
     from .targets import resolve_target  # loaded when the verb runs
 
     entry = resolve_target(args.name, agent_options(args))
-    machine = entry.machine()
+    machine = machine_with_isolation(entry, args.isolation)
     return entry.name, machine, entry.start(machine), entry.completions(machine)
 
 

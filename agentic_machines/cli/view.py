@@ -34,6 +34,7 @@ from ._args import (
     agent_options,
     completions_for,
     file_stem,
+    machine_with_isolation,
 )
 
 __all__ = ["add_parser", "view_command", "write_view", "serving"]
@@ -59,7 +60,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--serve", action="store_true", help="serve the page on 127.0.0.1 until Ctrl-C")
     p.add_argument("--port", type=int, default=0, help="the port for --serve (default: a free one)")
     add_bound_arguments(p)
-    add_isolation_arguments(p)
+    add_isolation_arguments(p, "the completions' code")
     p.set_defaults(func=view_command)
 
 
@@ -68,7 +69,7 @@ def view_command(args: argparse.Namespace) -> int:
     from .targets import resolve_target  # loaded when the verb runs
 
     entry = resolve_target(args.name, agent_options(args))
-    machine = entry.machine()
+    machine = machine_with_isolation(entry, args.isolation)
     graph = entry.explore(
         machine,
         depth=args.depth,
