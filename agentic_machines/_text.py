@@ -11,6 +11,7 @@ runs) keeps its own inline cut: a call here would be lines charged to the model'
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -77,6 +78,20 @@ def before_stops(text: str, *stops: str) -> str:
     return text[:at]
 
 
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every terminal control character but newline and tab shown as an
+    escape (``\\x1b``): model output printed as text cannot move the cursor, clear the
+    screen, retitle the window or ring the bell.
+
+    >>> escape_controls("red \\x1b[31mtext\\x07\\r\\nnext") == "red \\\\x1b[31mtext\\\\x07\\\\x0d\\nnext"
+    True
+    """
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def short_text(text: str, limit: int = 24) -> str:
     """``text`` on one line, cut to ``limit`` characters with an ellipsis.
 
@@ -92,7 +107,8 @@ def short_text(text: str, limit: int = 24) -> str:
         text = repr(text)
     if text == "":
         return '""'
-    return clip(text.replace("\r\n", "⏎").replace("\n", "⏎").replace("\t", " "), limit)
+    text = text.replace("\r\n", "⏎").replace("\n", "⏎").replace("\t", " ")
+    return clip(escape_controls(text), limit)
 
 
 def one_line(text: str) -> str:

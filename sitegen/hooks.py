@@ -42,6 +42,7 @@ GUIDES = [
     "exercises.md",
     "glossary.md",
     "gallery.md",
+    "viewing.md",
     "notebooks/tour.ipynb",
     "threat_model.md",
 ]

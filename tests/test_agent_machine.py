@@ -8,7 +8,8 @@ import pytest
 from agentic_machines.models import ScriptedModel
 
 from agentic_machines import DIVERGE, HALT, AgentRaised, agent_machine, effect, run
-from agentic_machines.errors import InvalidArgument, InvalidMachine
+from agentic_machines.errors import ClockDependent, InvalidArgument, InvalidMachine
+from agentic_machines.runtime.agent import AgentDied
 from agentic_machines.runtime.explore import explore
 from agentic_machines.runtime.harness import TraceState
 
@@ -65,20 +66,24 @@ def hand_graph(depth):
     return nodes, edges
 
 
-def test_react_loop_explored_equals_the_hand_computed_graph():
+@pytest.mark.parametrize("isolation", ["process", "inline"])
+def test_react_loop_explored_equals_the_hand_computed_graph(isolation):
     counts = {"search": 0, "calc": 0}
-    m = agent_machine(make_react(counts), completions=ALPHABET)
+    m = agent_machine(make_react(counts), completions=ALPHABET, isolation=isolation)
     g = explore(m, max_depth=3)
     nodes, edges = hand_graph(3)
     assert {n: g.nodes[n]["prompt"] for n in g if n is not HALT} == nodes
     got = {(s, t, c) for s, t, e in g.edges(data=True) for c in e["completions"]}
     assert got == edges
-    # The effect tool ran exactly once per real step that calls it (one per edge), while
-    # the plain tool ran again in every replay of a branch.
+    # The effect tool ran exactly once per real step that calls it (one per edge).
     search_edges = sum(1 for _, _, c in edges if c == "search")
-    calc_edges = sum(1 for _, _, c in edges if c == "calc")
-    assert counts["search"] == search_edges == 7
-    assert counts["calc"] > calc_edges
+    assert search_edges == 7
+    assert sum(1 for e in m.effect_log() if e[1].endswith("search")) == search_edges
+    if isolation == "inline":  # inline, the plain tool ran again in every replay of a branch
+        assert counts["search"] == search_edges
+        assert counts["calc"] > sum(1 for _, _, c in edges if c == "calc")
+    else:  # in workers, nothing the agent does reaches this process
+        assert counts == {"search": 0, "calc": 0}
 
 
 def test_effect_results_are_replayed_not_recomputed():
@@ -94,7 +99,7 @@ def test_effect_results_are_replayed_not_recomputed():
         while True:
             receipts.append(send(model(f"receipts so far: {receipts}")))
 
-    m = agent_machine(mailer, completions=["a", "b"])
+    m = agent_machine(mailer, completions=["a", "b"], isolation="inline")
     s1 = m.harness(m.initial, "a")
     s2 = m.harness(s1, "b")
     assert m.prompt(s2) == "receipts so far: [1, 2]"
@@ -185,10 +190,23 @@ def test_bad_inputs_are_clear_errors():
     assert bad.raised(bad.initial, "x").type == "WrongType"  # a TypeError, named for what is wrong
 
 
-def test_asyncio_agents_suspend_and_branch():
-    from test_agent_linear import async_agent  # the linear path's tests use it too
+def async_agent(model, steps=3):
+    """``steps`` steps inside asyncio.run, each after an await."""
+    import asyncio  # only the asyncio tests need it
 
-    m = agent_machine(async_agent, 2, completions=["a", "b"])
+    async def main():
+        seen = []
+        for _ in range(steps):
+            await asyncio.sleep(0)
+            seen.append(model(f"seen {seen}"))
+        return seen
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("isolation", ["process", "inline"])
+def test_asyncio_agents_suspend_and_branch(isolation):
+    m = agent_machine(async_agent, 2, completions=["a", "b"], isolation=isolation)
     g = explore(m)
     assert g.graph["stats"]["states"] == 3 and HALT in g
     assert m.result(TraceState(("b",)), "a") == ["b", "a"]
@@ -210,3 +228,199 @@ def test_a_machine_pickles_as_the_agent_started_afresh():
     assert (copy.name, copy.completions, copy.line_budget) == ("counter", ("1", "2"), 1_000_000)
     assert copy.prompt(s) == m.prompt(s) == "step 2, total 3"
     assert copy.harness(s, "2") is HALT and copy.result(s, "2") == 5
+
+
+# -- agents that touch process state: all of it stays in the workers ----------------------
+
+CALLS = []  # a global the agent below counts its runs in (in its worker)
+
+
+def hostile(model):
+    """Prints, redirects stdout around its model call, changes folder and environment,
+    keeps a global counter, and ends in every way a process can."""
+    import contextlib
+    import io
+    import os
+    import signal
+    import tempfile
+
+    CALLS.append(1)
+    print("starting run", len(CALLS))
+    folder = tempfile.mkdtemp(prefix="hostile-")
+    os.chdir(folder)
+    os.environ["HOSTILE"] = "yes"
+    sys.setrecursionlimit(123)
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    sys.path.insert(0, "/nowhere")
+    with contextlib.redirect_stdout(io.StringIO()):
+        first = model(f"run {len(CALLS)}: first?")
+    print("first was", first)
+    second = model(f"after {first}")
+    if second == "exit":
+        sys.exit(3)
+    if second == "_exit":
+        os._exit(5)
+    if second == "crash":
+        import ctypes
+
+        ctypes.string_at(0)
+    if second == "block":
+        import time
+
+        time.sleep(60)
+    return f"{first}-{second}-{len(CALLS)}"
+
+
+def test_an_agent_that_touches_process_state_leaves_the_caller_as_it_was(capfd):
+    import os
+    import signal
+
+    before = (
+        os.getcwd(),
+        os.environ.get("HOSTILE"),
+        sys.getrecursionlimit(),
+        signal.getsignal(signal.SIGTERM),
+        list(sys.path),
+        sys.stdout,
+    )
+    m = agent_machine(hostile, completions=["a", "b"], step_timeout=2)
+    s = m.harness(m.initial, "a")
+    assert m.prompt(s) == "after a"
+    assert m.output(m.initial) == "starting run 1\n"
+    assert m.output(m.initial, "a") == "first was a\n"  # its own print, once, with its step
+    assert m.result(s, "b") == "a-b-1"  # the counter counted this run only
+    assert m.raised(s, "exit") == AgentRaised("SystemExit", "3")
+    died = m.raised(s, "_exit")
+    assert isinstance(died, AgentDied) and "status 5" in died.message
+    assert "SIGSEGV" in m.raised(s, "crash").message
+    with pytest.raises(ClockDependent, match="step_timeout"):
+        m.harness(s, "block")
+    after = (
+        os.getcwd(),
+        os.environ.get("HOSTILE"),
+        sys.getrecursionlimit(),
+        signal.getsignal(signal.SIGTERM),
+        list(sys.path),
+        sys.stdout,
+    )
+    assert after == before and CALLS == []
+    out, err = capfd.readouterr()
+    assert "starting run" not in out + err and "first was" not in out + err
+
+
+def test_a_completion_sequence_ends_the_same_in_any_order_and_after_many_runs():
+    sequences = [("a", "b"), ("b", "a"), ("a", "a"), ("b", "b")]
+
+    def ends(order):
+        m = agent_machine(hostile, completions=["a", "b"])
+        got = {}
+        for first, second in order:
+            s = m.harness(m.initial, first)
+            got[(first, second)] = (m.prompt(s), m.result(s, second))
+        return got
+
+    alone = {seq: ends([seq])[seq] for seq in sequences}
+    assert ends(sequences) == alone == ends(list(reversed(sequences)))
+    assert alone[("a", "b")] == ("after a", "a-b-1")
+    m = agent_machine(hostile, completions=["a", "b"])
+    for _ in range(50):  # runs before: they leave nothing behind for the next ones
+        m.harness(m.harness(m.initial, "b"), "b")
+    fresh = agent_machine(hostile, completions=["a", "b"])
+    assert [m.result(fresh.harness(fresh.initial, c), d) for c, d in sequences] == [
+        alone[seq][1] for seq in sequences
+    ]
+
+
+def test_an_effect_result_is_a_fresh_copy_in_every_rebuilt_run():
+    from agentic_machines.runtime.agent import AgentMachine
+
+    @effect
+    def fetch():
+        return ["fetched"]
+
+    def mutator(model):
+        got = fetch()  # before the first model call: an event of the start
+        while True:
+            got.append(model(f"have {got}"))
+
+    m = AgentMachine(mutator, cache_size=1)  # one holder: most states are rebuilt
+    s = m.initial
+    for c in "abcd":
+        s = m.harness(s, c)
+    again = [m.prompt(m.harness(m.initial, "x")) for _ in range(3)]
+    assert m.prompt(s) == "have ['fetched', 'a', 'b', 'c', 'd']"
+    assert again == ["have ['fetched', 'x']"] * 3
+    assert [(state, tool) for state, tool, _, _ in m.effect_log()] == [
+        (m.initial, "test_an_effect_result_is_a_fresh_copy_in_every_rebuilt_run.<locals>.fetch")
+    ]
+
+
+def test_effects_of_methods_and_partials_are_reported_with_their_step():
+    import functools
+
+    class Mailer:
+        @effect
+        def send(self, to):
+            return f"sent to {to}"
+
+    def post(box, text):
+        return f"{box}: {text}"
+
+    post_it = effect(functools.partial(post, "inbox"))
+
+    def agent(model):
+        mailer = Mailer()
+        while True:
+            c = model("next?")
+            mailer.send(c)
+            post_it(c)
+
+    m = agent_machine(agent, completions=["x"])
+    s = m.harness(m.initial, "x")
+    m.harness(s, "x")
+    tools = [(len(state), tool.rsplit(".", 1)[-1]) for state, tool, _, _ in m.effect_log()]
+    assert tools == [(1, "send"), (1, "post"), (2, "send"), (2, "post")]
+
+
+def test_a_machine_unpickled_elsewhere_forks_its_own_workers():
+    import pickle
+
+    m = agent_machine(hostile, completions=["a", "b"])
+    copy = pickle.loads(pickle.dumps(m))
+    assert (copy.isolation, copy.step_timeout) == ("process", 10.0)
+    assert copy.result(copy.harness(copy.initial, "a"), "b") == "a-b-1"
+
+
+def test_isolation_is_checked_and_inline_is_asked_for_by_name():
+    with pytest.raises(InvalidArgument, match="'process'.*'inline'"):
+        agent_machine(counter_agent, 3, isolation="sandbox")
+    inline = agent_machine(counter_agent, 3, isolation="inline")
+    assert (inline.isolation, inline.step_timeout) == ("inline", None)
+    assert agent_machine(counter_agent, 3).isolation == "process"
+
+
+class Outbox:
+    @effect
+    def send(self, to):
+        return f"sent to {to}"
+
+
+def double_sender(model):
+    box = Outbox()
+    box.send("boss")  # before the first model call
+    while True:
+        if model("send again?") == "yes":
+            box.send("boss")
+
+
+def test_effects_at_most_once_counts_real_executions_and_refuses_an_unseen_tool():
+    from agentic_machines.checking import check_properties, effects_at_most_once
+
+    def verdict(tool):
+        m = agent_machine(double_sender, completions=["yes", "no"])
+        return check_properties(m, properties=[effects_at_most_once(tool)], max_depth=1)
+
+    sent, misspelled = (verdict(tool).results[0].verdict for tool in ("send", "send_emial"))
+    assert sent.holds is False  # the send before the first model call, then once more
+    assert misspelled.holds is None
+    assert "send_emial" in misspelled.reason and "Outbox.send" in misspelled.reason

@@ -148,11 +148,27 @@ GOLDEN = [
     ('(eval "(letrec ((f (lambda () (f)))) (f))")', [], D),
     # deep recursion runs in the heap, not on the Python stack
     ("(letrec ((f (lambda (n) (if (= n 0) 0 (+ 1 (f (- n 1))))))) (f 5000))", [], "5000"),
+    # comparisons and list primitives of a lecture (tests/test_cek_conformance.py has more)
+    ("(> 2 1)", [], "#t"),
+    ("(<= 1 1 2)", [], "#t"),
+    ("(>= 1 2)", [], "#f"),
+    ("(length '(1 2 3))", [], "3"),
+    ("(append '(1) '(2 3))", [], "(1 2 3)"),
+    ("(list? '())", [], "#t"),
+    # the forms of a lecture: define, cond, and, or, let*, when, unless, variadic lambda
+    ("(define (sq x) (* x x)) (sq 7)", [], "49"),
+    ("(cond ((> 1 2) 'a) (else 'b))", [], "b"),
+    ("(and 1 2)", [], "2"),
+    ("(or #f 3)", [], "3"),
+    ("(let* ((a 1) (b (+ a 1))) b)", [], "2"),
+    ("(when #t 1 2)", [], "2"),
+    ("(unless #t 1)", [], "nil"),
+    ("((lambda (a . rest) rest) 1 2 3)", [], "(2 3)"),
     # bounds
     ("(letrec ((f (lambda (x) (f (* x x))))) (f 2))", [], E),
     ("(+ 1 99999999999999999999999999999)", [], "100000000000000000000000000000"),
     ("#q", [], P),
-    ("(+ 1 2) 3", [], P),
+    ("(+ 1 2) 3", [], "3"),  # a program of several forms: (begin (+ 1 2) 3)
     ('"abc', [], P),
     ('"\\q"', [], P),
 ]
@@ -176,7 +192,8 @@ def test_golden_table_is_large_and_covers_every_form_and_primitive():
 
     assert len(GOLDEN) >= 60
     text = " ".join(row[0] for row in GOLDEN)
-    for name in ["quote", "lambda", "let", "letrec", "if", "begin", "llm", "eval", "'"]:
+    forms = "quote lambda let letrec if begin llm eval ' define cond and or let* when unless"
+    for name in forms.split():
         assert name in text, name
     required = "+ - * = < string-append string-length substring string=? number->string equal? not list cons car cdr null? pair?"
     assert set(required.split()) <= set(PRIMITIVES)

@@ -192,9 +192,8 @@ def test_a_blocking_tool_is_a_clock_dependent_step_never_a_hang() -> None:
 
 
 def test_off_the_main_thread_a_blocking_tool_is_clock_dependent_too() -> None:
-    # SIGALRM reaches only the main thread: off it, the step runs in a thread of its own
-    # and the caller waits at most step_timeout, so a blocking tool is undecided there
-    # too, never a hang. The blocked call is released at the end (it is left to finish).
+    # Off the main thread too, a blocking tool is undecided, never a hang. The blocked
+    # call is released at the end.
     import threading
 
     from agentic_machines.errors import ClockDependent

@@ -129,3 +129,46 @@ def test_doctor_prints_one_table_and_says_what_is_missing(monkeypatch, capsys, t
     assert code == 1
     assert "strongest here: process" in out
     assert "bubblewrap (bwrap is not installed (not found on PATH)): apt-get install" in out
+
+
+_READS_ENVIRONMENT = (
+    "```repl\nimport operator\n"
+    "w = [c for c in operator.methodcaller('__subclasses__')(object) "
+    "if c.__name__ == '_wrap_close'][0]\n"
+    "os_ = operator.attrgetter('__init__.__globals__')(w)\n"
+    "print('ENV', sorted(os_['environ']), 'UID', os_['getuid']())\n```"
+)
+
+
+@pytest.mark.parametrize("verb", ["explore", "test", "diagram", "check", "view"])
+def test_every_verb_runs_completions_code_isolated_unless_asked_inline(
+    verb, capsys, monkeypatch, tmp_path
+):
+    monkeypatch.setenv("AM_CANARY_API_KEY", "sk-canary-cli")
+    args = {
+        "explore": ["explore", "rlm", "-c", _READS_ENVIRONMENT, "--depth", "1", "--json"],
+        "test": ["test", "rlm", "-p", "never_raises", "-c", _READS_ENVIRONMENT, "--depth", "1"],
+        "diagram": ["diagram", "rlm", "-c", _READS_ENVIRONMENT, "--depth", "1", "--format", "json"],
+        "check": ["check", "rlm"],
+        "view": [
+            "view",
+            "rlm",
+            "-c",
+            _READS_ENVIRONMENT,
+            "--depth",
+            "1",
+            "-o",
+            str(tmp_path / "v.html"),
+        ],
+    }[verb]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IsolationFallback)
+        main(args)
+    out, err = capsys.readouterr()
+    level = "namespace" if namespace_tool() else "process"
+    assert f"isolation: {level}" in err
+    if verb in ("explore", "diagram"):  # the block's output is in the next prompt
+        assert "ENV" in out and "AM_CANARY_API_KEY" not in out
+    main([*args, "--isolation", "inline"])
+    out, err = capsys.readouterr()
+    assert "isolation: inline (the completions' code runs in this process, unsandboxed)" in err

@@ -38,7 +38,7 @@ SEARCH = textwrap.dedent(
                 if len(cart) > 3:
                     raise ValueError("cart full")
 
-    m = agent_machine(shop)
+    m = agent_machine(shop, isolation="inline")  # its calls are counted in this process
     seed = None if sys.argv[1] == "none" else int(sys.argv[1])
     result = hypothesis_check(m, properties=[never_raises()], max_examples=30, max_steps=6,
                               completions=adversarial_completions(m), seed=seed, progress=False)

@@ -296,7 +296,7 @@ def test_a_search_frees_the_cyclic_garbage_an_agent_makes_as_it_goes(search):
     # ended (a review measured 253 MB against 36 MB). The young collections still run in
     # a search, so the cycles are freed as it goes. The collector runs when allocations
     # say so: the thresholds are set here, so the bound does not depend on the caller's.
-    m = agent_machine(_garbage_maker, name="garbage")
+    m = agent_machine(_garbage_maker, name="garbage", isolation="inline")  # this process's garbage
     was, thresholds = gc.isenabled(), gc.get_threshold()
     gc.collect()
     _ALIVE.clear()

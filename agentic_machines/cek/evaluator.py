@@ -40,7 +40,7 @@ from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
 from .expr import Expr, compile_program
 from .machine import HALT_K, Boundary, Cycle, Eval, Failed, Halted, Ret, run
 from .printer import unparse
-from .reader import parse
+from .reader import parse_program
 
 __all__ = [
     "DEFAULT_FUEL",
@@ -73,8 +73,8 @@ def start_state(program: str | Any) -> Eval:
         expr = program
         if expr.fv:
             raise MalformedProgram(f"unbound variable `{expr.fv[0]}`: a program must be closed")
-    elif isinstance(program, str):
-        expr = compile_program(parse(program))
+    elif isinstance(program, str):  # one form, or several: (define ...) forms first
+        expr = compile_program(parse_program(program))
     else:
         expr = compile_program(program)
     return Eval(expr, (), HALT_K)

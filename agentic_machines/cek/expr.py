@@ -10,9 +10,13 @@ exactly the free variables of its expression, no more.
 Rules of the language that the compiler enforces (each violation raises
 :class:`~agentic_machines.errors.MalformedProgram`):
 
-- special forms: ``(quote d)``, ``(lambda (x ...) e)``, ``(let ((x e) ...) e)`` (compiled
-  to ``((lambda (x ...) e) e ...)``), ``(letrec ((f (lambda ...)) ...) e)``,
-  ``(if e e e)``, ``(begin e ...)``, ``(llm e)``, ``(eval e)``;
+- special forms: ``(quote d)``, ``(lambda (x ...) body)`` (also ``(lambda args body)``
+  and ``(lambda (x . rest) body)``), ``(let ((x e) ...) body)`` and ``let*`` (compiled to
+  ``((lambda (x ...) body) e ...)``, nested for ``let*``), ``(letrec ((f (lambda ...))
+  ...) body)``, ``(if e e e)``, ``(cond (e body) ... (else body))``, ``(when e body)``,
+  ``(unless e body)``, ``(and e ...)``, ``(or e ...)``, ``(begin e ...)``, ``(llm e)``,
+  ``(eval e)``; a *body* is one or more expressions after ``(define ...)`` forms, which
+  compile to ``letrec`` (procedures) and ``let`` (values), in order (docs/design.md);
 - the names of special forms and primitives are reserved: they cannot be bound, so a
   primitive name always means the primitive (this keeps reified values closed and
   hygienic without renaming);
@@ -33,7 +37,7 @@ from operator import itemgetter
 from typing import Any
 
 from ..errors import MalformedProgram
-from .syntax import NIL, Bool, Nil, Node, Pair, Symbol, from_items, iter_list, printed
+from .syntax import FALSE, NIL, TRUE, Bool, Nil, Node, Pair, Symbol, from_items, iter_list, printed
 from .values import PRIMITIVES, Closure, Prim
 
 __all__ = [
@@ -52,6 +56,10 @@ __all__ = [
     "Branches",
     "Begin",
     "Letrec",
+    "Cond",
+    "Clauses",
+    "And",
+    "Or",
     "Llm",
     "EvalForm",
     "SPECIAL_FORMS",
@@ -61,7 +69,10 @@ __all__ = [
     "check_datum",
 ]
 
-SPECIAL_FORMS = frozenset({"quote", "lambda", "let", "letrec", "if", "begin", "llm", "eval"})
+SPECIAL_FORMS = frozenset(
+    {"quote", "lambda", "let", "letrec", "if", "begin", "llm", "eval"}
+    | {"define", "cond", "and", "or", "let*", "when", "unless"}
+)
 RESERVED = SPECIAL_FORMS | frozenset(PRIMITIVES)
 _PRIM_VALUES = {name: Prim(name) for name in PRIMITIVES}
 
@@ -205,33 +216,41 @@ class PrimRef(Expr):
 
 
 class Lambda(Expr):
-    """``(lambda (x ...) body)``. ``group`` is its one-member :class:`Group`.
+    """``(lambda (x ...) body)``. ``group`` is its one-member :class:`Group`. With
+    ``rest``, the last parameter takes the list of the arguments after the others:
+    ``(lambda (x . rest) body)``, or ``(lambda args body)`` when it is the only one.
 
     >>> Lambda(("x",), App(seq_of([PrimRef("+"), Var("x"), Var("k")]))).fv
     ('k',)
+    >>> Lambda(("x", "more"), Var("more"), rest=True)
+    <Lambda (lambda (x . more) more)>
     """
 
-    __slots__ = ("params", "body", "group")
-    _fields = ("params", "body")
+    __slots__ = ("params", "body", "group", "rest")
+    _fields = ("params", "body", "rest")
     atomic = True
 
-    def __init__(self, params: tuple[str, ...], body: Expr) -> None:
+    def __init__(self, params: tuple[str, ...], body: Expr, rest: bool = False) -> None:
         self.params = tuple(params)
         self.body = body
+        self.rest = bool(rest)
         self.fv = tuple(n for n in body.fv if n not in self.params)
-        self._hash = hash((13, self.params, body._hash))
+        self._hash = hash((13, self.params, body._hash, self.rest))
         self.group = Group((), (self,))
 
 
 class Plan:
     """How to build a lambda body's environment from ``args + captured + recursive``."""
 
-    __slots__ = ("arity", "body", "rec", "select", "index", "self_only")
+    __slots__ = ("arity", "body", "rec", "select", "index", "self_only", "required")
 
     def __init__(
         self, arity: int, body: Expr, rec: tuple[int, ...], select: Callable, index: int
     ) -> None:
+        # arity: the number of arguments, or -1 for a lambda with a rest parameter, which
+        # takes at least ``required`` (so the run loop's one comparison sends it aside)
         self.arity = arity
+        self.required = arity
         self.body = body
         self.rec = rec
         self.select = select
@@ -290,9 +309,10 @@ class Group(Node):
             ordered = [""] * len(source)
             for n, i in position.items():
                 ordered[i] = n
-            plans.append(
-                Plan(len(lam.params), lam.body, rec, _selector(ordered, lam.body.fv), len(plans))
-            )
+            plan = Plan(len(lam.params), lam.body, rec, _selector(ordered, lam.body.fv), len(plans))
+            if lam.rest:
+                plan.arity, plan.required = -1, len(lam.params) - 1
+            plans.append(plan)
         self.plans = tuple(plans)
         for i, plan in enumerate(self.plans):
             plan.self_only = plan.rec == (i,) and self.members[i] == (self, i, None)
@@ -640,6 +660,83 @@ class Begin(_SeqForm):
     _tag = 16
 
 
+class Clauses(Node):
+    """What a ``cond``, ``when`` or ``unless`` still has to do once its test is known (what
+    its frame keeps): ``then`` if the test is true (None: the test's value is the value),
+    ``orelse`` if it is false (None: nothing is left, the value is ``nil``). ``form`` says
+    how it prints, ``more`` that ``orelse`` is the next clauses of the same ``cond``.
+
+    >>> Clauses(None, Var("b")).fv, Clauses(Var("a"), None, "when").fv
+    (('b',), ('a',))
+    """
+
+    __slots__ = ("then", "orelse", "form", "more", "fv", "then_sel", "else_sel")
+    _fields = ("then", "orelse", "form", "more")
+
+    def __init__(
+        self, then: Expr | None, orelse: Expr | None, form: str = "cond", more: bool = False
+    ) -> None:
+        self.then = then
+        self.orelse = orelse
+        self.form = form
+        self.more = more
+        tfv = then.fv if then is not None else ()
+        efv = orelse.fv if orelse is not None else ()
+        self.fv = _union(tfv, efv)
+        self._hash = hash((22, then, orelse, form, more))
+        self.then_sel = _selector(self.fv, tfv)
+        self.else_sel = _selector(self.fv, efv)
+
+    def __repr__(self) -> str:
+        return f"<Clauses of {self.form}>"
+
+
+class Cond(Expr):
+    """``(cond (test e ...) clause ... (else e ...))``, and ``when``/``unless``: the first
+    clause's ``test``, and what follows it (:class:`Clauses`). Only ``#f`` is false.
+
+    >>> from agentic_machines.cek.reader import parse
+    >>> e = compile_program(parse("(cond ((null? '()) 'a) (else 'b))"))
+    >>> type(e).__name__, type(e.clauses.orelse).__name__
+    ('Cond', 'Quote')
+    """
+
+    __slots__ = ("test", "clauses", "test_sel", "clauses_sel")
+    _fields = ("test", "clauses")
+
+    def __init__(self, test: Expr, clauses: Clauses) -> None:
+        self.test = test
+        self.clauses = clauses
+        self.fv = _union(test.fv, clauses.fv)
+        self._hash = hash((23, test._hash, clauses._hash))
+        self.test_sel = _selector(self.fv, test.fv)
+        self.clauses_sel = _selector(self.fv, clauses.fv)
+
+
+class And(_SeqForm):
+    """``(and e ...)``: the first ``#f``, or the value of the last (in tail position).
+
+    >>> from agentic_machines.cek.reader import parse
+    >>> compile_program(parse("(and 1 2)")).seq.size, compile_program(parse("(and)"))
+    (2, <Const #t>)
+    """
+
+    __slots__ = ()
+    _tag = 20
+
+
+class Or(_SeqForm):
+    """``(or e ...)``: the first value that is not ``#f``, or the value of the last.
+
+    >>> from agentic_machines.cek.reader import parse
+    >>> compile_program(parse("(or #f 2)")).seq.size, compile_program(parse("(or)"))
+    (2, <Const #f>)
+    """
+
+    __slots__ = ()
+    _tag = 21
+
+
 class Letrec(Expr):
     """``(letrec ((f (lambda ...)) ...) body)``: mutually recursive lambdas.
 
@@ -760,6 +857,11 @@ def _visit(d: Any) -> Expr | tuple[_Build, list]:
             )
         if name in PRIMITIVES:
             return PrimRef(name)
+        if name == ".":
+            raise MalformedProgram(
+                "`.` may only end a parameter list, as in (lambda (a . rest) rest) or "
+                "(define (f a . rest) rest)"
+            )
         return Var(name)
     if t is not Pair:
         raise MalformedProgram(
@@ -784,6 +886,13 @@ _USAGE = {
     "letrec": "(letrec ((f (lambda (n) ...))) (f 3))",
     "if": "(if test then else)",
     "begin": "(begin e1 e2 ... en)",
+    "define": "(define (f x) body) or (define x 1), before the expressions of a body",
+    "cond": "(cond ((< n 0) 'neg) ((= n 0) 'zero) (else 'pos))",
+    "and": "(and e1 e2 ...)",
+    "or": "(or e1 e2 ...)",
+    "let*": "(let* ((x 1) (y (+ x 1))) body)",
+    "when": "(when test e1 e2 ...)",
+    "unless": "(unless test e1 e2 ...)",
     "llm": '(llm "prompt")',
     "eval": '(eval "(+ 1 2)") or (eval \'(+ 1 2))',
 }
@@ -828,19 +937,100 @@ def _form_quote(items: list) -> Expr:
     return Quote(items[1])
 
 
-def _params(form: str, d: Any) -> tuple[str, ...]:
+def _params(form: str, d: Any) -> tuple[tuple[str, ...], bool]:
+    # (names, rest): ``args`` alone, or ``(a b . rest)`` (read with the DOT mark), has a rest.
+    if type(d) is Symbol and d != DOT:
+        return (_binder(form, d),), True
     _shape(form, d is NIL or type(d) is Pair, "the parameters must be a list of names")
-    return _distinct(form, [_binder(form, p) for p in iter_list(d)])
+    items = list(iter_list(d))
+    rest = DOT in items
+    if rest:
+        _shape(form, items.index(DOT) == len(items) - 2, "`.` must come just before the last name")
+        del items[-2]
+    return _distinct(form, [_binder(form, p) for p in items]), rest
 
 
 def _form_lambda(items: list) -> tuple:
-    _shape(
-        "lambda",
-        len(items) == 3,
-        "it takes a parameter list and exactly one body expression (use begin for more)",
+    _shape("lambda", len(items) >= 3, "it takes a parameter list and a body")
+    params, rest = _params("lambda", items[1])
+    return (lambda xs: Lambda(params, xs[0], rest)), [_body("lambda", items[2:])]
+
+
+DOT = Symbol(".")  # the reader's mark of a dotted parameter list (reader.DOT)
+_DEFINE = Symbol("define")
+_LAMBDA = Symbol("lambda")
+_BEGIN = Symbol("begin")
+
+
+def _is_define(d: Any) -> bool:
+    return type(d) is Pair and d.car == _DEFINE
+
+
+def _body(form: str, forms: list) -> Any:
+    """The datum of a body: ``(define ...)`` forms, then one or more expressions. The
+    defines become nested ``letrec`` (each run of procedures, so they may call each
+    other) and ``let`` (a value), in order; several expressions become ``(begin ...)``.
+    """
+    n = 0
+    while n < len(forms) and _is_define(forms[n]):
+        n += 1
+    exprs = forms[n:]
+    for e in exprs:
+        if _is_define(e):
+            raise MalformedProgram(
+                f"bad ({form} ...): (define ...) must come before the expressions of a body, "
+                f"found {_describe(e)} after one; move it up"
+            )
+    if not exprs:
+        raise MalformedProgram(
+            f"bad ({form} ...): a body must end with an expression, after its defines; "
+            "add the expression whose value is the body's value"
+        )
+    if n == 0:
+        return exprs[0] if len(exprs) == 1 else Pair(_BEGIN, from_items(exprs))
+    defs = [_definition(d) for d in forms[:n]]
+    _distinct("define", [name for name, _ in defs])
+    result = exprs[0] if len(exprs) == 1 else Pair(_BEGIN, from_items(exprs))
+    i = len(defs)
+    while i > 0:
+        j = i
+        while j > 0 and _is_lambda(defs[j - 1][1]):
+            j -= 1
+        if j < i:  # defs[j:i] are procedures: one letrec
+            binds = from_items([from_items([Symbol(nm), init]) for nm, init in defs[j:i]])
+            result = from_items([Symbol("letrec"), binds, result])
+            i = j
+        else:  # a value: a let
+            nm, init = defs[i - 1]
+            binds = from_items([from_items([Symbol(nm), init])])
+            result = from_items([Symbol("let"), binds, result])
+            i -= 1
+    return result
+
+
+def _is_lambda(d: Any) -> bool:
+    return type(d) is Pair and d.car == _LAMBDA
+
+
+def _definition(d: Any) -> tuple[str, Any]:
+    # (define (f . params) body ...) -> (f, (lambda params body ...)); (define x e) -> (x, e)
+    items = list(iter_list(d))
+    _shape("define", len(items) >= 2, "it needs a name and a value")
+    target = items[1]
+    if type(target) is Pair:
+        _shape("define", len(items) >= 3, "a procedure needs a body")
+        name = _binder("define", target.car)
+        return name, from_items([_LAMBDA, target.cdr] + items[2:])
+    _shape("define", len(items) == 3, "a value definition takes a name and one expression")
+    return _binder("define", target), items[2]
+
+
+def _form_define(items: list) -> Any:
+    raise MalformedProgram(
+        "(define ...) may only begin a body (of a program, lambda, let, letrec, let*, "
+        "define, when, unless, cond clause or begin), before its expressions: write "
+        "(define (f x) ...) then (f 1)"
     )
-    params = _params("lambda", items[1])
-    return (lambda xs: Lambda(params, xs[0])), [items[2]]
 
 
 def _bindings(form: str, d: Any) -> tuple[tuple[str, ...], list]:
@@ -862,14 +1052,32 @@ def _bindings(form: str, d: Any) -> tuple[tuple[str, ...], list]:
 
 
 def _form_let(items: list) -> tuple:
-    _shape("let", len(items) == 3, "it takes a binding list and exactly one body expression")
+    _shape("let", len(items) >= 3, "it takes a binding list and a body")
     names, inits = _bindings("let", items[1])
     # let is sugar for applying a lambda.
-    return (lambda xs: App(seq_of([Lambda(names, xs[-1])] + xs[:-1]))), inits + [items[2]]
+    body = _body("let", items[2:])
+    return (lambda xs: App(seq_of([Lambda(names, xs[-1])] + xs[:-1]))), inits + [body]
+
+
+def _form_let_star(items: list) -> tuple:
+    _shape("let*", len(items) >= 3, "it takes a binding list and a body")
+    _shape(
+        "let*",
+        items[1] is NIL or type(items[1]) is Pair,
+        "the bindings must be a list of (name expression) pairs",
+    )
+    binds = list(iter_list(items[1]))
+    # let* is nested lets, one binding each (a later binding sees the earlier ones).
+    result = _body("let*", items[2:])
+    if not binds:
+        return (lambda xs: xs[0]), [from_items([Symbol("let"), NIL, result])]
+    for b in reversed(binds):
+        result = from_items([Symbol("let"), from_items([b]), result])
+    return (lambda xs: xs[0]), [result]
 
 
 def _form_letrec(items: list) -> tuple:
-    _shape("letrec", len(items) == 3, "it takes a binding list and exactly one body expression")
+    _shape("letrec", len(items) >= 3, "it takes a binding list and a body")
     names, inits = _bindings("letrec", items[1])
     for init in inits:
         _shape(
@@ -877,7 +1085,8 @@ def _form_letrec(items: list) -> tuple:
             type(init) is Pair and type(init.car) is Symbol and init.car.name == "lambda",
             f"every letrec binding must be a lambda, not {_describe(init)}",
         )
-    return (lambda xs: Letrec(Group(names, tuple(xs[:-1])), xs[-1])), inits + [items[2]]  # type: ignore[arg-type]
+    body = _body("letrec", items[2:])
+    return (lambda xs: Letrec(Group(names, tuple(xs[:-1])), xs[-1])), inits + [body]  # type: ignore[arg-type]
 
 
 def _form_if(items: list) -> tuple:
@@ -887,7 +1096,87 @@ def _form_if(items: list) -> tuple:
 
 def _form_begin(items: list) -> tuple:
     _shape("begin", len(items) >= 2, "it needs at least one expression")
+    if any(_is_define(d) for d in items[1:]):  # a body: a program of several top-level forms
+        return (lambda xs: xs[0]), [_body("begin", items[1:])]
     return (lambda xs: Begin(seq_of(xs))), items[1:]
+
+
+_ELSE = Symbol("else")
+_ARROW = Symbol("=>")
+
+
+def _form_cond(items: list) -> tuple:
+    _shape("cond", len(items) >= 2, "it needs at least one clause")
+    has_body: list[bool] = []
+    children: list = []
+    has_else = False
+    for i, clause in enumerate(items[1:], 2):
+        parts = list(iter_list(clause)) if type(clause) is Pair else []
+        _shape("cond", bool(parts), f"the clause {_describe(clause)} is not a list (test e ...)")
+        if parts[0] == _ELSE:
+            _shape("cond", i == len(items), "else must be the last clause")
+            _shape("cond", len(parts) >= 2, "else needs at least one expression")
+            has_else = True
+            children.append(_body("cond", parts[1:]))
+            continue
+        _shape(
+            "cond",
+            not (len(parts) > 1 and parts[1] == _ARROW),
+            "=> clauses are not supported; write (let ((v test)) (if v (f v) ...))",
+        )
+        children.append(parts[0])
+        if len(parts) > 1:
+            children.append(_body("cond", parts[1:]))
+        has_body.append(len(parts) > 1)
+
+    def build(xs: list[Expr]) -> Expr:
+        # From the last clause to the first: each Cond's false branch is the next clauses.
+        pos = len(xs) - 1 if has_else else len(xs)
+        rest: Expr | None = xs[-1] if has_else else None
+        more = False
+        for body in reversed(has_body):
+            then = None
+            if body:
+                pos -= 1
+                then = xs[pos]
+            pos -= 1
+            rest, more = Cond(xs[pos], Clauses(then, rest, "cond", more)), True
+        assert rest is not None  # a cond of only (else ...) is its body
+        return rest
+
+    return build, children
+
+
+def _form_when(items: list) -> tuple:
+    _shape("when", len(items) >= 3, "it takes a test and at least one expression")
+    return (lambda xs: Cond(xs[0], Clauses(xs[1], None, "when"))), [
+        items[1],
+        _body("when", items[2:]),
+    ]
+
+
+def _form_unless(items: list) -> tuple:
+    _shape("unless", len(items) >= 3, "it takes a test and at least one expression")
+    return (lambda xs: Cond(xs[0], Clauses(Const(NIL), xs[1], "unless"))), [
+        items[1],
+        _body("unless", items[2:]),
+    ]
+
+
+def _form_and(items: list) -> Any:
+    if len(items) == 1:
+        return Const(TRUE)
+    if len(items) == 2:
+        return (lambda xs: xs[0]), items[1:]
+    return (lambda xs: And(seq_of(xs))), items[1:]
+
+
+def _form_or(items: list) -> Any:
+    if len(items) == 1:
+        return Const(FALSE)
+    if len(items) == 2:
+        return (lambda xs: xs[0]), items[1:]
+    return (lambda xs: Or(seq_of(xs))), items[1:]
 
 
 def _form_llm(items: list) -> tuple:
@@ -909,6 +1198,13 @@ _FORMS: dict[str, Callable[[list], Any]] = {
     "letrec": _form_letrec,
     "if": _form_if,
     "begin": _form_begin,
+    "define": _form_define,
+    "cond": _form_cond,
+    "when": _form_when,
+    "unless": _form_unless,
+    "and": _form_and,
+    "or": _form_or,
+    "let*": _form_let_star,
     "llm": _form_llm,
     "eval": _form_eval,
 }
@@ -978,7 +1274,47 @@ def _sym_list(names: Sequence[str]) -> Any:
 
 
 def _unbuild_lambda(e: Lambda) -> tuple:
-    return (lambda xs: from_items([Symbol("lambda"), _sym_list(e.params), xs[0]])), [e.body]
+    params: Any = _sym_list(e.params)
+    if e.rest:
+        names = [Symbol(n) for n in e.params]
+        params = names[0] if len(names) == 1 else from_items(names[:-1] + [DOT, names[-1]])
+    return (lambda xs: from_items([_LAMBDA, params, xs[0]])), [e.body]
+
+
+def _unbuild_cond(e: Cond) -> tuple:
+    cl = e.clauses
+    if cl.form == "when":
+        return (lambda xs: from_items([Symbol("when"), xs[0], xs[1]])), [e.test, cl.then]
+    if cl.form == "unless":
+        return (lambda xs: from_items([Symbol("unless"), xs[0], xs[1]])), [e.test, cl.orelse]
+    shape: list[bool] = []  # per clause: has a body
+    children: list = []
+    node: Any = e
+    while True:
+        cl = node.clauses
+        children.append(node.test)
+        if cl.then is not None:
+            children.append(cl.then)
+        shape.append(cl.then is not None)
+        if cl.more:
+            node = cl.orelse
+            continue
+        break
+    has_else = cl.orelse is not None
+    if has_else:
+        children.append(cl.orelse)
+
+    def build(xs: list) -> Any:
+        clauses, pos = [], 0
+        for body in shape:
+            parts = [xs[pos]] + ([xs[pos + 1]] if body else [])
+            pos += 2 if body else 1
+            clauses.append(from_items(parts))
+        if has_else:
+            clauses.append(from_items([_ELSE, xs[pos]]))
+        return from_items([Symbol("cond")] + clauses)
+
+    return build, children
 
 
 def _unbuild_letrec(e: Letrec) -> tuple:
@@ -999,6 +1335,9 @@ _UNBUILD: dict[type, Callable[[Any], tuple]] = {
         [e.test, e.branches.then, e.branches.orelse],
     ),
     Begin: lambda e: ((lambda xs: from_items([Symbol("begin")] + xs)), e.seq.items()),
+    Cond: _unbuild_cond,
+    And: lambda e: ((lambda xs: from_items([Symbol("and")] + xs)), e.seq.items()),
+    Or: lambda e: ((lambda xs: from_items([Symbol("or")] + xs)), e.seq.items()),
     Letrec: _unbuild_letrec,
     Llm: lambda e: ((lambda xs: from_items([Symbol("llm"), xs[0]])), [e.arg]),
     EvalForm: lambda e: ((lambda xs: from_items([Symbol("eval"), xs[0]])), [e.arg]),

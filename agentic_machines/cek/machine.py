@@ -37,9 +37,12 @@ from .._text import clip
 from ..errors import EvaluationError, MalformedProgram, ParseError, Undecided, WrongType
 from .expr import (
     UNPLANNED,
+    And,
     App,
     Begin,
     Branches,
+    Clauses,
+    Cond,
     Const,
     EvalForm,
     Expr,
@@ -47,6 +50,7 @@ from .expr import (
     Lambda,
     Letrec,
     Llm,
+    Or,
     PrimRef,
     Quote,
     Seq,
@@ -56,7 +60,7 @@ from .expr import (
 )
 from .printer import unparse
 from .reader import parse
-from .syntax import FALSE, Node, deep_equal
+from .syntax import FALSE, NIL, Node, deep_equal, from_items
 from .values import Closure, Prim, type_name
 
 __all__ = [
@@ -64,6 +68,9 @@ __all__ = [
     "ArgsK",
     "IfK",
     "BeginK",
+    "CondK",
+    "AndK",
+    "OrK",
     "LlmK",
     "EvalK",
     "HaltK",
@@ -207,16 +214,15 @@ class IfK(Frame):
         return hash((2, self.branches._hash, self.env, next_hash))
 
 
-class BeginK(Frame):
-    """Inside ``begin``: ``rest`` (non-empty) comes next. Source context: ``(begin HOLE e ...)``.
-
-    >>> from agentic_machines.cek import first_boundary
-    >>> first_boundary('(begin (llm "q") 2)').kont
-    BeginK((begin [] 2), depth=1)
+class _RestK(Frame):
+    """A frame that keeps the pending expressions of ``begin``, ``and`` or ``or``
+    (:class:`BeginK`, :class:`AndK`, :class:`OrK`): built alike, told apart by type;
+    ``_tag`` keeps the hashes apart.
     """
 
     __slots__ = ("rest", "env")
     _fields = ("rest", "env", "next")
+    _tag: int
 
     def __init__(self, rest: Seq, env: tuple, next: Frame) -> None:
         self.rest = rest
@@ -226,7 +232,68 @@ class BeginK(Frame):
         self._h = None
 
     def _own_hash(self, next_hash: int) -> int:
-        return hash((3, self.rest._hash, self.env, next_hash))
+        return hash((self._tag, self.rest._hash, self.env, next_hash))
+
+
+class BeginK(_RestK):
+    """Inside ``begin``: ``rest`` (non-empty) comes next. Source context: ``(begin HOLE e ...)``.
+
+    >>> from agentic_machines.cek import first_boundary
+    >>> first_boundary('(begin (llm "q") 2)').kont
+    BeginK((begin [] 2), depth=1)
+    """
+
+    __slots__ = ()
+    _tag = 3
+
+
+class CondK(Frame):
+    """Waiting for the test of a ``cond`` clause (or of ``when``/``unless``); ``clauses``
+    is what follows it. Source context: ``(cond (HOLE e ...) clause ...)``.
+
+    >>> from agentic_machines.cek import first_boundary
+    >>> first_boundary('(cond ((llm "q") 1) (else 2))').kont
+    CondK((cond ([] 1) (else 2)), depth=1)
+    """
+
+    __slots__ = ("clauses", "env")
+    _fields = ("clauses", "env", "next")
+
+    def __init__(self, clauses: Clauses, env: tuple, next: Frame) -> None:
+        self.clauses = clauses
+        self.env = env
+        self.next = next
+        self.depth = next.depth + 1
+        self._h = None
+
+    def _own_hash(self, next_hash: int) -> int:
+        return hash((9, self.clauses._hash, self.env, next_hash))
+
+
+class AndK(_RestK):
+    """Inside ``and``: ``rest`` (non-empty) comes next unless the value is ``#f``.
+    Source context: ``(and HOLE e ...)``.
+
+    >>> from agentic_machines.cek import first_boundary
+    >>> first_boundary('(and (llm "q") 2)').kont
+    AndK((and [] 2), depth=1)
+    """
+
+    __slots__ = ()
+    _tag = 10
+
+
+class OrK(_RestK):
+    """Inside ``or``: ``rest`` (non-empty) comes next if the value is ``#f``.
+    Source context: ``(or HOLE e ...)``.
+
+    >>> from agentic_machines.cek import first_boundary
+    >>> first_boundary('(or (llm "q") 2)').kont
+    OrK((or [] 2), depth=1)
+    """
+
+    __slots__ = ()
+    _tag = 11
 
 
 class _ArgK(Frame):
@@ -464,6 +531,16 @@ def step(state: Node) -> Node:
             if seq.tail.head is None:
                 return Eval(seq.head, env, k)
             return Eval(seq.head, seq.head_sel(env), BeginK(seq.tail, seq.tail_sel(env), k))
+        if te is Cond:
+            # <(cond (t e) c ...), ρ, κ>  ->  <t, ρ|t, CondK(e c ..., ρ|(e c ...), κ)>   (when, unless alike)
+            return Eval(e.test, e.test_sel(env), CondK(e.clauses, e.clauses_sel(env), k))
+        if te is And or te is Or:
+            # <(and e1 e ...), ρ, κ>  ->  <e1, ρ|e1, AndK((e ...), ρ|(e ...), κ)>;  a lone e1 is in tail position (or: OrK)
+            seq = e.seq
+            if seq.tail.head is None:
+                return Eval(seq.head, env, k)
+            frame = AndK if te is And else OrK
+            return Eval(seq.head, seq.head_sel(env), frame(seq.tail, seq.tail_sel(env), k))
         if te is Letrec:
             # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + {f: closure(group, i, ρ|group)}, κ>   (closure over the members f reaches)
             group = e.group
@@ -495,6 +572,20 @@ def step(state: Node) -> Node:
                 return Eval(rest.head, k.env, k.next)
             return Eval(
                 rest.head, rest.head_sel(k.env), BeginK(rest.tail, rest.tail_sel(k.env), k.next)
+            )
+        if tk is CondK:
+            # <#f, CondK(e c ..., ρ, κ)>  ->  <(cond c ...), ρ|c, κ>, or <nil, κ> when no clause is left;
+            # <v, CondK(e c ..., ρ, κ)>  ->  <e, ρ|e, κ>, or <v, κ> for a clause (t) without e
+            return _clause(v, k.clauses, k.env, k.next)
+        if tk is AndK or tk is OrK:
+            # <#f, AndK(...)>  ->  <#f, κ>  (or: <v, OrK(...)>  ->  <v, κ> for v not #f);  else as BeginK
+            if (v is FALSE) is (tk is AndK):
+                return Ret(v, k.next)
+            rest = k.rest
+            if rest.tail.head is None:
+                return Eval(rest.head, k.env, k.next)
+            return Eval(
+                rest.head, rest.head_sel(k.env), tk(rest.tail, rest.tail_sel(k.env), k.next)
             )
         if tk is LlmK:
             # <q, LlmK(κ)>  ->  boundary (llm q, κ)   when q is a string
@@ -556,16 +647,42 @@ def _branch(v: Any, br: Branches, env: tuple, k: Frame) -> Node:
     return Eval(br.then, br.then_sel(env), k)
 
 
+def _clause(v: Any, cl: Clauses, env: tuple, k: Frame) -> Node:
+    # cond rule: only #f is false; a clause (t) gives t's value; no clause left gives nil.
+    if v is FALSE:
+        if cl.orelse is None:
+            return Ret(NIL, k)
+        return Eval(cl.orelse, cl.else_sel(env), k)
+    if cl.then is None:
+        return Ret(v, k)
+    return Eval(cl.then, cl.then_sel(env), k)
+
+
+def _fit(plan: Any, args: tuple) -> tuple:
+    """The arguments of a call as the body's parameters take them: a procedure with a
+    rest parameter gets the arguments after the first ``required`` as one list."""
+    if plan.arity >= 0:
+        n = plan.arity
+        raise EvaluationError(
+            f"a procedure of {n} argument{'s' if n != 1 else ''} was called with {len(args)}"
+        )
+    n = plan.required
+    if len(args) < n:
+        raise EvaluationError(
+            f"a procedure of at least {n} argument{'s' if n != 1 else ''} was called with {len(args)}"
+        )
+    return args[:n] + (from_items(args[n:]),)
+
+
 def _apply(f: Any, args: tuple, k: Frame) -> Node:
     tf = type(f)
     if tf is Closure:
         # apply closure(group, i, ρ) to args  ->  <body_i, {params: args} + ρ + recursive members, κ>
+        # (a rest parameter takes the list of the arguments after the others: see _fit)
         group = f.group
         plan = group.plans[f.index]
         if len(args) != plan.arity:
-            raise EvaluationError(
-                f"a procedure of {plan.arity} argument{'s' if plan.arity != 1 else ''} was called with {len(args)}"
-            )
+            args = _fit(plan, args)
         vals = args + f.env
         if plan.rec:
             genv = f.env
@@ -779,6 +896,18 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                     else:
                         k = BeginK(bseq.tail, bseq.tail_sel(env), k)
                         e, env = bseq.head, bseq.head_sel(env)
+                elif te is Cond:
+                    # <(cond (t e) c ...), ρ, κ>  ->  <t, ρ|t, CondK(e c ..., ρ|(e c ...), κ)>
+                    k = CondK(e.clauses, e.clauses_sel(env), k)
+                    e, env = e.test, e.test_sel(env)
+                elif te is And or te is Or:
+                    # <(and e1 e ...), ρ, κ>  ->  <e1, ρ|e1, AndK((e ...), ..., κ)>  (or: OrK)
+                    bseq = e.seq
+                    if bseq.tail.head is None:
+                        e = bseq.head
+                    else:
+                        k = (AndK if te is And else OrK)(bseq.tail, bseq.tail_sel(env), k)
+                        e, env = bseq.head, bseq.head_sel(env)
                 elif te is Letrec:
                     # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + closures, κ>
                     group = e.group
@@ -819,6 +948,30 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                         e, env = rest.head, rest.head_sel(k.env)
                         k = BeginK(rest.tail, rest.tail_sel(k.env), k.next)
                     evaluating = True
+                elif tk is CondK:
+                    # <#f, CondK(e c ..., ρ, κ)>  ->  <(cond c ...), ρ|c, κ> or <nil, κ>;  <v, CondK>  ->  <e, ρ|e, κ> or <v, κ>
+                    cl = k.clauses
+                    if v is FALSE:
+                        if cl.orelse is None:
+                            v, k = NIL, k.next
+                        else:
+                            e, env, k, evaluating = cl.orelse, cl.else_sel(k.env), k.next, True
+                    elif cl.then is not None:
+                        e, env, k, evaluating = cl.then, cl.then_sel(k.env), k.next, True
+                    else:
+                        k = k.next
+                elif tk is AndK or tk is OrK:
+                    # <#f, AndK>  ->  <#f, κ>  (or: <v, OrK>  ->  <v, κ> for v not #f);  else as BeginK
+                    if (v is FALSE) is (tk is AndK):
+                        k = k.next
+                    else:
+                        rest = k.rest
+                        if rest.tail.head is None:
+                            e, env, k = rest.head, k.env, k.next
+                        else:
+                            e, env = rest.head, rest.head_sel(k.env)
+                            k = tk(rest.tail, rest.tail_sel(k.env), k.next)
+                        evaluating = True
                 elif tk is LlmK:
                     # <q, LlmK(κ)>  ->  boundary (llm q, κ)   when q is a string
                     return step(Ret(v, k)), steps + 1
@@ -873,7 +1026,7 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                     plan = group.plans[f.index]
                     args = done[1:]
                     if len(args) != plan.arity:
-                        _apply(f, args, k)  # raises the arity error
+                        args = _fit(plan, args)  # the rest parameter's list, or the arity error
                     if plan.self_only:  # group.closure(i, f.env) equals f: see _recursive
                         vals = args + f.env + (f,)
                     elif plan.rec:

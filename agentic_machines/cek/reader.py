@@ -129,12 +129,13 @@ def parse_program(text: str) -> Any:
     7
     """
     items, _ = _read(text)
-    if len(items) == 1:
+    if len(items) == 1 and not (type(items[0]) is Pair and items[0].car == _DEFINE):
         return items[0]
     return Pair(_BEGIN, from_items(items))
 
 
 _BEGIN = Symbol("begin")
+_DEFINE = Symbol("define")
 
 
 def _read(text: str) -> tuple[list[Any], list[int]]:
@@ -289,8 +290,8 @@ def _atom(text: str, tok: str, pos: int) -> Any:
     if _NUMBERISH.match(tok):
         raise ParseError(
             f"`{tok[:20]}` is not an integer, and the language has no other numbers (no "
-            "decimals, fractions or exponents; names cannot start with a digit): write 2, "
-            "or (quotient 7 2)",
+            "decimals, fractions or exponents; names cannot start with a digit): write an "
+            "integer such as 2",
             **_where(text, pos),
         )
     for c in "[]{}|":

@@ -33,15 +33,17 @@ llm  ⟨(llm "q"), (+ 2 [])⟩
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from ..errors import WrongType
 from .expr import compile_program
 from .machine import (
     HALT_K,
+    AndK,
     ArgsK,
     BeginK,
     Boundary,
+    CondK,
     Eval,
     EvalK,
     Failed,
@@ -49,6 +51,7 @@ from .machine import (
     Halted,
     IfK,
     LlmK,
+    OrK,
     Ret,
     kont_depth,
 )
@@ -61,6 +64,7 @@ __all__ = [
     "show_boundary",
     "kont_text",
     "frame_context",
+    "rule_of",
     "HOLE",
 ]
 
@@ -100,6 +104,12 @@ def frame_context(frame: Frame, hole: str) -> str:
         return f"(if {hole} {unparse(br.then)} {unparse(br.orelse)})"
     if t is BeginK:
         return f"(begin {' '.join([hole] + [unparse(e) for e in frame.rest.items()])})"
+    if t is CondK:
+        return _clauses_context(cast(CondK, frame).clauses, hole)
+    if t is AndK or t is OrK:
+        name = "and" if t is AndK else "or"
+        pending = cast(AndK, frame).rest.items()  # OrK has the same fields
+        return f"({name} {' '.join([hole] + [unparse(e) for e in pending])})"
     if t is LlmK:
         return f"(llm {hole})"
     if t is EvalK:
@@ -108,6 +118,20 @@ def frame_context(frame: Frame, hole: str) -> str:
         f"frame_context: {t.__name__} is not a continuation frame; pass a state's kont (or one "
         "of its frames)"
     )
+
+
+def _clauses_context(cl: Any, hole: str) -> str:
+    # A cond with the hole as its first clause's test (when/unless: as their test).
+    if cl.form == "when":
+        return f"(when {hole} {unparse(cl.then)})"
+    if cl.form == "unless":
+        return f"(unless {hole} {unparse(cl.orelse)})"
+    parts = [f"({hole} {unparse(cl.then)})" if cl.then is not None else f"({hole})"]
+    if cl.more:
+        parts.append(unparse(cl.orelse)[len("(cond ") : -1])  # the next clauses, inline
+    elif cl.orelse is not None:
+        parts.append(f"(else {unparse(cl.orelse)})")
+    return f"(cond {' '.join(parts)})"
 
 
 def kont_text(kont: Frame) -> str:
@@ -180,6 +204,86 @@ def show_state(state: Any) -> str:
     )
 
 
+_EVAL_RULES = {
+    "Var": "var",
+    "Const": "const",
+    "Quote": "quote",
+    "PrimRef": "primitive",
+    "Lambda": "lambda",
+    "If": "if",
+    "Begin": "begin",
+    "And": "and",
+    "Or": "or",
+    "Letrec": "letrec",
+    "Llm": "llm",
+    "EvalForm": "eval",
+}
+_RET_RULES = {
+    "IfK": "if: branch",
+    "BeginK": "begin: next",
+    "AndK": "and: next or stop",
+    "OrK": "or: next or stop",
+    "LlmK": "llm: boundary",
+    "EvalK": "eval: program",
+    "HaltK": "halt",
+}
+
+
+def rule_of(state: Any) -> str | None:
+    """The name of the rule of :func:`~agentic_machines.cek.machine.step` that moves on from
+    ``state`` (the comments of ``step`` write each rule out), or None for a state that
+    does not step.
+
+    >>> from agentic_machines.cek.reader import parse_program
+    >>> from agentic_machines.cek.machine import step
+    >>> s = start_state(parse_program("(cond ((> 1 2) 'a) (else 'b))"))
+    >>> rule_of(s), rule_of(step(s)), rule_of(step(step(s)))
+    ('cond', 'primitive application', 'cond: clause')
+    """
+    t = type(state)
+    if t is Eval:
+        e = state.expr
+        name = type(e).__name__
+        if name == "Cond":
+            return e.clauses.form
+        if name == "App":
+            parts = e.seq.items()
+            if all(p.atomic for p in parts):
+                head = parts[0]
+                hn = type(head).__name__
+                if hn == "PrimRef":
+                    return _application(head.prim)
+                if hn == "Var":
+                    return _application(state.env[e.fv.index(head.name)])
+                return _application(head)
+            return "application: next part"
+        return _EVAL_RULES.get(name)
+    if t is Ret:
+        k = state.kont
+        name = type(k).__name__
+        if name == "CondK":
+            return f"{k.clauses.form}: clause"
+        if name == "ArgsK":
+            if all(p.atomic for p in k.rest.items()):
+                return _application(k.done[0] if k.done else state.value)
+            return "application: next part"
+        return _RET_RULES.get(name)
+    return None
+
+
+def _application(f: Any) -> str:
+    # Which apply rule ends an application whose operator is ``f`` (a value, or a lambda).
+    from .values import Closure, Prim  # values sit below; imported here, where it is used
+
+    if type(f) is Prim:
+        return "primitive application"
+    if type(f) is Closure:
+        rest = f.group.plans[f.index].arity < 0
+    else:
+        rest = getattr(f, "rest", False)
+    return "application (rest parameter)" if rest else "application"
+
+
 def show_boundary(state: Boundary) -> str:
     """A boundary state as the whole triple ``⟨(llm "q"), ρ, κ⟩``: ρ is the environment
     the continuation resumes in (its innermost frame's, only the variables it still uses),
@@ -203,10 +307,12 @@ def show_boundary(state: Boundary) -> str:
 def _frame_names(frame: Frame) -> tuple | None:
     # The frames that keep an environment keep it aligned with their pending code's fv.
     t = type(frame)
-    if t is ArgsK or t is BeginK:
+    if t is ArgsK or t is BeginK or t is AndK or t is OrK:
         return frame.rest.fv  # type: ignore[attr-defined]
     if t is IfK:
         return frame.branches.fv  # type: ignore[attr-defined]
+    if t is CondK:
+        return frame.clauses.fv  # type: ignore[attr-defined]
     return None
 
 

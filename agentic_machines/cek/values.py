@@ -213,6 +213,36 @@ def _cdr(x: Any) -> Any:
     return x.cdr
 
 
+def _length(x: Any) -> int:
+    if not (type(x) is Pair or x is NIL):
+        raise EvaluationError(f"length: expected a list, got {_show(x)} ({type_name(x)})")
+    n = 0
+    while type(x) is Pair:
+        n += 1
+        x = x.cdr
+    return n
+
+
+def _append(*xs: Any) -> Pair | Nil:
+    items: list[Any] = []
+    for x in xs:
+        if not (type(x) is Pair or x is NIL):
+            raise EvaluationError(
+                f"append: every argument must be a list (this Lisp has proper lists only), got "
+                f"{_show(x)} ({type_name(x)})"
+            )
+    if not xs:
+        return NIL
+    for x in xs[:-1]:
+        while type(x) is Pair:
+            items.append(x.car)
+            x = x.cdr
+    result = xs[-1]
+    for item in reversed(items):  # shares the last list, as Scheme's append does
+        result = Pair(item, result)
+    return result
+
+
 def _fixed(name: str, n: int, fn: Callable[..., Any]) -> Callable[..., Any]:
     def checked(*xs: Any) -> Any:
         if len(xs) != n:
@@ -231,6 +261,9 @@ PRIMITIVES: dict[str, Callable[..., Any]] = {
     "*": _mul,
     "=": _chain("=", operator.eq),
     "<": _chain("<", operator.lt),
+    ">": _chain(">", operator.gt),
+    "<=": _chain("<=", operator.le),
+    ">=": _chain(">=", operator.ge),
     "string-append": _string_append,
     "string-length": _fixed("string-length", 1, lambda s: len(_str("string-length", s))),
     "substring": _fixed("substring", 3, _substring),
@@ -243,6 +276,9 @@ PRIMITIVES: dict[str, Callable[..., Any]] = {
     "car": _fixed("car", 1, _car),
     "cdr": _fixed("cdr", 1, _cdr),
     "null?": _fixed("null?", 1, lambda x: TRUE if x is NIL else FALSE),
+    "list?": _fixed("list?", 1, lambda x: TRUE if type(x) is Pair or x is NIL else FALSE),
+    "length": _fixed("length", 1, _length),
+    "append": _append,
     "pair?": _fixed("pair?", 1, lambda x: TRUE if type(x) is Pair else FALSE),
     "string?": _fixed("string?", 1, lambda x: TRUE if type(x) is str else FALSE),
     "number?": _fixed("number?", 1, lambda x: TRUE if type(x) is int else FALSE),

@@ -57,6 +57,7 @@ __all__ = [
     "parse_property",
     "PROPERTY_NAMES",
     "display_names",
+    "spell_property",
 ]
 
 
@@ -286,6 +287,29 @@ class EffectsAtMostOnce(Property):
     def claim(self) -> str:
         return f"no run executes one request of {self.name[21:-1]} twice"
 
+    def never_ran(self, machine: Any) -> str:
+        """Why the check cannot pass (``""`` when it can): ``tool`` names an effect of an
+        agent machine that never ran in any explored run (a misspelled name, or an
+        ``@effect`` that wraps another function than the tool), with the effects seen.
+
+        >>> class Agent:
+        ...     def effect_log(self, start=0): return [("s", "Mailer.send", "()", True)]
+        >>> EffectsAtMostOnce("send").never_ran(Agent())
+        ''
+        >>> EffectsAtMostOnce("send_emial").never_ran(Agent())
+        "no @effect named 'send_emial' ran in any explored run, so nothing says it runs at most once; the effects that ran: Mailer.send"
+        """
+        tool = self.tool
+        if not isinstance(tool, str) or not callable(getattr(machine, "effect_log", None)):
+            return ""
+        seen = dict.fromkeys(name for _, name, *_ in machine.effect_log())
+        if any(_named(name, tool) for name in seen):
+            return ""
+        return (
+            f"no @effect named {tool!r} ran in any explored run, so nothing says it runs at "
+            f"most once; the effects that ran: {', '.join(seen) or 'none'}"
+        )
+
     def log(self, machine: Any) -> list:
         """The tool's log of real executions (its ``calls`` list)."""
         tool = self.tool
@@ -337,7 +361,7 @@ class _EffectLogView:
             self._read += len(new)
             tool = self.tool
             for state, name, args, *_ in new:
-                if name == tool or name.rsplit(".", 1)[-1] == tool:
+                if _named(name, tool):
                     self._calls.append(args)
                     self._by_state.setdefault(state, []).append(args)
         return self._calls
@@ -350,11 +374,21 @@ class _EffectLogView:
         self._sync()
         return tuple(self._by_state.get(state.then(completion), ()))
 
+    def at_start(self) -> tuple:
+        """The requests made before the agent's first model call (its start's step)."""
+        self._sync()
+        return tuple(self._by_state.get(getattr(self.machine, "initial", None), ()))
+
     def __len__(self) -> int:
         return len(self._sync())
 
     def __getitem__(self, index: Any) -> Any:
         return self._sync()[index]
+
+
+def _named(name: str, tool: str) -> bool:
+    """Whether the effect log's ``name`` (a qualified name) is the tool called ``tool``."""
+    return name == tool or name.rsplit(".", 1)[-1] == tool
 
 
 def _tool_name(tool: Any) -> str:
@@ -562,6 +596,36 @@ def parse_property(text: str, machine: Any = None) -> Property:
         return EffectsAtMostOnce(arg)
     known = "; ".join(PROPERTY_NAMES.values())
     raise InvalidArgument(f"unknown property {text!r}; known properties: {known}")
+
+
+def spell_property(p: Property) -> str | None:
+    """The command-line spelling :func:`parse_property` reads back as ``p`` (with the
+    machine checked), or ``None`` when ``p`` has none (a property of your own code).
+
+    >>> [spell_property(q) for q in (halts_within(3), never_raises(), effects_at_most_once("charge"))]
+    ['halts_within:3', 'never_raises', 'effects_at_most_once:charge']
+    >>> spell_property(parse_property("prompt_length_at_most:9")), spell_property(unreachable(bool))
+    ('prompt_length_at_most:9', None)
+    """
+    if isinstance(p, HaltsWithin):
+        return f"halts_within:{p.k}"
+    if isinstance(p, NeverRaises):
+        return "never_raises"
+    if isinstance(p, EffectsAtMostOnce):
+        return f"effects_at_most_once:{p.tool}" if isinstance(p.tool, str) and not p.label else None
+    if isinstance(p, NeverDiverges):
+        key = p.key
+        if key is None:
+            return "never_diverges"
+        if getattr(key, "__name__", None) == "prompt" and hasattr(key, "__self__"):
+            return "never_diverges:prompt"  # a machine's own prompt function
+        module, name = getattr(key, "__module__", None), getattr(key, "__qualname__", "")
+        if module and name and "<" not in name:
+            return f"never_diverges:{module}:{name}"
+        return None
+    if isinstance(p, Invariant) and p.name.startswith("prompt_length_at_most("):
+        return f"prompt_length_at_most:{p.name[22:-1]}"
+    return None
 
 
 def _key_function(spec: str, machine: Any) -> Callable[[Any], Any]:

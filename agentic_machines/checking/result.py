@@ -21,9 +21,11 @@ reproduces.
 from __future__ import annotations
 
 import builtins  # the field `property` hides the builtin inside these classes
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .._text import one_line
@@ -31,9 +33,9 @@ from ..errors import PropertiesFailed, UnknownProperty
 from ..machine import DIVERGE, HALT
 from ..runtime.run import Step, Trace
 from ..verdict import Verdict, short_repr
-from .properties import Property, Raised
+from .properties import Property, Raised, spell_property
 
-__all__ = ["Counterexample", "Coverage", "PropertyResult", "CheckResult"]
+__all__ = ["Counterexample", "Coverage", "PropertyResult", "CheckResult", "load_check"]
 
 
 @dataclass(frozen=True)
@@ -146,9 +148,32 @@ class Counterexample:
             trace.end = "max_steps"
         return trace
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the run as a trace file (JSON lines) that ``run NAME --replay FILE`` reruns."""
+    def save(
+        self, path: str | os.PathLike, prop: Property | None = None, machine: Any = None
+    ) -> None:
+        """Write the run as a trace file (JSON lines) that ``run NAME --replay FILE`` reruns.
+
+        With ``prop`` (the property it refutes) the file is a test: its end line also
+        records the property (its command-line spelling, when it has one), the
+        explanation, the lasso's start and, when ``machine`` keeps an effect log (an agent
+        function), each step's real tool executions; ``run --replay`` then checks the
+        property again on the machine as it is (:func:`load_check` reads the record).
+        """
         self.trace().save(path)
+        if prop is None:
+            return
+        record = {
+            "property": spell_property(prop),
+            "name": self.property,
+            "explanation": self.explanation,
+            "loop": self.loop,
+            "effects": _effects_by_step(self, machine),
+        }
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        end = json.loads(lines[-1])
+        end["check"] = record
+        lines[-1] = json.dumps(end, ensure_ascii=False)
+        Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
     def describe(self, limit: int = 60) -> str:
         """The run, one line per step, for reports.
@@ -168,6 +193,44 @@ class Counterexample:
         if not self.completions:
             lines.append(f"  the start state {short_repr(self.start, limit)}")
         return "\n".join(lines)
+
+
+def _effects_by_step(cx: Counterexample, machine: Any) -> list[list[list[str]]] | None:
+    """Per step of ``cx``, the tool executions it really made ``[tool, arguments]``, from
+    an agent machine's effect log; ``None`` for a machine that keeps none."""
+    log = getattr(machine, "effect_log", None)
+    if not callable(log):
+        return None
+    by_state: dict[Any, list[list[str]]] = {}
+    for state, tool, args, *_ in log(0):
+        by_state.setdefault(state, []).append([tool, args])
+    out = []
+    for state, c in zip(cx.states, cx.completions):
+        then = getattr(state, "then", None)
+        out.append(by_state.get(then(c), []) if callable(then) else [])
+    return out
+
+
+def load_check(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The check record of a counterexample file (see :meth:`Counterexample.save`):
+    ``property`` (its command-line spelling or ``None``), ``name``, ``explanation``,
+    ``loop`` and ``effects``; ``None`` for a plain trace file.
+
+    >>> import tempfile, pathlib
+    >>> from agentic_machines.checking import never_raises
+    >>> cx = Counterexample("never_raises()", ("a",), (0, Raised("E", "x")), ("go?",), "raised")
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "cx.jsonl"
+    >>> cx.save(path, never_raises())
+    >>> load_check(path)["property"]
+    'never_raises'
+    """
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    try:
+        end = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        return None
+    record = end.get("check") if isinstance(end, dict) and end.get("kind") == "end" else None
+    return record if isinstance(record, dict) else None
 
 
 def _count(n: int, noun: str) -> str:

@@ -45,7 +45,15 @@ from .properties import (
 )
 from .result import Counterexample, PropertyResult
 
-__all__ = ["RunCheck", "PropertyViolation", "confirm", "new_log", "keyed_loop", "KEYED_ROUNDS"]
+__all__ = [
+    "RunCheck",
+    "PropertyViolation",
+    "confirm",
+    "recheck",
+    "new_log",
+    "keyed_loop",
+    "KEYED_ROUNDS",
+]
 
 
 def _key(p: NeverDiverges, state: Any) -> Any:
@@ -126,7 +134,7 @@ class RunCheck:
         self.machine, self.parts, self.log = machine, parts, log
         self.logs = [p.log(machine) for p in parts if isinstance(p, EffectsAtMostOnce)]
         self.effect_parts = [p for p in parts if isinstance(p, EffectsAtMostOnce)]
-        self.done: list[set] = [set() for _ in self.logs]
+        self.done: list[dict] = [{} for _ in self.logs]  # per log: request -> executions
         self.errors = records_errors(machine)
         self.states: list[Any] = [start]
         self.prompts: list[str] = [machine.prompt(start)]
@@ -209,13 +217,20 @@ class RunCheck:
                             )
                     seen.setdefault(key, []).append(len(self.completions))
         for p, done, new in zip(self.effect_parts, self.done, executed):
+            twice = None
             for request in new:
                 key = repr(request)
-                if key in done:
-                    self._fail(
-                        p, f"{p.name[21:-1]} executed the request {short_repr(request)} twice"
-                    )
-                done.add(key)
+                done[key] = done.get(key, 0) + 1
+                if done[key] > 1 and twice is None:
+                    twice = (request, key)
+            if twice is not None:
+                request, key = twice
+                self._fail(
+                    p,
+                    f"{p.name[21:-1]} ran {done[key]}× for request "
+                    f"{request if type(request) is str else short_repr(request)} in step "
+                    f"{len(self.completions) - 1}",
+                )
         if ended:
             self.ended = True
         else:
@@ -263,6 +278,48 @@ class RunCheck:
         raise PropertyViolation(
             f"{p.name} failed after {len(cx)} step(s): {why}\n{cx.describe()}\n{cx.snippet()}", cx
         )
+
+
+def recheck(
+    machine: AgenticMachine,
+    prop: Property,
+    start: Any,
+    completions: Sequence[str],
+    loop: int | None = None,
+) -> str | None:
+    """Run ``completions`` from ``start`` on ``machine`` as it is now and check ``prop``
+    on that run: why the run still breaks it, or ``None`` when it no longer does (what
+    ``run --replay`` of a saved counterexample says). The outcomes need not be the
+    recorded ones: the machine may have changed. A run that comes back to the state where
+    step ``loop`` started breaks ``halts_within`` too (a lasso never halts).
+
+    >>> from agentic_machines import FunctionMachine, HALT
+    >>> from agentic_machines.checking import never_raises
+    >>> def h(n, c):
+    ...     return 1 // 0 if c == "boom" else HALT
+    >>> m = FunctionMachine(lambda n: "?", h, initial=0)
+    >>> recheck(m, never_raises(), 0, ["boom"])
+    'the harness raised ZeroDivisionError: integer division or modulo by zero'
+    >>> recheck(m, never_raises(), 0, ["fine"]) is None
+    True
+    """
+    parts = list(dict.fromkeys(prop.parts))
+    try:
+        run = RunCheck(machine, start, parts, new_log())
+        for c in completions:
+            run.step(c)
+            if run.ended:
+                break
+    except PropertyViolation as exc:
+        return exc.counterexample.explanation
+    end = run.states[-1]
+    if type(end) is Unknown:
+        raise Undecided(end.reason)
+    n = len(run.completions)
+    back = loop is not None and 0 <= loop < n and not is_end(end) and end == run.states[loop]
+    if back and any(isinstance(q, (HaltsWithin, NeverDiverges)) for q in parts):
+        return f"after step {n - 1} the run is back where step {loop} started: it never halts"
+    return None
 
 
 def new_log(tick: Callable[[], None] | None = None) -> dict[str, Any]:

@@ -53,6 +53,7 @@ __all__ = [
     "BUDGET_NOTE_LINES",
     "machine_with_isolation",
     "add_bound_arguments",
+    "file_stem",
 ]
 
 MAX_INPUT_BYTES = 10 * 1024 * 1024
@@ -390,6 +391,8 @@ class AgentOptions:
         kwargs: dict[str, Any] = {}
         if self.line_budget is not None:
             kwargs["line_budget"] = self.line_budget
+        if self.isolation is not None:
+            kwargs["isolation"] = self.isolation
         return agent_machine(Watched(fn), **kwargs)
 
     def apply(self, machine: Any) -> Any:
@@ -417,10 +420,10 @@ class AgentOptions:
         return machine
 
     def _check_isolation(self) -> None:
-        if self.isolation not in (None, "inline"):
+        if self.isolation not in (None, "inline", "process"):
             raise InvalidArgument(
-                f"--isolation {self.isolation}: agent functions do not run in a worker process "
-                "yet (issue 35); leave --isolation out, or pass --isolation inline"
+                f"--isolation {self.isolation}: an agent function runs at 'process' (a worker "
+                "process, the default) or 'inline'; leave --isolation out, or pass one of them"
             )
 
 
@@ -526,12 +529,14 @@ def agent_options(args: Any) -> AgentOptions:
     )
 
 
-def machine_with_isolation(entry: Any, isolation: str) -> Any:
-    """The machine of a catalog ``entry``, built at the ``--isolation`` level when its
-    architecture runs model-written code (the level is reported on stderr).
+def machine_with_isolation(entry: Any, isolation: str | None) -> Any:
+    """The machine of a catalog ``entry``, built at the ``--isolation`` level (None:
+    ``strongest``) when its architecture runs model-written code; the level is reported on
+    stderr, and ``inline`` with a line saying the code runs unsandboxed.
 
-    A script given on the command line is code from outside: RLM and REPL-Plan run it
-    isolated (the catalog's own machines are for the modules' fixed completions).
+    Completions given on the command line (``-c``, ``--completions``, a script) are code
+    from outside: every verb runs them isolated (the catalog's own machines are for the
+    modules' fixed completions).
 
     >>> from agentic_machines.architectures.catalog import resolve
     >>> machine_with_isolation(resolve("f2-mul"), "strongest").name
@@ -541,9 +546,22 @@ def machine_with_isolation(entry: Any, isolation: str) -> Any:
     if module is not None and runs_model_code(module):
         from ..execution.sandbox import namespace_tool, resolve_isolation  # only if it runs code
 
-        level = resolve_isolation(isolation)
+        level = resolve_isolation(isolation or "strongest")
         machine = module.machine(isolation=level)
         shown = f"namespace ({namespace_tool()})" if level == "namespace" else level
+        if level == "inline":
+            shown = "inline (the completions' code runs in this process, unsandboxed)"
         print(f"isolation: {shown}", file=sys.stderr)
         return machine
     return entry.machine()
+
+
+def file_stem(name: str) -> str:
+    """A file-name stem for a target (``pkg.mod:attr`` -> ``pkg.mod-attr``), for the
+    files a verb names after it (``play``'s trace, ``view``'s page).
+
+    >>> file_stem("examples/lamp.py:agent"), file_stem("::")
+    ('lamp.py-agent', 'machine')
+    """
+    keep = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in os.path.basename(name))
+    return keep.strip("-.") or "machine"

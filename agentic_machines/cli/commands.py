@@ -48,7 +48,7 @@ from ..machine import DIVERGE, HALT
 from ..runtime.agent import ending
 from ..runtime.models import ScriptedModel
 from ..runtime.run import run
-from . import doctor, exercise, explore, export, play, test_cmd
+from . import doctor, exercise, explore, export, play, test_cmd, view
 from ._args import (
     MAX_INPUT_BYTES,
     MAX_MESSAGE,
@@ -86,6 +86,7 @@ SUFFIXES = {
     ".mermaid": "mermaid",
     ".json": "json",
     ".pdf": "pdf",
+    ".html": "html",
 }
 
 
@@ -115,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_explain(sub)
     _add_gallery(sub)
     # the verbs with a module of their own register themselves
-    for verb in (explore, export, test_cmd, exercise, play, doctor):
+    for verb in (explore, export, test_cmd, exercise, play, doctor, view):
         verb.add_parser(sub)
     return parser
 
@@ -157,7 +158,7 @@ def _add_check(sub: Any) -> None:
         help="for a machine with infinitely many states: explore N steps for sample states "
         f"(default: {CHECK_DEPTH}); refused for a finite machine or an architecture",
     )
-    add_isolation_arguments(p)
+    add_isolation_arguments(p, "the completions' code")
     p.set_defaults(func=_check)
 
 
@@ -178,11 +179,12 @@ def _add_diagram(sub: Any) -> None:
     )
     p.add_argument(
         "--format",
-        metavar="{png,svg,pdf,dot,mermaid,json}",  # checked after NAME, so NAME is reported first
-        help="output format (default: from FILE's suffix: .png .svg .pdf .dot .gv .mmd .json)",
+        metavar="{png,svg,pdf,dot,mermaid,json,html}",  # checked after NAME, so NAME is reported first
+        help="output format (default: from FILE's suffix: .png .svg .pdf .dot .gv .mmd .json "
+        ".html; html is the interactive view, as the view verb writes it)",
     )
     add_bound_arguments(p)
-    add_isolation_arguments(p)
+    add_isolation_arguments(p, "the completions' code")
     p.set_defaults(func=_diagram)
 
 
@@ -375,7 +377,7 @@ def _check(args: argparse.Namespace) -> int:
     from .targets import resolve_target  # loaded when the verb runs
 
     entry = resolve_target(args.name, agent_options(args))
-    machine = entry.machine()
+    machine = machine_with_isolation(entry, args.isolation)
     sampled = entry.module is None and not machine.is_finite
     if not sampled:
         _refuse_sampling(args, entry)
@@ -445,7 +447,7 @@ def _diagram(args: argparse.Namespace) -> int:
 
     # an unknown machine is the first thing to report
     entry = resolve_target(args.name, agent_options(args))
-    formats = ("png", "svg", "pdf", *TEXT_FORMATS)
+    formats = ("png", "svg", "pdf", "html", *TEXT_FORMATS)
     if args.format is not None and args.format not in formats:
         raise InvalidArgument(
             f"unknown --format {args.format!r}; choose one of {', '.join(formats)}"
@@ -466,7 +468,7 @@ def _diagram(args: argparse.Namespace) -> int:
         raise InvalidArgument(
             f"a {fmt} diagram needs a file: add -o FILE (or use --format mermaid, dot or json for stdout)"
         )
-    machine = entry.machine()
+    machine = machine_with_isolation(entry, args.isolation)
     graph = entry.explore(
         machine,
         depth=args.depth,
@@ -489,6 +491,8 @@ def _diagram(args: argparse.Namespace) -> int:
 
         with open_output(args.output) as fh:  # a FIFO with no reader: an error, not a block
             fh.write(text + "\n")
+    elif fmt == "html":
+        view.write_view(graph, Path(args.output), f"{entry.name} ({entry.kind})", None, marks)
     else:
         from ..drawing.diagrams import draw  # loaded when the verb runs
 
@@ -507,7 +511,7 @@ def _run(args: argparse.Namespace) -> int:
     entry = resolve_target(args.name, agent_options(args))
     machine = machine_with_isolation(entry, args.isolation)
     if args.replay is not None:
-        return replay_trace(machine, args.replay)
+        return replay_trace(machine, args.replay, full=args.full)
     script = read_script(args.script)
     trace = run(
         machine,

@@ -34,6 +34,7 @@ from ._args import (
     agent_options,
     completions_for,
     graph_budget_note,
+    machine_with_isolation,
 )
 
 __all__ = ["add_parser", "explore_command", "describe_graph"]
@@ -53,7 +54,7 @@ def add_parser(sub: Any) -> None:
     add_bound_arguments(p)
     p.add_argument("--json", action="store_true", help="print the graph as JSON instead")
     add_executor_arguments(p)
-    add_isolation_arguments(p)
+    add_isolation_arguments(p, "the completions' code")
     p.set_defaults(func=explore_command)
 
 
@@ -63,7 +64,7 @@ def explore_command(args: argparse.Namespace) -> int:
     from .targets import resolve_target  # loaded when the verb runs
 
     entry = resolve_target(args.name, agent_options(args))
-    machine = entry.machine()
+    machine = machine_with_isolation(entry, args.isolation)
     with executor_from(args) as executor:
         graph = entry.explore(
             machine,

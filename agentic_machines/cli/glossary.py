@@ -413,6 +413,78 @@ print(run_program('(string-append (llm "a?") "!")', ["hi"]).value)
         aliases=("cek", "cek evaluator", "agentic evaluator"),
     ),
     Term(
+        "define",
+        "(define (f x) body) (define x e)  →  letrec / let around the rest of the body",
+        "A definition at the start of a body (a program, a lambda, let, let*, letrec, cond clause, when, unless): a run of procedure definitions is one letrec (so they may call each other), a value definition a let; the CEK rules are then those of letrec and of application.",
+        """\
+from agentic_machines.cek import evaluate
+print(evaluate("(define (fact n) (if (< n 2) 1 (* n (fact (- n 1))))) (fact 20)"))
+""",
+        result="2432902008176640000\n",
+        aliases=(),
+        see=("CEK machine",),
+    ),
+    Term(
+        "cond",
+        "⟨(cond (t e) c ...), ρ, κ⟩ → ⟨t, ρ|t, cond(e c ..., ρ) :: κ⟩",
+        "Clauses tried in order: the first test that is not #f gives its body's value (a clause (t) gives t's value), else the else clause; with no clause left the value is nil. when and unless are one-clause conds.",
+        """\
+from agentic_machines.cek import evaluate, unparse
+print(unparse(evaluate("(cond ((> 1 2) 'a) (else 'b))")))
+""",
+        result="b\n",
+        aliases=("when", "unless"),
+        see=("CEK machine",),
+    ),
+    Term(
+        "and",
+        "⟨(and e1 e ...), ρ, κ⟩ → ⟨e1, ρ|e1, and(e ..., ρ) :: κ⟩;  ⟨#f, and(...) :: κ⟩ → ⟨#f, κ⟩",
+        "Evaluates its parts left to right and stops at the first #f; otherwise its value is the last part's, evaluated in tail position. (and) is #t.",
+        """\
+from agentic_machines.cek import evaluate
+print(evaluate("(and 1 2 3)"), evaluate("(and 1 #f (car nil))"))
+""",
+        result="3 #f\n",
+        aliases=(),
+        see=("CEK machine",),
+    ),
+    Term(
+        "or",
+        "⟨(or e1 e ...), ρ, κ⟩ → ⟨e1, ρ|e1, or(e ..., ρ) :: κ⟩;  ⟨v, or(...) :: κ⟩ → ⟨v, κ⟩ for v ≠ #f",
+        "Evaluates its parts left to right and stops at the first value that is not #f, which is its value; otherwise the last part's value, in tail position. (or) is #f.",
+        """\
+from agentic_machines.cek import evaluate
+print(evaluate("(or #f 2 (car nil))"))
+""",
+        result="2\n",
+        aliases=(),
+        see=("CEK machine",),
+    ),
+    Term(
+        "let*",
+        "(let* ((x e) (y e')) body)  =  (let ((x e)) (let ((y e')) body))",
+        "Bindings made one after another, so a later one sees the earlier ones: nested lets, each an application of a lambda in the CEK machine.",
+        """\
+from agentic_machines.cek import evaluate
+print(evaluate("(let* ((a 1) (b (+ a 1))) (* a b 10))"))
+""",
+        result="20\n",
+        aliases=("let star",),
+        see=("CEK machine",),
+    ),
+    Term(
+        "variadic lambda",
+        "apply closure of (a . rest) to v1 v2 ...  →  ⟨body, {a ↦ v1, rest ↦ (v2 ...)} + ρ, κ⟩",
+        "A lambda whose parameter list ends with . rest, or is a single name, takes any number of further arguments: the last parameter is bound to the list of them. The reader accepts a dotted list only there.",
+        """\
+from agentic_machines.cek import evaluate, unparse
+print(unparse(evaluate("((lambda (a . rest) rest) 1 2 3)")), evaluate("((lambda args args))"))
+""",
+        result="(2 3) nil\n",
+        aliases=("rest parameter", "dotted parameter list"),
+        see=("CEK machine",),
+    ),
+    Term(
         "witness",
         "(e, c_·) with e: X' ↪ X an embedding and h(x, c_{s'}) = e(s') for every s'",
         "What a 'holds' verdict of completion-generation carries: the embedding and, for each "

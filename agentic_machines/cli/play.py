@@ -50,7 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from .._text import short_text
+from .._text import escape_controls, short_text
 from ..errors import InvalidArgument
 from ..machine import DIVERGE, AgenticMachine, is_sentinel, show_outcome
 from ..runtime.models import ScriptedModel
@@ -60,6 +60,7 @@ from ._args import (
     add_isolation_arguments,
     add_target_arguments,
     agent_options,
+    file_stem,
     machine_with_isolation,
 )
 from .printed import shown, step_output
@@ -272,7 +273,8 @@ class PlaySession:
             gained = f"+ {added!r}" if added else "(nothing added)"
             out.write(f"prompt: ({kept} characters as before) {gained}\n")
         elif "\n" in prompt:
-            out.write("prompt:\n" + "".join(f"  | {ln}\n" for ln in prompt.split("\n")))
+            lines = prompt.split("\n")  # model output inside: no escape code reaches the terminal
+            out.write("prompt:\n" + "".join(f"  | {escape_controls(ln)}\n" for ln in lines))
         else:
             out.write(f"prompt: {prompt!r}\n")
         alphabet = self.machine.completions
@@ -550,7 +552,7 @@ def play_command(args: argparse.Namespace) -> int:
         raise InvalidArgument(
             f"{entry.name!r} has no start state; give a machine with initial=... to play it"
         )
-    path = args.save or f"{_file_name(entry.name)}-play.jsonl"
+    path = args.save or f"{file_stem(entry.name)}-play.jsonl"
     session = PlaySession(
         entry.name,
         machine,
@@ -618,9 +620,3 @@ def state_from(machine: AgenticMachine, text: str) -> Any:
         f"--from needs a machine that lists its states or an agent function; {machine!r} "
         "is neither: play it from its start"
     )
-
-
-def _file_name(name: str) -> str:
-    """A file-name stem for a target (``pkg.mod:attr`` -> ``pkg.mod-attr``)."""
-    keep = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in os.path.basename(name))
-    return keep.strip("-.") or "machine"

@@ -1,7 +1,9 @@
 """``agentic-machines eval --step PROGRAM``: the CEK machine, one printed step at a time.
 
 Each step prints as ``⟨e, ρ, κ⟩`` (:func:`~agentic_machines.cek.stepper.show_state`):
-the continuation is the program with a hole ``[]``. At each ``llm`` boundary the
+the continuation is the program with a hole ``[]``; after ``;`` comes the name of the
+rule that takes the machine on (:func:`~agentic_machines.cek.stepper.rule_of`). The program
+may be several forms, ``(define ...)`` forms first. At each ``llm`` boundary the
 completion comes from ``--script`` or, without one, is read from the input (one line;
 a line with only ``\"\"\"`` starts a multi-line completion ended by another). The run ends
 with ``HALT (1)`` and the value, ``DIVERGE (↑)`` when a state repeats (exactly, as
@@ -9,16 +11,16 @@ with ``HALT (1)`` and the value, ``DIVERGE (↑)`` when a state repeats (exactly
 
 >>> import io
 >>> code = step_program('(+ 1 (string-length (llm "word?")))', ["four"], None, io.StringIO(), print)
-   0  eval ⟨(+ 1 (string-length (llm "word?"))), {}, []⟩
-   1  eval ⟨(string-length (llm "word?")), {}, (+ 1 [])⟩
-   2  eval ⟨(llm "word?"), {}, (+ 1 (string-length []))⟩
-   3  eval ⟨"word?", {}, (+ 1 (string-length (llm [])))⟩
-   4  ret  ⟨"word?", (+ 1 (string-length (llm [])))⟩
+   0  eval ⟨(+ 1 (string-length (llm "word?"))), {}, []⟩   ; application: next part
+   1  eval ⟨(string-length (llm "word?")), {}, (+ 1 [])⟩   ; application: next part
+   2  eval ⟨(llm "word?"), {}, (+ 1 (string-length []))⟩   ; llm
+   3  eval ⟨"word?", {}, (+ 1 (string-length (llm [])))⟩   ; const
+   4  ret  ⟨"word?", (+ 1 (string-length (llm [])))⟩   ; llm: boundary
    5  llm  ⟨(llm "word?"), (+ 1 (string-length []))⟩
       completion 1: "four"
-   6  ret  ⟨"four", (+ 1 (string-length []))⟩
-   7  ret  ⟨4, (+ 1 [])⟩
-   8  ret  ⟨5, []⟩
+   6  ret  ⟨"four", (+ 1 (string-length []))⟩   ; primitive application
+   7  ret  ⟨4, (+ 1 [])⟩   ; primitive application
+   8  ret  ⟨5, []⟩   ; halt
    9  halt ⟨5⟩
 HALT (1): the value is 5 after 9 steps
 >>> code
@@ -56,16 +58,17 @@ def step_program(
     """
     from ..cek.machine import Boundary, Halted, Ret, step  # loaded when the verb runs
     from ..cek.printer import escape_string, unparse  # loaded when the verb runs
-    from ..cek.reader import parse  # loaded when the verb runs
-    from ..cek.stepper import show_state, start_state  # loaded when the verb runs
+    from ..cek.reader import parse_program  # loaded when the verb runs
+    from ..cek.stepper import rule_of, show_state, start_state  # loaded when the verb runs
 
     limit = STEP_FUEL if fuel is None else fuel
-    state = start_state(parse(program))
+    state = start_state(parse_program(program))
     seen: dict = {state: 0}  # exact repeat detection, as eval's: a state seen before diverges
     answered = 0
     n = 0
     while True:
-        say(f"{n:>4}  {show_state(state)}")
+        rule = rule_of(state)
+        say(f"{n:>4}  {show_state(state)}" + (f"   ; {rule}" if rule else ""))
         t = type(state)
         if t is Halted:
             say(f"{HALT.label}: the value is {unparse(state.value)} after {n} steps")

@@ -9,8 +9,9 @@ small per-prompt alphabet an architecture draws its diagrams with), bounded by
 ``--max-depth`` and ``--max-states``; or sampled with ``--hypothesis N`` (N generated
 runs per property from the adversarial strategies, plus the given completions). It prints each verdict, the counterexamples (shortest, or
 shrunk) as runnable snippets, and the coverage. ``--save FILE`` writes each
-counterexample as a trace file that ``agentic-machines run TARGET --replay FILE``
-reruns.
+counterexample as a trace file that records the property and each step's effects;
+``agentic-machines run TARGET --replay FILE`` checks that property again on the machine
+as it is now: "still fails" (exit 1) or "no longer fails" (exit 0).
 
 Exit status: 0 when every property holds (within the bound printed), 1 when one is
 refuted or undecided, 2 on bad input.
@@ -43,11 +44,12 @@ from ._args import (
     agent_options,
     budget_note,
     completions_for,
+    machine_with_isolation,
     natural,
     positive,
 )
 
-__all__ = ["add_parser", "replay_trace", "DEFAULT_PROPERTIES"]
+__all__ = ["add_parser", "replay_trace", "recheck_file", "DEFAULT_PROPERTIES"]
 
 DEFAULT_PROPERTIES = ("never_raises", "never_diverges")
 """What ``test`` checks when no ``--property`` is given."""
@@ -116,7 +118,7 @@ def add_parser(sub: Any) -> None:
     from .executors import add_executor_arguments  # loaded when the verb runs
 
     add_executor_arguments(p)
-    add_isolation_arguments(p)
+    add_isolation_arguments(p, "the completions' code")
     p.set_defaults(func=run_test)
 
 
@@ -125,7 +127,7 @@ def _resolve(args: argparse.Namespace) -> tuple[str, Any, Any, Any]:
     from .targets import resolve_target  # loaded when the verb runs
 
     entry = resolve_target(args.name, agent_options(args))
-    machine = entry.machine()
+    machine = machine_with_isolation(entry, args.isolation)
     return entry.name, machine, entry.start(machine), entry.completions(machine)
 
 
@@ -186,23 +188,23 @@ def run_test(args: argparse.Namespace) -> int:
         if note is not None:
             print(note)
     if args.save:
-        _save(result, args.save, args.name)
+        _save(result, args.save, args.name, machine)
     return 0 if result else 1
 
 
-def _save(result: Any, path: str, target: str) -> None:
-    cxs = list(result.counterexamples.items())
+def _save(result: Any, path: str, target: str, machine: Any) -> None:
+    cxs = [(r.name, r.counterexample, r.property) for r in result if r.counterexample is not None]
     if not cxs:
         print(f"no counterexample to save ({path} not written)")
         return
     base = Path(path)
-    for n, (prop, cx) in enumerate(cxs):
+    for n, (prop, cx, checked) in enumerate(cxs):
         if n == 0:
             out = base
         else:
             slug = "".join(ch if ch.isalnum() else "_" for ch in prop).strip("_")
             out = base.with_name(f"{base.stem}.{slug}{base.suffix}")
-        cx.save(out)
+        cx.save(out, checked, machine)
         print(
             f"saved the counterexample to {prop} in {out} "
             # quoted for a shell: a factory target ends in "()"
@@ -210,10 +212,15 @@ def _save(result: Any, path: str, target: str) -> None:
         )
 
 
-def replay_trace(machine: Any, path: str) -> int:
+def replay_trace(machine: Any, path: str, full: bool = False) -> int:
     """``run NAME --replay TRACE``: rerun a saved trace, checking every step.
 
-    Prints the replayed trace and returns 0 when every state, prompt and outcome is as
+    A counterexample file (``test --save``) is a test: the property it records is checked
+    again on the run of its completions on the machine as it is now, and this prints
+    "still fails (why)" and returns 1, or "no longer fails" and returns 0, whatever the
+    property (:func:`recheck_file`). ``full`` prints every prompt whole.
+
+    Otherwise prints the replayed trace and returns 0 when every state, prompt and outcome is as
     recorded. A trace cut by a harness that raised (a ``never_raises``
     counterexample) is reproduced when the harness raises the recorded exception at
     the recorded step: that prints the error and returns 1. A difference raises
@@ -221,6 +228,11 @@ def replay_trace(machine: Any, path: str) -> int:
     """
 
     trace = Trace.load(path)
+    from ..checking.result import load_check  # loaded when the verb runs
+
+    check = load_check(path)
+    if check is not None:
+        return recheck_file(machine, trace, check, path, full)
     crashed = trace.end == "incomplete" and trace.pending is not None
     try:
         again = trace.replay(machine)
@@ -267,4 +279,44 @@ def replay_trace(machine: Any, path: str) -> int:
         f" (recorded on {trace.machine!r}, replayed on {name!r})" if name != trace.machine else ""
     )
     print(f"replayed {path}: every step as recorded{other}")
+    return 0
+
+
+def recheck_file(machine: Any, trace: Trace, check: dict, path: str, full: bool = False) -> int:
+    """Check the property a counterexample file records on its run, replayed on
+    ``machine`` as it is now: 1 "still fails", 0 "no longer fails".
+
+    The run is the file's completions from its start; its outcomes need not be the
+    recorded ones (the machine may have been fixed). A property with no command-line
+    spelling (a function of your own) cannot be built again here: that is bad input.
+    """
+    from ..checking import parse_property  # loaded when the verb runs
+    from ..checking.run_check import recheck  # loaded when the verb runs
+    from ..runtime.models import ScriptedModel  # loaded when the verb runs
+    from ..runtime.run import run  # loaded when the verb runs
+
+    spec, name = check.get("property"), check.get("name", "the property")
+    if not isinstance(spec, str):
+        raise InvalidArgument(
+            f"{path} refutes {name}, a property of your own code that the command line cannot "
+            "build again; re-check it in Python with check_properties"
+        )
+    prop = parse_property(spec, machine)
+    completions = [s.completion for s in trace.steps]
+    if trace.pending is not None:  # the step that raised: the file keeps it as pending
+        completions.append(trace.pending[1])
+    loop = check.get("loop")
+    why = recheck(machine, prop, trace.start, completions, loop if isinstance(loop, int) else None)
+    again = run(machine, ScriptedModel(completions), trace.start, max_steps=len(completions))
+    print(again.describe(full=full))
+    here = getattr(machine, "name", None)
+    if here != trace.machine:
+        path = f"{path} (recorded on {trace.machine!r}, re-checked on {here!r})"
+    if why is not None:
+        print(f"replayed {path}: {name} still fails ({excerpt(' '.join(why.split()), 300)})")
+        return 1
+    print(
+        f"replayed {path}: {name} no longer fails (the run of {len(completions)} step(s) "
+        "breaks nothing)"
+    )
     return 0

@@ -27,7 +27,7 @@ True
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ..machine import AgenticMachine
 
@@ -268,6 +268,30 @@ def diagram(
     return SVG(machine_svg(self, depth=depth, completions=completions))
 
 
-for _method in (_repr_mimebundle_, tables, diagram):
+def view(
+    self: AgenticMachine,
+    depth: int = 3,
+    completions: Sequence[str] | Callable[[str], Iterable[str]] | None = None,
+    max_states: int = 10_000,
+) -> object:
+    """The interactive view of the machine's graph explored ``depth`` steps, displayed
+    in the notebook cell (an ``iframe``; ``.html`` is the page, see docs/viewing.md).
+
+    >>> from agentic_machines import HALT, TableMachine
+    >>> TableMachine({"a": "go"}, {("a", "x"): HALT}).view().html[:15]
+    '<!DOCTYPE html>'
+    """
+    from ..runtime.explore import explore  # lazy: networkx; the package imports display
+    from .interactive import view as page  # lazy: networkx; the package imports display
+
+    if completions is None and self.completions is None:
+        completions = []  # nothing to follow: the start state alone
+    graph = explore(
+        self, completions=completions, max_depth=depth, max_states=max_states, progress=False
+    )
+    return page(graph, title=self.name)
+
+
+for _method in (_repr_mimebundle_, tables, diagram, view):
     _method.__qualname__ = f"AgenticMachine.{_method.__name__}"
     setattr(AgenticMachine, _method.__name__, _method)

@@ -37,25 +37,13 @@ called once per step, into an :class:`~agentic_machines.machine.AgenticMachine`:
 >>> m.harness(s, "give up"), m.raised(s, "give up")
 (1, AgentRaised(type='RuntimeError', message='the model gave up'))
 
-How it runs. For ``h``, the function runs in a greenlet (a coroutine with its own
-stack): a model call switches back to the machine, and ``h`` switches into the
-suspended function again, so a chain of steps costs O(1) per step, with no thread
-switch and no replay, every line of a step counted against ``line_budget``. Branching
-(a second completion from the same state, as ``explore`` and the checkers do) starts
-the function again and replays the state's completions. Tools with side effects must
-not run again during a replay: wrap them with :func:`effect`, which records each call's
-result under the step that made it and returns the recorded result on a replay. The
-function must otherwise be deterministic (the same completions give the same prompts),
-and build its mutable state afresh when it starts. An ``async`` loop run with
-``asyncio.run`` inside the function works too: the running event loop is set aside
-while the function is suspended.
-
-:func:`~agentic_machines.runtime.run.run` from the initial state takes a faster, linear
-path with the same outcomes, which :mod:`agentic_machines.runtime.linear` holds: the
-function is called once, its steps run untraced, and a step is counted (on a shadow run
-of this module's greenlet path) only where the clock cannot prove it within its budget.
-One limit holds on both paths alike: the lines of an :func:`effect` tool are counted
-when it runs, not when a replay returns its recorded result.
+Where it runs. By default (``isolation="process"``) in worker processes forked from a
+zygote of the caller, one child per step, each holding its state suspended in
+``model()`` (:mod:`agentic_machines.runtime.agent_worker`); ``isolation="inline"`` runs
+it in a greenlet of the caller's process, replaying from the start to branch. Tools with
+side effects are wrapped with :func:`effect`: each execution is reported with its step,
+and a replay gets a copy of the recorded result. docs/determinism.md says what an
+outcome depends on in each mode.
 """
 
 from __future__ import annotations
@@ -63,31 +51,41 @@ from __future__ import annotations
 import asyncio.events as _events
 import contextvars
 import functools
+import pickle
 import queue
-import signal
-import sys
 import threading
-import traceback
+import warnings
+import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from greenlet import GreenletExit, getcurrent, greenlet
 
-from ..errors import BudgetExceeded, ClockDependent, InvalidArgument, InvalidMachine, WrongType
+from ..errors import BudgetExceeded, ClockDependent, InvalidArgument, InvalidMachine
 from ..execution import clock
-from ..execution.budget import LineBudget, count_running, uncharged
+from ..execution.budget import LineBudget, uncharged
 from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
+from .agent_worker import (
+    AgentRaised,
+    Pool,
+    _name,
+    _prompt_error,
+    _shown,
+    _thread_error,
+    can_fork,
+)
+from .agent_worker import current as current_worker
 from .harness import TraceState
 
-__all__ = ["agent_machine", "effect", "AgentMachine", "AgentRaised", "ending"]
+__all__ = ["agent_machine", "effect", "AgentMachine", "AgentRaised", "AgentDied", "ending"]
+
+ISOLATIONS = ("process", "inline")
+DEFAULT_STEP_TIMEOUT = 10.0
+DEFAULT_LINE_BUDGET = 1_000_000
+_DEFAULT: Any = type("_Default", (), {"__repr__": lambda self: "default"})()
 
 _PROMPT, _RETURN, _RAISE, _DIVERGE, _CLOCK = range(5)
-
-
-class _StepTimeout(BaseException):
-    """Raised by the step watchdog inside the agent (a BaseException: the agent's own
-    ``except Exception`` must not swallow it)."""
 
 
 # The run an effect() call belongs to. A context variable, not a greenlet attribute:
@@ -99,32 +97,26 @@ _CURRENT: contextvars.ContextVar[_Run | None] = contextvars.ContextVar(
 
 
 @dataclass(frozen=True)
-class AgentRaised:
-    """The outcome record of an agent function that raised: exception type and message.
+class AgentDied:
+    """The outcome record of an agent whose worker process died in the step (a signal,
+    ``os._exit``, the kernel's out-of-memory killer): the reason, from its exit status.
 
-    ``traceback`` (the formatted traceback) is kept for reports and ignored by ``==``.
-
-    >>> AgentRaised("ValueError", "bad tool argument")
-    AgentRaised(type='ValueError', message='bad tool argument')
-    >>> print(AgentRaised("ValueError", "bad tool argument"))
-    ValueError: bad tool argument
+    >>> print(AgentDied("killed by signal SIGSEGV"))
+    AgentDied: the worker process killed by signal SIGSEGV
     """
 
-    type: str
-    message: str
-    traceback: str = field(default="", compare=False, repr=False)
+    reason: str
+
+    @property
+    def type(self) -> str:
+        return "AgentDied"
+
+    @property
+    def message(self) -> str:
+        return f"the worker process {self.reason}"
 
     def __str__(self) -> str:
-        return f"{self.type}: {self.message}" if self.message else self.type
-
-    @classmethod
-    def of(cls, exc: BaseException) -> AgentRaised:
-        """The record of the exception ``exc``."""
-        return cls(
-            type(exc).__name__,
-            str(exc),
-            "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
-        )
+        return f"{self.type}: {self.message}"
 
 
 class _Run:
@@ -142,10 +134,7 @@ class _Run:
         # The key names the call by its step, its tool and its arguments (and how many
         # such calls the step made before), not by its position: tools that the SDK runs
         # concurrently may finish in any order, and the key must not depend on it.
-        try:
-            shown = repr((args, sorted(kwargs.items())))
-        except Exception:  # noqa: BLE001 - an argument without a repr: key on the tool only
-            shown = "?"
+        shown = _shown(args, kwargs)
         # The tool by its code, not its identity: a tool defined inside the agent function
         # is a new function object on every replay, and must still be recognised.
         call = (getattr(fn, "__code__", fn), shown)
@@ -173,11 +162,7 @@ class _Run:
 
 
 @uncharged  # the budget counts the agent's lines, never this bookkeeping
-def _count_on(limit: int, running: Any) -> LineBudget:
-    """Enter a line budget for one step; ``running`` (a frame or None): the agent's frames
-    that ran uncounted so far, to be counted from now on as if they always had been."""
-    if running is not None:
-        count_running(running, _Loop._main.__code__)
+def _count_on(limit: int) -> LineBudget:
     return LineBudget(limit).__enter__()  # the last line: nothing after it is counted
 
 
@@ -186,83 +171,41 @@ def _count_off(budget: LineBudget) -> None:
     budget.__exit__(None, None, None)
 
 
-def _prompt_error(prompt: Any) -> WrongType:
-    return WrongType(
-        f"the agent called model({prompt!r}); a prompt is a string (P = str): pass str(...) "
-        "of what the model should read"
-    )
-
-
-def _thread_error() -> RuntimeError:
-    return RuntimeError(
-        "the agent called its model from another thread or coroutine than its own; "
-        "call model(prompt) from the agent function's own flow of control"
-    )
-
-
 class _Loop(_Run):
-    """One run of the agent function, suspended in its greenlet at a model call."""
+    """One inline run of the agent function, suspended in its greenlet at a model call."""
 
-    __slots__ = (
-        "glet",
-        "prompt",
-        "thread",
-        "budget",
-        "dead",
-        "counting",
-        "uncounted",
-        "queue",
-        "worker",
-        "depth",
-    )
+    __slots__ = ("glet", "prompt", "thread", "budget", "dead", "worker")
 
     def __init__(self, machine: AgentMachine) -> None:
         super().__init__(machine)
         self.prompt = ""
         self.thread = threading.get_ident()  # a greenlet can only be resumed in its thread
-        # Off the main thread there is no SIGALRM: a watched run's greenlet lives in a
-        # thread of its own, and this thread waits for each step at most the timeout.
+        # A watched run's greenlet lives in a thread of its own, and the caller waits for
+        # each step at most the timeout.
         self.worker: _StepThread | None = None
-        if machine.step_timeout is not None and not _in_main_thread():
+        if machine.step_timeout is not None:
             self.worker = _StepThread(self)
         else:
             self.glet = greenlet(self._main)
         self.budget: LineBudget | None = None
         self.dead = False
-        # Whether the step being resumed counts its lines (a linear run's shadow catches
-        # up uncounted through steps it knows are within budget), and whether any step ran
-        # uncounted (its frames must then be set counting when counting resumes).
-        self.counting = machine.line_budget is not None
-        self.uncounted = False
-        # Recorded steps a linear run's shadow catches up through without switching out:
-        # (prompt expected, completion, state after it), the next one last.
-        self.queue: list[tuple[str, str, TraceState]] = []
-        # The depth of its greenlet's first frame, when the run that makes it says (a linear
-        # run's shadow: the depth an h run made where the linear run was made would get).
-        self.depth: int | None = None
 
     # -- inside the greenlet ---------------------------------------------------------------
     def _main(self) -> tuple[int, Any]:
-        _fresh_stack(0, self.depth)  # the same depth wherever the run was made (see there)
         m = self.machine
         _CURRENT.set(self)  # in this greenlet's own context (each greenlet has one)
         try:
-            if self.counting:
-                self.budget = _count_on(m.line_budget, None)  # type: ignore[arg-type]
-            else:
-                self.uncounted = True
+            if m.line_budget is not None:
+                self.budget = _count_on(m.line_budget)
             try:
                 value = m.fn(self.model, *m.args, **m.kwargs)
             finally:
                 self._exit_budget()
                 # the run is over: drop the cycle loop -> greenlet -> its context -> loop,
-                # so that reference counting frees a finished run (a search pauses the
-                # cyclic collector, and a replay per branch would pile up until it ran)
+                # so that reference counting frees a finished run
                 _CURRENT.set(None)
         except BudgetExceeded:
             return _DIVERGE, None
-        except _StepTimeout:
-            return _CLOCK, None
         except GreenletExit as exc:
             if self.dead:  # close() ending a suspended run: the greenlet dies
                 raise
@@ -283,16 +226,6 @@ class _Loop(_Run):
             raise _prompt_error(prompt)
         if getcurrent() is not self.glet:
             raise _thread_error()
-        queue = self.queue
-        if queue:  # a shadow catching up (uncounted): answer from the record, no switch
-            expected, completion, state = queue[-1]
-            if prompt == expected:
-                queue.pop()
-                self.state = state
-                if self.effects:
-                    self.effects = {}
-                return completion
-            queue.clear()  # not the recorded prompt: back to the linear run, which says so
         # Stop counting lines first (uncharged spares this frame the tracer, but the
         # functions it calls would still be traced while the budget is active).
         budget = self.budget
@@ -307,13 +240,8 @@ class _Loop(_Run):
         finally:
             if running is not None:
                 _events._set_running_loop(running)
-        if self.counting:
-            frames = None
-            if self.uncounted:  # frames made while uncounted: count them from here on
-                frames, self.uncounted = sys._getframe(1), False
-            self.budget = _count_on(self.machine.line_budget, frames)  # type: ignore[arg-type]
-        else:
-            self.uncounted = True
+        if self.machine.line_budget is not None:
+            self.budget = _count_on(self.machine.line_budget)
         return completion
 
     @uncharged
@@ -342,29 +270,20 @@ class _Loop(_Run):
         if self.glet.parent is not here:
             self.glet.parent = here
         try:
-            _into(self.glet.throw)  # GreenletExit: the greenlet unwinds and dies
+            self.glet.throw()  # GreenletExit: the greenlet unwinds and dies
         except Exception:  # noqa: BLE001 - a run that fails while shutting down is gone anyway
             pass
 
-    def resume(self, completion: str | None, counted: bool = True) -> tuple[int, Any]:
-        """Run the next step (the first one when ``completion`` is None) to its end;
-        ``counted=False`` runs it without counting its lines (a step known to be within
-        its budget, which a linear run's shadow replays)."""
-        self.counting = counted and self.machine.line_budget is not None
-        timeout = self.machine.step_timeout
+    def resume(self, completion: str | None) -> tuple[int, Any]:
+        """Run the next step (the first one when ``completion`` is None) to its end."""
         if self.worker is not None:
-            message = self.worker.step(completion, timeout)
+            message = self.worker.step(completion, self.machine.step_timeout)
         else:
+            glet = self.glet
             here = getcurrent()
-            if self.glet.parent is not here:
-                self.glet.parent = here
-            if timeout is None:
-                glet = self.glet
-                message = (
-                    _into(glet.switch, completion) if completion is not None else _into(glet.switch)
-                )
-            else:
-                message = self._watched(completion, timeout)
+            if glet.parent is not here:
+                glet.parent = here
+            message = glet.switch(completion) if completion is not None else glet.switch()
         if message[0] is _PROMPT:
             self.prompt = message[1]
         else:
@@ -372,192 +291,22 @@ class _Loop(_Run):
         return message
 
     def watchable(self) -> bool:
-        """Whether this run's next step can be watched as the machine now asks: a run made
-        before ``step_timeout`` was set, off the main thread, has no thread of its own."""
-        return self.worker is not None or self.machine.step_timeout is None or _in_main_thread()
-
-    def _watched(self, completion: str | None, timeout: float) -> tuple[int, Any]:
-        """The step under a wall-clock watchdog (SIGALRM, so a blocking call such as a
-        ``sleep`` or a socket read is interrupted too): past ``timeout`` seconds the agent
-        gets :class:`_StepTimeout` and the step's outcome is the clock's, not the agent's.
-        In the main thread only (SIGALRM is delivered there); off it, the run has a
-        :class:`_StepThread`."""
-        glet = self.glet
-
-        def alarm(signum: int, frame: Any) -> None:
-            if getcurrent() is glet:  # only inside the step (never once it switched back)
-                raise _StepTimeout
-
-        previous = signal.signal(signal.SIGALRM, alarm)
-        signal.setitimer(signal.ITIMER_REAL, timeout)
-        try:
-            return _into(glet.switch, completion) if completion is not None else _into(glet.switch)
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
-
-
-def _in_main_thread() -> bool:
-    return threading.current_thread() is threading.main_thread()
-
-
-# -- the stack an agent function runs on ------------------------------------------------------
-# A greenlet has frames of its own (its first frame has no caller) but it inherits its
-# thread's recursion count from where it starts, so an agent that recursed near the limit
-# ended differently when h's run was made deep in a caller's stack (or a linear run was
-# called there) than when it was made at the top: not a function of the machine. So the
-# outermost run in a thread (no other run's agent executing in it) puts its greenlet's
-# first frame at the fixed depth _RUN_DEPTH, wherever it was started (_fresh_stack).
-#
-# In CPython 3.11 the recursion count is also the only guard of the C stack: a Python
-# frame called from C (map, a greenlet switch, a __del__) takes C stack, and only the
-# count stops it before the stack overflows. So the count is never set below what the
-# physical stack holds where that can add up:
-# - A run started while another run's agent executes in this thread (an agent that runs
-#   a machine) keeps the count it inherits (_RUNS counts the runs' greenlets executing in
-#   this thread: the machine's side counts each switch into one, _into). Resetting there
-#   gave every nesting level a whole limit of C stack and crashed the process. Inheriting
-#   is still a function of the machine: the outermost run starts at the fixed depth, so a
-#   nested run's depth follows from the outer agent's own frames.
-# - _RUN_DEPTH (100) is deeper than the frames most callers run an agent under (a script,
-#   pytest, a notebook: 10-80), so there the reset only takes headroom away. A caller
-#   deeper than that still gets the agent at _RUN_DEPTH: the outcome stays the machine's,
-#   and the agent may go at most (limit - _RUN_DEPTH) frames further than the caller's
-#   stack would have let it, so one thread's stack must hold about twice the recursion
-#   limit's frames (a default thread's 8 MB does; a thread made with a small
-#   threading.stack_size and calling run() deep in C-level recursion may not).
-# CPython keeps the count in its thread state (a remaining count followed by the limit),
-# with no API to set it; the field is found once and its effect checked (_stack_counter),
-# and where it cannot be (another interpreter or layout) the count stays inherited.
-_RUN_DEPTH = 100
-_STACK: list[Any] = []  # [None, or (PyThreadState_Get, offset of the count, c_int.from_address)]
-
-
-class _Runs(threading.local):
-    n = 0  # the runs' greenlets executing in this thread (see _into); 0 in a new thread
-
-
-_RUNS = _Runs()
-_NOT_NOW = object()  # the probe could not run here (the caller too near the limit): try later
-
-
-def _into(switch: Callable[..., Any], *args: Any) -> Any:
-    """``switch(*args)``: a switch into (or a throw into) a run's greenlet, counted in
-    ``_RUNS`` while that greenlet executes (until it switches back)."""
-    runs = _RUNS
-    n = runs.n
-    runs.n = n + 1
-    try:
-        return switch(*args)
-    finally:
-        runs.n = n
-
-
-def _stack_counter() -> Any:
-    """How to set the running thread's recursion count: (PyThreadState_Get, the byte offset
-    of the thread state's remaining count, ``c_int.from_address``), None where it cannot
-    be, or ``_NOT_NOW`` when the caller is too near the limit to look. Found by reading the
-    thread state at two known depths, and checked by what it does: a greenlet that sets
-    itself 50 frames below the limit must raise RecursionError exactly 50 frames deeper,
-    and its caller's count must be intact after the switch back. Tracing and profiling
-    are off in this thread meanwhile: a tracer (a line budget around the run) would be
-    called one frame deeper than the probe, get the RecursionError and be switched off
-    by CPython, and the probe would find one frame less."""
-    trace, profile = sys.gettrace(), sys.getprofile()
-    sys.settrace(None)
-    sys.setprofile(None)
-    try:
-        import ctypes  # reading CPython's thread state needs it, once a process
-
-        get = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyThreadState_Get", ctypes.pythonapi))
-        words = ctypes.c_int * 64
-
-        def down(k: int) -> list[int]:
-            return list(words.from_address(get())) if k == 0 else down(k - 1)
-
-        limit = sys.getrecursionlimit()
-        near, far = down(0), down(5)  # five frames deeper: the remaining count is 5 less
-        found = [
-            i * 4 for i in range(63) if near[i] - far[i] == 5 and near[i + 1] == far[i + 1] == limit
-        ]
-        if len(found) != 1:
-            return None
-        counter = (get, found[0], ctypes.c_int.from_address)
-
-        def probe(n: int) -> int:
-            try:
-                return probe(n + 1)
-            except RecursionError:
-                return n
-
-        def deepest() -> int:
-            _set_depth(counter, limit - 50)
-            return probe(1)  # probe(n) runs n frames below this one
-
-        before = ctypes.c_int.from_address(get() + found[0]).value
-        reached = greenlet(deepest).switch()
-        after = ctypes.c_int.from_address(get() + found[0]).value
-    except RecursionError:
-        return _NOT_NOW
-    except (ImportError, AttributeError, OSError, ValueError):
-        return None
-    finally:
-        sys.setprofile(profile)
-        sys.settrace(trace)  # the running frames kept their own f_trace: they go on counted
-    return counter if reached == 50 and before == after else None
-
-
-def _set_depth(counter: Any, depth: int) -> None:
-    """Set the running thread's recursion count so that the caller's frame is at ``depth``
-    (RecursionError ``limit - depth`` frames below it)."""
-    get, offset, at = counter
-    base = get() + offset
-    # the limit is the next field; this frame is one deeper than the caller's
-    at(base).value = at(base + 4).value - depth - 1
-
-
-def _fresh_stack(deeper: int = 0, depth: int | None = None) -> int | None:
-    """Put the calling frame (a run's greenlet's first) at depth ``_RUN_DEPTH + deeper``
-    when it is the outermost run in this thread, whatever depth the greenlet was started
-    from; a nested run keeps the count it inherited, ``deeper`` frames deeper (see the
-    comment above); at ``depth`` when given (a linear run's shadow, resumed from inside
-    the linear run's agent: at the depth the linear run's agent got, less its
-    ``deeper``). ``deeper``: 1 for a linear run's untraced agent under a line budget,
-    whose steps may be counted elsewhere with the tracer's call one frame below the
-    deepest frame: so every path reaches the same depth. Returns the calling frame's
-    depth, or None where the count cannot be set."""
-    if not _STACK or _STACK[0] is _NOT_NOW:
-        found = _stack_counter()
-        _STACK[:] = [found]
-        if found is _NOT_NOW:
-            return None
-    counter = _STACK[0]
-    if counter is None:
-        return None
-    get, offset, at = counter
-    if depth is not None:
-        _set_depth(counter, depth + 1)  # this frame's; its caller's is one less
-    elif _RUNS.n <= 1:  # this run only: the outermost in the thread
-        _set_depth(counter, _RUN_DEPTH + deeper + 1)
-    elif deeper:
-        at(get() + offset).value -= deeper
-    base = get() + offset
-    return int(at(base + 4).value - at(base).value - 1)  # limit - remaining: this frame's
+        """Whether this run's next step can be watched as the machine now asks (a run made
+        before ``step_timeout`` was set has no thread of its own)."""
+        return self.worker is not None or self.machine.step_timeout is None
 
 
 _CLOSE = object()  # the task that ends a step thread's run
 
 
 class _StepThread:
-    """The thread that runs one watched run's greenlet, off the main thread.
+    """The thread that runs one watched inline run's greenlet.
 
-    SIGALRM, which interrupts a blocked call, reaches only the main thread. Elsewhere the
-    run's greenlet is made and resumed in a thread of its own, and the caller waits for
-    each step at most ``step_timeout`` seconds: a step still running then (a tool that
-    blocks) is the clock's outcome, as in the main thread, and the caller goes on at once.
-    The blocked step is abandoned: its thread (a daemon) ends the run when the call
-    returns, and never reports to anyone. So off the main thread a blocking tool is never
-    a hang either; what differs is that the blocked call itself is not interrupted.
+    The run's greenlet is made and resumed in a thread of its own, and the caller waits
+    for each step at most ``step_timeout`` seconds: a step still running then (a tool
+    that blocks) is the clock's outcome, and the caller goes on at once. The blocked step
+    is abandoned: its thread (a daemon) ends the run when the call returns, and never
+    reports to anyone. In a worker process the blocked worker is killed instead.
     """
 
     __slots__ = ("tasks", "results", "abandoned", "thread")
@@ -583,7 +332,7 @@ class _StepThread:
                 return
             try:
                 glet = loop.glet
-                message = _into(glet.switch, task) if task is not None else _into(glet.switch)
+                message = glet.switch(task) if task is not None else glet.switch()
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
                 message = (None, exc)
             if self.abandoned:  # the caller gave up on this step: end the run here
@@ -618,24 +367,22 @@ def _clock(machine: AgentMachine) -> ClockDependent:
     )
 
 
-def _name(fn: Any) -> str:
-    return getattr(fn, "__qualname__", None) or repr(fn)
-
-
 class AgentMachine(AgenticMachine[TraceState]):
     """The agentic machine of an agent function; build it with :func:`agent_machine`.
 
-    ``step_timeout`` (seconds, default ``None``: none) is a wall-clock watchdog on each
-    step, for tools that block (a ``sleep``, a network call): a step that runs past it
-    raises :class:`~agentic_machines.errors.ClockDependent` (its outcome, ``DIVERGE``,
-    came from the clock), which every checker counts as undecided with the reason and
-    ``run`` marks as a clock step, instead of hanging. The line budget cannot see a
-    blocked call (it counts lines); the watchdog can. In the main thread it interrupts
-    the blocked call (SIGALRM). Off the main thread, where no signal can reach it, each
-    run's steps go to a thread of their own and the caller waits at most ``step_timeout``
-    for each: the verdict is the same (undecided, with the reason) and the caller goes on
-    at once, while the blocked call is left to finish in that (daemon) thread, which then
-    ends the run unseen. ``agentic-machines test`` sets it (``--step-timeout``).
+    ``isolation`` is where the agent runs: ``"process"`` (the default) in worker
+    processes forked from a zygote of this one, one per explored path, so nothing the
+    agent does (its prints, globals, ``chdir``, ``sys.exit``, a crash) reaches the
+    caller, and every run starts from the same process state; ``"inline"`` in a greenlet
+    of the caller's own process (faster to branch, for agents that keep no process-wide
+    state and have no side effects beyond :func:`effect`). See docs/determinism.md.
+
+    ``step_timeout`` (seconds; default 10 in a worker, ``None`` inline) is a wall-clock
+    watchdog on each step, for tools that block: a step past it ends (the worker is
+    killed) and raises :class:`~agentic_machines.errors.ClockDependent` (its outcome,
+    ``DIVERGE``, came from the clock), which every checker counts as undecided. Inline,
+    a watched run's steps go to a thread of their own, and the blocked call is left to
+    finish there unseen.
 
     >>> def echo(model):
     ...     return model("say something")
@@ -647,8 +394,6 @@ class AgentMachine(AgenticMachine[TraceState]):
     # Every run starts from the empty trace, so the start state is always known.
     initial: TraceState
 
-    step_timeout: float | None = None
-
     def __init__(
         self,
         fn: Callable[..., Any],
@@ -657,8 +402,10 @@ class AgentMachine(AgenticMachine[TraceState]):
         *,
         name: str | None = None,
         completions: Any = None,
-        line_budget: int | None = 1_000_000,
-        cache_size: int = 256,
+        line_budget: int | None = DEFAULT_LINE_BUDGET,
+        cache_size: int | None = None,
+        isolation: str = "process",
+        step_timeout: Any = _DEFAULT,
     ) -> None:
         if not callable(fn):
             raise InvalidMachine(
@@ -672,24 +419,58 @@ class AgentMachine(AgenticMachine[TraceState]):
             raise InvalidArgument(
                 f"completions must be a list of strings, not the string {completions!r}"
             )
+        if isolation not in ISOLATIONS:
+            raise InvalidArgument(
+                f"an agent function runs at isolation 'process' (a worker process, the "
+                f"default) or 'inline' (in this process, by name only), not {isolation!r}"
+            )
+        if isolation == "process" and not can_fork():
+            warnings.warn(
+                "this platform cannot fork, so the agent runs inline, in this process: its "
+                "prints, globals and side effects are the caller's (see docs/determinism.md)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            isolation = "inline"
+        if step_timeout is _DEFAULT:
+            step_timeout = DEFAULT_STEP_TIMEOUT if isolation == "process" else None
+        if step_timeout is not None and (
+            isinstance(step_timeout, bool)
+            or not isinstance(step_timeout, (int, float))
+            or not step_timeout > 0
+        ):
+            raise InvalidArgument(
+                f"step_timeout must be a positive number of seconds or None, got {step_timeout!r}"
+            )
         self.fn = fn
         self.args = tuple(args)
         self.kwargs = dict(kwargs or {})
         self.name = name or str(getattr(fn, "__name__", "agent"))
         self.completions = None if completions is None else tuple(dict.fromkeys(completions))
         self.line_budget = line_budget
+        self.isolation = isolation
+        self.step_timeout: float | None = step_timeout
         self.initial = TraceState(())
+        if cache_size is None:
+            cache_size = 64 if isolation == "process" else 256
         self._cache_size = max(1, cache_size)
         self._live: dict[TraceState, _Loop] = {}
         self._prompts: dict[TraceState, str] = {}
         # cached prompts and suspended runs a clock-dependent step left: no facts either
         self._clock = clock.Marks(4 * self._cache_size)
         self._results: dict[tuple[TraceState, str], Any] = {}
-        # Results a linear run filed without its state (made only when someone asks).
-        self._later: list[tuple[Callable[[], TraceState], str, Any]] = []
         self._effects: dict[tuple, tuple[bool, Any]] = {}
         self._effect_list: list[tuple[TraceState, str, str, bool]] = []
         self._effects_lock = threading.Lock()
+        # The process mode's records: each step's outcome and printed output, and each
+        # step's effect results (pickled), which a rebuilt run is answered from.
+        self._pool: Pool | None = None
+        self._outcomes: dict[tuple[TraceState, str], Outcome] = {}
+        self._outputs: dict[tuple[TraceState | None, str | None], str] = {}
+        self._recorded: dict[TraceState, dict[tuple, bytes]] = {}
+        if isolation == "process":
+            self._start_process()
+            return
         loop = _Loop(self)
         kind, payload = loop.resume(None)
         if kind is not _PROMPT:
@@ -701,19 +482,31 @@ class AgentMachine(AgenticMachine[TraceState]):
                 what = f"ran past its {self.step_timeout} s step watchdog"
             else:
                 what = f"ran past its line budget ({line_budget} lines)"
-            raise InvalidMachine(
-                f"agent function {self.name!r} {what} before its first model call, so the machine "
-                "has no initial state; make it call model(prompt) first"
-            )
+            self._no_start(what)
         self._live[self.initial] = loop
 
+    def _no_start(self, what: str) -> None:
+        raise InvalidMachine(
+            f"agent function {self.name!r} {what} before its first model call, so the machine "
+            "has no initial state; make it call model(prompt) first"
+        )
+
     def __reduce__(self) -> tuple:
-        # Suspended runs (greenlets) cannot be pickled: a copy (for a process pool, say)
-        # is the same agent started afresh, which replays what it needs. Its effect log
-        # starts empty: effects are recorded per process.
+        # Suspended runs (greenlets, worker processes) cannot be pickled: a copy (for a
+        # process pool, say) is the same agent started afresh, with a zygote of its own.
+        # Its effect log starts empty: effects are recorded per process.
         return (
             _rebuild,
-            (self.fn, self.args, self.kwargs, self.name, self.completions, self.line_budget),
+            (
+                self.fn,
+                self.args,
+                self.kwargs,
+                self.name,
+                self.completions,
+                self.line_budget,
+                self.isolation,
+                self.step_timeout,
+            ),
             None,
         )
 
@@ -731,6 +524,9 @@ class AgentMachine(AgenticMachine[TraceState]):
 
     def _rebuilt_prompt(self, state: TraceState) -> str:
         try:
+            if self.isolation == "process":
+                self._rebuild(self._workers(), state)
+                return self._prompts[state]
             return self._replay(state).prompt
         except ClockDependent as exc:
             # The watchdog cut the replay before the agent asked anything: there is no
@@ -748,6 +544,17 @@ class AgentMachine(AgenticMachine[TraceState]):
         """
         if type(completion) is not str and not isinstance(completion, str):
             raise InvalidArgument(f"completions are strings (C = str), got {completion!r}")
+        if self.isolation == "process":
+            done = self._outcomes.get((state, completion))
+            if done is not None:  # a step's outcome is a fact: its effects ran once
+                return done
+            pool = self._workers()
+            return self._clock.step(
+                state,
+                pool.holder(state) is not None,
+                lambda: self._forked_step(pool, state, completion),
+                lambda outcome: isinstance(outcome, TraceState),
+            )
         live = self._live.get(state)
         return self._clock.step(
             state,
@@ -756,6 +563,174 @@ class AgentMachine(AgenticMachine[TraceState]):
             lambda outcome: isinstance(outcome, TraceState),
         )
 
+    def output(self, state: TraceState, completion: str | None = None) -> str:
+        """What the agent printed (stdout and stderr, in order) in the step h(state,
+        completion), or, with no completion, before its first model call. A worker's
+        output is captured per step; inline, the agent prints to the caller's streams
+        and this is ``""``.
+
+        >>> def chatty(model):
+        ...     print("starting")
+        ...     print("got", model("go?"))
+        >>> m = agent_machine(chatty)
+        >>> m.output(m.initial), m.output(m.initial, "yes")
+        ('starting\\n', 'got yes\\n')
+        """
+        if completion is not None and (state, completion) not in self._outputs:
+            self.harness(state, completion)
+        return self._outputs.get((state, completion), "")
+
+    # -- the process mode ---------------------------------------------------------------------
+    def _workers(self) -> Pool:
+        pool = self._pool
+        if pool is None or not pool.valid():  # made in another process (a fork of this one)
+            pool = self._pool = Pool(
+                (self.fn, self.args, self.kwargs, self.line_budget), self._cache_size
+            )
+            weakref.finalize(self, pool.close)
+        return pool
+
+    def _start_process(self) -> None:
+        report = self._workers().fork(
+            self._workers().nearest(self.initial)[0], [], {}, self.step_timeout, self.initial
+        )
+        self._outputs[(self.initial, None)] = report.output
+        self._file_effects(self.initial, None, report.events)
+        if report.kind == "prompt":
+            self._prompts[self.initial] = report.payload[0]
+            return
+        if report.kind == "return":
+            self._no_start(f"returned {_returned(report.payload)!r}")
+        elif report.kind == "raise":
+            self._no_start(f"raised {report.payload[0]}")
+        elif report.kind == "clock":
+            self._no_start(f"ran past its {self.step_timeout} s step watchdog")
+        elif report.kind == "died":
+            self._no_start(f"died ({report.payload[0]})")
+        self._no_start(f"ran past its line budget ({self.line_budget} lines)")
+
+    def _timeout(self) -> float | None:
+        return self.step_timeout
+
+    def _rebuild(self, pool: Pool, state: TraceState) -> Any:
+        """A holder of ``state`` (``None`` when its process cannot be forked), made by
+        feeding its completions to a fork of the nearest live server."""
+        if not isinstance(state, TraceState):
+            raise InvalidArgument(
+                f"{state!r} is not a state of {self.name!r}; its states are TraceState(...) values"
+            )
+        for _ in range(3):
+            server, k = pool.nearest(state)
+            if k == len(state) and server is not pool.zygote:
+                return server
+            start = 0 if server is pool.zygote else k + 1
+            report = pool.fork(
+                server,
+                list(state.completions[k:]),
+                self._recorded_for(state, start, len(state)),
+                self.step_timeout,
+                state,
+            )
+            if report.kind != "lost":
+                break
+        else:
+            raise InvalidMachine(f"the worker processes of {self.name!r} keep vanishing")
+        self._file_effects(state, None, report.events)
+        for reason in report.seen:
+            clock.note(reason)
+        if report.kind == "clock":
+            raise _clock(self)
+        if report.kind == "prompt" and report.index == len(state):
+            self._prompts[state] = report.payload[0]
+            return report.server
+        if report.kind == "died":
+            raise InvalidMachine(
+                f"the worker of {self.name!r} died while replaying to {state!r} "
+                f"({report.payload[0]}): the agent must be a function of its completions"
+            )
+        raise InvalidArgument(
+            f"{state!r} is not a state of {self.name!r}: the agent stops before making "
+            f"the model call after completion {report.index}"
+        )
+
+    def _recorded_for(self, state: TraceState, start: int, stop: int) -> dict[int, dict]:
+        prefixes = [self.initial] + [s for _, s in state.history()]
+        out = {}
+        for i in range(start, min(stop, len(state)) + 1):
+            got = self._recorded.get(prefixes[i])
+            if got:
+                out[i] = got
+        return out
+
+    def _forked_step(self, pool: Pool, state: TraceState, completion: str) -> Outcome:
+        nxt = state.then(completion)
+        for _ in range(3):
+            server = pool.holder(state)
+            if server is None and state not in pool.unforkable:
+                server = self._rebuild(pool, state)
+            if server is not None:
+                report = pool.fork(server, [completion], {}, self.step_timeout, nxt)
+            else:  # threads in the state's process: feed the whole path to a fork before it
+                server, k = pool.nearest(state)
+                start = 0 if server is pool.zygote else k + 1
+                report = pool.fork(
+                    server,
+                    [*state.completions[k:], completion],
+                    self._recorded_for(state, start, len(state)),
+                    self.step_timeout,
+                    nxt,
+                )
+            if report.kind != "lost":
+                break
+        else:
+            raise InvalidMachine(f"the worker processes of {self.name!r} keep vanishing")
+        self._file_effects(state, completion, report.events)
+        for reason in report.seen:
+            clock.note(reason)
+        self._outputs[(state, completion)] = report.output
+        key = (state, completion)
+        kind = report.kind
+        if kind == "clock":
+            raise _clock(self)
+        if kind == "prompt":
+            self._prompts[nxt] = report.payload[0]
+            outcome: Outcome = nxt
+        elif kind == "diverge":
+            self._results[key] = DIVERGE
+            outcome = DIVERGE
+        elif kind == "died":
+            self._results[key] = AgentDied(report.payload[0])
+            outcome = HALT
+        elif kind == "raise":
+            self._results[key] = report.payload[0]
+            outcome = HALT
+        else:
+            self._results[key] = _returned(report.payload)
+            outcome = HALT
+        if report.index != len(nxt) and kind not in ("died",):
+            raise InvalidMachine(
+                f"the replay of {self.name!r} to {state!r} ended after completion "
+                f"{report.index}: the agent must be a function of its completions"
+            )
+        if not report.seen:
+            self._outcomes[key] = outcome
+        return outcome
+
+    def _file_effects(self, state: TraceState, completion: str | None, events: list) -> None:
+        """Log the effect executions a worker reported, each under the state of its step."""
+        if not events:
+            return
+        prefixes = [self.initial] + [s for _, s in state.history()]
+        if completion is not None:
+            prefixes.append(state.then(completion))
+        with self._effects_lock:
+            for index, tool, shown, n, ok, blob in events:
+                at = prefixes[min(index, len(prefixes) - 1)]
+                self._effect_list.append((at, tool, shown, ok))
+                if blob is not None:
+                    self._recorded.setdefault(at, {})[(tool, shown, n)] = blob
+
+    # -- inline ---------------------------------------------------------------------------------
     def _step(self, state: TraceState, completion: str) -> Outcome:
         loop = self._live.pop(state, None)
         if loop is None or loop.thread != threading.get_ident() or not loop.watchable():
@@ -792,8 +767,6 @@ class AgentMachine(AgenticMachine[TraceState]):
         >>> m.result(m.initial, "hi")
         'hi!'
         """
-        if self._later:
-            self._file_later()
         key = (state, completion)
         if key not in self._results and self.harness(state, completion) not in (HALT, DIVERGE):
             raise InvalidArgument(
@@ -801,9 +774,10 @@ class AgentMachine(AgenticMachine[TraceState]):
             )
         return self._results[key]
 
-    def raised(self, state: TraceState, completion: str) -> AgentRaised | None:
-        """The :class:`AgentRaised` record when h(state, completion) ended in an exception,
-        else ``None`` (a state, a return, or ``DIVERGE``).
+    def raised(self, state: TraceState, completion: str) -> AgentRaised | AgentDied | None:
+        """The :class:`AgentRaised` record when h(state, completion) ended in an exception
+        (:class:`AgentDied` when its worker process died), else ``None`` (a state, a
+        return, or ``DIVERGE``).
 
         >>> def strict(model):
         ...     if model("number?") != "1":
@@ -812,25 +786,13 @@ class AgentMachine(AgenticMachine[TraceState]):
         >>> m.raised(m.initial, "1"), m.raised(m.initial, "2")
         (None, AgentRaised(type='ValueError', message='not 1'))
         """
-        if self._later:
-            self._file_later()
         key = (state, completion)
         # The step's end is recorded when it ran: asking again must not replay the run (a
         # checker asks this after every halting step, right after making it).
         if key not in self._results and self.harness(state, completion) is not HALT:
             return None
         outcome = self._results[key]
-        return outcome if isinstance(outcome, AgentRaised) else None
-
-    def _later_result(self, state: Callable[[], TraceState], completion: str, result: Any) -> None:
-        """File ``result`` as the end of h(state(), completion) when someone asks: a linear
-        run's last state is made only then (it is a chain as long as the run)."""
-        self._later.append((state, completion, result))
-
-    def _file_later(self) -> None:
-        later, self._later = self._later, []
-        for state, completion, result in later:
-            self._results[(state(), completion)] = result
+        return outcome if isinstance(outcome, (AgentRaised, AgentDied)) else None
 
     def effect_log(self, start: int = 0) -> list[tuple[TraceState, str, str, bool]]:
         """Every effect call that really ran, in order: ``(state, tool, arguments, ok)``;
@@ -902,10 +864,29 @@ def _rebuild(
     name: str,
     completions: Any,
     line_budget: int | None,
+    isolation: str = "process",
+    step_timeout: Any = _DEFAULT,
 ) -> AgentMachine:
     return AgentMachine(
-        fn, args, kwargs, name=name, completions=completions, line_budget=line_budget
+        fn,
+        args,
+        kwargs,
+        name=name,
+        completions=completions,
+        line_budget=line_budget,
+        isolation=isolation,
+        step_timeout=step_timeout,
     )
+
+
+def _returned(payload: tuple) -> Any:
+    """The value a worker returned: unpickled, or an ``Opaque`` of its repr."""
+    blob, shown = payload
+    if blob is None:
+        from .tracefile import Opaque  # tracefile imports run, which imports this module
+
+        return Opaque(shown)
+    return pickle.loads(blob)
 
 
 def agent_machine(
@@ -913,7 +894,9 @@ def agent_machine(
     *args: Any,
     name: str | None = None,
     completions: Any = None,
-    line_budget: int | None = 1_000_000,
+    line_budget: int | None = DEFAULT_LINE_BUDGET,
+    isolation: str = "process",
+    step_timeout: Any = _DEFAULT,
     **kwargs: Any,
 ) -> AgentMachine:
     """The agentic machine of the agent function ``fn(model, *args, **kwargs)``.
@@ -921,12 +904,11 @@ def agent_machine(
     ``name`` names the machine (default: the function's name). ``completions``, when
     given, is a finite completion alphabet (for ``explore`` and the exact checks);
     ``line_budget`` is how many Python lines one step may run without calling the model
-    before it is ``DIVERGE`` (``None``: no bound, and no line counting; faster, but a
-    loop that never calls the model again then never returns). These three names are
-    reserved; every other keyword argument goes to ``fn``. In the main thread,
-    :func:`~agentic_machines.runtime.run.run` watches for such a loop with a
-    ``SIGALRM`` timer; a tool that uses ``SIGALRM`` itself (a timeout) may: the run then
-    watches from a thread, and leaves the agent's own handler installed when it ends.
+    before it is ``DIVERGE`` (``None``: no bound, and no line counting). ``isolation``
+    is where the agent runs: ``"process"`` (default: worker processes, see
+    :class:`AgentMachine`) or ``"inline"``; ``step_timeout`` the seconds a step may
+    take (default 10 in a worker, none inline). These five names are reserved; every
+    other keyword argument goes to ``fn``.
 
     >>> def spin(model):
     ...     model("start")
@@ -937,7 +919,14 @@ def agent_machine(
     ↑
     """
     return AgentMachine(
-        fn, args, kwargs, name=name, completions=completions, line_budget=line_budget
+        fn,
+        args,
+        kwargs,
+        name=name,
+        completions=completions,
+        line_budget=line_budget,
+        isolation=isolation,
+        step_timeout=step_timeout,
     )
 
 
@@ -947,30 +936,32 @@ def effect(fn: Callable[..., Any]) -> Callable[..., Any]:
     Inside an agent function run by :func:`agent_machine`, the first call made at a
     given point of a run (the same history of completions, the same tool, arguments
     with the same ``repr``, the same count of such calls earlier in the step) runs
-    ``fn`` and records its result or exception; every later call at that point, which
-    only a replay makes, returns (or raises) the recorded one. Outside an agent machine
-    the wrapper just calls ``fn``. Give tools arguments whose ``repr`` is their value
-    (strings, numbers, lists, dicts), so that a replay recognises the call.
+    ``fn``, is reported as an event of its step (:meth:`AgentMachine.effect_log`) and
+    its result or exception recorded; every later call at that point, which only a
+    replay makes, returns (or raises) a fresh copy of the recorded one. Outside an agent
+    machine the wrapper just calls ``fn``. Give tools arguments whose ``repr`` is their
+    value (strings, numbers, lists, dicts), so that a replay recognises the call.
 
-    >>> sent = []
     >>> @effect
     ... def send(text):
-    ...     sent.append(text)
-    ...     return len(sent)
+    ...     return f"sent {text}"
     >>> def mailer(model):
     ...     while True:
     ...         send(model("what to send?"))
     >>> m = agent_machine(mailer)
     >>> s = m.harness(m.initial, "a")
-    >>> _ = m.harness(s, "b"), m.harness(s, "c")  # the second one replays the run to s
-    >>> sent
-    ['a', 'b', 'c']
+    >>> _ = m.harness(s, "b"), m.harness(s, "c")  # two branches from s: "a" was sent once
+    >>> [(tool, args) for _, tool, args, _ in m.effect_log()]
+    [('send', "(('a',), [])"), ('send', "(('b',), [])"), ('send', "(('c',), [])")]
     """
     if not callable(fn):
         raise InvalidArgument(f"effect wraps a callable tool, got {fn!r}")
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        worker = current_worker()
+        if worker is not None:  # in a worker process: the run of this process
+            return worker.effect(fn, args, kwargs)
         loop = _CURRENT.get()
         if loop is None:
             return fn(*args, **kwargs)
@@ -997,6 +988,8 @@ def ending(machine: AgenticMachine, trace: Any) -> str | None:
     outcome = machine.result(last.state, last.completion)
     if outcome is DIVERGE:
         return f"agent ran {machine.line_budget} lines without calling the model (diverged)"
+    if isinstance(outcome, AgentDied):
+        return f"agent died: {outcome.message}"
     if isinstance(outcome, AgentRaised):
         return f"agent raised {outcome}"
     return f"agent returned {outcome!r}"

@@ -56,20 +56,18 @@ outcomes are *equal* to the original ones when they are built from ``str``, ``in
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._files import excerpt
-from .._text import clip
+from .._text import clip, escape_controls
 from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel, show_outcome
 from ._jsonl import (
     MAX_JSON_LINES_BYTES,
     brief,
 )
-from .agent import AgentMachine
-from .linear import run_linear, runs_linearly
 from .models import Model, ScriptedModel, describe_difference, shorten
 
 # The file format lives in tracefile (one concept a module); its public names stay
@@ -125,26 +123,6 @@ class Trace:
     pending: tuple[str, str] | None = None
     max_steps: int | None = None
     error: BaseException | None = field(default=None, compare=False, repr=False)
-
-    # -- a linear run's steps, made when read ---------------------------------------------
-    def _defer_steps(self, make: Callable[[], list[Step]]) -> None:
-        """Hold ``steps`` as ``make``, called on first read (a linear run of an agent
-        function records strings only, runtime/linear.py). A ``Trace`` is a plain value
-        either way: ``==``, ``repr``, copies and pickles read ``steps`` like anyone."""
-        del self.__dict__["steps"]
-        self.__dict__["_make_steps"] = make
-
-    def __getattr__(self, name: str) -> Any:
-        # Only reached when ``steps`` is not made yet (or for a missing attribute).
-        make = self.__dict__.pop("_make_steps", None) if name == "steps" else None
-        if make is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        steps = self.__dict__["steps"] = make()
-        return steps
-
-    def __getstate__(self) -> dict[str, Any]:
-        self.steps  # noqa: B018 - made before the state is copied
-        return self.__dict__
 
     # -- views ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -324,7 +302,8 @@ class Trace:
             if full or not kept:
                 if full and "\n" in step.prompt:
                     lines.append("  prompt")
-                    lines.extend(f"    | {ln}" for ln in step.prompt.split("\n"))
+                    # model output inside the prompt: no escape code reaches the terminal
+                    lines.extend(f"    | {escape_controls(ln)}" for ln in step.prompt.split("\n"))
                 else:
                     lines.append(clip(f"  prompt      {step.prompt!r}", width))
             else:
@@ -477,7 +456,7 @@ def _describe_end(trace: Trace, width: int | None = None) -> str:
     if end == "max_steps":
         return f"stopped at max_steps ({trace.max_steps})"
     if end == "incomplete":
-        return "incomplete (the file has no end line: the run was interrupted)"
+        return "incomplete (no end yet: the run was stopped, or is still being played)"
     return f"{end}: {message}".rstrip(".")  # callers end the sentence themselves
 
 
@@ -557,19 +536,8 @@ def _steps(
     def failed(exc: Exception | None = None, answer: Any = None) -> Exception:
         return _model_failed(trace, raise_errors, exc, answer)
 
-    first = 0
-    if isinstance(machine, AgentMachine) and runs_linearly(machine, state, trace.max_steps or 0):
-        # An agent function runs once, calling the model itself: no greenlet switch per
-        # step (runtime/linear.py); the same steps as the loop below would make, which
-        # the trace makes when they are read (a halting step's message is set there).
-        handed = run_linear(machine, trace, complete, failed, write)
-        if handed is None:
-            if trace.end == "model-error" and raise_errors:
-                raise trace.error  # type: ignore[misc]
-            return trace
-        state, first = handed, len(trace.steps)  # it goes on step by step from there
     record = trace.steps.append
-    for index in range(first, trace.max_steps or 0):
+    for index in range(trace.max_steps or 0):
         timed = False  # this step's prompt or outcome came from the clock
         try:
             prompt = prompt_of(state)

@@ -1,0 +1,132 @@
+"""The interactive graph view in a real browser: Playwright driving Debian's Chromium.
+
+One browser for the module; the page is the docs' support agent (docs/examples) at depth
+3 with the counterexample ``test -p never_raises --save`` found. It loads without a console
+error, a click on a state shows its prompt with the part added to its parent's marked,
+search finds a state, the counterexample's path is highlighted, a subtree collapses. The
+10,000-state page is marked slow; it prints its load time (measured, never asserted).
+
+``AGENTIC_MACHINES_VIEW_SHOTS=DIR`` keeps the screenshots in DIR (docs/images/ has them).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from agentic_machines.cli.commands import main
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENT = str(ROOT / "docs" / "examples" / "support_agent.py") + ":support"
+ALPHABET = ["order 42", "order 7", "refund 42", "escalate", "answer It is on its way.", "dance"]
+ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="needs the docs extra (playwright)"
+    )
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no Chromium on this machine: apt-get install chromium")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium, args=ARGS)
+        yield b
+        b.close()
+
+
+def _open(browser, page_path: Path):
+    page = browser.new_page(viewport={"width": 1400, "height": 850})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(page_path.as_uri())
+    page.wait_for_function("window.amView && window.amView.ready")
+    return page, errors
+
+
+def _shot(page, tmp_path: Path, name: str) -> None:
+    keep = os.environ.get("AGENTIC_MACHINES_VIEW_SHOTS")
+    page.screenshot(path=str(Path(keep) / name if keep else tmp_path / name))
+
+
+@pytest.fixture(scope="module")
+def support_page(tmp_path_factory):
+    """The support agent's page, made before the browser starts (the agent's runs start
+    and stop worker processes of their own)."""
+    tmp = tmp_path_factory.mktemp("view")
+    alphabet = [a for c in ALPHABET for a in ("-c", c)]
+    cx, html = tmp / "cx.jsonl", tmp / "support.html"
+    test = ["test", AGENT, "-p", "never_raises", "--depth", "3", *alphabet, "--save", str(cx)]
+    assert main(test) == 1  # order 7 raises KeyError
+    view = ["view", AGENT, "--depth", "3", *alphabet, "-o", str(html), "--counterexample", str(cx)]
+    assert main(view) == 0
+    return html
+
+
+def test_the_support_agent_view_in_chromium(support_page, browser, tmp_path):
+    html = support_page
+    text = html.read_text(encoding="utf-8")
+    assert "http://" not in text and "https://" not in text and "<script src" not in text
+
+    page, errors = _open(browser, html)
+    _shot(page, tmp_path, "view-whole.png")  # opens on the counterexample, highlighted
+    assert page.evaluate("amView.pathIds()") == ["s0", "RAISED"]
+    assert "counterexample" in page.locator("#counterexample").inner_text()
+    assert "raised KeyError: '7'" in page.locator("#details").inner_text()
+
+    page.evaluate("amView.focus('s1')")  # then a real click where s1 is drawn
+    x, y = page.evaluate("amView.screenPos('s1')")
+    page.mouse.click(x, y)
+    assert page.evaluate("amView.selected()") == "s1"
+    assert page.locator("#prompt mark").inner_text().startswith("Action: order 42\nObservation")
+    assert page.locator("#prompt").inner_text().startswith("You are a support agent.")
+    details = page.locator("#details").inner_text()
+    assert "raised KeyError" in details and "path from the start" in details
+    _shot(page, tmp_path, "view-click.png")
+
+    page.fill("#search", "refund of order 42 started")
+    found = page.locator("#results").inner_text()
+    # every state whose run took a refund: s2 (the refund itself) and those below one
+    assert found.startswith("11 state(s): s2 s4 s5 s6 "), found
+
+    page.click("#collapse")  # s1's subtree
+    assert page.evaluate("amView.hidden()") > 0
+    assert errors == []
+
+
+@pytest.mark.slow
+def test_ten_thousand_states_load(browser, tmp_path):
+    from agentic_machines import FunctionMachine
+    from agentic_machines.drawing.interactive import write_html
+    from agentic_machines.runtime.explore import explore
+
+    digits = [str(d) for d in range(10)]
+    m = FunctionMachine(
+        lambda s: f"Steps so far: {' '.join(s)}\nNext digit?",
+        lambda s, c: s + c if len(s) < 4 else s,
+        completions=digits,
+        initial="",
+        name="digits",
+    )
+    graph = explore(m, max_states=11_111)
+    started = time.perf_counter()
+    html = write_html(graph, tmp_path / "big.html", title="10,000 states")
+    written = time.perf_counter() - started
+    started = time.perf_counter()
+    page, errors = _open(browser, html)
+    loaded = time.perf_counter() - started
+    assert page.evaluate("amView.nodes") >= 10_000 and errors == []
+    page.fill("#search", "Steps so far: 9 9 9")
+    assert page.locator("#results").inner_text().startswith("11 state(s)")
+    print(
+        f"\n10,000-state view: {page.evaluate('amView.nodes')} nodes, {html.stat().st_size:,} bytes, "
+        f"written in {written:.1f} s, loaded in {loaded:.2f} s "
+        f"(the page's own script: {page.evaluate('amView.loadMs'):.0f} ms)"
+    )
+    _shot(page, tmp_path, "view-10000.png")
