@@ -772,6 +772,15 @@ def _identity(machine: AgenticMachine) -> Embedding:
     return cached[1]
 
 
+def _by_rank(machine: AgenticMachine, states: tuple) -> list:
+    """``states`` sorted by :func:`~agentic_machines.embedding.rank`, once per state tuple."""
+    cached = machine.__dict__.get("_am_by_rank")
+    if cached is None or cached[0] is not states:
+        cached = (states, sorted(states, key=rank))
+        machine.__dict__["_am_by_rank"] = cached
+    return cached[1]
+
+
 def _f1_obstruction(
     machine: AgenticMachine,
     x: Hashable,
@@ -791,8 +800,12 @@ def _f1_obstruction(
         y = machine.harness(x, c)
         if y is not HALT and y is not DIVERGE:
             succ.setdefault(y, c)
-    missing = [s for s in states if s not in succ]
-    s = min(missing, key=rank)
+    # the smallest state by rank that is no successor: the states in rank order are sorted
+    # once per machine (not once per refuted state: that made `check` quadratic in |S|),
+    # and only the successors, at most |C| + 1 of them, are skipped here
+    s = next(t for t in _by_rank(machine, states) if t not in succ)
+    members = state_set(machine) or frozenset(states)
+    reached_states = sum(1 for y in succ if y in members)
     reached = _fresh_successors(machine, x)  # the re-check: read the alphabet afresh
     problem = f"h({_short(x)}, {reached[s]!r}) = {_short(s)}" if s in reached else ""
     if not problem and s not in (state_set(machine) or ()):
@@ -814,7 +827,7 @@ def _f1_obstruction(
         f"State {_short(s)} is not a successor of {_short(x)}: no completion c gives "
         f"h({_short(x)}, c) = {_short(s)} (succ({_short(x)}) = {_set_text(succ)}). By F1 a state of "
         f"a finite machine is an SPE state only if every state is one of its successors.{count}{early}",
-        details={"not_successors": len(missing), "completions_read": read},
+        details={"not_successors": len(states) - reached_states, "completions_read": read},
     )
     return confirmed(found, _claim(machine, x, machine), problem)
 
