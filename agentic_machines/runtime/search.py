@@ -667,6 +667,12 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
     depth, prompts, rows = found.depth, found.prompts, found.rows
     skip, new_prompt = way.skip, way.prompt
     watch = way.row if way.watches else None
+    roots_cut = None  # more start states than the state bound holds: the first ones
+    if limit is not None and len(starts) > limit:
+        roots_cut = (
+            f"{bounds.full(limit)} ({len(starts) - limit} of {len(starts)} start states left out)"
+        )
+        starts = starts[:limit]
     for s in starts:
         depth[s] = 0
         prompts[s] = new_prompt(s)  # type: ignore[assignment]
@@ -723,7 +729,7 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
             if watch is not None:
                 watch(s, comps, row, extra, False)
         report.tick(lambda: way.snapshot(began, len(queue)))  # noqa: B023 - called at once
-    return bounds.depth_cut() if found.depth_cut else None
+    return roots_cut or (bounds.depth_cut() if found.depth_cut else None)
 
 
 def cut_row(
