@@ -668,11 +668,12 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
     skip, new_prompt = way.skip, way.prompt
     watch = way.row if way.watches else None
     roots_cut = None  # more start states than the state bound holds: the first ones
-    if limit is not None and len(starts) > limit:
+    if len(starts) > limit:
+        held = int(limit)
         roots_cut = (
-            f"{bounds.full(limit)} ({len(starts) - limit} of {len(starts)} start states left out)"
+            f"{bounds.full(held)} ({len(starts) - held} of {len(starts)} start states left out)"
         )
-        starts = starts[:limit]
+        starts = starts[:held]
     for s in starts:
         depth[s] = 0
         prompts[s] = new_prompt(s)  # type: ignore[assignment]
