@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 
 import pytest
-from agentic_machines.models import ScriptedModel
 
 from agentic_machines import DIVERGE, HALT, AgentRaised, agent_machine, effect, run
 from agentic_machines.errors import ClockDependent, InvalidArgument, InvalidMachine
+from agentic_machines.models import ScriptedModel
 from agentic_machines.runtime.agent import AgentDied
 from agentic_machines.runtime.explore import explore
 from agentic_machines.runtime.harness import TraceState
@@ -424,3 +425,24 @@ def test_effects_at_most_once_counts_real_executions_and_refuses_an_unseen_tool(
     assert sent.holds is False  # the send before the first model call, then once more
     assert misspelled.holds is None
     assert "send_emial" in misspelled.reason and "Outbox.send" in misspelled.reason
+
+
+def _notify(channel, text):
+    return f"{channel}: {text}"
+
+
+notify = effect(functools.partial(_notify, "ops"))
+
+
+def partial_double_sender(model):
+    while True:
+        notify(model("what to send?"))  # the same text twice in a run is a second send
+
+
+def test_effects_at_most_once_refutes_a_double_send_through_a_partial():
+    from agentic_machines.checking import check_properties, effects_at_most_once
+
+    m = agent_machine(partial_double_sender, completions=["hi"])
+    verdict = check_properties(m, properties=[effects_at_most_once("_notify")], max_depth=2)
+    assert verdict.results[0].verdict.holds is False
+    assert [tool for _, tool, _, _ in m.effect_log()] == ["_notify", "_notify"]

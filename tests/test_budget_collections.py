@@ -22,11 +22,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from agentic_machines.models import ScriptedModel
 
 from agentic_machines import DIVERGE, HALT, agent_machine, run
 from agentic_machines.execution import budget as budget_module
 from agentic_machines.execution.budget import LineBudget
+from agentic_machines.models import ScriptedModel
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT = 2_000

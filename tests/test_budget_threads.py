@@ -24,11 +24,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from agentic_machines.models import ScriptedModel
 
 from agentic_machines import DIVERGE, HALT, agent_machine, run
 from agentic_machines.errors import BudgetExceeded
 from agentic_machines.execution.budget import LineBudget, checkpoint
+from agentic_machines.models import ScriptedModel
 
 ROOT = Path(__file__).resolve().parent.parent
 TURNS = 9_900  # two lines a turn: a step uses 19_800 and a few lines of its 20_000
