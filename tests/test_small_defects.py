@@ -55,3 +55,10 @@ def test_library_progress_goes_to_logging_not_stderr(capsys, caplog, monkeypatch
         r.tick(lambda: {"states": 5})
     assert capsys.readouterr().err == ""
     assert [rec.getMessage() for rec in caplog.records] == ["checked 5 states"]
+
+
+def test_more_roots_than_max_states_are_cut_and_said() -> None:
+    m = TableMachine({i: "p" for i in range(6)}, {(i, "a"): HALT for i in range(6)})
+    stats = explore(m, roots=list(range(6)), max_states=2).graph["stats"]
+    assert stats["states"] == 2 and stats["truncated"] is True
+    assert "4 of 6 start states left out" in stats["truncated_reason"]

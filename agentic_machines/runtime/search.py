@@ -667,6 +667,13 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
     depth, prompts, rows = found.depth, found.prompts, found.rows
     skip, new_prompt = way.skip, way.prompt
     watch = way.row if way.watches else None
+    roots_cut = None  # more start states than the state bound holds: the first ones
+    if len(starts) > limit:
+        held = int(limit)
+        roots_cut = (
+            f"{bounds.full(held)} ({len(starts) - held} of {len(starts)} start states left out)"
+        )
+        starts = starts[:held]
     for s in starts:
         depth[s] = 0
         prompts[s] = new_prompt(s)  # type: ignore[assignment]
@@ -723,7 +730,7 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
             if watch is not None:
                 watch(s, comps, row, extra, False)
         report.tick(lambda: way.snapshot(began, len(queue)))  # noqa: B023 - called at once
-    return bounds.depth_cut() if found.depth_cut else None
+    return roots_cut or (bounds.depth_cut() if found.depth_cut else None)
 
 
 def cut_row(
