@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 
 import pytest
-from agentic_machines.models import ScriptedModel
 
 from agentic_machines import DIVERGE, HALT, AgentRaised, agent_machine, effect, run
 from agentic_machines.errors import ClockDependent, InvalidArgument, InvalidMachine
+from agentic_machines.models import ScriptedModel
 from agentic_machines.runtime.agent import AgentDied
 from agentic_machines.runtime.explore import explore
 from agentic_machines.runtime.harness import TraceState

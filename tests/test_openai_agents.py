@@ -8,11 +8,11 @@ import pytest
 
 pytest.importorskip("agents")
 
-from agentic_machines.models import ScriptedModel  # noqa: E402
 from agents import Agent, function_tool  # noqa: E402
 
 from agentic_machines import DIVERGE, HALT, AgentRaised, effect, run  # noqa: E402
 from agentic_machines.adapters.openai_agents import machine  # noqa: E402
+from agentic_machines.models import ScriptedModel  # noqa: E402
 from agentic_machines.runtime.explore import explore  # noqa: E402
 
 CALL = json.dumps({"tool_calls": [{"name": "lookup", "arguments": {"city": "Paris"}}]})
