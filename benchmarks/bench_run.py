@@ -21,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _timing import goal, interleaved  # noqa: E402
-from agentic_machines.models import FunctionModel, ScriptedModel  # noqa: E402
 
 from agentic_machines import HALT, HarnessMachine, TableMachine, is_sentinel  # noqa: E402
+from agentic_machines.models import FunctionModel, ScriptedModel  # noqa: E402
 from agentic_machines.runtime.run import run  # noqa: E402
 
 

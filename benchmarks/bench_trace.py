@@ -108,9 +108,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _timing import goal, rounds  # noqa: E402
-from agentic_machines.models import ScriptedModel  # noqa: E402
 
 from agentic_machines import AgenticMachine, run  # noqa: E402
+from agentic_machines.models import ScriptedModel  # noqa: E402
 
 
 class Transcript(AgenticMachine):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 
 import pytest
@@ -397,3 +398,51 @@ def test_isolation_is_checked_and_inline_is_asked_for_by_name():
     inline = agent_machine(counter_agent, 3, isolation="inline")
     assert (inline.isolation, inline.step_timeout) == ("inline", None)
     assert agent_machine(counter_agent, 3).isolation == "process"
+
+
+class Outbox:
+    @effect
+    def send(self, to):
+        return f"sent to {to}"
+
+
+def double_sender(model):
+    box = Outbox()
+    box.send("boss")  # before the first model call
+    while True:
+        if model("send again?") == "yes":
+            box.send("boss")
+
+
+def test_effects_at_most_once_counts_real_executions_and_refuses_an_unseen_tool():
+    from agentic_machines.checking import check_properties, effects_at_most_once
+
+    def verdict(tool):
+        m = agent_machine(double_sender, completions=["yes", "no"])
+        return check_properties(m, properties=[effects_at_most_once(tool)], max_depth=1)
+
+    sent, misspelled = (verdict(tool).results[0].verdict for tool in ("send", "send_emial"))
+    assert sent.holds is False  # the send before the first model call, then once more
+    assert misspelled.holds is None
+    assert "send_emial" in misspelled.reason and "Outbox.send" in misspelled.reason
+
+
+def _notify(channel, text):
+    return f"{channel}: {text}"
+
+
+notify = effect(functools.partial(_notify, "ops"))
+
+
+def partial_double_sender(model):
+    while True:
+        notify(model("what to send?"))  # the same text twice in a run is a second send
+
+
+def test_effects_at_most_once_refutes_a_double_send_through_a_partial():
+    from agentic_machines.checking import check_properties, effects_at_most_once
+
+    m = agent_machine(partial_double_sender, completions=["hi"])
+    verdict = check_properties(m, properties=[effects_at_most_once("_notify")], max_depth=2)
+    assert verdict.results[0].verdict.holds is False
+    assert [tool for _, tool, _, _ in m.effect_log()] == ["_notify", "_notify"]

@@ -8,7 +8,7 @@ step they landed in: the same machine with the same scripted model gave DIVERGE 
 run and HALT in the next. Here the same agent (cyclic garbage with a finalizer each step,
 its own lines a little under the budget) gives one trace with the collector off, with a
 collection at nearly every allocation, and after allocations that move the collector's
-phase, on the step-by-step path and on run()'s linear path. A finalizer that never ends
+phase, on an inline run and on a watched one (its steps in a thread of their own). A finalizer that never ends
 runs in a subprocess with a timeout, since a regression would hang.
 """
 
@@ -22,11 +22,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from agentic_machines.models import ScriptedModel
 
 from agentic_machines import DIVERGE, HALT, agent_machine, run
 from agentic_machines.execution import budget as budget_module
 from agentic_machines.execution.budget import LineBudget
+from agentic_machines.models import ScriptedModel
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT = 2_000
@@ -73,7 +73,7 @@ def collector():
 def _within(work: int) -> bool:
     """Whether one step of littering(work) stays within LIMIT lines, by h itself, with
     the collector off (so no finalizer runs in it)."""
-    m = agent_machine(littering, work, line_budget=LIMIT)
+    m = agent_machine(littering, work, line_budget=LIMIT, isolation="inline")
     return m.harness(m.initial, "go") is not DIVERGE
 
 
@@ -93,9 +93,12 @@ SCRIPT = ["go"] * STEPS + ["stop"]
 
 
 def _trace(path: str, work: int):
-    m = agent_machine(littering, work, line_budget=LIMIT)
-    if path == "stepped":
-        m.step_timeout = 3600.0  # a wall-clock watchdog set far away: run() goes step by step
+    # inline: this process's collector is what the test varies; "watched": a far step
+    # watchdog, so the run's steps go to a thread of their own
+    step_timeout = 3600.0 if path == "watched" else None
+    m = agent_machine(
+        littering, work, line_budget=LIMIT, isolation="inline", step_timeout=step_timeout
+    )
     t = run(m, ScriptedModel(SCRIPT), max_steps=STEPS + 5)
     return [tuple(s) for s in t.steps], t.end
 
@@ -116,7 +119,7 @@ def _regime(name: str) -> None:
 _KEEP: list = []
 
 
-@pytest.mark.parametrize("path", ["stepped", "linear"])
+@pytest.mark.parametrize("path", ["stepped", "watched"])
 def test_the_same_agent_gives_one_trace_whatever_the_collector_does(path, collector):
     gc.disable()
     work = _near_the_budget()
@@ -149,7 +152,7 @@ def test_the_regimes_do_run_finalizers_inside_steps(collector):
         return model("b?")
 
     _regime("every-few-allocations")
-    m = agent_machine(agent, line_budget=LIMIT)
+    m = agent_machine(agent, line_budget=LIMIT, isolation="inline")
     m.step_timeout = 3600.0
     trace = run(m, ScriptedModel(["x", "y"]))
     assert trace.end is HALT and ran  # freed by the collector, inside the run
@@ -295,10 +298,9 @@ def go(out):
         Forever()
         gc.collect()
     out.append(("budget", b.exhausted, b.used < 100))
-    for path in ("stepped", "linear"):
-        m = agent_machine(agent, line_budget=2_000)
-        if path == "stepped":
-            m.step_timeout = 3600.0
+    for path in ("stepped", "watched"):
+        timeout = 3600.0 if path == "watched" else None
+        m = agent_machine(agent, line_budget=2_000, isolation="inline", step_timeout=timeout)
         t = run(m, ScriptedModel(["go"] * 3 + ["stop"]))
         out.append((path, "DIVERGE" if t.end is DIVERGE else t.end, len(t)))
 
@@ -318,16 +320,14 @@ print(out)
 def test_a_finalizer_that_never_ends_leaves_the_step_as_if_no_collection_ran(off_main):
     # The collection's own bound cuts the finalizer (CPython reports the raise as
     # unraisable and goes on); the step's count is given back, so it halts as it would
-    # without the collection. Off the main thread the linear run's watchdog thread stops
-    # the untraced step and the shadow counts it: that counted run once hung at its first
-    # traced call (a withdrawn watchdog raise left CPython's pending-raise flag set).
+    # without the collection, in the caller's thread and in a watched run's own thread.
     code = textwrap.dedent(FOREVER).format(off_main=off_main)
     proc = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=240
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(
-        [("budget", False, True), ("stepped", 1, 4), ("linear", 1, 4)]
+        [("budget", False, True), ("stepped", 1, 4), ("watched", 1, 4)]
     ), (proc.stdout, proc.stderr[-3000:])
 
 

@@ -7,7 +7,7 @@ once the process's: two agent runs in two threads charged each other's lines, an
 that halts after a few steps alone diverged early when a copy of it ran beside it. Here two
 threads run the same budgeted computation at once (both inside their budgets together, the
 interpreter switching between them every 10 µs) and each must count exactly what it counts
-alone: a bare budget, and ``run()`` on the linear and on the step-by-step path. A spent or
+alone: a bare budget, and ``run()`` of an inline agent, stepped and watched. A spent or
 abandoned budget of one thread (a thread that ended inside it, a step thread left blocked)
 must not stop or slow another thread either, and the process-wide hooks (the unraisable
 hook, the collector's callbacks) stay in while any thread has a budget, and only then.
@@ -24,11 +24,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from agentic_machines.models import ScriptedModel
 
 from agentic_machines import DIVERGE, HALT, agent_machine, run
 from agentic_machines.errors import BudgetExceeded
 from agentic_machines.execution.budget import LineBudget, checkpoint
+from agentic_machines.models import ScriptedModel
 
 ROOT = Path(__file__).resolve().parent.parent
 TURNS = 9_900  # two lines a turn: a step uses 19_800 and a few lines of its 20_000
@@ -123,14 +123,13 @@ class _Meeting(ScriptedModel):
 
 
 def _outcome(mine, theirs, path: str):
-    m = agent_machine(_agent, line_budget=LIMIT)
-    if path == "stepped":
-        m.step_timeout = 3600.0  # the step-by-step path, with no clock involved
+    timeout = 3600.0 if path == "watched" else None  # "watched": steps in a thread of their own
+    m = agent_machine(_agent, line_budget=LIMIT, isolation="inline", step_timeout=timeout)
     t = run(m, _Meeting(["go"] * STEPS + ["stop"], mine, theirs), max_steps=STEPS + 5)
     return ("HALT" if t.end is HALT else "DIVERGE" if t.end is DIVERGE else t.end, len(t))
 
 
-@pytest.mark.parametrize("path", ["linear", "stepped"])
+@pytest.mark.parametrize("path", ["stepped", "watched"])
 def test_two_agent_runs_at_once_end_as_each_does_alone(interleaved, path):
     # Each step but the last uses nearly all of its budget: a line of the other run
     # charged to it would make it diverge early, and a run whose lines went uncounted
@@ -218,8 +217,7 @@ def test_an_abandoned_step_threads_budget_leaves_other_threads_alone():
         model("second?")
 
     def run_elsewhere() -> None:
-        m = agent_machine(blocks, line_budget=10**6)
-        m.step_timeout = 0.5
+        m = agent_machine(blocks, line_budget=10**6, isolation="inline", step_timeout=0.5)
         try:
             ended.append(run(m, ScriptedModel(["go", "go"])).end)
         except Exception as exc:  # noqa: BLE001 - the clock's outcome, however reported

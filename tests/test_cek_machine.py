@@ -3,7 +3,6 @@
 import pickle
 
 import pytest
-from agentic_machines.models import ScriptedModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,6 +29,7 @@ from agentic_machines.cek.strategies import (
 )
 from agentic_machines.cek.values import Closure
 from agentic_machines.errors import MalformedProgram, ParseError, WrongType
+from agentic_machines.models import ScriptedModel
 
 
 def test_states_of_the_same_computation_are_equal():

@@ -89,9 +89,8 @@ def test_an_effect_defined_inside_the_agent_runs_once_per_real_step_across_repla
 
 
 def test_a_never_raises_counterexample_of_an_agent_replays(tmp_path, capsys) -> None:
-    from agentic_machines.models import ScriptedModel
-
     from agentic_machines.cli.test_cmd import replay_trace
+    from agentic_machines.models import ScriptedModel
     from agentic_machines.runtime.run import Trace, run
 
     m = agent_machine(shop, name="shop")
@@ -174,9 +173,8 @@ def sleeper(model):
 
 
 def test_a_blocking_tool_is_a_clock_dependent_step_never_a_hang() -> None:
-    from agentic_machines.models import ScriptedModel
-
     from agentic_machines.errors import ClockDependent
+    from agentic_machines.models import ScriptedModel
     from agentic_machines.runtime.run import run
 
     m = agent_machine(sleeper, name="sleeper")
@@ -192,9 +190,8 @@ def test_a_blocking_tool_is_a_clock_dependent_step_never_a_hang() -> None:
 
 
 def test_off_the_main_thread_a_blocking_tool_is_clock_dependent_too() -> None:
-    # SIGALRM reaches only the main thread: off it, the step runs in a thread of its own
-    # and the caller waits at most step_timeout, so a blocking tool is undecided there
-    # too, never a hang. The blocked call is released at the end (it is left to finish).
+    # Off the main thread too, a blocking tool is undecided, never a hang. The blocked
+    # call is released at the end.
     import threading
 
     from agentic_machines.errors import ClockDependent

@@ -13,9 +13,9 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from agentic_machines.models import OpenAICompatibleModel
 
 from agentic_machines.errors import InvalidArgument, ModelError
+from agentic_machines.models import OpenAICompatibleModel
 
 
 def ok(content="Paris", **extra):

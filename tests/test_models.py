@@ -7,6 +7,14 @@ import re
 from fractions import Fraction
 
 import pytest
+
+from agentic_machines.errors import (
+    InvalidArgument,
+    ModelError,
+    ReplayMismatch,
+    ScriptExhausted,
+    UnmatchedPrompt,
+)
 from agentic_machines.models import (
     DistributionModel,
     FunctionModel,
@@ -20,14 +28,6 @@ from agentic_machines.models import (
     ScriptedModel,
     describe_difference,
     shorten,
-)
-
-from agentic_machines.errors import (
-    InvalidArgument,
-    ModelError,
-    ReplayMismatch,
-    ScriptExhausted,
-    UnmatchedPrompt,
 )
 
 # -- the protocol and the call log -------------------------------------------------------

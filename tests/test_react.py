@@ -7,13 +7,13 @@ Golden files live in tests/golden/react/; regenerate them with
 from pathlib import Path
 
 import pytest
-from agentic_machines.models import ScriptedModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentic_machines import HALT, TraceState, is_sentinel
 from agentic_machines.architectures import react
 from agentic_machines.checking.sampling import CONTROL_WORDS, completion_strategy
+from agentic_machines.models import ScriptedModel
 from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
 from agentic_machines.testing import check_golden

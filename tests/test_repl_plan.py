@@ -831,3 +831,28 @@ def test_an_env_that_is_not_an_environment_is_rejected_where_it_is_passed(env):
         # an Environment of another kind: these architectures' tasks are household tasks
         with pytest.raises(rp.InvalidArgument, match="env must be a Household"):
             household_machine(env=CountEnv(3))
+
+
+def test_a_history_pool_carries_a_repl_from_one_task_to_the_next():
+    # The seed's "REPL history reused across tasks": the second task finds count_even in
+    # the pool, injects it (no DESCRIBE call, no new spawn) and its prompt shows the
+    # first task's transcript of that REPL.
+    from agentic_machines.architectures.repl_plan import HistoryPool
+
+    hp = HistoryPool()
+    first = rp.solve(rp.TASK, rp.scripted_model(), CountEnv(4), history_pool=hp)
+    assert "count_even" in hp.demos and "main" not in hp.demos
+    model = rp.scripted_model()
+    second = rp.solve(rp.TASK, model, CountEnv(4), history_pool=hp)
+    assert second.actions == ("1", "2", "3", "4")
+    kinds = [
+        (e.kind, e.name) for b in second.repls["main"].history[1:] for e in getattr(b, "events", ())
+    ]
+    assert ("injected", "count_even") in kinds and ("spawned", "count_even") not in kinds
+    assert not [p for p, _ in model.calls if p.startswith("DESCRIBE: ")]
+    helper_prompt = next(p for p, _ in model.calls if p.startswith("REPL: count_even"))
+    assert first.repls["count_even"].transcript.strip() in helper_prompt
+    assert len(hp.demos["count_even"].transcripts) == 2  # the second task's run is kept too
+    # the machine reads the pool once, when it is built
+    m = rp.machine(isolation="inline", history_pool=hp)
+    assert set(m.kwargs["pool"]) == {"count_even"}

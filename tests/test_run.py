@@ -10,7 +10,6 @@ import tempfile
 from dataclasses import dataclass
 
 import pytest
-from agentic_machines.models import FunctionModel, MappingModel, ScriptedModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,6 +25,7 @@ from agentic_machines import (
     run,
 )
 from agentic_machines.errors import InvalidArgument, ReplayMismatch, ScriptExhausted, Undecided
+from agentic_machines.models import FunctionModel, MappingModel, ScriptedModel
 from agentic_machines.runtime.run import Opaque, Step, decode_state, encode_state
 from agentic_machines.strategies import examples
 

@@ -6,13 +6,13 @@ Golden files live in tests/golden/thread/; regenerate them with
 
 from pathlib import Path
 
-from agentic_machines.models import FunctionModel, ScriptedModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentic_machines import HALT
 from agentic_machines.architectures import thread
 from agentic_machines.checking.sampling import completion_strategy
+from agentic_machines.models import FunctionModel, ScriptedModel
 from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
 from agentic_machines.testing import check_golden, render_trace

@@ -26,9 +26,10 @@ True
 from __future__ import annotations
 
 import importlib
+import json
 from typing import Any
 
-__all__ = ["EXTRAS", "missing_extra", "machine_for"]
+__all__ = ["EXTRAS", "missing_extra", "machine_for", "tool_calls_of", "arguments_json"]
 
 EXTRAS = {
     # top-level module -> (framework, extra, its pip package, adapter module)
@@ -75,3 +76,41 @@ def machine_for(agent: Any, input: Any, **options: Any) -> Any:
         )
     adapter = importlib.import_module(f"{__name__}.{EXTRAS[top][3]}")
     return adapter.machine(agent, input, **options)
+
+
+def tool_calls_of(completion: str) -> list[Any] | None:
+    """The tool calls a completion asks for, or None (then it is a final message).
+
+    The completion convention every adapter shares: a JSON object with a non-empty
+    ``tool_calls`` list, each ``{"name": ..., "arguments": {...}}``.
+
+    >>> tool_calls_of('{"tool_calls": [{"name": "add", "arguments": {"a": 1}}]}')
+    [{'name': 'add', 'arguments': {'a': 1}}]
+    >>> tool_calls_of("The answer is 3."), tool_calls_of('{"tool_calls": []}')
+    (None, None)
+    """
+    text = completion.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(data, dict) or "tool_calls" not in data:
+        return None
+    calls = data["tool_calls"]
+    return calls if isinstance(calls, list) and calls else None
+
+
+def arguments_json(call: Any) -> tuple[str, str]:
+    """``(name, arguments as JSON text)`` of one entry of :func:`tool_calls_of`: a name that
+    is not a string is kept as its JSON (the framework then reports the unknown tool).
+
+    >>> arguments_json({"name": "add", "arguments": {"a": 1}}), arguments_json(7)
+    (('add', '{"a": 1}'), ('null', '{}'))
+    """
+    name = call.get("name") if isinstance(call, dict) else None
+    arguments = call.get("arguments", {}) if isinstance(call, dict) else {}
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=False)
+    return (name if isinstance(name, str) else json.dumps(name)), arguments

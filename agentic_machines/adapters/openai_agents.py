@@ -73,6 +73,7 @@ from typing import Any
 
 from ..errors import InvalidArgument
 from ..runtime.agent import AgentMachine
+from . import arguments_json, tool_calls_of
 
 __all__ = ["machine", "render_prompt", "parse_completion", "BridgeModel"]
 
@@ -180,7 +181,7 @@ def parse_completion(completion: str, call_index: int) -> list[Any]:
     >>> call.name, call.arguments, call.call_id
     ('add', '{"a": 1}', 'call_2_0')
     """
-    calls = _tool_calls(completion)
+    calls = tool_calls_of(completion)
     if calls is None:
         return [
             ResponseOutputMessage(
@@ -193,35 +194,18 @@ def parse_completion(completion: str, call_index: int) -> list[Any]:
         ]
     items = []
     for i, call in enumerate(calls):
-        name = call.get("name") if isinstance(call, dict) else None
-        arguments = call.get("arguments", {}) if isinstance(call, dict) else {}
-        if not isinstance(arguments, str):
-            arguments = json.dumps(arguments, ensure_ascii=False)
+        name, arguments = arguments_json(call)
         items.append(
             ResponseFunctionToolCall(
                 arguments=arguments,
                 call_id=f"call_{call_index}_{i}",
-                name=name if isinstance(name, str) else json.dumps(name),
+                name=name,
                 type="function_call",
                 id=f"fc_{call_index}_{i}",
                 status="completed",
             )
         )
     return items
-
-
-def _tool_calls(completion: str) -> list[Any] | None:
-    text = completion.strip()
-    if not text.startswith("{"):
-        return None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(data, dict) or "tool_calls" not in data:
-        return None
-    calls = data["tool_calls"]
-    return calls if isinstance(calls, list) and calls else None
 
 
 class BridgeModel(Model):

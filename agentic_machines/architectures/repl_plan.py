@@ -111,6 +111,7 @@ __all__ = [
     "COUNT_DESCRIPTIONS",
     "initial",
     "Demo",
+    "HistoryPool",
     "Block",
     "Event",
     "TraceEntry",
@@ -179,6 +180,38 @@ class Demo:
     def from_record(cls, record: REPLRecord) -> Demo:
         """The demo of a REPL from a finished run (its description and whole transcript)."""
         return cls(record.description, (record.transcript,))
+
+
+class HistoryPool:
+    """REPL histories carried across tasks, as the method's seed describes ("REPL history
+    reused across tasks"): after each task :func:`solve` adds every REPL but ``main`` (its
+    description and transcript, as a :class:`Demo`), and a later task given the same pool
+    finds them there, so calling one of those names injects that REPL with its history
+    instead of spawning a new one. A name solved again gets its new transcript appended.
+
+    >>> hp = HistoryPool()
+    >>> r = solve(TASK, scripted_model(), CountEnv(4), history_pool=hp)
+    >>> sorted(hp.demos), hp.demos["count_even"].description
+    (['count_even'], 'say the given even number')
+    """
+
+    def __init__(self, demos: Mapping[str, Demo] | None = None) -> None:
+        self.demos: dict[str, Demo] = dict(demos or {})
+
+    def add(self, result: Any) -> None:
+        """Keep the REPLs of a finished run (all but ``main``)."""
+        for name, record in result.repls.items():
+            if name == MAIN:
+                continue
+            old = self.demos.get(name)
+            new = Demo.from_record(record)
+            if old is not None and old.description == new.description:
+                new = Demo(old.description, old.transcripts + new.transcripts)
+            self.demos[name] = new
+
+    def pool(self, extra: Mapping[str, Demo] | None = None) -> dict[str, Demo]:
+        """The pool a task starts from: the kept REPLs, then ``extra`` (which wins)."""
+        return {**self.demos, **(extra or {})}
 
 
 @dataclass(frozen=True)
@@ -755,6 +788,7 @@ def solve(
     timeout_s: float | None = None,
     limits: Limits | None = None,
     start_fix: bool = True,
+    history_pool: HistoryPool | None = None,
     **budgets: int,
 ) -> Result:
     """Run REPL-Plan on ``task`` in (a copy of) ``env`` with ``model`` (anything with
@@ -773,6 +807,10 @@ def solve(
     :class:`RoutedModel` does), ``"strongest"`` for any other model, a real one above all.
     ``timeout_s`` is the wall-clock deadline per block; ``limits`` the worker's other limits.
 
+    ``history_pool`` (a :class:`HistoryPool`) carries REPLs across tasks: the task starts
+    with its REPLs in the pool (``pool`` wins on a shared name), and its own REPLs are
+    added to it at the end, whatever the status.
+
     >>> r = solve(TASK, scripted_model(), CountEnv(4))
     >>> r.actions, r.isolation
     (('1', '2', '3', '4'), 'inline')
@@ -788,10 +826,44 @@ def solve(
         raise InvalidArgument(
             f"solve() got unknown budget(s) {unknown}; the budgets are {', '.join(defaults)}"
         )
-    executor = make_runner(isolation, timeout_s=timeout_s, limits=limits, model=model)
-    rt, main = _prepare(
-        task, env, pool, **{**defaults, **budgets}, executor=executor, start_fix=start_fix
+    if history_pool is not None:
+        if not isinstance(history_pool, HistoryPool):
+            raise InvalidArgument(
+                f"history_pool must be a HistoryPool, got {type(history_pool).__name__}; "
+                "make one with repl_plan.HistoryPool() and pass it to every task"
+            )
+        pool = history_pool.pool(pool)
+    result = _solve(
+        task,
+        model,
+        env,
+        pool,
+        line_budget,
+        isolation,
+        timeout_s,
+        limits,
+        start_fix,
+        {**defaults, **budgets},
     )
+    if history_pool is not None:
+        history_pool.add(result)
+    return result
+
+
+def _solve(
+    task: str,
+    model: Any,
+    env: Any,
+    pool: Mapping[str, Demo] | None,
+    line_budget: int | None,
+    isolation: str | None,
+    timeout_s: float | None,
+    limits: Limits | None,
+    start_fix: bool,
+    budgets: dict[str, int],
+) -> Result:
+    executor = make_runner(isolation, timeout_s=timeout_s, limits=limits, model=model)
+    rt, main = _prepare(task, env, pool, **budgets, executor=executor, start_fix=start_fix)
     complete = getattr(model, "complete", model)
     gen = _episode(rt, main)
     try:
@@ -810,7 +882,7 @@ def solve(
         return _result(rt, None, "failed", failure)
 
 
-_NOT_BUDGETS = ("pool", "isolation", "timeout_s", "limits", "start_fix")
+_NOT_BUDGETS = ("pool", "isolation", "timeout_s", "limits", "start_fix", "history_pool")
 
 
 def _step(gen: Generator[str, str, Result], completion: str | None, line_budget: int | None) -> str:
@@ -831,6 +903,7 @@ def machine(
     timeout_s: float | None = None,
     limits: Limits | None = None,
     start_fix: bool = True,
+    history_pool: HistoryPool | None = None,
     **budgets: int,
 ) -> HarnessMachine:
     """REPL-Plan as an agentic machine on trace states (default: count to four).
@@ -841,6 +914,8 @@ def machine(
     which model will drive it, so ``isolation=None`` is ``"strongest"``; pass
     ``isolation="inline"`` by name for trusted, scripted code. The level chosen is
     ``machine.kwargs["isolation"]``; ``timeout_s`` is the deadline per block.
+    ``history_pool`` gives the REPLs an earlier task left in a :class:`HistoryPool` (read
+    once, here: the machine's states must not depend on runs made after it was built).
 
     >>> m = machine(isolation="inline")
     >>> m.prompt(initial).splitlines()[0], m.name
@@ -854,7 +929,7 @@ def machine(
         dict(
             task=task,
             env=CountEnv(4) if env is None else checked_environment(env),
-            pool=pool,
+            pool=history_pool.pool(pool) if history_pool is not None else pool,
             line_budget=line_budget,  # the HarnessMachine's own budget, not the program's
             isolation=isolation,
             timeout_s=timeout_s,

@@ -258,8 +258,9 @@ class _Search(Walk):
         self.cut_depth: int | None = None  # the depth being expanded when max_states stopped it
         self.logs = [e.log(self.machine) for e in self.effects]
         # per state, per effect log: the requests executed on the run to it
+        # the start's own: what an agent executed before its first model call
         self.history: list[tuple[frozenset[Any], ...]] = (
-            [tuple(frozenset() for _ in self.logs)] if self.logs else []
+            [tuple(_started(log) for log in self.logs)] if self.logs else []
         )
         # per keyed never_diverges: the key of every state, by id (None once refuted)
         self.keys: dict[NeverDiverges, list[Any]] = {q: [] for q in self.keyed}
@@ -670,6 +671,8 @@ class _Search(Walk):
             if c is None:
                 return self._path_cx(q, i, None, None, why), ""
             return self._path_cx(q, i, c, t, why), ""
+        if isinstance(q, EffectsAtMostOnce) and q.never_ran(self.machine):
+            return None, q.never_ran(self.machine)
         if self.stopped_early:  # pragma: no cover - stop_early only stops when all are found
             return None, "the search stopped early"
         return None, self._unknown_text()
@@ -976,3 +979,10 @@ def _cyclic_states(
                     for w in comp:
                         out[w] = members
     return out
+
+
+def _started(log: Any) -> frozenset[Any]:
+    """The requests a log holds for the start, before any step (an agent's, made before
+    its first model call): a run's history of executions begins with them."""
+    at_start = getattr(log, "at_start", None)
+    return frozenset(_hashable(r) for r in at_start()) if callable(at_start) else frozenset()

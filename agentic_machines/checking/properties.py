@@ -287,6 +287,29 @@ class EffectsAtMostOnce(Property):
     def claim(self) -> str:
         return f"no run executes one request of {self.name[21:-1]} twice"
 
+    def never_ran(self, machine: Any) -> str:
+        """Why the check cannot pass (``""`` when it can): ``tool`` names an effect of an
+        agent machine that never ran in any explored run (a misspelled name, or an
+        ``@effect`` that wraps another function than the tool), with the effects seen.
+
+        >>> class Agent:
+        ...     def effect_log(self, start=0): return [("s", "Mailer.send", "()", True)]
+        >>> EffectsAtMostOnce("send").never_ran(Agent())
+        ''
+        >>> EffectsAtMostOnce("send_emial").never_ran(Agent())
+        "no @effect named 'send_emial' ran in any explored run, so nothing says it runs at most once; the effects that ran: Mailer.send"
+        """
+        tool = self.tool
+        if not isinstance(tool, str) or not callable(getattr(machine, "effect_log", None)):
+            return ""
+        seen = dict.fromkeys(name for _, name, *_ in machine.effect_log())
+        if any(_named(name, tool) for name in seen):
+            return ""
+        return (
+            f"no @effect named {tool!r} ran in any explored run, so nothing says it runs at "
+            f"most once; the effects that ran: {', '.join(seen) or 'none'}"
+        )
+
     def log(self, machine: Any) -> list:
         """The tool's log of real executions (its ``calls`` list)."""
         tool = self.tool
@@ -338,7 +361,7 @@ class _EffectLogView:
             self._read += len(new)
             tool = self.tool
             for state, name, args, *_ in new:
-                if name == tool or name.rsplit(".", 1)[-1] == tool:
+                if _named(name, tool):
                     self._calls.append(args)
                     self._by_state.setdefault(state, []).append(args)
         return self._calls
@@ -351,11 +374,21 @@ class _EffectLogView:
         self._sync()
         return tuple(self._by_state.get(state.then(completion), ()))
 
+    def at_start(self) -> tuple:
+        """The requests made before the agent's first model call (its start's step)."""
+        self._sync()
+        return tuple(self._by_state.get(getattr(self.machine, "initial", None), ()))
+
     def __len__(self) -> int:
         return len(self._sync())
 
     def __getitem__(self, index: Any) -> Any:
         return self._sync()[index]
+
+
+def _named(name: str, tool: str) -> bool:
+    """Whether the effect log's ``name`` (a qualified name) is the tool called ``tool``."""
+    return name == tool or name.rsplit(".", 1)[-1] == tool
 
 
 def _tool_name(tool: Any) -> str:

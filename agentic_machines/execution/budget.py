@@ -2,41 +2,13 @@
 
 A divergence verdict must not depend on how fast the machine is, so budgets count
 executed Python lines (``sys.settrace`` line events; instructions inside a loop that
-fits on one line, where CPython reports no line events), never seconds. Budgets nest: a
-block of model code run by a harness counts against both the block's budget and the
-harness step's budget.
-
-Counting is per thread. ``sys.settrace`` traces only the thread that calls it, so each
-thread has its own count, deadline, active budgets and tracer, and a budget is charged
-with the lines of the thread that entered it and no other: two runs of the same machine
-in two threads at once each end as the machine does alone (one thread's lines charged to
-the other once made a run diverge early). The greenlets of one thread share its count,
-as they share its trace function. A thread that ends, even inside a budget, takes its
-state with it.
-
-Exhaustion is recorded, but CPython switches a trace function off for good once it
-raises, so the tracer alone cannot stop code that catches ``BaseException`` and loops
-on. Two public hooks close that gap: :func:`checkpoint` raises again for any spent
-budget, and :func:`restore_tracing` switches counting back on after a raise.
-:mod:`agentic_machines.execution.codeexec` puts a checkpoint at the top of every ``except``,
-``finally`` and ``__exit__`` in model-written code, so such code cannot keep running.
-
-Lines run inside a cyclic garbage collection are charged to no budget. The collector
-runs when the process's allocation counts say so (how much garbage earlier code left,
-what other threads allocated), and then runs the finalizers of what it frees
-(``__del__``, weakref callbacks, suspended greenlets unwound, other ``gc.callbacks``
-entries) in whichever line the collection lands on. Charged to the budget around that
-line, their lines would make a step's outcome depend on the process, not on the
-computation. So while a budget is active, a ``gc.callbacks`` entry that runs first notes
-the line count when a collection starts, and one that runs last puts the count back when
-it stops. A finalizer that never ends cannot hang a run either: during a collection the
-deadline is the count at its start plus the smallest active limit, past which the
-finalizer gets ``BudgetExceeded``; CPython reports that as unraisable and goes on with
-the collection, and the count it ran up is given back at the end (a finalizer's own
-budgets, entered and left inside it, count as usual). A collection acts on
-the budgets of the thread it runs in (whose lines it runs); lines a finalizer runs
-outside a collection, when reference counting frees an object, are charged as any other
-line.
+fits on one line, where CPython reports no line events), never seconds. Budgets nest,
+and counting is per thread: a budget is charged with the lines of the thread that
+entered it and no other. Lines run inside a cyclic garbage collection are charged to no
+budget, and a finalizer run there is bounded by the smallest active limit. Code that
+catches ``BaseException`` is stopped again by :func:`checkpoint` (which
+:mod:`agentic_machines.execution.codeexec` puts in every handler of model code) and
+:func:`restore_tracing`. docs/determinism.md says why each rule is needed.
 
 >>> def spin():
 ...     while True:
@@ -67,7 +39,6 @@ __all__ = [
     "checkpoint",
     "restore_tracing",
     "uncharged",
-    "count_running",
     "positive_budget",
 ]
 
@@ -469,38 +440,6 @@ def uncharged(fn: Any) -> Any:
     """
     _uncharged.add(fn.__code__)
     return fn
-
-
-def count_running(frame: FrameType | None, stop: CodeType) -> None:
-    """Count, from now on, the lines of ``frame`` and its callers down to a frame of ``stop``.
-
-    The tracer decides whether to count a frame's lines when the frame is called, so a
-    frame that was already running when the first budget was entered is not counted
-    (only the caller of ``__enter__`` is). Call this, before entering the budget, to
-    give ``frame`` and the frames below it (up to, not including, the first frame
-    running ``stop``) the decision they would have had if a budget had been active when
-    they were called: a computation run part of the way uncounted is then counted from
-    here exactly as if it had been counted all along.
-
-    >>> import sys
-    >>> def outer():
-    ...     inner()
-    ...     total = 0
-    ...     for i in range(3):
-    ...         total += i
-    ...     return b.used
-    >>> def inner():
-    ...     global b
-    ...     count_running(sys._getframe(1), stop=sys._getframe(2).f_code)
-    ...     b = LineBudget(100).__enter__()
-    >>> outer() >= 6  # the loop in outer, which was running before the budget, counted
-    True
-    >>> b.__exit__(None, None, None)
-    """
-    global_trace = _mine().global_trace
-    while frame is not None and frame.f_code is not stop:
-        frame.f_trace = global_trace(frame, "call", None)
-        frame = frame.f_back
 
 
 def _has_one_line_loop(code: CodeType) -> bool:

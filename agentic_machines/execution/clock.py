@@ -1,21 +1,13 @@
 """Clock-dependent events: outcomes the wall clock or the host's load decided, not h.
 
-An agentic machine's h must be a function, so nothing the clock decides may become a
-state or a verdict as if it were a fact. Deterministic limits (the line budgets of
-:mod:`~agentic_machines.execution.budget`, the address-space limit) decide the same way
-on any machine; a wall-clock deadline, a CPU-seconds limit or a worker killed by the
-host under memory pressure do not. The runner that meets such an outcome *notes* it
-here with the reason; whoever computes a transition *watches* while it does, and raises
-:class:`~agentic_machines.errors.ClockDependent` with the outcome when anything was noted
-(``HarnessMachine`` does so for every harness program).
-
-Notes go to every watch open in the current context (watches nest: a child REPL's block
-inside a parent's step taints both); with no watch open a note is dropped. The open
-watches are kept twice, per thread and per :mod:`contextvars` context, and a note goes
-to both: a greenlet has a context of its own but shares its thread (an agent function
-runs in one), while work handed to another thread with the caller's context
-(``asyncio.to_thread``, a task run under ``contextvars.copy_context().run``) shares the
-context but not the thread. Either way a deadline met there cannot pass for a fact.
+An agentic machine's h must be a function, so nothing the clock decides (a wall-clock
+deadline, a CPU-seconds limit, a worker killed under memory pressure) may become a state
+or a verdict as if it were a fact. The runner that meets such an outcome *notes* it
+here; whoever computes a transition *watches* while it does, and raises
+:class:`~agentic_machines.errors.ClockDependent` when anything was noted. Watches nest,
+and a note reaches every watch open in its thread or in its :mod:`contextvars` context
+(a greenlet has a context of its own; ``asyncio.to_thread`` shares the context, not the
+thread). docs/determinism.md has the whole argument.
 
 >>> with watching() as seen:
 ...     note("the block ran past its 1 s wall-clock deadline")

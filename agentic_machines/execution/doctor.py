@@ -19,8 +19,10 @@ from __future__ import annotations
 import os
 import platform
 import sys
+import warnings
 from dataclasses import dataclass
 
+from ..errors import IsolationFallback
 from . import seccomp
 from .cgroup import WorkerGroup, _own_groups
 from .confine import _probe, namespace_tool, tool_path
@@ -87,7 +89,9 @@ def examine() -> Report:
     rows.append(Row("seccomp filter", found, filter_ok, "namespace; process (a second wall)"))
     group = _control_group()
     rows.append(group)
-    chosen = namespace_tool() if linux else None
+    with warnings.catch_warnings():  # the fallback's reason is a row of the table already
+        warnings.simplefilter("ignore", IsolationFallback)
+        chosen = namespace_tool() if linux else None
     strongest = "namespace" if chosen else ("process" if os.name == "posix" else None)
     rows.append(
         Row(

@@ -37,25 +37,13 @@ called once per step, into an :class:`~agentic_machines.machine.AgenticMachine`:
 >>> m.harness(s, "give up"), m.raised(s, "give up")
 (1, AgentRaised(type='RuntimeError', message='the model gave up'))
 
-How it runs. For ``h``, the function runs in a greenlet (a coroutine with its own
-stack): a model call switches back to the machine, and ``h`` switches into the
-suspended function again, so a chain of steps costs O(1) per step, with no thread
-switch and no replay, every line of a step counted against ``line_budget``. Branching
-(a second completion from the same state, as ``explore`` and the checkers do) starts
-the function again and replays the state's completions. Tools with side effects must
-not run again during a replay: wrap them with :func:`effect`, which records each call's
-result under the step that made it and returns the recorded result on a replay. The
-function must otherwise be deterministic (the same completions give the same prompts),
-and build its mutable state afresh when it starts. An ``async`` loop run with
-``asyncio.run`` inside the function works too: the running event loop is set aside
-while the function is suspended.
-
-:func:`~agentic_machines.runtime.run.run` from the initial state takes a faster, linear
-path with the same outcomes, which :mod:`agentic_machines.runtime.linear` holds: the
-function is called once, its steps run untraced, and a step is counted (on a shadow run
-of this module's greenlet path) only where the clock cannot prove it within its budget.
-One limit holds on both paths alike: the lines of an :func:`effect` tool are counted
-when it runs, not when a replay returns its recorded result.
+Where it runs. By default (``isolation="process"``) in worker processes forked from a
+zygote of the caller, one child per step, each holding its state suspended in
+``model()`` (:mod:`agentic_machines.runtime.agent_worker`); ``isolation="inline"`` runs
+it in a greenlet of the caller's process, replaying from the start to branch. Tools with
+side effects are wrapped with :func:`effect`: each execution is reported with its step,
+and a replay gets a copy of the recorded result. docs/determinism.md says what an
+outcome depends on in each mode.
 """
 
 from __future__ import annotations
@@ -65,8 +53,6 @@ import contextvars
 import functools
 import pickle
 import queue
-import signal
-import sys
 import threading
 import warnings
 import weakref
@@ -78,7 +64,7 @@ from greenlet import GreenletExit, getcurrent, greenlet
 
 from ..errors import BudgetExceeded, ClockDependent, InvalidArgument, InvalidMachine
 from ..execution import clock
-from ..execution.budget import LineBudget, count_running, uncharged
+from ..execution.budget import LineBudget, uncharged
 from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
 from .agent_worker import (
     AgentRaised,
@@ -100,11 +86,6 @@ DEFAULT_LINE_BUDGET = 1_000_000
 _DEFAULT: Any = type("_Default", (), {"__repr__": lambda self: "default"})()
 
 _PROMPT, _RETURN, _RAISE, _DIVERGE, _CLOCK = range(5)
-
-
-class _StepTimeout(BaseException):
-    """Raised by the step watchdog inside the agent (a BaseException: the agent's own
-    ``except Exception`` must not swallow it)."""
 
 
 # The run an effect() call belongs to. A context variable, not a greenlet attribute:
@@ -181,11 +162,7 @@ class _Run:
 
 
 @uncharged  # the budget counts the agent's lines, never this bookkeeping
-def _count_on(limit: int, running: Any) -> LineBudget:
-    """Enter a line budget for one step; ``running`` (a frame or None): the agent's frames
-    that ran uncounted so far, to be counted from now on as if they always had been."""
-    if running is not None:
-        count_running(running, _Loop._main.__code__)
+def _count_on(limit: int) -> LineBudget:
     return LineBudget(limit).__enter__()  # the last line: nothing after it is counted
 
 
@@ -195,68 +172,40 @@ def _count_off(budget: LineBudget) -> None:
 
 
 class _Loop(_Run):
-    """One run of the agent function, suspended in its greenlet at a model call."""
+    """One inline run of the agent function, suspended in its greenlet at a model call."""
 
-    __slots__ = (
-        "glet",
-        "prompt",
-        "thread",
-        "budget",
-        "dead",
-        "counting",
-        "uncounted",
-        "queue",
-        "worker",
-        "depth",
-    )
+    __slots__ = ("glet", "prompt", "thread", "budget", "dead", "worker")
 
     def __init__(self, machine: AgentMachine) -> None:
         super().__init__(machine)
         self.prompt = ""
         self.thread = threading.get_ident()  # a greenlet can only be resumed in its thread
-        # Off the main thread there is no SIGALRM: a watched run's greenlet lives in a
-        # thread of its own, and this thread waits for each step at most the timeout.
+        # A watched run's greenlet lives in a thread of its own, and the caller waits for
+        # each step at most the timeout.
         self.worker: _StepThread | None = None
-        if machine.step_timeout is not None and not _in_main_thread():
+        if machine.step_timeout is not None:
             self.worker = _StepThread(self)
         else:
             self.glet = greenlet(self._main)
         self.budget: LineBudget | None = None
         self.dead = False
-        # Whether the step being resumed counts its lines (a linear run's shadow catches
-        # up uncounted through steps it knows are within budget), and whether any step ran
-        # uncounted (its frames must then be set counting when counting resumes).
-        self.counting = machine.line_budget is not None
-        self.uncounted = False
-        # Recorded steps a linear run's shadow catches up through without switching out:
-        # (prompt expected, completion, state after it), the next one last.
-        self.queue: list[tuple[str, str, TraceState]] = []
-        # The depth of its greenlet's first frame, when the run that makes it says (a linear
-        # run's shadow: the depth an h run made where the linear run was made would get).
-        self.depth: int | None = None
 
     # -- inside the greenlet ---------------------------------------------------------------
     def _main(self) -> tuple[int, Any]:
-        _fresh_stack(0, self.depth)  # the same depth wherever the run was made (see there)
         m = self.machine
         _CURRENT.set(self)  # in this greenlet's own context (each greenlet has one)
         try:
-            if self.counting:
-                self.budget = _count_on(m.line_budget, None)  # type: ignore[arg-type]
-            else:
-                self.uncounted = True
+            if m.line_budget is not None:
+                self.budget = _count_on(m.line_budget)
             try:
                 value = m.fn(self.model, *m.args, **m.kwargs)
             finally:
                 self._exit_budget()
                 # the run is over: drop the cycle loop -> greenlet -> its context -> loop,
-                # so that reference counting frees a finished run (a search pauses the
-                # cyclic collector, and a replay per branch would pile up until it ran)
+                # so that reference counting frees a finished run
                 _CURRENT.set(None)
         except BudgetExceeded:
             return _DIVERGE, None
-        except _StepTimeout:
-            return _CLOCK, None
         except GreenletExit as exc:
             if self.dead:  # close() ending a suspended run: the greenlet dies
                 raise
@@ -277,16 +226,6 @@ class _Loop(_Run):
             raise _prompt_error(prompt)
         if getcurrent() is not self.glet:
             raise _thread_error()
-        queue = self.queue
-        if queue:  # a shadow catching up (uncounted): answer from the record, no switch
-            expected, completion, state = queue[-1]
-            if prompt == expected:
-                queue.pop()
-                self.state = state
-                if self.effects:
-                    self.effects = {}
-                return completion
-            queue.clear()  # not the recorded prompt: back to the linear run, which says so
         # Stop counting lines first (uncharged spares this frame the tracer, but the
         # functions it calls would still be traced while the budget is active).
         budget = self.budget
@@ -301,13 +240,8 @@ class _Loop(_Run):
         finally:
             if running is not None:
                 _events._set_running_loop(running)
-        if self.counting:
-            frames = None
-            if self.uncounted:  # frames made while uncounted: count them from here on
-                frames, self.uncounted = sys._getframe(1), False
-            self.budget = _count_on(self.machine.line_budget, frames)  # type: ignore[arg-type]
-        else:
-            self.uncounted = True
+        if self.machine.line_budget is not None:
+            self.budget = _count_on(self.machine.line_budget)
         return completion
 
     @uncharged
@@ -336,29 +270,20 @@ class _Loop(_Run):
         if self.glet.parent is not here:
             self.glet.parent = here
         try:
-            _into(self.glet.throw)  # GreenletExit: the greenlet unwinds and dies
+            self.glet.throw()  # GreenletExit: the greenlet unwinds and dies
         except Exception:  # noqa: BLE001 - a run that fails while shutting down is gone anyway
             pass
 
-    def resume(self, completion: str | None, counted: bool = True) -> tuple[int, Any]:
-        """Run the next step (the first one when ``completion`` is None) to its end;
-        ``counted=False`` runs it without counting its lines (a step known to be within
-        its budget, which a linear run's shadow replays)."""
-        self.counting = counted and self.machine.line_budget is not None
-        timeout = self.machine.step_timeout
+    def resume(self, completion: str | None) -> tuple[int, Any]:
+        """Run the next step (the first one when ``completion`` is None) to its end."""
         if self.worker is not None:
-            message = self.worker.step(completion, timeout)
+            message = self.worker.step(completion, self.machine.step_timeout)
         else:
+            glet = self.glet
             here = getcurrent()
-            if self.glet.parent is not here:
-                self.glet.parent = here
-            if timeout is None:
-                glet = self.glet
-                message = (
-                    _into(glet.switch, completion) if completion is not None else _into(glet.switch)
-                )
-            else:
-                message = self._watched(completion, timeout)
+            if glet.parent is not here:
+                glet.parent = here
+            message = glet.switch(completion) if completion is not None else glet.switch()
         if message[0] is _PROMPT:
             self.prompt = message[1]
         else:
@@ -366,192 +291,22 @@ class _Loop(_Run):
         return message
 
     def watchable(self) -> bool:
-        """Whether this run's next step can be watched as the machine now asks: a run made
-        before ``step_timeout`` was set, off the main thread, has no thread of its own."""
-        return self.worker is not None or self.machine.step_timeout is None or _in_main_thread()
-
-    def _watched(self, completion: str | None, timeout: float) -> tuple[int, Any]:
-        """The step under a wall-clock watchdog (SIGALRM, so a blocking call such as a
-        ``sleep`` or a socket read is interrupted too): past ``timeout`` seconds the agent
-        gets :class:`_StepTimeout` and the step's outcome is the clock's, not the agent's.
-        In the main thread only (SIGALRM is delivered there); off it, the run has a
-        :class:`_StepThread`."""
-        glet = self.glet
-
-        def alarm(signum: int, frame: Any) -> None:
-            if getcurrent() is glet:  # only inside the step (never once it switched back)
-                raise _StepTimeout
-
-        previous = signal.signal(signal.SIGALRM, alarm)
-        signal.setitimer(signal.ITIMER_REAL, timeout)
-        try:
-            return _into(glet.switch, completion) if completion is not None else _into(glet.switch)
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
-
-
-def _in_main_thread() -> bool:
-    return threading.current_thread() is threading.main_thread()
-
-
-# -- the stack an agent function runs on ------------------------------------------------------
-# A greenlet has frames of its own (its first frame has no caller) but it inherits its
-# thread's recursion count from where it starts, so an agent that recursed near the limit
-# ended differently when h's run was made deep in a caller's stack (or a linear run was
-# called there) than when it was made at the top: not a function of the machine. So the
-# outermost run in a thread (no other run's agent executing in it) puts its greenlet's
-# first frame at the fixed depth _RUN_DEPTH, wherever it was started (_fresh_stack).
-#
-# In CPython 3.11 the recursion count is also the only guard of the C stack: a Python
-# frame called from C (map, a greenlet switch, a __del__) takes C stack, and only the
-# count stops it before the stack overflows. So the count is never set below what the
-# physical stack holds where that can add up:
-# - A run started while another run's agent executes in this thread (an agent that runs
-#   a machine) keeps the count it inherits (_RUNS counts the runs' greenlets executing in
-#   this thread: the machine's side counts each switch into one, _into). Resetting there
-#   gave every nesting level a whole limit of C stack and crashed the process. Inheriting
-#   is still a function of the machine: the outermost run starts at the fixed depth, so a
-#   nested run's depth follows from the outer agent's own frames.
-# - _RUN_DEPTH (100) is deeper than the frames most callers run an agent under (a script,
-#   pytest, a notebook: 10-80), so there the reset only takes headroom away. A caller
-#   deeper than that still gets the agent at _RUN_DEPTH: the outcome stays the machine's,
-#   and the agent may go at most (limit - _RUN_DEPTH) frames further than the caller's
-#   stack would have let it, so one thread's stack must hold about twice the recursion
-#   limit's frames (a default thread's 8 MB does; a thread made with a small
-#   threading.stack_size and calling run() deep in C-level recursion may not).
-# CPython keeps the count in its thread state (a remaining count followed by the limit),
-# with no API to set it; the field is found once and its effect checked (_stack_counter),
-# and where it cannot be (another interpreter or layout) the count stays inherited.
-_RUN_DEPTH = 100
-_STACK: list[Any] = []  # [None, or (PyThreadState_Get, offset of the count, c_int.from_address)]
-
-
-class _Runs(threading.local):
-    n = 0  # the runs' greenlets executing in this thread (see _into); 0 in a new thread
-
-
-_RUNS = _Runs()
-_NOT_NOW = object()  # the probe could not run here (the caller too near the limit): try later
-
-
-def _into(switch: Callable[..., Any], *args: Any) -> Any:
-    """``switch(*args)``: a switch into (or a throw into) a run's greenlet, counted in
-    ``_RUNS`` while that greenlet executes (until it switches back)."""
-    runs = _RUNS
-    n = runs.n
-    runs.n = n + 1
-    try:
-        return switch(*args)
-    finally:
-        runs.n = n
-
-
-def _stack_counter() -> Any:
-    """How to set the running thread's recursion count: (PyThreadState_Get, the byte offset
-    of the thread state's remaining count, ``c_int.from_address``), None where it cannot
-    be, or ``_NOT_NOW`` when the caller is too near the limit to look. Found by reading the
-    thread state at two known depths, and checked by what it does: a greenlet that sets
-    itself 50 frames below the limit must raise RecursionError exactly 50 frames deeper,
-    and its caller's count must be intact after the switch back. Tracing and profiling
-    are off in this thread meanwhile: a tracer (a line budget around the run) would be
-    called one frame deeper than the probe, get the RecursionError and be switched off
-    by CPython, and the probe would find one frame less."""
-    trace, profile = sys.gettrace(), sys.getprofile()
-    sys.settrace(None)
-    sys.setprofile(None)
-    try:
-        import ctypes  # reading CPython's thread state needs it, once a process
-
-        get = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyThreadState_Get", ctypes.pythonapi))
-        words = ctypes.c_int * 64
-
-        def down(k: int) -> list[int]:
-            return list(words.from_address(get())) if k == 0 else down(k - 1)
-
-        limit = sys.getrecursionlimit()
-        near, far = down(0), down(5)  # five frames deeper: the remaining count is 5 less
-        found = [
-            i * 4 for i in range(63) if near[i] - far[i] == 5 and near[i + 1] == far[i + 1] == limit
-        ]
-        if len(found) != 1:
-            return None
-        counter = (get, found[0], ctypes.c_int.from_address)
-
-        def probe(n: int) -> int:
-            try:
-                return probe(n + 1)
-            except RecursionError:
-                return n
-
-        def deepest() -> int:
-            _set_depth(counter, limit - 50)
-            return probe(1)  # probe(n) runs n frames below this one
-
-        before = ctypes.c_int.from_address(get() + found[0]).value
-        reached = greenlet(deepest).switch()
-        after = ctypes.c_int.from_address(get() + found[0]).value
-    except RecursionError:
-        return _NOT_NOW
-    except (ImportError, AttributeError, OSError, ValueError):
-        return None
-    finally:
-        sys.setprofile(profile)
-        sys.settrace(trace)  # the running frames kept their own f_trace: they go on counted
-    return counter if reached == 50 and before == after else None
-
-
-def _set_depth(counter: Any, depth: int) -> None:
-    """Set the running thread's recursion count so that the caller's frame is at ``depth``
-    (RecursionError ``limit - depth`` frames below it)."""
-    get, offset, at = counter
-    base = get() + offset
-    # the limit is the next field; this frame is one deeper than the caller's
-    at(base).value = at(base + 4).value - depth - 1
-
-
-def _fresh_stack(deeper: int = 0, depth: int | None = None) -> int | None:
-    """Put the calling frame (a run's greenlet's first) at depth ``_RUN_DEPTH + deeper``
-    when it is the outermost run in this thread, whatever depth the greenlet was started
-    from; a nested run keeps the count it inherited, ``deeper`` frames deeper (see the
-    comment above); at ``depth`` when given (a linear run's shadow, resumed from inside
-    the linear run's agent: at the depth the linear run's agent got, less its
-    ``deeper``). ``deeper``: 1 for a linear run's untraced agent under a line budget,
-    whose steps may be counted elsewhere with the tracer's call one frame below the
-    deepest frame: so every path reaches the same depth. Returns the calling frame's
-    depth, or None where the count cannot be set."""
-    if not _STACK or _STACK[0] is _NOT_NOW:
-        found = _stack_counter()
-        _STACK[:] = [found]
-        if found is _NOT_NOW:
-            return None
-    counter = _STACK[0]
-    if counter is None:
-        return None
-    get, offset, at = counter
-    if depth is not None:
-        _set_depth(counter, depth + 1)  # this frame's; its caller's is one less
-    elif _RUNS.n <= 1:  # this run only: the outermost in the thread
-        _set_depth(counter, _RUN_DEPTH + deeper + 1)
-    elif deeper:
-        at(get() + offset).value -= deeper
-    base = get() + offset
-    return int(at(base + 4).value - at(base).value - 1)  # limit - remaining: this frame's
+        """Whether this run's next step can be watched as the machine now asks (a run made
+        before ``step_timeout`` was set has no thread of its own)."""
+        return self.worker is not None or self.machine.step_timeout is None
 
 
 _CLOSE = object()  # the task that ends a step thread's run
 
 
 class _StepThread:
-    """The thread that runs one watched run's greenlet, off the main thread.
+    """The thread that runs one watched inline run's greenlet.
 
-    SIGALRM, which interrupts a blocked call, reaches only the main thread. Elsewhere the
-    run's greenlet is made and resumed in a thread of its own, and the caller waits for
-    each step at most ``step_timeout`` seconds: a step still running then (a tool that
-    blocks) is the clock's outcome, as in the main thread, and the caller goes on at once.
-    The blocked step is abandoned: its thread (a daemon) ends the run when the call
-    returns, and never reports to anyone. So off the main thread a blocking tool is never
-    a hang either; what differs is that the blocked call itself is not interrupted.
+    The run's greenlet is made and resumed in a thread of its own, and the caller waits
+    for each step at most ``step_timeout`` seconds: a step still running then (a tool
+    that blocks) is the clock's outcome, and the caller goes on at once. The blocked step
+    is abandoned: its thread (a daemon) ends the run when the call returns, and never
+    reports to anyone. In a worker process the blocked worker is killed instead.
     """
 
     __slots__ = ("tasks", "results", "abandoned", "thread")
@@ -577,7 +332,7 @@ class _StepThread:
                 return
             try:
                 glet = loop.glet
-                message = _into(glet.switch, task) if task is not None else _into(glet.switch)
+                message = glet.switch(task) if task is not None else glet.switch()
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
                 message = (None, exc)
             if self.abandoned:  # the caller gave up on this step: end the run here
@@ -704,8 +459,6 @@ class AgentMachine(AgenticMachine[TraceState]):
         # cached prompts and suspended runs a clock-dependent step left: no facts either
         self._clock = clock.Marks(4 * self._cache_size)
         self._results: dict[tuple[TraceState, str], Any] = {}
-        # Results a linear run filed without its state (made only when someone asks).
-        self._later: list[tuple[Callable[[], TraceState], str, Any]] = []
         self._effects: dict[tuple, tuple[bool, Any]] = {}
         self._effect_list: list[tuple[TraceState, str, str, bool]] = []
         self._effects_lock = threading.Lock()
@@ -1014,8 +767,6 @@ class AgentMachine(AgenticMachine[TraceState]):
         >>> m.result(m.initial, "hi")
         'hi!'
         """
-        if self._later:
-            self._file_later()
         key = (state, completion)
         if key not in self._results and self.harness(state, completion) not in (HALT, DIVERGE):
             raise InvalidArgument(
@@ -1035,8 +786,6 @@ class AgentMachine(AgenticMachine[TraceState]):
         >>> m.raised(m.initial, "1"), m.raised(m.initial, "2")
         (None, AgentRaised(type='ValueError', message='not 1'))
         """
-        if self._later:
-            self._file_later()
         key = (state, completion)
         # The step's end is recorded when it ran: asking again must not replay the run (a
         # checker asks this after every halting step, right after making it).
@@ -1044,16 +793,6 @@ class AgentMachine(AgenticMachine[TraceState]):
             return None
         outcome = self._results[key]
         return outcome if isinstance(outcome, (AgentRaised, AgentDied)) else None
-
-    def _later_result(self, state: Callable[[], TraceState], completion: str, result: Any) -> None:
-        """File ``result`` as the end of h(state(), completion) when someone asks: a linear
-        run's last state is made only then (it is a chain as long as the run)."""
-        self._later.append((state, completion, result))
-
-    def _file_later(self) -> None:
-        later, self._later = self._later, []
-        for state, completion, result in later:
-            self._results[(state(), completion)] = result
 
     def effect_log(self, start: int = 0) -> list[tuple[TraceState, str, str, bool]]:
         """Every effect call that really ran, in order: ``(state, tool, arguments, ok)``;

@@ -494,9 +494,13 @@ class Pool:
         for server in [*self.held.values(), *([self.zygote] if self.zygote else [])]:
             server.close()
         self.held.clear()
+        if self.zygote is not None and self.valid():
+            _CLOSED.append(self.zygote.pid)  # it exits at the end of its socket
         self.zygote = None
+        _reap_zygotes()
 
     def _start(self) -> _Server:
+        _reap_zygotes()
         mine, theirs = socket.socketpair()
         _flush()
         pid = os.fork()
@@ -624,6 +628,19 @@ class Pool:
                 status = reply[1]
                 break
         return describe_status(status)
+
+
+_CLOSED: list[int] = []  # zygotes of closed pools, this process's children, not reaped yet
+
+
+def _reap_zygotes() -> None:
+    for pid in list(_CLOSED):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _CLOSED.remove(pid)
 
 
 def describe_status(status: int | None) -> str:

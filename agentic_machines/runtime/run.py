@@ -56,7 +56,7 @@ outcomes are *equal* to the original ones when they are built from ``str``, ``in
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,8 +68,6 @@ from ._jsonl import (
     MAX_JSON_LINES_BYTES,
     brief,
 )
-from .agent import AgentMachine
-from .linear import run_linear, runs_linearly
 from .models import Model, ScriptedModel, describe_difference, shorten
 
 # The file format lives in tracefile (one concept a module); its public names stay
@@ -125,26 +123,6 @@ class Trace:
     pending: tuple[str, str] | None = None
     max_steps: int | None = None
     error: BaseException | None = field(default=None, compare=False, repr=False)
-
-    # -- a linear run's steps, made when read ---------------------------------------------
-    def _defer_steps(self, make: Callable[[], list[Step]]) -> None:
-        """Hold ``steps`` as ``make``, called on first read (a linear run of an agent
-        function records strings only, runtime/linear.py). A ``Trace`` is a plain value
-        either way: ``==``, ``repr``, copies and pickles read ``steps`` like anyone."""
-        del self.__dict__["steps"]
-        self.__dict__["_make_steps"] = make
-
-    def __getattr__(self, name: str) -> Any:
-        # Only reached when ``steps`` is not made yet (or for a missing attribute).
-        make = self.__dict__.pop("_make_steps", None) if name == "steps" else None
-        if make is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        steps = self.__dict__["steps"] = make()
-        return steps
-
-    def __getstate__(self) -> dict[str, Any]:
-        self.steps  # noqa: B018 - made before the state is copied
-        return self.__dict__
 
     # -- views ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -558,23 +536,8 @@ def _steps(
     def failed(exc: Exception | None = None, answer: Any = None) -> Exception:
         return _model_failed(trace, raise_errors, exc, answer)
 
-    first = 0
-    if (
-        isinstance(machine, AgentMachine)
-        and machine.isolation == "inline"
-        and runs_linearly(machine, state, trace.max_steps or 0)
-    ):
-        # An agent function runs once, calling the model itself: no greenlet switch per
-        # step (runtime/linear.py); the same steps as the loop below would make, which
-        # the trace makes when they are read (a halting step's message is set there).
-        handed = run_linear(machine, trace, complete, failed, write)
-        if handed is None:
-            if trace.end == "model-error" and raise_errors:
-                raise trace.error  # type: ignore[misc]
-            return trace
-        state, first = handed, len(trace.steps)  # it goes on step by step from there
     record = trace.steps.append
-    for index in range(first, trace.max_steps or 0):
+    for index in range(trace.max_steps or 0):
         timed = False  # this step's prompt or outcome came from the clock
         try:
             prompt = prompt_of(state)
