@@ -9,7 +9,6 @@ import pytest
 
 pytest.importorskip("langgraph", reason='needs the extra: pip install -e ".[langgraph]"')
 
-from agentic_machines.models import ScriptedModel  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 from langgraph.graph import END, START, StateGraph  # noqa: E402
 from typing_extensions import TypedDict  # noqa: E402
@@ -22,6 +21,7 @@ from agentic_machines.adapters.langgraph import (  # noqa: E402
     structure,
 )
 from agentic_machines.checking import check_properties, never_diverges  # noqa: E402
+from agentic_machines.models import ScriptedModel  # noqa: E402
 from agentic_machines.runtime.explore import explore  # noqa: E402
 
 with warnings.catch_warnings():  # moved to langchain.agents in LangGraph 1.0, still here
