@@ -1,6 +1,6 @@
 """Agents that touch their process cannot touch the checker (issue 35).
 
-The agents of tests/hostile_agents/agents.py redirect stdout and stderr around a model
+The agents of tests/hostile_agents/hostile.py redirect stdout and stderr around a model
 call, change folder, set environment variables, lower the recursion limit, install
 signal handlers, edit sys.path and sys.modules, exit, crash the interpreter, count their
 calls in a global, leave temporary files, draw unseeded random numbers, leave threads
