@@ -20,7 +20,7 @@ from typing import Any
 __all__ = ["HALT", "DIVERGE", "Raised", "show_outcome", "is_sentinel", "is_end", "halt_raised"]
 
 
-class _Sentinel:
+class Sentinel:
     """A singleton outcome that is not a state. Survives copy and pickle as itself."""
 
     __slots__ = ("_symbol", "_name")
@@ -42,17 +42,17 @@ class _Sentinel:
     def __reduce__(self) -> str:
         return self._name
 
-    def __copy__(self) -> _Sentinel:
+    def __copy__(self) -> Sentinel:
         return self
 
-    def __deepcopy__(self, memo: dict) -> _Sentinel:
+    def __deepcopy__(self, memo: dict) -> Sentinel:
         return self
 
 
-HALT = _Sentinel("1", "HALT")
+HALT = Sentinel("1", "HALT")
 """The halting outcome ``1``: the run ends normally."""
 
-DIVERGE = _Sentinel("↑", "DIVERGE")
+DIVERGE = Sentinel("↑", "DIVERGE")
 """The divergence outcome ``↑``: the harness never returns to the model."""
 
 
@@ -151,7 +151,7 @@ def show_outcome(outcome: object) -> str:
     >>> show_outcome(HALT), show_outcome(DIVERGE), show_outcome(1), show_outcome("a")
     ('HALT (1)', 'DIVERGE (↑)', '1', "'a'")
     """
-    if isinstance(outcome, (_Sentinel, Raised)):
+    if isinstance(outcome, (Sentinel, Raised)):
         return outcome.label
     return repr(outcome)
 

@@ -453,11 +453,11 @@ def find_embeddings(
     >>> list(find_embeddings(fixture("halt1"), fixture("diverge1")))
     []
     """
-    search = _Search(source, target, into)
+    search = EmbeddingSearch(source, target, into)
     return search.embeddings()
 
 
-class _Search:
+class EmbeddingSearch:
     """Commutation-propagation search; remembers why it failed, for obstructions."""
 
     def __init__(

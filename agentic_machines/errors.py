@@ -424,3 +424,31 @@ class IsolationFallback(UserWarning):
     ...). ``agentic-machines doctor`` says what this machine lacks; install bubblewrap, or
     let the machine's administrator allow unprivileged user namespaces.
     """
+
+
+def unhashable_state(state: Any, completion: str, outcome: Any) -> InvalidMachine:
+    """The error for a harness that returned an unhashable outcome: states are kept in
+    sets and dicts, so a state must be hashable.
+
+    >>> print(unhashable_state(0, "a", [1]))
+    h(0, 'a') returned [1], which is not hashable, so it cannot be a state; return a hashable value (a tuple, a frozenset, a frozen dataclass) instead of a list, dict or set
+    """
+    return InvalidMachine(
+        f"h({state!r:.80}, {completion!r:.80}) returned {outcome!r:.80}, which is not hashable, so it "
+        "cannot be a state; return a hashable value (a tuple, a frozenset, a frozen dataclass) "
+        "instead of a list, dict or set"
+    )
+
+
+def none_state(machine: Any, s: Any) -> InvalidMachine:
+    """The error for a harness that returned ``None``: not a state (a graph has no None
+    node, and ``None`` means "no state" across the toolkit), most often a missing ``return``.
+
+    >>> from agentic_machines import TableMachine, HALT
+    >>> print(none_state(TableMachine({0: "p"}, {(0, "a"): HALT}), 0))
+    h(0, ·) of 'table' returned None, which is not a state; return a state, HALT or DIVERGE (a missing return?)
+    """
+    return InvalidMachine(
+        f"h({s!r}, ·) of {machine.name!r} returned None, which is not a state; return a state, HALT or "
+        "DIVERGE (a missing return?)"
+    )

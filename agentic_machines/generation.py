@@ -32,7 +32,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 from .batches import harness_all
-from .embedding import Embedding, _Search, check_embedding, identity, rank
+from .embedding import Embedding, EmbeddingSearch, check_embedding, identity, rank
 from .errors import InvalidArgument
 from .machine import (
     DIVERGE,
@@ -52,9 +52,9 @@ from .machine import (
 # importable from here, as before.
 from .obstruction import (
     MIN_PREMISE_TESTS,
-    _check_state_of,
-    _claim,
     cardinality_obstruction,
+    check_state_of,
+    claim_text,
     prompt_obstruction,
     proof_exists,
 )
@@ -147,7 +147,7 @@ def _witness_shape(
 # completion_generates
 
 
-@undecided_as_verdict(lambda machine, state, target, *_, **__: _claim(machine, state, target))
+@undecided_as_verdict(lambda machine, state, target, *_, **__: claim_text(machine, state, target))
 def completion_generates(
     machine: AgenticMachine,
     state: Hashable,
@@ -199,8 +199,8 @@ def completion_generates(
     >>> completion_generates(words, "", fixture("f2-add")).holds is None
     True
     """
-    claim = _claim(machine, state, target)
-    _check_state_of(machine, state)
+    claim = claim_text(machine, state, target)
+    check_state_of(machine, state)
     # Finite means checked: a finite machine must stay inside its declared states before
     # anything is decided about it (check_closed skips machines that are not finite).
     check_closed(target)
@@ -484,7 +484,7 @@ def _decide(
     refuted = _refute_by_prompts(machine, x, target, targets, loaders, checked, claim, details)
     if refuted is not None:
         return refuted
-    search = _Search(target, machine, list(loaders))
+    search = EmbeddingSearch(target, machine, list(loaders))
     for e in search.embeddings():
         loader = {s: loaders[e(s)] for s in targets}
         checked += len(targets) * len(parts.completions)
@@ -650,7 +650,7 @@ def _check_witness(
 # SPE states
 
 
-@undecided_as_verdict(lambda machine, state, *_, **__: _claim(machine, state, machine))
+@undecided_as_verdict(lambda machine, state, *_, **__: claim_text(machine, state, machine))
 def is_spe_state(
     machine: AgenticMachine,
     state: Hashable,
@@ -688,7 +688,7 @@ def is_spe_state(
     # A finite machine is decided by F1 over everything: a witness is only a hint
     # (checked afterwards, for a note) and a sample of states is not used.
     if is_sentinel(state) or state not in parts.state_set:
-        _check_state_of(machine, state)  # raises, saying what to pass
+        check_state_of(machine, state)  # raises, saying what to pass
     check_closed(machine)  # F1 is a fact about machines that stay inside S
     verdict = _f1_verdict(machine, parts, state)
     if embedding is None and loader is None:
@@ -719,7 +719,7 @@ def _f1_explained(
 ) -> Verdict:
     """The whole F1 verdict, in words, from what the scan found."""
     states, alphabet = parts.states, parts.completions
-    claim = _claim(machine, state, machine)
+    claim = claim_text(machine, state, machine)
     details = {
         "premise": "S and C are finite (checked)",
         "states": len(states),
@@ -829,7 +829,7 @@ def _f1_obstruction(
         f"a finite machine is an SPE state only if every state is one of its successors.{count}{early}",
         details={"not_successors": len(states) - reached_states, "completions_read": read},
     )
-    return confirmed(found, _claim(machine, x, machine), problem)
+    return confirmed(found, claim_text(machine, x, machine), problem)
 
 
 def spe_states(machine: AgenticMachine) -> frozenset:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
-from ._outcome import DIVERGE, HALT, _Sentinel, is_sentinel, show_outcome
+from ._outcome import DIVERGE, HALT, Sentinel, is_sentinel, show_outcome
 from .errors import InvalidMachine, NotDefined
 from .verdict import short_repr
 
@@ -42,7 +42,7 @@ __all__ = [
 
 
 State = Hashable
-Outcome = Hashable | _Sentinel
+Outcome = Hashable | Sentinel
 # A machine's own state type: a subclass whose states are, say, TraceState values
 # declares AgenticMachine[TraceState], so its prompt(state: TraceState) is a proper override.
 StateT = TypeVar("StateT", bound=Hashable)

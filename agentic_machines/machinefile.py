@@ -282,8 +282,8 @@ def machine_from_document(data: Any, *, source: str = "<document>") -> TableMach
         bad("name", f"is {brief(name)}; it must be a non-empty string")
     completions = data.get("completions")
     if completions is not None:
-        if not isinstance(completions, list) or not completions:
-            bad("completions", "must be a non-empty list of strings (or be left out)")
+        if not isinstance(completions, list):  # empty is an alphabet too: every run is stuck
+            bad("completions", "must be a list of strings (or be left out)")
             completions = None
         else:
             for i, c in enumerate(completions):

@@ -34,13 +34,20 @@ __all__ = [
 ]
 
 
-def _claim(machine: AgenticMachine, state: Hashable, target: AgenticMachine) -> str:
+def claim_text(machine: AgenticMachine, state: Hashable, target: AgenticMachine) -> str:
+    """The claim a verdict on (``machine``, ``state``) and ``target`` is about.
+
+    >>> from agentic_machines.fixtures import FIXTURES
+    >>> m = FIXTURES["halt1"]()
+    >>> claim_text(m, 0, m)
+    '0 is an SPE state of halt1'
+    """
     if target is machine:
         return f"{_short(state)} is an SPE state of {machine.name}"
     return f"({machine.name}, {_short(state)}) completion-generates {target.name}"
 
 
-def _check_state_of(machine: AgenticMachine, state: Hashable, role: str = "") -> None:
+def check_state_of(machine: AgenticMachine, state: Hashable, role: str = "") -> None:
     """Raise unless ``state`` is a state: never a sentinel, and one of the declared states
     when the machine lists them (a question about a non-state has no answer)."""
     known = state_set(machine)
@@ -79,7 +86,7 @@ def proof_exists(proof: str) -> bool:
     return path.is_file() or (not path.is_absolute() and (_REPO_ROOT / path).is_file())
 
 
-def _premise_verdict(
+def premise_verdict(
     machine: AgenticMachine,
     claim: str,
     method: str,
@@ -152,7 +159,7 @@ def _covers_alphabet(machine: AgenticMachine, tested: Iterable[str]) -> bool:
 
 
 @undecided_as_verdict(
-    lambda machine, state, target, *_, **__: _claim(machine, state, target), "fact:F2"
+    lambda machine, state, target, *_, **__: claim_text(machine, state, target), "fact:F2"
 )
 def prompt_obstruction(
     machine: AgenticMachine,
@@ -193,11 +200,11 @@ def prompt_obstruction(
     ...     proof="proofs/F3_prompt_monotone.md", completions=["a"]).status
     'undecided'
     """
-    claim = _claim(machine, state, target)
-    _check_state_of(machine, state)
+    claim = claim_text(machine, state, target)
+    check_state_of(machine, state)
     # target_state must be a state of the target: F2 says nothing about a non-state, and a
     # "refutation" pinned to one would refute a relation that may hold.
-    _check_state_of(target, target_state, "target")
+    check_state_of(target, target_state, "target")
     p_x = machine.prompt(state)
     p_t = target.prompt(target_state)
     if invariant(p_x, p_t):
@@ -253,13 +260,13 @@ def prompt_obstruction(
         f"can be the image of {_short(target_state)} (F2).",
         details={"prompt": p_t, "proof": proof, **counts},
     )
-    return _premise_verdict(
+    return premise_verdict(
         machine, claim, "fact:F2", tested, covered, invariant_text, proof, obstruction, counts
     )
 
 
 @undecided_as_verdict(
-    lambda machine, state, target, *_, **__: _claim(machine, state, target), "fact:F5"
+    lambda machine, state, target, *_, **__: claim_text(machine, state, target), "fact:F5"
 )
 def cardinality_obstruction(
     machine: AgenticMachine,
@@ -289,7 +296,7 @@ def cardinality_obstruction(
     >>> v.holds, v.method, v.obstruction.kind, v.obstruction.state, v.conditional
     (False, 'fact:F5', 'cardinality', 1, False)
     """
-    claim = _claim(machine, state, target)
+    claim = claim_text(machine, state, target)
     outcomes: dict[Hashable, str] = {}
     tested = 0
     seen: list[str] = []
@@ -347,7 +354,7 @@ def cardinality_obstruction(
         f"and {_short(s)} cannot both map into it: state {_short(s)} of {target.name} has no loader (F5).",
         details={"successor": y, "completions_tested": tested},
     )
-    return _premise_verdict(
+    return premise_verdict(
         machine,
         claim,
         "fact:F5",

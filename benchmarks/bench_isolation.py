@@ -36,11 +36,11 @@ from _timing import goal, median_time, paired  # noqa: E402
 from agentic_machines.architectures import repl_plan as rp  # noqa: E402
 from agentic_machines.architectures.environments import CountEnv  # noqa: E402
 from agentic_machines.execution.codeexec import drive  # noqa: E402
+from agentic_machines.execution.doctor import examine  # noqa: E402
 from agentic_machines.execution.sandbox import (  # noqa: E402
     Limits,
     ProcessRunner,
     Scaffold,
-    _probe,
     make_runner,
     namespace_tool,
 )
@@ -107,7 +107,8 @@ def _executor(level: str, tool: str | None) -> ProcessRunner:
 
 def strongest_against_process() -> None:
     """Worker start and per-block cost of each namespace tool ÷ ``process``, alternately."""
-    tools = [t for t in ("bwrap", "unshare") if _probe(t) is None]
+    working = {row.check for row in examine().rows if row.ok}
+    tools = [t for t in ("bwrap", "unshare") if f"{t} found and working" in working]
     print(f"\nstrongest against process (namespace tools that work here: {tools})")
 
     def start(tool: str | None) -> None:

@@ -252,7 +252,7 @@ before and after, as measured by the benchmarks above:
   runs that step through `h` with every line counted (frames that ran uncounted are set
   counting: `budget.count_running`). If the shadow agrees, the untraced run goes on; if
   not, its outcome (`DIVERGE`) stands. The clock decides only when to count, never an
-  outcome: `tests/test_agent_linear.py` checks that the linear trace equals the
+  outcome: a test (deleted with the linear path in wave 8) checked that the linear trace equals the
   step-by-step one, at the budget's boundary too.
   Round 2 (issue 25, item 2; `runtime/linear.py`): a step records two strings, its
   prompt and its completion; the trace's `TraceState`s and `Step` tuples are made when

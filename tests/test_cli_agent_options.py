@@ -76,8 +76,8 @@ def test_inline_is_said_in_one_line_on_stderr(agents, capsys):
     assert main(["explore", f"{agents}:echo", "-c", "hi", "--isolation", "inline"]) == 0
     out, err = capsys.readouterr()
     assert [line for line in err.splitlines() if line.startswith("isolation:")] == [
-        "isolation: inline (the agent function runs in this process; see "
-        "docs/reference/agent.md for what it must not do)"
+        "isolation: inline (the agent function runs in this process, which it can "
+        "change: docs/determinism.md)"
     ]
     assert "'hi' -> HALT" in out
 

@@ -303,3 +303,11 @@ def test_answer_files_and_the_cli(tmp_path, capsys):
     bad.write_text("raise RuntimeError('oops')\n")
     assert main(["exercise", "1.1", str(bad)]) == 2
     assert "raised RuntimeError: oops" in capsys.readouterr().err
+
+
+def test_wrong_answers_to_2_1_never_print_the_solution():
+    from agentic_machines.exercises.checks import check
+
+    for wrong in ([{"q": "a"}], []):
+        said = str(check("2.1", {"mappings": wrong}))
+        assert said.startswith("wrong") and "{'q': 'b'}" not in said, said

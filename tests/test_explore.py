@@ -168,16 +168,31 @@ def test_progress_callback_gets_status_lines(monkeypatch):
     assert {"states", "edges", "depth", "states_per_second", "queued"} <= set(seen[0])
 
 
-def test_progress_prints_on_stderr(monkeypatch, capsys):
+def test_progress_is_logged_and_only_the_cli_prints_it_on_stderr(monkeypatch, capsys, caplog):
+    import logging
+
     import agentic_machines.runtime.search as ex
+    from agentic_machines.cli.commands import _progress_to_stderr
 
     monkeypatch.setattr(ex, "PROGRESS_AFTER", 0.0)
     monkeypatch.setattr(ex, "CHECK_CLOCK_EVERY", 1)
-    explore(
-        FunctionMachine(lambda n: "", lambda n, c: n + 1, initial=0),
-        completions=["+"],
-        max_states=3,
-    )
+    log = logging.getLogger("agentic_machines")
+    monkeypatch.setattr(log, "handlers", [])  # as in a process where no command ran
+
+    def go():
+        explore(
+            FunctionMachine(lambda n: "", lambda n, c: n + 1, initial=0),
+            completions=["+"],
+            max_states=3,
+        )
+
+    with caplog.at_level(logging.INFO, logger="agentic_machines"):
+        go()  # a library call: the lines go to the logger, nothing to stderr
+        assert capsys.readouterr().err == ""
+        text = "\n".join(r.getMessage() for r in caplog.records)
+        assert "agentic-machines: exploring:" in text and "explored: 3 states" in text
+        _progress_to_stderr()  # what the command line does
+        go()
     err = capsys.readouterr().err
     assert "agentic-machines: exploring:" in err and "explored: 3 states" in err
 

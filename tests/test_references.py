@@ -132,3 +132,30 @@ def test_the_check_catches_dangling_references() -> None:
     assert any("#no-such-heading" in f for f in found)
     assert any("nowhere.md does not exist" in f for f in found)
     assert any("no_such_proof.md does not exist" in f for f in found)
+
+
+ABSOLUTE_PATH = re.compile(r"(?<![\w.~])/(?:work|root|home|tmp)/[^\s`)\]'\"]*")
+
+
+def absolute_paths(text: str) -> list[str]:
+    """The absolute paths of one machine that a page names (a developer's checkout, home
+    or scratch directory): they mean nothing to a reader.
+
+    >>> absolute_paths("see /work/wt4/lead/x.py and docs/design.md, https://a.org/tmp/x")
+    ['/work/wt4/lead/x.py']
+    """
+    return ABSOLUTE_PATH.findall(text)
+
+
+def test_no_page_of_docs_names_an_absolute_path() -> None:
+    # a page of docs/ (benchmarks' output included) is read on other machines: a path of
+    # this one (a traceback's file names, a checkout under /work/ or /tmp/) is noise
+    found = {
+        str(page.relative_to(ROOT)): absolute_paths(page.read_text(encoding="utf-8"))
+        for page in sorted((ROOT / "docs").rglob("*.md"))
+    }
+    found = {page: paths for page, paths in found.items() if paths}
+    assert found == {}, (
+        "write paths relative to the repository (benchmarks/x.py), or regenerate the page "
+        f"after fixing what printed them: {found}"
+    )

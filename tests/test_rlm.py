@@ -72,7 +72,7 @@ def test_two_sub_calls_in_one_block_are_two_states_and_each_runs_once():
     s2 = M.harness(s1, "1")
     assert M.prompt(s2) == "<|user|>\ntwo\n"
     s3 = M.harness(s2, "2")
-    assert "REPL output:\n12\n" in M.prompt(s3) and rlm.turn_of(M.prompt(s3)) == 2
+    assert "REPL output:\n\n12\n" in M.prompt(s3) and rlm.turn_of(M.prompt(s3)) == 2
 
 
 def test_output_is_truncated():
@@ -108,7 +108,7 @@ def test_restricted_namespace_and_scaffold_restore():
     )
     p = M.prompt(s)
     assert "ImportError" in p and "NameError: name 'open' is not defined" in p
-    assert f"REPL output (block 4):\n{len(rlm.TOY_CONTEXT)}" in p
+    assert f"REPL output (block 4):\n\n{len(rlm.TOY_CONTEXT)}" in p
 
 
 @settings(max_examples=examples(60, 1000))
@@ -225,7 +225,7 @@ def test_depth_two_episode_with_a_batched_query_golden():
     # the sub-calls are single user messages, in order; the child's answer reached the root
     assert prompts[3].startswith("<|user|>\nName the river in: Which river")
     assert prompts[4].startswith("<|user|>\nName the city in: ")
-    assert "REPL output:\nSeine\n" in prompts[6] and prompts[6].startswith(prompts[1])
+    assert "REPL output:\n\nSeine\n" in prompts[6] and prompts[6].startswith(prompts[1])
     outline = rlm.run_outline(prompts)
     assert outline.splitlines()[3] == "    sub-call: Name the river in: Which river does this"
     check_golden(
@@ -242,7 +242,7 @@ def test_at_depth_one_rlm_query_is_llm_query_and_batches_keep_order():
     s = m.harness(s, "A")
     assert m.prompt(s) == "<|user|>\nb?\n"
     s = m.harness(s, "B")
-    assert "REPL output:\n['A', 'B']\n" in m.prompt(s)
+    assert "REPL output:\n\n['A', 'B']\n" in m.prompt(s)
 
 
 def test_a_batch_of_non_strings_fails_per_item_and_bad_arguments_are_errors():
@@ -271,3 +271,15 @@ def test_max_depth_is_checked():
 
     with pytest.raises(InvalidArgument, match="max_depth must be an integer >= 1"):
         next(rlm.rlm_program(max_depth=0, isolation="inline"))
+
+
+def test_final_follows_the_paper_era_pattern():
+    # The cited code of 2025-12-31 matches ^\s*FINAL\((.*?)\) (lazy, unanchored at the
+    # end): text after the answer does not stop the run, and the first ")" ends it.
+    from agentic_machines.architectures.rlm import FINAL_PATTERN, find_final
+
+    assert FINAL_PATTERN.pattern == r"^\s*FINAL\((.*?)\)"
+    assert find_final("FINAL(42) because the record says so", {}) == "42"
+    assert find_final("FINAL(f(x) = 3)", {}) == "f(x"
+    assert find_final("note\n  FINAL( the Seine )\nmore", {}) == "the Seine"
+    assert find_final("say FINAL(x) inline", {}) is None

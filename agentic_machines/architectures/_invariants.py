@@ -36,7 +36,7 @@ from ..errors import AgenticMachinesError, InvalidArgument
 from ..execution.sandbox import resolve_isolation
 from ..generation import prompt_obstruction
 from ..machine import AgenticMachine, is_sentinel
-from ..obstruction import _premise_verdict
+from ..obstruction import premise_verdict
 from ..runtime.harness import HarnessMachine
 from ..runtime.models import ScriptedModel
 from ..runtime.search import Completions, Found, Reporter, Walk, plan, walk
@@ -631,7 +631,7 @@ def refute_embedding_by_prompts(
         details={"prompt": p, "states": len(starts), "completions": len(distinct)},
     )
     # the proof file and the number of tests decide as for every premise-based refutation
-    return _premise_verdict(
+    return premise_verdict(
         target,
         claim,
         method,

@@ -22,19 +22,8 @@ interpreter. Two kinds of feedback come back:
 The environment is the ALFWorld-like household of
 :mod:`agentic_machines.architectures.environments`.
 
-Faithful: code-style plans with step markers and assertions; ``ask_llm`` in-plan
-refinement; out-of-plan refinement that rewrites the plan and resumes from a step the
-model chooses, in the same episode; a bound on refinements.
-
-Simplified: the plan runs through :mod:`agentic_machines.execution` (restricted
-builtins, line budget, ``isolation=``, default ``"strongest"``), as RLM's code does;
-``ask_llm`` is a model call answered inside the block (the block is rerun from the
-namespace it started with, its ``act`` calls cached, so nothing happens twice); the
-prompts, the one worked example and the refinement counter line are our wording; the
-toy household instead of ALFWorld and MiniWoB++.
-
-Absent: skill discovery (storing successful plans as new examples) - it acts across
-episodes, and the machine is one episode.
+What is faithful to the paper and what is simplified: ``docs/sources.md``,
+section "AdaPlanner".
 
 The SPE question (:func:`analysis`): a planner or refiner prompt ends with its
 refinement count, and a successor is an ``ask_llm`` prompt or a planner/refiner prompt

@@ -13,24 +13,8 @@ allows, the *planner* decomposes the task into sub-tasks joined by a logical ope
 executor could not cope. The environment is the ALFWorld-like household of
 :mod:`agentic_machines.architectures.environments`, shared by every sub-task.
 
-Faithful:
-
-- executor first, planner only on failure, recursion with a depth limit ``max_depth``
-  (the paper's d_max); beyond it a failure is final;
-- the executor acts one environment action per call, sees its own transcript of actions
-  and observations for the current (sub-)task only, and ends with ``task completed`` or
-  ``task failed``; running out of its action budget counts as a failure;
-- the planner writes numbered steps and an ``Execution order`` with ``AND`` or ``OR``;
-  ``AND`` stops at the first failed sub-task, ``OR`` at the first success;
-- the episode also ends when the environment reports the whole task done.
-
-Simplified:
-
-- one operator per plan (no nested ``(Step 1 AND Step 2) OR Step 3`` expressions); a plan
-  that does not parse is a failed decomposition;
-- the executor's success is its own report (the paper also checks ALFWorld's reward
-  where it can); prompts and the single worked example of each role are our wording; the
-  toy household instead of ALFWorld, WebShop and TextCraft.
+What is faithful to the paper and what is simplified: ``docs/sources.md``,
+section "ADaPT".
 
 The SPE question (:func:`analysis`): an executor step extends its prompt by one action;
 every other successor is a planner prompt or a fresh executor prompt with no action yet

@@ -13,30 +13,8 @@ proposing a ``<solution>``. The environment's tools here are the ALFWorld-like h
 of :mod:`agentic_machines.architectures.environments`: ``act(action)`` performs a text
 action and returns the observation.
 
-Faithful:
-
-- the prompt is the whole chat (system, the task, then for each turn the agent's reply
-  and the observation), so the agent sees its earlier code and every observation;
-- the action is the code of the reply's ``<execute>`` block; it runs in one persistent
-  namespace across turns (variables and functions survive); the observation is stdout,
-  then the error, cut to ``max_output`` characters;
-- a reply with ``<solution>...</solution>`` ends the episode with that answer; a reply
-  with neither tag gets the harness's reminder of the two tags as its observation
-  (the MINT-style interaction the paper evaluates in);
-- every observation ends with how many steps are left; after ``max_turns`` agent turns
-  the episode ends; it also ends when the environment reports the task done.
-
-Simplified:
-
-- code runs through :mod:`agentic_machines.execution` (restricted builtins, a
-  deterministic line budget, an executor at ``isolation=``, default ``"strongest"``),
-  as RLM's and REPL-Plan's code does, instead of a Jupyter kernel; a block past its line
-  budget is ``DIVERGE``;
-- the toy household instead of the paper's benchmarks (M3ToolEval, API-Bank, MINT); the
-  prompts are our wording; the chat is rendered as RLM's (``<|role|>`` lines); only the
-  first ``<execute>`` block of a reply runs;
-- no limit on proposed solutions, no fine-tuned model (CodeActAgent) and no
-  conversation with a simulated user.
+What is faithful to the paper and what is simplified: ``docs/sources.md``,
+section "CodeAct".
 
 The SPE question (:func:`analysis`): every successor prompt strictly extends the current
 one and ends with a steps-left line at most one lower (``proofs/codeact_invariant.md``),

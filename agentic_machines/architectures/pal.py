@@ -9,25 +9,8 @@ answer, then the new question; the model writes a program; the harness runs it *
 with an interpreter and the return value of ``solution()`` is the answer. The model
 never sees the result: there is no second call.
 
-Faithful:
-
-- the prompt is few-shot: ``Q: <question>`` then ``# solution in Python:`` then a
-  program defining ``solution()``, for each worked example, then the new question and
-  the same header; the reasoning lives in the program's comments and variable names;
-- the completion is the program; the harness runs it once and calls ``solution()``; its
-  return value is the answer; a program that raises (or defines no ``solution``) gives
-  no answer, which counts as wrong;
-- the answer is scored against the gold answer numerically (GSM8K-style).
-
-Simplified:
-
-- one toy word problem and two worked examples written for this toolkit, instead of
-  GSM8K and the paper's eight examples; the header wording is ours;
-- the program runs through :mod:`agentic_machines.execution` (restricted builtins, a
-  deterministic line budget, an executor at ``isolation=``, default ``"strongest"``), as
-  RLM's and REPL-Plan's code does; a program past its line budget is ``DIVERGE``;
-- no sampling or majority vote over several programs (the paper's main results use
-  greedy decoding; its self-consistency variant is absent).
+What is faithful to the paper and what is simplified: ``docs/sources.md``,
+section "PAL (program-aided language models)".
 
 The SPE question (:func:`analysis`): the machine has one state, the initial one, and
 every completion ends the run (``1``, or ``↑`` past the line budget), so the initial state

@@ -3,31 +3,8 @@
 Source: Yao et al., *ReAct* (ICLR 2023), code ``ysymyth/ReAct`` ``hotpotqa.ipynb::webthink``;
 full citation in ``docs/sources.md``.
 
-Faithful:
-
-- the prompt is one string: instruction header + worked examples + ``Question: q`` +
-  transcript + ``Thought i:``;
-- the completion is cut at the stop sequence ``\\nObservation i:`` (by the harness,
-  so a model cannot write its own observation) and split at ``\\nAction i: ``;
-- an unparseable completion (no action line, or several) triggers the original's
-  fallback: keep the first line as the thought and make a *second* model call with
-  prompt ``... Thought i: <thought>\\nAction i:`` whose completion is cut at ``\\n``;
-- the action goes to the environment with its first letter lower-cased; literal
-  ``\\\\n`` sequences are removed from the observation; the harness appends
-  ``Thought i: ...\\nAction i: ...\\nObservation i: ...\\n``;
-- ``Finish[x]`` ends the episode (``HALT``); after 7 steps the harness forces
-  ``finish[]`` without a model call (``HALT`` with an empty answer).
-
-Simplified:
-
-- the environment is the toy wiki of :mod:`agentic_machines.architectures.wiki`
-  (six pages, exact title search) instead of HTTP Wikipedia;
-- one worked example (written for this toolkit) instead of the six of
-  ``webthink_simple6``; the header is paraphrased;
-- an empty action crashes the original (``IndexError``); here the run ends (``HALT``)
-  and :class:`ReactResult` records the crash;
-- ``max_tokens`` is not modelled; the stop list is applied by the harness, so the
-  prompt is a plain string (P = str).
+What is faithful to the paper and what is simplified: ``docs/sources.md``,
+section "ReAct".
 
 The SPE question (:func:`analysis`): every successor prompt strictly extends the
 current one and its trailing step label advances by at most one

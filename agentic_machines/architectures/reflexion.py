@@ -9,30 +9,8 @@ trial; an *evaluator* scores it; when the trial failed and trials remain, a
 *self-reflection* call turns the failed trajectory into a few sentences of verbal
 feedback, which go into an episodic *memory* that the actor sees in its next trial.
 
-Faithful:
-
-- the actor is ReAct (this package's :func:`~agentic_machines.architectures.react.react_program`,
-  unchanged): same header, worked example, stop sequence, fallback call and step limit;
-- the evaluator is the environment's binary exact-match reward; a trial fails when its
-  answer is wrong *or* when it hit the step limit (or crashed on an empty action), and a
-  failed trial with trials remaining triggers a reflection;
-- the self-reflection is a separate model call whose prompt shows the failed trajectory
-  (question, thoughts, actions, observations) and asks for a diagnosis and a new plan;
-- memory is a sliding window of the last ``memory_size`` reflections (the paper bounds it
-  by Ω, usually 1 to 3), shown to the actor between the worked example and the question
-  under a header that says the earlier attempts failed; the actor's trajectory (short-term
-  memory) starts afresh every trial;
-- the run ends at the first successful trial or after ``max_trials`` trials.
-
-Simplified:
-
-- the environment is the toy wiki of :mod:`agentic_machines.architectures.wiki` (as for
-  ReAct) instead of HTTP Wikipedia and HotpotQA questions;
-- the prompts (memory header, reflection instruction, one worked reflection) are our
-  wording, written from the paper's description; a reflection is kept on one line
-  (newlines removed), so that each memory entry is one bullet;
-- the evaluator is the exact-match reward only (no LLM or heuristic evaluator; the
-  ALFWorld heuristic and HumanEval's self-written tests are absent).
+What is faithful to the paper and what is simplified: ``docs/sources.md``,
+section "Reflexion".
 
 The SPE question (:func:`analysis`): inside a trial the prompts grow as ReAct's; a
 reflection prompt follows only an actor prompt, and an actor prompt follows a reflection

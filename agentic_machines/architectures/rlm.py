@@ -182,7 +182,10 @@ FINAL_REQUEST = (
 # tests/test_rlm.py checks the equivalence on random replies.
 BLOCK_PATTERN = re.compile(r"```repl\s*\n(.*?)\n```", re.DOTALL)
 FINAL_VAR_PATTERN = re.compile(r"^\s*FINAL_VAR\((.*?)\)", re.MULTILINE | re.DOTALL)
-FINAL_PATTERN = re.compile(r"^\s*FINAL\((.*)\)\s*$", re.MULTILINE | re.DOTALL)
+# The paper era's FINAL pattern (the code of 2025-12-31, which the paper cites): lazy and
+# unanchored at the end, so "FINAL(42) because ..." ends the run with 42 and "FINAL(f(x) = 3)"
+# gives "f(x"; the code of 2026-01 to 2026-05 anchored it (``^\s*FINAL\((.*)\)\s*$``).
+FINAL_PATTERN = re.compile(r"^\s*FINAL\((.*?)\)", re.MULTILINE | re.DOTALL)
 _LINE_START_FINAL_VAR = re.compile(
     r"^[^\S\n]*FINAL_VAR\(", re.MULTILINE
 )  # linear: a bounded try per line
@@ -225,32 +228,23 @@ def find_code_blocks(reply: str) -> list[str]:
         return out  # no close after this tag, so none after any later tag either
 
 
-def _final_var_name(reply: str) -> str | None:
-    # FINAL_VAR_PATTERN.search: the first FINAL_VAR( that starts a line (after blanks),
-    # up to the first ")" after it; without one, no later FINAL_VAR( has one either.
-    match = _LINE_START_FINAL_VAR.search(reply)
+def _up_to_close(reply: str, start: re.Pattern) -> str | None:
+    # FINAL_VAR_PATTERN.search / FINAL_PATTERN.search: the first FINAL_VAR( (or FINAL()
+    # that starts a line (after blanks), up to the first ")" after it; without one, no
+    # later start has one either.
+    match = start.search(reply)
     if match is None:
         return None
     close = reply.find(")", match.end())
     return None if close < 0 else reply[match.end() : close]
 
 
+def _final_var_name(reply: str) -> str | None:
+    return _up_to_close(reply, _LINE_START_FINAL_VAR)
+
+
 def _final_text(reply: str) -> str | None:
-    # FINAL_PATTERN.search: the first FINAL( that starts a line, up to the *last* ")"
-    # followed only by blanks up to a newline or the end (greedy (.*), then \)\s*$).
-    match = _LINE_START_FINAL.search(reply)
-    if match is None:
-        return None
-    close = len(reply)
-    while True:
-        close = reply.rfind(")", match.end(), close)
-        if close < 0:
-            return None
-        k = close + 1
-        while k < len(reply) and reply[k] != "\n" and reply[k].isspace():
-            k += 1
-        if k == len(reply) or reply[k] == "\n":
-            return reply[match.end() : close]
+    return _up_to_close(reply, _LINE_START_FINAL)
 
 
 def find_final(
@@ -295,16 +289,18 @@ def truncate(text: str, limit: int) -> str:
 
 
 def format_output(stdout: str, stderr: str, names: Iterable[str], limit: int) -> str:
-    """One block's output text: stdout, then stderr, then the REPL's variable names, truncated.
+    """One block's output text, joined as the paper-era code joins it: ``"\\n" + stdout``,
+    ``"\\n" + stderr`` and ``"REPL variables: [...]\\n"``, each only when there is one,
+    with a blank line between them ("No output" when none), then truncated.
 
     >>> format_output("4\\n", "", ["context", "x"], 100)
-    "4\\n\\nREPL variables: ['context', 'x']"
+    "\\n4\\n\\n\\nREPL variables: ['context', 'x']\\n"
     """
-    parts = [p for p in (stdout, stderr) if p]
+    parts = [f"\n{p}" for p in (stdout, stderr) if p]
     names = list(names)
     if names:
-        parts.append(f"REPL variables: {names}")
-    text = "\n".join(parts) if parts else "No output"
+        parts.append(f"REPL variables: {names}\n")
+    text = "\n\n".join(parts) if parts else "No output"
     return truncate(text, limit)
 
 

@@ -4,37 +4,8 @@ Source: Schroeder et al., *THREAD: Thinking Deeper with Recursive Spawning* (NAA
 2025), official code ``philipmit/thread`` (``run_*.py``: ``Y = Y + psi(thread(phi(Y), ''))``);
 full citation in ``docs/sources.md``.
 
-Faithful:
-
-- the prompt of a thread with context ``c`` and response so far ``Y`` is
-  ``examples + "\\n\\n\\n\\n\\n\\nPrompt:\\n" + c + "\\n\\n\\nResponse:\\n#START#\\n" + Y``;
-- a generation stops at ``=>`` or at the end-marker prefix ``#EN`` (the harness cuts
-  the completion there) and is appended to ``Y``; then the last line of ``Y`` decides:
-  **end** if ``Y`` ends with a newline (the thread returns ``Y``); **action** if the last
-  line starts with ``>`` (or ``# >``) and does not end with ``<=``: the action is
-  executed and ``=>observation<=\\n\\n`` is spliced back; **spawn** otherwise: the last
-  line is a sub-task, a child thread starts from ``φ(Y)`` = that line + ``=>`` with an
-  empty response, runs to completion (join), and ``ψ(child)`` =
-  ``=>text<=\\n\\n`` is spliced back, where text is what the child's final
-  ``print(...)`` line prints;
-- one global call counter shared by all threads (``t_max``); running out stops every
-  thread; the environment's ``done`` flag stops every thread too;
-- variables: a complete response line ``name = value`` assigns into one namespace shared
-  by every thread; ``{name}`` placeholders are filled in an action and in φ, and ψ's
-  ``print(name)`` prints the variable;
-- the ``#START#`` fix of the REPL-Plan paper's appendix (:mod:`.start_fix`, on by
-  default): a generation containing ``#START#`` is asked again, with :data:`DONT_LOOP`
-  added from the second retry on.
-
-Simplified:
-
-- ``value`` is a Python literal or the name of an assigned variable, evaluated without
-  running code (the original ``exec``\\ s the line; model-written code runs here only
-  through :mod:`agentic_machines.execution`); a line computing anything else assigns
-  nothing, and a placeholder of an unassigned name stays as written;
-- the environment is the toy wiki (:mod:`agentic_machines.architectures.wiki`), whose
-  ``finish[x]`` sets ``done``;
-- one worked example pair written for this toolkit instead of the original few-shot files.
+What is faithful to the paper and what is simplified: ``docs/sources.md``,
+section "THREAD".
 
 The SPE question (:func:`analysis`): from a state of the root thread, every successor
 prompt (without a trailing don't-loop line) is the current one again (a ``#START#``

@@ -17,24 +17,8 @@ list of numbers left. Every model call is one transition of the machine:
   or **DFS** (expand the best child first, prune children judged ``impossible``,
   backtrack to the next sibling on a dead end, stop at the first solution).
 
-Faithful:
-
-- propose prompt, value prompt with the three-word judgement mapped to a number
-  (``sure`` > ``likely`` > ``impossible``), BFS with a breadth and a fixed depth (three
-  steps for four numbers), DFS with value pruning and backtracking;
-- a solution is a state whose only number left is 24.
-
-Simplified:
-
-- the harness checks each proposed step's arithmetic and drops invalid ones (the
-  numbers used must be among those left, the result must be right); the original trusts
-  the model's ``left:`` text;
-- one value sample per thought (the paper samples three and sums), one propose call per
-  state; the final answer is the chain of steps, not a separate answer-writing call;
-  prompts and their worked examples are our wording; one toy puzzle;
-- DFS has no call budget of its own: the tree is finite (three levels, a finite list of
-  thoughts per state);
-- the vote-based evaluator and the creative-writing and crossword tasks are absent.
+What is faithful to the paper and what is simplified: ``docs/sources.md``,
+section "Tree of Thoughts".
 
 The SPE question (:func:`analysis`): every prompt ends with the numbers of the state it
 is about, and a successor prompt shows at most one number fewer (a step removes one

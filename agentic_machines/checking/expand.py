@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._outcome import halt_raised
-from ..errors import Undecided
+from ..errors import Undecided, unhashable_state
 from ..machine import DIVERGE, HALT, AgenticMachine
 from .properties import Raised, _EffectLogView
 
@@ -62,6 +62,15 @@ def records_errors(machine: AgenticMachine) -> bool:
     (False, True)
     """
     return halt_raised(machine) is not None
+
+
+def _known(t: Any, known: Container[Any], state: Any, c: str) -> bool:
+    """``t in known``, with an outcome that is no state said in words (states are kept in
+    sets: an unhashable one cannot be a state)."""
+    try:
+        return t in known
+    except TypeError:
+        raise unhashable_state(state, c, t) from None
 
 
 def expand(
@@ -114,7 +123,12 @@ def expand(
                 if kept is not None:
                     t = kept(state, c) or HALT
                 row.append((c, t, None, executed))
-            elif t is DIVERGE or type(t) is Raised or type(t) is Unknown or t in known:
+            elif (
+                t is DIVERGE
+                or type(t) is Raised
+                or type(t) is Unknown
+                or _known(t, known, state, c)
+            ):
                 row.append((c, t, None, executed))
             else:
                 try:

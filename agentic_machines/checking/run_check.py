@@ -316,10 +316,15 @@ def recheck(
     if type(end) is Unknown:
         raise Undecided(end.reason)
     n = len(run.completions)
-    back = loop is not None and 0 <= loop < n and not is_end(end) and end == run.states[loop]
+    back = loop is not None and 0 <= loop < n and not is_end(end) and _same(end, run.states[loop])
     if back and any(isinstance(q, (HaltsWithin, NeverDiverges)) for q in parts):
         return f"after step {n - 1} the run is back where step {loop} started: it never halts"
     return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a == b`` for states of one type: ``1`` and ``True`` are not the same state."""
+    return type(a) is type(b) and a == b
 
 
 def new_log(tick: Callable[[], None] | None = None) -> dict[str, Any]:
@@ -441,7 +446,7 @@ def _replay_breaks(
     for q in parts:
         if not isinstance(q, HaltsWithin) or is_end(end) or n > q.k:
             continue
-        if cx.loop is not None and 0 <= cx.loop < n and end == run.states[cx.loop]:
+        if cx.loop is not None and 0 <= cx.loop < n and _same(end, run.states[cx.loop]):
             return ""  # back where step `loop` started: the run never halts
         if offered is not None and not list(offered(run.prompts[-1])):
             return ""  # stuck: no completion offered, and the run has not halted
@@ -464,6 +469,15 @@ execution again: the run itself is re-checked, the executions are what the searc
 
 def _mismatch(run: RunCheck, cx: Counterexample, i: int) -> str:
     got, want = run.states[i + 1], cx.states[i + 1] if i + 1 < len(cx.states) else None
+    if got == want and type(got) is not type(want):
+        # 1 == True: one state to the search's tables, two to a harness that tells them apart
+        return (
+            f"step {i + 1} ({short_repr(cx.completions[i])} in {short_repr(run.states[i])}) gives "
+            f"{short_repr(got)} ({type(got).__name__}) on replay, but the counterexample records "
+            f"{short_repr(want)} ({type(want).__name__}): the search takes states that are equal "
+            "by == for one state, and this harness tells them apart; give such states values "
+            "that == tells apart too (e.g. ('flag', True) beside 1)"
+        )
     if got == want and (got is DIVERGE) == (want is DIVERGE):
         return ""
     return (

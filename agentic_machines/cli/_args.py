@@ -380,51 +380,76 @@ class AgentOptions:
 
     def build(self, fn: Any) -> Any:
         """The machine of the agent function ``fn`` (a ``file.py:fn`` target), built at
-        the ``--isolation`` level with the ``--line-budget`` asked for (then :meth:`apply`).
+        the ``--isolation`` level with the ``--line-budget`` and ``--step-timeout`` asked
+        for (``None``: :func:`agent_machine`'s defaults; the step timeout's default is
+        :data:`DEFAULT_STEP_TIMEOUT` at every level, so no verb hangs on a tool).
 
-        >>> AgentOptions(line_budget=500).build(lambda model: model("?")).line_budget
-        500
+        >>> m = AgentOptions(line_budget=500).build(lambda model: model("?"))
+        >>> m.isolation, m.line_budget, m.step_timeout
+        ('process', 500, 10.0)
         """
         from ..runtime.agent import agent_machine  # only for an agent function's target
 
-        self._check_isolation()
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Any] = {"isolation": self.level()}
         if self.line_budget is not None:
             kwargs["line_budget"] = self.line_budget
-        if self.isolation is not None:
-            kwargs["isolation"] = self.isolation
-        return agent_machine(Watched(fn), **kwargs)
+        kwargs["step_timeout"] = self.step_timeout or DEFAULT_STEP_TIMEOUT
+        # inline, what the agent changes of this process is watched (Watched)
+        return agent_machine(Watched(fn) if kwargs["isolation"] == "inline" else fn, **kwargs)
 
     def apply(self, machine: Any) -> Any:
-        """``machine`` with the options given by name set on it (an agent machine a factory
-        built keeps its own line budget unless ``--line-budget`` is given); the step
-        timeout falls back to :data:`DEFAULT_STEP_TIMEOUT`, so no verb hangs on a tool.
+        """The agent ``machine`` a target names or a factory returns, with the options
+        given by name: built again from its function when ``--isolation`` or
+        ``--line-budget`` differ from its own (both are fixed when its workers start);
+        the step timeout falls back to :data:`DEFAULT_STEP_TIMEOUT` when it has none.
 
         >>> from agentic_machines.runtime.agent import agent_machine
-        >>> m = AgentOptions(step_timeout=2.5).apply(agent_machine(lambda model: model("?")))
-        >>> m.step_timeout
-        2.5
+        >>> m = agent_machine(lambda model: model("?"), isolation="inline")
+        >>> AgentOptions(step_timeout=2.5).apply(m) is m, m.step_timeout
+        (True, 2.5)
         """
-        if self.line_budget is not None:
-            machine.line_budget = self.line_budget
-        if self.step_timeout is not None:
-            machine.step_timeout = self.step_timeout
-        elif machine.step_timeout is None:
-            machine.step_timeout = DEFAULT_STEP_TIMEOUT
-        if self.isolation == "inline":
+        from ..runtime.agent import agent_machine  # only for an agent function's target
+
+        level = None if self.isolation is None else self.level()
+        if (level or machine.isolation) != machine.isolation or (
+            self.line_budget or machine.line_budget
+        ) != machine.line_budget:
+            inline = (level or machine.isolation) == "inline"
+            machine = agent_machine(
+                Watched(machine.fn)
+                if inline and not isinstance(machine.fn, Watched)
+                else machine.fn,
+                *machine.args,
+                name=machine.name,
+                completions=machine.completions,
+                line_budget=self.line_budget or machine.line_budget,
+                isolation=level or machine.isolation,
+                step_timeout=self.step_timeout or machine.step_timeout or DEFAULT_STEP_TIMEOUT,
+                **machine.kwargs,
+            )
+        if self.step_timeout is not None or machine.step_timeout is None:
+            machine.step_timeout = self.step_timeout or DEFAULT_STEP_TIMEOUT
+        if machine.isolation == "inline" and self.isolation == "inline":
             print(
-                "isolation: inline (the agent function runs in this process; see "
-                "docs/reference/agent.md for what it must not do)",
+                "isolation: inline (the agent function runs in this process, which it can "
+                "change: docs/determinism.md)",
                 file=sys.stderr,
             )
         return machine
 
-    def _check_isolation(self) -> None:
-        if self.isolation not in (None, "inline", "process"):
+    def level(self) -> str:
+        """The level an agent function runs at: ``process`` unless ``inline`` is asked
+        for by name (``strongest`` is ``process``, the strongest level for a function).
+
+        >>> AgentOptions().level(), AgentOptions("strongest").level()
+        ('process', 'process')
+        """
+        if self.isolation == "namespace":
             raise InvalidArgument(
-                f"--isolation {self.isolation}: an agent function runs at 'process' (a worker "
-                "process, the default) or 'inline'; leave --isolation out, or pass one of them"
+                "--isolation namespace is a level for model-written code blocks; an agent "
+                "function runs at process (its default) or inline (asked for by name)"
             )
+        return "inline" if self.isolation == "inline" else "process"
 
 
 BUDGET_NOTE_LINES = 1_000_000

@@ -22,6 +22,7 @@ HALT
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import shutil
 import sys
@@ -294,6 +295,30 @@ def _builtin_names() -> list[str]:
     return names()
 
 
+_PROGRESS_LOG = logging.getLogger("agentic_machines")  # the searches' status lines
+
+
+class _Stderr(logging.Handler):
+    """Each record on the stderr of the moment (a test may have replaced it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(self.format(record), file=sys.stderr, flush=True)
+
+
+def _progress_to_stderr() -> None:
+    """Show the status lines of long searches on stderr (what the command line does; a
+    library leaves them to the ``agentic_machines`` logger).
+
+    >>> _progress_to_stderr(); _progress_to_stderr()  # once, however often it is called
+    >>> sum(isinstance(h, _Stderr) for h in _PROGRESS_LOG.handlers)
+    1
+    """
+    if not any(isinstance(h, _Stderr) for h in _PROGRESS_LOG.handlers):
+        _PROGRESS_LOG.addHandler(_Stderr())
+    if _PROGRESS_LOG.level == logging.NOTSET or _PROGRESS_LOG.level > logging.INFO:
+        _PROGRESS_LOG.setLevel(logging.INFO)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command with ``argv`` (default: ``sys.argv[1:]``); return the exit status.
 
@@ -308,6 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 0
+    _progress_to_stderr()
     try:
         return _guarded(args)
     except BrokenPipeError:  # e.g. `agentic-machines diagram react --format mermaid | head`
@@ -522,7 +548,14 @@ def _run(args: argparse.Namespace) -> int:
     )
     # Fitted to a terminal; 100 columns when the output goes to a file or a pipe.
     width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
-    print(trace.describe(width=width, full=args.full))
+    from .printed import step_outputs, with_outputs  # loaded when the verb runs
+
+    outputs = step_outputs(machine, trace)  # what an agent printed, under its step
+    print(with_outputs(trace.describe(width=width, full=args.full), outputs, width))
+    if outputs and args.save is not None:  # the file streamed as it ran: now with them
+        from ..runtime.tracefile import save_trace  # loaded when the verb runs
+
+        save_trace(trace, args.save, outputs)
 
     # an agent function's return value or exception (a step the clock ended has none:
     # asking for it would run the step again)

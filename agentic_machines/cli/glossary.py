@@ -400,7 +400,7 @@ print(AgenticEvaluator().harness(seed_state(), loader(beta)) == beta)
     ),
     Term(
         "CEK machine",
-        "⟨C, E, K⟩ → ⟨C', E', K'⟩   (control, environment, continuation)",
+        "(e, ρ, κ) → (e', ρ', κ')   (control e, environment ρ, continuation κ)",
         "The small-step evaluator of the project's Lisp: the control is the expression or "
         "value in hand, the environment binds variables, the continuation says what to do "
         "with the value. Written without Python recursion; llm calls are its boundaries.",
@@ -411,6 +411,37 @@ print(run_program('(string-append (llm "a?") "!")', ["hi"]).value)
 """,
         result=("42\nhi!\n"),
         aliases=("cek", "cek evaluator", "agentic evaluator"),
+    ),
+    Term(
+        "continuation",
+        "κ ::= [] | F :: κ   (a frame F waits for a value; [] ends the run)",
+        "What the CEK machine will do with the value in hand: a stack of frames, shown as the "
+        "rest of the program with a hole [] where the value goes. (+ 1 []) is 'add one to "
+        "it'; the empty continuation [] halts with the value. A boundary state's continuation "
+        "is where the model's completion goes.",
+        """\
+from agentic_machines.cek import first_boundary
+from agentic_machines.cek.stepper import kont_text
+print(kont_text(first_boundary('(+ 1 (string-length (llm "word?")))').kont))
+""",
+        result="(+ 1 (string-length []))\n",
+        aliases=("κ", "kappa", "kont"),
+        see=("CEK machine", "environment"),
+    ),
+    Term(
+        "environment",
+        "ρ: Var → Value   (written {x ↦ v, ...})",
+        "The variables the expression in hand may use and their values. A closure keeps the "
+        "environment it was made in; eval --step and play's :state show ρ with only the "
+        "variables the code still uses.",
+        """\
+from agentic_machines.cek import first_boundary
+from agentic_machines.cek.stepper import show_boundary
+print(show_boundary(first_boundary('(let ((n 2)) (+ n (llm "q") n))')))
+""",
+        result='⟨(llm "q"), {n ↦ 2}, (+ 2 [] n)⟩\n',
+        aliases=("ρ", "rho", "env"),
+        see=("CEK machine", "continuation"),
     ),
     Term(
         "define",

@@ -55,6 +55,7 @@ from ..errors import InvalidArgument
 from ..machine import DIVERGE, AgenticMachine, is_sentinel, show_outcome
 from ..runtime.models import ScriptedModel
 from ..runtime.run import Trace, prompt_gain, run
+from ..runtime.tracefile import save_trace
 from ._args import (
     add_isolation_arguments,
     add_target_arguments,
@@ -62,6 +63,7 @@ from ._args import (
     file_stem,
     machine_with_isolation,
 )
+from .printed import shown, step_output
 
 __all__ = ["PlaySession", "add_parser", "play_command", "end_note", "show_state_of", "HELP"]
 
@@ -111,6 +113,7 @@ class PlaySession:
     # How each ended run ended (the step's index -> the note), taken when the step ran:
     # the machine's record of it (an evaluator's last_record) is gone after the next step.
     _notes: dict[int, str] = field(default_factory=dict, repr=False)
+    _printed: dict[int, str] = field(default_factory=dict, repr=False)  # an agent's prints
 
     @property
     def state(self) -> Any:
@@ -137,7 +140,11 @@ class PlaySession:
             return f"h refused it: {type(exc).__name__}: {exc}"
         if not one.steps:
             return f"no step: {one.message or one.end}"
-        self.steps.append(one.steps[0]._replace(index=len(self.steps)))
+        step = one.steps[0]._replace(index=len(self.steps))
+        self.steps.append(step)
+        printed = step_output(self.machine, step, self.start if step.index == 0 else None)
+        if printed:
+            self._printed[step.index] = printed
         if self.ended:
             note = end_note(self.machine, one)
             if note is not None:
@@ -163,6 +170,7 @@ class PlaySession:
         if not self.steps:
             return False
         self._notes.pop(len(self.steps) - 1, None)
+        self._printed.pop(len(self.steps) - 1, None)
         self.steps.pop()
         return True
 
@@ -178,8 +186,8 @@ class PlaySession:
         return f"ScriptedModel({[s.completion for s in self.steps]!r})"
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the trace file."""
-        self.trace().save(path)
+        """Write the trace file (each step with what an agent printed in it)."""
+        save_trace(self.trace(), path, self._printed)
 
     # -- the loop ------------------------------------------------------------------------
     def play(
@@ -227,6 +235,8 @@ class PlaySession:
                 out.write("\n")
                 break
             refused = self.take(completion)
+            if refused is None and len(self.steps) - 1 in self._printed:
+                out.write("\n".join(shown(self._printed[len(self.steps) - 1])) + "\n")
             if refused is not None:
                 out.write(refused + "\n")
             elif self.ended:

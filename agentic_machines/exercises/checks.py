@@ -9,7 +9,7 @@ wrong with the error quoted, not a crash.
 >>> exercise("2.1").names
 ('mappings',)
 >>> print(check("2.1", {"mappings": [{"q": "a"}]}))
-wrong: {'q': 'a'} uses 'a', which the exercise asks to avoid; the embedding avoiding 'a' is {'q': 'b'}
+wrong: {'q': 'a'} uses 'a', which the exercise asks to avoid; map the states of loop only to menu's other states, and check each mapping with check_embedding
 """
 
 from __future__ import annotations
@@ -228,16 +228,20 @@ def ex_2_1(a: Mapping[str, Any]) -> Feedback:
     want = [dict(e.mapping) for e in find_embeddings(loop, menu, into={"b", "s0"})]
     for m in given:
         if "a" in m.values():
+            # The feedback points at the mistake, never at the answer (the student finds it).
             _fail(
-                f"{m!r} uses 'a', which the exercise asks to avoid; the embedding avoiding 'a' is "
-                + ", ".join(map(repr, want))
+                f"{m!r} uses 'a', which the exercise asks to avoid; map the states of loop "
+                "only to menu's other states, and check each mapping with check_embedding"
             )
         v = check_embedding(Embedding(loop, menu, m))
         if not v.holds:
             _fail(f"{m!r} is not an embedding: {v.obstruction.explanation}")
     missing = [m for m in want if m not in given]
     if missing:
-        _fail(f"you missed {missing[0]!r}: it is an embedding and avoids 'a'")
+        _fail(
+            f"an embedding that avoids 'a' is missing: there are {len(want)}, your list has "
+            f"{len([m for m in given if m in want])} of them"
+        )
     if len(given) != len(want):
         _fail(f"{len(given)} mappings given but only {len(want)} distinct embeddings exist")
     return _right(f"the only embedding avoiding 'a' is {want[0]!r}")

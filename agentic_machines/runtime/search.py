@@ -16,7 +16,8 @@ from its start over a completion alphabet. What they must agree on lives here, o
   collections are paused while a search runs, so its cost per state does not grow with
   the states held; its young collections go on freeing the garbage the search drops;
 - **progress** (:class:`Reporter`): silent for short runs, then a status line every couple
-  of seconds on stderr, or a function called with the statistics;
+  of seconds (logged: the command line shows it on stderr), or a function called
+  with the statistics;
 - the **transitions of a state** (:func:`prompt_of`, :func:`outcomes`): a prompt the clock
   decided makes every step from its state undecided, and a harness that raised
   ``Undecided`` gives an :class:`UndecidedStep` instead of an outcome;
@@ -37,8 +38,8 @@ from its start over a completion alphabet. What they must agree on lives here, o
 from __future__ import annotations
 
 import gc
+import logging
 import os
-import sys
 import threading
 import time
 from collections import deque
@@ -47,7 +48,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from ..errors import ClockDependent, InvalidArgument, InvalidMachine, Undecided
+from ..errors import ClockDependent, InvalidArgument, Undecided, none_state, unhashable_state
 from ..machine import DIVERGE, HALT, AgenticMachine
 from ..verdict import short_repr
 
@@ -420,8 +421,9 @@ def plan(
 class Reporter:
     """Periodic status lines for long searches (TLC-style: states, edges, depth, queue).
 
-    ``progress`` is ``None`` (print ``line(stats, final)`` on stderr), ``False`` (never)
-    or a function called with the statistics and ``final``. Nothing is shown before
+    ``progress`` is ``None`` (log ``line(stats, final)`` on the ``agentic_machines`` logger;
+    the command line shows it on stderr), ``False`` (never) or a function called with the
+    statistics and ``final``. Nothing is shown before
     :data:`PROGRESS_AFTER` seconds, then at most every :data:`PROGRESS_EVERY`; a run that
     showed a line ends with the totals.
 
@@ -465,7 +467,7 @@ class Reporter:
         if callable(self.progress):
             self.progress(dict(values, final=final))
             return
-        print(self.line(values, final), file=sys.stderr, flush=True)
+        logging.getLogger("agentic_machines").info(self.line(values, final))
 
 
 def search_line(
@@ -545,20 +547,6 @@ def outcomes(
             except Undecided as exc:
                 row.append(UndecidedStep(str(exc)))
         return row
-
-
-def none_state(machine: AgenticMachine, s: Any) -> InvalidMachine:
-    """The error for a harness that returned ``None``: not a state (a graph has no None
-    node, and ``None`` means "no state" across the toolkit), most often a missing ``return``.
-
-    >>> from agentic_machines import TableMachine, HALT
-    >>> print(none_state(TableMachine({0: "p"}, {(0, "a"): HALT}), 0))
-    h(0, ·) of 'table' returned None, which is not a state; return a state, HALT or DIVERGE (a missing return?)
-    """
-    return InvalidMachine(
-        f"h({s!r}, ·) of {machine.name!r} returned None, which is not a state; return a state, HALT or "
-        "DIVERGE (a missing return?)"
-    )
 
 
 # -- the search and its record -----------------------------------------------------------------
@@ -679,6 +667,13 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
     depth, prompts, rows = found.depth, found.prompts, found.rows
     skip, new_prompt = way.skip, way.prompt
     watch = way.row if way.watches else None
+    roots_cut = None  # more start states than the state bound holds: the first ones
+    if len(starts) > limit:
+        held = int(limit)
+        roots_cut = (
+            f"{bounds.full(held)} ({len(starts) - held} of {len(starts)} start states left out)"
+        )
+        starts = starts[:held]
     for s in starts:
         depth[s] = 0
         prompts[s] = new_prompt(s)  # type: ignore[assignment]
@@ -705,8 +700,11 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
         for k, (s, (comps, row, extra)) in enumerate(zip(batch, way.expand(batch))):
             nd = depth[s] + 1
             for t in row:
-                if t in depth:
-                    continue
+                try:
+                    if t in depth:
+                        continue
+                except TypeError:  # a list, a dict: no state (states are kept in dicts)
+                    raise unhashable_state(s, comps[row.index(t)], t) from None
                 if t is HALT or t is DIVERGE:
                     depth[t] = nd
                 elif type(t) in skip:
@@ -732,7 +730,7 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
             if watch is not None:
                 watch(s, comps, row, extra, False)
         report.tick(lambda: way.snapshot(began, len(queue)))  # noqa: B023 - called at once
-    return bounds.depth_cut() if found.depth_cut else None
+    return roots_cut or (bounds.depth_cut() if found.depth_cut else None)
 
 
 def cut_row(

@@ -13,45 +13,8 @@ next: its trailing form may call the model again (``!llm-self``), call tools, or
 >>> m.harness(m.initial, "'(add 2 3)"), m.last_record.value, env.calls["add"]
 (1, 5, 1)
 
-Differences from the paper's Spell (which is embedded in Clojure):
-
-- **Syntax.** Our reader's: lists only (no ``[...]`` vectors or ``{...}`` maps, so
-  ``let`` is ``(let ((x 1)) ...)``, parameter lists are ``(x y)``, an empty history is
-  ``nil``), ``#t``/``#f`` (also ``true``/``false``), no keywords, no namespaces
-  (``str``, ``join``, ``split-lines`` ... are plain builtins). ``conj`` appends at the end.
-  ``nil`` and ``#f`` are false in ``if``, as in Clojure.
-- **Effect boundary.** Effects (names beginning with ``!``, ``leaf-llm``, and the
-  environment's tools) are bound only while the outer ``eval`` of a top-level
-  ``(quine name ... (eval X))`` evaluates its trailing form, and in the functions that
-  form calls (scope is dynamic). An ``eval`` nested anywhere else binds nothing new.
-- **Turn semantics are emergent.** One ``!`` call in the trailing form is one new turn;
-  none ends the program; two or more run one after the other, each a child session
-  (the synchronous fork). :func:`turn_kind` classifies a trailing form statically.
-- **``!spell-eval``**: the runtime's core evaluator ``spell-eval`` as an effect builtin:
-  ``(!spell-eval "<program>")`` runs a program text as a child session in a fresh, empty
-  environment (the second half of a self-call, with the text given instead of asked of
-  the model). The original's explicit environment argument is left out: the runtime
-  always passes the empty one. The loader of :mod:`.loader` uses it for nested children.
-- **``!llm-self`` on a plain prompt** (text that does not begin with ``(``) first wraps
-  it with ``wrap-cat``, so every self-call prompt is an open program.
-- **``(!call-now name expression limit)``** cuts the injected value to ``limit``
-  characters (a string, or the printed value), with ``... + [N chars...]`` after it: the
-  limit form of the paper's ``!call-now``, whose exact cut the sources do not give.
-- **``!peek``** appends ``(prune k)`` with k = the number of bindings + 1 (the newer
-  documentation's ``(prune 2)`` for one binding), so the next ``!extend`` removes the
-  request and the injected bindings unless ``persist`` kept a slice.
-- **Error recovery.** Evaluation errors always use the three-form recovery (no separate
-  in-``do`` ``_error`` variant); the fresh wrapper carries the failed program's leading
-  strings (its task text), so ``(prune 2)`` does not take the task away with the failed
-  form. The retry budget (2) is counted in the visible program:
-  the recovery form carries its attempt number, and pruning it resets the count. Past
-  the budget the session halts with the error.
-- **Fuel.** A harness call has a step budget; running out raises
-  :class:`~agentic_machines.errors.Undecided`. There is no cycle detection (states are
-  not canonical), so the machine never reports divergence (``DIVERGE``) itself.
-- **Not modelled** (docs/sources.md says why): transports, namespaces and gating tiers, agents/inboxes/futures,
-  ``!compact``, ``!print``, ``!describe``, ``stored`` values, ``expand``, macros, and
-  deterministic namespace fix-up.
+The differences from the paper's Spell (syntax, effect boundary, turns, error recovery,
+fuel, what is not modelled) are listed in ``docs/reference/spell.md``.
 """
 
 from ..errors import UnboundEffect

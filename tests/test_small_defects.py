@@ -1,0 +1,64 @@
+"""The small defects of issue 36 (item 8), each pinned by a test that fails on the code
+before the fix."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from agentic_machines import HALT, FunctionMachine, TableMachine
+from agentic_machines.checking import check_properties, never_diverges, never_raises
+from agentic_machines.errors import CertificateError, InvalidMachine
+from agentic_machines.machinefile import dump_machine, load_machine
+from agentic_machines.runtime.explore import explore
+from agentic_machines.runtime.search import Reporter
+
+
+def test_dump_machine_of_an_empty_alphabet_loads_back(tmp_path) -> None:
+    path = tmp_path / "m.json"
+    dump_machine(TableMachine({0: "p"}, {}, initial=0), path)
+    m = load_machine(path)
+    assert (tuple(m.states), tuple(m.completions), m.initial) == ((0,), (), 0)
+
+
+def test_one_and_true_are_never_a_false_lasso() -> None:
+    # h tells 1 and True apart; the search's tables cannot: the replay says so instead of
+    # returning a lasso through a state the run never comes back to
+    def h(s, c):
+        if s is True:
+            return HALT
+        return True if s == 1 else 1
+
+    m = FunctionMachine(lambda s: "p", h, initial=0)
+    with pytest.raises(CertificateError, match=r"gives True \(bool\) on replay.*records 1 \(int\)"):
+        check_properties(m, properties=[never_diverges()], completions=["a"])
+
+
+@pytest.mark.parametrize("how", ["check", "explore"])
+def test_an_unhashable_outcome_is_a_clear_error(how) -> None:
+    m = FunctionMachine(lambda s: "p", lambda s, c: [s], initial=0, name="lists")
+    with pytest.raises(InvalidMachine, match=r"returned \[0\], which is not hashable"):
+        if how == "check":
+            check_properties(m, properties=[never_raises()], completions=["a"])
+        else:
+            explore(m, completions=["a"])
+
+
+def test_library_progress_goes_to_logging_not_stderr(capsys, caplog, monkeypatch) -> None:
+    monkeypatch.setattr(
+        logging.getLogger("agentic_machines"), "handlers", []
+    )  # as in a process where no CLI ran
+    r = Reporter(None, lambda values, final: f"checked {values['states']} states")
+    r.began -= 10  # as if the search had run for ten seconds
+    with caplog.at_level(logging.INFO, logger="agentic_machines"):
+        r.tick(lambda: {"states": 5})
+    assert capsys.readouterr().err == ""
+    assert [rec.getMessage() for rec in caplog.records] == ["checked 5 states"]
+
+
+def test_more_roots_than_max_states_are_cut_and_said() -> None:
+    m = TableMachine({i: "p" for i in range(6)}, {(i, "a"): HALT for i in range(6)})
+    stats = explore(m, roots=list(range(6)), max_states=2).graph["stats"]
+    assert stats["states"] == 2 and stats["truncated"] is True
+    assert "4 of 6 start states left out" in stats["truncated_reason"]
