@@ -28,7 +28,7 @@ from typing import Any
 
 import networkx as nx
 
-from .._outcome import Raised, halt_raised
+from .._outcome import Raised
 from .._text import short_text
 from ..machine import DIVERGE, HALT, AgenticMachine
 from .parallel import ExecutorWalk
@@ -125,7 +125,6 @@ def _search(
     way = Walk(task, found) if executor is None else ExecutorWalk(task, found, executor, batch_size)
     reason = walk(way, report, began)
     machine, starts = task.machine, task.starts
-    _mark_raised(found, machine)
     labeller = getattr(machine, "state_label", None)
     found.labeller = labeller if callable(labeller) else None
     graph = ExploredGraph()
@@ -138,33 +137,6 @@ def _search(
     )
     graph.__dict__["_pending"] = found  # built into networkx's dicts on first read
     return graph
-
-
-def _mark_raised(found: Found, machine: AgenticMachine) -> None:
-    """Turn every halting step that ``machine`` ended because its program raised (it kept
-    the exception: an agent function) into a :class:`Raised` outcome of its own."""
-    kept = halt_raised(machine)
-    if kept is None or HALT not in found.depth:
-        return
-    depth = found.depth
-    halt_depth = None  # of the first step that really halted (rows are breadth-first)
-    for k, (s, comps, row) in enumerate(found.rows):
-        if HALT not in row:
-            continue
-        new = list(row)
-        for i, (c, t) in enumerate(zip(comps, row)):
-            if t is HALT:
-                r = kept(s, c)
-                if r is None:
-                    halt_depth = depth[s] + 1 if halt_depth is None else halt_depth
-                else:
-                    new[i] = r
-                    depth.setdefault(r, depth[s] + 1)
-        found.rows[k] = (s, comps, new)
-    if halt_depth is None:  # every halting step raised: no plain HALT node
-        del depth[HALT]
-    else:
-        depth[HALT] = halt_depth
 
 
 def _graph_dicts(found: Found) -> tuple[dict, dict, dict]:
