@@ -32,7 +32,7 @@ from typing import Any
 
 from .. import __version__
 from .._files import open_output
-from .._text import ending_line
+from .._text import ending_line, escape_controls
 from ..architectures.catalog import names
 from ..embedding import check_embedding, identity
 from ..errors import (
@@ -390,7 +390,8 @@ def _fail(exc: BaseException) -> None:
     message = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, OSError) and exc.filename is not None:
         message = f"cannot use {exc.filename!s}: {exc.strerror or message}"
-    print(f"{PROG}: error: {clip(message)}", file=sys.stderr)
+    # an error may quote model output (a completion the program read): escaped, as stdout is
+    print(f"{PROG}: error: {clip(escape_controls(message))}", file=sys.stderr)
 
 
 # ------------------------------------------------------------------------ subcommands
@@ -589,7 +590,7 @@ def _eval(args: argparse.Namespace) -> int:
 
         script = read_script(args.script) if args.script else None
         return step_program(
-            program, script, args.fuel, sys.stdin, print, ask=_ask if sys.stdin.isatty() else None
+            program, script, args.fuel, sys.stdin, _say, ask=_ask if sys.stdin.isatty() else None
         )
     completions = read_script(args.script) if args.script else []
     if args.tools is not None and not args.spell:
@@ -598,7 +599,7 @@ def _eval(args: argparse.Namespace) -> int:
         from .spell_eval import eval_spell, load_tools  # loaded when the verb runs
 
         tools = load_tools(args.tools) if args.tools is not None else None
-        return eval_spell(program, completions, args.fuel, _fail_eval, tools=tools)
+        return eval_spell(program, completions, args.fuel, _fail_eval, tools=tools, say=_say)
     result = (
         run_program(program, completions)
         if args.fuel is None
@@ -606,20 +607,26 @@ def _eval(args: argparse.Namespace) -> int:
     )
     for i, b in enumerate(result.boundaries, 1):
         answer = repr(completions[i - 1]) if i <= len(completions) else "(no completion left)"
-        print(f"llm call {i}: {unparse(b.prompt)} -> {answer}")
+        _say(f"llm call {i}: {unparse(b.prompt)} -> {answer}")
     if isinstance(result.error, ProgramDiverged):  # ↑ is an outcome of the program
-        print(f"{DIVERGE.label}: {result.error}")
+        _say(f"{DIVERGE.label}: {result.error}")
         return 0
     if _is_outcome(result.error, program):
         # A run-time error of the object program (or of a completion it evaluates) is how
         # the run ended, h's HALT with the error: said once, exit 1, as chapter 4 has it.
-        print(f"{HALT.label}: {ending_line(None, result.error, unparse)}")
+        _say(f"{HALT.label}: {ending_line(None, result.error, unparse)}")
         return 1
     if result.error is not None:
         _fail_eval(result.error)
         return 2
-    print(unparse(result.value))
+    _say(unparse(result.value))
     return 0
+
+
+def _say(text: str) -> None:
+    # A value, prompt or error of a program can be a completion's text: printed with its
+    # terminal control characters escaped, so model output never drives the terminal.
+    print(escape_controls(text))
 
 
 def _is_outcome(error: BaseException | None, program: str) -> bool:
