@@ -706,11 +706,24 @@ def _apply(f: Any, args: tuple, k: Frame) -> Node:
 def program_value(v: Any) -> Expr:
     """The closed expression that ``(eval v)`` runs: ``v`` is program text or a quoted datum.
 
+    Text that does not read is how this run ends (h returns 1 when the text is a model's
+    completion), not a mistake in a file: the error says what is wrong with the text,
+    without the reader's advice to its writer.
+
     >>> program_value("(+ 1 2)")
     <App (+ 1 2)>
+    >>> program_value("(((")
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.ParseError: eval: the text "(((" is not a program: unclosed '(' (line 1, column 3)
     """
     if type(v) is str:
-        return compile_program(parse(v))
+        try:
+            datum = parse(v)
+        except ParseError as err:
+            problem = f"eval: the text {_short(v)} is not a program: {err.problem}"
+            raise ParseError(problem, line=err.line, column=err.column) from None
+        return compile_program(datum)
     return compile_program(v)
 
 
