@@ -10,7 +10,7 @@ from agentic_machines.cli._args import AgentOptions
 from agentic_machines.cli.commands import build_parser
 from agentic_machines.cli.targets import resolve_target
 
-VERBS = ("check", "diagram", "explore", "run", "play", "test")
+VERBS = ("check", "diagram", "explore", "run", "play", "test", "view", "export")
 
 AGENTS = """
 from agentic_machines import agent_machine
@@ -22,6 +22,12 @@ def spin(model):
 
 def echo(model):
     return model("say")
+
+def busy(model):
+    first = model("go?")
+    for _ in range(5000):  # some 10,000 lines between the model calls
+        pass
+    return first + model("done?")
 
 def build():
     return agent_machine(spin, line_budget=900_000)
@@ -38,7 +44,7 @@ def agents(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("verb", VERBS)
 def test_every_verb_takes_the_three_options(verb):
-    extra = ["--script", "s.txt"] if verb == "run" else []
+    extra = {"run": ["--script", "s.txt"], "export": ["-o", "m.json"]}.get(verb, [])
     args = build_parser().parse_args(
         [verb, "f2-mul", *extra, "--isolation", "inline", "--line-budget", "7"]
         + ["--step-timeout", "0.5"]
@@ -155,3 +161,30 @@ def test_a_step_the_clock_ended_ends_run_and_play(tmp_path):
     played = _cli(tmp_path, "play", "hider.py:blocker", "--step-timeout", "0.5", stdin="a\n")
     assert played.returncode == 0 and "came from the clock" in played.stdout
     assert "trace saved to" in played.stdout
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_every_verb_says_the_three_options_in_its_help(verb, capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([verb, "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "--isolation" in shown and "--line-budget N" in shown and "--step-timeout S" in shown
+    assert "undecided, not a hang" in shown
+
+
+def test_view_and_export_build_the_agent_with_the_options(agents, tmp_path, capsys):
+    pages = tmp_path / "default.html", tmp_path / "small.html"
+    assert main(["view", f"{agents}:busy", "-c", "a", "-o", str(pages[0])]) == 0
+    assert (
+        main(["view", f"{agents}:busy", "-c", "a", "-o", str(pages[1]), "--line-budget", "3000"])
+        == 0
+    )
+    assert capsys.readouterr().out.count("wrote") == 2
+    # the first step runs 10,000 lines: within the default budget, past a budget of 3,000
+    assert ["DIVERGE" in page.read_text() for page in pages] == [False, True]
+    # export takes them too; an agent function has no finite machine file: one line, exit 2
+    assert main(["export", f"{agents}:build()", "-o", "m.json", "--line-budget", "5"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not finite" in err
+    assert main(["export", f"{agents}:echo", "-o", "m.json", "--isolation", "namespace"]) == 2
+    assert "--isolation namespace is a level for model-written code" in capsys.readouterr().err
