@@ -106,22 +106,7 @@ def test_api_calls_leave_the_host_as_it_was(name):
     assert graph.graph["stats"]["states"] >= 2 and trace.end is HALT
 
 
-ORDERED = [
-    pytest.param(
-        name,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="each fork reseeds random (CPython's at-fork hook), so two runs of one "
-            "sequence draw different numbers: the worker must restore the zygote's state",
-        ),
-    )
-    if name == "unseeded_random"
-    else name
-    for name in HOSTS
-]
-
-
-@pytest.mark.parametrize("name", ORDERED)
+@pytest.mark.parametrize("name", HOSTS)
 def test_each_sequence_has_one_outcome_in_every_order(name):
     fn = getattr(agents, name)
     forward, backward = agent_machine(fn), agent_machine(fn)

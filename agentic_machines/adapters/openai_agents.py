@@ -32,6 +32,12 @@ list asks for tool calls (handoffs are tools too)::
 ``arguments`` may be an object or a string (passed to the SDK as it is). Call ids are
 ``call_<model call>_<index>``, so a replay gives the same ids.
 
+**The model's name.** The SDK asks for its default model's name in places an agent's own
+code can read it (``agents.models.is_gpt_5_default()``, which its ``message_filter``
+example once branched on): under the adapter that name is ``model_name``
+(``"agentic-machines"`` unless given), whatever ``OPENAI_DEFAULT_MODEL`` says, so the
+environment does not change what the agent does.
+
 **Malformed completions.** Text that is not such a JSON object is a final message
 (the SDK ends the run with it). A ``tool_calls`` entry that names no tool, or whose
 arguments the tool cannot take, is passed to the SDK as the model's request: the SDK
@@ -68,7 +74,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from ..errors import InvalidArgument
@@ -254,16 +261,60 @@ class _CurrentAgent(RunHooks):
         self._bridge._agent_name = agent.name
 
 
-def _run_agent(model: Any, agent: Any, input: Any, max_turns: int) -> Any:
+_DEFAULT_MODEL = "OPENAI_DEFAULT_MODEL"  # the variable the SDK reads its default model from
+
+
+def _set_default_model(value: str | None) -> str | None:
+    """Set the SDK's default model name (``None``: unset); the value it had before."""
+    before = os.environ.get(_DEFAULT_MODEL)
+    if value is None:
+        os.environ.pop(_DEFAULT_MODEL, None)
+    else:
+        os.environ[_DEFAULT_MODEL] = value
+    return before
+
+
+def _named(model: Callable[[str], str], name: str) -> tuple[Callable[[str], str], str | None]:
+    """Set the default model name to ``name`` (and the name it had before): ``model``, with
+    the name it had before while the run is suspended in a model call.
+
+    The name is set only while this run's code runs: an inline run is suspended inside
+    ``model`` while other runs of the same process go on, and they see their own name.
+
+    >>> def peek(prompt):
+    ...     return os.environ.get(_DEFAULT_MODEL, "unset")
+    >>> before = _set_default_model(None)
+    >>> ask, outside = _named(peek, "mine")
+    >>> os.environ[_DEFAULT_MODEL], ask("?"), os.environ[_DEFAULT_MODEL], outside
+    ('mine', 'unset', 'mine', None)
+    >>> _ = _set_default_model(before)
+    """
+    outside = _set_default_model(name)
+
+    def ask(prompt: str) -> str:
+        mine = _set_default_model(outside)
+        try:
+            return model(prompt)
+        finally:
+            _set_default_model(mine)
+
+    return ask, outside
+
+
+def _run_agent(model: Any, agent: Any, input: Any, max_turns: int, model_name: str) -> Any:
     """The agent function: one SDK run, its model requests answered by ``model``."""
-    bridge = BridgeModel(model, agent.name)
-    config = RunConfig(model=bridge, tracing_disabled=True)
-    hooks = _CurrentAgent(bridge)
-    # asyncio.run, not Runner.run_sync: every suspended run needs an event loop of its own.
-    result = asyncio.run(
-        Runner.run(agent, input, max_turns=max_turns, run_config=config, hooks=hooks)
-    )
-    return result.final_output
+    ask, outside = _named(model, model_name)
+    try:
+        bridge = BridgeModel(ask, agent.name)
+        config = RunConfig(model=bridge, tracing_disabled=True)
+        hooks = _CurrentAgent(bridge)
+        # asyncio.run, not Runner.run_sync: every suspended run needs an event loop of its own.
+        result = asyncio.run(
+            Runner.run(agent, input, max_turns=max_turns, run_config=config, hooks=hooks)
+        )
+        return result.final_output
+    finally:
+        _set_default_model(outside)
 
 
 def machine(
@@ -273,13 +324,18 @@ def machine(
     max_turns: int = 10,
     completions: list[str] | None = None,
     name: str | None = None,
+    model_name: str = "agentic-machines",
+    isolation: str = "process",
 ) -> AgentMachine:
     """The agentic machine of running the SDK ``agent`` on ``input``.
 
     ``max_turns`` is the SDK's own bound on model requests (the SDK raises
     ``MaxTurnsExceeded`` after it: an ``AgentRaised`` outcome). ``completions`` gives a
     finite alphabet for ``explore`` and the checks; ``name`` defaults to the agent's name.
-    A run that ends returns the SDK's ``final_output`` (see ``machine.result``).
+    ``model_name`` is the SDK's default model name during the run (the environment's
+    ``OPENAI_DEFAULT_MODEL`` is not read); ``isolation`` is where the agent runs
+    (:func:`~agentic_machines.agent_machine`'s). A run that ends returns the SDK's
+    ``final_output`` (see ``machine.result``).
     """
     if not isinstance(agent, Agent):
         raise InvalidArgument(
@@ -288,14 +344,20 @@ def machine(
         )
     if not isinstance(max_turns, int) or max_turns < 1:
         raise InvalidArgument(f"max_turns must be a positive integer, got {max_turns!r}")
+    if not isinstance(model_name, str) or not model_name:
+        raise InvalidArgument(
+            f"model_name is the SDK's default model name under the adapter, a non-empty "
+            f"string; got {model_name!r}"
+        )
     # No line budget: the SDK's own max_turns bounds the run, and counting the lines of
     # the SDK's machinery would slow every step down many times. Each suspended run holds
     # an event loop (and its worker thread), hence the small cache of suspended runs.
     return AgentMachine(
         _run_agent,
-        (agent, input, max_turns),
+        (agent, input, max_turns, model_name),
         name=name or agent.name,
         completions=completions,
         line_budget=None,
         cache_size=16,
+        isolation=isolation,
     )

@@ -25,6 +25,7 @@ import functools
 import io
 import os
 import pickle
+import random
 import select
 import signal
 import socket
@@ -48,6 +49,7 @@ __all__ = ["Pool", "AgentRaised", "can_fork", "current"]
 
 _HEAD = struct.Struct("!I")
 _CLOCK = ("clock",)
+_SEED = 0  # the module-level random generator's seed at every run's start
 _OUTPUT_MAX = 100_000  # characters of one step's output kept (the rest is cut, and said)
 _HOST_ENDS: weakref.WeakSet[socket.socket] = weakref.WeakSet()  # the checker's socket ends
 
@@ -240,8 +242,10 @@ class _Worker:
                 continue
             _, completions, recorded = msg
             _flush()
+            drawn = random.getstate()  # a fork reseeds random (its at-fork hook): undo it
             pid = os.fork()
             if pid == 0:
+                random.setstate(drawn)
                 self.sock.close()
                 self.sock = socket.socket(fileno=fd)  # type: ignore[arg-type]
                 self.kids, self.statuses = set(), {}
@@ -416,6 +420,7 @@ def _zygote(spec: tuple, sock: socket.socket) -> None:
     except OSError:
         pass
     _subreaper()
+    random.seed(_SEED)  # every run, in any worker of any checker, draws the same numbers
     # The agent prints to fds 1 and 2, which each run sends to a file of its own: streams
     # that write through, so that nothing waits in a buffer across a fork.
     sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
