@@ -148,7 +148,8 @@ def _add_check(sub: Any) -> None:
         "Python machine), which states are SPE states (exactly, by F1, with witness or "
         "obstruction) and check the identity embedding; for an architecture, print its "
         "analysis() verdict; for another infinite machine, test the start state on states "
-        "explored to --depth and say what would decide it.",
+        "explored to --depth and say what would decide it (completions given with -c or "
+        "--completions are then its alphabet, as a factory would declare them).",
     )
     p.lazy_epilog = lambda: "Built-in machines: " + ", ".join(_builtin_names()) + "."
     add_target_arguments(p)
@@ -408,12 +409,17 @@ def _check(args: argparse.Namespace) -> int:
     sampled = entry.module is None and not machine.is_finite
     if not sampled:
         _refuse_sampling(args, entry)
-    print(_describe(entry.name, machine))
     if sampled:
-        from .usercheck import check_infinite  # loaded when the verb runs
+        from .usercheck import check_infinite, with_alphabet  # loaded when the verb runs
 
+        given = completions_for(args, machine, entry.name)
+        # the completions given are the alphabet decided on, as a factory's would be
+        decided = with_alphabet(machine, given)
+        given_as = " (the alphabet given by -c/--completions)" if decided is not machine else ""
+        print(_describe(entry.name, decided, type(machine).__name__) + given_as)
         depth = CHECK_DEPTH if args.depth is None else args.depth
-        return check_infinite(entry, machine, completions_for(args, machine, entry.name), depth)
+        return check_infinite(entry, decided, given, depth)
+    print(_describe(entry.name, machine))
     if entry.module is not None:
         verdict = entry.module.analysis()
         marked = " (conditional)" if verdict.conditional else ""
@@ -459,14 +465,14 @@ def _refuse_sampling(args: argparse.Namespace, entry: Any) -> None:
         )
 
 
-def _describe(name: str, machine: Any) -> str:
+def _describe(name: str, machine: Any, kind: str | None = None) -> str:
     states = "infinitely many states" if machine.states is None else f"{len(machine.states)} states"
     comps = (
         "every string a completion"
         if machine.completions is None
         else f"{len(machine.completions)} completions"
     )
-    return f"{name}: {type(machine).__name__}, {states}, {comps}"
+    return f"{name}: {kind or type(machine).__name__}, {states}, {comps}"
 
 
 def _diagram(args: argparse.Namespace) -> int:
@@ -549,14 +555,10 @@ def _run(args: argparse.Namespace) -> int:
     )
     # Fitted to a terminal; 100 columns when the output goes to a file or a pipe.
     width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
-    from .printed import step_outputs, with_outputs  # loaded when the verb runs
+    from .printed import with_outputs  # loaded when the verb runs
 
-    outputs = step_outputs(machine, trace)  # what an agent printed, under its step
-    print(with_outputs(trace.describe(width=width, full=args.full), outputs, width))
-    if outputs and args.save is not None:  # the file streamed as it ran: now with them
-        from ..runtime.tracefile import save_trace  # loaded when the verb runs
-
-        save_trace(trace, args.save, outputs)
+    # what an agent printed, under its step (the file has it on the step's line)
+    print(with_outputs(trace.describe(width=width, full=args.full), trace.outputs, width))
 
     # an agent function's return value or exception (a step the clock ended has none:
     # asking for it would run the step again)

@@ -46,7 +46,7 @@ from .search import (
     walk,
 )
 
-__all__ = ["explore", "ExploredGraph", "short_text", "edge_label"]
+__all__ = ["explore", "ExploredGraph", "StateGraph", "short_text", "edge_label"]
 
 
 def explore(
@@ -60,7 +60,7 @@ def explore(
     progress: Progress = None,
     executor: Executor | None = None,
     batch_size: int | None = None,
-) -> nx.DiGraph:
+) -> StateGraph:
     """Explore ``machine`` breadth-first from ``start`` and return the state graph.
 
     ``start`` defaults to ``machine.initial``; a finite machine without an initial state
@@ -230,12 +230,38 @@ class _LazyDict:
         self.base.__set__(obj, value)
 
 
-class ExploredGraph(nx.DiGraph):
-    """The ``networkx.DiGraph`` that :func:`explore` returns, filled on first read.
+class StateGraph(nx.DiGraph):
+    """An explored state graph: a ``networkx.DiGraph`` with a notebook view.
+
+    ``g.view()`` shows the interactive view of
+    :mod:`agentic_machines.drawing.interactive` in a notebook cell (``.html`` is the
+    page), as ``machine.view()`` does for a machine. Nothing else differs from a DiGraph.
+
+    >>> from agentic_machines import TableMachine, HALT
+    >>> g = explore(TableMachine({0: "p"}, {(0, "a"): 0, (0, "b"): HALT}))
+    >>> g.view().html[:15], isinstance(g, nx.DiGraph)
+    ('<!DOCTYPE html>', True)
+    """
+
+    def view(self, **options: Any) -> Any:
+        """The interactive view of this graph, displayed in a notebook cell (an
+        ``iframe``; ``.html`` is the page); ``options`` as for
+        :func:`agentic_machines.drawing.interactive.view_data` (``title=``, ``path=``,
+        ``spe_states=``, ``highlight=`` ...)."""
+        # The drawing layer registers the view when the package is imported (always,
+        # before this module): the runtime never imports drawing.
+        from . import graph_viewer  # set after this module loads: read it when called
+
+        assert graph_viewer is not None, "import agentic_machines registers the view"
+        return graph_viewer(self, **options)
+
+
+class ExploredGraph(StateGraph):
+    """The :class:`StateGraph` that :func:`explore` returns, filled on first read.
 
     It is a real DiGraph. ``g.graph`` (name, start, roots, stats) is there at once; the
     first read of its nodes or edges builds networkx's dicts from the compact record of
-    the search, after which the object is a plain ``nx.DiGraph`` (its class is
+    the search, after which the object is a plain :class:`StateGraph` (its class is
     switched, so that later reads cost what they cost on any DiGraph). Pickling and
     copying build it first.
 
@@ -244,7 +270,7 @@ class ExploredGraph(nx.DiGraph):
     >>> type(g).__name__, g.graph["stats"]["edges"]
     ('ExploredGraph', 2)
     >>> list(g.edges), type(g).__name__
-    ([(0, 0), (0, 1)], 'DiGraph')
+    ([(0, 0), (0, 1)], 'StateGraph')
     """
 
     _node = _LazyDict(nx.Graph.__dict__["_node"])
@@ -263,7 +289,7 @@ class ExploredGraph(nx.DiGraph):
         od["_node"].update(nodes)
         od["_adj"].update(succ)
         od["_pred"].update(pred)
-        self.__class__ = nx.DiGraph
+        self.__class__ = StateGraph
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         if "_pending" in self.__dict__:
