@@ -130,3 +130,21 @@ def test_ten_thousand_states_load(browser, tmp_path):
         f"(the page's own script: {page.evaluate('amView.loadMs'):.0f} ms)"
     )
     _shot(page, tmp_path, "view-10000.png")
+
+
+def test_an_explored_graph_has_a_view_method_like_a_machine():
+    # graph.view() (as machine.view()): the same page as view_data, with the marks passed on
+    import json
+
+    from agentic_machines.drawing.interactive import GraphView
+    from agentic_machines.fixtures import fixture
+    from agentic_machines.runtime.explore import explore
+
+    m = fixture("f2-mul")
+    g = explore(m, roots=m.states)
+    v = g.view(title="f2-mul, both states", spe_states=[1])
+    assert isinstance(v, GraphView) and v._repr_html_().startswith("<iframe")
+    assert "f2-mul, both states" in v.html
+    data = json.loads(v.html.split("window.AM_DATA = ", 1)[1].split(";</script>", 1)[0])
+    assert [n["id"] for n in data["nodes"]] == ["s0", "s1"]
+    assert g.view().html != v.html  # the marks and title reach the page

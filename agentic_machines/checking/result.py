@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._text import one_line
+from .._text import escape_controls, one_line
 from ..errors import PropertiesFailed, UnknownProperty
 from ..machine import DIVERGE, HALT
 from ..runtime.run import Step, Trace
@@ -417,7 +417,11 @@ class CheckResult:
         return f"<CheckResult of {self.machine!r}, {self.method}, {self.bound}: {summary}{extra}>"
 
     def report(self, machine_expr: str = "machine") -> str:
-        """The whole report: verdicts, counterexamples (with snippets), coverage."""
+        """The whole report: verdicts, counterexamples (with snippets), coverage.
+
+        Text for a terminal: a completion or an exception message quoted in it has its
+        control characters escaped (``\\x1b``), so model output never drives the terminal.
+        """
         lines = [
             f"{self.machine}: {len(self.results)} propert{'y' if len(self.results) == 1 else 'ies'}, {self.method}, {self.bound}"
         ]
@@ -438,6 +442,6 @@ class CheckResult:
         if self.coverage is not None:
             lines.append("")
             lines.append(str(self.coverage))
-        return "\n".join(lines)
+        return escape_controls("\n".join(lines))
 
     __str__ = report

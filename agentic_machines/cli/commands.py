@@ -32,7 +32,7 @@ from typing import Any
 
 from .. import __version__
 from .._files import open_output
-from .._text import ending_line
+from .._text import ending_line, escape_controls
 from ..architectures.catalog import names
 from ..embedding import check_embedding, identity
 from ..errors import (
@@ -148,7 +148,8 @@ def _add_check(sub: Any) -> None:
         "Python machine), which states are SPE states (exactly, by F1, with witness or "
         "obstruction) and check the identity embedding; for an architecture, print its "
         "analysis() verdict; for another infinite machine, test the start state on states "
-        "explored to --depth and say what would decide it.",
+        "explored to --depth and say what would decide it (completions given with -c or "
+        "--completions are then its alphabet, as a factory would declare them).",
     )
     p.lazy_epilog = lambda: "Built-in machines: " + ", ".join(_builtin_names()) + "."
     add_target_arguments(p)
@@ -389,7 +390,8 @@ def _fail(exc: BaseException) -> None:
     message = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, OSError) and exc.filename is not None:
         message = f"cannot use {exc.filename!s}: {exc.strerror or message}"
-    print(f"{PROG}: error: {clip(message)}", file=sys.stderr)
+    # an error may quote model output (a completion the program read): escaped, as stdout is
+    print(f"{PROG}: error: {clip(escape_controls(message))}", file=sys.stderr)
 
 
 # ------------------------------------------------------------------------ subcommands
@@ -407,12 +409,17 @@ def _check(args: argparse.Namespace) -> int:
     sampled = entry.module is None and not machine.is_finite
     if not sampled:
         _refuse_sampling(args, entry)
-    print(_describe(entry.name, machine))
     if sampled:
-        from .usercheck import check_infinite  # loaded when the verb runs
+        from .usercheck import check_infinite, with_alphabet  # loaded when the verb runs
 
+        given = completions_for(args, machine, entry.name)
+        # the completions given are the alphabet decided on, as a factory's would be
+        decided = with_alphabet(machine, given)
+        given_as = " (the alphabet given by -c/--completions)" if decided is not machine else ""
+        print(_describe(entry.name, decided, type(machine).__name__) + given_as)
         depth = CHECK_DEPTH if args.depth is None else args.depth
-        return check_infinite(entry, machine, completions_for(args, machine, entry.name), depth)
+        return check_infinite(entry, decided, given, depth)
+    print(_describe(entry.name, machine))
     if entry.module is not None:
         verdict = entry.module.analysis()
         marked = " (conditional)" if verdict.conditional else ""
@@ -458,14 +465,14 @@ def _refuse_sampling(args: argparse.Namespace, entry: Any) -> None:
         )
 
 
-def _describe(name: str, machine: Any) -> str:
+def _describe(name: str, machine: Any, kind: str | None = None) -> str:
     states = "infinitely many states" if machine.states is None else f"{len(machine.states)} states"
     comps = (
         "every string a completion"
         if machine.completions is None
         else f"{len(machine.completions)} completions"
     )
-    return f"{name}: {type(machine).__name__}, {states}, {comps}"
+    return f"{name}: {kind or type(machine).__name__}, {states}, {comps}"
 
 
 def _diagram(args: argparse.Namespace) -> int:
@@ -548,14 +555,10 @@ def _run(args: argparse.Namespace) -> int:
     )
     # Fitted to a terminal; 100 columns when the output goes to a file or a pipe.
     width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
-    from .printed import step_outputs, with_outputs  # loaded when the verb runs
+    from .printed import with_outputs  # loaded when the verb runs
 
-    outputs = step_outputs(machine, trace)  # what an agent printed, under its step
-    print(with_outputs(trace.describe(width=width, full=args.full), outputs, width))
-    if outputs and args.save is not None:  # the file streamed as it ran: now with them
-        from ..runtime.tracefile import save_trace  # loaded when the verb runs
-
-        save_trace(trace, args.save, outputs)
+    # what an agent printed, under its step (the file has it on the step's line)
+    print(with_outputs(trace.describe(width=width, full=args.full), trace.outputs, width))
 
     # an agent function's return value or exception (a step the clock ended has none:
     # asking for it would run the step again)
@@ -583,7 +586,7 @@ def _eval(args: argparse.Namespace) -> int:
 
         script = read_script(args.script) if args.script else None
         return step_program(
-            program, script, args.fuel, sys.stdin, print, ask=_ask if sys.stdin.isatty() else None
+            program, script, args.fuel, sys.stdin, _say, ask=_ask if sys.stdin.isatty() else None
         )
     completions = read_script(args.script) if args.script else []
     if args.tools is not None and not args.spell:
@@ -592,7 +595,7 @@ def _eval(args: argparse.Namespace) -> int:
         from .spell_eval import eval_spell, load_tools  # loaded when the verb runs
 
         tools = load_tools(args.tools) if args.tools is not None else None
-        return eval_spell(program, completions, args.fuel, _fail_eval, tools=tools)
+        return eval_spell(program, completions, args.fuel, _fail_eval, tools=tools, say=_say)
     result = (
         run_program(program, completions)
         if args.fuel is None
@@ -600,20 +603,26 @@ def _eval(args: argparse.Namespace) -> int:
     )
     for i, b in enumerate(result.boundaries, 1):
         answer = repr(completions[i - 1]) if i <= len(completions) else "(no completion left)"
-        print(f"llm call {i}: {unparse(b.prompt)} -> {answer}")
+        _say(f"llm call {i}: {unparse(b.prompt)} -> {answer}")
     if isinstance(result.error, ProgramDiverged):  # ↑ is an outcome of the program
-        print(f"{DIVERGE.label}: {result.error}")
+        _say(f"{DIVERGE.label}: {result.error}")
         return 0
     if _is_outcome(result.error, program):
         # A run-time error of the object program (or of a completion it evaluates) is how
         # the run ended, h's HALT with the error: said once, exit 1, as chapter 4 has it.
-        print(f"{HALT.label}: {ending_line(None, result.error, unparse)}")
+        _say(f"{HALT.label}: {ending_line(None, result.error, unparse)}")
         return 1
     if result.error is not None:
         _fail_eval(result.error)
         return 2
-    print(unparse(result.value))
+    _say(unparse(result.value))
     return 0
+
+
+def _say(text: str) -> None:
+    # A value, prompt or error of a program can be a completion's text: printed with its
+    # terminal control characters escaped, so model output never drives the terminal.
+    print(escape_controls(text))
 
 
 def _is_outcome(error: BaseException | None, program: str) -> bool:

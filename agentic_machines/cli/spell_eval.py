@@ -54,10 +54,12 @@ def eval_spell(
     fail: Callable[[BaseException], object],
     *,
     tools: Mapping[str, Callable[..., Any]] | None = None,
+    say: Callable[[str], object] = print,
 ) -> int:
     """Run ``program`` as Spell; print each turn, then the value (exit 0) or the error (exit 2).
 
-    ``tools`` are the environment's tools (:class:`~agentic_machines.spell.ToolEnvironment`).
+    ``tools`` are the environment's tools (:class:`~agentic_machines.spell.ToolEnvironment`);
+    ``say`` prints a line (the command line's escapes terminal control characters).
     """
     from ..spell import ToolEnvironment, pr_str, run_spell  # loaded when the verb runs
 
@@ -69,9 +71,9 @@ def eval_spell(
     )
     lines = result.describe().splitlines()
     for line in lines[:-1]:
-        print(line)
+        say(line)
     if result.error is not None:
         fail(result.error)
         return 2
-    print(pr_str(result.value))
+    say(pr_str(result.value))
     return 0

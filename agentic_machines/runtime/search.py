@@ -18,9 +18,10 @@ from its start over a completion alphabet. What they must agree on lives here, o
 - **progress** (:class:`Reporter`): silent for short runs, then a status line every couple
   of seconds (logged: the command line shows it on stderr), or a function called
   with the statistics;
-- the **transitions of a state** (:func:`prompt_of`, :func:`outcomes`): a prompt the clock
-  decided makes every step from its state undecided, and a harness that raised
-  ``Undecided`` gives an :class:`UndecidedStep` instead of an outcome;
+- the **transitions of a state** (:func:`expand`, the one expansion, and :func:`prompt_of`):
+  a prompt the clock decided makes every step from its state undecided, a harness that
+  raised ``Undecided`` gives an :class:`UndecidedStep`, a step the machine ended because
+  its program raised gives the ``Raised`` it kept;
 - the **loop** (:func:`walk`) that fills a :class:`Found` record, and the statistics read
   from it (:func:`stats`). How a batch of states is expanded (in this process, or on an
   executor) and what is watched as it goes (the checker's properties, an early stop) is
@@ -43,11 +44,12 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from .._outcome import Raised, halt_raised
 from ..errors import ClockDependent, InvalidArgument, Undecided, none_state, unhashable_state
 from ..machine import DIVERGE, HALT, AgenticMachine
 from ..verdict import short_repr
@@ -65,7 +67,8 @@ __all__ = [
     "Reporter",
     "UndecidedStep",
     "prompt_of",
-    "outcomes",
+    "Expansion",
+    "expand",
     "none_state",
     "Found",
     "Walk",
@@ -492,16 +495,21 @@ def search_line(
 
 # -- the transitions of one state --------------------------------------------------------------
 class UndecidedStep:
-    """A transition the harness could not settle (it raised ``Undecided``): no edge.
+    """A transition whose outcome is not known: the harness raised ``Undecided`` (fuel ran
+    out), or the clock decided the prompt of its state. No edge: a verdict that needs it
+    is undecided.
 
-    >>> UndecidedStep("fuel").reason
-    'fuel'
+    >>> UndecidedStep("fuel")
+    UndecidedStep('fuel')
     """
 
     __slots__ = ("reason",)
 
     def __init__(self, reason: str) -> None:
         self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"UndecidedStep({self.reason!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (UndecidedStep, (self.reason,))
@@ -523,30 +531,131 @@ def prompt_of(p: Callable[[Any], str], s: Any) -> tuple[str, str | None]:
         return exc.outcome, str(exc)
 
 
-def outcomes(
-    h: Callable[[Any, str], Any], s: Any, comps: list[str], clocked: str | None = None
-) -> list[Any]:
-    """``h(s, c)`` for every completion, an :class:`UndecidedStep` where ``h`` raised it;
-    every step undecided, without calling ``h``, when the clock decided the prompt of
-    ``s`` (``clocked`` says why, as :func:`prompt_of` does).
+class Expansion(NamedTuple):
+    """What the completions tried at one state did, aligned with them: ``outcomes``
+    (an :class:`UndecidedStep` or a :class:`~agentic_machines._outcome.Raised` where the
+    step did not give a state), and, when :func:`expand` was asked for them, the
+    ``prompts`` of the outcomes that are new states (``None`` elsewhere) and what each
+    step ``executed`` (per effect log, the entries it added)."""
 
-    >>> outcomes(lambda s, c: s + len(c), 1, ["a", "bb"])
-    [2, 3]
-    >>> [t.reason for t in outcomes(lambda s, c: s, 1, ["a"], "a deadline")]
-    ['a deadline']
+    outcomes: list[Any]
+    prompts: list[str | None] | None = None
+    executed: list[tuple[Any, ...]] | None = None
+
+
+def _is_end(t: Any) -> bool:
+    return t is HALT or t is DIVERGE or type(t) is Raised or type(t) is UndecidedStep
+
+
+def expand(
+    machine: AgenticMachine,
+    batch: Iterable[tuple[Any, Sequence[str]]],
+    *,
+    clocked: Mapping[Any, str] | None = None,
+    known: Container[Any] | None = None,
+    logs: Sequence[Any] = (),
+    catch: bool = False,
+) -> Iterator[Expansion]:
+    """The one expansion of the toolkit: ``h(s, c)`` for every ``(s, completions)`` of
+    ``batch``, lazily (a search stopped by a bound calls the harness on no state past
+    it), as :func:`~agentic_machines.runtime.explore.explore`, its executor path,
+    :func:`~agentic_machines.checking.check_properties` and the checker's replays see it.
+
+    A step on which the harness raised ``Undecided`` is an :class:`UndecidedStep`; so is
+    every step from a state whose prompt the clock decided (``clocked`` maps such a state
+    to why; the harness is not called there). A halting step that the machine ended
+    because its program raised (it kept the exception, as an agent function does) is the
+    :class:`~agentic_machines._outcome.Raised` it kept. With ``catch``, any other exception
+    of the harness is a ``Raised`` outcome too (without, it propagates). With ``known``,
+    the prompt of each outcome that is a state not in ``known`` is computed right after its
+    step (while a generator harness still has it cached; an ``Undecided`` or, with
+    ``catch``, an exception there makes the step undecided or raised). With ``logs`` (the
+    ``calls`` lists of observed tools, or views with an ``at(state, completion)``), what
+    each step added to each log.
+
+    >>> from agentic_machines import FunctionMachine, HALT
+    >>> def h(s, c):
+    ...     if c == "boom":
+    ...         raise IndexError("no action")
+    ...     return HALT if c == "stop" else s + 1
+    >>> m = FunctionMachine(lambda s: f"at {s}", h)
+    >>> list(expand(m, [(0, ["go", "stop"])])) == [Expansion([1, HALT])]
+    True
+    >>> [e.outcomes for e in expand(m, [(0, ["go", "boom"])], known={0}, catch=True)]
+    [[1, Raised(IndexError: no action)]]
+    >>> [e.outcomes for e in expand(m, [(0, ["go"])], clocked={0: "a deadline"})]
+    [[UndecidedStep('a deadline')]]
     """
-    if clocked is not None:
-        return [UndecidedStep(clocked)] * len(comps)
-    try:
-        return [h(s, c) for c in comps]
-    except Undecided:  # rare: redo one by one so that the others still count
-        row: list[Any] = []
-        for c in comps:
+    h, p = machine.harness, machine.prompt
+    kept = halt_raised(machine)
+    plain = known is None and not logs and not catch
+    for s, comps in batch:
+        why = clocked.get(s) if clocked else None
+        if why is not None:  # what follows a clock-dependent prompt is no fact either
+            n = len(comps)
+            yield Expansion(
+                [UndecidedStep(why)] * n,
+                None if known is None else [None] * n,
+                [tuple(() for _ in logs)] * n if logs else None,
+            )
+            continue
+        if plain:  # explore's hot path: one comprehension per state
             try:
-                row.append(h(s, c))
-            except Undecided as exc:
-                row.append(UndecidedStep(str(exc)))
-        return row
+                row = [h(s, c) for c in comps]
+            except Undecided:  # rare: redo one by one so that the others still count
+                row = [_step(h, s, c, False) for c in comps]
+            if kept is not None and HALT in row:
+                row = [(kept(s, c) or HALT) if t is HALT else t for c, t in zip(comps, row)]
+            yield Expansion(row)
+            continue
+        row, prompts, executed = [], [], []
+        for c in comps:
+            marks = [len(log) for log in logs] if logs else None
+            t = _step(h, s, c, catch)
+            if marks is not None:
+                executed.append(
+                    tuple(
+                        log.at(s, c) if hasattr(log, "at") else tuple(log[n:])
+                        for log, n in zip(logs, marks)
+                    )
+                )
+            prompt = None
+            if t is HALT:
+                if kept is not None:
+                    t = kept(s, c) or HALT
+            elif known is not None and not _is_end(t) and not _known(t, known, s, c):
+                try:
+                    prompt = p(t)
+                except Undecided as exc:
+                    t = UndecidedStep(f"the prompt of {t!r}: {exc}")
+                except Exception as exc:
+                    if not catch:
+                        raise
+                    t = Raised.of(exc)
+            row.append(t)
+            prompts.append(prompt)
+        yield Expansion(row, prompts if known is not None else None, executed or None)
+
+
+def _step(h: Callable[[Any, str], Any], s: Any, c: str, catch: bool) -> Any:
+    """``h(s, c)``; ``Undecided`` (and, with ``catch``, any exception) as an outcome."""
+    try:
+        return h(s, c)
+    except Undecided as exc:
+        return UndecidedStep(str(exc))
+    except Exception as exc:
+        if not catch:
+            raise
+        return Raised.of(exc)  # a crash of the harness is an outcome of the check
+
+
+def _known(t: Any, known: Container[Any], state: Any, c: str) -> bool:
+    """``t in known``, an outcome that is no state said in words (states are kept in
+    dicts: an unhashable one cannot be a state)."""
+    try:
+        return t in known
+    except TypeError:
+        raise unhashable_state(state, c, t) from None
 
 
 # -- the search and its record -----------------------------------------------------------------
@@ -590,8 +699,7 @@ class Walk:
     :data:`CHECK_CLOCK_EVERY`, read when the search starts; it is also how often the
     clock is read for progress). :meth:`expand` yields ``(completions, outcomes,
     extra)`` per state, lazily here, so a search stopped by the state bound calls the
-    harness on no state past it. Outcomes whose type is in ``skip`` are not states
-    (no node, no queue). This base class is :func:`~agentic_machines.runtime.explore.
+    harness on no state past it. This base class is :func:`~agentic_machines.runtime.explore.
     explore`'s serial walk: a state whose prompt the clock decided gets an
     :class:`UndecidedStep` for every completion.
 
@@ -605,7 +713,6 @@ class Walk:
 
     batch: int | None = None
     watches = False
-    skip: frozenset[type] = frozenset({UndecidedStep})
 
     def __init__(self, task: Plan, found: Found) -> None:
         self.task = task
@@ -624,14 +731,16 @@ class Walk:
         """Per state of ``states``, in order: its completions, their outcomes, and
         anything the walk hands to :meth:`row` (here ``None``)."""
         machine, _starts, fixed, choose, _bounds = self.task
-        h, prompts, clocked = machine.harness, self.record.prompts, self.clocked
-        if fixed is not None:  # the same list at every state: no per-state lookups
+        prompts, clocked = self.record.prompts, self.clocked
+        asked: list[list[str]] = []
+
+        def pairs() -> Iterator[tuple[Any, list[str]]]:
             for s in states:
-                yield fixed, outcomes(h, s, fixed, clocked.get(s)), None
-            return
-        for s in states:
-            comps = choices(fixed, choose, prompts[s], s)
-            yield comps, outcomes(h, s, comps, clocked.get(s)), None
+                asked.append(fixed if fixed is not None else choices(None, choose, prompts[s], s))
+                yield s, asked[-1]
+
+        for k, (row, _prompts, _executed) in enumerate(expand(machine, pairs(), clocked=clocked)):
+            yield asked[k], row, None
 
     def row(self, s: Any, comps: list[str], row: list[Any], extra: Any, cut: bool) -> None:
         """A watching walk sees each row recorded (``cut``: the row the state bound cut)."""
@@ -665,7 +774,7 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
     machine, starts, _fixed, _choose, bounds = way.task
     max_depth, limit = bounds.max_depth, bounds.limit
     depth, prompts, rows = found.depth, found.prompts, found.rows
-    skip, new_prompt = way.skip, way.prompt
+    new_prompt = way.prompt
     watch = way.row if way.watches else None
     roots_cut = None  # more start states than the state bound holds: the first ones
     if len(starts) > limit:
@@ -705,12 +814,12 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
                         continue
                 except TypeError:  # a list, a dict: no state (states are kept in dicts)
                     raise unhashable_state(s, comps[row.index(t)], t) from None
-                if t is HALT or t is DIVERGE:
-                    depth[t] = nd
-                elif type(t) in skip:
+                if t is HALT or t is DIVERGE or type(t) is Raised:
+                    depth[t] = nd  # an end: a node, never expanded
+                elif type(t) is UndecidedStep:
                     continue
                 elif len(prompts) >= limit:
-                    row = cut_row(row, depth, skip)
+                    row = cut_row(row, depth)
                     rows.append((s, comps, row))
                     found.cut = True
                     # what was taken from the queue after s still waits, as what is in it
@@ -733,17 +842,14 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
     return roots_cut or (bounds.depth_cut() if found.depth_cut else None)
 
 
-def cut_row(
-    row: list[Any], depth: dict[Any, int], skip: frozenset[type] = frozenset({UndecidedStep})
-) -> list[Any]:
-    """``row`` up to the outcome the state bound refused: the first unrecorded state
-    (outcomes of a type in ``skip`` are not states).
+def cut_row(row: list[Any], depth: dict[Any, int]) -> list[Any]:
+    """``row`` up to the outcome the state bound refused: the first unrecorded state.
 
     >>> cut_row([1, 2, 3], {1: 0})
     [1]
     """
     for k, t in enumerate(row):
-        if t not in depth and t is not HALT and t is not DIVERGE and type(t) not in skip:
+        if t not in depth and not _is_end(t):
             return row[:k]
     return row
 
