@@ -295,7 +295,7 @@ before and after, as measured by the benchmarks above:
   at 1,093 states and 8–12% from 3,280 on; each finished agent run also sat in a
   reference cycle (run, greenlet, context), so 1,132 runs waited for the collector after
   a 1,093-state check. Now every search pauses the collector the same way
-  (`runtime.search.collector_paused`), a finished run's context is cleared so reference
+  (`runtime.collector.collector_paused`), a finished run's context is cleared so reference
   counting frees it (no cyclic garbage left after a check), and a replay passes the
   searched state's own prefixes (`TraceState.history`), so a recorded effect is found by
   identity (no history comparison). The benchmark times check and explore at depths 5, 6
