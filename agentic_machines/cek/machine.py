@@ -44,6 +44,7 @@ from .expr import (
     Clauses,
     Cond,
     Const,
+    Define,
     EvalForm,
     Expr,
     If,
@@ -543,10 +544,10 @@ def step(state: Node) -> Node:
             return Eval(seq.head, seq.head_sel(env), frame(seq.tail, seq.tail_sel(env), k))
         if te is Letrec:
             # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + {f: closure(group, i, ρ|group)}, κ>   (closure over the members f reaches)
-            group = e.group
-            genv = e.group_sel(env)
-            vals = env + tuple(group.closure(j, genv) for j in e.rec) if e.rec else env
-            return Eval(e.body, e.body_sel(vals), k)
+            return _bind_group(e, env, k)
+        if te is Define:
+            # <(define (f x) e) ... b, ρ, κ>  ->  <b, ρ|b + {f: closure(group, i, ρ|group)}, κ>   (a body's run of procedure defines, bound as letrec binds)
+            return _bind_group(e, env, k)
         if te is Llm:
             # <(llm a), ρ, κ>  ->  <a, ρ, LlmK(κ)>
             return Eval(e.arg, env, LlmK(k))
@@ -607,6 +608,14 @@ def step(state: Node) -> Node:
         f"step: {t.__name__} is not a running state (Eval or Ret): a Boundary steps on with "
         "Ret(completion, boundary.kont), and Halted, Failed and Cycle have ended"
     )
+
+
+def _bind_group(e: Any, env: tuple, k: Frame) -> Node:
+    # letrec and define rules: the body, with a closure for each member it uses.
+    group = e.group
+    genv = e.group_sel(env)
+    vals = env + tuple(group.closure(j, genv) for j in e.rec) if e.rec else env
+    return Eval(e.body, e.body_sel(vals), k)
 
 
 def _atom(e: Any, env: tuple) -> Any:
@@ -921,8 +930,8 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                     else:
                         k = (AndK if te is And else OrK)(bseq.tail, bseq.tail_sel(env), k)
                         e, env = bseq.head, bseq.head_sel(env)
-                elif te is Letrec:
-                    # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + closures, κ>
+                elif te is Letrec or te is Define:
+                    # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + closures, κ>  (define: alike)
                     group = e.group
                     genv = e.group_sel(env)
                     vals = env + tuple(group.closure(j, genv) for j in e.rec) if e.rec else env

@@ -555,14 +555,10 @@ def _run(args: argparse.Namespace) -> int:
     )
     # Fitted to a terminal; 100 columns when the output goes to a file or a pipe.
     width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
-    from .printed import step_outputs, with_outputs  # loaded when the verb runs
+    from .printed import with_outputs  # loaded when the verb runs
 
-    outputs = step_outputs(machine, trace)  # what an agent printed, under its step
-    print(with_outputs(trace.describe(width=width, full=args.full), outputs, width))
-    if outputs and args.save is not None:  # the file streamed as it ran: now with them
-        from ..runtime.tracefile import save_trace  # loaded when the verb runs
-
-        save_trace(trace, args.save, outputs)
+    # what an agent printed, under its step (the file has it on the step's line)
+    print(with_outputs(trace.describe(width=width, full=args.full), trace.outputs, width))
 
     # an agent function's return value or exception (a step the clock ended has none:
     # asking for it would run the step again)
