@@ -41,10 +41,13 @@ from concurrent.futures import Executor
 from itertools import repeat
 from typing import Any
 
+import networkx as nx
+
 from .._text import one_line
 from ..batches import check_sendable, run_batches
 from ..errors import ClockDependent, InvalidArgument
 from ..machine import DIVERGE, HALT, AgenticMachine
+from ..runtime.collector import collector_paused
 from ..runtime.harness import TraceState
 from ..runtime.parallel import expand_steps
 from ..runtime.search import (
@@ -58,7 +61,6 @@ from ..runtime.search import (
     UndecidedStep,
     Walk,
     choices,
-    collector_paused,
     expand,
     plan,
     rate,
@@ -67,6 +69,7 @@ from ..runtime.search import (
 )
 from ..verdict import Verdict, short_repr
 from .coverage import unreached_prompts
+from .explored import ExploredMachine
 from .properties import (
     EffectsAtMostOnce,
     HaltsWithin,
@@ -101,6 +104,12 @@ def check_properties(
     executor: Executor | None = None,
 ) -> CheckResult:
     """Check ``properties`` on every run of ``machine`` from ``start`` over an alphabet.
+
+    ``machine`` may be a graph :func:`~agentic_machines.runtime.explore.explore` returned:
+    the properties are then checked on the steps it recorded, without calling the harness
+    again (:class:`~agentic_machines.checking.explored.ExploredMachine`), within its
+    bounds (the smaller of its ``max_states``/``max_depth`` and those given here);
+    ``effects_at_most_once``, which watches tool calls as they run, needs the machine.
 
     ``start`` defaults to ``machine.initial``; ``completions`` to the machine's finite
     alphabet; it may be a list, or a function ``prompt -> completions``. States at
@@ -137,7 +146,14 @@ def check_properties(
     >>> cx = check_properties(m, properties=never_diverges()).counterexample("never_diverges()")
     >>> cx.completions, cx.states, cx.loop
     (('a', 'a'), (0, 1, 0), 0)
+    >>> from agentic_machines.runtime.explore import explore
+    >>> check_properties(explore(m), properties=never_diverges()).counterexample("never_diverges()").states
+    (0, 1, 0)
     """
+    if isinstance(machine, nx.DiGraph):
+        machine, completions, max_states, max_depth = _explored(
+            machine, completions, max_states, max_depth, properties
+        )
     task = plan(
         machine,
         start,
@@ -163,6 +179,27 @@ def check_properties(
     search.executor = executor
     with collector_paused():  # as explore: the record is no garbage until the check ends
         return search.run(stop_early)
+
+
+def _explored(
+    graph: nx.DiGraph,
+    completions: Completions | None,
+    max_states: int | None,
+    max_depth: int | None,
+    properties: Property | Sequence[Property],
+) -> tuple[ExploredMachine, Completions | None, int | None, int | None]:
+    """The machine, alphabet and bounds a check of the explored ``graph`` runs with."""
+    machine = ExploredMachine(graph)
+    if any(isinstance(q, EffectsAtMostOnce) for p in flatten(properties) for q in p.parts):
+        raise InvalidArgument(
+            "effects_at_most_once watches the tool calls as the harness runs, and a graph "
+            "replays no harness; check it on the machine: check_properties(machine, ...)"
+        )
+    if completions is None and machine.completions is None:
+        completions = machine.offered
+    bounds = [(max_states, graph.graph["max_states"]), (max_depth, graph.graph["max_depth"])]
+    low = [min((b for b in pair if b is not None), default=None) for pair in bounds]
+    return machine, completions, low[0], low[1]
 
 
 def _alphabet_name(fixed: list[str] | None) -> str:
