@@ -91,11 +91,12 @@ NOTE = "ran out of their line budget"
 
 
 def test_divergent_steps_that_take_the_time_are_said(agents, capsys):
-    # one divergent step at the default budget: a million traced lines, the note comes
-    assert main(["explore", f"{agents}:spin", "-c", "a"]) == 0
+    # one divergent step of a million traced lines: the note comes
+    million = ["--line-budget", "1000000"]
+    assert main(["explore", f"{agents}:spin", "-c", "a", *million]) == 0
     err = capsys.readouterr().err
     assert "1 of 1 step ran out of their line budget" in err and "--line-budget" in err
-    assert main(["test", f"{agents}:spin", "-c", "a", "-p", "never_raises"]) == 0
+    assert main(["test", f"{agents}:spin", "-c", "a", "-p", "never_raises", *million]) == 0
     assert NOTE in capsys.readouterr().out
 
 

@@ -330,7 +330,7 @@ def add_isolation_arguments(parser: argparse.ArgumentParser, code: str | None = 
         type=positive,
         metavar="N",
         help="an agent function's step that runs N Python lines without calling the model "
-        "diverges (default: agent_machine's, 1,000,000); lower it when divergent steps "
+        "diverges (default: agent_machine's, 100,000); lower it when divergent steps "
         "take the time",
     )
     parser.add_argument(
@@ -454,7 +454,8 @@ class AgentOptions:
 
 BUDGET_NOTE_LINES = 1_000_000
 """Lines run by steps that exhausted their budget from which :func:`budget_note` speaks up:
-such a step runs every line of its budget, traced, which takes about a second here."""
+such a step runs every line of its budget, traced; a million traced lines take from a fifth
+of a second (a quiet 2-core VM) to two seconds (a loaded one): docs/scaling.md, budget."""
 
 
 def budget_note(machine: Any, diverged: int, steps: int) -> str | None:
@@ -467,7 +468,7 @@ def budget_note(machine: Any, diverged: int, steps: int) -> str | None:
     >>> from agentic_machines.runtime.agent import agent_machine
     >>> m = agent_machine(lambda model: model("?"))
     >>> print(budget_note(m, 12, 40))
-    note: 12 of 40 steps ran out of their line budget, and each ran all 1,000,000 lines: they take most of the time; lower it with --line-budget N if no step needs that many
+    note: 12 of 40 steps ran out of their line budget, and each ran all 100,000 lines: they take most of the time; lower it with --line-budget N if no step needs that many
     >>> budget_note(m, 0, 40) is None
     True
     """
