@@ -51,8 +51,10 @@ from __future__ import annotations
 import asyncio.events as _events
 import contextvars
 import functools
+import os
 import pickle
 import queue
+import sys
 import threading
 import warnings
 import weakref
@@ -356,12 +358,17 @@ class _StepThread:
 
     def step(self, completion: str | None, timeout: float | None) -> tuple[int, Any]:
         """The next step's message, or the clock's outcome past ``timeout`` seconds."""
+        streams, folder = (sys.stdout, sys.stderr), os.getcwd()
         self.tasks.put(completion)
         try:
             message = self.results.get(timeout=timeout)
         except queue.Empty:
             self.abandoned = True
             self.tasks.put(_CLOSE)  # in case the step ends between the wait and the flag
+            # the step runs on: what it made of the streams and folder is not the caller's
+            sys.stdout, sys.stderr = streams
+            if os.getcwd() != folder:
+                os.chdir(folder)
             return _CLOCK, None
         if message[0] is None:
             raise message[1]
