@@ -51,8 +51,10 @@ from __future__ import annotations
 import asyncio.events as _events
 import contextvars
 import functools
+import os
 import pickle
 import queue
+import sys
 import threading
 import warnings
 import weakref
@@ -78,11 +80,19 @@ from .agent_worker import (
 from .agent_worker import current as current_worker
 from .harness import TraceState
 
-__all__ = ["agent_machine", "effect", "AgentMachine", "AgentRaised", "AgentDied", "ending"]
+__all__ = [
+    "agent_machine",
+    "effect",
+    "state_note",
+    "AgentMachine",
+    "AgentRaised",
+    "AgentDied",
+    "ending",
+]
 
 ISOLATIONS = ("process", "inline")
 DEFAULT_STEP_TIMEOUT = 10.0
-DEFAULT_LINE_BUDGET = 1_000_000
+DEFAULT_LINE_BUDGET = 100_000  # a divergent step costs well under a second (bench_budget.py)
 _DEFAULT: Any = type("_Default", (), {"__repr__": lambda self: "default"})()
 
 _PROMPT, _RETURN, _RAISE, _DIVERGE, _CLOCK = range(5)
@@ -174,7 +184,7 @@ def _count_off(budget: LineBudget) -> None:
 class _Loop(_Run):
     """One inline run of the agent function, suspended in its greenlet at a model call."""
 
-    __slots__ = ("glet", "prompt", "thread", "budget", "dead", "worker")
+    __slots__ = ("glet", "prompt", "thread", "budget", "dead", "worker", "note")
 
     def __init__(self, machine: AgentMachine) -> None:
         super().__init__(machine)
@@ -189,6 +199,7 @@ class _Loop(_Run):
             self.glet = greenlet(self._main)
         self.budget: LineBudget | None = None
         self.dead = False
+        self.note: Any = None  # state_note's value for the next model call
 
     # -- inside the greenlet ---------------------------------------------------------------
     def _main(self) -> tuple[int, Any]:
@@ -232,6 +243,9 @@ class _Loop(_Run):
         if budget is not None:
             self.budget = None
             _count_off(budget)
+        if self.note is not None:  # the state this model call is the prompt of
+            self.machine._notes[self.state] = self.note
+            self.note = None
         running = _events._get_running_loop()
         if running is not None:  # an asyncio loop inside the agent: hide it while suspended
             _events._set_running_loop(None)
@@ -344,12 +358,17 @@ class _StepThread:
 
     def step(self, completion: str | None, timeout: float | None) -> tuple[int, Any]:
         """The next step's message, or the clock's outcome past ``timeout`` seconds."""
+        streams, folder = (sys.stdout, sys.stderr), os.getcwd()
         self.tasks.put(completion)
         try:
             message = self.results.get(timeout=timeout)
         except queue.Empty:
             self.abandoned = True
             self.tasks.put(_CLOSE)  # in case the step ends between the wait and the flag
+            # the step runs on: what it made of the streams and folder is not the caller's
+            sys.stdout, sys.stderr = streams
+            if os.getcwd() != folder:
+                os.chdir(folder)
             return _CLOCK, None
         if message[0] is None:
             raise message[1]
@@ -468,6 +487,9 @@ class AgentMachine(AgenticMachine[TraceState]):
         self._outcomes: dict[tuple[TraceState, str], Outcome] = {}
         self._outputs: dict[tuple[TraceState | None, str | None], str] = {}
         self._recorded: dict[TraceState, dict[tuple, bytes]] = {}
+        self._notes: dict[TraceState, Any] = {}  # state_note's values (pickled in a worker)
+        self._alphabet: set[str] = set(self.completions or ())
+        self._tried: dict[TraceState, set[str]] = {}  # completions stepped from a held state
         if isolation == "process":
             self._start_process()
             return
@@ -598,6 +620,7 @@ class AgentMachine(AgenticMachine[TraceState]):
         self._file_effects(self.initial, None, report.events)
         if report.kind == "prompt":
             self._prompts[self.initial] = report.payload[0]
+            self._file_note(self.initial, report.payload)
             return
         if report.kind == "return":
             self._no_start(f"returned {_returned(report.payload)!r}")
@@ -642,6 +665,7 @@ class AgentMachine(AgenticMachine[TraceState]):
             raise _clock(self)
         if report.kind == "prompt" and report.index == len(state):
             self._prompts[state] = report.payload[0]
+            self._file_note(state, report.payload)
             return report.server
         if report.kind == "died":
             raise InvalidMachine(
@@ -652,6 +676,22 @@ class AgentMachine(AgenticMachine[TraceState]):
             f"{state!r} is not a state of {self.name!r}: the agent stops before making "
             f"the model call after completion {report.index}"
         )
+
+    def _last(self, state: TraceState, completion: str) -> bool:
+        """Whether ``completion`` is the last one of the alphabet (``completions``, else
+        every completion seen so far) tried from ``state``: then its holder takes the step
+        itself, a fork saved (a state asked again later is rebuilt, at a fork's cost)."""
+        alphabet = self._alphabet
+        if self.completions is None:
+            alphabet.add(completion)
+        elif completion not in alphabet:
+            return False
+        tried = self._tried.setdefault(state, set())
+        tried.add(completion)
+        if len(tried) < len(alphabet):
+            return False
+        del self._tried[state]
+        return True
 
     def _recorded_for(self, state: TraceState, start: int, stop: int) -> dict[int, dict]:
         prefixes = [self.initial] + [s for _, s in state.history()]
@@ -669,7 +709,8 @@ class AgentMachine(AgenticMachine[TraceState]):
             if server is None and state not in pool.unforkable:
                 server = self._rebuild(pool, state)
             if server is not None:
-                report = pool.fork(server, [completion], {}, self.step_timeout, nxt)
+                take = self._last(state, completion)
+                report = pool.fork(server, [completion], {}, self.step_timeout, nxt, take)
             else:  # threads in the state's process: feed the whole path to a fork before it
                 server, k = pool.nearest(state)
                 start = 0 if server is pool.zygote else k + 1
@@ -684,7 +725,7 @@ class AgentMachine(AgenticMachine[TraceState]):
                 break
         else:
             raise InvalidMachine(f"the worker processes of {self.name!r} keep vanishing")
-        self._file_effects(state, completion, report.events)
+        self._file_effects(state, nxt, report.events)
         for reason in report.seen:
             clock.note(reason)
         self._outputs[(state, completion)] = report.output
@@ -694,6 +735,7 @@ class AgentMachine(AgenticMachine[TraceState]):
             raise _clock(self)
         if kind == "prompt":
             self._prompts[nxt] = report.payload[0]
+            self._file_note(nxt, report.payload)
             outcome: Outcome = nxt
         elif kind == "diverge":
             self._results[key] = DIVERGE
@@ -716,13 +758,37 @@ class AgentMachine(AgenticMachine[TraceState]):
             self._outcomes[key] = outcome
         return outcome
 
-    def _file_effects(self, state: TraceState, completion: str | None, events: list) -> None:
-        """Log the effect executions a worker reported, each under the state of its step."""
+    def _file_note(self, state: TraceState, payload: tuple) -> None:
+        if len(payload) > 1 and payload[1] is not None:
+            self._notes[state] = payload[1]
+
+    def note(self, state: TraceState) -> Any:
+        """What the agent gave :func:`state_note` before the model call of ``state``
+        (``None`` when nothing): data about the state that its prompt does not show, such
+        as a framework's own state, from wherever the agent runs.
+
+        >>> def counter(model):
+        ...     n = 0
+        ...     while True:
+        ...         state_note({"n": n})
+        ...         n += len(model("more?"))
+        >>> m = agent_machine(counter)
+        >>> m.note(m.harness(m.harness(m.initial, "ab"), "c"))
+        {'n': 3}
+        """
+        if state not in self._notes:
+            self.prompt(state)  # reaching the state's model call records its note
+        value = self._notes.get(state)
+        return pickle.loads(value) if isinstance(value, bytes) else value
+
+    def _file_effects(self, state: TraceState, nxt: TraceState | None, events: list) -> None:
+        """Log the effect executions a worker reported, each under the state of its step
+        (``nxt``: the state the step reached, the very object later lookups use)."""
         if not events:
             return
         prefixes = [self.initial] + [s for _, s in state.history()]
-        if completion is not None:
-            prefixes.append(state.then(completion))
+        if nxt is not None:
+            prefixes.append(nxt)
         with self._effects_lock:
             for index, tool, shown, n, ok, blob in events:
                 at = prefixes[min(index, len(prefixes) - 1)]
@@ -968,6 +1034,28 @@ def effect(fn: Callable[..., Any]) -> Callable[..., Any]:
         return loop.effect(fn, args, kwargs)
 
     return wrapper
+
+
+def state_note(value: Any) -> None:
+    """Attach ``value`` to the state the running agent is in, read back with
+    :meth:`AgentMachine.note`: the agent calls it before its next model call, and the value
+    belongs to the state whose prompt that call is. It crosses from a worker process
+    pickled (an unpicklable value is dropped); outside an agent machine it does nothing.
+
+    >>> def agent(model):
+    ...     state_note("start")
+    ...     model("go?")
+    >>> m = agent_machine(agent, isolation="inline")
+    >>> m.note(m.initial)
+    'start'
+    """
+    worker = current_worker()
+    if worker is not None:
+        worker.set_note(value)
+        return
+    loop = _CURRENT.get()
+    if isinstance(loop, _Loop):
+        loop.note = value
 
 
 def ending(machine: AgenticMachine, trace: Any) -> str | None:
