@@ -305,13 +305,30 @@ class ClockDependent(Undecided):
 
 
 class ParseError(AgenticMachinesError, ValueError):
-    """Program text could not be read. Carries the 1-based ``line`` and ``column``."""
+    """Program text could not be read. Carries the 1-based ``line`` and ``column``, and
+    ``problem``: what is wrong without the message's advice on fixing it (the advice
+    speaks to a programmer writing a file; a model's completion that does not read is
+    an outcome, reported with the problem alone).
 
-    def __init__(self, message: str, *, line: int = 0, column: int = 0) -> None:
+    >>> e = ParseError("unclosed '(': add ')'", line=1, column=3, problem="unclosed '('")
+    >>> str(e), e.problem
+    ("unclosed '(': add ')' (line 1, column 3)", "unclosed '('")
+    """
+
+    def __init__(self, message: str, *, line: int = 0, column: int = 0, problem: str = "") -> None:
         super().__init__(f"{message} (line {line}, column {column})" if line else message)
         self.line = line
         self.column = column
         self.reason = message
+        self.problem = problem or message
+
+    def __reduce__(self) -> tuple:
+        # keyword arguments survive pickling (explore on an executor sends errors back)
+        return (_parse_error, (self.reason, self.line, self.column, self.problem))
+
+
+def _parse_error(message: str, line: int, column: int, problem: str) -> ParseError:
+    return ParseError(message, line=line, column=column, problem=problem)
 
 
 class EvaluationError(AgenticMachinesError):

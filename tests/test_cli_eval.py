@@ -2,7 +2,9 @@
 
 import json
 
+from agentic_machines import HALT
 from agentic_machines.cli.commands import main
+from agentic_machines.errors import ParseError
 
 
 def run_cli(capsys, *argv):
@@ -70,8 +72,36 @@ def test_a_run_time_error_of_the_program_is_its_outcome_once_with_status_1(capsy
     script.write_text(json.dumps(["((("]), encoding="utf-8")
     status, out, err = run_cli(capsys, '(eval (llm "code?"))', "--script", str(script))
     assert (status, err) == (1, "")
-    assert out.strip().splitlines()[-1].startswith("HALT (1): error: ParseError: unclosed '('")
+    assert out.strip().splitlines()[-1] == (
+        "HALT (1): error: ParseError: eval: the text \"(((\" is not a program: unclosed '(' "
+        "(line 1, column 3)"
+    )
     assert out.count("unclosed") == 1
+
+
+def test_a_completion_that_does_not_read_is_reported_without_the_readers_advice(capsys, tmp_path):
+    # The reader's advice ("add ')' to close it") speaks to a programmer writing a file;
+    # for a model's completion the run has ended (h returns 1): say what is wrong, not how
+    # the user should fix text the model wrote.
+    from agentic_machines.cek import AgenticEvaluator, seed_state
+
+    for completion, problem in [
+        ("(((", "unclosed '('"),
+        ("(car 1))", "unexpected ')': there is no '(' to close"),
+        ("1 2", "expected the end of the program after the first expression, found `2`"),
+        ("2.5", "`2.5` is not an integer, and the language has no other numbers"),
+        ('"open', "unterminated string"),
+    ]:
+        ev = AgenticEvaluator()
+        assert ev.harness(seed_state(), completion) == HALT
+        error = ev.last_record.error
+        assert type(error) is ParseError and str(error).startswith("eval: the text "), error
+        assert error.reason.endswith(": " + problem), (completion, error.reason)
+        for advice in ("add ')'", "remove it", "(begin", "write an integer", "add a closing"):
+            assert advice not in str(error), (completion, str(error))
+    # the same text in a file the user wrote keeps the advice (exit 2, bad input)
+    status, _out, err = run_cli(capsys, "(((")
+    assert status == 2 and "add ')' to close it" in err
 
 
 def test_eval_fuel_bounds_the_run(capsys):

@@ -125,11 +125,11 @@ CASES = {
         [{"composed": identity(LOOP)}, {"composed": {"q": "a"}}],
         "from loop to loop",
     ),
-    "3.1": ({"spe": []}, [{"spe": ["s0"]}, {"spe": "none"}], "'s0' is not an SPE state"),
+    "3.1": ({"spe": []}, [{"spe": ["s0"]}, {"spe": "none"}], "no completion leads from 's0'"),
     "3.2": (
         {"mul3": mul3(), "spe": {0, 1}},
         [{"mul3": mul3(), "spe": [1]}, {"mul3": mul3(flip=False), "spe": [0, 1]}],
-        "you left out 0",
+        "leaves out 1 SPE state",
     ),
     "3.3": (
         {"halt_c": HALT_C, "generates": False},
@@ -303,6 +303,37 @@ def test_answer_files_and_the_cli(tmp_path, capsys):
     bad.write_text("raise RuntimeError('oops')\n")
     assert main(["exercise", "1.1", str(bad)]) == 2
     assert "raised RuntimeError: oops" in capsys.readouterr().err
+
+
+def test_wrong_answers_never_print_the_solution():
+    # the counterexample says what is wrong, never the answer the reader is to find
+    from agentic_machines.exercises.checks import check
+
+    for number, wrong, solution in [
+        ("1.3", {"at_most": lambda k: k - 1}, "can reach 1"),
+        ("1.3", {"at_most": lambda k: 2**k}, "at most 1"),
+        ("3.2", {"mul3": mul3(), "spe": [1]}, "loads"),
+        ("3.2", {"mul3": mul3(), "spe": []}, "you left out"),
+        ("6.1", {"model": count_model(), "model_calls": 4}, "made 5"),
+        ("3.1", {"spe": ["s0"]}, "fails for every state"),
+    ]:
+        said = str(check(number, wrong))
+        assert said.startswith("wrong") and solution not in said, (number, said)
+    assert "5" not in str(check("6.1", {"model": count_model(), "model_calls": 4}))
+
+
+def test_the_tutorials_solutions_are_folded_until_opened():
+    # a chapter shows its solutions only in a <details> block after its exercises
+    from pathlib import Path
+
+    for page in sorted((Path(__file__).parent.parent / "docs" / "tutorial").glob("0*.md")):
+        text = page.read_text(encoding="utf-8")
+        if "**Exercise" not in text:
+            continue
+        assert "### Solutions" not in text, page.name
+        start = text.index("<details markdown>\n<summary>Solutions")
+        assert text.index("</details>", start) > text.index("```", start), page.name
+        assert text.index("**Exercise") < start, page.name
 
 
 def test_wrong_answers_to_2_1_never_print_the_solution():

@@ -488,7 +488,6 @@ def test_default_machine_starts_at_initial(name: str) -> None:
 # name made public (no underscore) or no longer imported must come off it.
 PRIVATE_IMPORTS_ALLOWED = {
     ("cek.machine", "cek.expr", "_empty"),
-    ("checking.expand", "checking.properties", "_EffectLogView"),
     ("drawing.interactive", "drawing.diagrams", "_layered"),
     ("drawing.interactive", "drawing.diagrams", "_legend_items"),
     ("execution.doctor", "execution.cgroup", "_own_groups"),

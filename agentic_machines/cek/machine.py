@@ -44,6 +44,7 @@ from .expr import (
     Clauses,
     Cond,
     Const,
+    Define,
     EvalForm,
     Expr,
     If,
@@ -543,10 +544,10 @@ def step(state: Node) -> Node:
             return Eval(seq.head, seq.head_sel(env), frame(seq.tail, seq.tail_sel(env), k))
         if te is Letrec:
             # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + {f: closure(group, i, ρ|group)}, κ>   (closure over the members f reaches)
-            group = e.group
-            genv = e.group_sel(env)
-            vals = env + tuple(group.closure(j, genv) for j in e.rec) if e.rec else env
-            return Eval(e.body, e.body_sel(vals), k)
+            return _bind_group(e, env, k)
+        if te is Define:
+            # <(define (f x) e) ... b, ρ, κ>  ->  <b, ρ|b + {f: closure(group, i, ρ|group)}, κ>   (a body's run of procedure defines, bound as letrec binds)
+            return _bind_group(e, env, k)
         if te is Llm:
             # <(llm a), ρ, κ>  ->  <a, ρ, LlmK(κ)>
             return Eval(e.arg, env, LlmK(k))
@@ -607,6 +608,14 @@ def step(state: Node) -> Node:
         f"step: {t.__name__} is not a running state (Eval or Ret): a Boundary steps on with "
         "Ret(completion, boundary.kont), and Halted, Failed and Cycle have ended"
     )
+
+
+def _bind_group(e: Any, env: tuple, k: Frame) -> Node:
+    # letrec and define rules: the body, with a closure for each member it uses.
+    group = e.group
+    genv = e.group_sel(env)
+    vals = env + tuple(group.closure(j, genv) for j in e.rec) if e.rec else env
+    return Eval(e.body, e.body_sel(vals), k)
 
 
 def _atom(e: Any, env: tuple) -> Any:
@@ -697,11 +706,24 @@ def _apply(f: Any, args: tuple, k: Frame) -> Node:
 def program_value(v: Any) -> Expr:
     """The closed expression that ``(eval v)`` runs: ``v`` is program text or a quoted datum.
 
+    Text that does not read is how this run ends (h returns 1 when the text is a model's
+    completion), not a mistake in a file: the error says what is wrong with the text,
+    without the reader's advice to its writer.
+
     >>> program_value("(+ 1 2)")
     <App (+ 1 2)>
+    >>> program_value("(((")
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.ParseError: eval: the text "(((" is not a program: unclosed '(' (line 1, column 3)
     """
     if type(v) is str:
-        return compile_program(parse(v))
+        try:
+            datum = parse(v)
+        except ParseError as err:
+            problem = f"eval: the text {_short(v)} is not a program: {err.problem}"
+            raise ParseError(problem, line=err.line, column=err.column) from None
+        return compile_program(datum)
     return compile_program(v)
 
 
@@ -908,8 +930,8 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                     else:
                         k = (AndK if te is And else OrK)(bseq.tail, bseq.tail_sel(env), k)
                         e, env = bseq.head, bseq.head_sel(env)
-                elif te is Letrec:
-                    # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + closures, κ>
+                elif te is Letrec or te is Define:
+                    # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + closures, κ>  (define: alike)
                     group = e.group
                     genv = e.group_sel(env)
                     vals = env + tuple(group.closure(j, genv) for j in e.rec) if e.rec else env

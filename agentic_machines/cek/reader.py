@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 from .._memo import kept_for_texts
 from ..errors import ParseError
@@ -60,7 +60,12 @@ _REFUSED_TOKENS = {
 }
 
 
-def _where(text: str, pos: int) -> dict[str, int]:
+class _Where(TypedDict):
+    line: int
+    column: int
+
+
+def _where(text: str, pos: int) -> _Where:
     line = text.count("\n", 0, pos) + 1
     column = pos - (text.rfind("\n", 0, pos) + 1) + 1
     return {"line": line, "column": column}
@@ -112,6 +117,8 @@ def parse(text: str) -> Any:
         raise ParseError(
             f"expected the end of the program after the first expression, found `{found[:20]}`; "
             "wrap several expressions in (begin ...)",
+            problem=f"expected the end of the program after the first expression, found "
+            f"`{found[:20]}`",
             **_where(text, pos),
         )
     return items[0]
@@ -165,7 +172,9 @@ def _read(text: str) -> tuple[list[Any], list[int]]:
         if first == ")":
             if not stack:
                 raise ParseError(
-                    "unexpected ')': there is no '(' to close; remove it", **_where(text, pos)
+                    "unexpected ')': there is no '(' to close; remove it",
+                    problem="unexpected ')': there is no '(' to close",
+                    **_where(text, pos),
                 )
             if quotes:
                 raise ParseError(
@@ -183,13 +192,14 @@ def _read(text: str) -> tuple[list[Any], list[int]]:
             continue
         elif tok == ".":
             if not stack or quotes or not items or dot_at >= 0:
-                raise ParseError(_DOTTED_PAIR, **_where(text, pos))
+                raise ParseError(_DOTTED_PAIR, problem=_DOTTED_PROBLEM, **_where(text, pos))
             dot_at, dot_pos = len(items), pos
             continue
         elif first == '"':
             datum = _string(text, tok, pos)
         elif tok in _REFUSED_TOKENS:
-            raise ParseError(_REFUSED_TOKENS[tok], **_where(text, pos))
+            message = _REFUSED_TOKENS[tok]
+            raise ParseError(message, problem=message.split(": ")[0], **_where(text, pos))
         else:
             datum = _atom(text, tok, pos)
         while quotes:
@@ -198,7 +208,9 @@ def _read(text: str) -> tuple[list[Any], list[int]]:
         items.append(datum)
     if stack:
         raise ParseError(
-            "unclosed '(' opened here: add ')' to close it", **_where(text, stack[-1][1])
+            "unclosed '(' opened here: add ')' to close it",
+            problem="unclosed '('",
+            **_where(text, stack[-1][1]),
         )
     if quotes:
         raise ParseError(
@@ -206,7 +218,9 @@ def _read(text: str) -> tuple[list[Any], list[int]]:
         )
     if not items:
         raise ParseError(
-            "empty program: expected an expression such as (+ 1 2)", **_where(text, len(text))
+            "empty program: expected an expression such as (+ 1 2)",
+            problem="empty program",
+            **_where(text, len(text)),
         )
     return items, top_starts
 
@@ -215,6 +229,7 @@ _DOTTED_PAIR = (
     "dotted pairs are not supported (every list is a proper list): write (cons 1 '(2)) or "
     "(list 1 2); only a parameter list right after lambda or define may end with `. rest`"
 )
+_DOTTED_PROBLEM = "dotted pairs are not supported (every list is a proper list)"
 
 
 def _check_dotted(text: str, items: list, dot_at: int, outer: tuple, pos: int) -> None:
@@ -226,15 +241,20 @@ def _check_dotted(text: str, items: list, dot_at: int, outer: tuple, pos: int) -
         raise ParseError(
             f"a dotted list must end with exactly one item after `.`, found {after}: "
             "write (a b . rest)",
+            problem=f"a dotted list must end with exactly one item after `.`, found {after}",
             **_where(text, pos),
         )
     if pending or len(enclosing) != 1 or enclosing[0] not in _DOTTED_HEADS:
-        raise ParseError(_DOTTED_PAIR, **_where(text, pos))
+        raise ParseError(_DOTTED_PAIR, problem=_DOTTED_PROBLEM, **_where(text, pos))
 
 
 def _string(text: str, tok: str, pos: int) -> str:
     if len(tok) < 2 or not tok.endswith('"') or _odd_backslashes_before_end(tok):
-        raise ParseError('unterminated string: add a closing "', **_where(text, pos))
+        raise ParseError(
+            'unterminated string: add a closing "',
+            problem="unterminated string",
+            **_where(text, pos),
+        )
     body = tok[1:-1]
     if "\\" not in body:
         return body
@@ -244,6 +264,7 @@ def _string(text: str, tok: str, pos: int) -> str:
         if c not in _ESCAPES:
             raise ParseError(
                 f'unknown escape \\{c} in a string: use \\\\, \\", \\n, \\t or \\r',
+                problem=f"unknown escape \\{c} in a string",
                 **_where(text, pos + 1 + m.start()),
             )
         return _ESCAPES[c]
@@ -280,11 +301,13 @@ def _atom(text: str, tok: str, pos: int) -> Any:
             raise ParseError(
                 f"`{tok[:20]}` is a character, which the language does not have: "
                 'use a one-character string such as "a"',
+                problem=f"`{tok[:20]}` is a character, which the language does not have",
                 **_where(text, pos),
             )
         raise ParseError(
             f"unknown literal `{tok[:20]}`: the only # literals are #t and #f "
             "(no #x numbers, #; or #| |# comments, #u8 or #! syntax); comment with ;",
+            problem=f"unknown literal `{tok[:20]}`: the only # literals are #t and #f",
             **_where(text, pos),
         )
     if _NUMBERISH.match(tok):
@@ -292,6 +315,7 @@ def _atom(text: str, tok: str, pos: int) -> Any:
             f"`{tok[:20]}` is not an integer, and the language has no other numbers (no "
             "decimals, fractions or exponents; names cannot start with a digit): write an "
             "integer such as 2",
+            problem=f"`{tok[:20]}` is not an integer, and the language has no other numbers",
             **_where(text, pos),
         )
     for c in "[]{}|":
@@ -299,6 +323,7 @@ def _atom(text: str, tok: str, pos: int) -> Any:
             raise ParseError(
                 f"`{c}` is not part of the language: write lists with ( and ) and symbols "
                 "without [ ] { } or |",
+                problem=f"`{c}` is not part of the language",
                 **_where(text, pos + tok.index(c)),
             )
     if tok == "nil":

@@ -215,6 +215,7 @@ _EVAL_RULES = {
     "And": "and",
     "Or": "or",
     "Letrec": "letrec",
+    "Define": "define",
     "Llm": "llm",
     "EvalForm": "eval",
 }

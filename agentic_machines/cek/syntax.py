@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from ..errors import WrongType
+
 __all__ = [
     "Node",
     "deep_equal",
@@ -54,14 +56,27 @@ def printed(x: Any) -> str:
 
     The package's ``__init__`` imports the printer, so it is always installed when the
     module is imported as ``agentic_machines.cek.syntax``; a copy loaded on its own gets
-    a plain ``<Name>`` instead of an ``IndexError`` from ``repr``.
+    a plain ``<Name>`` instead of an ``IndexError`` from ``repr``. It never raises: reprs
+    and messages print with it, and a list may hold a value the printer does not know (a
+    Spell builtin), which is shown by its own ``repr``.
 
-    >>> printed(Symbol("a"))
-    'a'
+    >>> from agentic_machines.spell.text import Builtin
+    >>> printed(Symbol("a")), printed(from_items([1, from_items([Builtin("car")])]))
+    ('a', '(1 (<builtin car>))')
     """
     if not _PRINTER:
         return f"<{type(x).__name__}>"
-    return _PRINTER[0](x)
+    try:
+        return _PRINTER[0](x)
+    except WrongType:
+        if type(x) is Pair:
+            return "(" + " ".join(map(printed, iter_list(x))) + ")"
+        if type(x).__module__.startswith(_HERE):  # its repr prints with printed: no loop
+            return f"<{type(x).__name__}>"
+        return repr(x)
+
+
+_HERE = __name__.rpartition(".")[0]
 
 
 class Node:

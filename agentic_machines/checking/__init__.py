@@ -5,8 +5,8 @@ counterexamples, and Hypothesis state-machine tests.
   ``Transition``, ``halts_within``, ``never_diverges``, ``never_raises``,
   ``prompt_length_at_most``, ``unreachable``, ``unreachable_prompt``, ``effects_at_most_once``, ``p & q``);
 - :mod:`~agentic_machines.checking.check`: ``check_properties``, the exhaustive bounded
-  breadth-first check over a finite alphabet;
-- :mod:`~agentic_machines.checking.expand`: the frontier expansion it is built on;
+  breadth-first check over a finite alphabet (on the search kernel's one expansion,
+  :func:`~agentic_machines.runtime.search.expand`);
 - :mod:`~agentic_machines.checking.result`: ``CheckResult``, ``Counterexample``,
   ``Coverage``;
 - :mod:`~agentic_machines.checking.coverage`: which prompts were never reached;

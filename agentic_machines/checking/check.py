@@ -38,23 +38,30 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor
+from itertools import repeat
 from typing import Any
+
+import networkx as nx
 
 from .._text import one_line
 from ..batches import check_sendable, run_batches
 from ..errors import ClockDependent, InvalidArgument
 from ..machine import DIVERGE, HALT, AgenticMachine
+from ..runtime.collector import collector_paused
 from ..runtime.harness import TraceState
+from ..runtime.parallel import expand_steps
 from ..runtime.search import (
     Bounds,
     Completions,
+    Expansion,
     Found,
     Plan,
     Progress,
     Reporter,
+    UndecidedStep,
     Walk,
     choices,
-    collector_paused,
+    expand,
     plan,
     rate,
     search_line,
@@ -62,8 +69,7 @@ from ..runtime.search import (
 )
 from ..verdict import Verdict, short_repr
 from .coverage import unreached_prompts
-from .expand import Transition as Step
-from .expand import Unknown, expand
+from .explored import ExploredMachine
 from .properties import (
     EffectsAtMostOnce,
     HaltsWithin,
@@ -82,7 +88,7 @@ from .run_check import confirm, keyed_loop
 __all__ = ["check_properties", "Completions", "BATCH"]
 
 BATCH = 64
-"""States per call of :func:`~agentic_machines.checking.expand.expand`."""
+"""States per call of :func:`~agentic_machines.runtime.search.expand`."""
 
 
 def check_properties(
@@ -98,6 +104,12 @@ def check_properties(
     executor: Executor | None = None,
 ) -> CheckResult:
     """Check ``properties`` on every run of ``machine`` from ``start`` over an alphabet.
+
+    ``machine`` may be a graph :func:`~agentic_machines.runtime.explore.explore` returned:
+    the properties are then checked on the steps it recorded, without calling the harness
+    again (:class:`~agentic_machines.checking.explored.ExploredMachine`), within its
+    bounds (the smaller of its ``max_states``/``max_depth`` and those given here);
+    ``effects_at_most_once``, which watches tool calls as they run, needs the machine.
 
     ``start`` defaults to ``machine.initial``; ``completions`` to the machine's finite
     alphabet; it may be a list, or a function ``prompt -> completions``. States at
@@ -134,7 +146,14 @@ def check_properties(
     >>> cx = check_properties(m, properties=never_diverges()).counterexample("never_diverges()")
     >>> cx.completions, cx.states, cx.loop
     (('a', 'a'), (0, 1, 0), 0)
+    >>> from agentic_machines.runtime.explore import explore
+    >>> check_properties(explore(m), properties=never_diverges()).counterexample("never_diverges()").states
+    (0, 1, 0)
     """
+    if isinstance(machine, nx.DiGraph):
+        machine, completions, max_states, max_depth = _explored(
+            machine, completions, max_states, max_depth, properties
+        )
     task = plan(
         machine,
         start,
@@ -162,6 +181,27 @@ def check_properties(
         return search.run(stop_early)
 
 
+def _explored(
+    graph: nx.DiGraph,
+    completions: Completions | None,
+    max_states: int | None,
+    max_depth: int | None,
+    properties: Property | Sequence[Property],
+) -> tuple[ExploredMachine, Completions | None, int | None, int | None]:
+    """The machine, alphabet and bounds a check of the explored ``graph`` runs with."""
+    machine = ExploredMachine(graph)
+    if any(isinstance(q, EffectsAtMostOnce) for p in flatten(properties) for q in p.parts):
+        raise InvalidArgument(
+            "effects_at_most_once watches the tool calls as the harness runs, and a graph "
+            "replays no harness; check it on the machine: check_properties(machine, ...)"
+        )
+    if completions is None and machine.completions is None:
+        completions = machine.offered
+    bounds = [(max_states, graph.graph["max_states"]), (max_depth, graph.graph["max_depth"])]
+    low = [min((b for b in pair if b is not None), default=None) for pair in bounds]
+    return machine, completions, low[0], low[1]
+
+
 def _alphabet_name(fixed: list[str] | None) -> str:
     if fixed is None:
         return "the completions the alphabet function chose per prompt"
@@ -175,7 +215,6 @@ class _Search(Walk):
 
     batch = BATCH
     watches = True
-    skip = frozenset({Unknown, Raised})  # outcomes that are not states
     executor: Executor | None = None
 
     def __init__(self, task: Plan, props: list[Property], progress: Progress) -> None:
@@ -295,7 +334,7 @@ class _Search(Walk):
     def snapshot(self, began: float, queued: int) -> dict[str, Any]:
         return self._stats(began, queued)
 
-    def expand(self, states: list[Any]) -> list[tuple[list[str], list[Any], list[Step]]]:
+    def expand(self, states: list[Any]) -> list[tuple[list[str], list[Any], Expansion | None]]:
         """The rows of a batch: per state its completions, outcomes and transitions
         (the harness calls run here or spread over the executor's workers).
 
@@ -315,41 +354,47 @@ class _Search(Walk):
                 self.stuck += 1
                 self._stuck(i)
         if not batch:
-            return [(comps, [], []) for comps in chosen]
+            return [(comps, [], None) for comps in chosen]
         if self.executor is None:
-            rows = expand(self.machine, batch, known=ids, logs=self.logs)
+            clocked = {self.start: self.start_clock} if self.start_clock is not None else None
+            rows = list(
+                expand(self.machine, batch, clocked=clocked, known=ids, logs=self.logs, catch=True)
+            )
         else:
             # A worker computes every new-looking state's prompt (the known set stays
             # here): the same values, so the rows the loop records do not change.
-            rows = run_batches(self.executor, expand, batch, None, self.machine)
-        if self.start_clock is not None and not self.record.rows and batch[0][0] is self.start:
-            rows[0] = [(c, Unknown(self.start_clock), None, ()) for c, *_ in rows[0]]
+            rows = run_batches(self.executor, expand_steps, batch, None, self.machine)
+            if self.start_clock is not None and not self.record.rows:
+                rows[0] = Expansion([UndecidedStep(self.start_clock)] * len(batch[0][1]), None)
         made = iter(rows)
-        out: list[tuple[list[str], list[Any], list[Step]]] = []
+        out: list[tuple[list[str], list[Any], Expansion | None]] = []
         for comps in chosen:
             if comps:
                 row = next(made)
-                out.append((comps, [step[1] for step in row], row))
+                out.append((comps, row.outcomes, row))
             else:
-                out.append((comps, [], []))
+                out.append((comps, [], None))
         return out
 
-    def row(self, s: Any, comps: list[str], row: list[Any], extra: list[Step], cut: bool) -> None:
-        """Record the steps ``extra`` from ``s`` (``row``: their outcomes), checking each.
-        A row the state bound ``cut`` ends before the first new state refused: ``s`` is
-        then left incomplete."""
+    def row(
+        self, s: Any, comps: list[str], row: list[Any], extra: Expansion | None, cut: bool
+    ) -> None:
+        """Record the steps from ``s`` (``row``: their outcomes; ``extra``: the prompts
+        and executions of its expansion), checking each. A row the state bound ``cut``
+        ends before the first new state refused: ``s`` is then left incomplete."""
         i = self.ids[s]
-        steps = extra[: len(row)] if cut else extra
+        prompts = extra.prompts if extra is not None and extra.prompts else repeat(None)
+        executed = extra.executed if extra is not None and extra.executed else repeat(())
         if cut:
             self.transitions_made += 1  # the step to the refused state was taken
             self.cut_depth = self.depth[i]
         ids, transitions, logs = self.ids, self.transitions, self.logs
         out = self.succ[i]
         nd = self.depth[i] + 1
-        for c, t, prompt, executed in steps:
+        for c, t, prompt, done in zip(comps, row, prompts, executed):
             self.transitions_made += 1
             kind = type(t)
-            if kind is Unknown:
+            if kind is UndecidedStep:
                 self.unknown += 1
                 self.unknown_reason = self.unknown_reason or t.reason
                 continue
@@ -366,7 +411,7 @@ class _Search(Walk):
             elif t is not HALT:
                 j = ids.get(t)
                 if j is None:
-                    j = self._add_state(t, prompt, i, c, nd, executed)
+                    j = self._add_state(t, prompt, i, c, nd, done)
                 else:
                     self.back_edges += 1
                 t = j
@@ -375,11 +420,11 @@ class _Search(Walk):
             if transitions:
                 self._check_transition(i, c, t)
             if logs:
-                self._check_effects(i, c, t, executed, self.history[i])
+                self._check_effects(i, c, t, done, self.history[i])
         if cut:
             return
         self.complete[i] = True
-        decided = len(row) if not self.unknown else sum(type(t) is not Unknown for t in row)
+        decided = len(row) if not self.unknown else sum(type(t) is not UndecidedStep for t in row)
         if decided:
             self.share[s] = len(out) / decided
 

@@ -29,10 +29,10 @@ from dataclasses import replace
 from typing import Any
 
 from .._outcome import is_end
-from ..errors import CertificateError, PropertyViolation, Undecided
+from ..errors import CertificateError, InvalidMachine, PropertyViolation, Undecided
 from ..machine import DIVERGE, AgenticMachine
+from ..runtime.search import UndecidedStep, expand
 from ..verdict import short_repr
-from .expand import Unknown, expand, records_errors
 from .properties import (
     EffectsAtMostOnce,
     HaltsWithin,
@@ -135,7 +135,6 @@ class RunCheck:
         self.logs = [p.log(machine) for p in parts if isinstance(p, EffectsAtMostOnce)]
         self.effect_parts = [p for p in parts if isinstance(p, EffectsAtMostOnce)]
         self.done: list[dict] = [{} for _ in self.logs]  # per log: request -> executions
-        self.errors = records_errors(machine)
         self.states: list[Any] = [start]
         self.prompts: list[str] = [machine.prompt(start)]
         self.completions: list[str] = []
@@ -155,13 +154,14 @@ class RunCheck:
         if self.ended:
             return  # the run is over; Hypothesis shrinks such steps away
         s = self.states[-1]
-        ((_, t, prompt, executed),) = expand(
-            self.machine, [(s, [c])], logs=self.logs, errors=self.errors
-        )[0]
+        step = next(expand(self.machine, [(s, [c])], known=(), logs=self.logs, catch=True))
+        t = step.outcomes[0]
+        prompt = step.prompts[0] if step.prompts else None
+        executed = step.executed[0] if step.executed else ()
         self.log["transitions"] += 1
         self.completions.append(c)
         self.states.append(t)
-        if type(t) is Unknown:
+        if type(t) is UndecidedStep:
             self.ended = True
             self.log["unknown"] += 1
             self.log["unknown_reason"] = self.log["unknown_reason"] or t.reason
@@ -313,7 +313,7 @@ def recheck(
     except PropertyViolation as exc:
         return exc.counterexample.explanation
     end = run.states[-1]
-    if type(end) is Unknown:
+    if type(end) is UndecidedStep:
         raise Undecided(end.reason)
     n = len(run.completions)
     back = loop is not None and 0 <= loop < n and not is_end(end) and _same(end, run.states[loop])
@@ -432,7 +432,7 @@ def _replay_breaks(
             if i < n - 1:
                 return f"the replayed run breaks it after {i + 1} step(s), before its last step"
             return ""
-        if type(run.states[-1]) is Unknown:
+        if type(run.states[-1]) is UndecidedStep:
             raise Undecided(run.states[-1].reason)
         mismatch = _mismatch(run, cx, i)
         if mismatch:
@@ -470,13 +470,16 @@ execution again: the run itself is re-checked, the executions are what the searc
 def _mismatch(run: RunCheck, cx: Counterexample, i: int) -> str:
     got, want = run.states[i + 1], cx.states[i + 1] if i + 1 < len(cx.states) else None
     if got == want and type(got) is not type(want):
-        # 1 == True: one state to the search's tables, two to a harness that tells them apart
-        return (
+        # 1 == True: one state to the search's tables, two to a harness that tells them
+        # apart. The machine breaks what a state is, so this is its error, not ours.
+        raise InvalidMachine(
+            f"{cx.machine or 'the machine'}'s harness tells apart states that are equal by ==: "
             f"step {i + 1} ({short_repr(cx.completions[i])} in {short_repr(run.states[i])}) gives "
-            f"{short_repr(got)} ({type(got).__name__}) on replay, but the counterexample records "
-            f"{short_repr(want)} ({type(want).__name__}): the search takes states that are equal "
-            "by == for one state, and this harness tells them apart; give such states values "
-            "that == tells apart too (e.g. ('flag', True) beside 1)"
+            f"{short_repr(got)} ({type(got).__name__}) where the search met "
+            f"{short_repr(want)} ({type(want).__name__}), and the search (like any set or dict) "
+            "takes states equal by == for one state, so the counterexample it found for "
+            f"{cx.property} is not a run of the machine; give such states values that == tells "
+            "apart too (e.g. ('flag', True) beside 1) and check again"
         )
     if got == want and (got is DIVERGE) == (want is DIVERGE):
         return ""

@@ -53,7 +53,6 @@ from . import doctor, exercise, explore, export, play, test_cmd, view
 from ._args import (
     MAX_INPUT_BYTES,
     MAX_MESSAGE,
-    SWAPPED,
     Parser,
     add_bound_arguments,
     add_isolation_arguments,
@@ -148,7 +147,8 @@ def _add_check(sub: Any) -> None:
         "Python machine), which states are SPE states (exactly, by F1, with witness or "
         "obstruction) and check the identity embedding; for an architecture, print its "
         "analysis() verdict; for another infinite machine, test the start state on states "
-        "explored to --depth and say what would decide it.",
+        "explored to --depth and say what would decide it (completions given with -c or "
+        "--completions are then its alphabet, as a factory would declare them).",
     )
     p.lazy_epilog = lambda: "Built-in machines: " + ", ".join(_builtin_names()) + "."
     add_target_arguments(p)
@@ -348,30 +348,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _guarded(args: argparse.Namespace) -> int:
-    """Run the verb; refuse its result in one line if the target changed the process's
-    output streams or folder under it (an agent function run inline that redirects
-    stdout or changes folder around a model call, and is left suspended there): the
-    verb's own output or files may then have gone where the agent pointed them."""
+    """Run the verb; refuse its result in one line if the target left the process's
+    output streams or folder changed under it. An agent function run inline has them put
+    back at every model call (:class:`~agentic_machines.cli._args.Watched`); what is
+    left is a step the clock ended (a tool that blocks) while the agent had them changed:
+    it runs on in this process, and the verb's output or files may have gone its way."""
     streams, folder = (sys.stdout, sys.stderr), os.getcwd()
-    SWAPPED.clear()
     status = args.func(args)
-    changed = list(SWAPPED) + [
+    changed = [
         what
         for what, now, then in (
             ("sys.stdout", sys.stdout, streams[0]),
             ("sys.stderr", sys.stderr, streams[1]),
             ("the working folder", os.getcwd(), folder),
         )
-        if now != then and what not in SWAPPED
+        if now != then
     ]
     if not changed:
         return status
     sys.stdout, sys.stderr = streams
     os.chdir(folder)
     raise InvalidArgument(
-        f"the target changed {' and '.join(changed)} of this process while it waited for the "
-        "model, so some output or files may have gone there; run its agent function in a "
-        "worker process (leave out --isolation inline)"
+        f"the target changed {' and '.join(changed)} of this process and did not put it "
+        "back (a step the clock ended left it running), so some output or files may have "
+        "gone there; run its agent function in a worker process (leave out --isolation inline)"
     )
 
 
@@ -408,12 +408,17 @@ def _check(args: argparse.Namespace) -> int:
     sampled = entry.module is None and not machine.is_finite
     if not sampled:
         _refuse_sampling(args, entry)
-    print(_describe(entry.name, machine))
     if sampled:
-        from .usercheck import check_infinite  # loaded when the verb runs
+        from .usercheck import check_infinite, with_alphabet  # loaded when the verb runs
 
+        given = completions_for(args, machine, entry.name)
+        # the completions given are the alphabet decided on, as a factory's would be
+        decided = with_alphabet(machine, given)
+        given_as = " (the alphabet given by -c/--completions)" if decided is not machine else ""
+        print(_describe(entry.name, decided, type(machine).__name__) + given_as)
         depth = CHECK_DEPTH if args.depth is None else args.depth
-        return check_infinite(entry, machine, completions_for(args, machine, entry.name), depth)
+        return check_infinite(entry, decided, given, depth)
+    print(_describe(entry.name, machine))
     if entry.module is not None:
         verdict = entry.module.analysis()
         marked = " (conditional)" if verdict.conditional else ""
@@ -459,14 +464,14 @@ def _refuse_sampling(args: argparse.Namespace, entry: Any) -> None:
         )
 
 
-def _describe(name: str, machine: Any) -> str:
+def _describe(name: str, machine: Any, kind: str | None = None) -> str:
     states = "infinitely many states" if machine.states is None else f"{len(machine.states)} states"
     comps = (
         "every string a completion"
         if machine.completions is None
         else f"{len(machine.completions)} completions"
     )
-    return f"{name}: {type(machine).__name__}, {states}, {comps}"
+    return f"{name}: {kind or type(machine).__name__}, {states}, {comps}"
 
 
 def _diagram(args: argparse.Namespace) -> int:
@@ -549,14 +554,10 @@ def _run(args: argparse.Namespace) -> int:
     )
     # Fitted to a terminal; 100 columns when the output goes to a file or a pipe.
     width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
-    from .printed import step_outputs, with_outputs  # loaded when the verb runs
+    from .printed import with_outputs  # loaded when the verb runs
 
-    outputs = step_outputs(machine, trace)  # what an agent printed, under its step
-    print(with_outputs(trace.describe(width=width, full=args.full), outputs, width))
-    if outputs and args.save is not None:  # the file streamed as it ran: now with them
-        from ..runtime.tracefile import save_trace  # loaded when the verb runs
-
-        save_trace(trace, args.save, outputs)
+    # what an agent printed, under its step (the file has it on the step's line)
+    print(with_outputs(trace.describe(width=width, full=args.full), trace.outputs, width))
 
     # an agent function's return value or exception (a step the clock ended has none:
     # asking for it would run the step again)

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
+from .. import runtime
 from ..machine import AgenticMachine
 
 __all__ = [
@@ -292,6 +294,24 @@ def view(
     return page(graph, title=self.name)
 
 
+def graph_view(graph: Any, **options: Any) -> object:
+    """The interactive view of an explored graph (``graph.view()``), displayed in the
+    notebook cell (an ``iframe``; ``.html`` is the page); ``options`` as for
+    :func:`~agentic_machines.drawing.interactive.view_data`.
+
+    >>> from agentic_machines import HALT, TableMachine
+    >>> from agentic_machines.runtime.explore import explore
+    >>> g = explore(TableMachine({"a": "go"}, {("a", "x"): HALT}))
+    >>> v = g.view(title="one step")
+    >>> v.html[:15], "one step" in v.html, v._repr_html_()[:7]
+    ('<!DOCTYPE html>', True, '<iframe')
+    """
+    from .interactive import view as page  # lazy: networkx; the package imports display
+
+    return page(graph, **options)
+
+
 for _method in (_repr_mimebundle_, tables, diagram, view):
     _method.__qualname__ = f"AgenticMachine.{_method.__name__}"
     setattr(AgenticMachine, _method.__name__, _method)
+runtime.graph_viewer = graph_view  # StateGraph.view: the runtime never imports drawing

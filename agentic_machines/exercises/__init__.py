@@ -15,7 +15,7 @@ answer; a JSON file (``.json``) holds an object whose keys are the names.
 >>> feedback.ok, str(feedback).splitlines()[0]
 (True, 'right: one outcome per completion, so at most k (k when every completion goes elsewhere)')
 >>> print(check("1.3", {"at_most": lambda k: 2 * k}))
-wrong: for k = 1 you say 2, but a state has one outcome per completion: at most 1
+wrong: for k = 1 you say 2, but that is more than one step can reach: count how many outcomes each completion gives
 """
 
 from .checks import EXERCISES, Exercise, Feedback, check, check_file, exercise, load_answer

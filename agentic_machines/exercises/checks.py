@@ -192,12 +192,12 @@ def ex_1_3(a: Mapping[str, Any]) -> Feedback:
         if got != k:
             if isinstance(got, int) and got < k:
                 _fail(
-                    f"for k = {k} you say {got}, but a state can reach {k}: "
-                    f"with completions 0..{k - 1} and h(s, i) = state i, every completion "
-                    "leads elsewhere"
+                    f"for k = {k} you say {got}, but a state can reach more: try completions "
+                    f"0..{k - 1} with h(s, i) = state i, and count the outcomes"
                 )
             _fail(
-                f"for k = {k} you say {got!r}, but a state has one outcome per completion: at most {k}"
+                f"for k = {k} you say {got!r}, but that is more than one step can reach: count "
+                "how many outcomes each completion gives"
             )
     toggle = _toggle()
     outcomes = {toggle.harness("on", c) for c in toggle.completions}
@@ -215,7 +215,7 @@ def _mapping_list(value: Any, name: str) -> list[dict]:
     for m in value:
         m = getattr(m, "mapping", m)  # an Embedding is welcome too
         if not isinstance(m, Mapping):
-            _fail(f"{name} should hold dicts such as {{'q': 'b'}}, not {m!r}")
+            _fail(f"{name} should hold dicts (each state of loop -> a state of menu), not {m!r}")
         out.append(dict(m))
     return out
 
@@ -305,14 +305,20 @@ def _spe_answer(machine: TableMachine, claimed: set) -> None:
     actual = set(spe_states(machine))
     for s in sorted(claimed - actual, key=repr):
         why = is_spe_state(machine, s) if s in machine.states else None
+        o = why.obstruction if why is not None else None
+        if o is None:
+            because = "it is not one of its states"
+        elif o.kind == "successor":  # the state it misses, not F1's count (the whole answer)
+            because = f"no completion leads from {s!r} to {o.state!r}"
+        else:
+            because = o.explanation
+        _fail(f"{s!r} is not an SPE state of {machine.name}: {because}")
+    left_out = actual - claimed
+    if left_out:  # how many, not which: naming them (or their witness) is the solution
         _fail(
-            f"{s!r} is not an SPE state of {machine.name}: "
-            + (why.obstruction.explanation if why is not None else "it is not one of its states")
+            f"your list leaves out {len(left_out)} SPE state(s) of {machine.name}: check each "
+            "state with is_spe_state"
         )
-    for s in sorted(actual - claimed, key=repr):
-        w = is_spe_state(machine, s).witness
-        loads = {t: w.load(t) for t in machine.states}
-        _fail(f"you left out {s!r}: it is SPE, one completion loads each state: {loads!r}")
 
 
 def ex_3_1(a: Mapping[str, Any]) -> Feedback:
@@ -480,8 +486,9 @@ def ex_5_2(a: Mapping[str, Any]) -> Feedback:
                 + ("" if is_sentinel(y) else f", whose prompt ends {m.prompt(y)[-30:]!r}")
                 + ", not the initial prompt"
             )
-    if given != actual:
-        _fail(f"you missed {actual[0]!r}")
+    missed = [c for c in actual if c not in given]
+    if missed:  # how many, not which: naming them is the solution
+        _fail(f"your list leaves out {len(missed)} completion(s) whose successor has that prompt")
     return _right(
         f"none of the {len(react.valid_completions())} valid completions reloads the initial "
         "prompt: every successor extends the transcript"
@@ -519,8 +526,9 @@ def ex_6_1(a: Mapping[str, Any]) -> Feedback:
         )
     if a["model_calls"] != r.model_calls:
         _fail(
-            f"you predicted {a['model_calls']!r} model calls; the run made {r.model_calls}: one for "
-            "main's block, one description, one block per call of count_even"
+            f"you predicted {a['model_calls']!r} model calls; the run made "
+            f"{'more' if r.model_calls > a['model_calls'] else 'fewer'}: count one for main's "
+            "block, one description, one block per call of count_even"
         )
     inv = r.repls["count_even"].invocations if "count_even" in r.repls else 0
     if inv != 3:
@@ -563,8 +571,9 @@ def ex_6_3(a: Mapping[str, Any]) -> Feedback:
                     else f"the trace has only {len(trace)} steps"
                 )
             )
-    if given != actual:
-        _fail(f"step {actual[0]} breaks the invariant and is not in your list")
+    missed = [i for i in actual if i not in given]
+    if missed:  # how many, not which: naming them is the solution
+        _fail(f"your list leaves out {len(missed)} step(s) that break the invariant")
     return _right(
         f"the invariant holds at all {len(trace)} steps: main's only block ends the run after "
         "count_even(4) answers"

@@ -51,8 +51,10 @@ from __future__ import annotations
 import asyncio.events as _events
 import contextvars
 import functools
+import os
 import pickle
 import queue
+import sys
 import threading
 import warnings
 import weakref
@@ -82,7 +84,7 @@ __all__ = ["agent_machine", "effect", "AgentMachine", "AgentRaised", "AgentDied"
 
 ISOLATIONS = ("process", "inline")
 DEFAULT_STEP_TIMEOUT = 10.0
-DEFAULT_LINE_BUDGET = 1_000_000
+DEFAULT_LINE_BUDGET = 100_000  # a divergent step costs well under a second (bench_budget.py)
 _DEFAULT: Any = type("_Default", (), {"__repr__": lambda self: "default"})()
 
 _PROMPT, _RETURN, _RAISE, _DIVERGE, _CLOCK = range(5)
@@ -344,12 +346,17 @@ class _StepThread:
 
     def step(self, completion: str | None, timeout: float | None) -> tuple[int, Any]:
         """The next step's message, or the clock's outcome past ``timeout`` seconds."""
+        streams, folder = (sys.stdout, sys.stderr), os.getcwd()
         self.tasks.put(completion)
         try:
             message = self.results.get(timeout=timeout)
         except queue.Empty:
             self.abandoned = True
             self.tasks.put(_CLOSE)  # in case the step ends between the wait and the flag
+            # the step runs on: what it made of the streams and folder is not the caller's
+            sys.stdout, sys.stderr = streams
+            if os.getcwd() != folder:
+                os.chdir(folder)
             return _CLOCK, None
         if message[0] is None:
             raise message[1]
@@ -468,6 +475,8 @@ class AgentMachine(AgenticMachine[TraceState]):
         self._outcomes: dict[tuple[TraceState, str], Outcome] = {}
         self._outputs: dict[tuple[TraceState | None, str | None], str] = {}
         self._recorded: dict[TraceState, dict[tuple, bytes]] = {}
+        self._alphabet: set[str] = set(self.completions or ())
+        self._tried: dict[TraceState, set[str]] = {}  # completions stepped from a held state
         if isolation == "process":
             self._start_process()
             return
@@ -653,6 +662,22 @@ class AgentMachine(AgenticMachine[TraceState]):
             f"the model call after completion {report.index}"
         )
 
+    def _last(self, state: TraceState, completion: str) -> bool:
+        """Whether ``completion`` is the last one of the alphabet (``completions``, else
+        every completion seen so far) tried from ``state``: then its holder takes the step
+        itself, a fork saved (a state asked again later is rebuilt, at a fork's cost)."""
+        alphabet = self._alphabet
+        if self.completions is None:
+            alphabet.add(completion)
+        elif completion not in alphabet:
+            return False
+        tried = self._tried.setdefault(state, set())
+        tried.add(completion)
+        if len(tried) < len(alphabet):
+            return False
+        del self._tried[state]
+        return True
+
     def _recorded_for(self, state: TraceState, start: int, stop: int) -> dict[int, dict]:
         prefixes = [self.initial] + [s for _, s in state.history()]
         out = {}
@@ -669,7 +694,8 @@ class AgentMachine(AgenticMachine[TraceState]):
             if server is None and state not in pool.unforkable:
                 server = self._rebuild(pool, state)
             if server is not None:
-                report = pool.fork(server, [completion], {}, self.step_timeout, nxt)
+                take = self._last(state, completion)
+                report = pool.fork(server, [completion], {}, self.step_timeout, nxt, take)
             else:  # threads in the state's process: feed the whole path to a fork before it
                 server, k = pool.nearest(state)
                 start = 0 if server is pool.zygote else k + 1
@@ -684,7 +710,7 @@ class AgentMachine(AgenticMachine[TraceState]):
                 break
         else:
             raise InvalidMachine(f"the worker processes of {self.name!r} keep vanishing")
-        self._file_effects(state, completion, report.events)
+        self._file_effects(state, nxt, report.events)
         for reason in report.seen:
             clock.note(reason)
         self._outputs[(state, completion)] = report.output
@@ -716,13 +742,14 @@ class AgentMachine(AgenticMachine[TraceState]):
             self._outcomes[key] = outcome
         return outcome
 
-    def _file_effects(self, state: TraceState, completion: str | None, events: list) -> None:
-        """Log the effect executions a worker reported, each under the state of its step."""
+    def _file_effects(self, state: TraceState, nxt: TraceState | None, events: list) -> None:
+        """Log the effect executions a worker reported, each under the state of its step
+        (``nxt``: the state the step reached, the very object later lookups use)."""
         if not events:
             return
         prefixes = [self.initial] + [s for _, s in state.history()]
-        if completion is not None:
-            prefixes.append(state.then(completion))
+        if nxt is not None:
+            prefixes.append(nxt)
         with self._effects_lock:
             for index, tool, shown, n, ok, blob in events:
                 at = prefixes[min(index, len(prefixes) - 1)]

@@ -240,8 +240,15 @@ class _Worker:
             if msg[0] == "status":
                 _send(self.sock, ("status", self._status(msg[1])))
                 continue
-            _, completions, recorded = msg
+            command, completions, recorded = msg
             _flush()
+            if command == "take":  # the state's last step: run it here, without a fork
+                _send(self.sock, ("forked", os.getpid()))
+                self.sock.close()
+                self.sock = socket.socket(fileno=fd)  # type: ignore[arg-type]
+                self.feed = list(reversed(completions))
+                self.recorded = recorded
+                return
             drawn = random.getstate()  # a fork reseeds random (its at-fork hook): undo it
             pid = os.fork()
             if pid == 0:
@@ -449,10 +456,13 @@ def _subreaper() -> None:
 class _Server:
     """The checker's end of a zygote or a holder."""
 
-    __slots__ = ("sock", "pid", "state", "__weakref__")
+    __slots__ = ("sock", "pid", "state", "parent", "__weakref__")
 
-    def __init__(self, sock: socket.socket, pid: int, state: Any = None) -> None:
+    def __init__(
+        self, sock: socket.socket, pid: int, state: Any = None, parent: _Server | None = None
+    ) -> None:
         self.sock, self.pid, self.state = sock, pid, state  # state: the one it holds
+        self.parent = parent  # the server that forked it: it knows how the process ended
         _HOST_ENDS.add(sock)
 
     def close(self) -> None:
@@ -491,6 +501,7 @@ class Pool:
         self.held: OrderedDict[Any, _Server] = OrderedDict()
         self.unforkable: set[Any] = set()  # states whose process runs threads (fork loses them)
         self.expanded: set[Any] = set()  # held states a step was made from
+        self.forks = 0  # processes forked for this machine (the zygote's start aside)
 
     def valid(self) -> bool:
         return self.pid == os.getpid()
@@ -552,14 +563,21 @@ class Pool:
         recorded: dict[int, dict[tuple, bytes]],
         timeout: float | None,
         keep: Any,
+        take: bool = False,
     ) -> Report:
         """Fork ``server`` and feed the child ``completions``; the child's report. A child
-        that reached a model call is kept as the holder of ``keep`` (when not ``None``)."""
-        if server.state is not None:
+        that reached a model call is kept as the holder of ``keep`` (when not ``None``).
+        With ``take`` a holder runs them itself, without a fork, and holds no more."""
+        take = take and server is not self.zygote
+        if take:
+            self._forget(server)  # its socket stays open for the one reply it owes
+        elif server.state is not None:
             self.expanded.add(server.state)
+        self.forks += not take
         mine, theirs = socket.socketpair()
         try:
-            _send(server.sock, ("fork", completions, recorded), fd=theirs.fileno())
+            command = "take" if take else "fork"
+            _send(server.sock, (command, completions, recorded), fd=theirs.fileno())
         except OSError:
             return self._lost(server, mine, theirs)
         theirs.close()
@@ -577,23 +595,26 @@ class Pool:
             reply, _ = _recv(server.sock)
         except OSError:
             reply = None
+        if take:
+            server.close()
         if reply is None:  # the server itself is gone
             return self._lost(server, mine, None)
         pid = reply[1]
+        parent = server.parent if take else server
         if message is _CLOCK:
             _kill(pid)
             mine.close()
             return Report("clock")
         if message is None:
             mine.close()
-            return Report("died", (self._death(server, pid),))
+            return Report("died", (self._death(parent, pid),))
         what, index, events, output, seen, threads = message
         report = Report(what[0], what[1:], index)
         report.events, report.output, report.seen = events, output, seen
         if what[0] != "prompt":
             mine.close()
             return report
-        child = _Server(mine, pid, keep)
+        child = _Server(mine, pid, keep, parent)
         if threads > 1 or keep is None:
             if threads > 1 and keep is not None:
                 self.unforkable.add(keep)
@@ -612,14 +633,17 @@ class Pool:
         return Report("lost")
 
     def _drop(self, server: _Server) -> None:
+        self._forget(server)
+        server.close()
+
+    def _forget(self, server: _Server) -> None:
         if server.state is not None and self.held.get(server.state) is server:
             del self.held[server.state]
             self.expanded.discard(server.state)
         if server is self.zygote:
             self.zygote = None
-        server.close()
 
-    def _death(self, server: _Server, pid: int) -> str:
+    def _death(self, server: _Server | None, pid: int) -> str:
         status = None
         for asked in (server, self.zygote):
             if asked is None or not asked.alive():

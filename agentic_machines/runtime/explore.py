@@ -28,9 +28,10 @@ from typing import Any
 
 import networkx as nx
 
-from .._outcome import Raised, halt_raised
+from .._outcome import Raised
 from .._text import short_text
 from ..machine import DIVERGE, HALT, AgenticMachine
+from .collector import collector_paused
 from .parallel import ExecutorWalk
 from .search import (
     Completions,
@@ -40,13 +41,12 @@ from .search import (
     Reporter,
     UndecidedStep,
     Walk,
-    collector_paused,
     plan,
     stats,
     walk,
 )
 
-__all__ = ["explore", "ExploredGraph", "short_text", "edge_label"]
+__all__ = ["explore", "ExploredGraph", "StateGraph", "short_text", "edge_label"]
 
 
 def explore(
@@ -60,7 +60,7 @@ def explore(
     progress: Progress = None,
     executor: Executor | None = None,
     batch_size: int | None = None,
-) -> nx.DiGraph:
+) -> StateGraph:
     """Explore ``machine`` breadth-first from ``start`` and return the state graph.
 
     ``start`` defaults to ``machine.initial``; a finite machine without an initial state
@@ -80,7 +80,9 @@ def explore(
     which the harness raised :class:`~agentic_machines.errors.Undecided` gives no edge;
     it is listed in the source node's ``undecided`` attribute (and the error in
     ``undecided_reason``).
-    ``graph.graph`` holds ``start``, ``roots``, ``machine`` (its name) and ``stats``:
+    ``graph.graph`` holds ``start``, ``roots``, ``machine`` (its name), the search's
+    ``alphabet`` (the list followed; ``None`` for a function), ``max_states`` and
+    ``max_depth`` (what ``check_properties(graph)`` needs to check it) and ``stats``:
     ``states``, ``edges``, ``transitions``, ``undecided``, ``depth``, ``seconds``,
     ``states_per_second``, ``truncated`` and ``truncated_reason``.
 
@@ -125,7 +127,6 @@ def _search(
     way = Walk(task, found) if executor is None else ExecutorWalk(task, found, executor, batch_size)
     reason = walk(way, report, began)
     machine, starts = task.machine, task.starts
-    _mark_raised(found, machine)
     labeller = getattr(machine, "state_label", None)
     found.labeller = labeller if callable(labeller) else None
     graph = ExploredGraph()
@@ -134,37 +135,13 @@ def _search(
         machine=getattr(machine, "name", "machine"),
         start=starts[0],
         roots=starts,
+        alphabet=task.fixed,
+        max_states=task.bounds.max_states,
+        max_depth=task.bounds.max_depth,
         stats=stats(found, began, reason, final=True),
     )
     graph.__dict__["_pending"] = found  # built into networkx's dicts on first read
     return graph
-
-
-def _mark_raised(found: Found, machine: AgenticMachine) -> None:
-    """Turn every halting step that ``machine`` ended because its program raised (it kept
-    the exception: an agent function) into a :class:`Raised` outcome of its own."""
-    kept = halt_raised(machine)
-    if kept is None or HALT not in found.depth:
-        return
-    depth = found.depth
-    halt_depth = None  # of the first step that really halted (rows are breadth-first)
-    for k, (s, comps, row) in enumerate(found.rows):
-        if HALT not in row:
-            continue
-        new = list(row)
-        for i, (c, t) in enumerate(zip(comps, row)):
-            if t is HALT:
-                r = kept(s, c)
-                if r is None:
-                    halt_depth = depth[s] + 1 if halt_depth is None else halt_depth
-                else:
-                    new[i] = r
-                    depth.setdefault(r, depth[s] + 1)
-        found.rows[k] = (s, comps, new)
-    if halt_depth is None:  # every halting step raised: no plain HALT node
-        del depth[HALT]
-    else:
-        depth[HALT] = halt_depth
 
 
 def _graph_dicts(found: Found) -> tuple[dict, dict, dict]:
@@ -253,12 +230,38 @@ class _LazyDict:
         self.base.__set__(obj, value)
 
 
-class ExploredGraph(nx.DiGraph):
-    """The ``networkx.DiGraph`` that :func:`explore` returns, filled on first read.
+class StateGraph(nx.DiGraph):
+    """An explored state graph: a ``networkx.DiGraph`` with a notebook view.
+
+    ``g.view()`` shows the interactive view of
+    :mod:`agentic_machines.drawing.interactive` in a notebook cell (``.html`` is the
+    page), as ``machine.view()`` does for a machine. Nothing else differs from a DiGraph.
+
+    >>> from agentic_machines import TableMachine, HALT
+    >>> g = explore(TableMachine({0: "p"}, {(0, "a"): 0, (0, "b"): HALT}))
+    >>> g.view().html[:15], isinstance(g, nx.DiGraph)
+    ('<!DOCTYPE html>', True)
+    """
+
+    def view(self, **options: Any) -> Any:
+        """The interactive view of this graph, displayed in a notebook cell (an
+        ``iframe``; ``.html`` is the page); ``options`` as for
+        :func:`agentic_machines.drawing.interactive.view_data` (``title=``, ``path=``,
+        ``spe_states=``, ``highlight=`` ...)."""
+        # The drawing layer registers the view when the package is imported (always,
+        # before this module): the runtime never imports drawing.
+        from . import graph_viewer  # set after this module loads: read it when called
+
+        assert graph_viewer is not None, "import agentic_machines registers the view"
+        return graph_viewer(self, **options)
+
+
+class ExploredGraph(StateGraph):
+    """The :class:`StateGraph` that :func:`explore` returns, filled on first read.
 
     It is a real DiGraph. ``g.graph`` (name, start, roots, stats) is there at once; the
     first read of its nodes or edges builds networkx's dicts from the compact record of
-    the search, after which the object is a plain ``nx.DiGraph`` (its class is
+    the search, after which the object is a plain :class:`StateGraph` (its class is
     switched, so that later reads cost what they cost on any DiGraph). Pickling and
     copying build it first.
 
@@ -267,7 +270,7 @@ class ExploredGraph(nx.DiGraph):
     >>> type(g).__name__, g.graph["stats"]["edges"]
     ('ExploredGraph', 2)
     >>> list(g.edges), type(g).__name__
-    ([(0, 0), (0, 1)], 'DiGraph')
+    ([(0, 0), (0, 1)], 'StateGraph')
     """
 
     _node = _LazyDict(nx.Graph.__dict__["_node"])
@@ -286,7 +289,7 @@ class ExploredGraph(nx.DiGraph):
         od["_node"].update(nodes)
         od["_adj"].update(succ)
         od["_pred"].update(pred)
-        self.__class__ = nx.DiGraph
+        self.__class__ = StateGraph
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         if "_pending" in self.__dict__:

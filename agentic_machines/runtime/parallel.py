@@ -29,48 +29,64 @@ from typing import Any
 
 from ..batches import TASKS_PER_WORKER, check_sendable, run_batches
 from ..machine import AgenticMachine
-from .search import (
-    Choose,
-    Found,
-    Plan,
-    Walk,
-    choices,
-    outcomes,
-    prompt_of,
-)
+from .search import Choose, Expansion, Found, Plan, Walk, choices, expand, prompt_of
 
-__all__ = ["expand_batch", "ExecutorWalk", "run_batches", "check_sendable", "TASKS_PER_WORKER"]
+__all__ = [
+    "expand_batch",
+    "expand_steps",
+    "ExecutorWalk",
+    "run_batches",
+    "check_sendable",
+    "TASKS_PER_WORKER",
+]
 
 
 def expand_batch(
     machine: AgenticMachine,
     fixed: Sequence[str] | None,
     choose: Choose | None,
-    expand: bool,
+    expanding: bool,
     states: Sequence[Any],
 ) -> list[tuple[str, list[str] | None, list[Any] | None]]:
-    """One task: the prompt of each state and, when ``expand``, its outcomes.
+    """One task: the prompt of each state and, when ``expanding``, its outcomes.
 
     Per state ``(prompt, completions, outcomes)``: ``completions`` is ``None`` when the
     alphabet is the fixed one (nothing to send back), and the outcomes are aligned with
-    the completions, with a marker where the harness raised ``Undecided``.
+    the completions (:func:`~agentic_machines.runtime.search.expand`'s).
 
     >>> from agentic_machines import TableMachine, HALT
     >>> m = TableMachine({0: "p"}, {(0, "a"): 0, (0, "b"): HALT})
     >>> expand_batch(m, ["a", "b"], None, True, [0])
     [('p', None, [0, 1])]
     """
-    h, p = machine.harness, machine.prompt
+    p = machine.prompt
     out: list[tuple[str, list[str] | None, list[Any] | None]] = []
     for s in states:
         prompt, why = prompt_of(p, s)
-        if not expand:
+        if not expanding:
             out.append((prompt, None, None))
             continue
         comps = list(choices(fixed, choose, prompt, s))  # type: ignore[arg-type]
-        row = outcomes(h, s, comps, why)
+        ((row, _prompts, _executed),) = expand(
+            machine, [(s, comps)], clocked={s: why} if why else None
+        )
         out.append((prompt, None if fixed is not None else comps, row))
     return out
+
+
+def expand_steps(
+    machine: AgenticMachine, batch: Sequence[tuple[Any, list[str]]]
+) -> list[Expansion]:
+    """The checker's task on an executor: :func:`~agentic_machines.runtime.search.expand`
+    of ``batch`` as the checker asks for it (exceptions as outcomes, the prompt of every
+    outcome that is a state), as a list that can be sent back.
+
+    >>> from agentic_machines import TableMachine, HALT
+    >>> m = TableMachine({0: "p"}, {(0, "a"): 0, (0, "b"): HALT})
+    >>> [e.prompts for e in expand_steps(m, [(0, ["a", "b"])])]
+    [['p', None]]
+    """
+    return list(expand(machine, batch, known=(), catch=True))
 
 
 class ExecutorWalk(Walk):

@@ -12,15 +12,14 @@ from its start over a completion alphabet. What they must agree on lives here, o
 - the **bound rule** (:class:`Bounds`): at most ``max_states`` states recorded, states at
   depth ``max_depth`` not expanded, with one wording for each cut;
 - the **start rule** (:func:`roots`), all three applied at once by :func:`plan`;
-- the **collector rule** (:func:`collector_paused`): the cyclic garbage collector's full
-  collections are paused while a search runs, so its cost per state does not grow with
-  the states held; its young collections go on freeing the garbage the search drops;
+- the **collector rule** (:mod:`~agentic_machines.runtime.collector`): every search runs
+  with the garbage collector's full collections paused;
 - **progress** (:class:`Reporter`): silent for short runs, then a status line every couple
-  of seconds (logged: the command line shows it on stderr), or a function called
-  with the statistics;
-- the **transitions of a state** (:func:`prompt_of`, :func:`outcomes`): a prompt the clock
-  decided makes every step from its state undecided, and a harness that raised
-  ``Undecided`` gives an :class:`UndecidedStep` instead of an outcome;
+  of seconds (logged), or a function called with the statistics;
+- the **transitions of a state** (:func:`expand`, the one expansion, and :func:`prompt_of`):
+  a prompt the clock decided makes every step from its state undecided, a harness that
+  raised ``Undecided`` gives an :class:`UndecidedStep`, a step the machine ended because
+  its program raised gives the ``Raised`` it kept;
 - the **loop** (:func:`walk`) that fills a :class:`Found` record, and the statistics read
   from it (:func:`stats`). How a batch of states is expanded (in this process, or on an
   executor) and what is watched as it goes (the checker's properties, an early stop) is
@@ -37,17 +36,14 @@ from its start over a completion alphabet. What they must agree on lives here, o
 
 from __future__ import annotations
 
-import gc
 import logging
-import os
-import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from .._outcome import Raised, halt_raised
 from ..errors import ClockDependent, InvalidArgument, Undecided, none_state, unhashable_state
 from ..machine import DIVERGE, HALT, AgenticMachine
 from ..verdict import short_repr
@@ -65,7 +61,8 @@ __all__ = [
     "Reporter",
     "UndecidedStep",
     "prompt_of",
-    "outcomes",
+    "Expansion",
+    "expand",
     "none_state",
     "Found",
     "Walk",
@@ -76,7 +73,6 @@ __all__ = [
     "choices",
     "PROGRESS_AFTER",
     "PROGRESS_EVERY",
-    "collector_paused",
 ]
 
 Completions = Sequence[str] | Callable[[str], Iterable[str]]
@@ -95,95 +91,6 @@ PROGRESS_EVERY = 2.0
 """Seconds between two status lines."""
 
 CHECK_CLOCK_EVERY = 512  # expansions between clock reads: keeps the loop tight
-
-
-# -- the garbage collector ------------------------------------------------------------------------
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector's *full* collections inside the block, as every
-    search does; its young collections go on.
-
-    A young collection (generations 0 and 1) looks only at the objects made since the
-    last one: its cost follows what was allocated lately, a constant per state. A full
-    collection (generation 2) walks every object alive, and a search's heap is mostly its
-    record (a dict entry, a row, a prompt per state), which cannot be garbage before the
-    search ends: full collections would rescan it again and again and make a search cost
-    more per state the larger it is. So the block sets the third threshold out of reach.
-
-    Young collections keep freeing the cyclic garbage a harness or an agent function
-    drops (an object that refers to itself, an exception kept with its traceback), so a
-    search's memory follows its record. Garbage cycles that survive two young collections
-    (held by a suspended agent run, say) wait for the first full collection after the
-    block. A disabled collector stays so. What the first pause found is put back when the
-    last one running ends (pauses may overlap in threads); a child forked inside gets it.
-
-    >>> import gc
-    >>> before = gc.get_threshold()
-    >>> with collector_paused():
-    ...     inside = gc.get_threshold()
-    >>> inside[:2] == before[:2], inside[2] > 10**9, gc.get_threshold() == before
-    (True, True, True)
-    """
-    with _PAUSES.lock:
-        if not _PAUSES.running:  # the first pause to start finds the caller's setting
-            _PAUSES.found = (gc.isenabled(), gc.get_threshold())
-        _PAUSES.running += 1
-        _PAUSES.apply()
-    pid = os.getpid()
-    try:
-        yield
-    finally:
-        if os.getpid() == pid:  # a child forked inside had its pauses ended at the fork
-            with _PAUSES.lock:
-                _PAUSES.running -= 1
-                if _PAUSES.running:  # another pause still runs: paused as it began
-                    _PAUSES.apply()
-                else:  # the last one out: as the first found, whatever ran inside
-                    _restore(_PAUSES.found)
-
-
-_Setting = tuple[bool, tuple[int, int, int]]  # gc.isenabled(), gc.get_threshold()
-_NEVER = 2**31 - 1  # the largest threshold gc takes: full collections never come due
-
-
-class _Pauses:
-    """The pauses running in this process, counted, and what the first one found.
-
-    One count, not a stack per block: the collector's setting is the process's, and
-    pauses in several threads overlap in any order (the first may end while the second
-    runs). A process forked inside a pause (a process pool's worker on Linux) never
-    leaves it, so it is given what the first found, with no pause running. The lock is
-    reentrant: a finalizer run by a collection inside it may start a search.
-    """
-
-    def __init__(self) -> None:
-        self.lock = threading.RLock()
-        self.running = 0
-        self.found: _Setting = (True, (700, 10, 10))
-
-    def apply(self) -> None:
-        """The paused setting: as found, but full collections out of reach."""
-        enabled, (young, middle, _full) = self.found
-        _restore((enabled, (young, middle, _NEVER)))
-
-    def after_fork_in_child(self) -> None:
-        self.lock = threading.RLock()  # another thread of the parent may have held it
-        if self.running:
-            _restore(self.found)
-            self.running = 0
-
-
-_PAUSES = _Pauses()
-
-
-def _restore(found: _Setting) -> None:
-    enabled, thresholds = found
-    gc.set_threshold(*thresholds)
-    (gc.enable if enabled else gc.disable)()
-
-
-if hasattr(os, "register_at_fork"):  # POSIX only; elsewhere no process is forked
-    os.register_at_fork(after_in_child=_PAUSES.after_fork_in_child)
 
 
 # -- the alphabet rule -------------------------------------------------------------------------
@@ -492,16 +399,20 @@ def search_line(
 
 # -- the transitions of one state --------------------------------------------------------------
 class UndecidedStep:
-    """A transition the harness could not settle (it raised ``Undecided``): no edge.
+    """A step whose outcome is not known (the harness raised ``Undecided``, or the clock
+    decided its state's prompt): no edge, and a verdict that needs it is undecided.
 
-    >>> UndecidedStep("fuel").reason
-    'fuel'
+    >>> UndecidedStep("fuel")
+    UndecidedStep('fuel')
     """
 
     __slots__ = ("reason",)
 
     def __init__(self, reason: str) -> None:
         self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"UndecidedStep({self.reason!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (UndecidedStep, (self.reason,))
@@ -523,30 +434,124 @@ def prompt_of(p: Callable[[Any], str], s: Any) -> tuple[str, str | None]:
         return exc.outcome, str(exc)
 
 
-def outcomes(
-    h: Callable[[Any, str], Any], s: Any, comps: list[str], clocked: str | None = None
-) -> list[Any]:
-    """``h(s, c)`` for every completion, an :class:`UndecidedStep` where ``h`` raised it;
-    every step undecided, without calling ``h``, when the clock decided the prompt of
-    ``s`` (``clocked`` says why, as :func:`prompt_of` does).
+class Expansion(NamedTuple):
+    """What the completions tried at one state did, aligned with them: ``outcomes``, and
+    when :func:`expand` was asked, the ``prompts`` of new states (else ``None``) and what
+    each step ``executed`` (per effect log, the entries it added)."""
 
-    >>> outcomes(lambda s, c: s + len(c), 1, ["a", "bb"])
-    [2, 3]
-    >>> [t.reason for t in outcomes(lambda s, c: s, 1, ["a"], "a deadline")]
-    ['a deadline']
+    outcomes: list[Any]
+    prompts: list[str | None] | None = None
+    executed: list[tuple[Any, ...]] | None = None
+
+
+def _is_end(t: Any) -> bool:
+    return t is HALT or t is DIVERGE or type(t) is Raised or type(t) is UndecidedStep
+
+
+def expand(
+    machine: AgenticMachine,
+    batch: Iterable[tuple[Any, Sequence[str]]],
+    *,
+    clocked: Mapping[Any, str] | None = None,
+    known: Container[Any] | None = None,
+    logs: Sequence[Any] = (),
+    catch: bool = False,
+) -> Iterator[Expansion]:
+    """The one expansion: ``h(s, c)`` for every ``(s, completions)`` of ``batch``, lazily
+    (a search stopped by a bound calls the harness on no state past it), for ``explore``,
+    its executor path, ``check_properties`` and the checker's replays.
+
+    ``Undecided`` from the harness gives an :class:`UndecidedStep`; so does every step
+    from a state whose prompt the clock decided (``clocked``: state -> why; ``h`` is not
+    called). A halting step the machine ended because its program raised is the
+    ``Raised`` it kept (an agent function's). With ``catch`` any other exception is a
+    ``Raised`` outcome too (else it propagates). With ``known``, the prompt of each
+    outcome that is a state not in ``known``, computed right after its step (while a
+    generator harness has it cached). With ``logs`` (observed tools' ``calls`` lists, or
+    views with ``at(state, completion)``), what each step added to each.
+
+    >>> from agentic_machines import FunctionMachine, HALT
+    >>> def h(s, c):
+    ...     if c == "boom":
+    ...         raise IndexError("no action")
+    ...     return HALT if c == "stop" else s + 1
+    >>> m = FunctionMachine(lambda s: f"at {s}", h)
+    >>> list(expand(m, [(0, ["go", "stop"])])) == [Expansion([1, HALT])]
+    True
+    >>> [e.outcomes for e in expand(m, [(0, ["go", "boom"])], known={0}, catch=True)]
+    [[1, Raised(IndexError: no action)]]
+    >>> [e.outcomes for e in expand(m, [(0, ["go"])], clocked={0: "a deadline"})]
+    [[UndecidedStep('a deadline')]]
     """
-    if clocked is not None:
-        return [UndecidedStep(clocked)] * len(comps)
-    try:
-        return [h(s, c) for c in comps]
-    except Undecided:  # rare: redo one by one so that the others still count
-        row: list[Any] = []
-        for c in comps:
+    h, p = machine.harness, machine.prompt
+    kept = halt_raised(machine)
+    plain = known is None and not logs and not catch
+    for s, comps in batch:
+        why = clocked.get(s) if clocked else None
+        if why is not None:  # what follows a clock-dependent prompt is no fact either
+            n = len(comps)
+            yield Expansion(
+                [UndecidedStep(why)] * n,
+                None if known is None else [None] * n,
+                [tuple(() for _ in logs)] * n if logs else None,
+            )
+            continue
+        if plain:  # explore's hot path: one comprehension per state
             try:
-                row.append(h(s, c))
-            except Undecided as exc:
-                row.append(UndecidedStep(str(exc)))
-        return row
+                row = [h(s, c) for c in comps]
+            except Undecided:  # rare: redo one by one so that the others still count
+                row = [_step(h, s, c, False) for c in comps]
+            if kept is not None and HALT in row:
+                row = [(kept(s, c) or HALT) if t is HALT else t for c, t in zip(comps, row)]
+            yield Expansion(row)
+            continue
+        row, prompts, executed = [], [], []
+        for c in comps:
+            marks = [len(log) for log in logs] if logs else None
+            t = _step(h, s, c, catch)
+            if marks is not None:
+                executed.append(
+                    tuple(
+                        log.at(s, c) if hasattr(log, "at") else tuple(log[n:])
+                        for log, n in zip(logs, marks)
+                    )
+                )
+            prompt = None
+            if t is HALT:
+                if kept is not None:
+                    t = kept(s, c) or HALT
+            elif known is not None and not _is_end(t) and not _known(t, known, s, c):
+                try:
+                    prompt = p(t)
+                except Undecided as exc:
+                    t = UndecidedStep(f"the prompt of {t!r}: {exc}")
+                except Exception as exc:
+                    if not catch:
+                        raise
+                    t = Raised.of(exc)
+            row.append(t)
+            prompts.append(prompt)
+        yield Expansion(row, prompts if known is not None else None, executed or None)
+
+
+def _step(h: Callable[[Any, str], Any], s: Any, c: str, catch: bool) -> Any:
+    """``h(s, c)``; ``Undecided`` (and with ``catch`` any exception) as an outcome."""
+    try:
+        return h(s, c)
+    except Undecided as exc:
+        return UndecidedStep(str(exc))
+    except Exception as exc:
+        if not catch:
+            raise
+        return Raised.of(exc)  # a crash of the harness is an outcome of the check
+
+
+def _known(t: Any, known: Container[Any], state: Any, c: str) -> bool:
+    """``t in known``; an unhashable outcome (no state: states are dict keys) said in words."""
+    try:
+        return t in known
+    except TypeError:
+        raise unhashable_state(state, c, t) from None
 
 
 # -- the search and its record -----------------------------------------------------------------
@@ -590,8 +595,7 @@ class Walk:
     :data:`CHECK_CLOCK_EVERY`, read when the search starts; it is also how often the
     clock is read for progress). :meth:`expand` yields ``(completions, outcomes,
     extra)`` per state, lazily here, so a search stopped by the state bound calls the
-    harness on no state past it. Outcomes whose type is in ``skip`` are not states
-    (no node, no queue). This base class is :func:`~agentic_machines.runtime.explore.
+    harness on no state past it. This base class is :func:`~agentic_machines.runtime.explore.
     explore`'s serial walk: a state whose prompt the clock decided gets an
     :class:`UndecidedStep` for every completion.
 
@@ -605,7 +609,6 @@ class Walk:
 
     batch: int | None = None
     watches = False
-    skip: frozenset[type] = frozenset({UndecidedStep})
 
     def __init__(self, task: Plan, found: Found) -> None:
         self.task = task
@@ -624,14 +627,16 @@ class Walk:
         """Per state of ``states``, in order: its completions, their outcomes, and
         anything the walk hands to :meth:`row` (here ``None``)."""
         machine, _starts, fixed, choose, _bounds = self.task
-        h, prompts, clocked = machine.harness, self.record.prompts, self.clocked
-        if fixed is not None:  # the same list at every state: no per-state lookups
+        prompts, clocked = self.record.prompts, self.clocked
+        asked: list[list[str]] = []
+
+        def pairs() -> Iterator[tuple[Any, list[str]]]:
             for s in states:
-                yield fixed, outcomes(h, s, fixed, clocked.get(s)), None
-            return
-        for s in states:
-            comps = choices(fixed, choose, prompts[s], s)
-            yield comps, outcomes(h, s, comps, clocked.get(s)), None
+                asked.append(fixed if fixed is not None else choices(None, choose, prompts[s], s))
+                yield s, asked[-1]
+
+        for k, (row, _prompts, _executed) in enumerate(expand(machine, pairs(), clocked=clocked)):
+            yield asked[k], row, None
 
     def row(self, s: Any, comps: list[str], row: list[Any], extra: Any, cut: bool) -> None:
         """A watching walk sees each row recorded (``cut``: the row the state bound cut)."""
@@ -665,7 +670,7 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
     machine, starts, _fixed, _choose, bounds = way.task
     max_depth, limit = bounds.max_depth, bounds.limit
     depth, prompts, rows = found.depth, found.prompts, found.rows
-    skip, new_prompt = way.skip, way.prompt
+    new_prompt = way.prompt
     watch = way.row if way.watches else None
     roots_cut = None  # more start states than the state bound holds: the first ones
     if len(starts) > limit:
@@ -705,12 +710,12 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
                         continue
                 except TypeError:  # a list, a dict: no state (states are kept in dicts)
                     raise unhashable_state(s, comps[row.index(t)], t) from None
-                if t is HALT or t is DIVERGE:
-                    depth[t] = nd
-                elif type(t) in skip:
+                if t is HALT or t is DIVERGE or type(t) is Raised:
+                    depth[t] = nd  # an end: a node, never expanded
+                elif type(t) is UndecidedStep:
                     continue
                 elif len(prompts) >= limit:
-                    row = cut_row(row, depth, skip)
+                    row = cut_row(row, depth)
                     rows.append((s, comps, row))
                     found.cut = True
                     # what was taken from the queue after s still waits, as what is in it
@@ -733,17 +738,14 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
     return roots_cut or (bounds.depth_cut() if found.depth_cut else None)
 
 
-def cut_row(
-    row: list[Any], depth: dict[Any, int], skip: frozenset[type] = frozenset({UndecidedStep})
-) -> list[Any]:
-    """``row`` up to the outcome the state bound refused: the first unrecorded state
-    (outcomes of a type in ``skip`` are not states).
+def cut_row(row: list[Any], depth: dict[Any, int]) -> list[Any]:
+    """``row`` up to the outcome the state bound refused: the first unrecorded state.
 
     >>> cut_row([1, 2, 3], {1: 0})
     [1]
     """
     for k, t in enumerate(row):
-        if t not in depth and t is not HALT and t is not DIVERGE and type(t) not in skip:
+        if t not in depth and not _is_end(t):
             return row[:k]
     return row
 
