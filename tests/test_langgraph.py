@@ -88,14 +88,16 @@ def guessing_graph():
     return builder.compile(name="guess")
 
 
-def test_keyed_never_diverges_finds_the_loop_back_to_the_same_graph_state():
-    # a recursion limit past the rounds the check repeats a keyed loop (the limit ends a loop)
+@pytest.mark.parametrize("isolation", ["process", "inline"])
+def test_keyed_never_diverges_finds_the_loop_back_to_the_same_graph_state(isolation):
+    # a recursion limit past the rounds the check repeats a keyed loop (the limit ends a loop);
+    # the graph's states are read where the graph runs: a worker process, or this one
     m = machine(
         guessing_graph(),
         {"guess": "none"},
         completions=["red", "blue"],
         recursion_limit=500,
-        isolation="inline",
+        isolation=isolation,
     )
     plain = check_properties(m, properties=[never_diverges()], max_depth=4)
     assert plain["never_diverges()"].verdict.holds is True  # histories never repeat

@@ -80,7 +80,15 @@ from .agent_worker import (
 from .agent_worker import current as current_worker
 from .harness import TraceState
 
-__all__ = ["agent_machine", "effect", "AgentMachine", "AgentRaised", "AgentDied", "ending"]
+__all__ = [
+    "agent_machine",
+    "effect",
+    "state_note",
+    "AgentMachine",
+    "AgentRaised",
+    "AgentDied",
+    "ending",
+]
 
 ISOLATIONS = ("process", "inline")
 DEFAULT_STEP_TIMEOUT = 10.0
@@ -176,7 +184,7 @@ def _count_off(budget: LineBudget) -> None:
 class _Loop(_Run):
     """One inline run of the agent function, suspended in its greenlet at a model call."""
 
-    __slots__ = ("glet", "prompt", "thread", "budget", "dead", "worker")
+    __slots__ = ("glet", "prompt", "thread", "budget", "dead", "worker", "note")
 
     def __init__(self, machine: AgentMachine) -> None:
         super().__init__(machine)
@@ -191,6 +199,7 @@ class _Loop(_Run):
             self.glet = greenlet(self._main)
         self.budget: LineBudget | None = None
         self.dead = False
+        self.note: Any = None  # state_note's value for the next model call
 
     # -- inside the greenlet ---------------------------------------------------------------
     def _main(self) -> tuple[int, Any]:
@@ -234,6 +243,9 @@ class _Loop(_Run):
         if budget is not None:
             self.budget = None
             _count_off(budget)
+        if self.note is not None:  # the state this model call is the prompt of
+            self.machine._notes[self.state] = self.note
+            self.note = None
         running = _events._get_running_loop()
         if running is not None:  # an asyncio loop inside the agent: hide it while suspended
             _events._set_running_loop(None)
@@ -475,6 +487,7 @@ class AgentMachine(AgenticMachine[TraceState]):
         self._outcomes: dict[tuple[TraceState, str], Outcome] = {}
         self._outputs: dict[tuple[TraceState | None, str | None], str] = {}
         self._recorded: dict[TraceState, dict[tuple, bytes]] = {}
+        self._notes: dict[TraceState, Any] = {}  # state_note's values (pickled in a worker)
         self._alphabet: set[str] = set(self.completions or ())
         self._tried: dict[TraceState, set[str]] = {}  # completions stepped from a held state
         if isolation == "process":
@@ -607,6 +620,7 @@ class AgentMachine(AgenticMachine[TraceState]):
         self._file_effects(self.initial, None, report.events)
         if report.kind == "prompt":
             self._prompts[self.initial] = report.payload[0]
+            self._file_note(self.initial, report.payload)
             return
         if report.kind == "return":
             self._no_start(f"returned {_returned(report.payload)!r}")
@@ -651,6 +665,7 @@ class AgentMachine(AgenticMachine[TraceState]):
             raise _clock(self)
         if report.kind == "prompt" and report.index == len(state):
             self._prompts[state] = report.payload[0]
+            self._file_note(state, report.payload)
             return report.server
         if report.kind == "died":
             raise InvalidMachine(
@@ -720,6 +735,7 @@ class AgentMachine(AgenticMachine[TraceState]):
             raise _clock(self)
         if kind == "prompt":
             self._prompts[nxt] = report.payload[0]
+            self._file_note(nxt, report.payload)
             outcome: Outcome = nxt
         elif kind == "diverge":
             self._results[key] = DIVERGE
@@ -741,6 +757,29 @@ class AgentMachine(AgenticMachine[TraceState]):
         if not report.seen:
             self._outcomes[key] = outcome
         return outcome
+
+    def _file_note(self, state: TraceState, payload: tuple) -> None:
+        if len(payload) > 1 and payload[1] is not None:
+            self._notes[state] = payload[1]
+
+    def note(self, state: TraceState) -> Any:
+        """What the agent gave :func:`state_note` before the model call of ``state``
+        (``None`` when nothing): data about the state that its prompt does not show, such
+        as a framework's own state, from wherever the agent runs.
+
+        >>> def counter(model):
+        ...     n = 0
+        ...     while True:
+        ...         state_note({"n": n})
+        ...         n += len(model("more?"))
+        >>> m = agent_machine(counter)
+        >>> m.note(m.harness(m.harness(m.initial, "ab"), "c"))
+        {'n': 3}
+        """
+        if state not in self._notes:
+            self.prompt(state)  # reaching the state's model call records its note
+        value = self._notes.get(state)
+        return pickle.loads(value) if isinstance(value, bytes) else value
 
     def _file_effects(self, state: TraceState, nxt: TraceState | None, events: list) -> None:
         """Log the effect executions a worker reported, each under the state of its step
@@ -995,6 +1034,28 @@ def effect(fn: Callable[..., Any]) -> Callable[..., Any]:
         return loop.effect(fn, args, kwargs)
 
     return wrapper
+
+
+def state_note(value: Any) -> None:
+    """Attach ``value`` to the state the running agent is in, read back with
+    :meth:`AgentMachine.note`: the agent calls it before its next model call, and the value
+    belongs to the state whose prompt that call is. It crosses from a worker process
+    pickled (an unpicklable value is dropped); outside an agent machine it does nothing.
+
+    >>> def agent(model):
+    ...     state_note("start")
+    ...     model("go?")
+    >>> m = agent_machine(agent, isolation="inline")
+    >>> m.note(m.initial)
+    'start'
+    """
+    worker = current_worker()
+    if worker is not None:
+        worker.set_note(value)
+        return
+    loop = _CURRENT.get()
+    if isinstance(loop, _Loop):
+        loop.note = value
 
 
 def ending(machine: AgenticMachine, trace: Any) -> str | None:

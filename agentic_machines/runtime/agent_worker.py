@@ -219,6 +219,7 @@ class _Worker:
         self.statuses: dict[int, int] = {}
         self.budget: LineBudget | None = None
         self.seen: list[str] = []
+        self.note: bytes | None = None  # state_note's value for the next prompt (pickled)
         self.out = -1
         self.thread = 0
 
@@ -352,11 +353,12 @@ class _Worker:
         if threading.get_ident() != self.thread:
             raise _thread_error()
         self._leave()
+        note, self.note = self.note, None
         if self.feed:  # a replayed step: its output was shown when it first ran
             self._output()
             self.seen.clear()
         else:
-            self._report(("prompt", prompt))
+            self._report(("prompt", prompt, note))
             # asyncio forgets a running loop in a forked child (it checks the pid): an
             # agent that calls its model inside asyncio.run goes on with its loop
             running = asyncio_events._get_running_loop()
@@ -391,6 +393,10 @@ class _Worker:
             os._exit(0)  # the checker is gone
         self.events = []
         self.seen.clear()
+
+    def set_note(self, value: Any) -> None:
+        """Keep ``value`` (pickled; dropped when it cannot be) for the next prompt's report."""
+        self.note = _dump(value)
 
     def effect(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         name, shown = _name(fn), _shown(args, kwargs)
