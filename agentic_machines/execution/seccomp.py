@@ -56,7 +56,7 @@ DENIED = (
     "timer_create mount umount2 pivot_root fsopen fsconfig fsmount fspick move_mount "
     "open_tree mount_setattr open_by_handle_at name_to_handle_at kexec_load kexec_file_load "
     "init_module finit_module delete_module reboot swapon swapoff syslog acct quotactl "
-    "iopl ioperm mq_open"
+    "iopl ioperm mq_open shmget msgget semget"
 ).split()
 """The system calls refused outright (``EPERM``), where the machine has them."""
 
@@ -91,6 +91,9 @@ _TABLES = {
             "ioctl": 16,
             "timer_create": 222,
             "mq_open": 240,
+            "shmget": 29,
+            "semget": 64,
+            "msgget": 68,
             "mount": 165,
             "umount2": 166,
             "pivot_root": 155,
@@ -144,6 +147,9 @@ _TABLES = {
             "ioctl": 29,
             "timer_create": 107,
             "mq_open": 180,
+            "msgget": 186,
+            "semget": 190,
+            "shmget": 194,
             "mount": 40,
             "umount2": 39,
             "pivot_root": 41,
