@@ -301,8 +301,11 @@ class _Search(Walk, Verdicts):
             self._check_state(0)
 
     # -- the walk's part: expansion and watching -------------------------------------------
-    def prompt(self, t: Any) -> None:
-        return None  # the check keeps its prompts by state id (expand computes them)
+    def prompt(self, t: Any) -> str | None:
+        """A start's prompt; a new state's is filled when its row is recorded (the
+        expansion computed it right after its step)."""
+        j = self.ids.get(t)
+        return None if j is None else self.prompts[j]
 
     def done(self) -> bool:
         """Every part has its counterexample: the search can stop (with ``stop_early``).
@@ -429,6 +432,7 @@ class _Search(Walk, Verdicts):
         self.ids[t] = j
         self.states.append(t)
         self.prompts.append(prompt if prompt is not None else self.machine.prompt(t))
+        self.record.prompts[t] = self.prompts[j]  # the kernel's record holds it too
         self.depth.append(d)
         self.parent.append(i)
         self.via.append(c)
