@@ -13,9 +13,11 @@ exploit and that a worker never needs:
   namespace (``CLONE_NEWUSER``, ``CLONE_NEWNS``, ...); ``clone3`` answers ``ENOSYS``, as
   under Docker and Flatpak, because its flags sit in memory a filter cannot read, and
   glibc then falls back to ``clone``, whose flags it can;
-- threads (``clone`` with ``CLONE_THREAD``), POSIX timers (``timer_create``) and POSIX
-  message queues (``mq_open``): nothing a block starts runs on or stays after it (the
-  worker stops its interval timers itself);
+- threads (``clone`` with ``CLONE_THREAD``), POSIX timers (``timer_create``), POSIX
+  message queues (``mq_open``) and System V IPC objects (``shmget``, ``msgget``,
+  ``semget``): nothing a block starts runs on or stays after it (the worker stops its
+  interval timers itself; an ordinary user's process-level worker shares the user's IPC
+  namespace, where nothing tells a block's objects from the user's);
 - the kernel's own settings and modules: ``mount``, ``umount2``, ``pivot_root`` and the new
   mount calls (``fsopen``, ``fsmount``, ``move_mount``, ``open_tree``, ...),
   ``open_by_handle_at``, ``name_to_handle_at``, ``kexec_load``, ``kexec_file_load``,
@@ -94,7 +96,7 @@ DENIED = (
     "timer_create mount umount2 pivot_root fsopen fsconfig fsmount fspick move_mount "
     "open_tree mount_setattr open_by_handle_at name_to_handle_at kexec_load kexec_file_load "
     "init_module finit_module delete_module reboot swapon swapoff syslog acct quotactl "
-    "iopl ioperm mq_open"
+    "iopl ioperm mq_open shmget msgget semget"
 ).split()
 """The system calls refused outright (``EPERM``), where the machine has them."""
 
@@ -129,6 +131,9 @@ _TABLES = {
             "ioctl": 16,
             "timer_create": 222,
             "mq_open": 240,
+            "shmget": 29,
+            "semget": 64,
+            "msgget": 68,
             "mount": 165,
             "umount2": 166,
             "pivot_root": 155,
@@ -182,6 +187,9 @@ _TABLES = {
             "ioctl": 29,
             "timer_create": 107,
             "mq_open": 180,
+            "msgget": 186,
+            "semget": 190,
+            "shmget": 194,
             "mount": 40,
             "umount2": 39,
             "pivot_root": 41,
