@@ -4,6 +4,7 @@ runs a target's code, and they reach the agent function's machine."""
 from __future__ import annotations
 
 import pytest
+from _helpers import cli
 
 from agentic_machines.cli import main
 from agentic_machines.cli._args import AgentOptions
@@ -142,20 +143,8 @@ def factory():
 
 
 def _cli(tmp_path, *argv, stdin=None):
-    import os
-    import subprocess
-    import sys
-
     (tmp_path / "hider.py").write_text(HIDER)
-    return subprocess.run(
-        [sys.executable, "-m", "agentic_machines", *argv],
-        cwd=tmp_path,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,  # a guard against a hang, not a measure
-        env=os.environ.copy(),
-    )
+    return cli(tmp_path, *argv, stdin=stdin)
 
 
 @pytest.mark.parametrize("target", ["hider.py:hider", "hider.py:factory()"])
