@@ -202,3 +202,25 @@ def test_view_and_export_build_the_agent_with_the_options(agents, tmp_path, caps
     assert err.count("\n") == 1 and "is not finite" in err
     assert main(["export", f"{agents}:echo", "-o", "m.json", "--isolation", "namespace"]) == 2
     assert "--isolation namespace is a level for model-written code" in capsys.readouterr().err
+
+
+MOVER = """
+import os, tempfile
+from agentic_machines import HALT, FunctionMachine
+
+def prompt(state):
+    os.chdir(tempfile.mkdtemp(prefix="mover-"))  # and never back
+    return "go?"
+
+machine = FunctionMachine(prompt, lambda state, completion: HALT, initial=0)
+"""
+
+
+def test_a_target_that_leaves_the_folder_changed_is_refused_in_one_line(tmp_path, monkeypatch):
+    # not an agent function (those have it put back): a machine's own code in this process
+    (tmp_path / "mover.py").write_text(MOVER)
+    monkeypatch.chdir(tmp_path)
+    result = cli(tmp_path, "explore", "mover.py:machine", "-c", "a")
+    errors = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert result.returncode == 2 and len(errors) == 1, result.stderr
+    assert "changed the working folder of this process and did not put it back" in errors[0]

@@ -356,10 +356,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _guarded(args: argparse.Namespace) -> int:
     """Run the verb; refuse its result in one line if the target left the process's
-    output streams or folder changed under it. An agent function run inline has them put
-    back at every model call (:class:`~agentic_machines.cli._args.Watched`); what is
-    left is a step the clock ended (a tool that blocks) while the agent had them changed:
-    it runs on in this process, and the verb's output or files may have gone its way."""
+    output streams or folder changed under it: a machine's own code run in this process
+    (a prompt or harness function). An agent function run inline has them put back at
+    every model call (:class:`~agentic_machines.cli._args.Watched`) and when a step the
+    clock ended leaves it running."""
     streams, folder = (sys.stdout, sys.stderr), os.getcwd()
     status = args.func(args)
     changed = [
@@ -377,8 +377,8 @@ def _guarded(args: argparse.Namespace) -> int:
     os.chdir(folder)
     raise InvalidArgument(
         f"the target changed {' and '.join(changed)} of this process and did not put it "
-        "back (a step the clock ended left it running), so some output or files may have "
-        "gone there; run its agent function in a worker process (leave out --isolation inline)"
+        "back, so some output or files may have gone there; a machine's own code must put "
+        "them back, and an agent function runs in a worker process without --isolation inline"
     )
 
 
