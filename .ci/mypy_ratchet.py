@@ -31,6 +31,8 @@ MUST_BE_CLEAN: list[str] = [
     "agentic_machines/execution/runner.py",
     "agentic_machines/execution/isolated.py",
     "agentic_machines/execution/confine.py",
+    "agentic_machines/execution/codeexec.py",
+    "agentic_machines/execution/budget.py",
     "agentic_machines/architectures/_invariants.py",
     "agentic_machines/architectures/adaplanner.py",
     "agentic_machines/architectures/adapt.py",
