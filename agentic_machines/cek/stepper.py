@@ -216,6 +216,7 @@ _EVAL_RULES = {
     "Or": "or",
     "Letrec": "letrec",
     "Define": "define",
+    "DefineValue": "define",
     "Llm": "llm",
     "EvalForm": "eval",
 }
