@@ -18,11 +18,11 @@ import itertools
 import json
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from _helpers import cli
 
 from agentic_machines import HALT, agent_machine, is_sentinel, run
 from agentic_machines.checking import parse_property
@@ -124,18 +124,6 @@ def test_each_sequence_has_one_outcome_in_every_order(name):
 
 
 # -- the command line, as a user runs it -----------------------------------------------------
-def cli(tmp_path, *argv, stdin=None, timeout=120):
-    return subprocess.run(
-        [sys.executable, "-m", "agentic_machines", *argv],
-        cwd=tmp_path,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,  # a guard against a hang, never the thing measured
-        env=os.environ.copy(),
-    )
-
-
 def target(name: str) -> str:
     return f"{AGENTS}:{name}"
 

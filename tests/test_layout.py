@@ -561,11 +561,6 @@ LONG_DOCSTRINGS_ALLOWED = {
     "adapters.openai_agents",
     "adapters.pydantic_ai",
     "architectures.repl_plan",
-    "execution.codeexec",
-    "execution.sandbox",
-    "execution.seccomp",
-    "runtime.agent",
-    "runtime.run",
 }
 
 

@@ -307,6 +307,8 @@ def machine(
         isolation=isolation,
     )
     m.graph = graph  # type: ignore[attr-defined]
+    # what `agentic-machines diagram --structure` draws beside the explored states
+    m.framework_structure = lambda explored=None: structure(graph, explored)  # type: ignore[attr-defined]
     return m
 
 
@@ -333,8 +335,11 @@ def checkpoint_key(m: AgentMachine) -> Callable[[TraceState], Any]:
     return key
 
 
-def structure(graph: Any) -> nx.DiGraph:
+def structure(graph: Any, explored: nx.DiGraph | None = None) -> nx.DiGraph:
     """The graph's own nodes and edges; ``conditional`` marks an edge a router chooses.
+    With ``explored`` (the machine's explored graph), each node's ``states`` counts the
+    explored states whose model call that node made (from their prompts' first line):
+    ``draw(explored, beside=structure(m, explored))`` draws the two side by side.
 
     >>> from langgraph.prebuilt import create_react_agent
     >>> from langchain_core.tools import tool
@@ -348,4 +353,9 @@ def structure(graph: Any) -> nx.DiGraph:
         g.add_node(node.id)
     for edge in drawn.edges:
         g.add_edge(edge.source, edge.target, conditional=bool(edge.conditional))
+    for _, prompt in explored.nodes(data="prompt") if explored is not None else ():
+        head = (prompt or "").split("\n", 1)[0]
+        node = head.rpartition(" | node: ")[2] if " | node: " in head else None
+        if node in g:
+            g.nodes[node]["states"] = g.nodes[node].get("states", 0) + 1
     return g

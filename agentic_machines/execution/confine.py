@@ -282,6 +282,10 @@ _HIDDEN = ("/run", "/var/run", "/var/tmp", "/var/lib/docker", "/var/lib/libvirt"
 """Directories hidden (an empty tmpfs on top) in a namespaced worker: where a host's Unix
 sockets live. A seccomp rule refuses Unix sockets anyway; hiding them is a second wall."""
 
+STAGED = ("tmp", "shm", "work")
+"""The bounded tmpfs mounts bubblewrap's launcher makes under the scratch directory
+(``worker._stage``), which bwrap binds at ``/tmp``, ``/dev/shm`` and the scratch directory."""
+
 _MAX_PROCESSES = 256  # processes in a worker's control group (pids.max), when it has one
 
 
@@ -306,10 +310,12 @@ def _wrap(
     (``--disable-userns``), no capabilities, the filesystem read-only, a minimal ``/dev``,
     ``/proc/sys`` read-only, ``/tmp``, ``/dev/shm`` and the scratch directory size-limited
     private tmpfs mounts, the directories of :data:`_HIDDEN` empty, and the seccomp filter
-    of :mod:`~agentic_machines.execution.seccomp` read from ``seccomp_fd``. On a root
-    host, bubblewrap is started by the worker's own start-up acting as a launcher
-    (``--exec``): it covers :func:`closed_ancestors` in a mount namespace of its own,
-    becomes :func:`worker_uid` and runs bubblewrap as that uid. Under ``unshare`` the
+    of :mod:`~agentic_machines.execution.seccomp` read from ``seccomp_fd``. bubblewrap is
+    started by the worker's own start-up acting as a launcher (``--exec``): in a mount
+    namespace of its own it mounts the three tmpfs, bounded in size and inodes
+    (``worker._stage``: bwrap's ``--tmpfs`` takes no inode count), for bwrap to bind; on a
+    root host it also covers :func:`closed_ancestors`, becomes :func:`worker_uid` and runs
+    bubblewrap as that uid. Under ``unshare`` the
     worker builds the same confinement itself (``worker._readonly_except``). With no tool
     (the ``process`` level) the worker only loads the seccomp filter, after becoming
     :func:`worker_uid` on a root host.
@@ -323,7 +329,9 @@ def _wrap(
         hidden = [a for d in hiding for a in ("--tmpfs", d)]
         # after the private mounts: what the worker imports, where it lives
         back = _rebinds(["/tmp", "/dev", *hiding])
-        launcher = [*boot_argv(), *drop, "--exec"] if uid is not None else []
+        # the launcher mounts the three tmpfs (bwrap's own --tmpfs bounds no inodes)
+        launcher = [*boot_argv(), *drop, "--stage", scratch, size, "--exec"]
+        staged = dict(zip(("/tmp", "/dev/shm", scratch), (f"{scratch}/{n}" for n in STAGED)))
         return [
             *launcher,
             tool_path("bwrap") or "bwrap",
@@ -339,23 +347,20 @@ def _wrap(
             "/",
             "--dev",  # null, zero, full, random, urandom, tty: never the host's devices
             "/dev",
-            "--size",
-            size,
-            "--tmpfs",
+            "--bind",
+            staged["/dev/shm"],
             "/dev/shm",
             "--proc",
             "/proc",
             "--remount-ro",  # no kernel setting (/proc/sys, /proc/sysrq-trigger) is written
             "/proc",
-            "--size",
-            size,
-            "--tmpfs",
+            "--bind",
+            staged["/tmp"],
             "/tmp",
             *hidden,
             *back,
-            "--size",
-            size,
-            "--tmpfs",
+            "--bind",
+            staged[scratch],
             scratch,
             "--chdir",
             scratch,

@@ -1,23 +1,11 @@
 """Any agent loop as an agentic machine: :func:`agent_machine` and :func:`effect`.
 
-Most agents are ordinary functions that call a model in a loop. :func:`agent_machine`
-turns such a function ``fn(model, *args, **kwargs)``, where ``model(prompt) -> str`` is
-called once per step, into an :class:`~agentic_machines.machine.AgenticMachine`:
-
-- a state is the history of completions so far (a
-  :class:`~agentic_machines.runtime.harness.TraceState`);
-- ``p(state)`` is the prompt of the next model call the function makes after being
-  given those completions;
-- ``h(state, c)`` resumes the function with ``c`` as the model's answer and runs it
-  until its next model call (the new state), until it returns (``HALT``; the returned
-  value is :meth:`AgentMachine.result`), or until it has run ``line_budget`` Python
-  lines without calling the model (``DIVERGE``; counted in lines, never seconds, so
-  the outcome is deterministic);
-- an exception raised by the function is an outcome, not a crash: ``h`` returns
-  ``HALT`` and :meth:`AgentMachine.raised` (and :meth:`AgentMachine.result`) give the
-  :class:`AgentRaised` record with the exception's type and message. Properties such
-  as "the agent never raises" test ``machine.raised(state, c) is not None`` on halting
-  transitions.
+An agent function ``fn(model, *args, **kwargs)`` calls ``model(prompt) -> str`` once
+per step; :func:`agent_machine` makes it a machine whose state is the history of
+completions so far (a :class:`~agentic_machines.runtime.harness.TraceState`), ``h``
+resumes it to its next model call, its return or raise (``HALT``, the record in
+:meth:`AgentMachine.result` and :meth:`AgentMachine.raised`), or ``line_budget`` lines
+without a model call (``DIVERGE``). docs/reference/agent.md says the rules.
 
 >>> def guess(model, secret):
 ...     tries = []
@@ -37,13 +25,9 @@ called once per step, into an :class:`~agentic_machines.machine.AgenticMachine`:
 >>> m.harness(s, "give up"), m.raised(s, "give up")
 (1, AgentRaised(type='RuntimeError', message='the model gave up'))
 
-Where it runs. By default (``isolation="process"``) in worker processes forked from a
-zygote of the caller, one child per step, each holding its state suspended in
-``model()`` (:mod:`agentic_machines.runtime.agent_worker`); ``isolation="inline"`` runs
-it in a greenlet of the caller's process, replaying from the start to branch. Tools with
-side effects are wrapped with :func:`effect`: each execution is reported with its step,
-and a replay gets a copy of the recorded result. docs/determinism.md says what an
-outcome depends on in each mode.
+It runs in worker processes by default (:mod:`agentic_machines.runtime.agent_worker`),
+or in a greenlet here (``isolation="inline"``): docs/determinism.md says what an outcome
+depends on in each mode.
 """
 
 from __future__ import annotations
@@ -613,9 +597,7 @@ class AgentMachine(AgenticMachine[TraceState]):
         return pool
 
     def _start_process(self) -> None:
-        report = self._workers().fork(
-            self._workers().nearest(self.initial)[0], [], {}, self.step_timeout, self.initial
-        )
+        report = self._fed(self._workers(), self.initial, [], self.initial)
         self._outputs[(self.initial, None)] = report.output
         self._file_effects(self.initial, None, report.events)
         if report.kind == "prompt":
@@ -632,9 +614,6 @@ class AgentMachine(AgenticMachine[TraceState]):
             self._no_start(f"died ({report.payload[0]})")
         self._no_start(f"ran past its line budget ({self.line_budget} lines)")
 
-    def _timeout(self) -> float | None:
-        return self.step_timeout
-
     def _rebuild(self, pool: Pool, state: TraceState) -> Any:
         """A holder of ``state`` (``None`` when its process cannot be forked), made by
         feeding its completions to a fork of the nearest live server."""
@@ -642,22 +621,10 @@ class AgentMachine(AgenticMachine[TraceState]):
             raise InvalidArgument(
                 f"{state!r} is not a state of {self.name!r}; its states are TraceState(...) values"
             )
-        for _ in range(3):
-            server, k = pool.nearest(state)
-            if k == len(state) and server is not pool.zygote:
-                return server
-            start = 0 if server is pool.zygote else k + 1
-            report = pool.fork(
-                server,
-                list(state.completions[k:]),
-                self._recorded_for(state, start, len(state)),
-                self.step_timeout,
-                state,
-            )
-            if report.kind != "lost":
-                break
-        else:
-            raise InvalidMachine(f"the worker processes of {self.name!r} keep vanishing")
+        server, k = pool.nearest(state)
+        if k == len(state) and server is not pool.zygote:
+            return server
+        report = self._retried(lambda: self._fed(pool, state, [], state))
         self._file_effects(state, None, report.events)
         for reason in report.seen:
             clock.note(reason)
@@ -693,6 +660,32 @@ class AgentMachine(AgenticMachine[TraceState]):
         del self._tried[state]
         return True
 
+    def _retried(self, fork: Callable[[], Any]) -> Any:
+        """The report of ``fork()``, tried again (up to three times) while the worker it
+        asked vanished."""
+        for _ in range(3):
+            report = fork()
+            if report.kind != "lost":
+                return report
+        raise InvalidMachine(f"the worker processes of {self.name!r} keep vanishing")
+
+    def _step_report(self, pool: Pool, state: TraceState, completion: str, nxt: TraceState) -> Any:
+        server = pool.holder(state)
+        if server is None and state not in pool.unforkable:
+            server = self._rebuild(pool, state)
+        if server is None:  # threads in the state's process: feed a fork before it
+            return self._fed(pool, state, [completion], nxt)
+        take = self._last(state, completion)
+        return pool.fork(server, [completion], {}, self.step_timeout, nxt, take)
+
+    def _fed(self, pool: Pool, state: TraceState, more: list[str], keep: TraceState) -> Any:
+        """Feed ``state``'s completions (and ``more``) to a fork of its nearest live server,
+        every effect of the replayed steps answered from the record."""
+        server, k = pool.nearest(state)
+        start = 0 if server is pool.zygote else k + 1
+        recorded = self._recorded_for(state, start, len(state))
+        return pool.fork(server, [*state.completions[k:], *more], recorded, self.step_timeout, keep)
+
     def _recorded_for(self, state: TraceState, start: int, stop: int) -> dict[int, dict]:
         prefixes = [self.initial] + [s for _, s in state.history()]
         out = {}
@@ -704,27 +697,7 @@ class AgentMachine(AgenticMachine[TraceState]):
 
     def _forked_step(self, pool: Pool, state: TraceState, completion: str) -> Outcome:
         nxt = state.then(completion)
-        for _ in range(3):
-            server = pool.holder(state)
-            if server is None and state not in pool.unforkable:
-                server = self._rebuild(pool, state)
-            if server is not None:
-                take = self._last(state, completion)
-                report = pool.fork(server, [completion], {}, self.step_timeout, nxt, take)
-            else:  # threads in the state's process: feed the whole path to a fork before it
-                server, k = pool.nearest(state)
-                start = 0 if server is pool.zygote else k + 1
-                report = pool.fork(
-                    server,
-                    [*state.completions[k:], completion],
-                    self._recorded_for(state, start, len(state)),
-                    self.step_timeout,
-                    nxt,
-                )
-            if report.kind != "lost":
-                break
-        else:
-            raise InvalidMachine(f"the worker processes of {self.name!r} keep vanishing")
+        report = self._retried(lambda: self._step_report(pool, state, completion, nxt))
         self._file_effects(state, nxt, report.events)
         for reason in report.seen:
             clock.note(reason)
