@@ -217,6 +217,7 @@ _EVAL_RULES = {
     "Or": "or",
     "Letrec": "letrec",
     "Define": "define",
+    "DefineValue": "define",
     "Llm": "llm",
     "EvalForm": "eval",
 }
