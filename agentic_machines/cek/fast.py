@@ -31,6 +31,7 @@ from .expr import (
     Cond,
     Const,
     Define,
+    DefineValue,
     EvalForm,
     If,
     Lambda,
@@ -158,8 +159,8 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
             seq = None
             if evaluating:
                 te = type(e)
-                if te is App:
-                    # <(f a ...), ρ, κ>  ->  evaluate the parts left to right (below)
+                if te is App or te is DefineValue:
+                    # <(f a ...), ρ, κ>  ->  evaluate the parts left to right (below)  (a value define alike)
                     done, seq = (), e.seq
                 elif te is If:
                     # <(if t a b), ρ, κ>  ->  <t, ρ|t, IfK(a b, ρ|ab, κ)>;  an atomic t on the spot

@@ -46,6 +46,7 @@ from .expr import (
     Cond,
     Const,
     Define,
+    DefineValue,
     EvalForm,
     Expr,
     If,
@@ -554,6 +555,9 @@ def step(state: Node) -> Node:
         if te is Define:
             # <(define (f x) e) ... b, ρ, κ>  ->  <b, ρ|b + {f: closure(group, i, ρ|group)}, κ>   (a body's run of procedure defines, bound as letrec binds)
             return _bind_group(e, env, k)
+        if te is DefineValue:
+            # <(define x e) b, ρ, κ>  ->  as <((lambda (x) b) e), ρ, κ>: e first, then b with x bound (see next_part)
+            return next_part((), e.seq, env, k)
         if te is Llm:
             # <(llm a), ρ, κ>  ->  <a, ρ, LlmK(κ)>
             return Eval(e.arg, env, LlmK(k))
