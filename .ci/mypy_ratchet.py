@@ -41,6 +41,8 @@ MUST_BE_CLEAN: list[str] = [
     "agentic_machines/architectures/reflexion.py",
     "agentic_machines/runtime/",
     "agentic_machines/checking/",
+    # The CEK evaluator is the SPE theorem's machine: its states and rules are typed exactly.
+    "agentic_machines/cek/",
 ]
 _LINE = re.compile(r"^(?P<path>[^:\s]+\.py):\d+: error: ")
 

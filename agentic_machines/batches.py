@@ -20,13 +20,13 @@ from __future__ import annotations
 import math
 import os
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any
 
 from .errors import InvalidArgument
 
-__all__ = ["harness_all", "run_batches", "check_sendable", "TASKS_PER_WORKER"]
+__all__ = ["harness_all", "harness_pairs", "run_batches", "check_sendable", "TASKS_PER_WORKER"]
 
 TASKS_PER_WORKER = 4
 """Default batching: about this many tasks per worker (load balance against task cost)."""
@@ -56,6 +56,55 @@ def harness_all(
 def _harness_batch(machine: Any, pairs: Sequence[tuple[Any, str]]) -> list[Any]:
     h = machine.harness
     return [h(s, c) for s, c in pairs]
+
+
+def harness_pairs(
+    first: Any,
+    second: Any,
+    calls: Sequence[tuple[Any, Any, str]],
+    executor: Executor | None = None,
+    *,
+    what: str = "a sampled check",
+) -> Iterator[tuple[Any, Any]]:
+    """``(first.harness(a, c), second.harness(b, c))`` for each ``(a, b, c)`` of ``calls``,
+    in order: lazily without ``executor``, else computed in batches on it and given back
+    in order, each exception raised where the serial loop meets it (first's before
+    second's), so a scan that stops at a failure stops at the same one either way.
+
+    >>> from agentic_machines.fixtures import fixture
+    >>> m = fixture("f2-mul")
+    >>> with ThreadPoolExecutor(2) as pool:
+    ...     list(harness_pairs(m, m, [(0, 1, "1"), (1, 1, "1")], pool))
+    [(0, 1), (1, 1)]
+    """
+    if executor is None:
+        for a, b, c in calls:
+            yield first.harness(a, c), second.harness(b, c)
+        return
+    check_sendable(executor, what, machine=first, target=second)
+    for row in run_batches(executor, _pairs_batch, list(calls), None, first, second):
+        if type(row) is _Raised:
+            raise row.exc
+        yield row
+
+
+class _Raised:
+    """An exception a harness call of a batch raised, kept in its place in the results."""
+
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
+
+
+def _pairs_batch(first: Any, second: Any, calls: Sequence[tuple[Any, Any, str]]) -> list[Any]:
+    out: list[Any] = []
+    for a, b, c in calls:
+        try:
+            out.append((first.harness(a, c), second.harness(b, c)))
+        except Exception as exc:  # noqa: BLE001 - raised by the scan, where the serial loop would
+            out.append(_Raised(exc))
+    return out
 
 
 def run_batches(

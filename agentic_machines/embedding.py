@@ -22,7 +22,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor
 from typing import Any
 
-from .batches import harness_all
+from .batches import harness_pairs
 from .errors import InvalidArgument, InvalidEmbedding, InvalidMachine
 from .machine import (
     DIVERGE,
@@ -393,17 +393,18 @@ def _first_failure(
             completion=extra,
         )
     # Commutation: h(e(s'), c) = e(h'(s', c)) for every state and completion. With an
-    # executor the harness calls run in batches first; the scan below is the same.
-    if executor is not None:
-        pairs = [(s, c) for s in states for c in alphabet]
-        lefts = iter(harness_all(target, [(images[s], c) for s, c in pairs], executor))
-        inners = iter(harness_all(source, pairs, executor))
+    # executor the harness calls run in batches first; the scan below is the same, and
+    # meets the same first failure or exception.
+    steps = harness_pairs(
+        target,
+        source,
+        [(images[s], s, c) for s in states for c in alphabet],
+        executor,
+        what="check_embedding",
+    )
     for s in states:
         for c in alphabet:
-            if executor is None:
-                left, inner = target.harness(images[s], c), source.harness(s, c)
-            else:
-                left, inner = next(lefts), next(inners)
+            left, inner = next(steps)
             try:
                 right = e(inner)
             except InvalidEmbedding:

@@ -41,8 +41,8 @@ _OPTIONS = (
     (
         "line_budget",
         int,
-        1_000_000,
-        "Python lines an agent function's step may run without calling the model (default 1000000)",
+        100_000,
+        "Python lines an agent function's step may run without calling the model (default 100000)",
     ),
     ("seed", int, None, "seed of the sampled runs of hypothesis=N checks (default: derandomized)"),
 )

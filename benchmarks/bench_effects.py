@@ -37,7 +37,7 @@ Explore plus a constant means this number stays flat as the states triple; it is
 for information (it does not see work done inside C calls).
 
 The memory price of the collector rule. Every search pauses the collector's full
-collections (``runtime.search.collector_paused``); the young ones go on, so cyclic
+collections (``runtime.collector.collector_paused``); the young ones go on, so cyclic
 garbage the agent makes and drops is freed during the search. To see that it is, the
 same check runs on a shop that also drops a 20 kB object in a reference cycle at every
 step, each search in a fresh process that prints its peak resident memory (Linux's VmHWM),

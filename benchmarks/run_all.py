@@ -295,7 +295,7 @@ before and after, as measured by the benchmarks above:
   at 1,093 states and 8–12% from 3,280 on; each finished agent run also sat in a
   reference cycle (run, greenlet, context), so 1,132 runs waited for the collector after
   a 1,093-state check. Now every search pauses the collector the same way
-  (`runtime.search.collector_paused`), a finished run's context is cleared so reference
+  (`runtime.collector.collector_paused`), a finished run's context is cleared so reference
   counting frees it (no cyclic garbage left after a check), and a replay passes the
   searched state's own prefixes (`TraceState.history`), so a recorded effect is found by
   identity (no history comparison). The benchmark times check and explore at depths 5, 6
@@ -331,6 +331,23 @@ before and after, as measured by the benchmarks above:
   N = 4 … 256, although the number of cached calls replayed grows as N²: a replay is
   now cheap next to an attempt's fixed cost (the namespace snapshot and the block's
   setup, about 3 000 traced lines under an enclosing budget).
+- **An agent function in worker processes, toy agent ÷ inline per state: not met, 36.7x
+  → 17–40x (the 3x goal is under the floor).** Each step was one fork of the process
+  holding its state, so a 2-completion state cost two forks. Now the last completion
+  tried from a held state is run by the holder itself (after it the state is not
+  needed; a search that comes back rebuilds it from its nearest held ancestor), and
+  `bench_agent_states.py` counts 1.06–1.20 forks a state (the start state costs three:
+  the run to it, and a machine without `completions` learns them there): 36 → 18 ms a
+  state at load 10 in one measurement. The floor, measured in the same run with networkx and Hypothesis
+  imported: a bare fork and its wait is 1.5–3 ms on a quiet 2-core VM (when issue 35 was
+  filed) and 10–27 ms at load 10–17 (the new process must be scheduled, and it copies
+  the page tables of every module the checker imported), a socket round trip to a waiting process 0.04–0.06 ms.
+  A state's floor is therefore its forks, about 1.06 of them: 18x inline's per-state
+  cost (0.6 ms, a greenlet step and a replay) at load 17, and the measured cost is
+  about 2x that floor (three processes woken per step: the checker, the holder and the
+  child, each waiting for a core under load). Fewer forks than states would mean
+  replaying inside one worker with no held states, whose cost grows with depth again
+  (what issue 35 removed); a real model call costs far more than either.
 """
 
 

@@ -36,7 +36,12 @@ PAGES = {
     "tutorial": "tutorial/01_agentic_machines/",
     "gallery": "gallery/",
     "api": "api/agentic_machines.machine/",
+    "api-checking": "api/agentic_machines.checking/",
+    "cek-chapter": "tutorial/04_cek_evaluator/",
 }
+# An image is shown at a readable size when it is this wide on the page (CSS pixels), or
+# at its own width when that is smaller; and each one links to its full-size file.
+READABLE_WIDTH = 600
 SEARCH_TERM = "SPE state"
 
 # Chromium as root in a container, with no network to phone home to.
@@ -103,12 +108,29 @@ class PageReport:
     images: int = 0
     formulas: int = 0
     formulas_typeset: int = 0
+    small_images: list[str] = field(default_factory=list)
+    unlinked_images: list[str] = field(default_factory=list)
+    roles_shown: int = 0
+    api_links: int = 0
+    title: str = ""
+    flat_braces: int = 0
     screenshot: Path | None = None
 
 
-# Every <img> on the page: its src and whether the browser decoded it.
-_IMAGES_JS = """() => Array.from(document.images).map(i => [i.currentSrc || i.src,
-    i.complete && i.naturalWidth > 0])"""
+# Every <img> of the page's content: its src, whether the browser decoded it, its width
+# on the page and its own, and whether a link around it leads to its file.
+_IMAGES_JS = """() => Array.from(document.querySelectorAll('article img')).map(i => {
+  const a = i.closest('a');
+  return [i.currentSrc || i.src, i.complete && i.naturalWidth > 0,
+          i.getBoundingClientRect().width, i.naturalWidth, !!a && a.href === i.src]; })"""
+# Sphinx roles left as text (``:func:`x```) and cross-references rendered as links.
+_ROLES_JS = """() => [(document.body.innerText.match(/:(func|class|meth|mod|data|attr|exc|obj):\\S/g)
+  || []).length, document.querySelectorAll('a.autorefs-internal').length]"""
+# Stretchy operators (a cases brace) of display formulas that are no taller than a line.
+_BRACES_JS = """() => Array.from(document.querySelectorAll('math[display="block"] mo[stretchy="true"]'))
+  .filter(o => o.closest('mrow').querySelector('mtable')
+               && o.getBoundingClientRect().height < 1.5 * parseFloat(getComputedStyle(o).fontSize))
+  .length"""
 # Every MathML formula, and how many the browser laid out as math (display 'math'
 # or 'block math', with a size): MathML the browser ignored would be inline text.
 _MATH_JS = """() => { const m = Array.from(document.querySelectorAll('math'));
@@ -127,11 +149,18 @@ def look(browser, base: str, name: str, path: str, shots: Path | None) -> PageRe
     if response is None or not response.ok:
         report.console_errors.append(f"HTTP {response.status if response else '?'}")
     page.wait_for_load_state("networkidle")
-    for src, ok in page.evaluate(_IMAGES_JS):
+    for src, ok, width, natural, linked in page.evaluate(_IMAGES_JS):
         report.images += 1
         if not ok:
             report.broken_images.append(src)
+        if width + 1 < min(natural, READABLE_WIDTH):
+            report.small_images.append(f"{src} at {width:.0f} px of {natural}")
+        if not linked:
+            report.unlinked_images.append(src)
     report.formulas, report.formulas_typeset = page.evaluate(_MATH_JS)
+    report.roles_shown, report.api_links = page.evaluate(_ROLES_JS)
+    report.flat_braces = page.evaluate(_BRACES_JS)
+    report.title = page.title()
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
         report.screenshot = shots / f"{name}.png"

@@ -7,6 +7,8 @@ every example in them); these hooks add only what a site needs:
 - the proofs, which live in ``proofs/`` beside the package, as pages under ``proofs/``;
 - one API page per public module, rendered from its docstrings by mkdocstrings;
 - math: ``$...$`` becomes MathML at build time, so no script and no network is needed.
+
+The built pages' links are checked by the other hook, ``sitegen/links.py``.
 """
 
 from __future__ import annotations
@@ -87,7 +89,10 @@ def on_files(files: Files, config) -> Files:
     )
     modules = _public_modules()
     for name in modules:
-        files.append(File.generated(config, f"api/{name}.md", content=f"::: {name}\n"))
+        # The title is the module's dotted name (MkDocs would make "Agentic machines.x" of
+        # the file name).
+        page = f"---\ntitle: {name}\n---\n\n::: {name}\n"
+        files.append(File.generated(config, f"api/{name}.md", content=page))
     files.append(
         File.generated(
             config,
@@ -163,12 +168,52 @@ _MATH = re.compile(
 )
 
 
+# Browsers implement MathML Core, where ``mathvariant`` means nothing but "normal": the
+# font each variant names is given as a style instead (``\\mathtt`` would show as italics).
+_VARIANT_STYLE = {
+    "monospace": "font-family: monospace",
+    "sans-serif": "font-family: sans-serif",
+    "bold": "font-weight: bold",
+    "italic": "font-style: italic",
+}
+
+
 def _mathml(match: re.Match[str]) -> str:
     inline = match.group(1) == "span"
     tex = html.unescape(next(g for g in match.groups()[1:] if g is not None)).strip()
-    return latex2mathml.converter.convert(tex, display="inline" if inline else "block")
+    mathml = latex2mathml.converter.convert(tex, display="inline" if inline else "block")
+    return re.sub(
+        r'mathvariant="([a-z-]+)"',
+        lambda m: (
+            f'mathvariant="normal" style="{_VARIANT_STYLE[m.group(1)]}"'
+            if m.group(1) in _VARIANT_STYLE
+            else m.group(0)
+        ),
+        mathml,
+    )
+
+
+_IMAGE = re.compile(r"<img\b[^>]*?\bsrc=\"([^\"]+)\"[^>]*>")
+
+
+def link_images(content: str) -> str:
+    """Wrap each image that is not already a link in a link to its file (the full size).
+
+    >>> link_images('<p><img alt="g" src="g.png" /></p>')
+    '<p><a href="g.png"><img alt="g" src="g.png" /></a></p>'
+    >>> link_images('<a href="x/"><img src="g.png"></a>')
+    '<a href="x/"><img src="g.png"></a>'
+    """
+
+    def wrap(match: re.Match[str]) -> str:
+        before = content[: match.start()]
+        if before.rfind("<a ") > before.rfind("</a>"):
+            return match.group(0)
+        return f'<a href="{match.group(1)}">{match.group(0)}</a>'
+
+    return _IMAGE.sub(wrap, content)
 
 
 def on_page_content(content: str, page, config, files):  # noqa: ARG001
-    """Replace each formula arithmatex found with its MathML."""
-    return _MATH.sub(_mathml, content)
+    """Replace each formula arithmatex found with its MathML; make each image a link to itself."""
+    return link_images(_MATH.sub(_mathml, content))

@@ -14,6 +14,7 @@ from agentic_machines.cli.commands import main
     [
         ("langgraph.graph", "langgraph"),
         ("pydantic_ai", "pydantic-ai"),
+        ("smolagents", "smolagents"),
     ],
 )
 def test_explore_names_the_missing_extra_in_one_line(tmp_path, monkeypatch, capsys, module, extra):

@@ -88,12 +88,9 @@ def test_react_loop_explored_equals_the_hand_computed_graph(isolation):
 
 
 def test_effect_results_are_replayed_not_recomputed():
-    sent = []
+    from mailer_agent import send, sent
 
-    @effect
-    def send(text):
-        sent.append(text)
-        return len(sent)
+    sent.clear()  # inline, the tool's executions are this process's
 
     def mailer(model):
         receipts = []
@@ -226,7 +223,7 @@ def test_a_machine_pickles_as_the_agent_started_afresh():
     m = agent_machine(counter_agent, 3, name="counter", completions=["1", "2"])
     s = m.harness(m.harness(m.initial, "1"), "2")
     copy = pickle.loads(pickle.dumps(m))
-    assert (copy.name, copy.completions, copy.line_budget) == ("counter", ("1", "2"), 1_000_000)
+    assert (copy.name, copy.completions, copy.line_budget) == ("counter", ("1", "2"), 100_000)
     assert copy.prompt(s) == m.prompt(s) == "step 2, total 3"
     assert copy.harness(s, "2") is HALT and copy.result(s, "2") == 5
 
@@ -446,3 +443,24 @@ def test_effects_at_most_once_refutes_a_double_send_through_a_partial():
     verdict = check_properties(m, properties=[effects_at_most_once("_notify")], max_depth=2)
     assert verdict.results[0].verdict.holds is False
     assert [tool for _, tool, _, _ in m.effect_log()] == ["_notify", "_notify"]
+
+
+def test_where_fork_is_missing_process_mode_warns_and_runs_inline(monkeypatch, tmp_path, capsys):
+    from agentic_machines.cli import main
+    from agentic_machines.runtime import agent as agent_module
+
+    monkeypatch.setattr(agent_module, "can_fork", lambda: False)  # as on Windows
+    said = "this platform cannot fork, so the agent runs inline, in this process"
+    with pytest.warns(RuntimeWarning, match=said):
+        m = agent_machine(counter_agent, 2)
+    assert m.isolation == "inline"  # stated on the machine, and the run is the same
+    assert run(m, ScriptedModel(["1", "2"])).end is HALT
+    script = tmp_path / "s.txt"
+    script.write_text("1\n2\n")
+    with pytest.warns(RuntimeWarning, match=said):  # the command line says it too
+        assert main(["run", f"{__file__}:echo_agent", "--script", str(script)]) == 0
+    assert "agent returned '1'" in capsys.readouterr().out
+
+
+def echo_agent(model):
+    return model("say?")

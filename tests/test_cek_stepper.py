@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 
 from agentic_machines.cek import first_boundary, parse, run_program
+from agentic_machines.cek.expr import compile_program, to_datum
 from agentic_machines.cek.machine import HALT_K, Boundary, Halted, Ret, run_by_steps, step
-from agentic_machines.cek.stepper import kont_text, show_state, start_state
+from agentic_machines.cek.reader import parse_program
+from agentic_machines.cek.stepper import kont_text, rule_of, show_state, start_state
+from agentic_machines.cek.syntax import printed
 from agentic_machines.cli.commands import main
 from agentic_machines.cli.step_eval import step_program
 from agentic_machines.testing import check_golden
@@ -111,3 +114,47 @@ def test_eval_step_ends(tmp_path, capsys, monkeypatch):
         == 2
     )
     assert "--fuel" in capsys.readouterr().err
+
+
+FACT = "(define (fact n) (if (< n 2) 1 (* n (fact (- n 1))))) (fact 20)"
+FACT_LETREC = "(letrec ((fact (lambda (n) (if (< n 2) 1 (* n (fact (- n 1))))))) (fact 20))"
+
+
+@pytest.mark.parametrize(
+    "program, rule",
+    [
+        (FACT, "define"),
+        (FACT_LETREC, "letrec"),
+        ("(define (f) 1) (define (g) (f)) (g)", "define"),
+        ("(define x 5) (define y (* x 2)) (+ x y)", "define"),
+        ("(cond ((> 1 2) 'a) (else 'b))", "cond"),
+        ("((lambda (a . rest) rest) 1 2 3)", "application (rest parameter)"),
+    ],
+)
+def test_eval_step_names_each_forms_rule(program, rule, capsys):
+    # The first line of eval --step names the rule that moves the start state on: a
+    # procedure define has its own, not letrec's (issue 40, item 2).
+    assert rule_of(start_state(parse_program(program))) == rule
+    assert main(["eval", "--step", program]) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith(f"; {rule}")
+
+
+def test_define_and_letrec_differ_only_in_their_rule():
+    # One step later the two runs are in the same state: define binds as letrec does, so
+    # the verdicts of programs written either way cannot differ past the first step.
+    d, r = start_state(parse_program(FACT)), start_state(parse_program(FACT_LETREC))
+    assert d != r and type(d.expr).__name__ == "Define"
+    assert step(d) == step(r)
+    assert run_program(FACT).value == run_program(FACT_LETREC).value == 2432902008176640000
+    # the printer writes a define back as program text that compiles to the same node
+    again = compile_program(parse_program(printed(to_datum(d.expr))))
+    assert again == d.expr
+    # a value define runs as the let it is bound like, step for step
+    v, let = (
+        start_state(parse_program(p)) for p in ("(define x 5) (+ x 1)", "(let ((x 5)) (+ x 1))")
+    )
+    assert v != let and type(v.expr).__name__ == "DefineValue" and step(v) == step(let)
+    nested = "(define x (+ 1 2)) (define (f) x) (define y (f)) (list x y)"
+    e = start_state(parse_program(nested)).expr
+    assert compile_program(parse_program(printed(to_datum(e)))) == e
+    assert run_program(nested).value == run_program("(let ((x 3)) (list x x))").value

@@ -20,6 +20,17 @@ CASES = [
     ("langgraph_calculator.py", "langgraph", 3, 15, ["never_raises"], "never_raises"),
     ("pydantic_ai_roulette.py", "pydantic_ai", 3, 15, ["never_raises"], "never_raises"),
     ("pydantic_ai_sql.py", "pydantic_ai", 3, 7, ["halts_within:3"], "never_raises"),
+    ("smolagents_weather.py", "smolagents", 2, 7, ["never_raises"], "never_raises"),
+    # a worker for the code at every step (its REPL replayed in each branch): slow
+    pytest.param(
+        "smolagents_code.py",
+        "smolagents",
+        2,
+        12,
+        ["never_raises"],
+        "never_raises",
+        marks=pytest.mark.slow,
+    ),
 ]
 
 

@@ -167,3 +167,54 @@ def test_model_name_is_the_sdk_default_model_name_under_the_adapter():
     assert "[tool call call_1_0] transfer_to_spanish_assistant {}" in untrimmed
     with pytest.raises(InvalidArgument, match="model_name"):
         machine(Agent(name="a"), "hi", model_name="")
+
+
+SEND = json.dumps({"tool_calls": [{"name": "send_email", "arguments": {"to": "boss"}}]})
+NOTIFY = json.dumps({"tool_calls": [{"name": "notify", "arguments": {"to": "boss"}}]})
+
+
+@function_tool
+@effect  # the SDK tool itself is the effect
+def send_email(to: str) -> str:
+    """Send an email."""
+    return f"sent to {to}"
+
+
+@effect  # the effect is a helper the tool calls: the log names it, not the tool
+def _deliver(to: str) -> str:
+    return f"delivered to {to}"
+
+
+@function_tool
+def notify(to: str) -> str:
+    """Notify someone."""
+    return _deliver(to)
+
+
+def effects_verdict(tool: str, depth: int):
+    from agentic_machines.checking import check_properties, effects_at_most_once
+
+    bot = Agent(name="mailer", instructions="Mail.", tools=[send_email, notify])
+    m = machine(bot, "mail the boss", completions=[SEND, NOTIFY, "done"])
+    return check_properties(m, properties=[effects_at_most_once(tool)], max_depth=depth)
+
+
+def test_effects_at_most_once_refutes_a_double_send_through_an_sdk_tool():
+    # two model requests that both ask for the same email: the SDK runs the tool twice
+    verdict = effects_verdict("send_email", 2).results[0]
+    assert verdict.verdict.holds is False
+    assert verdict.counterexample.completions == (SEND, SEND)
+    # one request sends once: nothing to refute
+    assert effects_verdict("send_email", 1).results[0].verdict.holds is True
+
+
+def test_an_sdk_tool_whose_effect_is_an_inner_helper_is_checked_by_the_helper_name():
+    by_tool = effects_verdict("notify", 2).results[0].verdict
+    # the tool's own name never ran as an effect: undecided, naming what did run
+    assert by_tool.holds is None
+    assert "'notify'" in by_tool.reason and "send_email, _deliver" in by_tool.reason
+    by_helper = effects_verdict("_deliver", 2).results[0]
+    assert by_helper.verdict.holds is False
+    assert by_helper.counterexample.completions == (NOTIFY, NOTIFY)
+    misspelled = effects_verdict("send_emial", 1).results[0].verdict
+    assert misspelled.holds is None and "send_email, _deliver" in misspelled.reason

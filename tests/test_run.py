@@ -683,3 +683,45 @@ def test_run_prints_every_step_readably(tmp_path, capsys):
     assert (
         "    | Question: Which river flows through the city where the Eiffel Tower stands?" in full
     )
+
+
+def chatty_agent(model):
+    print("starting")
+    first = model("first?")
+    print(f"got {first}")
+    second = model("second?")
+    print("done")
+    return first + second
+
+
+def test_an_agents_prints_are_kept_with_their_step_by_save_and_load(tmp_path, capsys):
+    from agentic_machines import agent_machine
+    from agentic_machines.cli import main
+
+    m = agent_machine(chatty_agent)
+    streamed = tmp_path / "streamed.jsonl"
+    trace = run(m, ScriptedModel(["a", "b"]), path=streamed)
+    # the worker captured them: the caller's terminal saw none, the trace has each once
+    assert "starting" not in capsys.readouterr().out
+    assert trace.outputs == {0: "starting\ngot a\n", 1: "done\n"}
+    saved = tmp_path / "saved.jsonl"
+    trace.save(saved)
+    for path in (streamed, saved):
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        assert [line.get("output") for line in lines] == [None, "starting\ngot a\n", "done\n", None]
+        loaded = Trace.load(path)
+        assert loaded == trace and loaded.outputs == trace.outputs
+    # a saved trace still replays, on the command line too
+    assert Trace.load(saved).replay(m) == trace
+    target = f"{__file__}:chatty_agent"
+    assert main(["run", target, "--replay", str(saved)]) == 0
+    assert "every step as recorded" in capsys.readouterr().out
+
+
+def test_a_trace_line_whose_output_is_not_text_is_refused(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    run(FunctionMachine(str, lambda s, c: HALT, initial=0), ScriptedModel(["x"]), path=path)
+    head, step, end = path.read_text().splitlines()
+    path.write_text("\n".join([head, step[:-1] + ', "output": 3}', end]) + "\n")
+    with pytest.raises(Exception, match="'output' must be a string, got 3"):
+        Trace.load(path)

@@ -6,6 +6,7 @@ The attack corpus is in tests/test_attack_corpus.py.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -314,3 +315,28 @@ def test_the_worker_paths_under_a_private_directory_are_mounted_back():
         package.startswith(t[1] + "/") for t in triples
     )
     assert confine._rebinds(["/nonexistent-mask"]) == []
+
+
+def test_a_fork_of_the_runners_process_gets_a_worker_of_its_own():
+    # An agent's next step runs in a fork of its worker process: the fork's blocks must not
+    # reach the parent's REPL, nor may the fork stop the parent's worker or its scratch.
+    ex = make_runner("process", timeout_s=5)
+    ex.namespace("m", Scaffold())
+    drive_rest(ex.run_block("m", "x = 1"), None)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its own worker, replaying x = 1, then closed (all of it)
+        try:
+            got = drive_rest(ex.run_block("m", "x += 10\nprint(x)"), None).stdout
+            ex.close()
+            os.write(write, got.encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as pipe:
+        assert pipe.read() == "11\n"
+    assert Path(ex.scratch).exists()  # the parent's, untouched by the child's close()
+    assert drive_rest(ex.run_block("m", "print(x)"), None).stdout == "1\n"
+    assert ex.workers_started == 1  # the parent's worker lived on
+    ex.close()

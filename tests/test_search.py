@@ -18,8 +18,9 @@ from agentic_machines.checking import (
     never_diverges,
 )
 from agentic_machines.errors import InvalidArgument
+from agentic_machines.runtime.collector import collector_paused
 from agentic_machines.runtime.explore import explore
-from agentic_machines.runtime.search import Bounds, alphabet, collector_paused, offered
+from agentic_machines.runtime.search import Bounds, alphabet, offered
 
 M = TableMachine(
     {0: "p", 1: "q"}, {(0, "a"): 1, (0, "b"): HALT, (1, "a"): 0, (1, "b"): 1}, initial=0

@@ -69,7 +69,14 @@ def site_report():
 
 def test_pages_render_without_console_errors(site_report):
     reports, _ = site_report
-    assert [r.name for r in reports] == ["home", "tutorial", "gallery", "api"]
+    assert [r.name for r in reports] == [
+        "home",
+        "tutorial",
+        "gallery",
+        "api",
+        "api-checking",
+        "cek-chapter",
+    ]
     for r in reports:
         assert r.console_errors == [], f"{r.url}: {r.console_errors}"
 
@@ -94,3 +101,25 @@ def test_search_finds_spe_state(site_report):
     _, results = site_report
     assert results, "search for 'SPE state' listed nothing"
     assert any("SPE state" in text for text in results)
+
+
+def test_gallery_figures_are_readable_and_link_to_their_file(site_report):
+    reports, _ = site_report
+    for r in reports:
+        assert r.small_images == [], f"{r.url}: figures shown too small: {r.small_images}"
+        assert r.unlinked_images == [], f"{r.url}: figures with no link to their file"
+
+
+def test_api_pages_show_links_not_roles(site_report):
+    reports, _ = site_report
+    checking = next(r for r in reports if r.name == "api-checking")
+    assert checking.roles_shown == 0, "a Sphinx role is shown as text on the checking page"
+    assert checking.api_links >= 20, "the checking page should link to the names it cites"
+    api = next(r for r in reports if r.name == "api")
+    assert api.title.startswith("agentic_machines.machine "), api.title
+
+
+def test_a_cases_brace_stretches(site_report):
+    reports, _ = site_report
+    chapter = next(r for r in reports if r.name == "cek-chapter")
+    assert chapter.flat_braces == 0, "a cases brace is drawn one line high"

@@ -4,15 +4,18 @@ before the fix."""
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from agentic_machines import HALT, FunctionMachine, TableMachine
 from agentic_machines.checking import check_properties, never_diverges, never_raises
+from agentic_machines.embedding import Embedding, check_embedding
 from agentic_machines.errors import CertificateError, InvalidMachine
 from agentic_machines.machinefile import dump_machine, load_machine
 from agentic_machines.runtime.explore import explore
 from agentic_machines.runtime.search import Reporter
+from agentic_machines.spell.spell_machine import SpellMachine
 
 
 def test_dump_machine_of_an_empty_alphabet_loads_back(tmp_path) -> None:
@@ -30,9 +33,15 @@ def test_one_and_true_are_never_a_false_lasso() -> None:
             return HALT
         return True if s == 1 else 1
 
-    m = FunctionMachine(lambda s: "p", h, initial=0)
-    with pytest.raises(CertificateError, match=r"gives True \(bool\) on replay.*records 1 \(int\)"):
+    m = FunctionMachine(lambda s: "p", h, initial=0, name="flags")
+    with pytest.raises(InvalidMachine) as info:
         check_properties(m, properties=[never_diverges()], completions=["a"])
+    # the machine's fault, said as such, with the fix: not an "internal error" to report
+    message = str(info.value)
+    assert not isinstance(info.value, CertificateError) and "internal error" not in message
+    assert message.startswith("flags's harness tells apart states that are equal by ==")
+    assert "gives True (bool) where the search met 1 (int)" in message
+    assert "give such states values that == tells apart too" in message
 
 
 @pytest.mark.parametrize("how", ["check", "explore"])
@@ -62,3 +71,48 @@ def test_more_roots_than_max_states_are_cut_and_said() -> None:
     stats = explore(m, roots=list(range(6)), max_states=2).graph["stats"]
     assert stats["states"] == 2 and stats["truncated"] is True
     assert "4 of 6 start states left out" in stats["truncated_reason"]
+
+
+def test_a_spell_record_holding_a_builtin_has_a_repr() -> None:
+    m = SpellMachine()
+    m.load("(quine q (list 1 (list car)))")
+    assert repr(m.last_record.value) == "<list (1 (<builtin car>))>"
+    assert "value=<list (1 (<builtin car>))>" in repr(m.last_record)
+    m.load("(quine q (cons 1 car))")  # an error message that prints the builtin
+    assert "got <builtin car>" in str(m.last_record.error)
+
+
+def _table(name, table):
+    def harness(s, c):
+        if table[(s, c)] == "raise":
+            raise ValueError(f"{name} raised at {(s, c)}")
+        return table[(s, c)]
+
+    return FunctionMachine(lambda s: "p", harness, states=[0, 1], completions=["a", "b"], name=name)
+
+
+SAME = {(0, "a"): 0, (0, "b"): HALT, (1, "a"): 1, (1, "b"): HALT}
+
+
+@pytest.mark.parametrize(
+    "source_changes, target_changes",
+    [
+        ({(0, "a"): "raise"}, {(1, "b"): "raise"}),  # both raise: the source's call comes first
+        ({(1, "b"): "raise"}, {(1, "a"): "raise"}),  # the target's call comes first
+        ({}, {(1, "a"): 0, (0, "b"): "raise"}),  # a commutation failure before the raise
+    ],
+)
+def test_an_executor_meets_what_the_serial_check_meets(source_changes, target_changes) -> None:
+    # with e = {0: 1, 1: 0} the serial scan asks h(e(s), c) then h'(s, c), pair by pair
+    source = _table("S", {**SAME, **source_changes})
+    target = _table("T", {**SAME, **target_changes})
+    e = Embedding(source, target, {0: 1, 1: 0})
+
+    def outcome(executor):
+        try:
+            return str(check_embedding(e, executor=executor))
+        except ValueError as exc:
+            return f"raised {exc}"
+
+    with ThreadPoolExecutor(2) as pool:
+        assert outcome(pool) == outcome(None)

@@ -7,7 +7,9 @@ One module per framework, each with ``machine(...)`` and an optional extra:
 - :mod:`agentic_machines.adapters.langgraph`: a compiled LangGraph ``StateGraph``, or
   ``create_react_agent``'s graph (``".[langgraph]"``);
 - :mod:`agentic_machines.adapters.pydantic_ai`: a Pydantic AI ``Agent``
-  (``".[pydantic-ai]"``).
+  (``".[pydantic-ai]"``);
+- :mod:`agentic_machines.adapters.smolagents`: a smolagents ``ToolCallingAgent`` or
+  ``CodeAgent`` (``".[smolagents]"``).
 
 Adapters sit above the runtime layer: each turns a framework's agent loop into an agent
 function and hands it to :func:`agentic_machines.agent_machine`, so tool calls wrapped
@@ -35,6 +37,7 @@ EXTRAS = {
     "langgraph": ("LangGraph", "langgraph", "langgraph", "langgraph"),
     "langchain_core": ("LangGraph", "langgraph", "langgraph", "langgraph"),
     "pydantic_ai": ("Pydantic AI", "pydantic-ai", "pydantic-ai-slim", "pydantic_ai"),
+    "smolagents": ("smolagents", "smolagents", "smolagents", "smolagents"),
 }
 """The frameworks the adapters drive, by the top-level module a program imports."""
 
@@ -69,7 +72,7 @@ def machine_for(agent: Any, input: Any, **options: Any) -> Any:
         raise InvalidArgument(
             f"no adapter takes a {type(agent).__name__} (from {type(agent).__module__}); "
             "give an agent function fn(model), an AgenticMachine, or an agent of LangGraph, "
-            "Pydantic AI or the OpenAI Agents SDK"
+            "Pydantic AI, smolagents or the OpenAI Agents SDK"
         )
     adapter = importlib.import_module(f"{__name__}.{EXTRAS[top][3]}")
     return adapter.machine(agent, input, **options)

@@ -56,6 +56,8 @@ __all__ = [
     "Branches",
     "Begin",
     "Letrec",
+    "Define",
+    "DefineValue",
     "Cond",
     "Clauses",
     "And",
@@ -593,6 +595,21 @@ class App(_SeqForm):
     _tag = 12
 
 
+class DefineValue(App):
+    """A value ``(define x e)`` at the start of a body, then the rest of the body ``b``:
+    run as ``((lambda (x) b) e)`` runs, but its own node, so the stepper names the
+    ``define`` rule and the printer writes the define back.
+
+    >>> from agentic_machines.cek.reader import parse_program
+    >>> e = compile_program(parse_program("(define x 5) (+ x 1)"))
+    >>> type(e).__name__, printed(to_datum(e))
+    ('DefineValue', '(begin (define x 5) (+ x 1))')
+    """
+
+    __slots__ = ()
+    _tag = 25
+
+
 class Branches(Node):
     """The two pending branches of an ``if`` (what its frame keeps).
 
@@ -748,17 +765,34 @@ class Letrec(Expr):
 
     __slots__ = ("group", "body", "group_sel", "rec", "body_sel")
     _fields = ("group", "body")
+    _tag = 19
 
     def __init__(self, group: Group, body: Expr) -> None:
         self.group = group
         self.body = body
         names = set(group.names)
         self.fv = _union(group.fv, [n for n in body.fv if n not in names])
-        self._hash = hash((19, group._hash, body._hash))
+        self._hash = hash((self._tag, group._hash, body._hash))
         self.group_sel = _selector(self.fv, group.fv)
         self.rec = tuple(j for j, n in enumerate(group.names) if n in body.fv)
         source = list(self.fv) + [group.names[j] for j in self.rec]
         self.body_sel = _selector(source, body.fv)
+
+
+class Define(Letrec):
+    """A run of procedure ``(define (f x) ...)`` forms at the start of a body, then the
+    rest of the body: bound as :class:`Letrec` binds (so they may call each other), but
+    its own node, so the stepper names the ``define`` rule and the printer writes the
+    defines back. ``_tag`` keeps it apart from a ``letrec`` of the same procedures.
+
+    >>> from agentic_machines.cek.reader import parse_program
+    >>> e = compile_program(parse_program("(define (f x) x) (f 1)"))
+    >>> type(e).__name__, e.group.names, printed(to_datum(e))
+    ('Define', ('f',), '(begin (define f (lambda (x) x)) (f 1))')
+    """
+
+    __slots__ = ()
+    _tag = 24
 
 
 class _ArgForm(Expr):
@@ -872,6 +906,10 @@ def _visit(d: Any) -> Expr | tuple[_Build, list]:
     head = items[0]
     if type(head) is Symbol and head.name in SPECIAL_FORMS:
         return _FORMS[head.name](items)
+    if head is _DEFINE_GROUP:
+        return _form_define_group(items)
+    if head is _DEFINE_VALUE:
+        return _form_define_value(items)
     return _build_app, items
 
 
@@ -958,6 +996,10 @@ def _form_lambda(items: list) -> tuple:
 
 DOT = Symbol(".")  # the reader's mark of a dotted parameter list (reader.DOT)
 _DEFINE = Symbol("define")
+# The head _body gives a run of procedure defines; told by identity, and the reader never
+# reads a `#` name, so program text cannot write it (it compiles to Define).
+_DEFINE_GROUP = Symbol("#define-group")
+_DEFINE_VALUE = Symbol("#define-value")  # likewise, for a value define (DefineValue)
 _LAMBDA = Symbol("lambda")
 _BEGIN = Symbol("begin")
 
@@ -968,8 +1010,10 @@ def _is_define(d: Any) -> bool:
 
 def _body(form: str, forms: list) -> Any:
     """The datum of a body: ``(define ...)`` forms, then one or more expressions. The
-    defines become nested ``letrec`` (each run of procedures, so they may call each
-    other) and ``let`` (a value), in order; several expressions become ``(begin ...)``.
+    defines become nested :class:`Define` groups (each run of procedures, bound as
+    ``letrec`` binds, so they may call each other) and :class:`DefineValue` (a value,
+    bound as ``let`` binds), in order;
+    several expressions become ``(begin ...)``.
     """
     n = 0
     while n < len(forms) and _is_define(forms[n]):
@@ -996,14 +1040,14 @@ def _body(form: str, forms: list) -> Any:
         j = i
         while j > 0 and _is_lambda(defs[j - 1][1]):
             j -= 1
-        if j < i:  # defs[j:i] are procedures: one letrec
+        if j < i:  # defs[j:i] are procedures: one group, bound as letrec binds
             binds = from_items([from_items([Symbol(nm), init]) for nm, init in defs[j:i]])
-            result = from_items([Symbol("letrec"), binds, result])
+            result = from_items([_DEFINE_GROUP, binds, result])
             i = j
-        else:  # a value: a let
+        else:  # a value: bound as let binds
             nm, init = defs[i - 1]
             binds = from_items([from_items([Symbol(nm), init])])
-            result = from_items([Symbol("let"), binds, result])
+            result = from_items([_DEFINE_VALUE, binds, result])
             i -= 1
     return result
 
@@ -1087,6 +1131,20 @@ def _form_letrec(items: list) -> tuple:
         )
     body = _body("letrec", items[2:])
     return (lambda xs: Letrec(Group(names, tuple(xs[:-1])), xs[-1])), inits + [body]  # type: ignore[arg-type]
+
+
+def _form_define_value(items: list) -> tuple:
+    # (#define-value ((x e)) body), made by _body only: already checked there.
+    name, init = list(iter_list(items[1].car))
+    return (lambda xs: DefineValue(seq_of([Lambda((name.name,), xs[1]), xs[0]]))), [init, items[2]]
+
+
+def _form_define_group(items: list) -> tuple:
+    # (#define-group ((f (lambda ...)) ...) body), made by _body only: already checked there.
+    binds = [list(iter_list(b)) for b in iter_list(items[1])]
+    names = tuple(b[0].name for b in binds)
+    inits = [b[1] for b in binds]
+    return (lambda xs: Define(Group(names, tuple(xs[:-1])), xs[-1])), inits + [items[2]]  # type: ignore[arg-type]
 
 
 def _form_if(items: list) -> tuple:
@@ -1327,6 +1385,29 @@ def _unbuild_letrec(e: Letrec) -> tuple:
     return build, list(e.group.lams) + [e.body]
 
 
+def _unbuild_define(e: Define) -> tuple:
+    # (begin (define f (lambda ...)) ... body): compiles back to the same Define.
+    names = e.group.names
+
+    def build(xs: list) -> Any:
+        defines = [from_items([_DEFINE, Symbol(n), x]) for n, x in zip(names, xs)]
+        return from_items([_BEGIN] + defines + [xs[-1]])
+
+    return build, list(e.group.lams) + [e.body]
+
+
+def _unbuild_define_value(e: DefineValue) -> tuple:
+    # (begin (define x e) body): compiles back to the same DefineValue.
+    lam, init = e.seq.items()
+    assert type(lam) is Lambda  # DefineValue is built only by _form_define_value
+    name = lam.params[0]
+
+    def build(xs: list) -> Any:
+        return from_items([_BEGIN, from_items([_DEFINE, Symbol(name), xs[0]]), xs[1]])
+
+    return build, [init, lam.body]
+
+
 _UNBUILD: dict[type, Callable[[Any], tuple]] = {
     Lambda: _unbuild_lambda,
     App: lambda e: ((lambda xs: from_items(xs)), e.seq.items()),
@@ -1339,6 +1420,8 @@ _UNBUILD: dict[type, Callable[[Any], tuple]] = {
     And: lambda e: ((lambda xs: from_items([Symbol("and")] + xs)), e.seq.items()),
     Or: lambda e: ((lambda xs: from_items([Symbol("or")] + xs)), e.seq.items()),
     Letrec: _unbuild_letrec,
+    Define: _unbuild_define,
+    DefineValue: _unbuild_define_value,
     Llm: lambda e: ((lambda xs: from_items([Symbol("llm"), xs[0]])), [e.arg]),
     EvalForm: lambda e: ((lambda xs: from_items([Symbol("eval"), xs[0]])), [e.arg]),
 }

@@ -44,6 +44,8 @@ from .expr import (
     Clauses,
     Cond,
     Const,
+    Define,
+    DefineValue,
     EvalForm,
     Expr,
     If,
@@ -543,10 +545,13 @@ def step(state: Node) -> Node:
             return Eval(seq.head, seq.head_sel(env), frame(seq.tail, seq.tail_sel(env), k))
         if te is Letrec:
             # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + {f: closure(group, i, ρ|group)}, κ>   (closure over the members f reaches)
-            group = e.group
-            genv = e.group_sel(env)
-            vals = env + tuple(group.closure(j, genv) for j in e.rec) if e.rec else env
-            return Eval(e.body, e.body_sel(vals), k)
+            return _bind_group(e, env, k)
+        if te is Define:
+            # <(define (f x) e) ... b, ρ, κ>  ->  <b, ρ|b + {f: closure(group, i, ρ|group)}, κ>   (a body's run of procedure defines, bound as letrec binds)
+            return _bind_group(e, env, k)
+        if te is DefineValue:
+            # <(define x e) b, ρ, κ>  ->  as <((lambda (x) b) e), ρ, κ>: e first, then b with x bound (see _parts)
+            return _parts((), e.seq, env, k)
         if te is Llm:
             # <(llm a), ρ, κ>  ->  <a, ρ, LlmK(κ)>
             return Eval(e.arg, env, LlmK(k))
@@ -607,6 +612,14 @@ def step(state: Node) -> Node:
         f"step: {t.__name__} is not a running state (Eval or Ret): a Boundary steps on with "
         "Ret(completion, boundary.kont), and Halted, Failed and Cycle have ended"
     )
+
+
+def _bind_group(e: Any, env: tuple, k: Frame) -> Node:
+    # letrec and define rules: the body, with a closure for each member it uses.
+    group = e.group
+    genv = e.group_sel(env)
+    vals = env + tuple(group.closure(j, genv) for j in e.rec) if e.rec else env
+    return Eval(e.body, e.body_sel(vals), k)
 
 
 def _atom(e: Any, env: tuple) -> Any:
@@ -856,8 +869,8 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
             seq = None
             if evaluating:
                 te = type(e)
-                if te is App:
-                    # <(f a ...), ρ, κ>  ->  evaluate the parts left to right (below)
+                if te is App or te is DefineValue:
+                    # <(f a ...), ρ, κ>  ->  evaluate the parts left to right (below)  (a value define alike)
                     done, seq = (), e.seq
                 elif te is If:
                     # <(if t a b), ρ, κ>  ->  <t, ρ|t, IfK(a b, ρ|ab, κ)>;  an atomic t on the spot
@@ -921,8 +934,8 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                     else:
                         k = (AndK if te is And else OrK)(bseq.tail, bseq.tail_sel(env), k)
                         e, env = bseq.head, bseq.head_sel(env)
-                elif te is Letrec:
-                    # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + closures, κ>
+                elif te is Letrec or te is Define:
+                    # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + closures, κ>  (define: alike)
                     group = e.group
                     genv = e.group_sel(env)
                     vals = env + tuple(group.closure(j, genv) for j in e.rec) if e.rec else env

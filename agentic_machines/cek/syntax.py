@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from ..errors import WrongType
+
 __all__ = [
     "Node",
     "deep_equal",
@@ -54,14 +56,27 @@ def printed(x: Any) -> str:
 
     The package's ``__init__`` imports the printer, so it is always installed when the
     module is imported as ``agentic_machines.cek.syntax``; a copy loaded on its own gets
-    a plain ``<Name>`` instead of an ``IndexError`` from ``repr``.
+    a plain ``<Name>`` instead of an ``IndexError`` from ``repr``. It never raises: reprs
+    and messages print with it, and a list may hold a value the printer does not know (a
+    Spell builtin), which is shown by its own ``repr``.
 
-    >>> printed(Symbol("a"))
-    'a'
+    >>> from agentic_machines.spell.text import Builtin
+    >>> printed(Symbol("a")), printed(from_items([1, from_items([Builtin("car")])]))
+    ('a', '(1 (<builtin car>))')
     """
     if not _PRINTER:
         return f"<{type(x).__name__}>"
-    return _PRINTER[0](x)
+    try:
+        return _PRINTER[0](x)
+    except WrongType:
+        if type(x) is Pair:
+            return "(" + " ".join(map(printed, iter_list(x))) + ")"
+        if type(x).__module__.startswith(_HERE):  # its repr prints with printed: no loop
+            return f"<{type(x).__name__}>"
+        return repr(x)
+
+
+_HERE = __name__.rpartition(".")[0]
 
 
 class Node:
@@ -93,9 +108,12 @@ class Node:
         return not self.__eq__(other)
 
     def __hash__(self) -> int:
-        return self._hash
+        # _hash is a slot every subclass sets (Frame: a property); not declared on Node,
+        # since a declared int clashes with Frame's read-only property in cek/machine.py.
+        return self._hash  # type: ignore[attr-defined]
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        # A str names a module-level singleton (Bool, Nil); a tuple rebuilds from the fields.
         return (type(self), tuple(getattr(self, f) for f in self._fields))
 
     # Immutable, so a copy is the object itself (and copying a deep value cannot recurse).
@@ -129,7 +147,7 @@ def deep_equal(a: Any, b: Any) -> bool:
                 return False
             stack.extend(zip(x, y))
         elif isinstance(x, Node):
-            if x._hash != y._hash:
+            if x._hash != y._hash:  # type: ignore[attr-defined]  # see Node.__hash__
                 return False
             for name in tx._fields:
                 push((getattr(x, name), getattr(y, name)))
@@ -223,6 +241,7 @@ class Pair(Node):
 
     __slots__ = ("car", "cdr", "pure")
     _fields = ("car", "cdr")
+    pure: bool
 
     def __init__(self, car: Any, cdr: Pair | Nil) -> None:
         self.car = car

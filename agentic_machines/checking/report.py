@@ -33,7 +33,7 @@ from typing import Any
 from .._text import clip, one_line
 from ..errors import AgenticMachinesError, PropertyViolation
 from ..machine import AgenticMachine
-from ..runtime.agent import AgentMachine, agent_machine
+from ..runtime.agent import DEFAULT_LINE_BUDGET, AgentMachine, agent_machine
 from ..runtime.harness import TraceState
 from ..runtime.tracefile import prompt_gain
 from ..verdict import short_repr
@@ -53,7 +53,7 @@ class Settings:
 
     depth: int | None = 6
     max_states: int | None = 2_000
-    line_budget: int | None = 1_000_000
+    line_budget: int | None = DEFAULT_LINE_BUDGET
     seed: int | None = None
     hypothesis: int | None = None
 
@@ -66,7 +66,7 @@ class Outcome:
     failure: str | None
 
 
-def as_machine(agent: Any, line_budget: int | None = 1_000_000) -> AgenticMachine:
+def as_machine(agent: Any, line_budget: int | None = DEFAULT_LINE_BUDGET) -> AgenticMachine:
     """The machine of ``agent``: a machine as it is, an agent function through
     :func:`~agentic_machines.agent_machine`.
 

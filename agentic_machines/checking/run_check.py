@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from .._outcome import is_end
-from ..errors import CertificateError, PropertyViolation, Undecided
+from ..errors import CertificateError, InvalidMachine, PropertyViolation, Undecided
 from ..machine import DIVERGE, AgenticMachine
 from ..runtime.search import UndecidedStep, expand
 from ..verdict import short_repr
@@ -470,13 +470,16 @@ execution again: the run itself is re-checked, the executions are what the searc
 def _mismatch(run: RunCheck, cx: Counterexample, i: int) -> str:
     got, want = run.states[i + 1], cx.states[i + 1] if i + 1 < len(cx.states) else None
     if got == want and type(got) is not type(want):
-        # 1 == True: one state to the search's tables, two to a harness that tells them apart
-        return (
+        # 1 == True: one state to the search's tables, two to a harness that tells them
+        # apart. The machine breaks what a state is, so this is its error, not ours.
+        raise InvalidMachine(
+            f"{cx.machine or 'the machine'}'s harness tells apart states that are equal by ==: "
             f"step {i + 1} ({short_repr(cx.completions[i])} in {short_repr(run.states[i])}) gives "
-            f"{short_repr(got)} ({type(got).__name__}) on replay, but the counterexample records "
-            f"{short_repr(want)} ({type(want).__name__}): the search takes states that are equal "
-            "by == for one state, and this harness tells them apart; give such states values "
-            "that == tells apart too (e.g. ('flag', True) beside 1)"
+            f"{short_repr(got)} ({type(got).__name__}) where the search met "
+            f"{short_repr(want)} ({type(want).__name__}), and the search (like any set or dict) "
+            "takes states equal by == for one state, so the counterexample it found for "
+            f"{cx.property} is not a run of the machine; give such states values that == tells "
+            "apart too (e.g. ('flag', True) beside 1) and check again"
         )
     if got == want and (got is DIVERGE) == (want is DIVERGE):
         return ""

@@ -46,8 +46,9 @@ __all__ = [
     "AgentOptions",
     "agent_options",
     "DEFAULT_STEP_TIMEOUT",
-    "SWAPPED",
     "Watched",
+    "process_state",
+    "restore_process_state",
     "budget_note",
     "graph_budget_note",
     "BUDGET_NOTE_LINES",
@@ -330,7 +331,7 @@ def add_isolation_arguments(parser: argparse.ArgumentParser, code: str | None = 
         type=positive,
         metavar="N",
         help="an agent function's step that runs N Python lines without calling the model "
-        "diverges (default: agent_machine's, 1,000,000); lower it when divergent steps "
+        "diverges (default: agent_machine's, 100,000); lower it when divergent steps "
         "take the time",
     )
     parser.add_argument(
@@ -400,21 +401,26 @@ class AgentOptions:
     def apply(self, machine: Any) -> Any:
         """The agent ``machine`` a target names or a factory returns, with the options
         given by name: built again from its function when ``--isolation`` or
-        ``--line-budget`` differ from its own (both are fixed when its workers start);
-        the step timeout falls back to :data:`DEFAULT_STEP_TIMEOUT` when it has none.
+        ``--line-budget`` differ from its own (both are fixed when its workers start), or
+        when it runs inline and its function is not yet :class:`Watched`; the step
+        timeout falls back to :data:`DEFAULT_STEP_TIMEOUT` when it has none.
 
         >>> from agentic_machines.runtime.agent import agent_machine
-        >>> m = agent_machine(lambda model: model("?"), isolation="inline")
+        >>> m = agent_machine(lambda model: model("?"), step_timeout=None)
         >>> AgentOptions(step_timeout=2.5).apply(m) is m, m.step_timeout
         (True, 2.5)
+        >>> type(AgentOptions().apply(agent_machine(m.fn, isolation="inline")).fn).__name__
+        'Watched'
         """
         from ..runtime.agent import agent_machine  # only for an agent function's target
 
         level = None if self.isolation is None else self.level()
-        if (level or machine.isolation) != machine.isolation or (
-            self.line_budget or machine.line_budget
-        ) != machine.line_budget:
-            inline = (level or machine.isolation) == "inline"
+        inline = (level or machine.isolation) == "inline"
+        if (
+            (level or machine.isolation) != machine.isolation
+            or (self.line_budget or machine.line_budget) != machine.line_budget
+            or (inline and not isinstance(machine.fn, Watched))
+        ):
             machine = agent_machine(
                 Watched(machine.fn)
                 if inline and not isinstance(machine.fn, Watched)
@@ -454,7 +460,8 @@ class AgentOptions:
 
 BUDGET_NOTE_LINES = 1_000_000
 """Lines run by steps that exhausted their budget from which :func:`budget_note` speaks up:
-such a step runs every line of its budget, traced, which takes about a second here."""
+such a step runs every line of its budget, traced; a million traced lines take from a fifth
+of a second (a quiet 2-core VM) to two seconds (a loaded one): docs/scaling.md, budget."""
 
 
 def budget_note(machine: Any, diverged: int, steps: int) -> str | None:
@@ -467,7 +474,7 @@ def budget_note(machine: Any, diverged: int, steps: int) -> str | None:
     >>> from agentic_machines.runtime.agent import agent_machine
     >>> m = agent_machine(lambda model: model("?"))
     >>> print(budget_note(m, 12, 40))
-    note: 12 of 40 steps ran out of their line budget, and each ran all 1,000,000 lines: they take most of the time; lower it with --line-budget N if no step needs that many
+    note: 12 of 40 steps ran out of their line budget, and each ran all 100,000 lines: they take most of the time; lower it with --line-budget N if no step needs that many
     >>> budget_note(m, 0, 40) is None
     True
     """
@@ -499,45 +506,66 @@ def graph_budget_note(machine: Any, graph: Any) -> str | None:
     return budget_note(machine, diverged, graph.graph["stats"]["transitions"])
 
 
-SWAPPED: list[str] = []
-"""What an agent function run in this process had changed (``sys.stdout``, ``sys.stderr``,
-the working folder) when it called the model: suspended there, it leaves them changed
-under the verb's own output and files, so the verb refuses its result (``commands``)."""
-
-
 class Watched:
-    """An agent function that notes in :data:`SWAPPED` what of this process it had changed
-    each time it calls the model (a class, not a closure: a machine must pickle).
+    """An agent function run in this process (``--isolation inline``) that cannot point
+    the verb's output or files elsewhere: at each model call, where it waits (suspended)
+    while the verb goes on, what it made of ``sys.stdout``, ``sys.stderr`` and the working
+    folder is put aside and the verb's own put back, and the other way round when the
+    model answers; when the function ends, the verb's are put back. (A class, not a
+    closure: a machine must pickle.)
 
-    >>> import contextlib, io
+    >>> import contextlib, io, sys
     >>> def hider(model):
     ...     with contextlib.redirect_stdout(io.StringIO()):
     ...         return model("?")
-    >>> Watched(hider)(lambda prompt: "ok"), SWAPPED
-    ('ok', ['sys.stdout'])
-    >>> SWAPPED.clear()
+    >>> host = sys.stdout
+    >>> Watched(hider)(lambda prompt: str(sys.stdout is host))  # the verb's, while it waits
+    'True'
     """
 
     def __init__(self, fn: Any) -> None:
         self.fn = fn
         self.__name__ = getattr(fn, "__name__", "agent")
-        self.host = (sys.stdout, sys.stderr, os.getcwd())
-
-    def __reduce__(self) -> tuple:
-        return (Watched, (self.fn,))  # the host's streams are this process's: not sent
 
     def __call__(self, model: Any, *args: Any, **kwargs: Any) -> Any:
+        host = [process_state()]  # the verb's, as it was when it last handed over
+
         def asked(prompt: Any) -> Any:
-            now = (sys.stdout, sys.stderr, os.getcwd())
-            for what, mine, theirs in zip(_PROCESS_STATE, self.host, now):
-                if mine != theirs and what not in SWAPPED:
-                    SWAPPED.append(what)
-            return model(prompt)
+            mine = process_state()
+            restore_process_state(host[0])
+            try:
+                return model(prompt)
+            finally:  # resumed (or ended while waiting): the agent's again
+                host[0] = process_state()
+                restore_process_state(mine)
 
-        return self.fn(asked, *args, **kwargs)
+        try:
+            return self.fn(asked, *args, **kwargs)
+        finally:
+            restore_process_state(host[0])
 
 
-_PROCESS_STATE = ("sys.stdout", "sys.stderr", "the working folder")
+def process_state() -> tuple:
+    """What an agent function run in this process can point elsewhere under a verb:
+    ``(sys.stdout, sys.stderr, working folder)``.
+
+    >>> import os
+    >>> process_state()[2] == os.getcwd()
+    True
+    """
+    return sys.stdout, sys.stderr, os.getcwd()
+
+
+def restore_process_state(state: tuple) -> None:
+    """Put back a :func:`process_state`.
+
+    >>> state = process_state()
+    >>> restore_process_state(state); process_state() == state
+    True
+    """
+    sys.stdout, sys.stderr = state[0], state[1]
+    if os.getcwd() != state[2]:
+        os.chdir(state[2])
 
 
 def agent_options(args: Any) -> AgentOptions:

@@ -53,7 +53,6 @@ from . import doctor, exercise, explore, export, play, test_cmd, view
 from ._args import (
     MAX_INPUT_BYTES,
     MAX_MESSAGE,
-    SWAPPED,
     Parser,
     add_bound_arguments,
     add_isolation_arguments,
@@ -148,7 +147,8 @@ def _add_check(sub: Any) -> None:
         "Python machine), which states are SPE states (exactly, by F1, with witness or "
         "obstruction) and check the identity embedding; for an architecture, print its "
         "analysis() verdict; for another infinite machine, test the start state on states "
-        "explored to --depth and say what would decide it.",
+        "explored to --depth and say what would decide it (completions given with -c or "
+        "--completions are then its alphabet, as a factory would declare them).",
     )
     p.lazy_epilog = lambda: "Built-in machines: " + ", ".join(_builtin_names()) + "."
     add_target_arguments(p)
@@ -183,6 +183,13 @@ def _add_diagram(sub: Any) -> None:
         metavar="{png,svg,pdf,dot,mermaid,json,html}",  # checked after NAME, so NAME is reported first
         help="output format (default: from FILE's suffix: .png .svg .pdf .dot .gv .mmd .json "
         ".html; html is the interactive view, as the view verb writes it)",
+    )
+    p.add_argument(
+        "--structure",
+        action="store_true",
+        help="draw the framework's own graph beside the explored states (a LangGraph "
+        "machine: its nodes, each with the explored states its model calls made, and its "
+        "conditional edges); png, svg or pdf",
     )
     add_bound_arguments(p)
     add_isolation_arguments(p, "the completions' code")
@@ -348,30 +355,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _guarded(args: argparse.Namespace) -> int:
-    """Run the verb; refuse its result in one line if the target changed the process's
-    output streams or folder under it (an agent function run inline that redirects
-    stdout or changes folder around a model call, and is left suspended there): the
-    verb's own output or files may then have gone where the agent pointed them."""
+    """Run the verb; refuse its result in one line if the target left the process's
+    output streams or folder changed under it: a machine's own code run in this process
+    (a prompt or harness function). An agent function run inline has them put back at
+    every model call (:class:`~agentic_machines.cli._args.Watched`) and when a step the
+    clock ended leaves it running."""
     streams, folder = (sys.stdout, sys.stderr), os.getcwd()
-    SWAPPED.clear()
     status = args.func(args)
-    changed = list(SWAPPED) + [
+    changed = [
         what
         for what, now, then in (
             ("sys.stdout", sys.stdout, streams[0]),
             ("sys.stderr", sys.stderr, streams[1]),
             ("the working folder", os.getcwd(), folder),
         )
-        if now != then and what not in SWAPPED
+        if now != then
     ]
     if not changed:
         return status
     sys.stdout, sys.stderr = streams
     os.chdir(folder)
     raise InvalidArgument(
-        f"the target changed {' and '.join(changed)} of this process while it waited for the "
-        "model, so some output or files may have gone there; run its agent function in a "
-        "worker process (leave out --isolation inline)"
+        f"the target changed {' and '.join(changed)} of this process and did not put it "
+        "back, so some output or files may have gone there; a machine's own code must put "
+        "them back, and an agent function runs in a worker process without --isolation inline"
     )
 
 
@@ -408,12 +415,17 @@ def _check(args: argparse.Namespace) -> int:
     sampled = entry.module is None and not machine.is_finite
     if not sampled:
         _refuse_sampling(args, entry)
-    print(_describe(entry.name, machine))
     if sampled:
-        from .usercheck import check_infinite  # loaded when the verb runs
+        from .usercheck import check_infinite, with_alphabet  # loaded when the verb runs
 
+        given = completions_for(args, machine, entry.name)
+        # the completions given are the alphabet decided on, as a factory's would be
+        decided = with_alphabet(machine, given)
+        given_as = " (the alphabet given by -c/--completions)" if decided is not machine else ""
+        print(_describe(entry.name, decided, type(machine).__name__) + given_as)
         depth = CHECK_DEPTH if args.depth is None else args.depth
-        return check_infinite(entry, machine, completions_for(args, machine, entry.name), depth)
+        return check_infinite(entry, decided, given, depth)
+    print(_describe(entry.name, machine))
     if entry.module is not None:
         verdict = entry.module.analysis()
         marked = " (conditional)" if verdict.conditional else ""
@@ -459,14 +471,14 @@ def _refuse_sampling(args: argparse.Namespace, entry: Any) -> None:
         )
 
 
-def _describe(name: str, machine: Any) -> str:
+def _describe(name: str, machine: Any, kind: str | None = None) -> str:
     states = "infinitely many states" if machine.states is None else f"{len(machine.states)} states"
     comps = (
         "every string a completion"
         if machine.completions is None
         else f"{len(machine.completions)} completions"
     )
-    return f"{name}: {type(machine).__name__}, {states}, {comps}"
+    return f"{name}: {kind or type(machine).__name__}, {states}, {comps}"
 
 
 def _diagram(args: argparse.Namespace) -> int:
@@ -496,6 +508,12 @@ def _diagram(args: argparse.Namespace) -> int:
             f"a {fmt} diagram needs a file: add -o FILE (or use --format mermaid, dot or json for stdout)"
         )
     machine = machine_with_isolation(entry, args.isolation)
+    framework = getattr(machine, "framework_structure", None) if args.structure else None
+    if args.structure and (framework is None or fmt not in ("png", "svg", "pdf")):
+        raise InvalidArgument(
+            f"--structure draws a framework's own graph in png, svg or pdf: {args.name!r} "
+            + ("has none (a LangGraph machine has)" if framework is None else f"as {fmt}")
+        )
     graph = entry.explore(
         machine,
         depth=args.depth,
@@ -503,6 +521,8 @@ def _diagram(args: argparse.Namespace) -> int:
         completions=completions_for(args, machine, entry.name),
     )
     marks = entry.highlights(machine, graph)
+    if framework is not None:
+        marks = {**marks, "beside": framework(graph)}
     note = graph_budget_note(machine, graph)
     if note is not None:  # on stderr: a text diagram on stdout stays whole
         print(note, file=sys.stderr)
@@ -549,14 +569,10 @@ def _run(args: argparse.Namespace) -> int:
     )
     # Fitted to a terminal; 100 columns when the output goes to a file or a pipe.
     width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100
-    from .printed import step_outputs, with_outputs  # loaded when the verb runs
+    from .printed import with_outputs  # loaded when the verb runs
 
-    outputs = step_outputs(machine, trace)  # what an agent printed, under its step
-    print(with_outputs(trace.describe(width=width, full=args.full), outputs, width))
-    if outputs and args.save is not None:  # the file streamed as it ran: now with them
-        from ..runtime.tracefile import save_trace  # loaded when the verb runs
-
-        save_trace(trace, args.save, outputs)
+    # what an agent printed, under its step (the file has it on the step's line)
+    print(with_outputs(trace.describe(width=width, full=args.full), trace.outputs, width))
 
     # an agent function's return value or exception (a step the clock ended has none:
     # asking for it would run the step again)

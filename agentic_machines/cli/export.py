@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._args import add_target_arguments
+from ._args import add_isolation_arguments, add_target_arguments, agent_options
 
 __all__ = ["add_parser", "export_command"]
 
@@ -36,6 +36,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "-o", "--output", required=True, metavar="FILE", help="the .json or .toml file to write"
     )
+    # the flags every verb that takes an agent takes: a factory's agent machine is built
+    # with them (an agent function has no finite machine file, and is refused in one line)
+    add_isolation_arguments(p)
     p.set_defaults(func=export_command)
 
 
@@ -44,7 +47,7 @@ def export_command(args: argparse.Namespace) -> int:
     from ..machinefile import dump_machine  # loaded when the verb runs
     from .targets import resolve_target  # loaded when the verb runs
 
-    entry = resolve_target(args.name)
+    entry = resolve_target(args.name, agent_options(args))
     machine = entry.machine()
     path = dump_machine(machine, args.output)
     print(

@@ -54,8 +54,7 @@ from .._text import escape_controls, short_text
 from ..errors import InvalidArgument
 from ..machine import DIVERGE, AgenticMachine, is_sentinel, show_outcome
 from ..runtime.models import ScriptedModel
-from ..runtime.run import Trace, prompt_gain, run
-from ..runtime.tracefile import save_trace
+from ..runtime.run import Trace, prompt_gain, run, step_output
 from ._args import (
     add_isolation_arguments,
     add_target_arguments,
@@ -63,7 +62,7 @@ from ._args import (
     file_stem,
     machine_with_isolation,
 )
-from .printed import shown, step_output
+from .printed import shown
 
 __all__ = ["PlaySession", "add_parser", "play_command", "end_note", "show_state_of", "HELP"]
 
@@ -179,7 +178,9 @@ class PlaySession:
         until the run halts or diverges)."""
 
         end = self.state if self.ended else "incomplete"
-        return Trace(machine=self.name, start=self.start, steps=list(self.steps), end=end)
+        trace = Trace(machine=self.name, start=self.start, steps=list(self.steps), end=end)
+        trace.outputs = dict(self._printed)
+        return trace
 
     def script(self) -> str:
         """The ``ScriptedModel([...])`` that replays the session, as Python source."""
@@ -187,7 +188,7 @@ class PlaySession:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the trace file (each step with what an agent printed in it)."""
-        save_trace(self.trace(), path, self._printed)
+        self.trace().save(path)
 
     # -- the loop ------------------------------------------------------------------------
     def play(

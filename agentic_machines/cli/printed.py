@@ -1,9 +1,9 @@
 """What an agent function printed, shown once, with the step that printed it.
 
 An agent machine that runs in worker processes captures what each step writes to stdout
-and stderr (:meth:`~agentic_machines.runtime.agent.AgentMachine.output`). ``run`` and
-``play`` show it under its step, and the trace file keeps it on the step's line
-(:func:`~agentic_machines.runtime.tracefile.save_trace`); ``explore``, ``check``,
+and stderr (:func:`~agentic_machines.runtime.run.step_output`, ``trace.outputs``). ``run``
+and ``play`` show it under its step, and the trace file keeps it on the step's line
+(:meth:`~agentic_machines.runtime.run.Trace.save`); ``explore``, ``check``,
 ``diagram`` and ``test`` show none of it, however many runs they make. Inline, the agent
 writes to the terminal itself, as it runs.
 
@@ -18,49 +18,7 @@ step 0  state TraceState()
 
 from __future__ import annotations
 
-from typing import Any
-
-__all__ = ["step_output", "step_outputs", "with_outputs", "shown"]
-
-
-def step_output(machine: Any, step: Any, start: Any = None) -> str:
-    """What the agent printed in ``step`` (a run's :class:`Step`), with what it printed
-    before its first model call when the step leaves the machine's initial state
-    ``start``; ``""`` for other machines, inline agents, and steps the clock decided
-    (asking for those would run them again).
-
-    >>> from agentic_machines.fixtures import fixture
-    >>> from agentic_machines.runtime.run import Step
-    >>> step_output(fixture("halt1"), Step(0, 0, "⋆", "0", 1))
-    ''
-    """
-    from ..runtime.agent import AgentMachine  # only to tell an agent function's machine
-
-    # only a worker captures the prints (inline, the agent printed them as it ran)
-    output = getattr(machine, "output", None)  # a worker's record of each step's prints
-    if not isinstance(machine, AgentMachine) or output is None or step.clock:
-        return ""
-    if getattr(machine, "isolation", "inline") != "process":
-        return ""
-    before = output(start) if start is not None and start == machine.initial else ""
-    return str(before + output(step.state, step.completion))
-
-
-def step_outputs(machine: Any, trace: Any) -> dict[int, str]:
-    """Each step's printed text by step index (steps that printed nothing left out).
-
-    >>> from agentic_machines.fixtures import fixture
-    >>> from agentic_machines import run
-    >>> from agentic_machines.models import ScriptedModel
-    >>> step_outputs(fixture("halt1"), run(fixture("halt1"), ScriptedModel(["0"])))
-    {}
-    """
-    out = {}
-    for n, step in enumerate(trace.steps):
-        text = step_output(machine, step, trace.start if n == 0 else None)
-        if text:
-            out[step.index] = text
-    return out
+__all__ = ["with_outputs", "shown"]
 
 
 def shown(text: str, width: int | None = None) -> list[str]:

@@ -54,7 +54,13 @@ from ..architectures.catalog import Entry, names, resolve
 from ..errors import InvalidMachine, InvalidMachineFile, UnknownMachine
 from ..machine import AgenticMachine, is_sentinel, show_outcome
 from ..runtime.agent import AgentMachine, agent_machine
-from ._args import MAX_INPUT_BYTES, TARGET_HELP, AgentOptions
+from ._args import (
+    MAX_INPUT_BYTES,
+    TARGET_HELP,
+    AgentOptions,
+    process_state,
+    restore_process_state,
+)
 
 __all__ = ["resolve_target", "TARGET_HELP", "load_object"]
 
@@ -111,8 +117,12 @@ def resolve_target(target: str, agent: AgentOptions | None = None) -> Entry:
     if ":" in text:
         call = text.endswith(FACTORY)
         obj, _ = load_object(text[: -len(FACTORY)] if call else text)
+        host = process_state()
         machine = _call_factory(text, obj) if call else _machine_of(text, obj, agent)
         if agent is not None and isinstance(machine, AgentMachine):
+            # a factory's inline machine started its agent here, which may have left the
+            # streams or folder its own: they are the verb's again (apply runs it Watched)
+            restore_process_state(host)
             machine = agent.apply(machine)
         return Entry(machine.name, "python", lambda: machine, source=text)
     if text.endswith(".py"):

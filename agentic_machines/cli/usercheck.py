@@ -5,7 +5,9 @@ architecture prints its certified ``analysis()``. Any other machine, such as an 
 function's, gets what can honestly be said: the start state is tested against states
 explored to a depth, which can *refute* (F2/F5, when the machine's completion alphabet
 is finite so every successor can be listed) but never prove; otherwise the verdict is
-undecided and says what to pass for more.
+undecided and says what to pass for more. Completions given (``-c``, ``--completions``) to
+a machine without an alphabet become its alphabet (:func:`with_alphabet`), so an agent
+function is decided as a factory that declares the same alphabet is.
 
 >>> from agentic_machines import FunctionMachine
 >>> from agentic_machines.architectures.catalog import Entry
@@ -26,17 +28,17 @@ from .._text import clip
 from ..architectures.catalog import Entry
 from ..errors import InvalidArgument
 from ..generation import is_spe_state
-from ..machine import AgenticMachine, is_sentinel
+from ..machine import AgenticMachine, Outcome, is_sentinel
 from ._args import graph_budget_note
 
-__all__ = ["check_infinite", "MORE"]
+__all__ = ["check_infinite", "with_alphabet", "MORE"]
 
 MORE = (
     "For more: a witness decides it (Python: is_spe_state(machine, state, embedding=..., "
     "loader=..., states=[...]) checks an embedding and a loader on sample states), an "
     "invariant with its proof refutes it (prompt_obstruction(..., invariant=..., proof=...)); "
     "on the command line, --depth N samples more states and -c TEXT / --completions FILE "
-    "chooses the completions to explore."
+    "gives the machine a finite alphabet to explore and decide on."
 )
 """What the report tells a user to pass for a stronger verdict."""
 
@@ -48,7 +50,10 @@ def check_infinite(
     depth: int,
     stream: IO[str] | None = None,
 ) -> int:
-    """Print the sampled (or undecided) SPE verdict of the start state; return 0."""
+    """Print the sampled (or undecided) SPE verdict of the start state; return 0.
+
+    ``machine`` is the one to decide: give it the ``completions`` as its alphabet first
+    (:func:`with_alphabet`) when it has none, as ``check`` does."""
     out = stream or sys.stdout
     start = entry.start(machine)
     if start is None:
@@ -82,3 +87,36 @@ def check_infinite(
     if verdict.holds is None:
         print(MORE, file=out)
     return 0
+
+
+class _WithAlphabet(AgenticMachine):
+    """``machine`` with a finite completion alphabet: the same states, prompts and steps."""
+
+    def __init__(self, machine: AgenticMachine, completions: list[str]) -> None:
+        self.machine = machine
+        self.completions = tuple(dict.fromkeys(completions))
+        self.initial, self.name = machine.initial, machine.name
+
+    def prompt(self, state: Any) -> str:
+        return self.machine.prompt(state)
+
+    def harness(self, state: Any, completion: str) -> Outcome:
+        return self.machine.harness(state, completion)
+
+
+def with_alphabet(machine: AgenticMachine, completions: list[str] | None) -> AgenticMachine:
+    """``machine`` with ``completions`` as its finite alphabet when it has none (an agent
+    function's machine: every string is a completion), so that completions given on the
+    command line are decided on exactly as a factory that declares them is; ``machine``
+    itself when it has an alphabet (the completions then only choose what to explore) or
+    when none are given.
+
+    >>> from agentic_machines import FunctionMachine
+    >>> words = FunctionMachine(lambda s: "say", lambda s, c: s + c, initial="", name="words")
+    >>> m = with_alphabet(words, ["a", "b", "a"])
+    >>> m.completions, m.name, m.harness("x", "a"), with_alphabet(words, None) is words
+    (('a', 'b'), 'words', 'xa', True)
+    """
+    if completions is None or machine.completions is not None:
+        return machine
+    return _WithAlphabet(machine, completions)

@@ -146,6 +146,7 @@ def draw(
     layout: str | Mapping[Any, tuple[float, float]] = "auto",
     legend: Sequence[tuple[str, str, str]] | None = None,
     width: int = WIDTH,
+    beside: nx.DiGraph | None = None,
 ) -> Figure:
     """Draw an explored graph with matplotlib; save it to ``path`` when given.
 
@@ -170,7 +171,10 @@ def draw(
     marked ones first) and one node ``… N more states at depth d``; edges that then join
     the same two nodes are one edge, labelled ``N completions`` (see
     :mod:`agentic_machines.drawing.summary`). No text is smaller than
-    :data:`~agentic_machines.drawing.labels.MIN_FONT` points. Returns the
+    :data:`~agentic_machines.drawing.labels.MIN_FONT` points. ``beside`` is a
+    framework's own graph (``structure`` of the LangGraph adapter), drawn left of the
+    explored states: its nodes with the explored states each one's model calls made
+    (node attribute ``states``), its conditional edges dashed. Returns the
     matplotlib ``Figure`` (made without pyplot, so no window and no global state).
 
     >>> from agentic_machines.runtime.explore import explore
@@ -192,8 +196,14 @@ def draw(
     pos = _layout(graph, layout)
     handles = _legend_items(graph, roles) if legend is None else _custom_legend(legend)
     heading = title if title is not None else graph.graph.get("name")
-    plan, panel, page = _fit(graph, pos, layout, names, handles, heading, _note(graph, roles))
-    fig, (ax,) = page.build()
+    side = _structure_panel(beside) if beside is not None else None
+    plan, panel, page = _fit(
+        graph, pos, layout, names, handles, heading, _note(graph, roles), side and side[1]
+    )
+    fig, axes = page.build()
+    ax = axes[-1]
+    if side is not None:
+        _draw_structure(axes[0], side[0], side[2])
     _draw_graph(ax, graph, pos, roles, plan, panel)
     if path is not None:
         save_figure(fig, path, fmt)
@@ -238,6 +248,7 @@ def _fit(
     handles: list[Any],
     heading: Any,
     note: str,
+    first: Panel | None = None,
 ) -> tuple[Any, Panel, Page]:
     """The label plan, panel and page of the first layout that fits :data:`SLIDE`.
 
@@ -246,6 +257,7 @@ def _fit(
     down to ``_SQUEEZE_MIN``, then with shorter excerpts (their elided middles say how
     many characters are not shown); then the same with the table under the graph (for
     wide graphs). A graph that fits no layout is drawn with the last one tried.
+    ``first`` is a panel drawn left of the graph's (a framework's own graph).
     """
     page: Page | None = None
     for chars, below in [(c, False) for c in _PROMPT_LEVELS] + [(c, True) for c in _PROMPT_LEVELS]:
@@ -254,8 +266,11 @@ def _fit(
         sx = sy = 1.0
         while True:
             panel = _panel_size(graph, pos, layout, (sx, sy))
+            if first is not None:
+                panel.heading = "explored states"
+            panels = [panel] if first is None else [first, panel]
             page = Page(
-                [panel], handles, sections, str(heading) if heading else "", note, below=below
+                panels, handles, sections, str(heading) if heading else "", note, below=below
             )
             size = page.layout()
             if size["width"] <= SLIDE[0] and size["height"] <= SLIDE[1]:
@@ -388,6 +403,56 @@ def _captions(ax: Any) -> dict[tuple[float, float], Any]:
         for t in ax.texts
         if (t.get_gid() or "").startswith("caption-")
     }
+
+
+def _structure_panel(structure: nx.DiGraph) -> tuple[nx.DiGraph, Panel, dict]:
+    """A framework graph laid out in rows by distance from its start node (nodes it
+    cannot reach last), and the panel it needs."""
+    g = nx.DiGraph(structure)
+    starts = [n for n in g if n == "__start__"] or [n for n in g if g.in_degree(n) == 0]
+    far = nx.multi_source_dijkstra_path_length(g, starts) if starts else {}
+    bottom = max(far.values(), default=0) + 1
+    for n in g:
+        g.nodes[n]["depth"] = far.get(n, bottom)
+    pos = _layered(g)
+    panel = _panel_size(g, pos, "layered")
+    panel.heading = f"{structure.graph.get('name') or 'the graph'}: nodes (dashed: conditional)"
+    return g, panel, pos
+
+
+def _draw_structure(ax: Any, g: nx.DiGraph, pos: dict) -> None:
+    """The framework's nodes as boxes (with the explored states their model calls made)
+    and its edges, conditional ones dashed."""
+    for conditional in (False, True):
+        edges = [(a, b) for a, b, c in g.edges(data="conditional") if bool(c) == conditional]
+        if edges:
+            nx.draw_networkx_edges(
+                g,
+                pos,
+                edgelist=edges,
+                style="dashed" if conditional else "solid",
+                edge_color="#555555",
+                node_size=_NODE * 1.6,
+                node_shape="s",
+                arrows=True,
+                arrowsize=12,
+                connectionstyle="arc3,rad=0.12",
+                ax=ax,
+            )
+    nx.draw_networkx_nodes(
+        g,
+        pos,
+        node_shape="s",
+        node_size=_NODE * 1.6,
+        node_color="#eef2f7",
+        edgecolors="#333333",
+        linewidths=1.0,
+        ax=ax,
+    )
+    for n, (x, y) in pos.items():
+        count = g.nodes[n].get("states")
+        text = short_text(str(n), 14) + (f"\n{count} states" if count else "")
+        ax.text(x, y, text, ha="center", va="center", zorder=4, fontsize=MIN_FONT)
 
 
 def _draw_edges(

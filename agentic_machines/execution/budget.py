@@ -48,7 +48,9 @@ _uncharged: set[CodeType] = set()  # bookkeeping functions of other modules (see
 _ONE_LINE_LOOPS_MAX = 20_000  # model-written blocks are new code objects: keep the cache bounded
 # From 3.12 on (PEP 669) a jump back to the start of a line fires a line event, so one-line
 # loops are counted by line. Opcode tracing must then stay off: 3.13 turns it on for a code
-# object only from that code's next frame, so a count would depend on what ran before.
+# object only from that code's next frame, so a count would depend on what ran before, and
+# 3.12.1 crashes (SIGSEGV) when a generator frame given opcode tracing under one budget is
+# resumed in another thread after it (tests/test_budget.py, docs/determinism.md).
 _OPCODES_FOR_ONE_LINE_LOOPS = sys.version_info < (3, 12)
 
 

@@ -89,6 +89,7 @@ _MAX_MESSAGE = 64 * 1024 * 1024  # bytes of one message from the worker
 _MAX_LIVE = 8  # workers alive at once in this process; idle ones beyond it are stopped
 _LIVE: collections.OrderedDict[int, weakref.ref] = collections.OrderedDict()
 _LIVE_LOCK = threading.Lock()  # runners of different threads share the cap
+_INHERITED: list[Any] = []  # a fork's copies of its parent's workers: kept, never closed
 
 
 class ProcessRunner(BlockRunner):
@@ -121,6 +122,7 @@ class ProcessRunner(BlockRunner):
         self._tag: Any = None  # the id of the last message sent (see _tagged)
         self._uid: int | None = None  # the workers' uid on a root host (confine.worker_uid)
         self._scratch: str | None = None
+        self._scratch_owner = 0  # the process that made the scratch (only it removes it)
         self._group: WorkerGroup | None = None  # the worker's control group, when it has one
         self._notice: _Failure | None = None  # a REPL reset the next block must report
         self._closed = False
@@ -131,6 +133,9 @@ class ProcessRunner(BlockRunner):
         self.replay_seconds = 0.0  # wall-clock seconds spent replaying, in total
         self.workers_started = 0
         self._finalizer = weakref.finalize(self, _stop_process, [None], None)
+        # The process whose worker and scratch these are: a fork of it (an agent's next
+        # step in its worker process) leaves them to it and starts a worker of its own.
+        self._owner = os.getpid()
 
     # -- worker lifetime -------------------------------------------------------------
     @property
@@ -145,9 +150,11 @@ class ProcessRunner(BlockRunner):
             # a root host's workers run as an unprivileged uid of this runner's own
             self._uid = worker_uid()
             self._scratch = tempfile.mkdtemp(prefix="am-scratch-")
+            self._scratch_owner = os.getpid()
             if self._uid is not None:
                 os.chown(self._scratch, self._uid, self._uid)
         uid = self._uid
+        self._owner = os.getpid()  # the scratch stays its creator's (see _forget_inherited)
         fd = _seccomp_fd() if self.tool == "bwrap" else None
         argv = _wrap(self.tool, self._scratch, boot_argv(), self.limits, fd, uid)
         self._group = WorkerGroup.create(self.limits.memory_mb * 1024 * 1024, _MAX_PROCESSES)
@@ -177,7 +184,10 @@ class ProcessRunner(BlockRunner):
         self.workers_started += 1
         self._finalizer.detach()
         self._finalizer = weakref.finalize(
-            self, _stop_process, [self._proc, self._group, self._ipc_owner()], self._scratch
+            self,
+            _stop_process,
+            [self._proc, self._group, self._ipc_owner(), os.getpid()],
+            self._scratch if self._scratch_owner == os.getpid() else None,
         )
         with _LIVE_LOCK:
             _LIVE[id(self)] = weakref.ref(self)
@@ -203,7 +213,20 @@ class ProcessRunner(BlockRunner):
                 excess -= 1
         return victims
 
+    def _forget_inherited(self) -> None:
+        """In a fork of the runner's process: the live worker is the parent's. Forget it
+        without stopping it (nor closing its pipes, which the parent still uses); the next
+        block starts a worker of this process that replays the journal, so two branches of
+        a run never share a REPL."""
+        if self._owner == os.getpid():
+            return
+        self._finalizer.detach()
+        _INHERITED.append((self._proc, self._group))  # never closed here: the parent's
+        self._proc, self._group, self._buffer = None, None, b""
+        self._owner = os.getpid()
+
     def _kill(self, locked: bool = False) -> None:
+        self._forget_inherited()
         proc, self._proc = self._proc, None
         group, self._group = self._group, None
         if locked:
@@ -220,6 +243,7 @@ class ProcessRunner(BlockRunner):
         return self._uid if self.tool is None else None
 
     def _ensure(self) -> None:
+        self._forget_inherited()
         if self._proc is not None and self._proc.poll() is None:
             with _LIVE_LOCK:
                 if id(self) in _LIVE:
@@ -481,7 +505,7 @@ class ProcessRunner(BlockRunner):
         self._closed = True
         self._kill()
         self._finalizer()
-        if self._scratch is not None:
+        if self._scratch is not None and self._scratch_owner == os.getpid():
             remove_tree(self._scratch)
 
     # -- the interface -----------------------------------------------------------------
@@ -742,6 +766,8 @@ def _oom_kills() -> int:
 
 
 def _stop_process(holder: list, scratch: str | None) -> None:
+    if len(holder) > 3 and holder[3] != os.getpid():
+        return  # a fork's copy of the runner: the worker is its parent's to stop
     proc = holder[0] if holder else None
     group = holder[1] if len(holder) > 1 else None
     ipc_owner = holder[2] if len(holder) > 2 else None

@@ -1,20 +1,10 @@
 """Agent functions in worker processes: a zygote, states held by suspended processes.
 
-The process side of ``agent_machine(fn, isolation="process")`` (see docs/determinism.md).
-The *zygote* is a fork of the checker made when the machine first runs; it never runs
-the agent, it only forks. A *holder* is a process suspended inside the agent's
-``model(prompt)`` call at a state, waiting on its socket. Asked for a step, a server (the
-zygote or a holder) forks a child that is fed the step's completions and runs the agent
-until its next model call (then the child holds that new state), its return, its raise,
-or its divergence, and reports over a socket the checker handed it: the prompt or the
-end, the ``@effect`` executions of each step, the step's printed output and the
-clock-dependent notes it met. So a step costs one fork at any depth, every run starts
-from the zygote's process state, and nothing the agent does reaches the checker's.
-
-A holder whose state is evicted (the checker keeps a bounded number) exits; the state is
-then rebuilt by feeding its completions in a fork of the nearest live ancestor (or the
-zygote), with every ``@effect`` call of those steps answered from the record: a fresh
-copy of the recorded result (unpickled), never the object another run got.
+The process side of ``agent_machine(fn, isolation="process")``. The *zygote*, a fork of
+the checker, only forks; a *holder* is a run suspended in the agent's ``model(prompt)``
+at a state. A step forks a holder (or the zygote), feeds the child its completions and
+reads its report: the prompt or the end, the step's ``@effect`` executions, output and
+clock notes. docs/determinism.md says the protocol and what each run starts from.
 """
 
 from __future__ import annotations
@@ -219,6 +209,7 @@ class _Worker:
         self.statuses: dict[int, int] = {}
         self.budget: LineBudget | None = None
         self.seen: list[str] = []
+        self.note: bytes | None = None  # state_note's value for the next prompt (pickled)
         self.out = -1
         self.thread = 0
 
@@ -240,8 +231,15 @@ class _Worker:
             if msg[0] == "status":
                 _send(self.sock, ("status", self._status(msg[1])))
                 continue
-            _, completions, recorded = msg
+            command, completions, recorded = msg
             _flush()
+            if command == "take":  # the state's last step: run it here, without a fork
+                _send(self.sock, ("forked", os.getpid()))
+                self.sock.close()
+                self.sock = socket.socket(fileno=fd)  # type: ignore[arg-type]
+                self.feed = list(reversed(completions))
+                self.recorded = recorded
+                return
             drawn = random.getstate()  # a fork reseeds random (its at-fork hook): undo it
             pid = os.fork()
             if pid == 0:
@@ -345,11 +343,12 @@ class _Worker:
         if threading.get_ident() != self.thread:
             raise _thread_error()
         self._leave()
+        note, self.note = self.note, None
         if self.feed:  # a replayed step: its output was shown when it first ran
             self._output()
             self.seen.clear()
         else:
-            self._report(("prompt", prompt))
+            self._report(("prompt", prompt, note))
             # asyncio forgets a running loop in a forked child (it checks the pid): an
             # agent that calls its model inside asyncio.run goes on with its loop
             running = asyncio_events._get_running_loop()
@@ -384,6 +383,10 @@ class _Worker:
             os._exit(0)  # the checker is gone
         self.events = []
         self.seen.clear()
+
+    def set_note(self, value: Any) -> None:
+        """Keep ``value`` (pickled; dropped when it cannot be) for the next prompt's report."""
+        self.note = _dump(value)
 
     def effect(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         name, shown = _name(fn), _shown(args, kwargs)
@@ -449,10 +452,13 @@ def _subreaper() -> None:
 class _Server:
     """The checker's end of a zygote or a holder."""
 
-    __slots__ = ("sock", "pid", "state", "__weakref__")
+    __slots__ = ("sock", "pid", "state", "parent", "__weakref__")
 
-    def __init__(self, sock: socket.socket, pid: int, state: Any = None) -> None:
+    def __init__(
+        self, sock: socket.socket, pid: int, state: Any = None, parent: _Server | None = None
+    ) -> None:
         self.sock, self.pid, self.state = sock, pid, state  # state: the one it holds
+        self.parent = parent  # the server that forked it: it knows how the process ended
         _HOST_ENDS.add(sock)
 
     def close(self) -> None:
@@ -491,6 +497,7 @@ class Pool:
         self.held: OrderedDict[Any, _Server] = OrderedDict()
         self.unforkable: set[Any] = set()  # states whose process runs threads (fork loses them)
         self.expanded: set[Any] = set()  # held states a step was made from
+        self.forks = 0  # processes forked for this machine (the zygote's start aside)
 
     def valid(self) -> bool:
         return self.pid == os.getpid()
@@ -552,14 +559,21 @@ class Pool:
         recorded: dict[int, dict[tuple, bytes]],
         timeout: float | None,
         keep: Any,
+        take: bool = False,
     ) -> Report:
         """Fork ``server`` and feed the child ``completions``; the child's report. A child
-        that reached a model call is kept as the holder of ``keep`` (when not ``None``)."""
-        if server.state is not None:
+        that reached a model call is kept as the holder of ``keep`` (when not ``None``).
+        With ``take`` a holder runs them itself, without a fork, and holds no more."""
+        take = take and server is not self.zygote
+        if take:
+            self._forget(server)  # its socket stays open for the one reply it owes
+        elif server.state is not None:
             self.expanded.add(server.state)
+        self.forks += not take
         mine, theirs = socket.socketpair()
         try:
-            _send(server.sock, ("fork", completions, recorded), fd=theirs.fileno())
+            command = "take" if take else "fork"
+            _send(server.sock, (command, completions, recorded), fd=theirs.fileno())
         except OSError:
             return self._lost(server, mine, theirs)
         theirs.close()
@@ -577,23 +591,26 @@ class Pool:
             reply, _ = _recv(server.sock)
         except OSError:
             reply = None
+        if take:
+            server.close()
         if reply is None:  # the server itself is gone
             return self._lost(server, mine, None)
         pid = reply[1]
+        parent = server.parent if take else server
         if message is _CLOCK:
             _kill(pid)
             mine.close()
             return Report("clock")
         if message is None:
             mine.close()
-            return Report("died", (self._death(server, pid),))
+            return Report("died", (self._death(parent, pid),))
         what, index, events, output, seen, threads = message
         report = Report(what[0], what[1:], index)
         report.events, report.output, report.seen = events, output, seen
         if what[0] != "prompt":
             mine.close()
             return report
-        child = _Server(mine, pid, keep)
+        child = _Server(mine, pid, keep, parent)
         if threads > 1 or keep is None:
             if threads > 1 and keep is not None:
                 self.unforkable.add(keep)
@@ -612,14 +629,17 @@ class Pool:
         return Report("lost")
 
     def _drop(self, server: _Server) -> None:
+        self._forget(server)
+        server.close()
+
+    def _forget(self, server: _Server) -> None:
         if server.state is not None and self.held.get(server.state) is server:
             del self.held[server.state]
             self.expanded.discard(server.state)
         if server is self.zygote:
             self.zygote = None
-        server.close()
 
-    def _death(self, server: _Server, pid: int) -> str:
+    def _death(self, server: _Server | None, pid: int) -> str:
         status = None
         for asked in (server, self.zygote):
             if asked is None or not asked.alive():

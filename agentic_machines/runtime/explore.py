@@ -31,6 +31,7 @@ import networkx as nx
 from .._outcome import Raised
 from .._text import short_text
 from ..machine import DIVERGE, HALT, AgenticMachine
+from .collector import collector_paused
 from .parallel import ExecutorWalk
 from .search import (
     Completions,
@@ -40,7 +41,6 @@ from .search import (
     Reporter,
     UndecidedStep,
     Walk,
-    collector_paused,
     plan,
     stats,
     walk,
@@ -80,7 +80,9 @@ def explore(
     which the harness raised :class:`~agentic_machines.errors.Undecided` gives no edge;
     it is listed in the source node's ``undecided`` attribute (and the error in
     ``undecided_reason``).
-    ``graph.graph`` holds ``start``, ``roots``, ``machine`` (its name) and ``stats``:
+    ``graph.graph`` holds ``start``, ``roots``, ``machine`` (its name), the search's
+    ``alphabet`` (the list followed; ``None`` for a function), ``max_states`` and
+    ``max_depth`` (what ``check_properties(graph)`` needs to check it) and ``stats``:
     ``states``, ``edges``, ``transitions``, ``undecided``, ``depth``, ``seconds``,
     ``states_per_second``, ``truncated`` and ``truncated_reason``.
 
@@ -133,6 +135,9 @@ def _search(
         machine=getattr(machine, "name", "machine"),
         start=starts[0],
         roots=starts,
+        alphabet=task.fixed,
+        max_states=task.bounds.max_states,
+        max_depth=task.bounds.max_depth,
         stats=stats(found, began, reason, final=True),
     )
     graph.__dict__["_pending"] = found  # built into networkx's dicts on first read

@@ -18,39 +18,8 @@ Trace of 'demo' from 'a': 2 steps, ended with HALT (1).
   0  'a'    'say b'     'b'         'b'
   1  'b'    'say stop'  'stop'      HALT (1)
 
-A step whose outcome the wall clock decided (the machine raised
-:class:`~agentic_machines.errors.ClockDependent`, e.g. a block of model code stopped by its
-deadline) does not end the run: it goes on with the outcome the model saw, and the step
-is marked (``step.clock``, ``"clock": true`` in the file, ``(clock)`` in the table).
-
-How a run ends (``trace.end``): ``HALT`` or ``DIVERGE`` when the harness returns a
-sentinel; ``"max_steps"`` when the step limit is reached; ``"undecided"`` when the
-machine raises :class:`~agentic_machines.errors.Undecided` (the CEK evaluator does so
-when its fuel runs out; ``trace.message`` keeps the reason); ``"model-error"`` when
-``model.complete`` raises an ``Exception`` (a scripted model that ran out, an HTTP
-failure): the exception is kept in ``trace.error`` and its text in ``trace.message``,
-and it is re-raised instead when ``run(..., raise_errors=True)``. Any other exception
-from the machine is a bug in the machine and propagates; a trace file being written
-then gets the end ``"harness-error"`` with the exception as its message, so the file
-says why the run stopped. ``"incomplete"`` only appears
-on a loaded trace whose file has no end line (the run was killed).
-
-With ``path=...`` the trace is written as JSON lines while the run goes: a header
-line, one flushed line per completed step, and an end line; a run killed half-way
-leaves every completed step on disk, and :meth:`Trace.load` reads it back. A step
-line whose state is a ``TraceState`` equal to the previous outcome says
-``"same_state": true`` instead of repeating it, and one whose outcome is that state
-plus the step's completion says ``"outcome_then": true``, and a prompt is stored as the
-length it keeps of the previous step's prompt and the text it adds (``"prompt_keep"``,
-``"prompt_add"``, :func:`prompt_gain`), so a long ``HarnessMachine`` or ReAct run writes
-a file linear in its length. Each line is encoded once and written with one ``os.write``.
-Files of version 1 (every prompt whole) still load.
-
-States are written with :func:`encode_state`. After ``Trace.load`` the states and
-outcomes are *equal* to the original ones when they are built from ``str``, ``int``,
-``float``, ``bool``, ``None``, lists, tuples, frozensets, dicts, ``TraceState``,
-``HALT`` and ``DIVERGE``; any other value is kept as an :class:`Opaque` holding its
-``repr``, which prints the same but is not equal to the original.
+How a run ends, the trace file's format and what ``Trace.load`` gives back:
+docs/reference/run.md.
 """
 
 from __future__ import annotations
@@ -92,6 +61,7 @@ __all__ = [
     "decode_state",
     "prompt_gain",
     "END_REASONS",
+    "step_output",
 ]
 
 
@@ -123,6 +93,7 @@ class Trace:
     pending: tuple[str, str] | None = None
     max_steps: int | None = None
     error: BaseException | None = field(default=None, compare=False, repr=False)
+    outputs: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
 
     # -- views ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -228,10 +199,24 @@ class Trace:
 
     # -- files ---------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> None:
-        """Write the trace as JSON lines (the format :func:`run` writes while running)."""
+        """Write the trace as JSON lines (the format :func:`run` writes while running),
+        each step's line with what the agent printed in it (``outputs``).
+
+        >>> import os, tempfile
+        >>> def chatty(model):
+        ...     print("asking")
+        ...     return model("go?")
+        >>> from agentic_machines import agent_machine
+        >>> t = run(agent_machine(chatty), ScriptedModel(["yes"]))
+        >>> path = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+        >>> t.save(path)
+        >>> t.outputs, Trace.load(path).outputs
+        ({0: 'asking\\n'}, {0: 'asking\\n'})
+        """
         with _TraceWriter(path, self.machine, self.start, self.max_steps) as out:
+            outputs = self.outputs
             for step in self.steps:
-                out.step(step)
+                out.step(step, output=outputs.get(step.index, ""))
             # A run cut in the middle of a call (a harness that raised) keeps that call.
             if self.end != "incomplete" or self.pending is not None:
                 out.end(self)
@@ -255,8 +240,9 @@ class Trace:
         >>> Trace.load(path) == t
         True
         """
-        machine, start, max_steps, steps, end = _read_trace_file(path, max_bytes)
+        machine, start, max_steps, steps, end, outputs = _read_trace_file(path, max_bytes)
         trace = cls(machine=machine, start=start, max_steps=max_steps, steps=steps)
+        trace.outputs = outputs
         if end is not None:
             trace.end, trace.message, trace.pending = end
         return trace
@@ -537,6 +523,7 @@ def _steps(
         return _model_failed(trace, raise_errors, exc, answer)
 
     record = trace.steps.append
+    printed = _printer(machine)  # None unless an agent function prints in its workers
     for index in range(trace.max_steps or 0):
         timed = False  # this step's prompt or outcome came from the clock
         try:
@@ -567,7 +554,13 @@ def _steps(
             return trace
         step = make_step(Step, (index, state, prompt, completion, outcome, timed))
         record(step)
-        if write is not None:
+        if printed is not None:
+            text = printed(step, trace.start if index == 0 else None)
+            if text:
+                trace.outputs[index] = text
+            if write is not None:
+                write(step, output=text)
+        elif write is not None:
             write(step)  # flushed before the next model call: a kill loses no completed step
         if outcome is HALT or outcome is DIVERGE:
             trace.end = outcome
@@ -577,6 +570,43 @@ def _steps(
         state = outcome
     trace.end = "max_steps"
     return trace
+
+
+def step_output(machine: Any, step: Step, start: Any = None) -> str:
+    """What an agent function printed (stdout and stderr, captured by its worker) in
+    ``step``, with what it printed before its first model call when ``start`` is given
+    and is the machine's initial state; ``""`` for other machines, inline agents (they
+    print to the caller's streams as they run), and steps the clock decided (asking
+    for those would run them again).
+
+    >>> from agentic_machines import agent_machine
+    >>> def chatty(model):
+    ...     print("asking")
+    ...     print("got", model("go?"))
+    >>> m = agent_machine(chatty)
+    >>> step_output(m, Step(0, m.initial, "go?", "yes", HALT), m.initial)
+    'asking\\ngot yes\\n'
+    """
+    printed = _printer(machine)
+    return "" if printed is None else printed(step, start)
+
+
+def _printer(machine: Any) -> Any:
+    """``printed(step, start)`` (:func:`step_output`) for an agent machine run in worker
+    processes, else ``None`` (inline, ``output`` would run a step again to ask)."""
+    from .agent import AgentMachine  # the agent runtime imports run's neighbours, not run
+
+    if not isinstance(machine, AgentMachine) or machine.isolation != "process":
+        return None
+    output = machine.output
+
+    def printed(step: Step, start: Any = None) -> str:
+        if step.clock:
+            return ""
+        before = output(start) if start is not None and start == machine.initial else ""
+        return str(before + output(step.state, step.completion))
+
+    return printed
 
 
 def _model_failed(

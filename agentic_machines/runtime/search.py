@@ -12,12 +12,10 @@ from its start over a completion alphabet. What they must agree on lives here, o
 - the **bound rule** (:class:`Bounds`): at most ``max_states`` states recorded, states at
   depth ``max_depth`` not expanded, with one wording for each cut;
 - the **start rule** (:func:`roots`), all three applied at once by :func:`plan`;
-- the **collector rule** (:func:`collector_paused`): the cyclic garbage collector's full
-  collections are paused while a search runs, so its cost per state does not grow with
-  the states held; its young collections go on freeing the garbage the search drops;
+- the **collector rule** (:mod:`~agentic_machines.runtime.collector`): every search runs
+  with the garbage collector's full collections paused;
 - **progress** (:class:`Reporter`): silent for short runs, then a status line every couple
-  of seconds (logged: the command line shows it on stderr), or a function called
-  with the statistics;
+  of seconds (logged), or a function called with the statistics;
 - the **transitions of a state** (:func:`expand`, the one expansion, and :func:`prompt_of`):
   a prompt the clock decided makes every step from its state undecided, a harness that
   raised ``Undecided`` gives an :class:`UndecidedStep`, a step the machine ended because
@@ -38,14 +36,10 @@ from its start over a completion alphabet. What they must agree on lives here, o
 
 from __future__ import annotations
 
-import gc
 import logging
-import os
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -79,7 +73,6 @@ __all__ = [
     "choices",
     "PROGRESS_AFTER",
     "PROGRESS_EVERY",
-    "collector_paused",
 ]
 
 Completions = Sequence[str] | Callable[[str], Iterable[str]]
@@ -98,95 +91,6 @@ PROGRESS_EVERY = 2.0
 """Seconds between two status lines."""
 
 CHECK_CLOCK_EVERY = 512  # expansions between clock reads: keeps the loop tight
-
-
-# -- the garbage collector ------------------------------------------------------------------------
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector's *full* collections inside the block, as every
-    search does; its young collections go on.
-
-    A young collection (generations 0 and 1) looks only at the objects made since the
-    last one: its cost follows what was allocated lately, a constant per state. A full
-    collection (generation 2) walks every object alive, and a search's heap is mostly its
-    record (a dict entry, a row, a prompt per state), which cannot be garbage before the
-    search ends: full collections would rescan it again and again and make a search cost
-    more per state the larger it is. So the block sets the third threshold out of reach.
-
-    Young collections keep freeing the cyclic garbage a harness or an agent function
-    drops (an object that refers to itself, an exception kept with its traceback), so a
-    search's memory follows its record. Garbage cycles that survive two young collections
-    (held by a suspended agent run, say) wait for the first full collection after the
-    block. A disabled collector stays so. What the first pause found is put back when the
-    last one running ends (pauses may overlap in threads); a child forked inside gets it.
-
-    >>> import gc
-    >>> before = gc.get_threshold()
-    >>> with collector_paused():
-    ...     inside = gc.get_threshold()
-    >>> inside[:2] == before[:2], inside[2] > 10**9, gc.get_threshold() == before
-    (True, True, True)
-    """
-    with _PAUSES.lock:
-        if not _PAUSES.running:  # the first pause to start finds the caller's setting
-            _PAUSES.found = (gc.isenabled(), gc.get_threshold())
-        _PAUSES.running += 1
-        _PAUSES.apply()
-    pid = os.getpid()
-    try:
-        yield
-    finally:
-        if os.getpid() == pid:  # a child forked inside had its pauses ended at the fork
-            with _PAUSES.lock:
-                _PAUSES.running -= 1
-                if _PAUSES.running:  # another pause still runs: paused as it began
-                    _PAUSES.apply()
-                else:  # the last one out: as the first found, whatever ran inside
-                    _restore(_PAUSES.found)
-
-
-_Setting = tuple[bool, tuple[int, int, int]]  # gc.isenabled(), gc.get_threshold()
-_NEVER = 2**31 - 1  # the largest threshold gc takes: full collections never come due
-
-
-class _Pauses:
-    """The pauses running in this process, counted, and what the first one found.
-
-    One count, not a stack per block: the collector's setting is the process's, and
-    pauses in several threads overlap in any order (the first may end while the second
-    runs). A process forked inside a pause (a process pool's worker on Linux) never
-    leaves it, so it is given what the first found, with no pause running. The lock is
-    reentrant: a finalizer run by a collection inside it may start a search.
-    """
-
-    def __init__(self) -> None:
-        self.lock = threading.RLock()
-        self.running = 0
-        self.found: _Setting = (True, (700, 10, 10))
-
-    def apply(self) -> None:
-        """The paused setting: as found, but full collections out of reach."""
-        enabled, (young, middle, _full) = self.found
-        _restore((enabled, (young, middle, _NEVER)))
-
-    def after_fork_in_child(self) -> None:
-        self.lock = threading.RLock()  # another thread of the parent may have held it
-        if self.running:
-            _restore(self.found)
-            self.running = 0
-
-
-_PAUSES = _Pauses()
-
-
-def _restore(found: _Setting) -> None:
-    enabled, thresholds = found
-    gc.set_threshold(*thresholds)
-    (gc.enable if enabled else gc.disable)()
-
-
-if hasattr(os, "register_at_fork"):  # POSIX only; elsewhere no process is forked
-    os.register_at_fork(after_in_child=_PAUSES.after_fork_in_child)
 
 
 # -- the alphabet rule -------------------------------------------------------------------------
@@ -495,9 +399,8 @@ def search_line(
 
 # -- the transitions of one state --------------------------------------------------------------
 class UndecidedStep:
-    """A transition whose outcome is not known: the harness raised ``Undecided`` (fuel ran
-    out), or the clock decided the prompt of its state. No edge: a verdict that needs it
-    is undecided.
+    """A step whose outcome is not known (the harness raised ``Undecided``, or the clock
+    decided its state's prompt): no edge, and a verdict that needs it is undecided.
 
     >>> UndecidedStep("fuel")
     UndecidedStep('fuel')
@@ -532,11 +435,9 @@ def prompt_of(p: Callable[[Any], str], s: Any) -> tuple[str, str | None]:
 
 
 class Expansion(NamedTuple):
-    """What the completions tried at one state did, aligned with them: ``outcomes``
-    (an :class:`UndecidedStep` or a :class:`~agentic_machines._outcome.Raised` where the
-    step did not give a state), and, when :func:`expand` was asked for them, the
-    ``prompts`` of the outcomes that are new states (``None`` elsewhere) and what each
-    step ``executed`` (per effect log, the entries it added)."""
+    """What the completions tried at one state did, aligned with them: ``outcomes``, and
+    when :func:`expand` was asked, the ``prompts`` of new states (else ``None``) and what
+    each step ``executed`` (per effect log, the entries it added)."""
 
     outcomes: list[Any]
     prompts: list[str | None] | None = None
@@ -556,22 +457,18 @@ def expand(
     logs: Sequence[Any] = (),
     catch: bool = False,
 ) -> Iterator[Expansion]:
-    """The one expansion of the toolkit: ``h(s, c)`` for every ``(s, completions)`` of
-    ``batch``, lazily (a search stopped by a bound calls the harness on no state past
-    it), as :func:`~agentic_machines.runtime.explore.explore`, its executor path,
-    :func:`~agentic_machines.checking.check_properties` and the checker's replays see it.
+    """The one expansion: ``h(s, c)`` for every ``(s, completions)`` of ``batch``, lazily
+    (a search stopped by a bound calls the harness on no state past it), for ``explore``,
+    its executor path, ``check_properties`` and the checker's replays.
 
-    A step on which the harness raised ``Undecided`` is an :class:`UndecidedStep`; so is
-    every step from a state whose prompt the clock decided (``clocked`` maps such a state
-    to why; the harness is not called there). A halting step that the machine ended
-    because its program raised (it kept the exception, as an agent function does) is the
-    :class:`~agentic_machines._outcome.Raised` it kept. With ``catch``, any other exception
-    of the harness is a ``Raised`` outcome too (without, it propagates). With ``known``,
-    the prompt of each outcome that is a state not in ``known`` is computed right after its
-    step (while a generator harness still has it cached; an ``Undecided`` or, with
-    ``catch``, an exception there makes the step undecided or raised). With ``logs`` (the
-    ``calls`` lists of observed tools, or views with an ``at(state, completion)``), what
-    each step added to each log.
+    ``Undecided`` from the harness gives an :class:`UndecidedStep`; so does every step
+    from a state whose prompt the clock decided (``clocked``: state -> why; ``h`` is not
+    called). A halting step the machine ended because its program raised is the
+    ``Raised`` it kept (an agent function's). With ``catch`` any other exception is a
+    ``Raised`` outcome too (else it propagates). With ``known``, the prompt of each
+    outcome that is a state not in ``known``, computed right after its step (while a
+    generator harness has it cached). With ``logs`` (observed tools' ``calls`` lists, or
+    views with ``at(state, completion)``), what each step added to each.
 
     >>> from agentic_machines import FunctionMachine, HALT
     >>> def h(s, c):
@@ -638,7 +535,7 @@ def expand(
 
 
 def _step(h: Callable[[Any, str], Any], s: Any, c: str, catch: bool) -> Any:
-    """``h(s, c)``; ``Undecided`` (and, with ``catch``, any exception) as an outcome."""
+    """``h(s, c)``; ``Undecided`` (and with ``catch`` any exception) as an outcome."""
     try:
         return h(s, c)
     except Undecided as exc:
@@ -650,8 +547,7 @@ def _step(h: Callable[[Any, str], Any], s: Any, c: str, catch: bool) -> Any:
 
 
 def _known(t: Any, known: Container[Any], state: Any, c: str) -> bool:
-    """``t in known``, an outcome that is no state said in words (states are kept in
-    dicts: an unhashable one cannot be a state)."""
+    """``t in known``; an unhashable outcome (no state: states are dict keys) said in words."""
     try:
         return t in known
     except TypeError:

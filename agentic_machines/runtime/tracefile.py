@@ -33,7 +33,6 @@ from .harness import TraceState
 
 __all__ = [
     "Step",
-    "save_trace",
     "Opaque",
     "encode_state",
     "decode_state",
@@ -319,36 +318,15 @@ class _TraceWriter:
         self.close()
 
 
-def save_trace(trace: Any, path: str | os.PathLike, outputs: dict[int, str]) -> None:
-    """Write ``trace`` (a :class:`~agentic_machines.runtime.run.Trace`) as
-    ``Trace.save`` does, each step's line with what the agent printed in it
-    (``outputs``: step index to text; a step printed nothing when it is missing).
-
-    >>> import tempfile, pathlib
-    >>> from agentic_machines import FunctionMachine, run
-    >>> from agentic_machines.models import ScriptedModel
-    >>> t = run(FunctionMachine(str, lambda s, c: s + 1, initial=0), ScriptedModel(["a"]), max_steps=1)
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "t.jsonl"
-    >>> save_trace(t, path, {0: "hello\\n"})
-    >>> '"output": "hello\\\\n"' in path.read_text()
-    True
-    """
-    with _TraceWriter(path, trace.machine, trace.start, trace.max_steps) as out:
-        for step in trace.steps:
-            out.step(step, output=outputs.get(step.index, ""))
-        # A run cut in the middle of a call (a harness that raised) keeps that call.
-        if trace.end != "incomplete" or trace.pending is not None:
-            out.end(trace)
-
-
 # -- reading a trace file: every check in one place ---------------------------------------
 
 
 def _read_trace_file(
     path: str | os.PathLike, max_bytes: int = MAX_JSON_LINES_BYTES
-) -> tuple[str, Any, int | None, list[Step], Any]:
-    """Read and check a trace file: ``(machine, start, max_steps, steps, end)``, where
-    ``end`` is ``(end, message, pending)`` or ``None`` (no end line: an interrupted run).
+) -> tuple[str, Any, int | None, list[Step], Any, dict[int, str]]:
+    """Read and check a trace file: ``(machine, start, max_steps, steps, end, outputs)``,
+    where ``end`` is ``(end, message, pending)`` or ``None`` (no end line: an interrupted
+    run) and ``outputs`` is what an agent printed in each step, by step index.
 
     Every way a file can be wrong raises :class:`TraceError` naming ``path:line``: bytes
     that are not UTF-8, binary data, a line that is not JSON (NaN included), nesting too
@@ -402,6 +380,7 @@ def _read_trace_file(
     if max_steps is not None and (type(max_steps) is not int or max_steps < 0):
         fail(line, f"'max_steps' must be a whole number >= 0 or null, got {brief(max_steps)}")
     steps: list[Step] = []
+    outputs: dict[int, str] = {}
     previous_prompt = ""
     final = start
     end = None
@@ -469,14 +448,17 @@ def _read_trace_file(
             outcome = state.then(completion)
         else:
             outcome = state_of(rec, line, "outcome")
-        if type(rec.get("output", "")) is not str:
-            fail(line, f"'output' must be a string, got {brief(rec['output'])}")
+        output = rec.get("output", "")
+        if type(output) is not str:
+            fail(line, f"'output' must be a string, got {brief(output)}")
+        if output:
+            outputs[index] = output
         timed = rec.get("clock", False)
         if type(timed) is not bool:
             fail(line, f"'clock' must be true or false, got {brief(timed)}")
         steps.append(Step(index, state, prompt, completion, outcome, timed))
         final = outcome
-    return machine, start, max_steps, steps, end
+    return machine, start, max_steps, steps, end, outputs
 
 
 # -- state encoding ---------------------------------------------------------------------
