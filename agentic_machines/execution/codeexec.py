@@ -28,8 +28,9 @@ import warnings
 from _signal import signal as _set_signal  # see _real_interrupts
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from types import CodeType, FrameType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypedDict
 
 from .._memo import kept_for_texts
 from ..errors import BudgetExceeded, InvalidArgument, ReplayDivergence
@@ -162,6 +163,14 @@ class BlockResult:
     attempts: int = 1
     calls: tuple[CallRecord, ...] = ()
     hits: tuple[tuple[str, int], ...] = ()
+
+
+class _Tally(TypedDict):
+    """The fields every :class:`BlockResult` of a run attempt shares, by name and type."""
+
+    attempts: int
+    calls: tuple[CallRecord, ...]
+    hits: tuple[tuple[str, int], ...]
 
 
 class ControlSignal(BaseException):
@@ -621,7 +630,7 @@ def run_block(
         raised = _execute(att, compiled, namespace, line_budget)
         signal = att.pending
         stdout = "".join(att.stdout)
-        common = dict(attempts=attempts, calls=tuple(log), hits=tuple(att.hits))
+        common: _Tally = {"attempts": attempts, "calls": tuple(log), "hits": tuple(att.hits)}
         if isinstance(signal, Interrupt):
             if handle is None:
                 raise InvalidArgument(
@@ -851,17 +860,17 @@ def _callee_positions(tree: ast.AST) -> set[tuple]:
 def _refuse_introspection(tree: ast.AST, filename: str) -> None:
     # A SyntaxError is reported to the model like any other error in its block.
     for node in ast.walk(tree):
-        name = None
         if isinstance(node, ast.Attribute) and node.attr in BLOCKED_ATTRIBUTES:
             name = "." + node.attr
         elif isinstance(node, ast.Name) and node.id in ("__builtins__", _CHECKPOINT):
             name = node.id
-        if name is not None:
-            err = SyntaxError(
-                f"{name} is not available to model code (introspection of the harness is blocked)"
-            )
-            err.filename, err.lineno, err.offset = filename, node.lineno, node.col_offset + 1
-            raise err
+        else:
+            continue
+        err = SyntaxError(
+            f"{name} is not available to model code (introspection of the harness is blocked)"
+        )
+        err.filename, err.lineno, err.offset = filename, node.lineno, node.col_offset + 1
+        raise err
 
 
 def _instrument(tree: ast.AST) -> None:
@@ -873,7 +882,7 @@ def _instrument(tree: ast.AST) -> None:
     for node in ast.walk(tree):
         if isinstance(node, ast.ExceptHandler):
             node.body = _guard(node.body)
-        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+        elif isinstance(node, (ast.Try, ast.TryStar)):
             node.finalbody = _guard(node.finalbody)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in (
             "__exit__",
@@ -886,10 +895,11 @@ def _guard(body: list[ast.stmt]) -> list[ast.stmt]:
     if not body:
         return body
     first = body[0]
-    call_ = ast.Expr(ast.Call(ast.Name(_CHECKPOINT, ast.Load()), [], []))
+    checkpoint_call = ast.Call(ast.Name(_CHECKPOINT, ast.Load()), [], [])
+    call_ = ast.Expr(checkpoint_call)
     # Same line as the statement it guards: adds no line events to the budget. Every new
     # node gets its location here, so no (recursive) fix_missing_locations pass is needed.
-    for node in (call_, call_.value, call_.value.func):
+    for node in (call_, checkpoint_call, checkpoint_call.func):
         ast.copy_location(node, first)
     return [call_, *body]
 
@@ -921,7 +931,7 @@ def _snapshot(namespace: dict) -> dict:
             out[key] = _copy_atomic_dict(value, memo)
         else:
             out[key] = contained(
-                lambda v=value: _copy_value(v, memo, model_module), lambda exc, v=value: v
+                partial(_copy_value, value, memo, model_module), partial(_kept, value)
             )
     return out
 
@@ -968,6 +978,11 @@ def _copy_atomic_dict(d: dict, memo: dict) -> dict:
         copied = memo[id(d)] = dict.copy(d)
         memo.setdefault(id(memo), []).append(d)  # kept alive, as deepcopy does
     return copied
+
+
+def _kept(value: Any, exc: BaseException) -> Any:
+    # contained's fallback for a value that could not be copied: keep it by reference.
+    return value
 
 
 def _copy_value(value: Any, memo: dict, model_module: Any) -> Any:

@@ -193,9 +193,9 @@ def program(machine: str | None = None) -> bytes | None:
         return None
     arch, x32, numbers = table
     # Assembled with labels; a jump's target is resolved to a relative offset at the end.
-    code: list[tuple[int, object, object, int]] = []
+    code: list[tuple[int, int | str, int | str, int]] = []  # a jump: an offset or a label
 
-    def emit(op: int, k: int, jt: object = 0, jf: object = 0) -> None:
+    def emit(op: int, k: int, jt: int | str = 0, jf: int | str = 0) -> None:
         code.append((op, jt, jf, k))
 
     emit(_LD_W_ABS, 4)  # A = arch

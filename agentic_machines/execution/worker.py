@@ -82,7 +82,14 @@ class Server:
 
     def dispatch(self, msg: dict) -> None:
         op = msg.get("op")
+        if op == "reply":
+            if not self.stack:
+                raise _ProtocolError("a reply with no suspended block")
+            self._advance(self.stack[-1], msg)
+            return
         key = msg.get("ns")
+        if not isinstance(key, str):  # every op but a reply names its namespace
+            raise _ProtocolError(f"op {op!r} came without its namespace key (ns)")
         if op == "namespace":
             scaffold = Scaffold.from_data(msg["scaffold"])
             effects = {name: self._effect(key, name) for name in scaffold.effects}
@@ -99,10 +106,6 @@ class Server:
             )
             self.stack.append(gen)
             self._advance(gen, None, first=True)
-        elif op == "reply":
-            if not self.stack:
-                raise _ProtocolError("a reply with no suspended block")
-            self._advance(self.stack[-1], msg)
         elif op == "bind":
             self.ex.bind_request(key, str(msg["name"]))
             self.write({"type": "ok"})
@@ -200,10 +203,13 @@ def _rebuild(data: Any) -> BaseException:
     """The exception the host reported (its type by name: our errors, builtins, or a stand-in)."""
     name = str(data.get("type", "Exception")) if isinstance(data, dict) else "Exception"
     message = str(data.get("message", "")) if isinstance(data, dict) else ""
-    cls = getattr(_errors, name, None)
-    if not (isinstance(cls, type) and issubclass(cls, Exception)):
-        cls = getattr(builtins, name, None)
-    if not (isinstance(cls, type) and issubclass(cls, Exception)):
+    found = getattr(_errors, name, None)
+    if not (isinstance(found, type) and issubclass(found, Exception)):
+        found = getattr(builtins, name, None)
+    cls: type[Exception]
+    if isinstance(found, type) and issubclass(found, Exception):
+        cls = found
+    else:
         cls = type(name if name.isidentifier() else "Exception", (Exception,), {})
     if issubclass(cls, NameError):
         return cls(message, name=data.get("name"))
