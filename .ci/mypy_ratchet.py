@@ -27,10 +27,6 @@ MUST_BE_CLEAN: list[str] = [
     "agentic_machines/embedding.py",
     "agentic_machines/obstruction.py",
     "agentic_machines/_text.py",
-    "agentic_machines/execution/sandbox.py",
-    "agentic_machines/execution/runner.py",
-    "agentic_machines/execution/isolated.py",
-    "agentic_machines/execution/confine.py",
     "agentic_machines/architectures/_invariants.py",
     "agentic_machines/architectures/adaplanner.py",
     "agentic_machines/architectures/adapt.py",
@@ -39,8 +35,12 @@ MUST_BE_CLEAN: list[str] = [
     "agentic_machines/architectures/tot.py",
     "agentic_machines/architectures/spe.py",
     "agentic_machines/architectures/reflexion.py",
+    # Model-written code runs here: a type error in the sandbox is a hole in it.
+    "agentic_machines/execution/",
     "agentic_machines/runtime/",
     "agentic_machines/checking/",
+    # The CEK evaluator is the SPE theorem's machine: its states and rules are typed exactly.
+    "agentic_machines/cek/",
 ]
 _LINE = re.compile(r"^(?P<path>[^:\s]+\.py):\d+: error: ")
 

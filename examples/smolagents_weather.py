@@ -33,7 +33,7 @@ def get_weather(location: str, celsius: bool | None = False) -> str:
 
 
 def _call(name: str, **arguments: object) -> str:
-    return json.dumps({"tool_calls": [{"name": name, "arguments": arguments}]})
+    return json.dumps({"tool_calls": [{"name": name, "arguments": arguments}]}, ensure_ascii=False)
 
 
 COMPLETIONS = [

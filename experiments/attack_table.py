@@ -2,7 +2,9 @@
 
 Run: ``python experiments/attack_table.py`` (a few minutes); ``--suite`` prints the table of
 the attack suite (tests/attack_suite.py) instead, one column per level and namespace tool,
-as docs/threat_model.md shows it. Every block of
+as docs/threat_model.md shows it; ``--write`` puts the table made by this run into
+docs/threat_model.md, between its markers, instead of printing it (tests/test_attack_suite.py
+and tests/test_attack_corpus.py fail when the page and the suites disagree). Every block of
 ``tests/attack_corpus.py`` runs as the second block of a REPL-Plan episode:
 
 - ``inline``: in a child Python process of its own (so the hangs, exits and module patches
@@ -138,20 +140,59 @@ def suite_table() -> str:
     return table({c: r for c, r in results.items() if r is not None})
 
 
-def main() -> None:
-    if sys.argv[1:] == ["--suite"]:
-        print(suite_table())
-        return
+DOC = ROOT / "docs" / "threat_model.md"
+MARKERS = {"suite": "attack-suite table", "corpus": "attack-corpus table"}
+
+
+def write_table(which: str, table: str, doc: Path = DOC) -> None:
+    r"""Replace the table ``which`` (``suite`` or ``corpus``) of ``doc`` between its markers
+    (``<!-- attack-suite table -->`` ... ``<!-- end attack-suite table -->``) by ``table``.
+
+    >>> import tempfile
+    >>> page = Path(tempfile.mkdtemp()) / "t.md"
+    >>> _ = page.write_text("a\n<!-- attack-suite table -->\nold\n<!-- end attack-suite table -->\nb\n")
+    >>> write_table("suite", "| new |", page)
+    >>> page.read_text()
+    'a\n<!-- attack-suite table -->\n| new |\n<!-- end attack-suite table -->\nb\n'
+    """
+    start, end = f"<!-- {MARKERS[which]} -->", f"<!-- end {MARKERS[which]} -->"
+    text = doc.read_text(encoding="utf-8")
+    if text.count(start) != 1 or text.count(end) != 1:
+        raise SystemExit(f"{doc} must hold {start} and {end} once each around the table")
+    head, rest = text.split(start)
+    tail = rest.split(end)[1]
+    doc.write_text(f"{head}{start}\n{table}\n{end}{tail}", encoding="utf-8")
+
+
+def corpus_table() -> str:
+    """The attack corpus's table: a row per block, its outcome inline and at each level."""
     workdir = Path(tempfile.mkdtemp(prefix="am-attack-table-"))
     levels = ["process"] + (["namespace"] if namespace_tool() else [])
     isolated = {level: isolated_cells(level, workdir / level) for level in levels}
-    print("| block | kind | inline | " + " | ".join(levels) + " |")
-    print("|---|---|---|" + "---|" * len(levels))
+    lines = [
+        "| block | kind | inline | " + " | ".join(levels) + " |",
+        "|---|---|---|" + "---|" * len(levels),
+    ]
     for name, kind, code in CORPUS:
         inline = inline_case(code, workdir / "inline" / name)
         cells = " | ".join(isolated[level][name] for level in levels)
-        print(f"| {name} | {kind} | {inline} | {cells} |", flush=True)
-    print(f"\n(workdir: {workdir}; namespace tool: {namespace_tool()}; pid {os.getpid()})")
+        lines.append(f"| {name} | {kind} | {inline} | {cells} |")
+        print(lines[-1], file=sys.stderr, flush=True)  # progress: a row every few seconds
+    print(f"(workdir: {workdir}; namespace tool: {namespace_tool()})", file=sys.stderr)
+    return "\n".join(lines)
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    if set(args) - {"--suite", "--write"}:
+        raise SystemExit("usage: python experiments/attack_table.py [--suite] [--write]")
+    which = "suite" if "--suite" in args else "corpus"
+    table = suite_table() if which == "suite" else corpus_table()
+    if "--write" in args:
+        write_table(which, table)
+        print(f"wrote the {MARKERS[which]} of {DOC.relative_to(ROOT)}")
+    else:
+        print(table)
 
 
 if __name__ == "__main__":

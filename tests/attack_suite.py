@@ -824,6 +824,24 @@ KINDS = {
 }
 """The attack classes, in the order of the threat model's table, with what they try."""
 
+QUICK = {
+    "device": "open-kmsg-for-writing",
+    "kernel": "write-printk-ratelimit",
+    "lingering": "sysv-shared-memory",
+    "view": "see-host-processes",
+    "host": "signal-host",
+    "userns": "unshare-user",
+    "seccomp": "io-uring-setup",
+    "socket": "unix-socketpair",
+    "memory": "fill-scratch",
+    "children": "child-setsid",
+    "wire": "forged-untagged-result",
+    "cleanup": "deep-directory-chain",
+    "replay": "replay-not-deterministic",
+}
+"""One cheap attack per class: what every test run tries in every column of the table
+(the whole suite runs there under the thorough profile)."""
+
 
 def cell(verdicts: dict[str, tuple[str, str, str]], kind: str) -> str:
     """One cell of the table: ``held (n)`` or ``**through**: names (k of n)``.

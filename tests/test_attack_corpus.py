@@ -298,3 +298,19 @@ def test_the_corpus_is_contained(level, every_arch, tmp_path):
 def test_the_environment_of_this_test_process_is_left_alone():
     # The corpus runs in worker processes with an empty environment; the host's stays.
     assert "PATH" in os.environ
+
+
+def test_the_threat_model_table_has_a_row_per_block_of_the_corpus():
+    # No run: docs/threat_model.md's corpus table (experiments/attack_table.py --write
+    # writes it) has every block of tests/attack_corpus.py, in order, with its kind, and a
+    # cell per level; so a block added or renamed without a new table fails here.
+    text = (Path(__file__).resolve().parent.parent / "docs" / "threat_model.md").read_text()
+    body = text.split("<!-- attack-corpus table -->")[1].split("<!-- end attack-corpus table -->")[
+        0
+    ]
+    rows = [[c.strip() for c in r.strip().strip("|").split("|")] for r in body.strip().splitlines()]
+    assert rows[0] == ["block", "kind", "inline", "process", "namespace"]
+    assert [tuple(r[:2]) for r in rows[2:]] == [(name, kind) for name, kind, _ in CORPUS], (
+        "rerun python experiments/attack_table.py --write"
+    )
+    assert all(len(r) == 5 and all(r) for r in rows[2:])

@@ -41,7 +41,7 @@ from agentic_machines.runtime.run import Trace, run
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from attack_suite import ATTACKS, CHANNEL, KINDS, Attack, Outcome, cell, render  # noqa: E402
+from attack_suite import ATTACKS, CHANNEL, KINDS, QUICK, Attack, Outcome, cell, render  # noqa: E402
 from test_attack_corpus import accepted  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -288,19 +288,22 @@ _UNPRIVILEGED = """
 import json, sys
 sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]
 import test_attack_suite as t
-column = sys.argv[2]
-if not t.available(column):
-    print(json.dumps({"unavailable": column}))
-else:
-    print(json.dumps(t.column_results(column)))
+out = {}
+for column, names in json.loads(sys.argv[2]):
+    out[column] = t.column_results(column, names) if t.available(column) else None
+print(json.dumps(out))
 """
 
 
-def _as_unprivileged(column: str) -> dict[str, tuple[str, str, str]] | None:
+def _as_unprivileged(
+    runs: list[tuple[str, list[str] | None]],
+) -> dict[str, dict[str, tuple[str, str, str]] | None]:
+    """The verdicts of each ``(column, attack names or None for all)`` of ``runs``, run in
+    one child as an unprivileged uid: column -> verdicts (None: it does not work there)."""
     uid = worker_uid()
     launcher = [*boot_argv(), "--uid", str(uid)]
     launcher += [a for d in closed_ancestors(uid) for a in ("--expose", d)]
-    argv = [*launcher, "--exec", sys.executable, "-c", _UNPRIVILEGED, str(ROOT), column]
+    argv = [*launcher, "--exec", sys.executable, "-c", _UNPRIVILEGED, str(ROOT), json.dumps(runs)]
     env = {k: v for k, v in os.environ.items() if k != "HOME"}
     with tempfile.TemporaryDirectory() as home:  # a directory the uid may write in
         os.chown(home, uid, uid)
@@ -310,20 +313,25 @@ def _as_unprivileged(column: str) -> dict[str, tuple[str, str, str]] | None:
     if done.returncode != 0:
         raise AssertionError(done.stderr.decode()[-2000:])
     results = json.loads(done.stdout.decode().strip().splitlines()[-1])
-    if "unavailable" in results:
-        return None  # the tool does not work for that uid here
-    return {name: tuple(v) for name, v in results.items()}
+    return {
+        column: None if r is None else {name: tuple(v) for name, v in r.items()}
+        for column, r in results.items()
+    }
 
 
-def column_results(column: str) -> dict[str, tuple[str, str, str]] | None:
-    """Every attack's verdict in ``column`` (None: it does not work here)."""
+def column_results(
+    column: str, names: list[str] | None = None
+) -> dict[str, tuple[str, str, str]] | None:
+    """Every attack's verdict in ``column`` (None: it does not work here); only the
+    attacks ``names`` when given."""
     level, tool, cgroup, root = COLUMNS[column]
     if root != AS_ROOT:
-        return _as_unprivileged(column)
+        return _as_unprivileged([(column, names)])[column]
+    attacks = ATTACKS if names is None else [a for a in ATTACKS if a.name in names]
     if cgroup:
-        return run_suite(level, tool=tool)
+        return run_suite(level, attacks, tool=tool)
     with mock.patch.object(WorkerGroup, "create", classmethod(lambda cls, *args: None)):
-        return run_suite(level, tool=tool)
+        return run_suite(level, attacks, tool=tool)
 
 
 PARAMS = [
@@ -331,6 +339,32 @@ PARAMS = [
     for column in COLUMNS
     for _slow in [pytest.mark.skipif(not THOROUGH, reason="thorough profile only (slow)")]
 ]
+
+
+TMPFS_BOUNDED = ("fill-tmp", "fill-dev-shm", "fill-scratch", "many-inodes")
+"""Memory attacks the namespace level's tmpfs mounts bound by size and inode count, with
+or without a control group."""
+
+
+def must_hold(column: str, name: str, kind: str) -> bool:
+    """Whether the attack ``name`` of class ``kind`` must be held in ``column``: every one
+    under ``namespace`` (without a control group, memory only where a tmpfs bounds it),
+    and the host's own protections at every level."""
+    level, _, cgroup, _ = COLUMNS[column]
+    if kind in HOST_SIDE:
+        return True
+    return level == "namespace" and (cgroup or kind != "memory" or name in TMPFS_BOUNDED)
+
+
+def through_names(text: str) -> set[str]:
+    """The attacks a cell of the table names as through (none for ``held (n)``).
+
+    >>> sorted(through_names("**through**: a, b (2 of 5)")), through_names("held (3)")
+    (['a', 'b'], set())
+    """
+    if not text.startswith("**through**: "):
+        return set()
+    return set(text.removeprefix("**through**: ").rsplit(" (", 1)[0].split(", "))
 
 
 @pytest.mark.parametrize("column", PARAMS)
@@ -341,19 +375,84 @@ def test_the_attacks_are_held_as_the_threat_model_says(column):
     results = column_results(column)
     if results is None:
         pytest.skip(f"{column} does not work here")
-    level, _, cgroup, _ = COLUMNS[column]
-    must_hold = [
-        name
-        for name, (kind, _, _) in results.items()
-        if (level == "namespace" and (cgroup or kind != "memory")) or kind in HOST_SIDE
+    failed = [
+        f"{n}: {detail}"
+        for n, (kind, verdict, detail) in sorted(results.items())
+        if must_hold(column, n, kind) and verdict != "held"
     ]
-    failed = [f"{n}: {results[n][2]}" for n in sorted(must_hold) if results[n][1] != "held"]
     assert not failed, "\n".join(failed)
     # docs/threat_model.md's column is what the suite shows (experiments/attack_table.py
     # prints it)
     documented = doc_cells(column)
     for kind in KINDS:
         assert documented[kind] == cell(results, kind), (kind, "rerun experiments/attack_table.py")
+
+
+QUICK_COLUMNS = [c for c in COLUMNS if c != STRONGEST_COLUMN]
+"""The columns whose whole run is slow: one attack per class of each runs every time."""
+_QUICK: dict[str, dict[str, tuple[str, str, str]] | None] = {}
+
+
+def quick_names(column: str) -> list[str]:
+    """:data:`attack_suite.QUICK`, and ``many-inodes`` where only the tmpfs mounts' inode
+    count bounds it (bubblewrap without a control group, where bwrap's own ``--tmpfs``
+    would take none)."""
+    _, tool, cgroup, _ = COLUMNS[column]
+    return [*QUICK.values(), *(["many-inodes"] if tool == "bwrap" and not cgroup else [])]
+
+
+def quick_results(column: str) -> dict[str, tuple[str, str, str]] | None:
+    """The verdicts of :func:`quick_names` in ``column``; the columns not as root all run
+    in one unprivileged child, the first time one of them is asked for."""
+    if column not in _QUICK:
+        if COLUMNS[column][3] == AS_ROOT:
+            _QUICK[column] = (
+                column_results(column, quick_names(column)) if available(column) else None
+            )
+        else:
+            others = [c for c in QUICK_COLUMNS if COLUMNS[c][3] != AS_ROOT]
+            _QUICK.update(_as_unprivileged([(c, quick_names(c)) for c in others]))
+    return _QUICK[column]
+
+
+@pytest.mark.parametrize("column", QUICK_COLUMNS)
+def test_one_attack_per_class_is_held_as_the_threat_model_says(column):
+    # Every test run, every column the thorough profile runs whole: one cheap attack per
+    # class (attack_suite.QUICK), its verdict the one the table gives it in that column.
+    # The columns not as root run as an unprivileged uid this test drops to (as root).
+    results = quick_results(column)
+    if results is None:
+        pytest.skip(f"{column} does not work here")
+    assert sorted(results) == sorted(quick_names(column))
+    documented = doc_cells(column)
+    problems = []
+    for name, (kind, verdict, detail) in sorted(results.items()):
+        expected = "through" if name in through_names(documented[kind]) else "held"
+        if must_hold(column, name, kind) and verdict != "held":
+            problems.append(f"{name}: must be held, is {verdict}: {detail}")
+        elif verdict != expected:
+            problems.append(
+                f"{name}: {verdict} ({detail}), but docs/threat_model.md says {expected}: "
+                "rerun experiments/attack_table.py --suite --write"
+            )
+    assert not problems, "\n".join(problems)
+    if "many-inodes" in results:  # bounded by the launcher's tmpfs mounts (worker._stage)
+        assert "files, then OSError" in results["many-inodes"][2], results["many-inodes"]
+
+
+def test_the_threat_model_table_counts_the_attacks_of_this_suite():
+    # No run: every column of the table names every class, with as many attacks as the
+    # suite has of it, and only attacks of that class as through.
+    for column in COLUMNS:
+        documented = doc_cells(column)
+        assert list(documented) == list(KINDS), column
+        for kind, text in documented.items():
+            names = {a.name for a in ATTACKS if a.kind == kind}
+            count = int(text.rsplit(" ", 1)[-1].strip("()"))
+            assert count == len(names), (column, kind, "rerun experiments/attack_table.py")
+            assert through_names(text) <= names, (column, kind, through_names(text) - names)
+    assert {a.kind for a in ATTACKS} == set(KINDS) == set(QUICK)
+    assert all(next(a.kind for a in ATTACKS if a.name == n) == k for k, n in QUICK.items())
 
 
 def test_a_forged_frame_is_an_outcome_of_the_episode():

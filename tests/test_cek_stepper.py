@@ -126,6 +126,7 @@ FACT_LETREC = "(letrec ((fact (lambda (n) (if (< n 2) 1 (* n (fact (- n 1)))))))
         (FACT, "define"),
         (FACT_LETREC, "letrec"),
         ("(define (f) 1) (define (g) (f)) (g)", "define"),
+        ("(define x 5) (define y (* x 2)) (+ x y)", "define"),
         ("(cond ((> 1 2) 'a) (else 'b))", "cond"),
         ("((lambda (a . rest) rest) 1 2 3)", "application (rest parameter)"),
     ],
@@ -148,3 +149,12 @@ def test_define_and_letrec_differ_only_in_their_rule():
     # the printer writes a define back as program text that compiles to the same node
     again = compile_program(parse_program(printed(to_datum(d.expr))))
     assert again == d.expr
+    # a value define runs as the let it is bound like, step for step
+    v, let = (
+        start_state(parse_program(p)) for p in ("(define x 5) (+ x 1)", "(let ((x 5)) (+ x 1))")
+    )
+    assert v != let and type(v.expr).__name__ == "DefineValue" and step(v) == step(let)
+    nested = "(define x (+ 1 2)) (define (f) x) (define y (f)) (list x y)"
+    e = start_state(parse_program(nested)).expr
+    assert compile_program(parse_program(printed(to_datum(e)))) == e
+    assert run_program(nested).value == run_program("(let ((x 3)) (list x x))").value

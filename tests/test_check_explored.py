@@ -128,3 +128,14 @@ def test_refusals_say_what_to_do():
 
     with pytest.raises(InvalidArgument, match="check it on the machine"):
         check_properties(explore(m), properties=[effects_at_most_once(Tool())])
+
+
+def test_the_checker_records_its_prompts_in_the_kernels_record():
+    from agentic_machines.checking import check as check_module
+    from agentic_machines.runtime.search import plan
+
+    m = FunctionMachine(lambda n: f"at {n}", lambda n, c: HALT if n >= 2 else n + 1)
+    task = plan(m, 0, ["go"], what="check_properties", every_state=False)
+    search = check_module._Search(task, [halts_within(5)], False)
+    search.run(stop_early=False)
+    assert search.record.prompts == {0: "at 0", 1: "at 1", 2: "at 2"}

@@ -10,20 +10,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from _helpers import error_line
 
 from agentic_machines.cli.commands import main, read_script
 
 ROOT = Path(__file__).resolve().parent.parent
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-def one_error_line(capsys) -> str:
-    captured = capsys.readouterr()
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1, captured.err
-    assert lines[0].startswith("agentic-machines") and "error:" in lines[0]
-    assert "Traceback" not in captured.err + captured.out
-    return lines[0]
 
 
 def test_help_everywhere(capsys):
@@ -100,7 +92,7 @@ def test_diagram_of_an_architecture(tmp_path, capsys):
 )
 def test_bad_input_is_one_line_and_exit_2(argv, needle, capsys):
     assert main(argv) == 2
-    assert needle in one_error_line(capsys)
+    assert needle in error_line(capsys)
 
 
 def test_check_fixture_and_architecture(capsys):
@@ -126,7 +118,7 @@ def test_run_with_script(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text('["a", 3]')
     assert main(["run", "f2-mul", "--script", str(bad)]) == 2
-    assert "list of strings" in one_error_line(capsys)
+    assert "list of strings" in error_line(capsys)
 
 
 @pytest.mark.parametrize("name,label", [("halt1", "HALT (1)"), ("diverge1", "DIVERGE (↑)")])
@@ -195,4 +187,4 @@ def test_python_dash_m_help():
 )
 def test_options_that_do_not_apply_are_refused_not_ignored(argv, needle, capsys):
     assert main(argv) == 2
-    assert needle in one_error_line(capsys)
+    assert needle in error_line(capsys)

@@ -4,6 +4,7 @@ runs a target's code, and they reach the agent function's machine."""
 from __future__ import annotations
 
 import pytest
+from _helpers import cli
 
 from agentic_machines.cli import main
 from agentic_machines.cli._args import AgentOptions
@@ -142,20 +143,8 @@ def factory():
 
 
 def _cli(tmp_path, *argv, stdin=None):
-    import os
-    import subprocess
-    import sys
-
     (tmp_path / "hider.py").write_text(HIDER)
-    return subprocess.run(
-        [sys.executable, "-m", "agentic_machines", *argv],
-        cwd=tmp_path,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,  # a guard against a hang, not a measure
-        env=os.environ.copy(),
-    )
+    return cli(tmp_path, *argv, stdin=stdin)
 
 
 @pytest.mark.parametrize("target", ["hider.py:hider", "hider.py:factory()"])
@@ -213,3 +202,25 @@ def test_view_and_export_build_the_agent_with_the_options(agents, tmp_path, caps
     assert err.count("\n") == 1 and "is not finite" in err
     assert main(["export", f"{agents}:echo", "-o", "m.json", "--isolation", "namespace"]) == 2
     assert "--isolation namespace is a level for model-written code" in capsys.readouterr().err
+
+
+MOVER = """
+import os, tempfile
+from agentic_machines import HALT, FunctionMachine
+
+def prompt(state):
+    os.chdir(tempfile.mkdtemp(prefix="mover-"))  # and never back
+    return "go?"
+
+machine = FunctionMachine(prompt, lambda state, completion: HALT, initial=0)
+"""
+
+
+def test_a_target_that_leaves_the_folder_changed_is_refused_in_one_line(tmp_path, monkeypatch):
+    # not an agent function (those have it put back): a machine's own code in this process
+    (tmp_path / "mover.py").write_text(MOVER)
+    monkeypatch.chdir(tmp_path)
+    result = cli(tmp_path, "explore", "mover.py:machine", "-c", "a")
+    errors = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert result.returncode == 2 and len(errors) == 1, result.stderr
+    assert "changed the working folder of this process and did not put it back" in errors[0]

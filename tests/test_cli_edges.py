@@ -6,17 +6,9 @@ import json
 import os
 
 import pytest
+from _helpers import error_line
 
 from agentic_machines.cli.commands import MAX_INPUT_BYTES, MAX_MESSAGE, build_parser, main
-
-
-def error_line(capsys) -> str:
-    captured = capsys.readouterr()
-    lines = captured.err.strip().splitlines()
-    assert len(lines) == 1, captured.err
-    assert lines[0].startswith("agentic-machines") and "error:" in lines[0]
-    assert "Traceback" not in captured.err + captured.out
-    return lines[0]
 
 
 def test_a_script_larger_than_the_limit_is_refused_and_dev_zero_ends(tmp_path, capsys):

@@ -172,3 +172,27 @@ def test_every_verb_runs_completions_code_isolated_unless_asked_inline(
     main([*args, "--isolation", "inline"])
     out, err = capsys.readouterr()
     assert "isolation: inline (the completions' code runs in this process, unsandboxed)" in err
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_bwrap_starts_a_worker_with_and_without_its_launchers_bounded_tmpfs():
+    # with: the launcher mounts the tmpfs with an inode bound (worker._stage); without:
+    # bwrap's own --tmpfs (no inode bound), what a host that cannot stage falls back to
+    if confine._probe("bwrap") is not None:
+        pytest.skip("bubblewrap does not start a worker here")
+    assert confine._probe_once("bwrap", stage=True) is None
+    assert confine._probe_once("bwrap", stage=False) is None
+
+
+def test_a_host_where_the_launcher_cannot_stage_uses_bwraps_tmpfs_and_says_so(monkeypatch):
+    said = "a user namespace for the launcher failed"
+    monkeypatch.setattr(confine, "_probe_once", lambda tool, stage: said if stage else None)
+    monkeypatch.setattr(confine, "_UNSTAGED", [])
+    with pytest.warns(IsolationFallback, match="bounded only by a control group"):
+        assert confine._probe("bwrap") is None
+    assert confine._UNSTAGED == [said]
+    argv = confine._wrap("bwrap", "/tmp/am-scratch-x", ["python"], uid=None)
+    assert "--stage" not in argv and argv.count("--tmpfs") >= 3
+    monkeypatch.setattr(confine, "_UNSTAGED", [])
+    argv = confine._wrap("bwrap", "/tmp/am-scratch-x", ["python"], uid=None)
+    assert "--stage" in argv and "/tmp/am-scratch-x/work" in argv

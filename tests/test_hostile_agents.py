@@ -4,10 +4,11 @@ The agents of tests/hostile_agents/hostile.py redirect stdout and stderr around 
 call, change folder, set environment variables, lower the recursion limit, install
 signal handlers, edit sys.path and sys.modules, exit, crash the interpreter, count their
 calls in a global, leave temporary files, draw unseeded random numbers, leave threads
-running and block. For each: in-process API calls leave the host's state as it was,
-every completion sequence has the same outcome alone, after other runs and in any
-order, and the command line (run in a subprocess, as a user runs it) prints its whole
-output, writes its files where asked and exits with the right status.
+running and block. For each: in-process API calls and every verb of the command line
+(run in this process) leave the host's state as it was, every completion sequence has
+the same outcome alone, after other runs and in any order, and the command line (also
+run in a subprocess, as a user runs it) prints its whole output, writes its files where
+asked and exits with the right status.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ import itertools
 import json
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from _helpers import cli
 
 from agentic_machines import HALT, agent_machine, is_sentinel, run
 from agentic_machines.checking import parse_property
@@ -49,6 +50,7 @@ HOSTS = [
     "recursion_limit",
     "signal_handler",
     "sys_path",
+    "sys_modules",
     "exits",
     "os_exit",
     "segfault",
@@ -77,6 +79,7 @@ def host_state() -> dict:
         "signals": handlers,
         "path": list(sys.path),
         "hostile_module": "hostile_module" in sys.modules,
+        "json": sys.modules.get("json"),
         "calls": agents.CALLS,
     }
 
@@ -121,18 +124,6 @@ def test_each_sequence_has_one_outcome_in_every_order(name):
 
 
 # -- the command line, as a user runs it -----------------------------------------------------
-def cli(tmp_path, *argv, stdin=None, timeout=120):
-    return subprocess.run(
-        [sys.executable, "-m", "agentic_machines", *argv],
-        cwd=tmp_path,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,  # a guard against a hang, never the thing measured
-        env=os.environ.copy(),
-    )
-
-
 def target(name: str) -> str:
     return f"{AGENTS}:{name}"
 
@@ -153,6 +144,53 @@ def run_verb(tmp_path, verb, name, *extra):
     (tmp_path / "script.txt").write_text("a\nb\n")
     args, _, _ = VERBS[verb]
     return cli(tmp_path, verb, target(name), *args, *extra, stdin="a\nb\n")
+
+
+def verb_host_state() -> dict:
+    """host_state(), but for the target's folder, which the verb itself puts on sys.path
+    (once) to import the target: that is not the agent's doing."""
+    state = host_state()
+    state["path"] = [p for p in state["path"] if p != str(AGENTS.parent)]
+    return state
+
+
+LANDMARK = {
+    # verb: text its output holds whatever the agent does (crashes included)
+    "run": "Trace of",
+    "explore": "depth 2 (complete)",
+    "check": "start state TraceState()",
+    "test": "coverage:",
+    "diagram": "wrote out.mmd (mermaid)",
+    "play": "trace saved to played.jsonl",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("verb", list(VERBS))
+@pytest.mark.parametrize("name", HOSTS)
+def test_every_verb_leaves_the_host_as_it_was_and_prints_its_output(
+    tmp_path, monkeypatch, capsys, name, verb
+):
+    # in this process, as the command runs: its state is what the agent must not change
+    import io
+
+    from agentic_machines.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a\nb\n"))
+    (tmp_path / "script.txt").write_text("a\nb\n")
+    args, status, whole = VERBS[verb]
+    before = verb_host_state()
+    returned = main([verb, target(name), *args])
+    out = capsys.readouterr().out
+    assert verb_host_state() == before
+    assert LANDMARK[verb] in out
+    if name not in CRASHES:  # the same output as any agent of this shape
+        assert returned == status and whole in out
+    else:  # the step that crashes is an outcome; test refutes never_raises
+        assert returned == (1 if verb == "test" else 0)
+    if verb in WRITES:
+        assert (tmp_path / WRITES[verb]).stat().st_size > 0
 
 
 @pytest.mark.parametrize("verb", list(VERBS))

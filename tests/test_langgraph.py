@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +30,7 @@ with warnings.catch_warnings():  # moved to langchain.agents in LangGraph 1.0, s
     from langgraph.prebuilt import create_react_agent
 
 CALL = json.dumps({"tool_calls": [{"name": "book", "arguments": {"city": "Paris"}}]})
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def booking_agent(booked):
@@ -88,14 +90,16 @@ def guessing_graph():
     return builder.compile(name="guess")
 
 
-def test_keyed_never_diverges_finds_the_loop_back_to_the_same_graph_state():
-    # a recursion limit past the rounds the check repeats a keyed loop (the limit ends a loop)
+@pytest.mark.parametrize("isolation", ["process", "inline"])
+def test_keyed_never_diverges_finds_the_loop_back_to_the_same_graph_state(isolation):
+    # a recursion limit past the rounds the check repeats a keyed loop (the limit ends a loop);
+    # the graph's states are read where the graph runs: a worker process, or this one
     m = machine(
         guessing_graph(),
         {"guess": "none"},
         completions=["red", "blue"],
         recursion_limit=500,
-        isolation="inline",
+        isolation=isolation,
     )
     plain = check_properties(m, properties=[never_diverges()], max_depth=4)
     assert plain["never_diverges()"].verdict.holds is True  # histories never repeat
@@ -112,6 +116,40 @@ def test_structure_shows_the_graphs_nodes_and_its_conditional_edge():
         ("ask", "ask"),
         ("ask", "__end__"),
     }
+
+
+def test_the_diagram_draws_the_graphs_own_structure_beside_the_explored_states(tmp_path, capsys):
+    from agentic_machines.cli.commands import main
+    from agentic_machines.drawing.diagrams import draw
+
+    booked = []
+    m = machine(booking_agent(booked), "Book Paris.", completions=[CALL, "Done."])
+    explored = explore(m, max_depth=2)
+    g = m.framework_structure(explored)
+    states = [n for n, a in explored.nodes(data=True) if a.get("prompt")]
+    # every explored state's model call was made by the node "agent"
+    assert dict(g.nodes(data="states")) == {
+        "__start__": None,
+        "agent": len(states),
+        "tools": None,
+        "__end__": None,
+    }
+    fig = draw(explored, beside=g)
+    left, right = fig.axes
+    shown = {t.get_text() for t in left.texts}
+    assert {"__start__", f"agent\n{len(states)} states", "tools", "__end__"} <= shown
+    assert "explored states" in {t.get_text() for t in right.texts}
+    dashed = [c for c in left.patches if c.get_linestyle() in ("--", "dashed")]
+    assert len(dashed) == 2  # agent -> tools and agent -> __end__: the router's edges
+    # from the command line, and refused in one line where a machine has no structure
+    out = tmp_path / "react.png"
+    target = f"{EXAMPLES / 'langgraph_react.py'}:build()"
+    assert main(["diagram", target, "--depth", "1", "--structure", "-o", str(out)]) == 0
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    capsys.readouterr()
+    assert main(["diagram", "f2-add", "--depth", "1", "--structure", "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--structure" in err and "LangGraph" in err
 
 
 def test_refuses_what_is_not_a_compiled_graph():

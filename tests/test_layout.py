@@ -561,12 +561,6 @@ LONG_DOCSTRINGS_ALLOWED = {
     "adapters.openai_agents",
     "adapters.pydantic_ai",
     "architectures.repl_plan",
-    "architectures.rlm",
-    "execution.codeexec",
-    "execution.sandbox",
-    "execution.seccomp",
-    "runtime.agent",
-    "runtime.run",
 }
 
 

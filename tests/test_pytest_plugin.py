@@ -4,6 +4,7 @@ in a fresh folder (a subprocess: the plugin's hooks must not touch this suite's 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from importlib.metadata import entry_points
@@ -11,17 +12,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# the test module of a user, written to a fresh folder with tests/mailer_agent.py beside it
 AGENT = """
-from agentic_machines import effect
 from agentic_machines.checking import halts_within, never_raises
-
-sent = []
-
-
-@effect
-def send(text):
-    sent.append(text)
-    return len(sent)
+from mailer_agent import send
 
 
 def mailer(model):
@@ -47,6 +41,7 @@ def test_mailer(agentic):
 
 
 def pytest_run(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    shutil.copy(Path(__file__).with_name("mailer_agent.py"), folder)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     plugin: list[str] = []
     if not list(entry_points(group="pytest11", name="agentic")):  # an install from before it

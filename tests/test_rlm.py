@@ -108,7 +108,7 @@ def test_restricted_namespace_and_scaffold_restore():
     )
     p = M.prompt(s)
     assert "ImportError" in p and "NameError: name 'open' is not defined" in p
-    assert f"REPL output (block 4):\n\n{len(rlm.TOY_CONTEXT)}" in p
+    assert f"print(len(context))\n```\n\nREPL output:\n\n{len(rlm.TOY_CONTEXT)}" in p
 
 
 @settings(max_examples=examples(60, 1000))
@@ -221,7 +221,7 @@ def test_depth_two_episode_with_a_batched_query_golden():
     # the child's prompts show its own context (the prompt, by its length) and history
     child = prompts[2]
     assert rlm.is_child_first_prompt(child) and "Answer the following" not in child
-    assert prompts[5].startswith(child) and "['Seine', 'Paris', 'Error: prompt 2 of" in prompts[5]
+    assert prompts[5].startswith(child) and "['Seine', 'Paris']" in prompts[5]
     # the sub-calls are single user messages, in order; the child's answer reached the root
     assert prompts[3].startswith("<|user|>\nName the river in: Which river")
     assert prompts[4].startswith("<|user|>\nName the city in: ")
@@ -245,14 +245,21 @@ def test_at_depth_one_rlm_query_is_llm_query_and_batches_keep_order():
     assert "REPL output:\n\n['A', 'B']\n" in m.prompt(s)
 
 
-def test_a_batch_of_non_strings_fails_per_item_and_bad_arguments_are_errors():
+def test_bad_prompts_are_error_strings_as_in_the_reference():
+    # The paper-era code never raises a bad prompt into model code: its handler or client
+    # answers "Error: ...", and a batch is gathered, so one bad item fails every item
+    # without a model call. A malformed call itself (no list) raises, as there.
     m = rlm.machine(isolation="inline")
     s = m.harness(
-        rlm.initial, "```repl\nprint(llm_query_batched([1, None]))\nllm_query_batched('x')\n```"
+        rlm.initial,
+        "```repl\nprint(llm_query_batched(['a', None]))\nprint(llm_query(None))\n"
+        "print(llm_query(3.5))\nprint(llm_query_batched([]))\nllm_query_batched('x')\n```",
     )
     p = m.prompt(s)
-    assert "['Error: prompt 0 of llm_query_batched is not a string', 'Error: prompt 1" in p
-    assert "TypeError: llm_query_batched(prompts) takes a list of string prompts" in p
+    assert '["Error: Invalid prompt type: <class \'NoneType\'>", "Error: Invalid' in p
+    assert "\nError: Missing 'prompt' or 'prompts' in request.\n" in p
+    assert "\nError: Invalid prompt type: <class 'float'>\n[]\n" in p
+    assert "\nTypeError: llm_query_batched(prompts) takes a list of prompts" in p
 
 
 def test_analysis_covers_depth_two():

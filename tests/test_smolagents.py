@@ -48,7 +48,7 @@ def test_tool_calls_are_steps_and_the_tool_runs_once_per_real_step():
     assert trace.end is HALT and len(trace) == 2
     assert m.result(trace[-1].state, trace[-1].completion) == "Sunny."
     first, second = trace.prompts
-    assert first.startswith("# agent: ToolCallingAgent | ToolCallingAgent\n## tools\n- lookup:")
+    assert first.startswith("# agent: ToolCallingAgent\n## tools\n- lookup:")
     assert "[user] New task:\nWeather in Paris?" in first
     assert second.endswith("[tool-response] Observation:\nsunny in Paris")
     assert "'id': 'call_1_0'" in second  # the adapter's ids: the same in every run

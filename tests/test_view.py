@@ -12,8 +12,13 @@ search finds a state, the counterexample's path is highlighted, a subtree collap
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import signal
+import subprocess
+import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -148,3 +153,33 @@ def test_an_explored_graph_has_a_view_method_like_a_machine():
     data = json.loads(v.html.split("window.AM_DATA = ", 1)[1].split(";</script>", 1)[0])
     assert [n["id"] for n in data["nodes"]] == ["s0", "s1"]
     assert g.view().html != v.html  # the marks and title reach the page
+
+
+def test_serve_serves_the_written_page_on_localhost_until_ctrl_c(tmp_path):
+    # --serve prints the URL, answers on 127.0.0.1 with the very page it wrote, and a
+    # Ctrl-C (SIGINT) ends the command with exit 0 and the server closed.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentic_machines", "view", "f2-mul", "-o", "v.html", "--serve"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout.readline().startswith("wrote v.html: 2 states")
+        served = proc.stdout.readline()
+        url = re.fullmatch(
+            r"serving (http://127\.0\.0\.1:(\d+)/v\.html) \(Ctrl-C stops\)\n", served
+        )
+        assert url, served
+        with urllib.request.urlopen(url.group(1), timeout=60) as answer:
+            assert answer.status == 200
+            assert answer.read() == (tmp_path / "v.html").read_bytes()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0
+        with pytest.raises(OSError):  # the port is closed with the command
+            urllib.request.urlopen(url.group(1), timeout=10)
+    finally:
+        proc.kill()
+        proc.wait()

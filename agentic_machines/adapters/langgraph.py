@@ -66,7 +66,7 @@ from typing import Any
 import networkx as nx
 
 from ..errors import InvalidArgument
-from ..runtime.agent import AgentMachine, effect
+from ..runtime.agent import AgentMachine, effect, state_note
 from ..runtime.harness import TraceState
 from . import arguments_json, need, tool_calls_of
 
@@ -89,17 +89,17 @@ _RUN: ContextVar[_Bridge | None] = ContextVar("agentic_machines_langgraph_run", 
 class _Bridge:
     """One run of the graph: asks the agent machine's model, records graph states."""
 
-    def __init__(self, ask: Callable[[str], str], name: str, graph: Any, keys: dict) -> None:
-        self.ask, self.name, self.graph, self.keys = ask, name, graph, keys
+    def __init__(self, ask: Callable[[str], str], name: str, graph: Any) -> None:
+        self.ask, self.name, self.graph = ask, name, graph
         self.history: list[str] = []
 
     def call(self, messages: list[BaseMessage], tools: list[Any]) -> AIMessage:
         config = get_config()
         node = str(config.get("metadata", {}).get("langgraph_node", "?"))
-        state = TraceState(tuple(self.history))
-        if state not in self.keys:  # the graph state this model call starts from
-            thread = {"configurable": {"thread_id": _THREAD}}
-            self.keys[state] = _plain(self.graph.get_state(thread).values)
+        # the graph state this model call starts from: the state's note (checkpoint_key),
+        # read back from wherever the graph runs
+        thread = {"configurable": {"thread_id": _THREAD}}
+        state_note(_plain(self.graph.get_state(thread).values))
         completion = self.ask(render_prompt(self.name, node, messages, tools))
         self.history.append(completion)
         return parse_completion(completion, len(self.history))
@@ -247,12 +247,12 @@ def _effect_tools(graph: Any) -> None:
                 tool.func = wrapped
 
 
-def _run_graph(model: Any, graph: Any, input: Any, limit: int, name: str, keys: dict) -> Any:
+def _run_graph(model: Any, graph: Any, input: Any, limit: int, name: str) -> Any:
     """The agent function: one ``graph.invoke``, its model calls answered by ``model``."""
     from langgraph.checkpoint.memory import InMemorySaver  # a checkpoint per run, for keys
 
     watched = graph.copy(update={"checkpointer": InMemorySaver()})
-    bridge = _Bridge(model, name, watched, keys)
+    bridge = _Bridge(model, name, watched)
     token = _RUN.set(bridge)
     try:
         config = {"recursion_limit": limit, "configurable": {"thread_id": _THREAD}}
@@ -284,9 +284,7 @@ def machine(
     ``recursion_limit`` is LangGraph's bound on supersteps (past it LangGraph raises
     ``GraphRecursionError``: an ``AgentRaised`` outcome). ``completions`` gives a finite
     alphabet for ``explore`` and the checks; ``name`` defaults to the graph's name.
-    ``isolation`` is where the graph runs (:func:`~agentic_machines.agent_machine`'s):
-    :func:`checkpoint_key` reads the graph's states in this process, so it needs
-    ``"inline"``.
+    ``isolation`` is where the graph runs (:func:`~agentic_machines.agent_machine`'s).
     """
     if not isinstance(graph, Pregel):
         raise InvalidArgument(
@@ -299,46 +297,49 @@ def machine(
         )
     _effect_tools(graph)
     title = name or graph.name or "langgraph"
-    keys: dict[TraceState, Any] = {}
     m = AgentMachine(
         _run_graph,
-        (graph, input, recursion_limit, title, keys),
+        (graph, input, recursion_limit, title),
         name=title,
         completions=completions,
         line_budget=None,  # LangGraph's recursion limit bounds the run (see openai_agents)
         cache_size=16,
         isolation=isolation,
     )
-    m.graph_keys = keys  # type: ignore[attr-defined]
     m.graph = graph  # type: ignore[attr-defined]
+    # what `agentic-machines diagram --structure` draws beside the explored states
+    m.framework_structure = lambda explored=None: structure(graph, explored)  # type: ignore[attr-defined]
     return m
 
 
 def checkpoint_key(m: AgentMachine) -> Callable[[TraceState], Any]:
-    """The key of a state of ``m``: the graph's state values when its model call is made.
+    """The key of a state of ``m``: the graph's state values when its model call is made
+    (in whichever process the graph runs: each model call notes them, see
+    :func:`~agentic_machines.runtime.agent.state_note`).
 
     >>> from langgraph.prebuilt import create_react_agent
-    >>> m = machine(create_react_agent(chat_model(), []), "hi", isolation="inline")
+    >>> m = machine(create_react_agent(chat_model(), []), "hi")
     >>> checkpoint_key(m)(m.initial)
     (('messages', (('human', 'hi', ()),)),)
     """
-    if m.isolation != "inline":
+    if not isinstance(m, AgentMachine) or not hasattr(m, "graph"):
         raise InvalidArgument(
-            "checkpoint_key reads the graph's states where the graph runs: build the machine "
-            'with machine(graph, input, isolation="inline")'
+            f"checkpoint_key keys the states of a LangGraph machine, got {type(m).__name__}; "
+            "build one with agentic_machines.adapters.langgraph.machine(graph, input)"
         )
-    keys = m.graph_keys  # type: ignore[attr-defined]
 
     def key(state: TraceState) -> Any:
-        if state not in keys:
-            m.prompt(state)  # replays the run to the state's model call, which records it
-        return keys.get(state, state)
+        noted = m.note(state)
+        return state if noted is None else noted  # an unpicklable graph state: the history
 
     return key
 
 
-def structure(graph: Any) -> nx.DiGraph:
+def structure(graph: Any, explored: nx.DiGraph | None = None) -> nx.DiGraph:
     """The graph's own nodes and edges; ``conditional`` marks an edge a router chooses.
+    With ``explored`` (the machine's explored graph), each node's ``states`` counts the
+    explored states whose model call that node made (from their prompts' first line):
+    ``draw(explored, beside=structure(m, explored))`` draws the two side by side.
 
     >>> from langgraph.prebuilt import create_react_agent
     >>> from langchain_core.tools import tool
@@ -352,4 +353,9 @@ def structure(graph: Any) -> nx.DiGraph:
         g.add_node(node.id)
     for edge in drawn.edges:
         g.add_edge(edge.source, edge.target, conditional=bool(edge.conditional))
+    for _, prompt in explored.nodes(data="prompt") if explored is not None else ():
+        head = (prompt or "").split("\n", 1)[0]
+        node = head.rpartition(" | node: ")[2] if " | node: " in head else None
+        if node in g:
+            g.nodes[node]["states"] = g.nodes[node].get("states", 0) + 1
     return g

@@ -5,7 +5,7 @@ or a ``CodeAgent`` built with :func:`model` (a smolagents ``Model`` of ours): it
 memory, tool calls, parsing errors and ``max_steps`` are smolagents', and every
 ``model.generate`` call is one step of an agentic machine
 (:func:`~agentic_machines.agent_machine`). Nothing goes over the network. The prompt is
-``# agent: <name> | <class>``, the tools (a ``ToolCallingAgent``'s) and the messages
+``# agent: <name> | <class>`` (the class alone for an agent without a name), the tools (a ``ToolCallingAgent``'s) and the messages
 (``[system]``, ``[user]``, ``[assistant]``, ``[tool-call]``, ``[tool-response]``).
 
 **Completion.** ``ToolCallingAgent``: ``{"tool_calls": [{"name": ..., "arguments": {...}}]}``
@@ -28,7 +28,7 @@ its run in the agent object). docs/reference/smolagents.md has the details.
 ...     return a + b
 >>> m = machine(ToolCallingAgent(tools=[add], model=model(), verbosity_level=0), "2 + 3?")
 >>> m.prompt(m.initial).splitlines()[:3]  # doctest: +ELLIPSIS
-['# agent: ToolCallingAgent | ToolCallingAgent', '## tools', '- add: Add two integers. | ...']
+['# agent: ToolCallingAgent', '## tools', '- add: Add two integers. | ...']
 >>> s = m.harness(m.initial, '{"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]}')
 >>> m.prompt(s).splitlines()[-2:]
 ['[tool-response] Observation:', '5']
@@ -283,7 +283,8 @@ def machine(
         raise InvalidArgument(f"max_steps must be a positive integer, got {max_steps!r}")
     make_runner(code_isolation).close()  # a level that does not work is refused now
     _effect_tools(agent)
-    title = f"{agent.name or type(agent).__name__} | {type(agent).__name__}"
+    kind = type(agent).__name__
+    title = kind if agent.name in (None, kind) else f"{agent.name} | {kind}"
     return AgentMachine(
         _run_agent,
         (agent, task, max_steps, code_isolation, title),

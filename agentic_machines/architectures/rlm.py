@@ -1,60 +1,28 @@
 """RLM (recursive language model) as an agentic machine.
 
 Source: Zhang et al., *Recursive Language Models* (arXiv 2512.24601) and the reference
-code ``alexzhang13/rlm``; full citation in ``docs/sources.md``. Every model call is
-one transition: root turns *and* ``llm_query`` sub-calls (the sub-calls are unfolded
-into the machine rather than hidden inside a root step).
+code ``alexzhang13/rlm`` at the paper's commit (0f0cf9c); full citation and the fidelity
+table, row by row with the reference text beside ours, in ``docs/sources.md``. Every
+model call is one transition: root turns *and* ``llm_query`` sub-calls.
 
-Faithful:
+As the reference: the long input lives in the REPL as ``context``, never in the prompt;
+the root prompt is the rendered message list ``[system (its RLM_SYSTEM_PROMPT), assistant
+(its context metadata), user (its safeguard and user prompt), assistant (reply 1), user
+(one "Code executed ... REPL output" message per block), user (its next user prompt),
+...]``; ``repl`` blocks run in order in one namespace; a block's output is stdout, stderr
+(an exception adds ``"\\n{Type}: {message}"``) and ``REPL variables: [...]``, joined
+and truncated as there; ``llm_query`` never raises for a bad prompt (``"Error: ..."``),
+and a batch with a bad item fails every item; ``max_depth`` > 1 nests child RLMs; the run
+ends on the paper era's ``FINAL_VAR``/``FINAL`` patterns, and after ``max_turns`` one
+more call asks for a final answer. ``SHOW_VARS()`` is the reference's of 2026-02.
+``tests/test_rlm_reference.py`` holds a full episode's prompts against the reference's.
 
-- the long input is never in the prompt: it lives in the REPL namespace as ``context``;
-  the root prompt is the rendered message list ``[system (REPL instructions), user
-  (context metadata: type and length), user (turn 1 with the "look first" safeguard),
-  assistant (reply 1), user (REPL output), user (turn 2), ...]`` - the history is kept
-  whole, as at HEAD, so root prompts extend each other;
-- every `````repl`` block of a reply runs, in order, in one persistent namespace
-  (globals = locals); other fences never run; a reply without blocks adds no output
-  message; each block's text is stdout, then stderr, then ``REPL variables: [...]``,
-  cut to ``max_output`` characters with a ``... + [N chars...]`` suffix;
-- ``llm_query(q)`` is a sub-call: its prompt is the rendered single user message q (no
-  system prompt); the answer is returned to the code (``docs/design.md``, model-written code: the block is
-  interrupted at the call, the answer cached, the block rerun from the namespace it
-  started with, so no call is made twice);
-- ``max_depth`` as in the reference: at 1 (the paper's experiments) every sub-call is a
-  plain model call and ``rlm_query`` is ``llm_query``; deeper, ``rlm_query(q)`` starts a
-  child RLM (same system prompt and ``max_turns``, a REPL of its own whose ``context`` is
-  q, a history of its own, no query line), whose answer is the call's return value in the
-  parent's block; its own sub-calls are plain at the depth limit. Every model call of a
-  child is a transition of the one machine (nested states);
-- ``llm_query_batched(prompts)`` and ``rlm_query_batched(prompts)`` return the answers in
-  order, and one failed item does not fail the batch;
-- exceptions in model code become stderr (a short traceback ending ``Type: message``) and
-  the turn goes on;
-- the run ends on ``FINAL_VAR(name)`` (checked first; a missing name means "keep going")
-  or ``FINAL(answer)`` at the start of a line of the reply, parsed after the blocks ran
-  (the paper-era protocol); after ``max_turns`` turns one more call is made with the
-  harness-written assistant message asking for a final answer, and its completion is
-  the answer.
-
-Simplified:
-
-- model code runs through :mod:`agentic_machines.execution.codeexec` with restricted builtins (no
-  ``open``, ``eval``, ``exec``, ``compile``, ``input``, ``globals``, ``locals``; imports
-  only of pure modules such as ``re`` and ``json``; the original keeps ``__import__`` and
-  ``open``) and a deterministic line budget per block: a block that runs past
-  it is ``DIVERGE`` (the original has no cell timeout and hangs); the blocks run in an
-  executor of :mod:`agentic_machines.execution.sandbox` (``isolation=``, default
-  ``"strongest"``: a worker process, in namespaces when it can), where a block past its
-  wall-clock deadline ``timeout_s`` is an ``ExecutionTimeout`` the model reads;
-- the history format mixes eras: the whole history is kept as at HEAD (so root prompts
-  extend each other), while the run ends on the paper era's ``FINAL``/``FINAL_VAR``
-  (HEAD ends on ``answer["ready"] = True``); the scaffold (``context``, ``llm_query``) is
-  restored after every block, as at HEAD;
-- sub-calls run one at a time, in order (the reference runs batches concurrently, with
-  results in order either way); a batch item that is not a string becomes an
-  ``Error: ...`` string and the rest of the batch goes on; no compaction, cost or time
-  limits;
-- a small ``max_turns`` and ``max_output`` for the toy task; the prompts are paraphrased.
+Ours: the turn messages stay in the history (as at the reference HEAD, so root prompts
+extend each other) and each ends with ``Turn k/N.``, which the proof of
+``proofs/rlm_obstruction.md`` reads; blocks run in an executor of
+:mod:`agentic_machines.execution.sandbox` (restricted builtins, a line budget past which
+the step is ``DIVERGE``, ``isolation=`` default ``"strongest"``); batches run one item
+at a time, in order; ``max_turns`` and ``max_output`` are small for the toy task.
 
 The SPE question (:func:`analysis`): a successor of a root state is either a root turn
 whose prompt extends the current one (ending with the next turn's message) or a sub-call
@@ -139,36 +107,109 @@ def render_messages(messages: Iterable[tuple[str, str]]) -> str:
     return "".join(out)
 
 
+# The cited code's texts, character for character (alexzhang13/rlm at 0f0cf9c, MIT licence,
+# (c) 2025 Alex Zhang): its RLM_SYSTEM_PROMPT as sent (never formatted, so the doubled
+# braces and the escaped newlines of its examples reach the model as written), its user
+# prompts and its safeguard. tests/golden/rlm/reference_episode.json holds them as that
+# code sent them; docs/sources.md says how the file was made.
 SYSTEM_PROMPT = (
-    "You are tasked with answering a query with associated context. You can access, transform "
-    "and analyse this context interactively in a REPL environment that can recursively query "
-    "sub-LLMs, which you are strongly encouraged to use as much as possible. You will be "
-    "queried iteratively until you provide a final answer.\n"
+    "You are tasked with answering a query with associated context. You can access, transform, and analyze this context interactively in a REPL environment that can recursively query sub-LLMs, which you are strongly encouraged to use as much as possible. You will be queried iteratively until you provide a final answer.\n"
     "\n"
     "The REPL environment is initialized with:\n"
-    "1. A `context` variable that contains extremely important information about your query. "
-    "Look through it before answering.\n"
-    "2. A `llm_query(prompt)` function that asks a sub-LLM a question and returns its answer as "
-    "a string. Give it the pieces of the context it needs: it sees only what you pass. "
-    "`llm_query_batched(prompts)` asks several at once and returns the answers in order; "
-    "`rlm_query(prompt)` and `rlm_query_batched(prompts)` hand a prompt to a sub-RLM, which "
-    "gets it as its own `context` and a REPL of its own (a plain sub-LLM at the depth limit).\n"
-    "3. `print()` to see the output of your code; only printed text is shown to you, truncated.\n"
+    "1. A `context` variable that contains extremely important information about your query. You should check the content of the `context` variable to understand what you are working with. Make sure you look through it sufficiently as you answer your query.\n"
+    "2. A `llm_query` function that allows you to query an LLM (that can handle around 500K chars) inside your REPL environment.\n"
+    "3. A `llm_query_batched` function that allows you to query multiple prompts concurrently: `llm_query_batched(prompts: List[str]) -> List[str]`. This is much faster than sequential `llm_query` calls when you have multiple independent queries. Results are returned in the same order as the input prompts.\n"
+    "4. The ability to use `print()` statements to view the output of your REPL code and continue your reasoning.\n"
     "\n"
-    "To run Python code, wrap it in triple backticks with the `repl` language identifier:\n"
+    "You will only be able to see truncated outputs from the REPL environment, so you should use the query LLM function on variables you want to analyze. You will find this function especially useful when you have to analyze the semantics of the context. Use these variables as buffers to build up your final answer.\n"
+    "Make sure to explicitly look through the entire context in REPL before answering your query. An example strategy is to first look at the context and figure out a chunking strategy, then break up the context into smart chunks, and query an LLM per chunk with a particular question and save the answers to a buffer, then query an LLM with all the buffers to produce your final answer.\n"
+    "\n"
+    "You can use the REPL environment to help you understand your context, especially if it is huge. Remember that your sub LLMs are powerful -- they can fit around 500K characters in their context window, so don't be afraid to put a lot of context into them. For example, a viable strategy is to feed 10 documents per sub-LLM query. Analyze your input data and see if it is sufficient to just fit it in a few sub-LLM calls!\n"
+    "\n"
+    "When you want to execute Python code in the REPL environment, wrap it in triple backticks with 'repl' language identifier. For example, say we want our recursive model to search for the magic number in the context (assuming the context is a string), and the context is very long, so we want to chunk it:\n"
     "```repl\n"
-    "chunk = context[:1000]\n"
-    'print(llm_query(f"What is the magic number in this text? {chunk}"))\n'
+    "chunk = context[:10000]\n"
+    'answer = llm_query(f"What is the magic number in the context? Here is the chunk: {{chunk}}")\n'
+    "print(answer)\n"
     "```\n"
-    "Variables persist between blocks. When you are done, answer on a line of its own with "
-    "FINAL(your answer), or with FINAL_VAR(name) to return the value of a REPL variable."
+    "\n"
+    "As an example, suppose you're trying to answer a question about a book. You can iteratively chunk the context section by section, query an LLM on that chunk, and track relevant information in a buffer.\n"
+    "```repl\n"
+    'query = "In Harry Potter and the Sorcerer\'s Stone, did Gryffindor win the House Cup because they led?"\n'
+    "for i, section in enumerate(context):\n"
+    "    if i == len(context) - 1:\n"
+    '        buffer = llm_query(f"You are on the last section of the book. So far you know that: {{buffers}}. Gather from this last section to answer {{query}}. Here is the section: {{section}}")\n'
+    '        print(f"Based on reading iteratively through the book, the answer is: {{buffer}}")\n'
+    "    else:\n"
+    '        buffer = llm_query(f"You are iteratively looking through a book, and are on section {{i}} of {{len(context)}}. Gather information to help answer {{query}}. Here is the section: {{section}}")\n'
+    '        print(f"After section {{i}} of {{len(context)}}, you have tracked: {{buffer}}")\n'
+    "```\n"
+    "\n"
+    "As another example, when the context isn't that long (e.g. >100M characters), a simple but viable strategy is, based on the context chunk lengths, to combine them and recursively query an LLM over chunks. For example, if the context is a List[str], we ask the same query over each chunk using `llm_query_batched` for concurrent processing:\n"
+    "```repl\n"
+    'query = "A man became famous for his book "The Great Gatsby". How many jobs did he have?"\n'
+    "# Suppose our context is ~1M chars, and we want each sub-LLM query to be ~0.1M chars so we split it into 10 chunks\n"
+    "chunk_size = len(context) // 10\n"
+    "chunks = []\n"
+    "for i in range(10):\n"
+    "    if i < 9:\n"
+    '        chunk_str = "\n'
+    '".join(context[i*chunk_size:(i+1)*chunk_size])\n'
+    "    else:\n"
+    '        chunk_str = "\n'
+    '".join(context[i*chunk_size:])\n'
+    "    chunks.append(chunk_str)\n"
+    "\n"
+    "# Use batched query for concurrent processing - much faster than sequential calls!\n"
+    'prompts = [f"Try to answer the following query: {{query}}. Here are the documents:\n'
+    '{{chunk}}. Only answer if you are confident in your answer based on the evidence." for chunk in chunks]\n'
+    "answers = llm_query_batched(prompts)\n"
+    "for i, answer in enumerate(answers):\n"
+    '    print(f"I got the answer from chunk {{i}}: {{answer}}")\n'
+    'final_answer = llm_query(f"Aggregating all the answers per chunk, answer the original query about total number of jobs: {{query}}\\n\\nAnswers:\\n" + "\\n".join(answers))\n'
+    "```\n"
+    "\n"
+    "As a final example, after analyzing the context and realizing its separated by Markdown headers, we can maintain state through buffers by chunking the context by headers, and iteratively querying an LLM over it:\n"
+    "```repl\n"
+    "# After finding out the context is separated by Markdown headers, we can chunk, summarize, and answer\n"
+    "import re\n"
+    "sections = re.split(r'### (.+)', context[\"content\"])\n"
+    "buffers = []\n"
+    "for i in range(1, len(sections), 2):\n"
+    "    header = sections[i]\n"
+    "    info = sections[i+1]\n"
+    '    summary = llm_query(f"Summarize this {{header}} section: {{info}}")\n'
+    '    buffers.append(f"{{header}}: {{summary}}")\n'
+    'final_answer = llm_query(f"Based on these summaries, answer the original query: {{query}}\\n\\nSummaries:\\n" + "\\n".join(buffers))\n'
+    "```\n"
+    "In the next step, we can return FINAL_VAR(final_answer).\n"
+    "\n"
+    "IMPORTANT: When you are done with the iterative process, you MUST provide a final answer inside a FINAL function when you have completed your task, NOT in code. Do not use these tags unless you have completed your task. You have two options:\n"
+    "1. Use FINAL(your final answer here) to provide the answer directly\n"
+    "2. Use FINAL_VAR(variable_name) to return a variable you have created in the REPL environment as your final output\n"
+    "\n"
+    'Think step by step carefully, plan, and execute this plan immediately in your response -- do not just say "I will do this" or "I will do that". Output to the REPL environment and recursive LLMs as much as possible. Remember to explicitly answer the original query in your final answer.\n'
 )
-"""The root system message (paraphrasing the paper-era ``RLM_SYSTEM_PROMPT``)."""
+"""The root system message: the paper-era code's ``RLM_SYSTEM_PROMPT``, as it sends it."""
 
 SAFEGUARD = (
-    "You have not interacted with the REPL environment or seen your context yet. Look through "
-    "the context first; do not give a final answer yet."
+    "You have not interacted with the REPL environment or seen your prompt / context yet. "
+    "Your next action should be to look through and figure out how to answer the prompt, so "
+    "don't just provide a final answer yet.\n\n"
 )
+_NEXT_ACTION = (
+    "\n\nContinue using the REPL environment, which has the `context` variable, and querying "
+    "sub-LLMs by writing to ```repl``` tags, and determine your answer. Your next action:"
+)
+USER_PROMPT = (
+    "Think step-by-step on what to do using the REPL environment (which contains the context) "
+    "to answer the prompt." + _NEXT_ACTION
+)
+USER_PROMPT_WITH_ROOT = (
+    "Think step-by-step on what to do using the REPL environment (which contains the context) "
+    'to answer the original prompt: "{root_prompt}".' + _NEXT_ACTION
+)
+HISTORY_NOTE = "The history before is your previous interactions with the REPL environment. "
 
 FINAL_REQUEST = (
     "Please provide a final answer to the user's question based on the information provided."
@@ -304,29 +345,68 @@ def format_output(stdout: str, stderr: str, names: Iterable[str], limit: int) ->
     return truncate(text, limit)
 
 
-def turn_message(turn: int, max_turns: int) -> str:
-    """The harness-written user message that opens root turn ``turn`` (0-based).
+def turn_message(turn: int, max_turns: int, query: str | None = None) -> str:
+    """The harness-written user message that opens root turn ``turn`` (0-based): the
+    paper-era code's (its safeguard at turn 0, its history note later, its user prompt
+    with the query as ``root_prompt``), then our line ``Turn k/N.``, which the proof of
+    ``proofs/rlm_obstruction.md`` reads (:func:`turn_of`).
 
-    >>> turn_message(1, 8)
-    'Turn 2/8: continue with the REPL, or give your final answer.'
+    >>> print(turn_message(1, 8, "Why?"))
+    The history before is your previous interactions with the REPL environment. Think step-by-step on what to do using the REPL environment (which contains the context) to answer the original prompt: "Why?".
+    <BLANKLINE>
+    Continue using the REPL environment, which has the `context` variable, and querying sub-LLMs by writing to ```repl``` tags, and determine your answer. Your next action:
+    <BLANKLINE>
+    Turn 2/8.
     """
-    head = f"Turn {turn + 1}/{max_turns}: "
-    if turn == 0:
-        return SAFEGUARD + "\n" + head + "write ```repl``` code to look at the context."
-    return head + "continue with the REPL, or give your final answer."
+    prompt = USER_PROMPT if query is None else USER_PROMPT_WITH_ROOT.format(root_prompt=query)
+    head = SAFEGUARD if turn == 0 else HISTORY_NOTE
+    return f"{head}{prompt}\n\nTurn {turn + 1}/{max_turns}."
 
 
-def metadata_message(context: str, query: str | None) -> str:
-    """The user message that describes the context without showing it (a child RLM has
-    no query of its own: its prompt is its context).
+def metadata_message(context: str) -> str:
+    """The assistant message that describes the context without showing it, as the
+    paper-era code writes it (a string context is one chunk).
 
-    >>> metadata_message("abc", "Why?")
-    'Answer the following: Why?\\nYour context is a str of 3 total characters.'
-    >>> metadata_message("abc", None)
-    'Your context is a str of 3 total characters.'
+    >>> metadata_message("abc")
+    'Your context is a str with 3 total characters, and is broken up into chunks of char lengths: [3].'
     """
-    head = "" if query is None else f"Answer the following: {query}\n"
-    return f"{head}Your context is a {type(context).__name__} of {len(context)} total characters."
+    n = len(context)
+    return (
+        f"Your context is a {type(context).__name__} with {n} total characters, "
+        f"and is broken up into chunks of char lengths: {[n]}."
+    )
+
+
+def block_message(code: str, output: str) -> str:
+    """The user message that reports one block: its code and its output (:func:`format_output`),
+    as the paper-era code writes it, one message per block.
+
+    >>> block_message("x = 1", "No output")
+    'Code executed:\\n```python\\nx = 1\\n```\\n\\nREPL output:\\nNo output'
+    """
+    return f"Code executed:\n```python\n{code}\n```\n\nREPL output:\n{output}"
+
+
+def reference_stderr(stderr: str, error: str) -> str:
+    """An exception's text as the paper-era code shows it: ``"\\n{Type}: {message}"`` after
+    what the block wrote (our executor's traceback is cut to its last line; a syntax error's
+    message gets the ``(<string>, line n)`` that ``exec`` would add).
+
+    >>> tb = 'Traceback (most recent call last):\\n    f()\\nNameError: f is not defined\\n'
+    >>> reference_stderr(tb, "NameError")
+    '\\nNameError: f is not defined'
+    """
+    lines = stderr.rstrip("\n").split("\n")
+    if lines and lines[0] == "Traceback (most recent call last):":
+        lines = lines[1:]
+    where = [ln for ln in lines if ln.startswith("  File ")]
+    body = [ln for ln in lines if not ln.startswith(" ")]
+    text = "\n".join(body) if body else error
+    if error in ("SyntaxError", "IndentationError", "TabError") and where:
+        line = re.search(r"line (\d+)", where[-1])
+        if line:
+            text += f" (<string>, line {line.group(1)})"
+    return "\n" + text
 
 
 def _toy_context() -> str:
@@ -384,9 +464,9 @@ DEPTH2_SCRIPT: tuple[str, ...] = (
     "```repl\nhits = [line for line in context.split('\\n') if 'Eiffel' in line]\nprint(hits)\n```",
     # root, turn 2: hand it to a child RLM
     "```repl\nriver = rlm_query('Which river does this record name? ' + hits[0])\nprint(river)\n```",
-    # child, turn 1: a batched query with one bad item
+    # child, turn 1: a batched query
     "```repl\nparts = llm_query_batched(['Name the river in: ' + context, "
-    "'Name the city in: ' + context, 42])\nprint(parts)\n```",
+    "'Name the city in: ' + context])\nprint(parts)\n```",
     "Seine",  # sub-call 1
     "Paris",  # sub-call 2
     # child, turn 2: answer from its own REPL
@@ -395,7 +475,7 @@ DEPTH2_SCRIPT: tuple[str, ...] = (
     "FINAL_VAR(river)",
 )
 """The default task at ``max_depth=2``: the root hands the record to a child RLM, which
-asks a batch of sub-calls (one item is not a string) and answers from its own REPL."""
+asks a batch of sub-calls and answers from its own REPL."""
 
 DEFAULT_MAX_TURNS = 8
 """Root turns before the forced final-answer call (the original: 30)."""
@@ -468,6 +548,8 @@ def rlm_program(
 _NS = "rlm"  # the root's namespace; a child RLM's is "rlm.<k>", k counting children
 REQUESTS = ("llm_query", "llm_query_batched", "rlm_query", "rlm_query_batched")
 """The sub-call functions of every RLM's REPL (the reference's names)."""
+SHOW_VARS = "SHOW_VARS"
+"""The REPL function naming the variables and their types (the reference's of 2026-02)."""
 
 
 class _Rlm:
@@ -489,36 +571,46 @@ class _Rlm:
         """The root loop of one RLM (the root at depth 0, a child RLM deeper)."""
         key = _NS if depth == 0 else f"{_NS}.{self.children}"
         executor, max_turns, max_output = self.executor, self.max_turns, self.max_output
-        executor.namespace(key, Scaffold(values={"context": context}, requests=REQUESTS))
+        executor.namespace(
+            key, Scaffold(values={"context": context}, requests=REQUESTS, show_vars=SHOW_VARS)
+        )
 
         def handle(request: Request) -> Generator[str, str, Any]:
             return self.sub_call(request, depth)
 
         history: list[tuple[str, str]] = [
             ("system", SYSTEM_PROMPT),
-            ("user", metadata_message(context, query)),
+            ("assistant", metadata_message(context)),
         ]
         for turn in range(max_turns):
-            history.append(("user", turn_message(turn, max_turns)))
+            history.append(("user", turn_message(turn, max_turns, query)))
             reply = yield render_messages(history)
             outputs = []
             for code in find_code_blocks(reply):
                 result = yield from executor.run_block(
-                    key, code, handle=handle, line_budget=self.block_lines, max_output=max_output
+                    key,
+                    code,
+                    handle=handle,
+                    line_budget=self.block_lines,
+                    max_output=max_output,
+                    filename="<string>",  # exec's, as the reference runs blocks
                 )
                 if result.status == "budget":
                     # The original has no cell timeout: such a block hangs. That is divergence.
                     raise BudgetExceeded(self.block_lines)
+                stderr = result.stderr
+                if result.status == "error":
+                    stderr = reference_stderr(stderr, result.error)
                 # As at the reference HEAD: model code may rebind the reserved names; they come back.
                 executor.restore_scaffold(key)
                 names = _variables(executor.variables(key))
-                outputs.append(format_output(result.stdout, result.stderr, names, max_output))
+                output = format_output(result.stdout, stderr, names, max_output)
+                outputs.append(("user", block_message(code, output)))
             answer = find_final(reply, lambda name: executor.text_of(key, name))
             if answer is not None:
                 return RlmResult(answer, turn + 1)
             history.append(("assistant", reply))
-            if outputs:
-                history.append(("user", _outputs_message(outputs)))
+            history.extend(outputs)
         answer = yield render_messages(history + [("assistant", FINAL_REQUEST)])
         return RlmResult(answer, max_turns, forced=True)
 
@@ -533,21 +625,20 @@ class _Rlm:
             # them without running model code, or contain what runs.
             prompt = contained(lambda: _sub_call_prompt(request), lambda exc: None)
             if prompt is None:
-                raise TypeError(
-                    f"{kind}(prompt) takes one string prompt (and an optional model name)"
-                )
+                raise TypeError(f"{kind}() takes a prompt and an optional model name")
+            if type(prompt) is _Refused:  # as the reference: an error string, never raised
+                return f"Error: {prompt.error}"
             return (yield from self.ask(prompt, depth, recursive))
         prompts = contained(lambda: _batch_prompts(request), lambda exc: None)
         if prompts is None:
-            raise TypeError(
-                f"{kind}(prompts) takes a list of string prompts (and an optional model name)"
-            )
+            raise TypeError(f"{kind}(prompts) takes a list of prompts (and an optional model name)")
+        refused = [p for p in prompts if type(p) is _Refused]
+        if refused:
+            # The reference gathers the batch: the first failed item fails every item.
+            return [f"Error: {refused[0].error}"] * len(prompts)
         answers: list[str] = []
-        for i, prompt in enumerate(prompts):  # in order: one model call (or child) at a time
-            if prompt is None:  # one failure does not fail the batch
-                answers.append(f"Error: prompt {i} of {kind} is not a string")
-                continue
-            answers.append((yield from self.ask(prompt, depth, recursive)))
+        for prompt in prompts:  # in order: one model call (or child) at a time
+            answers.append((yield from self.ask(prompt, depth, recursive)))  # type: ignore[arg-type]
         return answers
 
     def ask(self, prompt: str, depth: int, recursive: bool) -> Generator[str, str, str]:
@@ -559,35 +650,48 @@ class _Rlm:
         return child.answer
 
 
-def _batch_prompts(request: Request) -> list[str | None] | None:
-    # the prompts of a batched call: exact strs, None for an item that is not a string
+@dataclass(frozen=True)
+class _Refused:
+    """A prompt the reference's model client refuses, with the error text it reports."""
+
+    error: str
+
+
+def _checked_prompt(prompt: Any, batched: bool) -> str | _Refused:
+    # The reference sends the prompt to its handler, which answers a missing (falsy) prompt
+    # of a single call, and its client answers a prompt that is not a string, with an error.
+    if issubclass(type(prompt), str) and (prompt or batched):
+        return str.__str__(prompt)  # an exact str, whatever subclass the model passed
+    if not batched and not prompt:
+        return _Refused("Missing 'prompt' or 'prompts' in request.")
+    return _Refused(f"Invalid prompt type: <class '{type(prompt).__name__}'>")
+
+
+def _batch_prompts(request: Request) -> list[str | _Refused] | None:
+    # the prompts of a batched call; None when the call itself is malformed
     args, kwargs = list(request.args), dict(request.kwargs)
     prompts = args.pop(0) if args else kwargs.pop("prompts", None)
     kwargs.pop("model", None)
     if args or kwargs or type(prompts) not in (list, tuple):
         return None
-    return [str.__str__(p) if issubclass(type(p), str) else None for p in prompts]
+    return [_checked_prompt(p, True) for p in prompts]
 
 
-def _sub_call_prompt(request: Request) -> str | None:
+def _sub_call_prompt(request: Request) -> str | _Refused | None:
     args, kwargs = list(request.args), dict(request.kwargs)
-    prompt = args.pop(0) if args else kwargs.pop("prompt", None)
-    kwargs.pop("model", None)  # one model here: the name is accepted and ignored
-    if args or kwargs or not issubclass(type(prompt), str):
+    if not args and "prompt" not in kwargs:
         return None
-    return str.__str__(prompt)  # an exact str, whatever subclass the model passed
+    prompt = args.pop(0) if args else kwargs.pop("prompt")
+    kwargs.pop("model", None)  # one model here: the name is accepted and ignored
+    if args or kwargs:
+        return None
+    return _checked_prompt(prompt, False)
 
 
 def _variables(names: list[tuple[str, bool]]) -> list[str]:
     # (name, value is simple data) pairs from the executor, which checks types without
     # running model code
     return [k for k, simple in names if simple and not k.startswith("_") and k not in REQUESTS]
-
-
-def _outputs_message(outputs: list[str]) -> str:
-    if len(outputs) == 1:
-        return "REPL output:\n" + outputs[0]
-    return "\n\n".join(f"REPL output (block {j}):\n{text}" for j, text in enumerate(outputs, 1))
 
 
 def machine(
@@ -649,7 +753,7 @@ INVARIANT_TEXT = (
     "turn of a child RLM (system, the metadata of a str context with no query, turn 1)"
 )
 
-_TURN = re.compile(r"<\|user\|>\n(?:[^\n]*\n)?Turn (\d+)/\d+: [^\n]*\n\Z")
+_TURN = re.compile(r"\n\nTurn (\d+)/\d+\.\n\Z")
 _FINAL_TAIL = render_messages([("assistant", FINAL_REQUEST)])
 
 
@@ -674,11 +778,13 @@ def is_single_user_message(prompt: str) -> bool:
 
 _CHILD_FIRST = re.compile(
     re.escape(render_messages([("system", SYSTEM_PROMPT)]))
-    + re.escape("<|user|>\nYour context is a str of ")
+    + re.escape("<|assistant|>\nYour context is a str with ")
     + r"\d+"
-    + re.escape(" total characters.\n<|user|>\n" + SAFEGUARD + "\nTurn 1/")
+    + re.escape(" total characters, and is broken up into chunks of char lengths: [")
     + r"\d+"
-    + re.escape(": write ```repl``` code to look at the context.\n")
+    + re.escape("].\n<|user|>\n" + SAFEGUARD + USER_PROMPT + "\n\nTurn 1/")
+    + r"\d+"
+    + re.escape(".\n")
 )
 
 
@@ -686,7 +792,7 @@ def is_child_first_prompt(prompt: str) -> bool:
     """True iff ``prompt`` is the first prompt of a child RLM: the system message, the
     metadata of a string context without a query, and the turn-1 message.
 
-    >>> child = render_messages([("system", SYSTEM_PROMPT), ("user", metadata_message("q", None)),
+    >>> child = render_messages([("system", SYSTEM_PROMPT), ("assistant", metadata_message("q")),
     ...                          ("user", turn_message(0, 8))])
     >>> is_child_first_prompt(child), is_child_first_prompt(machine().prompt(initial))
     (True, False)
@@ -744,7 +850,7 @@ def prompt_summary(prompt: str) -> str:
 
     >>> prompt_summary(machine().prompt(initial)), prompt_summary("<|user|>\\nWhich river?\\n")
     ('root RLM, turn 1', 'sub-call: Which river?')
-    >>> child = render_messages([("system", SYSTEM_PROMPT), ("user", metadata_message("q", None)),
+    >>> child = render_messages([("system", SYSTEM_PROMPT), ("assistant", metadata_message("q")),
     ...                          ("user", turn_message(0, 8))])
     >>> prompt_summary(child)
     'child RLM (context of 1 characters), turn 1'
@@ -754,12 +860,10 @@ def prompt_summary(prompt: str) -> str:
         return f"sub-call: {question[:40].rstrip()}"
     turn = turn_of(prompt)
     where = "final-answer request" if prompt.endswith(_FINAL_TAIL) else f"turn {turn}"
-    meta = prompt[len(_SYSTEM_HEAD) :].split("\n", 2)
-    if len(meta) > 1 and meta[1].startswith("Answer the following: "):
+    meta, _, first_turn = prompt[len(_SYSTEM_HEAD) :].partition("\n<|user|>\n")
+    if first_turn.startswith(_ROOT_FIRST_TURN):  # the root's turns carry the query
         return f"root RLM, {where}"
-    size = re.match(
-        r"Your context is a \w+ of (\d+) total characters\.", meta[1] if len(meta) > 1 else ""
-    )
+    size = re.match(r"Your context is a \w+ with (\d+) total characters", meta)
     return f"child RLM (context of {size.group(1) if size else '?'} characters), {where}"
 
 
@@ -789,7 +893,7 @@ def run_outline(prompts: Iterable[str]) -> str:
     turns flush left, a child RLM's turns one level in, a plain sub-call one level below
     the RLM that made it.
 
-    >>> child = render_messages([("system", SYSTEM_PROMPT), ("user", metadata_message("q", None)),
+    >>> child = render_messages([("system", SYSTEM_PROMPT), ("assistant", metadata_message("q")),
     ...                          ("user", turn_message(0, 8))])
     >>> print(run_outline([machine().prompt(initial), child, "<|user|>\\nRiver?\\n"]))
     root RLM, turn 1
@@ -799,7 +903,8 @@ def run_outline(prompts: Iterable[str]) -> str:
     return "\n".join("  " * level + summary for level, summary in run_levels(prompts))
 
 
-_SYSTEM_HEAD = render_messages([("system", SYSTEM_PROMPT)]) + "<|user|>"
+_SYSTEM_HEAD = render_messages([("system", SYSTEM_PROMPT)]) + "<|assistant|>\n"
+_ROOT_FIRST_TURN = SAFEGUARD + USER_PROMPT_WITH_ROOT.split("{root_prompt}")[0]
 
 
 SUB_CALL_REPLY = "```repl\nprint(llm_query('Summarise this: ' + context[:80]))\n```"

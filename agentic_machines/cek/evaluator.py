@@ -99,16 +99,17 @@ def evaluate(program: str | Any, model: Any = None, *, fuel: int = DEFAULT_FUEL)
     while True:
         outcome, steps = run(state, fuel=left)
         left -= steps
-        t = type(outcome)
-        if t is Halted:
+        # ``type(outcome) is X`` written out lets the type checker narrow ``outcome``.
+        if type(outcome) is Halted:
             return outcome.value
-        if t is Failed:
+        if type(outcome) is Failed:
             raise outcome.error
-        if t is Cycle:
+        if type(outcome) is Cycle:
             raise ProgramDiverged(
                 f"the program loops forever: its state repeated with period {outcome.period}; "
                 "check the base case of its recursion"
             )
+        assert type(outcome) is Boundary  # run's only other outcome
         if model is None:
             raise EvaluationError(
                 f"the program called (llm {unparse(outcome.prompt)}) but no model was given; "
@@ -199,25 +200,27 @@ def run_program(
         while True:
             outcome, steps = run(state, fuel=fuel - total)
             total += steps
-            t = type(outcome)
-            if t is Halted:
+            if type(outcome) is Halted:
                 return ProgramRun(outcome.value, tuple(boundaries), None, total)
-            if t is Failed:
+            if type(outcome) is Failed:
+                # run catches only EvaluationError, MalformedProgram and ParseError into Failed.
+                assert isinstance(outcome.error, AgenticMachinesError)
                 return ProgramRun(None, tuple(boundaries), outcome.error, total)
-            if t is Cycle:
-                err = ProgramDiverged(
+            if type(outcome) is Cycle:
+                diverged = ProgramDiverged(
                     f"the program loops forever: its state repeated with period {outcome.period}"
                 )
-                return ProgramRun(None, tuple(boundaries), err, total)
+                return ProgramRun(None, tuple(boundaries), diverged, total)
+            assert type(outcome) is Boundary  # run's only other outcome
             boundaries.append(outcome)
             if len(boundaries) > len(script):
-                err = ScriptExhausted.for_program(
+                exhausted = ScriptExhausted.for_program(
                     f"llm call {len(boundaries)} (prompt {unparse(outcome.prompt)})",
                     len(script),
                     outcome.prompt,
                     len(boundaries) - 1,
                 )
-                return ProgramRun(None, tuple(boundaries), err, total)
+                return ProgramRun(None, tuple(boundaries), exhausted, total)
             state = Ret(script[len(boundaries) - 1], outcome.kont)
     except (ParseError, MalformedProgram, EvaluationError, Undecided) as err:
         return ProgramRun(None, tuple(boundaries), err, total)
@@ -288,13 +291,12 @@ class AgenticEvaluator(AgenticMachine):
                 f"completions are strings (C = str); got {type(completion).__name__}: pass str(completion)"
             )
         result, steps = run(Ret(completion, state.kont), fuel=self.fuel)
-        t = type(result)
         self.last_record = RunRecord(
             state,
             completion,
             _outcome(result),
-            value=result.value if t is Halted else None,
-            error=result.error if t is Failed else None,
+            value=result.value if type(result) is Halted else None,
+            error=result.error if type(result) is Failed else None,
             steps=steps,
         )
         return self.last_record.outcome

@@ -57,6 +57,7 @@ __all__ = [
     "Begin",
     "Letrec",
     "Define",
+    "DefineValue",
     "Cond",
     "Clauses",
     "And",
@@ -594,6 +595,21 @@ class App(_SeqForm):
     _tag = 12
 
 
+class DefineValue(App):
+    """A value ``(define x e)`` at the start of a body, then the rest of the body ``b``:
+    run as ``((lambda (x) b) e)`` runs, but its own node, so the stepper names the
+    ``define`` rule and the printer writes the define back.
+
+    >>> from agentic_machines.cek.reader import parse_program
+    >>> e = compile_program(parse_program("(define x 5) (+ x 1)"))
+    >>> type(e).__name__, printed(to_datum(e))
+    ('DefineValue', '(begin (define x 5) (+ x 1))')
+    """
+
+    __slots__ = ()
+    _tag = 25
+
+
 class Branches(Node):
     """The two pending branches of an ``if`` (what its frame keeps).
 
@@ -892,6 +908,8 @@ def _visit(d: Any) -> Expr | tuple[_Build, list]:
         return _FORMS[head.name](items)
     if head is _DEFINE_GROUP:
         return _form_define_group(items)
+    if head is _DEFINE_VALUE:
+        return _form_define_value(items)
     return _build_app, items
 
 
@@ -981,6 +999,7 @@ _DEFINE = Symbol("define")
 # The head _body gives a run of procedure defines; told by identity, and the reader never
 # reads a `#` name, so program text cannot write it (it compiles to Define).
 _DEFINE_GROUP = Symbol("#define-group")
+_DEFINE_VALUE = Symbol("#define-value")  # likewise, for a value define (DefineValue)
 _LAMBDA = Symbol("lambda")
 _BEGIN = Symbol("begin")
 
@@ -992,7 +1011,8 @@ def _is_define(d: Any) -> bool:
 def _body(form: str, forms: list) -> Any:
     """The datum of a body: ``(define ...)`` forms, then one or more expressions. The
     defines become nested :class:`Define` groups (each run of procedures, bound as
-    ``letrec`` binds, so they may call each other) and ``let`` (a value), in order;
+    ``letrec`` binds, so they may call each other) and :class:`DefineValue` (a value,
+    bound as ``let`` binds), in order;
     several expressions become ``(begin ...)``.
     """
     n = 0
@@ -1024,10 +1044,10 @@ def _body(form: str, forms: list) -> Any:
             binds = from_items([from_items([Symbol(nm), init]) for nm, init in defs[j:i]])
             result = from_items([_DEFINE_GROUP, binds, result])
             i = j
-        else:  # a value: a let
+        else:  # a value: bound as let binds
             nm, init = defs[i - 1]
             binds = from_items([from_items([Symbol(nm), init])])
-            result = from_items([Symbol("let"), binds, result])
+            result = from_items([_DEFINE_VALUE, binds, result])
             i -= 1
     return result
 
@@ -1111,6 +1131,12 @@ def _form_letrec(items: list) -> tuple:
         )
     body = _body("letrec", items[2:])
     return (lambda xs: Letrec(Group(names, tuple(xs[:-1])), xs[-1])), inits + [body]  # type: ignore[arg-type]
+
+
+def _form_define_value(items: list) -> tuple:
+    # (#define-value ((x e)) body), made by _body only: already checked there.
+    name, init = list(iter_list(items[1].car))
+    return (lambda xs: DefineValue(seq_of([Lambda((name.name,), xs[1]), xs[0]]))), [init, items[2]]
 
 
 def _form_define_group(items: list) -> tuple:
@@ -1370,6 +1396,18 @@ def _unbuild_define(e: Define) -> tuple:
     return build, list(e.group.lams) + [e.body]
 
 
+def _unbuild_define_value(e: DefineValue) -> tuple:
+    # (begin (define x e) body): compiles back to the same DefineValue.
+    lam, init = e.seq.items()
+    assert type(lam) is Lambda  # DefineValue is built only by _form_define_value
+    name = lam.params[0]
+
+    def build(xs: list) -> Any:
+        return from_items([_BEGIN, from_items([_DEFINE, Symbol(name), xs[0]]), xs[1]])
+
+    return build, [init, lam.body]
+
+
 _UNBUILD: dict[type, Callable[[Any], tuple]] = {
     Lambda: _unbuild_lambda,
     App: lambda e: ((lambda xs: from_items(xs)), e.seq.items()),
@@ -1383,6 +1421,7 @@ _UNBUILD: dict[type, Callable[[Any], tuple]] = {
     Or: lambda e: ((lambda xs: from_items([Symbol("or")] + xs)), e.seq.items()),
     Letrec: _unbuild_letrec,
     Define: _unbuild_define,
+    DefineValue: _unbuild_define_value,
     Llm: lambda e: ((lambda xs: from_items([Symbol("llm"), xs[0]])), [e.arg]),
     EvalForm: lambda e: ((lambda xs: from_items([Symbol("eval"), xs[0]])), [e.arg]),
 }

@@ -45,6 +45,7 @@ from .expr import (
     Cond,
     Const,
     Define,
+    DefineValue,
     EvalForm,
     Expr,
     If,
@@ -548,6 +549,9 @@ def step(state: Node) -> Node:
         if te is Define:
             # <(define (f x) e) ... b, ρ, κ>  ->  <b, ρ|b + {f: closure(group, i, ρ|group)}, κ>   (a body's run of procedure defines, bound as letrec binds)
             return _bind_group(e, env, k)
+        if te is DefineValue:
+            # <(define x e) b, ρ, κ>  ->  as <((lambda (x) b) e), ρ, κ>: e first, then b with x bound (see _parts)
+            return _parts((), e.seq, env, k)
         if te is Llm:
             # <(llm a), ρ, κ>  ->  <a, ρ, LlmK(κ)>
             return Eval(e.arg, env, LlmK(k))
@@ -865,8 +869,8 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
             seq = None
             if evaluating:
                 te = type(e)
-                if te is App:
-                    # <(f a ...), ρ, κ>  ->  evaluate the parts left to right (below)
+                if te is App or te is DefineValue:
+                    # <(f a ...), ρ, κ>  ->  evaluate the parts left to right (below)  (a value define alike)
                     done, seq = (), e.seq
                 elif te is If:
                     # <(if t a b), ρ, κ>  ->  <t, ρ|t, IfK(a b, ρ|ab, κ)>;  an atomic t on the spot

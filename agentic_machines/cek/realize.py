@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..embedding import Embedding
 from ..errors import InvalidArgument
@@ -241,12 +241,17 @@ _REACT_COMPLETIONS = (
 )
 
 
-def _react_prompt(state: tuple[str, ...]) -> str:
-    lines = [_HEADER]
-    for i, key in enumerate(state, 1):
+def _react_state(state: Hashable) -> tuple[str, ...]:
+    # FunctionMachine passes its states as plain Hashables; react_toy's are these tuples.
+    return cast(tuple[str, ...], state)
+
+
+def _react_prompt(state: Hashable) -> str:
+    lines, z = [_HEADER], _react_state(state)
+    for i, key in enumerate(z, 1):
         text = REACT_WIKI.get(key, _NO_PAGE if key == _MISSING else _BAD_ACTION)
         lines.append(f"Observation {i}: {text}\n")
-    lines.append(f"Action {len(state) + 1}:")
+    lines.append(f"Action {len(z) + 1}:")
     return "".join(lines)
 
 
@@ -254,7 +259,7 @@ def _wrapped(c: str, prefix: str) -> bool:
     return len(c) >= len(prefix) and c[: len(prefix)] == prefix and c[-1:] == "]"
 
 
-def _react_harness(state: tuple[str, ...], c: str, *, max_steps: int) -> Any:
+def _react_harness(state: Hashable, c: str, *, max_steps: int) -> Any:
     if _wrapped(c, "Finish["):
         return HALT
     if _wrapped(c, "Search["):
@@ -262,7 +267,7 @@ def _react_harness(state: tuple[str, ...], c: str, *, max_steps: int) -> Any:
         key = title if title in REACT_WIKI else _MISSING
     else:
         key = _INVALID
-    nxt = state + (key,)
+    nxt = _react_state(state) + (key,)
     return HALT if len(nxt) >= max_steps else nxt
 
 
@@ -350,5 +355,8 @@ def realize_react_toy(max_steps: int = 3, *, q: str = SEED_PROMPT) -> Realizatio
                                {escape_string(_INVALID)}))))
         (if (< (len z2) {max_steps}) (list 'next z2) 'halt)))))"""
     return realize_with(
-        react_toy(max_steps), encode=lambda s: from_items(list(s)), definitions=definitions, q=q
+        react_toy(max_steps),
+        encode=lambda s: from_items(list(_react_state(s))),
+        definitions=definitions,
+        q=q,
     )

@@ -96,13 +96,14 @@ def frame_context(frame: Frame, hole: str) -> str:
     '(if [] 1 2)'
     """
     t = type(frame)
-    if t is ArgsK:
+    # Each test names the class itself (not ``t``) so that the type checker narrows ``frame``.
+    if type(frame) is ArgsK:
         parts = [brief(v) for v in frame.done] + [hole] + [unparse(e) for e in frame.rest.items()]
         return f"({' '.join(parts)})"
-    if t is IfK:
+    if type(frame) is IfK:
         br = frame.branches
         return f"(if {hole} {unparse(br.then)} {unparse(br.orelse)})"
-    if t is BeginK:
+    if type(frame) is BeginK:
         return f"(begin {' '.join([hole] + [unparse(e) for e in frame.rest.items()])})"
     if t is CondK:
         return _clauses_context(cast(CondK, frame).clauses, hole)
@@ -216,6 +217,7 @@ _EVAL_RULES = {
     "Or": "or",
     "Letrec": "letrec",
     "Define": "define",
+    "DefineValue": "define",
     "Llm": "llm",
     "EvalForm": "eval",
 }

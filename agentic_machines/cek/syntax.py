@@ -108,9 +108,12 @@ class Node:
         return not self.__eq__(other)
 
     def __hash__(self) -> int:
-        return self._hash
+        # _hash is a slot every subclass sets (Frame: a property); not declared on Node,
+        # since a declared int clashes with Frame's read-only property in cek/machine.py.
+        return self._hash  # type: ignore[attr-defined]
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        # A str names a module-level singleton (Bool, Nil); a tuple rebuilds from the fields.
         return (type(self), tuple(getattr(self, f) for f in self._fields))
 
     # Immutable, so a copy is the object itself (and copying a deep value cannot recurse).
@@ -144,7 +147,7 @@ def deep_equal(a: Any, b: Any) -> bool:
                 return False
             stack.extend(zip(x, y))
         elif isinstance(x, Node):
-            if x._hash != y._hash:
+            if x._hash != y._hash:  # type: ignore[attr-defined]  # see Node.__hash__
                 return False
             for name in tx._fields:
                 push((getattr(x, name), getattr(y, name)))
@@ -238,6 +241,7 @@ class Pair(Node):
 
     __slots__ = ("car", "cdr", "pure")
     _fields = ("car", "cdr")
+    pure: bool
 
     def __init__(self, car: Any, cdr: Pair | Nil) -> None:
         self.car = car

@@ -89,25 +89,25 @@ def loader_expr(state: Boundary) -> Expr:
         k = k.next
     values: list[Any] = []
     for f in frames:
-        tf = type(f)
-        if tf is ArgsK:
+        # ``type(f) is X`` written out (not through a variable) lets the type checker narrow f.
+        if type(f) is ArgsK:
             values.extend(f.done)
             values.extend(f.env)
-        elif tf is IfK or tf is BeginK:
+        elif type(f) is IfK or type(f) is BeginK:
             values.extend(f.env)
     memo: dict[int, Expr] = {}
     reify_into(values, memo)
     hole: Expr = Llm(Const(state.prompt))
     for f in frames:
         tf = type(f)
-        if tf is ArgsK:
+        if type(f) is ArgsK:
             # (v0 ... HOLE e ...) in the frame's environment
             parts = [memo[id(v)] for v in f.done] + [hole] + f.rest.items()
             hole = bind(f.rest.fv, f.env, App(seq_of(parts)), memo)
-        elif tf is IfK:
+        elif type(f) is IfK:
             # (if HOLE then else)
             hole = bind(f.branches.fv, f.env, If(hole, f.branches), memo)
-        elif tf is BeginK:
+        elif type(f) is BeginK:
             # (begin HOLE e ...)
             hole = bind(f.rest.fv, f.env, Begin(seq_of([hole] + f.rest.items())), memo)
         elif tf is LlmK:

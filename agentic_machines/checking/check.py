@@ -35,20 +35,17 @@ raised ``Undecided``).
 from __future__ import annotations
 
 import time
-from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Executor
 from itertools import repeat
 from typing import Any
 
 import networkx as nx
 
-from .._text import one_line
 from ..batches import check_sendable, run_batches
 from ..errors import ClockDependent, InvalidArgument
 from ..machine import DIVERGE, HALT, AgenticMachine
 from ..runtime.collector import collector_paused
-from ..runtime.harness import TraceState
 from ..runtime.parallel import expand_steps
 from ..runtime.search import (
     Bounds,
@@ -67,7 +64,7 @@ from ..runtime.search import (
     search_line,
     walk,
 )
-from ..verdict import Verdict, short_repr
+from ..verdict import short_repr
 from .coverage import unreached_prompts
 from .explored import ExploredMachine
 from .properties import (
@@ -82,8 +79,9 @@ from .properties import (
     display_names,
     flatten,
 )
-from .result import CheckResult, Counterexample, Coverage, PropertyResult
+from .result import CheckResult, Coverage
 from .run_check import confirm, keyed_loop
+from .verdicts import Finding, Verdicts, cyclic_states
 
 __all__ = ["check_properties", "Completions", "BATCH"]
 
@@ -202,16 +200,11 @@ def _explored(
     return machine, completions, low[0], low[1]
 
 
-def _alphabet_name(fixed: list[str] | None) -> str:
-    if fixed is None:
-        return "the completions the alphabet function chose per prompt"
-    return f"the {len(fixed)}-completion alphabet"
-
-
-class _Search(Walk):
+class _Search(Walk, Verdicts):
     """The state of one check: a walk of the kernel's loop (:func:`~agentic_machines.
     runtime.search.walk`) that checks every row as it is recorded, and keeps the
-    explored graph as flat lists indexed by state id for the verdicts."""
+    explored graph as flat lists indexed by state id, from which its
+    :class:`~agentic_machines.checking.verdicts.Verdicts` are built after the search."""
 
     batch = BATCH
     watches = True
@@ -240,8 +233,7 @@ class _Search(Walk):
             self.max_depth = max(q.k for q in self.halting)
         self.bounds = Bounds(max_states, self.max_depth) if max_depth is None else task.bounds
         super().__init__(task._replace(bounds=self.bounds), Found())
-        # first violation per part: (state id, completion or None, outcome, explanation)
-        self.found: dict[Property, tuple] = {}
+        self.found: dict[Property, Finding] = {}  # the first violation of each part
         # per keyed never_diverges: (state id, step where the loop starts, explanation)
         self.keyed_found: dict[NeverDiverges, tuple[int, int, str]] = {}
         self.back_edges = 0  # steps to a state seen before: only they can close a cycle
@@ -309,8 +301,11 @@ class _Search(Walk):
             self._check_state(0)
 
     # -- the walk's part: expansion and watching -------------------------------------------
-    def prompt(self, t: Any) -> None:
-        return None  # the check keeps its prompts by state id (expand computes them)
+    def prompt(self, t: Any) -> str | None:
+        """A start's prompt; a new state's is filled when its row is recorded (the
+        expansion computed it right after its step)."""
+        j = self.ids.get(t)
+        return None if j is None else self.prompts[j]
 
     def done(self) -> bool:
         """Every part has its counterexample: the search can stop (with ``stop_early``).
@@ -325,9 +320,9 @@ class _Search(Walk):
             back, n = self.cycle_checked
             if self.back_edges > back and len(self.states) >= 2 * n:
                 self.cycle_checked = (self.back_edges, len(self.states))
-                if _cyclic_states(len(self.states), self._state_succ):
+                if cyclic_states(len(self.states), self._state_succ):
                     for q in self.looping:  # the lasso itself is built after the search
-                        self.found.setdefault(q, (0, None, None, "a reachable cycle"))
+                        self.found.setdefault(q, Finding(0, None, None, "a reachable cycle"))
                     missing = 0
         return not missing
 
@@ -407,7 +402,7 @@ class _Search(Walk):
                 if self.first_raised is None:
                     self.first_raised = (i, c, t)
                     for q in self.raising:  # breadth-first: a shortest run that raises
-                        self.found[q] = (i, c, t, "")
+                        self.found[q] = Finding(i, c, t, "")
             elif t is not HALT:
                 j = ids.get(t)
                 if j is None:
@@ -437,6 +432,7 @@ class _Search(Walk):
         self.ids[t] = j
         self.states.append(t)
         self.prompts.append(prompt if prompt is not None else self.machine.prompt(t))
+        self.record.prompts[t] = self.prompts[j]  # the kernel's record holds it too
         self.depth.append(d)
         self.parent.append(i)
         self.via.append(c)
@@ -504,7 +500,7 @@ class _Search(Walk):
             try:
                 ok = inv.fn(state, prompt)
             except Exception as exc:  # noqa: BLE001 - a broken property is reported, not raised
-                self.found[inv] = (
+                self.found[inv] = Finding(
                     j,
                     None,
                     None,
@@ -512,7 +508,7 @@ class _Search(Walk):
                 )
                 continue
             if not ok:
-                self.found[inv] = (
+                self.found[inv] = Finding(
                     j,
                     None,
                     None,
@@ -526,12 +522,17 @@ class _Search(Walk):
         for q in self.diverging:
             self.found.setdefault(
                 q,
-                (i, c, DIVERGE, "the harness returned DIVERGE (↑): it never returns to the model"),
+                Finding(
+                    i, c, DIVERGE, "the harness returned DIVERGE (↑): it never returns to the model"
+                ),
             )
         for hq in self.halting:
             if n <= hq.k:
                 self.found.setdefault(
-                    hq, (i, c, DIVERGE, f"the harness returned DIVERGE (↑) after {n} model call(s)")
+                    hq,
+                    Finding(
+                        i, c, DIVERGE, f"the harness returned DIVERGE (↑) after {n} model call(s)"
+                    ),
                 )
 
     def _stuck(self, i: int) -> None:
@@ -545,14 +546,14 @@ class _Search(Walk):
         )
         for q in self.halting:
             if d <= q.k:
-                self.found.setdefault(q, (i, None, None, why))
+                self.found.setdefault(q, Finding(i, None, None, why))
 
     def _deep(self, j: int, d: int) -> None:
         """A state ``d`` steps deep: the breadth-first path to it is a run of ``d`` steps
         that has not halted, a shortest counterexample to ``halts_within(d)``."""
         for q in self.halting:
             if q.k == d and q not in self.found:
-                self.found[q] = (
+                self.found[q] = Finding(
                     j,
                     None,
                     None,
@@ -573,13 +574,13 @@ class _Search(Walk):
             key = _hashable(q.key(self.states[j]))  # type: ignore[misc]
         except Exception as exc:  # noqa: BLE001 - a broken key is reported, not raised
             keys.append(None)
-            self.found[q] = (
+            self.found[q] = Finding(
                 j,
                 None,
                 None,
                 f"the key of {q.name} raised {type(exc).__name__}: {exc}",
             )
-            self.keyed_found[q] = (j, -1, self.found[q][3])
+            self.keyed_found[q] = (j, -1, self.found[q].why)
             return
         keys.append(key)
         path = self._path(j)
@@ -598,7 +599,7 @@ class _Search(Walk):
                 f"{short_repr(key)} is the key of {short_repr(self.states[path[n]])} (step {at}), "
                 f"and {forever}"
             )
-            self.found[q] = (j, None, None, why)
+            self.found[q] = Finding(j, None, None, why)
             self.keyed_found[q] = (j, at, why)
             return
 
@@ -611,10 +612,12 @@ class _Search(Walk):
             try:
                 ok = tp.fn(state, c, outcome)
             except Exception as exc:  # noqa: BLE001
-                self.found[tp] = (i, c, t, f"the property raised {type(exc).__name__}: {exc}")
+                self.found[tp] = Finding(
+                    i, c, t, f"the property raised {type(exc).__name__}: {exc}"
+                )
                 continue
             if not ok:
-                self.found[tp] = (
+                self.found[tp] = Finding(
                     i,
                     c,
                     t,
@@ -638,7 +641,7 @@ class _Search(Walk):
                         if key in done
                         else "twice in one step"
                     )
-                    self.found[prop] = (
+                    self.found[prop] = Finding(
                         i,
                         c,
                         t,
@@ -646,304 +649,6 @@ class _Search(Walk):
                     )
                     break
                 seen.add(key)
-
-    # -- verdicts ----------------------------------------------------------------------------
-    def _verdict(self, prop: Property, label: str) -> PropertyResult:
-        parts = prop.parts
-        found = [self._part(q) for q in parts]
-        refuted = [(cx, v) for cx, v in found if cx is not None]
-        claim = f"{prop.claim()}, for {_alphabet_name(self.fixed)}"
-        checked = self.transitions_made
-        if refuted:
-            cx = min((cx for cx, _ in refuted), key=len)
-            cx = Counterexample(
-                label,
-                cx.completions,
-                cx.states,
-                cx.prompts,
-                cx.explanation,
-                cx.loop,
-                self.name,
-                getattr(self.machine, "initial", None),
-            )
-            verdict = Verdict(
-                False,
-                claim,
-                "exhaustive",
-                checked,
-                reason=f"counterexample of {len(cx)} step{'s' * (len(cx) != 1)}: {cx.explanation}",
-                details={"counterexample": cx},
-            )
-            return PropertyResult(prop, verdict, cx, label)
-        undecided = [why for _, why in found if why]
-        if undecided:
-            return PropertyResult(
-                prop,
-                Verdict(None, claim, "exhaustive", checked, reason="; ".join(undecided)),
-                None,
-                label,
-            )
-        reason = f"bound: {self._bound_text()}"
-        if (
-            self.bound_depth is not None
-            and any(isinstance(q, NeverDiverges) and q.key is None for q in parts)
-            and isinstance(self.start, TraceState)
-        ):
-            reason += (
-                f"; {self.name}'s states are histories of completions, which never repeat, so a loop of "
-                "model calls cannot be seen as a cycle here; pass never_diverges(key=...) to say which "
-                "states are the same situation (e.g. key=machine.prompt)"
-            )
-        return PropertyResult(
-            prop, Verdict(True, claim, "exhaustive", checked, reason=reason), None, label
-        )
-
-    def _part(self, q: Property) -> tuple[Counterexample | None, str]:
-        """The counterexample of one part, or why it is undecided ("" when it holds)."""
-        if isinstance(q, HaltsWithin):
-            return self._halts_within(q)
-        if isinstance(q, NeverDiverges):
-            return self._never_diverges(q)
-        if isinstance(q, NeverRaises):
-            if self.first_raised is not None:
-                i, c, t = self.first_raised
-                return self._path_cx(
-                    q, i, c, t, f"the harness raised {t.type}: {one_line(t.message)[:200]}"
-                ), ""
-            return None, self._unknown_text()
-        if q in self.found:
-            i, c, t, why = self.found[q]
-            if c is None:
-                return self._path_cx(q, i, None, None, why), ""
-            return self._path_cx(q, i, c, t, why), ""
-        if isinstance(q, EffectsAtMostOnce) and q.never_ran(self.machine):
-            return None, q.never_ran(self.machine)
-        if self.stopped_early:  # pragma: no cover - stop_early only stops when all are found
-            return None, "the search stopped early"
-        return None, self._unknown_text()
-
-    def _unknown_text(self) -> str:
-        if not self.unknown:
-            return ""
-        return (
-            f"the outcome of {self.unknown} step{'s' * (self.unknown != 1)} is unknown "
-            f"(the harness raised Undecided: {self.unknown_reason})"
-        )
-
-    def _path(self, j: int) -> list[int]:
-        path = [j]
-        while self.parent[path[-1]] >= 0:
-            path.append(self.parent[path[-1]])
-        path.reverse()
-        return path
-
-    def _path_cx(
-        self, q: Property, i: int, c: str | None, t: Any, why: str, loop: int | None = None
-    ) -> Counterexample:
-        """The run along the breadth-first path to state ``i``, then ``c`` (if any) to ``t``."""
-        ids = self._path(i)
-        comps = [self.via[k] for k in ids[1:]]
-        states = [self.states[k] for k in ids]
-        prompts = [self.prompts[k] for k in ids]
-        if c is not None:
-            comps.append(c)
-            if type(t) is int:
-                states.append(self.states[t])
-                prompts.append(self.prompts[t])
-            else:
-                states.append(t)
-        return Counterexample(q.name, tuple(comps), tuple(states), tuple(prompts), why, loop)
-
-    def _walk_cx(
-        self,
-        q: Property,
-        walk: list[int],
-        comps: list[str],
-        why: str,
-        loop: int | None = None,
-    ) -> Counterexample:
-        """The run through the state ids ``walk`` (one more than ``comps``)."""
-        states = tuple(self.states[k] for k in walk)
-        prompts = tuple(self.prompts[k] for k in walk)
-        return Counterexample(q.name, tuple(comps), states, prompts, why, loop)
-
-    # -- liveness on the explored graph -----------------------------------------------------
-    def _state_succ(self, i: int) -> Iterable[tuple[int, str]]:
-        return ((t, c) for t, c in self.succ[i].items() if type(t) is int)
-
-    def _never_diverges(self, q: NeverDiverges) -> tuple[Counterexample | None, str]:
-        candidates: list[Counterexample] = []
-        if self.first_diverge is not None:
-            i, c = self.first_diverge
-            candidates.append(
-                self._path_cx(
-                    q,
-                    i,
-                    c,
-                    DIVERGE,
-                    "the harness returned DIVERGE (↑): it never returns to the model",
-                )
-            )
-        lasso = self._lasso(q)
-        if lasso is not None:
-            candidates.append(lasso)
-        if q in self.keyed_found:
-            j, at, why = self.keyed_found[q]
-            candidates.append(self._path_cx(q, j, None, None, why, loop=None if at < 0 else at))
-        if candidates:
-            return min(candidates, key=len), ""
-        reasons = [self._unknown_text()] if self.unknown else []
-        return None, "; ".join(reasons)
-
-    def _lasso(self, q: Property) -> Counterexample | None:
-        cyclic = _cyclic_states(len(self.states), self._state_succ)
-        if not cyclic:
-            return None
-        entry = min(cyclic, key=lambda k: (self.depth[k], k))
-        component = cyclic[entry]
-        # the shortest cycle through `entry`, inside its strongly connected component
-        back: dict[int, tuple[int, str]] = {}
-        queue = deque([entry])
-        closing: tuple[int, str] | None = None
-        while queue and closing is None:
-            u = queue.popleft()
-            for v, c in self._state_succ(u):
-                if v == entry:
-                    closing = (u, c)
-                    break
-                if v in component and v not in back:
-                    back[v] = (u, c)
-                    queue.append(v)
-        assert closing is not None  # entry is on a cycle inside its component
-        loop_states = [closing[0]]
-        loop_comps = [closing[1]]
-        while loop_states[-1] != entry:
-            u, c = back[loop_states[-1]]
-            loop_states.append(u)
-            loop_comps.append(c)
-        loop_states.reverse()
-        loop_comps.reverse()
-        stem = self._path(entry)
-        walk = stem + loop_states[1:]
-        comps = [self.via[k] for k in stem[1:]] + loop_comps
-        loop_at = len(stem) - 1
-        why = (
-            f"a reachable cycle of {len(loop_comps)} step{'s' * (len(loop_comps) != 1)} that never "
-            f"halts: after step {len(comps) - 1} the run is back in {short_repr(self.states[entry])}"
-        )
-        return self._walk_cx(q, walk + [entry], comps, why, loop_at)
-
-    def _halts_within(self, q: HaltsWithin) -> tuple[Counterexample | None, str]:
-        """The shortest run that shows ``halts_within(k)`` false, with a reachable cycle's
-        lasso among the candidates: a run that goes round a loop for ever says more than
-        its first k steps, so when it is no longer than them the lasso is returned."""
-        cx, why = self._halts_within_run(q)
-        if cx is None:
-            return None, why
-        lasso = self._lasso(q)  # only when refuted: a reachable cycle refutes every k
-        if lasso is not None and len(lasso) <= len(cx):
-            return lasso, ""
-        return cx, ""
-
-    def _halts_within_run(self, q: HaltsWithin) -> tuple[Counterexample | None, str]:
-        if q in self.found:
-            i, c, t, why = self.found[q]
-            return self._path_cx(q, i, c, t, why), ""
-        k = q.k
-        if k == 0:  # the start is a state: the run of 0 steps has not halted
-            return self._path_cx(q, 0, None, None, "the start is a state, not HALT"), ""
-        candidates: list[Counterexample] = []
-        if self.first_diverge is not None:
-            i, c = self.first_diverge
-            if self.depth[i] + 1 <= k:
-                candidates.append(
-                    self._path_cx(
-                        q,
-                        i,
-                        c,
-                        DIVERGE,
-                        f"the harness returned DIVERGE (↑) after {self.depth[i] + 1} model call(s)",
-                    )
-                )
-        if k >= len(self.states):
-            # A run of k >= n steps through n states repeats one: it exists exactly when a
-            # cycle is reachable, and the cycle's lasso shows it (without a cycle the
-            # layers below empty within n steps).
-            lasso = self._lasso(q)
-            if lasso is not None:
-                candidates.append(lasso)
-                return min(candidates, key=len), ""
-        # Layers of the runs: layer j holds every state some run is in after j steps.
-        # state id -> (previous id, completion) of one run reaching it
-        layer: dict[int, tuple[int, str] | None] = {0: None}
-        layers: list[dict[int, tuple[int, str] | None]] = [layer]
-        open_end = ""
-        for j in range(k):
-            nxt: dict[int, tuple[int, str] | None] = {}
-            for u in layer:
-                if not self.complete[u]:
-                    open_end = open_end or (
-                        f"a run is in {short_repr(self.states[u])} after {j} step(s) and the "
-                        f"search did not expand it ({self._truncation_text() or 'bounded'})"
-                    )
-                for v, c in self._state_succ(u):
-                    if v not in nxt:
-                        nxt[v] = (u, c)
-            layer = nxt
-            layers.append(layer)
-            if not layer:
-                break
-        if len(layers) == k + 1 and layers[k]:
-            end = next(iter(layers[k]))
-            walk = [end]
-            comps: list[str] = []
-            for j in range(k, 0, -1):
-                u, c = layers[j][walk[-1]]  # type: ignore[misc]
-                walk.append(u)
-                comps.append(c)
-            walk.reverse()
-            comps.reverse()
-            candidates.append(
-                self._walk_cx(
-                    q,
-                    walk,
-                    comps,
-                    f"after {k} model calls the run has not halted (it is in {short_repr(self.states[walk[-1]])})",
-                )
-            )
-        if candidates:
-            return min(candidates, key=len), ""
-        reasons = [r for r in (open_end, self._unknown_text()) if r]
-        return None, "; ".join(reasons)
-
-    # -- bounds and statistics ---------------------------------------------------------------
-    def _bound_depth(self) -> int | None:
-        """The depth up to which every run was searched, when not the whole graph."""
-        bounds = []
-        if self.depth_cut and self.max_depth is not None:
-            bounds.append(self.max_depth)
-        if self.cut_depth is not None:
-            bounds.append(self.cut_depth)
-        return min(bounds) if bounds else None
-
-    def _truncation_text(self) -> str | None:
-        parts = []
-        if self.depth_cut:
-            parts.append(self.bounds.depth_cut())
-        if self.truncated:
-            parts.append(self.truncated)
-        if self.stopped_early:
-            parts.append("every property was refuted, so the search stopped early")
-        return "; ".join(parts) or None
-
-    def _bound_text(self) -> str:
-        if self.bound_depth is None and not self.stopped_early:
-            n = len(self.states)
-            return f"the whole reachable graph ({n:,} state{'s' * (n != 1)})"
-        if self.bound_depth is None:
-            return f"stopped early at {len(self.states):,} states"
-        d = self.bound_depth
-        return f"every run of at most {d} step{'s' * (d != 1)}"
 
     def _stats(self, began: float, queued: int) -> dict[str, Any]:
         n = len(self.states)
@@ -969,61 +674,6 @@ def _hashable(value: Any) -> Any:
         return value
     except TypeError:
         return repr(value)
-
-
-def _cyclic_states(
-    n: int, succ: Callable[[int], Iterable[tuple[int, str]]]
-) -> dict[int, frozenset[int]]:
-    """The states on a cycle (states 0..n-1), each mapped to its strongly connected
-    component. Tarjan's algorithm, iterative (a long chain must not hit the recursion
-    limit)."""
-    index = [-1] * n
-    low = [0] * n
-    on_stack = [False] * n
-    stack: list[int] = []
-    counter = 0
-    out: dict[int, frozenset[int]] = {}
-    for root in range(n):
-        if index[root] != -1:
-            continue
-        work = [(root, iter(list(succ(root))))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack[root] = True
-        while work:
-            v, it = work[-1]
-            advanced = False
-            for w, _ in it:
-                if index[w] == -1:
-                    index[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on_stack[w] = True
-                    work.append((w, iter(list(succ(w)))))
-                    advanced = True
-                    break
-                if on_stack[w]:
-                    low[v] = min(low[v], index[w])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                u = work[-1][0]
-                low[u] = min(low[u], low[v])
-            if low[v] == index[v]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on_stack[w] = False
-                    comp.append(w)
-                    if w == v:
-                        break
-                if len(comp) > 1 or any(t == v for t, _ in succ(v)):
-                    members = frozenset(comp)
-                    for w in comp:
-                        out[w] = members
-    return out
 
 
 def _started(log: Any) -> frozenset[Any]:

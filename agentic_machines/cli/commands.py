@@ -184,6 +184,13 @@ def _add_diagram(sub: Any) -> None:
         help="output format (default: from FILE's suffix: .png .svg .pdf .dot .gv .mmd .json "
         ".html; html is the interactive view, as the view verb writes it)",
     )
+    p.add_argument(
+        "--structure",
+        action="store_true",
+        help="draw the framework's own graph beside the explored states (a LangGraph "
+        "machine: its nodes, each with the explored states its model calls made, and its "
+        "conditional edges); png, svg or pdf",
+    )
     add_bound_arguments(p)
     add_isolation_arguments(p, "the completions' code")
     p.set_defaults(func=_diagram)
@@ -349,10 +356,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _guarded(args: argparse.Namespace) -> int:
     """Run the verb; refuse its result in one line if the target left the process's
-    output streams or folder changed under it. An agent function run inline has them put
-    back at every model call (:class:`~agentic_machines.cli._args.Watched`); what is
-    left is a step the clock ended (a tool that blocks) while the agent had them changed:
-    it runs on in this process, and the verb's output or files may have gone its way."""
+    output streams or folder changed under it: a machine's own code run in this process
+    (a prompt or harness function). An agent function run inline has them put back at
+    every model call (:class:`~agentic_machines.cli._args.Watched`) and when a step the
+    clock ended leaves it running."""
     streams, folder = (sys.stdout, sys.stderr), os.getcwd()
     status = args.func(args)
     changed = [
@@ -370,8 +377,8 @@ def _guarded(args: argparse.Namespace) -> int:
     os.chdir(folder)
     raise InvalidArgument(
         f"the target changed {' and '.join(changed)} of this process and did not put it "
-        "back (a step the clock ended left it running), so some output or files may have "
-        "gone there; run its agent function in a worker process (leave out --isolation inline)"
+        "back, so some output or files may have gone there; a machine's own code must put "
+        "them back, and an agent function runs in a worker process without --isolation inline"
     )
 
 
@@ -501,6 +508,12 @@ def _diagram(args: argparse.Namespace) -> int:
             f"a {fmt} diagram needs a file: add -o FILE (or use --format mermaid, dot or json for stdout)"
         )
     machine = machine_with_isolation(entry, args.isolation)
+    framework = getattr(machine, "framework_structure", None) if args.structure else None
+    if args.structure and (framework is None or fmt not in ("png", "svg", "pdf")):
+        raise InvalidArgument(
+            f"--structure draws a framework's own graph in png, svg or pdf: {args.name!r} "
+            + ("has none (a LangGraph machine has)" if framework is None else f"as {fmt}")
+        )
     graph = entry.explore(
         machine,
         depth=args.depth,
@@ -508,6 +521,8 @@ def _diagram(args: argparse.Namespace) -> int:
         completions=completions_for(args, machine, entry.name),
     )
     marks = entry.highlights(machine, graph)
+    if framework is not None:
+        marks = {**marks, "beside": framework(graph)}
     note = graph_budget_note(machine, graph)
     if note is not None:  # on stderr: a text diagram on stdout stays whole
         print(note, file=sys.stderr)

@@ -641,7 +641,7 @@ m = rlm.machine()
 y = m.harness(rlm.initial, rlm.valid_completions()[0])
 print(m.prompt(rlm.initial).splitlines()[-1], "->", m.prompt(y).splitlines()[-1])
 """,
-        result="Turn 1/8: write ```repl``` code to look at the context. -> Turn 2/8: continue with the REPL, or give your final answer.\n",
+        result="Turn 1/8. -> Turn 2/8.\n",
         aliases=("rlm", "recursive language model"),
         see=("invariant",),
     ),

@@ -43,6 +43,7 @@ from .._text import short_text
 from ..errors import InvalidArgument
 from ..machine import HALT, is_sentinel
 from .labels import (
+    MIN_FONT,
     PROMPT_CHARS,
     glyph_style,
     overlap,
@@ -51,6 +52,7 @@ from .labels import (
 )
 from .page import FORMATS, SLIDE, Page, Panel, figure_format, save_figure
 from .roles import COLORS, Roles, find_roles, node_names
+from .summary import WIDTH, summarise
 from .textforms import to_dot, to_json, to_mermaid  # exported here too: their first home
 
 __all__ = [
@@ -143,6 +145,8 @@ def draw(
     format: str | None = None,
     layout: str | Mapping[Any, tuple[float, float]] = "auto",
     legend: Sequence[tuple[str, str, str]] | None = None,
+    width: int = WIDTH,
+    beside: nx.DiGraph | None = None,
 ) -> Figure:
     """Draw an explored graph with matplotlib; save it to ``path`` when given.
 
@@ -162,7 +166,15 @@ def draw(
     spacing tightens, and, last, the table's prompt excerpts shorten, each saying how
     many characters of its middle it leaves out. ``legend`` replaces the roles legend with entries
     ``(text, colour, marker)``, marker ``"o"``, ``"s"``, ``"D"`` or ``"-"`` for a line
-    (for graphs whose nodes are not states, such as a tree of REPLs). Returns the
+    (for graphs whose nodes are not states, such as a tree of REPLs). A row (an
+    exploration depth) of more than ``width`` states shows its first ``width - 1`` (the
+    marked ones first) and one node ``… N more states at depth d``; edges that then join
+    the same two nodes are one edge, labelled ``N completions`` (see
+    :mod:`agentic_machines.drawing.summary`). No text is smaller than
+    :data:`~agentic_machines.drawing.labels.MIN_FONT` points. ``beside`` is a
+    framework's own graph (``structure`` of the LangGraph adapter), drawn left of the
+    explored states: its nodes with the explored states each one's model calls made
+    (node attribute ``states``), its conditional edges dashed. Returns the
     matplotlib ``Figure`` (made without pyplot, so no window and no global state).
 
     >>> from agentic_machines.runtime.explore import explore
@@ -178,16 +190,50 @@ def draw(
     """
     fmt = figure_format(path, format)
     roles = find_roles(graph, highlight, successors_of, embedding_image, spe_states, obstruction)
+    names = node_names(graph)  # the whole graph's ids: the same as in every other format
+    if not isinstance(layout, Mapping):
+        graph, roles, names = _summary(graph, roles, names, width)
     pos = _layout(graph, layout)
-    names = node_names(graph)
     handles = _legend_items(graph, roles) if legend is None else _custom_legend(legend)
     heading = title if title is not None else graph.graph.get("name")
-    plan, panel, page = _fit(graph, pos, layout, names, handles, heading, _note(graph, roles))
-    fig, (ax,) = page.build()
+    side = _structure_panel(beside) if beside is not None else None
+    plan, panel, page = _fit(
+        graph, pos, layout, names, handles, heading, _note(graph, roles), side and side[1]
+    )
+    fig, axes = page.build()
+    ax = axes[-1]
+    if side is not None:
+        _draw_structure(axes[0], side[0], side[2])
     _draw_graph(ax, graph, pos, roles, plan, panel)
     if path is not None:
         save_figure(fig, path, fmt)
     return fig
+
+
+def _summary(graph: nx.DiGraph, roles: Roles, names: dict, width: int) -> tuple[Any, Roles, dict]:
+    """The graph as drawn (:func:`~agentic_machines.drawing.summary.summarise`, the marked
+    states kept), its roles and its names (the whole graph's ids, and the summary nodes')."""
+    marked = set().union(
+        roles.initial, roles.highlight, roles.successors, roles.image, roles.spe, roles.obstruction
+    )
+    shown = summarise(graph, width, keep=marked)
+    if shown is graph:
+        return graph, roles, names
+    more = node_names(shown)
+    names = {n: names[n] if n in names else more[n] for n in shown}
+    kept = Roles(
+        **{  # type: ignore[arg-type]  # each field keeps its own type
+            f: (
+                {e for e in getattr(roles, f) if shown.has_edge(*e)}
+                if f in ("successor_edges", "marked_edges")
+                else getattr(roles, f)
+                if f == "missing"
+                else {n for n in getattr(roles, f) if n in shown}
+            )
+            for f in Roles.__dataclass_fields__
+        }
+    )
+    return shown, kept, names
 
 
 _PROMPT_LEVELS = (PROMPT_CHARS, 150, 90, 50)  # the table's prompt excerpts, longest first
@@ -202,6 +248,7 @@ def _fit(
     handles: list[Any],
     heading: Any,
     note: str,
+    first: Panel | None = None,
 ) -> tuple[Any, Panel, Page]:
     """The label plan, panel and page of the first layout that fits :data:`SLIDE`.
 
@@ -210,6 +257,7 @@ def _fit(
     down to ``_SQUEEZE_MIN``, then with shorter excerpts (their elided middles say how
     many characters are not shown); then the same with the table under the graph (for
     wide graphs). A graph that fits no layout is drawn with the last one tried.
+    ``first`` is a panel drawn left of the graph's (a framework's own graph).
     """
     page: Page | None = None
     for chars, below in [(c, False) for c in _PROMPT_LEVELS] + [(c, True) for c in _PROMPT_LEVELS]:
@@ -218,8 +266,11 @@ def _fit(
         sx = sy = 1.0
         while True:
             panel = _panel_size(graph, pos, layout, (sx, sy))
+            if first is not None:
+                panel.heading = "explored states"
+            panels = [panel] if first is None else [first, panel]
             page = Page(
-                [panel], handles, sections, str(heading) if heading else "", note, below=below
+                panels, handles, sections, str(heading) if heading else "", note, below=below
             )
             size = page.layout()
             if size["width"] <= SLIDE[0] and size["height"] <= SLIDE[1]:
@@ -285,7 +336,7 @@ def _draw_graph(
             linewidths=2.5,
             ax=ax,
         )
-    shapes = {"state": "o", "halt": "s", "diverge": "D", "raised": "h"}
+    shapes = {"state": "o", "halt": "s", "diverge": "D", "raised": "h", "more": "o"}
     for kind, shape in shapes.items():
         nodes = [n for n, a in graph.nodes(data=True) if a.get("kind", "state") == kind]
         for dashed in (False, True):
@@ -307,9 +358,9 @@ def _draw_graph(
             )
             if dashed:
                 coll.set_linestyle("--")
-    font = 8 if small else 6
+    font = MIN_FONT + 1 if small else MIN_FONT
     placed = []
-    for n in graph:
+    for k, n in enumerate(graph):
         x, y = pos[n]
         placed.append(
             ax.text(
@@ -333,13 +384,75 @@ def _draw_graph(
                     xytext=(0, -drop),
                     textcoords="offset points",
                     color="#333333",
-                    **glyph_style(plan.under[n], 6.5),
+                    **glyph_style(plan.under[n], MIN_FONT),
                     ha="center",
                     va="top",
+                    linespacing=1.0,
                     zorder=4,
+                    gid=f"caption-{k}",
                 )
             )
     _draw_edges(ax, graph, pos, roles, plan, size, small, placed)
+
+
+def _captions(ax: Any) -> dict[tuple[float, float], Any]:
+    """Each caption's box (pixels), by the data position of its node."""
+    renderer = renderer_of(ax.figure)
+    return {
+        tuple(t.xy): t.get_window_extent(renderer)
+        for t in ax.texts
+        if (t.get_gid() or "").startswith("caption-")
+    }
+
+
+def _structure_panel(structure: nx.DiGraph) -> tuple[nx.DiGraph, Panel, dict]:
+    """A framework graph laid out in rows by distance from its start node (nodes it
+    cannot reach last), and the panel it needs."""
+    g = nx.DiGraph(structure)
+    starts = [n for n in g if n == "__start__"] or [n for n in g if g.in_degree(n) == 0]
+    far = nx.multi_source_dijkstra_path_length(g, starts) if starts else {}
+    bottom = max(far.values(), default=0) + 1
+    for n in g:
+        g.nodes[n]["depth"] = far.get(n, bottom)
+    pos = _layered(g)
+    panel = _panel_size(g, pos, "layered")
+    panel.heading = f"{structure.graph.get('name') or 'the graph'}: nodes (dashed: conditional)"
+    return g, panel, pos
+
+
+def _draw_structure(ax: Any, g: nx.DiGraph, pos: dict) -> None:
+    """The framework's nodes as boxes (with the explored states their model calls made)
+    and its edges, conditional ones dashed."""
+    for conditional in (False, True):
+        edges = [(a, b) for a, b, c in g.edges(data="conditional") if bool(c) == conditional]
+        if edges:
+            nx.draw_networkx_edges(
+                g,
+                pos,
+                edgelist=edges,
+                style="dashed" if conditional else "solid",
+                edge_color="#555555",
+                node_size=_NODE * 1.6,
+                node_shape="s",
+                arrows=True,
+                arrowsize=12,
+                connectionstyle="arc3,rad=0.12",
+                ax=ax,
+            )
+    nx.draw_networkx_nodes(
+        g,
+        pos,
+        node_shape="s",
+        node_size=_NODE * 1.6,
+        node_color="#eef2f7",
+        edgecolors="#333333",
+        linewidths=1.0,
+        ax=ax,
+    )
+    for n, (x, y) in pos.items():
+        count = g.nodes[n].get("states")
+        text = short_text(str(n), 14) + (f"\n{count} states" if count else "")
+        ax.text(x, y, text, ha="center", va="center", zorder=4, fontsize=MIN_FONT)
 
 
 def _draw_edges(
@@ -352,20 +465,25 @@ def _draw_edges(
     small: bool,
     placed: list,
 ) -> None:
+    from matplotlib.path import Path as MplPath  # lazy: matplotlib is slow to import
+
     from .geometry import node_outlines  # lazy: imports matplotlib
 
     loops = [(u, v) for u, v in graph.edges if u == v]
+    captions = _captions(ax)
     # A pair of opposite edges would be drawn on top of each other: bend both (the same
     # rad bends them to opposite sides). An edge whose straight line would run through
-    # another node is arced, to whichever side keeps clear of every node.
+    # another node or caption is arced, to whichever side keeps clear of them.
     rads = {
-        (u, v): _bend(ax, pos, u, v, size, (0.18, 0.35, 0.5) if graph.has_edge(v, u) else None)
+        (u, v): _bend(
+            ax, pos, u, v, size, captions, (0.18, 0.35, 0.5) if graph.has_edge(v, u) else None
+        )
         for u, v in graph.edges
         if u != v
     }
     color = {e: _edge_color(e, roles) for e in graph.edges}
     width = {e: 2.2 if color[e] != COLORS["edge"] else 1.1 for e in graph.edges}
-    font = 7 if small else 5
+    font = MIN_FONT
     box = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85}
     # The outlines as drawn (rings and sentinel shapes included): every arrow ends on the
     # rim of what covers its node, so no head is hidden under a ring or a square's corner.
@@ -374,6 +492,9 @@ def _draw_edges(
     for n, xy in pos.items():
         cx, cy = ax.transData.transform(xy)
         outlines[n] = [o for c, o in drawn if math.hypot(c[0] - cx, c[1] - cy) < 0.5]
+        cap = captions.get(tuple(xy))
+        if cap is not None:  # edges leave and end beyond the caption, never across it
+            outlines[n].append(MplPath.unit_rectangle().transformed(_box_transform(cap)))
     # Every edge and its label share a gid (edge-<k>, edge-label-<k>): labels are placed
     # off the other edges, and a test can check that from the figure.
     gid = {e: f"edge-{k}" for k, e in enumerate(graph.edges, 1)}
@@ -428,8 +549,6 @@ def _place_edge_labels(
     crowded. Extents are measured by matplotlib's renderer and the edges' drawn paths,
     so what is checked is what will be drawn.
     """
-    from .geometry import crossed_by  # lazy: imports matplotlib
-
     renderer = renderer_of(ax.figure)
     # An arrow's path scales its shrink and head with the dpi of its last drawing (1 until
     # drawn): draw once, so the paths measured here are the ones the picture shows.
@@ -447,46 +566,88 @@ def _place_edge_labels(
     for (u, v), rad in sorted(rads.items(), key=lambda item: -len(plan.edges[item[0]])):
         (x1, y1), (x2, y2) = to_px.transform(pos[u]), to_px.transform(pos[v])
         cx, cy = _arc3_control((x1, y1), (x2, y2), rad)
-        label = plan.edges[(u, v)]
-        text = ax.text(
-            0,
-            0,
-            label,
-            ha="center",
-            va="center",
-            bbox=box,
-            zorder=5,
-            gid=gid[(u, v)].replace("edge", "edge-label"),
-            **glyph_style(label, font),
-        )
         best = None
-        # Not nearer the ends than a quarter (a label there would cover the arrowhead);
-        # then beside the edge, when every place on it touches another edge.
-        ts = (0.5, 0.4, 0.6, 0.32, 0.68, 0.45, 0.55, 0.36, 0.64, 0.28, 0.72, 0.25, 0.75)
-        beside = [(t, d) for t in ts[:5] for d in (1.0, -1.0)]
-        for t, side in [(t, 0.0) for t in ts] + beside:
-            px, py = _on_curve((x1, y1), (cx, cy), (x2, y2), t)
-            if side:  # half the label's size off the curve, square to its tangent
-                tx = 2 * (1 - t) * (cx - x1) + 2 * t * (x2 - cx)
-                ty = 2 * (1 - t) * (cy - y1) + 2 * t * (y2 - cy)
-                norm = math.hypot(tx, ty) or 1.0
-                text.set_position(tuple(back.transform((px, py))))
-                half = text.get_window_extent(renderer)
-                reach = side * (abs(half.width * ty) + abs(half.height * tx)) / norm / 2 + side * 3
-                px, py = px - ty / norm * reach, py + tx / norm * reach
-            text.set_position(tuple(back.transform((px, py))))
-            extent = text.get_window_extent(renderer)
-            score = (
-                len(crossed_by(ax, extent, gid[(u, v)])),
-                sum(overlap(extent, o) for o in obstacles),
+        # The full label first; a count's short form (its tag alone: the table says how
+        # many) only when the full one finds no clear place.
+        labels = [plan.edges[(u, v)]]
+        if plan.short.get((u, v)):
+            labels.append(plan.short[(u, v)])
+        for label in labels:
+            text = ax.text(
+                0,
+                0,
+                label,
+                ha="center",
+                va="center",
+                bbox=box,
+                zorder=5,
+                gid=gid[(u, v)].replace("edge", "edge-label"),
+                **glyph_style(label, font),
             )
-            if best is None or score < best[0]:
-                best = (score, (px, py), extent)
-            if score == (0, 0):
+            found = _label_place(ax, text, (x1, y1), (cx, cy), (x2, y2), obstacles, gid[(u, v)])
+            if best is None or found[0] < best[0]:
+                if best is not None:
+                    best[3].remove()
+                best = (*found, text)
+            else:
+                text.remove()
+            if best[0] == (False, 0, 0):
                 break
         assert best is not None
-        text.set_position(tuple(back.transform(best[1])))
+        best[3].set_position(tuple(back.transform(best[1])))
         obstacles.append(best[2])
+
+
+def _label_place(
+    ax: Any,
+    text: Any,
+    a: tuple[float, float],
+    c: tuple[float, float],
+    b: tuple[float, float],
+    obstacles: list[Any],
+    own: str,
+) -> tuple[tuple[bool, int, float], tuple[float, float], Any]:
+    """The best place (score, pixels, extent) for ``text`` on the curve a -> b (control
+    point ``c``): clear of the other labels and nodes first, then of the other edges."""
+    from .geometry import crossed_by  # lazy: imports matplotlib
+
+    renderer = renderer_of(ax.figure)
+    back = ax.transData.inverted()
+    frame = ax.figure.bbox
+    (x1, y1), (cx, cy), (x2, y2) = a, c, b
+    best = None
+    # Not nearer the ends than a fifth (a label there would cover the arrowhead); then
+    # beside the edge, when every place on it touches another edge.
+    ts = [0.5, 0.4, 0.6, 0.32, 0.68, 0.45, 0.55, 0.36, 0.64, 0.28, 0.72, 0.25, 0.75, 0.2, 0.8]
+    ts += [0.42, 0.58, 0.3, 0.7, 0.22, 0.78, 0.17, 0.83]
+    beside = [(t, d) for d in (1.0, -1.0, 1.6, -1.6, 2.4, -2.4) for t in ts]
+    for t, side in [(t, 0.0) for t in ts] + beside:
+        px, py = _on_curve((x1, y1), (cx, cy), (x2, y2), t)
+        if side:  # half the label's size off the curve, square to its tangent
+            tx = 2 * (1 - t) * (cx - x1) + 2 * t * (x2 - cx)
+            ty = 2 * (1 - t) * (cy - y1) + 2 * t * (y2 - cy)
+            norm = math.hypot(tx, ty) or 1.0
+            text.set_position(tuple(back.transform((px, py))))
+            half = text.get_window_extent(renderer)
+            reach = side * (abs(half.width * ty) + abs(half.height * tx)) / norm / 2 + side * 3
+            px, py = px - ty / norm * reach, py + tx / norm * reach
+        text.set_position(tuple(back.transform((px, py))))
+        extent = text.get_window_extent(renderer)
+        covered = sum(overlap(extent, o) for o in obstacles)
+        score = (
+            # a label on a node or a text hides it: worse than one on an edge
+            covered > 0
+            or not frame.contains(extent.x0, extent.y0)
+            or not frame.contains(extent.x1, extent.y1),
+            len(crossed_by(ax, extent, own)),
+            covered,
+        )
+        if best is None or score < best[0]:
+            best = (score, (px, py), extent)
+        if score == (False, 0, 0):
+            break
+    assert best is not None
+    return best
 
 
 def _arc3_control(
@@ -519,31 +680,52 @@ def _on_curve(
 
 
 def _bend(
-    ax: Any, pos: dict, u: Any, v: Any, size: float, choices: tuple[float, ...] | None = None
+    ax: Any,
+    pos: dict,
+    u: Any,
+    v: Any,
+    size: float,
+    captions: Mapping[tuple[float, float], Any],
+    choices: tuple[float, ...] | None = None,
 ) -> float:
     """The arc (matplotlib's ``arc3`` rad) for the edge u -> v: straight when the line
-    passes clear of every other node, else the first bend, either side, that does (the
-    clearest one when none does). Measured on the drawn curve, in pixels."""
+    passes clear of every other node and caption, else the first bend, either side,
+    that does (the one passing the fewest, then the clearest, when none does). Measured
+    on the drawn curve, in pixels."""
     to_px = ax.transData
     (x1, y1), (x2, y2) = to_px.transform(pos[u]), to_px.transform(pos[v])
     others = [to_px.transform(xy) for n, xy in pos.items() if n != u and n != v]
     room = math.sqrt(size) / 2 * ax.figure.dpi / 72 * 1.25  # node radius and a margin
+    boxes = [b.expanded(1.0, 1.0).padded(3) for xy, b in captions.items()]
+    own = [captions.get(tuple(pos[n])) for n in (u, v)]
+    boxes = [
+        b for b, (xy, c) in zip(boxes, captions.items()) if c is not own[0] and c is not own[1]
+    ]
 
-    def clearance(rad: float) -> float:
+    def cost(rad: float) -> tuple[int, float]:
         cx, cy = _arc3_control((x1, y1), (x2, y2), rad)
-        worst = math.inf
-        for k in range(1, 20):
-            t = k / 20
-            px, py = _on_curve((x1, y1), (cx, cy), (x2, y2), t)
+        worst, hits = math.inf, 0
+        for k in range(1, 40):
+            px, py = _on_curve((x1, y1), (cx, cy), (x2, y2), k / 40)
             for ox, oy in others:
-                worst = min(worst, math.hypot(px - ox, py - oy))
-        return worst
+                d = math.hypot(px - ox, py - oy)
+                worst = min(worst, d)
+                hits += d <= room
+            hits += sum(b.x0 < px < b.x1 and b.y0 < py < b.y1 for b in boxes)
+        return hits, -worst
 
-    options = choices or (0.0, 0.3, -0.3, 0.5, -0.5)
+    options = choices or (0.0, 0.15, -0.15, 0.3, -0.3, 0.45, -0.45, 0.6, -0.6, 0.8, -0.8)
     for rad in options:
-        if clearance(rad) > room:
+        if cost(rad)[0] == 0:
             return rad
-    return max(options, key=clearance)
+    return min(options, key=cost)
+
+
+def _box_transform(box: Any) -> Any:
+    """The transform that maps the unit square onto ``box`` (pixels)."""
+    from matplotlib.transforms import BboxTransformTo  # lazy: matplotlib is slow to import
+
+    return BboxTransformTo(box)
 
 
 def _free_side(xy: tuple[float, float], others: list[tuple[float, float]]) -> float:
@@ -572,15 +754,13 @@ def _edge_arrow(
     where it enters b's, measured along the curve's end directions."""
     from matplotlib.patches import FancyArrowPatch  # lazy: matplotlib is slow to import
 
-    from .geometry import rim_distance  # lazy: imports matplotlib
-
     to_px = ax.transData
     (x1, y1), (x2, y2) = to_px.transform(a), to_px.transform(b)
     # arc3's control point (as matplotlib computes it): the ends leave towards it
     cx, cy = _arc3_control((x1, y1), (x2, y2), rad)
     points = 72 / ax.figure.dpi
-    shrink_a = rim_distance(outline_a, (x1, y1), (cx - x1, cy - y1)) * points + 1.5
-    shrink_b = rim_distance(outline_b, (x2, y2), (cx - x2, cy - y2)) * points + 1.5
+    shrink_a = _exit_distance(outline_a, (x1, y1), (cx - x1, cy - y1)) * points + 1.5
+    shrink_b = _exit_distance(outline_b, (x2, y2), (cx - x2, cy - y2)) * points + 1.5
     ax.add_patch(
         FancyArrowPatch(
             a,
@@ -595,6 +775,32 @@ def _edge_arrow(
             zorder=1,
         )
     )
+
+
+def _exit_distance(
+    outlines: list[Any], centre: tuple[float, float], direction: tuple[float, float]
+) -> float:
+    """How far (pixels) from ``centre`` along ``direction`` the last of ``outlines`` ends,
+    walked a pixel at a time: a node's caption is apart from its rim, so the drawn
+    region is not one piece (:func:`~agentic_machines.drawing.geometry.rim_distance`
+    bisects one piece)."""
+    from .geometry import rim_distance  # lazy: imports matplotlib
+
+    rim = rim_distance(outlines[:1], centre, direction) if outlines else 0.0
+    dx, dy = direction
+    norm = math.hypot(dx, dy) or 1.0
+    dx, dy = dx / norm, dy / norm
+    far = max(
+        (math.hypot(x - centre[0], y - centre[1]) for o in outlines for x, y in o.vertices),
+        default=0.0,
+    )
+    last = rim
+    d = rim
+    while d <= far:
+        if any(o.contains_point((centre[0] + dx * d, centre[1] + dy * d)) for o in outlines):
+            last = d
+        d += 1.0
+    return last
 
 
 def _outer_radius(ax: Any, outlines: list[Any]) -> float:
@@ -690,31 +896,54 @@ def _custom_legend(entries: Sequence[tuple[str, str, str]]) -> list[Any]:
     return [_marker(text, color, shape) for text, color, shape in entries]
 
 
+_KIND_TEXT = {
+    "state": "state",
+    "halt": "HALT (1)",
+    "diverge": "DIVERGE (↑)",
+    "raised": "RAISED (the step raised)",
+    "more": "states not drawn one by one (… N more)",
+}
+_ROLE_TEXT = {
+    "successor": "successor",
+    "image": "embedding image",
+    "spe": "SPE state",
+    "obstruction": "obstruction state",
+}
+_SHAPES = {"state": "o", "halt": "s", "diverge": "D", "raised": "h", "more": "o"}
+
+
 def _legend_items(graph: nx.DiGraph, roles: Roles) -> list[Any]:
+    """One entry per style the picture draws, and only those: each (shape, fill) pair
+    its nodes use (a HALT drawn green as a successor is a green square), the rings, the
+    dashed outline, and the edges' colours."""
     from matplotlib.lines import Line2D  # lazy: matplotlib is slow to import
 
-    kinds = {a.get("kind") for _, a in graph.nodes(data=True)}
-    items = [_marker("state", COLORS["state"])]
+    items = []
+    seen: list[tuple[str, str]] = []
+    for n, a in graph.nodes(data=True):
+        kind = a.get("kind", "state")
+        style = (kind, roles.fill(n, kind)[0])
+        if style not in seen:
+            seen.append(style)
+    # states first, then the outcomes, each kind's plain fill before its marked ones
+    order = list(_KIND_TEXT)
+    seen.sort(key=lambda ks: (order.index(ks[0]) if ks[0] in order else 9, ks[1] != ks[0]))
+    for kind, role in seen:
+        text = _KIND_TEXT.get(kind, kind)
+        if role in _ROLE_TEXT:
+            text = _ROLE_TEXT[role] if kind == "state" else f"{text}, a {_ROLE_TEXT[role]}"
+        items.append(_marker(text, COLORS[role], _SHAPES.get(kind, "o")))
     if roles.initial:
         items.append(_marker("initial state", "white", edge=COLORS["initial"], width=2.5))
     if roles.highlight:
         items.append(_marker("chosen state", COLORS["state"], edge=COLORS["highlight"], width=3))
-    if roles.successors:
-        items.append(_marker("successor", COLORS["successor"]))
-    if roles.image:
-        items.append(_marker("embedding image", COLORS["image"]))
-    if roles.spe:
-        items.append(_marker("SPE state", COLORS["spe"]))
-    if roles.obstruction:
-        items.append(_marker("obstruction state", COLORS["obstruction"]))
-    if "halt" in kinds:
-        items.append(_marker("HALT (1)", COLORS["halt"], "s"))
-    if "diverge" in kinds:
-        items.append(_marker("DIVERGE (↑)", COLORS["diverge"], "D"))
-    if "raised" in kinds:
-        items.append(_marker("RAISED (the step raised)", COLORS["raised"], "h"))
     if any(not a.get("expanded", True) for _, a in graph.nodes(data=True)):
         items.append(Line2D([], [], linestyle="--", color="#333333", label="not expanded (bound)"))
+    colours = {_edge_color(e, roles) for e in graph.edges}
+    if COLORS["edge"] in colours:
+        items.append(_marker("a step (its completions)", COLORS["edge"], "-"))
+    if COLORS["successor_edge"] in colours:
+        items.append(_marker("a step to a successor", COLORS["successor_edge"], "-"))
     return items
 
 
@@ -899,7 +1128,7 @@ def _draw_square(
             text,
             ha="center",
             va="center",
-            fontsize=8,
+            fontsize=MIN_FONT + 1,
             bbox={"boxstyle": "round,pad=0.3", "fc": fill, "ec": "#333333"},
             zorder=3,
         )
@@ -942,7 +1171,7 @@ def _draw_square(
                 "mutation_scale": 14,
             },
         )
-        ax.text(*at, label, fontsize=7.5, va=va, ha=ha, color=color)
+        ax.text(*at, label, fontsize=MIN_FONT, va=va, ha=ha, color=color)
     a, b = name(names_src, s), name(names_tgt, t)
     commutes = t_next is not None and e_next == t_next
     lines = [
@@ -954,4 +1183,4 @@ def _draw_square(
         lines.append(f"p′({a}) = p({b}) = {short_text(repr(p_src), 20)}")
     else:
         lines.append(f"✗ p′({a}) ≠ p({b})")
-    ax.text(0.5, -0.3, "\n".join(lines), fontsize=7, ha="center", va="top", linespacing=1.5)
+    ax.text(0.5, -0.3, "\n".join(lines), fontsize=MIN_FONT, ha="center", va="top", linespacing=1.5)

@@ -40,6 +40,9 @@ __all__ = [
     "rim_distance",
     "crossed_by",
     "labels_on_other_edges",
+    "edge_points",
+    "overlaps",
+    "small_texts",
 ]
 
 
@@ -231,4 +234,135 @@ def labels_on_other_edges(fig: Any) -> list[str]:
             others = crossed_by(ax, text.get_window_extent(renderer), own)
             if others:
                 problems.append(f"{text.get_text()!r} lies on {', '.join(others)}")
+    return problems
+
+
+def edge_points(ax: Any, name: str | None = None, step: float = 2.0) -> dict[str, list[Any]]:
+    """The drawn line of every edge of ``ax`` (patches with a gid ``edge-<k>``) as
+    points in pixels, at most ``step`` pixels apart, its arrowhead left out; only the
+    edge ``name`` when given.
+
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure(dpi=72); ax = fig.add_axes((0, 0, 1, 1))
+    >>> _ = ax.add_patch(FancyArrowPatch((0, 0.5), (1, 0.5), gid="edge-1"))
+    >>> fig.draw_without_rendering(); len(edge_points(ax)["edge-1"]) > 100
+    True
+    """
+    found = {}
+    for patch in ax.patches:
+        gid = patch.get_gid() or ""
+        if not gid.startswith("edge-") or (name is not None and gid != name):
+            continue
+        path: Any = patch.get_transform().transform_path(patch.get_path())
+        # curves flattened to polylines; the first is the line, the next ones its head
+        polygons = path.to_polygons(closed_only=False)
+        line = polygons[0].tolist() if len(polygons) else []
+        points: list[Any] = []
+        for a, b in zip(line, line[1:]):
+            n = max(1, int(math.dist(a, b) / step) + 1)
+            points += [
+                (a[0] + (b[0] - a[0]) * i / n, a[1] + (b[1] - a[1]) * i / n) for i in range(n)
+            ]
+        points += line[-1:]
+        found[gid] = points
+    return found
+
+
+def overlaps(fig: Any, tolerance: float = 1.0) -> list[str]:
+    """What a reader cannot see because something covers it, measured on the drawn
+    figure: two nodes that overlap, a text on a node (other than the text drawn inside
+    it), and an edge through a node or through a caption (a text with a gid
+    ``caption-<k>``, under its node).
+
+    An edge passes through a node when a point of its line lies inside the node's
+    outline by more than ``tolerance`` pixels (edges end on the rims, so an edge's own
+    ends do not count), through a caption when a point lies inside the caption's box.
+    With :func:`~agentic_machines.drawing.labels.label_clashes` (texts on texts),
+    :func:`labels_on_other_edges` and :func:`hidden_arrowheads`, the geometry tests of
+    the diagrams. An empty list: nothing is covered.
+
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure(dpi=72); ax = fig.add_axes((0, 0, 1, 1)); ax.set_axis_off()
+    >>> _ = ax.scatter([0.2, 0.8], [0.5, 0.5], s=400)
+    >>> _ = ax.add_patch(FancyArrowPatch((0.1, 0.2), (0.3, 0.8), gid="edge-1"))
+    >>> overlaps(fig)
+    ['edge-1 runs through the node at (0.2, 0.5)']
+    """
+    renderer = renderer_of(fig)
+    fig.draw_without_rendering()
+    problems = []
+    for ax in fig.axes:
+        nodes = node_outlines(ax)
+        for i, (c, a) in enumerate(nodes):
+            for d, b in nodes[i + 1 :]:
+                if c == d:
+                    continue  # a ring drawn around its own node
+                va: Any = a.vertices  # Any: the stubs type a Path's arrays as array-like
+                vb: Any = b.vertices
+                corners_a, corners_b = va.tolist(), vb.tolist()
+                if any(_inside(b, (p[0], p[1]), tolerance) for p in corners_a) or any(
+                    _inside(a, (p[0], p[1]), tolerance) for p in corners_b
+                ):
+                    x, y = _data_of(ax, c)
+                    u, v = _data_of(ax, d)
+                    problems.append(
+                        f"the nodes at ({x:.3g}, {y:.3g}) and ({u:.3g}, {v:.3g}) overlap"
+                    )
+        for text in ax.texts:
+            if not text.get_visible() or not text.get_text().strip():
+                continue
+            box = text.get_window_extent(renderer)
+            cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
+            for (x, y), outline in nodes:
+                if outline.contains_point((cx, cy)):
+                    continue  # the node's own text, drawn inside it
+                inner = box.expanded(1.0, 1.0)
+                inner = type(box).from_extents(
+                    box.x0 + tolerance, box.y0 + tolerance, box.x1 - tolerance, box.y1 - tolerance
+                )
+                if outline.intersects_bbox(inner, filled=True):
+                    u, v = _data_of(ax, (x, y))
+                    problems.append(f"{text.get_text()!r} lies on the node at ({u:.3g}, {v:.3g})")
+        lines = edge_points(ax)
+        for name, points in lines.items():
+            for (x, y), outline in nodes:
+                if any(_inside(outline, tuple(p), tolerance) for p in points):
+                    u, v = _data_of(ax, (x, y))
+                    problems.append(f"{name} runs through the node at ({u:.3g}, {v:.3g})")
+            for text in ax.texts:
+                if not (text.get_gid() or "").startswith("caption-"):
+                    continue
+                box = text.get_window_extent(renderer)
+                if any(
+                    box.x0 + tolerance < px < box.x1 - tolerance
+                    and box.y0 + tolerance < py < box.y1 - tolerance
+                    for px, py in points
+                ):
+                    problems.append(f"{name} runs through the caption {text.get_text()!r}")
+    return problems
+
+
+def small_texts(fig: Any, points: float) -> list[str]:
+    """Every text of ``fig`` drawn smaller than ``points`` (as rendered: its size in
+    points, and the height of one of its lines on the canvas, in pixels at the figure's
+    dpi, against what that size gives); an empty list when none is.
+
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure(dpi=120); _ = fig.text(0.1, 0.5, "tiny", fontsize=5)
+    >>> _ = fig.text(0.5, 0.5, "fine", fontsize=9)
+    >>> small_texts(fig, 8)
+    ["'tiny' is drawn at 5 pt"]
+    """
+    from .labels import text_artists  # the texts label_clashes measures
+
+    renderer = renderer_of(fig)
+    fig.draw_without_rendering()
+    problems = []
+    for t in text_artists(fig):
+        size = float(t.get_fontsize())
+        lines = t.get_text().count("\n") + 1
+        # the canvas height of a line: a font's line is at least its size (ascent+descent)
+        height = t.get_window_extent(renderer).height / lines * 72 / fig.dpi
+        if size < points or height < points * 0.95:
+            problems.append(f"{t.get_text()[:40]!r} is drawn at {size:g} pt")
     return problems

@@ -173,8 +173,11 @@ def _bfs_parents(graph: nx.DiGraph, index: dict[Any, int]) -> list[int]:
 def _legend_entry(handle: Any) -> list[str]:
     """A matplotlib legend handle as (text, colour, shape) for the page's legend."""
     label = handle.get_label()
-    if handle.get_linestyle() not in ("None", "", " "):  # "not expanded": a dashed rim
+    style = handle.get_linestyle()
+    if style == "--":  # "not expanded": a dashed rim
         return [label, handle.get_color(), "dashed"]
+    if style not in ("None", "", " "):  # an edge's colour
+        return [label, handle.get_color(), "line"]
     marker = handle.get_marker()
     face = handle.get_markerfacecolor()
     edge = handle.get_markeredgecolor()

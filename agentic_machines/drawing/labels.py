@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
@@ -57,7 +57,11 @@ __all__ = [
 
 MONO = "DejaVu Sans Mono"
 """The legend table's font: fixed width, so its width in inches is known in advance."""
-TABLE_FONT = 6.5
+MIN_FONT = 8.0
+"""The smallest text a state diagram draws, in points: at the pictures' 120 dpi on a
+1920 x 1080 slide (the figure is never larger, so never scaled down), 13 pixels, the
+size of a projector's small print; tested on every drawn figure."""
+TABLE_FONT = MIN_FONT
 """Font size (points) of the legend table."""
 TABLE_CHARS = 70
 """Characters per line of the legend table."""
@@ -96,13 +100,16 @@ def glyph_style(text: str, size: float) -> dict[str, Any]:
 @dataclass(frozen=True)
 class LabelPlan:
     """What a picture writes: ``inside``/``under`` per node, ``edges`` per edge, and the
-    legend table as lines (``states`` and ``completions``, wrapped to ``TABLE_CHARS``)."""
+    legend table as lines (``states`` and ``completions``, wrapped to ``TABLE_CHARS``);
+    ``short`` is an edge label's shorter form (``c3`` for ``6 completions (c3)``), drawn
+    when the long one finds no clear place."""
 
     inside: dict[Hashable, str]
     under: dict[Hashable, str]
     edges: dict[tuple[Hashable, Hashable], str]
     states: list[str]
     completions: list[str]
+    short: dict[tuple[Hashable, Hashable], str] = field(default_factory=dict)
 
     @property
     def has_table(self) -> bool:
@@ -176,6 +183,12 @@ def plan_labels(
         if n is HALT or n is DIVERGE:
             inside[n], under[n] = ("1", "HALT") if n is HALT else ("↑", "DIVERGE")
             continue
+        if a.get("kind") == "more":  # a summary node: how many, and what it stands for
+            inside[n], under[n] = (
+                str(a.get("hidden", "")),
+                label.replace(" states ", " states\n", 1),
+            )
+            continue
         if is_end(n):  # a step that raised: "!", and the exception under it
             message = " ".join(str(a.get("message", "")).split())
             inside[n], under[n] = "!", short_text(f"{a.get('type')}: {message}", 2 * UNDER)
@@ -192,6 +205,7 @@ def plan_labels(
     # One tag per distinct completion (or list of them), however many edges it labels:
     # in a tree of turns the same reply recurs on many edges, and says the same thing.
     tagged: dict[tuple[str, ...], list[tuple[Hashable, Hashable]]] = {}
+    short: dict[tuple[Hashable, Hashable], str] = {}
     for u, v, a in graph.edges(data=True):
         cs = [str(c) for c in a.get("completions") or []]
         shown = ", ".join(cs) if cs else str(a.get("label", ""))
@@ -203,14 +217,22 @@ def plan_labels(
     for k, (cs_key, tagged_edges) in enumerate(tagged.items(), 1):
         tag = f"c{k}"
         for e in tagged_edges:
-            edges[e] = tag
+            # parallel completions are one edge: say how many, and where the table lists them
+            edges[e] = f"{len(cs_key)} {noun} ({tag})" if len(cs_key) > 1 else tag
+            if len(cs_key) > 1:
+                short[e] = tag
         u, v = tagged_edges[0]
         where = f"{names[u][0]} → {names[v][0]}"
         if len(tagged_edges) > 1:
             where = f"{len(tagged_edges)} edges ({where}, …)"
         if len(cs_key) > 1:
             rows.append((tag, f"{tag}  {where}: {len(cs_key)} {noun}"))
-            rows += [(tag, "  · " + _quote(c)) for c in cs_key]
+            seen: dict[str, int] = {}
+            for c in cs_key:  # a summary node's edge repeats completions: each once, counted
+                seen[c] = seen.get(c, 0) + 1
+            rows += [
+                (tag, "  · " + _quote(c) + (f" (×{m})" if m > 1 else "")) for c, m in seen.items()
+            ]
         else:
             rows.append((tag, f"{tag}  {where}: " + _quote(cs_key[0])))
     completions = _wrap([text for _, text in rows])
@@ -221,9 +243,10 @@ def plan_labels(
         for n, a in graph.nodes(data=True)
         if not is_end(n)
     )
-    tags = {tag for tag, _ in rows}
-    states = _state_rows(graph, names, parents, edges, inside, tags, prompt_chars) if need else []
-    return LabelPlan(inside, under, edges, states, completions)
+    named = {**edges, **short}  # the table names an edge by its tag, not its count
+    tags = {named[e] for group in tagged.values() for e in group}
+    states = _state_rows(graph, names, parents, named, inside, tags, prompt_chars) if need else []
+    return LabelPlan(inside, under, edges, states, completions, short)
 
 
 def _state_rows(
@@ -249,7 +272,7 @@ def _state_rows(
 
     lines = []
     for n in graph:
-        if is_end(n):
+        if is_end(n) or graph.nodes[n].get("kind") == "more":
             continue
         ident, label = names[n]
         head = ident
@@ -286,7 +309,7 @@ def _prompt_delta(prompt: str, before: str, who: str, limit: int = PROMPT_CHARS)
     >>> _prompt_delta("Q? Thought 1: hmm", "Q? Thought 1:", "s0")
     'prompt = s0\\'s + " hmm"'
     >>> _prompt_delta("a", "Write a program.", "s0")
-    'prompt: "a" (none of s0\\'s)'
+    'prompt: "a" (new: it does not extend s0\\'s)'
     """
     if prompt == before:
         return f"prompt: the same as {who}'s"
@@ -296,7 +319,7 @@ def _prompt_delta(prompt: str, before: str, who: str, limit: int = PROMPT_CHARS)
             break
         k += 1
     if k < 8:  # a fresh prompt: show it whole
-        return f"prompt: {_quote(clip_prompt(prompt, limit))} (none of {who}'s)"
+        return f"prompt: {_quote(clip_prompt(prompt, limit))} (new: it does not extend {who}'s)"
     rest = _quote(clip_prompt(prompt[k:], limit))
     if k == len(before):
         return f"prompt = {who}'s + {rest}"

@@ -11,7 +11,7 @@ nested-run pictures of :mod:`agentic_machines.drawing.nesting` use them too).
 >>> page = Page([Panel(4.0, 3.0, (-1.0, 1.0), (-1.0, 1.0))], [], [("states", ["s0  a"])], "t")
 >>> size = page.layout()
 >>> round(size["width"], 2), round(size["height"], 2), size["columns"]
-(8.5, 3.64, [['STATES', 's0  a']])
+(9.39, 3.67, [['STATES', 's0  a']])
 >>> fig, axes = page.build()
 >>> len(axes), [t.get_text() for t in fig.texts]
 (1, ['t', 'STATES\\ns0  a'])
@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # matplotlib is imported lazily, when a page is built
 
 from .._files import open_output
 from ..errors import InvalidArgument
-from .labels import MONO, TABLE_CHARS, TABLE_FONT, renderer_of
+from .labels import MIN_FONT, MONO, TABLE_CHARS, TABLE_FONT, renderer_of
 
 __all__ = ["Page", "Panel", "flow", "SLIDE", "DPI", "FORMATS", "figure_format", "save_figure"]
 
@@ -49,7 +49,7 @@ DPI = 120
 _MARGIN = 0.15
 _GAP = 0.25  # between the graph and the legend column
 _LINE = TABLE_FONT * 1.32 / 72  # one line of the legend table (with its leading)
-_ITEM = 0.2  # one entry of the roles legend
+_ITEM = 0.22  # one entry of the roles legend
 _COLUMN_GAP = 0.15  # between columns of the legend table
 
 
@@ -127,12 +127,12 @@ class Page:
         graphs_h = max(p.height for p in self.panels) + heading + self.footer
 
         def texts(width: float) -> tuple[str, float, str, float]:
-            chars = int((width - 2 * _MARGIN) * 72 / (10 * 0.6))
+            chars = int((width - 2 * _MARGIN) * 72 / ((MIN_FONT + 3) * 0.6))
             title = textwrap.fill(self.title, max(chars, 20)) if self.title else ""
-            title_h = (0.22 * (title.count("\n") + 1) + 0.12) if title else 0.05
-            note_chars = int((width - 2 * _MARGIN) * 72 / (7 * 0.6))
+            title_h = (0.25 * (title.count("\n") + 1) + 0.12) if title else 0.05
+            note_chars = int((width - 2 * _MARGIN) * 72 / (MIN_FONT * 0.6))
             note = textwrap.fill(self.note, max(note_chars, 20)) if self.note else ""
-            note_h = (0.14 * (note.count("\n") + 1) + 0.1) if note else 0.0
+            note_h = (0.16 * (note.count("\n") + 1) + 0.1) if note else 0.0
             return title, title_h, note, note_h
 
         one_column = legend_h + len(lines) * _LINE
@@ -192,7 +192,9 @@ class Page:
         renderer = renderer_of(fig)
         top = height - _MARGIN - size["title_h"]  # inches from the bottom
         if title:
-            fig.text(_MARGIN / width, (height - _MARGIN) / height, title, fontsize=10, va="top")
+            fig.text(
+                _MARGIN / width, (height - _MARGIN) / height, title, fontsize=MIN_FONT + 3, va="top"
+            )
         axes = []
         x = _MARGIN
         for p in self.panels:
@@ -207,7 +209,7 @@ class Page:
                     1.0,
                     p.heading,
                     transform=ax.transAxes,
-                    fontsize=9,
+                    fontsize=MIN_FONT + 1,
                     va="bottom",
                     ha="center",
                 )
@@ -220,7 +222,7 @@ class Page:
                 handles=self.handles,
                 loc="upper left",
                 bbox_to_anchor=(column_x / width, y),
-                fontsize=7,
+                fontsize=MIN_FONT,
                 frameon=False,
                 borderaxespad=0.0,
                 borderpad=0.0,
@@ -247,7 +249,7 @@ class Page:
                 _MARGIN / width,
                 _MARGIN / height,
                 note,
-                fontsize=7,
+                fontsize=MIN_FONT,
                 color="#555555",
                 va="bottom",
                 ha="left",

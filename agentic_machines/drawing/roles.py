@@ -39,6 +39,7 @@ COLORS = {
     "halt": "#bdbdbd",
     "diverge": "#d5c4ec",
     "raised": "#f4a582",
+    "more": "#f4f4f4",
     "initial": "#1b7f3b",
     "highlight": "#e67e00",
     "edge": "#6b6b6b",
@@ -72,6 +73,9 @@ def node_names(graph: nx.DiGraph) -> dict[Hashable, tuple[str, str]]:
             ident, label = "HALT", "1 halt"
         elif node is DIVERGE:
             ident, label = "DIVERGE", "↑ diverge"
+        elif attrs.get("kind") == "more":  # a summary node (drawing.summary)
+            ident = f"MORE{attrs.get('depth', '')}"
+            label = f"… {attrs.get('hidden', 0)} more states at depth {attrs.get('depth', '')}"
         elif type(node) is Raised:
             raised += 1
             ident = "RAISED" if raised == 1 else f"RAISED{raised}"
@@ -126,7 +130,7 @@ class Roles:
             members = self.successors if role == "successor" else getattr(self, role)
             if node in members:
                 return role, COLORS[role]
-        if kind in ("halt", "diverge", "raised"):
+        if kind in ("halt", "diverge", "raised", "more"):
             return kind, COLORS[kind]
         return "state", COLORS["state"]
 

@@ -292,7 +292,7 @@
   window.addEventListener("resize", resize);
 
   $("legend").innerHTML = D.legend.map(([text, color, sh]) => {
-    const look = sh === "ring" ? `border:3px solid ${color};background:#fff` : sh === "dashed" ? `border:2px dashed ${color};background:#fff` : `background:${color}`;
+    const look = sh === "ring" ? `border:3px solid ${color};background:#fff` : sh === "dashed" ? `border:2px dashed ${color};background:#fff` : sh === "line" ? `background:${color};height:3px;border-radius:0` : `background:${color}`;
     return `<li><span class="swatch ${sh}" style="${look}"></span>${esc(text)}</li>`;
   }).join("");
   if (D.note) $("note").textContent = D.note;

@@ -28,8 +28,9 @@ import gc
 import sys
 import threading
 import weakref
+from collections.abc import Callable
 from types import CellType, CodeType, FrameType, TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import BudgetExceeded, InvalidArgument
 
@@ -421,7 +422,10 @@ def restore_tracing() -> None:
         sys.settrace(state.global_trace)
 
 
-def uncharged(fn: Any) -> Any:
+_Fn = TypeVar("_Fn", bound=Callable[..., Any])
+
+
+def uncharged(fn: _Fn) -> _Fn:
     """Mark the function ``fn`` as bookkeeping: its lines are charged to no budget.
 
     For a caller's own plumbing that runs inside a budget (``agent_machine``'s model

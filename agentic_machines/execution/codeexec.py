@@ -1,86 +1,14 @@
 """Running model-written Python inside a harness: one implementation.
 
-See ``docs/design.md`` (model-written code inside a harness).
-
-Harnesses such as REPL-Plan and RLM let the model write Python blocks that run in a
-persistent namespace and call back into the harness (``act``, ``get_obs``,
-``llm_query``, a child REPL). A harness is a *generator* (it yields prompts and receives
-completions), but model code is ordinary synchronous Python run with ``exec``. This
-module bridges the two with the REPL-Plan *rerun with cached calls* technique:
-
-* every call that reaches the model or the environment goes through the block's **call
-  log**, in order. While the log holds a record for the call's position, the recorded
-  result is returned (after checking that the kind and the arguments are the same, else
-  :class:`~agentic_machines.errors.ReplayDivergence`), so **no side effect happens twice**;
-* an *effect* (``effect_function``, e.g. ``act``) the block can perform itself runs
-  once, live, and is recorded;
-* a *request* (``request_function``, e.g. a model prompt or a child REPL) interrupts the
-  block with :class:`Interrupt`, a control signal carrying a :class:`Request`. The
-  driver :func:`run_block` restores the namespace to its state before the block, runs
-  ``yield from handle(request)`` (which may yield prompts), records the result and runs
-  the block again from the top; this time the call is a cache hit;
-* :func:`finish` ends the block at once with a value (REPL-Plan's ``answer``).
-
-So a harness writes ``result = yield from run_block(code, namespace, handle=...)``.
-
-The snapshot taken before a block deep-copies containers (list, dict, set, tuple,
-...) and instances of classes defined in model code, so in-place mutations made before
-an interrupt are undone on the rerun; functions, classes, modules, generators and
-harness objects are kept by reference (a generator half-consumed before an interrupt
-stays half-consumed, and the rerun may then diverge).
-
->>> spoken = []
->>> ns = Namespace({"say": effect_function("say", spoken.append),
-...                 "ask": request_function("ask")})
->>> def handle(request):                     # a harness-side generator
-...     reply = yield f"Q: {request.args[0]}"
-...     return reply.strip()
->>> gen = run_block("say('hi')\\nname = ask('your name?')\\nprint('hello', name)", ns, handle=handle)
->>> next(gen)
-'Q: your name?'
->>> result = drive_rest(gen, "Ada")
->>> result.status, result.stdout, spoken, result.attempts
-('ok', 'hello Ada\\n', ['hi'], 2)
-
-The second attempt re-ran ``say('hi')`` from the log, so ``spoken`` has it once.
-
-Control signals cannot be caught by model code. They derive from ``BaseException``,
-so ``except Exception`` lets them through; against bare ``except:`` / ``except
-BaseException`` / ``finally: return`` the block is rewritten before it runs: the first
-statement of every ``except`` handler, every ``finally`` body and every ``__exit__``
-method defined in the block is a checkpoint that re-raises a pending signal (or an
-exhausted line budget). Once a signal is pending, every further call of a primitive
-re-raises it and performs nothing, and after ``exec`` returns a pending signal is
-acted on however the block ended. Tested in ``tests/test_codeexec.py``.
-
-Model code runs with :func:`safe_builtins`: no ``open``, ``eval``, ``exec``,
-``compile``, ``input``, ``globals``/``locals``/``vars``, ``breakpoint``, ``exit``; and
-``import`` only of the pure modules in :data:`SAFE_MODULES` (no ``os``, ``sys``,
-``subprocess``, ``random``, ``time``), seen through a view without the modules they
-import themselves (``dataclasses.sys`` is not there). The introspection attributes of
-:data:`BLOCKED_ATTRIBUTES` (``__class__``, ``__subclasses__``, ``__globals__``,
-``gi_frame``, ...) and the name ``__builtins__`` are refused when a block is compiled and
-by the ``getattr`` model code sees. This keeps honest model code deterministic and
-closes the usual paths to the harness; it is **not** a security boundary (Python cannot
-be sandboxed in-process).
-
-Totality, and where it stops. Whatever model code raises (``SystemExit``,
-``KeyboardInterrupt`` or ``GeneratorExit`` however it got hold of them, forged control
-signals) is reported as a block error, and model-defined methods the harness calls after a block (``__str__`` of an
-exception or an answer, ``__deepcopy__`` in the snapshot, ``__hash__``/``__eq__`` of a key
-smuggled into the namespace) run inside :func:`contained`. Three things are out of
-reach in-process and are *not* turned into ``DIVERGE``: a single long C-level call (no
-Python lines run, e.g. ``sum(range(10**12))`` or ``10**10**9``) takes as long as it
-takes; code that still finds a path to ``sys`` past the blocked attributes could switch
-the line counter off (``sys.settrace(None)``) and then loop for ever, or end the process
-(``os._exit``). Run untrusted model code in a separate process with a timeout:
-:mod:`agentic_machines.execution.sandbox` (``isolation="process"`` or ``"namespace"``).
-
-Exceptions raised by the block are never raised to the harness: they become a
-traceback-like text in ``stderr`` (frames of the block only, deterministic). A block
-that runs more than ``line_budget`` lines (per attempt, counted by
-:class:`~agentic_machines.execution.budget.LineBudget`) stops with status ``"budget"``; the
-stdout it printed so far is kept.
+A harness (REPL-Plan, RLM) is a generator; model code is synchronous Python run with
+``exec`` in a persistent :class:`Namespace`. :func:`run_block` bridges the two with
+REPL-Plan's *rerun with cached calls*: every call that reaches the model or the
+environment goes through the block's call log, an effect runs once and is recorded, a
+request interrupts the block (the harness yields a prompt) and the block reruns from a
+restored namespace, the call then a cache hit, so no side effect happens twice. Model
+code gets :func:`safe_builtins` and a line budget; control signals cannot be caught by
+it. This is not a sandbox. docs/reference/codeexec.md says how it works and where it
+stops; docs/design.md (model-written code inside a harness) why.
 """
 
 from __future__ import annotations
@@ -100,8 +28,9 @@ import warnings
 from _signal import signal as _set_signal  # see _real_interrupts
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from types import CodeType, FrameType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypedDict
 
 from .._memo import kept_for_texts
 from ..errors import BudgetExceeded, InvalidArgument, ReplayDivergence
@@ -234,6 +163,14 @@ class BlockResult:
     attempts: int = 1
     calls: tuple[CallRecord, ...] = ()
     hits: tuple[tuple[str, int], ...] = ()
+
+
+class _Tally(TypedDict):
+    """The fields every :class:`BlockResult` of a run attempt shares, by name and type."""
+
+    attempts: int
+    calls: tuple[CallRecord, ...]
+    hits: tuple[tuple[str, int], ...]
 
 
 class ControlSignal(BaseException):
@@ -693,7 +630,7 @@ def run_block(
         raised = _execute(att, compiled, namespace, line_budget)
         signal = att.pending
         stdout = "".join(att.stdout)
-        common = dict(attempts=attempts, calls=tuple(log), hits=tuple(att.hits))
+        common: _Tally = {"attempts": attempts, "calls": tuple(log), "hits": tuple(att.hits)}
         if isinstance(signal, Interrupt):
             if handle is None:
                 raise InvalidArgument(
@@ -923,17 +860,17 @@ def _callee_positions(tree: ast.AST) -> set[tuple]:
 def _refuse_introspection(tree: ast.AST, filename: str) -> None:
     # A SyntaxError is reported to the model like any other error in its block.
     for node in ast.walk(tree):
-        name = None
         if isinstance(node, ast.Attribute) and node.attr in BLOCKED_ATTRIBUTES:
             name = "." + node.attr
         elif isinstance(node, ast.Name) and node.id in ("__builtins__", _CHECKPOINT):
             name = node.id
-        if name is not None:
-            err = SyntaxError(
-                f"{name} is not available to model code (introspection of the harness is blocked)"
-            )
-            err.filename, err.lineno, err.offset = filename, node.lineno, node.col_offset + 1
-            raise err
+        else:
+            continue
+        err = SyntaxError(
+            f"{name} is not available to model code (introspection of the harness is blocked)"
+        )
+        err.filename, err.lineno, err.offset = filename, node.lineno, node.col_offset + 1
+        raise err
 
 
 def _instrument(tree: ast.AST) -> None:
@@ -945,7 +882,7 @@ def _instrument(tree: ast.AST) -> None:
     for node in ast.walk(tree):
         if isinstance(node, ast.ExceptHandler):
             node.body = _guard(node.body)
-        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+        elif isinstance(node, (ast.Try, ast.TryStar)):
             node.finalbody = _guard(node.finalbody)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in (
             "__exit__",
@@ -958,10 +895,11 @@ def _guard(body: list[ast.stmt]) -> list[ast.stmt]:
     if not body:
         return body
     first = body[0]
-    call_ = ast.Expr(ast.Call(ast.Name(_CHECKPOINT, ast.Load()), [], []))
+    checkpoint_call = ast.Call(ast.Name(_CHECKPOINT, ast.Load()), [], [])
+    call_ = ast.Expr(checkpoint_call)
     # Same line as the statement it guards: adds no line events to the budget. Every new
     # node gets its location here, so no (recursive) fix_missing_locations pass is needed.
-    for node in (call_, call_.value, call_.value.func):
+    for node in (call_, checkpoint_call, checkpoint_call.func):
         ast.copy_location(node, first)
     return [call_, *body]
 
@@ -993,7 +931,7 @@ def _snapshot(namespace: dict) -> dict:
             out[key] = _copy_atomic_dict(value, memo)
         else:
             out[key] = contained(
-                lambda v=value: _copy_value(v, memo, model_module), lambda exc, v=value: v
+                partial(_copy_value, value, memo, model_module), partial(_kept, value)
             )
     return out
 
@@ -1040,6 +978,11 @@ def _copy_atomic_dict(d: dict, memo: dict) -> dict:
         copied = memo[id(d)] = dict.copy(d)
         memo.setdefault(id(memo), []).append(d)  # kept alive, as deepcopy does
     return copied
+
+
+def _kept(value: Any, exc: BaseException) -> Any:
+    # contained's fallback for a value that could not be copied: keep it by reference.
+    return value
 
 
 def _copy_value(value: Any, memo: dict, model_module: Any) -> Any:

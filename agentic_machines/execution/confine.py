@@ -71,8 +71,35 @@ def namespace_tool() -> str | None:
     return None
 
 
+_UNSTAGED: list[str] = []  # why bwrap's launcher could not mount the bounded tmpfs here
+
+
 def _probe(tool: str) -> str | None:
-    """None when ``tool`` starts a worker here, else the reason it does not."""
+    """None when ``tool`` starts a worker here, else the reason it does not.
+
+    bubblewrap is tried with its launcher's bounded tmpfs mounts (``worker._stage``) and,
+    where those cannot be made (no user namespace for the launcher, e.g. an AppArmor
+    policy that allows one to bwrap only), with bwrap's own ``--tmpfs``, which bounds no
+    inode count: that is said once, with :class:`~agentic_machines.errors.IsolationFallback`.
+    """
+    reason = _probe_once(tool, stage=True)
+    if reason is None or tool != "bwrap":
+        return reason
+    if _probe_once(tool, stage=False) is not None:
+        return reason
+    _UNSTAGED[:] = [reason]
+    warnings.warn(
+        IsolationFallback(
+            f"bubblewrap runs the worker, but its launcher could not mount the worker's tmpfs "
+            f"with a bound on their inodes ({reason}); empty files there are bounded only by "
+            "a control group (run as root, or allow user namespaces to this Python)"
+        ),
+        stacklevel=3,
+    )
+    return None
+
+
+def _probe_once(tool: str, stage: bool) -> str | None:
     if sys.platform != "linux":
         return f"{tool} needs Linux namespaces (this is {sys.platform})"
     if tool_path(tool) is None:
@@ -83,7 +110,7 @@ def _probe(tool: str) -> str | None:
     try:
         if uid is not None:
             os.chown(scratch, uid, uid)
-        argv = _wrap(tool, scratch, [*boot_argv(), "--probe"], seccomp_fd=fd, uid=uid)
+        argv = _wrap(tool, scratch, [*boot_argv(), "--probe"], seccomp_fd=fd, uid=uid, stage=stage)
         done = subprocess.run(
             argv,
             env={},
@@ -282,6 +309,10 @@ _HIDDEN = ("/run", "/var/run", "/var/tmp", "/var/lib/docker", "/var/lib/libvirt"
 """Directories hidden (an empty tmpfs on top) in a namespaced worker: where a host's Unix
 sockets live. A seccomp rule refuses Unix sockets anyway; hiding them is a second wall."""
 
+STAGED = ("tmp", "shm", "work")
+"""The bounded tmpfs mounts bubblewrap's launcher makes under the scratch directory
+(``worker._stage``), which bwrap binds at ``/tmp``, ``/dev/shm`` and the scratch directory."""
+
 _MAX_PROCESSES = 256  # processes in a worker's control group (pids.max), when it has one
 
 
@@ -298,6 +329,7 @@ def _wrap(
     limits: Limits | None = None,
     seccomp_fd: int | None = None,
     uid: int | None = None,
+    stage: bool | None = None,
 ) -> list[str]:
     """The command line that runs ``argv`` (a worker's, :func:`boot_argv`) confined, as
     ``uid`` (:func:`worker_uid`; None: this user's).
@@ -306,10 +338,13 @@ def _wrap(
     (``--disable-userns``), no capabilities, the filesystem read-only, a minimal ``/dev``,
     ``/proc/sys`` read-only, ``/tmp``, ``/dev/shm`` and the scratch directory size-limited
     private tmpfs mounts, the directories of :data:`_HIDDEN` empty, and the seccomp filter
-    of :mod:`~agentic_machines.execution.seccomp` read from ``seccomp_fd``. On a root
-    host, bubblewrap is started by the worker's own start-up acting as a launcher
-    (``--exec``): it covers :func:`closed_ancestors` in a mount namespace of its own,
-    becomes :func:`worker_uid` and runs bubblewrap as that uid. Under ``unshare`` the
+    of :mod:`~agentic_machines.execution.seccomp` read from ``seccomp_fd``. bubblewrap is
+    started by the worker's own start-up acting as a launcher (``--exec``): in a mount
+    namespace of its own it mounts the three tmpfs, bounded in size and inodes
+    (``worker._stage``: bwrap's ``--tmpfs`` takes no inode count), for bwrap to bind; on a
+    root host it also covers :func:`closed_ancestors`, becomes :func:`worker_uid` and runs
+    bubblewrap as that uid. ``stage`` False (None: as :func:`_probe` found this host)
+    leaves the tmpfs mounts to bwrap's ``--tmpfs`` and the launcher to root hosts. Under ``unshare`` the
     worker builds the same confinement itself (``worker._readonly_except``). With no tool
     (the ``process`` level) the worker only loads the seccomp filter, after becoming
     :func:`worker_uid` on a root host.
@@ -323,7 +358,15 @@ def _wrap(
         hidden = [a for d in hiding for a in ("--tmpfs", d)]
         # after the private mounts: what the worker imports, where it lives
         back = _rebinds(["/tmp", "/dev", *hiding])
-        launcher = [*boot_argv(), *drop, "--exec"] if uid is not None else []
+        places = ("/tmp", "/dev/shm", scratch)
+        staging = not _UNSTAGED if stage is None else stage
+        if staging:
+            # the launcher mounts the three tmpfs (bwrap's own --tmpfs bounds no inodes)
+            launcher = [*boot_argv(), *drop, "--stage", scratch, size, "--exec"]
+            mounts = {p: ["--bind", f"{scratch}/{n}", p] for p, n in zip(places, STAGED)}
+        else:
+            launcher = [*boot_argv(), *drop, "--exec"] if uid is not None else []
+            mounts = {p: ["--size", size, "--tmpfs", p] for p in places}
         return [
             *launcher,
             tool_path("bwrap") or "bwrap",
@@ -339,24 +382,15 @@ def _wrap(
             "/",
             "--dev",  # null, zero, full, random, urandom, tty: never the host's devices
             "/dev",
-            "--size",
-            size,
-            "--tmpfs",
-            "/dev/shm",
+            *mounts["/dev/shm"],
             "--proc",
             "/proc",
             "--remount-ro",  # no kernel setting (/proc/sys, /proc/sysrq-trigger) is written
             "/proc",
-            "--size",
-            size,
-            "--tmpfs",
-            "/tmp",
+            *mounts["/tmp"],
             *hidden,
             *back,
-            "--size",
-            size,
-            "--tmpfs",
-            scratch,
+            *mounts[scratch],
             "--chdir",
             scratch,
             *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),

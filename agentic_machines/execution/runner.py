@@ -70,7 +70,8 @@ class Scaffold:
     invocation's arguments (``get_args``). ``spawn_on_undefined_call``: calling an
     undefined name is a request of that name (REPL-Plan's child REPLs), and other uses of
     an undefined name raise ``REPLNameError``. ``builtins``: the primitives are builtins
-    too (a shadowed or deleted primitive is found again).
+    too (a shadowed or deleted primitive is found again). ``show_vars``: the name of the
+    function that lists the namespace's own variables with their types (RLM's ``SHOW_VARS``).
 
     >>> sorted(Scaffold(values={"context": "abc"}, requests=("llm_query",)).names())
     ['__builtins__', '__name__', 'context', 'llm_query']
@@ -83,10 +84,11 @@ class Scaffold:
     arguments: str | None = None
     spawn_on_undefined_call: bool = False
     builtins: bool = False
+    show_vars: str | None = None
 
     def names(self) -> frozenset[str]:
         """Every name the scaffold binds (with ``__builtins__`` and ``__name__``)."""
-        extra = {n for n in (self.finish, self.arguments) if n}
+        extra = {n for n in (self.finish, self.arguments, self.show_vars) if n}
         return frozenset(
             {*self.values, *self.effects, *self.requests, *extra, "__builtins__", "__name__"}
         )
@@ -101,6 +103,7 @@ class Scaffold:
             "arguments": self.arguments,
             "spawn": self.spawn_on_undefined_call,
             "builtins": self.builtins,
+            "show_vars": self.show_vars,
         }
 
     @classmethod
@@ -119,6 +122,7 @@ class Scaffold:
             arguments=data["arguments"],
             spawn_on_undefined_call=bool(data["spawn"]),
             builtins=bool(data["builtins"]),
+            show_vars=data.get("show_vars"),
         )
 
 
@@ -287,6 +291,8 @@ class InlineRunner(BlockRunner):
             )
         else:
             ns = Namespace({**values, **primitives})
+        if scaffold.show_vars:
+            dict.__setitem__(ns, scaffold.show_vars, _show_vars(ns, scaffold))
         if scaffold.builtins:
             ns["__builtins__"].update(primitives)
         self._spaces[key] = _Space(ns, scaffold, args)
@@ -322,6 +328,10 @@ class InlineRunner(BlockRunner):
             dict.__setitem__(space.ns, name, value)
         for name in space.scaffold.requests:
             dict.__setitem__(space.ns, name, request_function(name))
+        if space.scaffold.show_vars:
+            dict.__setitem__(
+                space.ns, space.scaffold.show_vars, _show_vars(space.ns, space.scaffold)
+            )
 
     def push_args(self, key: str, args: tuple) -> None:
         self._space(key).args.append(args)
@@ -345,6 +355,26 @@ class InlineRunner(BlockRunner):
         # str() of a model value runs model code: whatever it raises means "no text"
         text = contained(lambda: str(value), lambda exc: None)
         return text if type(text) is str else None
+
+
+def _show_vars(ns: dict, scaffold: Scaffold) -> Callable[[], str]:
+    # The model's variables (the scaffold's values, e.g. `context`, count as the model's, as
+    # in the reference, whose `context` is a local), with their types' names; type() runs no
+    # model code, but a model-defined metaclass may make __name__ anything: only a str counts.
+    hidden = scaffold.names() - set(scaffold.values)
+
+    def show_vars() -> str:
+        available = {}
+        for k, v in list(dict.items(ns)):
+            if type(k) is str and not k.startswith("_") and k not in hidden:
+                name = type.__dict__["__name__"].__get__(type(v))
+                available[k] = name if type(name) is str else "?"
+        if not available:
+            return "No variables created yet. Use ```repl``` blocks to create variables."
+        return f"Available variables: {available}"
+
+    show_vars.__name__ = show_vars.__qualname__ = scaffold.show_vars or "show_vars"
+    return show_vars
 
 
 def _arguments(stack: list, name: str) -> Callable[[], tuple]:

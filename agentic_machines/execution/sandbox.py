@@ -1,58 +1,17 @@
 """Block runners: where model-written blocks run, at three levels of isolation, behind one interface.
 
-RLM and REPL-Plan talk to a *block runner*, never to a namespace dict. A runner holds the
-episode's namespaces (one per REPL, by key), runs blocks in them with the rerun-with-cached-calls
-technique of :mod:`agentic_machines.execution.codeexec`, and answers a few questions about
-them (the names bound, the text of a value). The levels:
-
-``"inline"`` (:class:`InlineRunner`)
-    The blocks run in the harness's own process with restricted builtins. Fast and exact, but
-    **for trusted, scripted code only**: Python cannot be sandboxed in-process (see
-    ``docs/threat_model.md`` for the attacks that get through).
-``"process"`` (:class:`ProcessRunner`)
-    One worker subprocess per episode, started with no inherited environment variables (no
-    API keys; only ``PYTHONHASHSEED=0``, so that a replayed worker repeats itself), a private temporary working directory and OS limits
-    (``resource``: address space, CPU seconds, open files, file size). The host enforces a
-    wall-clock deadline per block and kills the worker when it passes. Messages are lines of
-    JSON (:mod:`agentic_machines.execution.wire`); the host never unpickles anything.
-``"namespace"``
-    ``"process"`` inside Linux namespaces: no network, a read-only view of the filesystem,
-    private size-limited tmpfs mounts for the scratch directory, ``/tmp`` and ``/dev/shm``,
-    the host's socket directories hidden, its own process tree, no nested user namespace
-    and the seccomp filter of :mod:`~agentic_machines.execution.seccomp`. Uses ``bwrap``
-    (bubblewrap) when it works, else ``unshare`` from util-linux.
-
-At both isolated levels the worker runs in a control group of its own when the host can
-make one (:mod:`~agentic_machines.execution.cgroup`: ``memory_mb`` then bounds its
-processes, tmpfs mounts and memfds together), ends every process a block started when the
-block ends, and everything it sends is checked as hostile input (see
-``docs/threat_model.md``).
-``"strongest"``
-    The best level that works on this machine; :func:`resolve_isolation` says which. When
-    that is weaker than ``"namespace"`` it is never silent: the environment variable
-    ``AGENTIC_MACHINES_STRONGEST`` chooses between a warning (``warn``, the default:
-    :class:`~agentic_machines.errors.IsolationFallback`) and an error (``require``).
-    ``agentic-machines doctor`` says what the machine lacks.
-
-This module chooses the level and keeps every public name importable from here; the
-runners live one concept a module: :mod:`~agentic_machines.execution.runner` (the
-interface, :class:`Scaffold`, :class:`Limits` and the inline runner),
-:mod:`~agentic_machines.execution.isolated` (:class:`ProcessRunner`, the host side of
-the worker protocol) and :mod:`~agentic_machines.execution.confine` (the namespace tools,
-the worker's command line and its OS limits).
-
-Failures are outcomes. A block that passes its deadline, runs out of memory, kills its worker
-or breaks the protocol ends with status ``"timeout"``, ``"memory"`` or ``"died"`` and an
-error named after :class:`~agentic_machines.errors.ExecutionTimeout`,
-:class:`~agentic_machines.errors.ExecutionMemoryExceeded` or
-:class:`~agentic_machines.errors.WorkerDied`; the harness goes on. The next request starts a
-new worker and rebuilds its state by replaying the journal of messages the host sent before
-the failed block (the worker is deterministic, so the replay reaches the same state; replies
-are compared).
-
-The outcome a wall-clock deadline (or the host's load) decided is noted as clock-dependent
-(:mod:`agentic_machines.execution.clock`): the machine's h raises
-:class:`~agentic_machines.errors.ClockDependent`, so it is never taken as a fact.
+RLM and REPL-Plan talk to a *block runner*, never to a namespace dict: it holds the
+episode's namespaces by key, runs blocks in them (:mod:`agentic_machines.execution.
+codeexec`) and answers a few questions about them. The levels are ``"inline"``
+(:class:`InlineRunner`, trusted scripted code only), ``"process"``
+(:class:`ProcessRunner`, a worker subprocess with OS limits and a wall-clock deadline
+per block), ``"namespace"`` (that worker inside Linux namespaces) and ``"strongest"``
+(the best level that works here; :func:`resolve_isolation`). This module chooses the
+level and keeps every public name importable from here; the runners live in
+:mod:`~agentic_machines.execution.runner`, :mod:`~agentic_machines.execution.isolated`
+and :mod:`~agentic_machines.execution.confine`. Failures (deadline, memory, a dead
+worker) are outcomes, and a deadline's outcome is clock-dependent. What each level
+guarantees, and how: docs/reference/sandbox.md and docs/threat_model.md.
 
 >>> ex = make_runner("inline")
 >>> ex.namespace("main", Scaffold(values={"x": 2}))

@@ -1,49 +1,11 @@
 """The seccomp filter of a namespaced worker: the system calls model code may not make.
 
-A namespaced worker (``isolation="namespace"``) shares the host's kernel, so the kernel's
-attack surface is what is left to an escape. This module builds a classic-BPF seccomp
-program that refuses, with ``EPERM``, the calls that are the usual first steps of a kernel
-exploit and that a worker never needs:
-
-- ``io_uring_setup``, ``io_uring_enter``, ``io_uring_register``; ``bpf``;
-  ``perf_event_open``; ``userfaultfd``; ``keyctl``, ``add_key``, ``request_key``;
-- ``ptrace``, ``process_vm_readv``, ``process_vm_writev``, ``pidfd_getfd`` (reading or
-  writing another process);
-- new namespaces: ``unshare`` and ``setns`` always, ``clone`` whose flags ask for a new
-  namespace (``CLONE_NEWUSER``, ``CLONE_NEWNS``, ...); ``clone3`` answers ``ENOSYS``, as
-  under Docker and Flatpak, because its flags sit in memory a filter cannot read, and
-  glibc then falls back to ``clone``, whose flags it can;
-- threads (``clone`` with ``CLONE_THREAD``), POSIX timers (``timer_create``) and POSIX
-  message queues (``mq_open``): nothing a block starts runs on or stays after it (the
-  worker stops its interval timers itself);
-- the kernel's own settings and modules: ``mount``, ``umount2``, ``pivot_root`` and the new
-  mount calls (``fsopen``, ``fsmount``, ``move_mount``, ``open_tree``, ...),
-  ``open_by_handle_at``, ``name_to_handle_at``, ``kexec_load``, ``kexec_file_load``,
-  ``init_module``, ``finit_module``, ``delete_module``, ``reboot``, ``swapon``,
-  ``swapoff``, ``syslog``, ``acct``, ``quotactl``, ``iopl``, ``ioperm``; and ``ioctl``
-  requests of the loop (``0x4Cxx``) and KVM (``0xAExx``) families, should such a device be
-  reachable;
-- ``socket(AF_UNIX, ...)`` and ``socketpair(AF_UNIX, ...)``: with no Unix socket, no
-  socket file of the host can be connected to, wherever it lies (the network namespace
-  already cuts abstract sockets and TCP/IP);
-- the x32 ABI (call numbers with bit 30 set on x86-64) and any architecture other than
-  the one the table is for, so that no second call table bypasses the first.
-
-Why a hand-assembled program rather than libseccomp. libseccomp is the maintained
-compiler of such filters, but its Python binding is a system package built for the
-system's Python (Debian's ``python3-seccomp``), not installable into a virtual
-environment, and no maintained PyPI package wraps it. The program here is 40-odd
-instructions with the layout of the kernel's UAPI headers, written out below; it is
-checked by the attack suite (tests/attack_suite.py), which makes each refused call for
-real inside a worker. ``bwrap --seccomp FD`` loads it (the namespace level), and the
-``unshare`` fallback's worker loads it itself with ``prctl`` (:func:`install`).
-
-Layout (``linux/filter.h``, ``linux/seccomp.h``): an instruction is ``struct sock_filter
-{u16 code; u8 jt; u8 jf; u32 k;}``, 8 bytes, native byte order; the filter reads ``struct
-seccomp_data {int nr; u32 arch; u64 instruction_pointer; u64 args[6];}``, so ``nr`` is at
-offset 0, ``arch`` at 4 and the low 32 bits of ``args[i]`` at ``16 + 8 * i`` on a
-little-endian machine. Supported: x86-64 and AArch64 (little-endian); elsewhere
-:func:`program` is None and the level says so.
+A namespaced worker shares the host's kernel: this module builds the classic-BPF seccomp
+program that refuses (``EPERM``) the system calls that are the usual first steps of a
+kernel exploit and that a worker never needs, assembled by hand (no installable binding
+of libseccomp exists for a virtual environment). Which calls, why, and the program's
+layout: docs/threat_model.md (the seccomp filter). Supported: x86-64 and AArch64;
+elsewhere :func:`program` is None and the level says so.
 
 >>> prog = program("x86_64")
 >>> len(prog) % 8, len(prog) // 8 < 128
@@ -94,7 +56,7 @@ DENIED = (
     "timer_create mount umount2 pivot_root fsopen fsconfig fsmount fspick move_mount "
     "open_tree mount_setattr open_by_handle_at name_to_handle_at kexec_load kexec_file_load "
     "init_module finit_module delete_module reboot swapon swapoff syslog acct quotactl "
-    "iopl ioperm mq_open"
+    "iopl ioperm mq_open shmget msgget semget"
 ).split()
 """The system calls refused outright (``EPERM``), where the machine has them."""
 
@@ -129,6 +91,9 @@ _TABLES = {
             "ioctl": 16,
             "timer_create": 222,
             "mq_open": 240,
+            "shmget": 29,
+            "semget": 64,
+            "msgget": 68,
             "mount": 165,
             "umount2": 166,
             "pivot_root": 155,
@@ -182,6 +147,9 @@ _TABLES = {
             "ioctl": 29,
             "timer_create": 107,
             "mq_open": 180,
+            "msgget": 186,
+            "semget": 190,
+            "shmget": 194,
             "mount": 40,
             "umount2": 39,
             "pivot_root": 41,
@@ -225,9 +193,9 @@ def program(machine: str | None = None) -> bytes | None:
         return None
     arch, x32, numbers = table
     # Assembled with labels; a jump's target is resolved to a relative offset at the end.
-    code: list[tuple[int, object, object, int]] = []
+    code: list[tuple[int, int | str, int | str, int]] = []  # a jump: an offset or a label
 
-    def emit(op: int, k: int, jt: object = 0, jf: object = 0) -> None:
+    def emit(op: int, k: int, jt: int | str = 0, jf: int | str = 0) -> None:
         code.append((op, jt, jf, k))
 
     emit(_LD_W_ABS, 4)  # A = arch

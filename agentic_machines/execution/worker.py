@@ -31,7 +31,7 @@ from .. import errors as _errors
 from . import wire
 from .budget import LineBudget
 from .codeexec import Request
-from .confine import masked_worker_paths
+from .confine import STAGED, masked_worker_paths
 from .runner import InlineRunner, Scaffold
 
 TEXT_LINES = 100_000
@@ -82,7 +82,14 @@ class Server:
 
     def dispatch(self, msg: dict) -> None:
         op = msg.get("op")
+        if op == "reply":
+            if not self.stack:
+                raise _ProtocolError("a reply with no suspended block")
+            self._advance(self.stack[-1], msg)
+            return
         key = msg.get("ns")
+        if not isinstance(key, str):  # every op but a reply names its namespace
+            raise _ProtocolError(f"op {op!r} came without its namespace key (ns)")
         if op == "namespace":
             scaffold = Scaffold.from_data(msg["scaffold"])
             effects = {name: self._effect(key, name) for name in scaffold.effects}
@@ -99,10 +106,6 @@ class Server:
             )
             self.stack.append(gen)
             self._advance(gen, None, first=True)
-        elif op == "reply":
-            if not self.stack:
-                raise _ProtocolError("a reply with no suspended block")
-            self._advance(self.stack[-1], msg)
         elif op == "bind":
             self.ex.bind_request(key, str(msg["name"]))
             self.write({"type": "ok"})
@@ -200,10 +203,13 @@ def _rebuild(data: Any) -> BaseException:
     """The exception the host reported (its type by name: our errors, builtins, or a stand-in)."""
     name = str(data.get("type", "Exception")) if isinstance(data, dict) else "Exception"
     message = str(data.get("message", "")) if isinstance(data, dict) else ""
-    cls = getattr(_errors, name, None)
-    if not (isinstance(cls, type) and issubclass(cls, Exception)):
-        cls = getattr(builtins, name, None)
-    if not (isinstance(cls, type) and issubclass(cls, Exception)):
+    found = getattr(_errors, name, None)
+    if not (isinstance(found, type) and issubclass(found, Exception)):
+        found = getattr(builtins, name, None)
+    cls: type[Exception]
+    if isinstance(found, type) and issubclass(found, Exception):
+        cls = found
+    else:
         cls = type(name if name.isidentifier() else "Exception", (Exception,), {})
     if issubclass(cls, NameError):
         return cls(message, name=data.get("name"))
@@ -332,11 +338,13 @@ class _Libc:
         enc = lambda s: None if s is None else s.encode()  # noqa: E731
         return self.libc.mount(enc(src), enc(target), enc(fs), flags, enc(options))
 
-    def tmpfs(self, target: str, size: int, mode: str = "1777") -> None:
+    def tmpfs(self, target: str, size: int, mode: str = "1777", owner: int | None = None) -> None:
         # nr_inodes: empty files take no page, so without it a tmpfs of any size holds
         # millions of inodes (kernel memory no memory_mb bounds without a control group)
         inodes = max(64, size // 4096)
         options = f"size={size},nr_inodes={inodes},mode={mode}"
+        if owner is not None:
+            options += f",uid={owner},gid={owner if os.geteuid() == 0 else os.getgid()}"
         if self.mount("tmpfs", target, self.MS_NOSUID | self.MS_NODEV, "tmpfs", options):
             raise self.fail(f"mounting a private tmpfs on {target} failed")
 
@@ -445,6 +453,41 @@ def _expose(expose: Sequence[str]) -> None:
     c.bind_back(held)
 
 
+def _stage(scratch: str, size: int, uid: int | None) -> None:
+    """Before bubblewrap runs (in its launcher): the worker's three private tmpfs mounts,
+    each of ``size`` bytes and one inode per 4 kB of it, at :data:`STAGED` under
+    ``scratch``, in a mount namespace of the launcher's own, owned by the worker's uid.
+
+    bubblewrap's ``--tmpfs`` takes a size but no inode count, and empty files take no page:
+    without a control group, a block filled a tmpfs of any size with millions of inodes
+    (kernel memory that ``memory_mb`` did not bound). A root host's launcher may mount; an
+    ordinary user's first makes a user namespace in which it is itself (its uid and gid
+    mapped to themselves, so it keeps no capability past the ``exec`` of bubblewrap, which
+    nests its own namespaces in it).
+    """
+    c = _Libc()
+    clone_newns, clone_newuser = 0x00020000, 0x10000000
+    root = os.geteuid() == 0
+    ids = os.getuid(), os.getgid()
+    if c.libc.unshare(clone_newns if root else clone_newns | clone_newuser) != 0:
+        raise c.fail("a mount namespace for the worker's tmpfs mounts failed")
+    if not root:
+        for name, text in (
+            ("setgroups", "deny"),
+            ("uid_map", f"{ids[0]} {ids[0]} 1"),
+            ("gid_map", f"{ids[1]} {ids[1]} 1"),
+        ):
+            with open(f"/proc/self/{name}", "w", encoding="ascii") as f:
+                f.write(text)
+    if c.mount(None, "/", c.MS_REC | c.MS_PRIVATE) != 0:
+        raise c.fail("making mounts private failed")
+    c.tmpfs(scratch, 1 << 16, "755")  # holds the three mount points, nothing else
+    owner = ids[0] if uid is None else uid
+    for name in STAGED:
+        os.mkdir(os.path.join(scratch, name))
+        c.tmpfs(os.path.join(scratch, name), size, "755" if name == "work" else "1777", owner)
+
+
 def _become(uid: int | None) -> None:
     """Give up every capability, for this process and anything it runs; with ``uid``
     (a root host), become that uid and gid first, with no supplementary group.
@@ -527,13 +570,17 @@ def _init_then_worker(inp: BinaryIO, out: BinaryIO) -> None:
 
 def _options(argv: list[str]) -> dict[str, Any]:
     """The worker's options (confine._wrap writes them): ``--uid N``, ``--expose DIR``
-    (repeated), ``--seccomp``, ``--probe``, and last either ``--readonly-except SCRATCH
-    SIZE HIDDEN...`` or ``--exec COMMAND...`` (a launcher), which takes the rest."""
+    (repeated), ``--stage SCRATCH SIZE`` (a launcher's, :func:`_stage`), ``--seccomp``,
+    ``--probe``, and last either ``--readonly-except SCRATCH SIZE HIDDEN...`` or ``--exec
+    COMMAND...`` (a launcher), which takes the rest."""
     opts: dict[str, Any] = {"uid": None, "expose": [], "seccomp": False, "probe": False}
+    opts["stage"] = None
     i = 0
     while i < len(argv):
         if argv[i] == "--uid":
             opts["uid"], i = int(argv[i + 1]), i + 2
+        elif argv[i] == "--stage":
+            opts["stage"], i = (argv[i + 1], int(argv[i + 2])), i + 3
         elif argv[i] == "--expose":
             opts["expose"].append(argv[i + 1])
             i += 2
@@ -551,12 +598,15 @@ def main(argv: list[str] | None = None) -> None:
     """Run the worker on this process's stdin and stdout (called by the host's bootstrap)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     opts = _options(argv)
-    if opts.get("exec"):  # a root host's launcher of bubblewrap (see confine._wrap)
+    if opts.get("exec"):  # the launcher of bubblewrap (see confine._wrap)
         # opened before the uid changes: a tool under a directory only root may enter
         # (a pytest tmp_path, /root/bin) is still run
         program = os.open(opts["exec"][0], os.O_RDONLY)
         if opts["expose"]:
             _expose(opts["expose"])
+        if opts["stage"] is not None:
+            scratch, size = opts["stage"]
+            _stage(scratch, size, opts["uid"])
         if opts["uid"] is not None:
             uid = opts["uid"]
             os.setgroups([])

@@ -1,23 +1,11 @@
 """Any agent loop as an agentic machine: :func:`agent_machine` and :func:`effect`.
 
-Most agents are ordinary functions that call a model in a loop. :func:`agent_machine`
-turns such a function ``fn(model, *args, **kwargs)``, where ``model(prompt) -> str`` is
-called once per step, into an :class:`~agentic_machines.machine.AgenticMachine`:
-
-- a state is the history of completions so far (a
-  :class:`~agentic_machines.runtime.harness.TraceState`);
-- ``p(state)`` is the prompt of the next model call the function makes after being
-  given those completions;
-- ``h(state, c)`` resumes the function with ``c`` as the model's answer and runs it
-  until its next model call (the new state), until it returns (``HALT``; the returned
-  value is :meth:`AgentMachine.result`), or until it has run ``line_budget`` Python
-  lines without calling the model (``DIVERGE``; counted in lines, never seconds, so
-  the outcome is deterministic);
-- an exception raised by the function is an outcome, not a crash: ``h`` returns
-  ``HALT`` and :meth:`AgentMachine.raised` (and :meth:`AgentMachine.result`) give the
-  :class:`AgentRaised` record with the exception's type and message. Properties such
-  as "the agent never raises" test ``machine.raised(state, c) is not None`` on halting
-  transitions.
+An agent function ``fn(model, *args, **kwargs)`` calls ``model(prompt) -> str`` once
+per step; :func:`agent_machine` makes it a machine whose state is the history of
+completions so far (a :class:`~agentic_machines.runtime.harness.TraceState`), ``h``
+resumes it to its next model call, its return or raise (``HALT``, the record in
+:meth:`AgentMachine.result` and :meth:`AgentMachine.raised`), or ``line_budget`` lines
+without a model call (``DIVERGE``). docs/reference/agent.md says the rules.
 
 >>> def guess(model, secret):
 ...     tries = []
@@ -37,13 +25,9 @@ called once per step, into an :class:`~agentic_machines.machine.AgenticMachine`:
 >>> m.harness(s, "give up"), m.raised(s, "give up")
 (1, AgentRaised(type='RuntimeError', message='the model gave up'))
 
-Where it runs. By default (``isolation="process"``) in worker processes forked from a
-zygote of the caller, one child per step, each holding its state suspended in
-``model()`` (:mod:`agentic_machines.runtime.agent_worker`); ``isolation="inline"`` runs
-it in a greenlet of the caller's process, replaying from the start to branch. Tools with
-side effects are wrapped with :func:`effect`: each execution is reported with its step,
-and a replay gets a copy of the recorded result. docs/determinism.md says what an
-outcome depends on in each mode.
+It runs in worker processes by default (:mod:`agentic_machines.runtime.agent_worker`),
+or in a greenlet here (``isolation="inline"``): docs/determinism.md says what an outcome
+depends on in each mode.
 """
 
 from __future__ import annotations
@@ -80,7 +64,15 @@ from .agent_worker import (
 from .agent_worker import current as current_worker
 from .harness import TraceState
 
-__all__ = ["agent_machine", "effect", "AgentMachine", "AgentRaised", "AgentDied", "ending"]
+__all__ = [
+    "agent_machine",
+    "effect",
+    "state_note",
+    "AgentMachine",
+    "AgentRaised",
+    "AgentDied",
+    "ending",
+]
 
 ISOLATIONS = ("process", "inline")
 DEFAULT_STEP_TIMEOUT = 10.0
@@ -176,7 +168,7 @@ def _count_off(budget: LineBudget) -> None:
 class _Loop(_Run):
     """One inline run of the agent function, suspended in its greenlet at a model call."""
 
-    __slots__ = ("glet", "prompt", "thread", "budget", "dead", "worker")
+    __slots__ = ("glet", "prompt", "thread", "budget", "dead", "worker", "note")
 
     def __init__(self, machine: AgentMachine) -> None:
         super().__init__(machine)
@@ -191,6 +183,7 @@ class _Loop(_Run):
             self.glet = greenlet(self._main)
         self.budget: LineBudget | None = None
         self.dead = False
+        self.note: Any = None  # state_note's value for the next model call
 
     # -- inside the greenlet ---------------------------------------------------------------
     def _main(self) -> tuple[int, Any]:
@@ -234,6 +227,9 @@ class _Loop(_Run):
         if budget is not None:
             self.budget = None
             _count_off(budget)
+        if self.note is not None:  # the state this model call is the prompt of
+            self.machine._notes[self.state] = self.note
+            self.note = None
         running = _events._get_running_loop()
         if running is not None:  # an asyncio loop inside the agent: hide it while suspended
             _events._set_running_loop(None)
@@ -475,6 +471,7 @@ class AgentMachine(AgenticMachine[TraceState]):
         self._outcomes: dict[tuple[TraceState, str], Outcome] = {}
         self._outputs: dict[tuple[TraceState | None, str | None], str] = {}
         self._recorded: dict[TraceState, dict[tuple, bytes]] = {}
+        self._notes: dict[TraceState, Any] = {}  # state_note's values (pickled in a worker)
         self._alphabet: set[str] = set(self.completions or ())
         self._tried: dict[TraceState, set[str]] = {}  # completions stepped from a held state
         if isolation == "process":
@@ -600,13 +597,12 @@ class AgentMachine(AgenticMachine[TraceState]):
         return pool
 
     def _start_process(self) -> None:
-        report = self._workers().fork(
-            self._workers().nearest(self.initial)[0], [], {}, self.step_timeout, self.initial
-        )
+        report = self._fed(self._workers(), self.initial, [], self.initial)
         self._outputs[(self.initial, None)] = report.output
         self._file_effects(self.initial, None, report.events)
         if report.kind == "prompt":
             self._prompts[self.initial] = report.payload[0]
+            self._file_note(self.initial, report.payload)
             return
         if report.kind == "return":
             self._no_start(f"returned {_returned(report.payload)!r}")
@@ -618,9 +614,6 @@ class AgentMachine(AgenticMachine[TraceState]):
             self._no_start(f"died ({report.payload[0]})")
         self._no_start(f"ran past its line budget ({self.line_budget} lines)")
 
-    def _timeout(self) -> float | None:
-        return self.step_timeout
-
     def _rebuild(self, pool: Pool, state: TraceState) -> Any:
         """A holder of ``state`` (``None`` when its process cannot be forked), made by
         feeding its completions to a fork of the nearest live server."""
@@ -628,22 +621,10 @@ class AgentMachine(AgenticMachine[TraceState]):
             raise InvalidArgument(
                 f"{state!r} is not a state of {self.name!r}; its states are TraceState(...) values"
             )
-        for _ in range(3):
-            server, k = pool.nearest(state)
-            if k == len(state) and server is not pool.zygote:
-                return server
-            start = 0 if server is pool.zygote else k + 1
-            report = pool.fork(
-                server,
-                list(state.completions[k:]),
-                self._recorded_for(state, start, len(state)),
-                self.step_timeout,
-                state,
-            )
-            if report.kind != "lost":
-                break
-        else:
-            raise InvalidMachine(f"the worker processes of {self.name!r} keep vanishing")
+        server, k = pool.nearest(state)
+        if k == len(state) and server is not pool.zygote:
+            return server
+        report = self._retried(lambda: self._fed(pool, state, [], state))
         self._file_effects(state, None, report.events)
         for reason in report.seen:
             clock.note(reason)
@@ -651,6 +632,7 @@ class AgentMachine(AgenticMachine[TraceState]):
             raise _clock(self)
         if report.kind == "prompt" and report.index == len(state):
             self._prompts[state] = report.payload[0]
+            self._file_note(state, report.payload)
             return report.server
         if report.kind == "died":
             raise InvalidMachine(
@@ -678,6 +660,32 @@ class AgentMachine(AgenticMachine[TraceState]):
         del self._tried[state]
         return True
 
+    def _retried(self, fork: Callable[[], Any]) -> Any:
+        """The report of ``fork()``, tried again (up to three times) while the worker it
+        asked vanished."""
+        for _ in range(3):
+            report = fork()
+            if report.kind != "lost":
+                return report
+        raise InvalidMachine(f"the worker processes of {self.name!r} keep vanishing")
+
+    def _step_report(self, pool: Pool, state: TraceState, completion: str, nxt: TraceState) -> Any:
+        server = pool.holder(state)
+        if server is None and state not in pool.unforkable:
+            server = self._rebuild(pool, state)
+        if server is None:  # threads in the state's process: feed a fork before it
+            return self._fed(pool, state, [completion], nxt)
+        take = self._last(state, completion)
+        return pool.fork(server, [completion], {}, self.step_timeout, nxt, take)
+
+    def _fed(self, pool: Pool, state: TraceState, more: list[str], keep: TraceState) -> Any:
+        """Feed ``state``'s completions (and ``more``) to a fork of its nearest live server,
+        every effect of the replayed steps answered from the record."""
+        server, k = pool.nearest(state)
+        start = 0 if server is pool.zygote else k + 1
+        recorded = self._recorded_for(state, start, len(state))
+        return pool.fork(server, [*state.completions[k:], *more], recorded, self.step_timeout, keep)
+
     def _recorded_for(self, state: TraceState, start: int, stop: int) -> dict[int, dict]:
         prefixes = [self.initial] + [s for _, s in state.history()]
         out = {}
@@ -689,27 +697,7 @@ class AgentMachine(AgenticMachine[TraceState]):
 
     def _forked_step(self, pool: Pool, state: TraceState, completion: str) -> Outcome:
         nxt = state.then(completion)
-        for _ in range(3):
-            server = pool.holder(state)
-            if server is None and state not in pool.unforkable:
-                server = self._rebuild(pool, state)
-            if server is not None:
-                take = self._last(state, completion)
-                report = pool.fork(server, [completion], {}, self.step_timeout, nxt, take)
-            else:  # threads in the state's process: feed the whole path to a fork before it
-                server, k = pool.nearest(state)
-                start = 0 if server is pool.zygote else k + 1
-                report = pool.fork(
-                    server,
-                    [*state.completions[k:], completion],
-                    self._recorded_for(state, start, len(state)),
-                    self.step_timeout,
-                    nxt,
-                )
-            if report.kind != "lost":
-                break
-        else:
-            raise InvalidMachine(f"the worker processes of {self.name!r} keep vanishing")
+        report = self._retried(lambda: self._step_report(pool, state, completion, nxt))
         self._file_effects(state, nxt, report.events)
         for reason in report.seen:
             clock.note(reason)
@@ -720,6 +708,7 @@ class AgentMachine(AgenticMachine[TraceState]):
             raise _clock(self)
         if kind == "prompt":
             self._prompts[nxt] = report.payload[0]
+            self._file_note(nxt, report.payload)
             outcome: Outcome = nxt
         elif kind == "diverge":
             self._results[key] = DIVERGE
@@ -741,6 +730,29 @@ class AgentMachine(AgenticMachine[TraceState]):
         if not report.seen:
             self._outcomes[key] = outcome
         return outcome
+
+    def _file_note(self, state: TraceState, payload: tuple) -> None:
+        if len(payload) > 1 and payload[1] is not None:
+            self._notes[state] = payload[1]
+
+    def note(self, state: TraceState) -> Any:
+        """What the agent gave :func:`state_note` before the model call of ``state``
+        (``None`` when nothing): data about the state that its prompt does not show, such
+        as a framework's own state, from wherever the agent runs.
+
+        >>> def counter(model):
+        ...     n = 0
+        ...     while True:
+        ...         state_note({"n": n})
+        ...         n += len(model("more?"))
+        >>> m = agent_machine(counter)
+        >>> m.note(m.harness(m.harness(m.initial, "ab"), "c"))
+        {'n': 3}
+        """
+        if state not in self._notes:
+            self.prompt(state)  # reaching the state's model call records its note
+        value = self._notes.get(state)
+        return pickle.loads(value) if isinstance(value, bytes) else value
 
     def _file_effects(self, state: TraceState, nxt: TraceState | None, events: list) -> None:
         """Log the effect executions a worker reported, each under the state of its step
@@ -995,6 +1007,28 @@ def effect(fn: Callable[..., Any]) -> Callable[..., Any]:
         return loop.effect(fn, args, kwargs)
 
     return wrapper
+
+
+def state_note(value: Any) -> None:
+    """Attach ``value`` to the state the running agent is in, read back with
+    :meth:`AgentMachine.note`: the agent calls it before its next model call, and the value
+    belongs to the state whose prompt that call is. It crosses from a worker process
+    pickled (an unpicklable value is dropped); outside an agent machine it does nothing.
+
+    >>> def agent(model):
+    ...     state_note("start")
+    ...     model("go?")
+    >>> m = agent_machine(agent, isolation="inline")
+    >>> m.note(m.initial)
+    'start'
+    """
+    worker = current_worker()
+    if worker is not None:
+        worker.set_note(value)
+        return
+    loop = _CURRENT.get()
+    if isinstance(loop, _Loop):
+        loop.note = value
 
 
 def ending(machine: AgenticMachine, trace: Any) -> str | None:

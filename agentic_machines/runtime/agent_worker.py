@@ -1,20 +1,10 @@
 """Agent functions in worker processes: a zygote, states held by suspended processes.
 
-The process side of ``agent_machine(fn, isolation="process")`` (see docs/determinism.md).
-The *zygote* is a fork of the checker made when the machine first runs; it never runs
-the agent, it only forks. A *holder* is a process suspended inside the agent's
-``model(prompt)`` call at a state, waiting on its socket. Asked for a step, a server (the
-zygote or a holder) forks a child that is fed the step's completions and runs the agent
-until its next model call (then the child holds that new state), its return, its raise,
-or its divergence, and reports over a socket the checker handed it: the prompt or the
-end, the ``@effect`` executions of each step, the step's printed output and the
-clock-dependent notes it met. So a step costs one fork at any depth, every run starts
-from the zygote's process state, and nothing the agent does reaches the checker's.
-
-A holder whose state is evicted (the checker keeps a bounded number) exits; the state is
-then rebuilt by feeding its completions in a fork of the nearest live ancestor (or the
-zygote), with every ``@effect`` call of those steps answered from the record: a fresh
-copy of the recorded result (unpickled), never the object another run got.
+The process side of ``agent_machine(fn, isolation="process")``. The *zygote*, a fork of
+the checker, only forks; a *holder* is a run suspended in the agent's ``model(prompt)``
+at a state. A step forks a holder (or the zygote), feeds the child its completions and
+reads its report: the prompt or the end, the step's ``@effect`` executions, output and
+clock notes. docs/determinism.md says the protocol and what each run starts from.
 """
 
 from __future__ import annotations
@@ -219,6 +209,7 @@ class _Worker:
         self.statuses: dict[int, int] = {}
         self.budget: LineBudget | None = None
         self.seen: list[str] = []
+        self.note: bytes | None = None  # state_note's value for the next prompt (pickled)
         self.out = -1
         self.thread = 0
 
@@ -352,11 +343,12 @@ class _Worker:
         if threading.get_ident() != self.thread:
             raise _thread_error()
         self._leave()
+        note, self.note = self.note, None
         if self.feed:  # a replayed step: its output was shown when it first ran
             self._output()
             self.seen.clear()
         else:
-            self._report(("prompt", prompt))
+            self._report(("prompt", prompt, note))
             # asyncio forgets a running loop in a forked child (it checks the pid): an
             # agent that calls its model inside asyncio.run goes on with its loop
             running = asyncio_events._get_running_loop()
@@ -391,6 +383,10 @@ class _Worker:
             os._exit(0)  # the checker is gone
         self.events = []
         self.seen.clear()
+
+    def set_note(self, value: Any) -> None:
+        """Keep ``value`` (pickled; dropped when it cannot be) for the next prompt's report."""
+        self.note = _dump(value)
 
     def effect(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         name, shown = _name(fn), _shown(args, kwargs)

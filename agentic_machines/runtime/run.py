@@ -18,43 +18,8 @@ Trace of 'demo' from 'a': 2 steps, ended with HALT (1).
   0  'a'    'say b'     'b'         'b'
   1  'b'    'say stop'  'stop'      HALT (1)
 
-A step whose outcome the wall clock decided (the machine raised
-:class:`~agentic_machines.errors.ClockDependent`, e.g. a block of model code stopped by its
-deadline) does not end the run: it goes on with the outcome the model saw, and the step
-is marked (``step.clock``, ``"clock": true`` in the file, ``(clock)`` in the table).
-
-How a run ends (``trace.end``): ``HALT`` or ``DIVERGE`` when the harness returns a
-sentinel; ``"max_steps"`` when the step limit is reached; ``"undecided"`` when the
-machine raises :class:`~agentic_machines.errors.Undecided` (the CEK evaluator does so
-when its fuel runs out; ``trace.message`` keeps the reason); ``"model-error"`` when
-``model.complete`` raises an ``Exception`` (a scripted model that ran out, an HTTP
-failure): the exception is kept in ``trace.error`` and its text in ``trace.message``,
-and it is re-raised instead when ``run(..., raise_errors=True)``. Any other exception
-from the machine is a bug in the machine and propagates; a trace file being written
-then gets the end ``"harness-error"`` with the exception as its message, so the file
-says why the run stopped. ``"incomplete"`` only appears
-on a loaded trace whose file has no end line (the run was killed).
-
-With ``path=...`` the trace is written as JSON lines while the run goes: a header
-line, one flushed line per completed step, and an end line; a run killed half-way
-leaves every completed step on disk, and :meth:`Trace.load` reads it back. A step
-line whose state is a ``TraceState`` equal to the previous outcome says
-``"same_state": true`` instead of repeating it, and one whose outcome is that state
-plus the step's completion says ``"outcome_then": true``, and a prompt is stored as the
-length it keeps of the previous step's prompt and the text it adds (``"prompt_keep"``,
-``"prompt_add"``, :func:`prompt_gain`), so a long ``HarnessMachine`` or ReAct run writes
-a file linear in its length. Each line is encoded once and written with one ``os.write``.
-Files of version 1 (every prompt whole) still load.
-
-States are written with :func:`encode_state`. After ``Trace.load`` the states and
-outcomes are *equal* to the original ones when they are built from ``str``, ``int``,
-``float``, ``bool``, ``None``, lists, tuples, frozensets, dicts, ``TraceState``,
-``HALT`` and ``DIVERGE``; any other value is kept as an :class:`Opaque` holding its
-``repr``, which prints the same but is not equal to the original.
-
-An agent function run in worker processes has its prints captured per step
-(:func:`step_output`): ``trace.outputs`` keeps them by step index, the step's line in
-the file keeps them (``"output"``), and :meth:`Trace.load` reads them back.
+How a run ends, the trace file's format and what ``Trace.load`` gives back:
+docs/reference/run.md.
 """
 
 from __future__ import annotations

@@ -60,7 +60,13 @@ def signal_handler(model):
 
 def sys_path(model):
     sys.path.insert(0, "/hostile/path")
+    first = model("first?")
+    return first + model(f"got {first}; second?")
+
+
+def sys_modules(model):
     sys.modules["hostile_module"] = sys
+    sys.modules["json"] = None  # every later `import json` in this process fails
     first = model("first?")
     return first + model(f"got {first}; second?")
 
