@@ -43,7 +43,7 @@ from typing import Any
 import networkx as nx
 
 from .._outcome import is_end
-from .._text import clip_prompt, short_text
+from .._text import short_text
 from ..machine import DIVERGE, HALT
 
 __all__ = [
@@ -139,6 +139,19 @@ def _fits(text: str, limit: int) -> bool:
 
 def _quote(text: str) -> str:
     return '"' + one_line(text) + '"'
+
+
+def _clip_middle(text: str, limit: int = PROMPT_CHARS) -> str:
+    """Keep the beginning and the end of a long text; say how much of the middle is gone.
+
+    >>> _clip_middle("abcdefghij" * 10, 40)
+    'abcdefghijabcdef[… 79 characters …]fghij'
+    """
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 5
+    tail = limit // 8 if limit < 80 else limit * 2 // 5
+    return f"{text[:head]}[… {len(text) - head - tail} characters …]{text[len(text) - tail :]}"
 
 
 def _tree(graph: nx.DiGraph) -> dict[Hashable, tuple[Hashable, tuple[Hashable, Hashable]]]:
@@ -291,7 +304,7 @@ def _state_rows(
             head += f"  ← {names[p][0]} by " + (tag if tag in tags else _quote(tag))
             body = _prompt_delta(prompt, prompts[p], names[p][0], prompt_chars)
         else:
-            body = f"prompt ({len(prompt)} chars): " + _quote(clip_prompt(prompt, prompt_chars))
+            body = f"prompt ({len(prompt)} chars): " + _quote(_clip_middle(prompt, prompt_chars))
         lines.append(head)
         lines.append("    " + body)
         twin = first_with.setdefault(prompt, n)
@@ -319,8 +332,8 @@ def _prompt_delta(prompt: str, before: str, who: str, limit: int = PROMPT_CHARS)
             break
         k += 1
     if k < 8:  # a fresh prompt: show it whole
-        return f"prompt: {_quote(clip_prompt(prompt, limit))} (new: it does not extend {who}'s)"
-    rest = _quote(clip_prompt(prompt[k:], limit))
+        return f"prompt: {_quote(_clip_middle(prompt, limit))} (new: it does not extend {who}'s)"
+    rest = _quote(_clip_middle(prompt[k:], limit))
     if k == len(before):
         return f"prompt = {who}'s + {rest}"
     return f"prompt = the first {k} chars of {who}'s + {rest}"
