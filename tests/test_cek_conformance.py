@@ -354,7 +354,7 @@ AGREEMENT = [
 
 @pytest.mark.parametrize("text", AGREEMENT)
 def test_the_run_loop_and_step_agree_at_every_fuel(text):
-    from agentic_machines.cek.machine import run
+    from agentic_machines.cek.fast import run
     from agentic_machines.errors import Undecided
 
     state = start_state(text)

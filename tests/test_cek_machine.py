@@ -231,7 +231,8 @@ def _same_outcome(a, b):
 
 
 def _both(state, fuel, detect_cycles=True):
-    from agentic_machines.cek.machine import run, run_by_steps
+    from agentic_machines.cek.fast import run
+    from agentic_machines.cek.machine import run_by_steps
 
     out = []
     for fn in (run, run_by_steps):
@@ -292,7 +293,7 @@ def test_run_in_registers_on_loops_and_errors(text, fuel):
 
 
 # Runs that pass primitive calls in place (an if's primitive test, a primitive argument of
-# an application; see machine._run_registers): terminating, looping through such calls
+# an application; see fast._run_registers): terminating, looping through such calls
 # (a repeated state), failing inside one, and reaching a boundary after them.
 IN_PLACE_PROGRAMS = (
     "(letrec ((fib (lambda (n) (if (< n 2) n (+ (fib (- n 1)) (fib (- n 2))))))) (fib 5))",

@@ -38,7 +38,8 @@ from ..errors import (
 )
 from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
 from .expr import Expr, compile_program
-from .machine import HALT_K, Boundary, Cycle, Eval, Failed, Halted, Ret, run
+from .fast import run
+from .machine import HALT_K, Boundary, Cycle, Eval, Failed, Halted, Ret
 from .printer import unparse
 from .reader import parse_program
 

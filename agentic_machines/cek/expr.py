@@ -93,7 +93,7 @@ def _union(*fvs: Sequence[str]) -> tuple[str, ...]:
 # Python frame in the run loop: ``tuple(env)`` is ``env`` itself (an exact tuple is
 # returned as is), and the empty slice of any tuple is ``()``.
 _identity: Callable[[tuple], tuple] = tuple
-_empty: Callable[[tuple], tuple] = itemgetter(slice(0, 0))
+EMPTY_PREFIX: Callable[[tuple], tuple] = itemgetter(slice(0, 0))
 
 
 def _selector(source: Sequence[str], target: Sequence[str]) -> Callable[[tuple], tuple]:
@@ -102,7 +102,7 @@ def _selector(source: Sequence[str], target: Sequence[str]) -> Callable[[tuple],
     The first occurrence of a name in ``source`` wins (parameters shadow captured names).
     """
     if not target:
-        return _empty
+        return EMPTY_PREFIX
     if source == target:
         return _identity
     position: dict[str, int] = {}
@@ -403,7 +403,7 @@ class Seq(Node):
     stop_head_sel: Callable[[tuple], tuple] | None
     stop_tail_sel: Callable[[tuple], tuple] | None
     fv: tuple[str, ...]
-    pre: Any  # the prefix getter, _empty, None (part by part) or UNPLANNED
+    pre: Any  # the prefix getter, EMPTY_PREFIX, None (part by part) or UNPLANNED
     pre_consts: tuple
     stop: Seq
     stop_call: Any  # a primitive_call tuple or None
@@ -415,7 +415,7 @@ class Seq(Node):
             self.fv = ()
             self.size = 0
             self._hash = hash("Seq")
-            self.pre, self.pre_consts, self.stop, self.stop_call = _empty, (), self, None
+            self.pre, self.pre_consts, self.stop, self.stop_call = EMPTY_PREFIX, (), self, None
             self.stop_head_sel = self.stop_tail_sel = self.head_sel = self.tail_sel = None
             return
         assert tail is not None
@@ -429,7 +429,7 @@ class Seq(Node):
     def plan(self) -> Any:
         """Make the run loop's plan for this sequence; return ``pre`` (see below).
 
-        The plan (machine._run_registers): ``pre`` reads the values of the atomic parts
+        The plan (fast._run_registers): ``pre`` reads the values of the atomic parts
         before the first compound part in one call from the environment (plus
         ``pre_consts``), and ``stop_head_sel``/``stop_tail_sel`` select the environments
         of that compound part (``stop.head``) and of the parts after it straight from
@@ -518,7 +518,7 @@ def primitive_call(e: Expr, fv: tuple[str, ...]) -> tuple[Callable, Any, tuple] 
     frame: its arguments are ``get(env + consts)`` (or ``get(env)`` when ``consts`` is
     empty) for an environment ``env`` aligned with ``fv`` (which contains ``e.fv``), and
     its value is ``fn(*arguments)``, raising what the primitive raises. The run loop
-    evaluates such a part in place (machine._run_registers).
+    evaluates such a part in place (fast._run_registers).
 
     >>> from agentic_machines.cek.reader import parse
     >>> fn, get, consts = primitive_call(compile_program(parse("(- 9 1)")), ())
@@ -539,7 +539,7 @@ def primitive_call(e: Expr, fv: tuple[str, ...]) -> tuple[Callable, Any, tuple] 
 def _prefix_getter(fv: tuple[str, ...], spec: list) -> tuple[Any, tuple]:
     """(a function env + consts -> the prefix values as a tuple, consts) for a Seq plan."""
     if not spec:
-        return _empty, ()
+        return EMPTY_PREFIX, ()
     consts: list = []
     index = []
     position = {name: i for i, name in enumerate(fv)}
@@ -653,7 +653,7 @@ class If(Expr):
 
     def plan(self) -> Any:
         """Make and return ``test_call``: the :func:`primitive_call` of the test, read
-        from this ``if``'s environment, or None (machine._run_registers uses it).
+        from this ``if``'s environment, or None (fast._run_registers uses it).
 
         >>> from agentic_machines.cek.reader import parse
         >>> e = compile_program(parse("(let ((n 1)) (if (< n 2) n 0))")).seq.head.body
