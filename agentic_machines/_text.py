@@ -3,7 +3,10 @@
 
 A long value is cut at the end and marked with an ellipsis (``…``, or ``...`` where the
 text is shown as program output), so that what is shown is never longer than asked and
-a cut is always visible.
+a cut is always visible. A prompt is cut by :func:`clip_prompt`, the one rule for every
+prompt shown (listings, diagrams, counterexamples, traces): prompts of one run share
+their beginning, so it keeps the part after the longest common prefix with the prompts
+around it (its parent's, its siblings'), where states differ.
 
 Code that the line budget counts (harness programs, what runs while a model-written block
 runs) keeps its own inline cut: a call here would be lines charged to the model's budget.
@@ -12,12 +15,16 @@ runs) keeps its own inline cut: a call here would be lines charged to the model'
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = [
     "clip",
+    "clip_prompt",
+    "clip_prompt_repr",
     "clip_start",
+    "echoes",
+    "graph_context",
     "clip_middle",
     "short_text",
     "one_line",
@@ -38,10 +45,89 @@ def clip(text: str, width: int, ellipsis: str = "…") -> str:
     return text[: max(width - len(ellipsis), 1)] + ellipsis
 
 
+def clip_prompt(text: str, width: int, context: Iterable[str] = (), ellipsis: str = "…") -> str:
+    """``text`` (a prompt) when it has at most ``width`` characters, else the part that
+    tells it apart from the prompts of ``context`` (its parent's, its siblings'): what
+    follows the longest prefix it shares with one of them (or, when that is short, its
+    last ``width`` characters), marked with ``ellipsis`` at the front (and at the end when
+    still too long), ``width`` characters in all. With no shared prefix the start is
+    kept, as :func:`clip` does.
+
+    >>> ask = "Ticket: a kettle leaks. Decide."
+    >>> clip_prompt(ask + " Observation: refund", 30, [ask, ask + " Observation: replace"])
+    '…. Decide. Observation: refund'
+    >>> clip_prompt(ask + " Observation: refund", 16, [ask + " Observation: replace"])
+    '…rvation: refund'
+    >>> clip_prompt(ask, 12), clip_prompt("short", 12, [ask])
+    ('Ticket: a k…', 'short')
+    """
+    if len(text) <= width:
+        return text
+    shared = max((_shared(text, o) for o in context if o != text), default=0)
+    room = max(width - len(ellipsis), 1)
+    start = min(shared, len(text) - room)  # earlier when the end is near: the width is used
+    if start <= 0:
+        return clip(text, width, ellipsis)
+    return ellipsis + clip(text[start:], room, ellipsis)
+
+
+def clip_prompt_repr(text: str, width: int, context: Iterable[str] = ()) -> str:
+    """``repr`` of :func:`clip_prompt`'s cut, in at most ``width`` characters with its
+    escapes (``\\n`` is two) counted: the quotes are always closed.
+
+    >>> clip_prompt_repr("Q\\n\\n\\nA: one", 10, ["Q\\n\\n\\nA: two"])
+    "'…A: one'"
+    """
+    room = max(width - 2, 1)
+    while True:
+        shown = repr(clip_prompt(text, room, context))
+        if len(shown) <= width or room == 1:
+            return shown
+        room = max(room - (len(shown) - width), 1)
+
+
+def echoes(completion: str) -> tuple[str, ...]:
+    """The starts of a prompt that repeats ``completion`` (the model's last answer) before
+    what the harness added: as ``context`` of :func:`clip_prompt`, the part kept is the
+    harness's addition (an Observation), which the model did not write.
+
+    >>> clip_prompt(" search[owl]\\nObservation: owls hoot", 20, echoes("search[owl]"))
+    '…\\nObservation: owls…'
+    """
+    return (completion, " " + completion, "\n" + completion)
+
+
+def graph_context(graph: Any, node: Any) -> list[str]:
+    """The prompts around ``node`` in an explored graph, for :func:`clip_prompt`: its
+    parents' and its siblings' (the other states its parents step to).
+
+    >>> import networkx as nx
+    >>> g = nx.DiGraph([(0, 1), (0, 2)])
+    >>> nx.set_node_attributes(g, {0: "Q", 1: "Q a", 2: "Q b"}, "prompt")
+    >>> graph_context(g, 1)
+    ['Q', 'Q b']
+    """
+    around: dict[Any, None] = {}
+    for parent in graph.predecessors(node):
+        around[parent] = None
+        around.update((s, None) for s in graph.successors(parent) if s != node)
+    prompts = (graph.nodes[n].get("prompt") for n in around)
+    return [p for p in prompts if isinstance(p, str)]
+
+
+def _shared(a: str, b: str) -> int:
+    """The length of the longest common prefix of ``a`` and ``b``."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def clip_start(text: str, width: int, ellipsis: str = "…") -> str:
     """``text`` when it has at most ``width`` characters, else ``ellipsis`` and its end,
-    ``width`` characters in all: for texts whose ends differ (prompts that share a long
-    beginning).
+    ``width`` characters in all (a Spell session's turns, whose programs grow at the end).
 
     >>> clip_start("abcdef", 4), clip_start("abc", 4), clip_start("abcdef", 5, "...")
     ('…def', 'abc', '...ef')

@@ -31,6 +31,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from concurrent.futures import Executor
 from typing import Any
 
+from ._text import clip_prompt_repr
 from .batches import harness_all
 from .embedding import Embedding, EmbeddingSearch, check_embedding, identity, rank
 from .errors import InvalidArgument
@@ -114,9 +115,14 @@ def successors(
     return dict(zip(comps, outcomes))
 
 
-def _set_text(items: Iterable[Any], limit: int = 6) -> str:
+def _set_text(items: Iterable[Any], limit: int = 6, beside: str | None = None) -> str:
+    """A set in a sentence; a set of prompts (``beside``: the prompt they are compared
+    with) each cut where it differs from the others, by the one rule for prompts."""
     items = sorted(items, key=rank)
-    shown = ", ".join(_short(i, 20) for i in items[:limit])
+    if beside is None:
+        shown = ", ".join(_short(i, 20) for i in items[:limit])
+    else:
+        shown = ", ".join(clip_prompt_repr(i, 30, [*items, beside]) for i in items[:limit])
     return "{" + shown + (", …" if len(items) > limit else "") + "}"
 
 
@@ -380,7 +386,7 @@ def _refute_by_prompts(
         if p not in succ_prompts:
             confirmed_absent = _prompt_not_reached(machine, x, target, s, p)
             where = (
-                f"the successors of {_short(x)} carry the prompts {_set_text(succ_prompts)}"
+                f"the successors of {_short(x)} carry the prompts {_set_text(succ_prompts, beside=p)}"
                 if succ_prompts
                 else f"{_short(x)} has no successor states at all (every completion halts or diverges)"
             )
@@ -393,7 +399,7 @@ def _refute_by_prompts(
                     Obstruction(
                         "prompt",
                         s,
-                        f"State {_short(s)} of {target.name} has prompt {_short(p)}, but {where}; an embedding "
+                        f"State {_short(s)} of {target.name} has prompt {clip_prompt_repr(p, 40, succ_prompts)}, but {where}; an embedding "
                         f"keeps prompts, so no successor can be the image of {_short(s)} (F2).",
                         details={"prompt": p},
                     ),

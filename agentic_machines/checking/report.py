@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._text import clip, one_line
+from .._text import clip, clip_prompt_repr, echoes, one_line
 from ..errors import AgenticMachinesError, PropertyViolation
 from ..machine import AgenticMachine
 from ..runtime.agent import DEFAULT_LINE_BUDGET, AgentMachine, agent_machine
@@ -256,8 +256,11 @@ def failure_report(machine: AgenticMachine, cx: Counterexample, how: str, width:
     for i, c in enumerate(cx.completions):
         prompt = cx.prompts[i] if i < len(cx.prompts) else ""
         kept, added = prompt_gain(previous, prompt)
-        shown = repr(added) if not kept else f"…(+{kept}) {added!r}"
-        lines.append(f"  {i + 1:<2} {clip(shown, col):<{col}}  {clip(repr(c), col)}")
+        head = "" if not kept else f"…(+{kept}) "
+        # the one cut for prompts: past the answer repeated, where the harness's text starts
+        echo = echoes(cx.completions[i - 1]) if i else ()
+        shown = head + clip_prompt_repr(added, max(col - len(head), 10), echo)
+        lines.append(f"  {i + 1:<2} {shown:<{col}}  {clip(repr(c), col)}")
         for tool, args, ok in _effects(log, cx.states[i], c):
             lines.append(f"     effect {tool}{clip(args, col)}{'' if ok else ' (raised)'}")
         previous = prompt

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._text import escape_controls, one_line
+from .._text import clip_prompt_repr, escape_controls, one_line
 from ..errors import PropertiesFailed, UnknownProperty
 from ..machine import DIVERGE, HALT
 from ..runtime.run import Step, Trace
@@ -185,9 +185,14 @@ class Counterexample:
         lines = []
         for i, c in enumerate(self.completions):
             mark = "  (the loop starts here)" if self.loop == i else ""
+            # the one cut for prompts: where this one differs from the step before's
+            before = (
+                [self.prompts[i - 1], self.prompts[i - 1] + self.completions[i - 1]] if i else []
+            )
+            prompt = self.prompts[i] if i < len(self.prompts) else ""
             lines.append(
                 f"  {i}: {short_repr(self.states[i], limit // 2)}  prompt "
-                f"{short_repr(self.prompts[i], limit)}  completion {short_repr(c, limit)}  -> "
+                f"{clip_prompt_repr(prompt, limit, before)}  completion {short_repr(c, limit)}  -> "
                 f"{short_repr(self.states[i + 1], limit // 2)}{mark}"
             )
         if not self.completions:

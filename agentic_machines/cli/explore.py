@@ -25,7 +25,7 @@ import sys
 from typing import Any
 
 from .._outcome import is_end
-from .._text import short_text
+from .._text import clip_prompt_repr, graph_context, short_text
 from ..machine import show_outcome
 from ._args import (
     add_bound_arguments,
@@ -107,9 +107,13 @@ def describe_graph(graph: Any, limit: int = 72) -> str:
     for node, attrs in graph.nodes(data=True):
         if is_end(node):  # HALT, DIVERGE, a step that raised: shown on their edges
             continue
-        lines.append(
-            f"  {short_text(repr(node), limit)}  depth {attrs['depth']}  prompt {short_text(repr(attrs['prompt']), limit)}"
+        prompt = attrs["prompt"]  # cut where it differs from its parent's and siblings'
+        shown = (
+            clip_prompt_repr(prompt, limit, graph_context(graph, node))
+            if isinstance(prompt, str)
+            else short_text(repr(prompt), limit)
         )
+        lines.append(f"  {short_text(repr(node), limit)}  depth {attrs['depth']}  prompt {shown}")
         if not attrs.get("expanded"):
             lines.append("       (not expanded)")
             continue

@@ -50,7 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from .._text import escape_controls, short_text
+from .._text import clip_prompt_repr, escape_controls, short_text
 from ..errors import InvalidArgument
 from ..machine import DIVERGE, AgenticMachine, is_sentinel, show_outcome
 from ..runtime.models import ScriptedModel
@@ -450,7 +450,7 @@ def _show_spell(state: Any) -> str:
             )
             break
     frames = " ".join(f[0] for f in reversed(state.kont)) or "[]"
-    return f"⟨({call} {short_text(state.prompt, 60)!r}), {env}, {frames}⟩"
+    return f"⟨({call} {clip_prompt_repr(state.prompt, 62)}), {env}, {frames}⟩"
 
 
 GAIN_FROM = 80

@@ -29,7 +29,7 @@ from typing import Any
 
 import networkx as nx
 
-from .._text import clip_start, short_text
+from .._text import clip_prompt, graph_context, short_text
 from ..errors import InvalidArgument
 from .roles import COLORS, Roles, find_roles, node_names
 
@@ -59,7 +59,7 @@ def to_mermaid(graph: nx.DiGraph, *, direction: str = "TD", **highlights: Any) -
     lines = [f"flowchart {direction}"]
     for n, a in graph.nodes(data=True):
         ident, label = names[n]
-        prompt = _prompt_text(a.get("prompt"), 40)
+        prompt = _prompt_text(a.get("prompt"), 40, graph_context(graph, n))
         text = mermaid_text(label) + (f"<br/>{mermaid_text(prompt)}" if prompt else "")
         kind = a.get("kind", "state")
         shape = {"halt": '["{}"]', "diverge": '{{{{"{}"}}}}', "raised": '>"{}"]'}.get(
@@ -142,7 +142,7 @@ def to_dot(graph: nx.DiGraph, **highlights: Any) -> str:
     ]
     for n, a in graph.nodes(data=True):
         ident, label = names[n]
-        prompt = _prompt_text(a.get("prompt"), 40)
+        prompt = _prompt_text(a.get("prompt"), 40, graph_context(graph, n))
         attrs = [f"label={_dot_text(label + (chr(10) + prompt if prompt else ''))}"]
         kind = a.get("kind", "state")
         if kind == "halt":
@@ -229,17 +229,23 @@ def _jsonable(value: Any) -> Any:
     return repr(value)
 
 
-def _prompt_text(prompt: str | None, limit: int = 22) -> str:
-    """The *end* of a prompt: long prompts share their beginning, their end differs.
+def _prompt_text(prompt: str | None, limit: int = 22, context: list[str] | None = None) -> str:
+    """A prompt on one line, cut by the one rule (:func:`~agentic_machines._text.clip_prompt`)
+    where it differs from the prompts of ``context`` (its parent's, its siblings').
 
     Trailing blank lines are dropped and runs of newlines shown as one ``⏎``.
 
-    >>> _prompt_text("Question: where?\\n\\nThought 1:\\n\\n", 16)
+    >>> _prompt_text("Question: where?\\n\\nThought 1:\\n\\n", 16, ["Question: when?"])
     '…ere?⏎Thought 1:'
     """
     if not prompt:
         return ""
+    flat = [_flat(p) for p in context or ()]
+    return clip_prompt(_flat(prompt), limit, flat)
+
+
+def _flat(prompt: str) -> str:
     one_line = short_text(prompt.rstrip() or prompt, 10**9)
     while "⏎⏎" in one_line:
         one_line = one_line.replace("⏎⏎", "⏎")
-    return clip_start(one_line, limit)
+    return one_line

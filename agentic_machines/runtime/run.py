@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._files import excerpt
-from .._text import clip, escape_controls
+from .._text import clip, clip_prompt_repr, echoes, escape_controls
 from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel, show_outcome
 from ._jsonl import (
@@ -282,6 +282,7 @@ class Trace:
         width = max(width, 40)
         lines = [self._head()]
         previous: str | None = None
+        answer: str | None = None
         for step in self.steps:
             lines.append(clip(f"step {step.index}  state {step.state!r}", width))
             kept, added = prompt_gain(previous, step.prompt)
@@ -291,13 +292,16 @@ class Trace:
                     # model output inside the prompt: no escape code reaches the terminal
                     lines.extend(f"    | {escape_controls(ln)}" for ln in step.prompt.split("\n"))
                 else:
-                    lines.append(clip(f"  prompt      {step.prompt!r}", width))
+                    lines.append(f"  prompt      {clip_prompt_repr(step.prompt, width - 14)}")
             else:
-                lines.append(clip(f"  prompt +    (after {kept} kept) {added!r}", width))
+                head = f"  prompt +    (after {kept} kept) "
+                # past the model's answer repeated: what the harness added (an Observation)
+                gain = clip_prompt_repr(added, max(width - len(head), 10), echoes(answer or ""))
+                lines.append(head + gain)
             lines.append(f"  completion  {step.completion!r}")
             clock = " (clock)" if step.clock else ""
             lines.append(clip(f"  outcome     {show_outcome(step.outcome)}{clock}", width))
-            previous = step.prompt
+            previous, answer = step.prompt, step.completion
         return "\n".join(lines)
 
     def _head(self) -> str:
