@@ -219,6 +219,23 @@ def _echo(status: bytes):
     return respond
 
 
+def test_a_key_echoed_in_the_middle_of_a_long_error_leaves_no_part_of_it(serve):
+    # The error message is cut in its middle (300 characters kept); the key must go before
+    # the cut, or a prefix of it ("sk-proj-ABC…") stays in the error.
+    key = "sk-proj-" + "ABCDEFGHIJKLMNOPQRSTUVWXYZ" * 4
+
+    def respond(conn, server):
+        said = "x" * 100 + " your key is " + key + " " + "y" * 300
+        body = json.dumps({"error": {"message": said}}).encode()
+        conn.sendall(b"HTTP/1.1 401 Unauthorized\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+
+    m = OpenAICompatibleModel(serve(respond).url, "m", api_key=key, proxies={}, retries=0)
+    with pytest.raises(ModelError) as error:
+        m.complete("hi")
+    assert "HTTP 401" in str(error.value)
+    assert "sk-proj-ABC" not in str(error.value) and "ABCDEFGHIJKL" not in str(error.value)
+
+
 def test_a_server_that_echoes_the_key_never_gets_it_into_a_trace_or_an_error(serve, tmp_path):
     from agentic_machines.architectures import react
     from agentic_machines.runtime.run import run

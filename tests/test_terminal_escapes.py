@@ -93,3 +93,16 @@ def test_eval_spell_escapes_the_model_turns_and_the_value(tmp_path, capsys):
     program = '(quine completion (eval (do \'(!llm-self "Pick."))))'
     status, out, err = _eval_out(capsys, ["eval", "--spell", program, "--script", str(script)])
     assert status == 0 and "owned" in out and not _raw_controls(out + err), repr(out + err)
+
+
+def test_play_echoes_piped_input_with_its_controls_escaped(tmp_path, monkeypatch, capsys):
+    # a completion piped into play (taken from a model's output) is echoed after its '>'
+    import io
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(HOSTILE.replace("\r", "") + "\nquit\n"))
+    main(["play", "react"])
+    out = capsys.readouterr().out
+    assert "cleared" in out and "\\x1b[2J" in out
+    assert _raw_controls(out) == [], repr(out)

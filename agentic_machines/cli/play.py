@@ -251,7 +251,9 @@ class PlaySession:
         except KeyboardInterrupt:  # Ctrl-C leaves like Ctrl-D: the trace is still saved
             return ""
         if self._echo and line:
-            out.write(line if line.endswith("\n") else line + "\n")
+            # piped input is echoed so a transcript reads as typed; its control characters
+            # (a completion taken from a model's output) are shown, never sent to the terminal
+            out.write(escape_controls(line if line.endswith("\n") else line + "\n"))
         return line
 
     def _show_turn(self, out: TextIO) -> None:

@@ -146,7 +146,7 @@ class OpenAICompatibleModel(ModelBase):
             raise ModelError(self.hide_key(str(exc))) from None
         except Exception as exc:  # noqa: BLE001 - every failure of the call is a ModelError
             raise ModelError(
-                self.hide_key(f"{self.url} failed: {type(exc).__name__}: {shorten(str(exc), 200)}")
+                f"{self.url} failed: {type(exc).__name__}: {shorten(self.hide_key(str(exc)), 200)}"
             ) from None
 
     def hide_key(self, text: str) -> str:
@@ -161,6 +161,13 @@ class OpenAICompatibleModel(ModelBase):
         if self.api_key:
             text = text.replace(self.api_key, "***")
         return text
+
+    def _hide_key_in_bytes(self, raw: bytes) -> bytes:
+        # hide_key on the undecoded body: the bytes that are not the key stay as they came
+        raw = _AUTHORIZATION_BYTES.sub(rb"\1***", raw)
+        if self.api_key:
+            raw = raw.replace(self.api_key.encode("utf-8"), b"***")
+        return raw
 
     def _complete_within_deadline(self, prompt: str) -> str:
         data = json.dumps(self.request_body(prompt)).encode("utf-8")
@@ -177,6 +184,9 @@ class OpenAICompatibleModel(ModelBase):
             retry_after: float | None = None
             try:
                 code, response_headers, raw = self._post(data, headers, min(self.timeout, left))
+                # The key leaves what the server sent before any of it is parsed or cut
+                # short: a shortened message could keep part of it (hide_key then misses it).
+                raw = self._hide_key_in_bytes(raw)
             except TimeoutError as exc:
                 detail = str(exc)
                 last_problem = (
@@ -191,7 +201,7 @@ class OpenAICompatibleModel(ModelBase):
                     return self._parse(raw)
                 text = raw.decode("utf-8", "replace")
                 if 300 <= code < 400:
-                    target = response_headers.get("Location", "(no Location)")
+                    target = self.hide_key(response_headers.get("Location", "(no Location)"))
                     raise ModelError(
                         f"{self.url} answered HTTP {code}, a redirect to {shorten(target, 200)}; "
                         "redirects are not followed (the API key would be sent with it): set "
@@ -327,6 +337,7 @@ class OpenAICompatibleModel(ModelBase):
 
 _AUTHORIZATION = re.compile(r"(authorization[\"']?\s*[:=]\s*[\"']?)[^\"'\r\n,}]+", re.I)
 """An ``Authorization`` header's value as a server may echo it (in text or in JSON)."""
+_AUTHORIZATION_BYTES = re.compile(_AUTHORIZATION.pattern.encode("ascii"), re.I)
 
 
 def _server_message(body: str) -> str:
