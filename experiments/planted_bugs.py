@@ -584,7 +584,9 @@ CASES: tuple[Case, ...] = (
         "rlm-uncut-output",
         "RLM",
         "the REPL output is not cut (max_output=10**9), so the prompt grows with every print",
-        prompt_length_at_most(12_000),
+        # the cited code's long system prompt (issue 40) puts the stock machine's prompts
+        # past 12,000 characters at depth 3, under 20,000; the uncut output passes 20,000
+        prompt_length_at_most(20_000),
         lambda: rlm.machine(max_output=10**9),
         rlm.machine,
         rlm_output,
