@@ -445,14 +445,38 @@ print(show_boundary(first_boundary('(let ((n 2)) (+ n (llm "q") n))')))
     ),
     Term(
         "define",
-        "(define (f x) body) (define x e)  →  letrec / let around the rest of the body",
-        "A definition at the start of a body (a program, a lambda, let, let*, letrec, cond clause, when, unless): a run of procedure definitions is one letrec (so they may call each other), a value definition a let; the CEK rules are then those of letrec and of application.",
+        "⟨(define (f x) b) ... body, ρ, κ⟩ → ⟨body, ρ|body + closures, κ⟩;  (define x e) body as ((lambda (x) body) e)",
+        "A definition at the start of a body (a program, a lambda, let, let*, letrec, cond clause, when, unless): a run of procedure definitions binds them all at once (so they may call each other), as letrec does, and a value definition evaluates e first and binds x, as let does; each has the define rule of its own in the CEK machine, which eval --step names.",
         """\
 from agentic_machines.cek import evaluate
 print(evaluate("(define (fact n) (if (< n 2) 1 (* n (fact (- n 1))))) (fact 20)"))
 """,
         result="2432902008176640000\n",
         aliases=(),
+        see=("CEK machine",),
+    ),
+    Term(
+        "body",
+        "⟨(begin e1 e ...), ρ, κ⟩ → ⟨e1, ρ|e1, begin(e ..., ρ) :: κ⟩;  ⟨v, begin(e ...) :: κ⟩ → ⟨e, ρ, ...⟩",
+        "A body of several forms (of a program, a lambda, let, let*, letrec, a cond clause, when, unless) is a begin: its forms are evaluated in order, definitions first, and its value is the last form's, evaluated in tail position.",
+        """\
+from agentic_machines.cek import evaluate
+print(evaluate("(define (f x) (define y (* x 2)) (+ y 1)) (f 20)"))
+""",
+        result="41\n",
+        aliases=("begin", "bodies"),
+        see=("define", "CEK machine"),
+    ),
+    Term(
+        "list primitives",
+        "⟨(p v ...), κ⟩ → ⟨p(v ...), κ⟩ for p in length, append, list?, <=, >=, >, ...",
+        "Primitives are applied in one step, like any procedure: length counts a list, append joins lists, list? asks whether a value is a proper list, and <=, >=, > compare integers; a wrong type or arity is a run-time error, which halts the run with its message.",
+        """\
+from agentic_machines.cek import evaluate, unparse
+print(unparse(evaluate("(list (length '(1 2 3)) (append '(1) '(2 3)) (list? '(1)) (<= 1 2) (>= 1 2))")))
+""",
+        result="(3 (1 2 3) #t #t #f)\n",
+        aliases=("length", "append", "list?", "<=", ">=", "primitive"),
         see=("CEK machine",),
     ),
     Term(
