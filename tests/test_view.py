@@ -165,6 +165,9 @@ def test_serve_serves_the_written_page_on_localhost_until_ctrl_c(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a child keeps an ignored SIGINT (a test worker may ignore it), and Python then
+        # installs no KeyboardInterrupt handler: the command starts as from a terminal
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert proc.stdout.readline().startswith("wrote v.html: 2 states")
