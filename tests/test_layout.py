@@ -503,14 +503,6 @@ PRIVATE_IMPORTS_ALLOWED = {
         )
     ),
     ("execution.sandbox", "execution.confine", "_NO_NAMESPACE_TOOL"),
-    *(
-        ("runtime.agent", "runtime.agent_worker", name)
-        for name in ("_name", "_prompt_error", "_shown", "_thread_error")
-    ),
-    ("runtime.run", "runtime.tracefile", "_TraceWriter"),
-    ("runtime.run", "runtime.tracefile", "_read_trace_file"),
-    ("runtime.tracefile", "runtime._jsonl", "_ENCODE"),
-    ("runtime.tracefile", "runtime._jsonl", "_ENCODE_ASCII"),
 }
 
 
