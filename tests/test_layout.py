@@ -556,9 +556,6 @@ DOCSTRING_LINES = 40
 # (issue 39, item 5): the essay moves to a docs/ page when that change lands. The list may
 # only shrink.
 LONG_DOCSTRINGS_ALLOWED = {
-    "adapters.langgraph",
-    "adapters.openai_agents",
-    "adapters.pydantic_ai",
     "architectures.repl_plan",
 }
 
