@@ -461,20 +461,6 @@ def test_default_machine_starts_at_initial(name: str) -> None:
 PRIVATE_IMPORTS_ALLOWED = {
     ("drawing.interactive", "drawing.diagrams", "_layered"),
     ("drawing.interactive", "drawing.diagrams", "_legend_items"),
-    ("execution.doctor", "execution.cgroup", "_own_groups"),
-    ("execution.doctor", "execution.confine", "_probe"),
-    *(
-        ("execution.isolated", "execution.confine", name)
-        for name in (
-            "_MAX_PROCESSES",
-            "_NO_NAMESPACE_TOOL",
-            "_limit",
-            "_seccomp_fd",
-            "_user_processes",
-            "_wrap",
-        )
-    ),
-    ("execution.sandbox", "execution.confine", "_NO_NAMESPACE_TOOL"),
     *(
         ("runtime.agent", "runtime.agent_worker", name)
         for name in ("_name", "_prompt_error", "_shown", "_thread_error")
