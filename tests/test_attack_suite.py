@@ -30,7 +30,7 @@ from agentic_machines.architectures.environments import CountEnv
 from agentic_machines.execution import seccomp
 from agentic_machines.execution.cgroup import WorkerGroup
 from agentic_machines.execution.codeexec import drive
-from agentic_machines.execution.confine import _probe, boot_argv, closed_ancestors, worker_uid
+from agentic_machines.execution.confine import boot_argv, closed_ancestors, probe, worker_uid
 from agentic_machines.execution.sandbox import (
     Limits,
     ProcessRunner,
@@ -297,7 +297,7 @@ def available(column: str) -> bool:
     level, tool, cgroup, root = COLUMNS[column]
     if root != AS_ROOT:
         return not root  # as root, the suite drops to an unprivileged uid for these
-    return (tool is None or _probe(tool) is None) and (not cgroup or has_cgroup())
+    return (tool is None or probe(tool) is None) and (not cgroup or has_cgroup())
 
 
 def doc_cells(column: str) -> dict[str, str]:
@@ -311,7 +311,7 @@ def doc_cells(column: str) -> dict[str, str]:
     return {r[0].split(":")[0]: r[header.index(column)] for r in rows[2:]}
 
 
-# Run as an unprivileged uid by a root test run: the worker's own launcher (confine._wrap)
+# Run as an unprivileged uid by a root test run: the worker's own launcher (confine.confined_argv)
 # covers the directories that uid cannot enter (/root, where an interpreter may live),
 # becomes the uid, and runs this.
 _UNPRIVILEGED = """
