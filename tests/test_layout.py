@@ -461,14 +461,6 @@ def test_default_machine_starts_at_initial(name: str) -> None:
 PRIVATE_IMPORTS_ALLOWED = {
     ("drawing.interactive", "drawing.diagrams", "_layered"),
     ("drawing.interactive", "drawing.diagrams", "_legend_items"),
-    *(
-        ("runtime.agent", "runtime.agent_worker", name)
-        for name in ("_name", "_prompt_error", "_shown", "_thread_error")
-    ),
-    ("runtime.run", "runtime.tracefile", "_TraceWriter"),
-    ("runtime.run", "runtime.tracefile", "_read_trace_file"),
-    ("runtime.tracefile", "runtime._jsonl", "_ENCODE"),
-    ("runtime.tracefile", "runtime._jsonl", "_ENCODE_ASCII"),
 }
 
 
