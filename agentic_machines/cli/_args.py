@@ -598,10 +598,12 @@ def machine_with_isolation(entry: Any, isolation: str | None) -> Any:
     """
     module = entry.module
     if module is not None and runs_model_code(module):
-        from ..execution.sandbox import namespace_tool, resolve_isolation  # only if it runs code
+        from ..architectures.options import ExecOptions  # only if it runs code
+        from ..execution.sandbox import namespace_tool  # only if it runs code
 
-        level = resolve_isolation(isolation or "strongest")
-        machine = module.machine(isolation=level)
+        options = ExecOptions(isolation=isolation or "strongest").resolved()
+        level = options.isolation
+        machine = module.machine(options=options)
         shown = f"namespace ({namespace_tool()})" if level == "namespace" else level
         if level == "inline":
             shown = "inline (the completions' code runs in this process, unsandboxed)"
