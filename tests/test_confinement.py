@@ -20,7 +20,7 @@ from agentic_machines.execution.codeexec import drive
 from agentic_machines.execution.sandbox import Limits, ProcessRunner, Scaffold, namespace_tool
 
 LEVELS = [("process", None)] + [
-    ("namespace", tool) for tool in ("bwrap", "unshare") if confine._probe(tool) is None
+    ("namespace", tool) for tool in ("bwrap", "unshare") if confine.probe(tool) is None
 ]
 
 
@@ -75,7 +75,7 @@ def test_the_worker_never_runs_as_the_hosts_uid_0(level, tool):
         assert seen[0] == {(os.getuid(), os.geteuid())}
 
 
-@pytest.mark.skipif(confine._probe("bwrap") is not None, reason="bubblewrap does not work here")
+@pytest.mark.skipif(confine.probe("bwrap") is not None, reason="bubblewrap does not work here")
 def test_bwrap_is_found_wherever_path_has_it(tmp_path, monkeypatch):
     # the worker starts with an empty environment: the tool is named by its full path
     (tmp_path / "bwrap").symlink_to(shutil.which("bwrap"))
@@ -178,7 +178,7 @@ def test_every_verb_runs_completions_code_isolated_unless_asked_inline(
 def test_bwrap_starts_a_worker_with_and_without_its_launchers_bounded_tmpfs():
     # with: the launcher mounts the tmpfs with an inode bound (worker._stage); without:
     # bwrap's own --tmpfs (no inode bound), what a host that cannot stage falls back to
-    if confine._probe("bwrap") is not None:
+    if confine.probe("bwrap") is not None:
         pytest.skip("bubblewrap does not start a worker here")
     assert confine._probe_once("bwrap", stage=True) is None
     assert confine._probe_once("bwrap", stage=False) is None
@@ -189,10 +189,10 @@ def test_a_host_where_the_launcher_cannot_stage_uses_bwraps_tmpfs_and_says_so(mo
     monkeypatch.setattr(confine, "_probe_once", lambda tool, stage: said if stage else None)
     monkeypatch.setattr(confine, "_UNSTAGED", [])
     with pytest.warns(IsolationFallback, match="bounded only by a control group"):
-        assert confine._probe("bwrap") is None
+        assert confine.probe("bwrap") is None
     assert confine._UNSTAGED == [said]
-    argv = confine._wrap("bwrap", "/tmp/am-scratch-x", ["python"], uid=None)
+    argv = confine.confined_argv("bwrap", "/tmp/am-scratch-x", ["python"], uid=None)
     assert "--stage" not in argv and argv.count("--tmpfs") >= 3
     monkeypatch.setattr(confine, "_UNSTAGED", [])
-    argv = confine._wrap("bwrap", "/tmp/am-scratch-x", ["python"], uid=None)
+    argv = confine.confined_argv("bwrap", "/tmp/am-scratch-x", ["python"], uid=None)
     assert "--stage" in argv and "/tmp/am-scratch-x/work" in argv

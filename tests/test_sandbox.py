@@ -171,8 +171,8 @@ def test_the_default_is_resolved_where_the_model_is_known():
     assert resolve_isolation(None, ScriptedModel(["x"])) == "inline"
     assert resolve_isolation(None, FunctionModel(str)) in ("process", "namespace")
     assert resolve_isolation("strongest") == ("namespace" if namespace_tool() else "process")
-    assert rlm.machine().kwargs["isolation"] == resolve_isolation("strongest")
-    assert rp.machine().kwargs["isolation"] == resolve_isolation("strongest")
+    assert rlm.machine().kwargs["options"].isolation == resolve_isolation("strongest")
+    assert rp.machine().kwargs["options"].isolation == resolve_isolation("strongest")
     res = rp.solve("t", FunctionModel(lambda p: "answer(1)"), CountEnv(2))
     assert res.isolation.startswith(resolve_isolation("strongest"))
     with pytest.raises(InvalidArgument, match="isolation must be one of"):
@@ -227,9 +227,9 @@ def test_wire_round_trips_data_and_refuses_malformed_values():
 def test_unshare_fallback_runs_blocks_too(tmp_path):
     if not ProcessRunner("namespace", tool="unshare").tool == "unshare":  # pragma: no cover
         pytest.skip("unshare unavailable")
-    from agentic_machines.execution.confine import _probe
+    from agentic_machines.execution.confine import probe
 
-    if _probe("unshare") is not None:
+    if probe("unshare") is not None:
         pytest.skip("unshare does not work here")
     ex = ProcessRunner("namespace", Limits(timeout_s=5), tool="unshare")
     ex.namespace("m", Scaffold(values={"x": 2}))
@@ -265,9 +265,9 @@ def test_cli_runs_of_rlm_and_repl_plan_are_isolated_by_default(tmp_path, capsys)
 
 # -- what each namespace tool guarantees (bubblewrap and the unshare fallback alike) --------
 def _working_tools() -> list[str]:
-    from agentic_machines.execution.confine import _probe
+    from agentic_machines.execution.confine import probe
 
-    return [tool for tool in ("bwrap", "unshare") if _probe(tool) is None]
+    return [tool for tool in ("bwrap", "unshare") if probe(tool) is None]
 
 
 @pytest.mark.parametrize("tool", _working_tools())
@@ -300,7 +300,7 @@ def test_falling_back_to_unshare_warns_with_the_reason(monkeypatch):
 
     # bwrap was probed and failed; unshare is probed now and works
     monkeypatch.setattr(confine, "_TOOLS", {"bwrap": "bwrap is not installed"})
-    monkeypatch.setattr(confine, "_probe", lambda tool: None)
+    monkeypatch.setattr(confine, "probe", lambda tool: None)
     with pytest.warns(IsolationFallback, match="unshare, not bubblewrap: bwrap is not installed"):
         assert confine.namespace_tool() == "unshare"
 

@@ -35,7 +35,7 @@ _ROOT = "/sys/fs/cgroup"
 _COUNTER = itertools.count()
 
 
-def _own_groups() -> dict[str, str]:
+def own_groups() -> dict[str, str]:
     """Controller (``memory``, ``pids``, or ``""`` for v2) -> this process's group path."""
     out = {}
     try:
@@ -72,7 +72,7 @@ class WorkerGroup:
         True
         """
         sweep()
-        own = _own_groups()
+        own = own_groups()
         name = f"am-worker-{os.getpid()}-{next(_COUNTER)}"
         made: list[str] = []
         try:

@@ -1,10 +1,10 @@
 """What confines a worker process: the namespace tools, the command line, the limits.
 
 :func:`namespace_tool` finds the first tool (``bwrap``, else ``unshare``) that can start
-a worker here, probed once per process with the worker's own start-up. :func:`_wrap`
+a worker here, probed once per process with the worker's own start-up. :func:`confined_argv`
 builds the command line that runs a worker inside it (no network, a read-only view of the
 filesystem, a minimal ``/dev``, private size-limited tmpfs mounts, the host's socket
-directories hidden, the seccomp filter); :func:`_limit` sets the OS limits in the child;
+directories hidden, the seccomp filter); :func:`child_limits` sets the OS limits in the child;
 :func:`remove_tree` removes a worker's scratch directory without following a link the
 worker planted.
 
@@ -38,7 +38,7 @@ WORKER_UIDS = range(1_000_000_000, 1_500_000_000)
 file of the host belongs to one, no capability comes with it, no two workers share one
 (so one cannot signal or trace another), and what a worker left (IPC objects) is found by
 its owner."""
-_NO_NAMESPACE_TOOL = (
+NO_NAMESPACE_TOOL = (
     "isolation='namespace' needs bwrap (bubblewrap) or unshare (util-linux) with user "
     "namespaces; install bubblewrap (apt-get install bubblewrap) or use 'process'"
 )
@@ -55,7 +55,7 @@ def namespace_tool() -> str | None:
     """
     for tool in ("bwrap", "unshare"):
         if tool not in _TOOLS:
-            _TOOLS[tool] = _probe(tool)
+            _TOOLS[tool] = probe(tool)
             if tool == "unshare" and _TOOLS[tool] is None:
                 warnings.warn(
                     IsolationFallback(
@@ -74,7 +74,7 @@ def namespace_tool() -> str | None:
 _UNSTAGED: list[str] = []  # why bwrap's launcher could not mount the bounded tmpfs here
 
 
-def _probe(tool: str) -> str | None:
+def probe(tool: str) -> str | None:
     """None when ``tool`` starts a worker here, else the reason it does not.
 
     bubblewrap is tried with its launcher's bounded tmpfs mounts (``worker._stage``) and,
@@ -105,12 +105,14 @@ def _probe_once(tool: str, stage: bool) -> str | None:
     if tool_path(tool) is None:
         return f"{tool} is not installed (not found on PATH)"
     scratch = tempfile.mkdtemp(prefix="am-probe-")
-    fd = _seccomp_fd() if tool == "bwrap" else None
+    fd = seccomp_pipe() if tool == "bwrap" else None
     uid = worker_uid()
     try:
         if uid is not None:
             os.chown(scratch, uid, uid)
-        argv = _wrap(tool, scratch, [*boot_argv(), "--probe"], seccomp_fd=fd, uid=uid, stage=stage)
+        argv = confined_argv(
+            tool, scratch, [*boot_argv(), "--probe"], seccomp_fd=fd, uid=uid, stage=stage
+        )
         done = subprocess.run(
             argv,
             env={},
@@ -230,7 +232,7 @@ def boot_argv() -> list[str]:
     return [sys.executable, "-S", "-c", _BOOT, _PACKAGE_ROOT]
 
 
-def _seccomp_fd() -> int | None:
+def seccomp_pipe() -> int | None:
     """A pipe's read end holding the seccomp program (None where there is none for this machine)."""
     prog = seccomp.program()
     if prog is None:
@@ -313,7 +315,7 @@ STAGED = ("tmp", "shm", "work")
 """The bounded tmpfs mounts bubblewrap's launcher makes under the scratch directory
 (``worker._stage``), which bwrap binds at ``/tmp``, ``/dev/shm`` and the scratch directory."""
 
-_MAX_PROCESSES = 256  # processes in a worker's control group (pids.max), when it has one
+MAX_PROCESSES = 256  # processes in a worker's control group (pids.max), when it has one
 
 
 def _tmpfs_bytes(limits: Limits) -> int:
@@ -322,7 +324,7 @@ def _tmpfs_bytes(limits: Limits) -> int:
     return max(1, int(limits.memory_mb) // 4) * 1024 * 1024
 
 
-def _wrap(
+def confined_argv(
     tool: str | None,
     scratch: str,
     argv: list[str],
@@ -343,7 +345,7 @@ def _wrap(
     namespace of its own it mounts the three tmpfs, bounded in size and inodes
     (``worker._stage``: bwrap's ``--tmpfs`` takes no inode count), for bwrap to bind; on a
     root host it also covers :func:`closed_ancestors`, becomes :func:`worker_uid` and runs
-    bubblewrap as that uid. ``stage`` False (None: as :func:`_probe` found this host)
+    bubblewrap as that uid. ``stage`` False (None: as :func:`probe` found this host)
     leaves the tmpfs mounts to bwrap's ``--tmpfs`` and the launcher to root hosts. Under ``unshare`` the
     worker builds the same confinement itself (``worker._readonly_except``). With no tool
     (the ``process`` level) the worker only loads the seccomp filter, after becoming
@@ -432,7 +434,7 @@ def _wrap(
     return [*argv, *drop, "--seccomp"]
 
 
-def _user_processes(uid: int | None = None) -> int:
+def user_processes(uid: int | None = None) -> int:
     """How many processes ``uid`` (default: this user) runs (RLIMIT_NPROC counts them all)."""
     uid, count = os.getuid() if uid is None else uid, 0
     try:
@@ -447,7 +449,7 @@ def _user_processes(uid: int | None = None) -> int:
     return count
 
 
-def _limit(
+def child_limits(
     limits: Limits, join: Sequence[int] = (), nproc: int | None = None
 ) -> Callable[[], None]:
     """What the child runs between ``fork`` and ``exec``: join the control group, set the

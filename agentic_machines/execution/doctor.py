@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 from ..errors import IsolationFallback
 from . import seccomp
-from .cgroup import WorkerGroup, _own_groups
-from .confine import _probe, namespace_tool, tool_path
+from .cgroup import WorkerGroup, own_groups
+from .confine import namespace_tool, probe, tool_path
 
 __all__ = ["Row", "Report", "examine", "render"]
 
@@ -67,7 +67,7 @@ def examine() -> Report:
     reasons: dict[str, str | None] = {}
     for tool, role in (("bwrap", "preferred"), ("unshare", "fallback")):
         where = tool_path(tool)
-        reason = reasons[tool] = _probe(tool)
+        reason = reasons[tool] = probe(tool)
         found = f"{where or 'not on PATH'}: " + ("starts a worker" if reason is None else reason)
         rows.append(
             Row(
@@ -184,7 +184,7 @@ def _user_namespaces(root: bool) -> Row:
 
 
 def _control_group() -> Row:
-    own = _own_groups()
+    own = own_groups()
     kind = "v1" if "memory" in own and "pids" in own else ("v2" if "" in own else "none")
     group = WorkerGroup.create(1 << 26, 8) if kind != "none" else None
     if group is not None:

@@ -37,16 +37,16 @@ from .codeexec import (
     cut_output,
 )
 from .confine import (
-    _MAX_PROCESSES,
-    _NO_NAMESPACE_TOOL,
-    _limit,
-    _seccomp_fd,
-    _user_processes,
-    _wrap,
+    MAX_PROCESSES,
+    NO_NAMESPACE_TOOL,
     boot_argv,
+    child_limits,
+    confined_argv,
     namespace_tool,
     remove_ipc,
     remove_tree,
+    seccomp_pipe,
+    user_processes,
     worker_uid,
 )
 from .runner import FAILURE_STATUSES, BlockRunner, Limits, Scaffold
@@ -112,7 +112,7 @@ class ProcessRunner(BlockRunner):
         # tool: which namespace tool to use (default: the first that works, see namespace_tool)
         self.tool = (tool or namespace_tool()) if level == "namespace" else None
         if level == "namespace" and self.tool is None:
-            raise InvalidArgument(_NO_NAMESPACE_TOOL)
+            raise InvalidArgument(NO_NAMESPACE_TOOL)
         self.limits = limits or Limits()
         self._effects: dict[str, dict[str, Callable[..., Any]]] = {}
         self._journal: list[tuple[bytes, bytes]] = []  # (message sent, reply received)
@@ -155,13 +155,13 @@ class ProcessRunner(BlockRunner):
                 os.chown(self._scratch, self._uid, self._uid)
         uid = self._uid
         self._owner = os.getpid()  # the scratch stays its creator's (see _forget_inherited)
-        fd = _seccomp_fd() if self.tool == "bwrap" else None
-        argv = _wrap(self.tool, self._scratch, boot_argv(), self.limits, fd, uid)
-        self._group = WorkerGroup.create(self.limits.memory_mb * 1024 * 1024, _MAX_PROCESSES)
+        fd = seccomp_pipe() if self.tool == "bwrap" else None
+        argv = confined_argv(self.tool, self._scratch, boot_argv(), self.limits, fd, uid)
+        self._group = WorkerGroup.create(self.limits.memory_mb * 1024 * 1024, MAX_PROCESSES)
         join = self._group.join_fds() if self._group is not None else []
         # no control group: RLIMIT_NPROC counts all of the uid's processes, so the worker
-        # may start _MAX_PROCESSES more than that uid runs now (the kernel exempts root)
-        nproc = None if self._group is not None else _user_processes(uid) + _MAX_PROCESSES
+        # may start MAX_PROCESSES more than that uid runs now (the kernel exempts root)
+        nproc = None if self._group is not None else user_processes(uid) + MAX_PROCESSES
         fds = [] if fd is None else [fd]
         try:
             self._proc = subprocess.Popen(
@@ -172,7 +172,7 @@ class ProcessRunner(BlockRunner):
                 cwd=self._scratch,
                 # no inherited variables; a fixed hash seed keeps a replayed worker deterministic
                 env={"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"},
-                preexec_fn=_limit(self.limits, join, nproc),
+                preexec_fn=child_limits(self.limits, join, nproc),
                 start_new_session=True,
                 close_fds=True,
                 pass_fds=fds,

@@ -32,7 +32,7 @@ from .codeexec import drive_rest
 
 # The runners live in their own modules (one concept each); this module chooses a level
 # and keeps every public name importable from here, as before.
-from .confine import _NO_NAMESPACE_TOOL, namespace_tool, worker_paths
+from .confine import NO_NAMESPACE_TOOL, namespace_tool, worker_paths
 from .isolated import ProcessRunner
 from .runner import FAILURE_STATUSES, LEVELS, BlockRunner, InlineRunner, Limits, Scaffold
 
@@ -97,7 +97,7 @@ def resolve_isolation(isolation: str | None, model: Any = None) -> str:
             )
         why = (
             "isolation='strongest' is only 'process' here: no namespace tool works "
-            f"({_NO_NAMESPACE_TOOL}); run `agentic-machines doctor` for what is missing"
+            f"({NO_NAMESPACE_TOOL}); run `agentic-machines doctor` for what is missing"
         )
         if strongest_policy() == "require":
             raise InvalidArgument(why + "; AGENTIC_MACHINES_STRONGEST=require refuses it")
@@ -110,7 +110,7 @@ def resolve_isolation(isolation: str | None, model: Any = None) -> str:
     if isolation == "process" and os.name != "posix":
         raise InvalidArgument("isolation='process' needs a POSIX system (resource limits)")
     if isolation == "namespace" and namespace_tool() is None:
-        raise InvalidArgument(_NO_NAMESPACE_TOOL)
+        raise InvalidArgument(NO_NAMESPACE_TOOL)
     return isolation
 
 

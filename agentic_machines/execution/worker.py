@@ -569,7 +569,7 @@ def _init_then_worker(inp: BinaryIO, out: BinaryIO) -> None:
 
 
 def _options(argv: list[str]) -> dict[str, Any]:
-    """The worker's options (confine._wrap writes them): ``--uid N``, ``--expose DIR``
+    """The worker's options (confine.confined_argv writes them): ``--uid N``, ``--expose DIR``
     (repeated), ``--stage SCRATCH SIZE`` (a launcher's, :func:`_stage`), ``--seccomp``,
     ``--probe``, and last either ``--readonly-except SCRATCH SIZE HIDDEN...`` or ``--exec
     COMMAND...`` (a launcher), which takes the rest."""
@@ -598,7 +598,7 @@ def main(argv: list[str] | None = None) -> None:
     """Run the worker on this process's stdin and stdout (called by the host's bootstrap)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     opts = _options(argv)
-    if opts.get("exec"):  # the launcher of bubblewrap (see confine._wrap)
+    if opts.get("exec"):  # the launcher of bubblewrap (see confine.confined_argv)
         # opened before the uid changes: a tool under a directory only root may enter
         # (a pytest tmp_path, /root/bin) is still run
         program = os.open(opts["exec"][0], os.O_RDONLY)
