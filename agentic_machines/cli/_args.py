@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from .._files import excerpt, read_regular
+from .._text import counted
 from ..architectures.catalog import runs_model_code
 from ..errors import InvalidArgument
 
@@ -484,7 +485,7 @@ def budget_note(machine: Any, diverged: int, steps: int) -> str | None:
     if not diverged or budget is None or diverged * budget < BUDGET_NOTE_LINES:
         return None
     return (
-        f"note: {diverged:,} of {steps:,} step{'s' * (steps != 1)} ran out of their line "
+        f"note: {diverged:,} of {counted(steps, 'step')} ran out of their line "
         f"budget, and each ran all {budget:,} lines: they take most of the time; lower it "
         "with --line-budget N if no step needs that many"
     )
