@@ -1,38 +1,15 @@
 """LangGraph graphs as agentic machines: :func:`machine` and :func:`chat_model`.
 
 ``machine(graph, input)`` runs a compiled LangGraph graph (a ``StateGraph`` compiled, or
-``create_react_agent``'s) with ``graph.invoke(input)``, LangGraph doing everything it
-does (nodes, conditional edges, the tool node, its recursion limit), and makes every
-chat-model call one step of an agentic machine
-(:func:`~agentic_machines.agent_machine`). The chat model is ours: pass
-:func:`chat_model` where the graph wants one (``create_react_agent(chat_model(), tools)``,
-or in a node of your own). Nothing goes over the network.
-
-**Prompt.** What the graph passes to the model, as fixed text::
-
-    # graph: <graph name> | node: <the node calling the model>
-    ## tools
-    - <name>: <description> | parameters <JSON schema, keys sorted>
-    ## messages
-    [system] <text>
-    [user] <text>
-    [assistant] <text>
-    [tool call <id>] <name> <arguments JSON>
-    [tool result <id>] <output>
-
-**Completion.** Plain text is the model's reply (an ``AIMessage``); a JSON object
-``{"tool_calls": [{"name": ..., "arguments": {...}}]}`` asks for tool calls, with ids
-``call_<model call>_<index>`` (a replay gives the same ids). The graph's own routing
-decides what follows: ``create_react_agent`` ends on a reply and runs its tool node on
-tool calls. **Tools** of every ``ToolNode`` in the graph run as
-:func:`~agentic_machines.effect` calls: once per real step, however often exploring
-replays the run. **Raised errors** (an unknown tool, ``GraphRecursionError``) end the run
-as an ``AgentRaised`` outcome. A run that ends returns the graph's final state.
-
-**Structure.** :func:`structure` is the graph's own nodes and edges (conditional ones
-marked), and :func:`checkpoint_key` the key of a state by the graph's state values at
-that model call (messages without their random ids): ``never_diverges(key=...)`` then
-finds a loop that comes back to the same graph state.
+``create_react_agent``'s) with ``graph.invoke(input)``: nodes, conditional edges, the tool
+node and the recursion limit are LangGraph's own. Only the chat model is ours: pass
+:func:`chat_model` where the graph wants one, and every model call is one step of an
+agentic machine (:func:`~agentic_machines.agent_machine`). Nothing goes over the network.
+A completion is a reply (plain text) or ``{"tool_calls": [{"name": ..., "arguments":
+{...}}]}``; the tools of every ``ToolNode`` run as effects. :func:`structure` is the
+graph's nodes and edges, :func:`checkpoint_key` a state's key for
+``never_diverges(key=...)``. The prompt's format and the outcomes are on the reference
+page (``docs/reference/langgraph.md``).
 
 >>> from langgraph.prebuilt import create_react_agent
 >>> from langchain_core.tools import tool

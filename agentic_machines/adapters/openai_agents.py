@@ -1,50 +1,14 @@
 """OpenAI Agents SDK agents as agentic machines: :func:`machine`.
 
-``machine(agent, input, max_turns=10)`` runs the SDK's own ``Runner`` on ``agent``
-with a model of ours plugged in through the SDK's ``Model`` interface, so the SDK does
-everything it normally does (instructions, function tools, handoffs, its error
-handling) and every model request becomes one step of an agentic machine
-(:func:`agentic_machines.agent_machine`). Nothing goes over the network, no API key
-is read, and tracing is disabled for the run.
-
-**Prompt.** What the SDK passes to the model, rendered as fixed text
-(:func:`render_prompt`)::
-
-    # agent: <agent name>
-    ## instructions
-    <system instructions, or (none)>
-    ## tools
-    - <name>: <description> | parameters <JSON schema, keys sorted>
-    - <handoff tool name>: <description> | handoff | parameters <JSON schema>
-    ## input
-    [user] <text>
-    [assistant] <text>
-    [tool call <call id>] <name> <arguments JSON>
-    [tool result <call id>] <output>
-
-Any other input item is shown as ``[<type>] <the item as JSON, keys sorted>``.
-
-**Completion.** Plain text is a final message. A JSON object with a ``tool_calls``
-list asks for tool calls (handoffs are tools too)::
-
-    {"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]}
-
-``arguments`` may be an object or a string (passed to the SDK as it is). Call ids are
-``call_<model call>_<index>``, so a replay gives the same ids.
-
-**The model's name.** The SDK asks for its default model's name in places an agent's own
-code can read it (``agents.models.is_gpt_5_default()``, which its ``message_filter``
-example once branched on): under the adapter that name is ``model_name``
-(``"agentic-machines"`` unless given), whatever ``OPENAI_DEFAULT_MODEL`` says, so the
-environment does not change what the agent does.
-
-**Malformed completions.** Text that is not such a JSON object is a final message
-(the SDK ends the run with it). A ``tool_calls`` entry that names no tool, or whose
-arguments the tool cannot take, is passed to the SDK as the model's request: the SDK
-decides (an unknown tool raises ``ModelBehaviorError``, which ends the run as an
-:class:`~agentic_machines.runtime.agent.AgentRaised` outcome; bad arguments are
-reported back to the model as the tool's output, in the next prompt). Either way the
-trace records it.
+``machine(agent, input, max_turns=10)`` runs the SDK's own ``Runner`` on ``agent`` with a
+model of ours plugged in through the SDK's ``Model`` interface: instructions, function
+tools, handoffs and error handling are the SDK's, and every model request is one step of
+an agentic machine (:func:`agentic_machines.agent_machine`). Nothing goes over the
+network, no API key is read, and tracing is disabled for the run. A completion is plain
+text (a final message) or ``{"tool_calls": [{"name": ..., "arguments": {...}}]}``
+(handoffs are tools too). The prompt's format (:func:`render_prompt`), what a malformed
+completion does and the model name the SDK sees are on the reference page
+(``docs/reference/openai_agents.md``).
 
 >>> from agents import Agent, function_tool
 >>> @function_tool

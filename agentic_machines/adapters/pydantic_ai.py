@@ -1,37 +1,15 @@
 """Pydantic AI agents as agentic machines: :func:`machine`.
 
 ``machine(agent, input)`` runs Pydantic AI's own ``agent.run(input)`` with a
-``FunctionModel`` of ours (Pydantic AI's own test seam): the agent does everything it
-normally does (system prompts, instructions, tools, structured output, output
-validators, ``ModelRetry`` and its retry counts), and every model request is one step of
-an agentic machine (:func:`~agentic_machines.agent_machine`). Nothing goes over the
-network.
-
-**Prompt.** The request as fixed text::
-
-    # agent: <agent name>
-    ## tools
-    - <name>: <description> | parameters <JSON schema, keys sorted>
-    ## output
-    text                       (when a text reply may end the run)
-    - <output tool>: <description> | parameters <JSON schema>
-    ## messages
-    [system] <text>
-    [user] <text>
-    [assistant] <text>
-    [tool call <id>] <name> <arguments JSON>
-    [tool result <id>] <output>
-    [retry <id>] <what to fix>
-
-**Completion.** Plain text is a text reply; ``{"tool_calls": [{"name": ..., "arguments":
-{...}}]}`` calls tools, the output tool (``final_result`` by default) included: that is
-how a structured output is given. Ids are ``call_<request>_<index>``. **Retries are
-steps**: arguments that fail validation, a ``ModelRetry`` raised by a tool or an output
-validator, or text where structured output is wanted, come back as a ``[retry ...]``
-line in the next prompt; past the agent's retry count Pydantic AI raises
-``UnexpectedModelBehavior``, an ``AgentRaised`` outcome. A run that ends returns the
-agent's output. Wrap a tool with side effects with :func:`~agentic_machines.effect`
-(under the tool decorator) so that it runs once per real step.
+``FunctionModel`` of ours (Pydantic AI's own test seam): system prompts, instructions,
+tools, structured output, output validators and ``ModelRetry`` are Pydantic AI's, and
+every model request is one step of an agentic machine
+(:func:`~agentic_machines.agent_machine`). Nothing goes over the network. A completion is
+a text reply or ``{"tool_calls": [{"name": ..., "arguments": {...}}]}`` (the output tool,
+``final_result`` by default, gives a structured output); each retry is a step. Wrap a
+tool with side effects with :func:`~agentic_machines.effect` (under the tool decorator)
+so that it runs once per real step. The prompt's format and the outcomes are on the
+reference page (``docs/reference/pydantic_ai.md``).
 
 >>> from pydantic_ai import Agent
 >>> bot = Agent(name="calc", system_prompt="Use add for sums.")

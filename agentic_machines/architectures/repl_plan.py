@@ -73,11 +73,10 @@ from __future__ import annotations
 
 import copy
 import difflib
-import inspect
 import re
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 from ..errors import (
     BlocksExceeded,
@@ -90,17 +89,12 @@ from ..errors import (
     UnmatchedPrompt,
 )
 from ..execution.budget import LineBudget, restore_tracing
-from ..execution.sandbox import (
-    FAILURE_STATUSES,
-    BlockRunner,
-    Limits,
-    Scaffold,
-    make_runner,
-)
+from ..execution.sandbox import FAILURE_STATUSES, BlockRunner, Scaffold
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
 from .environments import CountEnv, checked_environment
+from .options import ExecKeywords, ExecOptions, with_keywords
 from .start_fix import base_prompt, requery
 
 __all__ = [
@@ -645,19 +639,19 @@ def _describe_prompt(
     )
 
 
+MAX_BLOCKS, MAX_DEPTH, MAX_MODEL_CALLS = 8, 3, 60
+"""The default budgets: blocks per invocation, nesting of children below main, model calls."""
+
+
 def repl_plan_program(
     task: str = TASK,
     env: Any = None,
     *,
     pool: Mapping[str, Demo] | None = None,
-    max_blocks: int = 8,
-    max_depth: int = 3,
-    max_model_calls: int = 60,
-    block_lines: int = 20_000,
-    max_output: int = 4_000,
-    isolation: str | None = None,
-    timeout_s: float | None = None,
-    limits: Limits | None = None,
+    max_blocks: int = MAX_BLOCKS,
+    max_depth: int = MAX_DEPTH,
+    max_model_calls: int = MAX_MODEL_CALLS,
+    options: ExecOptions = ExecOptions(),
     start_fix: bool = True,
 ) -> Generator[str, str, Result]:
     """The whole REPL-Plan episode as one generator: yields prompts, receives completions.
@@ -665,15 +659,14 @@ def repl_plan_program(
     ``env`` is a template: the program starts from a deep copy (``fresh()``), so it
     can be replayed from the start (HarnessMachine branching) and the caller's env is
     never touched. Budgets: ``max_blocks`` per invocation, ``max_depth`` nesting of
-    children below main, ``max_model_calls`` in total, ``block_lines`` per block
-    attempt, ``max_output`` characters of stdout kept per block. Blocks run in an
-    executor at level ``isolation`` (``None`` is ``"strongest"``) with ``timeout_s``
-    wall-clock seconds per block (:mod:`agentic_machines.execution.sandbox`).
+    children below main, ``max_model_calls`` in total. Blocks run as ``options`` say
+    (:class:`ExecOptions`: the level, ``None`` is ``"strongest"``; ``block_lines`` per
+    block attempt; ``max_output`` characters of stdout kept per block).
     ``start_fix`` turns on the ``#START#`` fix of the paper's appendix
     (:mod:`.start_fix`): a block containing ``#START#`` is asked again, with
     :data:`DONT_LOOP` from the second retry on; every retry is a model call.
 
-    >>> g = repl_plan_program(isolation="inline")
+    >>> g = repl_plan_program(options=ExecOptions(isolation="inline"))
     >>> next(g).splitlines()
     ['REPL: main', 'Description: Count from 1 to 4: say each number with act(str(n)), in order. Hand even numbers to a helper.', '#START#', '#CALL# main()', '>>> ']
     """
@@ -681,12 +674,9 @@ def repl_plan_program(
         task,
         env,
         pool,
-        max_blocks=max_blocks,
-        max_depth=max_depth,
-        max_model_calls=max_model_calls,
-        block_lines=block_lines,
-        max_output=max_output,
-        executor=make_runner(isolation, timeout_s=timeout_s, limits=limits),
+        (max_blocks, max_depth, max_model_calls),
+        options,
+        executor=options.runner(),
         start_fix=start_fix,
     )
     return (yield from _episode(rt, main))
@@ -696,12 +686,9 @@ def _prepare(
     task: str,
     env: Any,
     pool: Mapping[str, Demo] | None,
+    budgets: tuple[int, int, int],
+    options: ExecOptions,
     *,
-    max_blocks: int,
-    max_depth: int,
-    max_model_calls: int,
-    block_lines: int,
-    max_output: int,
     executor: BlockRunner,
     start_fix: bool = True,
 ) -> tuple[_Runtime, _REPL]:
@@ -709,26 +696,21 @@ def _prepare(
         env = CountEnv(4)  # new, so unshared: not copied (a copy's lines are traced)
     else:
         env = checked_environment(env).fresh()
-    for name, value in (
-        ("max_blocks", max_blocks),
-        ("max_depth", max_depth),
-        ("max_model_calls", max_model_calls),
-        ("block_lines", block_lines),
-        ("max_output", max_output),
-    ):
+    for name, value in zip(("max_blocks", "max_depth", "max_model_calls"), budgets, strict=True):
         if not isinstance(value, int) or value < (0 if name == "max_depth" else 1):
             raise InvalidArgument(f"{name} must be a positive integer, got {value!r}")
     if not isinstance(start_fix, bool):
         raise InvalidArgument(f"start_fix must be True or False, got {start_fix!r}")
     pool = dict(pool or {})
+    max_blocks, max_depth, max_model_calls = budgets
     rt = _Runtime(
         env,
         pool,
         max_blocks=max_blocks,
         max_depth=max_depth,
         max_model_calls=max_model_calls,
-        block_lines=block_lines,
-        max_output=max_output,
+        block_lines=options.block_lines,
+        max_output=options.max_output,
         executor=executor,
         start_fix=start_fix,
     )
@@ -784,12 +766,13 @@ def solve(
     *,
     pool: Mapping[str, Demo] | None = None,
     line_budget: int | None = 2_000_000,
-    isolation: str | None = None,
-    timeout_s: float | None = None,
-    limits: Limits | None = None,
+    max_blocks: int = MAX_BLOCKS,
+    max_depth: int = MAX_DEPTH,
+    max_model_calls: int = MAX_MODEL_CALLS,
+    options: ExecOptions = ExecOptions(),
     start_fix: bool = True,
     history_pool: HistoryPool | None = None,
-    **budgets: int,
+    **keywords: Unpack[ExecKeywords],
 ) -> Result:
     """Run REPL-Plan on ``task`` in (a copy of) ``env`` with ``model`` (anything with
     ``complete(prompt) -> str``, or a plain function). Errors of the model (e.g.
@@ -801,11 +784,11 @@ def solve(
     return; past the budget the episode ends with status ``failed`` and a
     ``BudgetExceeded`` failure instead of hanging. ``None`` turns it off (faster).
 
-    ``isolation`` is where model code runs (:mod:`agentic_machines.execution.sandbox`). The
-    default is resolved here, where the model is known: ``"inline"`` for a scripted model
-    (``ScriptedModel``, ``MappingModel``, or one that declares ``scripted = True``, as
-    :class:`RoutedModel` does), ``"strongest"`` for any other model, a real one above all.
-    ``timeout_s`` is the wall-clock deadline per block; ``limits`` the worker's other limits.
+    ``options`` (or its fields as keywords: :mod:`.options`) say where and how model code
+    runs. Its default level is resolved here, where the model is known: ``"inline"`` for a
+    scripted model (``ScriptedModel``, ``MappingModel``, or one that declares
+    ``scripted = True``, as :class:`RoutedModel` does), ``"strongest"`` for any other
+    model, a real one above all.
 
     ``history_pool`` (a :class:`HistoryPool`) carries REPLs across tasks: the task starts
     with its REPLs in the pool (``pool`` wins on a shared name), and its own REPLs are
@@ -815,17 +798,7 @@ def solve(
     >>> r.actions, r.isolation
     (('1', '2', '3', '4'), 'inline')
     """
-    # the budgets and their defaults are repl_plan_program's keyword-only parameters (one source)
-    defaults = {
-        k: p.default
-        for k, p in inspect.signature(repl_plan_program).parameters.items()
-        if p.kind is p.KEYWORD_ONLY and k not in _NOT_BUDGETS
-    }
-    unknown = sorted(set(budgets) - set(defaults))
-    if unknown:
-        raise InvalidArgument(
-            f"solve() got unknown budget(s) {unknown}; the budgets are {', '.join(defaults)}"
-        )
+    options = with_keywords(options, keywords, "repl_plan.solve")
     if history_pool is not None:
         if not isinstance(history_pool, HistoryPool):
             raise InvalidArgument(
@@ -833,18 +806,8 @@ def solve(
                 "make one with repl_plan.HistoryPool() and pass it to every task"
             )
         pool = history_pool.pool(pool)
-    result = _solve(
-        task,
-        model,
-        env,
-        pool,
-        line_budget,
-        isolation,
-        timeout_s,
-        limits,
-        start_fix,
-        {**defaults, **budgets},
-    )
+    budgets = (max_blocks, max_depth, max_model_calls)
+    result = _solve(task, model, env, pool, line_budget, budgets, options, start_fix)
     if history_pool is not None:
         history_pool.add(result)
     return result
@@ -856,14 +819,12 @@ def _solve(
     env: Any,
     pool: Mapping[str, Demo] | None,
     line_budget: int | None,
-    isolation: str | None,
-    timeout_s: float | None,
-    limits: Limits | None,
+    budgets: tuple[int, int, int],
+    options: ExecOptions,
     start_fix: bool,
-    budgets: dict[str, int],
 ) -> Result:
-    executor = make_runner(isolation, timeout_s=timeout_s, limits=limits, model=model)
-    rt, main = _prepare(task, env, pool, **budgets, executor=executor, start_fix=start_fix)
+    executor = options.runner(model)
+    rt, main = _prepare(task, env, pool, budgets, options, executor=executor, start_fix=start_fix)
     complete = getattr(model, "complete", model)
     gen = _episode(rt, main)
     try:
@@ -882,9 +843,6 @@ def _solve(
         return _result(rt, None, "failed", failure)
 
 
-_NOT_BUDGETS = ("pool", "isolation", "timeout_s", "limits", "start_fix", "history_pool")
-
-
 def _step(gen: Generator[str, str, Result], completion: str | None, line_budget: int | None) -> str:
     # The model call stays outside the budget, as in HarnessMachine: only the runtime is counted.
     if line_budget is None:
@@ -899,21 +857,22 @@ def machine(
     *,
     pool: Mapping[str, Demo] | None = None,
     line_budget: int | None = 2_000_000,
-    isolation: str | None = None,
-    timeout_s: float | None = None,
-    limits: Limits | None = None,
+    max_blocks: int = MAX_BLOCKS,
+    max_depth: int = MAX_DEPTH,
+    max_model_calls: int = MAX_MODEL_CALLS,
+    options: ExecOptions = ExecOptions(),
     start_fix: bool = True,
     history_pool: HistoryPool | None = None,
-    **budgets: int,
+    **keywords: Unpack[ExecKeywords],
 ) -> HarnessMachine:
     """REPL-Plan as an agentic machine on trace states (default: count to four).
 
     ``line_budget`` is the HarnessMachine's per-step budget (a step runs at most a few
-    blocks plus the runtime); the REPL budgets are ``max_blocks``, ``max_depth``,
-    ``max_model_calls``, ``block_lines`` and ``max_output``. The machine does not know
-    which model will drive it, so ``isolation=None`` is ``"strongest"``; pass
-    ``isolation="inline"`` by name for trusted, scripted code. The level chosen is
-    ``machine.kwargs["isolation"]``; ``timeout_s`` is the deadline per block.
+    blocks plus the runtime); the REPL budgets are ``max_blocks``, ``max_depth`` and
+    ``max_model_calls``, and ``options`` (or its fields as keywords: :mod:`.options`) say
+    where and how blocks run. The machine does not know which model will drive it, so
+    the default level is ``"strongest"``; pass ``isolation="inline"`` by name for
+    trusted, scripted code. The level chosen is ``machine.kwargs["options"].isolation``.
     ``history_pool`` gives the REPLs an earlier task left in a :class:`HistoryPool` (read
     once, here: the machine's states must not depend on runs made after it was built).
 
@@ -931,11 +890,11 @@ def machine(
             env=CountEnv(4) if env is None else checked_environment(env),
             pool=history_pool.pool(pool) if history_pool is not None else pool,
             line_budget=line_budget,  # the HarnessMachine's own budget, not the program's
-            isolation=isolation,
-            timeout_s=timeout_s,
-            limits=limits,
+            max_blocks=max_blocks,
+            max_depth=max_depth,
+            max_model_calls=max_model_calls,
+            options=with_keywords(options, keywords, "repl_plan.machine").resolved(),
             start_fix=start_fix,
-            **budgets,
         ),
     )
 
