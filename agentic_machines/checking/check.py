@@ -43,7 +43,7 @@ from typing import Any
 import networkx as nx
 
 from ..batches import check_sendable, run_batches
-from ..errors import ClockDependent, InvalidArgument
+from ..errors import ClockDependent, InvalidArgument, equal_states
 from ..machine import DIVERGE, HALT, AgenticMachine
 from ..runtime.collector import collector_paused
 from ..runtime.parallel import expand_steps
@@ -80,7 +80,7 @@ from .properties import (
     flatten,
 )
 from .result import CheckResult, Coverage
-from .run_check import confirm, keyed_loop
+from .run_check import confirm, keyed_loop, same_state
 from .verdicts import Finding, Verdicts, cyclic_states
 
 __all__ = ["check_properties", "Completions", "BATCH"]
@@ -409,6 +409,10 @@ class _Search(Walk, Verdicts):
                     j = self._add_state(t, prompt, i, c, nd, done)
                 else:
                     self.back_edges += 1
+                    if self.states[j] is not t and not same_state(self.states[j], t):
+                        # 1 and True are one dict key: a verdict on them would be unsound
+                        where = f"the step {short_repr(c)} from {short_repr(s)}"
+                        raise equal_states(self.machine.name, self.states[j], t, where)
                 t = j
             if t not in out:
                 out[t] = c
