@@ -40,7 +40,7 @@
    this benchmark read 2.48x, 2.24x, 2.07x, 2.07x, 2.26x at load 1.4-3.5 (with each
    call creating its file: 2.05x, 2.12x, 1.77x, 1.90x, 1.83x; per step added, in the
    last run and one more: 2.76x, 3.02x). The writer was
-   taken apart in the run (each row a ``_TraceWriter`` stripped down, ratio as the goal
+   taken apart in the run (each row a ``TraceWriter`` stripped down, ratio as the goal
    row, A/B in one process, two runs of 101 rounds at load 2.6-3.7):
 
    ======================================================================  ===========

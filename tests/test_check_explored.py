@@ -169,7 +169,7 @@ def test_the_checker_keeps_the_graph_only_in_the_kernels_record():
     search = check_module._Search(task, [prop, Invariant("below 2", lambda n, p: n < 2)], False)
     result = search.run(stop_early=False)
     record = search.record
-    assert record.parent == {1: (0, "go"), 2: (1, "go")}
+    assert record.parent == {1: (0, "go", 1), 2: (1, "go", 2)}
     assert record.executed[0] == (frozenset(),)
     assert record.executed[1] == (frozenset(),)  # "go" executed nothing on the way to 1
     assert send.calls == [0, 1, 2]  # "send" from each state, once: no replay here

@@ -47,7 +47,7 @@ def test_output_is_cut_and_default_isolation_is_strongest():
     s = M.harness(codeact.initial, "<execute>\nprint('x' * 5000)\n</execute>")
     assert len(M.prompt(s)) < len(M.prompt(codeact.initial)) + 2_400
     m = codeact.machine()
-    assert m.kwargs["isolation"] in ("process", "namespace")
+    assert m.kwargs["options"].isolation in ("process", "namespace")
     s = m.harness(codeact.initial, codeact.SCRIPT[0])
     assert "You are in the kitchen." in m.prompt(s)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentic_machines.drawing.labels import label_clashes
+from agentic_machines.drawing.geometry import small_texts
+from agentic_machines.drawing.labels import MIN_FONT, label_clashes
 from agentic_machines.drawing.nesting import Frame, draw_nesting, frames, nesting_mermaid
 from agentic_machines.errors import InvalidArgument
 
@@ -47,6 +48,7 @@ def test_the_depth_two_rlm_run_is_drawn_nested():
     (picture,) = rlm_depth2_picture()
     fig = picture.figure
     assert label_clashes(fig) == []
+    assert small_texts(fig, MIN_FONT) == []  # the frames' captions were 7 pt (issue 41)
     boxes = _extents(fig)
     steps = {
         int(g.split("-")[1]): (int(g.split("-")[3]), b)

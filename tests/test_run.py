@@ -508,11 +508,11 @@ _WRITER_STATES = st.sampled_from(
 def test_each_step_line_is_the_json_of_its_dict(tmp_path_factory, rows):
     # The writer assembles a step's JSON by hand (for speed); it must be exactly the text
     # json.dumps gives for the step's dict (ASCII escapes when a lone surrogate is in it).
-    from agentic_machines.runtime.run import _TraceWriter, prompt_gain
+    from agentic_machines.runtime.run import TraceWriter, prompt_gain
 
     path = tmp_path_factory.mktemp("w") / "t.jsonl"
     previous, prompt, expected = 0, None, []
-    with _TraceWriter(path, "m", 0, None) as writer:
+    with TraceWriter(path, "m", 0, None) as writer:
         for index, (state, added, completion, outcome, clock) in enumerate(rows):
             if state == "previous":  # as in a run: the previous outcome, the same object
                 state = previous
@@ -581,13 +581,13 @@ def test_header_and_end_lines_are_the_json_of_their_dicts(
     # The header and end lines are assembled by hand too (a run pays for them cold); each
     # must be exactly json.dumps of its dict, whatever the values (a message that is not a
     # string or a pending that is not a pair takes the generic encoder, as before).
-    from agentic_machines.runtime.run import _TraceWriter
+    from agentic_machines.runtime.run import TraceWriter
 
     path = tmp_path_factory.mktemp("h") / "t.jsonl"
     trace = Trace(machine=machine, start=start, max_steps=max_steps)
     trace.steps = [Step(i, 0, "p", "c", 0) for i in range(count)]
     trace.end, trace.message, trace.pending = end, message, pending
-    with _TraceWriter(path, machine, start, max_steps) as writer:
+    with TraceWriter(path, machine, start, max_steps) as writer:
         writer.end(trace)
     header = {
         "format": "agentic-machines-trace",

@@ -171,8 +171,8 @@ def test_the_default_is_resolved_where_the_model_is_known():
     assert resolve_isolation(None, ScriptedModel(["x"])) == "inline"
     assert resolve_isolation(None, FunctionModel(str)) in ("process", "namespace")
     assert resolve_isolation("strongest") == ("namespace" if namespace_tool() else "process")
-    assert rlm.machine().kwargs["isolation"] == resolve_isolation("strongest")
-    assert rp.machine().kwargs["isolation"] == resolve_isolation("strongest")
+    assert rlm.machine().kwargs["options"].isolation == resolve_isolation("strongest")
+    assert rp.machine().kwargs["options"].isolation == resolve_isolation("strongest")
     res = rp.solve("t", FunctionModel(lambda p: "answer(1)"), CountEnv(2))
     assert res.isolation.startswith(resolve_isolation("strongest"))
     with pytest.raises(InvalidArgument, match="isolation must be one of"):

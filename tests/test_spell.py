@@ -393,6 +393,19 @@ def test_golden_prompts_of_every_construct() -> None:
     check_golden(GOLDEN / "patterns.txt", "\n".join(parts))
 
 
+def test_recovery_from_a_completion_that_does_not_read_carries_no_advice() -> None:
+    # issue 41: the reader's advice ("add ')' to close it") speaks to a programmer editing
+    # a file; a model's completion that does not read is an outcome, and the recovery
+    # form (which the model reads next) and the record say what is wrong and where only
+    m = arch.machine()
+    s = m.harness(arch.initial, ' "unterminated')
+    (message,) = m.last_record.recoveries
+    assert message.startswith("parse error: unterminated string (line 1, column ")
+    assert "add a closing" not in message
+    form = m.prompt(s).split("spell-recovery")[1].split("The form")[0]
+    assert "unterminated string (line 1" in form and "add a closing" not in form
+
+
 def test_recovery_keeps_the_task_text_after_the_failed_form_is_pruned() -> None:
     m = arch.machine()
     s = m.harness(arch.initial, " '(car nil)")  # an evaluation error: recovery

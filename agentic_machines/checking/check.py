@@ -43,7 +43,7 @@ from typing import Any
 import networkx as nx
 
 from ..batches import check_sendable, run_batches
-from ..errors import ClockDependent, InvalidArgument
+from ..errors import ClockDependent, InvalidArgument, equal_states
 from ..machine import DIVERGE, HALT, AgenticMachine
 from ..runtime.collector import collector_paused
 from ..runtime.parallel import expand_steps
@@ -80,7 +80,7 @@ from .properties import (
     flatten,
 )
 from .result import CheckResult, Coverage
-from .run_check import confirm, keyed_loop
+from .run_check import confirm, keyed_loop, same_state
 from .verdicts import Finding, Tally, Verdicts, cyclic_states, tally
 
 __all__ = ["check_properties", "Completions", "BATCH"]
@@ -390,6 +390,12 @@ class _Search(Walk, Verdicts):
                     self._new_state(t, s, done)
                 else:
                     self.back_edges += 1
+                    # the state as recorded (the start has no parent)
+                    held = first[2] if first is not None else self.start
+                    if held is not t and not same_state(held, t):
+                        # 1 and True are one dict key: a verdict on them would be unsound
+                        where = f"the step {short_repr(c)} from {short_repr(s)}"
+                        raise equal_states(self.machine.name, held, t, where)
             if transitions:
                 self._check_transition(s, c, t)
             if logs:

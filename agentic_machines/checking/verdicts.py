@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from .._text import one_line
+from .._text import counted, one_line
 from ..machine import DIVERGE, AgenticMachine
 from ..runtime.harness import TraceState
 from ..runtime.search import Bounds, Found, UndecidedStep
@@ -157,7 +157,7 @@ class Verdicts:
                 claim,
                 "exhaustive",
                 checked,
-                reason=f"counterexample of {len(cx)} step{'s' * (len(cx) != 1)}: {cx.explanation}",
+                reason=f"counterexample of {counted(len(cx), 'step')}: {cx.explanation}",
                 details={"counterexample": cx},
             )
             return PropertyResult(prop, verdict, cx, label)
@@ -210,7 +210,7 @@ class Verdicts:
         if not unknown:
             return ""
         return (
-            f"the outcome of {unknown} step{'s' * (unknown != 1)} is unknown "
+            f"the outcome of {counted(unknown, 'step')} is unknown "
             f"(the harness raised Undecided: {self.graph.unknown_reason})"
         )
 
@@ -320,7 +320,7 @@ class Verdicts:
         comps = [self.record.parent[k][1] for k in stem[1:]] + loop_comps  # type: ignore[index]
         loop_at = len(stem) - 1
         why = (
-            f"a reachable cycle of {len(loop_comps)} step{'s' * (len(loop_comps) != 1)} that never "
+            f"a reachable cycle of {counted(len(loop_comps), 'step')} that never "
             f"halts: after step {len(comps) - 1} the run is back in {short_repr(entry)}"
         )
         return self._walk_cx(q, walk + [entry], comps, why, loop_at)
@@ -432,11 +432,11 @@ class Verdicts:
     def _bound_text(self) -> str:
         n = len(self.record.prompts)
         if self.bound_depth is None and not self.record.stopped:
-            return f"the whole reachable graph ({n:,} state{'s' * (n != 1)})"
+            return f"the whole reachable graph ({counted(n, 'state')})"
         if self.bound_depth is None:
             return f"stopped early at {n:,} states"
         d = self.bound_depth
-        return f"every run of at most {d} step{'s' * (d != 1)}"
+        return f"every run of at most {counted(d, 'step')}"
 
 
 def cyclic_states(succ: Mapping[Any, Iterable[Any]]) -> dict[Any, frozenset[Any]]:

@@ -32,7 +32,7 @@ from typing import Any
 
 from .. import __version__
 from .._files import open_output
-from .._text import ending_line, escape_controls
+from .._text import counted, ending_line, escape_controls
 from ..architectures.catalog import names
 from ..embedding import check_embedding, identity
 from ..errors import (
@@ -472,11 +472,15 @@ def _refuse_sampling(args: argparse.Namespace, entry: Any) -> None:
 
 
 def _describe(name: str, machine: Any, kind: str | None = None) -> str:
-    states = "infinitely many states" if machine.states is None else f"{len(machine.states)} states"
+    states = (
+        "infinitely many states"
+        if machine.states is None
+        else counted(len(machine.states), "state")
+    )
     comps = (
         "every string a completion"
         if machine.completions is None
-        else f"{len(machine.completions)} completions"
+        else counted(len(machine.completions), "completion")
     )
     return f"{name}: {kind or type(machine).__name__}, {states}, {comps}"
 

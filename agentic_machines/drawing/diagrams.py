@@ -89,7 +89,7 @@ def _layout(
     if layout == "auto":
         layout = "layered" if all("depth" in a for _, a in graph.nodes(data=True)) else "spring"
     if layout == "layered":
-        return _layered(graph)
+        return layered(graph)
     if layout == "spring":
         return {n: tuple(p) for n, p in nx.spring_layout(graph, seed=0).items()}
     if layout == "circular":
@@ -97,11 +97,17 @@ def _layout(
     return {n: tuple(p) for n, p in nx.shell_layout(graph).items()}
 
 
-def _layered(graph: nx.DiGraph) -> dict[Any, tuple[float, float]]:
+def layered(graph: nx.DiGraph) -> dict[Any, tuple[float, float]]:
     """Rows by exploration depth (sentinels in a last row), ordered to cut crossings.
 
     One downward barycenter sweep: a node sits near the mean position of its
-    predecessors in earlier rows, which keeps a tree-like exploration untangled.
+    predecessors in earlier rows, which keeps a tree-like exploration untangled. The
+    interactive view (:mod:`agentic_machines.drawing.interactive`) uses it too.
+
+    >>> from agentic_machines.runtime.explore import explore
+    >>> from agentic_machines.fixtures import fixture
+    >>> layered(explore(fixture("halt1")))
+    {0: (0.0, -0.0), 1: (0.0, -1.0)}
     """
     depth = {n: a.get("depth", 0) for n, a in graph.nodes(data=True)}
     states = [n for n in graph if not is_end(n)]
@@ -194,7 +200,7 @@ def draw(
     if not isinstance(layout, Mapping):
         graph, roles, names = _summary(graph, roles, names, width)
     pos = _layout(graph, layout)
-    handles = _legend_items(graph, roles) if legend is None else _custom_legend(legend)
+    handles = legend_items(graph, roles) if legend is None else _custom_legend(legend)
     heading = title if title is not None else graph.graph.get("name")
     side = _structure_panel(beside) if beside is not None else None
     plan, panel, page = _fit(
@@ -414,7 +420,7 @@ def _structure_panel(structure: nx.DiGraph) -> tuple[nx.DiGraph, Panel, dict]:
     bottom = max(far.values(), default=0) + 1
     for n in g:
         g.nodes[n]["depth"] = far.get(n, bottom)
-    pos = _layered(g)
+    pos = layered(g)
     panel = _panel_size(g, pos, "layered")
     panel.heading = f"{structure.graph.get('name') or 'the graph'}: nodes (dashed: conditional)"
     return g, panel, pos
@@ -912,10 +918,17 @@ _ROLE_TEXT = {
 _SHAPES = {"state": "o", "halt": "s", "diverge": "D", "raised": "h", "more": "o"}
 
 
-def _legend_items(graph: nx.DiGraph, roles: Roles) -> list[Any]:
+def legend_items(graph: nx.DiGraph, roles: Roles) -> list[Any]:
     """One entry per style the picture draws, and only those: each (shape, fill) pair
     its nodes use (a HALT drawn green as a successor is a green square), the rings, the
-    dashed outline, and the edges' colours."""
+    dashed outline, and the edges' colours (the interactive view shows the same).
+
+    >>> from agentic_machines.runtime.explore import explore
+    >>> from agentic_machines.fixtures import fixture
+    >>> g = explore(fixture("halt1"))
+    >>> [h.get_label() for h in legend_items(g, find_roles(g))]
+    ['state', 'HALT (1)', 'initial state', 'a step (its completions)']
+    """
     from matplotlib.lines import Line2D  # lazy: matplotlib is slow to import
 
     items = []
@@ -1020,7 +1033,7 @@ def draw_embedding(
     if chosen is not None:
         panels.append(Panel(3.0, max(2.6, panels[1].height), (-0.6, 1.6), (-0.9, 1.35)))
         panels[2].heading = f"one commuting square (c = {short_text(chosen[1], 12)})"
-    handles = _legend_items(target_graph, tgt_roles)
+    handles = legend_items(target_graph, tgt_roles)
     handles.append(_marker("e: source state → its image", _MAP, "-"))
     if chosen is not None:
         handles.append(_marker("the square's completion c", COLORS["highlight"], "-"))

@@ -67,13 +67,13 @@ def view_data(
     >>> [(n["id"], n["kind"], n["shape"]) for n in d["nodes"]], d["edges"][0]["c"]
     ([('s0', 'state', 'o'), ('HALT', 'halt', 's')], ['0', '1'])
     """
-    from .diagrams import _layered, _legend_items  # the static diagrams' own layout
+    from .diagrams import layered, legend_items  # the static diagrams' own layout
 
     roles = find_roles(graph, **marks)
     names = node_names(graph)
     order = list(graph)
     index = {n: i for i, n in enumerate(order)}
-    pos = _layered(graph) if len(graph) else {}
+    pos = layered(graph) if len(graph) else {}
     parent = _bfs_parents(graph, index)
     nodes = []
     for n, a in graph.nodes(data=True):
@@ -127,7 +127,7 @@ def view_data(
         }
         for u, v, a in graph.edges(data=True)
     ]
-    legend = [_legend_entry(h) for h in _legend_items(graph, roles)]
+    legend = [_legend_entry(h) for h in legend_items(graph, roles)]
     if path:
         legend.append(["counterexample path", COLORS["highlight"], "line"])
     stats = graph.graph.get("stats") or {}

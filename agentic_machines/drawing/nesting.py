@@ -32,7 +32,7 @@ __all__ = ["Frame", "frames", "draw_nesting", "nesting_mermaid"]
 _ROW = 0.34  # inches per row
 _INDENT = 0.5  # inches per level
 _BOX_CHARS = 72  # characters a step's box holds
-_FONT = 8
+_FONT = 8  # points: MIN_FONT, the smallest text the diagrams draw
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ def draw_nesting(
             x0 + 0.1,
             y0 + _ROW / 2,
             frame_label.format(caller=f.caller + 1, depth=f.depth),
-            fontsize=7,
+            fontsize=_FONT,
             style="italic",
             color="#444444",
             va="center",

@@ -40,8 +40,8 @@ prompts; long prompts take about 1.5 times), so the cap bounds that too; the loa
 ``max_bytes=`` raises it for a file known to be good."""
 
 # One encoder for every line: json.dumps with options builds a new encoder per call.
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
-_ENCODE_ASCII = json.JSONEncoder(ensure_ascii=True).encode
+encode_json = json.JSONEncoder(ensure_ascii=False).encode
+encode_json_ascii = json.JSONEncoder(ensure_ascii=True).encode
 
 
 def dump_line(obj: Any) -> str:
@@ -50,7 +50,7 @@ def dump_line(obj: Any) -> str:
     >>> dump_line({"p": "a\nb"})
     '{"p": "a\\nb"}\n'
     """
-    return _ENCODE(obj) + "\n"
+    return encode_json(obj) + "\n"
 
 
 class JsonLinesWriter:
@@ -77,11 +77,11 @@ class JsonLinesWriter:
         hold) has no UTF-8 form: that line is written with ASCII escapes instead, which
         read back to the same string. An I/O error names the file.
         """
-        text = _ENCODE(obj) + "\n"
+        text = encode_json(obj) + "\n"
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:  # nothing was written: the text is encoded first
-            data = (_ENCODE_ASCII(obj) + "\n").encode("ascii")
+            data = (encode_json_ascii(obj) + "\n").encode("ascii")
         self.write_bytes(data)
 
     def write_bytes(self, data: bytes) -> None:

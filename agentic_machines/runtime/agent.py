@@ -55,11 +55,11 @@ from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
 from .agent_worker import (
     AgentRaised,
     Pool,
-    _name,
-    _prompt_error,
-    _shown,
-    _thread_error,
     can_fork,
+    prompt_error,
+    shown_args,
+    thread_error,
+    tool_name,
 )
 from .agent_worker import current as current_worker
 from .harness import TraceState
@@ -128,7 +128,7 @@ class _Run:
         # The key names the call by its step, its tool and its arguments (and how many
         # such calls the step made before), not by its position: tools that the SDK runs
         # concurrently may finish in any order, and the key must not depend on it.
-        shown = _shown(args, kwargs)
+        shown = shown_args(args, kwargs)
         # The tool by its code, not its identity: a tool defined inside the agent function
         # is a new function object on every replay, and must still be recognised.
         call = (getattr(fn, "__code__", fn), shown)
@@ -148,10 +148,10 @@ class _Run:
             value = fn(*args, **kwargs)
         except Exception as exc:
             log[key] = (False, exc)
-            executed.append((self.state, _name(fn), shown, False))
+            executed.append((self.state, tool_name(fn), shown, False))
             raise
         log[key] = (True, value)
-        executed.append((self.state, _name(fn), shown, True))
+        executed.append((self.state, tool_name(fn), shown, True))
         return value
 
 
@@ -218,9 +218,9 @@ class _Loop(_Run):
         # A bad call is the agent's error inside its step, which goes on (and keeps
         # counting): the agent may catch it.
         if type(prompt) is not str and not isinstance(prompt, str):
-            raise _prompt_error(prompt)
+            raise prompt_error(prompt)
         if getcurrent() is not self.glet:
-            raise _thread_error()
+            raise thread_error()
         # Stop counting lines first (uncharged spares this frame the tracer, but the
         # functions it calls would still be traced while the budget is active).
         budget = self.budget

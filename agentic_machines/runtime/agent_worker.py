@@ -155,28 +155,47 @@ class AgentRaised:
         )
 
 
-def _prompt_error(prompt: Any) -> WrongType:
+def prompt_error(prompt: Any) -> WrongType:
+    """The error of an agent that called its model with ``prompt``, which is no string.
+
+    >>> type(prompt_error(3)).__name__
+    'WrongType'
+    """
     return WrongType(
         f"the agent called model({prompt!r}); a prompt is a string (P = str): pass str(...) "
         "of what the model should read"
     )
 
 
-def _thread_error() -> RuntimeError:
+def thread_error() -> RuntimeError:
+    """The error of an agent that called its model from another thread or coroutine.
+
+    >>> "own flow of control" in str(thread_error())
+    True
+    """
     return RuntimeError(
         "the agent called its model from another thread or coroutine than its own; "
         "call model(prompt) from the agent function's own flow of control"
     )
 
 
-def _name(fn: Any) -> str:
+def tool_name(fn: Any) -> str:
+    """The name an effect's tool is logged under (a ``partial`` is its function's tool).
+
+    >>> tool_name(functools.partial(print, "x"))
+    'print'
+    """
     while isinstance(fn, functools.partial):  # a partial is its function's tool
         fn = fn.func
     return getattr(fn, "__qualname__", None) or getattr(fn, "name", None) or type(fn).__name__
 
 
-def _shown(args: tuple, kwargs: dict) -> str:
-    """A call's arguments as the text that keys its record (``?`` without a repr)."""
+def shown_args(args: tuple, kwargs: dict) -> str:
+    """A call's arguments as the text that keys its record (``?`` without a repr).
+
+    >>> shown_args((1,), {"to": "a"})
+    "((1,), [('to', 'a')])"
+    """
     try:
         return repr((args, sorted(kwargs.items())))
     except Exception:  # noqa: BLE001 - an argument without a repr: key on the tool only
@@ -339,9 +358,9 @@ class _Worker:
     def model(self, prompt: str) -> str:
         """The ``model(prompt) -> str`` the agent calls: the end of a step."""
         if type(prompt) is not str and not isinstance(prompt, str):
-            raise _prompt_error(prompt)
+            raise prompt_error(prompt)
         if threading.get_ident() != self.thread:
-            raise _thread_error()
+            raise thread_error()
         self._leave()
         note, self.note = self.note, None
         if self.feed:  # a replayed step: its output was shown when it first ran
@@ -389,7 +408,7 @@ class _Worker:
         self.note = _dump(value)
 
     def effect(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-        name, shown = _name(fn), _shown(args, kwargs)
+        name, shown = tool_name(fn), shown_args(args, kwargs)
         with self.lock:  # an SDK may run tools in threads
             n = self.counts.get((name, shown), 0)
             self.counts[(name, shown)] = n + 1

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._files import excerpt
-from .._text import clip, clip_prompt_repr, echoes, escape_controls
+from .._text import clip, clip_prompt_repr, counted, echoes, escape_controls
 from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel, show_outcome
 from ._jsonl import (
@@ -45,11 +45,11 @@ from .tracefile import (
     END_REASONS,
     Opaque,
     Step,
-    _read_trace_file,
-    _TraceWriter,
+    TraceWriter,
     decode_state,
     encode_state,
     prompt_gain,
+    read_trace_file,
 )
 
 __all__ = [
@@ -213,7 +213,7 @@ class Trace:
         >>> t.outputs, Trace.load(path).outputs
         ({0: 'asking\\n'}, {0: 'asking\\n'})
         """
-        with _TraceWriter(path, self.machine, self.start, self.max_steps) as out:
+        with TraceWriter(path, self.machine, self.start, self.max_steps) as out:
             outputs = self.outputs
             for step in self.steps:
                 out.step(step, output=outputs.get(step.index, ""))
@@ -230,7 +230,7 @@ class Trace:
 
         Any other file either loads or raises one :class:`~agentic_machines.errors.TraceError`
         whose message starts with ``path:line:`` and says what is wrong (see
-        :func:`_read_trace_file`).
+        :func:`read_trace_file`).
 
         >>> import os, tempfile
         >>> from agentic_machines import TableMachine, HALT
@@ -240,7 +240,7 @@ class Trace:
         >>> Trace.load(path) == t
         True
         """
-        machine, start, max_steps, steps, end, outputs = _read_trace_file(path, max_bytes)
+        machine, start, max_steps, steps, end, outputs = read_trace_file(path, max_bytes)
         trace = cls(machine=machine, start=start, max_steps=max_steps, steps=steps)
         trace.outputs = outputs
         if end is not None:
@@ -306,7 +306,7 @@ class Trace:
 
     def _head(self) -> str:
         n = len(self.steps)
-        head = f"Trace of {self.machine!r} from {self.start!r}: {n} step{'s' * (n != 1)}, {_describe_end(self)}."
+        head = f"Trace of {self.machine!r} from {self.start!r}: {counted(n, 'step')}, {_describe_end(self)}."
         timed = sum(step.clock for step in self.steps)
         if timed:
             head += f" {timed} step(s) marked (clock): their outcome came from a wall-clock deadline or the machine's load."
@@ -488,7 +488,7 @@ def run(
         )
     name = _machine_name(machine)
     trace = Trace(machine=name, start=start, max_steps=max_steps)
-    writer = _TraceWriter(path, name, start, max_steps) if path is not None else None
+    writer = TraceWriter(path, name, start, max_steps) if path is not None else None
     try:
         try:
             trace = _steps(machine, model, trace, writer, raise_errors)
@@ -513,7 +513,7 @@ def _steps(
     machine: AgenticMachine,
     model: Model,
     trace: Trace,
-    writer: _TraceWriter | None,
+    writer: TraceWriter | None,
     raise_errors: bool,
 ) -> Trace:
     state = trace.start

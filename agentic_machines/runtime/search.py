@@ -563,7 +563,8 @@ class Found:
     where the harness raised), cut where the state bound stopped the search. ``depth``
     maps every node (states and the sentinels reached) to its depth, in discovery order,
     and ``prompts`` every state to its prompt; with ``parents``, ``parent`` every state but
-    the starts to the state and completion that first reached it, and a check fills
+    the starts to the state and completion that first reached it and the state as recorded
+    (an equal state reached later may be another object), and a check fills
     ``executed``: per state, what each effect log it watches executed on that path. Graphs,
     verdicts and statistics are read from it after the search, so the search itself costs
     little more than a bare loop.
@@ -580,7 +581,7 @@ class Found:
         self.rows: list[tuple[Any, list[str], list[Any]]] = []
         self.depth: dict[Any, int] = {}
         self.prompts: dict[Any, str] = {}
-        self.parent: dict[Any, tuple[Any, str]] | None = {} if parents else None
+        self.parent: dict[Any, tuple[Any, str, Any]] | None = {} if parents else None
         self.executed: dict[Any, tuple[frozenset[Any], ...]] = {}
         self.cut: bool = False  # the last row was cut by the state bound: not expanded
         self.depth_cut = False  # some state at the depth bound was left unexpanded
@@ -737,7 +738,7 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
                         raise none_state(machine, s)
                     depth[t] = nd
                     if parents is not None:
-                        parents[t] = (s, c)
+                        parents[t] = (s, c, t)
                     prompts[t] = new_prompt(t)  # type: ignore[assignment]
                     queue.append(t)
             rows.append((s, comps, row))

@@ -5,7 +5,7 @@ start state, ``max_steps``), one line per completed :class:`Step`, flushed as th
 goes, and an end line. A step's prompt is stored as what it adds to the previous one
 (:func:`prompt_gain`); states are written with :func:`encode_state` and read back with
 :func:`decode_state`. Every check of a file being read is in one place
-(``_read_trace_file``), and every failure is a :class:`~agentic_machines.errors.TraceError`
+(``read_trace_file``), and every failure is a :class:`~agentic_machines.errors.TraceError`
 naming the line. :mod:`agentic_machines.runtime.run` runs machines and re-exports the
 public names here.
 """
@@ -22,11 +22,11 @@ from typing import Any, NamedTuple, NoReturn
 from ..errors import InvalidArgument, TraceError
 from ..machine import DIVERGE, HALT, is_sentinel
 from ._jsonl import (
-    _ENCODE,
-    _ENCODE_ASCII,
     MAX_JSON_LINES_BYTES,
     JsonLinesWriter,
     brief,
+    encode_json,
+    encode_json_ascii,
     read_json_records,
 )
 from .harness import TraceState
@@ -142,7 +142,7 @@ def _value(value: Any, esc: Callable[[str], str]) -> str:
     if value is DIVERGE:
         return f'{{"sentinel": {esc("↑")}}}'
     encoded = encode_state(value)
-    return (_ENCODE if esc is _escape else _ENCODE_ASCII)(encoded)
+    return (encode_json if esc is _escape else encode_json_ascii)(encoded)
 
 
 def _utf8_line(text_of: Callable[[Callable[[str], str]], str]) -> bytes:
@@ -253,7 +253,7 @@ def _step_writer(out: JsonLinesWriter, start: Any) -> Callable[[Step], None]:
     return write
 
 
-class _TraceWriter:
+class TraceWriter:
     """Writes the header at once, then one flushed line per ``step(step)``, then the end line."""
 
     def __init__(
@@ -311,7 +311,7 @@ class _TraceWriter:
     def close(self) -> None:
         self._out.close()
 
-    def __enter__(self) -> _TraceWriter:
+    def __enter__(self) -> TraceWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -321,7 +321,7 @@ class _TraceWriter:
 # -- reading a trace file: every check in one place ---------------------------------------
 
 
-def _read_trace_file(
+def read_trace_file(
     path: str | os.PathLike, max_bytes: int = MAX_JSON_LINES_BYTES
 ) -> tuple[str, Any, int | None, list[Step], Any, dict[int, str]]:
     """Read and check a trace file: ``(machine, start, max_steps, steps, end, outputs)``,
@@ -333,6 +333,13 @@ def _read_trace_file(
     deep, a missing header, an unknown format or version, a missing field or one of the
     wrong type, an unknown state encoding, step indices out of order, a step after the
     run ended, an end line whose step count disagrees, or a line after the end line.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    >>> with TraceWriter(path, "m", 0, None) as out:
+    ...     out.step(Step(0, 0, "p", "c", HALT))
+    >>> read_trace_file(path)[:4]
+    ('m', 0, None, [Step(index=0, state=0, prompt='p', completion='c', outcome=1, clock=False)])
     """
     name = os.fspath(path)
 

@@ -240,10 +240,24 @@ def recovery_for_parse(
         + _recovery_tail(
             "completion",
             attempt,
-            f"parse error: {error}",
+            f"parse error: {_problem(error)}",
             _task_forms(written) if written is not None else [],
         )
     )
+
+
+def _problem(error: Exception) -> str:
+    """What is wrong with a completion that does not read, and where, without the
+    reader's advice to a programmer ("add ')' to close it"): the model reads this text,
+    and a completion is an outcome, not a file its user will edit.
+
+    >>> _problem(ParseError("unclosed '(': add ')'", line=1, column=3, problem="unclosed '('"))
+    "unclosed '(' (line 1, column 3)"
+    """
+    if not isinstance(error, ParseError):
+        return str(error)
+    where = f" (line {error.line}, column {error.column})" if error.line else ""
+    return error.problem + where
 
 
 # ---------------------------------------------------------------- the machine
@@ -338,7 +352,7 @@ class SpellMachine(AgenticMachine):
             datum = recovery_for_parse(text, prefix, err, self.budget)
             if datum is None:
                 return ("fail", err, kont)
-            self._recoveries.append(f"parse error: {err}")
+            self._recoveries.append(f"parse error: {_problem(err)}")
         return start(datum, kont)
 
     _recoveries: list[str]
