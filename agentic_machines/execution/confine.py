@@ -431,7 +431,9 @@ def confined_argv(
             size,
             *_HIDDEN,
         ]
-    return [*argv, *drop, "--seccomp"]
+    # a root host's worker owns no file: bounded tmpfs mounts where every uid may write
+    bound = ["--bound", scratch, size] if uid is not None else []
+    return [*argv, *drop, *bound, "--seccomp"]
 
 
 def user_processes(uid: int | None = None) -> int:

@@ -437,17 +437,38 @@ def _readonly_except(
     c.bind_back(devices + held)
 
 
-def _expose(expose: Sequence[str]) -> None:
+SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+"""The directories every uid may create files in (mode 1777) on a usual Linux host."""
+
+
+def _private_mounts(
+    expose: Sequence[str], bounded: tuple[str, int] | None = None, uid: int | None = None
+) -> None:
     """At the process level on a root host: a private mount namespace in which the
     directories ``expose`` (that the worker's uid cannot enter) are covered by empty ones,
-    with the worker's code and interpreter mounted back; nothing else changes."""
+    with the worker's code and interpreter mounted back. With ``bounded`` (the scratch
+    directory and a size in bytes), :data:`SHARED_WRITABLE` and the scratch directory become
+    private tmpfs mounts of that size and one inode per 4 kB: the worker's uid owns no file
+    of the host, so these are the only places it may create one. Where this host refuses a
+    mount namespace (a container without ``CAP_SYS_ADMIN``) and nothing is exposed, nothing."""
     c = _Libc()
     clone_newns = 0x00020000
     if c.libc.unshare(clone_newns) != 0:
-        raise c.fail("a private mount namespace failed")
+        if expose:
+            raise c.fail("a private mount namespace failed")
+        return
     if c.mount(None, "/", c.MS_REC | c.MS_PRIVATE) != 0:
         raise c.fail("making mounts private failed")
-    held = [(p, os.open(p, os.O_PATH)) for p in masked_worker_paths(list(expose))]
+    shared = [d for d in SHARED_WRITABLE if bounded and os.path.isdir(d)]
+    shared = [d for d in shared if not os.path.islink(d)]
+    held = [(p, os.open(p, os.O_PATH)) for p in masked_worker_paths([*shared, *expose])]
+    if bounded is not None:
+        scratch, size = bounded
+        for target in shared:
+            c.tmpfs(target, size)
+        os.makedirs(scratch, exist_ok=True)  # it may lie under /tmp: made again there
+        c.tmpfs(scratch, size, "755", uid)
+        os.chdir(scratch)  # the working directory was the one now covered
     for target in expose:
         c.tmpfs(target, 4096, "755")
     c.bind_back(held)
@@ -570,17 +591,18 @@ def _init_then_worker(inp: BinaryIO, out: BinaryIO) -> None:
 
 def _options(argv: list[str]) -> dict[str, Any]:
     """The worker's options (confine.confined_argv writes them): ``--uid N``, ``--expose DIR``
-    (repeated), ``--stage SCRATCH SIZE`` (a launcher's, :func:`_stage`), ``--seccomp``,
+    (repeated), ``--stage SCRATCH SIZE`` (a launcher's, :func:`_stage`), ``--bound SCRATCH
+    SIZE`` (:func:`_private_mounts`), ``--seccomp``,
     ``--probe``, and last either ``--readonly-except SCRATCH SIZE HIDDEN...`` or ``--exec
     COMMAND...`` (a launcher), which takes the rest."""
     opts: dict[str, Any] = {"uid": None, "expose": [], "seccomp": False, "probe": False}
-    opts["stage"] = None
+    opts["stage"] = opts["bound"] = None
     i = 0
     while i < len(argv):
         if argv[i] == "--uid":
             opts["uid"], i = int(argv[i + 1]), i + 2
-        elif argv[i] == "--stage":
-            opts["stage"], i = (argv[i + 1], int(argv[i + 2])), i + 3
+        elif argv[i] in ("--stage", "--bound"):
+            opts[argv[i][2:]], i = (argv[i + 1], int(argv[i + 2])), i + 3
         elif argv[i] == "--expose":
             opts["expose"].append(argv[i + 1])
             i += 2
@@ -603,7 +625,7 @@ def main(argv: list[str] | None = None) -> None:
         # (a pytest tmp_path, /root/bin) is still run
         program = os.open(opts["exec"][0], os.O_RDONLY)
         if opts["expose"]:
-            _expose(opts["expose"])
+            _private_mounts(opts["expose"])
         if opts["stage"] is not None:
             scratch, size = opts["stage"]
             _stage(scratch, size, opts["uid"])
@@ -628,8 +650,8 @@ def main(argv: list[str] | None = None) -> None:
             readonly[0], readonly[1] if len(readonly) > 1 else None, readonly[2:], opts["expose"]
         )
         os.chdir(readonly[0])
-    elif opts["expose"]:
-        _expose(opts["expose"])
+    elif opts["expose"] or opts["bound"]:
+        _private_mounts(opts["expose"], opts["bound"], opts["uid"])
     if readonly or opts["seccomp"] or opts["uid"] is not None:
         _become(opts["uid"])
         # required under unshare (the namespace level promises it); at the process level
