@@ -379,7 +379,7 @@ class Verdicts:
             n = len(self.states)
             return f"the whole reachable graph ({counted(n, 'state')})"
         if self.bound_depth is None:
-            return f"stopped early at {len(self.states):,} states"
+            return f"stopped early at {counted(len(self.states), 'state')}"
         d = self.bound_depth
         return f"every run of at most {counted(d, 'step')}"
 
