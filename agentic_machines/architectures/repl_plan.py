@@ -1,65 +1,31 @@
 """REPL-Plan: LLM-REPLs with recursive child REPLs, as a runtime and an agentic machine.
 
 Source: A. Z. Liu et al., "Interactive and Expressive Code-Augmented Planning with Large
-Language Models" (arXiv 2411.13826, ACL 2025); ``docs/sources.md`` has the full
-citation. The paper's full text and code were not available; the algorithm below is our
-reconstruction, checked against every constraint the sources state (C1-C8, listed in
-``docs/sources.md``).
+Language Models" (arXiv 2411.13826, ACL 2025). The paper's full text and code were not
+available: the algorithm is our reconstruction, checked against every constraint the
+sources state (C1-C8). What is faithful, what we chose where the sources are silent and
+what is simplified: ``docs/sources.md``, section "REPL-Plan".
 
-**Faithful.** The model plans by writing code into a REPL one block per model call;
-each block runs and its stdout/stderr join the REPL's history, which the next prompt
-shows. Every REPL's namespace starts with ``act``, ``get_obs``, ``get_args`` and
-``answer`` (C1). An undefined name used as a *callee* spawns a child LLM-REPL named
-after it, whose one-line task description the model writes in a separate call (C3,
-C6); calling the name again reuses that REPL and its history grows (C5); a pool of
-demonstration REPLs can be given (a pooled name is *injected*: no description call,
-its demonstrations appear in the child's prompt). An undefined name used any other way
-is a ``REPLNameError`` shown to the model and spawns nothing (C3). Children share no
-variables with their parent: only ``get_args()`` in and ``answer(v)`` out (C4).
-``answer(v)`` ends the block at once and cannot be caught by model code. After a child
-answers, the parent's block reruns from the top with per-block cached calls (C7): no
-``act``, ``get_obs`` value or child call is repeated, and a rerun that calls with
-different arguments fails with ``ReplayDivergence``. History records code, stdout and
-stderr of the *last* attempt of each block (C8); prompts use ``#START#``. The appendix's
-``#START#`` fix (:mod:`.start_fix`, on by default, ``start_fix=False`` turns it off): a
-block containing ``#START#`` is asked again, with :data:`DONT_LOOP` after the final
-``>>> `` from the second retry on.
+The model plans by writing code into a REPL, one block per model call; each block runs
+(restricted builtins, a line budget, at the level of an
+:class:`~agentic_machines.architectures.options.ExecOptions`) and its stdout and stderr
+join the REPL's history, which the next prompt shows. Every REPL starts with ``act``,
+``get_obs``, ``get_args`` and ``answer``. An undefined name used as a callee spawns a
+child REPL named after it, whose task description the model writes in a ``DESCRIBE:``
+call of its own; when the child answers, the parent's block reruns with its calls cached.
+Budgets (blocks per invocation, nesting depth, model calls, lines per block) end an
+episode with a typed failure, never a hang.
 
-**Choices** (ours; the sources are silent):
-
-- *variant B*: the child runs when the interrupted call is reached (its arguments come
-  from the call itself), its answer is stored as that call's cached return, then the
-  parent reruns (the literal reading of "rerun after the child answers");
-- the child's description comes from an explicit model call whose prompt starts with
-  ``DESCRIBE: <name>``;
-- the episode ends when ``main`` calls ``answer(v)``, or when the environment reports
-  ``done`` after a block of ``main``;
-- layout: ``REPL: <name>``, demonstrations (``#DEMO#`` ... ``#END#``),
-  ``Description:``, ``#START#``, then the transcript: ``#CALL# name(args)`` per
-  invocation, blocks as ``>>> `` / ``... `` lines followed by stdout and stderr,
-  ``#ANSWER# value``; the prompt ends with ``>>> `` (frozen by golden files under
-  ``tests/golden/repl_plan/``); a block completion is cut at ``#END#`` (the end
-  marker of demonstrations, where a model would run on) and trailing whitespace dropped;
-- ``get_args()`` returns the positional arguments as a tuple (keyword arguments, if
-  any, as a final dict); ``main`` gets ``()``;
-- ``main`` cannot be called as a child (``REPLNameError``); REPL names are global to
-  the episode, so any REPL calling ``f`` reuses the one ``f`` REPL.
-
-**Simplified.** Toy text environments (:mod:`.environments`) instead of ALFWorld and
-WebShop; scripted models instead of GPT; budgets (blocks per invocation, nesting depth,
-total model calls, lines per block attempt) are ours: exceeding one is a typed failure
-in the trace (``BlocksExceeded``, ``DepthExceeded``, ``ModelCallsExceeded``,
-``BudgetExceeded``), never a hang; the runtime between two model calls has a line
-budget too (``line_budget`` of :func:`solve` and :func:`machine`). Model code runs with restricted
-builtins (:mod:`agentic_machines.execution.codeexec`) in an executor of
-:mod:`agentic_machines.execution.sandbox`: ``isolation="inline"`` (in-process, for scripted
-code only) or an isolated worker (``"process"``, ``"namespace"``), where a block past its
-deadline, out of memory or killing its worker is a typed failure in its history.
+Use :func:`solve` to run an episode with a model on an environment of
+:mod:`.environments` (a :class:`Result`); :func:`machine` is the same episode as an
+agentic machine on trace states, whose harness is :func:`repl_plan_program`;
+:class:`HistoryPool` carries REPLs from task to task; :class:`RoutedModel` and
+:func:`scripted_model` answer by script.
 
 The SPE question (:func:`analysis`): every successor prompt of the initial state is the
-main prompt again (a ``#START#`` retry) or extended, a ``DESCRIBE:`` prompt, or the *first-invocation*
-prompt of a child REPL (``proofs/repl_plan_invariant.md``); the prompt of
-``count_even``'s second invocation is none of these, so by F2 the initial state is not
+main prompt again (a ``#START#`` retry) or extended, a ``DESCRIBE:`` prompt, or the
+*first-invocation* prompt of a child REPL (``proofs/repl_plan_invariant.md``); the prompt
+of ``count_even``'s second invocation is none of these, so by F2 the initial state is not
 an SPE state.
 
 >>> r = solve(TASK, scripted_model(), CountEnv(4))

@@ -568,19 +568,27 @@ class Found:
     outcomes)``: the outcomes aligned with the completions (an :class:`UndecidedStep`
     where the harness raised), cut where the state bound stopped the search. ``depth``
     maps every node (states and the sentinels reached) to its depth, in discovery order,
-    and ``prompts`` every state to its prompt. Graphs, verdicts and statistics are read
-    from it after the search, so the search itself costs little more than a bare loop.
+    and ``prompts`` every state to its prompt; with ``parents``, ``parent`` every state but
+    the starts to the state and completion that first reached it and the state as recorded
+    (an equal state reached later may be another object), and a check fills
+    ``executed``: per state, what each effect log it watches executed on that path. Graphs,
+    verdicts and statistics are read from it after the search, so the search itself costs
+    little more than a bare loop.
 
-    >>> f = Found(); (f.rows, f.cut, f.queued)
-    ([], False, 0)
+    >>> f = Found(); (f.rows, f.cut, f.queued, f.parent)
+    ([], False, 0, None)
     """
 
-    __slots__ = ("rows", "depth", "prompts", "cut", "depth_cut", "stopped", "queued", "labeller")
+    __slots__ = tuple(
+        "rows depth prompts parent executed cut depth_cut stopped queued labeller".split()
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, parents: bool = False) -> None:
         self.rows: list[tuple[Any, list[str], list[Any]]] = []
         self.depth: dict[Any, int] = {}
         self.prompts: dict[Any, str] = {}
+        self.parent: dict[Any, tuple[Any, str, Any]] | None = {} if parents else None
+        self.executed: dict[Any, tuple[frozenset[Any], ...]] = {}
         self.cut: bool = False  # the last row was cut by the state bound: not expanded
         self.depth_cut = False  # some state at the depth bound was left unexpanded
         self.stopped = False  # a watching walk was done before the queue was
@@ -675,7 +683,7 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
     found = way.record
     machine, starts, _fixed, _choose, bounds = way.task
     max_depth, limit = bounds.max_depth, bounds.limit
-    depth, prompts, rows = found.depth, found.prompts, found.rows
+    depth, prompts, rows, parents = found.depth, found.prompts, found.rows, found.parent
     new_prompt = way.prompt
     watch = way.row if way.watches else None
     roots_cut = None  # more start states than the state bound holds: the first ones
@@ -710,12 +718,12 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
                 popped.append(taken)
         for k, (s, (comps, row, extra)) in enumerate(zip(batch, way.expand(batch))):
             nd = depth[s] + 1
-            for t in row:
+            for c, t in zip(comps, row):
                 try:
                     if t in depth:
                         continue
                 except TypeError:  # a list, a dict: no state (states are kept in dicts)
-                    raise unhashable_state(s, comps[row.index(t)], t) from None
+                    raise unhashable_state(s, c, t) from None
                 if t is HALT or t is DIVERGE or type(t) is Raised:
                     depth[t] = nd  # an end: a node, never expanded
                 elif type(t) is UndecidedStep:
@@ -735,6 +743,8 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
                     if t is None:
                         raise none_state(machine, s)
                     depth[t] = nd
+                    if parents is not None:
+                        parents[t] = (s, c, t)
                     prompts[t] = new_prompt(t)  # type: ignore[assignment]
                     queue.append(t)
             rows.append((s, comps, row))
