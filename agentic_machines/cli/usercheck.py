@@ -24,7 +24,7 @@ from __future__ import annotations
 import sys
 from typing import IO, Any
 
-from .._text import clip
+from .._text import clip, escape_controls
 from ..architectures.catalog import Entry
 from ..errors import InvalidArgument
 from ..generation import is_spe_state
@@ -83,7 +83,8 @@ def check_infinite(
         if note is not None:
             print(note, file=sys.stderr)
     verdict = is_spe_state(machine, start, states=sample or None)
-    print(f"start state {clip(repr(start), 60)}: {verdict}", file=out)
+    # the verdict names the machine, whose name is the user's text: escaped as the state is
+    print(escape_controls(f"start state {clip(repr(start), 60)}: {verdict}"), file=out)
     if verdict.holds is None:
         print(MORE, file=out)
     return 0
