@@ -481,6 +481,15 @@ def verdicts_of(column: str, names: list[str]) -> dict[str, tuple[str, str, str]
     return None if results is None else {n: results[n] for n in names}
 
 
+def verdict_of(column: str, name: str) -> tuple[str, str, str]:
+    """The verdict of the attack ``name`` in ``column`` (:func:`verdicts_of`); the test
+    is skipped where the column does not work."""
+    results = verdicts_of(column, [name])
+    if results is None:
+        pytest.skip(f"{column} does not work here")
+    return results[name]
+
+
 FILTER = seccomp.program() is not None
 LEFT_AT = {"process, not root": "left behind: a POSIX shared memory object"}
 """What the threat model says a block leaves after its episode, by column ("the thing
@@ -494,17 +503,17 @@ def test_one_block_leaves_no_thread_process_or_ipc_object_after_the_episode(colu
     # episode ends. The host looks for each itself (run_attack): the thread by its name in
     # /proc/*/task/*/comm after the later block, the process by its command line after the
     # block and after the episode, the IPC objects by key and name after the episode.
-    results = verdicts_of(column, ["everything-at-once"])
-    if results is None:
-        pytest.skip(f"{column} does not work here")
-    kind, verdict, detail = results["everything-at-once"]
+    kind, verdict, detail = verdict_of(column, "everything-at-once")
+    if not FILTER:  # the threat model: without the filter nothing refuses the thread
+        assert verdict == "through" and "a thread" in detail, detail
+        return
     left = LEFT_AT.get(column, "nothing left behind")
     assert detail.startswith(left + " (the block: "), detail
     assert verdict == ("through" if column in LEFT_AT else "held"), detail
     made = detail.split("(the block: ")[1]
     assert "a detached process" in made, detail  # the block ran: the fork is never refused
-    if FILTER:  # the seccomp filter refuses the thread, the segment and the queue
-        assert made.startswith("NO thread; NO shmget; NO mq_open; "), detail
+    # the seccomp filter refused the thread, the segment and the queue
+    assert made.startswith("NO thread; NO shmget; NO mq_open; "), detail
 
 
 def test_the_host_sees_what_that_block_leaves_when_nothing_refuses_it(tmp_path):
@@ -545,10 +554,7 @@ def test_loop_control_is_stopped_where_the_threat_model_says(column):
     # open it (or, a user of the disk group, the filter refuses the request). A free loop
     # device's number would be through. The block also shows the seccomp filter in place:
     # EPERM for two requests the kernel itself answers with ENOTTY and ENOENT.
-    results = verdicts_of(column, ["ioctl-loop-control"])
-    if results is None:
-        pytest.skip(f"{column} does not work here")
-    kind, verdict, detail = results["ioctl-loop-control"]
+    kind, verdict, detail = verdict_of(column, "ioctl-loop-control")
     assert verdict == "held", detail
     stopped = detail.removeprefix("NO /dev/loop-control: ").split(";")[0]
     if COLUMNS[column][0] == "namespace":

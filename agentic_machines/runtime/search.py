@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .._outcome import Raised, halt_raised
+from .._text import counted
 from ..errors import ClockDependent, InvalidArgument, Undecided, none_state, unhashable_state
 from ..machine import DIVERGE, HALT, AgenticMachine
 from ..verdict import short_repr
@@ -216,7 +217,7 @@ class Bounds:
 
     def full(self, held: int) -> str:
         """Why the search stopped at the state bound, holding ``held`` states."""
-        return f"max_states={self.max_states}: the search stopped when the graph held {held} states"
+        return f"max_states={self.max_states}: the search stopped when the graph held {counted(held, 'state')}"
 
     def depth_cut(self) -> str:
         """Why the states at the depth bound have no successors."""
@@ -381,7 +382,7 @@ def search_line(
     values: dict[str, Any],
     final: bool,
     verbs: tuple[str, str] = ("exploring", "explored"),
-    counted: str = "edges",
+    counts: str = "edges",
 ) -> str:
     """The status line of a graph search: ``verbs`` (running, done) and what it counts.
 
@@ -390,10 +391,10 @@ def search_line(
     'agentic-machines: exploring: 1,200 states, 3,000 edges, depth 4, 10 queued, 600 states/s, 2.0 s'
     """
     return (
-        f"agentic-machines: {verbs[final]}: {values['states']:,} states, {values[counted]:,} "
-        f"{counted}, depth {values['depth']}, {values['queued']:,} queued, "
+        f"agentic-machines: {verbs[final]}: {counted(values['states'], 'state')}, "
+        f"{counted(values[counts], counts[:-1])}, depth {values['depth']}, {values['queued']:,} queued, "
         f"{values['states_per_second']:,.0f} states/s, {values['seconds']:.1f} s"
-        + (f", {values['diverged']:,} steps to DIVERGE" if values.get("diverged") else "")
+        + (f", {counted(values['diverged'], 'step')} to DIVERGE" if values.get("diverged") else "")
     )
 
 
@@ -496,11 +497,16 @@ def expand(
                 [tuple(() for _ in logs)] * n if logs else None,
             )
             continue
-        if plain:  # explore's hot path: one comprehension per state
+        if plain:  # explore's hot path: one loop per state
+            row = []
             try:
-                row = [h(s, c) for c in comps]
-            except Undecided:  # rare: redo one by one so that the others still count
-                row = [_step(h, s, c, False) for c in comps]
+                for c in comps:
+                    row.append(h(s, c))
+            except Undecided as exc:  # rare: the others count; none runs twice (it waited)
+                row += [
+                    UndecidedStep(str(exc)),
+                    *(_step(h, s, c, False) for c in comps[len(row) + 1 :]),
+                ]
             if kept is not None and HALT in row:
                 row = [(kept(s, c) or HALT) if t is HALT else t for c, t in zip(comps, row)]
             yield Expansion(row)
