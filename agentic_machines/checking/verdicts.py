@@ -434,7 +434,7 @@ class Verdicts:
         if self.bound_depth is None and not self.record.stopped:
             return f"the whole reachable graph ({counted(n, 'state')})"
         if self.bound_depth is None:
-            return f"stopped early at {n:,} states"
+            return f"stopped early at {counted(n, 'state')}"
         d = self.bound_depth
         return f"every run of at most {counted(d, 'step')}"
 

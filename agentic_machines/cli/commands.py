@@ -61,6 +61,7 @@ from ._args import (
     clip,
     completions_for,
     graph_budget_note,
+    graph_counts,
     machine_with_isolation,
     natural,
     positive,
@@ -551,7 +552,7 @@ def _diagram(args: argparse.Namespace) -> int:
         draw(graph, args.output, format=fmt, title=f"{entry.name} ({entry.kind})", **marks)
     stats = graph.graph["stats"]
     print(
-        f"wrote {args.output} ({fmt}): {stats['states']} states, {stats['edges']} edges, depth {stats['depth']}"
+        f"wrote {args.output} ({fmt}): {graph_counts(stats)}"
         + (f"; truncated ({stats['truncated_reason']})" if stats["truncated"] else "")
     )
     return 0
