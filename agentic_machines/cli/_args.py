@@ -491,6 +491,21 @@ def budget_note(machine: Any, diverged: int, steps: int) -> str | None:
     )
 
 
+def graph_counts(stats: dict[str, Any]) -> str:
+    """What a written graph holds, from its ``stats`` (``diagram`` and ``view`` say it),
+    with its undecided steps, which a drawing may not show.
+
+    >>> graph_counts({"states": 1, "edges": 0, "depth": 0, "undecided": 1})
+    '1 state, 0 edges, depth 0, 1 undecided step'
+    """
+    undecided = stats.get("undecided", 0)
+    return (
+        f"{counted(stats['states'], 'state')}, {counted(stats['edges'], 'edge')}, "
+        f"depth {stats['depth']}"
+        + (f", {counted(undecided, 'undecided step')}" if undecided else "")
+    )
+
+
 def graph_budget_note(machine: Any, graph: Any) -> str | None:
     """:func:`budget_note` for an explored ``graph``: its steps to ``DIVERGE`` (``explore``,
     ``diagram`` and ``check`` print it on stderr, so their stdout stays what it was).
