@@ -313,6 +313,7 @@ _OWN_ATTRIBUTES = frozenset(
         "_prompts",
         "_results",
         "_clock",
+        "divergent",
         "built_by",
     }
 )

@@ -1,30 +1,15 @@
 """The breadth-first search kernel that every exhaustive decider of the toolkit builds on.
 
-:func:`~agentic_machines.runtime.explore.explore`, the level-by-level search on an
-executor (:mod:`~agentic_machines.runtime.parallel`) and
+:func:`~agentic_machines.runtime.explore.explore`, its executor path
+(:mod:`~agentic_machines.runtime.parallel`) and
 :func:`~agentic_machines.checking.check_properties` all walk the graph a machine reaches
-from its start over a completion alphabet. What they must agree on lives here, once:
-
-- the **alphabet rule** (:func:`alphabet`, :func:`offered`): a finite list of strings,
-  duplicates dropped, or a function ``prompt -> completions`` asked per state. An empty
-  alphabet is allowed: it is the function that offers nothing at every prompt, so each
-  state expanded is *stuck* (the run can neither go on nor has it ended);
-- the **bound rule** (:class:`Bounds`): at most ``max_states`` states recorded, states at
-  depth ``max_depth`` not expanded, with one wording for each cut;
-- the **start rule** (:func:`roots`), all three applied at once by :func:`plan`;
-- the **collector rule** (:mod:`~agentic_machines.runtime.collector`): every search runs
-  with the garbage collector's full collections paused;
-- **progress** (:class:`Reporter`): silent for short runs, then a status line every couple
-  of seconds (logged), or a function called with the statistics;
-- the **transitions of a state** (:func:`expand`, the one expansion, and :func:`prompt_of`):
-  a prompt the clock decided makes every step from its state undecided, a harness that
-  raised ``Undecided`` gives an :class:`UndecidedStep`, a step the machine ended because
-  its program raised gives the ``Raised`` it kept;
-- the **loop** (:func:`walk`) that fills a :class:`Found` record, and the statistics read
-  from it (:func:`stats`). How a batch of states is expanded (in this process, or on an
-  executor) and what is watched as it goes (the checker's properties, an early stop) is
-  a :class:`Walk`'s: ``explore``, its executor path and ``check_properties`` each run
-  this one loop with their own walk.
+from its start over a completion alphabet, with one alphabet rule (:func:`alphabet`,
+:func:`offered`), one bound rule (:class:`Bounds`) and one start rule (:func:`roots`),
+applied at once by :func:`plan`; one expansion (:func:`expand`); one loop (:func:`walk`,
+which fills a :class:`Found` record, each search with its own :class:`Walk`: how a batch
+of states is expanded and what is watched as it goes); and one way of showing progress
+(:class:`Reporter`). Every search runs with the garbage collector's full collections
+paused (:mod:`~agentic_machines.runtime.collector`).
 
 >>> from agentic_machines import TableMachine, HALT
 >>> m = TableMachine({0: "p", 1: "q"}, {(0, "a"): 1, (0, "b"): HALT, (1, "a"): 1, (1, "b"): 0})
@@ -332,8 +317,11 @@ class Reporter:
     ``progress`` is ``None`` (log ``line(stats, final)`` on the ``agentic_machines`` logger;
     the command line shows it on stderr), ``False`` (never) or a function called with the
     statistics and ``final``. Nothing is shown before
-    :data:`PROGRESS_AFTER` seconds, then at most every :data:`PROGRESS_EVERY`; a run that
-    showed a line ends with the totals.
+    :data:`PROGRESS_AFTER` seconds of ``clock``, then at most every
+    :data:`PROGRESS_EVERY`; a run that showed a line ends with the totals. Once
+    :meth:`watch` named the machine, the values also say how many of its steps ran out of
+    their line budget in the search and how long they took (``divergent_steps``,
+    ``divergent_seconds``, ``line_budget``): timing decides only what a line says.
 
     >>> seen = []
     >>> r = Reporter(seen.append)
@@ -343,7 +331,10 @@ class Reporter:
     """
 
     def __init__(
-        self, progress: Progress, line: Callable[[dict[str, Any], bool], str] | None = None
+        self,
+        progress: Progress,
+        line: Callable[[dict[str, Any], bool], str] | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         if progress is not None and not isinstance(progress, bool) and not callable(progress):
             raise InvalidArgument(
@@ -351,14 +342,23 @@ class Reporter:
             )
         self.progress = progress
         self.line = line or search_line
-        self.began = time.perf_counter()
+        self.clock = clock
+        self.began = clock()
         self.last: float | None = None
+        self.machine: Any = None
+        self.divergent_before: tuple[int, float] = (0, 0.0)
+
+    def watch(self, machine: Any) -> None:
+        """Say, in each line, how much of the time ``machine``'s divergent steps took (a
+        trace-state machine counts them in ``divergent``; others have none)."""
+        self.machine = machine
+        self.divergent_before = getattr(machine, "divergent", (0, 0.0))
 
     def tick(self, snapshot: Callable[[], dict[str, Any]]) -> None:
         """Show ``snapshot()`` if it is time to (the snapshot is taken only then)."""
         if self.progress is False:
             return
-        now = time.perf_counter()
+        now = self.clock()
         if now - self.began < PROGRESS_AFTER or (
             self.last is not None and now - self.last < PROGRESS_EVERY
         ):
@@ -372,6 +372,14 @@ class Reporter:
             self._emit(totals, final=True)
 
     def _emit(self, values: dict[str, Any], final: bool) -> None:
+        steps, seconds = getattr(self.machine, "divergent", (0, 0.0))
+        if steps > self.divergent_before[0]:
+            values = dict(
+                values,
+                divergent_steps=steps - self.divergent_before[0],
+                divergent_seconds=seconds - self.divergent_before[1],
+                line_budget=getattr(self.machine, "line_budget", None),
+            )
         if callable(self.progress):
             self.progress(dict(values, final=final))
             return
@@ -386,16 +394,31 @@ def search_line(
 ) -> str:
     """The status line of a graph search: ``verbs`` (running, done) and what it counts.
 
-    >>> search_line({"states": 1200, "edges": 3000, "depth": 4, "queued": 10,
-    ...              "states_per_second": 600.0, "seconds": 2.0}, False)
+    When divergent steps took most of the time, the line says so and how to lower the
+    line budget they each run to its end:
+
+    >>> values = {"states": 1200, "edges": 3000, "depth": 4, "queued": 10,
+    ...           "states_per_second": 600.0, "seconds": 2.0}
+    >>> search_line(values, False)
     'agentic-machines: exploring: 1,200 states, 3,000 edges, depth 4, 10 queued, 600 states/s, 2.0 s'
+    >>> search_line(dict(values, divergent_steps=12, divergent_seconds=1.46,
+    ...                  line_budget=100_000), True).partition("2.0 s, ")[2]
+    '73% of the time in 12 divergent steps (line budget 100,000; lower it with --line-budget)'
     """
-    return (
+    line = (
         f"agentic-machines: {verbs[final]}: {counted(values['states'], 'state')}, "
         f"{counted(values[counts], counts[:-1])}, depth {values['depth']}, {values['queued']:,} queued, "
         f"{values['states_per_second']:,.0f} states/s, {values['seconds']:.1f} s"
         + (f", {counted(values['diverged'], 'step')} to DIVERGE" if values.get("diverged") else "")
     )
+    spent, budget = values.get("divergent_seconds", 0.0), values.get("line_budget")
+    if budget is not None and values["seconds"] > 0 and spent > values["seconds"] / 2:
+        line += (
+            f", {min(spent / values['seconds'], 1):.0%} of the time in "
+            f"{counted(values['divergent_steps'], 'divergent step')} "
+            f"(line budget {budget:,}; lower it with --line-budget)"
+        )
+    return line
 
 
 # -- the transitions of one state --------------------------------------------------------------
@@ -674,6 +697,7 @@ def walk(way: Walk, report: Reporter, began: float) -> str | None:
     Fills ``way.record`` and returns why the search stopped before the whole graph
     (a bound), or ``None``; a watching walk that is done sets ``record.stopped``.
     """
+    report.watch(way.task.machine)
     reason = _loop(way, report, began)
     way.finish()
     return reason
