@@ -333,12 +333,22 @@ def same_state(a: Any, b: Any) -> bool:
     >>> same_state(("f", 1), ("f", 1)), same_state(("f", 1), ("f", True)), same_state(1, 1.0)
     (True, False, False)
     """
-    return a is b or (a == b and _typed(a) == _typed(b))
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is type(b) and kind in _ATOMS:  # no parts: equal values of one type (fast path)
+        return bool(a == b)
+    return a == b and _typed(a) == _typed(b)
+
+
+_ATOMS = frozenset({int, str, float, bytes, bool, complex, type(None)})
 
 
 def _typed(x: Any) -> Any:
     """``x`` as a value whose ``==`` also compares the types of ``x`` and its parts."""
     kind = type(x)
+    if kind in _ATOMS:
+        return kind, x
     if isinstance(x, tuple):
         return kind, tuple(map(_typed, x))
     if isinstance(x, frozenset):
