@@ -30,6 +30,7 @@ __all__ = [
     "one_line",
     "before_stops",
     "ending_line",
+    "counted",
 ]
 
 
@@ -217,3 +218,13 @@ def ending_line(value: Any, error: BaseException | None, show: Callable[[Any], s
     if error is None:
         return f"value: {show(value)}"
     return f"error: {type(error).__name__}: {error}"
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` (thousands separated) and ``noun``, in the plural unless ``n`` is 1: the one
+    rule for a count in a message (``plural`` when adding ``s`` is wrong).
+
+    >>> counted(1, "completion"), counted(0, "state"), counted(12345, "property", "properties")
+    ('1 completion', '0 states', '12,345 properties')
+    """
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"

@@ -22,6 +22,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor
 from typing import Any
 
+from ._text import counted
 from .batches import harness_pairs
 from .errors import InvalidArgument, InvalidEmbedding, InvalidMachine
 from .machine import (
@@ -281,7 +282,7 @@ def alphabet_scope(source: AgenticMachine, target: AgenticMachine) -> str:
     if own is None:
         return "commutation checked on the sampled completions (the source accepts every string)"
     theirs = distinct_completions(target)
-    n = f"{len(own)} completion{'s' * (len(own) != 1)}"
+    n = counted(len(own), "completion")
     if theirs is None:
         where = (
             "; the target accepts every string, and commutation is claimed on that alphabet only"

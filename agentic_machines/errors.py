@@ -469,3 +469,19 @@ def none_state(machine: Any, s: Any) -> InvalidMachine:
         f"h({s!r}, ·) of {machine.name!r} returned None, which is not a state; return a state, HALT or "
         "DIVERGE (a missing return?)"
     )
+
+
+def equal_states(machine: str, met: Any, now: Any, where: str) -> InvalidMachine:
+    """The error for a machine that reaches two states equal by ``==`` but of different
+    types (``1`` and ``True``): a search keeps states in dicts, which take them for one,
+    so a verdict on such a machine could be wrong; the harness must tell them apart by ``==``.
+
+    >>> print(equal_states("m", 1, True, "step 2"))
+    m reaches 1 (int) and, at step 2, True (bool): states equal by == but not the same (the search, like any set or dict, takes them for one state, so no verdict on this machine would be sound); give such states values that == tells apart too (e.g. ('flag', True) beside 1) and check again
+    """
+    return InvalidMachine(
+        f"{machine} reaches {met!r:.80} ({type(met).__name__}) and, at {where}, {now!r:.80} "
+        f"({type(now).__name__}): states equal by == but not the same (the search, like any set "
+        "or dict, takes them for one state, so no verdict on this machine would be sound); give "
+        "such states values that == tells apart too (e.g. ('flag', True) beside 1) and check again"
+    )

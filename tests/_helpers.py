@@ -1,8 +1,10 @@
-"""Helpers several test modules share: the command line as a user runs it.
+"""Helpers several test modules share (the fixtures are in ``conftest.py``; these are
+imported, as a Hypothesis strategy must be where ``@given`` names it).
 
 ``cli(folder, *argv)`` runs ``python -m agentic_machines`` in a subprocess (in ``folder``,
 with this checkout first on the path as the suite's environment has it);
-``error_line(capsys)`` is the one line a refused command prints.
+``error_line(capsys)`` is the one line a refused command prints; ``reachable(machine,
+replies, steps)`` draws a state an architecture's machine reaches.
 """
 
 from __future__ import annotations
@@ -12,6 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from hypothesis import strategies as st
+
+from agentic_machines import AgenticMachine, is_sentinel
 
 
 def cli(
@@ -38,3 +44,18 @@ def error_line(capsys: Any) -> str:
     assert lines[0].startswith("agentic-machines") and "error:" in lines[0]
     assert "Traceback" not in captured.err + captured.out
     return lines[0]
+
+
+@st.composite
+def reachable(
+    draw: Any, machine: AgenticMachine, replies: st.SearchStrategy[str], steps: int
+) -> Any:
+    """A state ``machine`` reaches from its initial state in at most ``steps`` steps, each
+    by a completion drawn from ``replies`` (the walk stops before a sentinel)."""
+    state = machine.initial
+    for _ in range(draw(st.integers(0, steps))):
+        nxt = machine.harness(state, draw(replies))
+        if is_sentinel(nxt):
+            break
+        state = nxt
+    return state

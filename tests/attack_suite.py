@@ -16,7 +16,8 @@ a worker's word about a protection it is meant to test when the host can check f
 
 Placeholders, filled by :func:`render`: ``{token}`` (a unique name), ``{ipc_key}`` (a
 System V IPC key made from it), ``{memory}`` (the worker's ``memory_mb``), ``{sock}`` (a
-dict of Unix socket paths the test listens on, by place), ``{max_output}``.
+dict of Unix socket paths the test listens on, by place), ``{max_output}``, ``{thread}``
+(the name a block's thread gives itself, which the host looks for).
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ class Outcome:
     connections: int = 0  # connections the test's Unix socket servers accepted
     leftover: tuple[str, ...] = ()  # what the host found left behind (processes, files)
     stderrs: tuple[str, ...] = ()  # the stderr of every block, in order
+    stdouts: tuple[str, ...] = ()  # the stdout of every block, in order
 
 
 Judge = Callable[[Outcome], tuple[str, str]]
@@ -163,6 +165,27 @@ def nothing_left(outcome: Outcome) -> tuple[str, str]:
     if outcome.leftover:
         return "through", "left behind: " + ", ".join(outcome.leftover)[:120]
     return "held", "nothing left behind"
+
+
+def nothing_left_by(outcome: Outcome) -> tuple[str, str]:
+    """:func:`nothing_left`, and no later block's output from the first block's thread;
+    its detail names what the first block made and was refused.
+
+    >>> ran_on = Outcome("ok", "", "", "", stdouts=("MADE a thread", "GOT the thread ran on"))
+    >>> nothing_left_by(ran_on)
+    ('through', "a later block's output came from the block's thread (the block: a thread)")
+    >>> nothing_left_by(Outcome("ok", "", "", "", leftover=("process 7",), stdouts=("NO thread: x",)))
+    ('through', 'left behind: process 7 (the block: NO thread)')
+    """
+    verdict, detail = nothing_left(outcome)
+    if verdict == "held" and any("GOT" in out for out in outcome.stdouts[1:]):
+        verdict, detail = "through", "a later block's output came from the block's thread"
+    said = [
+        line.removeprefix("MADE ").split(":")[0]
+        for line in (outcome.stdouts or ("",))[0].splitlines()
+        if line.startswith(("NO ", "MADE "))
+    ]
+    return verdict, f"{detail} (the block: {'; '.join(said)})"
 
 
 def no_connection(outcome: Outcome) -> tuple[str, str]:
@@ -615,6 +638,33 @@ DEVICE = [
     _open("open-kmsg-for-writing", "device", "/dev/kmsg", _WR),
     _open("open-userfaultfd-device", "device", "/dev/userfaultfd", _RW),
 ]
+_LAYER = (
+    "null = os_['open']('/dev/null', os_['O_RDONLY'])\n"
+    "r1, e1 = sys_(16, null, 0x4C82, 0)\n"
+    "r2, e2 = sys_(165, b'none', b'/am-no-such-dir', b'tmpfs', 0, None)\n"
+    "layer = 'seccomp filter: %s' % ('yes' if (e1, e2) == (1, 1) else 'NO (ioctl %s, mount %s)'"
+    " % (os_['strerror'](e1), os_['strerror'](e2)))\n"
+)
+"""Which layer answers: ``layer`` says whether the seccomp filter refused two probes that
+the kernel itself answers with another errno (ENOTTY, ENOENT) before any permission check."""
+# LOOP_CTL_GET_FREE on the host's loop-control device, as a block would (a free loop
+# device's number is through). Then which layer stopped it: the same request on /dev/null
+# gets ENOTTY from the kernel without the seccomp filter and EPERM with it; a mount on a
+# missing directory gets ENOENT from the kernel (before any capability check), EPERM from
+# the filter. With the filter both say EPERM before the kernel sees them.
+_LOOP_CONTROL = (
+    "try:\n"
+    "    fd = os_['open']('/dev/loop-control', os_['O_RDWR'])\n"
+    "except Exception as exc:\n"
+    "    fd, opened = -1, 'open ' + os_['strerror'](exc.errno)\n"
+    "if fd >= 0:\n"
+    "    r, e = sys_(16, fd, 0x4C82, 0)\n"
+    "    opened = 'opened, ioctl ' + (str(r) if r >= 0 else os_['strerror'](e))\n"
+    "    if r >= 0:\n"
+    "        print('GOT a free loop device, number', r)\n"
+    + _LAYER
+    + "print('NO /dev/loop-control:', opened + ';', layer)\n"
+)
 KERNEL = [
     # a setting opened for writing is through; the one written gets its own value back
     _open(
@@ -645,13 +695,7 @@ KERNEL = [
     _syscall_as(
         "init-module", "kernel", "r, e = sys_(175, None, 0, b'')\nreport('init_module', r, e)"
     ),
-    _syscall_as(
-        "ioctl-loop-control",
-        "kernel",
-        # LOOP_CTL_GET_FREE on whatever answers: a free loop device's number is through
-        "fd = os_['open']('/dev/null', os_['O_RDONLY'])\nr, e = sys_(16, fd, 0x4C82, 0)\n"
-        "report('ioctl(LOOP_CTL_GET_FREE)', r, e)",
-    ),
+    Attack("ioctl-loop-control", "kernel", (LIBC + _LOOP_CONTROL,), marker),
     Attack(
         "leave-control-group",
         "kernel",
@@ -674,7 +718,44 @@ _ALIVE_THREADS = (
     "n = len(os_['listdir']('/proc/self/task'))\n"
     "print(('GOT ' if n > 1 else 'NO ') + str(n) + ' thread(s) in the worker')"
 )
+# Issue 37's block: a thread, a detached process, a System V shared-memory segment, a POSIX
+# message queue (and POSIX shared memory) in one block, then a later block. The host looks
+# for each itself: the thread by the name it gives itself (/proc/*/task/*/comm), the process
+# by its command line, the IPC objects by key and name (run_attack).
+EVERYTHING_AT_ONCE = LIBC + (
+    "imp = os_['sys'].modules['importlib'].import_module\n"
+    "got = []\n"
+    "def named():\n"
+    "    libc.prctl(15, b'{thread}', 0, 0, 0)\n"
+    "    for _ in range(300):\n"
+    "        imp('time').sleep(0.2)\n"
+    "        print('GOT the thread ran on')\n"
+    "try:\n"
+    "    imp('threading').Thread(target=named, daemon=True).start()\n"
+    "    got.append('a thread')\n"
+    "except Exception as exc:\n"
+    "    print('NO thread:', type(exc).__name__, exc)\n"
+    "if os_['fork']() == 0:\n"
+    "    os_['setsid']()\n"
+    "    if os_['fork']() == 0:\n"
+    "        os_['execv']('/bin/sh', ['sh', '-c', 'sleep 300; : am-probe-{token}'])\n"
+    "    os_['_exit'](0)\n"
+    "got.append('a detached process')\n"
+    "r, e = sys_(29, {ipc_key}, 1 << 20, 0o1666)\n"
+    "got.append('a System V segment') if r >= 0 else print('NO shmget:', os_['strerror'](e))\n"
+    "libc.mq_open.restype = ctypes.c_int\n"
+    "r = libc.mq_open(b'/am-mq-{token}', 0o102, 0o666, None)\n"
+    "e = ctypes.get_errno()\n"
+    "got.append('a POSIX queue') if r >= 0 else print('NO mq_open:', os_['strerror'](e))\n"
+    "try:\n"
+    "    os_['close'](os_['open']('/dev/shm/am-shm-{token}', os_['O_CREAT'] | os_['O_RDWR']))\n"
+    "    got.append('POSIX shared memory')\n"
+    "except Exception as exc:\n"
+    "    print('NO shm_open:', exc)\n"
+    "print('MADE', ', '.join(got))"
+)
 LINGERING = [
+    Attack("everything-at-once", "lingering", (EVERYTHING_AT_ONCE, "x = 1"), nothing_left_by),
     Attack(
         "thread-outlives-block",
         "lingering",
@@ -808,7 +889,8 @@ KINDS = {
     "kernel": "change a kernel setting or the kernel (/proc/sys, sysrq, /sys, mount, "
     "open_by_handle_at, kexec, modules, loop ioctl, leaving the control group)",
     "lingering": "leave something running or held after the block (a thread, a timer that "
-    "forges the next result, a POSIX timer, SysV and POSIX IPC)",
+    "forges the next result, a POSIX timer, SysV and POSIX IPC; a thread, a detached process "
+    "and IPC objects from one block)",
     "view": "see the host's processes and its /tmp",
     "host": "change or read a process of the host's user (memory, ptrace, limits, SIGSTOP)",
     "userns": "a new user (or other) namespace: capabilities over it",
@@ -827,7 +909,7 @@ KINDS = {
 QUICK = {
     "device": "open-kmsg-for-writing",
     "kernel": "write-printk-ratelimit",
-    "lingering": "sysv-shared-memory",
+    "lingering": "everything-at-once",
     "view": "see-host-processes",
     "host": "signal-host",
     "userns": "unshare-user",

@@ -51,7 +51,7 @@ def test_the_refinement_bound_ends_the_episode():
 
 def test_default_isolation_is_strongest():
     m = adaplanner.machine()
-    assert m.kwargs["isolation"] in ("process", "namespace")
+    assert m.kwargs["options"].isolation in ("process", "namespace")
     s = m.harness(adaplanner.initial, adaplanner.SCRIPT[0])
     assert adaplanner.prompt_kind(m.prompt(s)) == "ask"
 

@@ -6,10 +6,11 @@ Golden files live in tests/golden/adapt/; regenerate them with
 ``AGENTIC_MACHINES_UPDATE_GOLDEN=1 python -m pytest tests/test_adapt.py``.
 """
 
+from _helpers import reachable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentic_machines import HALT, is_sentinel
+from agentic_machines import HALT
 from agentic_machines.architectures import adapt
 from agentic_machines.checking.sampling import completion_strategy
 from agentic_machines.runtime.models import ScriptedModel
@@ -60,23 +61,12 @@ def test_parse_plan_rejects_mixed_or_misnumbered_orders():
     assert adapt.parse_plan("Step 1: a\nStep 2: b\nExecution order: Step 2 AND Step 1") is None
 
 
-@st.composite
-def reachable(draw):
-    state = adapt.initial
-    for _ in range(draw(st.integers(0, 10))):
-        nxt = M.harness(state, draw(replies()))
-        if is_sentinel(nxt):
-            break
-        state = nxt
-    return state
-
-
 def replies() -> st.SearchStrategy[str]:
     return completion_strategy(adapt.valid_completions() + list(adapt.SCRIPT))
 
 
 @settings(max_examples=examples(30, 1000))
-@given(reachable(), replies())
+@given(reachable(M, replies(), 10), replies())
 def test_successor_prompt_invariant_and_totality(step_keeps_invariant, state, c):
     step_keeps_invariant(adapt, M, state, c)
 

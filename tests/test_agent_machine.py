@@ -273,14 +273,17 @@ def test_an_agent_that_touches_process_state_leaves_the_caller_as_it_was(capfd):
     import os
     import signal
 
-    before = (
-        os.getcwd(),
-        os.environ.get("HOSTILE"),
-        sys.getrecursionlimit(),
-        signal.getsignal(signal.SIGTERM),
-        list(sys.path),
-        sys.stdout,
-    )
+    def process_state():
+        return (
+            os.getcwd(),
+            os.environ.get("HOSTILE"),
+            sys.getrecursionlimit(),
+            signal.getsignal(signal.SIGTERM),
+            list(sys.path),
+            sys.stdout,
+        )
+
+    before = process_state()
     m = agent_machine(hostile, completions=["a", "b"], step_timeout=2)
     s = m.harness(m.initial, "a")
     assert m.prompt(s) == "after a"
@@ -293,14 +296,7 @@ def test_an_agent_that_touches_process_state_leaves_the_caller_as_it_was(capfd):
     assert "SIGSEGV" in m.raised(s, "crash").message
     with pytest.raises(ClockDependent, match="step_timeout"):
         m.harness(s, "block")
-    after = (
-        os.getcwd(),
-        os.environ.get("HOSTILE"),
-        sys.getrecursionlimit(),
-        signal.getsignal(signal.SIGTERM),
-        list(sys.path),
-        sys.stdout,
-    )
+    after = process_state()
     assert after == before and CALLS == []
     out, err = capfd.readouterr()
     assert "starting run" not in out + err and "first was" not in out + err

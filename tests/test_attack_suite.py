@@ -27,6 +27,7 @@ import pytest
 from agentic_machines.architectures import repl_plan as rp
 from agentic_machines.architectures import rlm
 from agentic_machines.architectures.environments import CountEnv
+from agentic_machines.execution import seccomp
 from agentic_machines.execution.cgroup import WorkerGroup
 from agentic_machines.execution.codeexec import drive
 from agentic_machines.execution.confine import boot_argv, closed_ancestors, probe, worker_uid
@@ -41,7 +42,17 @@ from agentic_machines.runtime.run import Trace, run
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from attack_suite import ATTACKS, CHANNEL, KINDS, QUICK, Attack, Outcome, cell, render  # noqa: E402
+from attack_suite import (  # noqa: E402
+    ATTACKS,
+    CHANNEL,
+    EVERYTHING_AT_ONCE,
+    KINDS,
+    QUICK,
+    Attack,
+    Outcome,
+    cell,
+    render,
+)
 from test_attack_corpus import accepted  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,16 +96,31 @@ def _close_servers(servers: dict[str, socket.socket]) -> int:
 
 
 def _probes_alive(token: str) -> list[str]:
-    """Processes of this machine whose command line names the attack's token."""
+    """Processes of this machine whose command line names the attack's token, and threads
+    that gave themselves its thread name (:func:`thread_name`)."""
     alive = []
     for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
         try:
             cmdline = (entry / "cmdline").read_bytes()
+            tasks = list((entry / "task").iterdir())
         except OSError:
             continue
-        if entry.name.isdigit() and f"am-probe-{token}".encode() in cmdline:
+        if f"am-probe-{token}".encode() in cmdline:
             alive.append(f"process {entry.name}")
+        for task in tasks:
+            try:
+                if (task / "comm").read_text().strip() == thread_name(token):
+                    alive.append(f"a thread {task.name} of process {entry.name}")
+            except OSError:
+                continue
     return alive
+
+
+def thread_name(token: str) -> str:
+    """The name (at most 15 bytes, the kernel's ``comm``) a block's thread gives itself."""
+    return f"amt-{token[:11]}"
 
 
 def _ipc_left(token: str, key: int) -> list[str]:
@@ -138,6 +164,7 @@ def run_attack(attack: Attack, level: str, tool: str | None = None) -> Outcome:
         "host": os.getpid(),
         "victim": 0,
         "ipc_key": int(token[:7], 16) + 1,
+        "thread": thread_name(token),
     }
     visible = Path(f"/tmp/am-visible-{token}")
     if attack.kind == "view":
@@ -151,13 +178,14 @@ def run_attack(attack: Attack, level: str, tool: str | None = None) -> Outcome:
         limits = dataclasses.replace(LIMITS, timeout_s=attack.timeout_s)
     ex = ProcessRunner(level, limits, tool=tool)
     ex.namespace("main", Scaffold(effects=("act",)), {"act": lambda *a: "ok"})
-    result, crashed, stderrs = None, "", []
+    result, crashed, stderrs, stdouts = None, "", [], []
     try:
         for block in attack.blocks:
             code = render(block, **values)
             gen = ex.run_block("main", code, max_output=attack.max_output, line_budget=10**6)
             result = drive(gen, str)
             stderrs.append(result.stderr)
+            stdouts.append(result.stdout)
     except Exception as exc:  # noqa: BLE001 - a crash of the host is an outcome here
         crashed = f"{type(exc).__name__}: {str(exc)[:80]}"
     leftover = _probes_alive(token)
@@ -166,6 +194,7 @@ def run_attack(attack: Attack, level: str, tool: str | None = None) -> Outcome:
         ex.close()
     except Exception as exc:  # noqa: BLE001
         crashed = crashed or f"{type(exc).__name__} on close: {str(exc)[:80]}"
+    leftover += [p for p in _probes_alive(token) if p not in leftover]  # after the episode
     if scratch is not None and os.path.exists(scratch):
         leftover.append(f"the scratch directory {scratch}")
     leftover += _ipc_left(token, values["ipc_key"])
@@ -194,6 +223,7 @@ def run_attack(attack: Attack, level: str, tool: str | None = None) -> Outcome:
         connections,
         tuple(leftover),
         tuple(stderrs),
+        tuple(stdouts),
     )
 
 
@@ -394,11 +424,13 @@ _QUICK: dict[str, dict[str, tuple[str, str, str]] | None] = {}
 
 
 def quick_names(column: str) -> list[str]:
-    """:data:`attack_suite.QUICK`, and ``many-inodes`` where only the tmpfs mounts' inode
+    """:data:`attack_suite.QUICK`, ``ioctl-loop-control`` (which says which layer stopped
+    it), and ``many-inodes`` where only the tmpfs mounts' inode
     count bounds it (bubblewrap without a control group, where bwrap's own ``--tmpfs``
     would take none)."""
     _, tool, cgroup, _ = COLUMNS[column]
-    return [*QUICK.values(), *(["many-inodes"] if tool == "bwrap" and not cgroup else [])]
+    inodes = ["many-inodes"] if tool == "bwrap" and not cgroup else []
+    return [*QUICK.values(), "ioctl-loop-control", *inodes]
 
 
 def quick_results(column: str) -> dict[str, tuple[str, str, str]] | None:
@@ -438,6 +470,105 @@ def test_one_attack_per_class_is_held_as_the_threat_model_says(column):
     assert not problems, "\n".join(problems)
     if "many-inodes" in results:  # bounded by the launcher's tmpfs mounts (worker._stage)
         assert "files, then OSError" in results["many-inodes"][2], results["many-inodes"]
+
+
+def verdicts_of(column: str, names: list[str]) -> dict[str, tuple[str, str, str]] | None:
+    """The verdicts of the attacks ``names`` (all in :func:`quick_names`) in ``column``:
+    run for the strongest column, else those of :func:`quick_results`."""
+    if column == STRONGEST_COLUMN:
+        return column_results(column, names)
+    results = quick_results(column)
+    return None if results is None else {n: results[n] for n in names}
+
+
+def verdict_of(column: str, name: str) -> tuple[str, str, str]:
+    """The verdict of the attack ``name`` in ``column`` (:func:`verdicts_of`); the test
+    is skipped where the column does not work."""
+    results = verdicts_of(column, [name])
+    if results is None:
+        pytest.skip(f"{column} does not work here")
+    return results[name]
+
+
+FILTER = seccomp.program() is not None
+LEFT_AT = {"process, not root": "left behind: a POSIX shared memory object"}
+"""What the threat model says a block leaves after its episode, by column ("the thing
+stays": POSIX shared memory in the host's /dev/shm at the process level, as the user)."""
+
+
+@pytest.mark.parametrize("column", list(COLUMNS))
+def test_one_block_leaves_no_thread_process_or_ipc_object_after_the_episode(column):
+    # Issue 37's acceptance: ONE block starts a thread, a detached process, a System V
+    # segment and a POSIX queue (and POSIX shared memory), then a later block runs and the
+    # episode ends. The host looks for each itself (run_attack): the thread by its name in
+    # /proc/*/task/*/comm after the later block, the process by its command line after the
+    # block and after the episode, the IPC objects by key and name after the episode.
+    kind, verdict, detail = verdict_of(column, "everything-at-once")
+    if not FILTER:  # the threat model: without the filter nothing refuses the thread
+        assert verdict == "through" and "a thread" in detail, detail
+        return
+    left = LEFT_AT.get(column, "nothing left behind")
+    assert detail.startswith(left + " (the block: "), detail
+    assert verdict == ("through" if column in LEFT_AT else "held"), detail
+    made = detail.split("(the block: ")[1]
+    assert "a detached process" in made, detail  # the block ran: the fork is never refused
+    # the seccomp filter refused the thread, the segment and the queue
+    assert made.startswith("NO thread; NO shmget; NO mq_open; "), detail
+
+
+def test_the_host_sees_what_that_block_leaves_when_nothing_refuses_it(tmp_path):
+    # The checks of the test above can fail: the same block, run by a plain Python process
+    # (no sandbox, no filter), leaves all five, and the host's checks find each; its thread
+    # prints on after the block (what a later block's output would show).
+    token = uuid.uuid4().hex[:12]
+    key = int(token[:7], 16) + 1
+    code = (
+        render(EVERYTHING_AT_ONCE, token=token, ipc_key=key, thread=thread_name(token))
+        + "\nimport sys, time\nsys.stdout.flush()\ntime.sleep(60)"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-u", "-c", code], stdout=subprocess.PIPE, cwd=tmp_path, text=True
+    )
+    try:
+        assert child.stdout is not None
+        said = [child.stdout.readline() for _ in range(2)]  # MADE, then the thread's
+        assert said[0].startswith("MADE a thread, a detached process"), said
+        assert said[1].startswith("GOT the thread ran on"), said
+        alive = _probes_alive(token)
+    finally:
+        child.kill()
+        child.wait()
+        for pid in [int(p.split()[1]) for p in _probes_alive(token) if p.startswith("process")]:
+            os.kill(pid, 9)
+        left = _ipc_left(token, key)  # and removes them
+    assert any(a.startswith("a thread ") for a in alive), alive
+    assert any(a.startswith("process ") for a in alive), alive
+    assert left == [
+        "a System V shm object",
+        "a POSIX shared memory object",
+        "a POSIX message queue",
+    ], left
+
+
+@pytest.mark.parametrize("column", list(COLUMNS))
+def test_loop_control_is_stopped_where_the_threat_model_says(column):
+    # LOOP_CTL_GET_FREE on /dev/loop-control, as a block would on the host: under namespace
+    # there is no such node (a minimal /dev); at the process level the worker's uid may not
+    # open it (or, a user of the disk group, the filter refuses the request). A free loop
+    # device's number would be through. The block also shows the seccomp filter in place:
+    # EPERM for two requests the kernel itself answers with ENOTTY and ENOENT.
+    kind, verdict, detail = verdict_of(column, "ioctl-loop-control")
+    assert verdict == "held", detail
+    stopped = detail.removeprefix("NO /dev/loop-control: ").split(";")[0]
+    if COLUMNS[column][0] == "namespace":
+        assert stopped == "open No such file or directory", detail
+    else:
+        assert stopped in ("open Permission denied", "opened, ioctl Operation not permitted")
+    assert detail.endswith(
+        "seccomp filter: yes"
+        if FILTER
+        else "ioctl Inappropriate ioctl for device, mount No such file or directory)"
+    ), detail
 
 
 def test_the_threat_model_table_counts_the_attacks_of_this_suite():

@@ -57,6 +57,8 @@ def test_stepping_agrees_with_the_machine_run():
         '(eval (llm "code?"))',
         '(llm (llm "q"))',
         '(let ((x 1)) (+ x (string-length (llm "w"))))',
+        '(let* ((a 1) (b (string-length (llm "w"))) (c (+ b 1))) c)',
+        '(let* ((a (llm "w"))) a)',
     ],
 )
 def test_the_hole_is_where_the_boundary_was(program):
@@ -128,6 +130,8 @@ FACT_LETREC = "(letrec ((fact (lambda (n) (if (< n 2) 1 (* n (fact (- n 1)))))))
         ("(define (f) 1) (define (g) (f)) (g)", "define"),
         ("(define x 5) (define y (* x 2)) (+ x y)", "define"),
         ("(cond ((> 1 2) 'a) (else 'b))", "cond"),
+        ("(let* ((a 1) (b (+ a 1))) b)", "let*"),
+        ("(let* () 1)", "let*"),
         ("((lambda (a . rest) rest) 1 2 3)", "application (rest parameter)"),
     ],
 )

@@ -2,6 +2,7 @@
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -60,6 +61,23 @@ def check_loader(beta):
         first_boundary(program, fuel=FUEL) == beta
     )  # no llm call before β: its first boundary is β
     assert EV.harness(SEED, text) == beta
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        '(let ((z 3)) (cond ((= z 1) 0) ((llm "q") z) ((< z 0))))',
+        '(let ((k 4)) (and (llm "q") k 2))',
+        '(let ((k 4)) (or (llm "q") k))',
+        '(let ((n 5)) (when (llm "q") n 1))',
+        '(let ((n 5)) (unless (llm "q") n))',
+        '(let ((w 9)) (let* ((a 1) (x (string-append (llm "q") "!")) (y (+ a w))) (list x y a)))',
+        '(let* ((a 2) (b (+ a 1))) (let* ((c (llm "q")) (a c)) (list a b)))',
+    ],
+)
+def test_the_loader_loads_states_inside_the_frames_of_cond_and_or_and_let_star(program):
+    # The generated programs do not write these forms; their frames load all the same.
+    check_loader(first_boundary(program, fuel=FUEL))
 
 
 def test_the_loader_loads_every_reached_boundary_state_from_the_seed():

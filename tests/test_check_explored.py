@@ -139,3 +139,55 @@ def test_the_checker_records_its_prompts_in_the_kernels_record():
     search = check_module._Search(task, [halts_within(5)], False)
     search.run(stop_early=False)
     assert search.record.prompts == {0: "at 0", 1: "at 1", 2: "at 2"}
+
+
+def test_the_checker_keeps_the_graph_only_in_the_kernels_record():
+    # One place records each fact: the loop records every state's depth, prompt and
+    # breadth-first parent; the check reads its counterexamples from there and keeps no
+    # list of states of its own.
+    from agentic_machines.checking import Invariant, effects_at_most_once
+    from agentic_machines.checking import check as check_module
+    from agentic_machines.runtime.search import plan
+
+    class Send:
+        def __init__(self):
+            self.calls = []
+
+        def __call__(self, n):
+            self.calls.append(n)
+
+    send = Send()
+
+    def h(n, c):
+        if c == "send":
+            send(n)
+        return HALT if n >= 2 else n + 1
+
+    m = FunctionMachine(lambda n: f"at {n}", h)
+    task = plan(m, 0, ["go", "send"], what="check_properties", every_state=False)
+    prop = effects_at_most_once(send)
+    search = check_module._Search(task, [prop, Invariant("below 2", lambda n, p: n < 2)], False)
+    result = search.run(stop_early=False)
+    record = search.record
+    assert record.parent == {1: (0, "go", 1), 2: (1, "go", 2)}
+    assert record.executed[0] == (frozenset(),)
+    assert record.executed[1] == (frozenset(),)  # "go" executed nothing on the way to 1
+    assert send.calls == [0, 1, 2]  # "send" from each state, once: no replay here
+    assert result.counterexample("below 2").completions == ("go", "go")
+    assert result.coverage.states == len(record.prompts) == 3
+    # its lists are the properties by kind, the alphabet and the effect logs, none by state
+    lists = {k for k, v in vars(search).items() if isinstance(v, list)}
+    assert lists <= {
+        "props",
+        "fixed",
+        "parts",
+        "invariants",
+        "transitions",
+        "effects",
+        "halting",
+        "diverging",
+        "raising",
+        "keyed",
+        "looping",
+        "logs",
+    }, lists

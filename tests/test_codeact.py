@@ -5,10 +5,11 @@ Golden files live in tests/golden/codeact/; regenerate them with
 ``AGENTIC_MACHINES_UPDATE_GOLDEN=1 python -m pytest tests/test_codeact.py``.
 """
 
+from _helpers import reachable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentic_machines import HALT, is_sentinel
+from agentic_machines import HALT
 from agentic_machines.architectures import codeact
 from agentic_machines.checking.sampling import completion_strategy
 from agentic_machines.runtime.models import ScriptedModel
@@ -47,20 +48,9 @@ def test_output_is_cut_and_default_isolation_is_strongest():
     s = M.harness(codeact.initial, "<execute>\nprint('x' * 5000)\n</execute>")
     assert len(M.prompt(s)) < len(M.prompt(codeact.initial)) + 2_400
     m = codeact.machine()
-    assert m.kwargs["isolation"] in ("process", "namespace")
+    assert m.kwargs["options"].isolation in ("process", "namespace")
     s = m.harness(codeact.initial, codeact.SCRIPT[0])
     assert "You are in the kitchen." in m.prompt(s)
-
-
-@st.composite
-def reachable(draw):
-    state = codeact.initial
-    for _ in range(draw(st.integers(0, 4))):
-        nxt = M.harness(state, draw(replies()))
-        if is_sentinel(nxt):
-            break
-        state = nxt
-    return state
 
 
 def replies() -> st.SearchStrategy[str]:
@@ -68,7 +58,7 @@ def replies() -> st.SearchStrategy[str]:
 
 
 @settings(max_examples=examples(15, 400), deadline=None)
-@given(reachable(), replies())
+@given(reachable(M, replies(), 4), replies())
 def test_successor_prompt_invariant_and_totality(step_keeps_invariant, state, c):
     step_keeps_invariant(codeact, M, state, c)
 

@@ -6,8 +6,12 @@ The attacks themselves are in tests/attack_suite.py (run at every level, as root
 
 from __future__ import annotations
 
+import errno
+import json
 import os
 import shutil
+import subprocess
+import uuid
 import warnings
 from pathlib import Path
 
@@ -196,3 +200,71 @@ def test_a_host_where_the_launcher_cannot_stage_uses_bwraps_tmpfs_and_says_so(mo
     monkeypatch.setattr(confine, "_UNSTAGED", [])
     argv = confine.confined_argv("bwrap", "/tmp/am-scratch-x", ["python"], uid=None)
     assert "--stage" in argv and "/tmp/am-scratch-x/work" in argv
+
+
+_FILES = (
+    "import operator, json\n"
+    "w = [c for c in operator.methodcaller('__subclasses__')(object) "
+    "if c.__name__ == '_wrap_close'][0]\n"
+    "os_ = operator.attrgetter('__init__.__globals__')(w)\n"
+    "def count(make):\n"
+    "    n = 0\n"
+    "    try:\n"
+    "        while n < 20000:\n"
+    "            make(n)\n"
+    "            n += 1\n"
+    "    except Exception as exc:\n"
+    "        return [n, getattr(exc, 'errno', None)]\n"
+    "    return [n, None]\n"
+    "flags = os_['O_WRONLY'] | os_['O_CREAT']\n"
+    "held = []\n"
+    "opened = count(lambda n: held.append(os_['open']('open-%d' % n, flags)))\n"
+    "for f in held:\n"
+    "    os_['close'](f)\n"
+    "def empty(where):\n"
+    "    name = '%s/am-empty-TOKEN-%d'\n"
+    "    return count(lambda n: os_['close'](os_['open'](name % (where, n), flags)))\n"
+    "fd = os_['open']('big', flags)\n"
+    "big = count(lambda n: os_['write'](fd, b'x' * (3 * 1024 * 1024)))\n"
+    "made = [empty(w) for w in ('.', '/tmp', '/dev/shm')]\n"
+    "print(json.dumps([opened, made, big, os_['stat']('big').st_size]))\n"
+)
+
+
+def _inodes_bounded(level: str) -> bool:
+    # docs/threat_model.md: the namespace level's tmpfs mounts bound inodes; the process
+    # level only on a root host that may make a mount namespace (its worker owns no file
+    # there); as an ordinary user the worker may create files wherever the user can
+    if level == "namespace":
+        return True
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    return subprocess.run(["unshare", "--mount", "true"], capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize(("level", "tool"), LEVELS)
+def test_a_block_is_bounded_in_open_files_file_size_and_where_the_os_allows_inodes(level, tool):
+    # Issue 37, item 4: RLIMIT_NOFILE and RLIMIT_FSIZE at every level; the number of files
+    # (inodes) by private tmpfs mounts of memory_mb / 4 and one inode per 4 kB each.
+    token = uuid.uuid4().hex[:8]
+    limits = Limits(timeout_s=60, memory_mb=64, open_files=32, file_size_mb=1)
+    ex = ProcessRunner(level, limits, tool=tool)
+    try:
+        ex.namespace("m", Scaffold())
+        block = _FILES.replace("TOKEN", token)
+        result = drive(ex.run_block("m", block, line_budget=10**7), lambda prompt: "")
+    finally:
+        ex.close()
+        leaked = [*Path("/tmp").glob(f"am-empty-{token}-*")]
+        leaked += Path("/dev/shm").glob(f"am-empty-{token}-*")
+        for path in leaked:
+            path.unlink()
+    assert result.status == "ok", result.stderr
+    opened, made, big, size = json.loads(result.stdout)
+    assert opened[1] == errno.EMFILE and opened[0] < 32
+    assert big == [1, errno.EFBIG] and size == 1024 * 1024  # one short write, then refused
+    if _inodes_bounded(level):  # 16 MB per mount: 4,096 inodes
+        assert all(n <= 4096 and code == errno.ENOSPC for n, code in made), made
+        assert not leaked
+    else:
+        assert made[0] == [20000, None], made

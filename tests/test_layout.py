@@ -499,13 +499,6 @@ def test_no_private_name_is_imported_across_modules() -> None:
 
 DOCSTRING_LINES = 40
 
-# Modules whose docstring is still longer, each in a file another change owns this session
-# (issue 39, item 5): the essay moves to a docs/ page when that change lands. The list may
-# only shrink.
-LONG_DOCSTRINGS_ALLOWED = {
-    "architectures.repl_plan",
-}
-
 
 def docstring_lengths() -> dict[str, int]:
     """Module -> the number of lines of its docstring (0 without one)."""
@@ -520,12 +513,9 @@ def docstring_lengths() -> dict[str, int]:
 
 def test_module_docstrings_fit_in_40_lines() -> None:
     lengths = docstring_lengths()
-    long = sorted(m for m, n in lengths.items() if n > DOCSTRING_LINES)
-    new = [f"{m} ({lengths[m]} lines)" for m in long if m not in LONG_DOCSTRINGS_ALLOWED]
-    assert new == [], (
+    long = [f"{m} ({n} lines)" for m, n in sorted(lengths.items()) if n > DOCSTRING_LINES]
+    assert long == [], (
         f"a module docstring says what the module is for and how to use it in at most "
         f"{DOCSTRING_LINES} lines: move the rest (the why, the measurements) to a page of "
-        f"docs/: {new}"
+        f"docs/: {long}"
     )
-    fixed = sorted(set(LONG_DOCSTRINGS_ALLOWED) - set(long))
-    assert fixed == [], f"take these off LONG_DOCSTRINGS_ALLOWED in tests/test_layout.py: {fixed}"

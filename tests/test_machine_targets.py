@@ -377,8 +377,8 @@ def test_check_on_an_infinite_python_machine_samples_and_says_what_to_pass(files
     assert "Refuted" in text and "fact F2" in text and "For more:" not in text
 
 
-def test_the_architectures_that_take_isolation_are_declared_not_guessed():
-    # catalog.RUNS_MODEL_CODE says which architectures' machine() takes isolation=; the
+def test_the_architectures_that_take_exec_options_are_declared_not_guessed():
+    # catalog.RUNS_MODEL_CODE says which architectures' machine() takes options=; the
     # package never reads it from a signature. This test (only) compares the two.
     import inspect
 
@@ -387,7 +387,7 @@ def test_the_architectures_that_take_isolation_are_declared_not_guessed():
     takes = set()
     for name in architecture_names():
         module = resolve(name).module
-        if "isolation" in inspect.signature(module.machine).parameters:
+        if "options" in inspect.signature(module.machine).parameters:
             takes.add(module.__name__.rsplit(".", 1)[-1])
     assert takes == set(RUNS_MODEL_CODE)
 
@@ -406,6 +406,4 @@ def test_no_module_of_the_package_guesses_from_a_signature():
         for needle in ("co_argcount", "getfullargspec", "inspect.signature("):
             if needle in text:
                 guesses.append(f"{path.relative_to(root)}: {needle}")
-    # repl_plan reads its own program's keyword defaults (one source for solve()'s
-    # budgets), which decides nothing about what to pass to a caller's function
-    assert guesses == ["architectures/repl_plan.py: inspect.signature("], guesses
+    assert guesses == [], guesses

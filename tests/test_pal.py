@@ -39,7 +39,7 @@ def test_every_program_ends_the_run_and_failures_are_scored_wrong():
 
 def test_default_isolation_is_strongest_and_runs_the_program():
     m = pal.machine()
-    assert m.kwargs["isolation"] in ("process", "namespace")
+    assert m.kwargs["options"].isolation in ("process", "namespace")
     assert m.harness(pal.initial, pal.SCRIPT[0]) is HALT
     assert m.result(pal.initial, pal.SCRIPT[0]) == pal.PalResult("23", True)
     # model code cannot reach the host's files

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentic_machines import DIVERGE, HALT, TraceState, is_sentinel
-from agentic_machines.architectures import rlm
+from agentic_machines.architectures import ExecOptions, rlm
 from agentic_machines.checking.sampling import completion_strategy
 from agentic_machines.models import ScriptedModel
 from agentic_machines.runtime.run import run
@@ -277,7 +277,7 @@ def test_max_depth_is_checked():
     from agentic_machines.errors import InvalidArgument
 
     with pytest.raises(InvalidArgument, match="max_depth must be an integer >= 1"):
-        next(rlm.rlm_program(max_depth=0, isolation="inline"))
+        next(rlm.rlm_program(max_depth=0, options=ExecOptions(isolation="inline")))
 
 
 def test_final_follows_the_paper_era_pattern():

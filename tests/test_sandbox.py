@@ -17,7 +17,8 @@ from agentic_machines.architectures import rlm
 from agentic_machines.architectures.environments import CountEnv
 from agentic_machines.errors import InvalidArgument
 from agentic_machines.execution import wire
-from agentic_machines.execution.codeexec import drive_rest
+from agentic_machines.execution.codeexec import drive, drive_rest
+from agentic_machines.execution.confine import probe
 from agentic_machines.execution.sandbox import (
     Limits,
     ProcessRunner,
@@ -171,8 +172,8 @@ def test_the_default_is_resolved_where_the_model_is_known():
     assert resolve_isolation(None, ScriptedModel(["x"])) == "inline"
     assert resolve_isolation(None, FunctionModel(str)) in ("process", "namespace")
     assert resolve_isolation("strongest") == ("namespace" if namespace_tool() else "process")
-    assert rlm.machine().kwargs["isolation"] == resolve_isolation("strongest")
-    assert rp.machine().kwargs["isolation"] == resolve_isolation("strongest")
+    assert rlm.machine().kwargs["options"].isolation == resolve_isolation("strongest")
+    assert rp.machine().kwargs["options"].isolation == resolve_isolation("strongest")
     res = rp.solve("t", FunctionModel(lambda p: "answer(1)"), CountEnv(2))
     assert res.isolation.startswith(resolve_isolation("strongest"))
     with pytest.raises(InvalidArgument, match="isolation must be one of"):
@@ -340,3 +341,33 @@ def test_a_fork_of_the_runners_process_gets_a_worker_of_its_own():
     assert drive_rest(ex.run_block("m", "print(x)"), None).stdout == "1\n"
     assert ex.workers_started == 1  # the parent's worker lived on
     ex.close()
+
+
+_PATCH_WORKER = OPERATOR + (
+    "server = os_['sys'].modules['agentic_machines.execution.worker'].Server\n"
+    "real = server.write\n"
+    "def write(self, message):\n"
+    "    if message.get('type') == 'result':\n"
+    "        message = dict(message, stdout='forged by block 1\\n')\n"
+    "    real(self, message)\n"
+    "server.write = write\n"
+)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="not held yet (docs/threat_model.md, the protocol): a block that patches the "
+    "worker's code stays in the worker that runs the next blocks of the episode",
+)
+@pytest.mark.parametrize("tool", [None, *(t for t in ("bwrap", "unshare") if probe(t) is None)])
+def test_a_block_that_patches_the_worker_cannot_forge_a_later_blocks_result(tool):
+    # Issue 37, item 5 (a reviewer's finding): block 1 replaces Server.write; block 2's
+    # result must still be block 2's own. Strict: the day it holds, this fails as XPASS.
+    ex = ProcessRunner("namespace" if tool else "process", Limits(timeout_s=30), tool=tool)
+    try:
+        ex.namespace("m", Scaffold())
+        drive(ex.run_block("m", _PATCH_WORKER, line_budget=10**6), lambda prompt: "")
+        second = drive(ex.run_block("m", "print('block 2')"), lambda prompt: "")
+    finally:
+        ex.close()
+    assert (second.status, second.stdout) == ("ok", "block 2\n")

@@ -323,3 +323,50 @@ def test_a_search_frees_the_cyclic_garbage_an_agent_makes_as_it_goes(search):
     assert states == 511
     made, most = _Cycle.made, max(_ALIVE)
     assert made > 2000 and most < made // 5, (made, most)
+
+
+# -- progress says when divergent steps take the time (issue 35, item 6) ------------------------
+
+
+def _spinner():
+    while True:
+        c = yield "go or spin?"
+        if c == "spin":
+            while True:
+                pass
+
+
+def test_progress_counts_the_divergent_steps_of_the_search_with_an_injected_clock():
+    from agentic_machines import HarnessMachine
+    from agentic_machines.runtime.search import Found, Reporter, Walk, plan, walk
+
+    m = HarnessMachine(_spinner, line_budget=2_000)
+    m.harness(m.initial, "spin")  # a divergent step before the search is not the search's
+    ticks = iter(range(0, 10_000, 10))  # every reading 10 s after the last: a line each time
+    seen: list[dict] = []
+    report = Reporter(seen.append, clock=lambda: float(next(ticks)))
+    walk(Walk(plan(m, None, ["go", "spin"], max_depth=3), Found()), report, 0.0)
+    assert [v["divergent_steps"] for v in seen][-1] == 3  # one per state expanded
+    assert seen[-1]["line_budget"] == 2_000 and seen[-1]["divergent_seconds"] >= 0
+    assert m.divergent[0] == 4  # the machine's own count includes the step made before
+
+
+def test_the_progress_line_says_when_divergent_steps_dominate_the_time():
+    from agentic_machines.runtime.search import search_line
+
+    values = {
+        "states": 40,
+        "edges": 80,
+        "depth": 5,
+        "queued": 3,
+        "states_per_second": 4.0,
+        "seconds": 10.0,
+        "divergent_steps": 12,
+        "line_budget": 100_000,
+    }
+    dominated = search_line(dict(values, divergent_seconds=7.3), False)
+    assert dominated.endswith(
+        ", 73% of the time in 12 divergent steps (line budget 100,000; lower it with --line-budget)"
+    )
+    assert "divergent" not in search_line(dict(values, divergent_seconds=4.0), False)
+    assert "divergent" not in search_line({**values, "divergent_steps": 0}, True)

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from agentic_machines import HALT, FunctionMachine, TableMachine
-from agentic_machines.checking import check_properties, never_diverges, never_raises
+from agentic_machines.checking import check_properties, never_diverges, never_raises, unreachable
 from agentic_machines.embedding import Embedding, check_embedding
 from agentic_machines.errors import CertificateError, InvalidMachine
 from agentic_machines.machinefile import dump_machine, load_machine
@@ -39,9 +39,47 @@ def test_one_and_true_are_never_a_false_lasso() -> None:
     # the machine's fault, said as such, with the fix: not an "internal error" to report
     message = str(info.value)
     assert not isinstance(info.value, CertificateError) and "internal error" not in message
-    assert message.startswith("flags's harness tells apart states that are equal by ==")
-    assert "gives True (bool) where the search met 1 (int)" in message
+    assert message.startswith("flags reaches 1 (int) and, at the step 'a' from 1, True (bool)")
     assert "give such states values that == tells apart too" in message
+
+
+def _last(s):
+    return s[-1] if isinstance(s, tuple) else s
+
+
+def _one_then_true(wrap):
+    """A machine that goes 0 -> 1 -> True -> HALT (each ``wrap``ped): 1 == True."""
+
+    def h(s, c):
+        if _last(s) is True:
+            return HALT
+        return wrap(1) if _last(s) == 0 else wrap(True)
+
+    return FunctionMachine(lambda s: f"at {s!r}", h, initial=wrap(0), name="flags")
+
+
+@pytest.mark.parametrize("wrap", [lambda x: x, lambda x: ("flag", x)], ids=["bare", "in-tuple"])
+@pytest.mark.parametrize("explored", [False, True], ids=["machine", "explored-graph"])
+def test_a_machine_that_reaches_one_and_true_never_holds_wrongly(wrap, explored) -> None:
+    # the search merged True into 1, and a verdict that holds is never replayed: it said
+    # "holds" of a state the machine reaches; now the machine is refused, saying what to do
+    m = _one_then_true(wrap)
+    target = explore(m, completions=["a"]) if explored else m
+    with pytest.raises(InvalidMachine, match=r"equal by == but not the same .* tells apart"):
+        check_properties(
+            target,
+            properties=[unreachable(lambda s: _last(s) is True)],
+            completions=["a"],
+        )
+
+
+def test_states_equal_with_equal_types_are_still_one_state() -> None:
+    # a rebuilt tuple (equal, of the same types, another object) is the same state
+    m = FunctionMachine(
+        lambda s: "p", lambda s, c: ((s[0] + 1) % 3,), initial=(0,), name="ring", completions=["a"]
+    )
+    r = check_properties(m, properties=[never_diverges()])
+    assert r.coverage.states == 3 and r.counterexample("never_diverges()").loop == 0
 
 
 @pytest.mark.parametrize("how", ["check", "explore"])
@@ -116,3 +154,14 @@ def test_an_executor_meets_what_the_serial_check_meets(source_changes, target_ch
 
     with ThreadPoolExecutor(2) as pool:
         assert outcome(pool) == outcome(None)
+
+
+def test_a_count_of_one_is_singular_in_checks_first_line(tmp_path, capsys) -> None:
+    from agentic_machines.cli.commands import main
+
+    path = tmp_path / "one.json"
+    dump_machine(TableMachine({"a": "p"}, {("a", "go"): HALT}, initial="a", name="one"), path)
+    main(["check", str(path)])
+    assert capsys.readouterr().out.splitlines()[0] == "one: TableMachine, 1 state, 1 completion"
+    main(["export", str(path), "-o", str(tmp_path / "again.json")])
+    assert capsys.readouterr().out.rstrip().endswith("one, 1 state, 1 completion")

@@ -8,10 +8,11 @@ Golden files live in tests/golden/tot/; regenerate them with
 from fractions import Fraction
 
 import pytest
+from _helpers import reachable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentic_machines import HALT, is_sentinel
+from agentic_machines import HALT
 from agentic_machines.architectures import tot
 from agentic_machines.checking.sampling import completion_strategy
 from agentic_machines.errors import InvalidArgument
@@ -66,17 +67,6 @@ def test_bad_options_are_clear_errors():
             tot.machine(**bad)
 
 
-@st.composite
-def reachable(draw, machine):
-    state = machine.initial
-    for _ in range(draw(st.integers(0, 8))):
-        nxt = machine.harness(state, draw(replies()))
-        if is_sentinel(nxt):
-            break
-        state = nxt
-    return state
-
-
 def replies() -> st.SearchStrategy[str]:
     return completion_strategy(tot.valid_completions() + list(tot.SCRIPT))
 
@@ -85,7 +75,10 @@ DFS = tot.machine(search="dfs")
 
 
 @settings(max_examples=examples(30, 600))
-@given(st.sampled_from([M, DFS]).flatmap(lambda m: st.tuples(st.just(m), reachable(m))), replies())
+@given(
+    st.sampled_from([M, DFS]).flatmap(lambda m: st.tuples(st.just(m), reachable(m, replies(), 8))),
+    replies(),
+)
 def test_successor_prompt_invariant_and_totality(step_keeps_invariant, pair, c):
     machine, state = pair
     step_keeps_invariant(tot, machine, state, c)

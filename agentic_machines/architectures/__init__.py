@@ -11,6 +11,10 @@ on "is the initial state an SPE state?", with a certificate) and
 ``diagram_completions(prompt)`` (a small completion alphabet for diagrams), and ``SCRIPT``
 (the completions of the scripted model).
 
+The architectures that run model-written code take one
+:class:`~agentic_machines.architectures.options.ExecOptions` (``ExecOptions`` here too) for
+where and how their blocks run.
+
 ``ARCHITECTURES`` maps each name to its module. It is built on first use, so importing
 one architecture does not import the others (the SPE row pulls in the CEK evaluator). To
 add an architecture, write a module that satisfies :class:`Architecture` and add its
@@ -25,11 +29,14 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .protocol import Architecture
 
-__all__ = ["ARCHITECTURES", "ARCHITECTURE_NAMES", "Architecture"]
+if TYPE_CHECKING:
+    from .options import ExecOptions
+
+__all__ = ["ARCHITECTURES", "ARCHITECTURE_NAMES", "Architecture", "ExecOptions"]
 
 ARCHITECTURE_NAMES: tuple[str, ...] = (
     "react",
@@ -51,9 +58,13 @@ _registry: dict[str, ModuleType] | None = None
 
 
 def __getattr__(name: str) -> Any:
-    # PEP 562: ARCHITECTURES is imported lazily; any other unknown name is a real
-    # AttributeError so that `from . import react` still falls back to the submodule.
+    # PEP 562: ARCHITECTURES and ExecOptions are imported lazily; any other unknown name is
+    # a real AttributeError so that `from . import react` still falls back to the submodule.
     global _registry
+    if name == "ExecOptions":
+        from .options import ExecOptions  # on first use: it loads the block runners
+
+        return ExecOptions
     if name == "ARCHITECTURES":
         if _registry is None:
             _registry = {n: importlib.import_module(f"{__name__}.{n}") for n in ARCHITECTURE_NAMES}

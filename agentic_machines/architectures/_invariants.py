@@ -33,7 +33,6 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ..errors import AgenticMachinesError, InvalidArgument
-from ..execution.sandbox import resolve_isolation
 from ..generation import prompt_obstruction
 from ..machine import AgenticMachine, is_sentinel
 from ..obstruction import premise_verdict
@@ -161,9 +160,9 @@ def recorded_machine(
     """``HarnessMachine(program, *positional options, name=name, **the other options)``,
     with the options :func:`record`-ed under ``builder``: the one body of every ``machine()``.
 
-    An ``isolation`` option is resolved first (``None`` -> the strongest available), and
-    the resolved name is what is recorded: where blocks run is part of the options, so the
-    machine rebuilt from them runs its blocks alike.
+    A machine that runs model-written code records its
+    :class:`~agentic_machines.architectures.options.ExecOptions` with the level resolved,
+    so the machine rebuilt from them runs its blocks alike.
 
     >>> def echo(word, *, times):
     ...     yield word * times
@@ -172,8 +171,6 @@ def recorded_machine(
     (('a',), {'times': 2}, ('demo.machine', {'word': 'a', 'times': 2}))
     """
     opts = dict(options)
-    if "isolation" in opts:
-        opts["isolation"] = resolve_isolation(opts["isolation"])
     args = [opts[key] for key in positional]
     kwargs = {key: value for key, value in opts.items() if key not in positional}
     return record(HarnessMachine(program, *args, name=name, **kwargs), builder, opts)
@@ -316,6 +313,7 @@ _OWN_ATTRIBUTES = frozenset(
         "_prompts",
         "_results",
         "_clock",
+        "divergent",
         "built_by",
     }
 )

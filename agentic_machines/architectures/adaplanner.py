@@ -41,11 +41,11 @@ from __future__ import annotations
 import re
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from ..errors import BudgetExceeded
 from ..execution.codeexec import Request
-from ..execution.sandbox import Limits, Scaffold, make_runner
+from ..execution.sandbox import Scaffold
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from ._invariants import (
@@ -56,6 +56,7 @@ from ._invariants import (
     scripted,
 )
 from .environments import Household, checked_environment, fresh_household
+from .options import ExecKeywords, ExecOptions, with_keywords
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -148,8 +149,6 @@ INVARIANT_TEXT = (
     "refiner prompt whose refinement count is at most one more"
 )
 
-DEFAULT_BLOCK_LINES = 20_000
-DEFAULT_MAX_OUTPUT = 2_000
 _NS = "adaplanner"
 _COUNT = re.compile(r"\n(?:Plan|Revised plan) \(refinement (\d+)\):\n$")
 _RESUME = re.compile(r"^\s*#\s*resume from step (\d+)\s*$", re.MULTILINE)
@@ -183,23 +182,21 @@ def adaplanner_program(
     env: Household | None = None,
     *,
     max_refinements: int | None = 3,
-    block_lines: int = DEFAULT_BLOCK_LINES,
-    max_output: int = DEFAULT_MAX_OUTPUT,
-    isolation: str | None = None,
-    timeout_s: float | None = None,
-    limits: Limits | None = None,
+    options: ExecOptions = ExecOptions(),
 ) -> Generator[str, str, AdaPlannerResult]:
     """The AdaPlanner harness as a generator: plan, run with in-plan questions, refine.
 
     ``max_refinements=None`` plants a bug on purpose: no bound on refinements, so a plan
-    that keeps failing is refined for ever.
+    that keeps failing is refined for ever. Plans run as ``options`` say
+    (:class:`ExecOptions`).
 
-    >>> g = adaplanner_program(isolation="inline")
+    >>> g = adaplanner_program(options=ExecOptions(isolation="inline"))
     >>> next(g).startswith(PLAN_HEADER)
     True
     """
     env = fresh_household(env)  # fresh per start: replays restart here
-    executor = make_runner(isolation, timeout_s=timeout_s, limits=limits)
+    block_lines, max_output = options.block_lines, options.max_output
+    executor = options.runner()
     questions = 0
 
     def ask(request: Request) -> Generator[str, str, str]:
@@ -249,16 +246,14 @@ def machine(
     env: Household | None = None,
     *,
     max_refinements: int | None = 3,
-    block_lines: int = DEFAULT_BLOCK_LINES,
-    max_output: int = DEFAULT_MAX_OUTPUT,
-    isolation: str | None = None,
-    timeout_s: float | None = None,
-    limits: Limits | None = None,
+    options: ExecOptions = ExecOptions(),
+    **keywords: Unpack[ExecKeywords],
 ) -> HarnessMachine:
     """The AdaPlanner machine on a household task (default: two apples on the side table).
 
-    ``isolation`` is where plans run (default ``"strongest"``; ``isolation="inline"`` by
-    name for trusted, scripted code); ``max_refinements=None`` builds the planted bug.
+    ``options`` (or its fields as keywords: :mod:`.options`) say where and how plans run
+    (default level ``"strongest"``; ``isolation="inline"`` by name for trusted, scripted
+    code); ``max_refinements=None`` builds the planted bug.
 
     >>> machine(isolation="inline").name
     'adaplanner'
@@ -271,11 +266,7 @@ def machine(
         dict(
             env=None if env is None else checked_environment(env, Household),  # rejected when built
             max_refinements=max_refinements,
-            block_lines=block_lines,
-            max_output=max_output,
-            isolation=isolation,
-            timeout_s=timeout_s,
-            limits=limits,
+            options=with_keywords(options, keywords, "adaplanner.machine").resolved(),
         ),
     )
 

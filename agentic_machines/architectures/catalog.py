@@ -208,22 +208,23 @@ def scripted_machine(module: ModuleType, **kwargs: Any) -> AgenticMachine:
     by a model's output (the ``run`` command) is built with ``isolation="strongest"``.
 
     >>> from agentic_machines.architectures import rlm
-    >>> scripted_machine(rlm).kwargs["isolation"]
+    >>> scripted_machine(rlm).kwargs["options"].isolation
     'inline'
     """
-    if runs_model_code(module):
+    if runs_model_code(module) and "options" not in kwargs:
         kwargs.setdefault("isolation", "inline")
     return module.machine(**kwargs)
 
 
 RUNS_MODEL_CODE = frozenset({"adaplanner", "codeact", "pal", "repl_plan", "rlm"})
 """The architectures (module names) that run model-written code, whose ``machine()``
-takes ``isolation=``. Declared here, never read from a signature (a test keeps it equal
-to the architectures whose ``machine`` has that parameter)."""
+takes ``options=`` (an :class:`~agentic_machines.architectures.options.ExecOptions`).
+Declared here, never read from a signature (a test keeps it equal to the architectures
+whose ``machine`` has that parameter)."""
 
 
 def runs_model_code(module: ModuleType) -> bool:
-    """Whether the architecture ``module`` runs model-written code (takes ``isolation=``).
+    """Whether the architecture ``module`` runs model-written code (takes ``options=``).
 
     >>> from agentic_machines.architectures import react, rlm
     >>> runs_model_code(rlm), runs_model_code(react)

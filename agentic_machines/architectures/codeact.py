@@ -35,10 +35,10 @@ from __future__ import annotations
 import re
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from ..errors import BudgetExceeded
-from ..execution.sandbox import Limits, Scaffold, make_runner
+from ..execution.sandbox import Scaffold
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from ._invariants import (
@@ -49,6 +49,7 @@ from ._invariants import (
     strictly_extends,
 )
 from .environments import Household, checked_environment, fresh_household
+from .options import ExecKeywords, ExecOptions, with_keywords
 from .rlm import render_messages, truncate
 
 if TYPE_CHECKING:
@@ -113,8 +114,6 @@ INVARIANT_TEXT = (
 )
 
 DEFAULT_MAX_TURNS = 8
-DEFAULT_MAX_OUTPUT = 2_000
-DEFAULT_BLOCK_LINES = 20_000
 _NS = "codeact"
 _EXECUTE = re.compile(r"<execute>(.*?)</execute>", re.DOTALL)
 _SOLUTION = re.compile(r"<solution>(.*?)</solution>", re.DOTALL)
@@ -153,24 +152,22 @@ def codeact_program(
     env: Household | None = None,
     *,
     max_turns: int = DEFAULT_MAX_TURNS,
-    max_output: int = DEFAULT_MAX_OUTPUT,
-    block_lines: int = DEFAULT_BLOCK_LINES,
-    isolation: str | None = None,
-    timeout_s: float | None = None,
-    limits: Limits | None = None,
+    options: ExecOptions = ExecOptions(),
     count_chat: bool = True,
 ) -> Generator[str, str, CodeActResult]:
     """The CodeAct harness as a generator: yields chat prompts, receives replies.
 
     ``count_chat=False`` plants a bug on purpose: a reply without code or solution does not
-    use up a step, so a model that only chats is never stopped.
+    use up a step, so a model that only chats is never stopped. The code runs as
+    ``options`` say (:class:`ExecOptions`).
 
-    >>> g = codeact_program(isolation="inline")
+    >>> g = codeact_program(options=ExecOptions(isolation="inline"))
     >>> next(g).startswith("<|system|>\\n" + SYSTEM)
     True
     """
     env = fresh_household(env)  # fresh per start: replays restart here
-    executor = make_runner(isolation, timeout_s=timeout_s, limits=limits)
+    block_lines, max_output = options.block_lines, options.max_output
+    executor = options.runner()
     try:
         executor.namespace(_NS, Scaffold(effects=("act",)), {"act": env.step})
         history = [("system", SYSTEM), ("user", f"Task: {env.instruction}\n\n{_left(max_turns)}")]
@@ -209,18 +206,15 @@ def machine(
     env: Household | None = None,
     *,
     max_turns: int = DEFAULT_MAX_TURNS,
-    max_output: int = DEFAULT_MAX_OUTPUT,
-    block_lines: int = DEFAULT_BLOCK_LINES,
-    isolation: str | None = None,
-    timeout_s: float | None = None,
-    limits: Limits | None = None,
+    options: ExecOptions = ExecOptions(),
     count_chat: bool = True,
+    **keywords: Unpack[ExecKeywords],
 ) -> HarnessMachine:
     """The CodeAct machine on a household task (default: put two apples on the side table).
 
-    ``isolation`` is where the agent's code runs (:mod:`agentic_machines.execution.sandbox`);
-    the default (``None``) is ``"strongest"``; pass ``isolation="inline"`` by name for
-    trusted, scripted code. ``count_chat=False`` builds the planted-bug variant.
+    ``options`` (or its fields as keywords: :mod:`.options`) say where and how the agent's
+    code runs; the default level is ``"strongest"``; pass ``isolation="inline"`` by name
+    for trusted, scripted code. ``count_chat=False`` builds the planted-bug variant.
 
     >>> machine(isolation="inline").name
     'codeact'
@@ -233,11 +227,7 @@ def machine(
         dict(
             env=None if env is None else checked_environment(env, Household),  # rejected when built
             max_turns=max_turns,
-            max_output=max_output,
-            block_lines=block_lines,
-            isolation=isolation,
-            timeout_s=timeout_s,
-            limits=limits,
+            options=with_keywords(options, keywords, "codeact.machine").resolved(),
             count_chat=count_chat,
         ),
     )

@@ -31,10 +31,10 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from ..errors import BudgetExceeded
-from ..execution.sandbox import Limits, Scaffold, make_runner
+from ..execution.sandbox import Scaffold
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from ._invariants import (
@@ -43,6 +43,7 @@ from ._invariants import (
     recorded_machine,
     scripted,
 )
+from .options import ExecKeywords, ExecOptions, with_keywords
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -117,7 +118,6 @@ initial = TraceState(())
 
 INVARIANT_TEXT = "no completion leads to a state: every run ends once the program has run"
 
-DEFAULT_BLOCK_LINES = 20_000
 _NS = "pal"
 _RESULT = "pal_answer"
 
@@ -157,22 +157,22 @@ def pal_program(
     question: str = TOY_QUESTION,
     *,
     gold: float | None = TOY_ANSWER,
-    block_lines: int = DEFAULT_BLOCK_LINES,
-    isolation: str | None = None,
-    timeout_s: float | None = None,
-    limits: Limits | None = None,
+    options: ExecOptions = ExecOptions(),
     strict_answer: bool = False,
 ) -> Generator[str, str, PalResult]:
     """The PAL harness as a generator: one prompt, one program, one run.
 
     ``strict_answer=True`` plants a bug on purpose: the answer is converted with
     ``float()`` without a guard, so a program that returns text makes the harness raise.
+    The program runs as ``options`` say (:class:`ExecOptions`; the model is shown no
+    output, so ``max_output`` is unused).
 
-    >>> g = pal_program(isolation="inline")
+    >>> g = pal_program(options=ExecOptions(isolation="inline"))
     >>> next(g).startswith(HEADER)
     True
     """
-    executor = make_runner(isolation, timeout_s=timeout_s, limits=limits)
+    block_lines = options.block_lines
+    executor = options.runner()
     try:
         executor.namespace(_NS, Scaffold())
         program = yield HEADER + EXAMPLES + f"Q: {question}\n\n# solution in Python:\n"
@@ -195,19 +195,17 @@ def machine(
     question: str = TOY_QUESTION,
     *,
     gold: float | None = TOY_ANSWER,
-    block_lines: int = DEFAULT_BLOCK_LINES,
-    isolation: str | None = None,
-    timeout_s: float | None = None,
-    limits: Limits | None = None,
+    options: ExecOptions = ExecOptions(),
     strict_answer: bool = False,
+    **keywords: Unpack[ExecKeywords],
 ) -> HarnessMachine:
     """The PAL machine on a word problem (default: the toy change question).
 
-    ``isolation`` is where the program runs (:mod:`agentic_machines.execution.sandbox`);
-    the default (``None``) is ``"strongest"``; pass ``isolation="inline"`` by name for
-    trusted, scripted code. ``strict_answer=True`` builds the planted-bug variant.
+    ``options`` (or its fields as keywords: :mod:`.options`) say where and how the
+    program runs; the default level is ``"strongest"``; pass ``isolation="inline"`` by
+    name for trusted, scripted code. ``strict_answer=True`` builds the planted-bug variant.
 
-    >>> machine(isolation="inline").kwargs["isolation"]
+    >>> machine(isolation="inline").kwargs["options"].isolation
     'inline'
     """
     return recorded_machine(
@@ -218,10 +216,7 @@ def machine(
         dict(
             question=question,
             gold=gold,
-            block_lines=block_lines,
-            isolation=isolation,
-            timeout_s=timeout_s,
-            limits=limits,
+            options=with_keywords(options, keywords, "pal.machine").resolved(),
             strict_answer=strict_answer,
         ),
     )

@@ -1,65 +1,31 @@
 """REPL-Plan: LLM-REPLs with recursive child REPLs, as a runtime and an agentic machine.
 
 Source: A. Z. Liu et al., "Interactive and Expressive Code-Augmented Planning with Large
-Language Models" (arXiv 2411.13826, ACL 2025); ``docs/sources.md`` has the full
-citation. The paper's full text and code were not available; the algorithm below is our
-reconstruction, checked against every constraint the sources state (C1-C8, listed in
-``docs/sources.md``).
+Language Models" (arXiv 2411.13826, ACL 2025). The paper's full text and code were not
+available: the algorithm is our reconstruction, checked against every constraint the
+sources state (C1-C8). What is faithful, what we chose where the sources are silent and
+what is simplified: ``docs/sources.md``, section "REPL-Plan".
 
-**Faithful.** The model plans by writing code into a REPL one block per model call;
-each block runs and its stdout/stderr join the REPL's history, which the next prompt
-shows. Every REPL's namespace starts with ``act``, ``get_obs``, ``get_args`` and
-``answer`` (C1). An undefined name used as a *callee* spawns a child LLM-REPL named
-after it, whose one-line task description the model writes in a separate call (C3,
-C6); calling the name again reuses that REPL and its history grows (C5); a pool of
-demonstration REPLs can be given (a pooled name is *injected*: no description call,
-its demonstrations appear in the child's prompt). An undefined name used any other way
-is a ``REPLNameError`` shown to the model and spawns nothing (C3). Children share no
-variables with their parent: only ``get_args()`` in and ``answer(v)`` out (C4).
-``answer(v)`` ends the block at once and cannot be caught by model code. After a child
-answers, the parent's block reruns from the top with per-block cached calls (C7): no
-``act``, ``get_obs`` value or child call is repeated, and a rerun that calls with
-different arguments fails with ``ReplayDivergence``. History records code, stdout and
-stderr of the *last* attempt of each block (C8); prompts use ``#START#``. The appendix's
-``#START#`` fix (:mod:`.start_fix`, on by default, ``start_fix=False`` turns it off): a
-block containing ``#START#`` is asked again, with :data:`DONT_LOOP` after the final
-``>>> `` from the second retry on.
+The model plans by writing code into a REPL, one block per model call; each block runs
+(restricted builtins, a line budget, at the level of an
+:class:`~agentic_machines.architectures.options.ExecOptions`) and its stdout and stderr
+join the REPL's history, which the next prompt shows. Every REPL starts with ``act``,
+``get_obs``, ``get_args`` and ``answer``. An undefined name used as a callee spawns a
+child REPL named after it, whose task description the model writes in a ``DESCRIBE:``
+call of its own; when the child answers, the parent's block reruns with its calls cached.
+Budgets (blocks per invocation, nesting depth, model calls, lines per block) end an
+episode with a typed failure, never a hang.
 
-**Choices** (ours; the sources are silent):
-
-- *variant B*: the child runs when the interrupted call is reached (its arguments come
-  from the call itself), its answer is stored as that call's cached return, then the
-  parent reruns (the literal reading of "rerun after the child answers");
-- the child's description comes from an explicit model call whose prompt starts with
-  ``DESCRIBE: <name>``;
-- the episode ends when ``main`` calls ``answer(v)``, or when the environment reports
-  ``done`` after a block of ``main``;
-- layout: ``REPL: <name>``, demonstrations (``#DEMO#`` ... ``#END#``),
-  ``Description:``, ``#START#``, then the transcript: ``#CALL# name(args)`` per
-  invocation, blocks as ``>>> `` / ``... `` lines followed by stdout and stderr,
-  ``#ANSWER# value``; the prompt ends with ``>>> `` (frozen by golden files under
-  ``tests/golden/repl_plan/``); a block completion is cut at ``#END#`` (the end
-  marker of demonstrations, where a model would run on) and trailing whitespace dropped;
-- ``get_args()`` returns the positional arguments as a tuple (keyword arguments, if
-  any, as a final dict); ``main`` gets ``()``;
-- ``main`` cannot be called as a child (``REPLNameError``); REPL names are global to
-  the episode, so any REPL calling ``f`` reuses the one ``f`` REPL.
-
-**Simplified.** Toy text environments (:mod:`.environments`) instead of ALFWorld and
-WebShop; scripted models instead of GPT; budgets (blocks per invocation, nesting depth,
-total model calls, lines per block attempt) are ours: exceeding one is a typed failure
-in the trace (``BlocksExceeded``, ``DepthExceeded``, ``ModelCallsExceeded``,
-``BudgetExceeded``), never a hang; the runtime between two model calls has a line
-budget too (``line_budget`` of :func:`solve` and :func:`machine`). Model code runs with restricted
-builtins (:mod:`agentic_machines.execution.codeexec`) in an executor of
-:mod:`agentic_machines.execution.sandbox`: ``isolation="inline"`` (in-process, for scripted
-code only) or an isolated worker (``"process"``, ``"namespace"``), where a block past its
-deadline, out of memory or killing its worker is a typed failure in its history.
+Use :func:`solve` to run an episode with a model on an environment of
+:mod:`.environments` (a :class:`Result`); :func:`machine` is the same episode as an
+agentic machine on trace states, whose harness is :func:`repl_plan_program`;
+:class:`HistoryPool` carries REPLs from task to task; :class:`RoutedModel` and
+:func:`scripted_model` answer by script.
 
 The SPE question (:func:`analysis`): every successor prompt of the initial state is the
-main prompt again (a ``#START#`` retry) or extended, a ``DESCRIBE:`` prompt, or the *first-invocation*
-prompt of a child REPL (``proofs/repl_plan_invariant.md``); the prompt of
-``count_even``'s second invocation is none of these, so by F2 the initial state is not
+main prompt again (a ``#START#`` retry) or extended, a ``DESCRIBE:`` prompt, or the
+*first-invocation* prompt of a child REPL (``proofs/repl_plan_invariant.md``); the prompt
+of ``count_even``'s second invocation is none of these, so by F2 the initial state is not
 an SPE state.
 
 >>> r = solve(TASK, scripted_model(), CountEnv(4))
@@ -73,11 +39,10 @@ from __future__ import annotations
 
 import copy
 import difflib
-import inspect
 import re
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 from ..errors import (
     BlocksExceeded,
@@ -90,17 +55,12 @@ from ..errors import (
     UnmatchedPrompt,
 )
 from ..execution.budget import LineBudget, restore_tracing
-from ..execution.sandbox import (
-    FAILURE_STATUSES,
-    BlockRunner,
-    Limits,
-    Scaffold,
-    make_runner,
-)
+from ..execution.sandbox import FAILURE_STATUSES, BlockRunner, Scaffold
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from ._invariants import InvariantAnalysis, completion_sampler, recorded_machine
 from .environments import CountEnv, checked_environment
+from .options import ExecKeywords, ExecOptions, with_keywords
 from .start_fix import base_prompt, requery
 
 __all__ = [
@@ -645,19 +605,19 @@ def _describe_prompt(
     )
 
 
+MAX_BLOCKS, MAX_DEPTH, MAX_MODEL_CALLS = 8, 3, 60
+"""The default budgets: blocks per invocation, nesting of children below main, model calls."""
+
+
 def repl_plan_program(
     task: str = TASK,
     env: Any = None,
     *,
     pool: Mapping[str, Demo] | None = None,
-    max_blocks: int = 8,
-    max_depth: int = 3,
-    max_model_calls: int = 60,
-    block_lines: int = 20_000,
-    max_output: int = 4_000,
-    isolation: str | None = None,
-    timeout_s: float | None = None,
-    limits: Limits | None = None,
+    max_blocks: int = MAX_BLOCKS,
+    max_depth: int = MAX_DEPTH,
+    max_model_calls: int = MAX_MODEL_CALLS,
+    options: ExecOptions = ExecOptions(),
     start_fix: bool = True,
 ) -> Generator[str, str, Result]:
     """The whole REPL-Plan episode as one generator: yields prompts, receives completions.
@@ -665,15 +625,14 @@ def repl_plan_program(
     ``env`` is a template: the program starts from a deep copy (``fresh()``), so it
     can be replayed from the start (HarnessMachine branching) and the caller's env is
     never touched. Budgets: ``max_blocks`` per invocation, ``max_depth`` nesting of
-    children below main, ``max_model_calls`` in total, ``block_lines`` per block
-    attempt, ``max_output`` characters of stdout kept per block. Blocks run in an
-    executor at level ``isolation`` (``None`` is ``"strongest"``) with ``timeout_s``
-    wall-clock seconds per block (:mod:`agentic_machines.execution.sandbox`).
+    children below main, ``max_model_calls`` in total. Blocks run as ``options`` say
+    (:class:`ExecOptions`: the level, ``None`` is ``"strongest"``; ``block_lines`` per
+    block attempt; ``max_output`` characters of stdout kept per block).
     ``start_fix`` turns on the ``#START#`` fix of the paper's appendix
     (:mod:`.start_fix`): a block containing ``#START#`` is asked again, with
     :data:`DONT_LOOP` from the second retry on; every retry is a model call.
 
-    >>> g = repl_plan_program(isolation="inline")
+    >>> g = repl_plan_program(options=ExecOptions(isolation="inline"))
     >>> next(g).splitlines()
     ['REPL: main', 'Description: Count from 1 to 4: say each number with act(str(n)), in order. Hand even numbers to a helper.', '#START#', '#CALL# main()', '>>> ']
     """
@@ -681,12 +640,9 @@ def repl_plan_program(
         task,
         env,
         pool,
-        max_blocks=max_blocks,
-        max_depth=max_depth,
-        max_model_calls=max_model_calls,
-        block_lines=block_lines,
-        max_output=max_output,
-        executor=make_runner(isolation, timeout_s=timeout_s, limits=limits),
+        (max_blocks, max_depth, max_model_calls),
+        options,
+        executor=options.runner(),
         start_fix=start_fix,
     )
     return (yield from _episode(rt, main))
@@ -696,12 +652,9 @@ def _prepare(
     task: str,
     env: Any,
     pool: Mapping[str, Demo] | None,
+    budgets: tuple[int, int, int],
+    options: ExecOptions,
     *,
-    max_blocks: int,
-    max_depth: int,
-    max_model_calls: int,
-    block_lines: int,
-    max_output: int,
     executor: BlockRunner,
     start_fix: bool = True,
 ) -> tuple[_Runtime, _REPL]:
@@ -709,26 +662,21 @@ def _prepare(
         env = CountEnv(4)  # new, so unshared: not copied (a copy's lines are traced)
     else:
         env = checked_environment(env).fresh()
-    for name, value in (
-        ("max_blocks", max_blocks),
-        ("max_depth", max_depth),
-        ("max_model_calls", max_model_calls),
-        ("block_lines", block_lines),
-        ("max_output", max_output),
-    ):
+    for name, value in zip(("max_blocks", "max_depth", "max_model_calls"), budgets, strict=True):
         if not isinstance(value, int) or value < (0 if name == "max_depth" else 1):
             raise InvalidArgument(f"{name} must be a positive integer, got {value!r}")
     if not isinstance(start_fix, bool):
         raise InvalidArgument(f"start_fix must be True or False, got {start_fix!r}")
     pool = dict(pool or {})
+    max_blocks, max_depth, max_model_calls = budgets
     rt = _Runtime(
         env,
         pool,
         max_blocks=max_blocks,
         max_depth=max_depth,
         max_model_calls=max_model_calls,
-        block_lines=block_lines,
-        max_output=max_output,
+        block_lines=options.block_lines,
+        max_output=options.max_output,
         executor=executor,
         start_fix=start_fix,
     )
@@ -784,12 +732,13 @@ def solve(
     *,
     pool: Mapping[str, Demo] | None = None,
     line_budget: int | None = 2_000_000,
-    isolation: str | None = None,
-    timeout_s: float | None = None,
-    limits: Limits | None = None,
+    max_blocks: int = MAX_BLOCKS,
+    max_depth: int = MAX_DEPTH,
+    max_model_calls: int = MAX_MODEL_CALLS,
+    options: ExecOptions = ExecOptions(),
     start_fix: bool = True,
     history_pool: HistoryPool | None = None,
-    **budgets: int,
+    **keywords: Unpack[ExecKeywords],
 ) -> Result:
     """Run REPL-Plan on ``task`` in (a copy of) ``env`` with ``model`` (anything with
     ``complete(prompt) -> str``, or a plain function). Errors of the model (e.g.
@@ -801,11 +750,11 @@ def solve(
     return; past the budget the episode ends with status ``failed`` and a
     ``BudgetExceeded`` failure instead of hanging. ``None`` turns it off (faster).
 
-    ``isolation`` is where model code runs (:mod:`agentic_machines.execution.sandbox`). The
-    default is resolved here, where the model is known: ``"inline"`` for a scripted model
-    (``ScriptedModel``, ``MappingModel``, or one that declares ``scripted = True``, as
-    :class:`RoutedModel` does), ``"strongest"`` for any other model, a real one above all.
-    ``timeout_s`` is the wall-clock deadline per block; ``limits`` the worker's other limits.
+    ``options`` (or its fields as keywords: :mod:`.options`) say where and how model code
+    runs. Its default level is resolved here, where the model is known: ``"inline"`` for a
+    scripted model (``ScriptedModel``, ``MappingModel``, or one that declares
+    ``scripted = True``, as :class:`RoutedModel` does), ``"strongest"`` for any other
+    model, a real one above all.
 
     ``history_pool`` (a :class:`HistoryPool`) carries REPLs across tasks: the task starts
     with its REPLs in the pool (``pool`` wins on a shared name), and its own REPLs are
@@ -815,17 +764,7 @@ def solve(
     >>> r.actions, r.isolation
     (('1', '2', '3', '4'), 'inline')
     """
-    # the budgets and their defaults are repl_plan_program's keyword-only parameters (one source)
-    defaults = {
-        k: p.default
-        for k, p in inspect.signature(repl_plan_program).parameters.items()
-        if p.kind is p.KEYWORD_ONLY and k not in _NOT_BUDGETS
-    }
-    unknown = sorted(set(budgets) - set(defaults))
-    if unknown:
-        raise InvalidArgument(
-            f"solve() got unknown budget(s) {unknown}; the budgets are {', '.join(defaults)}"
-        )
+    options = with_keywords(options, keywords, "repl_plan.solve")
     if history_pool is not None:
         if not isinstance(history_pool, HistoryPool):
             raise InvalidArgument(
@@ -833,18 +772,8 @@ def solve(
                 "make one with repl_plan.HistoryPool() and pass it to every task"
             )
         pool = history_pool.pool(pool)
-    result = _solve(
-        task,
-        model,
-        env,
-        pool,
-        line_budget,
-        isolation,
-        timeout_s,
-        limits,
-        start_fix,
-        {**defaults, **budgets},
-    )
+    budgets = (max_blocks, max_depth, max_model_calls)
+    result = _solve(task, model, env, pool, line_budget, budgets, options, start_fix)
     if history_pool is not None:
         history_pool.add(result)
     return result
@@ -856,14 +785,12 @@ def _solve(
     env: Any,
     pool: Mapping[str, Demo] | None,
     line_budget: int | None,
-    isolation: str | None,
-    timeout_s: float | None,
-    limits: Limits | None,
+    budgets: tuple[int, int, int],
+    options: ExecOptions,
     start_fix: bool,
-    budgets: dict[str, int],
 ) -> Result:
-    executor = make_runner(isolation, timeout_s=timeout_s, limits=limits, model=model)
-    rt, main = _prepare(task, env, pool, **budgets, executor=executor, start_fix=start_fix)
+    executor = options.runner(model)
+    rt, main = _prepare(task, env, pool, budgets, options, executor=executor, start_fix=start_fix)
     complete = getattr(model, "complete", model)
     gen = _episode(rt, main)
     try:
@@ -882,9 +809,6 @@ def _solve(
         return _result(rt, None, "failed", failure)
 
 
-_NOT_BUDGETS = ("pool", "isolation", "timeout_s", "limits", "start_fix", "history_pool")
-
-
 def _step(gen: Generator[str, str, Result], completion: str | None, line_budget: int | None) -> str:
     # The model call stays outside the budget, as in HarnessMachine: only the runtime is counted.
     if line_budget is None:
@@ -899,21 +823,22 @@ def machine(
     *,
     pool: Mapping[str, Demo] | None = None,
     line_budget: int | None = 2_000_000,
-    isolation: str | None = None,
-    timeout_s: float | None = None,
-    limits: Limits | None = None,
+    max_blocks: int = MAX_BLOCKS,
+    max_depth: int = MAX_DEPTH,
+    max_model_calls: int = MAX_MODEL_CALLS,
+    options: ExecOptions = ExecOptions(),
     start_fix: bool = True,
     history_pool: HistoryPool | None = None,
-    **budgets: int,
+    **keywords: Unpack[ExecKeywords],
 ) -> HarnessMachine:
     """REPL-Plan as an agentic machine on trace states (default: count to four).
 
     ``line_budget`` is the HarnessMachine's per-step budget (a step runs at most a few
-    blocks plus the runtime); the REPL budgets are ``max_blocks``, ``max_depth``,
-    ``max_model_calls``, ``block_lines`` and ``max_output``. The machine does not know
-    which model will drive it, so ``isolation=None`` is ``"strongest"``; pass
-    ``isolation="inline"`` by name for trusted, scripted code. The level chosen is
-    ``machine.kwargs["isolation"]``; ``timeout_s`` is the deadline per block.
+    blocks plus the runtime); the REPL budgets are ``max_blocks``, ``max_depth`` and
+    ``max_model_calls``, and ``options`` (or its fields as keywords: :mod:`.options`) say
+    where and how blocks run. The machine does not know which model will drive it, so
+    the default level is ``"strongest"``; pass ``isolation="inline"`` by name for
+    trusted, scripted code. The level chosen is ``machine.kwargs["options"].isolation``.
     ``history_pool`` gives the REPLs an earlier task left in a :class:`HistoryPool` (read
     once, here: the machine's states must not depend on runs made after it was built).
 
@@ -931,11 +856,11 @@ def machine(
             env=CountEnv(4) if env is None else checked_environment(env),
             pool=history_pool.pool(pool) if history_pool is not None else pool,
             line_budget=line_budget,  # the HarnessMachine's own budget, not the program's
-            isolation=isolation,
-            timeout_s=timeout_s,
-            limits=limits,
+            max_blocks=max_blocks,
+            max_depth=max_depth,
+            max_model_calls=max_model_calls,
+            options=with_keywords(options, keywords, "repl_plan.machine").resolved(),
             start_fix=start_fix,
-            **budgets,
         ),
     )
 

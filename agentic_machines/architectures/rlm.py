@@ -21,8 +21,9 @@ Ours: the turn messages stay in the history (as at the reference HEAD, so root p
 extend each other) and each ends with ``Turn k/N.``, which the proof of
 ``proofs/rlm_obstruction.md`` reads; blocks run in an executor of
 :mod:`agentic_machines.execution.sandbox` (restricted builtins, a line budget past which
-the step is ``DIVERGE``, ``isolation=`` default ``"strongest"``); batches run one item
-at a time, in order; ``max_turns`` and ``max_output`` are small for the toy task.
+the step is ``DIVERGE``, the level default ``"strongest"``: :mod:`.options`); batches run
+one item at a time, in order; ``max_turns`` and ``max_output`` (2 000 characters, the
+original's 20 000) are small for the toy task.
 
 The SPE question (:func:`analysis`): a successor of a root state is either a root turn
 whose prompt extends the current one (ending with the next turn's message) or a sub-call
@@ -39,11 +40,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from ..errors import BudgetExceeded, InvalidArgument
 from ..execution.codeexec import Request, contained
-from ..execution.sandbox import Limits, Scaffold, make_runner
+from ..execution.sandbox import Scaffold
 from ..runtime.harness import HarnessMachine, TraceState
 from ..verdict import Verdict
 from ._invariants import (
@@ -53,6 +54,7 @@ from ._invariants import (
     scripted,
     strictly_extends,
 )
+from .options import ExecKeywords, ExecOptions, with_keywords
 
 if TYPE_CHECKING:
     from ..runtime.models import ScriptedModel
@@ -480,12 +482,6 @@ asks a batch of sub-calls and answers from its own REPL."""
 DEFAULT_MAX_TURNS = 8
 """Root turns before the forced final-answer call (the original: 30)."""
 
-DEFAULT_MAX_OUTPUT = 2_000
-"""Characters of output shown per block (the original: 20 000)."""
-
-DEFAULT_BLOCK_LINES = 20_000
-"""Executed lines allowed per block (per attempt); more is ``DIVERGE``."""
-
 _SCAFFOLD = ("context", "llm_query")
 
 initial = TraceState(())
@@ -511,12 +507,8 @@ def rlm_program(
     query: str = TOY_QUERY,
     *,
     max_turns: int = DEFAULT_MAX_TURNS,
-    max_output: int = DEFAULT_MAX_OUTPUT,
-    block_lines: int = DEFAULT_BLOCK_LINES,
     max_depth: int = 1,
-    isolation: str | None = None,
-    timeout_s: float | None = None,
-    limits: Limits | None = None,
+    options: ExecOptions = ExecOptions(),
 ) -> Generator[str, str, RlmResult]:
     """The RLM harness as a generator: root turns, sub-calls and child RLMs.
 
@@ -524,11 +516,11 @@ def rlm_program(
     plain model call; at 2, ``rlm_query`` starts a child RLM (its own REPL whose
     ``context`` is the prompt, its own history, the same ``max_turns``) whose own
     sub-calls are plain; and so on. A child's answer is the return value of the call in
-    the parent's block. Blocks run in an executor at level ``isolation`` (see
-    :mod:`agentic_machines.execution.sandbox`; ``None`` is ``"strongest"``) with
-    ``timeout_s`` wall-clock seconds per block; its worker starts at the first block.
+    the parent's block. Blocks run as ``options`` say (:class:`ExecOptions`: the level,
+    ``None`` is ``"strongest"``, the lines per block, the output shown); an isolated
+    worker starts at the first block.
 
-    >>> g = rlm_program(isolation="inline")
+    >>> g = rlm_program(options=ExecOptions(isolation="inline"))
     >>> next(g).startswith("<|system|>\\nYou are tasked with answering a query")
     True
     """
@@ -537,8 +529,8 @@ def rlm_program(
             f"max_depth must be an integer >= 1 (1: plain sub-calls), got {max_depth!r}"
         )
     # a fresh executor per start: replays restart the generator
-    executor = make_runner(isolation, timeout_s=timeout_s, limits=limits)
-    rt = _Rlm(executor, max_turns, max_output, block_lines, max_depth)
+    executor = options.runner()
+    rt = _Rlm(executor, max_turns, options.max_output, options.block_lines, max_depth)
     try:
         return (yield from rt.session(context, query, 0))
     finally:
@@ -699,23 +691,20 @@ def machine(
     query: str = TOY_QUERY,
     *,
     max_turns: int = DEFAULT_MAX_TURNS,
-    max_output: int = DEFAULT_MAX_OUTPUT,
-    block_lines: int = DEFAULT_BLOCK_LINES,
     max_depth: int = 1,
-    isolation: str | None = None,
-    timeout_s: float | None = None,
-    limits: Limits | None = None,
+    options: ExecOptions = ExecOptions(),
+    **keywords: Unpack[ExecKeywords],
 ) -> HarnessMachine:
     """The RLM machine on a context and a query (default: the toy record log).
 
-    ``isolation`` is where model code runs (:mod:`agentic_machines.execution.sandbox`).
-    The machine does not know which model will drive it, so the default (``None``) is
-    ``"strongest"``; pass ``isolation="inline"`` by name for trusted, scripted code.
-    The level chosen is ``machine.kwargs["isolation"]``. ``timeout_s`` is the wall-clock
-    deadline per block (isolated levels only). ``max_depth`` as in :func:`rlm_program`.
+    ``options`` (or its fields as keywords: :mod:`.options`) say where and how model code
+    runs. The machine does not know which model will drive it, so the default level is
+    ``"strongest"``; pass ``isolation="inline"`` by name for trusted, scripted code. The
+    level chosen is ``machine.kwargs["options"].isolation``. ``max_depth`` as in
+    :func:`rlm_program`.
 
     >>> m = machine(isolation="inline")
-    >>> m.name, m.kwargs["isolation"]
+    >>> m.name, m.kwargs["options"].isolation
     ('rlm', 'inline')
     """
     return recorded_machine(
@@ -727,12 +716,8 @@ def machine(
             context=context,
             query=query,
             max_turns=max_turns,
-            max_output=max_output,
-            block_lines=block_lines,
             max_depth=max_depth,
-            isolation=isolation,
-            timeout_s=timeout_s,
-            limits=limits,
+            options=with_keywords(options, keywords, "rlm.machine").resolved(),
         ),
     )
 

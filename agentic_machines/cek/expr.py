@@ -11,8 +11,8 @@ Rules of the language that the compiler enforces (each violation raises
 :class:`~agentic_machines.errors.MalformedProgram`):
 
 - special forms: ``(quote d)``, ``(lambda (x ...) body)`` (also ``(lambda args body)``
-  and ``(lambda (x . rest) body)``), ``(let ((x e) ...) body)`` and ``let*`` (compiled to
-  ``((lambda (x ...) body) e ...)``, nested for ``let*``), ``(letrec ((f (lambda ...))
+  and ``(lambda (x . rest) body)``), ``(let ((x e) ...) body)`` (compiled to
+  ``((lambda (x ...) body) e ...)``), ``(let* ((x e) ...) body)``, ``(letrec ((f (lambda ...))
   ...) body)``, ``(if e e e)``, ``(cond (e body) ... (else body))``, ``(when e body)``,
   ``(unless e body)``, ``(and e ...)``, ``(or e ...)``, ``(begin e ...)``, ``(llm e)``,
   ``(eval e)``; a *body* is one or more expressions after ``(define ...)`` forms, which
@@ -62,6 +62,8 @@ __all__ = [
     "Clauses",
     "And",
     "Or",
+    "LetStar",
+    "Binding",
     "Llm",
     "EvalForm",
     "SPECIAL_FORMS",
@@ -754,6 +756,57 @@ class Or(_SeqForm):
     _tag = 21
 
 
+class Binding(Node):
+    """What a ``let*`` still has to do once the value of its first binding is known (what
+    its frame keeps): bind ``name`` to the value, then evaluate ``body``, which is the rest
+    of the same ``let*`` when ``more`` (its next binding), else the ``let*``'s body.
+    ``name`` is None only in ``(let* () body)``. ``fv`` leaves ``name`` out; ``body_sel``
+    selects ``body``'s environment from the value followed by this environment.
+
+    >>> b = Binding("x", App(seq_of([PrimRef("+"), Var("x"), Var("y")])))
+    >>> b.fv, b.body_sel((1, 2))
+    (('y',), (1, 2))
+    """
+
+    __slots__ = ("name", "body", "more", "fv", "body_sel")
+    _fields = ("name", "body", "more")
+
+    def __init__(self, name: str | None, body: Expr, more: bool = False) -> None:
+        self.name = name
+        self.body = body
+        self.more = more
+        self.fv = tuple(n for n in body.fv if n != name)
+        self._hash = hash((27, name, body._hash, more))
+        # the name first: a later binding of the same name shadows the earlier one
+        self.body_sel = _selector(((name,) if name is not None else ()) + self.fv, body.fv)
+
+    def __repr__(self) -> str:
+        return f"<Binding of {self.name}>"
+
+
+class LetStar(Expr):
+    """``(let* ((x e) ...) body)``: one node per binding, ``init`` (the ``e`` of the
+    first) and the :class:`Binding` that follows it; a later binding sees the earlier
+    ones. ``(let* () body)`` has no ``init`` (None).
+
+    >>> from agentic_machines.cek.reader import parse
+    >>> e = compile_program(parse("(let* ((x 1) (y (+ x 1))) y)"))
+    >>> type(e).__name__, e.rest.name, type(e.rest.body).__name__, e.rest.more
+    ('LetStar', 'x', 'LetStar', True)
+    """
+
+    __slots__ = ("init", "rest", "init_sel", "rest_sel")
+    _fields = ("init", "rest")
+
+    def __init__(self, init: Expr | None, rest: Binding) -> None:
+        self.init = init
+        self.rest = rest
+        self.fv = rest.fv if init is None else _union(init.fv, rest.fv)
+        self._hash = hash((26, init, rest._hash))
+        self.init_sel = _selector(self.fv, init.fv if init is not None else ())
+        self.rest_sel = _selector(self.fv, rest.fv)
+
+
 class Letrec(Expr):
     """``(letrec ((f (lambda ...)) ...) body)``: mutually recursive lambdas.
 
@@ -1077,7 +1130,8 @@ def _form_define(items: list) -> Any:
     )
 
 
-def _bindings(form: str, d: Any) -> tuple[tuple[str, ...], list]:
+def _bindings(form: str, d: Any) -> tuple[list[str], list]:
+    # The names and inits of a binding list ((name expression) ...), in order.
     _shape(
         form, d is NIL or type(d) is Pair, "the bindings must be a list of (name expression) pairs"
     )
@@ -1092,37 +1146,40 @@ def _bindings(form: str, d: Any) -> tuple[tuple[str, ...], list]:
         assert pair is not None  # _shape raised otherwise
         names.append(_binder(form, pair[0]))
         inits.append(pair[1])
-    return _distinct(form, names), inits
+    return names, inits
 
 
 def _form_let(items: list) -> tuple:
     _shape("let", len(items) >= 3, "it takes a binding list and a body")
     names, inits = _bindings("let", items[1])
+    params = _distinct("let", names)
     # let is sugar for applying a lambda.
     body = _body("let", items[2:])
-    return (lambda xs: App(seq_of([Lambda(names, xs[-1])] + xs[:-1]))), inits + [body]
+    return (lambda xs: App(seq_of([Lambda(params, xs[-1])] + xs[:-1]))), inits + [body]
 
 
 def _form_let_star(items: list) -> tuple:
     _shape("let*", len(items) >= 3, "it takes a binding list and a body")
-    _shape(
-        "let*",
-        items[1] is NIL or type(items[1]) is Pair,
-        "the bindings must be a list of (name expression) pairs",
-    )
-    binds = list(iter_list(items[1]))
-    # let* is nested lets, one binding each (a later binding sees the earlier ones).
-    result = _body("let*", items[2:])
-    if not binds:
-        return (lambda xs: xs[0]), [from_items([Symbol("let"), NIL, result])]
-    for b in reversed(binds):
-        result = from_items([Symbol("let"), from_items([b]), result])
-    return (lambda xs: xs[0]), [result]
+    # Not _distinct: a later binding may bind a name again, shadowing the earlier one.
+    names, inits = _bindings("let*", items[1])
+    body = _body("let*", items[2:])
+    if not names:
+        return (lambda xs: LetStar(None, Binding(None, xs[0]))), [body]
+
+    def build(xs: list[Expr]) -> Expr:
+        # From the last binding to the first: each binding's body is the next LetStar.
+        result = xs[-1]
+        for i in reversed(range(len(names))):
+            result = LetStar(xs[i], Binding(names[i], result, i < len(names) - 1))
+        return result
+
+    return build, inits + [body]
 
 
 def _form_letrec(items: list) -> tuple:
     _shape("letrec", len(items) >= 3, "it takes a binding list and a body")
-    names, inits = _bindings("letrec", items[1])
+    found, inits = _bindings("letrec", items[1])
+    names = _distinct("letrec", found)
     for init in inits:
         _shape(
             "letrec",
@@ -1375,6 +1432,26 @@ def _unbuild_cond(e: Cond) -> tuple:
     return build, children
 
 
+def _unbuild_let_star(e: LetStar) -> tuple:
+    # (let* ((x e) ...) body): the bindings of one let* are a chain of LetStar nodes.
+    names: list[str] = []
+    children: list = []
+    node: Any = e
+    while node.init is not None:
+        names.append(node.rest.name)
+        children.append(node.init)
+        if not node.rest.more:
+            break
+        node = node.rest.body
+    children.append(node.rest.body)
+
+    def build(xs: list) -> Any:
+        bindings = from_items([from_items([Symbol(n), x]) for n, x in zip(names, xs)])
+        return from_items([Symbol("let*"), bindings, xs[-1]])
+
+    return build, children
+
+
 def _unbuild_letrec(e: Letrec) -> tuple:
     names = e.group.names
 
@@ -1419,6 +1496,7 @@ _UNBUILD: dict[type, Callable[[Any], tuple]] = {
     Cond: _unbuild_cond,
     And: lambda e: ((lambda xs: from_items([Symbol("and")] + xs)), e.seq.items()),
     Or: lambda e: ((lambda xs: from_items([Symbol("or")] + xs)), e.seq.items()),
+    LetStar: _unbuild_let_star,
     Letrec: _unbuild_letrec,
     Define: _unbuild_define,
     DefineValue: _unbuild_define_value,

@@ -36,6 +36,7 @@ from .expr import (
     If,
     Lambda,
     Letrec,
+    LetStar,
     Llm,
     Or,
     PrimRef,
@@ -55,6 +56,7 @@ from .machine import (
     Halted,
     HaltK,
     IfK,
+    LetStarK,
     LlmK,
     OrK,
     Ret,
@@ -224,6 +226,17 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                     else:
                         k = (AndK if te is And else OrK)(bseq.tail, bseq.tail_sel(env), k)
                         e, env = bseq.head, bseq.head_sel(env)
+                elif te is LetStar:
+                    # <(let* ((x e) b ...) body), ρ, κ>  ->  <e, ρ|e, LetStarK(x (let* (b ...) body), ρ|rest, κ)>;  an atom at once
+                    init, rest = e.init, e.rest
+                    if init is None:  # (let* () body): the body, in the same environment
+                        e = rest.body
+                    elif init.atomic:
+                        x = atom_value(init, e.init_sel(env))
+                        e, env = rest.body, rest.body_sel((x,) + e.rest_sel(env))
+                    else:
+                        k = LetStarK(rest, e.rest_sel(env), k)
+                        e, env = init, e.init_sel(env)
                 elif te is Letrec or te is Define:
                     # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + closures, κ>  (define: alike)
                     group = e.group
@@ -288,6 +301,10 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                             e, env = rest.head, rest.head_sel(k.env)
                             k = tk(rest.tail, rest.tail_sel(k.env), k.next)
                         evaluating = True
+                elif tk is LetStarK:
+                    # <v, LetStarK(x rest, ρ, κ)>  ->  <rest, ({x: v} + ρ)|rest, κ>
+                    rest = k.rest
+                    e, env, k, evaluating = rest.body, rest.body_sel((v,) + k.env), k.next, True
                 elif tk is LlmK:
                     # <q, LlmK(κ)>  ->  boundary (llm q, κ)   when q is a string
                     return step(Ret(v, k)), steps + 1

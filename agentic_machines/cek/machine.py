@@ -41,6 +41,7 @@ from .expr import (
     And,
     App,
     Begin,
+    Binding,
     Branches,
     Clauses,
     Cond,
@@ -52,6 +53,7 @@ from .expr import (
     If,
     Lambda,
     Letrec,
+    LetStar,
     Llm,
     Or,
     PrimRef,
@@ -73,6 +75,7 @@ __all__ = [
     "CondK",
     "AndK",
     "OrK",
+    "LetStarK",
     "LlmK",
     "EvalK",
     "HaltK",
@@ -300,6 +303,30 @@ class OrK(_RestK):
 
     __slots__ = ()
     _tag = 11
+
+
+class LetStarK(Frame):
+    """Waiting for the value of a ``let*`` binding; ``rest`` binds it and holds what
+    follows (the next bindings, or the body), ``env`` its environment (aligned with
+    ``rest.fv``). Source context: ``(let* ((x HOLE) binding ...) body)``.
+
+    >>> from agentic_machines.cek import first_boundary
+    >>> first_boundary('(let* ((x (llm "q")) (y x)) y)').kont
+    LetStarK((let* ((x []) (y x)) y), depth=1)
+    """
+
+    __slots__ = ("rest", "env")
+    _fields = ("rest", "env", "next")
+
+    def __init__(self, rest: Binding, env: tuple, next: Frame) -> None:
+        self.rest = rest
+        self.env = env
+        self.next = next
+        self.depth = next.depth + 1
+        self._h = None
+
+    def _own_hash(self, next_hash: int) -> int:
+        return hash((12, self.rest._hash, self.env, next_hash))
 
 
 class _ArgK(Frame):
@@ -549,6 +576,10 @@ def step(state: Node) -> Node:
                 return Eval(seq.head, env, k)
             frame = AndK if te is And else OrK
             return Eval(seq.head, seq.head_sel(env), frame(seq.tail, seq.tail_sel(env), k))
+        if te is LetStar:
+            # <(let* ((x e) b ...) body), ρ, κ>  ->  <e, ρ|e, LetStarK(x (let* (b ...) body), ρ|rest, κ)>;
+            # an atomic e is bound on the spot;  <(let* () body), ρ, κ>  ->  <body, ρ, κ>
+            return _let_star(e, env, k)
         if te is Letrec:
             # <(letrec ((f λ) ...) b), ρ, κ>  ->  <b, ρ|b + {f: closure(group, i, ρ|group)}, κ>   (closure over the members f reaches)
             return _bind_group(e, env, k)
@@ -598,6 +629,10 @@ def step(state: Node) -> Node:
             return Eval(
                 rest.head, rest.head_sel(k.env), tk(rest.tail, rest.tail_sel(k.env), k.next)
             )
+        if tk is LetStarK:
+            # <v, LetStarK(x rest, ρ, κ)>  ->  <rest, ({x: v} + ρ)|rest, κ>   (rest: the next binding, or the body in tail position)
+            rest = k.rest
+            return Eval(rest.body, rest.body_sel((v,) + k.env), k.next)
         if tk is LlmK:
             # <q, LlmK(κ)>  ->  boundary (llm q, κ)   when q is a string
             if type(v) is not str:
@@ -618,6 +653,18 @@ def step(state: Node) -> Node:
         f"step: {t.__name__} is not a running state (Eval or Ret): a Boundary steps on with "
         "Ret(completion, boundary.kont), and Halted, Failed and Cycle have ended"
     )
+
+
+def _let_star(e: LetStar, env: tuple, k: Frame) -> Node:
+    # let* rule: a binding's value first (an atom's at once), then the rest with it bound.
+    init, rest = e.init, e.rest
+    if init is None:
+        return Eval(rest.body, env, k)
+    if init.atomic:
+        return Eval(
+            rest.body, rest.body_sel((atom_value(init, e.init_sel(env)),) + e.rest_sel(env)), k
+        )
+    return Eval(init, e.init_sel(env), LetStarK(rest, e.rest_sel(env), k))
 
 
 def _bind_group(e: Any, env: tuple, k: Frame) -> Node:

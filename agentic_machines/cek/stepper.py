@@ -50,6 +50,7 @@ from .machine import (
     Frame,
     Halted,
     IfK,
+    LetStarK,
     LlmK,
     OrK,
     Ret,
@@ -111,6 +112,8 @@ def frame_context(frame: Frame, hole: str) -> str:
         name = "and" if t is AndK else "or"
         pending = cast(AndK, frame).rest.items()  # OrK has the same fields
         return f"({name} {' '.join([hole] + [unparse(e) for e in pending])})"
+    if t is LetStarK:
+        return _let_star_context(cast(LetStarK, frame).rest, hole)
     if t is LlmK:
         return f"(llm {hole})"
     if t is EvalK:
@@ -133,6 +136,15 @@ def _clauses_context(cl: Any, hole: str) -> str:
     elif cl.orelse is not None:
         parts.append(f"(else {unparse(cl.orelse)})")
     return f"(cond {' '.join(parts)})"
+
+
+def _let_star_context(rest: Any, hole: str) -> str:
+    # A let* with the hole as its first binding's expression; the next bindings of the
+    # same let* inline after it.
+    first = f"({rest.name} {hole})"
+    if rest.more:
+        return f"(let* ({first} {unparse(rest.body)[len('(let* (') :]}"
+    return f"(let* ({first}) {unparse(rest.body)})"
 
 
 def kont_text(kont: Frame) -> str:
@@ -215,6 +227,7 @@ _EVAL_RULES = {
     "Begin": "begin",
     "And": "and",
     "Or": "or",
+    "LetStar": "let*",
     "Letrec": "letrec",
     "Define": "define",
     "DefineValue": "define",
@@ -226,6 +239,7 @@ _RET_RULES = {
     "BeginK": "begin: next",
     "AndK": "and: next or stop",
     "OrK": "or: next or stop",
+    "LetStarK": "let*: bind",
     "LlmK": "llm: boundary",
     "EvalK": "eval: program",
     "HaltK": "halt",
@@ -310,7 +324,7 @@ def show_boundary(state: Boundary) -> str:
 def _frame_names(frame: Frame) -> tuple | None:
     # The frames that keep an environment keep it aligned with their pending code's fv.
     t = type(frame)
-    if t is ArgsK or t is BeginK or t is AndK or t is OrK:
+    if t is ArgsK or t is BeginK or t is AndK or t is OrK or t is LetStarK:
         return frame.rest.fv  # type: ignore[attr-defined]
     if t is IfK:
         return frame.branches.fv  # type: ignore[attr-defined]

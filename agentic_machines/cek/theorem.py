@@ -12,7 +12,8 @@ proof; the test suite checks the equality on random programs and completions.
 
 How the loader works: start from ``(llm "q")`` and wrap it, frame by frame from the
 innermost outwards, in the source context that pushes that frame (``(v ... HOLE e ...)``,
-``(if HOLE a b)``, ``(begin HOLE e ...)``, ``(llm HOLE)``, ``(eval HOLE)``). A frame's
+``(if HOLE a b)``, ``(begin HOLE e ...)``, ``(cond (HOLE e) ...)``, ``(and HOLE e ...)``,
+``(or HOLE e ...)``, ``(let* ((x HOLE) ...) b)``, ``(llm HOLE)``, ``(eval HOLE)``). A frame's
 environment is rebuilt by applying a lambda over its variables to their values; the
 application is a tail call, so it leaves no frame behind. Values print back as
 closed, ``llm``-free source (:func:`~agentic_machines.cek.printer.reify`).
@@ -32,16 +33,20 @@ from typing import Any
 from ..errors import WrongType
 from .evaluator import first_boundary
 from .expr import (
+    And,
     App,
     Begin,
+    Cond,
     Const,
     EvalForm,
     Expr,
     If,
+    LetStar,
     Llm,
+    Or,
     seq_of,
 )
-from .machine import HALT_K, ArgsK, BeginK, Boundary, EvalK, IfK, LlmK
+from .machine import HALT_K, AndK, ArgsK, BeginK, Boundary, CondK, EvalK, IfK, LetStarK, LlmK, OrK
 from .printer import bind, escape_string, reify_into, unparse
 
 __all__ = ["SEED_PROMPT", "seed_program", "seed_state", "loader", "loader_expr"]
@@ -89,12 +94,13 @@ def loader_expr(state: Boundary) -> Expr:
         k = k.next
     values: list[Any] = []
     for f in frames:
+        tf = type(f)
         # ``type(f) is X`` written out (not through a variable) lets the type checker narrow f.
         if type(f) is ArgsK:
             values.extend(f.done)
             values.extend(f.env)
-        elif type(f) is IfK or type(f) is BeginK:
-            values.extend(f.env)
+        elif tf in _KEEPS_ENV:
+            values.extend(f.env)  # type: ignore[attr-defined]
     memo: dict[int, Expr] = {}
     reify_into(values, memo)
     hole: Expr = Llm(Const(state.prompt))
@@ -110,6 +116,16 @@ def loader_expr(state: Boundary) -> Expr:
         elif type(f) is BeginK:
             # (begin HOLE e ...)
             hole = bind(f.rest.fv, f.env, Begin(seq_of([hole] + f.rest.items())), memo)
+        elif type(f) is AndK or type(f) is OrK:
+            # (and HOLE e ...), (or HOLE e ...)
+            form = And if tf is AndK else Or
+            hole = bind(f.rest.fv, f.env, form(seq_of([hole] + f.rest.items())), memo)
+        elif type(f) is CondK:
+            # (cond (HOLE e) clause ...), (when HOLE e), (unless HOLE e)
+            hole = bind(f.clauses.fv, f.env, Cond(hole, f.clauses), memo)
+        elif type(f) is LetStarK:
+            # (let* ((x HOLE) binding ...) body)
+            hole = bind(f.rest.fv, f.env, LetStar(hole, f.rest), memo)
         elif tf is LlmK:
             # (llm HOLE)
             hole = Llm(hole)
@@ -121,6 +137,9 @@ def loader_expr(state: Boundary) -> Expr:
                 f"loader: {tf.__name__} is not a continuation frame of the CEK; pass a Boundary's kont"
             )
     return hole
+
+
+_KEEPS_ENV = (IfK, BeginK, AndK, OrK, CondK, LetStarK)  # the frames with an env (ArgsK: and done)
 
 
 def loader(state: Boundary) -> str:

@@ -43,7 +43,7 @@ from typing import Any
 import networkx as nx
 
 from ..batches import check_sendable, run_batches
-from ..errors import ClockDependent, InvalidArgument
+from ..errors import ClockDependent, InvalidArgument, equal_states
 from ..machine import DIVERGE, HALT, AgenticMachine
 from ..runtime.collector import collector_paused
 from ..runtime.parallel import expand_steps
@@ -80,8 +80,8 @@ from .properties import (
     flatten,
 )
 from .result import CheckResult, Coverage
-from .run_check import confirm, keyed_loop
-from .verdicts import Finding, Verdicts, cyclic_states
+from .run_check import confirm, keyed_loop, same_state
+from .verdicts import Finding, Tally, Verdicts, cyclic_states, tally
 
 __all__ = ["check_properties", "Completions", "BATCH"]
 
@@ -202,9 +202,11 @@ def _explored(
 
 class _Search(Walk, Verdicts):
     """The state of one check: a walk of the kernel's loop (:func:`~agentic_machines.
-    runtime.search.walk`) that checks every row as it is recorded, and keeps the
-    explored graph as flat lists indexed by state id, from which its
-    :class:`~agentic_machines.checking.verdicts.Verdicts` are built after the search."""
+    runtime.search.walk`) that checks every row as the loop records it in the kernel's
+    record (:class:`~agentic_machines.runtime.search.Found`, with each state's parent),
+    keeping only the first violation of each property part; its
+    :class:`~agentic_machines.checking.verdicts.Verdicts` are read off that record after
+    the search."""
 
     batch = BATCH
     watches = True
@@ -232,12 +234,17 @@ class _Search(Walk, Verdicts):
             # halts_within(k) is decided by the runs of k steps: no need to go deeper
             self.max_depth = max(q.k for q in self.halting)
         self.bounds = Bounds(max_states, self.max_depth) if max_depth is None else task.bounds
-        super().__init__(task._replace(bounds=self.bounds), Found())
+        super().__init__(task._replace(bounds=self.bounds), Found(parents=True))
         self.found: dict[Property, Finding] = {}  # the first violation of each part
-        # per keyed never_diverges: (state id, step where the loop starts, explanation)
-        self.keyed_found: dict[NeverDiverges, tuple[int, int, str]] = {}
+        # per keyed never_diverges: (state, step where the loop starts, explanation)
+        self.keyed_found: dict[NeverDiverges, tuple[Any, int, str]] = {}
+        # per keyed never_diverges: the key of every state (None once refuted)
+        self.keys: dict[NeverDiverges, dict[Any, Any]] = {q: {} for q in self.keyed}
+        # the prompts a batch's expansion computed, until the loop records their states
+        self.computed: dict[Any, str] = {}
         self.back_edges = 0  # steps to a state seen before: only they can close a cycle
         self.cycle_checked = (0, 0)  # (back edges, states) at the last look for a cycle
+        self.logs = [e.log(self.machine) for e in self.effects]
 
     # -- the search ------------------------------------------------------------------------
     def run(self, stop_early: bool) -> CheckResult:
@@ -248,15 +255,13 @@ class _Search(Walk, Verdicts):
         self.stop_early = stop_early
         reporter = Reporter(self.progress, _check_line)
         reason = walk(self, reporter, began)
-        record = self.record
-        self.depth_cut = record.depth_cut
-        self.truncated: str | None = reason if record.cut else None
-        self.stopped_early = record.stopped
+        self.truncated: str | None = reason if self.record.cut else None
+        self.graph = tally(self.record)
         self.bound_depth = self._bound_depth()
-        return self._result(began, record.queued, reporter)
+        return self._result(began, self.record.queued, reporter)
 
     def _begin(self) -> None:
-        """The record of the search, holding the start state (id 0) and its prompt."""
+        """The start's prompt (for the loop to record) and its checks."""
         start = self.start
         self.start_clock: str | None = None  # why the clock decided the start's prompt, if it did
         try:
@@ -269,43 +274,20 @@ class _Search(Walk, Verdicts):
             raise InvalidArgument(
                 f"the prompt of the start state {short_repr(start)} raised {type(exc).__name__}: {exc}"
             ) from exc
-        # The explored graph as flat lists indexed by state id.
-        self.ids: dict[Any, int] = {start: 0}
-        self.states: list[Any] = [start]
-        self.prompts: list[str] = [first_prompt]
-        self.depth: list[int] = [0]
-        self.parent: list[int] = [-1]
-        self.via: list[str] = [""]  # the completion that first reached each state (none: the start)
-        self.succ: list[dict[Any, str]] = [{}]
-        self.complete: list[bool] = [False]  # expanded: every successor recorded
-        self.first_diverge: tuple[int, str] | None = None
-        self.first_raised: tuple[int, str, Raised] | None = None
-        self.unknown = 0
-        self.unknown_reason = ""
-        self.stuck = 0  # states where the completions function offered nothing
-        self.transitions_made = 0
-        self.diverged = 0  # steps that ended in DIVERGE (an agent's: its line budget ran out)
-        self.share: dict[Any, float] = {}
-        self.cut_depth: int | None = None  # the depth being expanded when max_states stopped it
-        self.logs = [e.log(self.machine) for e in self.effects]
-        # per state, per effect log: the requests executed on the run to it
-        # the start's own: what an agent executed before its first model call
-        self.history: list[tuple[frozenset[Any], ...]] = (
-            [tuple(_started(log) for log in self.logs)] if self.logs else []
-        )
-        # per keyed never_diverges: the key of every state, by id (None once refuted)
-        self.keys: dict[NeverDiverges, list[Any]] = {q: [] for q in self.keyed}
+        self.computed[start] = first_prompt
+        if self.logs:  # what an agent executed before its first model call
+            self.record.executed[start] = tuple(_started(log) for log in self.logs)
         for q in self.keyed:
-            self._key_state(q, 0)
+            self._key_state(q, start)
         if self.start_clock is None:  # a prompt the clock decided refutes nothing
-            self._check_state(0)
+            self._check_state(start, first_prompt)
 
     # -- the walk's part: expansion and watching -------------------------------------------
     def prompt(self, t: Any) -> str | None:
-        """A start's prompt; a new state's is filled when its row is recorded (the
-        expansion computed it right after its step)."""
-        j = self.ids.get(t)
-        return None if j is None else self.prompts[j]
+        """The prompt of a state the loop records: the one its expansion computed right
+        after its step (or the start's)."""
+        prompt = self.computed.pop(t, None)
+        return prompt if prompt is not None else self.machine.prompt(t)
 
     def done(self) -> bool:
         """Every part has its counterexample: the search can stop (with ``stop_early``).
@@ -318,42 +300,44 @@ class _Search(Walk, Verdicts):
         missing = len(self.parts) - len(self.found)
         if missing and missing == sum(q not in self.found for q in self.looping):
             back, n = self.cycle_checked
-            if self.back_edges > back and len(self.states) >= 2 * n:
-                self.cycle_checked = (self.back_edges, len(self.states))
-                if cyclic_states(len(self.states), self._state_succ):
+            held = len(self.record.prompts)
+            if self.back_edges > back and held >= 2 * n:
+                self.cycle_checked = (self.back_edges, held)
+                if cyclic_states(tally(self.record).succ):
                     for q in self.looping:  # the lasso itself is built after the search
-                        self.found.setdefault(q, Finding(0, None, None, "a reachable cycle"))
+                        self.found.setdefault(
+                            q, Finding(self.start, None, None, "a reachable cycle")
+                        )
                     missing = 0
         return not missing
 
     def snapshot(self, began: float, queued: int) -> dict[str, Any]:
-        return self._stats(began, queued)
+        return self._stats(tally(self.record), began, queued)
 
     def expand(self, states: list[Any]) -> list[tuple[list[str], list[Any], Expansion | None]]:
         """The rows of a batch: per state its completions, outcomes and transitions
         (the harness calls run here or spread over the executor's workers).
 
-        A state whose alphabet is empty is stuck: an outcome of its own, recorded here,
+        A state whose alphabet is empty is stuck: an outcome of its own, checked here,
         before any row of the batch (as a shortest counterexample must be)."""
-        ids, fixed, prompts = self.ids, self.fixed, self.prompts
+        prompts, fixed = self.record.prompts, self.fixed
         chosen: list[list[str]] = []
         batch: list[tuple[Any, list[str]]] = []
         for s in states:
-            i = ids[s]
-            comps = choices(fixed, self.choose, prompts[i], s)
+            comps = choices(fixed, self.choose, prompts[s], s)
             chosen.append(comps)
             if comps:
                 batch.append((s, comps))
             else:  # stuck: the run can neither go on nor has it ended
-                self.complete[i] = True
-                self.stuck += 1
-                self._stuck(i)
+                self._stuck(s)
         if not batch:
             return [(comps, [], None) for comps in chosen]
         if self.executor is None:
             clocked = {self.start: self.start_clock} if self.start_clock is not None else None
             rows = list(
-                expand(self.machine, batch, clocked=clocked, known=ids, logs=self.logs, catch=True)
+                expand(
+                    self.machine, batch, clocked=clocked, known=prompts, logs=self.logs, catch=True
+                )
             )
         else:
             # A worker computes every new-looking state's prompt (the known set stays
@@ -361,6 +345,15 @@ class _Search(Walk, Verdicts):
             rows = run_batches(self.executor, expand_steps, batch, None, self.machine)
             if self.start_clock is not None and not self.record.rows:
                 rows[0] = Expansion([UndecidedStep(self.start_clock)] * len(batch[0][1]), None)
+        self.computed.clear()
+        for row in rows:
+            if row.prompts:
+                for t, prompt in zip(row.outcomes, row.prompts):
+                    if prompt is not None:
+                        try:
+                            self.computed.setdefault(t, prompt)
+                        except TypeError:  # no state: the loop says so in words
+                            pass
         made = iter(rows)
         out: list[tuple[list[str], list[Any], Expansion | None]] = []
         for comps in chosen:
@@ -374,88 +367,60 @@ class _Search(Walk, Verdicts):
     def row(
         self, s: Any, comps: list[str], row: list[Any], extra: Expansion | None, cut: bool
     ) -> None:
-        """Record the steps from ``s`` (``row``: their outcomes; ``extra``: the prompts
-        and executions of its expansion), checking each. A row the state bound ``cut``
-        ends before the first new state refused: ``s`` is then left incomplete."""
-        i = self.ids[s]
-        prompts = extra.prompts if extra is not None and extra.prompts else repeat(None)
+        """Check the steps from ``s`` the loop has just recorded (``row``: their outcomes;
+        ``extra``: what each executed) and the new states they reached (the loop
+        recorded ``s`` and the completion as their parent)."""
         executed = extra.executed if extra is not None and extra.executed else repeat(())
-        if cut:
-            self.transitions_made += 1  # the step to the refused state was taken
-            self.cut_depth = self.depth[i]
-        ids, transitions, logs = self.ids, self.transitions, self.logs
-        out = self.succ[i]
-        nd = self.depth[i] + 1
-        for c, t, prompt, done in zip(comps, row, prompts, executed):
-            self.transitions_made += 1
+        parents = self.record.parent
+        transitions, logs = self.transitions, self.logs
+        history = self.record.executed[s] if logs else ()
+        for c, t, done in zip(comps, row, executed):
             kind = type(t)
             if kind is UndecidedStep:
-                self.unknown += 1
-                self.unknown_reason = self.unknown_reason or t.reason
                 continue
             if t is DIVERGE:
-                self.diverged += 1
-                if self.first_diverge is None:
-                    self.first_diverge = (i, c)
-                    self._diverged(i, c)
+                self._diverged(s, c)
             elif kind is Raised:
-                if self.first_raised is None:
-                    self.first_raised = (i, c, t)
-                    for q in self.raising:  # breadth-first: a shortest run that raises
-                        self.found[q] = Finding(i, c, t, "")
+                for q in self.raising:  # breadth-first: a shortest run that raises
+                    if q not in self.found:
+                        self.found[q] = Finding(s, c, t, "")
             elif t is not HALT:
-                j = ids.get(t)
-                if j is None:
-                    j = self._add_state(t, prompt, i, c, nd, done)
+                first = parents.get(t)  # type: ignore[union-attr]
+                if first is not None and first[0] is s and first[1] is c:
+                    self._new_state(t, s, done)
                 else:
                     self.back_edges += 1
-                t = j
-            if t not in out:
-                out[t] = c
+                    # the state as recorded (the start has no parent)
+                    held = first[2] if first is not None else self.start
+                    if held is not t and not same_state(held, t):
+                        # 1 and True are one dict key: a verdict on them would be unsound
+                        where = f"the step {short_repr(c)} from {short_repr(s)}"
+                        raise equal_states(self.machine.name, held, t, where)
             if transitions:
-                self._check_transition(i, c, t)
+                self._check_transition(s, c, t)
             if logs:
-                self._check_effects(i, c, t, done, self.history[i])
-        if cut:
-            return
-        self.complete[i] = True
-        decided = len(row) if not self.unknown else sum(type(t) is not UndecidedStep for t in row)
-        if decided:
-            self.share[s] = len(out) / decided
+                self._check_effects(s, c, t, done, history)
 
-    def _add_state(
-        self, t: Any, prompt: str | None, i: int, c: str, d: int, executed: tuple[Any, ...]
-    ) -> int:
-        """Record the new state ``t``, reached from state ``i`` by ``c`` at depth ``d``,
-        check the invariants on it, and return its id."""
-        j = len(self.states)
-        self.ids[t] = j
-        self.states.append(t)
-        self.prompts.append(prompt if prompt is not None else self.machine.prompt(t))
-        self.record.prompts[t] = self.prompts[j]  # the kernel's record holds it too
-        self.depth.append(d)
-        self.parent.append(i)
-        self.via.append(c)
-        self.succ.append({})
-        self.complete.append(False)
+    def _new_state(self, t: Any, s: Any, executed: tuple[Any, ...]) -> None:
+        """Check the state ``t`` the step from ``s`` (which ``executed`` that) reached first."""
+        record = self.record
         if self.logs:  # the parent's history, copied only when this step added to it
-            past = self.history[i]
-            self.history.append(
+            past = record.executed[s]
+            record.executed[t] = (
                 tuple(h | frozenset(map(_hashable, e)) if e else h for h, e in zip(past, executed))
                 if any(executed)
                 else past
             )
         if self.invariants:
-            self._check_state(j)
+            self._check_state(t, record.prompts[t])
         if self.halting:
-            self._deep(j, d)
+            self._deep(t, record.depth[t])
         for q in self.keyed:
-            self._key_state(q, j)
-        return j
+            self._key_state(q, t)
 
     def _result(self, began: float, queued: int, reporter: Reporter) -> CheckResult:
         """Every property's verdict, each counterexample re-checked, and the coverage."""
-        fixed = self.fixed
+        fixed, record, graph = self.fixed, self.record, self.graph
         # Every counterexample is replayed, over the alphabet checked, and its property
         # checked again on the replayed run before it is returned (run_check.confirm).
         offer = (lambda _prompt: fixed) if fixed is not None else self.choose
@@ -464,18 +429,18 @@ class _Search(Walk, Verdicts):
             for p, label in zip(self.props, display_names(self.props))
         ]
         seconds = time.perf_counter() - began
-        stats = self._stats(began, queued)
+        stats = self._stats(graph, began, queued)
         reporter.finish(stats)
-        unreached, basis = unreached_prompts(self.machine, self.prompts)
+        unreached, basis = unreached_prompts(self.machine, list(record.prompts.values()))
         coverage = Coverage(
-            states=len(self.states),
-            transitions=self.transitions_made,
-            edges=sum(map(len, self.succ)),
-            depth=max(self.depth),
-            alphabet_share=self.share,
-            undecided=self.unknown,
-            diverged=self.diverged,
-            stuck=self.stuck,
+            states=len(record.prompts),
+            transitions=graph.transitions,
+            edges=graph.edges,
+            depth=stats["depth"],
+            alphabet_share=graph.share,
+            undecided=graph.unknown,
+            diverged=graph.diverged,
+            stuck=graph.stuck,
             truncated=self._truncation_text(),
             unreached_prompts=unreached,
             unreached_basis=basis,
@@ -492,8 +457,7 @@ class _Search(Walk, Verdicts):
         )
 
     # -- safety checks during the search ----------------------------------------------------
-    def _check_state(self, j: int) -> None:
-        state, prompt = self.states[j], self.prompts[j]
+    def _check_state(self, state: Any, prompt: str) -> None:
         for inv in self.invariants:
             if inv in self.found:
                 continue
@@ -501,7 +465,7 @@ class _Search(Walk, Verdicts):
                 ok = inv.fn(state, prompt)
             except Exception as exc:  # noqa: BLE001 - a broken property is reported, not raised
                 self.found[inv] = Finding(
-                    j,
+                    state,
                     None,
                     None,
                     f"the invariant raised {type(exc).__name__}: {exc}",
@@ -509,21 +473,21 @@ class _Search(Walk, Verdicts):
                 continue
             if not ok:
                 self.found[inv] = Finding(
-                    j,
+                    state,
                     None,
                     None,
                     f"{inv.name} is false in state {short_repr(state)} (prompt of "
                     f"{len(prompt):,} characters: {short_repr(prompt, 60)})",
                 )
 
-    def _diverged(self, i: int, c: str) -> None:
-        """The first DIVERGE (a shortest one): it refutes the liveness properties."""
-        n = self.depth[i] + 1
+    def _diverged(self, s: Any, c: str) -> None:
+        """A DIVERGE: the first (a shortest one) refutes the liveness properties."""
+        n = self.record.depth[s] + 1
         for q in self.diverging:
             self.found.setdefault(
                 q,
                 Finding(
-                    i, c, DIVERGE, "the harness returned DIVERGE (↑): it never returns to the model"
+                    s, c, DIVERGE, "the harness returned DIVERGE (↑): it never returns to the model"
                 ),
             )
         for hq in self.halting:
@@ -531,101 +495,97 @@ class _Search(Walk, Verdicts):
                 self.found.setdefault(
                     hq,
                     Finding(
-                        i, c, DIVERGE, f"the harness returned DIVERGE (↑) after {n} model call(s)"
+                        s, c, DIVERGE, f"the harness returned DIVERGE (↑) after {n} model call(s)"
                     ),
                 )
 
-    def _stuck(self, i: int) -> None:
+    def _stuck(self, s: Any) -> None:
         """A state where the completions function offers no completion: the run is stuck
         there, an outcome of its own. It has not halted, so it refutes ``halts_within(k)``
         for every k at least its depth (found breadth-first: a shortest such run)."""
-        d = self.depth[i]
+        d = self.record.depth[s]
         why = (
-            f"the run is stuck after {d} model call(s) in {short_repr(self.states[i])}: the "
+            f"the run is stuck after {d} model call(s) in {short_repr(s)}: the "
             "completions function offered no completion for its prompt, and a stuck run has not halted"
         )
         for q in self.halting:
             if d <= q.k:
-                self.found.setdefault(q, Finding(i, None, None, why))
+                self.found.setdefault(q, Finding(s, None, None, why))
 
-    def _deep(self, j: int, d: int) -> None:
+    def _deep(self, t: Any, d: int) -> None:
         """A state ``d`` steps deep: the breadth-first path to it is a run of ``d`` steps
         that has not halted, a shortest counterexample to ``halts_within(d)``."""
         for q in self.halting:
             if q.k == d and q not in self.found:
                 self.found[q] = Finding(
-                    j,
+                    t,
                     None,
                     None,
-                    f"after {d} model calls the run has not halted (it is in "
-                    f"{short_repr(self.states[j])})",
+                    f"after {d} model calls the run has not halted (it is in {short_repr(t)})",
                 )
 
-    def _key_state(self, q: NeverDiverges, j: int) -> None:
-        """Record the key of state ``j`` and look, along the breadth-first run to it, for
+    def _key_state(self, q: NeverDiverges, t: Any) -> None:
+        """Record the key of state ``t`` and look, along the breadth-first run to it, for
         an earlier state with that key from which the loop really goes on for ever
         (:func:`~agentic_machines.checking.run_check.keyed_loop`): found breadth-first, a
         shortest such run."""
         keys = self.keys[q]
         if q in self.found:
-            keys.append(None)
+            keys[t] = None
             return
         try:
-            key = _hashable(q.key(self.states[j]))  # type: ignore[misc]
+            key = _hashable(q.key(t))  # type: ignore[misc]
         except Exception as exc:  # noqa: BLE001 - a broken key is reported, not raised
-            keys.append(None)
+            keys[t] = None
             self.found[q] = Finding(
-                j,
+                t,
                 None,
                 None,
                 f"the key of {q.name} raised {type(exc).__name__}: {exc}",
             )
-            self.keyed_found[q] = (j, -1, self.found[q].why)
+            self.keyed_found[q] = (t, -1, self.found[q].why)
             return
-        keys.append(key)
-        path = self._path(j)
+        keys[t] = key
+        path = self._path(t)
+        parent, depth = self.record.parent, self.record.depth
         for n in range(len(path) - 2, -1, -1):  # the nearest earlier state first
             if keys[path[n]] != key:
                 continue
-            loop = [self.via[k] for k in path[n + 1 :]]
-            forever = keyed_loop(
-                self.machine, q, self.states[j], loop, [keys[k] for k in path[n + 1 :]]
-            )
+            loop = [parent[k][1] for k in path[n + 1 :]]  # type: ignore[index]
+            forever = keyed_loop(self.machine, q, t, loop, [keys[k] for k in path[n + 1 :]])
             if forever is None:
                 continue
-            state, at = self.states[j], self.depth[path[n]]
+            at = depth[path[n]]
             why = (
-                f"after step {self.depth[j]} the run is in {short_repr(state)}, whose key "
-                f"{short_repr(key)} is the key of {short_repr(self.states[path[n]])} (step {at}), "
+                f"after step {depth[t]} the run is in {short_repr(t)}, whose key "
+                f"{short_repr(key)} is the key of {short_repr(path[n])} (step {at}), "
                 f"and {forever}"
             )
-            self.found[q] = Finding(j, None, None, why)
-            self.keyed_found[q] = (j, at, why)
+            self.found[q] = Finding(t, None, None, why)
+            self.keyed_found[q] = (t, at, why)
             return
 
-    def _check_transition(self, i: int, c: str, t: Any) -> None:
-        state = self.states[i]
-        outcome = self.states[t] if type(t) is int else t
+    def _check_transition(self, s: Any, c: str, t: Any) -> None:
         for tp in self.transitions:
             if tp in self.found:
                 continue
             try:
-                ok = tp.fn(state, c, outcome)
+                ok = tp.fn(s, c, t)
             except Exception as exc:  # noqa: BLE001
                 self.found[tp] = Finding(
-                    i, c, t, f"the property raised {type(exc).__name__}: {exc}"
+                    s, c, t, f"the property raised {type(exc).__name__}: {exc}"
                 )
                 continue
             if not ok:
                 self.found[tp] = Finding(
-                    i,
+                    s,
                     c,
                     t,
-                    f"{tp.name} is false of the step {short_repr(state)} --{short_repr(c)}--> "
-                    f"{short_repr(outcome)}",
+                    f"{tp.name} is false of the step {short_repr(s)} --{short_repr(c)}--> "
+                    f"{short_repr(t)}",
                 )
 
-    def _check_effects(self, i: int, c: str, t: Any, executed: tuple, history: tuple) -> None:
+    def _check_effects(self, s: Any, c: str, t: Any, executed: tuple, history: tuple) -> None:
         for prop, done, new in zip(self.effects, history, executed):
             if prop in self.found or not new:
                 continue
@@ -642,7 +602,7 @@ class _Search(Walk, Verdicts):
                         else "twice in one step"
                     )
                     self.found[prop] = Finding(
-                        i,
+                        s,
                         c,
                         t,
                         f"{prop.name[21:-1]} executed the request {short_repr(request)} {again}",
@@ -650,14 +610,15 @@ class _Search(Walk, Verdicts):
                     break
                 seen.add(key)
 
-    def _stats(self, began: float, queued: int) -> dict[str, Any]:
-        n = len(self.states)
+    def _stats(self, graph: Tally, began: float, queued: int) -> dict[str, Any]:
+        record = self.record
+        n = len(record.prompts)
         return {
             "states": n,
-            "edges": sum(map(len, self.succ)),
-            "transitions": self.transitions_made,
-            "diverged": self.diverged,
-            "depth": max(self.depth),
+            "edges": graph.edges,
+            "transitions": graph.transitions,
+            "diverged": graph.diverged,
+            "depth": max(record.depth[s] for s in record.prompts),
             "queued": queued,
             "violations": len(self.found),
             **rate(n, began),

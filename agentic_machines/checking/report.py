@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._text import clip, clip_prompt_repr, echoes, one_line
+from .._text import clip, clip_prompt_repr, counted, echoes, one_line
 from ..errors import AgenticMachinesError, PropertyViolation
 from ..machine import AgenticMachine
 from ..runtime.agent import DEFAULT_LINE_BUDGET, AgentMachine, agent_machine
@@ -246,7 +246,7 @@ def failure_report(machine: AgenticMachine, cx: Counterexample, how: str, width:
     """
     lines = [f"{cx.property} is refuted on {machine.name!r} ({how})", one_line(cx.explanation)]
     kind = f", a lasso: the loop starts at step {cx.loop + 1}" if cx.loop is not None else ""
-    lines.append(f"counterexample ({len(cx)} step{'s' * (len(cx) != 1)}{kind}):")
+    lines.append(f"counterexample ({counted(len(cx), 'step')}{kind}):")
     col = max(24, (width - 8) // 2)
     lines.append(
         f"  #  {'prompt (…(+N): the first N characters as the step before)':<{col}}  completion"

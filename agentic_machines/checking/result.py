@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._text import clip_prompt_repr, escape_controls, one_line
+from .._text import clip_prompt_repr, counted, escape_controls, one_line
 from ..errors import PropertiesFailed, UnknownProperty
 from ..machine import DIVERGE, HALT
 from ..runtime.run import Step, Trace
@@ -238,10 +238,6 @@ def load_check(path: str | os.PathLike) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'s' * (n != 1)}"
-
-
 def _one_line(text: str) -> str:
     return one_line(text)[:200]
 
@@ -288,15 +284,15 @@ class Coverage:
             return "no state was expanded"
         return (
             f"min {min(shares):.0%}, mean {sum(shares) / len(shares):.0%}, max {max(shares):.0%} "
-            f"over {len(shares)} expanded state{'s' * (len(shares) != 1)}"
+            f"over {counted(len(shares), 'expanded state')}"
         )
 
     def __str__(self) -> str:
         lines = [
-            f"coverage: {_count(self.states, 'state')}, {_count(self.transitions, 'transition')}, "
-            f"{_count(self.edges, 'edge')}, depth {self.depth}"
-            + (f", {_count(self.undecided, 'undecided step')}" if self.undecided else "")
-            + (f", {_count(self.stuck, 'stuck state')}" if self.stuck else "")
+            f"coverage: {counted(self.states, 'state')}, {counted(self.transitions, 'transition')}, "
+            f"{counted(self.edges, 'edge')}, depth {self.depth}"
+            + (f", {counted(self.undecided, 'undecided step')}" if self.undecided else "")
+            + (f", {counted(self.stuck, 'stuck state')}" if self.stuck else "")
         ]
         if self.alphabet_share is not None:
             lines.append(
@@ -440,7 +436,7 @@ class CheckResult:
             kind = "lasso" if cx.loop is not None else "run"
             lines.append("")
             lines.append(
-                f"counterexample to {r.name} ({len(cx)} step{'s' * (len(cx) != 1)}, {kind}): {cx.explanation}"
+                f"counterexample to {r.name} ({counted(len(cx), 'step')}, {kind}): {cx.explanation}"
             )
             lines.append(cx.describe())
             lines.extend("    " + line for line in cx.snippet(machine_expr).splitlines())

@@ -25,11 +25,12 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
 from .._outcome import is_end
-from ..errors import CertificateError, InvalidMachine, PropertyViolation, Undecided
+from .._text import counted
+from ..errors import CertificateError, PropertyViolation, Undecided, equal_states
 from ..machine import DIVERGE, AgenticMachine
 from ..runtime.search import UndecidedStep, expand
 from ..verdict import short_repr
@@ -114,7 +115,7 @@ def keyed_loop(
             if place in seen:
                 return (
                     f"repeating them from there comes back to the same keys until, after "
-                    f"{rounds} round{'s' * (rounds != 1)}, the run is in state {short_repr(x)} "
+                    f"{counted(rounds, 'round')}, the run is in state {short_repr(x)} "
                     "again: it never ends"
                 )
             seen.add(place)
@@ -316,15 +317,45 @@ def recheck(
     if type(end) is UndecidedStep:
         raise Undecided(end.reason)
     n = len(run.completions)
-    back = loop is not None and 0 <= loop < n and not is_end(end) and _same(end, run.states[loop])
+    back = (
+        loop is not None and 0 <= loop < n and not is_end(end) and same_state(end, run.states[loop])
+    )
     if back and any(isinstance(q, (HaltsWithin, NeverDiverges)) for q in parts):
         return f"after step {n - 1} the run is back where step {loop} started: it never halts"
     return None
 
 
-def _same(a: Any, b: Any) -> bool:
-    """``a == b`` for states of one type: ``1`` and ``True`` are not the same state."""
-    return type(a) is type(b) and a == b
+def same_state(a: Any, b: Any) -> bool:
+    """``a == b``, with the types of ``a``'s and ``b``'s parts equal too (in tuples,
+    frozensets and dataclasses): ``1`` and ``True``, ``('f', 1)`` and ``('f', True)`` are
+    not the same state, though ``==`` (and so any set or dict) takes them for one.
+
+    >>> same_state(("f", 1), ("f", 1)), same_state(("f", 1), ("f", True)), same_state(1, 1.0)
+    (True, False, False)
+    """
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is type(b) and kind in _ATOMS:  # no parts: equal values of one type (fast path)
+        return bool(a == b)
+    return a == b and _typed(a) == _typed(b)
+
+
+_ATOMS = frozenset({int, str, float, bytes, bool, complex, type(None)})
+
+
+def _typed(x: Any) -> Any:
+    """``x`` as a value whose ``==`` also compares the types of ``x`` and its parts."""
+    kind = type(x)
+    if kind in _ATOMS:
+        return kind, x
+    if isinstance(x, tuple):
+        return kind, tuple(map(_typed, x))
+    if isinstance(x, frozenset):
+        return kind, frozenset(map(_typed, x))
+    if is_dataclass(x) and not isinstance(x, type):
+        return kind, tuple(_typed(getattr(x, f.name)) for f in fields(x) if f.compare)
+    return kind, x
 
 
 def new_log(tick: Callable[[], None] | None = None) -> dict[str, Any]:
@@ -446,7 +477,7 @@ def _replay_breaks(
     for q in parts:
         if not isinstance(q, HaltsWithin) or is_end(end) or n > q.k:
             continue
-        if cx.loop is not None and 0 <= cx.loop < n and _same(end, run.states[cx.loop]):
+        if cx.loop is not None and 0 <= cx.loop < n and same_state(end, run.states[cx.loop]):
             return ""  # back where step `loop` started: the run never halts
         if offered is not None and not list(offered(run.prompts[-1])):
             return ""  # stuck: no completion offered, and the run has not halted
@@ -469,18 +500,10 @@ execution again: the run itself is re-checked, the executions are what the searc
 
 def _mismatch(run: RunCheck, cx: Counterexample, i: int) -> str:
     got, want = run.states[i + 1], cx.states[i + 1] if i + 1 < len(cx.states) else None
-    if got == want and type(got) is not type(want):
+    if got == want and not same_state(got, want):
         # 1 == True: one state to the search's tables, two to a harness that tells them
         # apart. The machine breaks what a state is, so this is its error, not ours.
-        raise InvalidMachine(
-            f"{cx.machine or 'the machine'}'s harness tells apart states that are equal by ==: "
-            f"step {i + 1} ({short_repr(cx.completions[i])} in {short_repr(run.states[i])}) gives "
-            f"{short_repr(got)} ({type(got).__name__}) where the search met "
-            f"{short_repr(want)} ({type(want).__name__}), and the search (like any set or dict) "
-            "takes states equal by == for one state, so the counterexample it found for "
-            f"{cx.property} is not a run of the machine; give such states values that == tells "
-            "apart too (e.g. ('flag', True) beside 1) and check again"
-        )
+        raise equal_states(cx.machine or "the machine", want, got, f"step {i + 1} of the replay")
     if got == want and (got is DIVERGE) == (want is DIVERGE):
         return ""
     return (

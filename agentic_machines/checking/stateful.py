@@ -42,6 +42,7 @@ from hypothesis import seed as fix_seed
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
+from .._text import counted
 from ..errors import InvalidArgument
 from ..machine import AgenticMachine
 from ..runtime.search import Reporter  # the status lines every search shows
@@ -227,7 +228,7 @@ def hypothesis_check(
                 claim,
                 "sampled",
                 runs,
-                reason=f"counterexample of {len(cx)} step{'s' * (len(cx) != 1)}, shrunk: {cx.explanation}",
+                reason=f"counterexample of {counted(len(cx), 'step')}, shrunk: {cx.explanation}",
             )
         elif error is not None:
             verdict = Verdict(

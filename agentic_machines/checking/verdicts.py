@@ -3,25 +3,26 @@
 :func:`~agentic_machines.checking.check_properties` runs in two phases. While the search
 runs, :mod:`~agentic_machines.checking.check` checks each state and step and records the
 first violation of each safety property as a :class:`Finding`. After it, the methods here
-read the recorded graph (states by id, their breadth-first parents, successors and
-depths) and build each property's verdict: a shortest path to a finding, the lasso of a
-reachable cycle for ``never_diverges`` and ``halts_within``, the run of ``k`` steps that
-has not halted, and the words of the bound every verdict names.
+read the kernel's record of the search (:class:`~agentic_machines.runtime.search.Found`:
+its rows, each state's depth, prompt and breadth-first parent; :func:`tally` counts its
+rows once) and build each property's verdict: a shortest path to a finding, the lasso of
+a reachable cycle for ``never_diverges`` and ``halts_within``, the run of ``k`` steps
+that has not halted, and the words of the bound every verdict names.
 
->>> sorted(cyclic_states(3, lambda i: [((i + 1) % 2, "a")] if i < 2 else []))
+>>> sorted(cyclic_states({0: {1: "a"}, 1: {0: "a"}, 2: {}}))
 [0, 1]
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from .._text import one_line
+from .._text import counted, one_line
 from ..machine import DIVERGE, AgenticMachine
 from ..runtime.harness import TraceState
-from ..runtime.search import Bounds
+from ..runtime.search import Bounds, Found, UndecidedStep
 from ..verdict import Verdict, short_repr
 from .properties import (
     EffectsAtMostOnce,
@@ -33,27 +34,90 @@ from .properties import (
 )
 from .result import Counterexample, PropertyResult
 
-__all__ = ["Finding", "Verdicts", "cyclic_states", "alphabet_name"]
+__all__ = ["Finding", "Tally", "tally", "Verdicts", "cyclic_states", "alphabet_name"]
 
 
 class Finding(NamedTuple):
-    """The first violation of a property part the search found: at state id ``at``,
-    by ``completion`` (``None``: the state itself violates it) to ``outcome`` (a state
-    id or an end), and ``why`` in words.
+    """The first violation of a property part the search found: at state ``at``, by
+    ``completion`` (``None``: the state itself violates it) to ``outcome`` (a state or an
+    end), and ``why`` in words.
 
     >>> Finding(3, None, None, "x is false").why
     'x is false'
     """
 
-    at: int
+    at: Any
     completion: str | None
     outcome: Any
     why: str
 
 
+class Tally(NamedTuple):
+    """What the verdicts and the coverage read off a search's rows, counted once
+    (:func:`tally`): per expanded state the states its steps reach (``succ``: state ->
+    the first completion to it), the ``complete`` states (every successor recorded), the
+    counts of steps (``transitions``: a step the state bound refused included), distinct
+    outcomes (``edges``), undecided, ``DIVERGE`` and stuck steps, the first ``DIVERGE``
+    step, and each complete state's alphabet share."""
+
+    succ: dict[Any, dict[Any, str]]
+    complete: set[Any]
+    transitions: int
+    edges: int
+    unknown: int
+    unknown_reason: str
+    diverged: int
+    first_diverge: tuple[Any, str] | None
+    stuck: int
+    share: dict[Any, float]
+
+
+def tally(record: Found) -> Tally:
+    """One pass over the rows of ``record``.
+
+    >>> from agentic_machines import HALT
+    >>> f = Found(); f.prompts.update({0: "p", 1: "q"}); f.rows.append((0, ["a", "b"], [1, HALT]))
+    >>> t = tally(f); t.succ, t.edges, t.share
+    ({0: {1: 'a'}}, 2, {0: 1.0})
+    """
+    prompts = record.prompts
+    succ: dict[Any, dict[Any, str]] = {}
+    complete: set[Any] = set()
+    share: dict[Any, float] = {}
+    transitions = edges = unknown = diverged = stuck = 0
+    reason = ""
+    first: tuple[Any, str] | None = None
+    last = len(record.rows) - 1 if record.cut else -1
+    for k, (s, comps, row) in enumerate(record.rows):
+        transitions += len(row)
+        stuck += not comps
+        out: dict[Any, str] = {}  # every distinct outcome, ends included
+        undecided = 0
+        for c, t in zip(comps, row):
+            if type(t) is UndecidedStep:
+                undecided += 1
+                reason = reason or t.reason
+                continue
+            if t is DIVERGE:
+                diverged += 1
+                first = first or (s, c)
+            if t not in out:
+                out[t] = c
+        unknown += undecided
+        edges += len(out)
+        succ[s] = {t: c for t, c in out.items() if t in prompts}
+        if k == last:  # the step to the state the bound refused was taken too
+            transitions += 1
+            continue
+        complete.add(s)
+        if len(row) > undecided:
+            share[s] = len(out) / (len(row) - undecided)
+    return Tally(succ, complete, transitions, edges, unknown, reason, diverged, first, stuck, share)
+
+
 class Verdicts:
-    """The verdicts of a check read off the graph its search recorded; the check's
-    search (``checking.check``) is one, and fills the attributes below as it goes."""
+    """The verdicts of a check read off the kernel's record of its search; the check's
+    search (``checking.check``) is one, and sets the attributes below."""
 
     machine: AgenticMachine
     name: str
@@ -61,27 +125,13 @@ class Verdicts:
     fixed: list[str] | None
     bounds: Bounds
     max_depth: int | None
-    # the explored graph, by state id
-    states: list[Any]
-    prompts: list[str]
-    depth: list[int]
-    parent: list[int]
-    via: list[str]
-    succ: list[dict[Any, str]]
-    complete: list[bool]
+    record: Found  # the explored graph: rows, depths, prompts, parents
+    graph: Tally  # its rows counted, after the search
     # what the search found
     found: dict[Property, Finding]
-    keyed_found: dict[NeverDiverges, tuple[int, int, str]]
-    first_diverge: tuple[int, str] | None
-    first_raised: tuple[int, str, Raised] | None
-    unknown: int
-    unknown_reason: str
-    transitions_made: int
+    keyed_found: dict[NeverDiverges, tuple[Any, int, str]]
     # how it stopped
-    depth_cut: bool
-    cut_depth: int | None
     truncated: str | None
-    stopped_early: bool
     bound_depth: int | None
 
     def _verdict(self, prop: Property, label: str) -> PropertyResult:
@@ -89,7 +139,7 @@ class Verdicts:
         found = [self._part(q) for q in parts]
         refuted = [(cx, v) for cx, v in found if cx is not None]
         claim = f"{prop.claim()}, for {alphabet_name(self.fixed)}"
-        checked = self.transitions_made
+        checked = self.graph.transitions
         if refuted:
             cx = min((cx for cx, _ in refuted), key=len)
             cx = Counterexample(
@@ -107,7 +157,7 @@ class Verdicts:
                 claim,
                 "exhaustive",
                 checked,
-                reason=f"counterexample of {len(cx)} step{'s' * (len(cx) != 1)}: {cx.explanation}",
+                reason=f"counterexample of {counted(len(cx), 'step')}: {cx.explanation}",
                 details={"counterexample": cx},
             )
             return PropertyResult(prop, verdict, cx, label)
@@ -141,51 +191,53 @@ class Verdicts:
         if isinstance(q, NeverDiverges):
             return self._never_diverges(q)
         if isinstance(q, NeverRaises):
-            if self.first_raised is not None:
-                i, c, t = self.first_raised
-                return self._path_cx(
-                    q, i, c, t, f"the harness raised {t.type}: {one_line(t.message)[:200]}"
-                ), ""
+            if q in self.found:
+                s, c, t, _ = self.found[q]
+                raised: Raised = t
+                why = f"the harness raised {raised.type}: {one_line(raised.message)[:200]}"
+                return self._path_cx(q, s, c, t, why), ""
             return None, self._unknown_text()
         if q in self.found:
             return self._finding_cx(q, self.found[q]), ""
         if isinstance(q, EffectsAtMostOnce) and q.never_ran(self.machine):
             return None, q.never_ran(self.machine)
-        if self.stopped_early:  # pragma: no cover - stop_early only stops when all are found
+        if self.record.stopped:  # pragma: no cover - stop_early only stops when all are found
             return None, "the search stopped early"
         return None, self._unknown_text()
 
     def _unknown_text(self) -> str:
-        if not self.unknown:
+        unknown = self.graph.unknown
+        if not unknown:
             return ""
         return (
-            f"the outcome of {self.unknown} step{'s' * (self.unknown != 1)} is unknown "
-            f"(the harness raised Undecided: {self.unknown_reason})"
+            f"the outcome of {counted(unknown, 'step')} is unknown "
+            f"(the harness raised Undecided: {self.graph.unknown_reason})"
         )
 
-    def _path(self, j: int) -> list[int]:
-        path = [j]
-        while self.parent[path[-1]] >= 0:
-            path.append(self.parent[path[-1]])
+    def _path(self, s: Any) -> list[Any]:
+        """The states of the breadth-first run from the start to ``s``."""
+        parent = self.record.parent
+        assert parent is not None  # a check's record keeps the parents
+        path = [s]
+        while (step := parent.get(path[-1])) is not None:
+            path.append(step[0])
         path.reverse()
         return path
 
     def _path_cx(
-        self, q: Property, i: int, c: str | None, t: Any, why: str, loop: int | None = None
+        self, q: Property, s: Any, c: str | None, t: Any, why: str, loop: int | None = None
     ) -> Counterexample:
-        """The run along the breadth-first path to state ``i``, then ``c`` (if any) to ``t``."""
-        ids = self._path(i)
-        comps = [self.via[k] for k in ids[1:]]
-        states = [self.states[k] for k in ids]
-        prompts = [self.prompts[k] for k in ids]
+        """The run along the breadth-first path to state ``s``, then ``c`` (if any) to ``t``."""
+        states = self._path(s)
+        parent, prompts = self.record.parent, self.record.prompts
+        comps = [parent[k][1] for k in states[1:]]  # type: ignore[index]
+        shown = [prompts[k] for k in states]
         if c is not None:
             comps.append(c)
-            if type(t) is int:
-                states.append(self.states[t])
-                prompts.append(self.prompts[t])
-            else:
-                states.append(t)
-        return Counterexample(q.name, tuple(comps), tuple(states), tuple(prompts), why, loop)
+            states.append(t)
+            if t is not DIVERGE and type(t) is not Raised and t in prompts:
+                shown.append(prompts[t])
+        return Counterexample(q.name, tuple(comps), tuple(states), tuple(shown), why, loop)
 
     def _finding_cx(self, q: Property, f: Finding) -> Counterexample:
         """The run to a finding: the path to its state, then its step (if any)."""
@@ -201,23 +253,22 @@ class Verdicts:
         why: str,
         loop: int | None = None,
     ) -> Counterexample:
-        """The run through the state ids ``walk`` (one more than ``comps``)."""
-        states = tuple(self.states[k] for k in walk)
-        prompts = tuple(self.prompts[k] for k in walk)
-        return Counterexample(q.name, tuple(comps), states, prompts, why, loop)
+        """The run through the states ``walk`` (one more than ``comps``)."""
+        prompts = tuple(self.record.prompts[k] for k in walk)
+        return Counterexample(q.name, tuple(comps), tuple(walk), prompts, why, loop)
 
     # -- liveness on the explored graph -----------------------------------------------------
-    def _state_succ(self, i: int) -> Iterable[tuple[int, str]]:
-        return ((t, c) for t, c in self.succ[i].items() if type(t) is int)
+    def _state_succ(self, s: Any) -> Iterable[tuple[Any, str]]:
+        return self.graph.succ.get(s, {}).items()
 
     def _never_diverges(self, q: NeverDiverges) -> tuple[Counterexample | None, str]:
         candidates: list[Counterexample] = []
-        if self.first_diverge is not None:
-            i, c = self.first_diverge
+        if self.graph.first_diverge is not None:
+            s, c = self.graph.first_diverge
             candidates.append(
                 self._path_cx(
                     q,
-                    i,
+                    s,
                     c,
                     DIVERGE,
                     "the harness returned DIVERGE (↑): it never returns to the model",
@@ -227,23 +278,25 @@ class Verdicts:
         if lasso is not None:
             candidates.append(lasso)
         if q in self.keyed_found:
-            j, at, why = self.keyed_found[q]
-            candidates.append(self._path_cx(q, j, None, None, why, loop=None if at < 0 else at))
+            s, at, why = self.keyed_found[q]
+            candidates.append(self._path_cx(q, s, None, None, why, loop=None if at < 0 else at))
         if candidates:
             return min(candidates, key=len), ""
-        reasons = [self._unknown_text()] if self.unknown else []
+        reasons = [self._unknown_text()] if self.graph.unknown else []
         return None, "; ".join(reasons)
 
     def _lasso(self, q: Property) -> Counterexample | None:
-        cyclic = cyclic_states(len(self.states), self._state_succ)
+        cyclic = cyclic_states(self.graph.succ)
         if not cyclic:
             return None
-        entry = min(cyclic, key=lambda k: (self.depth[k], k))
+        depth = self.record.depth
+        found_at = {s: k for k, s in enumerate(self.record.prompts)}  # discovery order
+        entry = min(cyclic, key=lambda s: (depth[s], found_at[s]))
         component = cyclic[entry]
         # the shortest cycle through `entry`, inside its strongly connected component
-        back: dict[int, tuple[int, str]] = {}
+        back: dict[Any, tuple[Any, str]] = {}
         queue = deque([entry])
-        closing: tuple[int, str] | None = None
+        closing: tuple[Any, str] | None = None
         while queue and closing is None:
             u = queue.popleft()
             for v, c in self._state_succ(u):
@@ -264,11 +317,11 @@ class Verdicts:
         loop_comps.reverse()
         stem = self._path(entry)
         walk = stem + loop_states[1:]
-        comps = [self.via[k] for k in stem[1:]] + loop_comps
+        comps = [self.record.parent[k][1] for k in stem[1:]] + loop_comps  # type: ignore[index]
         loop_at = len(stem) - 1
         why = (
-            f"a reachable cycle of {len(loop_comps)} step{'s' * (len(loop_comps) != 1)} that never "
-            f"halts: after step {len(comps) - 1} the run is back in {short_repr(self.states[entry])}"
+            f"a reachable cycle of {counted(len(loop_comps), 'step')} that never "
+            f"halts: after step {len(comps) - 1} the run is back in {short_repr(entry)}"
         )
         return self._walk_cx(q, walk + [entry], comps, why, loop_at)
 
@@ -289,21 +342,22 @@ class Verdicts:
             return self._finding_cx(q, self.found[q]), ""
         k = q.k
         if k == 0:  # the start is a state: the run of 0 steps has not halted
-            return self._path_cx(q, 0, None, None, "the start is a state, not HALT"), ""
+            return self._path_cx(q, self.start, None, None, "the start is a state, not HALT"), ""
         candidates: list[Counterexample] = []
-        if self.first_diverge is not None:
-            i, c = self.first_diverge
-            if self.depth[i] + 1 <= k:
+        depth = self.record.depth
+        if self.graph.first_diverge is not None:
+            s, c = self.graph.first_diverge
+            if depth[s] + 1 <= k:
                 candidates.append(
                     self._path_cx(
                         q,
-                        i,
+                        s,
                         c,
                         DIVERGE,
-                        f"the harness returned DIVERGE (↑) after {self.depth[i] + 1} model call(s)",
+                        f"the harness returned DIVERGE (↑) after {depth[s] + 1} model call(s)",
                     )
                 )
-        if k >= len(self.states):
+        if k >= len(self.record.prompts):
             # A run of k >= n steps through n states repeats one: it exists exactly when a
             # cycle is reachable, and the cycle's lasso shows it (without a cycle the
             # layers below empty within n steps).
@@ -312,16 +366,17 @@ class Verdicts:
                 candidates.append(lasso)
                 return min(candidates, key=len), ""
         # Layers of the runs: layer j holds every state some run is in after j steps.
-        # state id -> (previous id, completion) of one run reaching it
-        layer: dict[int, tuple[int, str] | None] = {0: None}
-        layers: list[dict[int, tuple[int, str] | None]] = [layer]
+        # state -> (previous state, completion) of one run reaching it
+        layer: dict[Any, tuple[Any, str] | None] = {self.start: None}
+        layers: list[dict[Any, tuple[Any, str] | None]] = [layer]
         open_end = ""
+        complete = self.graph.complete
         for j in range(k):
-            nxt: dict[int, tuple[int, str] | None] = {}
+            nxt: dict[Any, tuple[Any, str] | None] = {}
             for u in layer:
-                if not self.complete[u]:
+                if u not in complete:
                     open_end = open_end or (
-                        f"a run is in {short_repr(self.states[u])} after {j} step(s) and the "
+                        f"a run is in {short_repr(u)} after {j} step(s) and the "
                         f"search did not expand it ({self._truncation_text() or 'bounded'})"
                     )
                 for v, c in self._state_succ(u):
@@ -333,7 +388,7 @@ class Verdicts:
                 break
         if len(layers) == k + 1 and layers[k]:
             end = next(iter(layers[k]))
-            walk = [end]
+            walk: list[Any] = [end]
             comps: list[str] = []
             for j in range(k, 0, -1):
                 u, c = layers[j][walk[-1]]  # type: ignore[misc]
@@ -346,7 +401,7 @@ class Verdicts:
                     q,
                     walk,
                     comps,
-                    f"after {k} model calls the run has not halted (it is in {short_repr(self.states[walk[-1]])})",
+                    f"after {k} model calls the run has not halted (it is in {short_repr(walk[-1])})",
                 )
             )
         if candidates:
@@ -357,66 +412,61 @@ class Verdicts:
     # -- bounds and statistics ---------------------------------------------------------------
     def _bound_depth(self) -> int | None:
         """The depth up to which every run was searched, when not the whole graph."""
-        bounds = []
-        if self.depth_cut and self.max_depth is not None:
+        record, bounds = self.record, []
+        if record.depth_cut and self.max_depth is not None:
             bounds.append(self.max_depth)
-        if self.cut_depth is not None:
-            bounds.append(self.cut_depth)
+        if record.cut:  # the depth being expanded when max_states stopped the search
+            bounds.append(record.depth[record.rows[-1][0]])
         return min(bounds) if bounds else None
 
     def _truncation_text(self) -> str | None:
         parts = []
-        if self.depth_cut:
+        if self.record.depth_cut:
             parts.append(self.bounds.depth_cut())
         if self.truncated:
             parts.append(self.truncated)
-        if self.stopped_early:
+        if self.record.stopped:
             parts.append("every property was refuted, so the search stopped early")
         return "; ".join(parts) or None
 
     def _bound_text(self) -> str:
-        if self.bound_depth is None and not self.stopped_early:
-            n = len(self.states)
-            return f"the whole reachable graph ({n:,} state{'s' * (n != 1)})"
+        n = len(self.record.prompts)
+        if self.bound_depth is None and not self.record.stopped:
+            return f"the whole reachable graph ({counted(n, 'state')})"
         if self.bound_depth is None:
-            return f"stopped early at {len(self.states):,} states"
+            return f"stopped early at {counted(n, 'state')}"
         d = self.bound_depth
-        return f"every run of at most {d} step{'s' * (d != 1)}"
+        return f"every run of at most {counted(d, 'step')}"
 
 
-def cyclic_states(
-    n: int, succ: Callable[[int], Iterable[tuple[int, str]]]
-) -> dict[int, frozenset[int]]:
-    """The states on a cycle (states 0..n-1), each mapped to its strongly connected
-    component. Tarjan's algorithm, iterative (a long chain must not hit the recursion
-    limit)."""
-    index = [-1] * n
-    low = [0] * n
-    on_stack = [False] * n
-    stack: list[int] = []
-    counter = 0
-    out: dict[int, frozenset[int]] = {}
-    for root in range(n):
-        if index[root] != -1:
+def cyclic_states(succ: Mapping[Any, Iterable[Any]]) -> dict[Any, frozenset[Any]]:
+    """The states on a cycle of the graph ``succ`` (state -> its successor states; a state
+    with none may be left out), each mapped to its strongly connected component. Tarjan's
+    algorithm, iterative (a long chain must not hit the recursion limit)."""
+    index: dict[Any, int] = {}
+    low: dict[Any, int] = {}
+    on_stack: set[Any] = set()
+    stack: list[Any] = []
+    out: dict[Any, frozenset[Any]] = {}
+    for root in succ:
+        if root in index:
             continue
-        work = [(root, iter(list(succ(root))))]
-        index[root] = low[root] = counter
-        counter += 1
+        work = [(root, iter(list(succ.get(root, ()))))]
+        index[root] = low[root] = len(index)
         stack.append(root)
-        on_stack[root] = True
+        on_stack.add(root)
         while work:
             v, it = work[-1]
             advanced = False
-            for w, _ in it:
-                if index[w] == -1:
-                    index[w] = low[w] = counter
-                    counter += 1
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = len(index)
                     stack.append(w)
-                    on_stack[w] = True
-                    work.append((w, iter(list(succ(w)))))
+                    on_stack.add(w)
+                    work.append((w, iter(list(succ.get(w, ())))))
                     advanced = True
                     break
-                if on_stack[w]:
+                if w in on_stack:
                     low[v] = min(low[v], index[w])
             if advanced:
                 continue
@@ -428,11 +478,11 @@ def cyclic_states(
                 comp = []
                 while True:
                     w = stack.pop()
-                    on_stack[w] = False
+                    on_stack.discard(w)
                     comp.append(w)
                     if w == v:
                         break
-                if len(comp) > 1 or any(t == v for t, _ in succ(v)):
+                if len(comp) > 1 or v in succ.get(v, ()):
                     members = frozenset(comp)
                     for w in comp:
                         out[w] = members

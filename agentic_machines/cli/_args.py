@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from .._files import excerpt, read_regular
+from .._text import counted
 from ..architectures.catalog import runs_model_code
 from ..errors import InvalidArgument
 
@@ -484,9 +485,24 @@ def budget_note(machine: Any, diverged: int, steps: int) -> str | None:
     if not diverged or budget is None or diverged * budget < BUDGET_NOTE_LINES:
         return None
     return (
-        f"note: {diverged:,} of {steps:,} step{'s' * (steps != 1)} ran out of their line "
+        f"note: {diverged:,} of {counted(steps, 'step')} ran out of their line "
         f"budget, and each ran all {budget:,} lines: they take most of the time; lower it "
         "with --line-budget N if no step needs that many"
+    )
+
+
+def graph_counts(stats: dict[str, Any]) -> str:
+    """What a written graph holds, from its ``stats`` (``diagram`` and ``view`` say it),
+    with its undecided steps, which a drawing may not show.
+
+    >>> graph_counts({"states": 1, "edges": 0, "depth": 0, "undecided": 1})
+    '1 state, 0 edges, depth 0, 1 undecided step'
+    """
+    undecided = stats.get("undecided", 0)
+    return (
+        f"{counted(stats['states'], 'state')}, {counted(stats['edges'], 'edge')}, "
+        f"depth {stats['depth']}"
+        + (f", {counted(undecided, 'undecided step')}" if undecided else "")
     )
 
 
@@ -597,10 +613,12 @@ def machine_with_isolation(entry: Any, isolation: str | None) -> Any:
     """
     module = entry.module
     if module is not None and runs_model_code(module):
-        from ..execution.sandbox import namespace_tool, resolve_isolation  # only if it runs code
+        from ..architectures.options import ExecOptions  # only if it runs code
+        from ..execution.sandbox import namespace_tool  # only if it runs code
 
-        level = resolve_isolation(isolation or "strongest")
-        machine = module.machine(isolation=level)
+        options = ExecOptions(isolation=isolation or "strongest").resolved()
+        level = options.isolation
+        machine = module.machine(options=options)
         shown = f"namespace ({namespace_tool()})" if level == "namespace" else level
         if level == "inline":
             shown = "inline (the completions' code runs in this process, unsandboxed)"

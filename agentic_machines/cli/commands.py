@@ -32,7 +32,7 @@ from typing import Any
 
 from .. import __version__
 from .._files import open_output
-from .._text import ending_line, escape_controls
+from .._text import counted, ending_line, escape_controls
 from ..architectures.catalog import names
 from ..embedding import check_embedding, identity
 from ..errors import (
@@ -61,6 +61,7 @@ from ._args import (
     clip,
     completions_for,
     graph_budget_note,
+    graph_counts,
     machine_with_isolation,
     natural,
     positive,
@@ -433,16 +434,17 @@ def _check(args: argparse.Namespace) -> int:
         print(f"  {verdict}")
         return 0
 
+    # a verdict names the machine, whose name is the file's text: escaped as the states are
     for state in machine.states:
         verdict = is_spe_state(machine, state)
-        print(f"state {state!r}: {verdict}")
+        print(escape_controls(f"state {state!r}: {verdict}"))
     found = spe_states(machine)
     print(
         f"SPE states: {{{', '.join(map(repr, sorted(found, key=repr)))}}}"
         if found
         else "SPE states: none"
     )
-    print(f"identity embedding: {check_embedding(identity(machine))}")
+    print(escape_controls(f"identity embedding: {check_embedding(identity(machine))}"))
     return 0
 
 
@@ -472,13 +474,17 @@ def _refuse_sampling(args: argparse.Namespace, entry: Any) -> None:
 
 
 def _describe(name: str, machine: Any, kind: str | None = None) -> str:
-    states = "infinitely many states" if machine.states is None else f"{len(machine.states)} states"
+    states = (
+        "infinitely many states"
+        if machine.states is None
+        else counted(len(machine.states), "state")
+    )
     comps = (
         "every string a completion"
         if machine.completions is None
-        else f"{len(machine.completions)} completions"
+        else counted(len(machine.completions), "completion")
     )
-    return f"{name}: {kind or type(machine).__name__}, {states}, {comps}"
+    return escape_controls(f"{name}: {kind or type(machine).__name__}, {states}, {comps}")
 
 
 def _diagram(args: argparse.Namespace) -> int:
@@ -546,7 +552,7 @@ def _diagram(args: argparse.Namespace) -> int:
         draw(graph, args.output, format=fmt, title=f"{entry.name} ({entry.kind})", **marks)
     stats = graph.graph["stats"]
     print(
-        f"wrote {args.output} ({fmt}): {stats['states']} states, {stats['edges']} edges, depth {stats['depth']}"
+        f"wrote {args.output} ({fmt}): {graph_counts(stats)}"
         + (f"; truncated ({stats['truncated_reason']})" if stats["truncated"] else "")
     )
     return 0

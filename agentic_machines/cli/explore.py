@@ -25,7 +25,7 @@ import sys
 from typing import Any
 
 from .._outcome import is_end
-from .._text import clip_prompt_repr, graph_context, short_text
+from .._text import clip_prompt_repr, counted, escape_controls, graph_context, short_text
 from ..machine import show_outcome
 from ._args import (
     add_bound_arguments,
@@ -101,7 +101,7 @@ def describe_graph(graph: Any, limit: int = 72) -> str:
     states = stats["states"]
     ending = f"truncated: {stats['truncated_reason']}" if stats["truncated"] else "complete"
     lines = [
-        f"{graph.graph.get('machine', 'machine')}: {states} state{'s' if states != 1 else ''}, "
+        f"{graph.graph.get('machine', 'machine')}: {counted(states, 'state')}, "
         f"{stats['transitions']} transitions, depth {stats['depth']} ({ending})"
     ]
     for node, attrs in graph.nodes(data=True):
@@ -124,4 +124,4 @@ def describe_graph(graph: Any, limit: int = 72) -> str:
                 )
         for c in attrs.get("undecided", []):
             lines.append(f"       {short_text(repr(c), limit)} -> undecided")
-    return "\n".join(lines)
+    return escape_controls("\n".join(lines))  # the machine's name is its file's text

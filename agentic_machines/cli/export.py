@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._text import counted
 from ._args import add_isolation_arguments, add_target_arguments, agent_options
 
 __all__ = ["add_parser", "export_command"]
@@ -51,7 +52,7 @@ def export_command(args: argparse.Namespace) -> int:
     machine = entry.machine()
     path = dump_machine(machine, args.output)
     print(
-        f"wrote {path}: {machine.name}, {len(machine.states)} states, "
-        f"{len(machine.completions)} completions"
+        f"wrote {path}: {machine.name}, {counted(len(machine.states), 'state')}, "
+        f"{counted(len(machine.completions), 'completion')}"
     )
     return 0

@@ -517,13 +517,13 @@ print(evaluate("(or #f 2 (car nil))"))
     ),
     Term(
         "let*",
-        "(let* ((x e) (y e')) body)  =  (let ((x e)) (let ((y e')) body))",
-        "Bindings made one after another, so a later one sees the earlier ones: nested lets, each an application of a lambda in the CEK machine.",
+        "⟨(let* ((x e) b ...) body), ρ, κ⟩ → ⟨e, ρ|e, let*(x (let* (b ...) body), ρ) :: κ⟩;  ⟨v, let*(x r, ρ) :: κ⟩ → ⟨r, {x ↦ v} + ρ, κ⟩",
+        "Bindings made one after another, so a later one sees the earlier ones (and a name bound again shadows the earlier binding): let* has a rule of its own in the CEK machine, which evaluates one binding's expression (an atom's value at once), binds it, and goes on with the next; the body is in tail position, and (let* () body) is its body.",
         """\
-from agentic_machines.cek import evaluate
-print(evaluate("(let* ((a 1) (b (+ a 1))) (* a b 10))"))
+from agentic_machines.cek import evaluate, unparse
+print(evaluate("(let* ((a 1) (b (+ a 1))) (* a b 10))"), unparse(evaluate("(let* ((x 1) (x (+ x 1))) (list x))")))
 """,
-        result="20\n",
+        result="20 (2)\n",
         aliases=("let star",),
         see=("CEK machine",),
     ),

@@ -50,7 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from .._text import clip_prompt_repr, escape_controls, short_text
+from .._text import clip_prompt_repr, counted, escape_controls, short_text
 from ..errors import InvalidArgument
 from ..machine import DIVERGE, AgenticMachine, is_sentinel, show_outcome
 from ..runtime.models import ScriptedModel
@@ -331,7 +331,7 @@ class PlaySession:
         if 1 <= int(typed[1:]) <= len(alphabet) or typed in alphabet:
             return None
         return (
-            f"{typed}: the list has {len(alphabet)} completion{'s' * (len(alphabet) != 1)}, "
+            f"{typed}: the list has {counted(len(alphabet), 'completion')}, "
             f"#1 to #{len(alphabet)}; pick one of them"
         )
 
@@ -431,7 +431,7 @@ def show_state_of(machine: AgenticMachine, state: Any) -> str:
         return _show_spell(state)
     if t is TraceState:
         done = state.completions
-        return f"trace state: {len(done)} completion{'s' * (len(done) != 1)} so far {done!r}"
+        return f"trace state: {counted(len(done), 'completion')} so far {done!r}"
     return repr(state)
 
 
@@ -499,7 +499,7 @@ def _open_parens(text: str) -> int:
 
 
 def _steps(n: int) -> str:
-    return f"{n} step{'s' * (n != 1)}"
+    return counted(n, "step")
 
 
 # -- the subcommand ------------------------------------------------------------------------

@@ -24,9 +24,9 @@ from __future__ import annotations
 import sys
 from typing import IO, Any
 
-from .._text import clip
+from .._text import clip, counted, escape_controls
 from ..architectures.catalog import Entry
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, Undecided
 from ..generation import is_spe_state
 from ..machine import AgenticMachine, Outcome, is_sentinel
 from ._args import graph_budget_note
@@ -75,15 +75,23 @@ def check_infinite(
         stats = graph.graph["stats"]
         shown = ", ".join(repr(c) for c in alphabet[:6]) + (" ..." if len(alphabet) > 6 else "")
         print(
-            f"explored {stats['states']} states to depth {stats['depth']} on completions {shown} "
+            f"explored {counted(stats['states'], 'state')} to depth {stats['depth']} on completions {shown} "
             "(sample states for the check)",
             file=out,
         )
         note = graph_budget_note(machine, graph)
         if note is not None:
             print(note, file=sys.stderr)
+        clocked = {
+            (n, c): a["undecided_reason"]
+            for n, a in graph.nodes(data=True)
+            for c in a.get("undecided", ())
+        }
+        if clocked:  # asked again, each would cost its whole step_timeout once more
+            machine = _WithAlphabet(machine, list(alphabet), clocked)
     verdict = is_spe_state(machine, start, states=sample or None)
-    print(f"start state {clip(repr(start), 60)}: {verdict}", file=out)
+    # the verdict names the machine, whose name is the user's text: escaped as the state is
+    print(escape_controls(f"start state {clip(repr(start), 60)}: {verdict}"), file=out)
     if verdict.holds is None:
         print(MORE, file=out)
     return 0
@@ -92,15 +100,24 @@ def check_infinite(
 class _WithAlphabet(AgenticMachine):
     """``machine`` with a finite completion alphabet: the same states, prompts and steps."""
 
-    def __init__(self, machine: AgenticMachine, completions: list[str]) -> None:
+    def __init__(
+        self,
+        machine: AgenticMachine,
+        completions: list[str],
+        clocked: dict[tuple[Any, str], str] | None = None,
+    ) -> None:
         self.machine = machine
         self.completions = tuple(dict.fromkeys(completions))
         self.initial, self.name = machine.initial, machine.name
+        self.clocked = clocked or {}  # (state, completion) -> why the clock ended that step
 
     def prompt(self, state: Any) -> str:
         return self.machine.prompt(state)
 
     def harness(self, state: Any, completion: str) -> Outcome:
+        why = self.clocked.get((state, completion)) if self.clocked else None
+        if why is not None:  # undecided as the exploration found it, without waiting again
+            raise Undecided(why)
         return self.machine.harness(state, completion)
 
 

@@ -34,6 +34,7 @@ from ._args import (
     agent_options,
     completions_for,
     file_stem,
+    graph_counts,
     machine_with_isolation,
 )
 
@@ -85,7 +86,7 @@ def view_command(args: argparse.Namespace) -> int:
         entry.highlights(machine, graph),
     )
     stats = graph.graph["stats"]
-    print(f"wrote {out}: {stats['states']} states, {stats['edges']} edges, depth {stats['depth']}")
+    print(f"wrote {out}: {graph_counts(stats)}")
     if args.serve:
         with serving(out, args.port) as url:
             print(f"serving {url} (Ctrl-C stops)", flush=True)

@@ -23,7 +23,7 @@ from typing import Any
 import networkx as nx
 
 from .._outcome import Raised
-from .._text import short_text
+from .._text import escape_controls, short_text
 from ..errors import InvalidArgument
 from ..machine import DIVERGE, HALT
 from ..runtime.harness import TraceState
@@ -83,7 +83,7 @@ def node_names(graph: nx.DiGraph) -> dict[Hashable, tuple[str, str]]:
         else:
             ident = f"s{index}"
             index += 1
-            label = attrs.get("label") or _state_text(node, ident)
+            label = escape_controls(attrs.get("label") or _state_text(node, ident))
         if label in used:  # e.g. the state "1" and the state 1: keep labels unique
             label = f"{label} ({ident})"
         used.add(label)

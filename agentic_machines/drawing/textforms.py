@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
 import networkx as nx
 
-from .._text import clip_prompt, graph_context, short_text
+from .._text import clip_prompt, escape_controls, graph_context, short_text
 from ..errors import InvalidArgument
 from .roles import COLORS, Roles, find_roles, node_names
 
@@ -101,6 +102,7 @@ def mermaid_text(text: str) -> str:
     >>> mermaid_text('say "hi" | #1\\nnext')
     'say #quot;hi#quot; #124; #35;1<br/>next'
     """
+    text = escape_controls(text)  # a label printed to a terminal cannot drive it
     # '#' first: it starts every entity code that the other replacements insert.
     for raw, code in (
         ("#", "#35;"),
@@ -175,6 +177,7 @@ def to_dot(graph: nx.DiGraph, **highlights: Any) -> str:
 
 
 def _dot_text(text: str) -> str:
+    text = escape_controls(text)  # a label printed to a terminal cannot drive it
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
@@ -213,7 +216,13 @@ def to_json(graph: nx.DiGraph, *, indent: int | None = None) -> str:
         else:
             meta[k] = _jsonable(v)
     data = {"directed": True, "multigraph": False, "graph": meta, "nodes": nodes, "edges": edges}
-    return json.dumps(data, ensure_ascii=False, indent=indent)
+    text = json.dumps(data, ensure_ascii=False, indent=indent)
+    # JSON leaves DEL and the C1 controls (\x9b is a one-byte CSI) as they are; as \u
+    # escapes they read back the same and cannot drive a terminal the JSON is printed to
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_C1 = re.compile("[\x7f-\x9f]")
 
 
 def _jsonable(value: Any) -> Any:

@@ -238,14 +238,10 @@ class LineBudget:
 
 
 # -- process-wide hooks, installed while any thread has an active budget ------------------------
-# sys.unraisablehook and gc.callbacks are the process's, so they go in when the first thread
-# enters a budget and out when the last thread leaves its last one. Each thread has a token,
-# made on its first budget and held in its thread-local values; a weak reference to it is in
-# _watchers while the thread has an active budget. A thread that ends inside a budget (a step
-# thread abandoned) drops its token with its thread-local values, and the reference's callback
-# counts it out as if it had left. The lock keeps two threads from installing the hooks twice,
-# or one from removing them while another installs them; no callback runs under it (a token
-# dies only with its thread, which is then running no code of this module).
+# sys.unraisablehook and gc.callbacks go in when the first thread enters a budget and out when
+# the last leaves its last one. A thread is counted by a weak reference to its token (held in
+# its thread-local values), so one that ends inside a budget is counted out with them. The
+# lock orders installing and removing; no callback runs under it.
 _watch_lock = threading.Lock()
 _watchers: set[weakref.ref[_Watch]] = set()
 
@@ -316,21 +312,12 @@ def _unhook() -> None:
             callbacks.remove(callback)
 
 
-# -- lines run inside a cyclic collection (see the module's docstring) ------------------------
-# Two gc.callbacks entries, the first of the list and the last, so that the lines of every
-# other entry (a linear run's timing of collections among them) run inside the interval
-# charged to no one. Each acts on the state of the thread the collection runs in, if that
-# thread has an active budget: the collector runs in whichever thread allocated, and the
-# finalizers it runs there are that thread's lines, which only that thread's budgets count.
-#
-# Both make their stores with no call and no loop between their first test and them: a signal
-# handler or a raise sent from another thread lands only where the eval loop checks for one
-# (a function's entry, a call, a backward jump), so nothing can stop them half-way through;
-# an exception at their entry (reported as unraisable) leaves the state as it was. An entry
-# someone appends while a budget is active is put before _gc_last at the next collection's
-# start (the walk is at index 0 then, so moving a later entry skips none). A start
-# with no end (someone changed gc.callbacks during the collector's walk of it, which can skip
-# an entry) is overwritten by the next start; an end with no start does nothing.
+# -- lines run inside a cyclic collection (docs/determinism.md) --------------------------------
+# Two gc.callbacks entries, the first and the last of the list, so that every other entry
+# runs inside the interval charged to no one; each acts on the thread the collection runs
+# in. Both store with no call or loop before their stores, so no signal or asynchronous
+# raise (which land only at calls and backward jumps) stops them half-way; a start with no
+# end is overwritten by the next start, an end with no start does nothing.
 
 
 def _gc_first(phase: str, info: dict) -> None:

@@ -97,11 +97,8 @@ BLOCKED_ATTRIBUTES = frozenset(
     __objclass__ __wrapped__ __kwdefaults__ __defaults__ mro gi_frame gi_code cr_frame cr_code ag_frame
     ag_code f_back f_globals f_locals f_builtins f_code tb_frame tb_next co_consts""".split()
 )
-"""Attributes model code may not name: the introspection paths from an ordinary object to
-the harness's modules, frames and real builtins (``().__class__.__base__.__subclasses__()``,
-``f.__globals__``, ``g.gi_frame.f_back``). They are refused when a block is compiled and
-by the ``getattr``/``hasattr``/``setattr`` model code sees. Defining and calling methods
-such as ``__init__`` or ``__str__`` stays allowed."""
+"""Attributes model code may not name (refused at compile time and by its ``getattr``): the
+paths from an ordinary object to the harness's modules, frames and real builtins."""
 
 
 # --------------------------------------------------------------------------------------
@@ -765,14 +762,9 @@ def _execute(
 
 
 def contained(fn: Callable[[], Any], fallback: Callable[[BaseException], Any]) -> Any:
-    """Run harness-side code that may call methods model code defined, and contain them.
-
-    After a block ends, the harness still touches the block's values: it copies them
-    (``__deepcopy__``), shows exceptions (``__str__``), converts an answer to text. Those
-    methods are model code and may raise anything, ``SystemExit`` and
-    ``KeyboardInterrupt`` included; whatever they raise becomes ``fallback(exc)`` so the
-    harness stays total. A spent line budget (the harness step's) and a real Ctrl-C still
-    propagate.
+    """``fn()``, where whatever a model-defined method it reaches (``__str__``,
+    ``__deepcopy__``) raises, ``SystemExit`` included, becomes ``fallback(exc)``; a spent
+    line budget and a real Ctrl-C still propagate.
 
     >>> class Loud:
     ...     def __str__(self):

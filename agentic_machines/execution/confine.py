@@ -1,20 +1,11 @@
 """What confines a worker process: the namespace tools, the command line, the limits.
 
-:func:`namespace_tool` finds the first tool (``bwrap``, else ``unshare``) that can start
-a worker here, probed once per process with the worker's own start-up. :func:`confined_argv`
-builds the command line that runs a worker inside it (no network, a read-only view of the
-filesystem, a minimal ``/dev``, private size-limited tmpfs mounts, the host's socket
-directories hidden, the seccomp filter); :func:`child_limits` sets the OS limits in the child;
-:func:`remove_tree` removes a worker's scratch directory without following a link the
-worker planted.
-
-A host running as root never runs a worker as root: :func:`worker_uid` is an unprivileged
-uid of the worker's own, which it becomes before it reads its first message (at every
-isolated level; :func:`remove_ipc` removes what that uid left at the process level), and
-the directories it could not enter as that uid on the way to the interpreter and the
-package (:func:`closed_ancestors`, ``/root`` for a checkout there) are covered, in the
-worker's own mount namespace, by an empty tmpfs into which those paths are mounted back
-read-only.
+:func:`namespace_tool` finds the first tool (``bwrap``, else ``unshare``) that starts a
+worker here; :func:`confined_argv` builds the command line that runs a worker inside it;
+:func:`child_limits` sets the OS limits in the child; :func:`remove_tree` removes a
+worker's scratch directory without following a link the worker planted. A root host's
+workers run as uids of their own (:func:`worker_uid`; :func:`remove_ipc` removes what one
+left). How each level is built: docs/reference/worker.md and docs/threat_model.md.
 """
 
 from __future__ import annotations
@@ -45,14 +36,9 @@ NO_NAMESPACE_TOOL = (
 
 
 def namespace_tool() -> str | None:
-    """``"bwrap"`` or ``"unshare"``: the first tool that can start a namespaced worker here.
-
-    Each tool is tried once per process (the worker's own start-up inside it), so a tool
-    that is installed but not permitted (no user namespaces), or that cannot reach the
-    package or the interpreter, is not chosen. Falling back from ``bwrap`` to ``unshare``
-    is never silent: it warns once, with :class:`~agentic_machines.errors.IsolationFallback`
-    naming the reason.
-    """
+    """``"bwrap"`` or ``"unshare"``: the first tool that starts a worker here (tried once per
+    process with the worker's own start-up, :func:`probe`); falling back to ``unshare``
+    warns once with :class:`~agentic_machines.errors.IsolationFallback`."""
     for tool in ("bwrap", "unshare"):
         if tool not in _TOOLS:
             _TOOLS[tool] = probe(tool)
@@ -75,12 +61,12 @@ _UNSTAGED: list[str] = []  # why bwrap's launcher could not mount the bounded tm
 
 
 def probe(tool: str) -> str | None:
-    """None when ``tool`` starts a worker here, else the reason it does not.
+    """None when ``tool`` starts a worker here, else the reason it does not. bubblewrap
+    without its launcher's bounded tmpfs mounts (``worker._stage``; e.g. an AppArmor policy
+    refuses the launcher a user namespace) is said once, with an ``IsolationFallback``.
 
-    bubblewrap is tried with its launcher's bounded tmpfs mounts (``worker._stage``) and,
-    where those cannot be made (no user namespace for the launcher, e.g. an AppArmor
-    policy that allows one to bwrap only), with bwrap's own ``--tmpfs``, which bounds no
-    inode count: that is said once, with :class:`~agentic_machines.errors.IsolationFallback`.
+    >>> probe("no-such-tool-am")
+    'no-such-tool-am is not installed (not found on PATH)'
     """
     reason = _probe_once(tool, stage=True)
     if reason is None or tool != "bwrap":
@@ -333,24 +319,11 @@ def confined_argv(
     uid: int | None = None,
     stage: bool | None = None,
 ) -> list[str]:
-    """The command line that runs ``argv`` (a worker's, :func:`boot_argv`) confined, as
-    ``uid`` (:func:`worker_uid`; None: this user's).
-
-    Under ``bwrap``: a user namespace in which no further one can be made
-    (``--disable-userns``), no capabilities, the filesystem read-only, a minimal ``/dev``,
-    ``/proc/sys`` read-only, ``/tmp``, ``/dev/shm`` and the scratch directory size-limited
-    private tmpfs mounts, the directories of :data:`_HIDDEN` empty, and the seccomp filter
-    of :mod:`~agentic_machines.execution.seccomp` read from ``seccomp_fd``. bubblewrap is
-    started by the worker's own start-up acting as a launcher (``--exec``): in a mount
-    namespace of its own it mounts the three tmpfs, bounded in size and inodes
-    (``worker._stage``: bwrap's ``--tmpfs`` takes no inode count), for bwrap to bind; on a
-    root host it also covers :func:`closed_ancestors`, becomes :func:`worker_uid` and runs
-    bubblewrap as that uid. ``stage`` False (None: as :func:`probe` found this host)
-    leaves the tmpfs mounts to bwrap's ``--tmpfs`` and the launcher to root hosts. Under ``unshare`` the
-    worker builds the same confinement itself (``worker._readonly_except``). With no tool
-    (the ``process`` level) the worker only loads the seccomp filter, after becoming
-    :func:`worker_uid` on a root host.
-    """
+    """The command line that runs ``argv`` (:func:`boot_argv`) under ``tool`` (None: the
+    ``process`` level), as ``uid`` (:func:`worker_uid`; None: this user's), with the seccomp
+    filter read from ``seccomp_fd``. ``stage`` False (None: as :func:`probe` found this
+    host) leaves bwrap's tmpfs mounts to its ``--tmpfs``. What each tool gives, and what the
+    worker's start-up adds: docs/reference/worker.md."""
     size = str(_tmpfs_bytes(limits or Limits()))
     closed = closed_ancestors(uid)
     drop = ["--uid", str(uid)] if uid is not None else []
@@ -431,7 +404,9 @@ def confined_argv(
             size,
             *_HIDDEN,
         ]
-    return [*argv, *drop, "--seccomp"]
+    # a root host's worker owns no file: bounded tmpfs mounts where every uid may write
+    bound = ["--bound", scratch, size] if uid is not None else []
+    return [*argv, *drop, *bound, "--seccomp"]
 
 
 def user_processes(uid: int | None = None) -> int:
@@ -481,13 +456,9 @@ _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLL
 def remove_tree(path: str) -> None:
     """Remove the directory ``path`` and everything in it; best effort, never raises.
 
-    Iterative and by file descriptor, so that a tree the worker built cannot stop it: a chain
-    of 1,500 nested directories is neither a ``RecursionError`` (``shutil.rmtree`` recurses
-    in Python 3.11) nor ``ENAMETOOLONG`` (its path is longer than ``PATH_MAX``), and at most
-    two descriptors are open at a time. Symbolic links are removed, never followed; a
-    directory model code made unreadable is made readable first. Going back up with ``..``,
-    each parent is checked to be the directory it came from (same device and inode), so a
-    directory moved meanwhile stops the removal rather than leading it elsewhere.
+    Iterative and by file descriptor (a 1,500-level chain is neither a ``RecursionError``
+    nor ``ENAMETOOLONG``); links are removed, never followed; going back up, each parent
+    must be the directory it came from (device and inode), else the removal stops.
 
     >>> root = tempfile.mkdtemp()
     >>> deep = os.path.join(root, *["d"] * 50)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..errors import InvalidArgument, REPLNameError
@@ -151,14 +151,7 @@ class Limits:
     replay_timeout_s: float = 120.0
 
     def __post_init__(self) -> None:
-        for name in (
-            "timeout_s",
-            "memory_mb",
-            "cpu_s",
-            "open_files",
-            "file_size_mb",
-            "replay_timeout_s",
-        ):
+        for name in (f.name for f in fields(self)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise InvalidArgument(f"Limits.{name} must be a positive number, got {value!r}")

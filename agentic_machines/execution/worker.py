@@ -1,21 +1,10 @@
 """The isolated worker: runs blocks for a :class:`~.sandbox.ProcessRunner`, one message at a time.
 
-Started by the host as a separate Python process (see ``confine._BOOT``), it reads one JSON
-message per line on stdin and writes exactly one per line on stdout, strictly alternating:
-every host message gets one reply. Inside, an :class:`~.sandbox.InlineRunner` holds the
-episode's namespaces and runs blocks with the rerun-with-cached-calls technique, so the
-semantics are those of ``isolation="inline"``. What the worker cannot do itself it asks for:
-
-* an *effect* (``act``): the worker sends ``{"type": "effect", ...}`` in the middle of the
-  block and waits for the host's ``{"op": "reply", ...}``;
-* a *request* (``llm_query``, a child REPL): the block's attempt ends, the worker sends
-  ``{"type": "request", ...}`` and keeps the block's driver suspended; the host may then
-  run other blocks (a child REPL's) before it sends the ``reply``;
-* at the end of a block, ``{"type": "result", ...}``.
-
-Host messages (``op``): ``namespace``, ``run``, ``reply``, ``bind``, ``restore``,
-``push_args``, ``pop_args``, ``variables``, ``text_of``. Anything else ends the worker.
-Model code runs here, so nothing here is trusted by the host: the host checks every reply.
+Started by the host (``confine._BOOT``), it confines itself, then reads one JSON message per
+line on stdin and writes exactly one reply per line on stdout. An :class:`~.sandbox.InlineRunner`
+holds the episode's namespaces, so the semantics are those of ``isolation="inline"``. A
+block's effect (``act``) and request (``llm_query``, a child REPL) are messages to the host,
+which checks every reply. The protocol and the start-up: docs/reference/worker.md.
 """
 
 from __future__ import annotations
@@ -34,9 +23,7 @@ from .codeexec import Request
 from .confine import STAGED, masked_worker_paths
 from .runner import InlineRunner, Scaffold
 
-TEXT_LINES = 100_000
-"""The line budget of ``str`` of a model value (``text_of``: a model-defined ``__str__``
-runs): past it there is no text, decided by lines on any machine, not by the deadline."""
+TEXT_LINES = 100_000  # the line budget of str() of a model value (text_of): past it, no text
 
 __all__ = ["main", "Server"]
 
@@ -223,14 +210,8 @@ def _rebuild(data: Any) -> BaseException:
 # processes a block started
 # --------------------------------------------------------------------------------------
 def end_descendants(rounds: int = 1000) -> None:
-    """SIGKILL every process descended from this one, and reap them.
-
-    The worker is a *child subreaper* (:func:`main`), so a process a block started that
-    detached itself (``setsid``, a double fork) is re-parented to the worker, not to init:
-    every descendant is found from ``/proc`` by its parent chain. When the worker has no
-    child at all (``waitid`` says ``ECHILD``), nothing runs and this costs one system call.
-    A descendant forking while it is killed is caught in a later round.
-    """
+    """SIGKILL every process descended from this one (found from ``/proc`` by parent chain:
+    the worker is a child subreaper, so detached ones come back to it), and reap them."""
     me = os.getpid()
     for _ in range(rounds):
         try:
@@ -262,9 +243,7 @@ def _handlers() -> dict[int, Any]:
 
 
 def _quiet(handlers: dict[int, Any]) -> None:
-    """Stop the interval timers and the alarm a block set, and put back the signal handlers
-    it changed: nothing of a block runs in the next one (threads and POSIX timers are
-    refused by the seccomp filter)."""
+    """Stop the block's interval timers and alarm; put back the signal handlers it changed."""
     for which in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF):
         signal.setitimer(which, 0)
     signal.alarm(0)
@@ -381,15 +360,9 @@ def _readonly_except(
     hidden: Sequence[str] = (),
     expose: Sequence[str] = (),
 ) -> None:
-    """Remount every filesystem read-only except ``scratch`` (inside ``unshare --mount``).
-
-    With ``size`` (bytes), as ``bwrap`` does for the namespace level: ``/dev`` becomes a
-    minimal one (:data:`_DEVICES`, a private ``/dev/shm``), ``/tmp`` and ``scratch``
-    private tmpfs mounts of that size (and a bounded number of inodes), the directories
-    ``hidden`` are covered by empty ones, and so are those of ``expose`` (directories the
-    worker's uid cannot enter) into which the worker's code and interpreter are mounted
-    back. ``/proc`` is remounted read-only with the rest: no kernel setting is written.
-    """
+    """Remount every filesystem read-only except ``scratch`` (inside ``unshare --mount``);
+    with ``size``, build what ``bwrap`` gives (docs/reference/worker.md): a minimal
+    ``/dev``, bounded tmpfs mounts, ``hidden`` and ``expose`` covered."""
     c = _Libc()
     keep = {"nosuid": c.MS_NOSUID, "nodev": c.MS_NODEV, "noexec": c.MS_NOEXEC}
     keep.update({"noatime": 1024, "nodiratime": 2048, "relatime": 1 << 21})
@@ -437,34 +410,47 @@ def _readonly_except(
     c.bind_back(devices + held)
 
 
-def _expose(expose: Sequence[str]) -> None:
+SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+"""The directories every uid may create files in (mode 1777) on a usual Linux host."""
+
+
+def _private_mounts(
+    expose: Sequence[str], bounded: tuple[str, int] | None = None, uid: int | None = None
+) -> None:
     """At the process level on a root host: a private mount namespace in which the
     directories ``expose`` (that the worker's uid cannot enter) are covered by empty ones,
-    with the worker's code and interpreter mounted back; nothing else changes."""
+    with the worker's code and interpreter mounted back. With ``bounded`` (the scratch
+    directory and a size in bytes), :data:`SHARED_WRITABLE` and the scratch directory become
+    private tmpfs mounts of that size and one inode per 4 kB: the worker's uid owns no file
+    of the host, so these are the only places it may create one. Where this host refuses a
+    mount namespace (a container without ``CAP_SYS_ADMIN``) and nothing is exposed, nothing."""
     c = _Libc()
     clone_newns = 0x00020000
     if c.libc.unshare(clone_newns) != 0:
-        raise c.fail("a private mount namespace failed")
+        if expose:
+            raise c.fail("a private mount namespace failed")
+        return
     if c.mount(None, "/", c.MS_REC | c.MS_PRIVATE) != 0:
         raise c.fail("making mounts private failed")
-    held = [(p, os.open(p, os.O_PATH)) for p in masked_worker_paths(list(expose))]
+    shared = [d for d in SHARED_WRITABLE if bounded and os.path.isdir(d)]
+    shared = [d for d in shared if not os.path.islink(d)]
+    held = [(p, os.open(p, os.O_PATH)) for p in masked_worker_paths([*shared, *expose])]
+    if bounded is not None:
+        scratch, size = bounded
+        for target in shared:
+            c.tmpfs(target, size)
+        os.makedirs(scratch, exist_ok=True)  # it may lie under /tmp: made again there
+        c.tmpfs(scratch, size, "755", uid)
+        os.chdir(scratch)  # the working directory was the one now covered
     for target in expose:
         c.tmpfs(target, 4096, "755")
     c.bind_back(held)
 
 
 def _stage(scratch: str, size: int, uid: int | None) -> None:
-    """Before bubblewrap runs (in its launcher): the worker's three private tmpfs mounts,
-    each of ``size`` bytes and one inode per 4 kB of it, at :data:`STAGED` under
-    ``scratch``, in a mount namespace of the launcher's own, owned by the worker's uid.
-
-    bubblewrap's ``--tmpfs`` takes a size but no inode count, and empty files take no page:
-    without a control group, a block filled a tmpfs of any size with millions of inodes
-    (kernel memory that ``memory_mb`` did not bound). A root host's launcher may mount; an
-    ordinary user's first makes a user namespace in which it is itself (its uid and gid
-    mapped to themselves, so it keeps no capability past the ``exec`` of bubblewrap, which
-    nests its own namespaces in it).
-    """
+    """In bubblewrap's launcher: the worker's three tmpfs mounts (:data:`STAGED` under
+    ``scratch``), bounded in size and inodes, which bwrap's ``--tmpfs`` cannot do; an ordinary
+    user first makes a user namespace in which it is itself (docs/reference/worker.md)."""
     c = _Libc()
     clone_newns, clone_newuser = 0x00020000, 0x10000000
     root = os.geteuid() == 0
@@ -489,16 +475,9 @@ def _stage(scratch: str, size: int, uid: int | None) -> None:
 
 
 def _become(uid: int | None) -> None:
-    """Give up every capability, for this process and anything it runs; with ``uid``
-    (a root host), become that uid and gid first, with no supplementary group.
-
-    Inside ``unshare --user --map-root-user`` the worker is root of its user namespace: it
-    made the mounts read-only itself, so with ``CAP_SYS_ADMIN`` model code could remount them
-    read-write (``mount -o remount,bind,rw /``). Emptying the bounding set first means an
-    ``execve`` as uid 0 (a shell, a set-uid ``mount``) gets no capability back, and
-    ``no_new_privs`` stops set-uid programs from gaining any. On a root host the worker
-    was the host's uid 0, owner of every device node and kernel setting: it leaves it.
-    """
+    """Give up every capability, for this process and anything it runs (the bounding set,
+    ``no_new_privs``); with ``uid`` (a root host), become that uid first. Why: a worker
+    that made its mounts read-only could otherwise remount them (docs/reference/worker.md)."""
     c = _Libc()
     pr_capbset_drop, pr_set_no_new_privs = 24, 38
     for cap in range(64):  # past the last capability the kernel knows, prctl says EINVAL
@@ -541,14 +520,9 @@ def _become_subreaper() -> None:
 
 
 def _init_then_worker(inp: BinaryIO, out: BinaryIO) -> None:
-    """Under ``unshare --pid --fork`` this process is PID 1 of its namespace, which the kernel
-    shields from the signals it sends itself (a block's ``os.kill(os.getpid(), 9)`` would
-    do nothing): fork, and go on as the child while PID 1 only waits for it.
-
-    PID 1 reaps whatever ends in the namespace and, when the worker ends, exits as it did
-    (``128 + n`` for a death by signal ``n``, which the host reads as that signal); its end
-    stops every process left in the namespace.
-    """
+    """Under ``unshare --pid`` this is PID 1, which ignores signals it sends itself: fork
+    and go on as the child; PID 1 reaps, and exits as the worker did (``128 + n`` for a
+    death by signal ``n``), which stops every process left in the namespace."""
     pid = os.fork()
     if pid == 0:
         return  # the worker
@@ -570,17 +544,18 @@ def _init_then_worker(inp: BinaryIO, out: BinaryIO) -> None:
 
 def _options(argv: list[str]) -> dict[str, Any]:
     """The worker's options (confine.confined_argv writes them): ``--uid N``, ``--expose DIR``
-    (repeated), ``--stage SCRATCH SIZE`` (a launcher's, :func:`_stage`), ``--seccomp``,
+    (repeated), ``--stage SCRATCH SIZE`` (a launcher's, :func:`_stage`), ``--bound SCRATCH
+    SIZE`` (:func:`_private_mounts`), ``--seccomp``,
     ``--probe``, and last either ``--readonly-except SCRATCH SIZE HIDDEN...`` or ``--exec
     COMMAND...`` (a launcher), which takes the rest."""
     opts: dict[str, Any] = {"uid": None, "expose": [], "seccomp": False, "probe": False}
-    opts["stage"] = None
+    opts["stage"] = opts["bound"] = None
     i = 0
     while i < len(argv):
         if argv[i] == "--uid":
             opts["uid"], i = int(argv[i + 1]), i + 2
-        elif argv[i] == "--stage":
-            opts["stage"], i = (argv[i + 1], int(argv[i + 2])), i + 3
+        elif argv[i] in ("--stage", "--bound"):
+            opts[argv[i][2:]], i = (argv[i + 1], int(argv[i + 2])), i + 3
         elif argv[i] == "--expose":
             opts["expose"].append(argv[i + 1])
             i += 2
@@ -603,7 +578,7 @@ def main(argv: list[str] | None = None) -> None:
         # (a pytest tmp_path, /root/bin) is still run
         program = os.open(opts["exec"][0], os.O_RDONLY)
         if opts["expose"]:
-            _expose(opts["expose"])
+            _private_mounts(opts["expose"])
         if opts["stage"] is not None:
             scratch, size = opts["stage"]
             _stage(scratch, size, opts["uid"])
@@ -628,8 +603,8 @@ def main(argv: list[str] | None = None) -> None:
             readonly[0], readonly[1] if len(readonly) > 1 else None, readonly[2:], opts["expose"]
         )
         os.chdir(readonly[0])
-    elif opts["expose"]:
-        _expose(opts["expose"])
+    elif opts["expose"] or opts["bound"]:
+        _private_mounts(opts["expose"], opts["bound"], opts["uid"])
     if readonly or opts["seccomp"] or opts["uid"] is not None:
         _become(opts["uid"])
         # required under unshare (the namespace level promises it); at the process level

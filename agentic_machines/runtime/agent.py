@@ -55,6 +55,8 @@ from ..machine import DIVERGE, HALT, AgenticMachine, Outcome
 from .agent_worker import (
     AgentRaised,
     Pool,
+    budget_off,
+    budget_on,
     can_fork,
     prompt_error,
     shown_args,
@@ -62,7 +64,7 @@ from .agent_worker import (
     tool_name,
 )
 from .agent_worker import current as current_worker
-from .harness import TraceState
+from .harness import TraceMachine, TraceState
 
 __all__ = [
     "agent_machine",
@@ -79,13 +81,11 @@ DEFAULT_STEP_TIMEOUT = 10.0
 DEFAULT_LINE_BUDGET = 100_000  # a divergent step costs well under a second (bench_budget.py)
 _DEFAULT: Any = type("_Default", (), {"__repr__": lambda self: "default"})()
 
-_PROMPT, _RETURN, _RAISE, _DIVERGE, _CLOCK = range(5)
-
 
 # The run an effect() call belongs to. A context variable, not a greenlet attribute:
 # asyncio tasks and asyncio.to_thread (the OpenAI Agents SDK runs synchronous tools in
 # a worker thread) copy the context, so a tool finds its run wherever it executes.
-_CURRENT: contextvars.ContextVar[_Run | None] = contextvars.ContextVar(
+_CURRENT: contextvars.ContextVar[_Loop | None] = contextvars.ContextVar(
     "agentic_machines_agent_loop", default=None
 )
 
@@ -113,16 +113,38 @@ class AgentDied:
         return f"{self.type}: {self.message}"
 
 
-class _Run:
-    """What an effect() call needs of the run it belongs to (a greenlet's or a linear one)."""
+class _Loop:
+    """One inline run of the agent function, suspended in its greenlet at a model call."""
 
-    __slots__ = ("machine", "state", "effects")
-    # ``effects`` counts, per effect key, the calls made so far in the current step.
+    __slots__ = (
+        "machine",
+        "state",
+        "effects",
+        "glet",
+        "prompt",
+        "thread",
+        "budget",
+        "dead",
+        "worker",
+        "note",
+    )
 
     def __init__(self, machine: AgentMachine) -> None:
         self.machine = machine
         self.state = machine.initial
-        self.effects: dict[tuple, int] = {}
+        self.effects: dict[tuple, int] = {}  # per effect key, the calls made so far in the step
+        self.prompt = ""
+        self.thread = threading.get_ident()  # a greenlet can only be resumed in its thread
+        # A watched run's greenlet lives in a thread of its own, and the caller waits for
+        # each step at most the timeout.
+        self.worker: _StepThread | None = None
+        if machine.step_timeout is not None:
+            self.worker = _StepThread(self)
+        else:
+            self.glet = greenlet(self._main)
+        self.budget: LineBudget | None = None
+        self.dead = False
+        self.note: Any = None  # state_note's value for the next model call
 
     def effect(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         # The key names the call by its step, its tool and its arguments (and how many
@@ -154,44 +176,13 @@ class _Run:
         executed.append((self.state, tool_name(fn), shown, True))
         return value
 
-
-@uncharged  # the budget counts the agent's lines, never this bookkeeping
-def _count_on(limit: int) -> LineBudget:
-    return LineBudget(limit).__enter__()  # the last line: nothing after it is counted
-
-
-@uncharged
-def _count_off(budget: LineBudget) -> None:
-    budget.__exit__(None, None, None)
-
-
-class _Loop(_Run):
-    """One inline run of the agent function, suspended in its greenlet at a model call."""
-
-    __slots__ = ("glet", "prompt", "thread", "budget", "dead", "worker", "note")
-
-    def __init__(self, machine: AgentMachine) -> None:
-        super().__init__(machine)
-        self.prompt = ""
-        self.thread = threading.get_ident()  # a greenlet can only be resumed in its thread
-        # A watched run's greenlet lives in a thread of its own, and the caller waits for
-        # each step at most the timeout.
-        self.worker: _StepThread | None = None
-        if machine.step_timeout is not None:
-            self.worker = _StepThread(self)
-        else:
-            self.glet = greenlet(self._main)
-        self.budget: LineBudget | None = None
-        self.dead = False
-        self.note: Any = None  # state_note's value for the next model call
-
     # -- inside the greenlet ---------------------------------------------------------------
-    def _main(self) -> tuple[int, Any]:
+    def _main(self) -> tuple[str, Any]:
         m = self.machine
         _CURRENT.set(self)  # in this greenlet's own context (each greenlet has one)
         try:
             if m.line_budget is not None:
-                self.budget = _count_on(m.line_budget)
+                self.budget = budget_on(m.line_budget)
             try:
                 value = m.fn(self.model, *m.args, **m.kwargs)
             finally:
@@ -200,17 +191,17 @@ class _Loop(_Run):
                 # so that reference counting frees a finished run
                 _CURRENT.set(None)
         except BudgetExceeded:
-            return _DIVERGE, None
+            return "diverge", None
         except GreenletExit as exc:
             if self.dead:  # close() ending a suspended run: the greenlet dies
                 raise
-            return _RAISE, exc  # the agent's own: an outcome (it was taken for a message)
+            return "raise", exc  # the agent's own: an outcome (it was taken for a message)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the agent's exception is an outcome
             # SystemExit too: an agent that calls sys.exit() has ended its run, an outcome;
             # it must not end the toolkit's process. KeyboardInterrupt (the user's Ctrl-C)
             # and GreenletExit (close() ending a suspended run) still propagate.
-            return _RAISE, exc
-        return _RETURN, value
+            return "raise", exc
+        return "return", value
 
     @uncharged  # the line budget charges the agent's own lines, not this bookkeeping
     def model(self, prompt: str) -> str:
@@ -226,7 +217,7 @@ class _Loop(_Run):
         budget = self.budget
         if budget is not None:
             self.budget = None
-            _count_off(budget)
+            budget_off(budget)
         if self.note is not None:  # the state this model call is the prompt of
             self.machine._notes[self.state] = self.note
             self.note = None
@@ -234,19 +225,19 @@ class _Loop(_Run):
         if running is not None:  # an asyncio loop inside the agent: hide it while suspended
             _events._set_running_loop(None)
         try:
-            completion = self.glet.parent.switch((_PROMPT, prompt))
+            completion = self.glet.parent.switch(("prompt", prompt))
         finally:
             if running is not None:
                 _events._set_running_loop(running)
         if self.machine.line_budget is not None:
-            self.budget = _count_on(self.machine.line_budget)
+            self.budget = budget_on(self.machine.line_budget)
         return completion
 
     @uncharged
     def _exit_budget(self) -> None:
         if self.budget is not None:
             budget, self.budget = self.budget, None
-            _count_off(budget)
+            budget_off(budget)
 
     # -- on the machine's side ---------------------------------------------------------------
     def close(self) -> None:
@@ -272,7 +263,7 @@ class _Loop(_Run):
         except Exception:  # noqa: BLE001 - a run that fails while shutting down is gone anyway
             pass
 
-    def resume(self, completion: str | None) -> tuple[int, Any]:
+    def resume(self, completion: str | None) -> tuple[str, Any]:
         """Run the next step (the first one when ``completion`` is None) to its end."""
         if self.worker is not None:
             message = self.worker.step(completion, self.machine.step_timeout)
@@ -282,7 +273,7 @@ class _Loop(_Run):
             if glet.parent is not here:
                 glet.parent = here
             message = glet.switch(completion) if completion is not None else glet.switch()
-        if message[0] is _PROMPT:
+        if message[0] == "prompt":
             self.prompt = message[1]
         else:
             self.dead = True
@@ -337,10 +328,10 @@ class _StepThread:
                 loop._end_greenlet()
                 return
             self.results.put(message)
-            if message[0] is not _PROMPT:
+            if message[0] != "prompt":
                 return
 
-    def step(self, completion: str | None, timeout: float | None) -> tuple[int, Any]:
+    def step(self, completion: str | None, timeout: float | None) -> tuple[str, Any]:
         """The next step's message, or the clock's outcome past ``timeout`` seconds."""
         streams, folder = (sys.stdout, sys.stderr), os.getcwd()
         self.tasks.put(completion)
@@ -353,7 +344,7 @@ class _StepThread:
             sys.stdout, sys.stderr = streams
             if os.getcwd() != folder:
                 os.chdir(folder)
-            return _CLOCK, None
+            return "clock", None
         if message[0] is None:
             raise message[1]
         return message
@@ -362,15 +353,7 @@ class _StepThread:
         self.tasks.put(_CLOSE)
 
 
-def _clock(machine: AgentMachine) -> ClockDependent:
-    return ClockDependent(
-        f"the step ran past the {machine.step_timeout} s wall-clock watchdog (step_timeout), "
-        "e.g. a tool that blocks; its outcome came from the clock, not the agent",
-        DIVERGE,
-    )
-
-
-class AgentMachine(AgenticMachine[TraceState]):
+class AgentMachine(TraceMachine):
     """The agentic machine of an agent function; build it with :func:`agent_machine`.
 
     ``isolation`` is where the agent runs: ``"process"`` (the default) in worker
@@ -393,9 +376,6 @@ class AgentMachine(AgenticMachine[TraceState]):
     >>> m.prompt(m.initial), m.harness(m.initial, "hi"), m.result(m.initial, "hi")
     ('say something', 1, 'hi')
     """
-
-    # Every run starts from the empty trace, so the start state is always known.
-    initial: TraceState
 
     def __init__(
         self,
@@ -453,15 +433,9 @@ class AgentMachine(AgenticMachine[TraceState]):
         self.line_budget = line_budget
         self.isolation = isolation
         self.step_timeout: float | None = step_timeout
-        self.initial = TraceState(())
         if cache_size is None:
             cache_size = 64 if isolation == "process" else 256
-        self._cache_size = max(1, cache_size)
-        self._live: dict[TraceState, _Loop] = {}
-        self._prompts: dict[TraceState, str] = {}
-        # cached prompts and suspended runs a clock-dependent step left: no facts either
-        self._clock = clock.Marks(4 * self._cache_size)
-        self._results: dict[tuple[TraceState, str], Any] = {}
+        self._setup(cache_size, _Loop.close)
         self._effects: dict[tuple, tuple[bool, Any]] = {}
         self._effect_list: list[tuple[TraceState, str, str, bool]] = []
         self._effects_lock = threading.Lock()
@@ -476,22 +450,20 @@ class AgentMachine(AgenticMachine[TraceState]):
         self._tried: dict[TraceState, set[str]] = {}  # completions stepped from a held state
         if isolation == "process":
             self._start_process()
-            return
-        loop = _Loop(self)
-        kind, payload = loop.resume(None)
-        if kind is not _PROMPT:
-            if kind is _RETURN:
-                what = f"returned {payload!r}"
-            elif kind is _RAISE:
-                what = f"raised {AgentRaised.of(payload)}"
-            elif kind is _CLOCK:
-                what = f"ran past its {self.step_timeout} s step watchdog"
-            else:
-                what = f"ran past its line budget ({line_budget} lines)"
-            self._no_start(what)
-        self._live[self.initial] = loop
+        else:
+            self._start()
 
-    def _no_start(self, what: str) -> None:
+    def _no_start(self, kind: str, payload: Any) -> None:
+        if kind == "return":
+            what = f"returned {payload!r}"
+        elif kind == "raise":
+            what = f"raised {self._record(kind, payload)}"
+        elif kind == "died":
+            what = f"died ({payload})"
+        elif kind == "clock":
+            what = f"ran past its {self.step_timeout} s step watchdog"
+        else:
+            what = f"ran past its line budget ({self.line_budget} lines)"
         raise InvalidMachine(
             f"agent function {self.name!r} {what} before its first model call, so the machine "
             "has no initial state; make it call model(prompt) first"
@@ -502,38 +474,27 @@ class AgentMachine(AgenticMachine[TraceState]):
         # process pool, say) is the same agent started afresh, with a zygote of its own.
         # Its effect log starts empty: effects are recorded per process.
         return (
-            _rebuild,
-            (
+            functools.partial(
+                AgentMachine,
                 self.fn,
                 self.args,
                 self.kwargs,
-                self.name,
-                self.completions,
-                self.line_budget,
-                self.isolation,
-                self.step_timeout,
+                name=self.name,
+                completions=self.completions,
+                line_budget=self.line_budget,
+                isolation=self.isolation,
+                step_timeout=self.step_timeout,
             ),
-            None,
+            (),
         )
 
-    # -- the machine -----------------------------------------------------------------------
-    def prompt(self, state: TraceState) -> str:
-        """p(state): the prompt of the model call the agent makes after ``state``'s completions.
-
-        Raises :class:`~agentic_machines.errors.ClockDependent` (with the prompt) when the
-        agent met a wall-clock deadline or the host's load on its way to ``state`` (model
-        code it ran through :mod:`agentic_machines.execution` stopped by ``timeout_s``).
-        """
-        loop = self._live.get(state)
-        cached = loop.prompt if loop is not None else self._prompts.get(state)
-        return self._clock.prompt(state, cached, lambda: self._rebuilt_prompt(state))
-
+    # -- the machine (TraceMachine's, with the process mode's steps) ----------------------------
     def _rebuilt_prompt(self, state: TraceState) -> str:
         try:
             if self.isolation == "process":
                 self._rebuild(self._workers(), state)
-                return self._prompts[state]
-            return self._replay(state).prompt
+                return self._prompts.get(state)
+            return super()._rebuilt_prompt(state)
         except ClockDependent as exc:
             # The watchdog cut the replay before the agent asked anything: there is no
             # prompt. The one shown (and that a run's model reads) says why, as a REPL
@@ -541,32 +502,46 @@ class AgentMachine(AgenticMachine[TraceState]):
             raise ClockDependent(exc.reason, f"(no prompt: {exc.reason})") from None
 
     def harness(self, state: TraceState, completion: str) -> Outcome:
-        """h(state, completion): resume the agent with ``completion`` as the model's answer.
+        done = self._outcomes.get((state, completion))
+        if done is not None:  # a worker's step is a fact: its effects ran once
+            return done
+        return super().harness(state, completion)
 
-        When the step met a wall-clock deadline or the host's load (see
-        :mod:`agentic_machines.execution.clock`), it raises
-        :class:`~agentic_machines.errors.ClockDependent` carrying the outcome: a run goes
-        on with it, a check counts the step undecided.
-        """
-        if type(completion) is not str and not isinstance(completion, str):
-            raise InvalidArgument(f"completions are strings (C = str), got {completion!r}")
+    def _resumable(self, state: TraceState) -> bool:
         if self.isolation == "process":
-            done = self._outcomes.get((state, completion))
-            if done is not None:  # a step's outcome is a fact: its effects ran once
-                return done
-            pool = self._workers()
-            return self._clock.step(
-                state,
-                pool.holder(state) is not None,
-                lambda: self._forked_step(pool, state, completion),
-                lambda outcome: isinstance(outcome, TraceState),
-            )
-        live = self._live.get(state)
-        return self._clock.step(
-            state,
-            live is not None and live.thread == threading.get_ident() and live.watchable(),
-            lambda: self._step(state, completion),
-            lambda outcome: isinstance(outcome, TraceState),
+            return self._workers().holder(state) is not None
+        return super()._resumable(state)
+
+    def _step(self, state: TraceState, completion: str) -> Outcome:
+        if self.isolation == "process":
+            return self._forked_step(self._workers(), state, completion)
+        return super()._step(state, completion)
+
+    def _begin(self) -> _Loop:
+        return _Loop(self)
+
+    def _resume(self, loop: _Loop, completion: str | None, state: TraceState) -> tuple[str, Any]:
+        if completion is not None:  # the step's effects are keyed by the state it reaches
+            loop.state = state
+            if loop.effects:
+                loop.effects = {}
+        return loop.resume(completion)
+
+    def _usable(self, loop: _Loop) -> bool:
+        return loop.thread == threading.get_ident() and loop.watchable()
+
+    def _record(self, kind: str, payload: Any, state: TraceState | None = None) -> Any:
+        if kind == "died":
+            return AgentDied(payload)
+        if kind == "raise" and not isinstance(payload, AgentRaised):
+            return AgentRaised.of(payload)
+        return payload
+
+    def _timed_out(self) -> ClockDependent:
+        return ClockDependent(
+            f"the step ran past the {self.step_timeout} s wall-clock watchdog (step_timeout), "
+            "e.g. a tool that blocks; its outcome came from the clock, not the agent",
+            DIVERGE,
         )
 
     def output(self, state: TraceState, completion: str | None = None) -> str:
@@ -600,39 +575,25 @@ class AgentMachine(AgenticMachine[TraceState]):
         report = self._fed(self._workers(), self.initial, [], self.initial)
         self._outputs[(self.initial, None)] = report.output
         self._file_effects(self.initial, None, report.events)
-        if report.kind == "prompt":
-            self._prompts[self.initial] = report.payload[0]
-            self._file_note(self.initial, report.payload)
-            return
-        if report.kind == "return":
-            self._no_start(f"returned {_returned(report.payload)!r}")
-        elif report.kind == "raise":
-            self._no_start(f"raised {report.payload[0]}")
-        elif report.kind == "clock":
-            self._no_start(f"ran past its {self.step_timeout} s step watchdog")
-        elif report.kind == "died":
-            self._no_start(f"died ({report.payload[0]})")
-        self._no_start(f"ran past its line budget ({self.line_budget} lines)")
+        if report.kind != "prompt":
+            self._no_start(report.kind, _value(report))
+        self._prompted(self.initial, report.payload)
 
     def _rebuild(self, pool: Pool, state: TraceState) -> Any:
         """A holder of ``state`` (``None`` when its process cannot be forked), made by
         feeding its completions to a fork of the nearest live server."""
-        if not isinstance(state, TraceState):
-            raise InvalidArgument(
-                f"{state!r} is not a state of {self.name!r}; its states are TraceState(...) values"
-            )
+        self._check(state)
         server, k = pool.nearest(state)
-        if k == len(state) and server is not pool.zygote:
+        if k == len(state) and server is not pool.zygote and self._prompts.peek(state) is not None:
             return server
         report = self._retried(lambda: self._fed(pool, state, [], state))
         self._file_effects(state, None, report.events)
         for reason in report.seen:
             clock.note(reason)
         if report.kind == "clock":
-            raise _clock(self)
+            raise self._timed_out()
         if report.kind == "prompt" and report.index == len(state):
-            self._prompts[state] = report.payload[0]
-            self._file_note(state, report.payload)
+            self._prompted(state, report.payload)
             return report.server
         if report.kind == "died":
             raise InvalidMachine(
@@ -640,8 +601,8 @@ class AgentMachine(AgenticMachine[TraceState]):
                 f"({report.payload[0]}): the agent must be a function of its completions"
             )
         raise InvalidArgument(
-            f"{state!r} is not a state of {self.name!r}: the agent stops before making "
-            f"the model call after completion {report.index}"
+            f"{state!r} is not a state of {self.name!r}: the run ends before the model "
+            f"call after completion {report.index}"
         )
 
     def _last(self, state: TraceState, completion: str) -> bool:
@@ -702,36 +663,23 @@ class AgentMachine(AgenticMachine[TraceState]):
         for reason in report.seen:
             clock.note(reason)
         self._outputs[(state, completion)] = report.output
-        key = (state, completion)
-        kind = report.kind
-        if kind == "clock":
-            raise _clock(self)
-        if kind == "prompt":
-            self._prompts[nxt] = report.payload[0]
-            self._file_note(nxt, report.payload)
+        if report.kind == "prompt":
+            self._prompted(nxt, report.payload)
             outcome: Outcome = nxt
-        elif kind == "diverge":
-            self._results[key] = DIVERGE
-            outcome = DIVERGE
-        elif kind == "died":
-            self._results[key] = AgentDied(report.payload[0])
-            outcome = HALT
-        elif kind == "raise":
-            self._results[key] = report.payload[0]
-            outcome = HALT
         else:
-            self._results[key] = _returned(report.payload)
-            outcome = HALT
-        if report.index != len(nxt) and kind not in ("died",):
+            outcome = self._ended(state, completion, report.kind, _value(report))
+        if report.index != len(nxt) and report.kind != "died":
             raise InvalidMachine(
                 f"the replay of {self.name!r} to {state!r} ended after completion "
                 f"{report.index}: the agent must be a function of its completions"
             )
         if not report.seen:
-            self._outcomes[key] = outcome
+            self._outcomes[(state, completion)] = outcome
         return outcome
 
-    def _file_note(self, state: TraceState, payload: tuple) -> None:
+    def _prompted(self, state: TraceState, payload: tuple) -> None:
+        """Keep the prompt (and the state_note) a worker reported for ``state``."""
+        self._keep(state, None, payload[0])
         if len(payload) > 1 and payload[1] is not None:
             self._notes[state] = payload[1]
 
@@ -768,50 +716,6 @@ class AgentMachine(AgenticMachine[TraceState]):
                 self._effect_list.append((at, tool, shown, ok))
                 if blob is not None:
                     self._recorded.setdefault(at, {})[(tool, shown, n)] = blob
-
-    # -- inline ---------------------------------------------------------------------------------
-    def _step(self, state: TraceState, completion: str) -> Outcome:
-        loop = self._live.pop(state, None)
-        if loop is None or loop.thread != threading.get_ident() or not loop.watchable():
-            if loop is not None:
-                loop.close()
-            self._replay(state)
-            loop = self._live.pop(state)
-        self._prompts[state] = loop.prompt  # p(state) may be asked again (branching)
-        nxt = state.then(completion)
-        loop.state = nxt
-        if loop.effects:
-            loop.effects = {}
-        kind, payload = loop.resume(completion)
-        if kind is _PROMPT:
-            if len(self._live) >= self._cache_size:
-                self._drop_live()
-            self._live[nxt] = loop
-            if len(self._prompts) >= 4 * self._cache_size:
-                self._prompts.clear()
-            return nxt
-        if kind is _DIVERGE:
-            self._results[(state, completion)] = DIVERGE
-            return DIVERGE
-        if kind is _CLOCK:  # not recorded: the clock decided it, it is no fact about h
-            raise _clock(self)
-        self._results[(state, completion)] = AgentRaised.of(payload) if kind is _RAISE else payload
-        return HALT
-
-    def result(self, state: TraceState, completion: str) -> Any:
-        """What ended the run at h(state, completion): the returned value, an
-        :class:`AgentRaised`, or ``DIVERGE``. Not defined for a step that reaches a state.
-
-        >>> m = agent_machine(lambda model: model("?") + "!")
-        >>> m.result(m.initial, "hi")
-        'hi!'
-        """
-        key = (state, completion)
-        if key not in self._results and self.harness(state, completion) not in (HALT, DIVERGE):
-            raise InvalidArgument(
-                f"h({state!r}, {completion!r}) reaches a state, so the run has no result there"
-            )
-        return self._results[key]
 
     def raised(self, state: TraceState, completion: str) -> AgentRaised | AgentDied | None:
         """The :class:`AgentRaised` record when h(state, completion) ended in an exception
@@ -854,73 +758,13 @@ class AgentMachine(AgenticMachine[TraceState]):
         """
         return self._effect_list[start:]
 
-    # -- replays ------------------------------------------------------------------------------
-    def _replay(self, state: TraceState) -> _Loop:
-        if not isinstance(state, TraceState):
-            raise InvalidArgument(
-                f"{state!r} is not a state of {self.name!r}; its states are TraceState(...) values"
-            )
-        loop = _Loop(self)
-        kind, payload = loop.resume(None)
-        fed = 0
-        # state's own prefixes: an effect's record, keyed by its step's state, is then
-        # found by identity (an equal copy is compared node by node: O(depth) a call)
-        for c, prefix in state.history():
-            if kind is not _PROMPT:
-                break
-            fed += 1
-            loop.state = prefix
-            loop.effects = {}
-            kind, payload = loop.resume(c)
-        if kind is _CLOCK:
-            raise _clock(self)
-        if kind is not _PROMPT:
-            raise InvalidArgument(
-                f"{state!r} is not a state of {self.name!r}: the agent stops before making "
-                f"the model call after completion {fed}"
-            )
-        if len(self._live) >= self._cache_size:
-            self._drop_live()
-        self._live[state] = loop
-        return loop
 
-    def _drop_live(self) -> None:
-        """Empty the cache of suspended runs (a dropped run is replayed when needed).
-
-        Each run is ended here, on the machine's side, by raising ``GreenletExit`` at its
-        model call, so its ``finally`` blocks and event loop shut down now, rather than
-        whenever the garbage collector happens to run (possibly inside another run).
-        """
-        loops, self._live = list(self._live.values()), {}
-        for loop in loops:
-            loop.close()
-
-
-def _rebuild(
-    fn: Callable[..., Any],
-    args: tuple,
-    kwargs: dict[str, Any],
-    name: str,
-    completions: Any,
-    line_budget: int | None,
-    isolation: str = "process",
-    step_timeout: Any = _DEFAULT,
-) -> AgentMachine:
-    return AgentMachine(
-        fn,
-        args,
-        kwargs,
-        name=name,
-        completions=completions,
-        line_budget=line_budget,
-        isolation=isolation,
-        step_timeout=step_timeout,
-    )
-
-
-def _returned(payload: tuple) -> Any:
-    """The value a worker returned: unpickled, or an ``Opaque`` of its repr."""
-    blob, shown = payload
+def _value(report: Any) -> Any:
+    """The value a worker's report of a run's end carries: what it returned (unpickled, or
+    an ``Opaque`` of its repr), the ``AgentRaised`` or the reason it died."""
+    if report.kind != "return":
+        return report.payload[0] if report.payload else None
+    blob, shown = report.payload
     if blob is None:
         from .tracefile import Opaque  # tracefile imports run, which imports this module
 
@@ -1027,7 +871,7 @@ def state_note(value: Any) -> None:
         worker.set_note(value)
         return
     loop = _CURRENT.get()
-    if isinstance(loop, _Loop):
+    if loop is not None:
         loop.note = value
 
 

@@ -26,7 +26,6 @@ import threading
 import time
 import traceback
 import weakref
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +33,7 @@ from typing import Any
 from ..errors import BudgetExceeded, WrongType
 from ..execution import clock
 from ..execution.budget import LineBudget, uncharged
+from .harness import RunCache
 
 __all__ = ["Pool", "AgentRaised", "can_fork", "current"]
 
@@ -200,6 +200,21 @@ def shown_args(args: tuple, kwargs: dict) -> str:
         return repr((args, sorted(kwargs.items())))
     except Exception:  # noqa: BLE001 - an argument without a repr: key on the tool only
         return "?"
+
+
+@uncharged  # the budget counts the agent's lines, never this bookkeeping
+def budget_on(limit: int) -> LineBudget:
+    """Start counting the running agent's lines against ``limit`` (its step begins).
+
+    >>> budget_off(budget_on(1_000))
+    """
+    return LineBudget(limit).__enter__()  # the last line: nothing after it is counted
+
+
+@uncharged
+def budget_off(budget: LineBudget) -> None:
+    """Stop counting: the step reached its model call."""
+    budget.__exit__(None, None, None)
 
 
 # -- inside a worker ----------------------------------------------------------------------
@@ -383,13 +398,13 @@ class _Worker:
     @uncharged
     def _enter(self) -> None:
         if self.line_budget is not None:
-            self.budget = LineBudget(self.line_budget).__enter__()  # the last line: uncounted
+            self.budget = budget_on(self.line_budget)
 
     @uncharged
     def _leave(self) -> None:
         if self.budget is not None:
             budget, self.budget = self.budget, None
-            budget.__exit__(None, None, None)
+            budget_off(budget)
 
     def _report(self, what: tuple) -> None:
         try:
@@ -513,17 +528,18 @@ class Pool:
         self.size = max(1, holders)
         self.pid = os.getpid()
         self.zygote: _Server | None = None
-        self.held: OrderedDict[Any, _Server] = OrderedDict()
+        self.held = RunCache(self.size, _Server.close)
         self.unforkable: set[Any] = set()  # states whose process runs threads (fork loses them)
-        self.expanded: set[Any] = set()  # held states a step was made from
         self.forks = 0  # processes forked for this machine (the zygote's start aside)
 
     def valid(self) -> bool:
         return self.pid == os.getpid()
 
     def close(self) -> None:
-        for server in [*self.held.values(), *([self.zygote] if self.zygote else [])]:
+        for _, server in self.held.items():
             server.close()
+        if self.zygote is not None:
+            self.zygote.close()
         self.held.clear()
         if self.zygote is not None and self.valid():
             _CLOSED.append(self.zygote.pid)  # it exits at the end of its socket
@@ -543,29 +559,14 @@ class Pool:
         return self.zygote
 
     def holder(self, state: Any) -> _Server | None:
-        server = self.held.get(state)
-        if server is not None:
-            self.held.move_to_end(state)
-        return server
-
-    def _evict(self, keep: Any) -> None:
-        """Keep at most ``size`` holders: first drop the least recently used state that
-        was stepped from already (a breadth-first search never comes back to it), else
-        the newest but ``keep`` (the states made first are the ones such a search needs
-        first, and ``keep`` is about to be stepped from)."""
-        while len(self.held) > self.size:
-            victim = next((s for s in self.held if s in self.expanded and s != keep), None)
-            if victim is None:
-                victim = next(s for s in reversed(self.held) if s != keep)
-            self.expanded.discard(victim)
-            self.held.pop(victim).close()
+        return self.held.get(state)  # type: ignore[no-any-return]
 
     def nearest(self, state: Any) -> tuple[_Server, int]:
         """The deepest live server on the way to ``state`` and how many completions it has
         consumed (the zygote: none, and it has not run the agent's start either)."""
         history = state.history()
         for k in range(len(history), 0, -1):
-            server = self.held.get(history[k - 1][1])
+            server = self.held.peek(history[k - 1][1])
             if server is not None:
                 return server, k
         zygote = self.zygote if self.zygote is not None else self._start()
@@ -587,7 +588,7 @@ class Pool:
         if take:
             self._forget(server)  # its socket stays open for the one reply it owes
         elif server.state is not None:
-            self.expanded.add(server.state)
+            self.held.stepped(server.state)
         self.forks += not take
         mine, theirs = socket.socketpair()
         try:
@@ -636,8 +637,10 @@ class Pool:
             child.close()
             return report
         report.server = child
-        self.held[keep] = child
-        self._evict(keep)
+        replaced = self.held.pop(keep)  # a holder forked to report its prompt again
+        if replaced is not None:
+            replaced.close()
+        self.held.put(keep, child)
         return report
 
     def _lost(self, server: _Server, mine: socket.socket, theirs: socket.socket | None) -> Report:
@@ -652,9 +655,8 @@ class Pool:
         server.close()
 
     def _forget(self, server: _Server) -> None:
-        if server.state is not None and self.held.get(server.state) is server:
-            del self.held[server.state]
-            self.expanded.discard(server.state)
+        if server.state is not None and self.held.peek(server.state) is server:
+            self.held.pop(server.state)
         if server is self.zygote:
             self.zygote = None
 

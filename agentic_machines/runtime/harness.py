@@ -32,6 +32,7 @@ environment afresh each time they start, because replays start them again.
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Generator
 from typing import Any
@@ -174,7 +175,240 @@ def _extend(parent: TraceState | None, completion: str) -> TraceState:
     return node
 
 
-class HarnessMachine(AgenticMachine[TraceState]):
+class RunCache:
+    """Suspended runs (or other values costly to rebuild) by state, at most ``size``.
+
+    The one cache policy of the trace-state machines and of the agent's worker pool: when
+    full, drop the least recently used state already stepped from (a breadth-first
+    search never comes back to it), else the newest but the one just kept (the states
+    made first are the ones such a search needs first). ``close`` ends a dropped value.
+
+    >>> cache = RunCache(2, print)
+    >>> cache.put("a", 1); cache.put("b", 2); cache.put("c", 3)
+    2
+    >>> cache.stepped("a"); cache.put("d", 4)
+    1
+    >>> list(cache.items())
+    [('c', 3), ('d', 4)]
+    """
+
+    __slots__ = ("_items", "_stepped", "size", "close")
+
+    def __init__(self, size: int, close: Callable[[Any], Any] | None = None) -> None:
+        self._items: OrderedDict[Any, Any] = OrderedDict()
+        self._stepped: set[Any] = set()
+        self.size = max(1, size)
+        self.close = close
+
+    def get(self, key: Any) -> Any:
+        """The value of ``key`` (``None`` when not kept), now the most recently used."""
+        value = self._items.get(key)
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
+
+    def peek(self, key: Any) -> Any:
+        """The value of ``key`` (``None`` when not kept), its place left as it is."""
+        return self._items.get(key)
+
+    def pop(self, key: Any) -> Any:
+        """Take ``key``'s value out (``None`` when not kept), without closing it."""
+        self._stepped.discard(key)
+        return self._items.pop(key, None)
+
+    def put(self, key: Any, value: Any) -> None:
+        """Keep ``value`` for ``key``, dropping others when full."""
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self.size:
+            victim = next((k for k in self._items if k in self._stepped and k != key), None)
+            if victim is None:
+                victim = next(k for k in reversed(self._items) if k != key)
+            dropped = self.pop(victim)
+            if self.close is not None:
+                self.close(dropped)
+
+    def stepped(self, key: Any) -> None:
+        """Say that a step was made from ``key``: it is dropped first."""
+        if key in self._items:
+            self._stepped.add(key)
+
+    def items(self) -> list[tuple[Any, Any]]:
+        """The kept pairs, least recently used first."""
+        return list(self._items.items())
+
+    def clear(self) -> None:
+        """Forget every value (none is closed)."""
+        self._items.clear()
+        self._stepped.clear()
+
+
+class TraceMachine(AgenticMachine[TraceState]):
+    """A machine whose states are trace states, run by resuming a suspended run.
+
+    The base of :class:`HarnessMachine` and of the agent functions' ``AgentMachine``: one
+    cache of suspended runs (:class:`RunCache`), one replay (a state not cached is reached
+    by feeding its completions to a new run), one record of the halting steps' results
+    and one use of :class:`~agentic_machines.execution.clock.Marks`. A subclass says how
+    a run starts (``_begin``), goes on to its next model call or end (``_resume``, which
+    returns ``(kind, payload)``, kind ``"prompt"``, ``"return"``, ``"raise"``,
+    ``"diverge"`` or ``"clock"``) and what a halting step records (``_record``).
+    ``divergent`` is ``(steps, seconds)`` spent in steps that ran out of ``line_budget``.
+    """
+
+    # Every run starts from the empty trace, so the start state is always known.
+    initial: TraceState
+    name: str
+    line_budget: int | None
+
+    def _setup(self, cache_size: int, close: Callable[[Any], Any] | None = None) -> None:
+        self.initial = TraceState(())
+        self._cache_size = max(1, cache_size)
+        self._live = RunCache(self._cache_size, close)
+        self._prompts = RunCache(4 * self._cache_size)
+        self._results: dict[tuple[TraceState, str], Any] = {}
+        # cached prompts and live runs that a clock-dependent step left: no facts either
+        self._clock = clock.Marks(4 * self._cache_size)
+        self.divergent: tuple[int, float] = (0, 0.0)
+
+    def _start(self) -> None:
+        run = self._begin()
+        kind, payload = self._resume(run, None, self.initial)
+        if kind != "prompt":
+            self._no_start(kind, payload)
+        self._keep(self.initial, run, payload)
+
+    # -- what a subclass says ------------------------------------------------------------
+    def _begin(self) -> Any:
+        raise NotImplementedError
+
+    def _resume(self, run: Any, completion: str | None, state: TraceState) -> tuple[str, Any]:
+        raise NotImplementedError
+
+    def _record(self, kind: str, payload: Any, state: TraceState) -> Any:
+        raise NotImplementedError
+
+    def _no_start(self, kind: str, payload: Any) -> None:
+        raise NotImplementedError
+
+    def _usable(self, run: Any) -> bool:
+        return True
+
+    def _timed_out(self) -> Exception:
+        raise NotImplementedError
+
+    # -- the machine -----------------------------------------------------------------------
+    def prompt(self, state: TraceState) -> str:
+        """p(state): the prompt of the model call after ``state``'s completions.
+
+        Raises :class:`~agentic_machines.errors.ClockDependent` (with the prompt as its
+        ``outcome``) when reaching the state met a wall-clock deadline or the host's load.
+        """
+        return self._clock.prompt(
+            state, self._prompts.get(state), lambda: self._rebuilt_prompt(state)
+        )
+
+    def _rebuilt_prompt(self, state: TraceState) -> str:
+        return self._replay(state)[1]
+
+    def harness(self, state: TraceState, completion: str) -> Outcome:
+        """h(state, completion): resume the run with ``completion`` as the model's answer.
+
+        When the step met a wall-clock deadline or the host's load (see
+        :mod:`agentic_machines.execution.clock`), it raises
+        :class:`~agentic_machines.errors.ClockDependent` carrying the outcome: a run goes
+        on with it, a check counts the step undecided.
+        """
+        if type(completion) is not str and not isinstance(completion, str):
+            raise InvalidArgument(f"completions are strings (C = str), got {completion!r}")
+        began = time.perf_counter()
+        # Resuming the live run of a state a clock-dependent step made goes on from what
+        # the clock decided; a run rebuilt from the start meets any deadline again.
+        outcome = self._clock.step(
+            state,
+            self._resumable(state),
+            lambda: self._step(state, completion),
+            lambda outcome: isinstance(outcome, TraceState),
+        )
+        if outcome is DIVERGE:  # timed for progress lines only, never for an outcome
+            steps, seconds = self.divergent
+            self.divergent = (steps + 1, seconds + time.perf_counter() - began)
+        return outcome
+
+    def _resumable(self, state: TraceState) -> bool:
+        run = self._live.peek(state)
+        return run is not None and self._usable(run)
+
+    def _step(self, state: TraceState, completion: str) -> Outcome:
+        run = self._live.pop(state)
+        if run is None or not self._usable(run):
+            if run is not None and self._live.close is not None:
+                self._live.close(run)
+            run = self._replay(state)[0]
+            self._live.pop(state)
+        nxt = state.then(completion)
+        kind, payload = self._resume(run, completion, nxt)
+        if kind == "prompt":
+            self._keep(nxt, run, payload)
+            return nxt
+        return self._ended(state, completion, kind, payload)
+
+    def _ended(self, state: TraceState, completion: str, kind: str, payload: Any) -> Outcome:
+        """Record how h(state, completion) ended, and its outcome."""
+        if kind == "clock":  # not recorded: the clock decided it, it is no fact about h
+            raise self._timed_out()
+        if kind == "diverge":
+            self._results[(state, completion)] = DIVERGE
+            return DIVERGE
+        self._results[(state, completion)] = self._record(kind, payload, state.then(completion))
+        return HALT
+
+    def _keep(self, state: TraceState, run: Any, prompt: str) -> None:
+        self._prompts.put(state, prompt)
+        if run is not None:
+            self._live.put(state, run)
+
+    def result(self, state: TraceState, completion: str) -> Any:
+        """What ended the run at h(state, completion): what it returned (a subclass's
+        record of a raise), or ``DIVERGE``. Not defined for a step that reaches a state."""
+        key = (state, completion)
+        if key not in self._results and self.harness(state, completion) not in (HALT, DIVERGE):
+            raise InvalidArgument(
+                f"h({state!r}, {completion!r}) reaches a state, so the run has no result there"
+            )
+        return self._results[key]
+
+    def _check(self, state: Any) -> None:
+        if not isinstance(state, TraceState):
+            raise InvalidArgument(
+                f"{state!r} is not a state of {self.name!r}; its states are TraceState(...) values"
+            )
+
+    def _replay(self, state: TraceState) -> tuple[Any, str]:
+        """A run fed ``state``'s completions (kept as its live run) and its prompt."""
+        self._check(state)
+        run = self._begin()
+        kind, payload = self._resume(run, None, self.initial)
+        fed = 0
+        # state's own prefixes: what is keyed by a step's state (an agent's effect
+        # records) is then found by identity, where an equal copy costs O(depth) a lookup
+        for c, prefix in state.history():
+            if kind != "prompt":
+                break
+            fed += 1
+            kind, payload = self._resume(run, c, prefix)
+        if kind == "clock":
+            raise self._timed_out()
+        if kind != "prompt":
+            raise InvalidArgument(
+                f"{state!r} is not a state of {self.name!r}: the run ends before the model "
+                f"call after completion {fed}"
+            )
+        self._keep(state, run, payload)
+        return run, payload
+
+
+class HarnessMachine(TraceMachine):
     """The agentic machine of a generator-function harness ``program(*args, **kwargs)``.
 
     p(s) is the prompt the generator yields after being sent s's completions;
@@ -196,9 +430,6 @@ class HarnessMachine(AgenticMachine[TraceState]):
     (TraceState('up'), "n = 1; say 'up'", 1, 2)
     """
 
-    # Every run starts from the empty trace, so the start state is always known.
-    initial: TraceState
-
     def __init__(
         self,
         program: Program,
@@ -219,143 +450,61 @@ class HarnessMachine(AgenticMachine[TraceState]):
         self.line_budget = line_budget
         self.on_error = on_error
         self.name = name or str(getattr(program, "__name__", "harness"))
-        self.initial = TraceState(())
-        self._cache_size = cache_size
-        self._live: OrderedDict[TraceState, Generator[str, str, Any]] = OrderedDict()
-        self._prompts: OrderedDict[TraceState, str] = OrderedDict()
-        self._results: OrderedDict[tuple[TraceState, str], Any] = OrderedDict()
-        # cached prompts and live runs that a clock-dependent step left: no facts either
-        self._clock = clock.Marks(cache_size)
+        self._setup(cache_size)
         self._start()  # fail at build time if the program cannot even produce a first prompt
 
     def __getstate__(self) -> dict[str, Any]:
         # Live generators do not pickle, and the caches are only a speed-up: a copy sent
         # to another process (explore with an executor) starts with empty ones.
         state = self.__dict__.copy()
-        for cache in ("_live", "_prompts", "_results"):
-            state[cache] = OrderedDict()
-        state["_clock"] = clock.Marks(self._cache_size)
+        state["_live"] = RunCache(self._cache_size)
+        state["_prompts"] = RunCache(4 * self._cache_size)
+        state["_results"] = {}
+        state["_clock"] = clock.Marks(4 * self._cache_size)
         return state
 
-    # -- the machine -----------------------------------------------------------------
-    def prompt(self, state: TraceState) -> str:
-        """p(state): the prompt the program yields after ``state.completions``.
+    def _begin(self) -> Generator[str, str, Any]:
+        return self.program(*self.args, **self.kwargs)
 
-        Raises :class:`~agentic_machines.errors.ClockDependent` (with the prompt as its
-        ``outcome``) when rebuilding the state met a wall-clock deadline or the host's load.
-        """
-        cached = self._prompts.get(state)
-        if cached is not None:
-            self._prompts.move_to_end(state)
-        return self._clock.prompt(state, cached, lambda: self._replay(state)[1])
-
-    def harness(self, state: TraceState, completion: str) -> Outcome:
-        """h(state, completion): resume the program with ``completion``.
-
-        When the step met a wall-clock deadline or the host's load (an isolated block
-        stopped by its ``timeout_s``, see :mod:`agentic_machines.execution.clock`), it raises
-        :class:`~agentic_machines.errors.ClockDependent` carrying the outcome instead of
-        returning it: a run goes on with it, a check counts the step undecided.
-        """
-        if not isinstance(completion, str):
-            raise InvalidArgument(f"completions are strings (C = str), got {completion!r}")
-        # Resuming the live run of a state a clock-dependent step made goes on from what
-        # the clock decided; a run rebuilt from the start meets any deadline again.
-        return self._clock.step(
-            state,
-            state in self._live,
-            lambda: self._step(state, completion),
-            lambda outcome: isinstance(outcome, TraceState),
-        )
-
-    def _step(self, state: TraceState, completion: str) -> Outcome:
-        gen = self._live.pop(state, None)
-        if gen is None:
-            gen = self._replay(state)[0]
-            self._live.pop(state, None)
-        nxt = state.then(completion)
+    def _resume(
+        self, gen: Generator[str, str, Any], completion: str | None, state: TraceState
+    ) -> tuple[str, Any]:
         try:
-            prompt = self._advance(gen, completion)
+            if self.line_budget is None:
+                prompt = next(gen) if completion is None else gen.send(completion)
+            else:
+                with LineBudget(self.line_budget):
+                    prompt = next(gen) if completion is None else gen.send(completion)
         except StopIteration as stop:
-            self._remember(self._results, (state, completion), stop.value)
-            return HALT
+            return "return", stop.value
         except BudgetExceeded:
             gen.close()
-            self._remember(self._results, (state, completion), DIVERGE)
-            return DIVERGE
+            return "diverge", None
         except Exception as exc:  # noqa: BLE001 - a harness bug is reported, not hidden
-            if self.on_error == "halt":
-                self._remember(self._results, (state, completion), exc)
-                return HALT
-            raise HarnessError(
-                f"harness program {self.name!r} raised {type(exc).__name__}: {exc} after "
-                f"{len(nxt)} completion(s); make the harness handle every completion string, "
-                "or build the machine with on_error='halt'."
-            ) from exc
-        self._remember(self._live, nxt, gen)
-        self._remember(self._prompts, nxt, prompt)
-        return nxt
-
-    def result(self, state: TraceState, completion: str) -> Any:
-        """The value the program returned when h(state, completion) halted.
-
-        For ``DIVERGE`` it is ``DIVERGE``; with ``on_error='halt'`` it is the exception.
-        """
-        key = (state, completion)
-        if key not in self._results:
-            if self.harness(state, completion) not in (HALT, DIVERGE):
-                raise InvalidArgument(
-                    f"h({state!r}, {completion!r}) does not halt; there is no result"
-                )
-        return self._results[key]
-
-    # -- replay machinery --------------------------------------------------------------
-    def _start(self) -> tuple[Generator[str, str, Any], str]:
-        gen = self.program(*self.args, **self.kwargs)
-        try:
-            prompt = self._advance(gen, None)
-        except StopIteration:
-            raise InvalidMachine(
-                f"harness program {self.name!r} returned before yielding its first prompt"
-            ) from None
-        except BudgetExceeded:
-            raise InvalidMachine(
-                f"harness program {self.name!r} ran past its line budget ({self.line_budget}) "
-                "before its first prompt; raise line_budget or fix the loop"
-            ) from None
-        return gen, prompt
-
-    def _replay(self, state: TraceState) -> tuple[Generator[str, str, Any], str]:
-        if not isinstance(state, TraceState):
-            raise InvalidArgument(
-                f"{state!r} is not a state of {self.name!r}; its states are TraceState(...) values"
-            )
-        gen, prompt = self._start()
-        for i, c in enumerate(state.completions):
-            try:
-                prompt = self._advance(gen, c)
-            except (StopIteration, BudgetExceeded):
-                raise InvalidArgument(
-                    f"{state!r} is not a state of {self.name!r}: the run ends after completion {i + 1}"
-                ) from None
-        self._remember(self._live, state, gen)
-        self._remember(self._prompts, state, prompt)
-        return gen, prompt
-
-    def _advance(self, gen: Generator[str, str, Any], completion: str | None) -> str:
-        if self.line_budget is None:
-            prompt = next(gen) if completion is None else gen.send(completion)
-        else:
-            with LineBudget(self.line_budget):
-                prompt = next(gen) if completion is None else gen.send(completion)
+            return "raise", exc
         if not isinstance(prompt, str):
             raise HarnessError(
                 f"harness program {self.name!r} yielded {prompt!r}; it must yield prompt strings (P = str)"
             )
-        return prompt
+        return "prompt", prompt
 
-    def _remember(self, cache: OrderedDict, key: Any, value: Any) -> None:
-        cache[key] = value
-        cache.move_to_end(key)
-        while len(cache) > self._cache_size:
-            cache.popitem(last=False)
+    def _record(self, kind: str, payload: Any, state: TraceState) -> Any:
+        if kind == "raise" and self.on_error != "halt":
+            raise HarnessError(
+                f"harness program {self.name!r} raised {type(payload).__name__}: {payload} "
+                f"after {len(state)} completion(s); make the harness handle every completion "
+                "string, or build the machine with on_error='halt'."
+            ) from payload
+        return payload
+
+    def _no_start(self, kind: str, payload: Any) -> None:
+        if kind == "raise":
+            raise payload
+        if kind == "return":
+            raise InvalidMachine(
+                f"harness program {self.name!r} returned before yielding its first prompt"
+            )
+        raise InvalidMachine(
+            f"harness program {self.name!r} ran past its line budget ({self.line_budget}) "
+            "before its first prompt; raise line_budget or fix the loop"
+        )

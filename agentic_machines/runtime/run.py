@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._files import excerpt
-from .._text import clip, clip_prompt_repr, echoes, escape_controls
+from .._text import clip, clip_prompt_repr, counted, echoes, escape_controls
 from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel, show_outcome
 from ._jsonl import (
@@ -306,7 +306,7 @@ class Trace:
 
     def _head(self) -> str:
         n = len(self.steps)
-        head = f"Trace of {self.machine!r} from {self.start!r}: {n} step{'s' * (n != 1)}, {_describe_end(self)}."
+        head = f"Trace of {self.machine!r} from {self.start!r}: {counted(n, 'step')}, {_describe_end(self)}."
         timed = sum(step.clock for step in self.steps)
         if timed:
             head += f" {timed} step(s) marked (clock): their outcome came from a wall-clock deadline or the machine's load."

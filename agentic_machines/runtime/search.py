@@ -1,30 +1,15 @@
 """The breadth-first search kernel that every exhaustive decider of the toolkit builds on.
 
-:func:`~agentic_machines.runtime.explore.explore`, the level-by-level search on an
-executor (:mod:`~agentic_machines.runtime.parallel`) and
+:func:`~agentic_machines.runtime.explore.explore`, its executor path
+(:mod:`~agentic_machines.runtime.parallel`) and
 :func:`~agentic_machines.checking.check_properties` all walk the graph a machine reaches
-from its start over a completion alphabet. What they must agree on lives here, once:
-
-- the **alphabet rule** (:func:`alphabet`, :func:`offered`): a finite list of strings,
-  duplicates dropped, or a function ``prompt -> completions`` asked per state. An empty
-  alphabet is allowed: it is the function that offers nothing at every prompt, so each
-  state expanded is *stuck* (the run can neither go on nor has it ended);
-- the **bound rule** (:class:`Bounds`): at most ``max_states`` states recorded, states at
-  depth ``max_depth`` not expanded, with one wording for each cut;
-- the **start rule** (:func:`roots`), all three applied at once by :func:`plan`;
-- the **collector rule** (:mod:`~agentic_machines.runtime.collector`): every search runs
-  with the garbage collector's full collections paused;
-- **progress** (:class:`Reporter`): silent for short runs, then a status line every couple
-  of seconds (logged), or a function called with the statistics;
-- the **transitions of a state** (:func:`expand`, the one expansion, and :func:`prompt_of`):
-  a prompt the clock decided makes every step from its state undecided, a harness that
-  raised ``Undecided`` gives an :class:`UndecidedStep`, a step the machine ended because
-  its program raised gives the ``Raised`` it kept;
-- the **loop** (:func:`walk`) that fills a :class:`Found` record, and the statistics read
-  from it (:func:`stats`). How a batch of states is expanded (in this process, or on an
-  executor) and what is watched as it goes (the checker's properties, an early stop) is
-  a :class:`Walk`'s: ``explore``, its executor path and ``check_properties`` each run
-  this one loop with their own walk.
+from its start over a completion alphabet, with one alphabet rule (:func:`alphabet`,
+:func:`offered`), one bound rule (:class:`Bounds`) and one start rule (:func:`roots`),
+applied at once by :func:`plan`; one expansion (:func:`expand`); one loop (:func:`walk`,
+which fills a :class:`Found` record, each search with its own :class:`Walk`: how a batch
+of states is expanded and what is watched as it goes); and one way of showing progress
+(:class:`Reporter`). Every search runs with the garbage collector's full collections
+paused (:mod:`~agentic_machines.runtime.collector`).
 
 >>> from agentic_machines import TableMachine, HALT
 >>> m = TableMachine({0: "p", 1: "q"}, {(0, "a"): 1, (0, "b"): HALT, (1, "a"): 1, (1, "b"): 0})
@@ -44,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .._outcome import Raised, halt_raised
+from .._text import counted
 from ..errors import ClockDependent, InvalidArgument, Undecided, none_state, unhashable_state
 from ..machine import DIVERGE, HALT, AgenticMachine
 from ..verdict import short_repr
@@ -216,7 +202,7 @@ class Bounds:
 
     def full(self, held: int) -> str:
         """Why the search stopped at the state bound, holding ``held`` states."""
-        return f"max_states={self.max_states}: the search stopped when the graph held {held} states"
+        return f"max_states={self.max_states}: the search stopped when the graph held {counted(held, 'state')}"
 
     def depth_cut(self) -> str:
         """Why the states at the depth bound have no successors."""
@@ -331,8 +317,11 @@ class Reporter:
     ``progress`` is ``None`` (log ``line(stats, final)`` on the ``agentic_machines`` logger;
     the command line shows it on stderr), ``False`` (never) or a function called with the
     statistics and ``final``. Nothing is shown before
-    :data:`PROGRESS_AFTER` seconds, then at most every :data:`PROGRESS_EVERY`; a run that
-    showed a line ends with the totals.
+    :data:`PROGRESS_AFTER` seconds of ``clock``, then at most every
+    :data:`PROGRESS_EVERY`; a run that showed a line ends with the totals. Once
+    :meth:`watch` named the machine, the values also say how many of its steps ran out of
+    their line budget in the search and how long they took (``divergent_steps``,
+    ``divergent_seconds``, ``line_budget``): timing decides only what a line says.
 
     >>> seen = []
     >>> r = Reporter(seen.append)
@@ -342,7 +331,10 @@ class Reporter:
     """
 
     def __init__(
-        self, progress: Progress, line: Callable[[dict[str, Any], bool], str] | None = None
+        self,
+        progress: Progress,
+        line: Callable[[dict[str, Any], bool], str] | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         if progress is not None and not isinstance(progress, bool) and not callable(progress):
             raise InvalidArgument(
@@ -350,14 +342,23 @@ class Reporter:
             )
         self.progress = progress
         self.line = line or search_line
-        self.began = time.perf_counter()
+        self.clock = clock
+        self.began = clock()
         self.last: float | None = None
+        self.machine: Any = None
+        self.divergent_before: tuple[int, float] = (0, 0.0)
+
+    def watch(self, machine: Any) -> None:
+        """Say, in each line, how much of the time ``machine``'s divergent steps took (a
+        trace-state machine counts them in ``divergent``; others have none)."""
+        self.machine = machine
+        self.divergent_before = getattr(machine, "divergent", (0, 0.0))
 
     def tick(self, snapshot: Callable[[], dict[str, Any]]) -> None:
         """Show ``snapshot()`` if it is time to (the snapshot is taken only then)."""
         if self.progress is False:
             return
-        now = time.perf_counter()
+        now = self.clock()
         if now - self.began < PROGRESS_AFTER or (
             self.last is not None and now - self.last < PROGRESS_EVERY
         ):
@@ -371,6 +372,14 @@ class Reporter:
             self._emit(totals, final=True)
 
     def _emit(self, values: dict[str, Any], final: bool) -> None:
+        steps, seconds = getattr(self.machine, "divergent", (0, 0.0))
+        if steps > self.divergent_before[0]:
+            values = dict(
+                values,
+                divergent_steps=steps - self.divergent_before[0],
+                divergent_seconds=seconds - self.divergent_before[1],
+                line_budget=getattr(self.machine, "line_budget", None),
+            )
         if callable(self.progress):
             self.progress(dict(values, final=final))
             return
@@ -381,20 +390,35 @@ def search_line(
     values: dict[str, Any],
     final: bool,
     verbs: tuple[str, str] = ("exploring", "explored"),
-    counted: str = "edges",
+    counts: str = "edges",
 ) -> str:
     """The status line of a graph search: ``verbs`` (running, done) and what it counts.
 
-    >>> search_line({"states": 1200, "edges": 3000, "depth": 4, "queued": 10,
-    ...              "states_per_second": 600.0, "seconds": 2.0}, False)
+    When divergent steps took most of the time, the line says so and how to lower the
+    line budget they each run to its end:
+
+    >>> values = {"states": 1200, "edges": 3000, "depth": 4, "queued": 10,
+    ...           "states_per_second": 600.0, "seconds": 2.0}
+    >>> search_line(values, False)
     'agentic-machines: exploring: 1,200 states, 3,000 edges, depth 4, 10 queued, 600 states/s, 2.0 s'
+    >>> search_line(dict(values, divergent_steps=12, divergent_seconds=1.46,
+    ...                  line_budget=100_000), True).partition("2.0 s, ")[2]
+    '73% of the time in 12 divergent steps (line budget 100,000; lower it with --line-budget)'
     """
-    return (
-        f"agentic-machines: {verbs[final]}: {values['states']:,} states, {values[counted]:,} "
-        f"{counted}, depth {values['depth']}, {values['queued']:,} queued, "
+    line = (
+        f"agentic-machines: {verbs[final]}: {counted(values['states'], 'state')}, "
+        f"{counted(values[counts], counts[:-1])}, depth {values['depth']}, {values['queued']:,} queued, "
         f"{values['states_per_second']:,.0f} states/s, {values['seconds']:.1f} s"
-        + (f", {values['diverged']:,} steps to DIVERGE" if values.get("diverged") else "")
+        + (f", {counted(values['diverged'], 'step')} to DIVERGE" if values.get("diverged") else "")
     )
+    spent, budget = values.get("divergent_seconds", 0.0), values.get("line_budget")
+    if budget is not None and values["seconds"] > 0 and spent > values["seconds"] / 2:
+        line += (
+            f", {min(spent / values['seconds'], 1):.0%} of the time in "
+            f"{counted(values['divergent_steps'], 'divergent step')} "
+            f"(line budget {budget:,}; lower it with --line-budget)"
+        )
+    return line
 
 
 # -- the transitions of one state --------------------------------------------------------------
@@ -496,11 +520,16 @@ def expand(
                 [tuple(() for _ in logs)] * n if logs else None,
             )
             continue
-        if plain:  # explore's hot path: one comprehension per state
+        if plain:  # explore's hot path: one loop per state
+            row = []
             try:
-                row = [h(s, c) for c in comps]
-            except Undecided:  # rare: redo one by one so that the others still count
-                row = [_step(h, s, c, False) for c in comps]
+                for c in comps:
+                    row.append(h(s, c))
+            except Undecided as exc:  # rare: the others count; none runs twice (it waited)
+                row += [
+                    UndecidedStep(str(exc)),
+                    *(_step(h, s, c, False) for c in comps[len(row) + 1 :]),
+                ]
             if kept is not None and HALT in row:
                 row = [(kept(s, c) or HALT) if t is HALT else t for c, t in zip(comps, row)]
             yield Expansion(row)
@@ -562,19 +591,27 @@ class Found:
     outcomes)``: the outcomes aligned with the completions (an :class:`UndecidedStep`
     where the harness raised), cut where the state bound stopped the search. ``depth``
     maps every node (states and the sentinels reached) to its depth, in discovery order,
-    and ``prompts`` every state to its prompt. Graphs, verdicts and statistics are read
-    from it after the search, so the search itself costs little more than a bare loop.
+    and ``prompts`` every state to its prompt; with ``parents``, ``parent`` every state but
+    the starts to the state and completion that first reached it and the state as recorded
+    (an equal state reached later may be another object), and a check fills
+    ``executed``: per state, what each effect log it watches executed on that path. Graphs,
+    verdicts and statistics are read from it after the search, so the search itself costs
+    little more than a bare loop.
 
-    >>> f = Found(); (f.rows, f.cut, f.queued)
-    ([], False, 0)
+    >>> f = Found(); (f.rows, f.cut, f.queued, f.parent)
+    ([], False, 0, None)
     """
 
-    __slots__ = ("rows", "depth", "prompts", "cut", "depth_cut", "stopped", "queued", "labeller")
+    __slots__ = tuple(
+        "rows depth prompts parent executed cut depth_cut stopped queued labeller".split()
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, parents: bool = False) -> None:
         self.rows: list[tuple[Any, list[str], list[Any]]] = []
         self.depth: dict[Any, int] = {}
         self.prompts: dict[Any, str] = {}
+        self.parent: dict[Any, tuple[Any, str, Any]] | None = {} if parents else None
+        self.executed: dict[Any, tuple[frozenset[Any], ...]] = {}
         self.cut: bool = False  # the last row was cut by the state bound: not expanded
         self.depth_cut = False  # some state at the depth bound was left unexpanded
         self.stopped = False  # a watching walk was done before the queue was
@@ -660,6 +697,7 @@ def walk(way: Walk, report: Reporter, began: float) -> str | None:
     Fills ``way.record`` and returns why the search stopped before the whole graph
     (a bound), or ``None``; a watching walk that is done sets ``record.stopped``.
     """
+    report.watch(way.task.machine)
     reason = _loop(way, report, began)
     way.finish()
     return reason
@@ -669,7 +707,7 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
     found = way.record
     machine, starts, _fixed, _choose, bounds = way.task
     max_depth, limit = bounds.max_depth, bounds.limit
-    depth, prompts, rows = found.depth, found.prompts, found.rows
+    depth, prompts, rows, parents = found.depth, found.prompts, found.rows, found.parent
     new_prompt = way.prompt
     watch = way.row if way.watches else None
     roots_cut = None  # more start states than the state bound holds: the first ones
@@ -704,12 +742,12 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
                 popped.append(taken)
         for k, (s, (comps, row, extra)) in enumerate(zip(batch, way.expand(batch))):
             nd = depth[s] + 1
-            for t in row:
+            for c, t in zip(comps, row):
                 try:
                     if t in depth:
                         continue
                 except TypeError:  # a list, a dict: no state (states are kept in dicts)
-                    raise unhashable_state(s, comps[row.index(t)], t) from None
+                    raise unhashable_state(s, c, t) from None
                 if t is HALT or t is DIVERGE or type(t) is Raised:
                     depth[t] = nd  # an end: a node, never expanded
                 elif type(t) is UndecidedStep:
@@ -729,6 +767,8 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
                     if t is None:
                         raise none_state(machine, s)
                     depth[t] = nd
+                    if parents is not None:
+                        parents[t] = (s, c, t)
                     prompts[t] = new_prompt(t)  # type: ignore[assignment]
                     queue.append(t)
             rows.append((s, comps, row))
