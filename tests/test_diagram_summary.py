@@ -63,10 +63,17 @@ def texts(fig) -> list[str]:
     return [t.get_text() for ax in fig.axes for t in ax.texts]
 
 
-def test_a_wide_row_becomes_its_first_states_and_a_more_node():
+@pytest.fixture(scope="module")
+def wide_drawn():
+    """The wide graph explored two steps deep and its figure, drawn once for the tests that
+    only measure it (drawing is nearly all of their time)."""
     g = explore(wide(), max_depth=2, progress=False)
+    return g, draw(g)
+
+
+def test_a_wide_row_becomes_its_first_states_and_a_more_node(wide_drawn):
+    g, fig = wide_drawn
     assert len(g) == 1 + 5 + 25 + 1
-    fig = draw(g)
     drawn = texts(fig)
     assert "… 20 more states\nat depth 2" in drawn  # 25 states at depth 2: 5 drawn, 20 not
     assert "20" in drawn  # inside the summary node
@@ -79,10 +86,10 @@ def test_a_wide_row_becomes_its_first_states_and_a_more_node():
     assert hidden_arrowheads(fig) == [] and small_texts(fig, MIN_FONT) == []
 
 
-def test_nothing_covers_a_node_or_caption_of_the_wide_graph():
+def test_nothing_covers_a_node_or_caption_of_the_wide_graph(wide_drawn):
     # the start's edge to HALT crosses two full rows whose states all have captions: no
     # bend clears them, so it goes around the outside of the rows
-    fig = draw(explore(wide(), max_depth=2, progress=False))
+    fig = wide_drawn[1]
     assert overlaps(fig) == []
     assert labels_far_from_edges(fig) == []
 
