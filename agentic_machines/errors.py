@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._text import counted
+
 __all__ = [
     "AgenticMachinesError",
     "InvalidMachine",
@@ -205,10 +207,10 @@ class ScriptExhausted(AgenticMachinesError):
         whose model call ``call`` (number ``index`` from 0) found the script used up.
 
         >>> str(ScriptExhausted.for_program("model call 2", 1, "q", 1))
-        'the program made model call 2 but the script has only 1 completion(s); add more to the script'
+        'the program made model call 2 but the script has only 1 completion; add more to the script'
         """
         return cls(
-            f"the program made {call} but the script has only {script_length} completion(s); "
+            f"the program made {call} but the script has only {counted(script_length, 'completion')}; "
             "add more to the script",
             prompt=prompt,
             index=index,

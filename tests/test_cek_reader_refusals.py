@@ -107,7 +107,7 @@ def _datum(text, i, context, data):
 
 
 def _atom(tok):
-    if any(ch in tok for ch in "`,[]{}|"):
+    if any(ch in tok for ch in "`,[]{}|\\"):
         raise Refused(tok)
     if tok.startswith("#"):
         table = {"#t": TRUE, "#true": TRUE, "#f": FALSE, "#false": FALSE}
@@ -181,6 +181,7 @@ _TOKENS = [
     "+inf.0",
     "1+",
     "a.b",
+    "a\\b",
     "; note\n",
     "-a",
     "+5",
@@ -234,6 +235,7 @@ def test_reads_what_the_reference_reader_reads_or_refuses(text):
         ("(f ,@xs)", "unquote-splicing"),
         ("#x1F", "#t and #f"),
         ("[a b]", "( and )"),
+        ("'a\\b", "`\\` is not part of the language"),
         # a parameter list is code: quoted, it would be a dotted pair
         ("(cdr (car (cdr '(define (f . x) 1))))", "dotted pairs"),
         ("(quote (lambda (a . b) b))", "dotted pairs"),

@@ -6,7 +6,7 @@ Syntax: integers (``-12``), strings with the escapes ``\\\\ \\" \\n \\t
 end of the line, and one dotted list: a parameter list ``(a . rest)`` right after
 ``lambda`` or ``define`` in code (not in quoted data). Scheme syntax outside this subset
 (other dotted pairs, decimal numbers and fractions, characters, vectors, quasiquote and
-unquote, other ``#`` syntax, ``[ ]``, ``|sym|``) is refused with a
+unquote, other ``#`` syntax, ``[ ]``, ``|sym|``, ``\\`` in a name) is refused with a
 :class:`~agentic_machines.errors.ParseError` that names the construct and what to write
 instead: the reader never reads it as something else.
 The reader keeps its own stack, so a 100 000-deep input is read or rejected with
@@ -325,11 +325,11 @@ def _atom(text: str, tok: str, pos: int) -> Any:
             problem=f"`{tok[:20]}` is not an integer, and the language has no other numbers",
             **_where(text, pos),
         )
-    for c in "[]{}|":
+    for c in "[]{}|\\":  # \ escapes a name's characters in Scheme: ours never have one
         if c in tok:
             raise ParseError(
                 f"`{c}` is not part of the language: write lists with ( and ) and symbols "
-                "without [ ] { } or |",
+                "without [ ] { } | or \\",
                 problem=f"`{c}` is not part of the language",
                 **_where(text, pos + tok.index(c)),
             )

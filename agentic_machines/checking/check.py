@@ -42,6 +42,7 @@ from typing import Any
 
 import networkx as nx
 
+from .._text import clip_prompt_repr
 from ..batches import check_sendable, run_batches
 from ..errors import ClockDependent, InvalidArgument, equal_states
 from ..machine import DIVERGE, HALT, AgenticMachine
@@ -472,12 +473,16 @@ class _Search(Walk, Verdicts):
                 )
                 continue
             if not ok:
+                # state and prompt cut where they differ from the parent's
+                up = (self.record.parent or {}).get(state)
+                near = [up[0]] if up else []
+                before = [self.record.prompts[up[0]]] if up else []
                 self.found[inv] = Finding(
                     state,
                     None,
                     None,
-                    f"{inv.name} is false in state {short_repr(state)} (prompt of "
-                    f"{len(prompt):,} characters: {short_repr(prompt, 60)})",
+                    f"{inv.name} is false in state {short_repr(state, 40, near)} (prompt of "
+                    f"{len(prompt):,} characters: {clip_prompt_repr(prompt, 60, before)})",
                 )
 
     def _diverged(self, s: Any, c: str) -> None:
@@ -557,8 +562,8 @@ class _Search(Walk, Verdicts):
                 continue
             at = depth[path[n]]
             why = (
-                f"after step {depth[t]} the run is in {short_repr(t)}, whose key "
-                f"{short_repr(key)} is the key of {short_repr(path[n])} (step {at}), "
+                f"after step {depth[t]} the run is in {short_repr(t, 40, [path[n]])}, whose key "
+                f"{short_repr(key)} is the key of {short_repr(path[n], 40, [t])} (step {at}), "
                 f"and {forever}"
             )
             self.found[q] = Finding(t, None, None, why)
@@ -581,8 +586,8 @@ class _Search(Walk, Verdicts):
                     s,
                     c,
                     t,
-                    f"{tp.name} is false of the step {short_repr(s)} --{short_repr(c)}--> "
-                    f"{short_repr(t)}",
+                    f"{tp.name} is false of the step {short_repr(s, 40, [t])} --{short_repr(c)}--> "
+                    f"{short_repr(t, 40, [s])}",
                 )
 
     def _check_effects(self, s: Any, c: str, t: Any, executed: tuple, history: tuple) -> None:

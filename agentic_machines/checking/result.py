@@ -191,9 +191,9 @@ class Counterexample:
             )
             prompt = self.prompts[i] if i < len(self.prompts) else ""
             lines.append(
-                f"  {i}: {short_repr(self.states[i], limit // 2)}  prompt "
+                f"  {i}: {short_repr(self.states[i], limit // 2, self.states[i - 1 : i])}  prompt "
                 f"{clip_prompt_repr(prompt, limit, before)}  completion {short_repr(c, limit)}  -> "
-                f"{short_repr(self.states[i + 1], limit // 2)}{mark}"
+                f"{short_repr(self.states[i + 1], limit // 2, self.states[i : i + 1])}{mark}"
             )
         if not self.completions:
             lines.append(f"  the start state {short_repr(self.start, limit)}")

@@ -181,7 +181,8 @@ class RunCheck:
                     p,
                     p.fn,
                     (s, c, t),
-                    f"{p.name} is false of the step {short_repr(s)} --{short_repr(c)}--> {short_repr(t)}",
+                    f"{p.name} is false of the step {short_repr(s, 40, [t])} --{short_repr(c)}--> "
+                    f"{short_repr(t, 40, [s])}",
                 )
             elif isinstance(p, NeverRaises) and type(t) is Raised:
                 self._fail(p, f"the harness raised {t.type}: {' '.join(t.message.split())[:200]}")
@@ -508,5 +509,6 @@ def _mismatch(run: RunCheck, cx: Counterexample, i: int) -> str:
         return ""
     return (
         f"step {i + 1} ({short_repr(cx.completions[i])} in {short_repr(run.states[i])}) gives "
-        f"{short_repr(got)} on replay, but the counterexample records {short_repr(want)}"
+        f"{short_repr(got, 40, [want])} on replay, but the counterexample records "
+        f"{short_repr(want, 40, [got])}"
     )

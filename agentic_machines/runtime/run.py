@@ -326,6 +326,7 @@ class Trace:
             if len(self.steps) <= first + last + 1
             else [*self.steps[:first], None, *self.steps[-last:]]
         )
+        before = {id(s): p.prompt for p, s in zip(self.steps, self.steps[1:])}
         for step in shown:
             if step is None:
                 yield ["…", f"({len(self.steps) - first - last} more steps)", "", "", ""]
@@ -333,7 +334,7 @@ class Trace:
             yield [
                 str(step.index),
                 shorten(repr(step.state), 24),
-                repr(shorten(step.prompt, 40)),
+                clip_prompt_repr(step.prompt, 42, [before.get(id(step), "")]),
                 repr(shorten(step.completion, 24)),
                 shorten(show_outcome(step.outcome), 24) + (" (clock)" if step.clock else ""),
             ]
