@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from .._text import counted, one_line
+from .._text import clip, counted, one_line
 from ..machine import DIVERGE, AgenticMachine
 from ..runtime.harness import TraceState
 from ..runtime.search import Bounds, Found, UndecidedStep
@@ -194,7 +194,7 @@ class Verdicts:
             if q in self.found:
                 s, c, t, _ = self.found[q]
                 raised: Raised = t
-                why = f"the harness raised {raised.type}: {one_line(raised.message)[:200]}"
+                why = f"the harness raised {raised.type}: {clip(one_line(raised.message), 200)}"
                 return self._path_cx(q, s, c, t, why), ""
             return None, self._unknown_text()
         if q in self.found:

@@ -33,6 +33,7 @@ from .._files import excerpt
 from .._text import clip, clip_prompt_repr, counted, echoes, escape_controls
 from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel, show_outcome
+from ..verdict import short_repr
 from ._jsonl import (
     MAX_JSON_LINES_BYTES,
     brief,
@@ -326,15 +327,15 @@ class Trace:
             if len(self.steps) <= first + last + 1
             else [*self.steps[:first], None, *self.steps[-last:]]
         )
-        before = {id(s): p.prompt for p, s in zip(self.steps, self.steps[1:])}
+        before = {id(s): p for p, s in zip(self.steps, self.steps[1:])}
         for step in shown:
             if step is None:
                 yield ["…", f"({len(self.steps) - first - last} more steps)", "", "", ""]
                 continue
             yield [
                 str(step.index),
-                shorten(repr(step.state), 24),
-                clip_prompt_repr(step.prompt, 42, [before.get(id(step), "")]),
+                short_repr(step.state, 24, [p.state for p in (before.get(id(step)),) if p]),
+                clip_prompt_repr(step.prompt, 42, [p.prompt for p in (before.get(id(step)),) if p]),
                 repr(shorten(step.completion, 24)),
                 shorten(show_outcome(step.outcome), 24) + (" (clock)" if step.clock else ""),
             ]
