@@ -34,7 +34,7 @@ from .properties import (
 )
 from .result import Counterexample, PropertyResult
 
-__all__ = ["Finding", "Tally", "tally", "Verdicts", "cyclic_states", "alphabet_name"]
+__all__ = ["Finding", "KeyedLoop", "Tally", "tally", "Verdicts", "cyclic_states", "alphabet_name"]
 
 
 class Finding(NamedTuple):
@@ -49,6 +49,20 @@ class Finding(NamedTuple):
     at: Any
     completion: str | None
     outcome: Any
+    why: str
+
+
+class KeyedLoop(NamedTuple):
+    """What refutes a keyed ``never_diverges``: the run to state ``at`` goes on for ever
+    from step ``start`` (where an earlier state has ``at``'s key; ``None`` when the key
+    itself raised at ``at``), and ``why`` in words.
+
+    >>> KeyedLoop(5, 2, "the key repeats").start
+    2
+    """
+
+    at: Any
+    start: int | None
     why: str
 
 
@@ -129,7 +143,7 @@ class Verdicts:
     graph: Tally  # its rows counted, after the search
     # what the search found
     found: dict[Property, Finding]
-    keyed_found: dict[NeverDiverges, tuple[Any, int, str]]
+    keyed_found: dict[NeverDiverges, KeyedLoop]
     # how it stopped
     truncated: str | None
     bound_depth: int | None
@@ -278,8 +292,8 @@ class Verdicts:
         if lasso is not None:
             candidates.append(lasso)
         if q in self.keyed_found:
-            s, at, why = self.keyed_found[q]
-            candidates.append(self._path_cx(q, s, None, None, why, loop=None if at < 0 else at))
+            s, start, why = self.keyed_found[q]
+            candidates.append(self._path_cx(q, s, None, None, why, loop=start))
         if candidates:
             return min(candidates, key=len), ""
         reasons = [self._unknown_text()] if self.graph.unknown else []
