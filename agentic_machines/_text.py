@@ -22,7 +22,6 @@ __all__ = [
     "clip",
     "clip_prompt",
     "clip_prompt_repr",
-    "clip_start",
     "echoes",
     "graph_context",
     "clip_middle",
@@ -98,20 +97,23 @@ def echoes(completion: str) -> tuple[str, ...]:
     return (completion, " " + completion, "\n" + completion)
 
 
-def graph_context(graph: Any, node: Any) -> list[str]:
+def graph_context(graph: Any, node: Any, nodes: bool = False) -> list[Any]:
     """The prompts around ``node`` in an explored graph, for :func:`clip_prompt`: its
-    parents' and its siblings' (the other states its parents step to).
+    parents' and its siblings' (the other states its parents step to); with ``nodes``,
+    those states themselves.
 
     >>> import networkx as nx
     >>> g = nx.DiGraph([(0, 1), (0, 2)])
     >>> nx.set_node_attributes(g, {0: "Q", 1: "Q a", 2: "Q b"}, "prompt")
-    >>> graph_context(g, 1)
-    ['Q', 'Q b']
+    >>> graph_context(g, 1), graph_context(g, 1, nodes=True)
+    (['Q', 'Q b'], [0, 2])
     """
     around: dict[Any, None] = {}
     for parent in graph.predecessors(node):
         around[parent] = None
         around.update((s, None) for s in graph.successors(parent) if s != node)
+    if nodes:
+        return list(around)
     prompts = (graph.nodes[n].get("prompt") for n in around)
     return [p for p in prompts if isinstance(p, str)]
 
@@ -126,22 +128,11 @@ def _shared(a: str, b: str) -> int:
     return n
 
 
-def clip_start(text: str, width: int, ellipsis: str = "…") -> str:
-    """``text`` when it has at most ``width`` characters, else ``ellipsis`` and its end,
-    ``width`` characters in all (a Spell session's turns, whose programs grow at the end).
-
-    >>> clip_start("abcdef", 4), clip_start("abc", 4), clip_start("abcdef", 5, "...")
-    ('…def', 'abc', '...ef')
-    """
-    if len(text) <= width:
-        return text
-    return ellipsis + text[-max(width - len(ellipsis), 1) :]
-
-
 def clip_middle(text: str, width: int, ellipsis: str = "…") -> str:
     """``text`` when it has at most ``width`` characters, else its start, ``ellipsis`` and
-    its end, ``width`` characters in all (the start gets the odd one): for texts
-    whose both ends matter (a prompt in an error message).
+    its end, ``width`` characters in all (the start gets the odd one): for texts that
+    are no prompt and whose both ends matter (a server's error text: what it is, then
+    the detail); a prompt is cut by :func:`clip_prompt`.
 
     >>> clip_middle("abcdefghij", 7), clip_middle("abc", 7), clip_middle("abcdefghij", 7, "...")
     ('abc…hij', 'abc', 'ab...ij')
@@ -179,8 +170,10 @@ def escape_controls(text: str) -> str:
     return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def short_text(text: str, limit: int = 24) -> str:
-    """``text`` on one line, cut to ``limit`` characters with an ellipsis.
+def short_text(text: str, limit: int = 24, context: Iterable[str] = ()) -> str:
+    """``text`` on one line, cut to ``limit`` characters by :func:`clip_prompt` among
+    ``context`` (the texts shown beside it, e.g. the reprs of a state's parent and
+    siblings, which hold their prompts: the part where it differs is kept).
 
     Newlines are shown as ``⏎`` and the empty string as ``""`` so that a label is
     never blank.
@@ -189,13 +182,18 @@ def short_text(text: str, limit: int = 24) -> str:
     'Thought 1: search⏎A…'
     >>> short_text("")
     '""'
+    >>> short_text("S('Ticket: kettle', 'refund')", 12, ["S('Ticket: kettle', 'replace')"])
+    "…, 'refund')"
     """
     if not isinstance(text, str):
         text = repr(text)
     if text == "":
         return '""'
-    text = text.replace("\r\n", "⏎").replace("\n", "⏎").replace("\t", " ")
-    return clip(escape_controls(text), limit)
+    return clip_prompt(_line(text), limit, [_line(c) for c in context])
+
+
+def _line(text: str) -> str:
+    return escape_controls(text.replace("\r\n", "⏎").replace("\n", "⏎").replace("\t", " "))
 
 
 def one_line(text: str) -> str:

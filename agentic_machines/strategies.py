@@ -197,10 +197,13 @@ def embeddings_into_any(
 
     ``embedding.target`` is X.
 
-    >>> from hypothesis import find
-    >>> sub, e = find(embeddings_into_any(), lambda pair: True)
-    >>> e.source is sub
-    True
+    >>> from hypothesis import given, settings
+    >>> @settings(max_examples=5, database=None)
+    ... @given(embeddings_into_any())
+    ... def embedded(pair):
+    ...     sub, e = pair
+    ...     assert e.source is sub
+    >>> embedded()
     """
     return table_machines(max_states, max_completions).flatmap(embeddings_into)
 

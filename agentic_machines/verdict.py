@@ -18,12 +18,12 @@ Undecided: it is not known whether x is an SPE state. Method: sampled (0 checks)
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, TypeVar
 
 from ._outcome import show_outcome
-from ._text import clip
+from ._text import clip_prompt
 from .errors import CertificateError, Undecided, UnknownField
 
 __all__ = [
@@ -403,8 +403,11 @@ class LazyVerdict(_Lazy, Verdict):
     """
 
 
-def short_repr(value: Any, limit: int = 40) -> str:
-    """``repr(value)`` cut to ``limit`` characters with an ellipsis: states in explanations.
+def short_repr(value: Any, limit: int = 40, among: Iterable[Any] = ()) -> str:
+    """``repr(value)`` cut to ``limit`` characters with an ellipsis: states in explanations;
+    cut by the one prompt rule (:func:`~agentic_machines._text.clip_prompt`) among the
+    values named beside it (``among``: a state's repr holds its prompt or history, so the
+    part where two states differ is what is kept).
 
     Shared by every module that names states in sentences, so they are cut alike, and by
     the loaders' error messages (a short, escaped excerpt of a file, never the file). A
@@ -418,12 +421,15 @@ def short_repr(value: Any, limit: int = 40) -> str:
     ...     deep = [deep]
     >>> short_repr("a" * 50, 8), short_repr(3), short_repr(deep)
     ("'aaaaaa…", '3', '<a value nested too deeply to show>')
+    >>> short_repr(("Ticket: kettle", "refund"), 12, [("Ticket: kettle", "replace")])
+    "…, 'refund')"
     """
     try:
         text = show_outcome(value)
+        context = [show_outcome(a) for a in among]
     except RecursionError:
         return "<a value nested too deeply to show>"
-    return clip(text, limit)
+    return clip_prompt(text, limit, context)
 
 
 _F = TypeVar("_F", bound=Callable[..., Verdict])

@@ -4,7 +4,9 @@ Run: ``python experiments/attack_table.py`` (a few minutes); ``--suite`` prints 
 the attack suite (tests/attack_suite.py) instead, one column per level and namespace tool,
 as docs/threat_model.md shows it; ``--write`` puts the table made by this run into
 docs/threat_model.md, between its markers, instead of printing it (tests/test_attack_suite.py
-and tests/test_attack_corpus.py fail when the page and the suites disagree). Every block of
+and tests/test_attack_corpus.py fail when the page and the suites disagree). ``--unfiltered``
+prints what the suite's single-block kernel, seccomp, userns and lingering attacks get
+with no filter and no namespace (which layer holds each; docs/threat_model.md). Every block of
 ``tests/attack_corpus.py`` runs as the second block of a REPL-Plan episode:
 
 - ``inline``: in a child Python process of its own (so the hangs, exits and module patches
@@ -140,6 +142,49 @@ def suite_table() -> str:
     return table({c: r for c, r in results.items() if r is not None})
 
 
+UNFILTERED_KINDS = ("kernel", "seccomp", "userns", "lingering")
+
+
+def unfiltered_table() -> str:
+    """What the single-block attacks of the classes :data:`UNFILTERED_KINDS` get from the
+    kernel with no seccomp filter and no namespace: each block run by a plain Python (the
+    restricted builtins' escape works there too), as an unprivileged uid when this runs as
+    root (``setpriv``), each in a new directory; what they leave is removed. Which layer holds each
+    attack in the suite's table: a call that succeeds here is held there by the filter."""
+    import uuid
+
+    from attack_suite import ATTACKS, render
+    from test_attack_suite import _ipc_left, thread_name
+
+    drop = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
+    lines = ["| attack | class | without the filter |", "|---|---|---|"]
+    for attack in ATTACKS:
+        if attack.kind not in UNFILTERED_KINDS or len(attack.blocks) != 1:
+            continue
+        token = uuid.uuid4().hex[:12]
+        key = int(token[:7], 16) + 1
+        code = render(
+            attack.blocks[0],
+            token=token,
+            ipc_key=key,
+            thread=thread_name(token),
+            memory=128,
+            max_output=4000,
+            host=os.getpid(),
+            victim=0,
+            sock={},
+        )
+        argv = [*(drop if os.geteuid() == 0 else []), sys.executable, "-c", code]
+        with tempfile.TemporaryDirectory() as folder:  # mount-tmpfs makes a directory
+            os.chmod(folder, 0o777)
+            done = subprocess.run(argv, capture_output=True, text=True, cwd=folder, timeout=60)
+        said = (done.stdout.strip() or done.stderr.strip() or "(nothing)").splitlines()[-1]
+        left = _ipc_left(token, key)
+        shown = said[:100] + (f"; left {', '.join(left)} (removed)" if left else "")
+        lines.append(f"| {attack.name} | {attack.kind} | {shown.replace('|', '/')} |")
+    return "\n".join(lines)
+
+
 DOC = ROOT / "docs" / "threat_model.md"
 MARKERS = {"suite": "attack-suite table", "corpus": "attack-corpus table"}
 
@@ -184,8 +229,13 @@ def corpus_table() -> str:
 
 def main() -> None:
     args = sys.argv[1:]
+    if args == ["--unfiltered"]:
+        print(unfiltered_table())
+        return
     if set(args) - {"--suite", "--write"}:
-        raise SystemExit("usage: python experiments/attack_table.py [--suite] [--write]")
+        raise SystemExit(
+            "usage: python experiments/attack_table.py [--suite] [--write] | --unfiltered"
+        )
     which = "suite" if "--suite" in args else "corpus"
     table = suite_table() if which == "suite" else corpus_table()
     if "--write" in args:

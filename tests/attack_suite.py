@@ -168,8 +168,18 @@ def nothing_left(outcome: Outcome) -> tuple[str, str]:
 
 
 def nothing_left_by(outcome: Outcome) -> tuple[str, str]:
-    """:func:`nothing_left`, its detail naming what the first block made and was refused."""
+    """:func:`nothing_left`, and no later block's output from the first block's thread;
+    its detail names what the first block made and was refused.
+
+    >>> ran_on = Outcome("ok", "", "", "", stdouts=("MADE a thread", "GOT the thread ran on"))
+    >>> nothing_left_by(ran_on)
+    ('through', "a later block's output came from the block's thread (the block: a thread)")
+    >>> nothing_left_by(Outcome("ok", "", "", "", leftover=("process 7",), stdouts=("NO thread: x",)))
+    ('through', 'left behind: process 7 (the block: NO thread)')
+    """
     verdict, detail = nothing_left(outcome)
+    if verdict == "held" and any("GOT" in out for out in outcome.stdouts[1:]):
+        verdict, detail = "through", "a later block's output came from the block's thread"
     said = [
         line.removeprefix("MADE ").split(":")[0]
         for line in (outcome.stdouts or ("",))[0].splitlines()
@@ -717,7 +727,9 @@ EVERYTHING_AT_ONCE = LIBC + (
     "got = []\n"
     "def named():\n"
     "    libc.prctl(15, b'{thread}', 0, 0, 0)\n"
-    "    imp('time').sleep(60)\n"
+    "    for _ in range(300):\n"
+    "        imp('time').sleep(0.2)\n"
+    "        print('GOT the thread ran on')\n"
     "try:\n"
     "    imp('threading').Thread(target=named, daemon=True).start()\n"
     "    got.append('a thread')\n"

@@ -73,6 +73,11 @@ SLOW_BY_MEASUREMENT = frozenset(
         "tests/test_pytest_plugin.py::test_a_failing_agent_is_reported_saved_run_first_and_passes_once_fixed",
         "tests/test_pytest_plugin.py::test_options_and_off_switch",
         "tests/test_adapt.py::test_successor_prompt_invariant_and_totality",
+        # The two gallery doctests redraw what tests/test_gallery.py's fixture draws in every
+        # run (draw_gallery draws each group), where each picture's graph is compared with
+        # its committed Mermaid file: about 10 s of a 2-core run's CPU, for a list of names.
+        "agentic_machines/drawing/gallery.py::agentic_machines.drawing.gallery.architecture_pictures",
+        "agentic_machines/drawing/gallery.py::agentic_machines.drawing.gallery.deep_pictures",
     }
 )
 

@@ -518,7 +518,8 @@ def test_one_block_leaves_no_thread_process_or_ipc_object_after_the_episode(colu
 
 def test_the_host_sees_what_that_block_leaves_when_nothing_refuses_it(tmp_path):
     # The checks of the test above can fail: the same block, run by a plain Python process
-    # (no sandbox, no filter), leaves all five, and the host's checks find each.
+    # (no sandbox, no filter), leaves all five, and the host's checks find each; its thread
+    # prints on after the block (what a later block's output would show).
     token = uuid.uuid4().hex[:12]
     key = int(token[:7], 16) + 1
     code = (
@@ -526,11 +527,13 @@ def test_the_host_sees_what_that_block_leaves_when_nothing_refuses_it(tmp_path):
         + "\nimport sys, time\nsys.stdout.flush()\ntime.sleep(60)"
     )
     child = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, cwd=tmp_path, text=True
+        [sys.executable, "-u", "-c", code], stdout=subprocess.PIPE, cwd=tmp_path, text=True
     )
     try:
         assert child.stdout is not None
-        assert child.stdout.readline().startswith("MADE a thread, a detached process"), token
+        said = [child.stdout.readline() for _ in range(2)]  # MADE, then the thread's
+        assert said[0].startswith("MADE a thread, a detached process"), said
+        assert said[1].startswith("GOT the thread ran on"), said
         alive = _probes_alive(token)
     finally:
         child.kill()

@@ -142,6 +142,8 @@ CASES = [
     (">=", "(>= 'a 1)", [], (E, "expected an integer")),
     (">", "(> 2 1)", [], "#t"),
     (">", "(> 1 1)", [], "#f"),
+    (">", "(> 1)", [], (E, ">: expected at least two integers")),
+    (">", '(> "a" 1)', [], (E, ">: expected an integer")),
     # the forms the language had before, and its other primitives
     ("quote", '\'(a (b "c") #t)', [], '(a (b "c") #t)'),
     ("quote", "(quote)", [], (M, "exactly one datum")),
@@ -167,30 +169,46 @@ CASES = [
     ("-", "(- 10 3 2)", [], "5"),
     ("-", "(-)", [], (E, "at least one argument")),
     ("*", "(* 2 3 4)", [], "24"),
+    ("*", "(* 2 'a)", [], (E, "*: expected an integer")),
     ("=", "(= 1 1 1)", [], "#t"),
+    ("=", "(= 1 #t)", [], (E, "=: expected an integer")),
     ("<", "(< 1 2 3)", [], "#t"),
+    ("<", "(<)", [], (E, "<: expected at least two integers")),
     ("string-append", '(string-append "a" "b")', [], '"ab"'),
+    ("string-append", '(string-append "a" 1)', [], (E, "string-append: expected a string")),
     ("string-length", '(string-length "abc")', [], "3"),
     ("string-length", "(string-length 1)", [], (E, "expected a string")),
     ("substring", '(substring "hello" 1 3)', [], '"el"'),
     ("substring", '(substring "hi" 1 5)', [], (E, "substring: need")),
     ("string=?", '(string=? "a" "a")', [], "#t"),
+    ("string=?", '(string=? "a")', [], (E, "string=?: expected at least two strings")),
     ("number->string", "(number->string 42)", [], '"42"'),
+    ("number->string", '(number->string "a")', [], (E, "number->string: expected an integer")),
     ("equal?", "(equal? '(1 (2)) (list 1 (list 2)))", [], "#t"),
     ("equal?", "(equal? 1 #t)", [], "#f"),
+    ("equal?", "(equal? 1)", [], (E, "equal?: expected 2 arguments, got 1")),
     ("not", "(not #f)", [], "#t"),
+    ("not", "(not 1 2)", [], (E, "not: expected 1 argument, got 2")),
     ("list", "(list 1 2)", [], "(1 2)"),
+    ("list", "(list)", [], "nil"),  # any number of any values: list has no error
     ("cons", "(cons 1 '(2))", [], "(1 2)"),
     ("cons", "(cons 1 2)", [], (E, "second argument must be a list")),
     ("car", "(car '(1 2))", [], "1"),
     ("car", "(car nil)", [], (E, "car: expected a non-empty list")),
     ("cdr", "(cdr '(1 2))", [], "(2)"),
+    ("cdr", "(cdr 5)", [], (E, "cdr: expected a non-empty list")),
     ("null?", "(null? nil)", [], "#t"),
+    ("null?", "(null?)", [], (E, "null?: expected 1 argument, got 0")),
     ("pair?", "(pair? nil)", [], "#f"),
+    ("pair?", "(pair? 1 2)", [], (E, "pair?: expected 1 argument, got 2")),
     ("string?", '(string? "s")', [], "#t"),
+    ("string?", "(string?)", [], (E, "string?: expected 1 argument, got 0")),
     ("number?", "(number? 's)", [], "#f"),
+    ("number?", "(number?)", [], (E, "number?: expected 1 argument, got 0")),
     ("symbol?", "(symbol? 's)", [], "#t"),
+    ("symbol?", "(symbol? 1 2)", [], (E, "symbol?: expected 1 argument, got 2")),
     ("procedure?", "(procedure? car)", [], "#t"),
+    ("procedure?", "(procedure?)", [], (E, "procedure?: expected 1 argument, got 0")),
     ("apply", "(1 2)", [], (E, "is not a procedure")),
     # what the reader refuses (one line naming the construct)
     ("reader", "(cdr '(1 . 2))", [], (P, "dotted pairs")),
@@ -198,6 +216,7 @@ CASES = [
     ("reader", "`(a ,b)", [], (P, "quasiquote")),
     ("reader", "#\\a", [], (P, "character")),
     ("reader", "#(1 2)", [], (P, "vector")),
+    ("reader", "(cdr (car (cdr '(define (f . x) 1))))", [], (P, "dotted pairs")),
 ]
 
 COUNTS = Counter(form for form, *_ in CASES)
@@ -347,6 +366,11 @@ def test_every_form_and_primitive_has_cases():
 
     assert set(SPECIAL_FORMS) | set(PRIMITIVES) <= set(COUNTS)
     assert all(COUNTS[f] >= 2 for f in ["define", "cond", "and", "or", "let*", "when", "unless"])
+    # an expected value and an expected error for each (list takes any values: no error)
+    values = {form for form, _, _, expected in CASES if isinstance(expected, str)}
+    errors = {form for form, _, _, expected in CASES if not isinstance(expected, str)}
+    assert set(SPECIAL_FORMS) | set(PRIMITIVES) <= values
+    assert (set(SPECIAL_FORMS) | set(PRIMITIVES)) - {"list"} <= errors
 
 
 # The run loop keeps states in registers and takes some steps in place; it must reach

@@ -326,9 +326,10 @@ def test_primitive_calls_in_place_agree_with_step_on_every_fuel(text, shift):
     _check_run_equals_steps(text, replies, 100_000)
 
 
-def test_frames_hash_on_first_use_as_they_would_when_built():
-    # A frame's hash is computed when asked for, down a 200 000-deep chain without
-    # recursion, and equal continuations built apart hash and compare equal.
+def test_frames_hash_on_first_use_as_they_would_when_built(deep):
+    # A frame's hash is computed when asked for, down a chain deeper than the recursion
+    # limit (100 000 deep in the slow run) without recursion, and equal continuations
+    # built apart hash and compare equal.
     from agentic_machines.cek.machine import HALT_K
 
     def chain(n):
@@ -337,7 +338,7 @@ def test_frames_hash_on_first_use_as_they_would_when_built():
             k = ArgsK((i,), EMPTY_SEQ, (), k) if i % 2 else LlmK(k)
         return k
 
-    a, b = chain(200_000), chain(200_000)
-    assert a._h is None and kont_depth(a) == 200_000
+    a, b = chain(deep), chain(deep)
+    assert a._h is None and kont_depth(a) == deep
     assert hash(a) == hash(b) and a == b and a._h is not None
     assert IfK(Branches(Const(1), Const(2)), (), a) != IfK(Branches(Const(1), Const(3)), (), b)

@@ -26,7 +26,7 @@ _ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "r": "\r"}
 
 def reference_read(text: str):
     """The one datum of ``text`` in the subset, or raise Refused."""
-    datum, i = _datum(text, _skip(text, 0), ())
+    datum, i = _datum(text, _skip(text, 0), (), False)
     if _skip(text, i) != len(text):
         raise Refused("more than one datum")
     return datum
@@ -44,14 +44,16 @@ def _skip(text, i):
     return i
 
 
-def _datum(text, i, context):
+def _datum(text, i, context, data):
     # context: the items read so far of the list this datum is in, plus "quoted" when
-    # it is the datum of a quote; a dotted list is read only right after lambda/define.
+    # it is the datum of a quote; data: the datum is inside quoted data (after ' or in
+    # (quote ...), at any depth). A dotted list is read only right after lambda/define,
+    # in code.
     if i >= len(text):
         raise Refused("end")
     c = text[i]
     if c == "'":
-        inner, i = _datum(text, _skip(text, i + 1), ("quoted",))
+        inner, i = _datum(text, _skip(text, i + 1), ("quoted",), True)
         return from_items([Symbol("quote"), inner]), i
     if c == ")":
         raise Refused(")")
@@ -73,12 +75,12 @@ def _datum(text, i, context):
                 dot = len(items)
                 i = _skip(text, j)
                 continue
-            d, i = _datum(text, i, tuple(items))
+            d, i = _datum(text, i, tuple(items), data or items[:1] == [Symbol("quote")])
             items.append(d)
             i = _skip(text, i)
         if dot is not None:
             heads = (Symbol("lambda"), Symbol("define"))
-            if len(items) - dot != 1 or len(context) != 1 or context[0] not in heads:
+            if data or len(items) - dot != 1 or len(context) != 1 or context[0] not in heads:
                 raise Refused("dotted pair")
             items.insert(dot, DOT)
         return from_items(items), i + 1
@@ -105,7 +107,7 @@ def _datum(text, i, context):
 
 
 def _atom(tok):
-    if any(ch in tok for ch in "`,[]{}|"):
+    if any(ch in tok for ch in "`,[]{}|\\"):
         raise Refused(tok)
     if tok.startswith("#"):
         table = {"#t": TRUE, "#true": TRUE, "#f": FALSE, "#false": FALSE}
@@ -179,6 +181,7 @@ _TOKENS = [
     "+inf.0",
     "1+",
     "a.b",
+    "a\\b",
     "; note\n",
     "-a",
     "+5",
@@ -199,6 +202,7 @@ def _forms():
         lambda inner: st.one_of(
             st.lists(inner, max_size=4).map(lambda xs: "(" + " ".join(xs) + ")"),
             inner.map(lambda x: "'" + x),
+            inner.map(lambda x: "(quote " + x + ")"),
             st.tuples(
                 st.sampled_from(["lambda", "define", "f", "'lambda"]),
                 st.lists(st.one_of(inner, st.sampled_from(["a", "b", "7", "'c"])), max_size=3),
@@ -231,6 +235,11 @@ def test_reads_what_the_reference_reader_reads_or_refuses(text):
         ("(f ,@xs)", "unquote-splicing"),
         ("#x1F", "#t and #f"),
         ("[a b]", "( and )"),
+        ("'a\\b", "`\\` is not part of the language"),
+        # a parameter list is code: quoted, it would be a dotted pair
+        ("(cdr (car (cdr '(define (f . x) 1))))", "dotted pairs"),
+        ("(quote (lambda (a . b) b))", "dotted pairs"),
+        ("'(x (lambda (a . b) b))", "dotted pairs"),
     ],
 )
 def test_each_construct_outside_the_subset_is_refused_by_name(text, words):

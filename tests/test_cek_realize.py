@@ -11,7 +11,7 @@ from agentic_machines.cek.expr import compile_program
 from agentic_machines.cek.realize import react_toy, realize, realize_react_toy
 from agentic_machines.embedding import Embedding
 from agentic_machines.generation import completion_generates
-from agentic_machines.strategies import examples, table_machines
+from agentic_machines.strategies import examples, table_machines, thorough
 
 
 def assert_witness(r, completions):
@@ -31,8 +31,17 @@ def assert_witness(r, completions):
             assert ev.harness(images[s], c) == r.embedding(m.harness(s, c)), (s, c)
 
 
+# Up to 8 states in the default run (the witness checks every state and completion, so the
+# cost grows with the size, and nothing in realize depends on it); 20 under the thorough
+# profile, and test_a_twenty_state_machine_is_realized runs a 20-state machine every time.
 @settings(max_examples=examples(15, 500))
-@given(table_machines(max_states=20, max_completions=3, prompts=("a", "b", 'say "hi"\n', "")))
+@given(
+    table_machines(
+        max_states=20 if thorough() else 8,
+        max_completions=3,
+        prompts=("a", "b", 'say "hi"\n', ""),
+    )
+)
 def test_random_finite_machines_are_realized(machine):
     r = realize(machine)
     assert isinstance(r.embedding, Embedding)

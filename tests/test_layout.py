@@ -14,6 +14,7 @@ too, which a runtime check of ``sys.modules`` would miss.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import re
 from pathlib import Path
@@ -30,6 +31,12 @@ PACKAGE = Path(agentic_machines.__file__).resolve().parent
 # -- the layers of the package ------------------------------------------------------------------
 
 DESIGN = PACKAGE.parent / "docs" / "design.md"
+
+
+@functools.cache
+def syntax_tree(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once per run: four checks below walk every module."""
+    return ast.parse(path.read_text(encoding="utf-8"))
 
 
 def module_graph() -> nx.DiGraph:
@@ -51,7 +58,7 @@ def module_graph() -> nx.DiGraph:
     for name, path in modules.items():
         graph.add_node(name)
         package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(syntax_tree(path)):
             if isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = package[: len(package) - (node.level - 1)]
@@ -379,7 +386,7 @@ def test_in_function_imports_say_why() -> None:
     silent = []
     for path in sorted(PACKAGE.rglob("*.py")):
         lines = path.read_text(encoding="utf-8").splitlines()
-        for function in ast.walk(ast.parse("\n".join(lines))):
+        for function in ast.walk(syntax_tree(path)):
             if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
                 for node in ast.walk(function):
                     if isinstance(node, ast.Import | ast.ImportFrom):
@@ -472,7 +479,7 @@ def private_imports() -> set[tuple[str, str, str]]:
         if parts[-1] == "__init__":
             parts = parts[:-1]
         name = ".".join(parts)
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(syntax_tree(path)):
             if not isinstance(node, ast.ImportFrom):
                 continue
             base = package[: len(package) - (node.level - 1)] if node.level else []
@@ -506,7 +513,7 @@ def docstring_lengths() -> dict[str, int]:
     for module in GRAPH:
         path = PACKAGE.parent.joinpath(*module.split("."))
         path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
-        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")), clean=False)
+        doc = ast.get_docstring(syntax_tree(path), clean=False)
         lengths[short(module)] = len((doc or "").splitlines())
     return lengths
 

@@ -5,6 +5,7 @@ end stay apart."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -73,3 +74,104 @@ def test_siblings_that_differ_at_the_end_stay_apart_in_explore_and_diagrams() ->
     assert "…" in refund  # the shared start was cut, visibly
     for text in (to_mermaid(g), to_dot(g)):
         assert "you chose refund" in text and "you chose replace" in text
+
+
+# -- every other place that shows a prompt or a state that holds one (issue 36, item 7) ------
+ASK = "System: you answer support tickets for a shop. " * 3
+TAIL = " Answer in one word, then stop, and say nothing else at all, please, thank you."
+
+
+def test_spell_session_turns_are_told_apart() -> None:
+    from agentic_machines.spell.spell_machine import run_spell
+
+    leaf = '(leaf-llm "{}")'
+    asks = [
+        leaf.format(f"Ticket 1: kettle leaks.{TAIL}"),
+        leaf.format(f"Ticket 2: toaster burns.{TAIL}"),
+    ]
+    program = f"(quine completion (eval (do (quote (list {' '.join(asks)})))))"
+    turns = [line for line in run_spell(program, ["refund", "replace"]).describe().splitlines()]
+    assert "kettle leaks" in turns[0] and "toaster burns" in turns[2], turns
+
+
+def test_model_errors_show_the_prompt_where_it_differs() -> None:
+    from agentic_machines.errors import ScriptExhausted, UnmatchedPrompt
+    from agentic_machines.models import MappingModel, ScriptedModel
+
+    first, second = (ASK * 3 + f"Ticket {t}." + TAIL * 3 for t in ("1: kettle", "2: toaster"))
+    model = ScriptedModel(["refund"])
+    model.complete(first)
+    with pytest.raises(ScriptExhausted, match="toaster"):
+        model.complete(second)
+    mapped = MappingModel({"kettle": "refund"})
+    mapped.complete(first)
+    with pytest.raises(UnmatchedPrompt, match="toaster"):
+        mapped.complete(second)
+
+
+def test_spell_boundaries_that_share_both_ends_read_apart() -> None:
+    from agentic_machines.spell.evaluator import Boundary
+
+    a, b = (Boundary("self", f"{ASK}Ticket {n}: kettle leaks.{TAIL}", ()) for n in (1, 2))
+    assert repr(a) != repr(b)
+    graph = explore(
+        FunctionMachine(
+            lambda s: s.prompt,
+            lambda s, c: Boundary("self", s.prompt.replace("Ticket 0", f"Ticket {c}"), ()),
+            completions=["1", "2"],
+            initial=Boundary("self", f"{ASK}Ticket 0: kettle leaks.{TAIL}", ()),
+            name="boundaries",
+        ),
+        max_depth=1,
+    )
+    lines = [line for line in describe_graph(graph).splitlines() if "  depth 1  prompt" in line]
+    states = [line.split("  depth")[0] for line in lines]
+    assert len(states) == 2 and "1: kettle" in states[0] and "2: kettle" in states[1], lines
+
+
+def _long_states():
+    """States (tuples) holding a long shared question, told apart by their last answer."""
+    return FunctionMachine(
+        lambda s: ASK + " ".join(s[1:]) + TAIL,
+        lambda s, c: s + (c,) if len(s) < 2 else s,
+        completions=["refund", "replace"],
+        initial=(ASK,),
+        name="long",
+    )
+
+
+def test_verdict_sentences_and_counterexamples_tell_states_apart() -> None:
+    from agentic_machines.checking import check_properties, unreachable
+    from agentic_machines.checking.properties import Transition
+
+    r = check_properties(
+        _long_states(),
+        properties=[
+            unreachable(lambda s: s[-1] == "replace", name="replace"),
+            Transition("no replace", lambda s, c, t: c != "replace"),
+        ],
+    )
+    state = r.counterexample("unreachable(replace)").explanation
+    assert "'replace')" in state and "replace" in state.split("prompt of")[1], state
+    step = r.counterexample("no replace").explanation
+    assert "'replace')" in step.split("-->")[1], step
+    shown = r.counterexample("unreachable(replace)").describe()
+    assert "'replace')" in shown, shown
+
+
+def test_a_trace_table_shows_each_prompt_where_it_differs() -> None:
+    from agentic_machines import run
+    from agentic_machines.models import ScriptedModel
+
+    trace = run(_long_states(), ScriptedModel(["refund", "replace"]), max_steps=2)
+    rows = str(trace).splitlines()
+    assert "'…refund Answer in one word" in rows[3], rows  # the prompt column of step 1
+
+
+def test_a_trace_description_tells_its_states_apart() -> None:
+    from agentic_machines import run
+    from agentic_machines.models import ScriptedModel
+
+    text = run(_long_states(), ScriptedModel(["refund", "replace"]), max_steps=2).describe()
+    steps = [line for line in text.splitlines() if line.startswith("step ")]
+    assert "'refund')" in steps[1] and "'refund')" not in steps[0], steps

@@ -173,3 +173,17 @@ def test_run_full_escapes_a_machine_files_text_in_the_installed_command(tmp_path
     assert done.returncode == 0, done.stderr
     assert not _raw_controls(done.stdout + done.stderr), repr(done.stdout)
     assert "title Thought 1: \\x1b[2J\\x1b]0;owned\\x07cleared\\x0dover\\x9b31m" in done.stdout
+
+
+def test_check_of_a_machine_with_infinitely_many_states_escapes_its_text(tmp_path, capsys):
+    # check's sampled verdict (-c completions) names the machine and the start state
+    target = tmp_path / "endless.py"
+    target.write_text(
+        "from agentic_machines import FunctionMachine, HALT\n"
+        "machine = FunctionMachine(lambda s: 'go ' + s, lambda s, c: HALT if len(s) > 30 "
+        "else s + c, initial='\\x1b[2J', name='endless\\x1b]0;pwned\\x07')\n"
+    )
+    status = main(["check", f"{target}:machine", "-c", HOSTILE, "--isolation", "inline"])
+    out = capsys.readouterr().out
+    assert status == 0 and "SPE state of endless\\x1b]0;pwned\\x07" in out, out
+    assert not _raw_controls(out), repr(out)

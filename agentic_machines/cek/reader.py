@@ -4,10 +4,11 @@ Syntax: integers (``-12``), strings with the escapes ``\\\\ \\" \\n \\t
 \\r``, ``#t``, ``#f`` (or ``#true``, ``#false``), ``nil`` (the empty list, also written
 ``()``), symbols, ``'d`` for ``(quote d)``, lists in parentheses, ``;`` comments to the
 end of the line, and one dotted list: a parameter list ``(a . rest)`` right after
-``lambda`` or ``define``. Scheme syntax outside this subset (other dotted pairs, decimal
-numbers and fractions, characters, vectors, quasiquote and unquote, other ``#`` syntax,
-``[ ]``, ``|sym|``) is refused with a :class:`~agentic_machines.errors.ParseError` that
-names the construct and what to write instead: the reader never reads it as something else.
+``lambda`` or ``define`` in code (not in quoted data). Scheme syntax outside this subset
+(other dotted pairs, decimal numbers and fractions, characters, vectors, quasiquote and
+unquote, other ``#`` syntax, ``[ ]``, ``|sym|``, ``\\`` in a name) is refused with a
+:class:`~agentic_machines.errors.ParseError` that names the construct and what to write
+instead: the reader never reads it as something else.
 The reader keeps its own stack, so a 100 000-deep input is read or rejected with
 :class:`~agentic_machines.errors.ParseError`, never ``RecursionError``. Printing data
 back as text is :mod:`agentic_machines.cek.printer`.
@@ -108,7 +109,7 @@ def parse(text: str) -> Any:
     >>> parse("(cdr '(1 . 2))")
     Traceback (most recent call last):
       ...
-    agentic_machines.errors.ParseError: dotted pairs are not supported (every list is a proper list): write (cons 1 '(2)) or (list 1 2); only a parameter list right after lambda or define may end with `. rest` (line 1, column 10)
+    agentic_machines.errors.ParseError: dotted pairs are not supported (every list is a proper list): write (cons 1 '(2)) or (list 1 2); only a parameter list right after lambda or define, in code (not quoted), may end with `. rest` (line 1, column 10)
     """
     items, top_starts = _read(text)
     if len(items) > 1:
@@ -150,13 +151,16 @@ def _read(text: str) -> tuple[list[Any], list[int]]:
     if not isinstance(text, str):
         raise ParseError(f"program text must be a string, got {type(text).__name__}")
     # (enclosing items, position of '(', pending quotes, index of '.' among the items or -1,
-    # position of that '.')
-    stack: list[tuple[list, int, int, int, int]] = []
+    # position of that '.', whether the enclosing list is quoted data)
+    stack: list[tuple[list, int, int, int, int, bool]] = []
     items: list[Any] = []
     top_starts: list[int] = []
     quotes = 0
     quote_pos = 0
     dot_at = dot_pos = -1
+    # The list being read is quoted data (after ' or inside (quote ...), at any depth):
+    # there a dotted list would be a pair, which the language does not have.
+    data = False
     for match in _TOKEN.finditer(text):
         tok = match.group()
         first = tok[0]
@@ -166,7 +170,8 @@ def _read(text: str) -> tuple[list[Any], list[int]]:
         if not stack and quotes == 0 and first != ")":
             top_starts.append(pos)
         if first == "(":
-            stack.append((items, pos, quotes, dot_at, dot_pos))
+            stack.append((items, pos, quotes, dot_at, dot_pos, data))
+            data = data or quotes > 0 or (bool(items) and items[0] == _QUOTE)
             items, quotes, dot_at = [], 0, -1
             continue
         if first == ")":
@@ -181,10 +186,10 @@ def _read(text: str) -> tuple[list[Any], list[int]]:
                     "' must be followed by a datum, found ')'", **_where(text, quote_pos)
                 )
             if dot_at >= 0:
-                _check_dotted(text, items, dot_at, stack[-1], dot_pos)
+                _check_dotted(text, items, dot_at, stack[-1], dot_pos, data)
                 items.insert(dot_at, DOT)
             datum: Any = from_items(items)
-            items, _, quotes, dot_at, dot_pos = stack.pop()
+            items, _, quotes, dot_at, dot_pos, data = stack.pop()
         elif first == "'":
             if quotes == 0:
                 quote_pos = pos
@@ -227,16 +232,18 @@ def _read(text: str) -> tuple[list[Any], list[int]]:
 
 _DOTTED_PAIR = (
     "dotted pairs are not supported (every list is a proper list): write (cons 1 '(2)) or "
-    "(list 1 2); only a parameter list right after lambda or define may end with `. rest`"
+    "(list 1 2); only a parameter list right after lambda or define, in code (not quoted), may "
+    "end with `. rest`"
 )
 _DOTTED_PROBLEM = "dotted pairs are not supported (every list is a proper list)"
 
 
-def _check_dotted(text: str, items: list, dot_at: int, outer: tuple, pos: int) -> None:
+def _check_dotted(text: str, items: list, dot_at: int, outer: tuple, pos: int, data: bool) -> None:
     # A dotted list is read only as the parameter list of (lambda (a . rest) ...) or
-    # (define (f a . rest) ...): one item after the dot, unquoted, right after the head.
+    # (define (f a . rest) ...) in code: one item after the dot, right after the head, and
+    # no quote around it ('(lambda (a . b) c) is data, where it would be a pair).
     after = len(items) - dot_at
-    enclosing, _, pending, _, _ = outer
+    enclosing = outer[0]
     if after != 1:
         raise ParseError(
             f"a dotted list must end with exactly one item after `.`, found {after}: "
@@ -244,7 +251,7 @@ def _check_dotted(text: str, items: list, dot_at: int, outer: tuple, pos: int) -
             problem=f"a dotted list must end with exactly one item after `.`, found {after}",
             **_where(text, pos),
         )
-    if pending or len(enclosing) != 1 or enclosing[0] not in _DOTTED_HEADS:
+    if data or len(enclosing) != 1 or enclosing[0] not in _DOTTED_HEADS:
         raise ParseError(_DOTTED_PAIR, problem=_DOTTED_PROBLEM, **_where(text, pos))
 
 
@@ -318,11 +325,11 @@ def _atom(text: str, tok: str, pos: int) -> Any:
             problem=f"`{tok[:20]}` is not an integer, and the language has no other numbers",
             **_where(text, pos),
         )
-    for c in "[]{}|":
+    for c in "[]{}|\\":  # \ escapes a name's characters in Scheme: ours never have one
         if c in tok:
             raise ParseError(
                 f"`{c}` is not part of the language: write lists with ( and ) and symbols "
-                "without [ ] { } or |",
+                "without [ ] { } | or \\",
                 problem=f"`{c}` is not part of the language",
                 **_where(text, pos + tok.index(c)),
             )

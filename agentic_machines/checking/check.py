@@ -42,6 +42,7 @@ from typing import Any
 
 import networkx as nx
 
+from .._text import clip_prompt_repr
 from ..batches import check_sendable, run_batches
 from ..errors import ClockDependent, InvalidArgument, equal_states
 from ..machine import DIVERGE, HALT, AgenticMachine
@@ -81,7 +82,7 @@ from .properties import (
 )
 from .result import CheckResult, Coverage
 from .run_check import confirm, keyed_loop, same_state
-from .verdicts import Finding, Tally, Verdicts, cyclic_states, tally
+from .verdicts import Finding, KeyedLoop, Tally, Verdicts, cyclic_states, tally
 
 __all__ = ["check_properties", "Completions", "BATCH"]
 
@@ -236,8 +237,8 @@ class _Search(Walk, Verdicts):
         self.bounds = Bounds(max_states, self.max_depth) if max_depth is None else task.bounds
         super().__init__(task._replace(bounds=self.bounds), Found(parents=True))
         self.found: dict[Property, Finding] = {}  # the first violation of each part
-        # per keyed never_diverges: (state, step where the loop starts, explanation)
-        self.keyed_found: dict[NeverDiverges, tuple[Any, int, str]] = {}
+        # per keyed never_diverges: the loop that refutes it
+        self.keyed_found: dict[NeverDiverges, KeyedLoop] = {}
         # per keyed never_diverges: the key of every state (None once refuted)
         self.keys: dict[NeverDiverges, dict[Any, Any]] = {q: {} for q in self.keyed}
         # the prompts a batch's expansion computed, until the loop records their states
@@ -472,12 +473,16 @@ class _Search(Walk, Verdicts):
                 )
                 continue
             if not ok:
+                # state and prompt cut where they differ from the parent's
+                up = (self.record.parent or {}).get(state)
+                near = [up[0]] if up else []
+                before = [self.record.prompts[up[0]]] if up else []
                 self.found[inv] = Finding(
                     state,
                     None,
                     None,
-                    f"{inv.name} is false in state {short_repr(state)} (prompt of "
-                    f"{len(prompt):,} characters: {short_repr(prompt, 60)})",
+                    f"{inv.name} is false in state {short_repr(state, 40, near)} (prompt of "
+                    f"{len(prompt):,} characters: {clip_prompt_repr(prompt, 60, before)})",
                 )
 
     def _diverged(self, s: Any, c: str) -> None:
@@ -543,7 +548,7 @@ class _Search(Walk, Verdicts):
                 None,
                 f"the key of {q.name} raised {type(exc).__name__}: {exc}",
             )
-            self.keyed_found[q] = (t, -1, self.found[q].why)
+            self.keyed_found[q] = KeyedLoop(t, None, self.found[q].why)
             return
         keys[t] = key
         path = self._path(t)
@@ -557,12 +562,12 @@ class _Search(Walk, Verdicts):
                 continue
             at = depth[path[n]]
             why = (
-                f"after step {depth[t]} the run is in {short_repr(t)}, whose key "
-                f"{short_repr(key)} is the key of {short_repr(path[n])} (step {at}), "
+                f"after step {depth[t]} the run is in {short_repr(t, 40, [path[n]])}, whose key "
+                f"{short_repr(key)} is the key of {short_repr(path[n], 40, [t])} (step {at}), "
                 f"and {forever}"
             )
             self.found[q] = Finding(t, None, None, why)
-            self.keyed_found[q] = (t, at, why)
+            self.keyed_found[q] = KeyedLoop(t, at, why)
             return
 
     def _check_transition(self, s: Any, c: str, t: Any) -> None:
@@ -581,8 +586,8 @@ class _Search(Walk, Verdicts):
                     s,
                     c,
                     t,
-                    f"{tp.name} is false of the step {short_repr(s)} --{short_repr(c)}--> "
-                    f"{short_repr(t)}",
+                    f"{tp.name} is false of the step {short_repr(s, 40, [t])} --{short_repr(c)}--> "
+                    f"{short_repr(t, 40, [s])}",
                 )
 
     def _check_effects(self, s: Any, c: str, t: Any, executed: tuple, history: tuple) -> None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._text import clip_prompt_repr, counted, escape_controls, one_line
+from .._text import clip, clip_prompt_repr, counted, escape_controls, one_line
 from ..errors import PropertiesFailed, UnknownProperty
 from ..machine import DIVERGE, HALT
 from ..runtime.run import Step, Trace
@@ -191,9 +191,9 @@ class Counterexample:
             )
             prompt = self.prompts[i] if i < len(self.prompts) else ""
             lines.append(
-                f"  {i}: {short_repr(self.states[i], limit // 2)}  prompt "
+                f"  {i}: {short_repr(self.states[i], limit // 2, self.states[i - 1 : i])}  prompt "
                 f"{clip_prompt_repr(prompt, limit, before)}  completion {short_repr(c, limit)}  -> "
-                f"{short_repr(self.states[i + 1], limit // 2)}{mark}"
+                f"{short_repr(self.states[i + 1], limit // 2, self.states[i : i + 1])}{mark}"
             )
         if not self.completions:
             lines.append(f"  the start state {short_repr(self.start, limit)}")
@@ -239,7 +239,7 @@ def load_check(path: str | os.PathLike) -> dict[str, Any] | None:
 
 
 def _one_line(text: str) -> str:
-    return one_line(text)[:200]
+    return clip(one_line(text), 200)  # a cut is always marked
 
 
 @dataclass(frozen=True)

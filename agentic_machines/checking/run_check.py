@@ -29,7 +29,7 @@ from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
 from .._outcome import is_end
-from .._text import counted
+from .._text import clip, counted, one_line
 from ..errors import CertificateError, PropertyViolation, Undecided, equal_states
 from ..machine import DIVERGE, AgenticMachine
 from ..runtime.search import UndecidedStep, expand
@@ -181,10 +181,11 @@ class RunCheck:
                     p,
                     p.fn,
                     (s, c, t),
-                    f"{p.name} is false of the step {short_repr(s)} --{short_repr(c)}--> {short_repr(t)}",
+                    f"{p.name} is false of the step {short_repr(s, 40, [t])} --{short_repr(c)}--> "
+                    f"{short_repr(t, 40, [s])}",
                 )
             elif isinstance(p, NeverRaises) and type(t) is Raised:
-                self._fail(p, f"the harness raised {t.type}: {' '.join(t.message.split())[:200]}")
+                self._fail(p, f"the harness raised {t.type}: {clip(one_line(t.message), 200)}")
             elif isinstance(p, HaltsWithin):
                 if t is DIVERGE and len(self.completions) <= p.k:
                     self._fail(
@@ -333,12 +334,22 @@ def same_state(a: Any, b: Any) -> bool:
     >>> same_state(("f", 1), ("f", 1)), same_state(("f", 1), ("f", True)), same_state(1, 1.0)
     (True, False, False)
     """
-    return a is b or (a == b and _typed(a) == _typed(b))
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is type(b) and kind in _ATOMS:  # no parts: equal values of one type (fast path)
+        return bool(a == b)
+    return a == b and _typed(a) == _typed(b)
+
+
+_ATOMS = frozenset({int, str, float, bytes, bool, complex, type(None)})
 
 
 def _typed(x: Any) -> Any:
     """``x`` as a value whose ``==`` also compares the types of ``x`` and its parts."""
     kind = type(x)
+    if kind in _ATOMS:
+        return kind, x
     if isinstance(x, tuple):
         return kind, tuple(map(_typed, x))
     if isinstance(x, frozenset):
@@ -498,5 +509,6 @@ def _mismatch(run: RunCheck, cx: Counterexample, i: int) -> str:
         return ""
     return (
         f"step {i + 1} ({short_repr(cx.completions[i])} in {short_repr(run.states[i])}) gives "
-        f"{short_repr(got)} on replay, but the counterexample records {short_repr(want)}"
+        f"{short_repr(got, 40, [want])} on replay, but the counterexample records "
+        f"{short_repr(want, 40, [got])}"
     )

@@ -102,7 +102,7 @@ def describe_graph(graph: Any, limit: int = 72) -> str:
     ending = f"truncated: {stats['truncated_reason']}" if stats["truncated"] else "complete"
     lines = [
         f"{graph.graph.get('machine', 'machine')}: {counted(states, 'state')}, "
-        f"{stats['transitions']} transitions, depth {stats['depth']} ({ending})"
+        f"{counted(stats['transitions'], 'transition')}, depth {stats['depth']} ({ending})"
     ]
     for node, attrs in graph.nodes(data=True):
         if is_end(node):  # HALT, DIVERGE, a step that raised: shown on their edges
@@ -113,15 +113,19 @@ def describe_graph(graph: Any, limit: int = 72) -> str:
             if isinstance(prompt, str)
             else short_text(repr(prompt), limit)
         )
-        lines.append(f"  {short_text(repr(node), limit)}  depth {attrs['depth']}  prompt {shown}")
+        # a state's repr holds its prompt or history too: cut where it differs
+        near = [repr(n) for n in graph_context(graph, node, nodes=True)]
+        lines.append(
+            f"  {short_text(repr(node), limit, near)}  depth {attrs['depth']}  prompt {shown}"
+        )
         if not attrs.get("expanded"):
             lines.append("       (not expanded)")
             continue
+        targets = [show_outcome(t) for t in graph.succ[node]]
         for target, edge in graph.succ[node].items():
+            to = short_text(show_outcome(target), limit, [repr(node), *targets])
             for c in edge["completions"]:
-                lines.append(
-                    f"       {short_text(repr(c), limit)} -> {short_text(show_outcome(target), limit)}"
-                )
+                lines.append(f"       {short_text(repr(c), limit)} -> {to}")
         for c in attrs.get("undecided", []):
             lines.append(f"       {short_text(repr(c), limit)} -> undecided")
     return escape_controls("\n".join(lines))  # the machine's name is its file's text

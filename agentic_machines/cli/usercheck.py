@@ -24,7 +24,7 @@ from __future__ import annotations
 import sys
 from typing import IO, Any
 
-from .._text import clip, counted
+from .._text import clip, counted, escape_controls
 from ..architectures.catalog import Entry
 from ..errors import InvalidArgument, Undecided
 from ..generation import is_spe_state
@@ -90,7 +90,8 @@ def check_infinite(
         if clocked:  # asked again, each would cost its whole step_timeout once more
             machine = _WithAlphabet(machine, list(alphabet), clocked)
     verdict = is_spe_state(machine, start, states=sample or None)
-    print(f"start state {clip(repr(start), 60)}: {verdict}", file=out)
+    # the verdict names the machine, whose name is the user's text: escaped as the state is
+    print(escape_controls(f"start state {clip(repr(start), 60)}: {verdict}"), file=out)
     if verdict.holds is None:
         print(MORE, file=out)
     return 0

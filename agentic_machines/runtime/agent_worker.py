@@ -267,23 +267,20 @@ class _Worker:
                 continue
             command, completions, recorded = msg
             _flush()
-            if command == "take":  # the state's last step: run it here, without a fork
-                _send(self.sock, ("forked", os.getpid()))
-                self.sock.close()
-                self.sock = socket.socket(fileno=fd)  # type: ignore[arg-type]
-                self.feed = list(reversed(completions))
-                self.recorded = recorded
-                return
+            take = command == "take"  # the state's last step: run it here, without a fork
             drawn = random.getstate()  # a fork reseeds random (its at-fork hook): undo it
-            pid = os.fork()
-            if pid == 0:
-                random.setstate(drawn)
+            pid = os.getpid() if take else os.fork()
+            if take:
+                _send(self.sock, ("forked", pid))
+            if take or pid == 0:
                 self.sock.close()
                 self.sock = socket.socket(fileno=fd)  # type: ignore[arg-type]
-                self.kids, self.statuses = set(), {}
                 self.feed = list(reversed(completions))
                 self.recorded = recorded
-                self._capture()
+                if not take:
+                    random.setstate(drawn)
+                    self.kids, self.statuses = set(), {}
+                    self._capture()
                 return
             os.close(fd)  # type: ignore[arg-type]
             self.kids.add(pid)

@@ -22,22 +22,11 @@ __all__ = ["collector_paused"]
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector's *full* collections inside the block, as every
-    search does; its young collections go on.
-
-    A young collection (generations 0 and 1) looks only at the objects made since the
-    last one: its cost follows what was allocated lately, a constant per state. A full
-    collection (generation 2) walks every object alive, and a search's heap is mostly its
-    record (a dict entry, a row, a prompt per state), which cannot be garbage before the
-    search ends: full collections would rescan it again and again and make a search cost
-    more per state the larger it is. So the block sets the third threshold out of reach.
-
-    Young collections keep freeing the cyclic garbage a harness or an agent function
-    drops (an object that refers to itself, an exception kept with its traceback), so a
-    search's memory follows its record. Garbage cycles that survive two young collections
-    (held by a suspended agent run, say) wait for the first full collection after the
-    block. A disabled collector stays so. What the first pause found is put back when the
-    last one running ends (pauses may overlap in threads); a child forked inside gets it.
+    """Pause the cyclic garbage collector's *full* collections inside the block (their
+    threshold out of reach), as every search does; its young collections go on freeing
+    what a harness drops. A disabled collector stays so. What the first pause found is put
+    back when the last one running ends (pauses may overlap in threads); a child forked
+    inside gets it. docs/scaling.md (the collector) says why and what it costs.
 
     >>> import gc
     >>> before = gc.get_threshold()
@@ -69,14 +58,9 @@ _NEVER = 2**31 - 1  # the largest threshold gc takes: full collections never com
 
 
 class _Pauses:
-    """The pauses running in this process, counted, and what the first one found.
-
-    One count, not a stack per block: the collector's setting is the process's, and
-    pauses in several threads overlap in any order (the first may end while the second
-    runs). A process forked inside a pause (a process pool's worker on Linux) never
-    leaves it, so it is given what the first found, with no pause running. The lock is
-    reentrant: a finalizer run by a collection inside it may start a search.
-    """
+    """The pauses running in this process, counted (the setting is the process's, and
+    pauses in threads overlap in any order), and what the first one found. The lock is
+    reentrant: a finalizer run by a collection inside it may start a search."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()

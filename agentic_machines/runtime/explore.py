@@ -156,10 +156,9 @@ def _graph_dicts(found: Found) -> tuple[dict, dict, dict]:
     expanded = {s for s, _c, _r in (found.rows[:-1] if found.cut else found.rows)}
     nodes: dict[Any, dict[str, Any]] = {}
     for n, d in found.depth.items():
-        if n is HALT:
-            nodes[n] = {"kind": "halt", "prompt": None, "depth": d, "expanded": True}
-        elif n is DIVERGE:
-            nodes[n] = {"kind": "diverge", "prompt": None, "depth": d, "expanded": True}
+        if n is HALT or n is DIVERGE:
+            kind = "halt" if n is HALT else "diverge"
+            nodes[n] = {"kind": kind, "prompt": None, "depth": d, "expanded": True}
         elif type(n) is Raised:
             nodes[n] = {
                 "kind": "raised",

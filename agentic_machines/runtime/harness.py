@@ -95,15 +95,7 @@ class TraceState:
     @property
     def completions(self) -> tuple[str, ...]:
         """The completions fed so far, oldest first."""
-        out: list[str] = []
-        node: TraceState | None = self
-        while node is not None:
-            parent, last, length, _ = node._node
-            if not length:
-                break
-            out.append(last)  # type: ignore[arg-type]  # a node of length > 0 has one
-            node = parent
-        return tuple(reversed(out))
+        return tuple(c for c, _ in self.history())
 
     def history(self) -> list[tuple[str, TraceState]]:
         """``(completion, state after it)`` for every completion so far, oldest first: this
@@ -322,6 +314,7 @@ class TraceMachine(AgenticMachine[TraceState]):
         if type(completion) is not str and not isinstance(completion, str):
             raise InvalidArgument(f"completions are strings (C = str), got {completion!r}")
         began = time.perf_counter()
+        self._prompts.stepped(state)  # a search asks a state's prompt before its steps
         # Resuming the live run of a state a clock-dependent step made goes on from what
         # the clock decided; a run rebuilt from the start meets any deadline again.
         outcome = self._clock.step(

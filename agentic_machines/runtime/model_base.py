@@ -1,6 +1,7 @@
 """The model interface and what every model of the package shares: :class:`Model` (the
 protocol), :class:`ModelBase` (the type checks and the ``.calls`` log) and
-:func:`shorten`, the cut that model errors use for prompts.
+:func:`shown_prompt`, the cut that model errors use for a prompt (the one prompt rule), and
+:func:`shorten`, theirs for any other text.
 
 Below both :mod:`~agentic_machines.runtime.models` (the scripted, sampled and recorded
 models) and :mod:`~agentic_machines.runtime.http_model` (a chat-completions server), so
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from .._text import clip_middle
+from .._text import clip_middle, clip_prompt_repr
 from ..errors import InvalidArgument, ModelError, NotDefined
 
 __all__ = ["Model", "ModelBase", "shorten"]
@@ -70,17 +71,31 @@ class ModelBase:
     def _answer_error(self, prompt: str, completion: Any) -> ModelError:
         return ModelError(
             f"{type(self).__name__} answered {completion!r} ({type(completion).__name__}) to the prompt "
-            f"{shorten(prompt)!r}; completions must be strings (C = str)"
+            f"{shown_prompt(self, prompt)}; completions must be strings (C = str)"
         )
 
     def _complete(self, prompt: str) -> str:
         raise NotDefined(f"{type(self).__name__} must define _complete(prompt)")
 
 
+def shown_prompt(model: Any, prompt: str, width: int = 62) -> str:
+    """``prompt`` quoted for a model's error message, cut by the one prompt rule
+    (:func:`agentic_machines._text.clip_prompt`): what follows the part it shares with the
+    prompt of the model's call before it, where the run's prompts differ.
+
+    >>> m = ModelBase()
+    >>> m.calls.append(("Ticket: a kettle leaks. Decide. Observation: refund", "ok"))
+    >>> shown_prompt(m, "Ticket: a kettle leaks. Decide. Observation: replace", 24)
+    "'… Observation: replace'"
+    """
+    return clip_prompt_repr(prompt, width, [p for p, _c in model.calls[-1:]])
+
+
 def shorten(text: str, width: int = 60) -> str:
     """``text`` cut to ``width`` characters with an ellipsis in the middle (the package's
     one rule for it, :func:`agentic_machines._text.clip_middle`, at the width model
-    errors use).
+    errors use): for texts that are no prompt (a server's answer, a rule), whose start
+    says what it is and whose end the detail.
 
     >>> shorten("abcdefghij", 7)
     'abc…hij'

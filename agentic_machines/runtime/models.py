@@ -34,6 +34,7 @@ from fractions import Fraction
 from numbers import Rational, Real
 from typing import Any
 
+from .._text import counted
 from ..errors import (
     CassetteError,
     InvalidArgument,
@@ -43,7 +44,7 @@ from ..errors import (
 )
 from ._jsonl import MAX_JSON_LINES_BYTES, JsonLinesWriter, brief, read_json_records
 from .http_model import OpenAICompatibleModel
-from .model_base import Model, ModelBase, shorten
+from .model_base import Model, ModelBase, shorten, shown_prompt
 
 # A weight as a type: int, float or Fraction (the checks accept any numbers.Real, which
 # mypy cannot use as a static type: its ABCs declare no arithmetic).
@@ -81,7 +82,7 @@ class ScriptedModel(ModelBase):
     >>> m.complete("second prompt")
     Traceback (most recent call last):
       ...
-    agentic_machines.errors.ScriptExhausted: ScriptedModel has only 1 completion(s) but call index 1 asked for another; the prompt was 'second prompt'. Add a completion to the script, or check why the run made more calls than expected.
+    agentic_machines.errors.ScriptExhausted: ScriptedModel has only 1 completion but call index 1 asked for another; the prompt was 'second prompt'. Add a completion to the script, or check why the run made more calls than expected.
     """
 
     scripted = True  # replays completions someone wrote: sandbox.is_scripted
@@ -111,7 +112,7 @@ class ScriptedModel(ModelBase):
             self,
             len(self.completions),
             prompt,
-            f"ScriptedModel has only {len(self.completions)} completion(s)",
+            f"ScriptedModel has only {counted(len(self.completions), 'completion')}",
             "Add a completion to the script, or check why the run made more calls than expected.",
         )
         return self.completions[index]
@@ -126,7 +127,7 @@ def _next_index(model: ModelBase, total: int, prompt: str, held: str, fix: str) 
     if index >= total:
         raise ScriptExhausted(
             f"{held} but call index {index} asked for another; the prompt was "
-            f"{shorten(prompt)!r}. {fix}",
+            f"{shown_prompt(model, prompt)}. {fix}",
             prompt=prompt,
             index=index,
         )
@@ -190,7 +191,7 @@ class MappingModel(ModelBase):
                 return completion
         shown = ", ".join(_describe_matcher(m) for m, _ in self.rules) or "no rules"
         raise UnmatchedPrompt(
-            f"MappingModel has no rule for the prompt {shorten(prompt, 300)!r} (rules: {shown}); "
+            f"MappingModel has no rule for the prompt {shown_prompt(self, prompt, 302)} (rules: {shown}); "
             "add a rule that matches it, or a catch-all rule (lambda p: True) at the end.",
             prompt=prompt,
         )

@@ -1,14 +1,9 @@
 """Breadth-first search with the harness calls of each level run on an executor.
 
-A breadth-first search expands its states level by level, and the harness calls of one
-level are independent of each other: this module cuts a level into batches of states,
-runs each batch as one task on any ``concurrent.futures.Executor`` (a process pool, or
-Dask's ``Client(...).get_executor()``), and merges the results in the level's order, so
-that the states are discovered in exactly the order of the serial search and the graph,
-the verdicts and the counterexamples built from it are the same. A task carries many
-harness calls, because sending a task costs far more than a cheap harness call: this
-pays for harnesses that take milliseconds (a real model, a sandboxed code block, an SDK
-agent), not for table lookups. ``docs/scaling_out.md`` says when to use it.
+A level's harness calls are independent: they are cut into batches of states, each run
+as one task on any ``concurrent.futures.Executor`` (a process pool, Dask's
+``Client(...).get_executor()``), and merged in the level's order, so the graph, verdicts
+and counterexamples are the serial search's. ``docs/scaling_out.md`` says when it pays.
 
 >>> from concurrent.futures import ThreadPoolExecutor
 >>> from agentic_machines import TableMachine, HALT

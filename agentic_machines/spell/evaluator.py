@@ -183,8 +183,9 @@ class Boundary(Node):
         return sum(1 for f in self.kont if f[0] == "return")
 
     def __repr__(self) -> str:
-        text = self.prompt if len(self.prompt) <= 50 else "..." + self.prompt[-47:]
-        return f"Boundary({self.kind}, {text!r}, waiting={len(self.kont)})"
+        # the whole prompt: two boundaries never read alike; a listing or a sentence cuts
+        # it by the one prompt rule, where it differs from the states beside it
+        return f"Boundary({self.kind}, {self.prompt!r}, waiting={len(self.kont)})"
 
 
 class Stuck:

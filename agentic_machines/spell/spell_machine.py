@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._text import clip_start, ending_line
+from .._text import clip_prompt, ending_line
 from ..cek.printer import escape_string
 from ..cek.reader import parse
 from ..cek.syntax import Pair, Symbol, from_items, iter_list
@@ -428,11 +428,15 @@ class SpellRun:
         return self.error is None
 
     def describe(self, width: int = 72) -> str:
-        """Several lines for a terminal: each model call's prompt (its end, for long
-        prefixes), the model's answer, recoveries, then the value or the error."""
+        """Several lines for a terminal: each model call's prompt (cut where it differs
+        from the turns beside it), the model's answer, recoveries, then the value or the error."""
         lines = []
+        prompts, said = [s.prompt for s in self.states], list[str]()
         for i, (s, c) in enumerate(zip(self.states, self.completions), 1):
-            shown = clip_start(s.prompt, width, "...")
+            # a turn's parent may be any earlier turn (a session resumed after its
+            # children) with the answer appended, its siblings any other turn
+            shown = clip_prompt(s.prompt, width, prompts[: i - 1] + prompts[i:] + said, "...")
+            said.append(s.prompt + c)
             lines.append(f"turn {i} ({s.kind}): {shown}".rstrip())
             lines.append(f"  model: {c}")
         for r in self.recoveries:
