@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._text import counted
+from ._text import clip, counted
 
 __all__ = [
     "AgenticMachinesError",
@@ -453,7 +453,8 @@ def unhashable_state(state: Any, completion: str, outcome: Any) -> InvalidMachin
     h(0, 'a') returned [1], which is not hashable, so it cannot be a state; return a hashable value (a tuple, a frozenset, a frozen dataclass) instead of a list, dict or set
     """
     return InvalidMachine(
-        f"h({state!r:.80}, {completion!r:.80}) returned {outcome!r:.80}, which is not hashable, so it "
+        f"h({clip(repr(state), 80)}, {clip(repr(completion), 80)}) returned {clip(repr(outcome), 80)}, "
+        "which is not hashable, so it "
         "cannot be a state; return a hashable value (a tuple, a frozenset, a frozen dataclass) "
         "instead of a list, dict or set"
     )
@@ -482,7 +483,8 @@ def equal_states(machine: str, met: Any, now: Any, where: str) -> InvalidMachine
     m reaches 1 (int) and, at step 2, True (bool): states equal by == but not the same (the search, like any set or dict, takes them for one state, so no verdict on this machine would be sound); give such states values that == tells apart too (e.g. ('flag', True) beside 1) and check again
     """
     return InvalidMachine(
-        f"{machine} reaches {met!r:.80} ({type(met).__name__}) and, at {where}, {now!r:.80} "
+        f"{machine} reaches {clip(repr(met), 80)} ({type(met).__name__}) and, at {where}, "
+        f"{clip(repr(now), 80)} "
         f"({type(now).__name__}): states equal by == but not the same (the search, like any set "
         "or dict, takes them for one state, so no verdict on this machine would be sound); give "
         "such states values that == tells apart too (e.g. ('flag', True) beside 1) and check again"

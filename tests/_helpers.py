@@ -4,15 +4,18 @@ imported, as a Hypothesis strategy must be where ``@given`` names it).
 ``cli(folder, *argv)`` runs ``python -m agentic_machines`` in a subprocess (in ``folder``,
 with this checkout first on the path as the suite's environment has it);
 ``error_line(capsys)`` is the one line a refused command prints; ``reachable(machine,
-replies, steps)`` draws a state an architecture's machine reaches.
+replies, steps)`` draws a state an architecture's machine reaches; ``experiment(name)``
+imports a script of ``experiments/``.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from hypothesis import strategies as st
@@ -34,6 +37,24 @@ def cli(
         timeout=timeout,
         env=os.environ.copy(),
     )
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def experiment(name: str) -> ModuleType:
+    """``experiments/NAME.py`` imported once, as the module ``NAME`` (registered in
+    ``sys.modules`` first: the dataclasses of a script look their module up)."""
+    path = ROOT / "experiments" / f"{name}.py"
+    known = sys.modules.get(name)
+    if known is not None and Path(getattr(known, "__file__", "") or "") == path:
+        return known
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, f"experiments/{name}.py not found"
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def error_line(capsys: Any) -> str:

@@ -1,9 +1,9 @@
 """The contrast table: one row per architecture, honest statuses, renderings."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from _helpers import experiment
 
 from agentic_machines.architectures import ARCHITECTURES
 from agentic_machines.drawing.contrast import (
@@ -72,11 +72,7 @@ def test_markdown_escapes_pipes():
 
 
 def test_experiment_writes_the_markdown(rows, tmp_path, capsys, monkeypatch):
-    spec = importlib.util.spec_from_file_location(
-        "contrast_experiment", ROOT / "experiments" / "contrast.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = experiment("contrast")
     # the rows the tests above check, computed once (contrast_rows is most of the script's time)
     monkeypatch.setattr(module, "contrast_rows", lambda: rows)
     out = tmp_path / "contrast.md"

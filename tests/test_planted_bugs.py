@@ -3,28 +3,17 @@ unmodified machine passes the same check; the counterexamples replay."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+from _helpers import experiment
 
 from agentic_machines.checking import Raised
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location(
-        "planted_bugs", ROOT / "experiments" / "planted_bugs.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["planted_bugs"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-planted = _load()
+planted = experiment("planted_bugs")
 
 
 def test_at_least_twelve_cases_of_architectures_and_agent_loops():

@@ -3,11 +3,10 @@ solve/run agreement, the analysis invariant and harness totality."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+from _helpers import experiment
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -305,19 +304,11 @@ def test_the_env_passed_to_solve_is_a_template():
 
 
 # -- solve and run(machine) agree, on every example -------------------------------------------
-def _load(name):
-    spec = importlib.util.spec_from_file_location(
-        f"_exp_{name}", ROOT / "experiments" / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses in the script look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("name", ["count_to_four", "household", "shop"])
 def test_solve_and_run_machine_agree(name):
-    ex = _load(name)
+    ex = experiment(name)
     res = rp.solve(ex.TASK, ex.model(), ex.env(), pool=ex.POOL)
     assert res.env.success, res.failure
     m = rp.machine(ex.TASK, ex.env(), pool=ex.POOL, isolation="inline")
@@ -398,7 +389,7 @@ def test_harness_is_total(start, cs):
 
 # -- the ablation experiment ----------------------------------------------------------------------
 def test_ablation_writes_its_table(tmp_path):
-    ablation = _load("repl_plan_ablations")
+    ablation = experiment("repl_plan_ablations")
     out = tmp_path / "ablation.md"
     assert ablation.main(["--tasks", "3", "--out", str(out)]) == 0
     text = out.read_text()
@@ -413,7 +404,7 @@ def test_ablation_writes_its_table(tmp_path):
 
 
 def test_buggy_demonstrations_are_fixed_from_the_error_output():
-    shop = _load("shop")
+    shop = experiment("shop")
     for bug, error in [("unescaped", "SyntaxError"), ("undefined", "REPLNameError: name 'qeury'")]:
         res = rp.solve(
             shop.TASK, shop.ShopPolicy("children"), shop.env(3), pool=shop.buggy_pool(bug)
@@ -447,7 +438,7 @@ def test_pooled_main_demonstrations_appear_in_mains_prompt():
 
 
 def test_count_to_four_experiment_writes_the_trace(tmp_path, capsys):
-    ex = _load("count_to_four")
+    ex = experiment("count_to_four")
     out = tmp_path / "c4.md"
     res = ex.main(["--out", str(out)])
     assert res.actions == ("1", "2", "3", "4")
@@ -725,8 +716,8 @@ def test_pooled_prompt_layout_golden():
 
 
 def test_solve_and_run_machine_agree_on_every_ablation_variant():
-    ablation = _load("repl_plan_ablations")
-    shop = _load("shop")
+    ablation = experiment("repl_plan_ablations")
+    shop = experiment("shop")
     for name, policy, pool, budgets in ablation.variants():
         for seed in (0, 5):
             res = rp.solve(shop.TASK, policy, shop.env(seed), pool=pool, **budgets)

@@ -44,4 +44,4 @@ def test_an_agent_function_and_a_factory_get_one_verdict(agents, capsys):
 def test_the_alphabet_the_check_is_about_is_said(agents, capsys):
     main(["check", "same_alphabet_agents.py:greet", "-c", "a", "--isolation", "inline"])
     first = capsys.readouterr().out.splitlines()[0]
-    assert first.endswith("1 completions (the alphabet given by -c/--completions)")
+    assert first.endswith("1 completion (the alphabet given by -c/--completions)")

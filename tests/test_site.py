@@ -16,28 +16,17 @@ not the package's.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 
 import pytest
+from _helpers import experiment
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "build" / "site"
 SOURCES = ["docs", "proofs", "agentic_machines", "sitegen", "mkdocs.yml"]
-
-
-def _screenshots_module():
-    spec = importlib.util.spec_from_file_location(
-        "site_screenshots", ROOT / "experiments" / "site_screenshots.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _newest_source() -> float:
@@ -57,7 +46,7 @@ def site_report():
     pytest.importorskip(
         "playwright.sync_api", reason="the docs extra is not installed: pip install -e '.[docs]'"
     )
-    shots = _screenshots_module()
+    shots = experiment("site_screenshots")
     if shots.find_chromium() is None:
         pytest.skip("no Chromium on this machine: apt-get install chromium (.ci/run installs it)")
     index = SITE / "index.html"

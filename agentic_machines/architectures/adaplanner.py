@@ -149,7 +149,7 @@ INVARIANT_TEXT = (
     "refiner prompt whose refinement count is at most one more"
 )
 
-_NS = "adaplanner"
+_NAMESPACE = "adaplanner"  # the key of the episode's one namespace in its block runner
 _COUNT = re.compile(r"\n(?:Plan|Revised plan) \(refinement (\d+)\):\n$")
 _RESUME = re.compile(r"^\s*#\s*resume from step (\d+)\s*$", re.MULTILINE)
 
@@ -196,7 +196,7 @@ def adaplanner_program(
     """
     env = fresh_household(env)  # fresh per start: replays restart here
     block_lines, max_output = options.block_lines, options.max_output
-    executor = options.runner()
+    runner = options.runner()
     questions = 0
 
     def ask(request: Request) -> Generator[str, str, str]:
@@ -209,20 +209,20 @@ def adaplanner_program(
         return answer.strip()
 
     try:
-        executor.namespace(
-            _NS, Scaffold(effects=("act",), requests=("ask_llm",)), {"act": env.step}
+        runner.namespace(
+            _NAMESPACE, Scaffold(effects=("act",), requests=("ask_llm",)), {"act": env.step}
         )
         task = env.instruction.removeprefix("Your task is to: ")
         plan = yield PLAN_HEADER + f"Task: {task}\nPlan (refinement 0):\n"
         start, refinement = 1, 0
         while True:
             code = f"{plan}\n\nsolution(start_from={start})\n"
-            result = yield from executor.run_block(
-                _NS, code, handle=ask, line_budget=block_lines, max_output=max_output
+            result = yield from runner.run_block(
+                _NAMESPACE, code, handle=ask, line_budget=block_lines, max_output=max_output
             )
             if result.status == "budget":
                 raise BudgetExceeded(block_lines)  # a plan that never ends: divergence
-            executor.restore_scaffold(_NS)
+            runner.restore_scaffold(_NAMESPACE)
             if env.done:
                 return AdaPlannerResult(True, refinement, questions)
             if max_refinements is not None and refinement >= max_refinements:
@@ -239,7 +239,7 @@ def adaplanner_program(
             m = _RESUME.search(plan)
             start = 1 if m is None else max(1, int(m.group(1)))
     finally:
-        executor.close()
+        runner.close()
 
 
 def machine(

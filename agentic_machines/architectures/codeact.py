@@ -114,7 +114,7 @@ INVARIANT_TEXT = (
 )
 
 DEFAULT_MAX_TURNS = 8
-_NS = "codeact"
+_NAMESPACE = "codeact"  # the key of the episode's one namespace in its block runner
 _EXECUTE = re.compile(r"<execute>(.*?)</execute>", re.DOTALL)
 _SOLUTION = re.compile(r"<solution>(.*?)</solution>", re.DOTALL)
 _STEPS = re.compile(r"\nYou have (\d+) steps? left\.\n$")
@@ -167,9 +167,9 @@ def codeact_program(
     """
     env = fresh_household(env)  # fresh per start: replays restart here
     block_lines, max_output = options.block_lines, options.max_output
-    executor = options.runner()
+    runner = options.runner()
     try:
-        executor.namespace(_NS, Scaffold(effects=("act",)), {"act": env.step})
+        runner.namespace(_NAMESPACE, Scaffold(effects=("act",)), {"act": env.step})
         history = [("system", SYSTEM), ("user", f"Task: {env.instruction}\n\n{_left(max_turns)}")]
         turn = 0
         while turn < max_turns:
@@ -180,12 +180,12 @@ def codeact_program(
                 return CodeActResult(solution.group(1).strip(), env.success, turn + 1)
             if code is not None:
                 turn += 1
-                result = yield from executor.run_block(
-                    _NS, code.group(1), line_budget=block_lines, max_output=max_output
+                result = yield from runner.run_block(
+                    _NAMESPACE, code.group(1), line_budget=block_lines, max_output=max_output
                 )
                 if result.status == "budget":
                     raise BudgetExceeded(block_lines)  # code that never ends: divergence
-                executor.restore_scaffold(_NS)
+                runner.restore_scaffold(_NAMESPACE)
                 parts = [p.rstrip("\n") for p in (result.stdout, result.stderr) if p.strip()]
                 observation = truncate("\n".join(parts) if parts else "[no output]", max_output)
             else:
@@ -199,7 +199,7 @@ def codeact_program(
             ]
         return CodeActResult(None, env.success, turn)
     finally:
-        executor.close()
+        runner.close()
 
 
 def machine(

@@ -118,7 +118,7 @@ initial = TraceState(())
 
 INVARIANT_TEXT = "no completion leads to a state: every run ends once the program has run"
 
-_NS = "pal"
+_NAMESPACE = "pal"  # the key of the program's namespace in its block runner
 _RESULT = "pal_answer"
 
 
@@ -172,23 +172,23 @@ def pal_program(
     True
     """
     block_lines = options.block_lines
-    executor = options.runner()
+    runner = options.runner()
     try:
-        executor.namespace(_NS, Scaffold())
+        runner.namespace(_NAMESPACE, Scaffold())
         program = yield HEADER + EXAMPLES + f"Q: {question}\n\n# solution in Python:\n"
         code = f"{program}\n\n{_RESULT} = solution()\n"
-        result = yield from executor.run_block(_NS, code, line_budget=block_lines)
+        result = yield from runner.run_block(_NAMESPACE, code, line_budget=block_lines)
         if result.status == "budget":
             raise BudgetExceeded(block_lines)  # a program that never ends: divergence
         if result.status != "ok":  # the program raised, or never defined solution()
             lines = result.stderr.strip().splitlines()
             return PalResult(None, False, lines[-1] if lines else result.status)
-        answer = executor.text_of(_NS, _RESULT)
+        answer = runner.text_of(_NAMESPACE, _RESULT)
         if strict_answer:
             return PalResult(answer, abs(float(answer) - float(gold)) < 1e-6)
         return PalResult(answer, score(answer, gold))
     finally:
-        executor.close()
+        runner.close()
 
 
 def machine(

@@ -376,10 +376,10 @@ class _REPL:
         self.history: list[Any] = []
         self.transcript = ""
         self.invocations = 0
-        self.executor = runtime.executor
+        self.runner = runtime.runner
         # The primitives are builtins too: model code may shadow or `del` a name, but a
         # primitive is never an undefined name (I7), so `del answer` spawns no REPL.
-        self.executor.namespace(
+        self.runner.namespace(
             name,
             _SCAFFOLD,
             {"act": runtime.env.step, "get_obs": runtime.env.observation},
@@ -402,7 +402,7 @@ class _REPL:
         names = tuple(
             sorted(
                 k
-                for k, _ in self.executor.variables(self.name)
+                for k, _ in self.runner.variables(self.name)
                 if k not in self._primitives and not k.startswith("__")
             )
         )
@@ -435,10 +435,10 @@ class _Runtime:
         max_model_calls: int,
         block_lines: int,
         max_output: int,
-        executor: BlockRunner,
+        runner: BlockRunner,
         start_fix: bool = True,
     ) -> None:
-        self.executor = executor
+        self.runner = runner
         self.start_fix = start_fix
         self.env = env
         self.pool = dict(pool)
@@ -487,7 +487,7 @@ class _Runtime:
             call_args = tuple(args) + ((dict(kwargs),) if kwargs else ())
         repl.invocations += 1
         repl.append(render_call(repl.name, tuple(args), kwargs))
-        self.executor.push_args(repl.name, call_args)
+        self.runner.push_args(repl.name, call_args)
         try:
             for _ in range(self.max_blocks):
                 code = yield from requery(
@@ -498,7 +498,7 @@ class _Runtime:
                 )
                 events: list[Event] = []
                 handle = self._handler(repl, depth, code, events)
-                result = yield from self.executor.run_block(
+                result = yield from self.runner.run_block(
                     repl.name,
                     code,
                     handle=handle,
@@ -538,7 +538,7 @@ class _Runtime:
             self.note(repl.name, "failed", str(error))
             raise error
         finally:
-            self.executor.pop_args(repl.name)
+            self.runner.pop_args(repl.name)
 
     def _handler(self, parent: _REPL, depth: int, code: str, events: list[Event]):
         def handle(request):
@@ -577,11 +577,11 @@ class _Runtime:
                         self.note(
                             parent.name, "near_miss", f"{name} is a new REPL, but {near!r} exists"
                         )
-            elif name not in dict(self.executor.variables(parent.name)):
+            elif name not in dict(self.runner.variables(parent.name)):
                 events.append(Event("reused", name))
                 self.note(parent.name, "reused", name)
             # Bind the name in the caller (after run_block restored its namespace, so it stays).
-            self.executor.bind_request(parent.name, name)
+            self.runner.bind_request(parent.name, name)
             return (yield from self.invoke(child, request.args, request.kwargs, depth + 1))
 
         return handle
@@ -642,7 +642,7 @@ def repl_plan_program(
         pool,
         (max_blocks, max_depth, max_model_calls),
         options,
-        executor=options.runner(),
+        runner=options.runner(),
         start_fix=start_fix,
     )
     return (yield from _episode(rt, main))
@@ -655,7 +655,7 @@ def _prepare(
     budgets: tuple[int, int, int],
     options: ExecOptions,
     *,
-    executor: BlockRunner,
+    runner: BlockRunner,
     start_fix: bool = True,
 ) -> tuple[_Runtime, _REPL]:
     if env is None:
@@ -677,7 +677,7 @@ def _prepare(
         max_model_calls=max_model_calls,
         block_lines=options.block_lines,
         max_output=options.max_output,
-        executor=executor,
+        runner=runner,
         start_fix=start_fix,
     )
     main_demo = pool.pop(MAIN, None)
@@ -706,7 +706,7 @@ def _episode(rt: _Runtime, main: _REPL) -> Generator[str, str, Result]:
             rt.note(MAIN, "failed", failure)
         return _result(rt, answer, status, failure)
     finally:
-        rt.executor.close()  # stops an isolated worker, however the episode ended
+        rt.runner.close()  # stops an isolated worker, however the episode ended
 
 
 def _result(rt: _Runtime, answer: Any, status: str, failure: str) -> Result:
@@ -721,7 +721,7 @@ def _result(rt: _Runtime, answer: Any, status: str, failure: str) -> Result:
         repls={name: r.record() for name, r in rt.repls.items()},
         prompts=tuple(rt.prompts),
         env=env,
-        isolation=rt.executor.describe(),
+        isolation=rt.runner.describe(),
     )
 
 
@@ -789,8 +789,8 @@ def _solve(
     options: ExecOptions,
     start_fix: bool,
 ) -> Result:
-    executor = options.runner(model)
-    rt, main = _prepare(task, env, pool, budgets, options, executor=executor, start_fix=start_fix)
+    runner = options.runner(model)
+    rt, main = _prepare(task, env, pool, budgets, options, runner=runner, start_fix=start_fix)
     complete = getattr(model, "complete", model)
     gen = _episode(rt, main)
     try:

@@ -19,7 +19,7 @@ more call asks for a final answer. ``SHOW_VARS()`` is the reference's of 2026-02
 
 Ours: the turn messages stay in the history (as at the reference HEAD, so root prompts
 extend each other) and each ends with ``Turn k/N.``, which the proof of
-``proofs/rlm_obstruction.md`` reads; blocks run in an executor of
+``proofs/rlm_obstruction.md`` reads; blocks run in a block runner of
 :mod:`agentic_machines.execution.sandbox` (restricted builtins, a line budget past which
 the step is ``DIVERGE``, the level default ``"strongest"``: :mod:`.options`); batches run
 one item at a time, in order; ``max_turns`` and ``max_output`` (2 000 characters, the
@@ -299,7 +299,7 @@ def find_final(
     missing name, or a value whose ``__str__`` raises, means "keep going"); then
     ``FINAL(answer)``; both must start a line. Matches as ``FINAL_VAR_PATTERN`` and
     ``FINAL_PATTERN`` (the reference's regexes) do, in linear time. ``namespace`` is a
-    mapping, or a function giving the text of a name (an executor's ``text_of``).
+    mapping, or a function giving the text of a name (a block runner's ``text_of``).
 
     >>> find_final("FINAL_VAR(ans)", {"ans": 42}), find_final("FINAL_VAR(nope)", {})
     ('42', None)
@@ -391,7 +391,7 @@ def block_message(code: str, output: str) -> str:
 
 def reference_stderr(stderr: str, error: str) -> str:
     """An exception's text as the paper-era code shows it: ``"\\n{Type}: {message}"`` after
-    what the block wrote (our executor's traceback is cut to its last line; a syntax error's
+    what the block wrote (our block runner's traceback is cut to its last line; a syntax error's
     message gets the ``(<string>, line n)`` that ``exec`` would add).
 
     >>> tb = 'Traceback (most recent call last):\\n    f()\\nNameError: f is not defined\\n'
@@ -528,13 +528,13 @@ def rlm_program(
         raise InvalidArgument(
             f"max_depth must be an integer >= 1 (1: plain sub-calls), got {max_depth!r}"
         )
-    # a fresh executor per start: replays restart the generator
-    executor = options.runner()
-    rt = _Rlm(executor, max_turns, options.max_output, options.block_lines, max_depth)
+    # a fresh block runner per start: replays restart the generator
+    runner = options.runner()
+    rt = _Rlm(runner, max_turns, options.max_output, options.block_lines, max_depth)
     try:
         return (yield from rt.session(context, query, 0))
     finally:
-        executor.close()
+        runner.close()
 
 
 _NS = "rlm"  # the root's namespace; a child RLM's is "rlm.<k>", k counting children
@@ -545,12 +545,12 @@ SHOW_VARS = "SHOW_VARS"
 
 
 class _Rlm:
-    """One RLM episode: the executor, the budgets, and the child RLMs started so far."""
+    """One RLM episode: the block runner, the budgets, and the child RLMs started so far."""
 
     def __init__(
-        self, executor: Any, max_turns: int, max_output: int, block_lines: int, max_depth: int
+        self, runner: Any, max_turns: int, max_output: int, block_lines: int, max_depth: int
     ) -> None:
-        self.executor = executor
+        self.runner = runner
         self.max_turns = max_turns
         self.max_output = max_output
         self.block_lines = block_lines
@@ -562,8 +562,8 @@ class _Rlm:
     ) -> Generator[str, str, RlmResult]:
         """The root loop of one RLM (the root at depth 0, a child RLM deeper)."""
         key = _NS if depth == 0 else f"{_NS}.{self.children}"
-        executor, max_turns, max_output = self.executor, self.max_turns, self.max_output
-        executor.namespace(
+        runner, max_turns, max_output = self.runner, self.max_turns, self.max_output
+        runner.namespace(
             key, Scaffold(values={"context": context}, requests=REQUESTS, show_vars=SHOW_VARS)
         )
 
@@ -579,7 +579,7 @@ class _Rlm:
             reply = yield render_messages(history)
             outputs = []
             for code in find_code_blocks(reply):
-                result = yield from executor.run_block(
+                result = yield from runner.run_block(
                     key,
                     code,
                     handle=handle,
@@ -594,11 +594,11 @@ class _Rlm:
                 if result.status == "error":
                     stderr = reference_stderr(stderr, result.error)
                 # As at the reference HEAD: model code may rebind the reserved names; they come back.
-                executor.restore_scaffold(key)
-                names = _variables(executor.variables(key))
+                runner.restore_scaffold(key)
+                names = _variables(runner.variables(key))
                 output = format_output(result.stdout, stderr, names, max_output)
                 outputs.append(("user", block_message(code, output)))
-            answer = find_final(reply, lambda name: executor.text_of(key, name))
+            answer = find_final(reply, lambda name: runner.text_of(key, name))
             if answer is not None:
                 return RlmResult(answer, turn + 1)
             history.append(("assistant", reply))
@@ -681,7 +681,7 @@ def _sub_call_prompt(request: Request) -> str | _Refused | None:
 
 
 def _variables(names: list[tuple[str, bool]]) -> list[str]:
-    # (name, value is simple data) pairs from the executor, which checks types without
+    # (name, value is simple data) pairs from the block runner, which checks types without
     # running model code
     return [k for k, simple in names if simple and not k.startswith("_") and k not in REQUESTS]
 

@@ -82,7 +82,7 @@ from .properties import (
 )
 from .result import CheckResult, Coverage
 from .run_check import confirm, keyed_loop, same_state
-from .verdicts import Finding, Tally, Verdicts, cyclic_states, tally
+from .verdicts import Finding, KeyedLoop, Tally, Verdicts, cyclic_states, tally
 
 __all__ = ["check_properties", "Completions", "BATCH"]
 
@@ -237,8 +237,8 @@ class _Search(Walk, Verdicts):
         self.bounds = Bounds(max_states, self.max_depth) if max_depth is None else task.bounds
         super().__init__(task._replace(bounds=self.bounds), Found(parents=True))
         self.found: dict[Property, Finding] = {}  # the first violation of each part
-        # per keyed never_diverges: (state, step where the loop starts, explanation)
-        self.keyed_found: dict[NeverDiverges, tuple[Any, int, str]] = {}
+        # per keyed never_diverges: the loop that refutes it
+        self.keyed_found: dict[NeverDiverges, KeyedLoop] = {}
         # per keyed never_diverges: the key of every state (None once refuted)
         self.keys: dict[NeverDiverges, dict[Any, Any]] = {q: {} for q in self.keyed}
         # the prompts a batch's expansion computed, until the loop records their states
@@ -548,7 +548,7 @@ class _Search(Walk, Verdicts):
                 None,
                 f"the key of {q.name} raised {type(exc).__name__}: {exc}",
             )
-            self.keyed_found[q] = (t, -1, self.found[q].why)
+            self.keyed_found[q] = KeyedLoop(t, None, self.found[q].why)
             return
         keys[t] = key
         path = self._path(t)
@@ -567,7 +567,7 @@ class _Search(Walk, Verdicts):
                 f"and {forever}"
             )
             self.found[q] = Finding(t, None, None, why)
-            self.keyed_found[q] = (t, at, why)
+            self.keyed_found[q] = KeyedLoop(t, at, why)
             return
 
     def _check_transition(self, s: Any, c: str, t: Any) -> None:

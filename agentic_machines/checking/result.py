@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._text import clip_prompt_repr, counted, escape_controls, one_line
+from .._text import clip, clip_prompt_repr, counted, escape_controls, one_line
 from ..errors import PropertiesFailed, UnknownProperty
 from ..machine import DIVERGE, HALT
 from ..runtime.run import Step, Trace
@@ -239,7 +239,7 @@ def load_check(path: str | os.PathLike) -> dict[str, Any] | None:
 
 
 def _one_line(text: str) -> str:
-    return one_line(text)[:200]
+    return clip(one_line(text), 200)  # a cut is always marked
 
 
 @dataclass(frozen=True)

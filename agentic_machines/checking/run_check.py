@@ -29,7 +29,7 @@ from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
 from .._outcome import is_end
-from .._text import counted
+from .._text import clip, counted, one_line
 from ..errors import CertificateError, PropertyViolation, Undecided, equal_states
 from ..machine import DIVERGE, AgenticMachine
 from ..runtime.search import UndecidedStep, expand
@@ -185,7 +185,7 @@ class RunCheck:
                     f"{short_repr(t, 40, [s])}",
                 )
             elif isinstance(p, NeverRaises) and type(t) is Raised:
-                self._fail(p, f"the harness raised {t.type}: {' '.join(t.message.split())[:200]}")
+                self._fail(p, f"the harness raised {t.type}: {clip(one_line(t.message), 200)}")
             elif isinstance(p, HaltsWithin):
                 if t is DIVERGE and len(self.completions) <= p.k:
                     self._fail(

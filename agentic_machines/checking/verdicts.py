@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from .._text import counted, one_line
+from .._text import clip, counted, one_line
 from ..machine import DIVERGE, AgenticMachine
 from ..runtime.harness import TraceState
 from ..runtime.search import Bounds, Found, UndecidedStep
@@ -34,7 +34,7 @@ from .properties import (
 )
 from .result import Counterexample, PropertyResult
 
-__all__ = ["Finding", "Tally", "tally", "Verdicts", "cyclic_states", "alphabet_name"]
+__all__ = ["Finding", "KeyedLoop", "Tally", "tally", "Verdicts", "cyclic_states", "alphabet_name"]
 
 
 class Finding(NamedTuple):
@@ -49,6 +49,20 @@ class Finding(NamedTuple):
     at: Any
     completion: str | None
     outcome: Any
+    why: str
+
+
+class KeyedLoop(NamedTuple):
+    """What refutes a keyed ``never_diverges``: the run to state ``at`` goes on for ever
+    from step ``start`` (where an earlier state has ``at``'s key; ``None`` when the key
+    itself raised at ``at``), and ``why`` in words.
+
+    >>> KeyedLoop(5, 2, "the key repeats").start
+    2
+    """
+
+    at: Any
+    start: int | None
     why: str
 
 
@@ -129,7 +143,7 @@ class Verdicts:
     graph: Tally  # its rows counted, after the search
     # what the search found
     found: dict[Property, Finding]
-    keyed_found: dict[NeverDiverges, tuple[Any, int, str]]
+    keyed_found: dict[NeverDiverges, KeyedLoop]
     # how it stopped
     truncated: str | None
     bound_depth: int | None
@@ -194,7 +208,7 @@ class Verdicts:
             if q in self.found:
                 s, c, t, _ = self.found[q]
                 raised: Raised = t
-                why = f"the harness raised {raised.type}: {one_line(raised.message)[:200]}"
+                why = f"the harness raised {raised.type}: {clip(one_line(raised.message), 200)}"
                 return self._path_cx(q, s, c, t, why), ""
             return None, self._unknown_text()
         if q in self.found:
@@ -278,8 +292,8 @@ class Verdicts:
         if lasso is not None:
             candidates.append(lasso)
         if q in self.keyed_found:
-            s, at, why = self.keyed_found[q]
-            candidates.append(self._path_cx(q, s, None, None, why, loop=None if at < 0 else at))
+            s, start, why = self.keyed_found[q]
+            candidates.append(self._path_cx(q, s, None, None, why, loop=start))
         if candidates:
             return min(candidates, key=len), ""
         reasons = [self._unknown_text()] if self.graph.unknown else []

@@ -169,8 +169,10 @@ def draw(
     overlap no other label and no other edge; arrows end on the rim of what is drawn at
     their nodes (the initial state's ring included). The figure fits :data:`SLIDE`
     when it can: the table flows into columns (or under a wide graph), the graph's
-    spacing tightens, and, last, the table's prompt excerpts shorten, each saying how
-    many characters of its middle it leaves out. ``legend`` replaces the roles legend with entries
+    spacing tightens, and, last, the table's prompt excerpts shorten (each cut where it
+    differs from its siblings, saying how much it shows). A table beside the graph is
+    one column at most (:data:`TABLE_SHARE` of a slide's width): a longer one is shortened, then
+    drawn under the graph. ``legend`` replaces the roles legend with entries
     ``(text, colour, marker)``, marker ``"o"``, ``"s"``, ``"D"`` or ``"-"`` for a line
     (for graphs whose nodes are not states, such as a tree of REPLs). A row (an
     exploration depth) of more than ``width`` states shows its first ``width - 1`` (the
@@ -242,6 +244,9 @@ def _summary(graph: nx.DiGraph, roles: Roles, names: dict, width: int) -> tuple[
     return shown, kept, names
 
 
+TABLE_SHARE = 0.35
+"""The most of a slide's width the legend table takes beside a graph: one column (its
+70 characters at 8 pt are 30%); a longer table is shortened, then put under the graph."""
 _PROMPT_LEVELS = (PROMPT_CHARS, 150, 90, 50)  # the table's prompt excerpts, longest first
 _SQUEEZE_MIN = (0.45, 0.5)  # the tightest column and row spacing (of _COL, _ROW)
 
@@ -258,17 +263,22 @@ def _fit(
 ) -> tuple[Any, Panel, Page]:
     """The label plan, panel and page of the first layout that fits :data:`SLIDE`.
 
-    Tried in order: the table beside the graph, with whole prompt excerpts and the
-    graph's spacing tightened step by step (columns when too wide, rows when too tall)
-    down to ``_SQUEEZE_MIN``, then with shorter excerpts (their elided middles say how
-    many characters are not shown); then the same with the table under the graph (for
-    wide graphs). A graph that fits no layout is drawn with the last one tried.
-    ``first`` is a panel drawn left of the graph's (a framework's own graph).
+    Tried in order: the table beside the graph in one column (a wider one would take
+    more than :data:`TABLE_SHARE` of the slide from the graph), with whole prompt
+    excerpts and the graph's spacing tightened step by step (columns when too wide, rows
+    when too tall) down to ``_SQUEEZE_MIN``, then with shorter excerpts; then the same
+    with the completions (long listings) under the graph and the states beside it; then
+    with the whole table under the graph (for wide graphs). A graph that fits no layout is
+    drawn with the last one tried. ``first`` is a panel drawn left of the graph's (a
+    framework's own graph).
     """
     page: Page | None = None
-    for chars, below in [(c, False) for c in _PROMPT_LEVELS] + [(c, True) for c in _PROMPT_LEVELS]:
+    modes = [(c, m) for m in ("beside", "split", "below") for c in _PROMPT_LEVELS]
+    for chars, mode in modes:
+        below = mode == "below"
         plan = plan_labels(graph, names, prompt_chars=chars)
-        sections = [("states", plan.states), (_edge_heading(graph), plan.completions)]
+        listing = (_edge_heading(graph), plan.completions)
+        sections = [("states", plan.states), listing]
         sx = sy = 1.0
         while True:
             panel = _panel_size(graph, pos, layout, (sx, sy))
@@ -276,9 +286,17 @@ def _fit(
                 panel.heading = "explored states"
             panels = [panel] if first is None else [first, panel]
             page = Page(
-                panels, handles, sections, str(heading) if heading else "", note, below=below
+                panels,
+                handles,
+                sections,
+                str(heading) if heading else "",
+                note,
+                below=below,
+                under=[listing] if mode == "split" and plan.completions else None,
             )
             size = page.layout()
+            if not below and len(size["columns"]) * size["column_w"] > TABLE_SHARE * SLIDE[0]:
+                break  # a tighter graph leaves the table as tall: shorter excerpts next
             if size["width"] <= SLIDE[0] and size["height"] <= SLIDE[1]:
                 return plan, panel, page
             if size["width"] > SLIDE[0] and sx > _SQUEEZE_MIN[0]:
@@ -570,8 +588,7 @@ def _place_edge_labels(
     back = to_px.inverted()
     # Longer labels first: they have fewer places to go.
     for (u, v), rad in sorted(rads.items(), key=lambda item: -len(plan.edges[item[0]])):
-        (x1, y1), (x2, y2) = to_px.transform(pos[u]), to_px.transform(pos[v])
-        cx, cy = _arc3_control((x1, y1), (x2, y2), rad)
+        curve = _curve(to_px.transform(pos[u]), to_px.transform(pos[v]), rad)
         best = None
         # The full label first; a count's short form (its tag alone: the table says how
         # many) only when the full one finds no clear place.
@@ -590,7 +607,7 @@ def _place_edge_labels(
                 gid=gid[(u, v)].replace("edge", "edge-label"),
                 **glyph_style(label, font),
             )
-            found = _label_place(ax, text, (x1, y1), (cx, cy), (x2, y2), obstacles, gid[(u, v)])
+            found = _label_place(ax, text, curve, obstacles, gid[(u, v)])
             if best is None or found[0] < best[0]:
                 if best is not None:
                     best[3].remove()
@@ -607,35 +624,35 @@ def _place_edge_labels(
 def _label_place(
     ax: Any,
     text: Any,
-    a: tuple[float, float],
-    c: tuple[float, float],
-    b: tuple[float, float],
+    curve: Callable[[float], tuple[tuple[float, float], tuple[float, float]]],
     obstacles: list[Any],
     own: str,
 ) -> tuple[tuple[bool, int, float], tuple[float, float], Any]:
-    """The best place (score, pixels, extent) for ``text`` on the curve a -> b (control
-    point ``c``): clear of the other labels and nodes first, then of the other edges."""
+    """The best place (score, pixels, extent) for ``text`` on ``curve`` (t -> its point
+    and tangent, in pixels; :func:`_curve`): clear of the other labels and nodes first,
+    then of the other edges."""
     from .geometry import crossed_by  # lazy: imports matplotlib
 
     renderer = renderer_of(ax.figure)
     back = ax.transData.inverted()
     frame = ax.figure.bbox
-    (x1, y1), (cx, cy), (x2, y2) = a, c, b
     best = None
     # Not nearer the ends than a fifth (a label there would cover the arrowhead); then
     # beside the edge, when every place on it touches another edge.
     ts = [0.5, 0.4, 0.6, 0.32, 0.68, 0.45, 0.55, 0.36, 0.64, 0.28, 0.72, 0.25, 0.75, 0.2, 0.8]
     ts += [0.42, 0.58, 0.3, 0.7, 0.22, 0.78, 0.17, 0.83]
-    beside = [(t, d) for d in (1.0, -1.0, 1.6, -1.6, 2.4, -2.4) for t in ts]
+    # Beside it at most a label's height away (labels_far_from_edges checks that bound):
+    # farther, a reader cannot tell which edge a label names.
+    beside = [(t, d) for d in (1.0, -1.0, 1.5, -1.5, 2.0, -2.0) for t in ts]
     for t, side in [(t, 0.0) for t in ts] + beside:
-        px, py = _on_curve((x1, y1), (cx, cy), (x2, y2), t)
-        if side:  # half the label's size off the curve, square to its tangent
-            tx = 2 * (1 - t) * (cx - x1) + 2 * t * (x2 - cx)
-            ty = 2 * (1 - t) * (cy - y1) + 2 * t * (y2 - cy)
+        (px, py), (tx, ty) = curve(t)
+        if side:  # the label's half size and a gap off the curve, square to its tangent
             norm = math.hypot(tx, ty) or 1.0
             text.set_position(tuple(back.transform((px, py))))
             half = text.get_window_extent(renderer)
-            reach = side * (abs(half.width * ty) + abs(half.height * tx)) / norm / 2 + side * 3
+            gap = 3 + (abs(side) - 1) * (half.height - 6)  # 3 px up to a height less 3
+            reach = (abs(half.width * ty) + abs(half.height * tx)) / norm / 2 + gap
+            reach = math.copysign(reach, side)
             px, py = px - ty / norm * reach, py + tx / norm * reach
         text.set_position(tuple(back.transform((px, py))))
         extent = text.get_window_extent(renderer)
@@ -685,6 +702,11 @@ def _on_curve(
     )
 
 
+Route = float | tuple[tuple[float, float], ...]
+"""How an edge is drawn: an ``arc3`` bend (its rad), or a way around the rows between
+its ends (:func:`_outside_route`: the eight points, in pixels, of a cubic path)."""
+
+
 def _bend(
     ax: Any,
     pos: dict,
@@ -693,38 +715,149 @@ def _bend(
     size: float,
     captions: Mapping[tuple[float, float], Any],
     choices: tuple[float, ...] | None = None,
-) -> float:
-    """The arc (matplotlib's ``arc3`` rad) for the edge u -> v: straight when the line
-    passes clear of every other node and caption, else the first bend, either side,
-    that does (the one passing the fewest, then the clearest, when none does). Measured
-    on the drawn curve, in pixels."""
+) -> Route:
+    """How to draw the edge u -> v: straight when the line passes clear of every other
+    node and caption (inside its panel), else the first bend, either side, that does; else a way around the
+    outside of the rows between them (when one is clear); else the bend or way passing
+    the fewest, then the clearest. Measured on the drawn curve, in pixels."""
     to_px = ax.transData
-    (x1, y1), (x2, y2) = to_px.transform(pos[u]), to_px.transform(pos[v])
+    a, b = to_px.transform(pos[u]), to_px.transform(pos[v])
     others = [to_px.transform(xy) for n, xy in pos.items() if n != u and n != v]
     room = math.sqrt(size) / 2 * ax.figure.dpi / 72 * 1.25  # node radius and a margin
-    boxes = [b.expanded(1.0, 1.0).padded(3) for xy, b in captions.items()]
     own = [captions.get(tuple(pos[n])) for n in (u, v)]
-    boxes = [
-        b for b, (xy, c) in zip(boxes, captions.items()) if c is not own[0] and c is not own[1]
-    ]
+    boxes = [b.expanded(1.0, 1.0).padded(3) for c in captions.values() for b in [c]]
+    boxes = [box for box, c in zip(boxes, captions.values()) if c is not own[0] and c is not own[1]]
 
-    def cost(rad: float) -> tuple[int, float]:
-        cx, cy = _arc3_control((x1, y1), (x2, y2), rad)
+    frame = ax.bbox  # an edge drawn outside its panel is cut off there
+
+    def cost(route: Route) -> tuple[int, float]:
+        curve = _curve(a, b, route)
         worst, hits = math.inf, 0
-        for k in range(1, 40):
-            px, py = _on_curve((x1, y1), (cx, cy), (x2, y2), k / 40)
+        for k in range(1, 60):
+            (px, py), _ = curve(k / 60)
+            hits += not (frame.x0 < px < frame.x1 and frame.y0 < py < frame.y1)
             for ox, oy in others:
                 d = math.hypot(px - ox, py - oy)
                 worst = min(worst, d)
                 hits += d <= room
-            hits += sum(b.x0 < px < b.x1 and b.y0 < py < b.y1 for b in boxes)
+            hits += sum(box.x0 < px < box.x1 and box.y0 < py < box.y1 for box in boxes)
         return hits, -worst
 
-    options = choices or (0.0, 0.15, -0.15, 0.3, -0.3, 0.45, -0.45, 0.6, -0.6, 0.8, -0.8)
+    options: list[Route] = list(
+        choices or (0.0, 0.15, -0.15, 0.3, -0.3, 0.45, -0.45, 0.6, -0.6, 0.8, -0.8)
+    )
     for rad in options:
         if cost(rad)[0] == 0:
             return rad
+    if choices is None:
+        options += _outside_routes(a, b, others, room, boxes)
     return min(options, key=cost)
+
+
+def _outside_routes(
+    a: Any, b: Any, others: list[Any], room: float, boxes: list[Any]
+) -> list[Route]:
+    """Ways from ``a`` to ``b`` (pixels) around the left and the right of every node and
+    caption between their rows: down (or up) into the gap under ``a``'s row, along it
+    past the outermost of them, straight on beside them, and in through the gap above
+    ``b``'s row. None when the two are in neighbouring rows (nothing lies between).
+
+    >>> len(_outside_routes((0, 300), (0, 0), [(0, 150)], 20, []))
+    2
+    >>> _outside_routes((0, 100), (0, 0), [], 20, [])
+    []
+    """
+    (x1, y1), (x2, y2) = a, b
+    down = 1.0 if y2 < y1 else -1.0
+    lo, hi = min(y1, y2) + room, max(y1, y2) - room
+    between = [(x, y) for x, y in others if lo < y < hi]
+    if not between:
+        return []
+    # what lies between the two rows, as (left, right, low, high) in pixels
+    blocks = [(x - room, x + room, y - room, y + room) for x, y in between]
+    blocks += [(box.x0, box.x1, box.y0, box.y1) for box in boxes if box.y1 > lo and box.y0 < hi]
+    first = max(k[3] for k in blocks) if down > 0 else min(k[2] for k in blocks)
+    last = min(k[2] for k in blocks) if down > 0 else max(k[3] for k in blocks)
+    # the corners turn in the gaps under a's row and above b's, clear of the blocks
+    ya, yb = (y1 + first) / 2, (y2 + last) / 2
+    turn = min(abs(ya - first), abs(yb - last)) * 0.6 * down
+    if (ya - yb) * down <= 2 * abs(turn):
+        return []
+    routes: list[Route] = []
+    for x in (min(k[0] for k in blocks) - room / 2, max(k[1] for k in blocks) + room / 2):
+        routes.append(
+            (
+                (x1, y1),
+                ((x1 + x) / 2, ya),
+                (x, ya),
+                (x, ya - turn),
+                (x, yb + turn),
+                (x, yb),
+                ((x2 + x) / 2, yb),
+                (x2, y2),
+            )
+        )
+    return routes
+
+
+def _curve(
+    a: Any, b: Any, route: Route
+) -> Callable[[float], tuple[tuple[float, float], tuple[float, float]]]:
+    """The drawn line of an edge from ``a`` to ``b`` (pixels) as ``t -> (point,
+    tangent)``, ``t`` from 0 at ``a`` to 1 at ``b``: the ``arc3`` curve of a bend, or a
+    way around (two cubic pieces joined by a straight one), by its length.
+
+    >>> f = _curve((0.0, 0.0), (2.0, 0.0), 0.5)
+    >>> f(0.5)
+    ((1.0, -0.5), (2.0, 0.0))
+    """
+    (x1, y1), (x2, y2) = a, b
+    if isinstance(route, (int, float)):
+        cx, cy = _arc3_control((x1, y1), (x2, y2), route)
+
+        def quadratic(t: float) -> tuple[tuple[float, float], tuple[float, float]]:
+            tangent = (
+                2 * (1 - t) * (cx - x1) + 2 * t * (x2 - cx),
+                2 * (1 - t) * (cy - y1) + 2 * t * (y2 - cy),
+            )
+            return _on_curve((x1, y1), (cx, cy), (x2, y2), t), tangent
+
+        return quadratic
+    points = _route_points(route)
+    lengths = [0.0]
+    for p, q in zip(points, points[1:]):
+        lengths.append(lengths[-1] + math.dist(p, q))
+
+    def along(t: float) -> tuple[tuple[float, float], tuple[float, float]]:
+        want = min(max(t, 0.0), 1.0) * lengths[-1]
+        k = next((i for i in range(1, len(points)) if lengths[i] >= want), len(points) - 1)
+        p, q = points[k - 1], points[k]
+        step = lengths[k] - lengths[k - 1] or 1.0
+        f = (want - lengths[k - 1]) / step
+        return (p[0] + (q[0] - p[0]) * f, p[1] + (q[1] - p[1]) * f), (q[0] - p[0], q[1] - p[1])
+
+    return along
+
+
+def _route_points(route: tuple[tuple[float, float], ...], n: int = 30) -> list[Any]:
+    """A way around as points: its two cubic pieces sampled ``n`` times each."""
+
+    def cubic(p0: Any, p1: Any, p2: Any, p3: Any) -> list[tuple[float, float]]:
+        return [
+            (
+                (1 - t) ** 3 * p0[0]
+                + 3 * (1 - t) ** 2 * t * p1[0]
+                + 3 * (1 - t) * t**2 * p2[0]
+                + t**3 * p3[0],
+                (1 - t) ** 3 * p0[1]
+                + 3 * (1 - t) ** 2 * t * p1[1]
+                + 3 * (1 - t) * t**2 * p2[1]
+                + t**3 * p3[1],
+            )
+            for t in (k / n for k in range(n + 1))
+        ]
+
+    return cubic(*route[:4]) + cubic(*route[4:])
 
 
 def _box_transform(box: Any) -> Any:
@@ -750,18 +883,39 @@ def _edge_arrow(
     ax: Any,
     a: tuple[float, float],
     b: tuple[float, float],
-    rad: float,
+    rad: Route,
     outline_a: list[Any],
     outline_b: list[Any],
     color: str,
     width: float,
 ) -> None:
-    """The arrow a -> b (an ``arc3`` curve), cut where it leaves a's drawn outline and
-    where it enters b's, measured along the curve's end directions."""
+    """The arrow a -> b (an ``arc3`` curve, or a way around: :data:`Route`), cut where
+    it leaves a's drawn outline and where it enters b's, measured along the curve's end
+    directions."""
     from matplotlib.patches import FancyArrowPatch  # lazy: matplotlib is slow to import
+    from matplotlib.path import Path as MplPath  # lazy: matplotlib is slow to import
 
     to_px = ax.transData
     (x1, y1), (x2, y2) = to_px.transform(a), to_px.transform(b)
+    style: dict[str, Any] = {
+        "arrowstyle": "-|>",
+        "mutation_scale": 14,
+        "color": color,
+        "linewidth": width,
+    }
+    if not isinstance(rad, (int, float)):  # a way around: cut at the rims, in pixels
+        verts = [list(p) for p in rad]
+        for end, toward, outline in ((0, 1, outline_a), (7, 6, outline_b)):
+            cx, cy = verts[end]
+            dx, dy = verts[toward][0] - cx, verts[toward][1] - cy
+            d = _exit_distance(outline, (cx, cy), (dx, dy)) + 1.5 * ax.figure.dpi / 72
+            norm = math.hypot(dx, dy) or 1.0
+            verts[end] = [cx + dx / norm * d, cy + dy / norm * d]
+        data = to_px.inverted().transform(verts)
+        c4 = MplPath.CURVE4
+        codes = [MplPath.MOVETO, c4, c4, c4, MplPath.LINETO, c4, c4, c4]
+        ax.add_patch(FancyArrowPatch(path=MplPath(data, codes), zorder=1, **style))
+        return
     # arc3's control point (as matplotlib computes it): the ends leave towards it
     cx, cy = _arc3_control((x1, y1), (x2, y2), rad)
     points = 72 / ax.figure.dpi
@@ -771,14 +925,11 @@ def _edge_arrow(
         FancyArrowPatch(
             a,
             b,
-            arrowstyle="-|>",
-            mutation_scale=14,
             connectionstyle=f"arc3,rad={rad}",
             shrinkA=shrink_a,
             shrinkB=shrink_b,
-            color=color,
-            linewidth=width,
             zorder=1,
+            **style,
         )
     )
 

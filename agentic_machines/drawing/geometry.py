@@ -43,6 +43,7 @@ __all__ = [
     "edge_points",
     "overlaps",
     "small_texts",
+    "labels_far_from_edges",
 ]
 
 
@@ -206,7 +207,10 @@ def crossed_by(ax: Any, box: Any, own: str | None = None) -> list[str]:
         if not name.startswith("edge-") or name == own or not patch.get_visible():
             continue
         path = patch.get_transform().transform_path(patch.get_path())
-        if path.intersects_bbox(box, filled=False):
+        # piece by piece: a head's CLOSEPOLY vertex is (0, 0), and intersects_bbox counted
+        # a line to it (an edge at the top of a picture "crossed" a label at its bottom)
+        pieces = path.to_polygons(closed_only=False)
+        if any(Path(piece).intersects_bbox(box, filled=False) for piece in pieces):
             found.append(name)
     return found
 
@@ -365,4 +369,45 @@ def small_texts(fig: Any, points: float) -> list[str]:
         height = t.get_window_extent(renderer).height / lines * 72 / fig.dpi
         if size < points or height < points * 0.95:
             problems.append(f"{t.get_text()[:40]!r} is drawn at {size:g} pt")
+    return problems
+
+
+def labels_far_from_edges(fig: Any, heights: float = 1.0) -> list[str]:
+    """Name every edge label (text with gid ``edge-label-<k>``) whose box lies farther
+    from its own edge's drawn line (gid ``edge-<k>``) than ``heights`` times the label's
+    own height: such a label passes the overlap checks but a reader cannot tell which
+    edge it names. Distances in pixels, from the box (0 inside it) to the nearest point
+    of the line (:func:`edge_points`).
+
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure(dpi=72); ax = fig.add_axes((0, 0, 1, 1)); ax.set_axis_off()
+    >>> _ = ax.add_patch(FancyArrowPatch((0, 0.5), (1, 0.5), gid="edge-1"))
+    >>> _ = ax.text(0.5, 0.52, "on", gid="edge-label-1")
+    >>> _ = ax.text(0.5, 0.9, "far", gid="edge-label-1")
+    >>> labels_far_from_edges(fig)
+    ["'far' is 13 of its heights from edge-1"]
+    """
+    renderer = renderer_of(fig)
+    fig.draw_without_rendering()
+    problems = []
+    for ax in fig.axes:
+        lines = edge_points(ax)
+        for text in ax.texts:
+            name = text.get_gid() or ""
+            if not name.startswith("edge-label-") or not text.get_text().strip():
+                continue
+            own = "edge-" + name[len("edge-label-") :]
+            box = text.get_window_extent(renderer)
+            points = lines.get(own, [])
+            if not points:
+                problems.append(f"{text.get_text()!r} has no edge {own}")
+                continue
+            far = min(
+                math.hypot(max(box.x0 - x, 0.0, x - box.x1), max(box.y0 - y, 0.0, y - box.y1))
+                for x, y in points
+            )
+            if far > heights * box.height:
+                problems.append(
+                    f"{text.get_text()!r} is {far / box.height:.2g} of its heights from {own}"
+                )
     return problems

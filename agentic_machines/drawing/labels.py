@@ -36,14 +36,14 @@ c1  s0 → s1: " I need to find the city where the Eiffel Tower stands.⏎Action
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
 
 from .._outcome import is_end
-from .._text import short_text
+from .._text import clip_prompt, graph_context, short_text
 from ..machine import DIVERGE, HALT
 
 __all__ = [
@@ -72,7 +72,8 @@ UNDER = 16
 INLINE = 14
 """Longest completion text drawn on an edge; a longer one gets a tag and a table entry."""
 PROMPT_CHARS = 5 * (TABLE_CHARS - 8)
-"""The most of one prompt (or of what it added) the table shows; the middle is elided."""
+"""The most of one prompt (or of what it added) the table shows; a longer one is cut by
+the one rule of :func:`~agentic_machines._text.clip_prompt` (what differs is kept)."""
 
 
 SMALL_GLYPHS = "⋆"
@@ -141,17 +142,19 @@ def _quote(text: str) -> str:
     return '"' + one_line(text) + '"'
 
 
-def _clip_middle(text: str, limit: int = PROMPT_CHARS) -> str:
-    """Keep the beginning and the end of a long text; say how much of the middle is gone.
+def _cut(text: str, limit: int, context: list[str]) -> str:
+    """``text`` quoted, cut by the one rule (:func:`~agentic_machines._text.clip_prompt`:
+    what follows the longest prefix it shares with ``context``, its siblings' texts),
+    and its whole length (the ``…`` mark where it is cut).
 
-    >>> _clip_middle("abcdefghij" * 10, 40)
-    'abcdefghijabcdef[… 79 characters …]fghij'
+    >>> _cut("Q: a fox jumps.", 8, ["Q: a dog jumps."])
+    '"…fox ju…" (15 chars)'
+    >>> _cut("short", 8, [])
+    '"short"'
     """
     if len(text) <= limit:
-        return text
-    head = limit * 2 // 5
-    tail = limit // 8 if limit < 80 else limit * 2 // 5
-    return f"{text[:head]}[… {len(text) - head - tail} characters …]{text[len(text) - tail :]}"
+        return _quote(text)
+    return f"{_quote(clip_prompt(text, limit, context))} ({len(text)} chars)"
 
 
 def _tree(graph: nx.DiGraph) -> dict[Hashable, tuple[Hashable, tuple[Hashable, Hashable]]]:
@@ -176,8 +179,8 @@ def plan_labels(
 
     ``names`` is :func:`agentic_machines.drawing.diagrams.node_names` of the graph. A
     graph whose labels all fit (the F2 fixtures) gets no table. ``prompt_chars`` is the
-    most of one prompt (or of what a step added to it) an entry shows: the middle of a
-    longer one is elided, with its length said (a big graph is drawn with less, so that
+    most of one prompt (or of what a step added to it) an entry shows: a longer one is
+    cut where it differs from its siblings, saying how much is shown (a big graph is drawn with less, so that
     it fits a slide).
 
     >>> from agentic_machines.runtime.explore import explore
@@ -302,22 +305,28 @@ def _state_rows(
             p, e = parents[n]
             tag = edges[e]
             head += f"  ← {names[p][0]} by " + (tag if tag in tags else _quote(tag))
-            body = _prompt_delta(prompt, prompts[p], names[p][0], prompt_chars)
+            around = graph_context(graph, n)
+            body = _prompt_delta(prompt, prompts[p], names[p][0], prompt_chars, around)
         else:
-            body = f"prompt ({len(prompt)} chars): " + _quote(_clip_middle(prompt, prompt_chars))
+            shown = clip_prompt(prompt, prompt_chars)
+            body = f"prompt ({len(prompt)} chars): " + _quote(shown)
         lines.append(head)
         lines.append("    " + body)
         twin = first_with.setdefault(prompt, n)
         if twin != n and inside[n] == ident:
             lines.append(
-                f"    same prompt as {names[twin][0]}: reached by {path(n)}, not {path(twin)}; "
-                "the state keeps what the prompt does not show"
+                # the harness state keeps what the prompt does not show: how each was reached
+                f"    same prompt as {names[twin][0]} (reached by {path(n)}, not {path(twin)})"
             )
     return _wrap(lines)
 
 
-def _prompt_delta(prompt: str, before: str, who: str, limit: int = PROMPT_CHARS) -> str:
-    """A prompt as its difference from the prompt of the state it was reached from.
+def _prompt_delta(
+    prompt: str, before: str, who: str, limit: int = PROMPT_CHARS, around: Sequence[str] = ()
+) -> str:
+    """A prompt as its difference from the prompt of the state it was reached from; a
+    long difference is cut by the one rule, ``around`` being the prompts of its
+    parents and siblings (:func:`~agentic_machines._text.graph_context`).
 
     >>> _prompt_delta("Q? Thought 1: hmm", "Q? Thought 1:", "s0")
     'prompt = s0\\'s + " hmm"'
@@ -332,8 +341,9 @@ def _prompt_delta(prompt: str, before: str, who: str, limit: int = PROMPT_CHARS)
             break
         k += 1
     if k < 8:  # a fresh prompt: show it whole
-        return f"prompt: {_quote(_clip_middle(prompt, limit))} (new: it does not extend {who}'s)"
-    rest = _quote(_clip_middle(prompt[k:], limit))
+        return f"prompt: {_cut(prompt, limit, list(around))} (new: it does not extend {who}'s)"
+    # what the siblings add after the same k characters: the cut keeps what differs
+    rest = _cut(prompt[k:], limit, [o[k:] for o in around if o[:k] == prompt[:k]])
     if k == len(before):
         return f"prompt = {who}'s + {rest}"
     return f"prompt = the first {k} chars of {who}'s + {rest}"

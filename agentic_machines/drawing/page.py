@@ -109,22 +109,43 @@ class Page:
     note: str = ""
     footer: float = 0.0  # extra room under the panels (inches)
     below: bool = False  # the legend and the table under the panels, not beside them
+    # sections drawn under the panels, in columns as wide as they are (long listings),
+    # while the others stay beside
+    under: list[tuple[str, list[str]]] | None = None
 
-    def _lines(self) -> list[str]:
+    def _lines(self, sections: list[tuple[str, list[str]]] | None = None) -> list[str]:
         out: list[str] = []
-        for head, lines in self.sections:
+        for head, lines in self.sections if sections is None else sections:
             if lines:
                 out += ([""] if out else []) + [head.upper()] + lines
         return out
 
+    def _under(self, graphs_w: float, column_w: float) -> tuple[list[list[str]], float, float]:
+        """The under-sections' columns, their width and height (inches, with the gap)."""
+        lines = self._lines(self.under or [])
+        if not lines:
+            return [], 0.0, 0.0
+        fit = max(int((graphs_w + _COLUMN_GAP) // (column_w + _COLUMN_GAP)), 1)
+        per = math.ceil(len(lines) / fit)
+        columns = flow(lines, per, per)
+        while len(columns) > fit:  # entries kept whole made one column more
+            per += 1
+            columns = flow(lines, per, per)
+        width = len(columns) * column_w + _COLUMN_GAP * (len(columns) - 1)
+        return columns, width, _GAP + max(len(c) for c in columns) * _LINE
+
     def layout(self) -> dict[str, Any]:
         """Sizes (inches), wrapped title and note, and the table's lines per column."""
         lines = self._lines()
+        if self.under:
+            lines = self._lines([s for s in self.sections if s not in self.under])
         column_w = max(1.9, (TABLE_CHARS * TABLE_FONT * 0.61 / 72 + 0.1) if lines else 0.0)
         legend_h = len(self.handles) * _ITEM + 0.15
         heading = 0.3 if any(p.heading for p in self.panels) else 0.0
         graphs_w = sum(p.width for p in self.panels) + 0.2 * (len(self.panels) - 1)
-        graphs_h = max(p.height for p in self.panels) + heading + self.footer
+        under, under_w, under_h = self._under(graphs_w, column_w)
+        graphs_w = max(graphs_w, under_w)
+        graphs_h = max(p.height for p in self.panels) + heading + self.footer + under_h
 
         def texts(width: float) -> tuple[str, float, str, float]:
             chars = int((width - 2 * _MARGIN) * 72 / ((MIN_FONT + 3) * 0.6))
@@ -181,6 +202,8 @@ class Page:
             "table_top": table_top,
             "column_w": column_w,
             "columns": columns,
+            "under": under,
+            "under_h": under_h,
         }
 
     def build(self) -> tuple[Figure, list[Any]]:
@@ -215,6 +238,11 @@ class Page:
                 )
             axes.append(ax)
             x += p.width + 0.2
+        column_x = _MARGIN
+        for column in size["under"]:  # long listings under the graphs
+            y_under = (top - size["heading"] - max(p.height for p in self.panels) - _GAP) / height
+            _listing(fig, column_x / width, y_under, column)
+            column_x += size["column_w"] + _COLUMN_GAP
         column_x = size["table_x"]
         y = (top - size["table_top"]) / height
         if self.handles:
@@ -231,17 +259,7 @@ class Page:
             y = legend.get_window_extent(renderer).y0 / fig.bbox.height - 0.12 / height
         for column in size["columns"]:
             if column:
-                fig.text(
-                    column_x / width,
-                    y,
-                    "\n".join(column),
-                    fontsize=TABLE_FONT,
-                    family=MONO,
-                    va="top",
-                    ha="left",
-                    linespacing=1.2,
-                    color="#222222",
-                )
+                _listing(fig, column_x / width, y, column)
             column_x += size["column_w"] + _COLUMN_GAP
             y = (top - size["table_top"]) / height
         if note:
@@ -255,6 +273,22 @@ class Page:
                 ha="left",
             )
         return fig, axes
+
+
+def _listing(fig: Figure, x: float, y: float, column: list[str]) -> None:
+    """One column of a listing (the table beside the graphs, or a long one under them),
+    its top-left corner at figure fraction ``(x, y)``."""
+    fig.text(
+        x,
+        y,
+        "\n".join(column),
+        fontsize=TABLE_FONT,
+        family=MONO,
+        va="top",
+        ha="left",
+        linespacing=1.2,
+        color="#222222",
+    )
 
 
 def flow(lines: list[str], first: int, rest: int) -> list[list[str]]:

@@ -900,16 +900,11 @@ _PLAIN = (list, dict, set, tuple, frozenset, bytearray)
 
 
 def _snapshot(namespace: dict) -> dict:
-    # Containers and instances of classes defined in model code are deep-copied so that
-    # in-place mutations made before an interrupt are undone; functions, classes,
-    # modules and harness objects are kept by reference (they are not mutated by
-    # ordinary block code, and harness objects must stay shared). Only names (exact str
-    # keys) are kept: a key model code smuggled in through `f.__globals__` could run its
-    # own __hash__/__eq__ in the harness.
-    # Values copy.deepcopy returns as they are (atoms, functions, classes) and dicts
-    # holding only such keys and values (the builtins) are taken without a trip through
-    # copy.deepcopy and `contained`: no model code can run there, and the step's line
-    # budget traced every line of that trip (the builtins' copy was most of a snapshot).
+    # Containers and model-defined instances are deep-copied (an interrupt undoes their
+    # in-place changes); functions, classes, modules and harness objects stay shared.
+    # Only exact-str keys are kept: a smuggled key could run model __hash__/__eq__ here.
+    # Atoms and dicts of atoms skip copy.deepcopy: no model code runs there, and the
+    # step's line budget would trace every line of that trip.
     memo: dict = {}
     model_module = dict.get(namespace, "__name__", "__repl__")
     out = {}

@@ -33,6 +33,7 @@ from .._files import excerpt
 from .._text import clip, clip_prompt_repr, counted, echoes, escape_controls
 from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel, show_outcome
+from ..verdict import short_repr
 from ._jsonl import (
     MAX_JSON_LINES_BYTES,
     brief,
@@ -283,8 +284,10 @@ class Trace:
         lines = [self._head()]
         previous: str | None = None
         answer: str | None = None
-        for step in self.steps:
-            lines.append(clip(f"step {step.index}  state {step.state!r}", width))
+        for k, step in enumerate(self.steps):
+            head = f"step {step.index}  state "  # the state cut where it leaves the one before
+            near = [s.state for s in self.steps[k - 1 : k]]
+            lines.append(head + short_repr(step.state, width - len(head), near))
             kept, added = prompt_gain(previous, step.prompt)
             if full or not kept:
                 if full and "\n" in step.prompt:
@@ -328,15 +331,15 @@ class Trace:
             if len(self.steps) <= first + last + 1
             else [*self.steps[:first], None, *self.steps[-last:]]
         )
-        before = {id(s): p.prompt for p, s in zip(self.steps, self.steps[1:])}
+        before = {id(s): p for p, s in zip(self.steps, self.steps[1:])}
         for step in shown:
             if step is None:
                 yield ["…", f"({len(self.steps) - first - last} more steps)", "", "", ""]
                 continue
             yield [
                 str(step.index),
-                shorten(repr(step.state), 24),
-                clip_prompt_repr(step.prompt, 42, [before.get(id(step), "")]),
+                short_repr(step.state, 24, [p.state for p in (before.get(id(step)),) if p]),
+                clip_prompt_repr(step.prompt, 42, [p.prompt for p in (before.get(id(step)),) if p]),
                 repr(shorten(step.completion, 24)),
                 shorten(show_outcome(step.outcome), 24) + (" (clock)" if step.clock else ""),
             ]
