@@ -166,3 +166,12 @@ def test_a_trace_table_shows_each_prompt_where_it_differs() -> None:
     trace = run(_long_states(), ScriptedModel(["refund", "replace"]), max_steps=2)
     rows = str(trace).splitlines()
     assert "'…refund Answer in one word" in rows[3], rows  # the prompt column of step 1
+
+
+def test_a_trace_description_tells_its_states_apart() -> None:
+    from agentic_machines import run
+    from agentic_machines.models import ScriptedModel
+
+    text = run(_long_states(), ScriptedModel(["refund", "replace"]), max_steps=2).describe()
+    steps = [line for line in text.splitlines() if line.startswith("step ")]
+    assert "'refund')" in steps[1] and "'refund')" not in steps[0], steps

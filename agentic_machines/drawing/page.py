@@ -240,17 +240,8 @@ class Page:
             x += p.width + 0.2
         column_x = _MARGIN
         for column in size["under"]:  # long listings under the graphs
-            fig.text(
-                column_x / width,
-                (top - size["heading"] - max(p.height for p in self.panels) - _GAP) / height,
-                "\n".join(column),
-                fontsize=TABLE_FONT,
-                family=MONO,
-                va="top",
-                ha="left",
-                linespacing=1.2,
-                color="#222222",
-            )
+            y_under = (top - size["heading"] - max(p.height for p in self.panels) - _GAP) / height
+            _listing(fig, column_x / width, y_under, column)
             column_x += size["column_w"] + _COLUMN_GAP
         column_x = size["table_x"]
         y = (top - size["table_top"]) / height
@@ -268,17 +259,7 @@ class Page:
             y = legend.get_window_extent(renderer).y0 / fig.bbox.height - 0.12 / height
         for column in size["columns"]:
             if column:
-                fig.text(
-                    column_x / width,
-                    y,
-                    "\n".join(column),
-                    fontsize=TABLE_FONT,
-                    family=MONO,
-                    va="top",
-                    ha="left",
-                    linespacing=1.2,
-                    color="#222222",
-                )
+                _listing(fig, column_x / width, y, column)
             column_x += size["column_w"] + _COLUMN_GAP
             y = (top - size["table_top"]) / height
         if note:
@@ -292,6 +273,22 @@ class Page:
                 ha="left",
             )
         return fig, axes
+
+
+def _listing(fig: Figure, x: float, y: float, column: list[str]) -> None:
+    """One column of a listing (the table beside the graphs, or a long one under them),
+    its top-left corner at figure fraction ``(x, y)``."""
+    fig.text(
+        x,
+        y,
+        "\n".join(column),
+        fontsize=TABLE_FONT,
+        family=MONO,
+        va="top",
+        ha="left",
+        linespacing=1.2,
+        color="#222222",
+    )
 
 
 def flow(lines: list[str], first: int, rest: int) -> list[list[str]]:

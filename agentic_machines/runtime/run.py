@@ -284,14 +284,18 @@ class Trace:
         lines = [self._head()]
         previous: str | None = None
         answer: str | None = None
-        for step in self.steps:
-            lines.append(clip(f"step {step.index}  state {step.state!r}", width))
+        for k, step in enumerate(self.steps):
+            head = f"step {step.index}  state "  # the state cut where it leaves the one before
+            near = [s.state for s in self.steps[k - 1 : k]]
+            lines.append(head + short_repr(step.state, width - len(head), near))
             kept, added = prompt_gain(previous, step.prompt)
             if full or not kept:
                 if full and "\n" in step.prompt:
                     lines.append("  prompt")
                     # model output inside the prompt: no escape code reaches the terminal
                     lines.extend(f"    | {escape_controls(ln)}" for ln in step.prompt.split("\n"))
+                elif full:  # whole, however long: --full promises every prompt in full
+                    lines.append(f"  prompt      {step.prompt!r}")
                 else:
                     lines.append(f"  prompt      {clip_prompt_repr(step.prompt, width - 14)}")
             else:
