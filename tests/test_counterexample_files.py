@@ -94,3 +94,23 @@ def test_full_shows_every_prompt_whole(tmp_path, capsys) -> None:
     path = save(tmp_path, capsys, "never_raises")
     main(["run", TARGET, "--replay", str(path), "--full"])
     assert "What now? (send, crash, again, done)" in capsys.readouterr().out
+
+
+def long_prompt_agent(model):
+    """One long one-line prompt: the part that names the choices is past any width."""
+    reply = model("Context: " + "lorem ipsum " * 20 + "-- choose: fine or crash").strip()
+    if reply == "crash":
+        raise RuntimeError("crashed")
+    return "ok"
+
+
+def test_full_shows_a_long_one_line_prompt_whole(tmp_path, capsys) -> None:
+    path = tmp_path / "cx.jsonl"
+    target = "tests.test_counterexample_files:long_prompt_agent"
+    argv = ["test", target, "-c", "fine", "-c", "crash", "-p", "never_raises", "--save", str(path)]
+    assert main(argv) == 1
+    capsys.readouterr()
+    assert main(["run", target, "--replay", str(path)]) == 1
+    assert "-- choose: fine or crash" not in capsys.readouterr().out  # cut to the width
+    assert main(["run", target, "--replay", str(path), "--full"]) == 1
+    assert "lorem ipsum -- choose: fine or crash'" in capsys.readouterr().out

@@ -468,9 +468,47 @@ def test_default_machine_starts_at_initial(name: str) -> None:
 PRIVATE_IMPORTS_ALLOWED: set[tuple[str, str, str]] = set()
 
 
+def private_uses(name: str, package: list[str], tree: ast.Module, modules: set[str]) -> set[str]:
+    """The private names module ``name`` (in folder ``package``) takes from another of
+    ``modules``: ``from m import _x``, and ``m._x`` where ``m`` names a module it imported
+    (``import a.m as m``, ``from a import m``); as ``"m:_x"``.
+
+    >>> tree = ast.parse("from . import b\\nfrom .c import _d\\nb._e(); b.f()")
+    >>> sorted(private_uses("p.a", ["p"], tree, {"p.a", "p.b", "p.c"}))
+    ['p.b:_e', 'p.c:_d']
+    """
+
+    def private(attr: str) -> bool:
+        return attr.startswith("_") and not attr.startswith("__")
+
+    found, aliases = set(), {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname and alias.name in modules:
+                    aliases[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - (node.level - 1)] if node.level else []
+            target = ".".join(base + ([node.module] if node.module else []))
+            for alias in node.names:
+                if f"{target}.{alias.name}" in modules:  # a submodule, bound to a name
+                    aliases[alias.asname or alias.name] = f"{target}.{alias.name}"
+                elif private(alias.name) and target in modules and target != name:
+                    found.add(f"{target}:{alias.name}")
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and aliases.get(node.value.id, name) != name
+            and private(node.attr)
+        ):
+            found.add(f"{aliases[node.value.id]}:{node.attr}")
+    return found
+
+
 def private_imports() -> set[tuple[str, str, str]]:
-    """Every ``from m import _name`` of the package where ``m`` is another of its modules:
-    (importer, m, name), in the map's short names."""
+    """Every private name a module of the package takes from another of its modules
+    (:func:`private_uses`): (importer, module, name), in the map's short names."""
     found = set()
     modules = set(GRAPH)
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -479,15 +517,9 @@ def private_imports() -> set[tuple[str, str, str]]:
         if parts[-1] == "__init__":
             parts = parts[:-1]
         name = ".".join(parts)
-        for node in ast.walk(syntax_tree(path)):
-            if not isinstance(node, ast.ImportFrom):
-                continue
-            base = package[: len(package) - (node.level - 1)] if node.level else []
-            target = ".".join(base + ([node.module] if node.module else []))
-            for alias in node.names:
-                private = alias.name.startswith("_") and not alias.name.startswith("__")
-                if private and target in modules and target != name:
-                    found.add((short(name), short(target), alias.name))
+        for use in private_uses(name, package, syntax_tree(path), modules):
+            target, _, attr = use.partition(":")
+            found.add((short(name), short(target), attr))
     return found
 
 
@@ -495,7 +527,8 @@ def test_no_private_name_is_imported_across_modules() -> None:
     found = private_imports()
     new = sorted(found - PRIVATE_IMPORTS_ALLOWED)
     assert new == [], (
-        "a module imports another's private name: name it without the underscore in its "
+        "a module takes another's private name (imports it, or reads it off the module): "
+        "name it without the underscore in its "
         f"module (it is an interface now), or move the code that needs it: {new}"
     )
     gone = sorted(PRIVATE_IMPORTS_ALLOWED - found)

@@ -294,6 +294,8 @@ class Trace:
                     lines.append("  prompt")
                     # model output inside the prompt: no escape code reaches the terminal
                     lines.extend(f"    | {escape_controls(ln)}" for ln in step.prompt.split("\n"))
+                elif full:  # whole, however long: --full promises every prompt in full
+                    lines.append(f"  prompt      {step.prompt!r}")
                 else:
                     lines.append(f"  prompt      {clip_prompt_repr(step.prompt, width - 14)}")
             else:
