@@ -12,7 +12,7 @@ the environment variable ``AGENTIC_MACHINES_UPDATE_GOLDEN`` is ``1``.
 
 >>> from agentic_machines import TableMachine, HALT
 >>> from agentic_machines.runtime.run import run
->>> from agentic_machines.runtime.models import ScriptedModel
+>>> from agentic_machines.runtime.local_models import ScriptedModel
 >>> m = TableMachine({0: "go?"}, {(0, "go"): 0, (0, "stop"): HALT}, initial=0, name="loop")
 >>> print(render_trace(run(m, ScriptedModel(["go", "stop"]))))
 # trace of loop: 2 step(s), end 1

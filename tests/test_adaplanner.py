@@ -8,7 +8,7 @@ Golden files live in tests/golden/adaplanner/; regenerate them with
 
 from agentic_machines import HALT
 from agentic_machines.architectures import adaplanner
-from agentic_machines.runtime.models import ScriptedModel
+from agentic_machines.runtime.local_models import ScriptedModel
 from agentic_machines.runtime.run import run
 
 M = adaplanner.machine(isolation="inline")

@@ -37,7 +37,7 @@ from agentic_machines.execution.sandbox import (
     Scaffold,
     namespace_tool,
 )
-from agentic_machines.runtime.models import FunctionModel
+from agentic_machines.runtime.local_models import FunctionModel
 from agentic_machines.runtime.run import Trace, run
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -9,7 +9,7 @@ from agentic_machines.checking import check_properties, halts_within, never_rais
 from agentic_machines.cli.commands import main
 from agentic_machines.cli.test_cmd import replay_trace
 from agentic_machines.runtime import search as search_module
-from agentic_machines.runtime.models import ScriptedModel
+from agentic_machines.runtime.local_models import ScriptedModel
 from agentic_machines.runtime.run import Trace
 
 

@@ -21,7 +21,7 @@ from agentic_machines.checking.stateful import (
     hypothesis_test,
 )
 from agentic_machines.errors import InvalidArgument
-from agentic_machines.runtime.models import ScriptedModel
+from agentic_machines.runtime.local_models import ScriptedModel
 
 
 def _step3_bug():

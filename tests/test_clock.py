@@ -25,7 +25,7 @@ from agentic_machines.execution import clock
 from agentic_machines.execution.sandbox import resolve_isolation
 from agentic_machines.machine import DIVERGE
 from agentic_machines.runtime.explore import explore
-from agentic_machines.runtime.models import ScriptedModel
+from agentic_machines.runtime.local_models import ScriptedModel
 from agentic_machines.runtime.run import Trace, run
 
 # A C-level loop: no Python line runs, so no line budget can stop it; only the deadline.

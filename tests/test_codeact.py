@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from agentic_machines import HALT
 from agentic_machines.architectures import codeact
 from agentic_machines.checking.sampling import completion_strategy
-from agentic_machines.runtime.models import ScriptedModel
+from agentic_machines.runtime.local_models import ScriptedModel
 from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
 

@@ -87,6 +87,13 @@ def test_every_term_of_the_glossary_page_can_be_explained():
             lookup(name)
 
 
+def test_cek_states_are_written_in_the_tutorials_notation():
+    # chapter 4 writes a CEK state (e, rho, kappa); explain wrote <llm q, E, K> once (issue 41)
+    for term in TERMS:
+        for state in re.findall(r"⟨[^⟩]*⟩", term.symbols):
+            assert not re.search(r"\b[CEK]\b", state), f"{term.name}: {state} (write e, ρ, κ)"
+
+
 @pytest.mark.parametrize("term", TERMS, ids=lambda t: t.name)
 def test_example_prints_exactly_the_result_explain_shows(term):
     out = io.StringIO()

@@ -44,7 +44,7 @@ from agentic_machines.errors import (
 from agentic_machines.exercises import load_answer
 from agentic_machines.fixtures import fixture
 from agentic_machines.machinefile import load_machine
-from agentic_machines.runtime.models import RecordingModel, ReplayModel, ScriptedModel
+from agentic_machines.runtime.local_models import RecordingModel, ReplayModel, ScriptedModel
 from agentic_machines.strategies import examples
 
 # -- the good files -----------------------------------------------------------------------

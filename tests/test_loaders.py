@@ -18,7 +18,7 @@ from agentic_machines.errors import (
 )
 from agentic_machines.runtime._jsonl import MAX_JSON_LINES_BYTES
 from agentic_machines.runtime.harness import HarnessMachine
-from agentic_machines.runtime.models import RecordingModel, ReplayModel, ScriptedModel
+from agentic_machines.runtime.local_models import RecordingModel, ReplayModel, ScriptedModel
 
 COUNTER = TableMachine(
     {(0, "a"): "p0", (1, "b"): "p1", (2, "c"): "p2"},

@@ -28,7 +28,7 @@ from agentic_machines.execution.sandbox import (
     namespace_tool,
     resolve_isolation,
 )
-from agentic_machines.runtime.models import FunctionModel, ScriptedModel
+from agentic_machines.runtime.local_models import FunctionModel, ScriptedModel
 from agentic_machines.runtime.run import run
 from agentic_machines.testing import render_trace
 

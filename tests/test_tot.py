@@ -16,7 +16,7 @@ from agentic_machines import HALT
 from agentic_machines.architectures import tot
 from agentic_machines.checking.sampling import completion_strategy
 from agentic_machines.errors import InvalidArgument
-from agentic_machines.runtime.models import ScriptedModel
+from agentic_machines.runtime.local_models import ScriptedModel
 from agentic_machines.runtime.run import run
 from agentic_machines.strategies import examples
 

@@ -18,7 +18,7 @@ from agentic_machines.errors import (
     UnknownField,
 )
 from agentic_machines.fixtures import FIXTURES
-from agentic_machines.runtime.models import ModelBase
+from agentic_machines.runtime.local_models import ModelBase
 from agentic_machines.testing import check_golden
 from agentic_machines.verdict import Verdict, _Lazy
 

@@ -37,7 +37,7 @@ from ..generation import prompt_obstruction
 from ..machine import AgenticMachine, is_sentinel
 from ..obstruction import premise_verdict
 from ..runtime.harness import HarnessMachine
-from ..runtime.models import ScriptedModel
+from ..runtime.local_models import ScriptedModel
 from ..runtime.search import Completions, Found, Reporter, Walk, plan, walk
 from ..verdict import Obstruction, Verdict
 
@@ -177,7 +177,7 @@ def recorded_machine(
 
 
 def scripted(script: Sequence[str]) -> Any:
-    """A :class:`~agentic_machines.runtime.models.ScriptedModel` answering ``script`` in
+    """A :class:`~agentic_machines.runtime.local_models.ScriptedModel` answering ``script`` in
     order: the body of every architecture's ``scripted_model()`` (the models module is
     imported on first use, so importing an architecture does not load the HTTP client).
 

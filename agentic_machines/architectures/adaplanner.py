@@ -59,7 +59,7 @@ from .environments import Household, checked_environment, fresh_household
 from .options import ExecKeywords, ExecOptions, with_keywords
 
 if TYPE_CHECKING:
-    from ..runtime.models import ScriptedModel
+    from ..runtime.local_models import ScriptedModel
 
 __all__ = [
     "machine",

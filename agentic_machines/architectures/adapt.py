@@ -48,7 +48,7 @@ from ._invariants import (
 from .environments import Household, checked_environment, fresh_household
 
 if TYPE_CHECKING:
-    from ..runtime.models import ScriptedModel
+    from ..runtime.local_models import ScriptedModel
 
 __all__ = [
     "machine",

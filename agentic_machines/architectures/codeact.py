@@ -53,7 +53,7 @@ from .options import ExecKeywords, ExecOptions, with_keywords
 from .rlm import render_messages, truncate
 
 if TYPE_CHECKING:
-    from ..runtime.models import ScriptedModel
+    from ..runtime.local_models import ScriptedModel
 
 __all__ = [
     "machine",

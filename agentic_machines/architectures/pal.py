@@ -46,7 +46,7 @@ from ._invariants import (
 from .options import ExecKeywords, ExecOptions, with_keywords
 
 if TYPE_CHECKING:
-    from ..runtime.models import ScriptedModel
+    from ..runtime.local_models import ScriptedModel
 
 __all__ = [
     "machine",

@@ -38,7 +38,7 @@ from ._invariants import (
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
 
 if TYPE_CHECKING:
-    from ..runtime.models import ScriptedModel
+    from ..runtime.local_models import ScriptedModel
 
 __all__ = [
     "machine",
@@ -212,7 +212,7 @@ def machine(
 
 
 def scripted_model() -> ScriptedModel:
-    """A :class:`~agentic_machines.runtime.models.ScriptedModel` that solves the default task.
+    """A :class:`~agentic_machines.runtime.local_models.ScriptedModel` that solves the default task.
 
     >>> scripted_model().complete(machine().prompt(initial)) == SCRIPT[0]
     True

@@ -55,7 +55,7 @@ from ._invariants import (
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION
 
 if TYPE_CHECKING:
-    from ..runtime.models import ScriptedModel
+    from ..runtime.local_models import ScriptedModel
 
 __all__ = [
     "machine",

@@ -57,7 +57,7 @@ from ._invariants import (
 from .options import ExecKeywords, ExecOptions, with_keywords
 
 if TYPE_CHECKING:
-    from ..runtime.models import ScriptedModel
+    from ..runtime.local_models import ScriptedModel
 
 __all__ = [
     "machine",
@@ -723,7 +723,7 @@ def machine(
 
 
 def scripted_model() -> ScriptedModel:
-    """A :class:`~agentic_machines.runtime.models.ScriptedModel` that solves the default task.
+    """A :class:`~agentic_machines.runtime.local_models.ScriptedModel` that solves the default task.
 
     >>> scripted_model().complete("any") == SCRIPT[0]
     True

@@ -38,7 +38,7 @@ from ..verdict import Verdict
 from ._invariants import scripted, states_within
 
 if TYPE_CHECKING:
-    from ..runtime.models import ScriptedModel
+    from ..runtime.local_models import ScriptedModel
 
 __all__ = [
     "machine",
@@ -108,7 +108,7 @@ def machine(fuel: int = FUEL) -> AgenticEvaluator:
 
 
 def scripted_model() -> ScriptedModel:
-    """A :class:`~agentic_machines.runtime.models.ScriptedModel` that solves the default task.
+    """A :class:`~agentic_machines.runtime.local_models.ScriptedModel` that solves the default task.
 
     >>> scripted_model().complete("Write a program.") == SCRIPT[0]
     True

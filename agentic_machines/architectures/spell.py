@@ -50,7 +50,7 @@ from ..verdict import Verdict
 from ._invariants import scripted, states_within, strictly_extends
 
 if TYPE_CHECKING:
-    from ..runtime.models import ScriptedModel
+    from ..runtime.local_models import ScriptedModel
 
 __all__ = [
     "machine",

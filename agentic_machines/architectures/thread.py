@@ -41,7 +41,7 @@ from .start_fix import START_TOKEN, base_prompt, requery
 from .wiki import TOY_ANSWER, TOY_PAGES, TOY_QUESTION, WikiEnv
 
 if TYPE_CHECKING:
-    from ..runtime.models import ScriptedModel
+    from ..runtime.local_models import ScriptedModel
 
 __all__ = [
     "machine",
@@ -324,7 +324,7 @@ def machine(
 
 
 def scripted_model() -> ScriptedModel:
-    """A :class:`~agentic_machines.runtime.models.ScriptedModel` that solves the default task.
+    """A :class:`~agentic_machines.runtime.local_models.ScriptedModel` that solves the default task.
 
     >>> scripted_model().complete("any prompt") == SCRIPT[0]
     True

@@ -47,7 +47,7 @@ from ..errors import (
 from ..generation import is_spe_state, spe_states
 from ..machine import DIVERGE, HALT
 from ..runtime.agent import ending
-from ..runtime.models import ScriptedModel
+from ..runtime.local_models import ScriptedModel
 from ..runtime.run import run
 from . import doctor, exercise, explore, export, play, test_cmd, view
 from ._args import (

@@ -372,7 +372,7 @@ print(len(list(find_embeddings(add, add))))
     ),
     Term(
         "boundary state",
-        "β = ⟨llm q, E, K⟩ with q an evaluated string;  p(β) = q",
+        "β = ⟨(llm q), ρ, κ⟩ with q an evaluated string;  p(β) = q",
         "A state of the CEK evaluator that is about to call the model: its control is "
         "(llm q). These are the states of the SPE agentic machine; between two boundaries "
         "the evaluator runs deterministically.",

@@ -53,7 +53,7 @@ from typing import Any, TextIO
 from .._text import clip_prompt_repr, counted, escape_controls, short_text
 from ..errors import InvalidArgument
 from ..machine import DIVERGE, AgenticMachine, is_sentinel, show_outcome
-from ..runtime.models import ScriptedModel
+from ..runtime.local_models import ScriptedModel
 from ..runtime.run import Trace, prompt_gain, run, step_output
 from ._args import (
     add_isolation_arguments,

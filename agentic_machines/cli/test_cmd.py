@@ -292,7 +292,7 @@ def recheck_file(machine: Any, trace: Trace, check: dict, path: str, full: bool 
     """
     from ..checking import parse_property  # loaded when the verb runs
     from ..checking.run_check import recheck  # loaded when the verb runs
-    from ..runtime.models import ScriptedModel  # loaded when the verb runs
+    from ..runtime.local_models import ScriptedModel  # loaded when the verb runs
     from ..runtime.run import run  # loaded when the verb runs
 
     spec, name = check.get("property"), check.get("name", "the property")

@@ -49,7 +49,7 @@ from ..embedding import find_embeddings
 from ..errors import InvalidArgument
 from ..fixtures import menu_and_loop
 from ..runtime.explore import explore
-from ..runtime.models import ScriptedModel
+from ..runtime.local_models import ScriptedModel
 from ..runtime.run import run
 from .diagrams import draw, draw_embedding, to_mermaid
 from .nesting import draw_nesting, nesting_mermaid

@@ -62,13 +62,13 @@ def is_scripted(model: Any) -> bool:
     """True when ``model`` replays code the project (or the user) wrote, not a model's output.
 
     A model is scripted when it declares ``scripted = True``, as
-    :class:`~agentic_machines.runtime.models.ScriptedModel`,
-    :class:`~agentic_machines.runtime.models.MappingModel`, REPL-Plan's ``RoutedModel`` and
+    :class:`~agentic_machines.runtime.local_models.ScriptedModel`,
+    :class:`~agentic_machines.runtime.local_models.MappingModel`, REPL-Plan's ``RoutedModel`` and
     the experiments' policies do (a marker rather than a type check, because the runtime
     layer sits above this one). Anything else (an ``OpenAICompatibleModel``, a cassette
     replay of one, a plain function) is not.
 
-    >>> from agentic_machines.runtime.models import ScriptedModel, FunctionModel
+    >>> from agentic_machines.runtime.local_models import ScriptedModel, FunctionModel
     >>> is_scripted(ScriptedModel(["x"])), is_scripted(FunctionModel(str))
     (True, False)
     """

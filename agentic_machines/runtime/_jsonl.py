@@ -1,6 +1,6 @@
 """JSON-lines files written one flushed line at a time (cassettes and traces).
 
-Both model cassettes (:mod:`agentic_machines.runtime.models`) and run traces
+Both model cassettes (:mod:`agentic_machines.runtime.local_models`) and run traces
 (:mod:`agentic_machines.runtime.run`) are written while the work happens, so a process killed
 half-way leaves every completed line on disk. Reading tolerates exactly that: a last
 line cut off in the middle of a write is dropped; a bad line anywhere else is an error.

@@ -3,7 +3,7 @@ protocol), :class:`ModelBase` (the type checks and the ``.calls`` log) and
 :func:`shown_prompt`, the cut that model errors use for a prompt (the one prompt rule), and
 :func:`shorten`, theirs for any other text.
 
-Below both :mod:`~agentic_machines.runtime.models` (the scripted, sampled and recorded
+Below both :mod:`~agentic_machines.runtime.local_models` (the scripted, sampled and recorded
 models) and :mod:`~agentic_machines.runtime.http_model` (a chat-completions server), so
 that each builds on it without importing the other; ``agentic_machines.models``
 re-exports every name.

@@ -5,7 +5,7 @@ c, and the harness moves to ``machine.harness(s, c)``. A :class:`Trace` lists th
 ``(index, state, prompt, completion, outcome)`` and how the run ended.
 
 >>> from agentic_machines import TableMachine, HALT
->>> from agentic_machines.runtime.models import ScriptedModel
+>>> from agentic_machines.runtime.local_models import ScriptedModel
 >>> m = TableMachine({"a": "say b", "b": "say stop"},
 ...                  {("a", "b"): "b", ("a", "stop"): HALT, ("b", "b"): "b", ("b", "stop"): HALT},
 ...                  initial="a", name="demo")
@@ -38,7 +38,7 @@ from ._jsonl import (
     MAX_JSON_LINES_BYTES,
     brief,
 )
-from .models import Model, ScriptedModel, describe_difference, shorten
+from .local_models import Model, ScriptedModel, describe_difference, shorten
 
 # The file format lives in tracefile (one concept a module); its public names stay
 # importable from here, as before.
