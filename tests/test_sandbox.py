@@ -354,20 +354,117 @@ _PATCH_WORKER = OPERATOR + (
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not held yet (docs/threat_model.md, the protocol): a block that patches the "
-    "worker's code stays in the worker that runs the next blocks of the episode",
-)
-@pytest.mark.parametrize("tool", [None, *(t for t in ("bwrap", "unshare") if probe(t) is None)])
-def test_a_block_that_patches_the_worker_cannot_forge_a_later_blocks_result(tool):
-    # Issue 37, item 5 (a reviewer's finding): block 1 replaces Server.write; block 2's
-    # result must still be block 2's own. Strict: the day it holds, this fails as XPASS.
+TOOLS = [None, *(t for t in ("bwrap", "unshare") if probe(t) is None)]
+
+
+def _patched_runner(tool):
     ex = ProcessRunner("namespace" if tool else "process", Limits(timeout_s=30), tool=tool)
+    ex.namespace("m", Scaffold())
+    return ex
+
+
+def _block(ex, key, code):
+    return drive(ex.run_block(key, code, line_budget=10**6), lambda prompt: "").stdout
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_worker_patch_reaches_only_later_blocks_of_its_own_repl_and_alike_each_time(tool):
+    # Issue 37, item 5 (a reviewer's finding): block 1 replaces the worker's Server.write.
+    # Within its own REPL that is what any code of a persistent REPL can do (redefining
+    # print alike): what later blocks show must stay a function of the blocks, the same in
+    # two fresh runners and after the worker is rebuilt from the journal.
+    seen = []
+    for _ in range(2):
+        ex = _patched_runner(tool)
+        try:
+            first = _block(ex, "m", _PATCH_WORKER)
+            second = _block(ex, "m", "print('block 2')")
+            ex._kill()  # the next block needs a new worker, which replays the journal
+            third = _block(ex, "m", "print('block 3')")
+            seen.append((first, second, third, ex.replays))
+        finally:
+            ex.close()
+    assert seen[0] == seen[1] == ("forged by block 1\n",) * 3 + (1,)
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_block_that_patches_the_worker_cannot_reach_another_repl(tool):
+    # Another namespace of the same runner (a REPL-Plan child REPL, an RLM child RLM) runs
+    # in a worker of its own: the patch of "m" never reaches "n", before or after a rebuild.
+    ex = _patched_runner(tool)
     try:
-        ex.namespace("m", Scaffold())
-        drive(ex.run_block("m", _PATCH_WORKER, line_budget=10**6), lambda prompt: "")
-        second = drive(ex.run_block("m", "print('block 2')"), lambda prompt: "")
+        ex.namespace("n", Scaffold())
+        assert _block(ex, "n", "print('n before')") == "n before\n"
+        assert _block(ex, "m", _PATCH_WORKER) == "forged by block 1\n"
+        assert _block(ex, "n", "print('n after')") == "n after\n"
+        assert _block(ex, "m", "print('m after')") == "forged by block 1\n"
+        ex.close()
+        ex = _patched_runner(tool)  # n created after m was patched, and m rebuilt
+        assert _block(ex, "m", _PATCH_WORKER) == "forged by block 1\n"
+        ex.namespace("n", Scaffold())
+        for runner in ex._all():
+            runner._kill()  # every worker is rebuilt from its own journal
+        assert _block(ex, "n", "print('n')") == "n\n"
+        assert _block(ex, "m", "print('m')") == "forged by block 1\n"
+        assert ex.replays == 1  # m's journal (n's had no block yet, so nothing to replay)
     finally:
         ex.close()
-    assert (second.status, second.stdout) == ("ok", "block 2\n")
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_repl_plans_repls_share_one_interpreter_so_a_patch_reaches_them_alike_each_time(level):
+    # The REPLs of one REPL-Plan episode pass any object to each other, so they share one
+    # worker (share_with): main's patch reaches the child REPL it calls, as a change to a
+    # module would inline; the child's transcript is the same in two runs. (A block
+    # that makes a request runs again from its namespace as it was: a closure keeps `real`.)
+    main = OPERATOR + (
+        "def patched(real):\n"
+        "    def write(self, message):\n"
+        "        if message.get('type') == 'result':\n"
+        "            message = dict(message, stdout='forged by block 1\\n')\n"
+        "        real(self, message)\n"
+        "    return write\n"
+        "server = os_['sys'].modules['agentic_machines.execution.worker'].Server\n"
+        "server.write = patched(server.write)\n"
+        "helper(1)\nhelper(2)"
+    )
+    child = "print('child', get_args()[0])\nanswer(None)"
+    lasts = []
+    for _ in range(2):
+        trace = run(
+            rp.machine(isolation=level), ScriptedModel([main, "print a number", child, child])
+        )
+        lasts.append(trace.steps[-1].prompt)
+    assert lasts[0] == lasts[1] and lasts[0].startswith("REPL: helper")
+    assert "answer(None)\nforged by block 1\n#ANSWER# None" in lasts[0]
+
+
+@pytest.mark.slow
+def test_a_worker_patch_never_reaches_another_explored_path():
+    # Exploration: every path's blocks run in a runner of that path's own run (a branch
+    # replays from the start), so the graph is the same whatever the order the paths were
+    # explored in, in one process or two, and each state's prompt is that of a fresh run.
+    from concurrent.futures import ProcessPoolExecutor
+
+    from agentic_machines.runtime.explore import explore
+
+    patch = "```repl\n" + _PATCH_WORKER + "print('a')\n```"
+    plain = "```repl\nprint('plain')\n```"
+
+    def machine():
+        return rlm.machine(isolation="process", max_turns=2)
+
+    def prompts(graph):
+        return {s: d["prompt"] for s, d in graph.nodes(data=True) if d["kind"] == "state"}
+
+    serial = prompts(explore(machine(), completions=[patch, plain], max_depth=2))
+    backward = prompts(explore(machine(), completions=[plain, patch], max_depth=2))
+    with ProcessPoolExecutor(2) as pool:
+        parallel = prompts(
+            explore(machine(), completions=[patch, plain], max_depth=2, executor=pool)
+        )
+    assert len(serial) == 7 and serial == backward == parallel
+    assert all(machine().prompt(state) == prompt for state, prompt in serial.items())
+    # what the blocks printed (the patch's source has the text too, with "\\n" in it)
+    shown = {s.completions: p.count("forged by block 1\n") for s, p in serial.items()}
+    assert (shown[(plain, plain)], shown[(plain, patch)], shown[(patch, plain)]) == (0, 1, 2)

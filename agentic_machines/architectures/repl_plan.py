@@ -378,11 +378,13 @@ class _REPL:
         self.invocations = 0
         self.runner = runtime.runner
         # The primitives are builtins too: model code may shadow or `del` a name, but a
-        # primitive is never an undefined name (I7), so `del answer` spawns no REPL.
+        # primitive is never an undefined name (I7), so `del answer` spawns no REPL. The
+        # REPLs of an episode pass any object to each other, so they share main's worker.
         self.runner.namespace(
             name,
             _SCAFFOLD,
             {"act": runtime.env.step, "get_obs": runtime.env.observation},
+            share_with=None if name == MAIN else MAIN,
         )
         self._primitives = _SCAFFOLD.names()
 

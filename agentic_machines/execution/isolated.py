@@ -5,7 +5,10 @@ confinement of :mod:`~agentic_machines.execution.confine`) talks to the host in 
 JSON (:mod:`~agentic_machines.execution.wire`). The host keeps the journal of what it
 sent, enforces a wall-clock deadline per block, reads every reply as hostile input, and
 after a failure starts a new worker that replays the journal (the worker is
-deterministic, so the replay reaches the same state; replies are compared).
+deterministic, so the replay reaches the same state; replies are compared). Each namespace
+has a worker of its own unless it shares an earlier one's (``share_with``), so a block that
+patches its worker's code reaches only later blocks of its own interpreter
+(docs/threat_model.md, the protocol).
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from .confine import (
     user_processes,
     worker_uid,
 )
-from .runner import FAILURE_STATUSES, BlockRunner, Limits, Scaffold
+from .runner import FAILURE_STATUSES, BlockRunner, Limits, Scaffold, shared
 
 
 # --------------------------------------------------------------------------------------
@@ -99,6 +102,10 @@ class ProcessRunner(BlockRunner):
     host keeps the journal of every message it sent, so a failed or stopped worker is
     replaced by one that replays the journal. Effects (``act``) run on the host: the worker
     asks for them by message. Values cross as :mod:`~agentic_machines.execution.wire` data.
+    The runner serves its first namespace itself and hands every other one to a runner of
+    its own (a worker, a journal and a scratch directory each), unless ``share_with`` names
+    the namespace whose worker it joins: namespaces of different workers meet only through
+    the host, as data, so what a block does to its worker never reaches them.
     """
 
     def __init__(
@@ -129,9 +136,11 @@ class ProcessRunner(BlockRunner):
         self._busy = False
         self._oom_mark = 0  # the host's OOM-kill count when the current block started
         # Rebuilding workers, reported apart from the blocks (see Limits.replay_timeout_s):
-        self.replays = 0  # how many times a journal was replayed into a worker
-        self.replay_seconds = 0.0  # wall-clock seconds spent replaying, in total
-        self.workers_started = 0
+        self._replays = 0  # how many times a journal was replayed into a worker
+        self._replay_seconds = 0.0  # wall-clock seconds spent replaying, in total
+        self._started = 0  # workers started for the first namespace
+        self._first: str | None = None  # the namespace this runner serves itself
+        self._others: dict[str, ProcessRunner] = {}  # every other one, by key
         self._finalizer = weakref.finalize(self, _stop_process, [None], None)
         # The process whose worker and scratch these are: a fork of it (an agent's next
         # step in its worker process) leaves them to it and starts a worker of its own.
@@ -140,8 +149,26 @@ class ProcessRunner(BlockRunner):
     # -- worker lifetime -------------------------------------------------------------
     @property
     def scratch(self) -> str | None:
-        """The worker's private working directory (None before the first worker starts)."""
+        """The first namespace's worker's private working directory (None before it starts)."""
         return self._scratch
+
+    def _all(self) -> list[ProcessRunner]:
+        return [self, *{id(r): r for r in self._others.values()}.values()]
+
+    @property
+    def replays(self) -> int:
+        """How many times a journal was replayed into a new worker (every namespace's)."""
+        return sum(r._replays for r in self._all())
+
+    @property
+    def replay_seconds(self) -> float:
+        """Wall-clock seconds spent replaying journals, in total."""
+        return sum(r._replay_seconds for r in self._all())
+
+    @property
+    def workers_started(self) -> int:
+        """How many workers were started, for every namespace."""
+        return sum(r._started for r in self._all())
 
     def _start(self) -> None:
         if self._closed:
@@ -181,7 +208,7 @@ class ProcessRunner(BlockRunner):
             for f in [*join, *fds]:
                 os.close(f)
         self._buffer = b""
-        self.workers_started += 1
+        self._started += 1
         self._finalizer.detach()
         self._finalizer = weakref.finalize(
             self,
@@ -256,7 +283,7 @@ class ProcessRunner(BlockRunner):
         self._start()
         self._unsent = 0
         # the first worker only receives the setup deferred so far: not a rebuild
-        self._replay(self._journal, rebuilding=self.workers_started > 1, starting=True)
+        self._replay(self._journal, rebuilding=self._started > 1, starting=True)
 
     def _replay(
         self, entries: list[tuple[bytes, bytes]], rebuilding: bool, starting: bool = False
@@ -302,8 +329,8 @@ class ProcessRunner(BlockRunner):
             raise self._reset(block if in_block else index, failure) from None
         finally:
             if rebuilding:
-                self.replays += 1
-                self.replay_seconds += time.monotonic() - began
+                self._replays += 1
+                self._replay_seconds += time.monotonic() - began
 
     def _check_alive(self, key: Any, deadline: float) -> None:
         # After each replayed block, an empty block in its namespace: a block that left the
@@ -502,6 +529,8 @@ class ProcessRunner(BlockRunner):
             return None
 
     def close(self) -> None:
+        for other in self._all()[1:]:
+            other.close()
         self._closed = True
         self._kill()
         self._finalizer()
@@ -510,28 +539,55 @@ class ProcessRunner(BlockRunner):
 
     # -- the interface -----------------------------------------------------------------
     def namespace(
-        self, key: str, scaffold: Scaffold, effects: Mapping[str, Callable[..., Any]] | None = None
+        self,
+        key: str,
+        scaffold: Scaffold,
+        effects: Mapping[str, Callable[..., Any]] | None = None,
+        *,
+        share_with: str | None = None,
     ) -> None:
         effects = dict(effects or {})
         missing = [n for n in scaffold.effects if n not in effects]
         if missing:
             raise InvalidArgument(f"no callable given for the effect(s) {missing} of {key!r}")
+        shared(share_with, [*self._effects, *self._others])
+        owner = key if share_with is None else share_with
+        self._first = owner if self._first is None else self._first
+        if owner != self._first:  # a worker of its own, or the one it shares (class docstring)
+            if self._closed:
+                raise InvalidArgument("this runner is closed; make a new one")
+            runner = self._others.get(owner) or ProcessRunner(
+                self.level, self.limits, tool=self.tool
+            )
+            self._others[owner] = self._others[key] = runner
+            runner.namespace(key, scaffold, effects, share_with=None if key == owner else owner)
+            return
         self._effects[key] = effects
         self._defer({"op": "namespace", "ns": key, "scaffold": scaffold.to_data()})
 
     def bind_request(self, key: str, name: str) -> None:
+        if key in self._others:
+            return self._others[key].bind_request(key, name)
         self._defer({"op": "bind", "ns": key, "name": name})
 
     def restore_scaffold(self, key: str) -> None:
+        if key in self._others:
+            return self._others[key].restore_scaffold(key)
         self._defer({"op": "restore", "ns": key})
 
     def push_args(self, key: str, args: tuple) -> None:
+        if key in self._others:
+            return self._others[key].push_args(key, args)
         self._defer({"op": "push_args", "ns": key, "args": wire.encode(tuple(args))})
 
     def pop_args(self, key: str) -> None:
+        if key in self._others:
+            return self._others[key].pop_args(key)
         self._defer({"op": "pop_args", "ns": key})
 
     def variables(self, key: str) -> list[tuple[str, bool]]:
+        if key in self._others:
+            return self._others[key].variables(key)
         if self._closed:
             return []
         value = self._query({"op": "variables", "ns": key})
@@ -544,6 +600,8 @@ class ProcessRunner(BlockRunner):
         ]
 
     def text_of(self, key: str, name: str) -> str | None:
+        if key in self._others:
+            return self._others[key].text_of(key, name)
         if self._closed:
             return None
         value = self._query({"op": "text_of", "ns": key, "name": name})
@@ -560,6 +618,17 @@ class ProcessRunner(BlockRunner):
         max_output: int = 20_000,
     ) -> Generator[str, str, BlockResult]:
         positive_budget(line_budget, "line_budget")
+        if key in self._others:
+            return (
+                yield from self._others[key].run_block(
+                    key,
+                    code,
+                    handle=handle,
+                    line_budget=line_budget,
+                    filename=filename,
+                    max_output=max_output,
+                )
+            )
         if key not in self._effects:
             raise InvalidArgument(f"no namespace {key!r}; create it with namespace({key!r}, ...)")
         if self._notice is not None:  # a query's replay reset the REPL: the model learns it now

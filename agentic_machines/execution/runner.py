@@ -171,9 +171,20 @@ class BlockRunner:
     tool: str | None = None
 
     def namespace(
-        self, key: str, scaffold: Scaffold, effects: Mapping[str, Callable[..., Any]] | None = None
+        self,
+        key: str,
+        scaffold: Scaffold,
+        effects: Mapping[str, Callable[..., Any]] | None = None,
+        *,
+        share_with: str | None = None,
     ) -> None:
-        """Create the namespace ``key``; ``effects`` maps the scaffold's effect names to callables."""
+        """Create the namespace ``key``; ``effects`` maps the scaffold's effect names to callables.
+
+        ``share_with`` names an earlier namespace whose interpreter ``key`` shares: values
+        cross between them by reference (REPL-Plan's REPLs pass any object), and what a block
+        does to the interpreter reaches both. Otherwise an isolated runner gives ``key`` a
+        worker of its own (inline, every namespace is in the caller's interpreter).
+        """
         raise NotImplementedError
 
     def run_block(
@@ -262,12 +273,18 @@ class InlineRunner(BlockRunner):
         return space
 
     def namespace(
-        self, key: str, scaffold: Scaffold, effects: Mapping[str, Callable[..., Any]] | None = None
+        self,
+        key: str,
+        scaffold: Scaffold,
+        effects: Mapping[str, Callable[..., Any]] | None = None,
+        *,
+        share_with: str | None = None,
     ) -> None:
         effects = dict(effects or {})
         missing = [n for n in scaffold.effects if n not in effects]
         if missing:
             raise InvalidArgument(f"no callable given for the effect(s) {missing} of {key!r}")
+        shared(share_with, self._spaces)
         args: list = []
         primitives: dict[str, Any] = {n: effect_function(n, effects[n]) for n in scaffold.effects}
         if scaffold.arguments:
@@ -348,6 +365,19 @@ class InlineRunner(BlockRunner):
         # str() of a model value runs model code: whatever it raises means "no text"
         text = contained(lambda: str(value), lambda exc: None)
         return text if type(text) is str else None
+
+
+def shared(share_with: str | None, keys: Any) -> None:
+    """Refuse a ``share_with`` that names no namespace among ``keys``.
+
+    >>> shared(None, []), shared("main", ["main"])
+    (None, None)
+    """
+    if share_with is not None and share_with not in keys:
+        raise InvalidArgument(
+            f"share_with={share_with!r} names no namespace of this runner; create "
+            f"{share_with!r} first, or leave share_with out for a namespace of its own"
+        )
 
 
 def _show_vars(ns: dict, scaffold: Scaffold) -> Callable[[], str]:
