@@ -175,3 +175,25 @@ def test_a_trace_description_tells_its_states_apart() -> None:
     text = run(_long_states(), ScriptedModel(["refund", "replace"]), max_steps=2).describe()
     steps = [line for line in text.splitlines() if line.startswith("step ")]
     assert "'refund')" in steps[1] and "'refund')" not in steps[0], steps
+
+
+def test_unreached_prompts_and_the_run_checks_invariant_show_where_they_differ() -> None:
+    from agentic_machines import HALT, TableMachine
+    from agentic_machines.checking import check_properties, never_raises, unreachable
+    from agentic_machines.checking.stateful import hypothesis_check
+
+    ask = "Ticket: a customer's kettle leaks and the support desk must now decide: "
+    m = TableMachine(
+        {0: "start", 1: ask + "refund", 2: ask + "replace", 3: ask + "repair"},
+        {(s, "a"): HALT for s in range(4)},
+        initial=0,
+    )
+    never = check_properties(m, properties=[never_raises()]).report().splitlines()[-1]
+    assert all(f"decide: {word}" in never for word in ("refund", "replace", "repair")), never
+    # the Hypothesis run's invariant sentence cuts its prompt as the search's does
+    turn = FunctionMachine(lambda n: ask + f"turn {n}", lambda n, c: n + 1, initial=0, name="t")
+    props = [unreachable(lambda n: n == 2, name="two")]
+    found = check_properties(turn, properties=props, completions=["go"], max_states=5)
+    ran = hypothesis_check(turn, properties=props, completions=["go"], max_examples=10)
+    said = [r.counterexamples["unreachable(two)"].explanation for r in (found, ran)]
+    assert said[0] == said[1] and "turn 2'" in said[1], said

@@ -300,7 +300,9 @@ class Coverage:
             )
         if self.unreached_basis:
             if self.unreached_prompts:
-                shown = ", ".join(short_repr(p, 50) for p in self.unreached_prompts[:8])
+                # cut among each other: the part that tells the prompts apart is shown
+                unreached = self.unreached_prompts
+                shown = ", ".join(short_repr(p, 50, unreached) for p in unreached[:8])
                 more = len(self.unreached_prompts) - 8
                 lines.append(
                     f"  never reached ({self.unreached_basis}): {shown}"

@@ -29,7 +29,7 @@ from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
 from .._outcome import is_end
-from .._text import clip, counted, one_line
+from .._text import clip, clip_prompt_repr, counted, one_line
 from ..errors import CertificateError, PropertyViolation, Undecided, equal_states
 from ..machine import DIVERGE, AgenticMachine
 from ..runtime.search import UndecidedStep, expand
@@ -240,13 +240,16 @@ class RunCheck:
             self._state_checks(t, prompt)
 
     def _state_checks(self, state: Any, prompt: str) -> None:
+        # state and prompt cut where they differ from the step before's, as the search does
+        near, before = self.states[-2:-1], self.prompts[-2:-1]
         for p in self.parts:
             if isinstance(p, Invariant):
                 self._verify(
                     p,
                     p.fn,
                     (state, prompt),
-                    f"{p.name} is false in state {short_repr(state)} (prompt of {len(prompt):,} characters)",
+                    f"{p.name} is false in state {short_repr(state, 40, near)} (prompt of "
+                    f"{len(prompt):,} characters: {clip_prompt_repr(prompt, 60, before)})",
                 )
             elif isinstance(p, HaltsWithin) and p.k == 0 and not self.completions:
                 self._fail(p, "after 0 model calls the run has not halted")
