@@ -411,23 +411,37 @@ def test_a_block_that_patches_the_worker_cannot_reach_another_repl(tool):
         ex.close()
 
 
+_PATCH_BY_CLOSURE = OPERATOR + (
+    "def patched(real):\n"
+    "    def write(self, message):\n"
+    "        if message.get('type') == 'result':\n"
+    "            message = dict(message, stdout='forged by block 1\\n')\n"
+    "        real(self, message)\n"
+    "    return write\n"
+    "server = os_['sys'].modules['agentic_machines.execution.worker'].Server\n"
+    "server.write = patched(server.write)\n"
+)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_child_rlm_shows_its_own_output_after_its_parent_patched_the_worker(level):
+    # max_depth=2: the root patches its worker, then starts a child RLM (its own REPL,
+    # "rlm.1"), whose block prints; the child's next prompt shows its own output (before
+    # each namespace had a worker of its own, it showed the root's forged text).
+    root = "```repl\n" + _PATCH_BY_CLOSURE + "x = rlm_query('say hi')\n```"
+    child = "```repl\nprint('child says hi')\n```"
+    m = rlm.machine(isolation=level, max_depth=2, max_turns=2)
+    prompt = m.prompt(m.initial.then(root).then(child))
+    assert "child says hi\n" in prompt and "forged by block 1\n" not in prompt
+
+
 @pytest.mark.parametrize("level", LEVELS)
 def test_repl_plans_repls_share_one_interpreter_so_a_patch_reaches_them_alike_each_time(level):
     # The REPLs of one REPL-Plan episode pass any object to each other, so they share one
     # worker (share_with): main's patch reaches the child REPL it calls, as a change to a
-    # module would inline; the child's transcript is the same in two runs. (A block
-    # that makes a request runs again from its namespace as it was: a closure keeps `real`.)
-    main = OPERATOR + (
-        "def patched(real):\n"
-        "    def write(self, message):\n"
-        "        if message.get('type') == 'result':\n"
-        "            message = dict(message, stdout='forged by block 1\\n')\n"
-        "        real(self, message)\n"
-        "    return write\n"
-        "server = os_['sys'].modules['agentic_machines.execution.worker'].Server\n"
-        "server.write = patched(server.write)\n"
-        "helper(1)\nhelper(2)"
-    )
+    # module would inline; the child's transcript is the same in two runs. (A block that
+    # makes a request runs again from its namespace as it was: a closure keeps `real`.) (A block
+    main = _PATCH_BY_CLOSURE + "helper(1)\nhelper(2)"
     child = "print('child', get_args()[0])\nanswer(None)"
     lasts = []
     for _ in range(2):
