@@ -216,6 +216,11 @@ def plan_labels(
         elif prompt and _fits(prompt, UNDER):
             under[n] = prompt
 
+    def table_name(n: Hashable) -> str:
+        # a summary node is drawn as its count: the table names it as the figure shows it
+        a = graph.nodes[n]
+        return f"(… {a.get('hidden', '')} more)" if a.get("kind") == "more" else names[n][0]
+
     edges: dict[tuple[Hashable, Hashable], str] = {}
     rows: list[tuple[str, str]] = []  # (tag, full text) of edges with a tag
     # One tag per distinct completion (or list of them), however many edges it labels:
@@ -238,7 +243,7 @@ def plan_labels(
             if len(cs_key) > 1:
                 short[e] = tag
         u, v = tagged_edges[0]
-        where = f"{names[u][0]} → {names[v][0]}"
+        where = f"{table_name(u)} → {table_name(v)}"
         if len(tagged_edges) > 1:
             where = f"{len(tagged_edges)} edges ({where}, …)"
         if len(cs_key) > 1:
