@@ -197,3 +197,13 @@ def test_unreached_prompts_and_the_run_checks_invariant_show_where_they_differ()
     ran = hypothesis_check(turn, properties=props, completions=["go"], max_examples=10)
     said = [r.counterexamples["unreachable(two)"].explanation for r in (found, ran)]
     assert said[0] == said[1] and "turn 2'" in said[1], said
+
+
+def test_a_machines_markdown_table_shows_prompts_where_they_differ() -> None:
+    from agentic_machines import HALT, TableMachine
+    from agentic_machines.drawing.display import machine_markdown
+
+    ask = "Ticket: a customer's kettle leaks and the desk must decide: "
+    m = TableMachine({0: ask + "refund", 1: ask + "replace"}, {(0, "a"): 1, (1, "a"): HALT})
+    table = machine_markdown(m)
+    assert "decide: refund" in table and "decide: replace" in table, table

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .. import runtime
+from .._text import clip_prompt_repr
 from ..machine import AgenticMachine
 
 __all__ = [
@@ -144,13 +145,15 @@ def machine_markdown(machine: AgenticMachine, *, max_rows: int = MAX_ROWS) -> st
         comps = list(machine.completions)
         lines.append("| state | prompt | " + " | ".join(_code(c) for c in comps) + " |")
         lines.append("|---" * (len(comps) + 2) + "|")
+        # prompts cut by the one rule: where each differs from the others in the table
+        prompts = [machine.prompt(s) for s in list(machine.states)[:max_rows]]
         for i, s in enumerate(machine.states):
             if i == max_rows:
                 lines.append(
                     f"| … {len(machine.states) - max_rows} more states | | " + "| " * len(comps)
                 )
                 break
-            row = [_code(s), _code(machine.prompt(s))] + [
+            row = [_code(s), _quoted(clip_prompt_repr(prompts[i], 40, prompts))] + [
                 _code(machine.harness(s, c)) for c in comps
             ]
             lines.append("| " + " | ".join(row) + " |")
@@ -207,6 +210,10 @@ def _code(value: object, limit: int = 40) -> str:
     text = repr(value)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
+    return _quoted(text)
+
+
+def _quoted(text: str) -> str:
     return "`" + text.replace("`", "ˋ").replace("|", "\\|").replace("\n", "\\n") + "`"
 
 
