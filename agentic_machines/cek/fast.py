@@ -268,15 +268,19 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                     else:
                         e, env = br.then, br.then_sel(k.env)
                     k, evaluating = k.next, True
-                elif tk is BeginK:
-                    # <v, BeginK((e ...), ρ, κ)>  ->  <e, ...>
-                    rest = k.rest
-                    if rest.tail.head is None:
-                        e, env, k = rest.head, k.env, k.next
+                elif tk is BeginK or tk is AndK or tk is OrK:
+                    # <v, BeginK((e ...), ρ, κ)>  ->  <e, ...>; <#f, AndK>  ->  <#f, κ> and
+                    # <v, OrK>  ->  <v, κ> for v not #f; else AndK and OrK go on as BeginK
+                    if tk is not BeginK and (v is FALSE) is (tk is AndK):
+                        k = k.next
                     else:
-                        e, env = rest.head, rest.head_sel(k.env)
-                        k = BeginK(rest.tail, rest.tail_sel(k.env), k.next)
-                    evaluating = True
+                        rest = k.rest
+                        if rest.tail.head is None:
+                            e, env, k = rest.head, k.env, k.next
+                        else:
+                            e, env = rest.head, rest.head_sel(k.env)
+                            k = tk(rest.tail, rest.tail_sel(k.env), k.next)
+                        evaluating = True
                 elif tk is CondK:
                     # <#f, CondK(e c ..., ρ, κ)>  ->  <(cond c ...), ρ|c, κ> or <nil, κ>;  <v, CondK>  ->  <e, ρ|e, κ> or <v, κ>
                     cl = k.clauses
@@ -289,18 +293,6 @@ def _run_registers(state: Eval | Ret, fuel: int, detect_cycles: bool) -> tuple[N
                         e, env, k, evaluating = cl.then, cl.then_sel(k.env), k.next, True
                     else:
                         k = k.next
-                elif tk is AndK or tk is OrK:
-                    # <#f, AndK>  ->  <#f, κ>  (or: <v, OrK>  ->  <v, κ> for v not #f);  else as BeginK
-                    if (v is FALSE) is (tk is AndK):
-                        k = k.next
-                    else:
-                        rest = k.rest
-                        if rest.tail.head is None:
-                            e, env, k = rest.head, k.env, k.next
-                        else:
-                            e, env = rest.head, rest.head_sel(k.env)
-                            k = tk(rest.tail, rest.tail_sel(k.env), k.next)
-                        evaluating = True
                 elif tk is LetStarK:
                     # <v, LetStarK(x rest, ρ, κ)>  ->  <rest, ({x: v} + ρ)|rest, κ>
                     rest = k.rest
