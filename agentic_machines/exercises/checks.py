@@ -643,7 +643,7 @@ def ex_7_3(a: Mapping[str, Any]) -> Feedback:
     the scripted run reaches after one turn."""
 
     m = spell.machine()
-    goal = m.harness(spell.initial, spell.SCRIPT[0])
+    goal: Any = m.harness(spell.initial, spell.SCRIPT[0])  # a state (the scripted turn)
     got = _spell_step(m, spell.initial, a["completion"], "your completion")
     if got != goal:
         # the prompt cut where it leaves the goal's, by the one rule for prompts
