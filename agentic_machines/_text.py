@@ -24,6 +24,7 @@ __all__ = [
     "clip_prompt_repr",
     "echoes",
     "graph_context",
+    "shared_prefix",
     "clip_middle",
     "short_text",
     "one_line",
@@ -63,7 +64,7 @@ def clip_prompt(text: str, width: int, context: Iterable[str] = (), ellipsis: st
     """
     if len(text) <= width:
         return text
-    shared = max((_shared(text, o) for o in context if o != text), default=0)
+    shared = max((shared_prefix(text, o) for o in context if o != text), default=0)
     room = max(width - len(ellipsis), 1)
     start = min(shared, len(text) - room)  # earlier when the end is near: the width is used
     if start <= 0:
@@ -118,8 +119,12 @@ def graph_context(graph: Any, node: Any, nodes: bool = False) -> list[Any]:
     return [p for p in prompts if isinstance(p, str)]
 
 
-def _shared(a: str, b: str) -> int:
-    """The length of the longest common prefix of ``a`` and ``b``."""
+def shared_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix of ``a`` and ``b``: where they first differ.
+
+    >>> shared_prefix("Thought 1: look", "Thought 2: look"), shared_prefix("ab", "abc")
+    (8, 2)
+    """
     n = 0
     for x, y in zip(a, b):
         if x != y:

@@ -1,22 +1,37 @@
 """Every property kind against a brute force written here, several at once (issue 36,
-item 9): random small machines whose steps may raise, properties with duplicate names,
-the search with stop_early on and off, and every counterexample replayed on the machine.
+item 9): random small machines whose steps may raise and run tools, properties with
+duplicate names (conjunctions too), the search with stop_early on and off, and every
+counterexample replayed on the table: it must really break its property, and be a
+shortest one where the checker promises that.
 
-The brute force enumerates runs from the definitions. On a finite machine a keyed
-``never_diverges`` is refuted exactly when the unkeyed one is: a loop followed for ever
-through finitely many states goes round a cycle of states, and a cycle repeats its keys.
+A state is ``(q, done)``: a row ``q`` of the table and the requests its run has executed
+so far. So a state determines its history, as ``effects_at_most_once`` needs for an exact
+verdict, and a shortest violating run visits no state twice before its last step
+(cutting a loop out keeps the state, its history, and the violation at the end). The
+brute force enumerates those runs. On a finite machine a keyed ``never_diverges`` is
+refuted exactly when the unkeyed one is: a loop followed for ever through finitely many
+states goes round a cycle of states, and a cycle repeats its keys.
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentic_machines import DIVERGE, HALT, AgenticMachine
 from agentic_machines.checking import (
+    EffectsAtMostOnce,
+    HaltsWithin,
+    Invariant,
+    NeverDiverges,
+    NeverRaises,
     Raised,
     Transition,
+    all_of,
     check_properties,
+    effects_at_most_once,
     halts_within,
     never_diverges,
     never_raises,
@@ -25,28 +40,44 @@ from agentic_machines.checking import (
 from agentic_machines.strategies import examples
 
 N = examples(30, 300)
-RAISE = "raise"  # a table entry on which the harness raises
+RAISE = "raise"  # a table entry on which the harness raises (after running its tools)
+REQUESTS = [("ping", 1), ("charge", 1), ("charge", 2)]
+
+
+class Tool:
+    """A tool that logs each request it executes, as ``effects_at_most_once`` reads it."""
+
+    def __init__(self) -> None:
+        self.calls: list = []
+
+    def __call__(self, request) -> None:
+        self.calls.append(request)
 
 
 class Table(AgenticMachine):
-    def __init__(self, n, alphabet, prompts, table):
-        self.name, self.S, self.C, self.prompts, self.table = (
-            "T",
-            list(range(n)),
-            alphabet,
-            prompts,
-            table,
-        )
-        self.states, self.completions, self.initial = self.S, alphabet, 0
+    def __init__(self, n, alphabet, prompts, table, effects):
+        self.name, self.S, self.C = "T", list(range(n)), alphabet
+        self.prompts, self.table, self.effects = prompts, table, effects
+        self.completions, self.initial = alphabet, (0, frozenset())
+        self.tools = {"ping": Tool(), "charge": Tool()}
 
     def prompt(self, state):
-        return self.prompts[state]
+        return self.prompts[state[0]]
 
     def harness(self, state, completion):
-        out = self.table[(state, completion)]
+        for tool, request in self.effects[(state[0], completion)]:
+            self.tools[tool](request)
+        out = step(self, state, completion)[0]
         if out == RAISE:
             raise ValueError(f"no step from {state} by {completion}")
         return out
+
+
+def step(m, state, c):
+    """The definition of h(state, c), running nothing: (outcome, requests executed)."""
+    q, done = state
+    out, ran = m.table[(q, c)], m.effects[(q, c)]
+    return ((out, done | frozenset(ran)) if type(out) is int else out), ran
 
 
 @st.composite
@@ -54,86 +85,236 @@ def tables(draw):
     n = draw(st.integers(1, 4))
     alphabet = ["a", "b", "c"][: draw(st.integers(1, 3))]
     outcomes = list(range(n)) + [HALT, DIVERGE, RAISE]
-    table = {(s, c): draw(st.sampled_from(outcomes)) for s in range(n) for c in alphabet}
-    return Table(n, alphabet, {s: draw(st.sampled_from(["p", "q"])) for s in range(n)}, table)
+    table, effects = {}, {}
+    for s in range(n):
+        for c in alphabet:
+            table[(s, c)] = draw(st.sampled_from(outcomes))
+            effects[(s, c)] = tuple(draw(st.lists(st.sampled_from(REQUESTS), max_size=2)))
+    prompts = {s: draw(st.sampled_from(["p", "q"])) for s in range(n)}
+    return Table(n, alphabet, prompts, table, effects)
 
 
-def runs(m, k):
-    """Every run of at most k steps from 0, as (completions, outcomes)."""
-    out = frontier = [((), (0,))]
-    for _ in range(k):
+def is_state(x) -> bool:
+    return type(x) is tuple
+
+
+def runs(m, k=None):
+    """Every run of at most ``k`` steps from the start, as (completions, outcomes,
+    requests per step); with no ``k``, every run that visits no state twice before its
+    last step (finitely many: the states are)."""
+    out = frontier = [((), (m.initial,), ())]
+    while frontier and (k is None or len(frontier[0][0]) < k):
         frontier = [
-            (cs + (c,), ss + (m.table[(ss[-1], c)],))
-            for cs, ss in frontier
-            if type(ss[-1]) is int
+            (cs + (c,), ss + (t,), rs + (ran,))
+            for cs, ss, rs in frontier
+            if is_state(ss[-1]) and (k is not None or ss[-1] not in ss[:-1])
             for c in m.C
+            for t, ran in [step(m, ss[-1], c)]
         ]
         out = out + frontier
     return out
 
 
-def replays(m, cx) -> bool:
-    state = cx.states[0]
+def twice(rs, tool) -> bool:
+    """Whether the requests ``rs`` (per step) execute one request of ``tool`` twice."""
+    return max(Counter(r for ran in rs for t, r in ran if t == tool).values(), default=0) > 1
+
+
+def violations(m, p, simple) -> list[int]:
+    """The lengths of the runs that break the part ``p`` (of ``simple``, or of at most k
+    steps for ``halts_within(k)``), from the definitions of the property kinds."""
+    if isinstance(p, HaltsWithin):
+        return [
+            len(cs)
+            for cs, ss, _ in runs(m, p.k)
+            if ss[-1] is DIVERGE or (is_state(ss[-1]) and len(cs) == p.k)
+        ]
+    if isinstance(p, NeverDiverges):  # a DIVERGE, or back in a state: a cycle
+        return [
+            len(cs)
+            for cs, ss, _ in simple
+            if ss[-1] is DIVERGE or (is_state(ss[-1]) and ss[-1] in ss[:-1])
+        ]
+    if isinstance(p, NeverRaises):
+        return [len(cs) for cs, ss, _ in simple if ss[-1] == RAISE]
+    if isinstance(p, Invariant):
+        return [
+            len(cs)
+            for cs, ss, _ in simple
+            if is_state(ss[-1]) and not p.fn(ss[-1], m.prompt(ss[-1]))
+        ]
+    if isinstance(p, Transition):
+        return [len(cs) for cs, ss, _ in simple if cs and not p.fn(ss[-2], cs[-1], ss[-1])]
+    assert isinstance(p, EffectsAtMostOnce), p
+    return [len(cs) for cs, _, rs in simple if twice(rs, p.tool)]
+
+
+def follows(m, cx) -> list:
+    """The requests of each step of ``cx``'s run, after checking that the run is the
+    table's: every outcome as the definition says, a raise only at the end."""
+    assert cx.states[0] == m.initial, cx
+    rs = []
     for i, c in enumerate(cx.completions):
-        out = m.table[(state, c)]
+        t, ran = step(m, cx.states[i], c)
+        rs.append(ran)
         want = cx.states[i + 1]
-        if out == RAISE:
-            return type(want) is Raised and i == len(cx) - 1
-        if out is not want and out != want:
-            return False
-        state = out
-    return True
+        if t == RAISE:
+            assert type(want) is Raised and i == len(cx) - 1, cx
+        else:
+            assert want is t or want == t, cx
+    return rs
+
+
+def loops_for_ever(m, cx, key=None) -> bool:
+    """Whether the lasso ``cx`` really loops: its end has the key of ``states[loop]``, and
+    repeating ``completions[loop:]`` from there brings back the same keys, one by one,
+    until a state recurs at the same place of the loop (so for ever)."""
+    key = key or (lambda s: s)
+    if cx.loop is None or not is_state(cx.end) or key(cx.end) != key(cx.states[cx.loop]):
+        return False
+    loop, keys = cx.completions[cx.loop :], [key(s) for s in cx.states[cx.loop + 1 :]]
+    x, seen = cx.end, set()
+    while True:
+        for i, c in enumerate(loop):
+            if (x, i) in seen:
+                return True
+            seen.add((x, i))
+            x = step(m, x, c)[0]
+            if not is_state(x) or key(x) != keys[i]:
+                return False
+
+
+def breaks(m, p, cx) -> bool:
+    """Whether the run ``cx``, replayed on the table, breaks the part ``p``."""
+    rs = follows(m, cx)
+    if isinstance(p, HaltsWithin):  # a lasso never halts; else k steps and no halt
+        if cx.loop is not None:
+            return loops_for_ever(m, cx)
+        return (cx.end is DIVERGE and len(cx) <= p.k) or (is_state(cx.end) and len(cx) == p.k)
+    if isinstance(p, NeverDiverges):
+        return cx.end is DIVERGE or loops_for_ever(m, cx, p.key)
+    if isinstance(p, NeverRaises):
+        return type(cx.end) is Raised
+    if isinstance(p, Invariant):
+        return is_state(cx.end) and not p.fn(cx.end, m.prompt(cx.end))
+    if isinstance(p, Transition):
+        return len(cx) > 0 and not p.fn(cx.states[-2], cx.completions[-1], cx.end)
+    return twice(rs, p.tool)  # effects_at_most_once: a request of its tool ran twice
+
+
+def nearest_cycles(m) -> tuple[int | None, dict]:
+    """The depth of the states on a cycle nearest the start, and the length of the
+    shortest cycle through each of them (breadth-first, from the definition of h)."""
+    succ, depth, layer, d = {}, {m.initial: 0}, [m.initial], 0
+    while layer:
+        for s in layer:
+            succ[s] = [t for c in m.C for t in [step(m, s, c)[0]] if is_state(t)]
+        layer, d = list(dict.fromkeys(t for s in layer for t in succ[s] if t not in depth)), d + 1
+        depth.update(dict.fromkeys(layer, d))
+
+    def cycle(v):  # the fewest steps from v back to v, None when it never comes back
+        seen, layer, n = set(), [v], 0
+        while layer:
+            n += 1
+            nxt = [t for s in layer for t in succ[s]]
+            if v in nxt:
+                return n
+            layer = [t for t in dict.fromkeys(nxt) if t not in seen]
+            seen.update(layer)
+        return None
+
+    cycles = {v: n for v in depth if (n := cycle(v)) is not None}
+    if not cycles:
+        return None, {}
+    low = min(depth[v] for v in cycles)
+    return low, {v: n for v, n in cycles.items() if depth[v] == low}
+
+
+SAFETY = (Invariant, Transition, NeverRaises, EffectsAtMostOnce)  # shortest runs promised
 
 
 @settings(max_examples=N, deadline=None)
-@given(tables(), st.integers(0, 4), st.data())
-def test_every_property_kind_agrees_with_every_run(m, k, data):
+@given(tables(), st.integers(0, 4), st.booleans(), st.data())
+def test_every_property_kind_agrees_with_every_run(m, k, tools, data):
     t1, t2 = data.draw(st.integers(0, len(m.S))), data.draw(st.integers(0, len(m.S)))
-    props = [
-        halts_within(k),
-        never_diverges(),
-        never_diverges(key=lambda s: s % 2),
+    safety = [
+        unreachable(lambda s: s[0] == t1),  # two properties with one name: both checked
+        unreachable(lambda s: s[0] == t2),
         never_raises(),
-        unreachable(lambda s: s == t1),  # two properties with one name: both checked
-        unreachable(lambda s: s == t2),
-        Transition("no halt at q", lambda s, c, o: not (o is HALT and m.prompts[s] == "q")),
+        Transition("no halt at q", lambda s, c, o: not (o is HALT and m.prompts[s[0]] == "q")),
     ]
-    everything = runs(m, max(k, len(m.S) + 1))
-    ends = [ss[-1] for _, ss in everything]
-    raised = any(o == RAISE for o in ends)
-    diverges = any(
-        ss[-1] is DIVERGE or (type(ss[-1]) is int and ss[-1] in ss[:-1]) for _, ss in everything
-    )
-    bad_halt = any(
-        (ss[-1] is DIVERGE and len(cs) <= k) or (type(ss[-1]) is int and len(cs) == k)
-        for cs, ss in everything
-        if len(cs) <= k
-    )
-    halts_at_q = any(
-        ss[i + 1] is HALT and m.prompts[ss[i]] == "q"
-        for _, ss in everything
-        for i in range(len(ss) - 1)
-    )
-    expected = [
-        not bad_halt,
-        not diverges,
-        not diverges,
-        not raised,
-        t1 not in ends,
-        t2 not in ends,
-        not halts_at_q,
+    effects = [
+        effects_at_most_once("ping"),
+        effects_at_most_once("charge"),
+        effects_at_most_once("ping", name="tool"),  # two tools under one name
+        effects_at_most_once("charge", name="tool"),
     ]
-    results = {}
+    keyed = [never_diverges(key=lambda s: s[0] % 2), never_diverges(key=lambda s: s[0])]
+    mixed = [halts_within(k), keyed[0], *(effects[2:] if tools else safety[:2])]
+    # (property, the parts it was built of): a conjunction's verdict is its parts'
+    checks = [(p, (p,)) for p in [halts_within(k), never_diverges(), *keyed, *safety]]
+    checks += [(all_of(safety), tuple(safety)), (all_of(*mixed), tuple(mixed))]
+    names = [
+        f"halts_within({k})",
+        "never_diverges()",
+        "never_diverges(key=<lambda>)",
+        "never_diverges(key=<lambda>)#2",
+        "unreachable(<lambda>)",
+        "unreachable(<lambda>)#2",
+        "never_raises()",
+        "no halt at q",
+        "unreachable(<lambda>) & unreachable(<lambda>) & never_raises() & no halt at q",
+        " & ".join(p.name for p in mixed),
+    ]
+    if tools:  # the effects properties; without them the checker watches no tool
+        last = (effects[3], *safety[2:], effects[2])
+        checks += [(p, (p,)) for p in effects]
+        checks.append((all_of(effects[3], safety[2:], effects[2]), last))
+        names += [
+            "effects_at_most_once(ping)",
+            "effects_at_most_once(charge)",
+            "effects_at_most_once(tool)",
+            "effects_at_most_once(tool)#2",
+            "effects_at_most_once(tool) & never_raises() & no halt at q & "
+            "effects_at_most_once(tool)",
+        ]
+    simple = runs(m)
+    truth = {}  # part -> the lengths of the runs that break it
+    for _, parts in checks:
+        for q in parts:
+            truth.setdefault(q, violations(m, q, simple))
+    diverge = [len(cs) for cs, ss, _ in simple if ss[-1] is DIVERGE]
+    low, nearest = nearest_cycles(m)
     for early in (True, False):
-        r = check_properties(m, properties=props, completions=m.C, stop_early=early)
-        assert [x.name for x in r][4:6] == ["unreachable(<lambda>)", "unreachable(<lambda>)#2"]
-        assert [x.verdict.holds for x in r] == expected, (early, r.report())
-        for name, cx in r.counterexamples.items():
-            assert replays(m, cx), (name, cx)
-        results[early] = r
-    # the safety properties' counterexamples are shortest either way
-    for i in (3, 4, 5, 6):
-        a, b = results[True].results[i], results[False].results[i]
-        assert (a.counterexample is None) == (b.counterexample is None)
-        if a.counterexample is not None:
-            assert len(a.counterexample) == len(b.counterexample)
+        r = check_properties(
+            m, properties=[p for p, _ in checks], completions=m.C, stop_early=early
+        )
+        assert [x.name for x in r] == names
+        for (p, parts), x in zip(checks, r):
+            broken = [q for q in parts if truth[q]]
+            assert x.verdict.holds is (not broken), (early, x.name, r.report())
+            cx = x.counterexample
+            assert (cx is None) is (not broken), (early, x.name)
+            if cx is None:
+                continue
+            # the counterexample is the table's run, and it breaks a part of the property
+            assert any(breaks(m, q, cx) for q in parts), (early, x.name, cx)
+            safe = [min(truth[q]) for q in broken if isinstance(q, SAFETY)]
+            if all(isinstance(q, SAFETY) for q in parts):
+                assert len(cx) == min(safe), (early, x.name, cx)  # a shortest one
+            elif safe:
+                assert len(cx) <= min(safe), (early, x.name, cx)  # the shortest of the parts'
+            if isinstance(p, HaltsWithin):  # the shortest run, or a lasso no longer
+                if cx.loop is None:
+                    assert len(cx) == min(truth[p]), (early, cx)
+                    assert early or not nearest or low + max(nearest.values()) > len(cx), cx
+                else:
+                    assert len(cx) <= min(truth[p]), (early, cx)
+            # on the whole graph, never_diverges() gives the shorter of a shortest run to
+            # DIVERGE and the lasso through a cycle nearest the start, round a shortest cycle
+            if not early and x.name == "never_diverges()" and cx.loop is None:
+                assert cx.end is DIVERGE and len(cx) == min(diverge), cx
+                assert not nearest or len(cx) <= low + max(nearest.values()), cx
+            elif not early and x.name == "never_diverges()":
+                assert cx.loop == low and len(cx) - low == nearest[cx.states[low]], cx
+                assert len(cx) < min(diverge, default=len(cx) + 1), cx

@@ -207,3 +207,51 @@ def test_a_machines_markdown_table_shows_prompts_where_they_differ() -> None:
     m = TableMachine({0: ask + "refund", 1: ask + "replace"}, {(0, "a"): 1, (1, "a"): HALT})
     table = machine_markdown(m)
     assert "decide: refund" in table and "decide: replace" in table, table
+
+
+def test_a_replay_mismatch_shows_each_prompt_past_the_part_they_share() -> None:
+    from agentic_machines import HALT, TableMachine, run
+    from agentic_machines.errors import ReplayMismatch
+    from agentic_machines.models import ScriptedModel, describe_difference
+
+    ask = "Ticket: a customer's kettle leaks. Decide. Observation 1: "
+    said = describe_difference(ask + "the kettle is under warranty", ask + "the receipt is lost")
+    at = len(ask + "the ")
+    assert f"at character {at}:" in said, said
+    # each prompt from where they differ, to its end (a window of 12 characters cut both)
+    assert "the kettle is under warranty'" in said and "the receipt is lost'" in said, said
+    assert said.count("'…") == 2, said  # both cut at the front, the cut marked
+    # a long shared start and a long tail: the cut is marked at both ends
+    long = describe_difference(ask + "x" * 80, ask + "y" * 80, 20)
+    assert "recorded '…xxxxxxxxxxxxxxxx…', got '…yyyyyyyyyyyyyyyy…'" in long, long
+    # run's replay says it the same way
+    recorded = run(
+        TableMachine({0: ask + "one"}, {(0, "a"): HALT}, initial=0), ScriptedModel(["a"])
+    )
+    changed = TableMachine({0: ask + "the other one"}, {(0, "a"): HALT}, initial=0)
+    with pytest.raises(ReplayMismatch, match="got '….* the other one'"):
+        recorded.replay(changed)
+
+
+def test_exercise_feedback_cuts_its_prompts_by_the_one_rule() -> None:
+    from agentic_machines.exercises.checks import check
+
+    same = str(check("5.1", {"invariant": lambda b, a: True}))
+    # the prompt and its repeat, each cut where the run's prompts differ, the cut marked
+    assert same.count("'… the Eiffel Tower stands?\\nThought 1:'") == 2, same
+    left = str(check("5.2", {"same_prompt": [" I should search.\nAction 1: Search[Eiffel Tower]"]}))
+    assert "whose prompt is '… I should search." in left, left  # where it leaves x0's prompt
+    halted = str(check("7.3", {"completion": " '(+ 1 1)"}))
+    assert "leads to HALT (1), not the state" in halted, halted  # no "whose prompt ends HALT"
+
+
+def test_repl_plans_unrouted_prompt_and_a_machines_first_prompt_close_their_quotes() -> None:
+    from agentic_machines import FunctionMachine
+    from agentic_machines.architectures import repl_plan as rp
+    from agentic_machines.drawing.display import machine_markdown
+    from agentic_machines.errors import UnmatchedPrompt
+
+    with pytest.raises(UnmatchedPrompt, match="first line is 'Q" + "x" * 58 + "…', which"):
+        rp.scripted_model({}).complete("Q" + "x" * 100 + "\nmore")
+    m = FunctionMachine(lambda n: "Ticket: " + "y" * 80, lambda n, c: n + 1, initial=0)
+    assert "with prompt `'Ticket: " + "y" * 29 + "…'`" in machine_markdown(m)

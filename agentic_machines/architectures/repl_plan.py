@@ -44,6 +44,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Unpack
 
+from .._text import clip_prompt_repr
 from ..errors import (
     BlocksExceeded,
     BudgetExceeded,
@@ -922,7 +923,8 @@ class RoutedModel:
             out = script[k]
         else:
             raise UnmatchedPrompt(
-                f"the prompt starts with {first[:60]!r}, not 'REPL: ' or 'DESCRIBE: '",
+                f"the prompt's first line is {clip_prompt_repr(first, 62)}, which starts with neither 'REPL: ' "
+                "nor 'DESCRIBE: '",
                 prompt=prompt,
             )
         self.calls.append((prompt, out))

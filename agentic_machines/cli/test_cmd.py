@@ -36,7 +36,6 @@ from typing import Any
 from .._files import excerpt
 from .._text import counted
 from ..errors import AgenticMachinesError, InvalidArgument, ReplayMismatch
-from ..machine import HALT
 from ..runtime.run import Trace, raised_note
 from ._args import (
     add_bound_arguments,
@@ -261,7 +260,7 @@ def replay_trace(machine: Any, path: str, full: bool = False) -> int:
             "raise: the machine no longer behaves as recorded"
         )
     print(again)
-    if trace.end is HALT and (trace.message or "").startswith("raised "):
+    if trace.raised is not None:
         # A machine that keeps its program's exception (an agent function) halts: the
         # replay reached HALT as recorded, and must have raised the same exception again.
 

@@ -38,6 +38,8 @@ import networkx as nx
 if TYPE_CHECKING:  # matplotlib is imported lazily, when a picture is drawn
     from matplotlib.figure import Figure
 
+    from .geometry import EdgePaths
+
 from .._outcome import is_end
 from .._text import short_text
 from ..errors import InvalidArgument
@@ -575,8 +577,11 @@ def _place_edge_labels(
     """
     renderer = renderer_of(ax.figure)
     # An arrow's path scales its shrink and head with the dpi of its last drawing (1 until
-    # drawn): draw once, so the paths measured here are the ones the picture shows.
-    ax.figure.draw_without_rendering()
+    # drawn): draw the edges once, so the paths measured here are the ones the picture
+    # shows (only they: the whole figure's draw cost as much as placing its labels).
+    for patch in ax.patches:
+        if (patch.get_gid() or "").startswith("edge-"):
+            ax.draw_artist(patch)
     to_px = ax.transData
     r = math.sqrt(size) / 2 * ax.figure.dpi / 72
     obstacles = [t.get_window_extent(renderer) for t in placed]
@@ -586,6 +591,9 @@ def _place_edge_labels(
         cx, cy = to_px.transform(xy)
         obstacles.append(Bbox([[cx - r, cy - r], [cx + r, cy + r]]))
     back = to_px.inverted()
+    from .geometry import EdgePaths  # lazy: imports matplotlib
+
+    edges = EdgePaths(ax)  # measured once: placing labels moves no edge
     # Longer labels first: they have fewer places to go.
     for (u, v), rad in sorted(rads.items(), key=lambda item: -len(plan.edges[item[0]])):
         curve = _curve(to_px.transform(pos[u]), to_px.transform(pos[v]), rad)
@@ -607,7 +615,7 @@ def _place_edge_labels(
                 gid=gid[(u, v)].replace("edge", "edge-label"),
                 **glyph_style(label, font),
             )
-            found = _label_place(ax, text, curve, obstacles, gid[(u, v)])
+            found = _label_place(ax, text, curve, obstacles, edges, gid[(u, v)])
             if best is None or found[0] < best[0]:
                 if best is not None:
                     best[3].remove()
@@ -626,13 +634,12 @@ def _label_place(
     text: Any,
     curve: Callable[[float], tuple[tuple[float, float], tuple[float, float]]],
     obstacles: list[Any],
+    edges: EdgePaths,
     own: str,
 ) -> tuple[tuple[bool, int, float], tuple[float, float], Any]:
     """The best place (score, pixels, extent) for ``text`` on ``curve`` (t -> its point
     and tangent, in pixels; :func:`_curve`): clear of the other labels and nodes first,
-    then of the other edges."""
-    from .geometry import crossed_by  # lazy: imports matplotlib
-
+    then of the other edges (``edges``, a :class:`~agentic_machines.drawing.geometry.EdgePaths`)."""
     renderer = renderer_of(ax.figure)
     back = ax.transData.inverted()
     frame = ax.figure.bbox
@@ -662,7 +669,7 @@ def _label_place(
             covered > 0
             or not frame.contains(extent.x0, extent.y0)
             or not frame.contains(extent.x1, extent.y1),
-            len(crossed_by(ax, extent, own)),
+            len(edges.crossing(extent, own)),
             covered,
         )
         if best is None or score < best[0]:

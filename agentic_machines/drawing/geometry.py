@@ -7,7 +7,8 @@ under a node (or under the ring of the initial state) points nowhere a reader ca
 triangle of every arrow (``FancyArrowPatch``, ``ConnectionPatch`` included);
 :func:`hidden_arrowheads` names every head that lies under a node. The drawing code uses
 :func:`rim_distance` to end each arrow on the rim of what is drawn, and the test suite
-runs :func:`hidden_arrowheads` on every gallery picture.
+runs :func:`hidden_arrowheads` on every gallery picture. :class:`EdgePaths` measures every
+edge's drawn path once, for the label placer's many questions of which edges cross a box.
 
 >>> from matplotlib.figure import Figure
 >>> fig = Figure(figsize=(3, 2)); ax = fig.add_axes((0, 0, 1, 1)); ax.set_axis_off()
@@ -39,6 +40,7 @@ __all__ = [
     "hidden_arrowheads",
     "rim_distance",
     "crossed_by",
+    "EdgePaths",
     "labels_on_other_edges",
     "edge_points",
     "overlaps",
@@ -191,7 +193,8 @@ def rim_distance(
 
 def crossed_by(ax: Any, box: Any, own: str | None = None) -> list[str]:
     """The gids of the edges (patches with a gid ``edge-<k>``) of ``ax`` whose drawn path
-    passes through ``box`` (pixels), leaving out the edge ``own``.
+    passes through ``box`` (pixels), leaving out the edge ``own``. To ask about many
+    boxes, measure the edges once with :class:`EdgePaths` and ask it.
 
     >>> from matplotlib.figure import Figure
     >>> from matplotlib.patches import FancyArrowPatch
@@ -201,18 +204,61 @@ def crossed_by(ax: Any, box: Any, own: str | None = None) -> list[str]:
     >>> crossed_by(ax, Bbox([[200, 150], [260, 180]])), crossed_by(ax, Bbox([[0, 0], [9, 9]]))
     (['edge-1'], [])
     """
-    found = []
-    for patch in ax.patches:
-        name = patch.get_gid() or ""
-        if not name.startswith("edge-") or name == own or not patch.get_visible():
-            continue
-        path = patch.get_transform().transform_path(patch.get_path())
-        # piece by piece: a head's CLOSEPOLY vertex is (0, 0), and intersects_bbox counted
-        # a line to it (an edge at the top of a picture "crossed" a label at its bottom)
-        pieces = path.to_polygons(closed_only=False)
-        if any(Path(piece).intersects_bbox(box, filled=False) for piece in pieces):
-            found.append(name)
-    return found
+    return EdgePaths(ax).crossing(box, own)
+
+
+class EdgePaths:
+    """The drawn paths (pixels) of the visible edges of ``ax`` (patches with a gid
+    ``edge-<k>``), measured once: an arrow recomputes its path (its cut at both ends,
+    its head) each time it is asked, so a label placer asking of every trial box
+    measured every edge again. The edges must not change while it is used.
+
+    >>> from matplotlib.figure import Figure
+    >>> from matplotlib.patches import FancyArrowPatch
+    >>> from matplotlib.transforms import Bbox
+    >>> fig = Figure(dpi=72); ax = fig.add_axes((0, 0, 1, 1))
+    >>> _ = ax.add_patch(FancyArrowPatch((0, 0.5), (1, 0.5), gid="edge-1"))
+    >>> edges = EdgePaths(ax)
+    >>> edges.crossing(Bbox([[200, 150], [260, 180]])), edges.crossing(Bbox([[0, 0], [9, 9]]))
+    (['edge-1'], [])
+    """
+
+    def __init__(self, ax: Any) -> None:
+        # Each edge as (gid, [(piece, its extent x0, y0, x1, y1)]), in drawing order.
+        self.edges: list[tuple[str, list[tuple[Path, tuple[float, float, float, float]]]]] = []
+        for patch in ax.patches:
+            name = patch.get_gid() or ""
+            if not name.startswith("edge-") or not patch.get_visible():
+                continue
+            path = patch.get_transform().transform_path(patch.get_path())
+            # piece by piece: a head's CLOSEPOLY vertex is (0, 0), and intersects_bbox
+            # counted a line to it (an edge at the top of a picture "crossed" a label at
+            # its bottom)
+            pieces = []
+            for piece in path.to_polygons(closed_only=False):
+                if len(piece):
+                    (x0, y0), (x1, y1) = piece.min(axis=0), piece.max(axis=0)
+                    pieces.append((Path(piece), (float(x0), float(y0), float(x1), float(y1))))
+            self.edges.append((name, pieces))
+
+    def crossing(self, box: Any, own: str | None = None) -> list[str]:
+        """The gids of the edges whose drawn path passes through ``box`` (pixels), in
+        drawing order, leaving out the edge ``own``."""
+        found = []
+        for name, pieces in self.edges:
+            if name == own:
+                continue
+            # a piece whose extent misses the box cannot cross it: only the rest are measured
+            if any(
+                x0 <= box.x1
+                and box.x0 <= x1
+                and y0 <= box.y1
+                and box.y0 <= y1
+                and piece.intersects_bbox(box, filled=False)
+                for piece, (x0, y0, x1, y1) in pieces
+            ):
+                found.append(name)
+        return found
 
 
 def labels_on_other_edges(fig: Any) -> list[str]:
@@ -230,12 +276,13 @@ def labels_on_other_edges(fig: Any) -> list[str]:
     fig.draw_without_rendering()
     problems = []
     for ax in fig.axes:
+        edges = EdgePaths(ax)
         for text in ax.texts:
             name = text.get_gid() or ""
             if not name.startswith("edge-label-") or not text.get_text().strip():
                 continue
             own = "edge-" + name[len("edge-label-") :]
-            others = crossed_by(ax, text.get_window_extent(renderer), own)
+            others = edges.crossing(text.get_window_extent(renderer), own)
             if others:
                 problems.append(f"{text.get_text()!r} lies on {', '.join(others)}")
     return problems

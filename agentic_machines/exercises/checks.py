@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .._files import check_regular, read_regular
+from .._text import clip_prompt_repr
 from ..architectures import react, spell
 from ..architectures import repl_plan as rp
 from ..architectures.environments import CountEnv
@@ -455,12 +456,15 @@ def ex_5_1(a: Mapping[str, Any]) -> Feedback:
         (before, before + " hmm\nThought 3:"),
         (pairs[-1][1], pairs[-1][1] + " x\nAction 9:"),
     ]
+    # each prompt cut where it leaves the others (the one rule): the same start is never shown
+    prompts = [p for pair in pairs for p in pair]
     for b, after in pairs:
         want = react.successor_invariant(b, after)
         got = _call("invariant", a["invariant"], b, after)
         if bool(got) != want:
             _fail(
-                f"for the prompt ending {b[-30:]!r} followed by one ending {after[-30:]!r} "
+                f"for the prompt {clip_prompt_repr(b, 40, prompts)} followed by "
+                f"{clip_prompt_repr(after, 40, prompts)} "
                 f"you say {got!r}, but the invariant {'holds' if want else 'fails'}: "
                 + react.INVARIANT_TEXT
             )
@@ -483,7 +487,11 @@ def ex_5_2(a: Mapping[str, Any]) -> Feedback:
             y = m.harness(react.initial, c)
             _fail(
                 f"{c!r} leads to {_show(y)}"
-                + ("" if is_sentinel(y) else f", whose prompt ends {m.prompt(y)[-30:]!r}")
+                + (
+                    ""
+                    if is_sentinel(y)
+                    else f", whose prompt is {clip_prompt_repr(m.prompt(y), 40, [p0])}"
+                )
                 + ", not the initial prompt"
             )
     missed = [c for c in actual if c not in given]
@@ -635,12 +643,18 @@ def ex_7_3(a: Mapping[str, Any]) -> Feedback:
     the scripted run reaches after one turn."""
 
     m = spell.machine()
-    goal = m.harness(spell.initial, spell.SCRIPT[0])
+    goal: Any = m.harness(spell.initial, spell.SCRIPT[0])  # a state (the scripted turn)
     got = _spell_step(m, spell.initial, a["completion"], "your completion")
     if got != goal:
+        # the prompt cut where it leaves the goal's, by the one rule for prompts
+        reached = (
+            _show(got)
+            if is_sentinel(got)
+            else f"a state whose prompt is {clip_prompt_repr(m.prompt(got), 64, [m.prompt(goal)])}"
+        )
         _fail(
-            f"your completion leads to a state whose prompt ends {_show(m.prompt(got)[-60:]) if not is_sentinel(got) else _show(got)}, "
-            f"not the state after one scripted turn; spell.loader(state) builds such a completion"
+            f"your completion leads to {reached}, not the state after one scripted turn; "
+            "spell.loader(state) builds such a completion"
         )
     return _right("one completion loads the state the scripted run reaches after one turn")
 

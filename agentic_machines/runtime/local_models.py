@@ -34,7 +34,7 @@ from fractions import Fraction
 from numbers import Rational, Real
 from typing import Any
 
-from .._text import counted
+from .._text import clip_prompt_repr, counted, shared_prefix
 from ..errors import (
     CassetteError,
     InvalidArgument,
@@ -377,7 +377,7 @@ class ReplayModel(ModelBase):
     >>> ReplayModel(path).complete("Task: add 2 and 3")
     Traceback (most recent call last):
       ...
-    agentic_machines.errors.ReplayMismatch: replay call 0: the prompt differs from the recorded one at character 16: recorded '…: add 2 and 2', got '…: add 2 and 3'. Re-record the cassette if the change is intended.
+    agentic_machines.errors.ReplayMismatch: replay call 0: the prompt differs from the recorded one at character 16: recorded 'Task: add 2 and 2', got 'Task: add 2 and 3'. Re-record the cassette if the change is intended.
     """
 
     def __init__(self, path: str | os.PathLike, *, max_bytes: int = MAX_JSON_LINES_BYTES) -> None:
@@ -476,21 +476,24 @@ def read_cassette(
 # -- text helpers shared with run.py ----------------------------------------------------
 
 
-def describe_difference(expected: str, got: str, context: int = 12) -> str:
-    """Where two strings first differ: the character offset and both snippets there.
+def describe_difference(expected: str, got: str, width: int = 40) -> str:
+    """Where two prompts first differ: the character offset, and each prompt cut by the one
+    prompt rule (:func:`~agentic_machines._text.clip_prompt`, the other prompt its
+    context) to ``width`` characters: what follows the part they share, the cut marked.
 
     >>> describe_difference("Thought 1: look", "Thought 2: look")
     "the prompt differs from the recorded one at character 8: recorded 'Thought 1: look', got 'Thought 2: look'"
+    >>> ask = "Ticket: a kettle leaks. Decide. Observation: "
+    >>> describe_difference(ask + "refund approved", ask + "send a new kettle", 20)
+    "the prompt differs from the recorded one at character 45: recorded '…: refund approved', got '…send a new kettle'"
     """
-    offset = next(
-        (i for i, (a, b) in enumerate(zip(expected, got)) if a != b), min(len(expected), len(got))
-    )
-    start = max(0, offset - context)
+    offset = shared_prefix(expected, got)
 
-    def snippet(text: str) -> str:
-        prefix = "…" if start else ""
-        suffix = "…" if offset + context < len(text) else ""
+    def snippet(text: str, other: str) -> str:
         ends = " (it ends there)" if offset >= len(text) else ""
-        return repr(prefix + text[start : offset + context] + suffix) + ends
+        return clip_prompt_repr(text, width, [other]) + ends
 
-    return f"the prompt differs from the recorded one at character {offset}: recorded {snippet(expected)}, got {snippet(got)}"
+    return (
+        f"the prompt differs from the recorded one at character {offset}: "
+        f"recorded {snippet(expected, got)}, got {snippet(got, expected)}"
+    )
