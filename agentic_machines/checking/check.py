@@ -12,7 +12,9 @@ Every verdict is exhaustive up to a bound, and names it: the whole reachable gra
 (for the alphabet given), every run of at most ``max_depth`` steps, or the runs the
 ``max_states`` bound let the search finish. A verdict is never "holds" without that
 bound, and it is "undecided" when a step within it has an unknown outcome (the harness
-raised ``Undecided``).
+raised ``Undecided``). One refutation rests on more than the search: a keyed
+``never_diverges`` whose loop came back to the same keys without an exact repeat, on a
+graph the search did not see whole; its method says so (``"key"``, docs/checking.md).
 
 >>> from agentic_machines import FunctionMachine, HALT
 >>> from agentic_machines.checking import halts_within, never_raises, prompt_length_at_most
