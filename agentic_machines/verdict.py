@@ -47,8 +47,11 @@ METHODS = (
     "fact:F4",
     "fact:F5",
     "fact:F6",
+    "key",
 )
-"""Known method names; a method may also be ``"fact:<name>"`` for an architecture invariant."""
+"""Known method names; a method may also be ``"fact:<name>"`` for an architecture invariant.
+``"key"``: a keyed ``never_diverges`` refuted by its key's claim (a loop that came back to
+the same keys without an exact repeat), never called exhaustive."""
 
 
 @dataclass(frozen=True)
@@ -225,7 +228,8 @@ class Verdict:
       that meets an unknown step makes the verdict ``None``. ``None`` whenever neither is
       known, with ``reason`` saying why and what to pass.
     - ``method``: how it is known (``"exhaustive"``, ``"fact:F1"`` ... ``"fact:F6"`` or an
-      architecture invariant, ``"sampled"``). A finite machine is always decided
+      architecture invariant, ``"sampled"``, or ``"key"``: a keyed ``never_diverges``
+      refuted by what its key claims, see :data:`METHODS`). A finite machine is always decided
       exactly: a sample or a witness given for it never makes its verdict ``"sampled"``.
     - ``checked``: how many checks (harness calls, or state and completion pairs) were
       made; a count, not a measure of confidence.
@@ -328,6 +332,11 @@ class Verdict:
             return f"exhaustive, every state and completion checked ({checks})"
         if self.method == "sampled":
             return f"sampled ({checks})"
+        if self.method == "key":
+            return (
+                "by the key, not exhaustive: the loop came back to the same keys without an "
+                f"exact repeat, and the key says those states are one situation ({checks})"
+            )
         if self.method.startswith("fact:"):
             name = self.method[5:]
             if name not in _FACTS:

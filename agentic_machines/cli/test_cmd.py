@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .._files import excerpt
+from .._text import counted
 from ..errors import AgenticMachinesError, InvalidArgument, ReplayMismatch
 from ..runtime.run import Trace, raised_note
 from ._args import (
@@ -315,7 +316,7 @@ def recheck_file(machine: Any, trace: Trace, check: dict, path: str, full: bool 
         print(f"replayed {path}: {name} still fails ({excerpt(' '.join(why.split()), 300)})")
         return 1
     print(
-        f"replayed {path}: {name} no longer fails (the run of {len(completions)} step(s) "
-        "breaks nothing)"
+        f"replayed {path}: {name} no longer fails (the run of "
+        f"{counted(len(completions), 'step')} breaks nothing)"
     )
     return 0

@@ -577,8 +577,11 @@ def _place_edge_labels(
     """
     renderer = renderer_of(ax.figure)
     # An arrow's path scales its shrink and head with the dpi of its last drawing (1 until
-    # drawn): draw once, so the paths measured here are the ones the picture shows.
-    ax.figure.draw_without_rendering()
+    # drawn): draw the edges once, so the paths measured here are the ones the picture
+    # shows (only they: the whole figure's draw cost as much as placing its labels).
+    for patch in ax.patches:
+        if (patch.get_gid() or "").startswith("edge-"):
+            ax.draw_artist(patch)
     to_px = ax.transData
     r = math.sqrt(size) / 2 * ax.figure.dpi / 72
     obstacles = [t.get_window_extent(renderer) for t in placed]
