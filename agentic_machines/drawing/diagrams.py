@@ -48,7 +48,7 @@ from .labels import (
     MIN_FONT,
     PROMPT_CHARS,
     glyph_style,
-    overlap,
+    overlap_of,
     plan_labels,
     renderer_of,
 )
@@ -643,6 +643,7 @@ def _label_place(
     renderer = renderer_of(ax.figure)
     back = ax.transData.inverted()
     frame = ax.figure.bbox
+    corners = [tuple(map(float, o.extents)) for o in obstacles]
     best = None
     # Not nearer the ends than a fifth (a label there would cover the arrowhead); then
     # beside the edge, when every place on it touches another edge.
@@ -663,7 +664,8 @@ def _label_place(
             px, py = px - ty / norm * reach, py + tx / norm * reach
         text.set_position(tuple(back.transform((px, py))))
         extent = text.get_window_extent(renderer)
-        covered = sum(overlap(extent, o) for o in obstacles)
+        box = tuple(map(float, extent.extents))
+        covered = sum(overlap_of(box, o) for o in corners)
         score = (
             # a label on a node or a text hides it: worse than one on an edge
             covered > 0
