@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, TypeVar
 
 from ._outcome import show_outcome
-from ._text import clip_prompt
+from ._text import clip_prompt, plural
 from .errors import CertificateError, Undecided, UnknownField
 
 __all__ = [
@@ -124,7 +124,8 @@ class _Lazy:
         names = type(self)._fields
         if not known.keys() <= names:
             raise UnknownField(
-                f"{type(self).__name__} has no field(s) {sorted(known.keys() - names)}; its fields are {sorted(names)}"
+                f"{type(self).__name__} has no {plural(len(known.keys() - names), 'field')} "
+                f"{sorted(known.keys() - names)}; its fields are {sorted(names)}"
             )
         d = object.__getattribute__(self, "__dict__")
         d.update(known)

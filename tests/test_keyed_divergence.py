@@ -136,3 +136,13 @@ def test_checking_messages_count_in_words() -> None:
     r = check_properties(m, properties=[halts_within(3)], completions=["a"])
     assert "after 1 model call" in r.counterexample("halts_within(3)").explanation
     assert "call(s)" not in r.report()
+
+
+def test_a_failing_test_says_a_keyed_refutation_rests_on_the_key() -> None:
+    from agentic_machines.checking.report import Settings, check_agent
+
+    m = counter(60)
+    out = check_agent(m, [never_diverges(key=m.prompt)], Settings(), completions=["go", "stop"])
+    assert out.failure is not None
+    head = out.failure.splitlines()[0]
+    assert "(by the key, not exhaustive, " in head and "(exhaustive" not in head, head

@@ -12,7 +12,9 @@ Every verdict is exhaustive up to a bound, and names it: the whole reachable gra
 (for the alphabet given), every run of at most ``max_depth`` steps, or the runs the
 ``max_states`` bound let the search finish. A verdict is never "holds" without that
 bound, and it is "undecided" when a step within it has an unknown outcome (the harness
-raised ``Undecided``).
+raised ``Undecided``). One refutation rests on more than the search: a keyed
+``never_diverges`` whose loop came back to the same keys without an exact repeat, on a
+graph the search did not see whole; its method says so (``"key"``, docs/checking.md).
 
 >>> from agentic_machines import FunctionMachine, HALT
 >>> from agentic_machines.checking import halts_within, never_raises, prompt_length_at_most
@@ -44,7 +46,7 @@ import networkx as nx
 
 from .._text import clip_prompt_repr, counted
 from ..batches import check_sendable, run_batches
-from ..errors import ClockDependent, InvalidArgument, equal_states
+from ..errors import ClockDependent, InvalidArgument
 from ..machine import DIVERGE, HALT, AgenticMachine
 from ..runtime.collector import collector_paused
 from ..runtime.parallel import expand_steps
@@ -62,6 +64,7 @@ from ..runtime.search import (
     expand,
     plan,
     rate,
+    refuse_merged,
     search_line,
     walk,
 )
@@ -82,7 +85,7 @@ from .properties import (
     part_names,
 )
 from .result import CheckResult, Counterexample, Coverage
-from .run_check import confirm, keyed_loop, same_state
+from .run_check import confirm, keyed_loop
 from .verdicts import Finding, KeyedLoop, Tally, Verdicts, cyclic_states, tally
 
 __all__ = ["check_properties", "Completions", "BATCH"]
@@ -410,10 +413,7 @@ class _Search(Walk, Verdicts):
                     self.back_edges += 1
                     # the state as recorded (the start has no parent)
                     held = first[2] if first is not None else self.start
-                    if held is not t and not same_state(held, t):
-                        # 1 and True are one dict key: a verdict on them would be unsound
-                        where = f"the step {short_repr(c)} from {short_repr(s)}"
-                        raise equal_states(self.machine.name, held, t, where)
+                    refuse_merged(self.machine.name, held, t, s, c)
             if transitions:
                 self._check_transition(s, c, t)
             if logs:

@@ -247,7 +247,7 @@ def hypothesis_check(
             reason = f"no counterexample in {runs} runs"
             if log["unknown"]:  # those runs ended at a step no fact decided: say so
                 reason += (
-                    f"; {log['unknown']} run(s) ended at an undecided step, not checked past "
+                    f"; {counted(log['unknown'], 'run')} ended at an undecided step, not checked past "
                     f"it ({log['unknown_reason']})"
                 )
             verdict = Verdict(True, claim, "sampled", runs, reason=reason)

@@ -395,7 +395,7 @@ class Verdicts:
                         s,
                         c,
                         DIVERGE,
-                        f"the harness returned DIVERGE (↑) after {depth[s] + 1} model call(s)",
+                        f"the harness returned DIVERGE (↑) after {counted(depth[s] + 1, 'model call')}",
                     )
                 )
         if k >= len(self.record.prompts):
@@ -417,7 +417,7 @@ class Verdicts:
             for u in layer:
                 if u not in complete:
                     open_end = open_end or (
-                        f"a run is in {short_repr(u)} after {j} step(s) and the "
+                        f"a run is in {short_repr(u)} after {counted(j, 'step')} and the "
                         f"search did not expand it ({self._truncation_text() or 'bounded'})"
                     )
                 for v, c in self._state_succ(u):

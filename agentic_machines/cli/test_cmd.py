@@ -240,7 +240,7 @@ def replay_trace(machine: Any, path: str, full: bool = False) -> int:
         recorded = trace.message or ""
         if crashed and f"raised {type(exc).__name__}" in recorded:
             print(
-                f"replayed {len(trace)} step(s) of {path} as recorded; then, as recorded, the "
+                f"replayed {counted(len(trace), 'step')} of {path} as recorded; then, as recorded, the "
                 f"harness raised {type(exc).__name__}: {excerpt(' '.join(str(exc).split()), 300)}"
             )
             return 1

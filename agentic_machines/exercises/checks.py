@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .._files import check_regular, read_regular
-from .._text import clip_prompt_repr
+from .._text import clip_prompt_repr, counted
 from ..architectures import react, spell
 from ..architectures import repl_plan as rp
 from ..architectures.environments import CountEnv
@@ -317,7 +317,7 @@ def _spe_answer(machine: TableMachine, claimed: set) -> None:
     left_out = actual - claimed
     if left_out:  # how many, not which: naming them (or their witness) is the solution
         _fail(
-            f"your list leaves out {len(left_out)} SPE state(s) of {machine.name}: check each "
+            f"your list leaves out {counted(len(left_out), 'SPE state')} of {machine.name}: check each "
             "state with is_spe_state"
         )
 
@@ -496,7 +496,9 @@ def ex_5_2(a: Mapping[str, Any]) -> Feedback:
             )
     missed = [c for c in actual if c not in given]
     if missed:  # how many, not which: naming them is the solution
-        _fail(f"your list leaves out {len(missed)} completion(s) whose successor has that prompt")
+        _fail(
+            f"your list leaves out {counted(len(missed), 'completion')} whose successor has that prompt"
+        )
     return _right(
         f"none of the {len(react.valid_completions())} valid completions reloads the initial "
         "prompt: every successor extends the transcript"
@@ -581,7 +583,7 @@ def ex_6_3(a: Mapping[str, Any]) -> Feedback:
             )
     missed = [i for i in actual if i not in given]
     if missed:  # how many, not which: naming them is the solution
-        _fail(f"your list leaves out {len(missed)} step(s) that break the invariant")
+        _fail(f"your list leaves out {counted(len(missed), 'step')} that break the invariant")
     return _right(
         f"the invariant holds at all {len(trace)} steps: main's only block ends the run after "
         "count_even(4) answers"
@@ -603,7 +605,7 @@ def ex_7_1(a: Mapping[str, Any]) -> Feedback:
     s = _spell_step(m, m.initial, a["completion"], "your completion")
     fired = env.calls.get("ping", 0)
     if fired != 2:
-        _fail(f"your completion's turn calls ping {fired} time(s), not 2")
+        _fail(f"your completion's turn calls ping {counted(fired, 'time')}, not 2")
     for turn in (2, 3):
         if is_sentinel(s):
             _fail(
