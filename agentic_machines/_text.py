@@ -31,6 +31,7 @@ __all__ = [
     "before_stops",
     "ending_line",
     "counted",
+    "plural",
 ]
 
 
@@ -230,4 +231,18 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     >>> counted(1, "completion"), counted(0, "state"), counted(12345, "property", "properties")
     ('1 completion', '0 states', '12,345 properties')
     """
-    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+    return f"{n:,} {_plural(n, noun, plural)}"
+
+
+def plural(n: int, noun: str, plural: str | None = None) -> str:
+    """``noun`` in the plural unless ``n`` is 1, without the count (:func:`counted`'s rule,
+    for a word that names a list shown after it, or a verb that agrees with a count).
+
+    >>> plural(1, "picture"), plural(2, "picture"), plural(1, "has", "have"), plural(3, "has", "have")
+    ('picture', 'pictures', 'has', 'have')
+    """
+    return _plural(n, noun, plural)
+
+
+def _plural(n: int, noun: str, plural: str | None) -> str:
+    return noun if n == 1 else plural or noun + "s"

@@ -22,7 +22,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor
 from typing import Any
 
-from ._text import counted
+from ._text import counted, plural
 from .batches import harness_pairs
 from .errors import InvalidArgument, InvalidEmbedding, InvalidMachine
 from .machine import (
@@ -291,7 +291,10 @@ def alphabet_scope(source: AgenticMachine, target: AgenticMachine) -> str:
         return ""
     else:
         extra = len(set(theirs) - set(own))
-        where = f", inside the target's, whose {extra} other completion(s) are not compared"
+        where = (
+            f", inside the target's, whose {counted(extra, 'other completion')} "
+            f"{plural(extra, 'is', 'are')} not compared"
+        )
     return f"commutation checked on the source's alphabet ({n}){where}"
 
 
@@ -652,13 +655,13 @@ class EmbeddingSearch:
                         f"state {s!r} has prompt {_short(self.source.prompt(s))}, which no candidate image has"
                         if got == 0
                         else f"{len(members)} states share the prompt {_short(self.source.prompt(s))} (e.g. {s!r}) but only "
-                        f"{got} candidate image(s) have it, so an injective map runs out of images"
+                        f"{counted(got, 'candidate image')} {plural(got, 'has', 'have')} it, so an injective map runs out of images"
                     )
                 elif got == 0:
                     kind = "behaviour"
                     text = (
                         f"state {s!r}: every candidate image with its prompt reacts differently to some sequence of "
-                        f"at most {rnd} completion(s) (halting, diverging or prompts differ), so commutation fails"
+                        f"at most {counted(rnd, 'completion')} (halting, diverging or prompts differ), so commutation fails"
                     )
                     example = self._distinguish(members[0])
                     if example:
@@ -666,8 +669,9 @@ class EmbeddingSearch:
                 else:
                     kind = "cardinality"
                     text = (
-                        f"{len(members)} states behave like {s!r} for {rnd} step(s) but only {got} candidate "
-                        "image(s) do, so an injective map runs out of images"
+                        f"{len(members)} states behave like {s!r} for {counted(rnd, 'step')} but only "
+                        f"{counted(got, 'candidate image')} {plural(got, 'does', 'do')}, so an injective map "
+                        "runs out of images"
                     )
                 dropped = self.pool_size - len(self.tgt)
                 if dropped and self.escape is not None:
@@ -860,7 +864,7 @@ class EmbeddingSearch:
             self.failure = (
                 "search",
                 root,
-                f"every one of the {len(cands[order[pos]])} candidate image(s) of state {root!r} leads, by commutation "
+                f"every one of the {counted(len(cands[order[pos]]), 'candidate image')} of state {root!r} leads, by commutation "
                 f"propagation, to a conflict (a state forced to two images, two states forced to one image, or a "
                 f"prompt/halting mismatch); {example + '; ' if example else ''}{stats['nodes']} choices and "
                 f"{stats['conflicts']} conflicts were explored",

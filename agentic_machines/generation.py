@@ -31,7 +31,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from concurrent.futures import Executor
 from typing import Any
 
-from ._text import clip_prompt_repr
+from ._text import clip_prompt_repr, counted, plural
 from .batches import harness_all
 from .embedding import Embedding, EmbeddingSearch, check_embedding, identity, rank
 from .errors import InvalidArgument
@@ -273,8 +273,8 @@ def completion_generates(
         if refuted is not None:
             return _with_note(refuted, rejected)
         why = (
-            f"F2 and F5 do not refute it: every successor of {_short(state)} was listed ({len(loaders)} state(s)) "
-            f"and the {len(targets)} sampled state(s) of {target.name} find enough successors with their prompts"
+            f"F2 and F5 do not refute it: every successor of {_short(state)} was listed ({counted(len(loaders), 'state')}) "
+            f"and the {counted(len(targets), 'sampled state')} of {target.name} {plural(len(targets), 'finds', 'find')} enough successors with their prompts"
         )
     if rejected is not None:
         return Verdict(
@@ -423,8 +423,8 @@ def _refute_by_prompts(
                     Obstruction(
                         "cardinality",
                         s,
-                        f"{target.name} has {len(members)} states with prompt {_short(p)} but only {len(have)} successor(s) "
-                        f"of {_short(x)} have it ({_set_text(have)}); an embedding is injective, so a state such as "
+                        f"{target.name} has {len(members)} states with prompt {_short(p)} but only {counted(len(have), 'successor')} "
+                        f"of {_short(x)} {plural(len(have), 'has', 'have')} it ({_set_text(have)}); an embedding is injective, so a state such as "
                         f"{_short(s)} is left without an image in succ({_short(x)}) (F5: |S'| ≤ |succ(x) ∩ S| per prompt).",
                         details={"prompt": p, "needed": len(members), "available": len(have)},
                     ),
@@ -469,7 +469,7 @@ def _too_few(
     return (
         ""
         if needed > have
-        else f"{have} successor(s) have the prompt {_short(p)}, enough for {needed}"
+        else f"{counted(have, 'successor')} {plural(have, 'has', 'have')} the prompt {_short(p)}, enough for {needed}"
     )
 
 
@@ -641,7 +641,7 @@ def _check_witness(
                 f" (commutation is claimed on that alphabet; {machine.name} accepts every string)"
             )
     else:
-        scope = f"a sample of {len(sample)} state(s)"
+        scope = f"a sample of {counted(len(sample), 'state')}"
     return Verdict(
         True,
         claim,

@@ -20,6 +20,7 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, S
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from ._outcome import DIVERGE, HALT, Sentinel, is_sentinel, show_outcome
+from ._text import counted
 from .errors import InvalidMachine, NotDefined
 from .verdict import short_repr
 
@@ -121,7 +122,7 @@ class TableMachine(AgenticMachine):
     >>> TableMachine({0: "*"}, {(0, "a"): 1})
     Traceback (most recent call last):
       ...
-    agentic_machines.errors.InvalidMachine: TableMachine table has 1 problem(s):
+    agentic_machines.errors.InvalidMachine: TableMachine table has 1 problem:
       - transition (0, 'a') -> 1 goes to an unknown state 1
     Fix: give every state a prompt, add a transition for every (state, completion) pair, use only completions of the alphabet, and send transitions only to states in `prompts` or to HALT/DIVERGE.
     """
@@ -203,7 +204,7 @@ class TableMachine(AgenticMachine):
             problems.append(f"initial state {self.initial!r} is not one of the states")
         if problems:
             raise InvalidMachine(
-                f"TableMachine table has {len(problems)} problem(s):\n"
+                f"TableMachine table has {counted(len(problems), 'problem')}:\n"
                 + "\n".join(f"  - {p}" for p in problems)
                 + "\nFix: give every state a prompt, add a transition for every (state, completion) "
                 "pair, use only completions of the alphabet, and send transitions only to states in `prompts` "

@@ -16,6 +16,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ._text import counted
 from .embedding import rank
 from .errors import InvalidArgument
 from .machine import (
@@ -138,7 +139,7 @@ def premise_verdict(
             claim,
             method,
             tested,
-            reason=f"the premise ({premise_text}) was tested on only {premise_tests} distinct completion(s); pass at least "
+            reason=f"the premise ({premise_text}) was tested on only {counted(premise_tests, 'distinct completion')}; pass at least "
             f"{MIN_PREMISE_TESTS} different completions=[...] (MIN_PREMISE_TESTS) for a conditional refutation",
             details=details,
         )
@@ -250,7 +251,7 @@ def prompt_obstruction(
     where = (
         "checked on the whole completion alphabet"
         if covered
-        else f"proved in {proof}; property-tested on {tested} completion(s)"
+        else f"proved in {proof}; property-tested on {counted(tested, 'completion')}"
     )
     obstruction = Obstruction(
         "prompt",
@@ -349,7 +350,7 @@ def cardinality_obstruction(
     obstruction = Obstruction(
         "cardinality",
         s,
-        f"h({_short(state)}, ·) is constant ({reason}; checked on {tested} completion(s)): every completion gives "
+        f"h({_short(state)}, ·) is constant ({reason}; checked on {counted(tested, 'completion')}): every completion gives "
         f"{_short(y)}, so succ({_short(state)}) has at most one state. An embedding is injective, so {_short(other)} "
         f"and {_short(s)} cannot both map into it: state {_short(s)} of {target.name} has no loader (F5).",
         details={"successor": y, "completions_tested": tested},

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, TypeVar
 
 from ._outcome import show_outcome
-from ._text import clip_prompt
+from ._text import clip_prompt, plural
 from .errors import CertificateError, Undecided, UnknownField
 
 __all__ = [
@@ -47,8 +47,11 @@ METHODS = (
     "fact:F4",
     "fact:F5",
     "fact:F6",
+    "key",
 )
-"""Known method names; a method may also be ``"fact:<name>"`` for an architecture invariant."""
+"""Known method names; a method may also be ``"fact:<name>"`` for an architecture invariant.
+``"key"``: a keyed ``never_diverges`` refuted by its key's claim (a loop that came back to
+the same keys without an exact repeat), never called exhaustive."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,8 @@ class _Lazy:
         names = type(self)._fields
         if not known.keys() <= names:
             raise UnknownField(
-                f"{type(self).__name__} has no field(s) {sorted(known.keys() - names)}; its fields are {sorted(names)}"
+                f"{type(self).__name__} has no {plural(len(known.keys() - names), 'field')} "
+                f"{sorted(known.keys() - names)}; its fields are {sorted(names)}"
             )
         d = object.__getattribute__(self, "__dict__")
         d.update(known)
@@ -225,7 +229,8 @@ class Verdict:
       that meets an unknown step makes the verdict ``None``. ``None`` whenever neither is
       known, with ``reason`` saying why and what to pass.
     - ``method``: how it is known (``"exhaustive"``, ``"fact:F1"`` ... ``"fact:F6"`` or an
-      architecture invariant, ``"sampled"``). A finite machine is always decided
+      architecture invariant, ``"sampled"``, or ``"key"``: a keyed ``never_diverges``
+      refuted by what its key claims, see :data:`METHODS`). A finite machine is always decided
       exactly: a sample or a witness given for it never makes its verdict ``"sampled"``.
     - ``checked``: how many checks (harness calls, or state and completion pairs) were
       made; a count, not a measure of confidence.
@@ -328,6 +333,11 @@ class Verdict:
             return f"exhaustive, every state and completion checked ({checks})"
         if self.method == "sampled":
             return f"sampled ({checks})"
+        if self.method == "key":
+            return (
+                "by the key, not exhaustive: the loop came back to the same keys without an "
+                f"exact repeat, and the key says those states are one situation ({checks})"
+            )
         if self.method.startswith("fact:"):
             name = self.method[5:]
             if name not in _FACTS:

@@ -5,11 +5,13 @@ imported, as a Hypothesis strategy must be where ``@given`` names it).
 with this checkout first on the path as the suite's environment has it);
 ``error_line(capsys)`` is the one line a refused command prints; ``reachable(machine,
 replies, steps)`` draws a state an architecture's machine reaches; ``experiment(name)``
-imports a script of ``experiments/``.
+imports a script of ``experiments/``; ``tool_works(tool)`` probes a namespace tool once per
+test process.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import subprocess
@@ -80,3 +82,16 @@ def reachable(
             break
         state = nxt
     return state
+
+
+@functools.cache  # a probe starts a confined interpreter; several files ask at collection
+def tool_works(tool: str) -> bool:
+    """Whether the namespace tool ``tool`` (``"bwrap"``, ``"unshare"``) starts a worker here
+    (``confine.probe``), asked once per test process.
+
+    >>> tool_works("no-such-tool-am")
+    False
+    """
+    from agentic_machines.execution.confine import probe  # the execution layer, asked lazily
+
+    return probe(tool) is None

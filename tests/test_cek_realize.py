@@ -1,5 +1,6 @@
 """Universality: finite machines realized in the evaluator by the Loop construction."""
 
+import functools
 import random
 
 from hypothesis import given, settings
@@ -103,8 +104,9 @@ def test_the_react_toy_is_realized_by_hand():
     ),
 )
 def test_the_react_realization_commutes_on_every_string(state, c):
-    r = _REACT
+    r = react_realized()
     assert r.evaluator.harness(r.embedding(state), c) == r.embedding(r.machine.harness(state, c))
 
 
-_REACT = realize_react_toy()
+# realized once, when the test above first runs (not when the file is collected)
+react_realized = functools.cache(realize_react_toy)

@@ -106,7 +106,7 @@ def test_a_never_raises_counterexample_of_an_agent_replays(tmp_path, capsys) -> 
     # run says it too: in its trace's message (and so in the file), and in its output
     trace = run(m, ScriptedModel(["pay x"]))
     assert trace.message == saved.message
-    assert "ended with HALT (1) (raised ValueError: invalid literal" in str(trace)
+    assert "ended with RAISED (ValueError: invalid literal" in str(trace)
     # a machine that no longer raises there is a mismatch, not a pass
     from agentic_machines.errors import ReplayMismatch
 

@@ -16,6 +16,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from _helpers import tool_works
 
 from agentic_machines.cli.commands import main
 from agentic_machines.errors import InvalidArgument, IsolationFallback
@@ -24,7 +25,7 @@ from agentic_machines.execution.codeexec import drive
 from agentic_machines.execution.sandbox import Limits, ProcessRunner, Scaffold, namespace_tool
 
 LEVELS = [("process", None)] + [
-    ("namespace", tool) for tool in ("bwrap", "unshare") if confine.probe(tool) is None
+    ("namespace", tool) for tool in ("bwrap", "unshare") if tool_works(tool)
 ]
 
 
@@ -79,7 +80,7 @@ def test_the_worker_never_runs_as_the_hosts_uid_0(level, tool):
         assert seen[0] == {(os.getuid(), os.geteuid())}
 
 
-@pytest.mark.skipif(confine.probe("bwrap") is not None, reason="bubblewrap does not work here")
+@pytest.mark.skipif(not tool_works("bwrap"), reason="bubblewrap does not work here")
 def test_bwrap_is_found_wherever_path_has_it(tmp_path, monkeypatch):
     # the worker starts with an empty environment: the tool is named by its full path
     (tmp_path / "bwrap").symlink_to(shutil.which("bwrap"))

@@ -159,7 +159,7 @@ def test_backoff_is_exponential_and_gives_up_with_the_last_error(server):
     assert m.slept == [0.001, 0.002, 0.004]
     assert len(server.requests) == 4
     assert (
-        "4 attempt(s)" in str(info.value)
+        "4 attempts" in str(info.value)
         and "HTTP 502" in str(info.value)
         and "bad gateway" in str(info.value)
     )

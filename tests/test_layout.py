@@ -39,6 +39,7 @@ def syntax_tree(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"))
 
 
+@functools.cache  # built when a test first needs it, so collecting this file is cheap
 def module_graph() -> nx.DiGraph:
     """The package's import graph from the source: module -> module it imports.
 
@@ -73,9 +74,6 @@ def module_graph() -> nx.DiGraph:
                 continue
             graph.add_edges_from((name, t) for t in targets if t in modules and t != name)
     return graph
-
-
-GRAPH = module_graph()
 
 
 def short(module: str) -> str:
@@ -175,11 +173,11 @@ def resolve(name: str) -> set[str]:
     (['agentic_machines.cek'], True)
     """
     if name == "the core":
-        return {m for m in GRAPH if room(m) and LAYERS.get(room(m)) == 0}
+        return {m for m in module_graph() if room(m) and LAYERS.get(room(m)) == 0}
     full = "agentic_machines." + name.removesuffix(".__init__")
     if name.endswith(".__init__"):
-        return {full} & set(GRAPH)
-    return {m for m in GRAPH if m == full or m.startswith(full + ".")}
+        return {full} & set(module_graph())
+    return {m for m in module_graph() if m == full or m.startswith(full + ".")}
 
 
 def map_claims(text: str = MAP_PROSE) -> list[tuple[str, str, list[str]]]:
@@ -205,7 +203,7 @@ def claim_is_false(subject: str, verb: str, objects: list[str]) -> str | None:
     sources = resolve(subject)
     if not sources:
         return f"`{subject}` names no module of the package"
-    imported = {b for a in sources for b in GRAPH.successors(a)} - sources
+    imported = {b for a in sources for b in module_graph().successors(a)} - sources
     targets = {}
     for name in objects:
         targets[name] = resolve(name)
@@ -226,7 +224,7 @@ def test_the_map_names_every_module_of_the_package() -> None:
     # docs/design.md's map equals the code's: every room is in the layer table, every
     # module of a folder is named in its row (as `name` (what it holds)), and the table
     # names nothing the package does not have
-    rooms = {room(m) for m in GRAPH} - {""}
+    rooms = {room(m) for m in module_graph()} - {""}
     assert rooms - set(LAYERS) == set(), (
         "add a row (or, for a core module, `name` (what it holds) in the first row) to "
         f"docs/design.md's layer table for {sorted(rooms - set(LAYERS))}"
@@ -239,7 +237,7 @@ def test_the_map_names_every_module_of_the_package() -> None:
     for folder, named in layer_rows():
         if folder == "" or not (PACKAGE / folder).is_dir():
             continue
-        modules = {short(m).removeprefix(folder + ".") for m in GRAPH if room(m) == folder}
+        modules = {short(m).removeprefix(folder + ".") for m in module_graph() if room(m) == folder}
         modules.discard(folder)  # the folder's __init__
         if modules - set(named):
             wrong.append(
@@ -308,7 +306,7 @@ KNOWN_CIRCLES: set[frozenset[str]] = set()
 
 def test_no_import_goes_up_a_layer() -> None:
     upward = []
-    for a, b in GRAPH.edges():
+    for a, b in module_graph().edges():
         if room(a) == "" or b == "agentic_machines":
             # the package's __init__ is its front door (it imports every layer); nothing
             # imports it except for the version
@@ -324,7 +322,7 @@ def test_no_import_goes_up_a_layer() -> None:
 def test_no_new_import_circle() -> None:
     found = {
         frozenset(m.removeprefix("agentic_machines.") for m in component)
-        for component in nx.strongly_connected_components(GRAPH)
+        for component in nx.strongly_connected_components(module_graph())
         if len(component) > 1
     }
     assert found - KNOWN_CIRCLES == set(), "a new import circle: move the shared piece down"
@@ -354,7 +352,7 @@ CEK_ORDER = cek_order()
 
 
 def test_the_cek_order_names_every_cek_module() -> None:
-    modules = {short(m).removeprefix("cek.") for m in GRAPH if room(m) == "cek"} - {"cek"}
+    modules = {short(m).removeprefix("cek.") for m in module_graph() if room(m) == "cek"} - {"cek"}
     assert modules == set(CEK_ORDER), (
         "docs/design.md's 'the import order is ...' chain of cek/ must name every cek module "
         f"once: missing {sorted(modules - set(CEK_ORDER))}, gone {sorted(set(CEK_ORDER) - modules)}"
@@ -366,7 +364,7 @@ def test_cek_imports_follow_the_stated_order() -> None:
     # __init__ comes after all of them)
     against = [
         f"{short(a)} imports {short(b)}"
-        for a, b in GRAPH.edges()
+        for a, b in module_graph().edges()
         if room(a) == room(b) == "cek"
         and a != "agentic_machines.cek"
         and CEK_ORDER[short(b).removeprefix("cek.")] >= CEK_ORDER[short(a).removeprefix("cek.")]
@@ -398,11 +396,13 @@ def test_in_function_imports_say_why() -> None:
 def test_the_graph_sees_imports_inside_functions() -> None:
     # the check is only as good as the graph: the notebook display attaches itself, and
     # the catalog imports explore inside a function
-    assert GRAPH.has_edge(
+    assert module_graph().has_edge(
         "agentic_machines.architectures.catalog", "agentic_machines.runtime.explore"
     )
-    assert not GRAPH.has_edge("agentic_machines.machine", "agentic_machines.drawing.display")
-    assert GRAPH.has_edge("agentic_machines.drawing.display", "agentic_machines.machine")
+    assert not module_graph().has_edge(
+        "agentic_machines.machine", "agentic_machines.drawing.display"
+    )
+    assert module_graph().has_edge("agentic_machines.drawing.display", "agentic_machines.machine")
 
 
 # -- the architecture protocol ----------------------------------------------------------------
@@ -510,7 +510,7 @@ def private_imports() -> set[tuple[str, str, str]]:
     """Every private name a module of the package takes from another of its modules
     (:func:`private_uses`): (importer, module, name), in the map's short names."""
     found = set()
-    modules = set(GRAPH)
+    modules = set(module_graph())
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
         package = parts[:-1]
@@ -543,7 +543,7 @@ DOCSTRING_LINES = 40
 def docstring_lengths() -> dict[str, int]:
     """Module -> the number of lines of its docstring (0 without one)."""
     lengths = {}
-    for module in GRAPH:
+    for module in module_graph():
         path = PACKAGE.parent.joinpath(*module.split("."))
         path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
         doc = ast.get_docstring(syntax_tree(path), clean=False)

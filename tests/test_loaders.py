@@ -125,7 +125,7 @@ def test_an_end_line_whose_step_count_disagrees(tmp_path):
     recs = _lines(path)
     recs[-1]["steps"] = 17
     _write(path, recs)
-    _raises(TraceError, path, len(recs), "the end line says 17 step(s) but the file has 4")
+    _raises(TraceError, path, len(recs), "the end line says 17 steps but the file has 4")
 
 
 def test_invalid_utf8_and_binary_data(tmp_path):

@@ -262,7 +262,7 @@ def lookup(model):
     "agent,typed,end",
     [
         ("opener", "close", "HALT (1): agent returned 'closed' (after 1 step)"),
-        ("lookup", "zz", "HALT (1): agent raised KeyError: 'zz' (after 1 step)"),
+        ("lookup", "zz", "RAISED (KeyError: 'zz') (after 1 step)"),
     ],
 )
 def test_the_end_line_says_what_the_agent_returned_or_raised(agent, typed, end, tmp_path):

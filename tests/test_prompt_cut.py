@@ -231,3 +231,27 @@ def test_a_replay_mismatch_shows_each_prompt_past_the_part_they_share() -> None:
     changed = TableMachine({0: ask + "the other one"}, {(0, "a"): HALT}, initial=0)
     with pytest.raises(ReplayMismatch, match="got '….* the other one'"):
         recorded.replay(changed)
+
+
+def test_exercise_feedback_cuts_its_prompts_by_the_one_rule() -> None:
+    from agentic_machines.exercises.checks import check
+
+    same = str(check("5.1", {"invariant": lambda b, a: True}))
+    # the prompt and its repeat, each cut where the run's prompts differ, the cut marked
+    assert same.count("'… the Eiffel Tower stands?\\nThought 1:'") == 2, same
+    left = str(check("5.2", {"same_prompt": [" I should search.\nAction 1: Search[Eiffel Tower]"]}))
+    assert "whose prompt is '… I should search." in left, left  # where it leaves x0's prompt
+    halted = str(check("7.3", {"completion": " '(+ 1 1)"}))
+    assert "leads to HALT (1), not the state" in halted, halted  # no "whose prompt ends HALT"
+
+
+def test_repl_plans_unrouted_prompt_and_a_machines_first_prompt_close_their_quotes() -> None:
+    from agentic_machines import FunctionMachine
+    from agentic_machines.architectures import repl_plan as rp
+    from agentic_machines.drawing.display import machine_markdown
+    from agentic_machines.errors import UnmatchedPrompt
+
+    with pytest.raises(UnmatchedPrompt, match="first line is 'Q" + "x" * 58 + "…', which"):
+        rp.scripted_model({}).complete("Q" + "x" * 100 + "\nmore")
+    m = FunctionMachine(lambda n: "Ticket: " + "y" * 80, lambda n, c: n + 1, initial=0)
+    assert "with prompt `'Ticket: " + "y" * 29 + "…'`" in machine_markdown(m)

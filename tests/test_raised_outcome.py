@@ -1,7 +1,8 @@
 """A step that raised is an outcome of its own everywhere (issue 36, item 4): explore's
 graph and listing, the diagram (its own node and legend entry), Mermaid, DOT, JSON and
 ``explore --json`` show it as raised, with the exception's type and message, never as
-a plain HALT."""
+a plain HALT; so do run's trace (its table, description and Markdown, saved, loaded and
+replayed) and play's end line."""
 
 from __future__ import annotations
 
@@ -76,3 +77,54 @@ def test_explore_json_from_the_cli(capsys) -> None:
     )
     nodes = json.loads(capsys.readouterr().out)["nodes"]
     assert {n["kind"] for n in nodes} == {"state", "halt", "raised"}
+
+
+def test_run_trace_shows_a_raised_step_as_raised(tmp_path) -> None:
+    from agentic_machines import run
+    from agentic_machines.models import ScriptedModel
+    from agentic_machines.runtime.run import Trace
+
+    m = agent_machine(raiser, name="raiser")
+    trace = run(m, ScriptedModel(["x"]))
+    path = tmp_path / "t.jsonl"
+    trace.save(path)
+    for t in (trace, Trace.load(path), trace.replay(m)):
+        views = {
+            "table": str(t),
+            "describe": t.describe(),
+            "markdown": t._repr_markdown_(),
+        }
+        for name, text in views.items():
+            assert "ended with RAISED (ValueError: bad x)" in text, (name, text)
+            assert "HALT (1)" not in text, (name, text)  # the outcome column, the header
+        assert "outcome     RAISED (ValueError: bad x)" in t.describe()
+    assert run(m, ScriptedModel(["1"])).raised is None  # a normal halt stays HALT
+    assert "HALT (1)" in str(run(m, ScriptedModel(["1"])))
+
+
+def test_a_harness_machine_that_keeps_its_error_runs_to_raised() -> None:
+    from agentic_machines import run
+    from agentic_machines.models import ScriptedModel
+
+    def prog():
+        yield "go"
+        raise KeyError("gone")
+
+    trace = run(HarnessMachine(prog, on_error="halt"), ScriptedModel(["a"]))
+    assert (trace.raised.type, trace.raised.message) == ("KeyError", "'gone'")
+    assert "RAISED (KeyError: 'gone')" in str(trace)
+
+
+def test_play_ends_raised_and_saves_it(tmp_path) -> None:
+    from agentic_machines.cli.play import PlaySession
+    from agentic_machines.runtime.run import Trace
+
+    m = agent_machine(raiser, name="raiser")
+    session = PlaySession("raiser", m, m.initial)
+    assert session.take("x") is None
+    assert session.end_line() == "RAISED (ValueError: bad x) (after 1 step)"
+    assert session.take("y").startswith("the run ended with RAISED (ValueError: bad x);")
+    session.save(tmp_path / "p.jsonl")
+    assert "RAISED (ValueError: bad x)" in str(Trace.load(tmp_path / "p.jsonl"))
+    session.back()
+    assert session.take("1") is None and session.end_line().startswith("HALT (1)")

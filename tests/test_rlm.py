@@ -227,7 +227,7 @@ def test_depth_two_episode_with_a_batched_query_golden():
     assert prompts[4].startswith("<|user|>\nName the city in: ")
     assert "REPL output:\n\nSeine\n" in prompts[6] and prompts[6].startswith(prompts[1])
     outline = rlm.run_outline(prompts)
-    assert outline.splitlines()[3] == "    sub-call: Name the river in: Which river does this"
+    assert outline.splitlines()[3] == "    sub-call: Name the river in: Which river does thi…"
     check_golden(
         GOLDEN / "depth2_trace.txt",
         "== outline ==\n" + outline + "\n" + render_trace(trace, result),

@@ -18,7 +18,6 @@ from agentic_machines.architectures.environments import CountEnv
 from agentic_machines.errors import InvalidArgument
 from agentic_machines.execution import wire
 from agentic_machines.execution.codeexec import drive, drive_rest
-from agentic_machines.execution.confine import probe
 from agentic_machines.execution.sandbox import (
     Limits,
     ProcessRunner,
@@ -40,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import count_to_four  # noqa: E402
 import household  # noqa: E402
 import shop  # noqa: E402
+from _helpers import tool_works  # noqa: E402
 from attack_corpus import OPERATOR  # noqa: E402
 
 LEVELS = ["process"] + (["namespace"] if namespace_tool() else [])
@@ -228,9 +228,7 @@ def test_wire_round_trips_data_and_refuses_malformed_values():
 def test_unshare_fallback_runs_blocks_too(tmp_path):
     if not ProcessRunner("namespace", tool="unshare").tool == "unshare":  # pragma: no cover
         pytest.skip("unshare unavailable")
-    from agentic_machines.execution.confine import probe
-
-    if probe("unshare") is not None:
+    if not tool_works("unshare"):
         pytest.skip("unshare does not work here")
     ex = ProcessRunner("namespace", Limits(timeout_s=5), tool="unshare")
     ex.namespace("m", Scaffold(values={"x": 2}))
@@ -266,9 +264,7 @@ def test_cli_runs_of_rlm_and_repl_plan_are_isolated_by_default(tmp_path, capsys)
 
 # -- what each namespace tool guarantees (bubblewrap and the unshare fallback alike) --------
 def _working_tools() -> list[str]:
-    from agentic_machines.execution.confine import probe
-
-    return [tool for tool in ("bwrap", "unshare") if probe(tool) is None]
+    return [tool for tool in ("bwrap", "unshare") if tool_works(tool)]
 
 
 @pytest.mark.parametrize("tool", _working_tools())
@@ -354,7 +350,7 @@ _PATCH_WORKER = OPERATOR + (
 )
 
 
-TOOLS = [None, *(t for t in ("bwrap", "unshare") if probe(t) is None)]
+TOOLS = [None, *_working_tools()]
 
 
 def _patched_runner(tool):

@@ -64,13 +64,47 @@ def test_a_machine_that_reaches_one_and_true_never_holds_wrongly(wrap, explored)
     # the search merged True into 1, and a verdict that holds is never replayed: it said
     # "holds" of a state the machine reaches; now the machine is refused, saying what to do
     m = _one_then_true(wrap)
-    target = explore(m, completions=["a"]) if explored else m
     with pytest.raises(InvalidMachine, match=r"equal by == but not the same .* tells apart"):
         check_properties(
-            target,
+            explore(m, completions=["a"]) if explored else m,  # explore refuses it first
             properties=[unreachable(lambda s: _last(s) is True)],
             completions=["a"],
         )
+
+
+def _flags(s, c):
+    if s is True:
+        return HALT
+    return True if s == 1 else 1
+
+
+FLAGS = FunctionMachine(lambda s: "p", _flags, initial=0, name="flags", completions=["a"])
+
+
+@pytest.mark.parametrize("wrap", [lambda x: x, lambda x: ("flag", x)], ids=["bare", "in-tuple"])
+def test_explore_refuses_one_and_true_as_check_does(wrap) -> None:
+    # explore merged True into 1 (one node, no word said); now it refuses the machine with
+    # the very error check_properties gives, from the one guard both searches share
+    m = _one_then_true(wrap)
+    with pytest.raises(InvalidMachine) as explored:
+        explore(m, completions=["a"])
+    with pytest.raises(InvalidMachine) as checked:
+        check_properties(m, properties=[never_raises()], completions=["a"])
+    assert str(explored.value) == str(checked.value)
+    assert str(explored.value).startswith(f"flags reaches {wrap(1)!r} (")
+    # a machine whose equal states are of one type still explores (a rebuilt tuple)
+    ring = FunctionMachine(lambda s: "p", lambda s, c: ((s[0] + 1) % 3,), initial=(0,))
+    assert explore(ring, completions=["a"]).number_of_nodes() == 3
+
+
+@pytest.mark.parametrize("json", [[], ["--json"]], ids=["listing", "json"])
+def test_the_explore_command_refuses_one_and_true_in_one_line(json, capsys) -> None:
+    from agentic_machines.cli.commands import main
+
+    assert main(["explore", "tests.test_small_defects:FLAGS", *json]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1, err
+    assert "flags reaches 1 (int) and, at the step 'a' from 1, True (bool)" in err
 
 
 def test_states_equal_with_equal_types_are_still_one_state() -> None:

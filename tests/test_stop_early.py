@@ -142,7 +142,11 @@ def test_an_uncapped_loop_is_a_divergence_by_the_key() -> None:
     r = check_properties(m, m.initial, [never_diverges(key=m.prompt)], completions=["go", "stop"])
     cx = r.counterexample("never_diverges(key=prompt)")
     assert cx.completions == ("go",) and cx.loop == 0
-    assert "came back to the same keys 50 more times" in cx.explanation
+    assert "came back to the same keys 50 more rounds without an exact repeat" in cx.explanation
+    # its histories never repeat and the graph is never whole: it rests on the key, and says so
+    verdict = r.results[0].verdict
+    assert verdict.method == "key" and "by the key, not exhaustive" in str(verdict)
+    assert "exhaustive, every state" not in str(verdict)
 
 
 def test_a_finite_machine_loop_is_decided_exactly_by_the_key() -> None:

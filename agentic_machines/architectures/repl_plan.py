@@ -44,6 +44,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Unpack
 
+from .._text import clip_prompt_repr, counted
 from ..errors import (
     BlocksExceeded,
     BudgetExceeded,
@@ -525,7 +526,9 @@ class _Runtime:
                 status = result.status
                 if status in FAILURE_STATUSES:  # the worker failed: name the typed failure
                     status = f"{status} ({result.error})"
-                self.note(repl.name, "block", f"{status} after {result.attempts} attempt(s)")
+                self.note(
+                    repl.name, "block", f"{status} after {counted(result.attempts, 'attempt')}"
+                )
                 if result.status == "finished":
                     repl.append(f"#ANSWER# {_short_repr(result.value)}\n")
                     self.note(repl.name, "answer", _short_repr(result.value))
@@ -913,7 +916,7 @@ class RoutedModel:
             k = self.used.get(name, 0)
             if k >= len(script):
                 raise ScriptExhausted(
-                    f"scripted_model has {len(script)} block(s) for REPL {name!r} and was asked for block {k + 1}; "
+                    f"scripted_model has {counted(len(script), 'block')} for REPL {name!r} and was asked for block {k + 1}; "
                     f"add a block to blocks[{name!r}] or check why the run needs more",
                     prompt=prompt,
                     index=k,
@@ -922,7 +925,8 @@ class RoutedModel:
             out = script[k]
         else:
             raise UnmatchedPrompt(
-                f"the prompt starts with {first[:60]!r}, not 'REPL: ' or 'DESCRIBE: '",
+                f"the prompt's first line is {clip_prompt_repr(first, 62)}, which starts with neither 'REPL: ' "
+                "nor 'DESCRIBE: '",
                 prompt=prompt,
             )
         self.calls.append((prompt, out))
@@ -940,7 +944,7 @@ def scripted_model(
     >>> m.complete("REPL: main\\n...")
     Traceback (most recent call last):
       ...
-    agentic_machines.errors.ScriptExhausted: scripted_model has 1 block(s) for REPL 'main' and was asked for block 2; add a block to blocks['main'] or check why the run needs more
+    agentic_machines.errors.ScriptExhausted: scripted_model has 1 block for REPL 'main' and was asked for block 2; add a block to blocks['main'] or check why the run needs more
     """
     if blocks is None and descriptions is None:
         blocks, descriptions = COUNT_BLOCKS, COUNT_DESCRIPTIONS

@@ -42,6 +42,7 @@ from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack
 
+from .._text import clip_prompt
 from ..errors import BudgetExceeded, InvalidArgument
 from ..execution.codeexec import Request, contained
 from ..execution.sandbox import Scaffold
@@ -842,7 +843,9 @@ def prompt_summary(prompt: str) -> str:
     """
     if is_single_user_message(prompt) and not prompt.startswith(_SYSTEM_HEAD):
         question = prompt[len("<|user|>\n") : -1].split("\n", 1)[0]
-        return f"sub-call: {question[:40].rstrip()}"
+        return (
+            f"sub-call: {clip_prompt(question.rstrip(), 40)}"  # the cut marked, as every prompt's
+        )
     turn = turn_of(prompt)
     where = "final-answer request" if prompt.endswith(_FINAL_TAIL) else f"turn {turn}"
     meta, _, first_turn = prompt[len(_SYSTEM_HEAD) :].partition("\n<|user|>\n")

@@ -12,7 +12,9 @@ Every verdict is exhaustive up to a bound, and names it: the whole reachable gra
 (for the alphabet given), every run of at most ``max_depth`` steps, or the runs the
 ``max_states`` bound let the search finish. A verdict is never "holds" without that
 bound, and it is "undecided" when a step within it has an unknown outcome (the harness
-raised ``Undecided``).
+raised ``Undecided``). One refutation rests on more than the search: a keyed
+``never_diverges`` whose loop came back to the same keys without an exact repeat, on a
+graph the search did not see whole; its method says so (``"key"``, docs/checking.md).
 
 >>> from agentic_machines import FunctionMachine, HALT
 >>> from agentic_machines.checking import halts_within, never_raises, prompt_length_at_most
@@ -42,9 +44,9 @@ from typing import Any
 
 import networkx as nx
 
-from .._text import clip_prompt_repr
+from .._text import clip_prompt_repr, counted
 from ..batches import check_sendable, run_batches
-from ..errors import ClockDependent, InvalidArgument, equal_states
+from ..errors import ClockDependent, InvalidArgument
 from ..machine import DIVERGE, HALT, AgenticMachine
 from ..runtime.collector import collector_paused
 from ..runtime.parallel import expand_steps
@@ -62,6 +64,7 @@ from ..runtime.search import (
     expand,
     plan,
     rate,
+    refuse_merged,
     search_line,
     walk,
 )
@@ -79,9 +82,10 @@ from .properties import (
     Transition,
     display_names,
     flatten,
+    part_names,
 )
-from .result import CheckResult, Coverage
-from .run_check import confirm, keyed_loop, same_state
+from .result import CheckResult, Counterexample, Coverage
+from .run_check import confirm, keyed_loop
 from .verdicts import Finding, KeyedLoop, Tally, Verdicts, cyclic_states, tally
 
 __all__ = ["check_properties", "Completions", "BATCH"]
@@ -221,6 +225,7 @@ class _Search(Walk, Verdicts):
         self.progress = progress
         self.name = getattr(task.machine, "name", None) or type(task.machine).__name__
         parts = [q for p in props for q in p.parts]
+        self.names = part_names(props)  # a part named in a reason as it is reported
         # Compile the parts by kind: the search calls only what it must.
         self.invariants = list(dict.fromkeys(q for q in parts if isinstance(q, Invariant)))
         self.transitions = list(dict.fromkeys(q for q in parts if isinstance(q, Transition)))
@@ -241,6 +246,20 @@ class _Search(Walk, Verdicts):
         self.keyed_found: dict[NeverDiverges, KeyedLoop] = {}
         # per keyed never_diverges: the key of every state (None once refuted)
         self.keys: dict[NeverDiverges, dict[Any, Any]] = {q: {} for q in self.keyed}
+        # per keyed never_diverges: why a loop it came back to could not be followed
+        self.keyed_unknown: dict[NeverDiverges, str] = {}
+        # per keyed never_diverges: the steps its loops were followed through (the loops
+        # of a search go through the same states again and again)
+        self.followed: dict[NeverDiverges, dict] = {q: {} for q in self.keyed}
+        # per keyed never_diverges refuted only by its key's claim: that counterexample
+        self.by_key: dict[NeverDiverges, Counterexample] = {}
+        # the completions offered at a state, when chosen per prompt (a keyed loop is
+        # followed only through completions the machine is really asked for)
+        self.offered = (
+            None
+            if self.fixed is not None
+            else lambda x: choices(None, self.choose, self.machine.prompt(x), x)
+        )
         # the prompts a batch's expansion computed, until the loop records their states
         self.computed: dict[Any, str] = {}
         self.back_edges = 0  # steps to a state seen before: only they can close a cycle
@@ -259,6 +278,7 @@ class _Search(Walk, Verdicts):
         self.truncated: str | None = reason if self.record.cut else None
         self.graph = tally(self.record)
         self.bound_depth = self._bound_depth()
+        self._decide_keyed()
         return self._result(began, self.record.queued, reporter)
 
     def _begin(self) -> None:
@@ -393,10 +413,7 @@ class _Search(Walk, Verdicts):
                     self.back_edges += 1
                     # the state as recorded (the start has no parent)
                     held = first[2] if first is not None else self.start
-                    if held is not t and not same_state(held, t):
-                        # 1 and True are one dict key: a verdict on them would be unsound
-                        where = f"the step {short_repr(c)} from {short_repr(s)}"
-                        raise equal_states(self.machine.name, held, t, where)
+                    refuse_merged(self.machine.name, held, t, s, c)
             if transitions:
                 self._check_transition(s, c, t)
             if logs:
@@ -481,7 +498,7 @@ class _Search(Walk, Verdicts):
                     state,
                     None,
                     None,
-                    f"{inv.name} is false in state {short_repr(state, 40, near)} (prompt of "
+                    f"{self.names[inv]} is false in state {short_repr(state, 40, near)} (prompt of "
                     f"{len(prompt):,} characters: {clip_prompt_repr(prompt, 60, before)})",
                 )
 
@@ -500,7 +517,10 @@ class _Search(Walk, Verdicts):
                 self.found.setdefault(
                     hq,
                     Finding(
-                        s, c, DIVERGE, f"the harness returned DIVERGE (↑) after {n} model call(s)"
+                        s,
+                        c,
+                        DIVERGE,
+                        f"the harness returned DIVERGE (↑) after {counted(n, 'model call')}",
                     ),
                 )
 
@@ -510,7 +530,7 @@ class _Search(Walk, Verdicts):
         for every k at least its depth (found breadth-first: a shortest such run)."""
         d = self.record.depth[s]
         why = (
-            f"the run is stuck after {d} model call(s) in {short_repr(s)}: the "
+            f"the run is stuck after {counted(d, 'model call')} in {short_repr(s)}: the "
             "completions function offered no completion for its prompt, and a stuck run has not halted"
         )
         for q in self.halting:
@@ -546,7 +566,7 @@ class _Search(Walk, Verdicts):
                 t,
                 None,
                 None,
-                f"the key of {q.name} raised {type(exc).__name__}: {exc}",
+                f"the key of {self.names[q]} raised {type(exc).__name__}: {exc}",
             )
             self.keyed_found[q] = KeyedLoop(t, None, self.found[q].why)
             return
@@ -556,19 +576,53 @@ class _Search(Walk, Verdicts):
         for n in range(len(path) - 2, -1, -1):  # the nearest earlier state first
             if keys[path[n]] != key:
                 continue
-            loop = [parent[k][1] for k in path[n + 1 :]]  # type: ignore[index]
-            forever = keyed_loop(self.machine, q, t, loop, [keys[k] for k in path[n + 1 :]])
-            if forever is None:
+            loop = tuple(parent[k][1] for k in path[n + 1 :])  # type: ignore[index]
+            loop_keys = tuple(keys[k] for k in path[n + 1 :])
+            follow = keyed_loop(
+                self.machine, q, t, loop, loop_keys, offered=self.offered, memo=self.followed[q]
+            )
+            if follow is None:
+                continue
+            if follow.kind == "unknown":
+                self.keyed_unknown.setdefault(q, follow.why)
                 continue
             at = depth[path[n]]
             why = (
                 f"after step {depth[t]} the run is in {short_repr(t, 40, [path[n]])}, whose key "
-                f"{short_repr(key)} is the key of {short_repr(path[n], 40, [t])} (step {at}), "
-                f"and {forever}"
+                f"{short_repr(key)} is the key of {short_repr(path[n], 40, [t])} (step {at}), and "
             )
-            self.found[q] = Finding(t, None, None, why)
-            self.keyed_found[q] = KeyedLoop(t, at, why)
+            # an open loop (no exact repeat yet) counts as found, so the search may stop
+            # early on it; after the search it is decided exactly when the graph is whole
+            self.found[q] = Finding(t, None, None, why + follow.why)
+            if not follow.kind == "open":
+                self.followed[q].clear()  # no loop of q is followed again
+            self.keyed_found[q] = KeyedLoop(
+                t, at, why + follow.why, follow.kind == "open", loop, loop_keys, why
+            )
             return
+
+    def _decide_keyed(self) -> None:
+        """Decide each open keyed loop exactly when the search saw the whole reachable
+        graph: a run repeating a loop of ``L`` completions through ``R`` reachable states
+        repeats a (state, place in the loop) pair, or ends or leaves the keys, within
+        ``R * L`` steps (pigeonhole). Elsewhere an open loop stays a refutation by the key."""
+        if self.bound_depth is not None or self.record.stopped or self.graph.unknown:
+            return
+        size = len(self.record.prompts)
+        for q, found in list(self.keyed_found.items()):
+            memo = self.followed.pop(q, {})
+            if not found.by_key:
+                continue
+            follow = keyed_loop(
+                self.machine, q, found.at, found.loop, found.keys, size, self.offered, memo
+            )
+            if follow is not None and follow.kind == "forever":
+                why = found.head + follow.why
+                self.keyed_found[q] = found._replace(why=why, by_key=False)
+                continue
+            del self.keyed_found[q]  # no divergence by this loop (a reachable cycle, if any,
+            if follow is not None:  # still refutes: its lasso); a step unknown: undecided
+                self.keyed_unknown.setdefault(q, follow.why)
 
     def _check_transition(self, s: Any, c: str, t: Any) -> None:
         for tp in self.transitions:
@@ -586,7 +640,7 @@ class _Search(Walk, Verdicts):
                     s,
                     c,
                     t,
-                    f"{tp.name} is false of the step {short_repr(s, 40, [t])} --{short_repr(c)}--> "
+                    f"{self.names[tp]} is false of the step {short_repr(s, 40, [t])} --{short_repr(c)}--> "
                     f"{short_repr(t, 40, [s])}",
                 )
 

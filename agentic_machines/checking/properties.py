@@ -57,6 +57,7 @@ __all__ = [
     "parse_property",
     "PROPERTY_NAMES",
     "display_names",
+    "part_names",
     "spell_property",
 ]
 
@@ -675,6 +676,33 @@ def display_names(properties: Sequence[Property]) -> list[str]:
         seen[name] = seen.get(name, 0) + 1
         out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
     return out
+
+
+def part_names(properties: Sequence[Property]) -> dict[Property, str]:
+    """The name each part of ``properties`` is named by in a reason: a property checked
+    on its own by its :func:`display_names` name (``#2`` when an earlier one has its
+    name), a part of a conjunction by its own name, made unique the same way.
+
+    >>> a, b = unreachable(lambda s: s == 1), unreachable(lambda s: s == 2)
+    >>> list(part_names([a, b & never_raises()]).values())
+    ['unreachable(<lambda>)', 'unreachable(<lambda>)#2', 'never_raises()']
+    """
+    names: dict[Property, str] = {}
+    for p, label in zip(properties, display_names(properties)):
+        if p.parts == (p,):
+            names.setdefault(p, label)
+    taken = set(names.values())
+    for p in properties:
+        for q in p.parts:
+            if q in names:
+                continue
+            name, n = q.name, 1
+            while name in taken:
+                n += 1
+                name = f"{q.name}#{n}"
+            names[q] = name
+            taken.add(name)
+    return names
 
 
 def flatten(properties: Property | Sequence[Property]) -> list[Property]:

@@ -124,7 +124,9 @@ def check_agent(
     if not cxs:
         return Outcome(result, _undecided(result))
     cx = min(cxs, key=len)
-    how = f"{result.method}, {result.bound}"
+    # how this refutation is known: a keyed loop's may rest on its key, not the search
+    method = next(r.verdict.method for r in result.results if r.counterexample is cx)
+    how = f"{'by the key, not exhaustive' if method == 'key' else result.method}, {result.bound}"
     text = _failure(machine, cx, db, test_id, target, how, result)
     return Outcome(result, text)
 

@@ -425,9 +425,11 @@ class CheckResult:
         Text for a terminal: a completion or an exception message quoted in it has its
         control characters escaped (``\\x1b``), so model output never drives the terminal.
         """
-        lines = [
-            f"{self.machine}: {len(self.results)} propert{'y' if len(self.results) == 1 else 'ies'}, {self.method}, {self.bound}"
-        ]
+        head = f"{self.machine}: {counted(len(self.results), 'property', 'properties')}, {self.method}, {self.bound}"
+        keyed = [r.name for r in self.results if r.verdict.method == "key"]
+        if keyed:  # a verdict that rests on a key's claim is not what the search showed
+            head += f"; {', '.join(keyed)}: by the key, not {self.method}"
+        lines = [head]
         for r in self.results:
             mark = {True: "PASS", False: "FAIL", None: "UNDECIDED"}[r.verdict.holds]
             lines.append(f"{mark} {r.name}: {r.verdict}")

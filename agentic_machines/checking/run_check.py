@@ -25,14 +25,14 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import fields, is_dataclass, replace
-from typing import Any
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 from .._outcome import is_end
 from .._text import clip, clip_prompt_repr, counted, one_line
 from ..errors import CertificateError, PropertyViolation, Undecided, equal_states
 from ..machine import DIVERGE, AgenticMachine
-from ..runtime.search import UndecidedStep, expand
+from ..runtime.search import UndecidedStep, expand, same_state
 from ..verdict import short_repr
 from .properties import (
     EffectsAtMostOnce,
@@ -53,6 +53,7 @@ __all__ = [
     "recheck",
     "new_log",
     "keyed_loop",
+    "KeyedFollow",
     "KEYED_ROUNDS",
 ]
 
@@ -68,8 +69,25 @@ def _key(p: NeverDiverges, state: Any) -> Any:
 
 
 KEYED_ROUNDS = 50
-"""How many more times :func:`keyed_loop` repeats a keyed loop whose states never repeat
-exactly (an agent's histories) before it takes the loop for one that never ends."""
+"""How many more rounds :func:`keyed_loop` repeats a keyed loop whose states never repeat
+exactly before it stops and says so (an agent's histories never repeat: then only the
+key's claim, that states with one key are one situation, makes the loop a divergence)."""
+
+
+class KeyedFollow(NamedTuple):
+    """How repeating a keyed loop went when it did not stop: ``kind`` is ``"forever"`` (a
+    state repeated at the same place of the loop: the run goes round for ever, exact),
+    ``"open"`` (``rounds`` more rounds came back to the same keys, no state repeated: a
+    divergence only by the key's claim) or ``"unknown"`` (a step's outcome is unknown: the
+    harness raised ``Undecided``); ``why`` ends the explanation.
+
+    >>> KeyedFollow("open", "it came back", 50).rounds
+    50
+    """
+
+    kind: str
+    why: str
+    rounds: int
 
 
 def keyed_loop(
@@ -78,51 +96,100 @@ def keyed_loop(
     end: Any,
     loop: Sequence[str],
     keys: Sequence[Any],
-) -> str | None:
+    rounds: int = KEYED_ROUNDS,
+    offered: Callable[[Any], Iterable[str]] | None = None,
+    memo: dict[tuple[Any, str], tuple[Any, Any]] | None = None,
+) -> KeyedFollow | None:
     """Whether a run that came back to a key really goes round for ever: ``None`` when
-    it does not, else why it does (the end of the explanation).
+    it does not, else how far repeating the loop went (:class:`KeyedFollow`).
 
     The run is in ``end`` after the completions ``loop``, whose states had the keys
     ``keys`` (one per completion: the key after it; the last is the key ``end`` shares
     with the state where the loop began). Repeating ``loop`` from ``end`` must bring the
-    same keys back in the same order: until a state repeats exactly at the same place of
-    the loop (then the run goes round for ever: exact), or for :data:`KEYED_ROUNDS`
-    rounds when the states never repeat (an agent's histories: said in the reason). A
-    round that ends the run, or reaches another key, shows that the key left out what
-    stops the loop (a turn counter): that is no divergence.
+    same keys back in the same order, each completion one that ``offered(state)`` offers
+    there (when given: completions chosen per prompt), until a state repeats exactly at
+    the same place of the loop (``"forever"``: exact). A step that ends the run, reaches
+    another key or takes a completion not offered shows that the run does not go round
+    for ever (the key left out what stops the loop: a turn counter): ``None``. After
+    ``rounds`` rounds without either it stops (``"open"``). On a finite machine whose
+    ``R`` reachable states are all known, ``rounds = R`` decides it: the ``R * len(loop)``
+    pairs (state, place in the loop) cannot all differ for longer. ``memo`` keeps each
+    step taken (and its key) for the next call: a search follows many loops through the
+    same states.
 
     >>> from agentic_machines import FunctionMachine, HALT
     >>> from agentic_machines.checking import never_diverges
-    >>> capped = FunctionMachine(lambda n: "go?", lambda n, c: HALT if n == 3 else n + 1)
+    >>> capped = FunctionMachine(lambda n: "go?", lambda n, c: HALT if n == 60 else n + 1)
     >>> p = never_diverges(key=capped.prompt)
-    >>> keyed_loop(capped, p, 1, ["go"], ["go?"]) is None  # the counter stops it after 3
+    >>> keyed_loop(capped, p, 1, ["go"], ["go?"]).kind  # 50 rounds do not reach the cap
+    'open'
+    >>> keyed_loop(capped, p, 1, ["go"], ["go?"], rounds=61) is None  # 61 states: decided
     True
     >>> endless = FunctionMachine(lambda n: "go?", lambda n, c: (n + 1) % 4)
-    >>> keyed_loop(endless, p, 1, ["go"], ["go?"])
+    >>> keyed_loop(endless, p, 1, ["go"], ["go?"]).why
     'repeating them from there comes back to the same keys until, after 4 rounds, the run is in state 1 again: it never ends'
     """
     seen = {(end, 0)}
     x = end
-    for rounds in range(1, KEYED_ROUNDS + 1):
-        for i, c in enumerate(loop):
+    size = len(loop)
+    known: dict[tuple[Any, str], tuple[Any, Any]] = {} if memo is None else memo
+    for step in range(rounds * size):
+        i = step % size
+        c = loop[i]
+        went = known.get((x, c))
+        if went is None:
             try:
-                x = machine.harness(x, c)
-            except Exception:  # noqa: BLE001 - a step that raises ends the run: no loop
-                return None
-            if x is None or is_end(x) or _key(p, x) != keys[i]:
-                return None
-            place = (x, (i + 1) % len(loop))
-            if place in seen:
-                return (
-                    f"repeating them from there comes back to the same keys until, after "
-                    f"{counted(rounds, 'round')}, the run is in state {short_repr(x)} "
-                    "again: it never ends"
-                )
-            seen.add(place)
-    return (
-        f"repeating them from there came back to the same keys {KEYED_ROUNDS} more times (the "
-        "states never repeat exactly: the key says they are the same situation)"
+                went = _keyed_step(machine, p, x, c, offered)
+            except Undecided as exc:
+                why = f"repeating the loop met a step whose outcome is unknown: {exc}"
+                return KeyedFollow("unknown", why, step // size)
+            known[(x, c)] = went
+        x, key = went
+        if x is _GONE or key != keys[i]:
+            return None
+        place = (x, (i + 1) % size)
+        if place in seen:
+            went_round = step // size + 1
+            return KeyedFollow(
+                "forever",
+                f"repeating them from there comes back to the same keys until, after "
+                f"{counted(went_round, 'round')}, the run is in state {short_repr(x)} "
+                "again: it never ends",
+                went_round,
+            )
+        seen.add(place)
+    return KeyedFollow(
+        "open",
+        f"repeating them from there came back to the same keys {counted(rounds, 'more round')} "
+        "without an exact repeat (the states never repeat exactly: the key says they are "
+        "the same situation)",
+        rounds,
     )
+
+
+_GONE = object()
+"""Where a followed step goes when it ends the run, raises or is not offered."""
+
+
+def _keyed_step(
+    machine: AgenticMachine,
+    p: NeverDiverges,
+    x: Any,
+    c: str,
+    offered: Callable[[Any], Iterable[str]] | None,
+) -> tuple[Any, Any]:
+    """The state ``c`` takes ``x`` to and its key, or ``(_GONE, None)``; raises ``Undecided``."""
+    try:
+        if offered is not None and c not in offered(x):
+            return _GONE, None  # the machine is never asked this there: no loop to follow
+        t = machine.harness(x, c)
+    except Undecided:
+        raise
+    except Exception:  # noqa: BLE001 - a step that raises ends the run: no loop
+        return _GONE, None
+    if t is None or is_end(t):
+        return _GONE, None
+    return t, _key(p, t)
 
 
 class RunCheck:
@@ -130,9 +197,17 @@ class RunCheck:
     and raises :class:`PropertyViolation` when the run so far breaks a property."""
 
     def __init__(
-        self, machine: AgenticMachine, start: Any, parts: list[Property], log: dict
+        self,
+        machine: AgenticMachine,
+        start: Any,
+        parts: list[Property],
+        log: dict,
+        offered: Callable[[str], Iterable[str]] | None = None,
     ) -> None:
         self.machine, self.parts, self.log = machine, parts, log
+        # the completions offered per prompt, when known: a keyed loop is followed only
+        # through completions the machine is really asked for (as the search does)
+        self.offered = None if offered is None else (lambda x: list(offered(machine.prompt(x))))
         self.logs = [p.log(machine) for p in parts if isinstance(p, EffectsAtMostOnce)]
         self.effect_parts = [p for p in parts if isinstance(p, EffectsAtMostOnce)]
         self.done: list[dict] = [{} for _ in self.logs]  # per log: request -> executions
@@ -181,7 +256,7 @@ class RunCheck:
                     p,
                     p.fn,
                     (s, c, t),
-                    f"{p.name} is false of the step {short_repr(s, 40, [t])} --{short_repr(c)}--> "
+                    f"{self._name(p)} is false of the step {short_repr(s, 40, [t])} --{short_repr(c)}--> "
                     f"{short_repr(t, 40, [s])}",
                 )
             elif isinstance(p, NeverRaises) and type(t) is Raised:
@@ -190,7 +265,8 @@ class RunCheck:
                 if t is DIVERGE and len(self.completions) <= p.k:
                     self._fail(
                         p,
-                        f"the harness returned DIVERGE (↑) after {len(self.completions)} model call(s)",
+                        f"the harness returned DIVERGE (↑) after "
+                        f"{counted(len(self.completions), 'model call')}",
                     )
                 if not ended and len(self.completions) == p.k:
                     self._fail(p, f"after {p.k} model calls the run has not halted")
@@ -209,13 +285,16 @@ class RunCheck:
                     key, seen = self._keyed(p, t), self.keyed[p]
                     for at in reversed(seen.get(key, ())):  # the nearest earlier one first
                         keys = [self._keyed(p, x) for x in self.states[at + 1 :]]
-                        forever = keyed_loop(self.machine, p, t, self.completions[at:], keys)
-                        if forever is not None:
+                        follow = keyed_loop(
+                            self.machine, p, t, self.completions[at:], keys, offered=self.offered
+                        )
+                        if follow is not None and follow.kind != "unknown":
                             self._fail(
                                 p,
                                 f"the run is in {short_repr(t)}, whose key {short_repr(key)} is the "
-                                f"key of the state at step {at}, and {forever}",
+                                f"key of the state at step {at}, and {follow.why}",
                                 loop=at,
+                                by_key=follow.kind == "open",
                             )
                     seen.setdefault(key, []).append(len(self.completions))
         for p, done, new in zip(self.effect_parts, self.done, executed):
@@ -248,17 +327,21 @@ class RunCheck:
                     p,
                     p.fn,
                     (state, prompt),
-                    f"{p.name} is false in state {short_repr(state, 40, near)} (prompt of "
+                    f"{self._name(p)} is false in state {short_repr(state, 40, near)} (prompt of "
                     f"{len(prompt):,} characters: {clip_prompt_repr(prompt, 60, before)})",
                 )
             elif isinstance(p, HaltsWithin) and p.k == 0 and not self.completions:
                 self._fail(p, "after 0 model calls the run has not halted")
 
+    def _name(self, p: Property) -> str:
+        """The name ``p`` is reported under (``log["names"]``, when the caller set it)."""
+        return str(self.log.get("names", {}).get(p, p.name))
+
     def _keyed(self, p: NeverDiverges, state: Any) -> Any:
         try:
             return _key(p, state)
         except Exception as exc:  # noqa: BLE001 - a broken key is reported as failing, as check does
-            self._fail(p, f"the key of {p.name} raised {type(exc).__name__}: {exc}")
+            self._fail(p, f"the key of {self._name(p)} raised {type(exc).__name__}: {exc}")
 
     def _verify(self, p: Property, fn: Callable[..., bool], args: tuple, why: str) -> None:
         try:
@@ -268,7 +351,9 @@ class RunCheck:
         if not ok:
             self._fail(p, why)
 
-    def _fail(self, p: Property, why: str, loop: int | None = None) -> None:
+    def _fail(self, p: Property, why: str, loop: int | None = None, by_key: bool = False) -> None:
+        """Record and raise the failure; ``by_key``: it rests on a key's claim (a keyed loop
+        followed without an exact repeat), which the verdict's method then says."""
         cx = Counterexample(
             p.name,
             tuple(self.completions),
@@ -280,8 +365,11 @@ class RunCheck:
             getattr(self.machine, "initial", None),
         )
         self.log["failures"].append(cx)
+        if by_key:
+            self.log["by_key"].append(cx)
         raise PropertyViolation(
-            f"{p.name} failed after {len(cx)} step(s): {why}\n{cx.describe()}\n{cx.snippet()}", cx
+            f"{self._name(p)} failed after {counted(len(cx), 'step')}: {why}\n{cx.describe()}\n{cx.snippet()}",
+            cx,
         )
 
 
@@ -329,45 +417,12 @@ def recheck(
     return None
 
 
-def same_state(a: Any, b: Any) -> bool:
-    """``a == b``, with the types of ``a``'s and ``b``'s parts equal too (in tuples,
-    frozensets and dataclasses): ``1`` and ``True``, ``('f', 1)`` and ``('f', True)`` are
-    not the same state, though ``==`` (and so any set or dict) takes them for one.
-
-    >>> same_state(("f", 1), ("f", 1)), same_state(("f", 1), ("f", True)), same_state(1, 1.0)
-    (True, False, False)
-    """
-    if a is b:
-        return True
-    kind = type(a)
-    if kind is type(b) and kind in _ATOMS:  # no parts: equal values of one type (fast path)
-        return bool(a == b)
-    return a == b and _typed(a) == _typed(b)
-
-
-_ATOMS = frozenset({int, str, float, bytes, bool, complex, type(None)})
-
-
-def _typed(x: Any) -> Any:
-    """``x`` as a value whose ``==`` also compares the types of ``x`` and its parts."""
-    kind = type(x)
-    if kind in _ATOMS:
-        return kind, x
-    if isinstance(x, tuple):
-        return kind, tuple(map(_typed, x))
-    if isinstance(x, frozenset):
-        return kind, frozenset(map(_typed, x))
-    if is_dataclass(x) and not isinstance(x, type):
-        return kind, tuple(_typed(getattr(x, f.name)) for f in fields(x) if f.compare)
-    return kind, x
-
-
 def new_log(tick: Callable[[], None] | None = None) -> dict[str, Any]:
     """A fresh log of what runs saw (states, prompts, edges, counts, failures);
     ``tick`` is called as each Hypothesis run starts.
 
     >>> sorted(new_log())[:4]
-    ['depth', 'edges', 'failures', 'prompts']
+    ['by_key', 'depth', 'edges', 'failures']
     """
     return {
         "tick": tick,
@@ -380,6 +435,7 @@ def new_log(tick: Callable[[], None] | None = None) -> dict[str, Any]:
         "depth": 0,
         "runs": 0,
         "failures": [],
+        "by_key": [],  # the failures that rest on a key's claim (keyed_loop's "open")
     }
 
 
@@ -448,7 +504,7 @@ def _replay_breaks(
     parts = list(dict.fromkeys(prop.parts))
     n = len(cx.completions)
     try:
-        run = RunCheck(machine, cx.start, parts, new_log())
+        run = RunCheck(machine, cx.start, parts, new_log(), offered)
     except PropertyViolation:
         return (
             ""
@@ -465,7 +521,7 @@ def _replay_breaks(
             if mismatch:
                 return mismatch
             if i < n - 1:
-                return f"the replayed run breaks it after {i + 1} step(s), before its last step"
+                return f"the replayed run breaks it after {counted(i + 1, 'step')}, before its last step"
             return ""
         if type(run.states[-1]) is UndecidedStep:
             raise Undecided(run.states[-1].reason)
@@ -473,9 +529,7 @@ def _replay_breaks(
         if mismatch:
             return mismatch
         if run.ended and i < n - 1:
-            return (
-                f"the replayed run ended after {i + 1} step(s), with {short_repr(run.states[-1])}"
-            )
+            return f"the replayed run ended after {counted(i + 1, 'step')}, with {short_repr(run.states[-1])}"
     # Breaks that one run's steps cannot show: a lasso of halts_within, a stuck run.
     end = run.states[-1]
     for q in parts:
@@ -490,7 +544,7 @@ def _replay_breaks(
         # keeps its steps (a cache of live runs, an effect journal) replays them without
         # running the tool again, so the double execution the search saw need not recur.
         return EFFECTS_SEEN
-    return f"the replayed run of {n} step(s) ends in {short_repr(end)} and breaks nothing"
+    return f"the replayed run of {counted(n, 'step')} ends in {short_repr(end)} and breaks nothing"
 
 
 EFFECTS_SEEN = (

@@ -53,6 +53,7 @@ from .properties import (
     Property,
     display_names,
     flatten,
+    part_names,
 )
 from .result import CheckResult, Counterexample, Coverage, PropertyResult
 from .run_check import PropertyViolation, RunCheck, confirm, new_log
@@ -194,6 +195,8 @@ def hypothesis_check(
             machine, start, [prop], completions=completions, max_steps=max_steps, on_run=tick
         )
         holder.append(cls)
+        cls.log["names"] = part_names([prop])  # reasons name it as it is reported
+        cls.log["names"][prop] = label
         config = settings(
             cls.TestCase.settings,
             max_examples=max_examples,
@@ -222,11 +225,13 @@ def hypothesis_check(
         claim = f"{prop.claim()}, on runs of at most {max_steps} generated completions"
         runs = log["runs"]
         if cx is not None:
+            # a keyed loop followed without an exact repeat: it rests on the key's claim
+            by_key = any(cx is k for k in log["by_key"])
             cx = Counterexample(label, *_fields(cx))
             verdict = Verdict(
                 False,
                 claim,
-                "sampled",
+                "key" if by_key else "sampled",
                 runs,
                 reason=f"counterexample of {counted(len(cx), 'step')}, shrunk: {cx.explanation}",
             )
@@ -242,7 +247,7 @@ def hypothesis_check(
             reason = f"no counterexample in {runs} runs"
             if log["unknown"]:  # those runs ended at a step no fact decided: say so
                 reason += (
-                    f"; {log['unknown']} run(s) ended at an undecided step, not checked past "
+                    f"; {counted(log['unknown'], 'run')} ended at an undecided step, not checked past "
                     f"it ({log['unknown_reason']})"
                 )
             verdict = Verdict(True, claim, "sampled", runs, reason=reason)

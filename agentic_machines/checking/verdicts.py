@@ -55,7 +55,10 @@ class Finding(NamedTuple):
 class KeyedLoop(NamedTuple):
     """What refutes a keyed ``never_diverges``: the run to state ``at`` goes on for ever
     from step ``start`` (where an earlier state has ``at``'s key; ``None`` when the key
-    itself raised at ``at``), and ``why`` in words.
+    itself raised at ``at``), and ``why`` in words. ``by_key``: repeating the ``loop``
+    (its completions; ``keys``, the key after each) came back to the same keys without
+    an exact repeat, so only the key's claim makes it a divergence; ``head`` is ``why``
+    before what repeating the loop showed.
 
     >>> KeyedLoop(5, 2, "the key repeats").start
     2
@@ -64,6 +67,10 @@ class KeyedLoop(NamedTuple):
     at: Any
     start: int | None
     why: str
+    by_key: bool = False
+    loop: tuple[str, ...] = ()
+    keys: tuple[Any, ...] = ()
+    head: str = ""
 
 
 class Tally(NamedTuple):
@@ -144,6 +151,8 @@ class Verdicts:
     # what the search found
     found: dict[Property, Finding]
     keyed_found: dict[NeverDiverges, KeyedLoop]
+    keyed_unknown: dict[NeverDiverges, str]  # why a keyed loop could not be followed
+    by_key: dict[NeverDiverges, Counterexample]  # the counterexamples resting on a key
     # how it stopped
     truncated: str | None
     bound_depth: int | None
@@ -155,7 +164,9 @@ class Verdicts:
         claim = f"{prop.claim()}, for {alphabet_name(self.fixed)}"
         checked = self.graph.transitions
         if refuted:
-            cx = min((cx for cx, _ in refuted), key=len)
+            # an exact counterexample is preferred to one that rests on a key's claim
+            exact = [cx for cx, _ in refuted if not any(cx is k for k in self.by_key.values())]
+            cx = min(exact or [cx for cx, _ in refuted], key=len)
             cx = Counterexample(
                 label,
                 cx.completions,
@@ -169,9 +180,10 @@ class Verdicts:
             verdict = Verdict(
                 False,
                 claim,
-                "exhaustive",
+                "exhaustive" if exact else "key",
                 checked,
-                reason=f"counterexample of {counted(len(cx), 'step')}: {cx.explanation}",
+                reason=f"counterexample of {counted(len(cx), 'step')}: {cx.explanation}"
+                + ("" if exact else self._by_key_note()),
                 details={"counterexample": cx},
             )
             return PropertyResult(prop, verdict, cx, label)
@@ -196,6 +208,15 @@ class Verdicts:
             )
         return PropertyResult(
             prop, Verdict(True, claim, "exhaustive", checked, reason=reason), None, label
+        )
+
+    def _by_key_note(self) -> str:
+        """Why a refutation rests on a key: the search did not see the whole graph."""
+        return (
+            f"; not exhaustive: the search did not see the whole reachable graph "
+            f"({self._truncation_text()}), on which a keyed loop is decided exactly, so this "
+            "refutation rests on the key; on a finite machine a search that runs to its end "
+            "(stop_early=False, a larger max_states) decides it"
         )
 
     def _part(self, q: Property) -> tuple[Counterexample | None, str]:
@@ -292,11 +313,17 @@ class Verdicts:
         if lasso is not None:
             candidates.append(lasso)
         if q in self.keyed_found:
-            s, start, why = self.keyed_found[q]
-            candidates.append(self._path_cx(q, s, None, None, why, loop=start))
+            s, start, why, by_key = self.keyed_found[q][:4]
+            cx = self._path_cx(q, s, None, None, why, loop=start)
+            if not by_key:
+                candidates.append(cx)
+            elif not candidates:  # only the key's claim refutes it: the method says so
+                self.by_key[q] = cx
+                return cx, ""
         if candidates:
             return min(candidates, key=len), ""
         reasons = [self._unknown_text()] if self.graph.unknown else []
+        reasons += [self.keyed_unknown[q]] if q in self.keyed_unknown else []
         return None, "; ".join(reasons)
 
     def _lasso(self, q: Property) -> Counterexample | None:
@@ -368,7 +395,7 @@ class Verdicts:
                         s,
                         c,
                         DIVERGE,
-                        f"the harness returned DIVERGE (↑) after {depth[s] + 1} model call(s)",
+                        f"the harness returned DIVERGE (↑) after {counted(depth[s] + 1, 'model call')}",
                     )
                 )
         if k >= len(self.record.prompts):
@@ -390,7 +417,7 @@ class Verdicts:
             for u in layer:
                 if u not in complete:
                     open_end = open_end or (
-                        f"a run is in {short_repr(u)} after {j} step(s) and the "
+                        f"a run is in {short_repr(u)} after {counted(j, 'step')} and the "
                         f"search did not expand it ({self._truncation_text() or 'bounded'})"
                     )
                 for v, c in self._state_succ(u):

@@ -573,10 +573,11 @@ print(o.kind, o.state)
     ),
     Term(
         "verdict",
-        "holds | refuted | undecided,  with method ∈ {exhaustive, fact:F…, sampled}",
+        "holds | refuted | undecided,  with method ∈ {exhaustive, fact:F…, sampled, key}",
         "The answer of every check, with how it knows: exhaustive (every state and "
-        "completion), by a named fact whose premise was checked, or sampled N times (never "
-        "called a proof). A holding verdict carries a witness, a refuted one an obstruction; "
+        "completion), by a named fact whose premise was checked, sampled N times (never "
+        "called a proof), or by a never_diverges key's claim (a loop that came back to the "
+        "same keys without an exact repeat, on a graph not searched whole). A holding verdict carries a witness, a refuted one an obstruction; "
         "undecided says what is missing.",
         """\
 from agentic_machines import is_spe_state

@@ -112,6 +112,8 @@ class PlaySession:
     # How each ended run ended (the step's index -> the note), taken when the step ran:
     # the machine's record of it (an evaluator's last_record) is gone after the next step.
     _notes: dict[int, str] = field(default_factory=dict, repr=False)
+    # The run's message when its program raised (raised_note): the trace ends raised.
+    _raised: dict[int, str] = field(default_factory=dict, repr=False)
     _printed: dict[int, str] = field(default_factory=dict, repr=False)  # an agent's prints
 
     @property
@@ -132,7 +134,7 @@ class PlaySession:
         """
 
         if self.ended:
-            return f"the run ended with {show_outcome(self.state)}; :back undoes that step, quit leaves"
+            return f"the run ended with {self._outcome()}; :back undoes that step, quit leaves"
         try:
             one = run(self.machine, ScriptedModel([completion]), self.state, max_steps=1)
         except Exception as exc:  # noqa: BLE001 - the harness refused this completion: say so, ask again
@@ -148,6 +150,8 @@ class PlaySession:
             note = end_note(self.machine, one)
             if note is not None:
                 self._notes[len(self.steps) - 1] = note
+            if one.raised is not None and one.message is not None:
+                self._raised[len(self.steps) - 1] = one.message
         return None
 
     def end_line(self) -> str:
@@ -158,17 +162,25 @@ class PlaySession:
         >>> m = agent_machine(lambda model: {"a": 1}[model("key?")])
         >>> s = PlaySession("keys", m, m.initial)
         >>> s.take("b"), s.end_line()
-        (None, "HALT (1): agent raised KeyError: 'b' (after 1 step)")
+        (None, "RAISED (KeyError: 'b') (after 1 step)")
         """
-        note = self._notes.get(len(self.steps) - 1)
+        raised = len(self.steps) - 1 in self._raised  # the outcome says it all
+        note = None if raised else self._notes.get(len(self.steps) - 1)
         said = f": {note}" if note else ""
-        return f"{show_outcome(self.state)}{said} (after {_steps(len(self.steps))})"
+        return f"{self._outcome()}{said} (after {_steps(len(self.steps))})"
+
+    def _outcome(self) -> str:
+        """The outcome the run is at, as the trace shows it: a step that raised as raised."""
+        if not self.steps:
+            return show_outcome(self.state)
+        return self.trace().shown_outcome(self.steps[-1])
 
     def back(self) -> bool:
         """Undo the last step; False when there is none."""
         if not self.steps:
             return False
         self._notes.pop(len(self.steps) - 1, None)
+        self._raised.pop(len(self.steps) - 1, None)
         self._printed.pop(len(self.steps) - 1, None)
         self.steps.pop()
         return True
@@ -178,7 +190,8 @@ class PlaySession:
         until the run halts or diverges)."""
 
         end = self.state if self.ended else "incomplete"
-        trace = Trace(machine=self.name, start=self.start, steps=list(self.steps), end=end)
+        said = self._raised.get(len(self.steps) - 1) if self.ended else None
+        trace = Trace(self.name, self.start, list(self.steps), end, said)
         trace.outputs = dict(self._printed)
         return trace
 

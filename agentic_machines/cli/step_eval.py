@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from .._text import ending_line
+from .._text import counted, ending_line
 from ..errors import EvaluationError, InvalidArgument, MalformedProgram, ParseError, Undecided
 from ..machine import DIVERGE, HALT
 
@@ -114,7 +114,7 @@ def _completion(
             return completions[index]
         raise InvalidArgument(
             f"the program made llm call {index + 1} (prompt {prompt!r}) but the script has "
-            f"only {len(completions)} completion(s); add more to the script"
+            f"only {counted(len(completions), 'completion')}; add more to the script"
         )
     if ask is not None:
         ask(f"      llm {prompt!r}> ")

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from .._files import excerpt
+from .._text import counted
 from ..errors import AgenticMachinesError, InvalidArgument, ReplayMismatch
-from ..machine import HALT
 from ..runtime.run import Trace, raised_note
 from ._args import (
     add_bound_arguments,
@@ -240,7 +240,7 @@ def replay_trace(machine: Any, path: str, full: bool = False) -> int:
         recorded = trace.message or ""
         if crashed and f"raised {type(exc).__name__}" in recorded:
             print(
-                f"replayed {len(trace)} step(s) of {path} as recorded; then, as recorded, the "
+                f"replayed {counted(len(trace), 'step')} of {path} as recorded; then, as recorded, the "
                 f"harness raised {type(exc).__name__}: {excerpt(' '.join(str(exc).split()), 300)}"
             )
             return 1
@@ -260,7 +260,7 @@ def replay_trace(machine: Any, path: str, full: bool = False) -> int:
             "raise: the machine no longer behaves as recorded"
         )
     print(again)
-    if trace.end is HALT and (trace.message or "").startswith("raised "):
+    if trace.raised is not None:
         # A machine that keeps its program's exception (an agent function) halts: the
         # replay reached HALT as recorded, and must have raised the same exception again.
 
@@ -316,7 +316,7 @@ def recheck_file(machine: Any, trace: Trace, check: dict, path: str, full: bool 
         print(f"replayed {path}: {name} still fails ({excerpt(' '.join(why.split()), 300)})")
         return 1
     print(
-        f"replayed {path}: {name} no longer fails (the run of {len(completions)} step(s) "
-        "breaks nothing)"
+        f"replayed {path}: {name} no longer fails (the run of "
+        f"{counted(len(completions), 'step')} breaks nothing)"
     )
     return 0

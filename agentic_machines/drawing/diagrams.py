@@ -41,14 +41,14 @@ if TYPE_CHECKING:  # matplotlib is imported lazily, when a picture is drawn
     from .geometry import EdgePaths
 
 from .._outcome import is_end
-from .._text import short_text
+from .._text import counted, plural, short_text
 from ..errors import InvalidArgument
 from ..machine import HALT, is_sentinel
 from .labels import (
     MIN_FONT,
     PROMPT_CHARS,
     glyph_style,
-    overlap,
+    overlap_of,
     plan_labels,
     renderer_of,
 )
@@ -79,7 +79,7 @@ def _layout(
         missing = [n for n in graph if n not in layout]
         if missing:
             raise InvalidArgument(
-                f"the layout has no position for {len(missing)} node(s), e.g. {missing[0]!r}"
+                f"the layout has no position for {counted(len(missing), 'node')}, e.g. {missing[0]!r}"
             )
         return dict(layout)
     if layout not in LAYOUTS:
@@ -577,8 +577,11 @@ def _place_edge_labels(
     """
     renderer = renderer_of(ax.figure)
     # An arrow's path scales its shrink and head with the dpi of its last drawing (1 until
-    # drawn): draw once, so the paths measured here are the ones the picture shows.
-    ax.figure.draw_without_rendering()
+    # drawn): draw the edges once, so the paths measured here are the ones the picture
+    # shows (only they: the whole figure's draw cost as much as placing its labels).
+    for patch in ax.patches:
+        if (patch.get_gid() or "").startswith("edge-"):
+            ax.draw_artist(patch)
     to_px = ax.transData
     r = math.sqrt(size) / 2 * ax.figure.dpi / 72
     obstacles = [t.get_window_extent(renderer) for t in placed]
@@ -640,6 +643,7 @@ def _label_place(
     renderer = renderer_of(ax.figure)
     back = ax.transData.inverted()
     frame = ax.figure.bbox
+    corners = [tuple(map(float, o.extents)) for o in obstacles]
     best = None
     # Not nearer the ends than a fifth (a label there would cover the arrowhead); then
     # beside the edge, when every place on it touches another edge.
@@ -660,7 +664,8 @@ def _label_place(
             px, py = px - ty / norm * reach, py + tx / norm * reach
         text.set_position(tuple(back.transform((px, py))))
         extent = text.get_window_extent(renderer)
-        covered = sum(overlap(extent, o) for o in obstacles)
+        box = tuple(map(float, extent.extents))
+        covered = sum(overlap_of(box, o) for o in corners)
         score = (
             # a label on a node or a text hides it: worse than one on an edge
             covered > 0
@@ -1121,7 +1126,7 @@ def _note(graph: nx.DiGraph, roles: Roles) -> str:
     if stats.get("truncated"):
         parts.append(f"truncated: {stats.get('truncated_reason')}")
     if stats.get("undecided"):
-        parts.append(f"{stats['undecided']} transition(s) undecided (fuel)")
+        parts.append(f"{counted(stats['undecided'], 'transition')} undecided (fuel)")
     if roles.missing:
         parts.append("not in this graph (explore further): " + "; ".join(roles.missing[:4]))
     return " · ".join(parts)
@@ -1199,7 +1204,11 @@ def draw_embedding(
         ("target " + _edge_heading(target_graph), plan_tgt.completions),
     ]
     missing = [t for s, t in pairs if t not in pos_tgt]
-    note = f"{len(missing)} image state(s) are not in the target graph" if missing else ""
+    note = (
+        f"{counted(len(missing), 'image state')} {plural(len(missing), 'is', 'are')} not in the target graph"
+        if missing
+        else ""
+    )
     page = Page(panels, handles, sections, title or "", note)
     fig, axes = page.build()
     _draw_graph(axes[0], source_graph, pos_src, src_roles, plan_src, panels[0])

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .. import runtime
-from .._text import clip_prompt_repr
+from .._text import clip_prompt_repr, counted
 from ..machine import AgenticMachine
 
 __all__ = [
@@ -133,11 +133,13 @@ def machine_markdown(machine: AgenticMachine, *, max_rows: int = MAX_ROWS) -> st
     - initial state `0` with prompt `'step 0'`
     """
     kind = type(machine).__name__
-    n_states = "infinite states" if machine.states is None else _count(len(machine.states), "state")
+    n_states = (
+        "infinite states" if machine.states is None else counted(len(machine.states), "state")
+    )
     n_comp = (
         "every string is a completion"
         if machine.completions is None
-        else _count(len(machine.completions), "completion")
+        else counted(len(machine.completions), "completion")
     )
     head = f"**{kind} `{machine.name}`**: {n_states}, {n_comp}"
     lines = [head, ""]
@@ -159,7 +161,8 @@ def machine_markdown(machine: AgenticMachine, *, max_rows: int = MAX_ROWS) -> st
             lines.append("| " + " | ".join(row) + " |")
     elif machine.initial is not None:
         lines.append(
-            f"- initial state {_code(machine.initial)} with prompt {_code(machine.prompt(machine.initial))}"
+            f"- initial state {_code(machine.initial)} with prompt "
+            f"{_quoted(clip_prompt_repr(machine.prompt(machine.initial), 40))}"
         )
     else:
         lines.append("- no initial state given; explore it from a state of your choice")
@@ -215,10 +218,6 @@ def _code(value: object, limit: int = 40) -> str:
 
 def _quoted(text: str) -> str:
     return "`" + text.replace("`", "ˋ").replace("|", "\\|").replace("\n", "\\n") + "`"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 # -- the methods AgenticMachine shows itself with ------------------------------------------

@@ -39,6 +39,7 @@ from typing import Any
 import networkx as nx
 
 from .._outcome import is_end
+from .._text import counted, plural
 from ..architectures import ARCHITECTURES, rlm, spe
 from ..architectures import repl_plan as rp
 from ..architectures.catalog import resolve
@@ -343,18 +344,20 @@ def draw_gallery(only: Iterable[str] | None = None, *, verbose: bool = False) ->
     >>> draw_gallery(["nope"])
     Traceback (most recent call last):
       ...
-    agentic_machines.errors.InvalidArgument: unknown gallery picture(s) ['nope']; choose from ['fixtures', 'embedding', 'fans', 'architectures', 'deep', 'repl_plan', 'rlm_depth2']
+    agentic_machines.errors.InvalidArgument: unknown gallery picture ['nope']; choose from ['fixtures', 'embedding', 'fans', 'architectures', 'deep', 'repl_plan', 'rlm_depth2']
     """
     names = list(PICTURES) if only is None else list(only)
     unknown = [n for n in names if n not in PICTURES]
     if unknown:
-        raise InvalidArgument(f"unknown gallery picture(s) {unknown}; choose from {list(PICTURES)}")
+        raise InvalidArgument(
+            f"unknown gallery {plural(len(unknown), 'picture')} {unknown}; choose from {list(PICTURES)}"
+        )
     pictures: list[Picture] = []
     for name in names:
         began = time.perf_counter()
         drawn = PICTURES[name]()
         if verbose:
-            print(f"{name}: {len(drawn)} picture(s) in {time.perf_counter() - began:.1f}s")
+            print(f"{name}: {counted(len(drawn), 'picture')} in {time.perf_counter() - began:.1f}s")
         pictures += drawn
     return pictures
 

@@ -411,8 +411,19 @@ def overlap(a: Any, b: Any) -> float:
     >>> overlap(Bbox([[0, 0], [2, 2]]), Bbox([[1, 1], [3, 3]])), overlap(Bbox([[0, 0], [1, 1]]), Bbox([[1, 0], [2, 1]]))
     (1.0, 0.0)
     """
-    w = min(a.x1, b.x1) - max(a.x0, b.x0)
-    h = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return overlap_of(a.extents, b.extents)
+
+
+def overlap_of(a: Sequence[float], b: Sequence[float]) -> float:
+    """:func:`overlap` of two extents ``(x0, y0, x1, y1)``: a label placer measures each
+    trial box against every obstacle, and a box's corners read as floats once are cheaper
+    than a ``Bbox``'s properties read each time.
+
+    >>> overlap_of((0.0, 0.0, 2.0, 2.0), (1.0, 1.0, 3.0, 3.0))
+    1.0
+    """
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
     return float(w * h) if w > 0 and h > 0 else 0.0
 
 

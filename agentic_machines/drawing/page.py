@@ -255,7 +255,7 @@ class Page:
                 borderaxespad=0.0,
                 borderpad=0.0,
             )
-            fig.draw_without_rendering()
+            # the legend places its box when asked (upper left at its anchor): no draw needed
             y = legend.get_window_extent(renderer).y0 / fig.bbox.height - 0.12 / height
         for column in size["columns"]:
             if column:

@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
-from .._text import clip
+from .._text import clip, counted, plural
 from ..errors import InvalidArgument
 from . import wire
 from .budget import positive_budget
@@ -357,7 +357,7 @@ class ProcessRunner(BlockRunner):
         self._notice = _Failure(
             "died",
             f"the REPL was reset: replaying {what} into a new worker broke it ({detail}), so "
-            f"that block and what came after it ({blocks} block(s) in all) were dropped and "
+            f"that block and what came after it ({counted(blocks, 'block')} in all) were dropped and "
             "their variables are gone; this block did not run, so run it again",
             failure.clock,
         )
@@ -394,7 +394,7 @@ class ProcessRunner(BlockRunner):
                     budget = self.limits.replay_timeout_s
                     raise _Failure(
                         "died",
-                        f"replaying the {replaying} earlier message(s) into a new worker took "
+                        f"replaying the {counted(replaying, 'earlier message')} into a new worker took "
                         f"longer than the replay's own {budget:g} s deadline (replay_timeout_s), "
                         "so the REPL's variables are lost; this block did not run",
                         f"the replay of the worker's journal ran past its own {budget:g} s "
@@ -549,7 +549,9 @@ class ProcessRunner(BlockRunner):
         effects = dict(effects or {})
         missing = [n for n in scaffold.effects if n not in effects]
         if missing:
-            raise InvalidArgument(f"no callable given for the effect(s) {missing} of {key!r}")
+            raise InvalidArgument(
+                f"no callable given for the {plural(len(missing), 'effect')} {missing} of {key!r}"
+            )
         shared(share_with, [*self._effects, *self._others])
         owner = key if share_with is None else share_with
         self._first = owner if self._first is None else self._first
@@ -722,7 +724,7 @@ class ProcessRunner(BlockRunner):
                 raise ValueError(f"unknown status {_shown(status)}")
             attempts = reply.get("attempts", 1)
             if type(attempts) is not int or not 0 <= attempts <= done[0] + 1:
-                raise ValueError(f"{_shown(attempts)} attempts after {done[0]} request(s)")
+                raise ValueError(f"{_shown(attempts)} attempts after {counted(done[0], 'request')}")
             rows = _list_of(reply.get("calls", []), 4, done[0] + done[1], "calls")
             calls = tuple(
                 CallRecord(_text(c[0]), wire.decode(c[1]), wire.decode(c[2]), wire.decode(c[3]))

@@ -20,6 +20,7 @@ from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .._text import plural
 from ..errors import InvalidArgument, REPLNameError
 from . import wire
 from .codeexec import (
@@ -283,7 +284,9 @@ class InlineRunner(BlockRunner):
         effects = dict(effects or {})
         missing = [n for n in scaffold.effects if n not in effects]
         if missing:
-            raise InvalidArgument(f"no callable given for the effect(s) {missing} of {key!r}")
+            raise InvalidArgument(
+                f"no callable given for the {plural(len(missing), 'effect')} {missing} of {key!r}"
+            )
         shared(share_with, self._spaces)
         args: list = []
         primitives: dict[str, Any] = {n: effect_function(n, effects[n]) for n in scaffold.effects}

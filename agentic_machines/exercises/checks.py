@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .._files import check_regular, read_regular
+from .._text import clip_prompt_repr, counted
 from ..architectures import react, spell
 from ..architectures import repl_plan as rp
 from ..architectures.environments import CountEnv
@@ -316,7 +317,7 @@ def _spe_answer(machine: TableMachine, claimed: set) -> None:
     left_out = actual - claimed
     if left_out:  # how many, not which: naming them (or their witness) is the solution
         _fail(
-            f"your list leaves out {len(left_out)} SPE state(s) of {machine.name}: check each "
+            f"your list leaves out {counted(len(left_out), 'SPE state')} of {machine.name}: check each "
             "state with is_spe_state"
         )
 
@@ -455,12 +456,15 @@ def ex_5_1(a: Mapping[str, Any]) -> Feedback:
         (before, before + " hmm\nThought 3:"),
         (pairs[-1][1], pairs[-1][1] + " x\nAction 9:"),
     ]
+    # each prompt cut where it leaves the others (the one rule): the same start is never shown
+    prompts = [p for pair in pairs for p in pair]
     for b, after in pairs:
         want = react.successor_invariant(b, after)
         got = _call("invariant", a["invariant"], b, after)
         if bool(got) != want:
             _fail(
-                f"for the prompt ending {b[-30:]!r} followed by one ending {after[-30:]!r} "
+                f"for the prompt {clip_prompt_repr(b, 40, prompts)} followed by "
+                f"{clip_prompt_repr(after, 40, prompts)} "
                 f"you say {got!r}, but the invariant {'holds' if want else 'fails'}: "
                 + react.INVARIANT_TEXT
             )
@@ -483,12 +487,18 @@ def ex_5_2(a: Mapping[str, Any]) -> Feedback:
             y = m.harness(react.initial, c)
             _fail(
                 f"{c!r} leads to {_show(y)}"
-                + ("" if is_sentinel(y) else f", whose prompt ends {m.prompt(y)[-30:]!r}")
+                + (
+                    ""
+                    if is_sentinel(y)
+                    else f", whose prompt is {clip_prompt_repr(m.prompt(y), 40, [p0])}"
+                )
                 + ", not the initial prompt"
             )
     missed = [c for c in actual if c not in given]
     if missed:  # how many, not which: naming them is the solution
-        _fail(f"your list leaves out {len(missed)} completion(s) whose successor has that prompt")
+        _fail(
+            f"your list leaves out {counted(len(missed), 'completion')} whose successor has that prompt"
+        )
     return _right(
         f"none of the {len(react.valid_completions())} valid completions reloads the initial "
         "prompt: every successor extends the transcript"
@@ -573,7 +583,7 @@ def ex_6_3(a: Mapping[str, Any]) -> Feedback:
             )
     missed = [i for i in actual if i not in given]
     if missed:  # how many, not which: naming them is the solution
-        _fail(f"your list leaves out {len(missed)} step(s) that break the invariant")
+        _fail(f"your list leaves out {counted(len(missed), 'step')} that break the invariant")
     return _right(
         f"the invariant holds at all {len(trace)} steps: main's only block ends the run after "
         "count_even(4) answers"
@@ -595,7 +605,7 @@ def ex_7_1(a: Mapping[str, Any]) -> Feedback:
     s = _spell_step(m, m.initial, a["completion"], "your completion")
     fired = env.calls.get("ping", 0)
     if fired != 2:
-        _fail(f"your completion's turn calls ping {fired} time(s), not 2")
+        _fail(f"your completion's turn calls ping {counted(fired, 'time')}, not 2")
     for turn in (2, 3):
         if is_sentinel(s):
             _fail(
@@ -635,12 +645,18 @@ def ex_7_3(a: Mapping[str, Any]) -> Feedback:
     the scripted run reaches after one turn."""
 
     m = spell.machine()
-    goal = m.harness(spell.initial, spell.SCRIPT[0])
+    goal: Any = m.harness(spell.initial, spell.SCRIPT[0])  # a state (the scripted turn)
     got = _spell_step(m, spell.initial, a["completion"], "your completion")
     if got != goal:
+        # the prompt cut where it leaves the goal's, by the one rule for prompts
+        reached = (
+            _show(got)
+            if is_sentinel(got)
+            else f"a state whose prompt is {clip_prompt_repr(m.prompt(got), 64, [m.prompt(goal)])}"
+        )
         _fail(
-            f"your completion leads to a state whose prompt ends {_show(m.prompt(got)[-60:]) if not is_sentinel(got) else _show(got)}, "
-            f"not the state after one scripted turn; spell.loader(state) builds such a completion"
+            f"your completion leads to {reached}, not the state after one scripted turn; "
+            "spell.loader(state) builds such a completion"
         )
     return _right("one completion loads the state the scripted run reaches after one turn")
 

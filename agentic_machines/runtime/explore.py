@@ -41,6 +41,7 @@ from .search import (
     Reporter,
     UndecidedStep,
     Walk,
+    check_merged,
     plan,
     stats,
     walk,
@@ -101,6 +102,11 @@ def explore(
     The graph is built lazily: ``graph.graph`` is there at once, and the nodes and
     edges are entered into networkx on first read (see :class:`ExploredGraph`).
 
+    A machine that reaches states equal by ``==`` but not the same (``1`` and ``True``:
+    one node to networkx, two to a harness that tells them apart) is refused with the
+    :class:`~agentic_machines.errors.InvalidMachine` that ``check_properties`` raises
+    (:func:`~agentic_machines.runtime.search.refuse_merged`), never drawn as one state.
+
     >>> from agentic_machines import FunctionMachine
     >>> counter = FunctionMachine(lambda n: f"at {n}", lambda n, c: n + int(c), initial=0)
     >>> g = explore(counter, completions=["1", "2"], max_depth=2)
@@ -127,6 +133,7 @@ def _search(
     way = Walk(task, found) if executor is None else ExecutorWalk(task, found, executor, batch_size)
     reason = walk(way, report, began)
     machine, starts = task.machine, task.starts
+    check_merged(found, getattr(machine, "name", "machine"))  # 1 and True: one node would be wrong
     labeller = getattr(machine, "state_label", None)
     found.labeller = labeller if callable(labeller) else None
     graph = ExploredGraph()

@@ -37,7 +37,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Generator
 from typing import Any
 
-from .._text import clip
+from .._text import clip, counted
 from ..errors import BudgetExceeded, InvalidArgument, InvalidMachine
 from ..execution import clock
 from ..execution.budget import LineBudget
@@ -485,7 +485,7 @@ class HarnessMachine(TraceMachine):
         if kind == "raise" and self.on_error != "halt":
             raise HarnessError(
                 f"harness program {self.name!r} raised {type(payload).__name__}: {payload} "
-                f"after {len(state)} completion(s); make the harness handle every completion "
+                f"after {counted(len(state), 'completion')}; make the harness handle every completion "
                 "string, or build the machine with on_error='halt'."
             ) from payload
         return payload

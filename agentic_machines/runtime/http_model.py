@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from .._text import counted
 from ..errors import InvalidArgument, ModelError
 from .model_base import ModelBase, shorten
 
@@ -228,7 +229,7 @@ class OpenAICompatibleModel(ModelBase):
                     )
                 self.sleep(delay)
         raise ModelError(
-            f"{self.url} failed after {attempt + 1} attempt(s); last error: {last_problem}. "
+            f"{self.url} failed after {counted(attempt + 1, 'attempt')}; last error: {last_problem}. "
             "Check that the server is running and reachable, or raise timeout=/retries=/deadline=."
         )
 

@@ -395,7 +395,7 @@ class ReplayModel(ModelBase):
             self,
             len(self.records),
             prompt,
-            f"the cassette {self.path} holds {len(self.records)} call(s)",
+            f"the cassette {self.path} holds {counted(len(self.records), 'call')}",
             "Re-record the cassette.",
         )
         expected, completion = self.records[index]

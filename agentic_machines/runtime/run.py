@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._files import excerpt
+from .._outcome import Raised, halt_raised
 from .._text import clip, clip_prompt_repr, counted, echoes, escape_controls
 from ..errors import ClockDependent, InvalidArgument, ReplayMismatch, Undecided
 from ..machine import DIVERGE, HALT, AgenticMachine, is_sentinel, show_outcome
@@ -122,6 +123,37 @@ class Trace:
         return [self.start] + [s.outcome for s in self.steps if not is_sentinel(s.outcome)]
 
     @property
+    def raised(self) -> Raised | None:
+        """The exception that ended the run, when its last step's program raised and the
+        machine kept it (an agent function; the step's outcome is ``HALT``, and
+        :func:`raised_note` wrote it in ``message``); ``None`` for every other end. The
+        trace shows that step's outcome as raised, as explore and the diagrams do.
+
+        >>> from agentic_machines import agent_machine
+        >>> m = agent_machine(lambda model: int(model("n?")))
+        >>> run(m, ScriptedModel(["x"])).raised, run(m, ScriptedModel(["7"])).raised
+        (Raised(ValueError: invalid literal for int() with base 10: 'x'), None)
+        """
+        said = self.message or ""
+        if self.end is not HALT or not self.steps or not said.startswith(_RAISED):
+            return None
+        kind, _, message = said[len(_RAISED) :].partition(": ")
+        return Raised(kind, message, recorded=True)
+
+    def shown_outcome(self, step: Step) -> str:
+        """``step``'s outcome as text output shows it (:func:`show_outcome`), a step that
+        raised as raised (:attr:`raised`).
+
+        >>> from agentic_machines import agent_machine
+        >>> m = agent_machine(lambda model: int(model("n?")))
+        >>> t = run(m, ScriptedModel(["x"]))
+        >>> t.shown_outcome(t.steps[-1])
+        "RAISED (ValueError: invalid literal for int() with base 10: 'x')"
+        """
+        raised = self.raised if step is self.steps[-1] else None
+        return show_outcome(step.outcome if raised is None else raised)
+
+    @property
     def final(self) -> Any:
         """The last outcome: ``HALT``/``DIVERGE`` or the state the run stopped in."""
         return self.steps[-1].outcome if self.steps else self.start
@@ -187,8 +219,8 @@ class Trace:
             len(again.steps) != len(self.steps) or encode_state(again.end) != encode_state(self.end)
         ):
             raise ReplayMismatch(
-                f"the replay ended after {len(again.steps)} step(s) with {_describe_end(again, 120)}; "
-                f"the recording ended after {len(self.steps)} step(s) with "
+                f"the replay ended after {counted(len(again.steps), 'step')} with {_describe_end(again, 120)}; "
+                f"the recording ended after {counted(len(self.steps), 'step')} with "
                 f"{_describe_end(self, 120)}.",
                 index=min(len(again.steps), len(self.steps)),
             )
@@ -305,7 +337,7 @@ class Trace:
                 lines.append(head + gain)
             lines.append(f"  completion  {step.completion!r}")
             clock = " (clock)" if step.clock else ""
-            lines.append(clip(f"  outcome     {show_outcome(step.outcome)}{clock}", width))
+            lines.append(clip(f"  outcome     {self.shown_outcome(step)}{clock}", width))
             previous, answer = step.prompt, step.completion
         return "\n".join(lines)
 
@@ -314,11 +346,11 @@ class Trace:
         head = f"Trace of {self.machine!r} from {self.start!r}: {counted(n, 'step')}, {_describe_end(self)}."
         timed = sum(step.clock for step in self.steps)
         if timed:
-            head += f" {timed} step(s) marked (clock): their outcome came from a wall-clock deadline or the machine's load."
+            head += f" {counted(timed, 'step')} marked (clock): their outcome came from a wall-clock deadline or the machine's load."
         return head
 
     def _repr_markdown_(self) -> str:
-        head = f"**Trace** of `{self.machine}` from `{self.start!r}`: {len(self.steps)} step(s), {_describe_end(self)}.\n\n"
+        head = f"**Trace** of `{self.machine}` from `{self.start!r}`: {counted(len(self.steps), 'step')}, {_describe_end(self)}.\n\n"
         table = ["| # | state | prompt | completion | outcome |", "|---|---|---|---|---|"]
         for r in self._rows():
             table.append("| " + " | ".join(cell.replace("|", "\\|") for cell in r) + " |")
@@ -341,8 +373,13 @@ class Trace:
                 short_repr(step.state, 24, [p.state for p in (before.get(id(step)),) if p]),
                 clip_prompt_repr(step.prompt, 42, [p.prompt for p in (before.get(id(step)),) if p]),
                 repr(shorten(step.completion, 24)),
-                shorten(show_outcome(step.outcome), 24) + (" (clock)" if step.clock else ""),
+                _outcome_cell(self.shown_outcome(step)) + (" (clock)" if step.clock else ""),
             ]
+
+
+def _outcome_cell(shown: str) -> str:
+    # a raised step keeps its type and the start of its message; a state both its ends
+    return clip(shown, 40) if shown.startswith("RAISED (") else shorten(shown, 24)
 
 
 class _ReplayCheck(AgenticMachine):
@@ -397,6 +434,12 @@ class _ReplayCheck(AgenticMachine):
         self.index += 1
         return outcome
 
+    def raised(self, state: Any, completion: str) -> Raised | None:
+        """What the machine's program raised in this step, when it keeps it: the replay's
+        trace ends raised as the recording did."""
+        ask = halt_raised(self.machine)
+        return None if ask is None else ask(state, completion)
+
     def _mismatch(self, problem: str, expected: str, got: str) -> None:
         raise ReplayMismatch(
             f"step {self.index}: {problem}. The machine no longer behaves as it did when the trace was recorded.",
@@ -423,22 +466,27 @@ def _machine_name(machine: AgenticMachine) -> str:
     return getattr(machine, "name", None) or type(machine).__name__
 
 
+_RAISED = "raised "  # how a trace's message starts when its program raised (Trace.raised)
+
+
 def raised_note(machine: AgenticMachine, step: Step) -> str | None:
     """``"raised <Type>: <message>"`` when ``machine`` ended at ``step`` because its program
     raised and it recorded the exception instead of raising it (an agent function: its
-    ``raised(state, completion)``); ``None`` otherwise. A halting step looks the same as a
-    normal return, so the trace says it in its message.
+    ``raised(state, completion)``; a ``HarnessMachine(on_error="halt")``: its ``result``),
+    as explore finds it (:func:`~agentic_machines._outcome.halt_raised`); ``None``
+    otherwise. A halting step looks the same as a normal return, so the trace says it in
+    its message.
 
     >>> from agentic_machines import agent_machine
     >>> m = agent_machine(lambda model: int(model("n?")))
     >>> raised_note(m, Step(0, m.initial, "n?", "x", HALT))
     "raised ValueError: invalid literal for int() with base 10: 'x'"
     """
-    raised = getattr(machine, "raised", None)
-    if not callable(raised):
+    ask = halt_raised(machine)
+    record = None if ask is None else ask(step.state, step.completion)
+    if record is None:
         return None
-    record = raised(step.state, step.completion)
-    return None if record is None else f"raised {record}"
+    return f"{_RAISED}{record.type}: {record.message}" if record.message else _RAISED + record.type
 
 
 def _describe_end(trace: Trace, width: int | None = None) -> str:
@@ -446,8 +494,13 @@ def _describe_end(trace: Trace, width: int | None = None) -> str:
     hold at any length) is cut to that many characters and its control characters escaped."""
     end = trace.end
     message = trace.message if width is None or not trace.message else excerpt(trace.message, width)
+    raised = trace.raised
+    if raised is not None:  # an end of its own, as explore and the diagrams show it
+        if width is not None:
+            raised = Raised(raised.type, excerpt(raised.message, width))
+        return f"ended with {show_outcome(raised)}"
     if is_sentinel(end):
-        said = f" ({message})" if message else ""  # e.g. an agent that raised
+        said = f" ({message})" if message else ""
         return f"ended with {show_outcome(end)}{said}"
     if end == "max_steps":
         return f"stopped at max_steps ({trace.max_steps})"

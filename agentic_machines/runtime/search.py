@@ -25,12 +25,19 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Any, NamedTuple
 
 from .._outcome import Raised, halt_raised
 from .._text import counted
-from ..errors import ClockDependent, InvalidArgument, Undecided, none_state, unhashable_state
+from ..errors import (
+    ClockDependent,
+    InvalidArgument,
+    Undecided,
+    equal_states,
+    none_state,
+    unhashable_state,
+)
 from ..machine import DIVERGE, HALT, AgenticMachine
 from ..verdict import short_repr
 
@@ -54,6 +61,9 @@ __all__ = [
     "Walk",
     "walk",
     "cut_row",
+    "same_state",
+    "refuse_merged",
+    "check_merged",
     "stats",
     "rate",
     "choices",
@@ -776,6 +786,109 @@ def _loop(way: Walk, report: Reporter, began: float) -> str | None:
                 watch(s, comps, row, extra, False)
         report.tick(lambda: way.snapshot(began, len(queue)))  # noqa: B023 - called at once
     return roots_cut or (bounds.depth_cut() if found.depth_cut else None)
+
+
+def same_state(a: Any, b: Any) -> bool:
+    """``a == b``, with the types of ``a``'s and ``b``'s parts equal too (in tuples,
+    frozensets and dataclasses): ``1`` and ``True``, ``('f', 1)`` and ``('f', True)`` are
+    not the same state, though ``==`` (and so any set or dict) takes them for one.
+
+    >>> same_state(("f", 1), ("f", 1)), same_state(("f", 1), ("f", True)), same_state(1, 1.0)
+    (True, False, False)
+    """
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind in _ATOMS:  # no parts: equal values of one type
+        return bool(a == b)
+    return a == b and _alike(a, b)
+
+
+_ATOMS = frozenset({int, str, float, bytes, bool, complex, type(None)})
+
+
+# What a row of outcomes may hold to be checked as a whole: besides plain values, the
+# sentinels (one object each) and undecided steps (hashed by identity: never merged).
+_PLAIN = _ATOMS | {type(HALT), UndecidedStep}
+
+
+def _alike(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b``, known equal, have parts of the same types: walked without
+    copies, as every back edge of a search asks it (a tuple state is a new object each
+    time the harness builds it)."""
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind in _ATOMS:
+        return True
+    if isinstance(a, tuple):  # equal tuples: equal lengths, each pair equal
+        kinds = tuple(map(type, a))
+        if kinds != tuple(map(type, b)):
+            return False
+        return _ATOMS.issuperset(kinds) or all(map(_alike, a, b))
+    return bool(_typed(a) == _typed(b))  # frozensets, dataclasses: rarer
+
+
+def _typed(x: Any) -> Any:
+    """``x`` as a value whose ``==`` also compares the types of ``x`` and its parts."""
+    kind = type(x)
+    if kind in _ATOMS:
+        return kind, x
+    if isinstance(x, tuple):
+        return kind, tuple(map(_typed, x))
+    if isinstance(x, frozenset):
+        return kind, frozenset(map(_typed, x))
+    if is_dataclass(x) and not isinstance(x, type):
+        return kind, tuple(_typed(getattr(x, f.name)) for f in fields(x) if f.compare)
+    return kind, x
+
+
+def refuse_merged(machine: str, held: Any, now: Any, state: Any, completion: str) -> None:
+    """Raise :func:`~agentic_machines.errors.equal_states` when the step ``completion``
+    from ``state`` reaches ``now``, which a search took for the state ``held`` it had
+    recorded (equal by ``==``) but which is not the same state (``1`` and ``True``): the
+    search keeps states in dicts, which merge the two, so no verdict or graph of it is
+    sound. The one guard of every search: explore's and check_properties' back edges.
+
+    >>> refuse_merged("m", 1, 1, 0, "a")
+    >>> refuse_merged("m", 1, True, 0, "a")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.InvalidMachine: m reaches 1 (int) and, at the step 'a' from 0, True (bool): ...
+    """
+    if held is not now and not same_state(held, now):
+        where = f"the step {short_repr(completion)} from {short_repr(state)}"
+        raise equal_states(machine, held, now, where)
+
+
+def check_merged(found: Found, machine: str) -> None:
+    """:func:`refuse_merged` at every step of a finished search whose outcome is another
+    object than the state recorded for it (explore's search, which watches nothing as it
+    goes, is guarded once it ends: every outcome is in ``found.rows``).
+
+    >>> from agentic_machines import FunctionMachine
+    >>> m = FunctionMachine(lambda s: "go", lambda s, c: True if s == 0 else 1, initial=0)
+    >>> found = Found()
+    >>> walk(Walk(plan(m, 0, ["a"]), found), Reporter(False), 0.0)
+    >>> check_merged(found, "flag")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    agentic_machines.errors.InvalidMachine: flag reaches True (bool) and, at the step 'a' from True, 1 (int): ...
+    """
+    held = {n: n for n in found.depth}
+    get = held.get  # an UndecidedStep (hashed by identity) and a cut row's tail: themselves
+    atoms = _PLAIN.issuperset
+    for s, comps, row in found.rows:
+        firsts = list(map(get, row, row))
+        kinds = list(map(type, row))
+        # a row of plain values (ints, strings) of the types recorded is fine as a whole
+        if atoms(kinds) and kinds == list(map(type, firsts)):
+            continue
+        for c, t, first in zip(comps, row, firsts):
+            if first is not t and not same_state(first, t):
+                refuse_merged(machine, first, t, s, c)
 
 
 def cut_row(row: list[Any], depth: dict[Any, int]) -> list[Any]:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, NoReturn
 
+from .._text import counted
 from ..errors import InvalidArgument, TraceError
 from ..machine import DIVERGE, HALT, is_sentinel
 from ._jsonl import (
@@ -406,7 +407,10 @@ def read_trace_file(
             if "steps" in rec:
                 count = field_of(rec, line, "steps", (int,), "a whole number")
                 if count != len(steps):
-                    fail(line, f"the end line says {count} step(s) but the file has {len(steps)}")
+                    fail(
+                        line,
+                        f"the end line says {counted(count, 'step')} but the file has {len(steps)}",
+                    )
             message = rec.get("message")
             if message is not None and not isinstance(message, str):
                 fail(line, f"'message' must be a string or null, got {brief(message)}")

@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._text import clip
+from .._text import clip, counted
 from ..cek.machine import Halted
 from ..cek.reader import parse
 from ..cek.syntax import (
@@ -720,7 +720,7 @@ def _apply(f: Any, args: tuple, env: Env, stack: list, world: World) -> tuple | 
     if tf is SpellFn:
         if len(args) != len(f.params):
             raise EvaluationError(
-                f"{f.name or 'fn'}: expected {len(f.params)} argument(s), got {len(args)}"
+                f"{f.name or 'fn'}: expected {counted(len(f.params), 'argument')}, got {len(args)}"
             )
         _scope(stack, env)
         call_env = Env({**env.bindings, **dict(zip(f.params, args))}, env.effects)

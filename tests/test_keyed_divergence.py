@@ -1,0 +1,148 @@
+"""Keyed divergence decided exactly where the search saw the whole graph (issue 36, item 3).
+
+``never_diverges(key=...)`` follows a loop that came back to a key. On a finite machine
+whose reachable graph the search completed, the loop is decided exactly (a run repeating
+a loop through R states repeats a state at the same place of the loop, or stops, within
+R rounds); a refutation that rests on the key's claim (no exact repeat within the rounds
+followed, on a graph the search did not finish) says so in its method, never
+"exhaustive"."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentic_machines import HALT, FunctionMachine, agent_machine
+from agentic_machines.checking import (
+    Invariant,
+    check_properties,
+    never_diverges,
+    never_raises,
+    unreachable,
+)
+from agentic_machines.checking.run_check import KEYED_ROUNDS
+from agentic_machines.checking.stateful import hypothesis_check
+
+
+def counter(cap: int | None, ring: int = 100) -> FunctionMachine:
+    """'go' counts up, 'stop' halts; the prompt never shows the count. Capped: HALT at
+    ``cap``; uncapped: the count goes round a ring of ``ring`` states."""
+
+    def h(n: int, c: str):
+        if c == "stop" or n == cap:
+            return HALT
+        return n + 1 if cap is not None else (n + 1) % ring
+
+    return FunctionMachine(lambda n: "Go on, or stop?", h, initial=0, name=f"cap {cap}")
+
+
+@pytest.mark.parametrize("cap", [KEYED_ROUNDS + 3, 60])
+def test_a_loop_capped_past_the_rounds_followed_holds_exactly(cap: int) -> None:
+    m = counter(cap)
+    prop = never_diverges(key=m.prompt)
+    whole = check_properties(m, properties=[prop], completions=["go", "stop"], stop_early=False)
+    verdict = whole.results[0].verdict
+    assert verdict.holds is True and verdict.method == "exhaustive", whole.report()
+    assert verdict.reason == f"bound: the whole reachable graph ({cap + 1} states)"
+    # a property that holds keeps the search going to its end: decided exactly too
+    both = check_properties(m, properties=[prop, never_raises()], completions=["go", "stop"])
+    assert [r.verdict.status for r in both] == ["holds", "holds"], both.report()
+
+
+def test_an_agent_loop_capped_past_the_rounds_followed_holds_exactly() -> None:
+    def agent(model):
+        for _ in range(KEYED_ROUNDS + 3):
+            if model("Go on, or stop?") == "stop":
+                return "stopped"
+        return "out of turns"
+
+    m = agent_machine(agent, name="capped agent")
+    r = check_properties(
+        m, m.initial, [never_diverges(key=m.prompt)], completions=["go", "stop"], stop_early=False
+    )
+    assert r.results[0].verdict.holds is True and r.coverage.truncated is None, r.report()
+
+
+def test_stopping_early_on_a_loop_not_yet_decided_says_it_rests_on_the_key() -> None:
+    m = counter(60)
+    r = check_properties(m, properties=[never_diverges(key=m.prompt)], completions=["go", "stop"])
+    verdict = r.results[0].verdict
+    assert verdict.holds is False and verdict.method == "key"
+    assert "stopped early" in verdict.reason and "stop_early=False" in verdict.reason
+    assert "by the key, not exhaustive" in r.report().splitlines()[0]
+
+
+def test_an_uncapped_finite_loop_is_refuted_exactly() -> None:
+    m = counter(None)
+    r = check_properties(
+        m, properties=[never_diverges(key=m.prompt)], completions=["go", "stop"], stop_early=False
+    )
+    verdict, cx = r.results[0].verdict, r.results[0].counterexample
+    assert verdict.holds is False and verdict.method == "exhaustive", r.report()
+    assert cx is not None and cx.completions == ("go",) and cx.loop == 0
+    assert "after 100 rounds, the run is in state 1 again: it never ends" in cx.explanation
+
+
+def test_a_loop_through_a_completion_the_machine_is_not_offered_is_no_divergence() -> None:
+    # 'go' counts up for ever, but only while the prompt offers it (below 3): every run halts
+    def h(n: int, c: str):
+        return HALT if c == "halt" else n + 1
+
+    m = FunctionMachine(lambda n: "go?" if n < 3 else "done?", h, initial=0, name="offered")
+
+    def offered(prompt: str) -> list[str]:
+        return ["go"] if prompt == "go?" else ["halt"]
+
+    r = check_properties(m, properties=[never_diverges(key=lambda n: "same")], completions=offered)
+    assert r.results[0].verdict.holds is True, r.report()
+    assert r.coverage.states == 4
+
+
+def test_a_cycle_the_key_loop_misses_still_refutes_exactly() -> None:
+    # the key changes every step, so no keyed loop is followed; the reachable cycle is one
+    m = counter(None, ring=3)
+    r = check_properties(
+        m, properties=[never_diverges(key=lambda n: n)], completions=["go", "stop"]
+    )
+    verdict = r.results[0].verdict
+    assert verdict.holds is False and verdict.method == "exhaustive"
+
+
+def test_hypothesis_runs_say_a_keyed_refutation_rests_on_the_key() -> None:
+    m = agent_machine(lambda model: [model("Go on?") for _ in iter(int, 1)], name="forever")
+    r = hypothesis_check(
+        m, m.initial, [never_diverges(key=m.prompt)], max_examples=5, max_steps=3, seed=1
+    )
+    assert r.results[0].verdict.method == "key", r.report()
+
+
+def test_reasons_name_a_property_as_it_is_reported() -> None:
+    m = counter(5)
+    below = [unreachable(lambda n: n == 9), unreachable(lambda n: n == 2)]
+    r = check_properties(m, properties=below, completions=["go", "stop"])
+    second = r["unreachable(<lambda>)#2"]
+    assert second.verdict.holds is False
+    assert second.counterexample.explanation.startswith("unreachable(<lambda>)#2 is false")
+    twin = [Invariant("small", lambda n, p: n < 9), Invariant("small", lambda n, p: n < 1)]
+    h = hypothesis_check(m, properties=twin, completions=None, max_examples=20, seed=1)
+    assert "small#2 is false" in h["small#2"].verdict.reason, h.report()
+
+
+def test_checking_messages_count_in_words() -> None:
+    from agentic_machines import DIVERGE
+
+    m = FunctionMachine(lambda n: "?", lambda n, c: DIVERGE, initial=0, name="gone")
+    from agentic_machines.checking import halts_within
+
+    r = check_properties(m, properties=[halts_within(3)], completions=["a"])
+    assert "after 1 model call" in r.counterexample("halts_within(3)").explanation
+    assert "call(s)" not in r.report()
+
+
+def test_a_failing_test_says_a_keyed_refutation_rests_on_the_key() -> None:
+    from agentic_machines.checking.report import Settings, check_agent
+
+    m = counter(60)
+    out = check_agent(m, [never_diverges(key=m.prompt)], Settings(), completions=["go", "stop"])
+    assert out.failure is not None
+    head = out.failure.splitlines()[0]
+    assert "(by the key, not exhaustive, " in head and "(exhaustive" not in head, head
