@@ -31,7 +31,9 @@ from agentic_machines.runtime.run import Trace, run
 # A C-level loop: no Python line runs, so no line budget can stop it; only the deadline.
 HANG = "Thinking.\n```repl\nsum(range(10**12))\n```"
 SPIN = "Thinking.\n```repl\nwhile True:\n    pass\n```"  # pure Python: the line budget
-DEADLINE = 1.0
+# HANG never ends, so any deadline gives the same outcome; a short one keeps the test's
+# five runs of it (run, explore, check_properties) from burning a second of CPU each.
+DEADLINE = 0.25
 
 
 def _machine(isolation: str = "strongest", timeout_s: float = DEADLINE):

@@ -46,7 +46,7 @@ import networkx as nx
 
 from .._text import clip_prompt_repr, counted
 from ..batches import check_sendable, run_batches
-from ..errors import ClockDependent, InvalidArgument, equal_states
+from ..errors import ClockDependent, InvalidArgument
 from ..machine import DIVERGE, HALT, AgenticMachine
 from ..runtime.collector import collector_paused
 from ..runtime.parallel import expand_steps
@@ -64,6 +64,7 @@ from ..runtime.search import (
     expand,
     plan,
     rate,
+    refuse_merged,
     search_line,
     walk,
 )
@@ -84,7 +85,7 @@ from .properties import (
     part_names,
 )
 from .result import CheckResult, Counterexample, Coverage
-from .run_check import confirm, keyed_loop, same_state
+from .run_check import confirm, keyed_loop
 from .verdicts import Finding, KeyedLoop, Tally, Verdicts, cyclic_states, tally
 
 __all__ = ["check_properties", "Completions", "BATCH"]
@@ -412,10 +413,7 @@ class _Search(Walk, Verdicts):
                     self.back_edges += 1
                     # the state as recorded (the start has no parent)
                     held = first[2] if first is not None else self.start
-                    if held is not t and not same_state(held, t):
-                        # 1 and True are one dict key: a verdict on them would be unsound
-                        where = f"the step {short_repr(c)} from {short_repr(s)}"
-                        raise equal_states(self.machine.name, held, t, where)
+                    refuse_merged(self.machine.name, held, t, s, c)
             if transitions:
                 self._check_transition(s, c, t)
             if logs:

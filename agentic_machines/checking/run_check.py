@@ -25,14 +25,14 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from .._outcome import is_end
 from .._text import clip, clip_prompt_repr, counted, one_line
 from ..errors import CertificateError, PropertyViolation, Undecided, equal_states
 from ..machine import DIVERGE, AgenticMachine
-from ..runtime.search import UndecidedStep, expand
+from ..runtime.search import UndecidedStep, expand, same_state
 from ..verdict import short_repr
 from .properties import (
     EffectsAtMostOnce,
@@ -415,39 +415,6 @@ def recheck(
     if back and any(isinstance(q, (HaltsWithin, NeverDiverges)) for q in parts):
         return f"after step {n - 1} the run is back where step {loop} started: it never halts"
     return None
-
-
-def same_state(a: Any, b: Any) -> bool:
-    """``a == b``, with the types of ``a``'s and ``b``'s parts equal too (in tuples,
-    frozensets and dataclasses): ``1`` and ``True``, ``('f', 1)`` and ``('f', True)`` are
-    not the same state, though ``==`` (and so any set or dict) takes them for one.
-
-    >>> same_state(("f", 1), ("f", 1)), same_state(("f", 1), ("f", True)), same_state(1, 1.0)
-    (True, False, False)
-    """
-    if a is b:
-        return True
-    kind = type(a)
-    if kind is type(b) and kind in _ATOMS:  # no parts: equal values of one type (fast path)
-        return bool(a == b)
-    return a == b and _typed(a) == _typed(b)
-
-
-_ATOMS = frozenset({int, str, float, bytes, bool, complex, type(None)})
-
-
-def _typed(x: Any) -> Any:
-    """``x`` as a value whose ``==`` also compares the types of ``x`` and its parts."""
-    kind = type(x)
-    if kind in _ATOMS:
-        return kind, x
-    if isinstance(x, tuple):
-        return kind, tuple(map(_typed, x))
-    if isinstance(x, frozenset):
-        return kind, frozenset(map(_typed, x))
-    if is_dataclass(x) and not isinstance(x, type):
-        return kind, tuple(_typed(getattr(x, f.name)) for f in fields(x) if f.compare)
-    return kind, x
 
 
 def new_log(tick: Callable[[], None] | None = None) -> dict[str, Any]:
