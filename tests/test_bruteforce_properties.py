@@ -243,7 +243,7 @@ def test_every_property_kind_agrees_with_every_run(m, k, tools, data):
         unreachable(lambda s: s[0] == t1),  # two properties with one name: both checked
         unreachable(lambda s: s[0] == t2),
         never_raises(),
-        Transition("no halt at q", lambda s, c, o: not (o is HALT and m.prompts[s[0]] == "q")),
+        Transition("no end at q", lambda s, c, o: is_state(o) or m.prompts[s[0]] != "q"),
     ]
     effects = [
         effects_at_most_once("ping"),
@@ -264,8 +264,8 @@ def test_every_property_kind_agrees_with_every_run(m, k, tools, data):
         "unreachable(<lambda>)",
         "unreachable(<lambda>)#2",
         "never_raises()",
-        "no halt at q",
-        "unreachable(<lambda>) & unreachable(<lambda>) & never_raises() & no halt at q",
+        "no end at q",
+        "unreachable(<lambda>) & unreachable(<lambda>) & never_raises() & no end at q",
         " & ".join(p.name for p in mixed),
     ]
     if tools:  # the effects properties; without them the checker watches no tool
@@ -277,7 +277,7 @@ def test_every_property_kind_agrees_with_every_run(m, k, tools, data):
             "effects_at_most_once(charge)",
             "effects_at_most_once(tool)",
             "effects_at_most_once(tool)#2",
-            "effects_at_most_once(tool) & never_raises() & no halt at q & "
+            "effects_at_most_once(tool) & never_raises() & no end at q & "
             "effects_at_most_once(tool)",
         ]
     simple = runs(m)
