@@ -126,12 +126,16 @@ def shared_prefix(a: str, b: str) -> int:
     >>> shared_prefix("Thought 1: look", "Thought 2: look"), shared_prefix("ab", "abc")
     (8, 2)
     """
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
+    if b.startswith(a) or a.startswith(b):  # one prompt extends the other: at C speed
+        return min(len(a), len(b))
+    low, high = 0, min(len(a), len(b))
+    while low < high:  # bisection, a slice compared in C each probe: long prompts stay fast
+        mid = (low + high + 1) // 2
+        if b.startswith(a[:mid]):
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 def clip_middle(text: str, width: int, ellipsis: str = "…") -> str:
@@ -195,7 +199,10 @@ def short_text(text: str, limit: int = 24, context: Iterable[str] = ()) -> str:
         text = repr(text)
     if text == "":
         return '""'
-    return clip_prompt(_line(text), limit, [_line(c) for c in context])
+    line = _line(text)
+    if len(line) <= limit:  # no cut: the context is not looked at (it may be long)
+        return line
+    return clip_prompt(line, limit, [_line(c) for c in context])
 
 
 def _line(text: str) -> str:

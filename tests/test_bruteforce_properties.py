@@ -16,11 +16,12 @@ states goes round a cycle of states, and a cycle repeats its keys.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentic_machines import DIVERGE, HALT, AgenticMachine
+from agentic_machines import DIVERGE, HALT, AgenticMachine, TraceState, agent_machine, effect
 from agentic_machines.checking import (
     EffectsAtMostOnce,
     HaltsWithin,
@@ -36,6 +37,7 @@ from agentic_machines.checking import (
     never_diverges,
     never_raises,
     unreachable,
+    unreachable_prompt,
 )
 from agentic_machines.strategies import examples
 
@@ -62,7 +64,7 @@ class Table(AgenticMachine):
         self.tools = {"ping": Tool(), "charge": Tool()}
 
     def prompt(self, state):
-        return self.prompts[state[0]]
+        return f"{self.prompts[state[0]]} at {state[0]}"
 
     def harness(self, state, completion):
         for tool, request in self.effects[(state[0], completion)]:
@@ -236,7 +238,7 @@ SAFETY = (Invariant, Transition, NeverRaises, EffectsAtMostOnce)  # shortest run
 @settings(max_examples=N, deadline=None)
 @given(tables(), st.integers(0, 4), st.booleans(), st.data())
 def test_every_property_kind_agrees_with_every_run(m, k, tools, data):
-    t1, t2 = data.draw(st.integers(0, len(m.S))), data.draw(st.integers(0, len(m.S)))
+    t1, t2 = data.draw(st.integers(1, len(m.S))), data.draw(st.integers(0, len(m.S)))
     safety = [
         unreachable(lambda s: s[0] == t1),  # two properties with one name: both checked
         unreachable(lambda s: s[0] == t2),
@@ -290,6 +292,7 @@ def test_every_property_kind_agrees_with_every_run(m, k, tools, data):
             m, properties=[p for p, _ in checks], completions=m.C, stop_early=early
         )
         assert [x.name for x in r] == names
+        alone = {p: x.counterexample for (p, parts), x in zip(checks, r) if parts == (p,)}
         for (p, parts), x in zip(checks, r):
             broken = [q for q in parts if truth[q]]
             assert x.verdict.holds is (not broken), (early, x.name, r.report())
@@ -303,7 +306,9 @@ def test_every_property_kind_agrees_with_every_run(m, k, tools, data):
             if all(isinstance(q, SAFETY) for q in parts):
                 assert len(cx) == min(safe), (early, x.name, cx)  # a shortest one
             elif safe:
-                assert len(cx) <= min(safe), (early, x.name, cx)  # the shortest of the parts'
+                assert len(cx) <= min(safe), (early, x.name, cx)
+            # a conjunction's counterexample is the shortest of its parts' (each checked alone)
+            assert len(cx) == min(len(alone[q]) for q in broken), (early, x.name, cx)
             if isinstance(p, HaltsWithin):  # the shortest run, or a lasso no longer
                 if cx.loop is None:
                     assert len(cx) == min(truth[p]), (early, cx)
@@ -318,3 +323,107 @@ def test_every_property_kind_agrees_with_every_run(m, k, tools, data):
             elif not early and x.name == "never_diverges()":
                 assert cx.loop == low and len(cx) - low == nearest[cx.states[low]], cx
                 assert len(cx) < min(diverge, default=len(cx) + 1), cx
+
+
+# -- the same tables as agent functions whose tools are @effect ---------------------------
+
+DEPTH = 3  # the runs an agent's check searches: its states, histories, never repeat
+
+
+@effect
+def ping(request):
+    return "pong"
+
+
+@effect
+def charge(request):
+    return "ok"
+
+
+def table_agent(model, tm):
+    """The table ``tm`` as an agent loop: a model call per step, then the step's tools."""
+    q = 0
+    while True:
+        c = model(tm.prompt((q, None)))
+        for tool, request in tm.effects[(q, c)]:
+            {"ping": ping, "charge": charge}[tool](request)
+        out = tm.table[(q, c)]
+        if out == RAISE:
+            raise ValueError(f"no step from {q} by {c}")
+        if out is HALT:
+            return "done"
+        while out is DIVERGE:  # no model call again: the line budget makes it DIVERGE
+            pass
+        q = out
+
+
+def on_table(tm, cx):
+    """``cx``, an agent's counterexample, with the table's states: after checking that its
+    states are the histories of its completions, with the table's prompts and ends."""
+    states = [tm.initial]
+    for c in cx.completions:
+        states.append(step(tm, states[-1], c)[0])
+    assert len(cx.states) == len(states), cx
+    for i, (a, t) in enumerate(zip(cx.states, states)):
+        if is_state(t):
+            assert a == TraceState(cx.completions[:i]), cx
+        else:
+            assert a is t or (t == RAISE and type(a) is Raised), cx
+    assert cx.prompts == tuple(tm.prompt(t) for t in states if is_state(t)), cx
+    return replace(cx, states=tuple(t if is_state(t) else a for a, t in zip(cx.states, states)))
+
+
+@settings(max_examples=N, deadline=None)
+@given(tables(), st.integers(0, DEPTH), st.data())
+def test_agent_functions_with_effects_agree_with_every_run(tm, k, data):
+    m = agent_machine(table_agent, tm, isolation="inline", line_budget=200)
+    t1, t2 = data.draw(st.integers(1, len(tm.S))), data.draw(st.integers(0, len(tm.S)))
+    effects = [
+        effects_at_most_once("ping"),
+        effects_at_most_once("charge"),
+        effects_at_most_once("ping", name="tool"),  # two tools under one name
+        effects_at_most_once("charge", name="tool"),
+    ]
+    parts = [
+        halts_within(k),
+        never_diverges(),
+        never_raises(),
+        unreachable_prompt(lambda p: p.endswith(f"at {t1}")),  # two with one name
+        unreachable_prompt(lambda p: p.endswith(f"at {t2}")),
+        Transition("no halt after b", lambda s, c, o: not (o is HALT and c == "b")),
+        *effects,
+    ]
+    checks = [(p, (p,)) for p in parts]
+    both = (effects[3], parts[3], parts[2], effects[2], parts[4])
+    checks.append((all_of(*both), both))
+    bounded = runs(tm, DEPTH)
+    truth = {p: violations(tm, p, bounded) for p in parts}
+    truth[parts[1]] = [len(cs) for cs, ss, _ in bounded if ss[-1] is DIVERGE]  # no cycles seen
+    # an effect that never ran within the bound: the check cannot pass (undecided)
+    ran = {tool for _, _, rs in bounded for step_ran in rs for tool, _ in step_ran}
+    for early in (True, False):
+        r = check_properties(
+            m,
+            properties=[p for p, _ in checks],
+            completions=tm.C,
+            max_depth=DEPTH,
+            stop_early=early,
+        )
+        assert [x.name for x in r][4:10] == [
+            "unreachable_prompt(<lambda>)#2",
+            "no halt after b",
+            "effects_at_most_once(ping)",
+            "effects_at_most_once(charge)",
+            "effects_at_most_once(tool)",
+            "effects_at_most_once(tool)#2",
+        ]
+        for (_, ps), x in zip(checks, r):
+            broken = [q for q in ps if truth[q]]
+            silent = [q for q in ps if isinstance(q, EffectsAtMostOnce) and q.tool not in ran]
+            want = False if broken else None if silent else True
+            assert x.verdict.holds is want, (early, x.name, r.report())
+            cx = x.counterexample
+            assert (cx is None) is (not broken), (early, x.name)
+            if cx is not None:  # the table's run, breaking a part, and a shortest one
+                assert cx.loop is None and any(breaks(tm, q, on_table(tm, cx)) for q in ps), cx
+                assert len(cx) == min(min(truth[q]) for q in broken), (early, x.name, cx)

@@ -11,6 +11,7 @@ search finds a state, the counterexample's path is highlighted, a subtree collap
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -74,6 +75,10 @@ def support_page(tmp_path_factory):
     return html
 
 
+def test_the_counterexample_heading_counts_the_trace_steps(support_page):
+    assert "(cx.jsonl: 1 of 1 step in this graph)" in support_page.read_text(encoding="utf-8")
+
+
 def test_the_support_agent_view_in_chromium(support_page, browser, tmp_path):
     html = support_page
     text = html.read_text(encoding="utf-8")
@@ -98,7 +103,20 @@ def test_the_support_agent_view_in_chromium(support_page, browser, tmp_path):
     page.fill("#search", "refund of order 42 started")
     found = page.locator("#results").inner_text()
     # every state whose run took a refund: s2 (the refund itself) and those below one
-    assert found.startswith("11 state(s): s2 s4 s5 s6 "), found
+    assert found.startswith("11 states: s2 s4 s5 s6 "), found
+    page.fill("#search", "⟨order 42⟩")  # s1's label only: a count of one is singular
+    assert page.locator("#results").inner_text() == "1 state: s1"
+
+    # Grouped by prompt, each line shows the prompt as view_data cut it (where it differs
+    # from its parent's and siblings'), the cut marked; each group is one state.
+    data = json.loads(text.split("window.AM_DATA = ", 1)[1].split(";</script>", 1)[0])
+    page.select_option("#groupby", "prompt")
+    lines = page.locator("#groups li").all_inner_texts()
+    shown = sorted(n["short"] for n in data["nodes"] if n["kind"] == "state")
+    assert sorted(line.removeprefix("1 state: ") for line in lines) == shown, lines
+    assert (
+        "…Thursday⏎Action: refund 42⏎Observation: refund of order 42 started⏎Next action:" in shown
+    )
 
     page.click("#collapse")  # s1's subtree
     assert page.evaluate("amView.hidden()") > 0
@@ -128,7 +146,7 @@ def test_ten_thousand_states_load(browser, tmp_path):
     loaded = time.perf_counter() - started
     assert page.evaluate("amView.nodes") >= 10_000 and errors == []
     page.fill("#search", "Steps so far: 9 9 9")
-    assert page.locator("#results").inner_text().startswith("11 state(s)")
+    assert page.locator("#results").inner_text().startswith("11 states: ")
     print(
         f"\n10,000-state view: {page.evaluate('amView.nodes')} nodes, {html.stat().st_size:,} bytes, "
         f"written in {written:.1f} s, loaded in {loaded:.2f} s "
@@ -137,10 +155,46 @@ def test_ten_thousand_states_load(browser, tmp_path):
     _shot(page, tmp_path, "view-10000.png")
 
 
+def test_the_group_list_shows_each_prompt_where_it_differs_with_the_cut_marked():
+    # Sibling prompts that share a long preamble: the data the group list shows keeps the
+    # end where they differ (one rule, _text.clip_prompt among parent and siblings), marks
+    # the cut with an ellipsis and fits the width; a long attribute is cut the same way.
+    from agentic_machines import FunctionMachine
+    from agentic_machines.drawing.interactive import GROUP_TEXT, view_data
+    from agentic_machines.runtime.explore import explore
+
+    preamble = "You are a careful assistant; answer in one word. " * 4
+    m = FunctionMachine(
+        lambda s: preamble + "\nPicked: " + " then ".join(s) + "\nNext?",
+        lambda s, c: s + (c,),
+        completions=["apple", "banana", "cherry"],
+        initial=(),
+        name="picks",
+    )
+    graph = explore(m, max_depth=2)
+    for n in graph:
+        graph.nodes[n]["topic"] = preamble + " ".join(n)
+    nodes = dict(zip(graph, view_data(graph)["nodes"]))  # the page keeps the graph's order
+    apple, banana = nodes[("apple",)], nodes[("banana",)]
+    assert apple["short"].startswith("…") and apple["short"].endswith("Picked: apple⏎Next?")
+    assert banana["short"].endswith("Picked: banana⏎Next?")
+    assert nodes[("apple", "cherry")]["short"].endswith("Picked: apple then cherry⏎Next?")
+    assert all(len(n["short"]) <= GROUP_TEXT for n in nodes.values())
+    assert nodes[()]["short"].startswith("You are a careful") and nodes[()]["short"][-1] == "…"
+    assert nodes[("apple", "banana")]["keys_short"]["topic"].endswith("apple banana")
+    assert nodes[("apple", "banana")]["keys"]["topic"] == preamble + "apple banana"  # kept whole
+
+
+def test_the_page_counts_nodes_and_edges_in_the_singular_for_one():
+    from agentic_machines.drawing.interactive import graph_html
+    from agentic_machines.fixtures import fixture
+    from agentic_machines.runtime.explore import explore
+
+    assert "2 nodes, 1 edge</div>" in graph_html(explore(fixture("halt1")))
+
+
 def test_an_explored_graph_has_a_view_method_like_a_machine():
     # graph.view() (as machine.view()): the same page as view_data, with the marks passed on
-    import json
-
     from agentic_machines.drawing.interactive import GraphView
     from agentic_machines.fixtures import fixture
     from agentic_machines.runtime.explore import explore

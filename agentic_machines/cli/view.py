@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .._text import counted
 from ._args import (
     add_bound_arguments,
     add_isolation_arguments,
@@ -108,7 +109,8 @@ def write_view(graph: Any, out: Path, title: str, trace_path: str | None, marks:
         start = trace.start if _in(graph, trace.start) else None
         path = path_of(graph, trace.completions, start)
         shown = len(path) - 1
-        path_title = f"counterexample ({Path(trace_path).name}: {shown} of {len(trace.steps)} steps in this graph)"
+        steps = counted(len(trace.steps), "step")
+        path_title = f"counterexample ({Path(trace_path).name}: {shown} of {steps} in this graph)"
     write_html(graph, out, title=title, path=path, path_title=path_title, **marks)
 
 

@@ -34,7 +34,7 @@ from typing import Any
 import networkx as nx
 
 from .._outcome import Raised, is_end
-from .._text import short_text
+from .._text import counted, graph_context, short_text
 from ..machine import DIVERGE, HALT
 from ..runtime.tracefile import prompt_gain
 from .roles import COLORS, find_roles, node_names
@@ -43,6 +43,9 @@ __all__ = ["graph_html", "view_data", "write_html", "path_of", "view", "GraphVie
 
 STATE_TEXT = 300
 """The most characters of a state's repr the page keeps (prompts are kept whole)."""
+
+GROUP_TEXT = 80
+"""The most characters of a prompt (or an attribute's value) a line of the group list shows."""
 
 _SHAPES = {"halt": "s", "diverge": "D", "raised": "h"}
 
@@ -57,6 +60,12 @@ def view_data(
 ) -> dict[str, Any]:
     """The page's data: nodes (with layered positions, colours, the prompt as kept/added
     against the BFS parent's), edges (all their completions), the legend and the path.
+
+    A node's ``short`` is its prompt as the group list shows it, on one line and cut by
+    the one prompt rule (:func:`~agentic_machines._text.short_text`) among its parents'
+    and siblings' prompts, where it differs (``keys_short`` the same for its attributes'
+    values); it is there only when it is not the prompt itself. The state's repr is cut
+    the same way among theirs.
 
     ``path`` is a list of graph nodes (see :func:`path_of`); ``marks`` are
     :func:`~agentic_machines.drawing.diagrams.draw`'s (``spe_states=``, ``highlight=`` ...).
@@ -76,7 +85,9 @@ def view_data(
     pos = layered(graph) if len(graph) else {}
     parent = _bfs_parents(graph, index)
     nodes = []
+    reprs = {n: repr(n) for n in graph if not is_end(n)}
     for n, a in graph.nodes(data=True):
+        near = graph_context(graph, n, nodes=True)
         kind = "raised" if type(n) is Raised else a.get("kind", "state")
         role, color = roles.fill(n, kind)
         prompt = a.get("prompt")
@@ -100,8 +111,12 @@ def view_data(
             "expanded": a.get("expanded", True),
             "initial": n in roles.initial,
         }
+        if isinstance(prompt, str):
+            _short(entry, "short", prompt, [graph.nodes[m].get("prompt") for m in near])
         if not is_end(n):
-            entry["state"] = short_text(repr(n), STATE_TEXT)
+            entry["state"] = short_text(
+                reprs[n], STATE_TEXT, [reprs[m] for m in near if m in reprs]
+            )
         if type(n) is Raised:
             entry["ending"] = f"the step raised {n.type}: {n.message}"
         undecided = a.get("undecided") or []
@@ -113,6 +128,12 @@ def view_data(
         keys = {k: v for k, v in a.items() if k not in _OWN and isinstance(v, (str, int, bool))}
         if keys:
             entry["keys"] = keys
+            cut: dict[str, str] = {}
+            for k, v in keys.items():
+                if isinstance(v, str):
+                    _short(cut, k, v, [graph.nodes[m].get(k) for m in near])
+            if cut:
+                entry["keys_short"] = cut
         nodes.append(entry)
     # Only the prompt of the root of each chain is stored whole; the others as their gain.
     for entry in nodes:
@@ -146,6 +167,15 @@ def view_data(
         "note": note,
         "keys": attributes,
     }
+
+
+def _short(into: dict[str, Any], field: str, text: str, around: list[Any]) -> None:
+    """Store ``text`` as a line of the group list shows it, cut among ``around`` (the
+    same value of its parents and siblings) by the one prompt rule, unless that is
+    ``text`` itself (the page then shows the value it has)."""
+    shown = short_text(text, GROUP_TEXT, [t for t in around if isinstance(t, str)])
+    if shown != text:
+        into[field] = shown
 
 
 _OWN = {"kind", "prompt", "depth", "expanded", "label", "undecided", "undecided_reason"}
@@ -230,7 +260,7 @@ def graph_html(graph: nx.DiGraph, **options: Any) -> str:
         data=payload,
         script=script,
         keys=keys,
-        count=f"{len(data['nodes']):,} nodes, {len(data['edges']):,} edges",
+        count=f"{counted(len(data['nodes']), 'node')}, {counted(len(data['edges']), 'edge')}",
     )
 
 

@@ -1,7 +1,7 @@
 // The interactive graph view of agentic-machines (drawing/interactive.py embeds this file
 // and the graph's data in one HTML page; nothing is fetched from the network).
-// Data: window.AM_DATA = {title, start, nodes, edges, legend, path, note, keys}; see
-// interactive.py's view_data for each field. Drawn on a canvas so 10,000 states stay fluid.
+// Data: window.AM_DATA = {title, roots, nodes, edges, legend, path, note, keys}; see
+// interactive.py's view_data for each field (texts are cut there, by the package's one rule). Drawn on a canvas so 10,000 states stay fluid.
 (function () {
   "use strict";
   const t0 = performance.now();
@@ -185,6 +185,9 @@
   }
 
   // -- the panel ------------------------------------------------------------------------
+  // A count and its noun, singular for 1 (the Python side's _text.counted), for the
+  // counts only the page knows: what a search found, a group's size.
+  const counted = (n, noun) => `${n.toLocaleString("en-US")} ${n === 1 ? noun : noun + "s"}`;
   const esc = (t) => String(t).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
   const link = (i) => `<a href="#" class="node" data-i="${i}">${esc(N[i].id)}</a>`;
   function pathTo(i) {
@@ -202,7 +205,7 @@
     if (n.ending) parts.push(`<div class="kv ending">${esc(n.ending)}</div>`);
     if (p !== null && p !== undefined) {
       const kept = n.parent >= 0 ? n.kept : 0;
-      parts.push(`<h3>prompt <small>(${p.length} characters; <mark>highlighted</mark>: added to its parent's)</small></h3>`);
+      parts.push(`<h3>prompt <small>(${counted(p.length, "character")}; <mark>highlighted</mark>: added to its parent's)</small></h3>`);
       parts.push(`<pre id="prompt">${esc(p.slice(0, kept))}<mark>${esc(p.slice(kept))}</mark></pre>`);
     }
     const rows = out[i].map((j) => {
@@ -249,7 +252,7 @@
         }
       }
     }
-    $("results").innerHTML = q ? `${found.length} state(s): ` + found.slice(0, 50).map(link).join(" ") + (found.length > 50 ? " …" : "") : "";
+    $("results").innerHTML = q ? `${counted(found.length, "state")}: ` + found.slice(0, 50).map(link).join(" ") + (found.length > 50 ? " …" : "") : "";
     if (found.length) { fit(found.slice(0, 200)); }
     draw();
     return found.length;
@@ -267,8 +270,11 @@
       }
     }
     const list = [...groups.entries()].sort((a, b) => b[1].length - a[1].length);
+    // A value as Python cut it (view_data's short, keys_short: where it differs from its
+    // parent's and siblings'), or whole when it needed no cut.
+    const shown = (i, v) => (key === "prompt" ? N[i].short : (N[i].keys_short || {})[key]) ?? String(v);
     $("groups").innerHTML = list.slice(0, 40).map(([v, m], g) =>
-      `<li><a href="#" class="group" data-g="${g}">${m.length} state(s)</a>: <code>${esc(String(v).slice(-80))}</code></li>`).join("");
+      `<li><a href="#" class="group" data-g="${g}">${counted(m.length, "state")}</a>: <code>${esc(shown(m[0], v))}</code></li>`).join("");
     $("groups").onclick = (ev) => {
       const a = ev.target.closest(".group");
       if (!a) return;
