@@ -84,7 +84,7 @@ class AgenticMachine(Generic[StateT]):
         return self.states is not None and self.completions is not None
 
     def __repr__(self) -> str:
-        size = f"{len(self.states)} states" if self.states is not None else "infinite"
+        size = counted(len(self.states), "state") if self.states is not None else "infinite"
         return f"<{type(self).__name__} {self.name!r}: {size}>"
 
     if TYPE_CHECKING:

@@ -85,6 +85,11 @@ SLOW_BY_MEASUREMENT = frozenset(
         "tests/test_examples_frameworks.py::test_example_explored_checked_and_its_planted_bug_replayed[langgraph_react.py-langgraph-3-15-holds0-never_raises]",
         "tests/test_parallel.py::test_bad_workers_and_an_unreachable_scheduler_are_one_line_errors",
         "tests/test_planted_bugs.py::test_the_bug_is_found_and_the_unmodified_machine_passes[rlm-no-turn-limit]",
+        # 11-16 s alone and 40-56 s in two runs of the README's command on a loaded machine,
+        # for about 1 s of CPU: most of it waits on the agent's worker process, stepped once
+        # per round of the keyed loop. (The attack corpus in the strongest column, 12.6 s,
+        # is marked in tests/test_attack_suite.py: its id names this host's column.)
+        "tests/test_keyed_divergence.py::test_hypothesis_runs_say_a_keyed_refutation_rests_on_the_key",
     }
 )
 

@@ -23,7 +23,7 @@ from typing import Any
 import networkx as nx
 
 from .._outcome import Raised
-from .._text import escape_controls, short_text
+from .._text import counted, escape_controls, short_text
 from ..errors import InvalidArgument
 from ..machine import DIVERGE, HALT
 from ..runtime.harness import TraceState
@@ -75,7 +75,8 @@ def node_names(graph: nx.DiGraph) -> dict[Hashable, tuple[str, str]]:
             ident, label = "DIVERGE", "↑ diverge"
         elif attrs.get("kind") == "more":  # a summary node (drawing.summary)
             ident = f"MORE{attrs.get('depth', '')}"
-            label = f"… {attrs.get('hidden', 0)} more states at depth {attrs.get('depth', '')}"
+            hidden = counted(attrs.get("hidden", 0), "more state")
+            label = f"… {hidden} at depth {attrs.get('depth', '')}"
         elif type(node) is Raised:
             raised += 1
             ident = "RAISED" if raised == 1 else f"RAISED{raised}"

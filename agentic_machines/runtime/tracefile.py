@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, NoReturn
 
-from .._text import counted
+from .._text import counted, shared_prefix
 from ..errors import InvalidArgument, TraceError
 from ..machine import DIVERGE, HALT, is_sentinel
 from ._jsonl import (
@@ -104,16 +104,8 @@ def prompt_gain(previous: str | None, prompt: str) -> tuple[int, str]:
     """
     if previous is None:
         return 0, prompt
-    if prompt.startswith(previous):  # the common case, at C speed
-        return len(previous), prompt[len(previous) :]
-    low, high = 0, min(len(previous), len(prompt))
-    while low < high:  # the longest common prefix, by bisection: O(n log n) in C
-        mid = (low + high + 1) // 2
-        if prompt.startswith(previous[:mid]):  # one slice a probe, not two and a compare
-            low = mid
-        else:
-            high = mid - 1
-    return low, prompt[low:]
+    common = shared_prefix(previous, prompt)
+    return common, prompt[common:]
 
 
 _escape = json.encoder.encode_basestring  # a str as a JSON string (C): what json.dumps uses
