@@ -146,3 +146,16 @@ def test_a_failing_test_says_a_keyed_refutation_rests_on_the_key() -> None:
     assert out.failure is not None
     head = out.failure.splitlines()[0]
     assert "(by the key, not exhaustive, " in head and "(exhaustive" not in head, head
+
+
+@pytest.mark.parametrize("cap", [60, None])
+def test_a_keyed_counterexample_snippet_claims_no_exact_return(cap: int | None) -> None:
+    # the run comes back to a key, not to the state step 0 started in: the snippet's
+    # comment must not say the run is back there and "never ends" (cap 60 halts)
+    m = counter(cap)
+    r = check_properties(m, properties=[never_diverges(key=m.prompt)], completions=["go", "stop"])
+    cx = r.results[0].counterexample
+    assert cx is not None and cx.loop == 0 and cx.end == 1
+    comment = cx.snippet().splitlines()[3]
+    assert "back where step 0 started" not in comment and "never ends" not in comment, comment
+    assert "key" in comment, comment

@@ -32,6 +32,7 @@ from .._text import clip, clip_prompt_repr, counted, escape_controls, one_line
 from ..errors import PropertiesFailed, UnknownProperty
 from ..machine import DIVERGE, HALT
 from ..runtime.run import Step, Trace
+from ..runtime.search import same_state
 from ..verdict import Verdict, short_repr
 from .properties import Property, Raised, spell_property
 
@@ -104,10 +105,16 @@ class Counterexample:
             "from agentic_machines.models import ScriptedModel",
             "",
         ]
-        if self.loop is not None:
+        loop = list(self.completions[self.loop :]) if self.loop is not None else []
+        if self.loop is not None and same_state(self.end, self.states[self.loop]):
             lines.append(
                 f"# a lasso: after the last completion the run is back where step {self.loop} "
-                f"started, so repeating {list(self.completions[self.loop :])!r} never ends"
+                f"started, so repeating {loop!r} never ends"
+            )
+        elif self.loop is not None:  # a keyed loop: back at a key, not at the state itself
+            lines.append(
+                f"# a keyed loop: after the last completion the run is at the key of step "
+                f"{self.loop}'s state, not that state; whether repeating {loop!r} ends: the reason"
             )
         if isinstance(self.end, Raised):
             lines.append(f"# the last step raises {self.end.type}: {_one_line(self.end.message)}")
