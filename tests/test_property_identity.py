@@ -15,6 +15,7 @@ from agentic_machines.checking import (
     never_diverges,
     unreachable,
 )
+from agentic_machines.checking.run_check import recheck
 from agentic_machines.checking.stateful import hypothesis_check
 from agentic_machines.cli.commands import main
 
@@ -120,3 +121,18 @@ def test_the_cli_checks_two_effects_properties(capsys) -> None:
     assert code == 1
     assert "PASS effects_at_most_once(ping)" in out
     assert "FAIL effects_at_most_once(charge)" in out
+
+
+def test_effects_messages_name_the_tool_not_the_label() -> None:
+    # the messages once sliced the tool out of the property's name, so a custom name
+    # ("billing") was cut to "ll" and named the wrong thing
+    m = agent_machine(biller, name="biller")
+    prop = effects_at_most_once("charge", name="billing")
+    (r,) = check_properties(m, m.initial, [prop], completions=["pay", "done"])
+    assert r.name == "effects_at_most_once(billing)"
+    assert r.verdict.holds is False
+    assert "of charge twice" in r.verdict.claim
+    assert r.counterexample is not None
+    assert "charge executed the request" in r.counterexample.explanation
+    again = recheck(m, prop, m.initial, r.counterexample.completions)
+    assert again is not None and again.startswith("charge ran 2× for request")

@@ -664,7 +664,7 @@ class _Search(Walk, Verdicts):
                         s,
                         c,
                         t,
-                        f"{prop.name[21:-1]} executed the request {short_repr(request)} {again}",
+                        f"{prop.tool_name} executed the request {short_repr(request)} {again}",
                     )
                     break
                 seen.add(key)

@@ -281,12 +281,20 @@ class EffectsAtMostOnce(Property):
         return hash(self._identity())
 
     @property
+    def tool_name(self) -> str:
+        """The watched tool's own name (never the label: messages say which tool ran).
+
+        >>> EffectsAtMostOnce("ping", "tool").tool_name
+        'ping'
+        """
+        return self.tool if isinstance(self.tool, str) else _tool_name(self.tool)
+
+    @property
     def name(self) -> str:  # type: ignore[override]
-        label = self.label or (self.tool if isinstance(self.tool, str) else _tool_name(self.tool))
-        return f"effects_at_most_once({label})"
+        return f"effects_at_most_once({self.label or self.tool_name})"
 
     def claim(self) -> str:
-        return f"no run executes one request of {self.name[21:-1]} twice"
+        return f"no run executes one request of {self.tool_name} twice"
 
     def never_ran(self, machine: Any) -> str:
         """Why the check cannot pass (``""`` when it can): ``tool`` names an effect of an

@@ -308,7 +308,7 @@ class RunCheck:
                 request, key = twice
                 self._fail(
                     p,
-                    f"{p.name[21:-1]} ran {done[key]}× for request "
+                    f"{p.tool_name} ran {done[key]}× for request "
                     f"{request if type(request) is str else short_repr(request)} in step "
                     f"{len(self.completions) - 1}",
                 )
