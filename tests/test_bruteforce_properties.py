@@ -452,6 +452,23 @@ def one_round(real):
     return follow
 
 
+def known_bug(confirm):
+    """``confirm``, except that a counterexample whose replay breaks its property "before
+    its last step" is returned unconfirmed (the test checks it against the table itself).
+    A known bug (issue 36, found here): an exact lasso whose replay meets, before its last
+    step, a keyed loop that the replay's rounds leave open fails to re-check; it is
+    reachable with 50 rounds too. Remove this once confirm accepts such a lasso."""
+
+    def confirmed(machine, result, offered=None):
+        try:
+            return confirm(machine, result, offered)
+        except CertificateError as exc:
+            assert "before its last step" in str(exc), exc
+            return result
+
+    return confirmed
+
+
 def comes_back(m, cx, key) -> bool:
     """Whether the lasso ``cx`` is what a loop followed one round shows: its end has the
     key of ``states[loop]``, and one more round of ``completions[loop:]`` from there
@@ -477,13 +494,21 @@ CHAIN = Table(
 )
 
 
+def forward(m):
+    """``m`` with every step back to a row at or before its own turned into HALT: no
+    cycle, so a keyed loop's pending refutation must be withdrawn after the search."""
+    table = {(q, c): HALT if type(t) is int and t <= q else t for (q, c), t in m.table.items()}
+    return Table(len(m.S), m.C, m.prompts, table, m.effects)
+
+
 @settings(max_examples=N, deadline=None)
-@given(tables())
-@example(CHAIN)
-def test_keyed_loops_cut_short_are_decided_exactly_or_by_the_key(m):
-    keyed = [
-        never_diverges(key=k) for k in (lambda s: s[0] % 2, lambda s: s[0], lambda s: len(s[1]))
-    ]
+@given(tables(), st.booleans())
+@example(CHAIN, False)
+def test_keyed_loops_cut_short_are_decided_exactly_or_by_the_key(m, acyclic):
+    m = forward(m) if acyclic else m
+    # the last key is one for all states: every loop comes back to it after a round
+    keys = (lambda s: s[0] % 2, lambda s: s[0], lambda s: len(s[1]), lambda s: 0)
+    keyed = [never_diverges(key=k) for k in keys]
     both = all_of(keyed[0], never_raises())
     checks = [(p, (p,)) for p in keyed] + [(both, tuple(both.parts))]
     simple = runs(m)
@@ -496,17 +521,11 @@ def test_keyed_loops_cut_short_are_decided_exactly_or_by_the_key(m):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(run_check, "keyed_loop", one_round(run_check.keyed_loop))
         mp.setattr(check_module, "keyed_loop", one_round(check_module.keyed_loop))
+        mp.setattr(check_module, "confirm", known_bug(check_module.confirm))
         for early in (True, False):
-            try:
-                r = check_properties(
-                    m, properties=[p for p, _ in checks], completions=m.C, stop_early=early
-                )
-            except CertificateError as exc:
-                # A known bug (issue 36, reported by brute2): an exact lasso whose replay
-                # meets, before its last step, a keyed loop that the replay's rounds leave
-                # open fails to re-check. Remove this once confirm accepts such a lasso.
-                assert "before its last step" in str(exc), exc
-                continue
+            r = check_properties(
+                m, properties=[p for p, _ in checks], completions=m.C, stop_early=early
+            )
             for (_, parts), x in zip(checks, r):
                 broken = [q for q in parts if truth[q]]
                 v, cx = x.verdict, x.counterexample
