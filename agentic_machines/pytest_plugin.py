@@ -126,11 +126,14 @@ class AgenticChecker:
         start: Any = None,
         hypothesis: int | None = None,
         target: str | None = None,
+        stop_early: bool = True,
     ) -> Any:
         """Check ``properties`` of ``agent``; fail the test with the report when one is
         refuted or undecided, return the :class:`~agentic_machines.checking.CheckResult`
         when all hold. ``target`` is the command-line target the replay command names
-        (default: the agent function's own ``file.py:name``, when it has one)."""
+        (default: the agent function's own ``file.py:name``, when it has one).
+        ``stop_early=False`` searches the whole graph instead of stopping once every
+        property has a counterexample: a keyed loop is then decided exactly (slower)."""
         from .adapters import machine_for  # the package only when used
         from .checking.report import Settings, check_agent  # as above
 
@@ -143,6 +146,7 @@ class AgenticChecker:
             line_budget=_setting(request, "line_budget"),
             seed=_setting(request, "seed"),
             hypothesis=hypothesis if hypothesis is not None else _setting(request, "hypothesis"),
+            stop_early=stop_early,
         )
         config = request.config
         folder = config.rootpath / (config.getini("agentic_database") or ".agentic")

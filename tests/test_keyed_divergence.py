@@ -159,3 +159,51 @@ def test_a_keyed_counterexample_snippet_claims_no_exact_return(cap: int | None) 
     comment = cx.snippet().splitlines()[3]
     assert "back where step 0 started" not in comment and "never ends" not in comment, comment
     assert "key" in comment, comment
+
+
+def capped_60() -> FunctionMachine:
+    """The CLI's target (``tests.test_keyed_divergence:capped_60()``)."""
+    return counter(60)
+
+
+@pytest.mark.parametrize(
+    "flags, head",
+    [
+        ([], "FAIL never_diverges(key=prompt): Refuted: "),
+        (["--no-stop-early"], "PASS never_diverges(key=prompt): Holds: "),
+    ],
+)
+def test_the_cli_decides_a_keyed_loop_exactly_with_no_stop_early(capsys, flags, head) -> None:
+    from agentic_machines.cli.commands import main
+
+    target = "tests.test_keyed_divergence:capped_60()"
+    code = main(["test", target, "-p", "never_diverges:prompt", "-c", "go", "-c", "stop", *flags])
+    out = capsys.readouterr().out
+    assert head in out, out
+    assert code == (0 if flags else 1)
+    method = "Method: exhaustive" if flags else "Method: by the key, not exhaustive"
+    assert method in out, out
+    if not flags:  # the hint names the knob of the command line too
+        assert "stop_early=False / --no-stop-early" in out, out
+
+
+def test_a_failing_test_decides_a_keyed_loop_exactly_without_the_early_stop(tmp_path) -> None:
+    from agentic_machines.checking.report import Settings, check_agent
+
+    m, props = counter(60), [never_diverges(key=counter(60).prompt)]
+    whole = Settings(depth=None, stop_early=False)
+    out = check_agent(m, props, whole, completions=["go", "stop"], database=tmp_path)
+    assert out.failure is None and out.result is not None
+    assert out.result.results[0].verdict.method == "exhaustive", out.result.report()
+
+
+def test_the_saved_keyed_run_tried_first_still_says_it_rests_on_the_key(tmp_path) -> None:
+    from agentic_machines.checking.report import Settings, check_agent
+
+    m = counter(60)
+    props = [never_diverges(key=m.prompt)]
+    first = check_agent(m, props, Settings(), completions=["go", "stop"], database=tmp_path)
+    second = check_agent(m, props, Settings(), completions=["go", "stop"], database=tmp_path)
+    assert first.failure is not None and second.failure is not None
+    head = second.failure.splitlines()[0]
+    assert "(by the key, not exhaustive, the saved failing run, tried first)" in head, head

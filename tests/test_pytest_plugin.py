@@ -173,3 +173,40 @@ def test_a_sampled_check_fails_with_a_shrunk_run(tmp_path: Path) -> None:
         "-> raised ValueError: unsure" in out.failure
         or "AgentRaised(type='ValueError'" in out.failure
     )
+
+
+KEYED = """
+from agentic_machines import HALT, FunctionMachine
+from agentic_machines.checking import never_diverges
+
+
+def capped():  # 'go' counts to 60, outside the prompt (the key); 'stop' halts
+    h = lambda n, c: HALT if c == "stop" or n == 60 else n + 1
+    return FunctionMachine(lambda n: "Go on, or stop?", h, initial=0, name="cap 60")
+
+
+def test_early(agentic):
+    m = capped()
+    agentic.check(m, never_diverges(key=m.prompt), completions=["go", "stop"])
+
+
+def test_whole(agentic):
+    m = capped()
+    agentic.check(m, never_diverges(key=m.prompt), completions=["go", "stop"], stop_early=False)
+"""
+
+
+def test_stop_early_false_decides_a_keyed_loop_and_the_saved_run_keeps_its_note(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "test_keyed.py").write_text(KEYED, encoding="utf-8")
+    # the default depth (6) would leave the 61-state loop unfinished: search it all
+    first = pytest_run(tmp_path, "-v", "--agentic-depth", "100")
+    out = first.stdout
+    assert first.returncode == 1 and "test_whole PASSED" in out and "test_early FAILED" in out, out
+    note = "never_diverges(key=prompt) is refuted on 'cap 60' (by the key, not exhaustive, "
+    assert note in out and "check(..., stop_early=False)" in out, out
+    # the saved failing run, tried first, still says how its refutation is known
+    second = pytest_run(tmp_path, "-v", "--agentic-depth", "100", "-k", "early")
+    assert second.returncode == 1
+    assert note + "the saved failing run, tried first)" in second.stdout, second.stdout

@@ -49,13 +49,15 @@ __all__ = ["Settings", "Outcome", "check_agent", "failure_report", "as_machine"]
 @dataclass(frozen=True)
 class Settings:
     """The bounds of one check: ``depth`` and ``max_states`` (exhaustive), ``hypothesis``
-    (that many sampled runs instead, with ``seed``), ``line_budget`` (an agent function's)."""
+    (that many sampled runs instead, with ``seed``), ``line_budget`` (an agent function's),
+    ``stop_early`` (``False``: search the whole graph, so keyed loops are decided exactly)."""
 
     depth: int | None = 6
     max_states: int | None = 2_000
     line_budget: int | None = DEFAULT_LINE_BUDGET
     seed: int | None = None
     hypothesis: int | None = None
+    stop_early: bool = True
 
 
 @dataclass(frozen=True)
@@ -112,10 +114,11 @@ def check_agent(
     target = target or _target_of(agent, rootdir)
     db = ExampleDatabase(database) if database is not None else None
     for _prop, saved in db.load(test_id) if db is not None else []:
-        cx = _replay(machine, start, props, saved)
+        cx, by_key = _replay(machine, start, props, saved)
         if cx is not None:
-            text = _failure(machine, cx, db, test_id, target, "the saved failing run, tried first")
-            return Outcome(None, text)
+            method = "key" if by_key else None
+            found = "the saved failing run, tried first"
+            return Outcome(None, _failure(machine, cx, db, test_id, target, method, found))
         db.delete(test_id, saved)  # type: ignore[union-attr]  # it no longer fails
     result = _search(machine, start, props, settings, completions)
     if result:
@@ -126,9 +129,17 @@ def check_agent(
     cx = min(cxs, key=len)
     # how this refutation is known: a keyed loop's may rest on its key, not the search
     method = next(r.verdict.method for r in result.results if r.counterexample is cx)
-    how = f"{'by the key, not exhaustive' if method == 'key' else result.method}, {result.bound}"
-    text = _failure(machine, cx, db, test_id, target, how, result)
+    method = method if method == "key" else result.method
+    text = _failure(machine, cx, db, test_id, target, method, result.bound, result)
     return Outcome(result, text)
+
+
+def _how(method: str | None, found: str) -> str:
+    """How a failure is known, for its heading: the method (a keyed loop's refutation
+    rests on its key, which the heading must say whether searched or replayed), then
+    where it was found."""
+    note = "by the key, not exhaustive" if method == "key" else method
+    return f"{note}, {found}" if note else found
 
 
 def _search(
@@ -157,22 +168,25 @@ def _search(
         max_depth=settings.depth,
         max_states=settings.max_states,
         progress=False,
+        stop_early=settings.stop_early,
     )
 
 
 def _replay(
     machine: AgenticMachine, start: Any, props: list[Property], completions: tuple[str, ...]
-) -> Counterexample | None:
-    """The counterexample a saved run still is, or None when it no longer fails."""
+) -> tuple[Counterexample | None, bool]:
+    """The counterexample a saved run still is (None when it no longer fails), and
+    whether it rests on a key (a keyed loop followed without an exact repeat)."""
+    log = new_log()
     try:
-        run = RunCheck(machine, start, props, new_log())
+        run = RunCheck(machine, start, props, log)
         for c in completions:
             run.step(c)
     except PropertyViolation as exc:
-        return exc.counterexample  # type: ignore[no-any-return]
+        return exc.counterexample, bool(log["by_key"])
     except AgenticMachinesError:
-        return None  # the machine changed so that the run is no run of it: search again
-    return None
+        return None, False  # the machine changed so that the run is no run of it: search again
+    return None, False
 
 
 def _target_of(agent: Any, rootdir: Any) -> str | None:
@@ -199,9 +213,12 @@ def _failure(
     db: ExampleDatabase | None,
     test_id: str,
     target: str | None,
-    how: str,
+    method: str | None,
+    found: str,
     result: CheckResult | None = None,
 ) -> str:
+    """The failing test's report; its heading says how the failure is known (``method``,
+    ``None`` for a replayed run) and where it was found, in the search or replayed."""
     trace = None
     if db is not None:
         db.save(test_id, cx.property, cx.completions)
@@ -212,8 +229,13 @@ def _failure(
             trace = trace.relative_to(Path.cwd())
         except ValueError:
             pass
-    text = failure_report(machine, cx, how)
+    text = failure_report(machine, cx, _how(method, found))
     lines = [text, ""]
+    if method == "key":
+        lines.append(
+            "by the key: check(..., stop_early=False) with bounds that reach the whole graph "
+            "(--agentic-depth, --agentic-max-states) decides this loop exactly"
+        )
     if trace is not None and target is not None:
         lines.append(
             f"replay: agentic-machines run {shlex.quote(target)} --replay {shlex.quote(str(trace))}"

@@ -216,7 +216,7 @@ class Verdicts:
             f"; not exhaustive: the search did not see the whole reachable graph "
             f"({self._truncation_text()}), on which a keyed loop is decided exactly, so this "
             "refutation rests on the key; on a finite machine a search that runs to its end "
-            "(stop_early=False, a larger max_states) decides it"
+            "(stop_early=False / --no-stop-early, a larger max_states / --max-states) decides it"
         )
 
     def _part(self, q: Property) -> tuple[Counterexample | None, str]:

@@ -300,6 +300,25 @@ def add_bound_arguments(
     )
 
 
+def add_stop_early_argument(parser: argparse.ArgumentParser) -> None:
+    """``--no-stop-early``: the verbs that run ``check_properties`` search the whole graph
+    (``stop_early=False``) instead of stopping once every property has its answer.
+
+    >>> p = argparse.ArgumentParser()
+    >>> add_stop_early_argument(p)
+    >>> p.parse_args([]).stop_early, p.parse_args(["--no-stop-early"]).stop_early
+    (True, False)
+    """
+    parser.add_argument(
+        "--no-stop-early",
+        dest="stop_early",
+        action="store_false",
+        help="search the whole graph (to the bounds) instead of stopping once every property "
+        "has a counterexample: a keyed never_diverges loop on a finite machine is then decided "
+        "exactly, not by the key; slower",
+    )
+
+
 def add_isolation_arguments(parser: argparse.ArgumentParser, code: str | None = None) -> None:
     """``--isolation``, ``--line-budget N`` and ``--step-timeout S``: where the target's
     untrusted code runs and how long one of its steps may go, the same on every verb.

@@ -40,6 +40,7 @@ from ..runtime.run import Trace, raised_note
 from ._args import (
     add_bound_arguments,
     add_isolation_arguments,
+    add_stop_early_argument,
     add_target_arguments,
     agent_options,
     budget_note,
@@ -89,6 +90,7 @@ def add_parser(sub: Any) -> None:
         help="instead of the exhaustive search, N generated runs per property (sampled)",
     )
     add_bound_arguments(p, max_states=10_000, depth="none: the state bound ends the search")
+    add_stop_early_argument(p)
     p.add_argument(
         "--max-depth",
         type=natural,
@@ -180,6 +182,7 @@ def run_test(args: argparse.Namespace) -> int:
                 max_depth=depth,
                 max_states=args.max_states,
                 executor=executor,
+                stop_early=args.stop_early,
             )
     print(f"# machine = the machine {args.name!r} (start {result.start!r})")
     print(result.report("machine"))
