@@ -48,6 +48,24 @@ def test_a_loop_capped_past_the_rounds_followed_holds_exactly(cap: int) -> None:
     assert [r.verdict.status for r in both] == ["holds", "holds"], both.report()
 
 
+def test_an_exact_lasso_past_an_open_keyed_loop_re_checks() -> None:
+    # 'go' counts to a cap past the rounds followed, 'back' returns from 1 to 0: the run
+    # meets the open loop ('go' from 1) before it closes the real cycle (go, back); the
+    # re-check of that exact lasso once failed there, "before its last step"
+    def h(n: int, c: str):
+        if c == "back":
+            return 0 if n == 1 else HALT
+        return HALT if n == KEYED_ROUNDS + 10 else n + 1
+
+    m = FunctionMachine(lambda n: "go?", h, initial=0, name="back")
+    r = check_properties(
+        m, properties=[never_diverges(key=m.prompt)], completions=["go", "back"], stop_early=False
+    )
+    verdict, cx = r.results[0].verdict, r.results[0].counterexample
+    assert verdict.holds is False and verdict.method == "exhaustive", r.report()
+    assert cx is not None and cx.completions == ("go", "back") and cx.loop == 0, r.report()
+
+
 def test_an_agent_loop_capped_past_the_rounds_followed_holds_exactly() -> None:
     def agent(model):
         for _ in range(KEYED_ROUNDS + 3):

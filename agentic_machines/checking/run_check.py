@@ -96,7 +96,7 @@ def keyed_loop(
     end: Any,
     loop: Sequence[str],
     keys: Sequence[Any],
-    rounds: int = KEYED_ROUNDS,
+    rounds: int | None = None,
     offered: Callable[[Any], Iterable[str]] | None = None,
     memo: dict[tuple[Any, str], tuple[Any, Any]] | None = None,
 ) -> KeyedFollow | None:
@@ -111,7 +111,7 @@ def keyed_loop(
     the same place of the loop (``"forever"``: exact). A step that ends the run, reaches
     another key or takes a completion not offered shows that the run does not go round
     for ever (the key left out what stops the loop: a turn counter): ``None``. After
-    ``rounds`` rounds without either it stops (``"open"``). On a finite machine whose
+    ``rounds`` rounds (:data:`KEYED_ROUNDS` when ``None``) without either it stops (``"open"``). On a finite machine whose
     ``R`` reachable states are all known, ``rounds = R`` decides it: the ``R * len(loop)``
     pairs (state, place in the loop) cannot all differ for longer. ``memo`` keeps each
     step taken (and its key) for the next call: a search follows many loops through the
@@ -129,6 +129,7 @@ def keyed_loop(
     >>> keyed_loop(endless, p, 1, ["go"], ["go?"]).why
     'repeating them from there comes back to the same keys until, after 4 rounds, the run is in state 1 again: it never ends'
     """
+    rounds = KEYED_ROUNDS if rounds is None else rounds
     seen = {(end, 0)}
     x = end
     size = len(loop)
@@ -167,6 +168,11 @@ def keyed_loop(
     )
 
 
+EXACT_ROUNDS = 10**6
+"""How far a re-check of an exact keyed verdict follows a loop: the search decided it on a
+whole finite graph, so the loop repeats exactly or ends within as many rounds as the graph
+has states; this bound only stops a wrong verdict from being followed for ever."""
+
 _GONE = object()
 """Where a followed step goes when it ends the run, raises or is not offered."""
 
@@ -203,8 +209,13 @@ class RunCheck:
         parts: list[Property],
         log: dict,
         offered: Callable[[str], Iterable[str]] | None = None,
+        exact: bool = False,
     ) -> None:
         self.machine, self.parts, self.log = machine, parts, log
+        # re-checking an exact verdict: a keyed loop breaks the property only once it is
+        # followed to an exact repeat (as far as that takes), never on the key's word
+        self.exact = exact
+        self.keyed_rounds: int | None = EXACT_ROUNDS if exact else None
         # the completions offered per prompt, when known: a keyed loop is followed only
         # through completions the machine is really asked for (as the search does)
         self.offered = None if offered is None else (lambda x: list(offered(machine.prompt(x))))
@@ -286,9 +297,17 @@ class RunCheck:
                     for at in reversed(seen.get(key, ())):  # the nearest earlier one first
                         keys = [self._keyed(p, x) for x in self.states[at + 1 :]]
                         follow = keyed_loop(
-                            self.machine, p, t, self.completions[at:], keys, offered=self.offered
+                            self.machine,
+                            p,
+                            t,
+                            self.completions[at:],
+                            keys,
+                            self.keyed_rounds,
+                            offered=self.offered,
                         )
-                        if follow is not None and follow.kind != "unknown":
+                        if follow is None or follow.kind == "unknown":
+                            continue
+                        if follow.kind == "forever" or not self.exact:
                             self._fail(
                                 p,
                                 f"the run is in {short_repr(t)}, whose key {short_repr(key)} is the "
@@ -477,7 +496,7 @@ def confirm(
         return result
     prop = result.property
     try:
-        problem = _replay_breaks(machine, prop, cx, offered)
+        problem = _replay_breaks(machine, prop, cx, offered, result.verdict.method != "key")
     except Undecided as exc:
         verdict = replace(
             result.verdict,
@@ -499,12 +518,14 @@ def _replay_breaks(
     prop: Property,
     cx: Counterexample,
     offered: Callable[[str], Iterable[str]] | None,
+    exact: bool,
 ) -> str:
-    """Replay ``cx`` and check ``prop`` on it: "" when it re-checks, else what is wrong."""
+    """Replay ``cx`` and check ``prop`` on it: "" when it re-checks, else what is wrong
+    (``exact``: the verdict is exact, so a keyed loop must be followed to a real repeat)."""
     parts = list(dict.fromkeys(prop.parts))
     n = len(cx.completions)
     try:
-        run = RunCheck(machine, cx.start, parts, new_log(), offered)
+        run = RunCheck(machine, cx.start, parts, new_log(), offered, exact=exact)
     except PropertyViolation:
         return (
             ""
