@@ -209,13 +209,15 @@ class RunCheck:
         parts: list[Property],
         log: dict,
         offered: Callable[[str], Iterable[str]] | None = None,
-        exact: bool = False,
+        exact: int | None = None,
     ) -> None:
         self.machine, self.parts, self.log = machine, parts, log
-        # re-checking an exact verdict: a keyed loop breaks the property only once it is
-        # followed to an exact repeat (as far as that takes), never on the key's word
+        # re-checking an exact verdict's counterexample of ``exact`` steps: a keyed loop
+        # breaks the property only at its end, followed to an exact repeat (as far as that
+        # takes), never on the key's word (the search decides the loop it reports exactly,
+        # not every keyed loop a run passes: one earlier may go round for ever too)
         self.exact = exact
-        self.keyed_rounds: int | None = EXACT_ROUNDS if exact else None
+        self.keyed_rounds: int | None = None if exact is None else EXACT_ROUNDS
         # the completions offered per prompt, when known: a keyed loop is followed only
         # through completions the machine is really asked for (as the search does)
         self.offered = None if offered is None else (lambda x: list(offered(machine.prompt(x))))
@@ -294,7 +296,9 @@ class RunCheck:
                     )
                 elif not ended and p.key is not None:
                     key, seen = self._keyed(p, t), self.keyed[p]
-                    for at in reversed(seen.get(key, ())):  # the nearest earlier one first
+                    # an exact re-check follows a keyed loop only where its run ends
+                    check = self.exact in (None, len(self.completions))
+                    for at in reversed(seen.get(key, ()) if check else ()):  # nearest first
                         keys = [self._keyed(p, x) for x in self.states[at + 1 :]]
                         follow = keyed_loop(
                             self.machine,
@@ -307,7 +311,7 @@ class RunCheck:
                         )
                         if follow is None or follow.kind == "unknown":
                             continue
-                        if follow.kind == "forever" or not self.exact:
+                        if follow.kind == "forever" or self.exact is None:
                             self._fail(
                                 p,
                                 f"the run is in {short_repr(t)}, whose key {short_repr(key)} is the "
@@ -496,7 +500,8 @@ def confirm(
         return result
     prop = result.property
     try:
-        problem = _replay_breaks(machine, prop, cx, offered, result.verdict.method != "key")
+        exact = result.verdict.method != "key"
+        problem = _replay_breaks(machine, prop, cx, offered, exact)
     except Undecided as exc:
         verdict = replace(
             result.verdict,
@@ -525,7 +530,7 @@ def _replay_breaks(
     parts = list(dict.fromkeys(prop.parts))
     n = len(cx.completions)
     try:
-        run = RunCheck(machine, cx.start, parts, new_log(), offered, exact=exact)
+        run = RunCheck(machine, cx.start, parts, new_log(), offered, n if exact else None)
     except PropertyViolation:
         return (
             ""
