@@ -25,6 +25,7 @@ edge's drawn path once, for the label placer's many questions of which edges cro
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from matplotlib.collections import PathCollection
@@ -261,6 +262,15 @@ class EdgePaths:
         return found
 
 
+def _edge_labels(ax: Any) -> Iterator[tuple[Any, str]]:
+    """Each edge label of ``ax`` (a non-empty text with gid ``edge-label-<k>``) and the
+    gid of its own edge (``edge-<k>``)."""
+    for text in ax.texts:
+        name = text.get_gid() or ""
+        if name.startswith("edge-label-") and text.get_text().strip():
+            yield text, "edge-" + name[len("edge-label-") :]
+
+
 def labels_on_other_edges(fig: Any) -> list[str]:
     """Name every edge label (text with gid ``edge-label-<k>``) that another edge's
     drawn path runs through: such a label sits on a crossing, or on the wrong edge.
@@ -277,11 +287,7 @@ def labels_on_other_edges(fig: Any) -> list[str]:
     problems = []
     for ax in fig.axes:
         edges = EdgePaths(ax)
-        for text in ax.texts:
-            name = text.get_gid() or ""
-            if not name.startswith("edge-label-") or not text.get_text().strip():
-                continue
-            own = "edge-" + name[len("edge-label-") :]
+        for text, own in _edge_labels(ax):
             others = edges.crossing(text.get_window_extent(renderer), own)
             if others:
                 problems.append(f"{text.get_text()!r} lies on {', '.join(others)}")
@@ -439,11 +445,7 @@ def labels_far_from_edges(fig: Any, heights: float = 1.0) -> list[str]:
     problems = []
     for ax in fig.axes:
         lines = edge_points(ax)
-        for text in ax.texts:
-            name = text.get_gid() or ""
-            if not name.startswith("edge-label-") or not text.get_text().strip():
-                continue
-            own = "edge-" + name[len("edge-label-") :]
+        for text, own in _edge_labels(ax):
             box = text.get_window_extent(renderer)
             points = lines.get(own, [])
             if not points:
