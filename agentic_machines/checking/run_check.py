@@ -111,9 +111,10 @@ def keyed_loop(
     the same place of the loop (``"forever"``: exact). A step that ends the run, reaches
     another key or takes a completion not offered shows that the run does not go round
     for ever (the key left out what stops the loop: a turn counter): ``None``. After
-    ``rounds`` rounds (:data:`KEYED_ROUNDS` when ``None``) without either it stops (``"open"``). On a finite machine whose
-    ``R`` reachable states are all known, ``rounds = R`` decides it: the ``R * len(loop)``
-    pairs (state, place in the loop) cannot all differ for longer. ``memo`` keeps each
+    ``rounds`` rounds (:data:`KEYED_ROUNDS` when ``None``) without either it stops
+    (``"open"``). On a finite machine whose ``R`` reachable states are all known,
+    ``rounds = R`` decides it: the ``R * len(loop)`` pairs (state, place in the loop)
+    cannot all differ for longer. ``memo`` keeps each
     step taken (and its key) for the next call: a search follows many loops through the
     same states.
 
@@ -217,7 +218,6 @@ class RunCheck:
         # takes), never on the key's word (the search decides the loop it reports exactly,
         # not every keyed loop a run passes: one earlier may go round for ever too)
         self.exact = exact
-        self.keyed_rounds: int | None = None if exact is None else EXACT_ROUNDS
         # the completions offered per prompt, when known: a keyed loop is followed only
         # through completions the machine is really asked for (as the search does)
         self.offered = None if offered is None else (lambda x: list(offered(machine.prompt(x))))
@@ -306,7 +306,7 @@ class RunCheck:
                             t,
                             self.completions[at:],
                             keys,
-                            self.keyed_rounds,
+                            None if self.exact is None else EXACT_ROUNDS,
                             offered=self.offered,
                         )
                         if follow is None or follow.kind == "unknown":
