@@ -133,7 +133,8 @@ class AgenticChecker:
         when all hold. ``target`` is the command-line target the replay command names
         (default: the agent function's own ``file.py:name``, when it has one).
         ``stop_early=False`` searches the whole graph instead of stopping once every
-        property has a counterexample: a keyed loop is then decided exactly (slower)."""
+        property has a counterexample (slower; a keyed loop is followed as far either
+        way: as many rounds as ``max_states``)."""
         from .adapters import machine_for  # the package only when used
         from .checking.report import Settings, check_agent  # as above
 

@@ -135,7 +135,12 @@ def test_never_diverges_sees_a_loop_of_model_calls_only_with_a_key() -> None:
     assert blind.results[0].verdict.holds is True
     assert "never repeat" in blind.results[0].verdict.reason  # and it says it cannot see loops
     keyed = check_properties(
-        m, m.initial, [never_diverges(key=m.prompt)], completions=["think", "answer"], max_depth=4
+        m,
+        m.initial,
+        [never_diverges(key=m.prompt)],
+        completions=["think", "answer"],
+        max_depth=4,
+        max_states=300,  # the endless loop is followed 300 rounds
     )
     cx = keyed.counterexample(f"never_diverges(key={m.prompt.__name__})")
     assert cx.completions == ("think",) and cx.loop == 0
@@ -156,6 +161,7 @@ def test_hypothesis_runs_see_the_keyed_loop_too() -> None:
         max_examples=50,
         seed=1,
         progress=None,
+        keyed_rounds=300,
     )
     assert not r
     cx = next(iter(r.counterexamples.values()))

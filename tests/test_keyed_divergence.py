@@ -1,11 +1,12 @@
-"""Keyed divergence decided exactly where the search saw the whole graph (issue 36, item 3).
+"""Keyed divergence decided as far as the search's bound, early stop or not (issue 36, item 3).
 
-``never_diverges(key=...)`` follows a loop that came back to a key. On a finite machine
-whose reachable graph the search completed, the loop is decided exactly (a run repeating
-a loop through R states repeats a state at the same place of the loop, or stops, within
-R rounds); a refutation that rests on the key's claim (no exact repeat within the rounds
-followed, on a graph the search did not finish) says so in its method, never
-"exhaustive"."""
+``never_diverges(key=...)`` follows a loop that came back to a key as many rounds as the
+search records states (``max_states``). A loop capped within that bound runs into its
+cap: it holds, whether or not the search stops early. A loop that comes back to the same
+keys for longer is refuted only by the key's claim, and its method says so, never
+"exhaustive"; on a finite machine within the bound the loop is decided exactly (a run
+repeating a loop through R states repeats a state at the same place of the loop, or
+stops, within R rounds)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from agentic_machines.checking import (
     never_raises,
     unreachable,
 )
-from agentic_machines.checking.run_check import KEYED_ROUNDS
 from agentic_machines.checking.stateful import hypothesis_check
 
 
@@ -35,58 +35,89 @@ def counter(cap: int | None, ring: int = 100) -> FunctionMachine:
     return FunctionMachine(lambda n: "Go on, or stop?", h, initial=0, name=f"cap {cap}")
 
 
-@pytest.mark.parametrize("cap", [KEYED_ROUNDS + 3, 60])
-def test_a_loop_capped_past_the_rounds_followed_holds_exactly(cap: int) -> None:
+@pytest.mark.parametrize("stop_early", [True, False])
+@pytest.mark.parametrize("cap", [60, 1_000])
+def test_a_loop_capped_within_the_bound_holds_early_stop_or_not(cap: int, stop_early: bool) -> None:
     m = counter(cap)
     prop = never_diverges(key=m.prompt)
-    whole = check_properties(m, properties=[prop], completions=["go", "stop"], stop_early=False)
-    verdict = whole.results[0].verdict
-    assert verdict.holds is True and verdict.method == "exhaustive", whole.report()
-    assert verdict.reason == f"bound: the whole reachable graph ({cap + 1} states)"
+    r = check_properties(m, properties=[prop], completions=["go", "stop"], stop_early=stop_early)
+    verdict = r.results[0].verdict
+    assert verdict.holds is True and verdict.method == "exhaustive", r.report()
+    assert verdict.reason == f"bound: the whole reachable graph ({cap + 1:,} states)"
     # a property that holds keeps the search going to its end: decided exactly too
     both = check_properties(m, properties=[prop, never_raises()], completions=["go", "stop"])
-    assert [r.verdict.status for r in both] == ["holds", "holds"], both.report()
+    assert [x.verdict.status for x in both] == ["holds", "holds"], both.report()
+
+
+@pytest.mark.parametrize("stop_early", [True, False])
+def test_a_loop_capped_past_the_bound_rests_on_the_key_early_stop_or_not(stop_early: bool) -> None:
+    m = counter(300)
+    r = check_properties(
+        m,
+        properties=[never_diverges(key=m.prompt)],
+        completions=["go", "stop"],
+        max_states=200,
+        stop_early=stop_early,
+    )
+    verdict = r.results[0].verdict
+    assert verdict.holds is False and verdict.method == "key", r.report()
+    assert "200 more rounds" in verdict.reason and "--max-states" in verdict.reason
+    assert "by the key, not exhaustive" in r.report().splitlines()[0]
+    # the bound raised past the cap decides it
+    wider = check_properties(
+        m, properties=[never_diverges(key=m.prompt)], completions=["go", "stop"], max_states=400
+    )
+    assert wider.results[0].verdict.holds is True, wider.report()
 
 
 def test_an_exact_lasso_past_an_open_keyed_loop_re_checks() -> None:
-    # 'go' counts to a cap past the rounds followed, 'back' returns from 1 to 0: the run
-    # meets the open loop ('go' from 1) before it closes the real cycle (go, back); the
-    # re-check of that exact lasso once failed there, "before its last step"
+    # 'go' counts to a cap past the bound, 'back' returns from 1 to 0: the run meets the
+    # open loop ('go' from 1) before it closes the real cycle (go, back); the re-check of
+    # that exact lasso once failed there, "before its last step"
     def h(n: int, c: str):
         if c == "back":
             return 0 if n == 1 else HALT
-        return HALT if n == KEYED_ROUNDS + 10 else n + 1
+        return HALT if n == 60 else n + 1
 
     m = FunctionMachine(lambda n: "go?", h, initial=0, name="back")
     r = check_properties(
-        m, properties=[never_diverges(key=m.prompt)], completions=["go", "back"], stop_early=False
+        m,
+        properties=[never_diverges(key=m.prompt)],
+        completions=["go", "back"],
+        max_states=40,
+        stop_early=False,
     )
     verdict, cx = r.results[0].verdict, r.results[0].counterexample
     assert verdict.holds is False and verdict.method == "exhaustive", r.report()
     assert cx is not None and cx.completions == ("go", "back") and cx.loop == 0, r.report()
 
 
-def test_an_agent_loop_capped_past_the_rounds_followed_holds_exactly() -> None:
+def test_an_agent_loop_capped_past_the_old_fifty_rounds_holds_with_the_defaults() -> None:
     def agent(model):
-        for _ in range(KEYED_ROUNDS + 3):
+        for _ in range(75):
             if model("Go on, or stop?") == "stop":
                 return "stopped"
         return "out of turns"
 
     m = agent_machine(agent, name="capped agent")
-    r = check_properties(
-        m, m.initial, [never_diverges(key=m.prompt)], completions=["go", "stop"], stop_early=False
-    )
+    r = check_properties(m, m.initial, [never_diverges(key=m.prompt)], completions=["go", "stop"])
     assert r.results[0].verdict.holds is True and r.coverage.truncated is None, r.report()
 
 
-def test_stopping_early_on_a_loop_not_yet_decided_says_it_rests_on_the_key() -> None:
-    m = counter(60)
-    r = check_properties(m, properties=[never_diverges(key=m.prompt)], completions=["go", "stop"])
-    verdict = r.results[0].verdict
-    assert verdict.holds is False and verdict.method == "key"
-    assert "stopped early" in verdict.reason and "stop_early=False" in verdict.reason
-    assert "by the key, not exhaustive" in r.report().splitlines()[0]
+def test_following_a_loop_takes_an_agent_step_not_a_fork() -> None:
+    # the follow goes on in the step's own process: forks stay a few, not one per round
+    def agent(model):
+        while model("Go on, or stop?") != "stop":
+            pass
+
+    m = agent_machine(agent, name="endless agent")
+    r = check_properties(
+        m, m.initial, [never_diverges(key=m.prompt)], completions=["go", "stop"], max_states=3_000
+    )
+    assert (
+        r.results[0].verdict.method == "key" and "3,000 more rounds" in r.results[0].verdict.reason
+    )
+    assert m._pool is not None and m._pool.forks < 20, m._pool.forks
 
 
 def test_an_uncapped_finite_loop_is_refuted_exactly() -> None:
@@ -128,9 +159,27 @@ def test_a_cycle_the_key_loop_misses_still_refutes_exactly() -> None:
 def test_hypothesis_runs_say_a_keyed_refutation_rests_on_the_key() -> None:
     m = agent_machine(lambda model: [model("Go on?") for _ in iter(int, 1)], name="forever")
     r = hypothesis_check(
-        m, m.initial, [never_diverges(key=m.prompt)], max_examples=5, max_steps=3, seed=1
+        m,
+        m.initial,
+        [never_diverges(key=m.prompt)],
+        max_examples=5,
+        max_steps=3,
+        seed=1,
+        keyed_rounds=500,
     )
     assert r.results[0].verdict.method == "key", r.report()
+    assert "500 more rounds" in r.results[0].verdict.reason
+
+
+def test_hypothesis_runs_follow_a_capped_loop_to_its_cap() -> None:
+    def agent(model):
+        for _ in range(80):
+            if model("Go on?") == "stop":
+                return "stopped"
+
+    m = agent_machine(agent, name="capped")
+    r = hypothesis_check(m, m.initial, [never_diverges(key=m.prompt)], max_examples=10, seed=1)
+    assert r.results[0].verdict.holds is True, r.report()
 
 
 def test_reasons_name_a_property_as_it_is_reported() -> None:
@@ -160,7 +209,11 @@ def test_a_failing_test_says_a_keyed_refutation_rests_on_the_key() -> None:
     from agentic_machines.checking.report import Settings, check_agent
 
     m = counter(60)
-    out = check_agent(m, [never_diverges(key=m.prompt)], Settings(), completions=["go", "stop"])
+    within = check_agent(m, [never_diverges(key=m.prompt)], Settings(), completions=["go", "stop"])
+    assert within.failure is None, within.failure  # capped within the bound: it holds
+    out = check_agent(
+        m, [never_diverges(key=m.prompt)], Settings(max_states=40), completions=["go", "stop"]
+    )
     assert out.failure is not None
     head = out.failure.splitlines()[0]
     assert "(by the key, not exhaustive, " in head and "(exhaustive" not in head, head
@@ -171,7 +224,9 @@ def test_a_keyed_counterexample_snippet_claims_no_exact_return(cap: int | None) 
     # the run comes back to a key, not to the state step 0 started in: the snippet's
     # comment must not say the run is back there and "never ends" (cap 60 halts)
     m = counter(cap)
-    r = check_properties(m, properties=[never_diverges(key=m.prompt)], completions=["go", "stop"])
+    r = check_properties(
+        m, properties=[never_diverges(key=m.prompt)], completions=["go", "stop"], max_states=40
+    )
     cx = r.results[0].counterexample
     assert cx is not None and cx.loop == 0 and cx.end == 1
     comment = cx.snippet().splitlines()[3]
@@ -185,24 +240,31 @@ def capped_60() -> FunctionMachine:
 
 
 @pytest.mark.parametrize(
-    "flags, head",
+    "flags, holds",
     [
-        ([], "FAIL never_diverges(key=prompt): Refuted: "),
-        (["--no-stop-early"], "PASS never_diverges(key=prompt): Holds: "),
+        ([], True),
+        (["--no-stop-early"], True),
+        (["--max-states", "40"], False),
+        (["--max-states", "40", "--no-stop-early"], False),
     ],
 )
-def test_the_cli_decides_a_keyed_loop_exactly_with_no_stop_early(capsys, flags, head) -> None:
+def test_the_cli_decides_a_keyed_loop_within_its_state_bound(capsys, flags, holds) -> None:
     from agentic_machines.cli.commands import main
 
     target = "tests.test_keyed_divergence:capped_60()"
     code = main(["test", target, "-p", "never_diverges:prompt", "-c", "go", "-c", "stop", *flags])
     out = capsys.readouterr().out
+    head = (
+        "PASS never_diverges(key=prompt): Holds: "
+        if holds
+        else "FAIL never_diverges(key=prompt): Refuted: "
+    )
     assert head in out, out
-    assert code == (0 if flags else 1)
-    method = "Method: exhaustive" if flags else "Method: by the key, not exhaustive"
+    assert code == (0 if holds else 1)
+    method = "Method: exhaustive" if holds else "Method: by the key, not exhaustive"
     assert method in out, out
-    if not flags:  # the hint names the knob of the command line too
-        assert "stop_early=False / --no-stop-early" in out, out
+    if not holds:  # the hint names the knob of the command line too
+        assert "a larger max_states (--max-states) follows it further" in out, out
 
 
 def test_a_failing_test_decides_a_keyed_loop_exactly_without_the_early_stop(tmp_path) -> None:
@@ -220,8 +282,9 @@ def test_the_saved_keyed_run_tried_first_still_says_it_rests_on_the_key(tmp_path
 
     m = counter(60)
     props = [never_diverges(key=m.prompt)]
-    first = check_agent(m, props, Settings(), completions=["go", "stop"], database=tmp_path)
-    second = check_agent(m, props, Settings(), completions=["go", "stop"], database=tmp_path)
+    few = Settings(max_states=40)
+    first = check_agent(m, props, few, completions=["go", "stop"], database=tmp_path)
+    second = check_agent(m, props, few, completions=["go", "stop"], database=tmp_path)
     assert first.failure is not None and second.failure is not None
     head = second.failure.splitlines()[0]
     assert "(by the key, not exhaustive, the saved failing run, tried first)" in head, head

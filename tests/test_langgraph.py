@@ -92,7 +92,7 @@ def guessing_graph():
 
 @pytest.mark.parametrize("isolation", ["process", "inline"])
 def test_keyed_never_diverges_finds_the_loop_back_to_the_same_graph_state(isolation):
-    # a recursion limit past the rounds the check repeats a keyed loop (the limit ends a loop);
+    # a recursion limit past the rounds the check follows a keyed loop (its max_states);
     # the graph's states are read where the graph runs: a worker process, or this one
     m = machine(
         guessing_graph(),
@@ -103,10 +103,25 @@ def test_keyed_never_diverges_finds_the_loop_back_to_the_same_graph_state(isolat
     )
     plain = check_properties(m, properties=[never_diverges()], max_depth=4)
     assert plain["never_diverges()"].verdict.holds is True  # histories never repeat
-    keyed = check_properties(m, properties=[never_diverges(key=checkpoint_key(m))], max_depth=4)
+    key = never_diverges(key=checkpoint_key(m))
+    keyed = check_properties(m, properties=[key], max_depth=4, max_states=30)
     (r,) = keyed.results
-    assert r.verdict.holds is False
+    assert r.verdict.holds is False and r.verdict.method == "key"
     assert r.counterexample.completions == ("red", "red") and r.counterexample.loop == 1
+
+
+@pytest.mark.parametrize("isolation", ["process", "inline"])
+def test_the_recursion_limit_caps_a_keyed_loop(isolation):
+    # the limit ends the loop within the rounds followed: no divergence, early stop or not
+    m = machine(
+        guessing_graph(),
+        {"guess": "none"},
+        completions=["red", "blue"],
+        recursion_limit=12,
+        isolation=isolation,
+    )
+    keyed = check_properties(m, properties=[never_diverges(key=checkpoint_key(m))])
+    assert keyed.results[0].verdict.holds is True, keyed.report()
 
 
 def test_structure_shows_the_graphs_nodes_and_its_conditional_edge():

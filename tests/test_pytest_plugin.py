@@ -176,6 +176,8 @@ def test_a_sampled_check_fails_with_a_shrunk_run(tmp_path: Path) -> None:
 
 
 KEYED = """
+import pytest
+
 from agentic_machines import HALT, FunctionMachine
 from agentic_machines.checking import never_diverges
 
@@ -185,28 +187,29 @@ def capped():  # 'go' counts to 60, outside the prompt (the key); 'stop' halts
     return FunctionMachine(lambda n: "Go on, or stop?", h, initial=0, name="cap 60")
 
 
-def test_early(agentic):
+def test_within(agentic):
     m = capped()
     agentic.check(m, never_diverges(key=m.prompt), completions=["go", "stop"])
 
 
-def test_whole(agentic):
+@pytest.mark.agentic(max_states=40)
+def test_past(agentic):
     m = capped()
-    agentic.check(m, never_diverges(key=m.prompt), completions=["go", "stop"], stop_early=False)
+    agentic.check(m, never_diverges(key=m.prompt), completions=["go", "stop"])
 """
 
 
-def test_stop_early_false_decides_a_keyed_loop_and_the_saved_run_keeps_its_note(
+def test_a_keyed_loop_is_followed_as_far_as_the_state_bound_and_the_saved_run_keeps_its_note(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "test_keyed.py").write_text(KEYED, encoding="utf-8")
     # the default depth (6) would leave the 61-state loop unfinished: search it all
     first = pytest_run(tmp_path, "-v", "--agentic-depth", "100")
     out = first.stdout
-    assert first.returncode == 1 and "test_whole PASSED" in out and "test_early FAILED" in out, out
+    assert first.returncode == 1 and "test_within PASSED" in out and "test_past FAILED" in out, out
     note = "never_diverges(key=prompt) is refuted on 'cap 60' (by the key, not exhaustive, "
-    assert note in out and "check(..., stop_early=False)" in out, out
+    assert note in out and "--agentic-max-states" in out, out
     # the saved failing run, tried first, still says how its refutation is known
-    second = pytest_run(tmp_path, "-v", "--agentic-depth", "100", "-k", "early")
+    second = pytest_run(tmp_path, "-v", "--agentic-depth", "100", "-k", "past")
     assert second.returncode == 1
     assert note + "the saved failing run, tried first)" in second.stdout, second.stdout

@@ -85,7 +85,7 @@ from .properties import (
     part_names,
 )
 from .result import CheckResult, Counterexample, Coverage
-from .run_check import confirm, keyed_loop
+from .run_check import KEYED_ROUNDS, confirm, keyed_loop, loop_starts
 from .verdicts import Finding, KeyedLoop, Tally, Verdicts, cyclic_states, tally
 
 __all__ = ["check_properties", "Completions", "BATCH"]
@@ -251,6 +251,12 @@ class _Search(Walk, Verdicts):
         # per keyed never_diverges: the steps its loops were followed through (the loops
         # of a search go through the same states again and again)
         self.followed: dict[NeverDiverges, dict] = {q: {} for q in self.keyed}
+        # per keyed never_diverges and loop (its completions and keys): the (state, place)
+        # pairs from which repeating it stops (keyed_loop's dead)
+        self.stops: dict[NeverDiverges, dict[tuple, set]] = {q: {} for q in self.keyed}
+        # a keyed loop is followed as many rounds as the search records states: one capped
+        # within the bound runs into its cap, whether or not the search stops early
+        self.rounds = max_states if max_states is not None else KEYED_ROUNDS
         # per keyed never_diverges refuted only by its key's claim: that counterexample
         self.by_key: dict[NeverDiverges, Counterexample] = {}
         # the completions offered at a state, when chosen per prompt (a keyed loop is
@@ -443,7 +449,7 @@ class _Search(Walk, Verdicts):
         # checked again on the replayed run before it is returned (run_check.confirm).
         offer = (lambda _prompt: fixed) if fixed is not None else self.choose
         results = [
-            confirm(self.machine, self._verdict(p, label), offer)
+            confirm(self.machine, self._verdict(p, label), offer, self.rounds, self.followed)
             for p, label in zip(self.props, display_names(self.props))
         ]
         seconds = time.perf_counter() - began
@@ -573,13 +579,24 @@ class _Search(Walk, Verdicts):
         keys[t] = key
         path = self._path(t)
         parent, depth = self.record.parent, self.record.depth
-        for n in range(len(path) - 2, -1, -1):  # the nearest earlier state first
-            if keys[path[n]] != key:
-                continue
-            loop = tuple(parent[k][1] for k in path[n + 1 :])  # type: ignore[index]
-            loop_keys = tuple(keys[k] for k in path[n + 1 :])
+        path_keys = [keys[k] for k in path]
+        starts = [n for n in range(len(path) - 2, -1, -1) if path_keys[n] == key]
+        if not starts:
+            return
+        comps = [parent[k][1] for k in path[1:]]  # type: ignore[index]
+        for n in loop_starts(comps, path_keys, starts):  # the nearest earlier state first
+            loop = tuple(comps[n:])
+            loop_keys = tuple(path_keys[n + 1 :])
             follow = keyed_loop(
-                self.machine, q, t, loop, loop_keys, offered=self.offered, memo=self.followed[q]
+                self.machine,
+                q,
+                t,
+                loop,
+                loop_keys,
+                self.rounds,
+                self.offered,
+                self.followed[q],
+                self.stops[q].setdefault((loop, loop_keys), set()),
             )
             if follow is None:
                 continue
@@ -594,8 +611,9 @@ class _Search(Walk, Verdicts):
             # an open loop (no exact repeat yet) counts as found, so the search may stop
             # early on it; after the search it is decided exactly when the graph is whole
             self.found[q] = Finding(t, None, None, why + follow.why)
+            self.stops[q].clear()  # no loop of q is followed again in the search
             if not follow.kind == "open":
-                self.followed[q].clear()  # no loop of q is followed again
+                self.followed[q].clear()
             self.keyed_found[q] = KeyedLoop(
                 t, at, why + follow.why, follow.kind == "open", loop, loop_keys, why
             )
@@ -610,7 +628,7 @@ class _Search(Walk, Verdicts):
             return
         size = len(self.record.prompts)
         for q, found in list(self.keyed_found.items()):
-            memo = self.followed.pop(q, {})
+            memo = self.followed.setdefault(q, {})
             if not found.by_key:
                 continue
             follow = keyed_loop(

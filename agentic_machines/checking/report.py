@@ -114,7 +114,7 @@ def check_agent(
     target = target or _target_of(agent, rootdir)
     db = ExampleDatabase(database) if database is not None else None
     for _prop, saved in db.load(test_id) if db is not None else []:
-        cx, by_key = _replay(machine, start, props, saved)
+        cx, by_key = _replay(machine, start, props, saved, settings.max_states)
         if cx is not None:
             method = "key" if by_key else None
             found = "the saved failing run, tried first"
@@ -159,6 +159,7 @@ def _search(
             max_steps=settings.depth or 20,
             seed=settings.seed,
             progress=False,
+            keyed_rounds=settings.max_states,
         )
     return check_properties(
         machine,
@@ -173,13 +174,18 @@ def _search(
 
 
 def _replay(
-    machine: AgenticMachine, start: Any, props: list[Property], completions: tuple[str, ...]
+    machine: AgenticMachine,
+    start: Any,
+    props: list[Property],
+    completions: tuple[str, ...],
+    rounds: int | None,
 ) -> tuple[Counterexample | None, bool]:
     """The counterexample a saved run still is (None when it no longer fails), and
-    whether it rests on a key (a keyed loop followed without an exact repeat)."""
+    whether it rests on a key (a keyed loop followed ``rounds`` rounds, as the search
+    does, without an exact repeat)."""
     log = new_log()
     try:
-        run = RunCheck(machine, start, props, log)
+        run = RunCheck(machine, start, props, log, rounds=rounds)
         for c in completions:
             run.step(c)
     except PropertyViolation as exc:
@@ -233,8 +239,9 @@ def _failure(
     lines = [text, ""]
     if method == "key":
         lines.append(
-            "by the key: check(..., stop_early=False) with bounds that reach the whole graph "
-            "(--agentic-depth, --agentic-max-states) decides this loop exactly"
+            "by the key: the loop was followed as many rounds as the search records states; a "
+            "larger bound (--agentic-max-states, or @pytest.mark.agentic(max_states=...)) "
+            "follows it further"
         )
     if trace is not None and target is not None:
         lines.append(

@@ -156,15 +156,20 @@ class Counterexample:
         return trace
 
     def save(
-        self, path: str | os.PathLike, prop: Property | None = None, machine: Any = None
+        self,
+        path: str | os.PathLike,
+        prop: Property | None = None,
+        machine: Any = None,
+        rounds: int | None = None,
     ) -> None:
         """Write the run as a trace file (JSON lines) that ``run NAME --replay FILE`` reruns.
 
         With ``prop`` (the property it refutes) the file is a test: its end line also
         records the property (its command-line spelling, when it has one), the
         explanation, the lasso's start and, when ``machine`` keeps an effect log (an agent
-        function), each step's real tool executions; ``run --replay`` then checks the
-        property again on the machine as it is (:func:`load_check` reads the record).
+        function), each step's real tool executions, and the ``rounds`` a keyed loop was
+        followed; ``run --replay`` then checks the property again on the machine as it is
+        (:func:`load_check` reads the record).
         """
         self.trace().save(path)
         if prop is None:
@@ -175,6 +180,7 @@ class Counterexample:
             "explanation": self.explanation,
             "loop": self.loop,
             "effects": _effects_by_step(self, machine),
+            "rounds": rounds,
         }
         lines = Path(path).read_text(encoding="utf-8").splitlines()
         end = json.loads(lines[-1])

@@ -25,6 +25,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -32,6 +33,7 @@ from .._outcome import is_end
 from .._text import clip, clip_prompt_repr, counted, one_line
 from ..errors import CertificateError, PropertyViolation, Undecided, equal_states
 from ..machine import DIVERGE, AgenticMachine
+from ..runtime.agent import AgentMachine
 from ..runtime.search import UndecidedStep, expand, same_state
 from ..verdict import short_repr
 from .properties import (
@@ -55,6 +57,8 @@ __all__ = [
     "keyed_loop",
     "KeyedFollow",
     "KEYED_ROUNDS",
+    "along",
+    "loop_starts",
 ]
 
 
@@ -68,10 +72,14 @@ def _key(p: NeverDiverges, state: Any) -> Any:
     return key
 
 
-KEYED_ROUNDS = 50
-"""How many more rounds :func:`keyed_loop` repeats a keyed loop whose states never repeat
-exactly before it stops and says so (an agent's histories never repeat: then only the
-key's claim, that states with one key are one situation, makes the loop a divergence)."""
+KEYED_ROUNDS = 100_000
+"""How many rounds :func:`keyed_loop` follows a keyed loop whose states never repeat
+exactly (an agent's histories never repeat) when no bound of states says: as many as
+:func:`~agentic_machines.checking.check_properties` records states by default. A search
+follows its loops as many rounds as its ``max_states``: a loop capped within that bound
+runs into its cap, whether or not the search stops early; only a loop that comes back
+to the same keys for longer rests on the key's claim that those states are one
+situation."""
 
 
 class KeyedFollow(NamedTuple):
@@ -99,6 +107,7 @@ def keyed_loop(
     rounds: int | None = None,
     offered: Callable[[Any], Iterable[str]] | None = None,
     memo: dict[tuple[Any, str], tuple[Any, Any]] | None = None,
+    dead: set[tuple[Any, int]] | None = None,
 ) -> KeyedFollow | None:
     """Whether a run that came back to a key really goes round for ever: ``None`` when
     it does not, else how far repeating the loop went (:class:`KeyedFollow`).
@@ -112,54 +121,64 @@ def keyed_loop(
     another key or takes a completion not offered shows that the run does not go round
     for ever (the key left out what stops the loop: a turn counter): ``None``. After
     ``rounds`` rounds (:data:`KEYED_ROUNDS` when ``None``) without either it stops
-    (``"open"``). On a finite machine whose ``R`` reachable states are all known,
-    ``rounds = R`` decides it: the ``R * len(loop)`` pairs (state, place in the loop)
-    cannot all differ for longer. ``memo`` keeps each
-    step taken (and its key) for the next call: a search follows many loops through the
-    same states.
+    (``"open"``). On a machine whose ``R`` reachable states are at most ``rounds``, that
+    decides it: the states at the start of ``R + 1`` rounds cannot all differ.
+
+    ``memo`` keeps each step taken (and its key) for the next call, and ``dead`` the
+    (state, place in the loop) pairs from which this loop was seen to stop: a search
+    follows the same loop from many states of one run. An agent's steps are taken by the
+    step's own process, not a fork of it (:meth:`AgentMachine.along`): a followed run
+    does not come back.
 
     >>> from agentic_machines import FunctionMachine, HALT
     >>> from agentic_machines.checking import never_diverges
     >>> capped = FunctionMachine(lambda n: "go?", lambda n, c: HALT if n == 60 else n + 1)
     >>> p = never_diverges(key=capped.prompt)
-    >>> keyed_loop(capped, p, 1, ["go"], ["go?"]).kind  # 50 rounds do not reach the cap
-    'open'
-    >>> keyed_loop(capped, p, 1, ["go"], ["go?"], rounds=61) is None  # 61 states: decided
+    >>> keyed_loop(capped, p, 1, ["go"], ["go?"]) is None  # it runs into its cap
     True
+    >>> keyed_loop(capped, p, 1, ["go"], ["go?"], rounds=50).why  # 50 rounds do not reach it
+    'repeating them from there came back to the same keys 50 more rounds without an exact repeat (the states never repeat exactly: the key says they are the same situation)'
     >>> endless = FunctionMachine(lambda n: "go?", lambda n, c: (n + 1) % 4)
     >>> keyed_loop(endless, p, 1, ["go"], ["go?"]).why
     'repeating them from there comes back to the same keys until, after 4 rounds, the run is in state 1 again: it never ends'
     """
     rounds = KEYED_ROUNDS if rounds is None else rounds
+    known: dict[tuple[Any, str], tuple[Any, Any]] = {} if memo is None else memo
+    stopped: set[tuple[Any, int]] = set() if dead is None else dead
+    if (end, 0) in stopped:
+        return None
     seen = {(end, 0)}
     x = end
     size = len(loop)
-    known: dict[tuple[Any, str], tuple[Any, Any]] = {} if memo is None else memo
-    for step in range(rounds * size):
-        i = step % size
-        c = loop[i]
-        went = known.get((x, c))
-        if went is None:
-            try:
-                went = _keyed_step(machine, p, x, c, offered)
-            except Undecided as exc:
-                why = f"repeating the loop met a step whose outcome is unknown: {exc}"
-                return KeyedFollow("unknown", why, step // size)
-            known[(x, c)] = went
-        x, key = went
-        if x is _GONE or key != keys[i]:
-            return None
-        place = (x, (i + 1) % size)
-        if place in seen:
-            went_round = step // size + 1
-            return KeyedFollow(
-                "forever",
-                f"repeating them from there comes back to the same keys until, after "
-                f"{counted(went_round, 'round')}, the run is in state {short_repr(x)} "
-                "again: it never ends",
-                went_round,
-            )
-        seen.add(place)
+    with along(machine):
+        for step in range(rounds * size):
+            i = step % size
+            c = loop[i]
+            went = known.get((x, c))
+            if went is None:
+                try:
+                    went = _keyed_step(machine, p, x, c, offered)
+                except Undecided as exc:
+                    why = f"repeating the loop met a step whose outcome is unknown: {exc}"
+                    return KeyedFollow("unknown", why, step // size)
+                if went[1] == keys[i]:  # one key object for every round (prompts are big)
+                    went = (went[0], keys[i])
+                known[(x, c)] = went
+            x, key = went
+            place = (x, (i + 1) % size)
+            if x is _GONE or key != keys[i] or place in stopped:
+                stopped.update(seen)  # from each of them the loop stops the same way
+                return None
+            if place in seen:
+                went_round = step // size + 1
+                return KeyedFollow(
+                    "forever",
+                    f"repeating them from there comes back to the same keys until, after "
+                    f"{counted(went_round, 'round')}, the run is in state {short_repr(x)} "
+                    "again: it never ends",
+                    went_round,
+                )
+            seen.add(place)
     return KeyedFollow(
         "open",
         f"repeating them from there came back to the same keys {counted(rounds, 'more round')} "
@@ -167,6 +186,42 @@ def keyed_loop(
         "the same situation)",
         rounds,
     )
+
+
+def along(machine: AgenticMachine) -> AbstractContextManager[Any]:
+    """Where ``machine`` takes the steps of a run that goes on and does not come back: an
+    agent's own process takes them (:meth:`AgentMachine.along`), where a search forks it
+    to keep the state for its other completions; any other machine as it is.
+
+    >>> from agentic_machines import FunctionMachine, HALT
+    >>> with along(FunctionMachine(lambda n: "?", lambda n, c: HALT)):
+    ...     pass
+    """
+    return machine.along() if isinstance(machine, AgentMachine) else nullcontext()
+
+
+def loop_starts(comps: Sequence[str], keys: Sequence[Any], starts: Sequence[int]) -> list[int]:
+    """The loops worth following at the end of a run: ``starts`` (the steps, nearest
+    first, whose state has the key of the run's last state) without those whose loop is
+    the nearest loop repeated, since following it is following the nearest loop, tried
+    first. ``comps[j]`` is the run's ``j``-th completion, ``keys[j]`` the key of the state
+    before it (``keys[-1]``: the last state's).
+
+    >>> loop_starts(["go"] * 4, ["?"] * 5, [3, 2, 1, 0])  # "go" repeated: only the nearest
+    [3]
+    >>> loop_starts(["a", "b", "a", "b"], ["?", "!", "?", "!", "?"], [2, 0])
+    [2]
+    >>> loop_starts(["a", "b", "b"], ["?", "!", "?", "?"], [2, 0])
+    [2, 0]
+    """
+    if not starts:
+        return []
+    end = len(comps)
+    q = end - starts[0]  # the nearest loop's length
+    low = end - q  # the window [low, end) repeats the nearest loop (its period is q)
+    while low > 0 and comps[low - 1] == comps[low - 1 + q] and keys[low] == keys[low + q]:
+        low -= 1
+    return [n for n in starts if n == starts[0] or (end - n) % q or n < low]
 
 
 EXACT_ROUNDS = 10**6
@@ -211,8 +266,12 @@ class RunCheck:
         log: dict,
         offered: Callable[[str], Iterable[str]] | None = None,
         exact: int | None = None,
+        rounds: int | None = None,
     ) -> None:
         self.machine, self.parts, self.log = machine, parts, log
+        # how many rounds a keyed loop is followed (a search's max_states: its verdict
+        # re-checks with the rounds it was found with; KEYED_ROUNDS when None)
+        self.rounds = EXACT_ROUNDS if exact is not None else rounds
         # re-checking an exact verdict's counterexample of ``exact`` steps: a keyed loop
         # breaks the property only at its end, followed to an exact repeat (as far as that
         # takes), never on the key's word (the search decides the loop it reports exactly,
@@ -298,16 +357,19 @@ class RunCheck:
                     key, seen = self._keyed(p, t), self.keyed[p]
                     # an exact re-check follows a keyed loop only where its run ends
                     check = self.exact in (None, len(self.completions))
-                    for at in reversed(seen.get(key, ()) if check else ()):  # nearest first
-                        keys = [self._keyed(p, x) for x in self.states[at + 1 :]]
+                    starts = list(reversed(seen.get(key, ()))) if check else []
+                    run_keys = [self._keyed(p, x) for x in self.states] if starts else []
+                    for at in loop_starts(self.completions, run_keys, starts):  # nearest first
+                        keys = run_keys[at + 1 :]
                         follow = keyed_loop(
                             self.machine,
                             p,
                             t,
                             self.completions[at:],
                             keys,
-                            None if self.exact is None else EXACT_ROUNDS,
-                            offered=self.offered,
+                            self.rounds,
+                            self.offered,
+                            self.log["followed"].setdefault(p, {}),
                         )
                         if follow is None or follow.kind == "unknown":
                             continue
@@ -402,12 +464,14 @@ def recheck(
     start: Any,
     completions: Sequence[str],
     loop: int | None = None,
+    rounds: int | None = None,
 ) -> str | None:
     """Run ``completions`` from ``start`` on ``machine`` as it is now and check ``prop``
     on that run: why the run still breaks it, or ``None`` when it no longer does (what
     ``run --replay`` of a saved counterexample says). The outcomes need not be the
     recorded ones: the machine may have changed. A run that comes back to the state where
-    step ``loop`` started breaks ``halts_within`` too (a lasso never halts).
+    step ``loop`` started breaks ``halts_within`` too (a lasso never halts). A keyed loop
+    is followed ``rounds`` rounds (the search's, which the file records).
 
     >>> from agentic_machines import FunctionMachine, HALT
     >>> from agentic_machines.checking import never_raises
@@ -421,7 +485,7 @@ def recheck(
     """
     parts = list(dict.fromkeys(prop.parts))
     try:
-        run = RunCheck(machine, start, parts, new_log())
+        run = RunCheck(machine, start, parts, new_log(), rounds=rounds)
         for c in completions:
             run.step(c)
             if run.ended:
@@ -459,6 +523,10 @@ def new_log(tick: Callable[[], None] | None = None) -> dict[str, Any]:
         "runs": 0,
         "failures": [],
         "by_key": [],  # the failures that rest on a key's claim (keyed_loop's "open")
+        # per keyed never_diverges: the steps its loops were followed through, and their
+        # keys (keyed_loop's memo), shared by the runs of one test and by a search with
+        # its re-check: a loop followed far is walked again at a lookup's cost
+        "followed": {},
     }
 
 
@@ -466,6 +534,8 @@ def confirm(
     machine: AgenticMachine,
     result: PropertyResult,
     offered: Callable[[str], Iterable[str]] | None = None,
+    rounds: int | None = None,
+    followed: dict | None = None,
 ) -> PropertyResult:
     """``result`` itself once its counterexample (if any) is re-checked on ``machine``.
 
@@ -480,7 +550,10 @@ def confirm(
     executions are the ones the search saw. A replay that meets a step whose outcome is
     unknown (the harness raised ``Undecided``: a clock, fuel) makes the verdict
     undecided, with the reason. Anything else that does not re-check raises
-    :class:`~agentic_machines.errors.CertificateError` naming the property.
+    :class:`~agentic_machines.errors.CertificateError` naming the property. A refutation
+    by a key (method ``"key"``) re-checks its loop ``rounds`` rounds, the rounds the
+    search followed it (its ``max_states``; :data:`KEYED_ROUNDS` when ``None``), through
+    the steps the search took (``followed``: its memo per keyed property, when given).
 
     >>> from agentic_machines import TableMachine, HALT, Verdict
     >>> from agentic_machines.checking import halts_within
@@ -501,7 +574,7 @@ def confirm(
     prop = result.property
     try:
         exact = result.verdict.method != "key"
-        problem = _replay_breaks(machine, prop, cx, offered, exact)
+        problem = _replay_breaks(machine, prop, cx, offered, exact, rounds, followed)
     except Undecided as exc:
         verdict = replace(
             result.verdict,
@@ -524,13 +597,18 @@ def _replay_breaks(
     cx: Counterexample,
     offered: Callable[[str], Iterable[str]] | None,
     exact: bool,
+    rounds: int | None,
+    followed: dict | None = None,
 ) -> str:
     """Replay ``cx`` and check ``prop`` on it: "" when it re-checks, else what is wrong
-    (``exact``: the verdict is exact, so a keyed loop must be followed to a real repeat)."""
+    (``exact``: the verdict is exact, so a keyed loop must be followed to a real repeat;
+    else one is followed ``rounds`` rounds, as the search that found it did)."""
     parts = list(dict.fromkeys(prop.parts))
     n = len(cx.completions)
     try:
-        run = RunCheck(machine, cx.start, parts, new_log(), offered, n if exact else None)
+        log = new_log()
+        log["followed"] = {} if followed is None else followed
+        run = RunCheck(machine, cx.start, parts, log, offered, n if exact else None, rounds)
     except PropertyViolation:
         return (
             ""

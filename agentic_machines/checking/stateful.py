@@ -78,13 +78,16 @@ def hypothesis_test(
     max_steps: int = 20,
     max_examples: int | None = None,
     on_run: Callable[[], None] | None = None,
+    keyed_rounds: int | None = None,
 ) -> type[_LoggedTest]:
     """A ``RuleBasedStateMachine`` subclass that runs ``machine`` on generated completions.
 
     ``completions`` is a strategy, or a function ``prompt -> strategy`` (default:
     :func:`~agentic_machines.checking.adversarial.adversarial_completions` of the
     machine, with its finite alphabet if it has one). A run has at most ``max_steps``
-    steps; ``on_run`` is called as each run starts. Use it as Hypothesis state machines are used: ``TestAgent =
+    steps; ``on_run`` is called as each run starts. A keyed ``never_diverges`` follows a
+    loop ``keyed_rounds`` rounds (default :data:`~.run_check.KEYED_ROUNDS`, as many as a
+    search's default ``max_states``), through steps shared by all the runs. Use it as Hypothesis state machines are used: ``TestAgent =
     hypothesis_test(...).TestCase`` in a test module, or
     ``run_state_machine_as_test(cls)``. The class keeps what it saw in ``cls.log``
     (states, prompts, the failing runs).
@@ -119,7 +122,7 @@ def hypothesis_test(
             run_log["runs"] += 1
             if run_log["tick"] is not None:
                 run_log["tick"]()
-            self.run = RunCheck(machine, start, parts, run_log)
+            self.run = RunCheck(machine, start, parts, run_log, rounds=keyed_rounds)
 
         if callable(source) and not isinstance(source, st.SearchStrategy):
 
@@ -155,6 +158,7 @@ def hypothesis_check(
     max_steps: int = 20,
     seed: int | None = None,
     progress: None | bool | Callable[[dict[str, Any]], None] = None,
+    keyed_rounds: int | None = None,
 ) -> CheckResult:
     """Test every property on ``max_examples`` generated runs; a failure is shrunk.
 
@@ -165,7 +169,8 @@ def hypothesis_check(
     the seed, the same in every process whatever its hash seed (the agent's own commands
     are drawn in a fixed order, and no example database is read or written). ``progress`` prints a
     status line on stderr every two seconds once the check runs for two (``False``:
-    never; a function: called with the statistics instead).
+    never; a function: called with the statistics instead). ``keyed_rounds``: as for
+    :func:`hypothesis_test`.
     """
     props = flatten(properties)
     if not props:
@@ -192,7 +197,13 @@ def hypothesis_check(
             )
 
         cls = hypothesis_test(
-            machine, start, [prop], completions=completions, max_steps=max_steps, on_run=tick
+            machine,
+            start,
+            [prop],
+            completions=completions,
+            max_steps=max_steps,
+            on_run=tick,
+            keyed_rounds=keyed_rounds,
         )
         holder.append(cls)
         cls.log["names"] = part_names([prop])  # reasons name it as it is reported
@@ -252,7 +263,14 @@ def hypothesis_check(
                 )
             verdict = Verdict(True, claim, "sampled", runs, reason=reason)
         # the shrunk run is replayed and the property checked on it again before it is returned
-        results.append(confirm(machine, PropertyResult(prop, verdict, cx, label)))
+        results.append(
+            confirm(
+                machine,
+                PropertyResult(prop, verdict, cx, label),
+                rounds=keyed_rounds,
+                followed=log["followed"],
+            )
+        )
     reporter.finish(
         {"property": "all", "runs": total["runs"], "seconds": time.perf_counter() - began}
     )

@@ -153,6 +153,7 @@ class Verdicts:
     keyed_found: dict[NeverDiverges, KeyedLoop]
     keyed_unknown: dict[NeverDiverges, str]  # why a keyed loop could not be followed
     by_key: dict[NeverDiverges, Counterexample]  # the counterexamples resting on a key
+    rounds: int  # how many rounds a keyed loop is followed
     # how it stopped
     truncated: str | None
     bound_depth: int | None
@@ -211,12 +212,12 @@ class Verdicts:
         )
 
     def _by_key_note(self) -> str:
-        """Why a refutation rests on a key: the search did not see the whole graph."""
+        """Why a refutation rests on a key: its loop was followed as far as the bound."""
         return (
-            f"; not exhaustive: the search did not see the whole reachable graph "
-            f"({self._truncation_text()}), on which a keyed loop is decided exactly, so this "
-            "refutation rests on the key; on a finite machine a search that runs to its end "
-            "(stop_early=False / --no-stop-early, a larger max_states / --max-states) decides it"
+            f"; not exhaustive: {counted(self.rounds, 'round')} is as far as the search follows "
+            "a loop (as many rounds as it records states, its max_states), so this refutation "
+            "rests on the key's claim that those states are one situation; a loop capped after "
+            "more rounds looks the same: a larger max_states (--max-states) follows it further"
         )
 
     def _part(self, q: Property) -> tuple[Counterexample | None, str]:

@@ -314,8 +314,8 @@ def add_stop_early_argument(parser: argparse.ArgumentParser) -> None:
         dest="stop_early",
         action="store_false",
         help="search the whole graph (to the bounds) instead of stopping once every property "
-        "has a counterexample: a keyed never_diverges loop on a finite machine is then decided "
-        "exactly, not by the key; slower",
+        "has a counterexample; slower, and no verdict changes (a keyed never_diverges loop is "
+        "followed --max-states rounds either way)",
     )
 
 

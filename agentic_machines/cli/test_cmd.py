@@ -163,6 +163,7 @@ def run_test(args: argparse.Namespace) -> int:
             max_steps=args.max_steps,
             seed=args.seed,
             progress=None,
+            keyed_rounds=args.max_states,
         )
     else:
         completions = alphabet if alphabet is not None else default
@@ -191,11 +192,11 @@ def run_test(args: argparse.Namespace) -> int:
         if note is not None:
             print(note)
     if args.save:
-        _save(result, args.save, args.name, machine)
+        _save(result, args.save, args.name, machine, args.max_states)
     return 0 if result else 1
 
 
-def _save(result: Any, path: str, target: str, machine: Any) -> None:
+def _save(result: Any, path: str, target: str, machine: Any, rounds: int | None) -> None:
     cxs = [(r.name, r.counterexample, r.property) for r in result if r.counterexample is not None]
     if not cxs:
         print(f"no counterexample to save ({path} not written)")
@@ -207,7 +208,7 @@ def _save(result: Any, path: str, target: str, machine: Any) -> None:
         else:
             slug = "".join(ch if ch.isalnum() else "_" for ch in prop).strip("_")
             out = base.with_name(f"{base.stem}.{slug}{base.suffix}")
-        cx.save(out, checked, machine)
+        cx.save(out, checked, machine, rounds)
         print(
             f"saved the counterexample to {prop} in {out} "
             # quoted for a shell: a factory target ends in "()"
@@ -309,7 +310,15 @@ def recheck_file(machine: Any, trace: Trace, check: dict, path: str, full: bool 
     if trace.pending is not None:  # the step that raised: the file keeps it as pending
         completions.append(trace.pending[1])
     loop = check.get("loop")
-    why = recheck(machine, prop, trace.start, completions, loop if isinstance(loop, int) else None)
+    rounds = check.get("rounds")
+    why = recheck(
+        machine,
+        prop,
+        trace.start,
+        completions,
+        loop if isinstance(loop, int) else None,
+        rounds if isinstance(rounds, int) and not isinstance(rounds, bool) and rounds > 0 else None,
+    )
     again = run(machine, ScriptedModel(completions), trace.start, max_steps=len(completions))
     print(again.describe(full=full))
     here = getattr(machine, "name", None)

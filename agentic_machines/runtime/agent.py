@@ -33,6 +33,7 @@ depends on in each mode.
 from __future__ import annotations
 
 import asyncio.events as _events
+import contextlib
 import contextvars
 import functools
 import os
@@ -42,7 +43,7 @@ import sys
 import threading
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -448,6 +449,7 @@ class AgentMachine(TraceMachine):
         self._notes: dict[TraceState, Any] = {}  # state_note's values (pickled in a worker)
         self._alphabet: set[str] = set(self.completions or ())
         self._tried: dict[TraceState, set[str]] = {}  # completions stepped from a held state
+        self._along = False  # steps go on in the step's own process (see along)
         if isolation == "process":
             self._start_process()
         else:
@@ -561,6 +563,26 @@ class AgentMachine(TraceMachine):
             self.harness(state, completion)
         return self._outputs.get((state, completion), "")
 
+    @contextlib.contextmanager
+    def along(self) -> Iterator[None]:
+        """Steps taken inside go on in the process of the state they start from, which
+        then holds the state reached instead (a search forks it, to keep the state for
+        its other completions): for a run followed far that does not come back, a keyed
+        loop repeated, at a step's cost and not a fork's. A state left behind that is
+        asked again is rebuilt from the nearest held one. Outcomes are the same.
+
+        >>> m = agent_machine(lambda model: [model("go?") for _ in range(3)])
+        >>> with m.along():
+        ...     s = m.harness(m.harness(m.initial, "a"), "b")
+        >>> s, m.harness(m.initial, "a")
+        (TraceState('a', 'b'), TraceState('a'))
+        """
+        before, self._along = self._along, True
+        try:
+            yield
+        finally:
+            self._along = before
+
     # -- the process mode ---------------------------------------------------------------------
     def _workers(self) -> Pool:
         pool = self._pool
@@ -584,7 +606,9 @@ class AgentMachine(TraceMachine):
         feeding its completions to a fork of the nearest live server."""
         self._check(state)
         server, k = pool.nearest(state)
-        if k == len(state) and server is not pool.zygote and self._prompts.peek(state) is not None:
+        if k == len(state) and server is not pool.zygote:
+            if self._prompts.peek(state) is None:  # dropped from the cache: the holder has it
+                self._prompted(state, server.payload)
             return server
         report = self._retried(lambda: self._fed(pool, state, [], state))
         self._file_effects(state, None, report.events)
@@ -636,7 +660,7 @@ class AgentMachine(TraceMachine):
             server = self._rebuild(pool, state)
         if server is None:  # threads in the state's process: feed a fork before it
             return self._fed(pool, state, [completion], nxt)
-        take = self._last(state, completion)
+        take = self._along or self._last(state, completion)
         return pool.fork(server, [completion], {}, self.step_timeout, nxt, take)
 
     def _fed(self, pool: Pool, state: TraceState, more: list[str], keep: TraceState) -> Any:

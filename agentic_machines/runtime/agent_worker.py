@@ -483,13 +483,19 @@ def _subreaper() -> None:
 class _Server:
     """The checker's end of a zygote or a holder."""
 
-    __slots__ = ("sock", "pid", "state", "parent", "__weakref__")
+    __slots__ = ("sock", "pid", "state", "parent", "payload", "__weakref__")
 
     def __init__(
-        self, sock: socket.socket, pid: int, state: Any = None, parent: _Server | None = None
+        self,
+        sock: socket.socket,
+        pid: int,
+        state: Any = None,
+        parent: _Server | None = None,
+        payload: Any = None,
     ) -> None:
         self.sock, self.pid, self.state = sock, pid, state  # state: the one it holds
         self.parent = parent  # the server that forked it: it knows how the process ended
+        self.payload = payload  # what it reported at its state's model call (prompt, note)
         _HOST_ENDS.add(sock)
 
     def close(self) -> None:
@@ -627,7 +633,7 @@ class Pool:
         if what[0] != "prompt":
             mine.close()
             return report
-        child = _Server(mine, pid, keep, parent)
+        child = _Server(mine, pid, keep, parent, report.payload)
         if threads > 1 or keep is None:
             if threads > 1 and keep is not None:
                 self.unforkable.add(keep)
