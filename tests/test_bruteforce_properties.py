@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -37,7 +36,6 @@ from agentic_machines.checking import (
     halts_within,
     never_diverges,
     never_raises,
-    run_check,
     unreachable,
     unreachable_prompt,
 )
@@ -431,11 +429,11 @@ def test_agent_functions_with_effects_agree_with_every_run(tm, k, data):
                 assert len(cx) == min(min(truth[q]) for q in broken), (early, x.name, cx)
 
 
-# -- keyed loops followed one round only: decided after the search, or by the key ---------
+# -- keyed loops followed to the search's bound: decided exactly, or by the key -----------
 
 
 def comes_back(m, cx, key) -> bool:
-    """Whether the lasso ``cx`` is what a loop followed one round shows: its end has the
+    """Whether the lasso ``cx`` is what a loop followed a round shows: its end has the
     key of ``states[loop]``, and one more round of ``completions[loop:]`` from there
     brings back the same keys, one by one (a divergence only by the key's claim)."""
     if cx.loop is None or not is_state(cx.end) or key(cx.end) != key(cx.states[cx.loop]):
@@ -483,24 +481,33 @@ def test_keyed_loops_cut_short_are_decided_exactly_or_by_the_key(m, acyclic):
         for _, ps in checks
         for q in ps
     }
-    with pytest.MonkeyPatch.context() as mp:
-        # one round: a loop on these tables comes back to its keys without an exact
-        # repeat, the path that 50 rounds never reach on a few states
-        mp.setattr(run_check, "KEYED_ROUNDS", 1)
+    for bound in (None, 2):
+        # None: the default bound, past every table here, so every keyed loop is followed
+        # to an exact repeat or a stop; 2: a loop is followed 2 rounds only (the search's
+        # max_states), the path where a refutation rests on the key
+        seen: dict[str, set] = {}
         for early in (True, False):
             r = check_properties(
-                m, properties=[p for p, _ in checks], completions=m.C, stop_early=early
+                m,
+                properties=[p for p, _ in checks],
+                completions=m.C,
+                stop_early=early,
+                **({} if bound is None else {"max_states": bound}),
             )
             for (_, parts), x in zip(checks, r):
                 broken = [q for q in parts if truth[q]]
                 v, cx = x.verdict, x.counterexample
-                if v.method == "key":  # only an early stop leaves a loop undecided
-                    assert early and v.holds is False, (early, x.name, r.report())
+                seen.setdefault(x.name, set()).add((v.holds, v.method))
+                if v.method == "key":  # only a loop followed to the bound rests on the key
+                    assert bound is not None and v.holds is False, (early, x.name, r.report())
                     follows(m, cx)  # the table's run
                     assert any(comes_back(m, cx, q.key) for q in keyed if q in parts), cx
                     continue
                 assert v.method == "exhaustive", (early, x.name, v.method)
-                assert v.holds is (not broken), (early, x.name, r.report())
-                assert (cx is None) is (not broken), (early, x.name)
-                if cx is not None:
+                if cx is not None:  # a counterexample is real, whatever the bound
                     assert any(breaks(m, q, cx) for q in parts), (early, x.name, cx)
+                if bound is None:
+                    assert v.holds is (not broken), (early, x.name, r.report())
+                    assert (cx is None) is (not broken), (early, x.name)
+        if bound is None:  # stopping early never changes a verdict
+            assert all(len(v) == 1 for v in seen.values()), seen
