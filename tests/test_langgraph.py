@@ -90,17 +90,21 @@ def guessing_graph():
     return builder.compile(name="guess")
 
 
+def guessing(recursion_limit: int, isolation: str):
+    return machine(
+        guessing_graph(),
+        {"guess": "none"},
+        completions=["red", "blue"],
+        recursion_limit=recursion_limit,
+        isolation=isolation,
+    )
+
+
 @pytest.mark.parametrize("isolation", ["process", "inline"])
 def test_keyed_never_diverges_finds_the_loop_back_to_the_same_graph_state(isolation):
     # a recursion limit past the rounds the check follows a keyed loop (its max_states);
     # the graph's states are read where the graph runs: a worker process, or this one
-    m = machine(
-        guessing_graph(),
-        {"guess": "none"},
-        completions=["red", "blue"],
-        recursion_limit=500,
-        isolation=isolation,
-    )
+    m = guessing(500, isolation)
     plain = check_properties(m, properties=[never_diverges()], max_depth=4)
     assert plain["never_diverges()"].verdict.holds is True  # histories never repeat
     key = never_diverges(key=checkpoint_key(m))
@@ -113,13 +117,7 @@ def test_keyed_never_diverges_finds_the_loop_back_to_the_same_graph_state(isolat
 @pytest.mark.parametrize("isolation", ["process", "inline"])
 def test_the_recursion_limit_caps_a_keyed_loop(isolation):
     # the limit ends the loop within the rounds followed: no divergence, early stop or not
-    m = machine(
-        guessing_graph(),
-        {"guess": "none"},
-        completions=["red", "blue"],
-        recursion_limit=12,
-        isolation=isolation,
-    )
+    m = guessing(12, isolation)
     keyed = check_properties(m, properties=[never_diverges(key=checkpoint_key(m))])
     assert keyed.results[0].verdict.holds is True, keyed.report()
 
