@@ -288,3 +288,62 @@ def test_the_saved_keyed_run_tried_first_still_says_it_rests_on_the_key(tmp_path
     assert first.failure is not None and second.failure is not None
     head = second.failure.splitlines()[0]
     assert "(by the key, not exhaustive, the saved failing run, tried first)" in head, head
+
+
+@pytest.mark.parametrize("stop_early", [True, False])
+def test_with_no_state_bound_an_open_loop_is_decided_when_the_search_ends(
+    monkeypatch, stop_early: bool
+) -> None:
+    from agentic_machines.checking import check as check_module
+
+    # no max_states: a loop still open after the rounds followed (10 here) keeps the
+    # search going to its end, so early stop or not the cap at 30 is found
+    monkeypatch.setattr(check_module, "KEYED_ROUNDS", 10)
+    m = counter(30)
+    r = check_properties(
+        m,
+        properties=[never_diverges(key=m.prompt)],
+        completions=["go", "stop"],
+        max_states=None,
+        stop_early=stop_early,
+    )
+    verdict = r.results[0].verdict
+    assert verdict.holds is True and verdict.method == "exhaustive", r.report()
+
+
+def test_the_re_check_runs_a_followed_loop_again() -> None:
+    from agentic_machines.errors import CertificateError
+
+    # a harness that is no function: it halts from its 61st call on. The search follows
+    # the loop 50 rounds (open); its re-check takes those steps again and meets the halt
+    calls = [0]
+
+    def h(n: int, c: str):
+        calls[0] += 1
+        return HALT if calls[0] > 60 else n + 1
+
+    m = FunctionMachine(lambda n: "go?", h, initial=0, name="not a function")
+    with pytest.raises(CertificateError, match="did not re-check"):
+        check_properties(
+            m, properties=[never_diverges(key=m.prompt)], completions=["go"], max_states=50
+        )
+
+
+def test_a_sampled_check_follows_its_own_rounds_and_refuses_a_bad_count() -> None:
+    from agentic_machines.checking.stateful import SAMPLED_ROUNDS
+    from agentic_machines.errors import InvalidArgument
+
+    m = counter(SAMPLED_ROUNDS + 50)
+    r = hypothesis_check(m, properties=[never_diverges(key=m.prompt)], max_examples=5, seed=1)
+    assert r.results[0].verdict.method == "key", r.report()
+    assert f"{SAMPLED_ROUNDS:,} more rounds" in r.results[0].verdict.reason
+    more = hypothesis_check(
+        m,
+        properties=[never_diverges(key=m.prompt)],
+        max_examples=5,
+        seed=1,
+        keyed_rounds=SAMPLED_ROUNDS + 100,
+    )
+    assert more.results[0].verdict.holds is True, more.report()
+    with pytest.raises(InvalidArgument, match="keyed_rounds must be a positive integer"):
+        hypothesis_check(m, properties=[never_diverges(key=m.prompt)], keyed_rounds=0)

@@ -255,7 +255,8 @@ class _Search(Walk, Verdicts):
         # pairs from which repeating it stops (keyed_loop's dead)
         self.stops: dict[NeverDiverges, dict[tuple, set]] = {q: {} for q in self.keyed}
         # a keyed loop is followed as many rounds as the search records states: one capped
-        # within the bound runs into its cap, whether or not the search stops early
+        # within the bound runs into its cap, whether or not the search stops early (with
+        # no bound, a loop still open after KEYED_ROUNDS keeps the search going: done())
         self.rounds = max_states if max_states is not None else KEYED_ROUNDS
         # per keyed never_diverges refuted only by its key's claim: that counterexample
         self.by_key: dict[NeverDiverges, Counterexample] = {}
@@ -324,6 +325,8 @@ class _Search(Walk, Verdicts):
         about one pass over the final graph in all."""
         if not self.stop_early:
             return False
+        if self.bounds.max_states is None and any(k.by_key for k in self.keyed_found.values()):
+            return False  # no state bound: an open keyed loop is decided when the search ends
         missing = len(self.parts) - len(self.found)
         if missing and missing == sum(q not in self.found for q in self.looping):
             back, n = self.cycle_checked

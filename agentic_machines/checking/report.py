@@ -50,7 +50,8 @@ __all__ = ["Settings", "Outcome", "check_agent", "failure_report", "as_machine"]
 class Settings:
     """The bounds of one check: ``depth`` and ``max_states`` (exhaustive), ``hypothesis``
     (that many sampled runs instead, with ``seed``), ``line_budget`` (an agent function's),
-    ``stop_early`` (``False``: search the whole graph, so keyed loops are decided exactly)."""
+    ``stop_early`` (``False``: search the whole graph even once every property has its
+    answer; a keyed loop is followed ``max_states`` rounds either way)."""
 
     depth: int | None = 6
     max_states: int | None = 2_000
@@ -147,7 +148,7 @@ def _search(
 ) -> CheckResult:
     if settings.hypothesis:
         from .adversarial import adversarial_completions  # Hypothesis only when asked for
-        from .stateful import hypothesis_check  # as above
+        from .stateful import SAMPLED_ROUNDS, hypothesis_check  # as above
 
         valid = list(completions or getattr(machine, "completions", None) or [])
         return hypothesis_check(
@@ -159,7 +160,7 @@ def _search(
             max_steps=settings.depth or 20,
             seed=settings.seed,
             progress=False,
-            keyed_rounds=settings.max_states,
+            keyed_rounds=settings.max_states or SAMPLED_ROUNDS,
         )
     return check_properties(
         machine,

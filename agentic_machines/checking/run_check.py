@@ -108,6 +108,7 @@ def keyed_loop(
     offered: Callable[[Any], Iterable[str]] | None = None,
     memo: dict[tuple[Any, str], tuple[Any, Any]] | None = None,
     dead: set[tuple[Any, int]] | None = None,
+    again: bool = False,
 ) -> KeyedFollow | None:
     """Whether a run that came back to a key really goes round for ever: ``None`` when
     it does not, else how far repeating the loop went (:class:`KeyedFollow`).
@@ -126,7 +127,8 @@ def keyed_loop(
 
     ``memo`` keeps each step taken (and its key) for the next call, and ``dead`` the
     (state, place in the loop) pairs from which this loop was seen to stop: a search
-    follows the same loop from many states of one run. An agent's steps are taken by the
+    follows the same loop from many states of one run. With ``again`` (a re-check of the
+    search's follow) every step runs again, and the memo gives only the keys. An agent's steps are taken by the
     step's own process, not a fork of it (:meth:`AgentMachine.along`): a followed run
     does not come back.
 
@@ -155,9 +157,9 @@ def keyed_loop(
             i = step % size
             c = loop[i]
             went = known.get((x, c))
-            if went is None:
+            if went is None or again:
                 try:
-                    went = _keyed_step(machine, p, x, c, offered)
+                    went = _keyed_step(machine, p, x, c, offered, went)
                 except Undecided as exc:
                     why = f"repeating the loop met a step whose outcome is unknown: {exc}"
                     return KeyedFollow("unknown", why, step // size)
@@ -239,10 +241,15 @@ def _keyed_step(
     x: Any,
     c: str,
     offered: Callable[[Any], Iterable[str]] | None,
+    known: tuple[Any, Any] | None = None,
 ) -> tuple[Any, Any]:
-    """The state ``c`` takes ``x`` to and its key, or ``(_GONE, None)``; raises ``Undecided``."""
+    """The state ``c`` takes ``x`` to and its key, or ``(_GONE, None)``; raises ``Undecided``.
+    With ``known`` (the step as the search took it, for a re-check) the harness runs again,
+    and the known key is kept when it gives the same state (the harness is what a re-check
+    checks; the key, the property's own function, needs no second call)."""
+    took = known is not None and known[0] is not _GONE
     try:
-        if offered is not None and c not in offered(x):
+        if not took and offered is not None and c not in offered(x):
             return _GONE, None  # the machine is never asked this there: no loop to follow
         t = machine.harness(x, c)
     except Undecided:
@@ -251,6 +258,8 @@ def _keyed_step(
         return _GONE, None
     if t is None or is_end(t):
         return _GONE, None
+    if took and same_state(t, known[0]):  # type: ignore[index]
+        return known  # type: ignore[return-value]
     return t, _key(p, t)
 
 
@@ -267,8 +276,11 @@ class RunCheck:
         offered: Callable[[str], Iterable[str]] | None = None,
         exact: int | None = None,
         rounds: int | None = None,
+        again: bool = False,
     ) -> None:
         self.machine, self.parts, self.log = machine, parts, log
+        # a re-check: a keyed loop's steps run again (the log's memo gives only their keys)
+        self.again = again
         # how many rounds a keyed loop is followed (a search's max_states: its verdict
         # re-checks with the rounds it was found with; KEYED_ROUNDS when None)
         self.rounds = EXACT_ROUNDS if exact is not None else rounds
@@ -370,6 +382,7 @@ class RunCheck:
                             self.rounds,
                             self.offered,
                             self.log["followed"].setdefault(p, {}),
+                            again=self.again,
                         )
                         if follow is None or follow.kind == "unknown":
                             continue
@@ -524,8 +537,8 @@ def new_log(tick: Callable[[], None] | None = None) -> dict[str, Any]:
         "failures": [],
         "by_key": [],  # the failures that rest on a key's claim (keyed_loop's "open")
         # per keyed never_diverges: the steps its loops were followed through, and their
-        # keys (keyed_loop's memo), shared by the runs of one test and by a search with
-        # its re-check: a loop followed far is walked again at a lookup's cost
+        # keys (keyed_loop's memo): the runs of one test share it, and a re-check reads
+        # the keys of the steps it takes again from the search's
         "followed": {},
     }
 
@@ -552,8 +565,9 @@ def confirm(
     undecided, with the reason. Anything else that does not re-check raises
     :class:`~agentic_machines.errors.CertificateError` naming the property. A refutation
     by a key (method ``"key"``) re-checks its loop ``rounds`` rounds, the rounds the
-    search followed it (its ``max_states``; :data:`KEYED_ROUNDS` when ``None``), through
-    the steps the search took (``followed``: its memo per keyed property, when given).
+    search followed it (its ``max_states``; :data:`KEYED_ROUNDS` when ``None``). Every step
+    of the loop runs again; ``followed`` (the search's memo per keyed property) gives the
+    key of a step that comes out the same (an agent's prompt is not asked again).
 
     >>> from agentic_machines import TableMachine, HALT, Verdict
     >>> from agentic_machines.checking import halts_within
@@ -608,7 +622,9 @@ def _replay_breaks(
     try:
         log = new_log()
         log["followed"] = {} if followed is None else followed
-        run = RunCheck(machine, cx.start, parts, log, offered, n if exact else None, rounds)
+        run = RunCheck(
+            machine, cx.start, parts, log, offered, n if exact else None, rounds, again=True
+        )
     except PropertyViolation:
         return (
             ""

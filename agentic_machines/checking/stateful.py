@@ -58,9 +58,15 @@ from .properties import (
 from .result import CheckResult, Counterexample, Coverage, PropertyResult
 from .run_check import PropertyViolation, RunCheck, confirm, new_log
 
-__all__ = ["hypothesis_test", "hypothesis_check", "PropertyViolation"]
+__all__ = ["hypothesis_test", "hypothesis_check", "PropertyViolation", "SAMPLED_ROUNDS"]
 
 CompletionSource = st.SearchStrategy[str] | Callable[[str], st.SearchStrategy[str]]
+
+
+SAMPLED_ROUNDS = 2_000
+"""How many rounds a generated run follows a keyed loop by default: as many as the pytest
+plugin's default ``max_states``. Fewer than a search's default (``KEYED_ROUNDS``) because
+every generated and shrunk run follows its loops again (an agent's runs share no state)."""
 
 
 class _LoggedTest(RuleBasedStateMachine):
@@ -78,7 +84,7 @@ def hypothesis_test(
     max_steps: int = 20,
     max_examples: int | None = None,
     on_run: Callable[[], None] | None = None,
-    keyed_rounds: int | None = None,
+    keyed_rounds: int = SAMPLED_ROUNDS,
 ) -> type[_LoggedTest]:
     """A ``RuleBasedStateMachine`` subclass that runs ``machine`` on generated completions.
 
@@ -86,8 +92,8 @@ def hypothesis_test(
     :func:`~agentic_machines.checking.adversarial.adversarial_completions` of the
     machine, with its finite alphabet if it has one). A run has at most ``max_steps``
     steps; ``on_run`` is called as each run starts. A keyed ``never_diverges`` follows a
-    loop ``keyed_rounds`` rounds (default :data:`~.run_check.KEYED_ROUNDS`, as many as a
-    search's default ``max_states``), through steps shared by all the runs. Use it as Hypothesis state machines are used: ``TestAgent =
+    loop ``keyed_rounds`` rounds (:data:`SAMPLED_ROUNDS` by default), through steps shared
+    by all the runs. Use it as Hypothesis state machines are used: ``TestAgent =
     hypothesis_test(...).TestCase`` in a test module, or
     ``run_state_machine_as_test(cls)``. The class keeps what it saw in ``cls.log``
     (states, prompts, the failing runs).
@@ -111,6 +117,8 @@ def hypothesis_test(
         )
     if not isinstance(max_steps, int) or max_steps < 1:
         raise InvalidArgument(f"max_steps must be a positive integer, got {max_steps!r}")
+    if isinstance(keyed_rounds, bool) or not isinstance(keyed_rounds, int) or keyed_rounds < 1:
+        raise InvalidArgument(f"keyed_rounds must be a positive integer, got {keyed_rounds!r}")
     source = _source(machine, completions)
     run_log = new_log(on_run)
 
@@ -158,7 +166,7 @@ def hypothesis_check(
     max_steps: int = 20,
     seed: int | None = None,
     progress: None | bool | Callable[[dict[str, Any]], None] = None,
-    keyed_rounds: int | None = None,
+    keyed_rounds: int = SAMPLED_ROUNDS,
 ) -> CheckResult:
     """Test every property on ``max_examples`` generated runs; a failure is shrunk.
 
