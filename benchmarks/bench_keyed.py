@@ -32,11 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import goal, paired  # noqa: E402
 
 from agentic_machines import agent_machine  # noqa: E402
-from agentic_machines.checking import (  # noqa: E402
-    check_properties,
-    never_diverges,
-    run_check,
-)
+from agentic_machines.checking import check_properties, keyed, never_diverges  # noqa: E402
 
 RUNS = 5
 ROUNDS = 2_000
@@ -83,12 +79,12 @@ def checked(n: int) -> str:
 
 def forked(n: int) -> str:
     """The same check with each followed step a fork (``along`` turned off)."""
-    along = run_check.along
-    run_check.along = lambda machine: nullcontext()  # type: ignore[assignment]
+    along = keyed.along
+    keyed.along = lambda machine: nullcontext()  # type: ignore[assignment]
     try:
         return checked(n)
     finally:
-        run_check.along = along
+        keyed.along = along
 
 
 def main() -> None:

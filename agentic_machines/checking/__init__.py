@@ -7,6 +7,8 @@ counterexamples, and Hypothesis state-machine tests.
 - :mod:`~agentic_machines.checking.check`: ``check_properties``, the exhaustive bounded
   breadth-first check over a finite alphabet (on the search kernel's one expansion,
   :func:`~agentic_machines.runtime.search.expand`);
+- :mod:`~agentic_machines.checking.keyed`: ``keyed_loop``, whether a run that came back
+  to a key of ``never_diverges(key=...)`` goes round for ever;
 - :mod:`~agentic_machines.checking.result`: ``CheckResult``, ``Counterexample``,
   ``Coverage``;
 - :mod:`~agentic_machines.checking.coverage`: which prompts were never reached;

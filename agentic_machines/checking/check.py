@@ -71,6 +71,7 @@ from ..runtime.search import (
 from ..verdict import short_repr
 from .coverage import unreached_prompts
 from .explored import ExploredMachine
+from .keyed import KEYED_ROUNDS, keyed_loop, loop_starts
 from .properties import (
     EffectsAtMostOnce,
     HaltsWithin,
@@ -85,7 +86,7 @@ from .properties import (
     part_names,
 )
 from .result import CheckResult, Counterexample, Coverage
-from .run_check import KEYED_ROUNDS, confirm, keyed_loop, loop_starts
+from .run_check import confirm
 from .verdicts import Finding, KeyedLoop, Tally, Verdicts, cyclic_states, tally
 
 __all__ = ["check_properties", "Completions", "BATCH"]
@@ -561,7 +562,7 @@ class _Search(Walk, Verdicts):
     def _key_state(self, q: NeverDiverges, t: Any) -> None:
         """Record the key of state ``t`` and look, along the breadth-first run to it, for
         an earlier state with that key from which the loop really goes on for ever
-        (:func:`~agentic_machines.checking.run_check.keyed_loop`): found breadth-first, a
+        (:func:`~agentic_machines.checking.keyed.keyed_loop`): found breadth-first, a
         shortest such run."""
         keys = self.keys[q]
         if q in self.found:

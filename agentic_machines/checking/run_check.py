@@ -25,17 +25,16 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
-from typing import Any, NamedTuple
+from typing import Any
 
 from .._outcome import is_end
 from .._text import clip, clip_prompt_repr, counted, one_line
 from ..errors import CertificateError, PropertyViolation, Undecided, equal_states
 from ..machine import DIVERGE, AgenticMachine
-from ..runtime.agent import AgentMachine
 from ..runtime.search import UndecidedStep, expand, same_state
 from ..verdict import short_repr
+from .keyed import key_of, keyed_loop, loop_starts
 from .properties import (
     EffectsAtMostOnce,
     HaltsWithin,
@@ -48,219 +47,13 @@ from .properties import (
 )
 from .result import Counterexample, PropertyResult
 
-__all__ = [
-    "RunCheck",
-    "PropertyViolation",
-    "confirm",
-    "recheck",
-    "new_log",
-    "keyed_loop",
-    "KeyedFollow",
-    "KEYED_ROUNDS",
-    "along",
-    "loop_starts",
-]
-
-
-def _key(p: NeverDiverges, state: Any) -> Any:
-    """``p.key(state)``, made hashable (its ``repr`` when it is not)."""
-    key = p.key(state)  # type: ignore[misc]  # a key that raises is the caller's to report
-    try:
-        hash(key)
-    except TypeError:
-        return repr(key)
-    return key
-
-
-KEYED_ROUNDS = 100_000
-"""How many rounds :func:`keyed_loop` follows a keyed loop whose states never repeat
-exactly (an agent's histories never repeat) when no bound of states says: as many as
-:func:`~agentic_machines.checking.check_properties` records states by default. A search
-follows its loops as many rounds as its ``max_states``: a loop capped within that bound
-runs into its cap, whether or not the search stops early; only a loop that comes back
-to the same keys for longer rests on the key's claim that those states are one
-situation."""
-
-
-class KeyedFollow(NamedTuple):
-    """How repeating a keyed loop went when it did not stop: ``kind`` is ``"forever"`` (a
-    state repeated at the same place of the loop: the run goes round for ever, exact),
-    ``"open"`` (``rounds`` more rounds came back to the same keys, no state repeated: a
-    divergence only by the key's claim) or ``"unknown"`` (a step's outcome is unknown: the
-    harness raised ``Undecided``); ``why`` ends the explanation.
-
-    >>> KeyedFollow("open", "it came back", 50).rounds
-    50
-    """
-
-    kind: str
-    why: str
-    rounds: int
-
-
-def keyed_loop(
-    machine: AgenticMachine,
-    p: NeverDiverges,
-    end: Any,
-    loop: Sequence[str],
-    keys: Sequence[Any],
-    rounds: int | None = None,
-    offered: Callable[[Any], Iterable[str]] | None = None,
-    memo: dict[tuple[Any, str], tuple[Any, Any]] | None = None,
-    dead: set[tuple[Any, int]] | None = None,
-    again: bool = False,
-) -> KeyedFollow | None:
-    """Whether a run that came back to a key really goes round for ever: ``None`` when
-    it does not, else how far repeating the loop went (:class:`KeyedFollow`).
-
-    The run is in ``end`` after the completions ``loop``, whose states had the keys
-    ``keys`` (one per completion: the key after it; the last is the key ``end`` shares
-    with the state where the loop began). Repeating ``loop`` from ``end`` must bring the
-    same keys back in the same order, each completion one that ``offered(state)`` offers
-    there (when given: completions chosen per prompt), until a state repeats exactly at
-    the same place of the loop (``"forever"``: exact). A step that ends the run, reaches
-    another key or takes a completion not offered shows that the run does not go round
-    for ever (the key left out what stops the loop: a turn counter): ``None``. After
-    ``rounds`` rounds (:data:`KEYED_ROUNDS` when ``None``) without either it stops
-    (``"open"``). On a machine whose ``R`` reachable states are at most ``rounds``, that
-    decides it: the states at the start of ``R + 1`` rounds cannot all differ.
-
-    ``memo`` keeps each step taken (and its key) for the next call, and ``dead`` the
-    (state, place in the loop) pairs from which this loop was seen to stop: a search
-    follows the same loop from many states of one run. With ``again`` (a re-check of the
-    search's follow) every step runs again, and the memo gives only the keys. An agent's steps are taken by the
-    step's own process, not a fork of it (:meth:`AgentMachine.along`): a followed run
-    does not come back.
-
-    >>> from agentic_machines import FunctionMachine, HALT
-    >>> from agentic_machines.checking import never_diverges
-    >>> capped = FunctionMachine(lambda n: "go?", lambda n, c: HALT if n == 60 else n + 1)
-    >>> p = never_diverges(key=capped.prompt)
-    >>> keyed_loop(capped, p, 1, ["go"], ["go?"]) is None  # it runs into its cap
-    True
-    >>> keyed_loop(capped, p, 1, ["go"], ["go?"], rounds=50).why  # 50 rounds do not reach it
-    'repeating them from there came back to the same keys 50 more rounds without an exact repeat (the states never repeat exactly: the key says they are the same situation)'
-    >>> endless = FunctionMachine(lambda n: "go?", lambda n, c: (n + 1) % 4)
-    >>> keyed_loop(endless, p, 1, ["go"], ["go?"]).why
-    'repeating them from there comes back to the same keys until, after 4 rounds, the run is in state 1 again: it never ends'
-    """
-    rounds = KEYED_ROUNDS if rounds is None else rounds
-    known: dict[tuple[Any, str], tuple[Any, Any]] = {} if memo is None else memo
-    stopped: set[tuple[Any, int]] = set() if dead is None else dead
-    if (end, 0) in stopped:
-        return None
-    seen = {(end, 0)}
-    x = end
-    size = len(loop)
-    with along(machine):
-        for step in range(rounds * size):
-            i = step % size
-            c = loop[i]
-            went = known.get((x, c))
-            if went is None or again:
-                try:
-                    went = _keyed_step(machine, p, x, c, offered, went)
-                except Undecided as exc:
-                    why = f"repeating the loop met a step whose outcome is unknown: {exc}"
-                    return KeyedFollow("unknown", why, step // size)
-                if went[1] == keys[i]:  # one key object for every round (prompts are big)
-                    went = (went[0], keys[i])
-                known[(x, c)] = went
-            x, key = went
-            place = (x, (i + 1) % size)
-            if x is _GONE or key != keys[i] or place in stopped:
-                stopped.update(seen)  # from each of them the loop stops the same way
-                return None
-            if place in seen:
-                went_round = step // size + 1
-                return KeyedFollow(
-                    "forever",
-                    f"repeating them from there comes back to the same keys until, after "
-                    f"{counted(went_round, 'round')}, the run is in state {short_repr(x)} "
-                    "again: it never ends",
-                    went_round,
-                )
-            seen.add(place)
-    return KeyedFollow(
-        "open",
-        f"repeating them from there came back to the same keys {counted(rounds, 'more round')} "
-        "without an exact repeat (the states never repeat exactly: the key says they are "
-        "the same situation)",
-        rounds,
-    )
-
-
-def along(machine: AgenticMachine) -> AbstractContextManager[Any]:
-    """Where ``machine`` takes the steps of a run that goes on and does not come back: an
-    agent's own process takes them (:meth:`AgentMachine.along`), where a search forks it
-    to keep the state for its other completions; any other machine as it is.
-
-    >>> from agentic_machines import FunctionMachine, HALT
-    >>> with along(FunctionMachine(lambda n: "?", lambda n, c: HALT)):
-    ...     pass
-    """
-    return machine.along() if isinstance(machine, AgentMachine) else nullcontext()
-
-
-def loop_starts(comps: Sequence[str], keys: Sequence[Any], starts: Sequence[int]) -> list[int]:
-    """The loops worth following at the end of a run: ``starts`` (the steps, nearest
-    first, whose state has the key of the run's last state) without those whose loop is
-    the nearest loop repeated, since following it is following the nearest loop, tried
-    first. ``comps[j]`` is the run's ``j``-th completion, ``keys[j]`` the key of the state
-    before it (``keys[-1]``: the last state's).
-
-    >>> loop_starts(["go"] * 4, ["?"] * 5, [3, 2, 1, 0])  # "go" repeated: only the nearest
-    [3]
-    >>> loop_starts(["a", "b", "a", "b"], ["?", "!", "?", "!", "?"], [2, 0])
-    [2]
-    >>> loop_starts(["a", "b", "b"], ["?", "!", "?", "?"], [2, 0])
-    [2, 0]
-    """
-    if not starts:
-        return []
-    end = len(comps)
-    q = end - starts[0]  # the nearest loop's length
-    low = end - q  # the window [low, end) repeats the nearest loop (its period is q)
-    while low > 0 and comps[low - 1] == comps[low - 1 + q] and keys[low] == keys[low + q]:
-        low -= 1
-    return [n for n in starts if n == starts[0] or (end - n) % q or n < low]
+__all__ = ["RunCheck", "PropertyViolation", "confirm", "recheck", "new_log"]
 
 
 EXACT_ROUNDS = 10**6
 """How far a re-check of an exact keyed verdict follows a loop: the search decided it on a
 whole finite graph, so the loop repeats exactly or ends within as many rounds as the graph
 has states; this bound only stops a wrong verdict from being followed for ever."""
-
-_GONE = object()
-"""Where a followed step goes when it ends the run, raises or is not offered."""
-
-
-def _keyed_step(
-    machine: AgenticMachine,
-    p: NeverDiverges,
-    x: Any,
-    c: str,
-    offered: Callable[[Any], Iterable[str]] | None,
-    known: tuple[Any, Any] | None = None,
-) -> tuple[Any, Any]:
-    """The state ``c`` takes ``x`` to and its key, or ``(_GONE, None)``; raises ``Undecided``.
-    With ``known`` (the step as the search took it, for a re-check) the harness runs again,
-    and the known key is kept when it gives the same state (the harness is what a re-check
-    checks; the key, the property's own function, needs no second call)."""
-    took = known is not None and known[0] is not _GONE
-    try:
-        if not took and offered is not None and c not in offered(x):
-            return _GONE, None  # the machine is never asked this there: no loop to follow
-        t = machine.harness(x, c)
-    except Undecided:
-        raise
-    except Exception:  # noqa: BLE001 - a step that raises ends the run: no loop
-        return _GONE, None
-    if t is None or is_end(t):
-        return _GONE, None
-    if took and same_state(t, known[0]):  # type: ignore[index]
-        return known  # type: ignore[return-value]
-    return t, _key(p, t)
 
 
 class RunCheck:
@@ -437,7 +230,7 @@ class RunCheck:
 
     def _keyed(self, p: NeverDiverges, state: Any) -> Any:
         try:
-            return _key(p, state)
+            return key_of(p, state)
         except Exception as exc:  # noqa: BLE001 - a broken key is reported as failing, as check does
             self._fail(p, f"the key of {self._name(p)} raised {type(exc).__name__}: {exc}")
 
@@ -565,7 +358,7 @@ def confirm(
     undecided, with the reason. Anything else that does not re-check raises
     :class:`~agentic_machines.errors.CertificateError` naming the property. A refutation
     by a key (method ``"key"``) re-checks its loop ``rounds`` rounds, the rounds the
-    search followed it (its ``max_states``; :data:`KEYED_ROUNDS` when ``None``). Every step
+    search followed it (its ``max_states``; :data:`~.keyed.KEYED_ROUNDS` when ``None``). Every step
     of the loop runs again; ``followed`` (the search's memo per keyed property) gives the
     key of a step that comes out the same (an agent's prompt is not asked again).
 
