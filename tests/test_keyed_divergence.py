@@ -337,6 +337,7 @@ def test_a_sampled_check_follows_its_own_rounds_and_refuses_a_bad_count() -> Non
     r = hypothesis_check(m, properties=[never_diverges(key=m.prompt)], max_examples=5, seed=1)
     assert r.results[0].verdict.method == "key", r.report()
     assert f"{SAMPLED_ROUNDS:,} more rounds" in r.results[0].verdict.reason
+    assert "a larger keyed_rounds (--max-states on the command line)" in r.results[0].verdict.reason
     more = hypothesis_check(
         m,
         properties=[never_diverges(key=m.prompt)],
@@ -347,3 +348,29 @@ def test_a_sampled_check_follows_its_own_rounds_and_refuses_a_bad_count() -> Non
     assert more.results[0].verdict.holds is True, more.report()
     with pytest.raises(InvalidArgument, match="keyed_rounds must be a positive integer"):
         hypothesis_check(m, properties=[never_diverges(key=m.prompt)], keyed_rounds=0)
+
+
+def endless_counter() -> FunctionMachine:
+    """The CLI's target (``tests.test_keyed_divergence:endless_counter()``): no cap."""
+    return counter(None, ring=100_000)
+
+
+def test_a_replay_follows_a_keyed_loop_at_least_as_far_as_test_does(tmp_path, capsys) -> None:
+    from agentic_machines.cli.commands import main
+
+    # saved by a test whose bound (40) the cap (60) is past: a replay follows at least as
+    # far as test does by default, so the loop that test passes no longer fails
+    path = tmp_path / "loop.jsonl"
+    target = "tests.test_keyed_divergence:capped_60()"
+    argv = ["test", target, "-p", "never_diverges:prompt", "-c", "go", "-c", "stop"]
+    assert main([*argv, "--max-states", "40", "--save", str(path)]) == 1
+    capsys.readouterr()
+    assert main(["run", target, "--replay", str(path)]) == 0
+    assert "no longer fails" in capsys.readouterr().out
+    # an endless loop still fails, after the rounds the replay says
+    endless = "tests.test_keyed_divergence:endless_counter()"
+    argv[1] = endless
+    assert main([*argv, "--max-states", "40", "--save", str(path)]) == 1
+    capsys.readouterr()
+    assert main(["run", endless, "--replay", str(path)]) == 1
+    assert "still fails (" in (out := capsys.readouterr().out) and "10,000 more rounds" in out, out

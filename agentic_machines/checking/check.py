@@ -119,9 +119,10 @@ def check_properties(
     alphabet; it may be a list, or a function ``prompt -> completions``. States at
     ``max_depth`` steps are not expanded; at most ``max_states`` states are recorded
     (``None``: no bound). With ``stop_early`` the search stops once every property
-    has a counterexample (the coverage then says so). ``progress`` prints a status
-    line on stderr every two seconds once the check runs for two (``False``: never;
-    a function: called with the statistics instead).
+    has a counterexample (the coverage then says so). ``progress`` logs a status
+    line on the ``agentic_machines`` logger every two seconds once the check runs for two
+    (the command line shows it on stderr; ``False``: never; a function: called with the
+    statistics instead).
     ``executor`` (a process pool, Dask's ``Client.get_executor()``) runs the harness calls
     of each batch of states on its workers, merged in order: the verdicts, counterexamples
     and coverage are the serial ones (``docs/scaling_out.md``); the machine must pickle,

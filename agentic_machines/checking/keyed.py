@@ -31,7 +31,15 @@ from ..runtime.search import same_state
 from ..verdict import short_repr
 from .properties import NeverDiverges
 
-__all__ = ["KEYED_ROUNDS", "KeyedFollow", "keyed_loop", "along", "loop_starts", "key_of"]
+__all__ = [
+    "KEYED_ROUNDS",
+    "KeyedFollow",
+    "keyed_loop",
+    "along",
+    "loop_starts",
+    "key_of",
+    "by_key_note",
+]
 
 
 def key_of(p: NeverDiverges, state: Any) -> Any:
@@ -233,3 +241,18 @@ def _keyed_step(
     if took and same_state(t, known[0]):  # type: ignore[index]
         return known  # type: ignore[return-value]
     return t, key_of(p, t)
+
+
+def by_key_note(rounds: int, who: str, knob: str) -> str:
+    """What a verdict that rests on a key adds to its reason: its loop came back to the
+    same keys for ``rounds`` rounds, as far as ``who`` follows one, and ``knob`` goes
+    further.
+
+    >>> by_key_note(50, "the search", "max_states").split(", so")[0]
+    '; not exhaustive: 50 rounds is as far as the search follows a loop'
+    """
+    return (
+        f"; not exhaustive: {counted(rounds, 'round')} is as far as {who} follows a loop, so "
+        "this refutation rests on the key's claim that those states are one situation; a loop "
+        f"capped after more rounds looks the same: a larger {knob} follows it further"
+    )

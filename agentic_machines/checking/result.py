@@ -114,7 +114,8 @@ class Counterexample:
         elif self.loop is not None:  # a keyed loop: back at a key, not at the state itself
             lines.append(
                 f"# a keyed loop: after the last completion the run is at the key of step "
-                f"{self.loop}'s state, not that state; whether repeating {loop!r} ends: the reason"
+                f"{self.loop}'s state, not that state; the verdict's reason says how far repeating "
+                f"{loop!r} was followed"
             )
         if isinstance(self.end, Raised):
             lines.append(f"# the last step raises {self.end.type}: {_one_line(self.end.message)}")

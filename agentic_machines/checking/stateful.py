@@ -49,6 +49,7 @@ from ..runtime.search import Reporter  # the status lines every search shows
 from ..verdict import Verdict
 from .adversarial import adversarial_completions
 from .coverage import unreached_prompts
+from .keyed import by_key_note
 from .properties import (
     Property,
     display_names,
@@ -175,9 +176,10 @@ def hypothesis_check(
     holds with the number of runs named, never a proof. ``seed`` fixes the generated
     runs (default: derandomized, the same runs every time): the search is a function of
     the seed, the same in every process whatever its hash seed (the agent's own commands
-    are drawn in a fixed order, and no example database is read or written). ``progress`` prints a
-    status line on stderr every two seconds once the check runs for two (``False``:
-    never; a function: called with the statistics instead). ``keyed_rounds``: as for
+    are drawn in a fixed order, and no example database is read or written). ``progress`` logs a
+    status line on the ``agentic_machines`` logger every two seconds once the check runs
+    for two (the command line shows it on stderr; ``False``: never; a function: called
+    with the statistics instead). ``keyed_rounds``: as for
     :func:`hypothesis_test`.
     """
     props = flatten(properties)
@@ -252,7 +254,16 @@ def hypothesis_check(
                 claim,
                 "key" if by_key else "sampled",
                 runs,
-                reason=f"counterexample of {counted(len(cx), 'step')}, shrunk: {cx.explanation}",
+                reason=f"counterexample of {counted(len(cx), 'step')}, shrunk: {cx.explanation}"
+                + (
+                    by_key_note(
+                        keyed_rounds,
+                        "a generated run",
+                        "keyed_rounds (--max-states on the command line)",
+                    )
+                    if by_key
+                    else ""
+                ),
             )
         elif error is not None:
             verdict = Verdict(

@@ -24,6 +24,7 @@ from ..machine import DIVERGE, AgenticMachine
 from ..runtime.harness import TraceState
 from ..runtime.search import Bounds, Found, UndecidedStep
 from ..verdict import Verdict, short_repr
+from .keyed import by_key_note
 from .properties import (
     EffectsAtMostOnce,
     HaltsWithin,
@@ -213,11 +214,10 @@ class Verdicts:
 
     def _by_key_note(self) -> str:
         """Why a refutation rests on a key: its loop was followed as far as the bound."""
-        return (
-            f"; not exhaustive: {counted(self.rounds, 'round')} is as far as the search follows "
-            "a loop (as many rounds as it records states, its max_states), so this refutation "
-            "rests on the key's claim that those states are one situation; a loop capped after "
-            "more rounds looks the same: a larger max_states (--max-states) follows it further"
+        return by_key_note(
+            self.rounds,
+            "the search (as many rounds as it records states)",
+            "max_states (--max-states)",
         )
 
     def _part(self, q: Property) -> tuple[Counterexample | None, str]:

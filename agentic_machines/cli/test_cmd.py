@@ -53,6 +53,9 @@ from ._args import (
 __all__ = ["add_parser", "replay_trace", "recheck_file", "DEFAULT_PROPERTIES"]
 
 DEFAULT_PROPERTIES = ("never_raises", "never_diverges")
+MAX_STATES = 10_000
+"""The verb's state bound, and so how many rounds it follows a keyed loop; a replay
+follows at least as many (the saved file's bound may be smaller)."""
 """What ``test`` checks when no ``--property`` is given."""
 
 
@@ -89,7 +92,7 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         help="instead of the exhaustive search, N generated runs per property (sampled)",
     )
-    add_bound_arguments(p, max_states=10_000, depth="none: the state bound ends the search")
+    add_bound_arguments(p, max_states=MAX_STATES, depth="none: the state bound ends the search")
     add_stop_early_argument(p)
     p.add_argument(
         "--max-depth",
@@ -291,8 +294,11 @@ def recheck_file(machine: Any, trace: Trace, check: dict, path: str, full: bool 
     ``machine`` as it is now: 1 "still fails", 0 "no longer fails".
 
     The run is the file's completions from its start; its outcomes need not be the
-    recorded ones (the machine may have been fixed). A property with no command-line
-    spelling (a function of your own) cannot be built again here: that is bad input.
+    recorded ones (the machine may have been fixed). A keyed loop is followed as many
+    rounds as the file's search did, and at least as many as ``test`` does by default
+    (:data:`MAX_STATES`): a loop ``test`` passes is no failure here. A property with no
+    command-line spelling (a function of your own) cannot be built again here: that is
+    bad input.
     """
     from ..checking import parse_property  # loaded when the verb runs
     from ..checking.run_check import recheck  # loaded when the verb runs
@@ -317,7 +323,9 @@ def recheck_file(machine: Any, trace: Trace, check: dict, path: str, full: bool 
         trace.start,
         completions,
         loop if isinstance(loop, int) else None,
-        rounds if isinstance(rounds, int) and not isinstance(rounds, bool) and rounds > 0 else None,
+        max(rounds, MAX_STATES)
+        if isinstance(rounds, int) and not isinstance(rounds, bool)
+        else MAX_STATES,
     )
     again = run(machine, ScriptedModel(completions), trace.start, max_steps=len(completions))
     print(again.describe(full=full))

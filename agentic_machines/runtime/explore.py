@@ -88,9 +88,10 @@ def explore(
     ``states_per_second``, ``truncated`` and ``truncated_reason``.
 
     At most ``max_states`` states (``None``: no bound) are recorded; states at
-    ``max_depth`` are not expanded. ``progress`` prints a status line on stderr every
-    couple of seconds once a run takes more than two (``None``, the default), never
-    (``False``), or calls a function with the current statistics instead.
+    ``max_depth`` are not expanded. ``progress`` logs a status line on the ``agentic_machines``
+    logger every couple of seconds once a run takes more than two (``None``, the default;
+    the command line shows it on stderr), never (``False``), or calls a function with the
+    current statistics instead.
 
     ``executor`` (any ``concurrent.futures.Executor``: a process pool, or a Dask
     ``Client(...).get_executor()``) expands each breadth-first level in parallel: the

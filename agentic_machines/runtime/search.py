@@ -78,7 +78,8 @@ Choose = Callable[[str], Iterable[str]]
 """A function that picks the completions to try at a prompt."""
 
 Progress = None | bool | Callable[[dict[str, Any]], None]
-"""``None``: status lines on stderr for long runs; ``False``: silent; a function: called."""
+"""``None``: status lines on the ``agentic_machines`` logger for long runs (the command
+line shows them on stderr); ``False``: silent; a function: called."""
 
 PROGRESS_AFTER = 2.0
 """Seconds of search before the first status line (short runs stay silent)."""
