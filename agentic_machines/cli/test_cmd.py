@@ -53,10 +53,11 @@ from ._args import (
 __all__ = ["add_parser", "replay_trace", "recheck_file", "DEFAULT_PROPERTIES"]
 
 DEFAULT_PROPERTIES = ("never_raises", "never_diverges")
+"""What ``test`` checks when no ``--property`` is given."""
+
 MAX_STATES = 10_000
 """The verb's state bound, and so how many rounds it follows a keyed loop; a replay
 follows at least as many (the saved file's bound may be smaller)."""
-"""What ``test`` checks when no ``--property`` is given."""
 
 
 def add_parser(sub: Any) -> None:
