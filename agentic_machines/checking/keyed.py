@@ -70,17 +70,16 @@ situation."""
 class KeyedFollow(NamedTuple):
     """How repeating a keyed loop went when it did not stop: ``kind`` is ``"forever"`` (a
     state repeated at the same place of the loop: the run goes round for ever, exact),
-    ``"open"`` (``rounds`` more rounds came back to the same keys, no state repeated: a
+    ``"open"`` (every round followed came back to the same keys, no state repeated: a
     divergence only by the key's claim) or ``"unknown"`` (a step's outcome is unknown: the
     harness raised ``Undecided``); ``why`` ends the explanation.
 
-    >>> KeyedFollow("open", "it came back", 50).rounds
-    50
+    >>> KeyedFollow("open", "it came back").kind
+    'open'
     """
 
     kind: str
     why: str
-    rounds: int
 
 
 def keyed_loop(
@@ -113,9 +112,9 @@ def keyed_loop(
     ``memo`` keeps each step taken (and its key) for the next call, and ``dead`` the
     (state, place in the loop) pairs from which this loop was seen to stop: a search
     follows the same loop from many states of one run. With ``again`` (a re-check of the
-    search's follow) every step runs again, and the memo gives only the keys. An agent's steps are taken by the
-    step's own process, not a fork of it (:meth:`AgentMachine.along`): a followed run
-    does not come back.
+    search's follow) every step runs again, and the memo gives only the keys. An agent's
+    steps are taken by the step's own process, not a fork of it
+    (:meth:`AgentMachine.along`): a followed run does not come back.
 
     >>> from agentic_machines import FunctionMachine, HALT
     >>> from agentic_machines.checking import never_diverges
@@ -147,7 +146,7 @@ def keyed_loop(
                     went = _keyed_step(machine, p, x, c, offered, went)
                 except Undecided as exc:
                     why = f"repeating the loop met a step whose outcome is unknown: {exc}"
-                    return KeyedFollow("unknown", why, step // size)
+                    return KeyedFollow("unknown", why)
                 if went[1] == keys[i]:  # one key object for every round (prompts are big)
                     went = (went[0], keys[i])
                 known[(x, c)] = went
@@ -157,13 +156,11 @@ def keyed_loop(
                 stopped.update(seen)  # from each of them the loop stops the same way
                 return None
             if place in seen:
-                went_round = step // size + 1
                 return KeyedFollow(
                     "forever",
                     f"repeating them from there comes back to the same keys until, after "
-                    f"{counted(went_round, 'round')}, the run is in state {short_repr(x)} "
+                    f"{counted(step // size + 1, 'round')}, the run is in state {short_repr(x)} "
                     "again: it never ends",
-                    went_round,
                 )
             seen.add(place)
     return KeyedFollow(
@@ -171,7 +168,6 @@ def keyed_loop(
         f"repeating them from there came back to the same keys {counted(rounds, 'more round')} "
         "without an exact repeat (the states never repeat exactly: the key says they are "
         "the same situation)",
-        rounds,
     )
 
 

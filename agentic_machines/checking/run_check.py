@@ -93,12 +93,14 @@ class RunCheck:
         self.completions: list[str] = []
         self.ended = False
         self.seen = {start: 0}
-        # per never_diverges(key=...): the key of each state of the run -> its steps
-        self.keyed: dict[NeverDiverges, dict[Any, list[int]]] = {
-            p: {} for p in parts if isinstance(p, NeverDiverges) and p.key is not None
-        }
-        for p, seen in self.keyed.items():
-            seen[self._keyed(p, start)] = [0]
+        # per never_diverges(key=...): the key of each state of the run, in order, and
+        # each key -> the steps whose state has it
+        self.run_keys: dict[NeverDiverges, list[Any]] = {}
+        self.keyed: dict[NeverDiverges, dict[Any, list[int]]] = {}
+        for p in parts:
+            if isinstance(p, NeverDiverges) and p.key is not None:
+                key = self._keyed(p, start)
+                self.run_keys[p], self.keyed[p] = [key], {key: [0]}
         log["states"].add(start)
         log["prompts"].add(self.prompts[0])
         self._state_checks(start, self.prompts[0])
@@ -159,11 +161,11 @@ class RunCheck:
                         loop=at,
                     )
                 elif not ended and p.key is not None:
-                    key, seen = self._keyed(p, t), self.keyed[p]
+                    key, seen, run_keys = self._keyed(p, t), self.keyed[p], self.run_keys[p]
+                    run_keys.append(key)
                     # an exact re-check follows a keyed loop only where its run ends
                     check = self.exact in (None, len(self.completions))
                     starts = list(reversed(seen.get(key, ()))) if check else []
-                    run_keys = [self._keyed(p, x) for x in self.states] if starts else []
                     for at in loop_starts(self.completions, run_keys, starts):  # nearest first
                         keys = run_keys[at + 1 :]
                         follow = keyed_loop(
@@ -358,9 +360,10 @@ def confirm(
     undecided, with the reason. Anything else that does not re-check raises
     :class:`~agentic_machines.errors.CertificateError` naming the property. A refutation
     by a key (method ``"key"``) re-checks its loop ``rounds`` rounds, the rounds the
-    search followed it (its ``max_states``; :data:`~.keyed.KEYED_ROUNDS` when ``None``). Every step
-    of the loop runs again; ``followed`` (the search's memo per keyed property) gives the
-    key of a step that comes out the same (an agent's prompt is not asked again).
+    search followed it (its ``max_states``; :data:`~.keyed.KEYED_ROUNDS` when ``None``).
+    Every step of the loop runs again; ``followed`` (the search's memo per keyed
+    property) gives the key of a step that comes out the same (an agent's prompt is not
+    asked again).
 
     >>> from agentic_machines import TableMachine, HALT, Verdict
     >>> from agentic_machines.checking import halts_within
